@@ -1,0 +1,90 @@
+// Kinematics, the puppet's Lagrangian and the string constraints, with exact first and second
+// derivatives computed by recursion over the frame tree (DESIGN §4.1) -- no finite differences.
+//
+// Contents
+//   DynamicsData          per-thread scratch + results for one Model (no allocation after
+//                         construction).
+//   forwardKinematics     frame poses and joint twists at q.
+//   computeLagrangian     L = T - V and dL/dq, dL/dv, and optionally M, d2L/dqdv, d2L/dq2.
+//   computeStrings        string constraint values h, distances, Dh and (optionally) D2h.
+//   pointPosition / pointJacobian   world position of a point fixed in a frame, and d/dq.
+//
+// Sizes: n_d dynamic variables, n_k kinematic, n_q = n_d + n_k, n_s strings.
+// L depends only on q_d and v = dq_d/dt (the rig is massless); strings depend on all of q.
+//
+// Sign conventions:
+//   string constraint h_j = 1/2 (|a_j - e_j|^2 - l_j^2) <= 0  (a on the puppet, e on the rig)
+//   potential V = gravity + joint-limit springs (1/2 k (q - limit)^2 beyond a limit).
+#pragma once
+
+#include <Eigen/Core>
+#include <vector>
+
+#include "marionette/models/model.hpp"
+
+namespace marionette {
+
+using Vector6d = Eigen::Matrix<double, 6, 1>;
+
+struct DynamicsData {
+  explicit DynamicsData(const Model& model);
+
+  // ---- forwardKinematics outputs ----
+  std::vector<Eigen::Matrix3d> frame_R;  // per frame: world rotation
+  std::vector<Eigen::Vector3d> frame_p;  // per frame: world position of the origin (m)
+  std::vector<Vector6d> joint_twist;     // per q index: spatial twist xi^s of its joint (v, w)
+
+  // ---- computeLagrangian outputs ----
+  double kinetic_J = 0.0;
+  double potential_J = 0.0;
+  Eigen::VectorXd Lq;   // n_d: dL/dq_d
+  Eigen::VectorXd Lv;   // n_d: dL/dv = M v
+  Eigen::MatrixXd M;    // n_d x n_d: mass matrix = d2L/dv2       (order >= MassMatrix)
+  Eigen::MatrixXd Lqv;  // n_d x n_d: (a,b) = d2L/dq_a dv_b        (order Second)
+  Eigen::MatrixXd Lqq;  // n_d x n_d: d2L/dq2, symmetric           (order Second)
+
+  // ---- computeStrings outputs ----
+  Eigen::VectorXd h;                               // n_s: constraint values (m^2)
+  Eigen::VectorXd distance;                        // n_s: |a - e| (m)
+  Eigen::VectorXd length;                          // n_s: string length l (m)
+  Eigen::MatrixXd Dh;                              // n_s x n_q: dh/dq
+  std::vector<Eigen::MatrixXd> D2h;                // n_s of n_q x n_q (order Second)
+  std::vector<Eigen::Vector3d> string_puppet_end;  // n_s: world positions a_j
+  std::vector<Eigen::Vector3d> string_rig_end;     // n_s: world positions e_j
+
+  // ---- internal scratch (per frame / per dynamic variable) ----
+  std::vector<Vector6d> frame_velocity;   // spatial velocity of each frame (dynamic part)
+  std::vector<Vector6d> frame_momentum;   // subtree momentum H
+  std::vector<double> comp_m;             // subtree mass
+  std::vector<Eigen::Vector3d> comp_h;    // subtree first moment sum(m c)
+  std::vector<Eigen::Matrix3d> comp_J;    // subtree rotational inertia about world origin
+  std::vector<Vector6d> parent_velocity;  // per dynamic variable: U_k (velocity above joint)
+  std::vector<Vector6d> z_twist;          // per dynamic variable: Z_k = [xi_k, U_k]
+  Eigen::MatrixXd Ja, Je;                 // 3 x n_q point Jacobians for strings
+};
+
+// Frame poses and joint twists at q (n_q).
+void forwardKinematics(const Model& model, DynamicsData& data, const Eigen::VectorXd& q);
+
+enum class LagrangianOrder { First, MassMatrix, Second };
+
+// After forwardKinematics at q: evaluates L at (q_d, v) with v the n_d dynamic velocities.
+// First fills kinetic_J, potential_J, Lq, Lv; MassMatrix adds M; Second adds M, Lqv, Lqq.
+// q_d is needed for the joint-limit springs.
+void computeLagrangian(const Model& model, DynamicsData& data, const Eigen::VectorXd& q,
+                       const Eigen::VectorXd& v, LagrangianOrder order);
+
+// After forwardKinematics at q: fills h, distance, length, Dh, string ends; D2h if second.
+void computeStrings(const Model& model, DynamicsData& data, const Eigen::VectorXd& q,
+                    bool second_derivatives);
+
+// After forwardKinematics: world position of a point given in frame coordinates (-1 = world).
+Eigen::Vector3d pointPosition(const DynamicsData& data, int frame, const Eigen::Vector3d& local);
+// d(point)/dq into J (3 x n_q; overwritten).
+void pointJacobian(const Model& model, const DynamicsData& data, int frame,
+                   const Eigen::Vector3d& local, Eigen::MatrixXd& J);
+
+// Potential energy of gravity and joint-limit springs only (J), after forwardKinematics.
+double potentialEnergy(const Model& model, const DynamicsData& data, const Eigen::VectorXd& q);
+
+}  // namespace marionette

@@ -1,0 +1,277 @@
+// The puppet description: an immutable tree of frames with masses, named points, strings,
+// collision geometry and actuator limits (DESIGN §3, seed 000 §V, seed 002 §III-B).
+//
+// Contents
+//   Model          the immutable description, shared by every thread (per-thread scratch lives in
+//                  the algorithms that use it, e.g. VariationalIntegrator).
+//   ModelBuilder   builds and validates a Model in code; the YAML loader (model_io.hpp) uses it
+//                  too, so a model from a file and the same model built in code are identical.
+//   ModelError     what a bad description throws: names the file, line and field when known.
+//
+// Conventions: SI units, z up, gravity along -z.  The configuration vector q has n_q = n_d + n_k
+// entries: the dynamic variables q_d first (puppet joints), then the kinematic variables rho
+// (rig coordinates = motor setpoints), each in declaration order.
+#pragma once
+
+#include <Eigen/Core>
+#include <Eigen/Geometry>
+#include <limits>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace marionette {
+
+// A model description error. what() reads "file:line: field: message" with the parts known.
+class ModelError : public std::runtime_error {
+ public:
+  ModelError(std::string file, int line, std::string field, const std::string& message);
+  const std::string& file() const { return file_; }
+  int line() const { return line_; }  // 1-based; 0 when unknown
+  const std::string& field() const { return field_; }
+  const std::string& message() const { return message_; }
+
+ private:
+  std::string file_, field_, message_;
+  int line_;
+};
+
+// Where a description item came from, for error messages.
+struct SourceRef {
+  std::string field;  // e.g. "masses[2].mass"
+  int line = 0;       // 1-based line in the source file, 0 if built in code
+};
+
+// Joint limit as a stiff spring-damper beyond [lower, upper] (seed 004 eq. 2.12).
+struct JointLimit {
+  double lower = -std::numeric_limits<double>::infinity();
+  double upper = std::numeric_limits<double>::infinity();
+  double stiffness = 0.0;  // N*m/rad (or N/m for a translation)
+  double damping = 0.0;    // N*m*s/rad (or N*s/m)
+  bool enabled() const { return stiffness > 0.0 || damping > 0.0; }
+};
+
+struct DynamicVariable {
+  std::string name;
+  double initial = 0.0;  // starting guess for rest poses (rad or m)
+  double damping = 0.0;  // viscous joint damping, N*m*s/rad (or N*s/m)
+  JointLimit limit;
+  SourceRef source;
+};
+
+// A rig coordinate: perfectly tracked by its motor (seed 002 §II-A).
+struct KinematicVariable {
+  std::string name;
+  double default_value = 0.0;  // value when no input says otherwise (rad or m)
+  double lower = -std::numeric_limits<double>::infinity();  // actuator range
+  double upper = std::numeric_limits<double>::infinity();
+  double max_speed = std::numeric_limits<double>::infinity();  // per second
+  double max_accel = std::numeric_limits<double>::infinity();  // per second^2
+  SourceRef source;
+};
+
+enum class JointType { Fixed, Rotate, Translate };
+
+// A frame is its parent's frame times one transform: a constant SE(3) offset, or a rotation /
+// translation about a unit axis (in the parent's coordinates) by a configuration variable.
+struct Frame {
+  std::string name;
+  int parent = -1;  // index into Model::frames, -1 = world
+  JointType type = JointType::Fixed;
+  Eigen::Isometry3d offset = Eigen::Isometry3d::Identity();  // Fixed only
+  Eigen::Vector3d axis = Eigen::Vector3d::UnitZ();           // Rotate / Translate
+  int variable = -1;                                         // index into q for Rotate / Translate
+  SourceRef source;
+};
+
+// A rigid mass: total mass, centre of mass and inertia about the COM, both in frame coordinates.
+struct Mass {
+  std::string name;
+  int frame = -1;
+  double mass_kg = 0.0;
+  Eigen::Vector3d com_m = Eigen::Vector3d::Zero();
+  Eigen::Matrix3d inertia_kgm2 = Eigen::Matrix3d::Zero();  // about the COM, symmetric positive
+  SourceRef source;
+};
+
+// A named point fixed in a frame (string attachments, task-space targets such as a hand).
+struct Point {
+  std::string name;
+  int frame = -1;
+  Eigen::Vector3d position_m = Eigen::Vector3d::Zero();
+  SourceRef source;
+};
+
+// A massless string from a puppet point to a rig point.  Unilateral: it can pull, never push,
+// and never stretch beyond its length (seed 000 §IV).  Length is a kinematic variable (a winch)
+// or a constant.
+struct String {
+  std::string name;
+  int puppet_frame = -1;
+  Eigen::Vector3d puppet_point_m = Eigen::Vector3d::Zero();
+  int rig_frame = -1;
+  Eigen::Vector3d rig_point_m = Eigen::Vector3d::Zero();
+  int length_variable = -1;  // index into q (a kinematic variable), or -1 for constant
+  double length_m = 0.0;     // used when length_variable < 0
+  SourceRef source;
+};
+
+enum class ShapeType { Sphere, Box, Capsule, Cylinder, Mesh };
+
+// Collision geometry attached to a frame (used by environments/).  Capsules and cylinders lie
+// along their local z axis, centred; boxes take full side lengths.
+struct Geometry {
+  std::string name;
+  int frame = -1;
+  ShapeType type = ShapeType::Sphere;
+  double radius_m = 0.0;                             // sphere, capsule, cylinder
+  double length_m = 0.0;                             // capsule, cylinder (axis length)
+  Eigen::Vector3d size_m = Eigen::Vector3d::Zero();  // box full side lengths
+  std::string mesh_path;                             // mesh (resolved path)
+  Eigen::Vector3d mesh_scale = Eigen::Vector3d::Ones();
+  Eigen::Isometry3d pose = Eigen::Isometry3d::Identity();  // in frame coordinates
+  SourceRef source;
+};
+
+class ModelBuilder;
+
+class Model {
+ public:
+  std::string name;
+  std::string description;
+  std::string source_file;  // where it was loaded from ("" if built in code)
+  double gravity_mps2 = 9.81;
+
+  std::vector<DynamicVariable> dynamic;
+  std::vector<KinematicVariable> kinematic;
+  std::vector<Frame> frames;  // parents always before children
+  std::vector<Mass> masses;
+  std::vector<Point> points;
+  std::vector<String> strings;
+  std::vector<Geometry> geometry;
+  // Pairs of frames (by index) allowed to touch: adjacent links are implied; these are extra.
+  std::vector<std::pair<int, int>> allowed_collisions;
+
+  int nd() const { return static_cast<int>(dynamic.size()); }
+  int nk() const { return static_cast<int>(kinematic.size()); }
+  int nq() const { return nd() + nk(); }
+  int nstrings() const { return static_cast<int>(strings.size()); }
+
+  // Lookups by name; -1 if absent.  variableIndex returns the index into q.
+  int frameIndex(const std::string& name) const;
+  int variableIndex(const std::string& name) const;
+  int pointIndex(const std::string& name) const;
+  int stringIndex(const std::string& name) const;
+  std::string variableName(int q_index) const;
+  bool isDynamic(int q_index) const { return q_index >= 0 && q_index < nd(); }
+
+  Eigen::VectorXd defaultInputs() const;   // n_k: each kinematic variable's default
+  Eigen::VectorXd initialDynamic() const;  // n_d: each dynamic variable's initial guess
+  Eigen::VectorXd dampingVector() const;   // n_d: joint damping
+
+  // ---- Derived structure (filled by ModelBuilder::build) -----------------------------------
+  // For every frame: the variable indices (into q) of the non-fixed frames from the root down to
+  // and including this frame.
+  std::vector<std::vector<int>> frame_variable_chain;
+  // For every dynamic variable: its frame, and the dynamic variables that are its ancestors or
+  // itself (root first).
+  std::vector<int> dynamic_frame;
+  std::vector<std::vector<int>> dynamic_ancestors;
+  // Frames carrying at least one mass, or having such a frame below them.
+  std::vector<char> frame_has_mass_below;
+  // Masses attached to each frame.
+  std::vector<std::vector<int>> frame_masses;
+
+ private:
+  friend class ModelBuilder;
+};
+
+using ModelPtr = std::shared_ptr<const Model>;
+
+// Builds a Model item by item; build() validates everything and throws ModelError naming the
+// offending item.  Frames may be added in any order (parents are resolved by name at build()).
+class ModelBuilder {
+ public:
+  explicit ModelBuilder(std::string name);
+
+  ModelBuilder& setDescription(std::string text);
+  ModelBuilder& setSourceFile(std::string path);
+  ModelBuilder& setGravity(double g_mps2);
+
+  ModelBuilder& addDynamic(DynamicVariable v);
+  ModelBuilder& addKinematic(KinematicVariable v);
+  // parent "" or "world" means the world frame.  parameter is a variable name or, if
+  // constant_parameter is set, the constant used instead (the frame becomes Fixed).
+  ModelBuilder& addFixedFrame(const std::string& name, const std::string& parent,
+                              const Eigen::Isometry3d& offset, SourceRef src = {});
+  ModelBuilder& addJointFrame(const std::string& name, const std::string& parent, JointType type,
+                              const Eigen::Vector3d& axis, const std::string& variable,
+                              SourceRef src = {});
+  ModelBuilder& addMass(const std::string& name, const std::string& frame, double mass_kg,
+                        const Eigen::Vector3d& com_m, const Eigen::Matrix3d& inertia_kgm2,
+                        SourceRef src = {});
+  ModelBuilder& addPoint(const std::string& name, const std::string& frame,
+                         const Eigen::Vector3d& position_m, SourceRef src = {});
+  // length: a kinematic variable name, or empty with length_m the constant length.
+  ModelBuilder& addString(const std::string& name, const std::string& puppet_frame,
+                          const Eigen::Vector3d& puppet_point_m, const std::string& rig_frame,
+                          const Eigen::Vector3d& rig_point_m, const std::string& length_variable,
+                          double length_m, SourceRef src = {});
+  ModelBuilder& addGeometry(Geometry g, const std::string& frame);
+  ModelBuilder& allowCollision(const std::string& frame_a, const std::string& frame_b,
+                               SourceRef src = {});
+
+  // Validates and returns the model.  Throws ModelError.
+  ModelPtr build() const;
+
+ private:
+  struct PendingFrame {
+    std::string name, parent, variable;
+    JointType type;
+    Eigen::Isometry3d offset;
+    Eigen::Vector3d axis;
+    SourceRef src;
+  };
+  struct PendingMass {
+    std::string name, frame;
+    double mass;
+    Eigen::Vector3d com;
+    Eigen::Matrix3d inertia;
+    SourceRef src;
+  };
+  struct PendingPoint {
+    std::string name, frame;
+    Eigen::Vector3d pos;
+    SourceRef src;
+  };
+  struct PendingString {
+    std::string name, puppet_frame, rig_frame, length_variable;
+    Eigen::Vector3d puppet_point, rig_point;
+    double length;
+    SourceRef src;
+  };
+  struct PendingGeometry {
+    Geometry g;
+    std::string frame;
+  };
+  struct PendingAllowed {
+    std::string a, b;
+    SourceRef src;
+  };
+  [[noreturn]] void fail(const SourceRef& src, const std::string& message) const;
+
+  std::string name_, description_, source_file_;
+  double gravity_ = 9.81;
+  std::vector<DynamicVariable> dynamic_;
+  std::vector<KinematicVariable> kinematic_;
+  std::vector<PendingFrame> frames_;
+  std::vector<PendingMass> masses_;
+  std::vector<PendingPoint> points_;
+  std::vector<PendingString> strings_;
+  std::vector<PendingGeometry> geometry_;
+  std::vector<PendingAllowed> allowed_;
+};
+
+}  // namespace marionette

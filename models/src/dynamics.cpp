@@ -1,0 +1,278 @@
+#include "marionette/models/dynamics.hpp"
+
+#include "spatial.hpp"
+
+namespace marionette {
+
+using spatial::ad;
+using spatial::ang;
+using spatial::Inertia;
+using spatial::lin;
+using spatial::Mat3;
+using spatial::Vec3;
+using spatial::Vec6;
+
+DynamicsData::DynamicsData(const Model& model) {
+  const int nf = static_cast<int>(model.frames.size());
+  const int nd = model.nd(), nq = model.nq(), ns = model.nstrings();
+  frame_R.assign(nf, Mat3::Identity());
+  frame_p.assign(nf, Vec3::Zero());
+  joint_twist.assign(nq, Vec6::Zero());
+  Lq = Eigen::VectorXd::Zero(nd);
+  Lv = Eigen::VectorXd::Zero(nd);
+  M = Eigen::MatrixXd::Zero(nd, nd);
+  Lqv = Eigen::MatrixXd::Zero(nd, nd);
+  Lqq = Eigen::MatrixXd::Zero(nd, nd);
+  h = Eigen::VectorXd::Zero(ns);
+  distance = Eigen::VectorXd::Zero(ns);
+  length = Eigen::VectorXd::Zero(ns);
+  Dh = Eigen::MatrixXd::Zero(ns, nq);
+  D2h.assign(ns, Eigen::MatrixXd::Zero(nq, nq));
+  string_puppet_end.assign(ns, Vec3::Zero());
+  string_rig_end.assign(ns, Vec3::Zero());
+  frame_velocity.assign(nf, Vec6::Zero());
+  frame_momentum.assign(nf, Vec6::Zero());
+  comp_m.assign(nf, 0.0);
+  comp_h.assign(nf, Vec3::Zero());
+  comp_J.assign(nf, Mat3::Zero());
+  parent_velocity.assign(nd, Vec6::Zero());
+  z_twist.assign(nd, Vec6::Zero());
+  Ja = Eigen::MatrixXd::Zero(3, nq);
+  Je = Eigen::MatrixXd::Zero(3, nq);
+}
+
+void forwardKinematics(const Model& model, DynamicsData& d, const Eigen::VectorXd& q) {
+  const int nf = static_cast<int>(model.frames.size());
+  for (int i = 0; i < nf; ++i) {
+    const Frame& f = model.frames[i];
+    const Mat3 Rp = f.parent >= 0 ? d.frame_R[f.parent] : Mat3::Identity();
+    const Vec3 pp = f.parent >= 0 ? d.frame_p[f.parent] : Vec3::Zero();
+    switch (f.type) {
+      case JointType::Fixed:
+        d.frame_R[i].noalias() = Rp * f.offset.linear();
+        d.frame_p[i].noalias() = pp + Rp * f.offset.translation();
+        break;
+      case JointType::Rotate: {
+        // g = g_parent * Rot(axis, q): joint twist (p x w, w), w = R_parent axis (DESIGN §4.1).
+        const Vec3 w = Rp * f.axis;
+        d.frame_R[i].noalias() = Rp * spatial::rotation(f.axis, q[f.variable]);
+        d.frame_p[i] = pp;
+        d.joint_twist[f.variable] = spatial::twist(pp.cross(w), w);
+        break;
+      }
+      case JointType::Translate: {
+        const Vec3 dir = Rp * f.axis;
+        d.frame_R[i] = Rp;
+        d.frame_p[i] = pp + dir * q[f.variable];
+        d.joint_twist[f.variable] = spatial::twist(dir, Vec3::Zero());
+        break;
+      }
+    }
+  }
+}
+
+namespace {
+Inertia compositeOf(const DynamicsData& d, int f) {
+  Inertia I;
+  I.m = d.comp_m[f];
+  I.h = d.comp_h[f];
+  I.J = d.comp_J[f];
+  return I;
+}
+}  // namespace
+
+void computeLagrangian(const Model& model, DynamicsData& d, const Eigen::VectorXd& q,
+                       const Eigen::VectorXd& v, LagrangianOrder order) {
+  const int nf = static_cast<int>(model.frames.size());
+  const int nd = model.nd();
+  const Vec3 G(0.0, 0.0, -model.gravity_mps2);
+
+  // Forward: spatial velocity of every frame from the dynamic joints above it.
+  for (int i = 0; i < nf; ++i) {
+    const Frame& f = model.frames[i];
+    Vec6 V = f.parent >= 0 ? d.frame_velocity[f.parent] : Vec6::Zero();
+    if (f.variable >= 0 && f.variable < nd) {
+      d.parent_velocity[f.variable] = V;
+      V += d.joint_twist[f.variable] * v[f.variable];
+    }
+    d.frame_velocity[i] = V;
+  }
+
+  // Backward: subtree mass, first moment, inertia about the origin, and momentum.
+  double T = 0.0, Vg = 0.0;
+  for (int i = nf - 1; i >= 0; --i) {
+    d.comp_m[i] = 0.0;
+    d.comp_h[i].setZero();
+    d.comp_J[i].setZero();
+    d.frame_momentum[i].setZero();
+  }
+  for (int i = nf - 1; i >= 0; --i) {
+    if (!model.frame_has_mass_below[i]) continue;
+    if (!model.frame_masses[i].empty()) {
+      Inertia own;
+      for (int mi : model.frame_masses[i]) {
+        const Mass& ms = model.masses[mi];
+        const Vec3 c = d.frame_p[i] + d.frame_R[i] * ms.com_m;
+        const Mat3 Ic = d.frame_R[i] * ms.inertia_kgm2 * d.frame_R[i].transpose();
+        own += Inertia::fromCom(ms.mass_kg, c, Ic);
+      }
+      const Vec6 h = own * d.frame_velocity[i];
+      T += 0.5 * h.dot(d.frame_velocity[i]);
+      Vg -= G.dot(own.h);
+      d.comp_m[i] += own.m;
+      d.comp_h[i] += own.h;
+      d.comp_J[i] += own.J;
+      d.frame_momentum[i] += h;
+    }
+    const int p = model.frames[i].parent;
+    if (p >= 0) {
+      d.comp_m[p] += d.comp_m[i];
+      d.comp_h[p] += d.comp_h[i];
+      d.comp_J[p] += d.comp_J[i];
+      d.frame_momentum[p] += d.frame_momentum[i];
+    }
+  }
+
+  // First derivatives: L_v[k] = xi_k . H_k;  L_q[k] = H_k . [U_k, xi_k] + xi_k . W_k with W_k the
+  // gravity wrench on the subtree (force m G at the subtree's centre of mass).
+  for (int k = 0; k < nd; ++k) {
+    const int f = model.dynamic_frame[k];
+    const Vec6& xi = d.joint_twist[k];
+    const Vec6& H = d.frame_momentum[f];
+    const Vec6 W = spatial::twist(d.comp_m[f] * G, d.comp_h[f].cross(G));
+    d.Lv[k] = xi.dot(H);
+    d.z_twist[k] = ad(xi, d.parent_velocity[k]);
+    d.Lq[k] = -H.dot(d.z_twist[k]) + xi.dot(W);
+  }
+  // Joint-limit springs (seed 004 eq. 2.12, spring part): a potential 1/2 k (q - limit)^2.
+  double Vlim = 0.0;
+  for (int k = 0; k < nd; ++k) {
+    const JointLimit& L = model.dynamic[k].limit;
+    if (L.stiffness <= 0.0) continue;
+    const double over = q[k] > L.upper ? q[k] - L.upper : (q[k] < L.lower ? q[k] - L.lower : 0.0);
+    Vlim += 0.5 * L.stiffness * over * over;
+    d.Lq[k] -= L.stiffness * over;
+  }
+  d.kinetic_J = T;
+  d.potential_J = Vg + Vlim;
+  if (order == LagrangianOrder::First) return;
+
+  // Second derivatives over comparable pairs a <= b (a an ancestor of b, or b itself):
+  //   M(a,b)    = xi_a . I_b xi_b                    (I_b composite inertia of b's subtree)
+  //   Lqv(a,b)  = -xi_b . I_b Z_a
+  //   Lqv(b,a)  = -[xi_b, xi_a] . H_b - xi_a . I_b Z_b            (a strictly above b)
+  //   Lqq(a,b)  = Z_a . I_b Z_b + H_b . [xi_b, Z_a] + [xi_a, xi_b] . W_b
+  //               + w_b . ((w_a x h_b + m_b v_a) x G)
+  // derived from dxi_b/dq_a = [xi_a, xi_b], dH/dq_a = -ad_a^T H - I ad_a V_a (DESIGN §4.1).
+  const bool second = order == LagrangianOrder::Second;
+  for (int b = 0; b < nd; ++b) {
+    const int fb = model.dynamic_frame[b];
+    const Inertia Ib = compositeOf(d, fb);
+    const Vec6& xib = d.joint_twist[b];
+    const Vec6& Hb = d.frame_momentum[fb];
+    const Vec6 Ixib = Ib * xib;
+    const Vec6 IZb = Ib * d.z_twist[b];
+    const Vec6 Wb = spatial::twist(d.comp_m[fb] * G, d.comp_h[fb].cross(G));
+    for (int a : model.dynamic_ancestors[b]) {
+      const Vec6& xia = d.joint_twist[a];
+      const double Mab = xia.dot(Ixib);
+      d.M(a, b) = Mab;
+      d.M(b, a) = Mab;
+      if (!second) continue;
+      const Vec6& Za = d.z_twist[a];
+      d.Lqv(a, b) = -xib.dot(Ib * Za);
+      if (a != b) d.Lqv(b, a) = -ad(xib, xia).dot(Hb) - xia.dot(IZb);
+      const Vec3 dh = ang(xia).cross(d.comp_h[fb]) + d.comp_m[fb] * lin(xia);
+      const double Lqq =
+          Za.dot(IZb) + Hb.dot(ad(xib, Za)) + ad(xia, xib).dot(Wb) + ang(xib).dot(dh.cross(G));
+      d.Lqq(a, b) = Lqq;
+      d.Lqq(b, a) = Lqq;
+    }
+  }
+  if (!second) return;
+  for (int k = 0; k < nd; ++k) {
+    const JointLimit& L = model.dynamic[k].limit;
+    if (L.stiffness > 0.0 && (q[k] > L.upper || q[k] < L.lower)) d.Lqq(k, k) -= L.stiffness;
+  }
+}
+
+Eigen::Vector3d pointPosition(const DynamicsData& d, int frame, const Eigen::Vector3d& local) {
+  if (frame < 0) return local;
+  return d.frame_p[frame] + d.frame_R[frame] * local;
+}
+
+void pointJacobian(const Model& model, const DynamicsData& d, int frame,
+                   const Eigen::Vector3d& local, Eigen::MatrixXd& J) {
+  J.setZero();
+  if (frame < 0) return;
+  const Vec3 x = pointPosition(d, frame, local);
+  for (int c : model.frame_variable_chain[frame]) {
+    const Vec6& xi = d.joint_twist[c];
+    J.col(c) = ang(xi).cross(x) + lin(xi);
+  }
+}
+
+void computeStrings(const Model& model, DynamicsData& d, const Eigen::VectorXd& q,
+                    bool second_derivatives) {
+  const int ns = model.nstrings();
+  for (int s = 0; s < ns; ++s) {
+    const String& st = model.strings[s];
+    const Vec3 a = pointPosition(d, st.puppet_frame, st.puppet_point_m);
+    const Vec3 e = pointPosition(d, st.rig_frame, st.rig_point_m);
+    const Vec3 dv = a - e;
+    const double len = st.length_variable >= 0 ? q[st.length_variable] : st.length_m;
+    d.string_puppet_end[s] = a;
+    d.string_rig_end[s] = e;
+    d.distance[s] = dv.norm();
+    d.length[s] = len;
+    d.h[s] = 0.5 * (dv.squaredNorm() - len * len);
+
+    // dh/dq = d . (da/dq - de/dq) - l dl/dq.
+    pointJacobian(model, d, st.puppet_frame, st.puppet_point_m, d.Ja);
+    pointJacobian(model, d, st.rig_frame, st.rig_point_m, d.Je);
+    d.Ja -= d.Je;  // Ja now holds d(a - e)/dq
+    d.Dh.row(s).noalias() = dv.transpose() * d.Ja;
+    if (st.length_variable >= 0) d.Dh(s, st.length_variable) -= len;
+    if (!second_derivatives) continue;
+
+    // d2h = J^T J + d . d2(a - e) - dl dl^T, with d2x/dq_l dq_k = w_l x (w_k x x + v_k) for joint
+    // l above (or equal to) joint k on the point's chain.
+    Eigen::MatrixXd& H = d.D2h[s];
+    H.noalias() = d.Ja.transpose() * d.Ja;
+    if (st.length_variable >= 0) H(st.length_variable, st.length_variable) -= 1.0;
+    auto addSecond = [&](int frame, const Vec3& x, double sign) {
+      if (frame < 0) return;
+      const auto& chain = model.frame_variable_chain[frame];
+      for (size_t ik = 0; ik < chain.size(); ++ik) {
+        const int k = chain[ik];
+        const Vec6& xk = d.joint_twist[k];
+        const Vec3 dk = ang(xk).cross(x) + lin(xk);
+        for (size_t il = 0; il <= ik; ++il) {
+          const int l = chain[il];
+          const double val = sign * dv.dot(ang(d.joint_twist[l]).cross(dk));
+          H(l, k) += val;
+          if (l != k) H(k, l) += val;
+        }
+      }
+    };
+    addSecond(st.puppet_frame, a, 1.0);
+    addSecond(st.rig_frame, e, -1.0);
+  }
+}
+
+double potentialEnergy(const Model& model, const DynamicsData& d, const Eigen::VectorXd& q) {
+  double V = 0.0;
+  for (const Mass& ms : model.masses) {
+    const Vec3 c = d.frame_p[ms.frame] + d.frame_R[ms.frame] * ms.com_m;
+    V += ms.mass_kg * model.gravity_mps2 * c.z();
+  }
+  for (int k = 0; k < model.nd(); ++k) {
+    const JointLimit& L = model.dynamic[k].limit;
+    if (L.stiffness <= 0.0) continue;
+    const double over = q[k] > L.upper ? q[k] - L.upper : (q[k] < L.lower ? q[k] - L.lower : 0.0);
+    V += 0.5 * L.stiffness * over * over;
+  }
+  return V;
+}
+
+}  // namespace marionette

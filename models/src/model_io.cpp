@@ -1,0 +1,440 @@
+#include "marionette/models/model_io.hpp"
+
+#include <yaml-cpp/yaml.h>
+
+#include <cmath>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "builtin_models.hpp"
+
+namespace marionette {
+
+namespace {
+
+// Walks a YAML document, keeping the field path and file for error messages.
+class Reader {
+ public:
+  explicit Reader(std::string file) : file_(std::move(file)) {}
+
+  [[noreturn]] void fail(const YAML::Node& node, const std::string& field,
+                         const std::string& message) const {
+    throw ModelError(file_, lineOf(node), field, message);
+  }
+  static int lineOf(const YAML::Node& node) {
+    if (!node.IsDefined()) return 0;
+    const YAML::Mark m = node.Mark();
+    return m.line >= 0 ? m.line + 1 : 0;
+  }
+  SourceRef ref(const YAML::Node& node, const std::string& field) const {
+    return SourceRef{field, lineOf(node)};
+  }
+
+  void onlyKeys(const YAML::Node& map, const std::string& field,
+                const std::set<std::string>& allowed) const {
+    if (!map.IsMap()) fail(map, field, "expected a mapping");
+    for (const auto& kv : map) {
+      const std::string key = kv.first.as<std::string>();
+      if (!allowed.count(key)) {
+        std::string list;
+        for (const auto& a : allowed) list += (list.empty() ? "" : ", ") + a;
+        fail(kv.first, field.empty() ? key : field + "." + key,
+             "unknown key '" + key + "' (expected one of: " + list + ")");
+      }
+    }
+  }
+
+  double number(const YAML::Node& n, const std::string& field) const {
+    if (!n.IsScalar()) fail(n, field, "expected a number");
+    double x;
+    if (!YAML::convert<double>::decode(n, x) || !std::isfinite(x))
+      fail(n, field, "expected a finite number (got '" + n.Scalar() + "')");
+    return x;
+  }
+  double number(const YAML::Node& map, const std::string& key, const std::string& field,
+                double fallback) const {
+    const YAML::Node n = map[key];
+    return n ? number(n, field + "." + key) : fallback;
+  }
+  double required(const YAML::Node& map, const std::string& key, const std::string& field) const {
+    const YAML::Node n = map[key];
+    if (!n) fail(map, field + "." + key, "missing");
+    return number(n, field + "." + key);
+  }
+  std::string text(const YAML::Node& n, const std::string& field) const {
+    if (!n.IsScalar()) fail(n, field, "expected a string");
+    return n.Scalar();
+  }
+  std::string requiredText(const YAML::Node& map, const std::string& key,
+                           const std::string& field) const {
+    const YAML::Node n = map[key];
+    if (!n) fail(map, field + "." + key, "missing");
+    return text(n, field + "." + key);
+  }
+  Eigen::Vector3d vec3(const YAML::Node& n, const std::string& field) const {
+    if (!n.IsSequence() || n.size() != 3) fail(n, field, "expected a list of 3 numbers");
+    Eigen::Vector3d v;
+    for (int i = 0; i < 3; ++i) v[i] = number(n[i], field + "[" + std::to_string(i) + "]");
+    return v;
+  }
+  Eigen::Vector3d vec3(const YAML::Node& map, const std::string& key, const std::string& field,
+                       const Eigen::Vector3d& fallback) const {
+    const YAML::Node n = map[key];
+    return n ? vec3(n, field + "." + key) : fallback;
+  }
+  std::pair<double, double> range(const YAML::Node& n, const std::string& field) const {
+    if (!n.IsSequence() || n.size() != 2) fail(n, field, "expected [lower, upper]");
+    return {number(n[0], field + "[0]"), number(n[1], field + "[1]")};
+  }
+  // pose: {xyz: [..], rpy: [roll, pitch, yaw]}, R = Rz(yaw) Ry(pitch) Rx(roll) (as URDF).
+  Eigen::Isometry3d pose(const YAML::Node& n, const std::string& field) const {
+    onlyKeys(n, field, {"xyz", "rpy"});
+    const Eigen::Vector3d xyz = vec3(n, "xyz", field, Eigen::Vector3d::Zero());
+    const Eigen::Vector3d rpy = vec3(n, "rpy", field, Eigen::Vector3d::Zero());
+    Eigen::Isometry3d T = Eigen::Isometry3d::Identity();
+    T.linear() = (Eigen::AngleAxisd(rpy[2], Eigen::Vector3d::UnitZ()) *
+                  Eigen::AngleAxisd(rpy[1], Eigen::Vector3d::UnitY()) *
+                  Eigen::AngleAxisd(rpy[0], Eigen::Vector3d::UnitX()))
+                     .toRotationMatrix();
+    T.translation() = xyz;
+    return T;
+  }
+  // A list node (absent = empty).
+  YAML::Node list(const YAML::Node& root, const std::string& key) const {
+    const YAML::Node n = root[key];
+    if (n && !n.IsSequence() && !n.IsNull()) fail(n, key, "expected a list");
+    return n;
+  }
+  static bool isNumber(const YAML::Node& n) {
+    double x;
+    return n.IsScalar() && YAML::convert<double>::decode(n, x);
+  }
+  const std::string& file() const { return file_; }
+
+ private:
+  std::string file_;
+};
+
+std::string indexed(const std::string& key, size_t i) {
+  return key + "[" + std::to_string(i) + "]";
+}
+
+Eigen::Matrix3d readInertia(const Reader& r, const YAML::Node& n, const std::string& field) {
+  Eigen::Matrix3d I = Eigen::Matrix3d::Zero();
+  if (n.IsMap()) {
+    r.onlyKeys(n, field, {"ixx", "iyy", "izz", "ixy", "ixz", "iyz"});
+    I(0, 0) = r.required(n, "ixx", field);
+    I(1, 1) = r.required(n, "iyy", field);
+    I(2, 2) = r.required(n, "izz", field);
+    I(0, 1) = I(1, 0) = r.number(n, "ixy", field, 0.0);
+    I(0, 2) = I(2, 0) = r.number(n, "ixz", field, 0.0);
+    I(1, 2) = I(2, 1) = r.number(n, "iyz", field, 0.0);
+  } else if (n.IsSequence() && n.size() == 3 && n[0].IsScalar()) {
+    const Eigen::Vector3d d = r.vec3(n, field);
+    I = d.asDiagonal();
+  } else if (n.IsSequence() && n.size() == 3) {
+    for (int i = 0; i < 3; ++i) I.row(i) = r.vec3(n[i], indexed(field, i)).transpose();
+  } else {
+    r.fail(n, field,
+           "expected {ixx, iyy, izz, ixy, ixz, iyz}, a diagonal [ixx, iyy, izz] or a 3x3 list");
+  }
+  return I;
+}
+
+// puppet: / rig: end of a string: a named point, or {frame, at}.
+void readStringEnd(
+    const Reader& r, const YAML::Node& n, const std::string& field,
+    const std::vector<std::pair<std::string, std::pair<std::string, Eigen::Vector3d>>>& points,
+    std::string& frame, Eigen::Vector3d& at) {
+  if (n.IsScalar()) {
+    const std::string name = n.Scalar();
+    for (const auto& p : points)
+      if (p.first == name) {
+        frame = p.second.first;
+        at = p.second.second;
+        return;
+      }
+    r.fail(n, field, "unknown point '" + name + "' (declare it under points:)");
+  }
+  r.onlyKeys(n, field, {"frame", "at"});
+  frame = r.requiredText(n, "frame", field);
+  at = r.vec3(n, "at", field, Eigen::Vector3d::Zero());
+}
+
+ModelPtr parse(const YAML::Node& root, const std::string& file) {
+  Reader r(file);
+  if (!root.IsMap()) r.fail(root, "", "a model file is a YAML mapping (name:, frames:, ...)");
+  r.onlyKeys(root, "",
+             {"name", "description", "gravity", "defaults", "dynamic", "kinematic", "frames",
+              "masses", "points", "strings", "geometry", "allowed_collisions"});
+  ModelBuilder b(root["name"] ? r.text(root["name"], "name") : std::string("unnamed"));
+  b.setSourceFile(file);
+  if (root["description"]) b.setDescription(r.text(root["description"], "description"));
+  if (root["gravity"]) b.setGravity(r.number(root["gravity"], "gravity"));
+
+  JointLimit limit_defaults;
+  double damping_default = 0.0;
+  if (const YAML::Node d = root["defaults"]) {
+    r.onlyKeys(d, "defaults", {"damping", "limit_stiffness", "limit_damping"});
+    damping_default = r.number(d, "damping", "defaults", 0.0);
+    limit_defaults.stiffness = r.number(d, "limit_stiffness", "defaults", 0.0);
+    limit_defaults.damping = r.number(d, "limit_damping", "defaults", 0.0);
+  }
+
+  const YAML::Node dyn = r.list(root, "dynamic");
+  for (size_t i = 0; dyn && i < dyn.size(); ++i) {
+    const YAML::Node n = dyn[i];
+    const std::string f = indexed("dynamic", i);
+    r.onlyKeys(n, f, {"name", "initial", "damping", "limits"});
+    DynamicVariable v;
+    v.name = r.requiredText(n, "name", f);
+    v.initial = r.number(n, "initial", f, 0.0);
+    v.damping = r.number(n, "damping", f, damping_default);
+    v.source = r.ref(n, f);
+    if (const YAML::Node L = n["limits"]) {
+      v.limit = limit_defaults;
+      const std::string lf = f + ".limits";
+      if (L.IsSequence()) {
+        std::tie(v.limit.lower, v.limit.upper) = r.range(L, lf);
+      } else {
+        r.onlyKeys(L, lf, {"lower", "upper", "stiffness", "damping"});
+        v.limit.lower = r.number(L, "lower", lf, v.limit.lower);
+        v.limit.upper = r.number(L, "upper", lf, v.limit.upper);
+        v.limit.stiffness = r.number(L, "stiffness", lf, limit_defaults.stiffness);
+        v.limit.damping = r.number(L, "damping", lf, limit_defaults.damping);
+      }
+    }
+    b.addDynamic(v);
+  }
+  const YAML::Node kin = r.list(root, "kinematic");
+  for (size_t i = 0; kin && i < kin.size(); ++i) {
+    const YAML::Node n = kin[i];
+    const std::string f = indexed("kinematic", i);
+    r.onlyKeys(n, f, {"name", "default", "range", "max_speed", "max_accel"});
+    KinematicVariable v;
+    v.name = r.requiredText(n, "name", f);
+    v.default_value = r.number(n, "default", f, 0.0);
+    if (n["range"]) std::tie(v.lower, v.upper) = r.range(n["range"], f + ".range");
+    v.max_speed = r.number(n, "max_speed", f, v.max_speed);
+    v.max_accel = r.number(n, "max_accel", f, v.max_accel);
+    v.source = r.ref(n, f);
+    b.addKinematic(v);
+  }
+
+  const YAML::Node frames = r.list(root, "frames");
+  static const std::set<std::string> kFrameKeys = {
+      "name", "parent", "tx", "ty", "tz", "rx", "ry", "rz", "rotate", "translate", "pose"};
+  for (size_t i = 0; frames && i < frames.size(); ++i) {
+    const YAML::Node n = frames[i];
+    const std::string f = indexed("frames", i);
+    r.onlyKeys(n, f, kFrameKeys);
+    const std::string name = r.requiredText(n, "name", f);
+    const std::string parent = n["parent"] ? r.text(n["parent"], f + ".parent") : "world";
+    const SourceRef src = r.ref(n, f + " '" + name + "'");
+    int transforms = 0;
+    for (const char* k : {"tx", "ty", "tz", "rx", "ry", "rz", "rotate", "translate", "pose"})
+      transforms += n[k] ? 1 : 0;
+    if (transforms > 1)
+      r.fail(n, f,
+             "a frame has one transform (one of tx, ty, tz, rx, ry, rz, rotate, translate, "
+             "pose); chain frames for more");
+    // A primitive: axis + parameter (number = constant, otherwise a variable name).
+    auto primitive = [&](JointType type, const Eigen::Vector3d& axis, const YAML::Node& param,
+                         const std::string& pf) {
+      if (Reader::isNumber(param)) {
+        const double x = r.number(param, pf);
+        Eigen::Isometry3d T = Eigen::Isometry3d::Identity();
+        if (type == JointType::Rotate)
+          T.linear() = Eigen::AngleAxisd(x, axis.normalized()).toRotationMatrix();
+        else
+          T.translation() = axis.normalized() * x;
+        b.addFixedFrame(name, parent, T, src);
+      } else {
+        b.addJointFrame(name, parent, type, axis, r.text(param, pf), src);
+      }
+    };
+    const std::pair<const char*, Eigen::Vector3d> prims[] = {
+        {"tx", Eigen::Vector3d::UnitX()}, {"ty", Eigen::Vector3d::UnitY()},
+        {"tz", Eigen::Vector3d::UnitZ()}, {"rx", Eigen::Vector3d::UnitX()},
+        {"ry", Eigen::Vector3d::UnitY()}, {"rz", Eigen::Vector3d::UnitZ()}};
+    bool done = false;
+    for (const auto& [key, axis] : prims) {
+      if (!n[key]) continue;
+      const JointType type = key[0] == 'r' ? JointType::Rotate : JointType::Translate;
+      primitive(type, axis, n[key], f + "." + key);
+      done = true;
+    }
+    for (const char* key : {"rotate", "translate"}) {
+      if (!n[key]) continue;
+      const YAML::Node g = n[key];
+      const std::string gf = f + "." + key;
+      r.onlyKeys(g, gf, {"axis", "by"});
+      if (!g["axis"]) r.fail(g, gf + ".axis", "missing");
+      if (!g["by"]) r.fail(g, gf + ".by", "missing");
+      const Eigen::Vector3d axis = r.vec3(g["axis"], gf + ".axis");
+      if (!(axis.norm() > 1e-12)) r.fail(g["axis"], gf + ".axis", "must be a non-zero vector");
+      primitive(key[0] == 'r' ? JointType::Rotate : JointType::Translate, axis, g["by"],
+                gf + ".by");
+      done = true;
+    }
+    if (!done) {
+      const Eigen::Isometry3d T =
+          n["pose"] ? r.pose(n["pose"], f + ".pose") : Eigen::Isometry3d::Identity();
+      b.addFixedFrame(name, parent, T, src);
+    }
+  }
+
+  const YAML::Node masses = r.list(root, "masses");
+  for (size_t i = 0; masses && i < masses.size(); ++i) {
+    const YAML::Node n = masses[i];
+    const std::string f = indexed("masses", i);
+    r.onlyKeys(n, f, {"name", "frame", "mass", "com", "inertia"});
+    const std::string name = n["name"] ? r.text(n["name"], f + ".name") : "";
+    const std::string frame = r.requiredText(n, "frame", f);
+    const double mass = r.required(n, "mass", f);
+    const Eigen::Vector3d com = r.vec3(n, "com", f, Eigen::Vector3d::Zero());
+    if (!n["inertia"]) r.fail(n, f + ".inertia", "missing");
+    const Eigen::Matrix3d I = readInertia(r, n["inertia"], f + ".inertia");
+    b.addMass(name, frame, mass, com, I, r.ref(n, f));
+  }
+
+  std::vector<std::pair<std::string, std::pair<std::string, Eigen::Vector3d>>> point_table;
+  const YAML::Node points = r.list(root, "points");
+  for (size_t i = 0; points && i < points.size(); ++i) {
+    const YAML::Node n = points[i];
+    const std::string f = indexed("points", i);
+    r.onlyKeys(n, f, {"name", "frame", "at"});
+    const std::string name = r.requiredText(n, "name", f);
+    const std::string frame = r.requiredText(n, "frame", f);
+    const Eigen::Vector3d at = r.vec3(n, "at", f, Eigen::Vector3d::Zero());
+    b.addPoint(name, frame, at, r.ref(n, f));
+    point_table.push_back({name, {frame, at}});
+  }
+
+  const YAML::Node strings = r.list(root, "strings");
+  for (size_t i = 0; strings && i < strings.size(); ++i) {
+    const YAML::Node n = strings[i];
+    const std::string f = indexed("strings", i);
+    r.onlyKeys(n, f, {"name", "puppet", "rig", "length"});
+    const std::string name = r.requiredText(n, "name", f);
+    if (!n["puppet"]) r.fail(n, f + ".puppet", "missing");
+    if (!n["rig"]) r.fail(n, f + ".rig", "missing");
+    if (!n["length"]) r.fail(n, f + ".length", "missing");
+    std::string pf, rf;
+    Eigen::Vector3d pa, ra;
+    readStringEnd(r, n["puppet"], f + ".puppet", point_table, pf, pa);
+    readStringEnd(r, n["rig"], f + ".rig", point_table, rf, ra);
+    std::string lvar;
+    double len = 0.0;
+    if (Reader::isNumber(n["length"]))
+      len = r.number(n["length"], f + ".length");
+    else
+      lvar = r.text(n["length"], f + ".length");
+    b.addString(name, pf, pa, rf, ra, lvar, len, r.ref(n, f));
+  }
+
+  const YAML::Node geometry = r.list(root, "geometry");
+  for (size_t i = 0; geometry && i < geometry.size(); ++i) {
+    const YAML::Node n = geometry[i];
+    const std::string f = indexed("geometry", i);
+    r.onlyKeys(n, f, {"name", "frame", "pose", "sphere", "box", "capsule", "cylinder", "mesh"});
+    Geometry g;
+    g.source = r.ref(n, f);
+    const std::string frame = r.requiredText(n, "frame", f);
+    g.name = n["name"] ? r.text(n["name"], f + ".name") : frame + "_" + std::to_string(i);
+    if (n["pose"]) g.pose = r.pose(n["pose"], f + ".pose");
+    int shapes = 0;
+    if (const YAML::Node s = n["sphere"]) {
+      ++shapes;
+      r.onlyKeys(s, f + ".sphere", {"radius"});
+      g.type = ShapeType::Sphere;
+      g.radius_m = r.required(s, "radius", f + ".sphere");
+    }
+    if (const YAML::Node s = n["box"]) {
+      ++shapes;
+      r.onlyKeys(s, f + ".box", {"size"});
+      g.type = ShapeType::Box;
+      if (!s["size"]) r.fail(s, f + ".box.size", "missing");
+      g.size_m = r.vec3(s["size"], f + ".box.size");
+    }
+    for (const char* key : {"capsule", "cylinder"}) {
+      if (const YAML::Node s = n[key]) {
+        ++shapes;
+        const std::string sf = f + "." + key;
+        r.onlyKeys(s, sf, {"radius", "length"});
+        g.type = key[1] == 'a' ? ShapeType::Capsule : ShapeType::Cylinder;
+        g.radius_m = r.required(s, "radius", sf);
+        g.length_m = r.required(s, "length", sf);
+      }
+    }
+    if (const YAML::Node s = n["mesh"]) {
+      ++shapes;
+      r.onlyKeys(s, f + ".mesh", {"file", "scale"});
+      g.type = ShapeType::Mesh;
+      g.mesh_path = r.requiredText(s, "file", f + ".mesh");
+      g.mesh_scale = r.vec3(s, "scale", f + ".mesh", Eigen::Vector3d::Ones());
+    }
+    if (shapes != 1) r.fail(n, f, "give exactly one shape: sphere, box, capsule, cylinder or mesh");
+    b.addGeometry(g, frame);
+  }
+
+  const YAML::Node allowed = r.list(root, "allowed_collisions");
+  for (size_t i = 0; allowed && i < allowed.size(); ++i) {
+    const YAML::Node n = allowed[i];
+    const std::string f = indexed("allowed_collisions", i);
+    if (!n.IsSequence() || n.size() != 2) r.fail(n, f, "expected [frame_a, frame_b]");
+    b.allowCollision(r.text(n[0], f + "[0]"), r.text(n[1], f + "[1]"), r.ref(n, f));
+  }
+  return b.build();
+}
+
+}  // namespace
+
+ModelPtr loadModelString(const std::string& text, const std::string& source_name) {
+  YAML::Node root;
+  try {
+    root = YAML::Load(text);
+  } catch (const YAML::Exception& e) {
+    throw ModelError(source_name, e.mark.line >= 0 ? e.mark.line + 1 : 0, "",
+                     "YAML syntax error: " + e.msg);
+  }
+  try {
+    return parse(root, source_name);
+  } catch (const YAML::Exception& e) {
+    throw ModelError(source_name, e.mark.line >= 0 ? e.mark.line + 1 : 0, "", e.msg);
+  }
+}
+
+ModelPtr loadModelFile(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw ModelError(path, 0, "", "cannot open model file");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return loadModelString(ss.str(), path);
+}
+
+ModelPtr loadModel(const std::string& name_or_path) {
+  const std::string text = builtinModelText(name_or_path);
+  if (!text.empty()) return loadModelString(text, "builtin:" + name_or_path);
+  std::ifstream probe(name_or_path);
+  if (probe) return loadModelFile(name_or_path);
+  std::string names;
+  for (const auto& n : builtinModelNames()) names += (names.empty() ? "" : ", ") + n;
+  throw ModelError(name_or_path, 0, "",
+                   "no such model: not a built-in (" + names + ") and not a readable file");
+}
+
+std::vector<std::string> builtinModelNames() {
+  std::vector<std::string> out;
+  for (const auto& e : builtin::kModels) out.emplace_back(e.name);
+  return out;
+}
+
+std::string builtinModelText(const std::string& name) {
+  for (const auto& e : builtin::kModels)
+    if (name == e.name) return e.text;
+  return {};
+}
+
+}  // namespace marionette

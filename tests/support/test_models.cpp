@@ -1,0 +1,75 @@
+#include "support/test_models.hpp"
+
+#include <Eigen/Geometry>
+#include <algorithm>
+
+namespace marionette::test {
+
+Eigen::VectorXd randomVector(std::mt19937& rng, int n, double scale) {
+  std::uniform_real_distribution<double> u(-scale, scale);
+  Eigen::VectorXd v(n);
+  for (int i = 0; i < n; ++i) v[i] = u(rng);
+  return v;
+}
+
+ModelPtr randomTreeModel(unsigned seed, int n_dynamic, int n_strings) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<double> u(-1.0, 1.0), pos(0.2, 1.0);
+  auto randomUnit = [&] {
+    Eigen::Vector3d a(u(rng), u(rng), u(rng));
+    return Eigen::Vector3d(a.normalized());
+  };
+  ModelBuilder b("random-tree-" + std::to_string(seed));
+  std::vector<std::string> bodies;
+  for (int i = 0; i < n_dynamic; ++i) {
+    const std::string var = "q" + std::to_string(i);
+    const std::string body = "body" + std::to_string(i);
+    const std::string offset = "offset" + std::to_string(i);
+    DynamicVariable v;
+    v.name = var;
+    v.damping = 0.01;
+    b.addDynamic(v);
+    // Parent: world for the first, otherwise a random earlier body (branching tree).
+    const std::string parent =
+        bodies.empty() ? "world"
+                       : bodies[std::uniform_int_distribution<int>(0, bodies.size() - 1)(rng)];
+    Eigen::Isometry3d T = Eigen::Isometry3d::Identity();
+    T.linear() = Eigen::AngleAxisd(u(rng) * 3.0, randomUnit()).toRotationMatrix();
+    T.translation() = 0.3 * Eigen::Vector3d(u(rng), u(rng), u(rng));
+    b.addFixedFrame(offset, parent, T);
+    const bool translate = (i % 4 == 3);
+    b.addJointFrame(body, offset, translate ? JointType::Translate : JointType::Rotate,
+                    randomUnit(), var);
+    // A full inertia: random rotation of principal moments obeying the triangle inequality.
+    Eigen::Vector3d moments(pos(rng), pos(rng), pos(rng));
+    moments *= 0.01;
+    std::sort(moments.data(), moments.data() + 3);
+    moments[2] = std::min(moments[2], 0.9 * (moments[0] + moments[1]));
+    const Eigen::Matrix3d Rm = Eigen::AngleAxisd(u(rng) * 3.0, randomUnit()).toRotationMatrix();
+    const Eigen::Matrix3d I = Rm * moments.asDiagonal() * Rm.transpose();
+    b.addMass(body, body, 0.2 + pos(rng), 0.2 * Eigen::Vector3d(u(rng), u(rng), u(rng)), I);
+    bodies.push_back(body);
+  }
+  for (int s = 0; s < n_strings; ++s) {
+    const std::string k = std::to_string(s);
+    KinematicVariable x, y, len;
+    x.name = "sx" + k;
+    y.name = "sy" + k;
+    len.name = "len" + k;
+    len.default_value = 1.0;
+    b.addKinematic(x).addKinematic(y).addKinematic(len);
+    Eigen::Isometry3d up = Eigen::Isometry3d::Identity();
+    up.translation() = Eigen::Vector3d(0.1 * s, 0.0, 1.0);
+    b.addFixedFrame("rig_base" + k, "world", up);
+    b.addJointFrame("rig_x" + k, "rig_base" + k, JointType::Translate, Eigen::Vector3d::UnitX(),
+                    x.name);
+    b.addJointFrame("rig_yaw" + k, "rig_x" + k, JointType::Rotate, Eigen::Vector3d::UnitZ(),
+                    y.name);
+    const std::string body = bodies[(s * 7 + 3) % bodies.size()];
+    b.addString("string" + k, body, 0.1 * Eigen::Vector3d(u(rng), u(rng), u(rng)), "rig_yaw" + k,
+                Eigen::Vector3d(0.2, 0.0, 0.0), len.name, 0.0);
+  }
+  return b.build();
+}
+
+}  // namespace marionette::test

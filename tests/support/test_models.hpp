@@ -1,0 +1,20 @@
+// Models built in code for tests: random trees that exercise every joint type, branching and
+// strings on both kinds of variables.
+#pragma once
+
+#include <random>
+
+#include "marionette/models/model.hpp"
+
+namespace marionette::test {
+
+// A random tree of n_dynamic joints (rotations and translations about random axes, random
+// constant offsets between them, branching), each body with a random mass, COM and full inertia;
+// a rig of n_strings string carriages, each moved by two kinematic variables (x, y) and wound
+// to a kinematic length.  Deterministic in seed.
+ModelPtr randomTreeModel(unsigned seed, int n_dynamic, int n_strings);
+
+// Random state helpers.
+Eigen::VectorXd randomVector(std::mt19937& rng, int n, double scale);
+
+}  // namespace marionette::test
