@@ -1,0 +1,124 @@
+// The midpoint variational integrator with kinematic inputs and unilateral strings
+// (DESIGN §4, seed 002 §II, seed 000 §III-IV).
+//
+// Contents
+//   State                 x_k = (q_d, p, rho): the one-step-map state of seed 002 eq. (7).
+//   StepReport            what one step did: Newton iterations, tensions, taut strings, residual.
+//   StepStatus            Ok, or why a step failed (a failed step never yields a silent state).
+//   IntegratorOptions     time step, tolerances, damping scale.
+//   VariationalIntegrator one instance per thread; shares the immutable Model.
+//
+// The step solves, for q_{d,k+1} and the multipliers lambda_A of the active (taut) strings,
+//     p_k + D1 L_d(q_k, q_{k+1}) + f-_k - Dh_A(q_k)^T lambda = 0        (n_d rows)
+//     h_A(q_{k+1}) = 0                                               (|A| rows)
+// then p_{k+1} = D2 L_d(q_k, q_{k+1}), with L_d(q1, q2) = dt L((q1+q2)/2, (q2-q1)/dt) and
+// f-_k = dt * (damping + joint-limit damping forces) at the midpoint.  Strings are unilateral:
+// the active set is chosen so that every taut string pulls (lambda >= 0) and no slack string
+// ends over-stretched; a slack string that catches takes the inelastic impulse of seed 000
+// eqs. 13-15 in discrete form.  Tension of string j: T_j = lambda_j |a_j - e_j| / dt (newtons).
+#pragma once
+
+#include <Eigen/Cholesky>
+#include <Eigen/Core>
+#include <Eigen/LU>
+#include <string>
+#include <vector>
+
+#include "marionette/models/dynamics.hpp"
+#include "marionette/models/model.hpp"
+
+namespace marionette {
+
+struct State {
+  Eigen::VectorXd q;    // n_d: dynamic configuration (rad or m)
+  Eigen::VectorXd p;    // n_d: discrete momentum p_k = D2 L_d(q_{k-1}, q_k)
+  Eigen::VectorXd rho;  // n_k: kinematic configuration (rig setpoints)
+};
+
+struct StepReport {
+  int newton_iterations = 0;           // summed over active-set passes
+  int active_set_changes = 0;          // strings switched between slack and taut
+  Eigen::VectorXd tension_N;           // n_s: string tensions over the step (0 when slack)
+  std::vector<char> taut;              // n_s: 1 if the string was taut (active) over the step
+  double max_violation_m = 0.0;        // max over strings of max(0, |a-e| - l) at q_{k+1}
+  double constraint_residual_m = 0.0;  // max over taut strings of ||a-e| - l| at q_{k+1}
+};
+
+enum class StepStatus { Ok, NotConverged, ActiveSetCycled, NonFinite, BadInput };
+const char* toString(StepStatus s);
+
+struct IntegratorOptions {
+  double dt_s = 0.01;
+  double damping_scale = 1.0;        // multiplies every joint damping (0 = undamped)
+  Eigen::VectorXd damping_override;  // n_d: if set, replaces the model's joint damping
+  double constraint_tol_m = 1e-11;   // ||a-e| - l| for taut strings at convergence
+  double residual_rel_tol = 1e-11;   // |DEL residual| relative to the momentum scale
+  int max_newton_iterations = 30;
+};
+
+class VariationalIntegrator {
+ public:
+  explicit VariationalIntegrator(ModelPtr model, IntegratorOptions options = {});
+
+  const Model& model() const { return *model_; }
+  const IntegratorOptions& options() const { return options_; }
+  double dt() const { return options_.dt_s; }
+
+  // One step x_k -> x_{k+1} for the input u_k = rho_{k+1} (n_k).  `next` may be `x`.
+  // Allocates nothing once `next` and `report` have the right sizes (see makeState/makeReport).
+  StepStatus step(const State& x, const Eigen::VectorXd& rho_next, State& next,
+                  StepReport* report = nullptr);
+
+  // Exact linearization of the step map by the implicit function theorem on the converged
+  // step: A = dx_{k+1}/dx_k (n_x x n_x), B = dx_{k+1}/du_k (n_x x n_k), n_x = 2 n_d + n_k,
+  // state order (q_d, p, rho).  Runs the step at (x, u) first.
+  StepStatus linearize(const State& x, const Eigen::VectorXd& rho_next, Eigen::MatrixXd& A,
+                       Eigen::MatrixXd& B);
+
+  // x from configuration and velocity: p = dL/dv = M(q) qdot (n_d each).
+  State stateFromVelocity(const Eigen::VectorXd& q, const Eigen::VectorXd& qdot,
+                          const Eigen::VectorXd& rho);
+  // Velocity qdot = M(q)^-1 p (the Legendre transform at q_k).
+  Eigen::VectorXd velocity(const State& x);
+  // Kinetic + potential energy (J) at x, kinetic from the Legendre transform at q_k.
+  double energy(const State& x);
+  // Over-stretch max(0, |a-e| - l) of each string at configuration (q_d, rho) (n_s, metres).
+  Eigen::VectorXd overStretch(const Eigen::VectorXd& q, const Eigen::VectorXd& rho);
+
+  State makeState() const;
+  StepReport makeReport() const;
+
+ private:
+  // Newton on (q_{d,k+1}, lambda_A) for the current active set.  Returns iterations or -1.
+  int solveNewton(const State& x, const Eigen::VectorXd& rho_next);
+  void evaluateResidual(const State& x, const Eigen::VectorXd& rho_next, bool jacobian);
+  void assembleJacobian();
+  void assembleFullQ(const Eigen::VectorXd& qd, const Eigen::VectorXd& rho, Eigen::VectorXd& q);
+
+  ModelPtr model_;
+  IntegratorOptions options_;
+  int nd_, nk_, ns_;
+  DynamicsData dyn_;
+  Eigen::VectorXd damping_;  // n_d, scaled
+
+  // Per-step scratch.
+  Eigen::VectorXd q1_full_, q2_full_, qm_full_;  // n_q
+  Eigen::VectorXd qd2_, vel_;                    // n_d
+  Eigen::VectorXd lambda_;                       // n_s (entries for active strings)
+  Eigen::MatrixXd Dh1_;                          // n_s x n_q at q_k
+  Eigen::VectorXd dist1_;                        // n_s at q_k
+  Eigen::VectorXd residual_;                     // n_d
+  std::vector<int> active_;                      // indices of taut strings, ascending
+  std::vector<char> is_active_;
+  double momentum_scale_ = 1.0;
+  Eigen::VectorXd limit_damping_active_;  // n_d: limit damping applied this evaluation
+  // Newton systems, one per active-set size m = 0..n_s (no allocation when m changes).
+  std::vector<Eigen::MatrixXd> jac_;
+  std::vector<Eigen::PartialPivLU<Eigen::MatrixXd>> lu_;
+  std::vector<Eigen::VectorXd> rhs_, sol_;
+  // Mass matrix factorisation for initial guesses and energies.
+  Eigen::LLT<Eigen::MatrixXd> llt_;
+  Eigen::VectorXd tmp_nd_;
+};
+
+}  // namespace marionette

@@ -1,0 +1,51 @@
+// Start states: the rest pose of given inputs, and a configuration made consistent with the
+// strings (DESIGN §4, "Start states").
+//
+// Contents
+//   RestPose / computeRestPose   minimise the potential V(q_d) subject to h_j(q_d, rho) <= 0.
+//   projectOntoStrings           move a configuration the least (in the mass metric) so that no
+//                                string is over-stretched, keeping chosen variables fixed.
+#pragma once
+
+#include <Eigen/Core>
+#include <string>
+#include <vector>
+
+#include "marionette/models/model.hpp"
+
+namespace marionette {
+
+struct RestPose {
+  bool ok = false;
+  std::string message;        // why not, when !ok
+  Eigen::VectorXd q;          // n_d: the equilibrium
+  Eigen::VectorXd tension_N;  // n_s: static string tensions (0 when slack)
+  std::vector<char> taut;     // n_s
+  double stationarity = 0.0;  // |dV/dq + Dh^T mu|_inf at the answer (N*m or N)
+  double max_violation_m = 0.0;
+  int settle_steps = 0;  // damped-simulation steps before the Newton polish
+  double potential_J = 0.0;
+};
+
+struct RestPoseOptions {
+  double settle_dt_s = 0.02;
+  int max_settle_steps = 5000;
+  double settle_velocity_tol = 1e-5;  // |qdot|_inf that ends the settling phase
+  double stationarity_tol = 1e-11;    // relative to the largest generalised gravity force
+};
+
+// The stable rest pose for inputs rho (n_k), from the model's initial guess or `guess` (n_d).
+// A damped simulation (the midpoint VI with heavy, mass-proportional joint damping) finds the
+// basin of a stable equilibrium with the right taut strings; a Newton solve of the KKT system
+//   dV/dq + Dh_A^T mu = 0,  h_A = 0,  mu >= 0,  h_inactive <= 0
+// then polishes it to machine precision.  Static tension T_j = mu_j |a_j - e_j|.
+RestPose computeRestPose(const ModelPtr& model, const Eigen::VectorXd& rho,
+                         const Eigen::VectorXd* guess = nullptr, RestPoseOptions options = {});
+
+// Starting from q (n_d), moves the variables not marked in `fixed` (n_d, may be empty) by
+// Gauss-Newton least-norm steps until no string is over-stretched by more than tol_m.
+// Returns false (with q left at the best attempt) if that cannot be done.
+bool projectOntoStrings(const Model& model, Eigen::VectorXd& q, const Eigen::VectorXd& rho,
+                        const std::vector<char>& fixed, double tol_m = 1e-12);
+
+}  // namespace marionette

@@ -1,0 +1,356 @@
+// The midpoint variational integrator: periods against theory, exact constraints, unilateral
+// strings (slack, free fall, catch), exact linearization against finite differences, no
+// allocation in a step, and a model from a file behaving exactly like the same model in code.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cmath>
+#include <new>
+
+#include "marionette/models/dynamics.hpp"
+#include "marionette/models/integrator.hpp"
+#include "marionette/models/model_io.hpp"
+#include "marionette/models/rest_pose.hpp"
+#include "support/test_models.hpp"
+
+// Counts every operator new in this test binary (Eigen's own allocations are caught separately
+// by EIGEN_RUNTIME_NO_MALLOC).
+static std::atomic<long> g_allocations{0};
+void* operator new(std::size_t n) {
+  ++g_allocations;
+  if (void* p = std::malloc(n)) return p;
+  throw std::bad_alloc();
+}
+void operator delete(void* p) noexcept {
+  std::free(p);
+}
+void operator delete(void* p, std::size_t) noexcept {
+  std::free(p);
+}
+
+namespace marionette {
+namespace {
+
+constexpr double kG = 9.81;
+
+State restState(const ModelPtr& m, const Eigen::VectorXd& rho) {
+  const RestPose rest = computeRestPose(m, rho);
+  EXPECT_TRUE(rest.ok) << rest.message;
+  return State{rest.q, Eigen::VectorXd::Zero(m->nd()), rho};
+}
+
+TEST(Integrator, SuspendedMassRestTensionIsItsWeight) {
+  const ModelPtr m = loadModel("suspended-mass");
+  const RestPose rest = computeRestPose(m, m->defaultInputs());
+  ASSERT_TRUE(rest.ok) << rest.message;
+  EXPECT_NEAR(rest.q[0], 0.0, 1e-12);
+  EXPECT_NEAR(rest.q[1], 0.5, 1e-12);  // 1.0 m track minus 0.5 m string
+  EXPECT_NEAR(rest.tension_N[0], 0.1244 * kG, 1e-10);
+  // The integrator holds it there with the same tension.
+  VariationalIntegrator vi(m);
+  State x = restState(m, m->defaultInputs());
+  StepReport rep = vi.makeReport();
+  for (int k = 0; k < 100; ++k) ASSERT_EQ(vi.step(x, x.rho, x, &rep), StepStatus::Ok);
+  EXPECT_NEAR(x.q[1], 0.5, 1e-12);
+  EXPECT_NEAR(rep.tension_N[0], 0.1244 * kG, 1e-9);
+}
+
+// Small-swing period of the pendulum within 0.5 % of 2 pi sqrt(r / g).
+TEST(Integrator, SuspendedMassSmallSwingPeriodMatchesTheory) {
+  const ModelPtr m = loadModel("suspended-mass");
+  for (double r : {0.3, 0.5, 0.8}) {
+    for (double dt : {0.01, 1.0 / 30.0}) {
+      SCOPED_TRACE("r=" + std::to_string(r) + " dt=" + std::to_string(dt));
+      IntegratorOptions opt;
+      opt.dt_s = dt;
+      opt.damping_scale = 0.0;
+      VariationalIntegrator vi(m, opt);
+      Eigen::VectorXd rho(2);
+      rho << 0.0, r;
+      State rest = restState(m, rho);
+      // A 0.02 rad swing: the finite-amplitude correction (1 + theta^2 / 16) is 2.5e-5.
+      const double v0 = 0.02 * std::sqrt(kG * r);
+      State x = vi.stateFromVelocity(rest.q, Eigen::Vector2d(v0, 0.0), rho);
+      std::vector<double> crossings;
+      double prev = x.q[0];
+      const int steps = static_cast<int>(12.0 * 2 * M_PI * std::sqrt(r / kG) / dt);
+      for (int k = 1; k <= steps; ++k) {
+        ASSERT_EQ(vi.step(x, rho, x), StepStatus::Ok);
+        if (prev < 0.0 && x.q[0] >= 0.0)  // upward zero crossing, interpolated
+          crossings.push_back((k - 1 + (-prev) / (x.q[0] - prev)) * dt);
+        prev = x.q[0];
+      }
+      ASSERT_GE(crossings.size(), 8u);
+      const double period = (crossings.back() - crossings.front()) / (crossings.size() - 1);
+      const double theory = 2 * M_PI * std::sqrt(r / kG);
+      EXPECT_NEAR(period / theory, 1.0, 0.005);
+      // And much better than that at 100 Hz: the midpoint rule's phase error is (w dt)^2 / 24.
+      if (dt == 0.01) {
+        EXPECT_NEAR(period / theory, 1.0, 5e-4);
+      }
+    }
+  }
+}
+
+// Taut strings stay exact (|a - e| = l within 1e-9 m) at every step, at every time step from
+// 1 ms to 1/30 s, while the rig moves.
+TEST(Integrator, TautStringResidualBelowNanometreAtAllTimeSteps) {
+  for (const char* name : {"planar-arm", "suspended-mass"}) {
+    const ModelPtr m = loadModel(name);
+    for (double dt : {0.001, 0.005, 0.01, 1.0 / 30.0}) {
+      SCOPED_TRACE(std::string(name) + " dt=" + std::to_string(dt));
+      IntegratorOptions opt;
+      opt.dt_s = dt;
+      VariationalIntegrator vi(m, opt);
+      const Eigen::VectorXd rho0 = m->defaultInputs();
+      State x = restState(m, rho0);
+      StepReport rep = vi.makeReport();
+      int taut_steps = 0;
+      const int steps = static_cast<int>(3.0 / dt);
+      for (int k = 1; k <= steps; ++k) {
+        const double t = k * dt;
+        Eigen::VectorXd rho = rho0;
+        rho[0] += 0.05 * std::sin(2.0 * t);        // rig point swings 5 cm
+        rho[1] += 0.03 * std::sin(1.3 * t + 0.4);  // winch moves 3 cm
+        ASSERT_EQ(vi.step(x, rho, x, &rep), StepStatus::Ok) << "step " << k;
+        EXPECT_LE(rep.max_violation_m, 1e-9);
+        if (rep.taut[0]) {
+          ++taut_steps;
+          EXPECT_LE(rep.constraint_residual_m, 1e-9);
+          EXPECT_GT(rep.tension_N[0], 0.0);
+        }
+        EXPECT_GE(rep.tension_N.minCoeff(), 0.0);
+      }
+      EXPECT_GT(taut_steps, steps * 9 / 10);
+    }
+  }
+}
+
+// A string let out faster than free fall goes slack: the mass falls at g (within 1 %) with zero
+// tension; when the string stops, it catches: tension returns and the residual is <= 1e-9 m.
+TEST(Integrator, SlackStringGivesFreeFallThenCatches) {
+  const ModelPtr m = loadModel("suspended-mass");
+  IntegratorOptions opt;
+  opt.dt_s = 0.005;
+  opt.damping_scale = 0.0;  // the seed's free fall is in vacuum
+  VariationalIntegrator vi(m, opt);
+  const Eigen::VectorXd rho0 = m->defaultInputs();
+  State x = restState(m, rho0);
+  StepReport rep = vi.makeReport();
+  const double z0 = x.q[1];
+  const double payout_speed = 3.0;  // m/s, far faster than g t over the pay-out
+  const double payout_time = 0.1;   // s: 0.3 m let out
+  std::vector<double> t_fall, z_fall;
+  bool caught = false;
+  double t_catch = 0.0;
+  for (int k = 1; k <= 400; ++k) {
+    const double t = k * opt.dt_s;
+    Eigen::VectorXd rho = rho0;
+    rho[1] += payout_speed * std::min(t, payout_time);
+    ASSERT_EQ(vi.step(x, rho, x, &rep), StepStatus::Ok) << "step " << k;
+    EXPECT_GE(rep.tension_N[0], 0.0);
+    EXPECT_LE(rep.max_violation_m, 1e-9);
+    if (!caught && !rep.taut[0]) {
+      EXPECT_EQ(rep.tension_N[0], 0.0);
+      t_fall.push_back(t);
+      z_fall.push_back(x.q[1]);
+    } else if (!caught && rep.taut[0] && k > 1) {
+      caught = true;
+      t_catch = t;
+    }
+    if (caught) {
+      EXPECT_TRUE(rep.taut[0]) << "t=" << t;
+      EXPECT_LE(rep.constraint_residual_m, 1e-9);
+      EXPECT_GT(rep.tension_N[0], 0.0);
+    }
+  }
+  ASSERT_TRUE(caught);
+  // Catch when the mass has fallen the 0.3 m let out: t = sqrt(2 * 0.3 / g) = 0.247 s.
+  EXPECT_NEAR(t_catch, std::sqrt(2 * 0.3 / kG), 2 * opt.dt_s);
+  // Fit z = z0 - a t^2 / 2 over the fall: a = g within 1 %.
+  ASSERT_GT(t_fall.size(), 20u);
+  double num = 0.0, den = 0.0;
+  for (size_t i = 0; i < t_fall.size(); ++i) {
+    const double s = 0.5 * t_fall[i] * t_fall[i];
+    num += s * (z0 - z_fall[i]);
+    den += s * s;
+  }
+  EXPECT_NEAR(num / den, kG, 0.01 * kG);
+  // After the catch the mass hangs at the new length.
+  EXPECT_NEAR(x.q[1], 1.0 - (0.5 + 0.3), 0.05);
+}
+
+void checkLinearization(const ModelPtr& m, const State& x, const Eigen::VectorXd& u,
+                        const std::string& label) {
+  SCOPED_TRACE(label);
+  IntegratorOptions opt;
+  opt.dt_s = 0.01;
+  opt.residual_rel_tol = 1e-13;  // tight: FD divides solution errors by h
+  opt.constraint_tol_m = 1e-14;
+  VariationalIntegrator vi(m, opt);
+  Eigen::MatrixXd A, B;
+  ASSERT_EQ(vi.linearize(x, u, A, B), StepStatus::Ok);
+  const int nd = m->nd(), nk = m->nk(), nx = 2 * nd + nk;
+  auto pack = [&](const State& s) {
+    Eigen::VectorXd v(nx);
+    v << s.q, s.p, s.rho;
+    return v;
+  };
+  auto unpack = [&](const Eigen::VectorXd& v) {
+    return State{v.head(nd), v.segment(nd, nd), v.tail(nk)};
+  };
+  const double h = 1e-6;
+  Eigen::MatrixXd Afd(nx, nx), Bfd(nx, nk);
+  State out = vi.makeState();
+  StepReport rep = vi.makeReport(), rep0 = vi.makeReport();
+  ASSERT_EQ(vi.step(x, u, out, &rep0), StepStatus::Ok);
+  const Eigen::VectorXd x0 = pack(x);
+  for (int i = 0; i < nx; ++i) {
+    Eigen::VectorXd e = Eigen::VectorXd::Zero(nx);
+    e[i] = h;
+    ASSERT_EQ(vi.step(unpack(x0 + e), u, out, &rep), StepStatus::Ok);
+    ASSERT_EQ(rep.taut, rep0.taut) << "perturbation changed the active set";
+    const Eigen::VectorXd fp = pack(out);
+    ASSERT_EQ(vi.step(unpack(x0 - e), u, out, &rep), StepStatus::Ok);
+    Afd.col(i) = (fp - pack(out)) / (2 * h);
+  }
+  for (int i = 0; i < nk; ++i) {
+    Eigen::VectorXd e = Eigen::VectorXd::Zero(nk);
+    e[i] = h;
+    ASSERT_EQ(vi.step(x, u + e, out, &rep), StepStatus::Ok);
+    const Eigen::VectorXd fp = pack(out);
+    ASSERT_EQ(vi.step(x, u - e, out, &rep), StepStatus::Ok);
+    Bfd.col(i) = (fp - pack(out)) / (2 * h);
+  }
+  const double errA = (A - Afd).cwiseAbs().maxCoeff() / Afd.cwiseAbs().maxCoeff();
+  const double errB = (B - Bfd).cwiseAbs().maxCoeff() / Bfd.cwiseAbs().maxCoeff();
+  EXPECT_LE(errA, 1e-5) << "A\n" << A << "\nfd\n" << Afd;
+  EXPECT_LE(errB, 1e-5) << "B\n" << B << "\nfd\n" << Bfd;
+}
+
+TEST(Integrator, LinearizationMatchesFiniteDifferences) {
+  // Taut: a swinging planar arm with the rig moving.
+  {
+    const ModelPtr m = loadModel("planar-arm");
+    State x = restState(m, m->defaultInputs());
+    VariationalIntegrator vi(m);
+    Eigen::VectorXd u = x.rho;
+    for (int k = 0; k < 20; ++k) {  // get some momentum into it
+      u[0] = 0.30 + 0.002 * k;
+      ASSERT_EQ(vi.step(x, u, x), StepStatus::Ok);
+    }
+    u[0] += 0.002;
+    u[1] -= 0.001;
+    checkLinearization(m, x, u, "planar-arm taut");
+  }
+  // Slack: the suspended mass in free flight (string far from taut).
+  {
+    const ModelPtr m = loadModel("suspended-mass");
+    VariationalIntegrator vi(m);
+    Eigen::VectorXd rho(2);
+    rho << 0.1, 0.9;
+    const State x =
+        vi.stateFromVelocity(Eigen::Vector2d(0.05, 0.4), Eigen::Vector2d(0.3, 0.2), rho);
+    checkLinearization(m, x, Eigen::Vector2d(0.12, 0.9), "suspended-mass slack");
+  }
+  // Random trees (every joint type, branching, full inertias) in a catch step: each string is
+  // wound 1 mm shorter than its current span, so the step pulls it taut with an impulse.
+  for (unsigned seed : {3u, 7u, 11u}) {
+    const ModelPtr m = test::randomTreeModel(seed, 5, 2);
+    std::mt19937 rng(seed);
+    VariationalIntegrator vi(m);
+    const Eigen::VectorXd q = test::randomVector(rng, m->nd(), 0.5);
+    Eigen::VectorXd rho = m->defaultInputs();
+    Eigen::VectorXd qfull(m->nq());
+    qfull << q, rho;
+    DynamicsData d(*m);
+    forwardKinematics(*m, d, qfull);
+    computeStrings(*m, d, qfull, false);
+    for (int j = 0; j < m->nstrings(); ++j)
+      rho[m->strings[j].length_variable - m->nd()] = d.distance[j] - 1e-3;
+    const State x = vi.stateFromVelocity(q, test::randomVector(rng, m->nd(), 0.3), rho);
+    const Eigen::VectorXd u = rho + test::randomVector(rng, m->nk(), 0.002);
+    checkLinearization(m, x, u, "random tree " + std::to_string(seed));
+  }
+}
+
+// One integration step allocates nothing: Eigen's allocator is switched off and operator new
+// is counted.
+TEST(Integrator, StepDoesNotAllocate) {
+  for (const std::string& name : builtinModelNames()) {
+    SCOPED_TRACE(name);
+    const ModelPtr m = loadModel(name);
+    VariationalIntegrator vi(m);
+    State x = restState(m, m->defaultInputs());
+    State next = vi.makeState();
+    StepReport rep = vi.makeReport();
+    Eigen::VectorXd u = x.rho;
+    ASSERT_EQ(vi.step(x, u, next, &rep), StepStatus::Ok);  // warm
+    const long before = g_allocations.load();
+    Eigen::internal::set_is_malloc_allowed(false);
+    for (int k = 0; k < 50; ++k) {
+      u[0] += 1e-4;
+      const StepStatus st = vi.step(next, u, next, &rep);
+      if (st != StepStatus::Ok) {
+        Eigen::internal::set_is_malloc_allowed(true);
+        FAIL() << toString(st);
+      }
+    }
+    Eigen::internal::set_is_malloc_allowed(true);
+    EXPECT_EQ(g_allocations.load(), before);
+  }
+}
+
+// The planar arm built in code is the same model as the file: identical trajectories, bit for
+// bit.
+TEST(Integrator, ModelFromFileEqualsModelBuiltInCode) {
+  ModelBuilder b("planar-arm");
+  DynamicVariable t1, t2;
+  t1.name = "theta1";
+  t2.name = "theta2";
+  t1.damping = t2.damping = 0.002;
+  KinematicVariable x, L;
+  x.name = "x";
+  x.default_value = 0.30;
+  x.lower = -0.40;
+  x.upper = 0.60;
+  L.name = "L";
+  L.default_value = 0.45;
+  L.lower = 0.05;
+  L.upper = 1.0;
+  x.max_speed = L.max_speed = 0.5;
+  x.max_accel = L.max_accel = 4.0;
+  b.addDynamic(t1).addDynamic(t2).addKinematic(x).addKinematic(L);
+  Eigen::Isometry3d down = Eigen::Isometry3d::Identity(), up = Eigen::Isometry3d::Identity();
+  down.translation() = Eigen::Vector3d(0, 0, -0.30);
+  up.translation() = Eigen::Vector3d(0, 0, 0.30);
+  b.addJointFrame("link1", "world", JointType::Rotate, Eigen::Vector3d::UnitY(), "theta1");
+  b.addFixedFrame("elbow", "link1", down);
+  b.addJointFrame("link2", "elbow", JointType::Rotate, Eigen::Vector3d::UnitY(), "theta2");
+  b.addJointFrame("rig_carriage", "world", JointType::Translate, Eigen::Vector3d::UnitX(), "x");
+  b.addFixedFrame("rig", "rig_carriage", up);
+  b.addMass("link1", "link1", 0.20, Eigen::Vector3d(0, 0, -0.15),
+            Eigen::Vector3d(0.0015, 0.0015, 2.5e-6).asDiagonal());
+  b.addMass("link2", "link2", 0.15, Eigen::Vector3d(0, 0, -0.125),
+            Eigen::Vector3d(7.8125e-4, 7.8125e-4, 1.875e-6).asDiagonal());
+  b.addString("tip", "link2", Eigen::Vector3d(0, 0, -0.25), "rig", Eigen::Vector3d::Zero(), "L",
+              0.0);
+  const ModelPtr code = b.build();
+  const ModelPtr file = loadModel("planar-arm");
+
+  VariationalIntegrator vc(code), vf(file);
+  State xc = restState(code, code->defaultInputs());
+  State xf = restState(file, file->defaultInputs());
+  ASSERT_EQ(xc.q, xf.q);
+  for (int k = 1; k <= 300; ++k) {
+    Eigen::VectorXd u = xc.rho;
+    u[0] = 0.30 + 0.1 * std::sin(0.02 * k);
+    ASSERT_EQ(vc.step(xc, u, xc), StepStatus::Ok);
+    ASSERT_EQ(vf.step(xf, u, xf), StepStatus::Ok);
+  }
+  EXPECT_EQ(xc.q, xf.q);
+  EXPECT_EQ(xc.p, xf.p);
+}
+
+}  // namespace
+}  // namespace marionette
