@@ -260,6 +260,13 @@ void computeStrings(const Model& model, DynamicsData& d, const Eigen::VectorXd& 
   }
 }
 
+double mechanicalEnergy(const Model& model, DynamicsData& d, const Eigen::VectorXd& q,
+                        const Eigen::VectorXd& qdot) {
+  forwardKinematics(model, d, q);
+  computeLagrangian(model, d, q, qdot, LagrangianOrder::First);
+  return d.kinetic_J + d.potential_J;
+}
+
 double potentialEnergy(const Model& model, const DynamicsData& d, const Eigen::VectorXd& q) {
   double V = 0.0;
   for (const Mass& ms : model.masses) {

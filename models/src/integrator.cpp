@@ -220,6 +220,7 @@ StepStatus VariationalIntegrator::step(const State& x, const Eigen::VectorXd& rh
   if (report) {
     report->newton_iterations = iterations;
     report->active_set_changes = changes;
+    report->energy_J = dyn_.kinetic_J + dyn_.potential_J;
     report->max_violation_m = 0.0;
     report->constraint_residual_m = 0.0;
     for (int j = 0; j < ns_; ++j) {
@@ -298,20 +299,7 @@ State VariationalIntegrator::stateFromVelocity(const Eigen::VectorXd& q,
   assembleFullQ(q, rho, q1_full_);
   forwardKinematics(*model_, dyn_, q1_full_);
   computeLagrangian(*model_, dyn_, q1_full_, qdot, LagrangianOrder::First);
-  return State{q, dyn_.Lv, rho};
-}
-
-Eigen::VectorXd VariationalIntegrator::velocity(const State& x) {
-  assembleFullQ(x.q, x.rho, q1_full_);
-  forwardKinematics(*model_, dyn_, q1_full_);
-  computeLagrangian(*model_, dyn_, q1_full_, Eigen::VectorXd::Zero(nd_),
-                    LagrangianOrder::MassMatrix);
-  return dyn_.M.llt().solve(x.p);
-}
-
-double VariationalIntegrator::energy(const State& x) {
-  const Eigen::VectorXd v = velocity(x);  // leaves the potential at q_k in dyn_
-  return 0.5 * x.p.dot(v) + dyn_.potential_J;
+  return State{q, dyn_.Lv + 0.5 * options_.dt_s * dyn_.Lq, rho};
 }
 
 Eigen::VectorXd VariationalIntegrator::overStretch(const Eigen::VectorXd& q,

@@ -84,6 +84,10 @@ Eigen::Vector3d pointPosition(const DynamicsData& data, int frame, const Eigen::
 void pointJacobian(const Model& model, const DynamicsData& data, int frame,
                    const Eigen::Vector3d& local, Eigen::MatrixXd& J);
 
+// Kinetic + potential energy (J) at configuration q (n_q) and dynamic velocity qdot (n_d).
+double mechanicalEnergy(const Model& model, DynamicsData& data, const Eigen::VectorXd& q,
+                        const Eigen::VectorXd& qdot);
+
 // Potential energy of gravity and joint-limit springs only (J), after forwardKinematics.
 double potentialEnergy(const Model& model, const DynamicsData& data, const Eigen::VectorXd& q);
 

@@ -40,6 +40,7 @@ struct StepReport {
   int active_set_changes = 0;          // strings switched between slack and taut
   Eigen::VectorXd tension_N;           // n_s: string tensions over the step (0 when slack)
   std::vector<char> taut;              // n_s: 1 if the string was taut (active) over the step
+  double energy_J = 0.0;               // T + V at the step midpoint, v = (q_{k+1} - q_k) / dt
   double max_violation_m = 0.0;        // max over strings of max(0, |a-e| - l) at q_{k+1}
   double constraint_residual_m = 0.0;  // max over taut strings of ||a-e| - l| at q_{k+1}
 };
@@ -75,13 +76,11 @@ class VariationalIntegrator {
   StepStatus linearize(const State& x, const Eigen::VectorXd& rho_next, Eigen::MatrixXd& A,
                        Eigen::MatrixXd& B);
 
-  // x from configuration and velocity: p = dL/dv = M(q) qdot (n_d each).
+  // x from configuration and velocity (n_d each): p_0 = dL/dv + dt/2 dL/dq, which is
+  // D2 L_d(q_-1, q_0) to second order and exact at rest, so a puppet started at rest stays
+  // there with its static string tensions from the first step on.
   State stateFromVelocity(const Eigen::VectorXd& q, const Eigen::VectorXd& qdot,
                           const Eigen::VectorXd& rho);
-  // Velocity qdot = M(q)^-1 p (the Legendre transform at q_k).
-  Eigen::VectorXd velocity(const State& x);
-  // Kinetic + potential energy (J) at x, kinetic from the Legendre transform at q_k.
-  double energy(const State& x);
   // Over-stretch max(0, |a-e| - l) of each string at configuration (q_d, rho) (n_s, metres).
   Eigen::VectorXd overStretch(const Eigen::VectorXd& q, const Eigen::VectorXd& rho);
 

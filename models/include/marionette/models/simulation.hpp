@@ -1,0 +1,104 @@
+// Running a simulation: an input schedule for the rig, a start state, and the step loop for any
+// of the integrators (the VI, or the Euler / RK4 baselines).  Used by `marionette simulate` and
+// by the integrator benchmark.
+//
+// Contents
+//   InputSchedule       rig setpoints over time: CSV "t,<kinematic names...>", linearly
+//                       interpolated, held constant outside the given times.
+//   StartSpec           rest pose of the initial inputs, optionally with some joints set.
+//   SimulationOptions   integrator, dt, duration, damping scale.
+//   simulate()          runs it; calls back once per row (t = 0 and after every step).
+//   SimulationError     a failed step: names the step and the time.
+#pragma once
+
+#include <Eigen/Core>
+#include <functional>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "marionette/models/model.hpp"
+
+namespace marionette {
+
+class InputSchedule {
+ public:
+  // Every kinematic variable held at its default.
+  static InputSchedule constant(const Model& model);
+  // Parses CSV text; source names the file in errors ("inputs.csv:3: column 'x': ...").
+  static InputSchedule fromCsv(const Model& model, const std::string& text,
+                               const std::string& source);
+  static InputSchedule fromCsvFile(const Model& model, const std::string& path);
+  // Rig setpoints at time t (n_k).
+  Eigen::VectorXd at(double t_s) const;
+  void at(double t_s, Eigen::VectorXd& out) const;  // no allocation when out is sized
+
+  std::vector<double> times_s;  // strictly increasing (empty = constant)
+  Eigen::MatrixXd values;       // times x n_k
+  Eigen::VectorXd defaults;     // n_k
+};
+
+struct StartSpec {
+  bool from_rest = true;                                   // rest pose of the inputs at t = 0
+  std::vector<std::pair<std::string, double>> positions;   // dynamic variables set (rad or m)
+  std::vector<std::pair<std::string, double>> velocities;  // their rates (rad/s or m/s)
+  // Parses "rest" or "q:NAME=V,NAME=V,...".
+  static StartSpec parse(const std::string& text);
+};
+
+enum class IntegratorKind { VI, Euler, RK4 };
+IntegratorKind parseIntegratorKind(const std::string& name);  // "vi" | "euler" | "rk4"
+const char* toString(IntegratorKind k);
+
+struct SimulationOptions {
+  IntegratorKind integrator = IntegratorKind::VI;
+  double dt_s = 0.01;
+  double duration_s = 5.0;
+  double damping_scale = 1.0;
+  StartSpec start;
+  bool energy_every_row = true;  // baselines: an energy costs a Lagrangian sweep per row
+};
+
+struct SimulationRow {
+  double t_s = 0.0;
+  const Eigen::VectorXd* q = nullptr;          // n_d
+  const Eigen::VectorXd* rho = nullptr;        // n_k
+  const Eigen::VectorXd* tension_N = nullptr;  // n_s (over the step ending at t; at t = 0 the
+                                               // static tension of the start)
+  double energy_J = 0.0;  // J; the VI reports its step's midpoint energy; NaN when not computed
+  double max_violation_m = 0.0;
+  int newton_iterations = 0;
+};
+
+struct SimulationSummary {
+  int steps = 0;
+  double wall_s = 0.0;  // integration only
+  double us_per_step = 0.0;
+  double newton_iterations_mean = 0.0;
+  double max_violation_m = 0.0;  // over all rows
+  double min_tension_N = 0.0;    // over all strings and rows
+  double energy_start_J = 0.0;
+  double energy_end_J = 0.0;
+  double energy_min_J = 0.0;  // over rows, when energies are computed every row
+  double energy_max_J = 0.0;
+};
+
+class SimulationError : public std::runtime_error {
+ public:
+  SimulationError(int step, double t_s, const std::string& message);
+  int step() const { return step_; }
+  double time_s() const { return t_s_; }
+
+ private:
+  int step_;
+  double t_s_;
+};
+
+// Runs the simulation; throws SimulationError on a failed step, std::invalid_argument on a bad
+// start specification (naming the variable).
+SimulationSummary simulate(const ModelPtr& model, const InputSchedule& inputs,
+                           const SimulationOptions& options,
+                           const std::function<void(const SimulationRow&)>& on_row = {});
+
+}  // namespace marionette

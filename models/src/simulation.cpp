@@ -1,0 +1,329 @@
+#include "marionette/models/simulation.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <fstream>
+#include <limits>
+#include <sstream>
+
+#include "marionette/models/baseline.hpp"
+#include "marionette/models/dynamics.hpp"
+#include "marionette/models/integrator.hpp"
+#include "marionette/models/rest_pose.hpp"
+
+namespace marionette {
+
+namespace {
+std::string trim(const std::string& s) {
+  const auto b = s.find_first_not_of(" \t\r\n");
+  if (b == std::string::npos) return "";
+  const auto e = s.find_last_not_of(" \t\r\n");
+  return s.substr(b, e - b + 1);
+}
+std::vector<std::string> split(const std::string& s, char sep) {
+  std::vector<std::string> out;
+  std::string item;
+  std::istringstream in(s);
+  while (std::getline(in, item, sep)) out.push_back(trim(item));
+  if (!s.empty() && s.back() == sep) out.emplace_back();
+  return out;
+}
+bool parseDouble(const std::string& s, double& x) {
+  if (s.empty()) return false;
+  char* end = nullptr;
+  x = std::strtod(s.c_str(), &end);
+  return end && *end == '\0' && std::isfinite(x);
+}
+}  // namespace
+
+// ---- InputSchedule ----------------------------------------------------------------------
+
+InputSchedule InputSchedule::constant(const Model& model) {
+  InputSchedule s;
+  s.defaults = model.defaultInputs();
+  s.values.resize(0, model.nk());
+  return s;
+}
+
+InputSchedule InputSchedule::fromCsv(const Model& model, const std::string& text,
+                                     const std::string& source) {
+  InputSchedule s = constant(model);
+  auto fail = [&](int line, const std::string& msg) -> void {
+    throw std::invalid_argument(source + ":" + std::to_string(line) + ": " + msg);
+  };
+  std::istringstream in(text);
+  std::string line;
+  int lineno = 0;
+  std::vector<int> column_var;  // kinematic index per column after t
+  std::vector<std::vector<double>> rows;
+  while (std::getline(in, line)) {
+    ++lineno;
+    if (trim(line).empty() || trim(line)[0] == '#') continue;
+    const auto cells = split(line, ',');
+    if (column_var.empty()) {  // the first line is the header
+      if (cells[0] != "t")
+        fail(lineno, "the header must start with 't' (got '" + cells[0] +
+                         "'), then kinematic variable names");
+      if (cells.size() < 2) fail(lineno, "the header names no kinematic variable");
+      for (size_t c = 1; c < cells.size(); ++c) {
+        const int vi = model.variableIndex(cells[c]);
+        if (vi < model.nd()) {
+          std::string names;
+          for (const auto& k : model.kinematic) names += (names.empty() ? "" : ", ") + k.name;
+          fail(lineno, "column '" + cells[c] + "' is not a kinematic variable of model '" +
+                           model.name + "' (" + names + ")");
+        }
+        if (std::count(column_var.begin(), column_var.end(), vi - model.nd()))
+          fail(lineno, "column '" + cells[c] + "' appears twice");
+        column_var.push_back(vi - model.nd());
+      }
+      continue;
+    }
+    if (cells.size() != column_var.size() + 1)
+      fail(lineno, "expected " + std::to_string(column_var.size() + 1) + " values, got " +
+                       std::to_string(cells.size()));
+    std::vector<double> row(cells.size());
+    for (size_t c = 0; c < cells.size(); ++c) {
+      const std::string col = c == 0 ? "t" : model.kinematic[column_var[c - 1]].name;
+      if (!parseDouble(cells[c], row[c]))
+        fail(lineno, "column '" + col + "': not a finite number: '" + cells[c] + "'");
+    }
+    if (!rows.empty() && !(row[0] > rows.back()[0]))
+      fail(lineno, "times must increase (t=" + cells[0] +
+                       " after t=" + std::to_string(rows.back()[0]) + ")");
+    for (size_t c = 1; c < cells.size(); ++c) {
+      const KinematicVariable& kv = model.kinematic[column_var[c - 1]];
+      if (row[c] < kv.lower || row[c] > kv.upper) {
+        std::ostringstream os;
+        os << "column '" << kv.name << "': " << row[c] << " is outside the actuator range ["
+           << kv.lower << ", " << kv.upper << "]";
+        fail(lineno, os.str());
+      }
+    }
+    rows.push_back(row);
+  }
+  if (column_var.empty()) fail(lineno, "no header line 't,<kinematic variables>'");
+  if (rows.empty()) fail(lineno, "no data rows");
+  s.times_s.resize(rows.size());
+  s.values.resize(rows.size(), model.nk());
+  for (size_t r = 0; r < rows.size(); ++r) {
+    s.times_s[r] = rows[r][0];
+    s.values.row(r) = s.defaults.transpose();
+    for (size_t c = 0; c < column_var.size(); ++c) s.values(r, column_var[c]) = rows[r][c + 1];
+  }
+  return s;
+}
+
+InputSchedule InputSchedule::fromCsvFile(const Model& model, const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw std::invalid_argument(path + ": cannot open inputs file");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return fromCsv(model, ss.str(), path);
+}
+
+void InputSchedule::at(double t, Eigen::VectorXd& out) const {
+  if (times_s.empty()) {
+    out = defaults;
+    return;
+  }
+  if (t <= times_s.front()) {
+    out = values.row(0).transpose();
+    return;
+  }
+  if (t >= times_s.back()) {
+    out = values.row(values.rows() - 1).transpose();
+    return;
+  }
+  const auto it = std::upper_bound(times_s.begin(), times_s.end(), t);
+  const size_t i = static_cast<size_t>(it - times_s.begin());
+  const double w = (t - times_s[i - 1]) / (times_s[i] - times_s[i - 1]);
+  out = (1.0 - w) * values.row(i - 1).transpose() + w * values.row(i).transpose();
+}
+
+Eigen::VectorXd InputSchedule::at(double t) const {
+  Eigen::VectorXd out(defaults.size());
+  at(t, out);
+  return out;
+}
+
+// ---- Start ------------------------------------------------------------------------------
+
+StartSpec StartSpec::parse(const std::string& text) {
+  StartSpec s;
+  if (text == "rest") return s;
+  if (text.rfind("q:", 0) != 0)
+    throw std::invalid_argument("--start: expected 'rest' or 'q:NAME=V,...' (got '" + text + "')");
+  for (const std::string& item : split(text.substr(2), ',')) {
+    const auto eq = item.find('=');
+    double v;
+    if (eq == std::string::npos || !parseDouble(trim(item.substr(eq + 1)), v))
+      throw std::invalid_argument("--start: expected NAME=VALUE, got '" + item + "'");
+    s.positions.emplace_back(trim(item.substr(0, eq)), v);
+  }
+  return s;
+}
+
+IntegratorKind parseIntegratorKind(const std::string& name) {
+  if (name == "vi") return IntegratorKind::VI;
+  if (name == "euler") return IntegratorKind::Euler;
+  if (name == "rk4") return IntegratorKind::RK4;
+  throw std::invalid_argument("--integrator: expected vi, euler or rk4 (got '" + name + "')");
+}
+
+const char* toString(IntegratorKind k) {
+  switch (k) {
+    case IntegratorKind::VI: return "vi";
+    case IntegratorKind::Euler: return "euler";
+    case IntegratorKind::RK4: return "rk4";
+  }
+  return "?";
+}
+
+SimulationError::SimulationError(int step, double t_s, const std::string& message)
+    : std::runtime_error([&] {
+        std::ostringstream os;
+        os << "step " << step << " (t=" << t_s << " s): " << message;
+        return os.str();
+      }()),
+      step_(step),
+      t_s_(t_s) {}
+
+// ---- The loop ---------------------------------------------------------------------------
+
+SimulationSummary simulate(const ModelPtr& model_ptr, const InputSchedule& inputs,
+                           const SimulationOptions& opt,
+                           const std::function<void(const SimulationRow&)>& on_row) {
+  const Model& model = *model_ptr;
+  if (!(opt.dt_s > 0.0) || !std::isfinite(opt.dt_s))
+    throw std::invalid_argument("--dt must be > 0 s");
+  if (!(opt.duration_s >= 0.0) || !std::isfinite(opt.duration_s))
+    throw std::invalid_argument("--duration must be >= 0 s");
+  if (!(opt.damping_scale >= 0.0)) throw std::invalid_argument("--damping-scale must be >= 0");
+  const int nd = model.nd(), ns = model.nstrings();
+
+  // Start: the rest pose of the first inputs, then any joints the caller set (the others move
+  // the least that keeps every string within its length).
+  const Eigen::VectorXd rho0 = inputs.at(0.0);
+  const RestPose rest = computeRestPose(model_ptr, rho0);
+  if (!rest.ok) throw SimulationError(0, 0.0, "start: " + rest.message);
+  Eigen::VectorXd q = rest.q, qdot = Eigen::VectorXd::Zero(nd);
+  Eigen::VectorXd tension0 = rest.tension_N;
+  std::vector<char> fixed(nd, 0);
+  auto dynamicIndex = [&](const std::string& name) {
+    const int i = model.variableIndex(name);
+    if (i < 0 || i >= nd) {
+      std::string names;
+      for (const auto& v : model.dynamic) names += (names.empty() ? "" : ", ") + v.name;
+      throw std::invalid_argument("--start: '" + name + "' is not a dynamic variable of '" +
+                                  model.name + "' (" + names + ")");
+    }
+    return i;
+  };
+  for (const auto& [name, value] : opt.start.positions) {
+    const int i = dynamicIndex(name);
+    q[i] = value;
+    fixed[i] = 1;
+  }
+  for (const auto& [name, value] : opt.start.velocities) qdot[dynamicIndex(name)] = value;
+  if (!opt.start.positions.empty()) {
+    tension0.setZero();
+    if (!projectOntoStrings(model, q, rho0, fixed))
+      throw std::invalid_argument(
+          "--start: no configuration with those joint values keeps every string within its "
+          "length; set fewer joints or change the inputs");
+  }
+
+  SimulationSummary sum;
+  sum.min_tension_N = std::numeric_limits<double>::infinity();
+  sum.energy_min_J = std::numeric_limits<double>::infinity();
+  sum.energy_max_J = -std::numeric_limits<double>::infinity();
+  const int steps = static_cast<int>(std::llround(opt.duration_s / opt.dt_s));
+  Eigen::VectorXd rho = rho0, u(model.nk());
+  SimulationRow row;
+  row.rho = &rho;
+  long newton_total = 0;
+  std::chrono::steady_clock::duration wall{};
+
+  auto record = [&](int k, double energy, double violation, const Eigen::VectorXd& qk,
+                    const Eigen::VectorXd& tension, int iterations) {
+    row.t_s = k * opt.dt_s;
+    row.q = &qk;
+    row.tension_N = &tension;
+    row.energy_J = energy;
+    row.max_violation_m = violation;
+    row.newton_iterations = iterations;
+    sum.max_violation_m = std::max(sum.max_violation_m, violation);
+    if (ns) sum.min_tension_N = std::min(sum.min_tension_N, tension.minCoeff());
+    if (std::isfinite(energy)) {
+      sum.energy_min_J = std::min(sum.energy_min_J, energy);
+      sum.energy_max_J = std::max(sum.energy_max_J, energy);
+    }
+    if (on_row) on_row(row);
+  };
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+
+  if (opt.integrator == IntegratorKind::VI) {
+    IntegratorOptions io;
+    io.dt_s = opt.dt_s;
+    io.damping_scale = opt.damping_scale;
+    VariationalIntegrator vi(model_ptr, io);
+    State x = vi.stateFromVelocity(q, qdot, rho0);
+    StepReport rep = vi.makeReport();
+    {
+      DynamicsData d(model);
+      Eigen::VectorXd qf(model.nq());
+      qf << q, rho0;
+      sum.energy_start_J = mechanicalEnergy(model, d, qf, qdot);
+    }
+    record(0, sum.energy_start_J, vi.overStretch(x.q, x.rho).maxCoeff(), x.q, tension0, 0);
+    for (int k = 1; k <= steps; ++k) {
+      inputs.at(k * opt.dt_s, u);
+      const auto t0 = std::chrono::steady_clock::now();
+      const StepStatus st = vi.step(x, u, x, &rep);
+      wall += std::chrono::steady_clock::now() - t0;
+      if (st != StepStatus::Ok) throw SimulationError(k, k * opt.dt_s, toString(st));
+      rho = x.rho;
+      newton_total += rep.newton_iterations;
+      if (k == steps) sum.energy_end_J = rep.energy_J;
+      record(k, rep.energy_J, std::max(0.0, rep.max_violation_m), x.q, rep.tension_N,
+             rep.newton_iterations);
+    }
+    if (steps == 0) sum.energy_end_J = sum.energy_start_J;
+  } else {
+    const ExplicitMethod method =
+        opt.integrator == IntegratorKind::Euler ? ExplicitMethod::Euler : ExplicitMethod::RK4;
+    ExplicitIntegrator ei(model_ptr, method, opt.dt_s, opt.damping_scale);
+    ContinuousState x{q, qdot, rho0, Eigen::VectorXd::Zero(model.nk())};
+    StepReport rep;
+    rep.tension_N.setZero(ns);
+    rep.taut.assign(ns, 0);
+    sum.energy_start_J = ei.energy(x);
+    VariationalIntegrator probe(model_ptr);  // only for over-stretch at the start
+    record(0, sum.energy_start_J, probe.overStretch(x.q, x.rho).maxCoeff(), x.q, tension0, 0);
+    for (int k = 1; k <= steps; ++k) {
+      inputs.at(k * opt.dt_s, u);
+      const auto t0 = std::chrono::steady_clock::now();
+      const StepStatus st = ei.step(x, u, x, &rep);
+      wall += std::chrono::steady_clock::now() - t0;
+      if (st != StepStatus::Ok) throw SimulationError(k, k * opt.dt_s, toString(st));
+      rho = x.rho;
+      const bool want_energy = opt.energy_every_row || k == steps;
+      const double e = want_energy ? ei.energy(x) : nan;
+      if (!std::isfinite(e) && want_energy)
+        throw SimulationError(k, k * opt.dt_s, "energy became non-finite (the method diverged)");
+      if (k == steps) sum.energy_end_J = e;
+      record(k, e, std::max(0.0, rep.max_violation_m), x.q, rep.tension_N, 0);
+    }
+    if (steps == 0) sum.energy_end_J = sum.energy_start_J;
+  }
+  sum.steps = steps;
+  sum.wall_s = std::chrono::duration<double>(wall).count();
+  sum.us_per_step = steps ? 1e6 * sum.wall_s / steps : 0.0;
+  sum.newton_iterations_mean = steps ? static_cast<double>(newton_total) / steps : 0.0;
+  if (!ns) sum.min_tension_N = 0.0;
+  return sum;
+}
+
+}  // namespace marionette
