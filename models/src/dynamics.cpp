@@ -157,22 +157,29 @@ void computeLagrangian(const Model& model, DynamicsData& d, const Eigen::VectorX
   d.potential_J = Vg + Vlim;
   if (order == LagrangianOrder::First) return;
 
-  // Second derivatives over comparable pairs a <= b (a an ancestor of b, or b itself):
+  // Second derivatives over comparable pairs a <= b (a an ancestor of b, or b itself), from
+  // dxi_b/dq_a = [xi_a, xi_b] and dH/dq_a = -ad_a^T H - I ad_a V_a (DESIGN §4.1):
   //   M(a,b)    = xi_a . I_b xi_b                    (I_b composite inertia of b's subtree)
-  //   Lqv(a,b)  = -xi_b . I_b Z_a
-  //   Lqv(b,a)  = -[xi_b, xi_a] . H_b - xi_a . I_b Z_b            (a strictly above b)
-  //   Lqq(a,b)  = Z_a . I_b Z_b + H_b . [xi_b, Z_a] + [xi_a, xi_b] . W_b
-  //               + w_b . ((w_a x h_b + m_b v_a) x G)
-  // derived from dxi_b/dq_a = [xi_a, xi_b], dH/dq_a = -ad_a^T H - I ad_a V_a (DESIGN §4.1).
+  //   Lqv(a,b)  = -Z_a . I_b xi_b
+  //   Lqv(b,a)  = -xi_a . P_b                         (a strictly above b)
+  //   Lqq(a,b)  = Z_a . P_b + xi_a . Q_b
+  // with P_b = I_b Z_b + ad_{xi_b}^T H_b and Q_b = (m_b g_b, h_b x g_b) - ad_{xi_b}^T W_b,
+  // g_b = G x w_b (the gravity terms, W_b the subtree's gravity wrench).  Everything that
+  // depends on b alone is formed once, so a pair costs five 6-vector dot products.
   const bool second = order == LagrangianOrder::Second;
   for (int b = 0; b < nd; ++b) {
     const int fb = model.dynamic_frame[b];
     const Inertia Ib = compositeOf(d, fb);
     const Vec6& xib = d.joint_twist[b];
-    const Vec6& Hb = d.frame_momentum[fb];
     const Vec6 Ixib = Ib * xib;
-    const Vec6 IZb = Ib * d.z_twist[b];
-    const Vec6 Wb = spatial::twist(d.comp_m[fb] * G, d.comp_h[fb].cross(G));
+    Vec6 P, Q;
+    if (second) {
+      const Vec6& Hb = d.frame_momentum[fb];
+      const Vec6 Wb = spatial::twist(d.comp_m[fb] * G, d.comp_h[fb].cross(G));
+      const Vec3 gb = G.cross(ang(xib));
+      P = Ib * d.z_twist[b] + spatial::adT(xib, Hb);
+      Q = spatial::twist(d.comp_m[fb] * gb, d.comp_h[fb].cross(gb)) - spatial::adT(xib, Wb);
+    }
     for (int a : model.dynamic_ancestors[b]) {
       const Vec6& xia = d.joint_twist[a];
       const double Mab = xia.dot(Ixib);
@@ -180,11 +187,9 @@ void computeLagrangian(const Model& model, DynamicsData& d, const Eigen::VectorX
       d.M(b, a) = Mab;
       if (!second) continue;
       const Vec6& Za = d.z_twist[a];
-      d.Lqv(a, b) = -xib.dot(Ib * Za);
-      if (a != b) d.Lqv(b, a) = -ad(xib, xia).dot(Hb) - xia.dot(IZb);
-      const Vec3 dh = ang(xia).cross(d.comp_h[fb]) + d.comp_m[fb] * lin(xia);
-      const double Lqq =
-          Za.dot(IZb) + Hb.dot(ad(xib, Za)) + ad(xia, xib).dot(Wb) + ang(xib).dot(dh.cross(G));
+      d.Lqv(a, b) = -Za.dot(Ixib);
+      if (a != b) d.Lqv(b, a) = -xia.dot(P);
+      const double Lqq = Za.dot(P) + xia.dot(Q);
       d.Lqq(a, b) = Lqq;
       d.Lqq(b, a) = Lqq;
     }

@@ -45,6 +45,9 @@ VariationalIntegrator::VariationalIntegrator(ModelPtr model, IntegratorOptions o
     rhs_.emplace_back(Eigen::VectorXd::Zero(nd_ + m));
     sol_.emplace_back(Eigen::VectorXd::Zero(nd_ + m));
   }
+  lu_valid_.assign(ns_ + 1, 0);
+  lu_set_.assign(ns_ + 1, std::vector<int>());
+  for (auto& set : lu_set_) set.reserve(ns_);
   llt_ = Eigen::LLT<Eigen::MatrixXd>(nd_);
   tmp_nd_.setZero(nd_);
 }
@@ -125,9 +128,16 @@ void VariationalIntegrator::assembleJacobian() {
   J.bottomRightCorner(m, m).setZero();
 }
 
+// Newton's method on (q_{d,k+1}, lambda_A).  The factorised Jacobian is kept across iterations
+// and steps (the chord method, DESIGN §4.3) and refreshed at the current iterate whenever an
+// iteration fails to shrink the residual four-fold, or the active set differs from the one it
+// was factorised for.  Convergence is judged on the true residual, so reuse changes the
+// iteration count, never the answer.
 int VariationalIntegrator::solveNewton(const State& x, const Eigen::VectorXd& rho_next) {
   const int m = static_cast<int>(active_.size());
   double last_update = std::numeric_limits<double>::infinity();
+  double prev_merit = std::numeric_limits<double>::infinity();
+  bool fresh = false;  // the factorisation was made at an iterate of this solve
   for (int it = 0; it <= options_.max_newton_iterations; ++it) {
     evaluateResidual(x, rho_next, /*jacobian=*/false);
     double cerr = 0.0;
@@ -142,20 +152,34 @@ int VariationalIntegrator::solveNewton(const State& x, const Eigen::VectorXd& rh
         cerr <= 1e3 * options_.constraint_tol_m)
       return it;
     if (it == options_.max_newton_iterations) break;
-    // Exact Newton step.  (q_m is still the current forward kinematics, so the second-order
-    // evaluation only redoes the Lagrangian sweep.)
-    computeLagrangian(*model_, dyn_, qm_full_, vel_, LagrangianOrder::Second);
-    assembleJacobian();
+    const double merit = std::max(rerr / rtol, cerr / options_.constraint_tol_m);
+    const bool slow = merit > 0.25 * prev_merit;
+    if (!lu_valid_[m] || lu_set_[m] != active_ || (slow && !fresh) ||
+        (slow && fresh && it > 0)) {
+      // Exact Jacobian at this iterate (q_m is still the current forward kinematics, so only
+      // the Lagrangian sweep is redone).
+      computeLagrangian(*model_, dyn_, qm_full_, vel_, LagrangianOrder::Second);
+      assembleJacobian();
+      lu_[m].compute(jac_[m]);
+      lu_valid_[m] = 1;
+      lu_set_[m] = active_;
+      fresh = true;
+      ++factorizations_;
+    }
+    prev_merit = merit;
     Eigen::VectorXd& rhs = rhs_[m];
     rhs.head(nd_) = -residual_;
     for (int i = 0; i < m; ++i) rhs[nd_ + i] = -dyn_.h[active_[i]];
-    lu_[m].compute(jac_[m]);
     sol_[m].noalias() = lu_[m].solve(rhs);
-    if (!sol_[m].allFinite()) return -2;
+    if (!sol_[m].allFinite()) {
+      lu_valid_[m] = 0;
+      return -2;
+    }
     last_update = sol_[m].head(nd_).cwiseAbs().maxCoeff();
     qd2_ += sol_[m].head(nd_);
     for (int i = 0; i < m; ++i) lambda_[active_[i]] += sol_[m][nd_ + i];
   }
+  lu_valid_[m] = 0;  // do not start the next attempt from a Jacobian that failed here
   return -1;
 }
 
@@ -166,8 +190,10 @@ StepStatus VariationalIntegrator::step(const State& x, const Eigen::VectorXd& rh
       !x.q.allFinite() || !x.p.allFinite() || !x.rho.allFinite() || !rho_next.allFinite())
     return StepStatus::BadInput;
 
-  // Quantities at q_k: string gradients (for the constraint forces) and the mass matrix (for the
-  // initial guess q2 = q1 + dt M^-1 p1).
+  // Quantities at q_k: string gradients (for the constraint forces) and the mass matrix for the
+  // initial guess q2 = q1 + dt qdot, qdot = M^-1 (p1 - dt/2 dL/dq): p1 carries half a step of
+  // forces (p = dL/dv + dt/2 dL/dq), which are not velocity -- with them a hanging puppet's guess
+  // would be free fall, without them a puppet at rest is guessed exactly.
   assembleFullQ(x.q, x.rho, q1_full_);
   forwardKinematics(*model_, dyn_, q1_full_);
   computeStrings(*model_, dyn_, q1_full_, false);
@@ -176,7 +202,7 @@ StepStatus VariationalIntegrator::step(const State& x, const Eigen::VectorXd& rh
   computeLagrangian(*model_, dyn_, q1_full_, tmp_nd_.setZero(), LagrangianOrder::MassMatrix);
   llt_.compute(dyn_.M);
   if (llt_.info() != Eigen::Success) return StepStatus::NotConverged;
-  tmp_nd_ = x.p;
+  tmp_nd_ = x.p - 0.5 * dt * dyn_.Lq;
   llt_.solveInPlace(tmp_nd_);
   qd2_ = x.q + dt * tmp_nd_;
 

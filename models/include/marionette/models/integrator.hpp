@@ -86,6 +86,8 @@ class VariationalIntegrator {
 
   State makeState() const;
   StepReport makeReport() const;
+  // Jacobian factorisations so far (the chord method reuses them across iterations and steps).
+  long factorizations() const { return factorizations_; }
 
  private:
   // Newton on (q_{d,k+1}, lambda_A) for the current active set.  Returns iterations or -1.
@@ -115,6 +117,9 @@ class VariationalIntegrator {
   std::vector<Eigen::MatrixXd> jac_;
   std::vector<Eigen::PartialPivLU<Eigen::MatrixXd>> lu_;
   std::vector<Eigen::VectorXd> rhs_, sol_;
+  std::vector<char> lu_valid_;             // per m: lu_[m] holds a usable factorisation
+  std::vector<std::vector<int>> lu_set_;   // per m: the active set it was made for
+  long factorizations_ = 0;
   // Mass matrix factorisation for initial guesses and energies.
   Eigen::LLT<Eigen::MatrixXd> llt_;
   Eigen::VectorXd tmp_nd_;
