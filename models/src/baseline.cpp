@@ -40,8 +40,7 @@ bool ExplicitIntegrator::acceleration(const Eigen::VectorXd& q, const Eigen::Vec
   // Generalised forces: dL/dq - (d2L/dv dq) qdot + damping + joint-limit dampers.
   Eigen::VectorXd force = dyn_.Lq - dyn_.Lqv.transpose() * qdot;
   for (int k = 0; k < nd_; ++k) {
-    const JointLimit& L = model_->dynamic[k].limit;
-    const double c = damping_[k] + ((q[k] > L.upper || q[k] < L.lower) ? L.damping : 0.0);
+    const double c = damping_[k] + jointLimitTerms(model_->dynamic[k].limit, q[k]).c;
     force[k] -= c * qdot[k];
   }
   if (choose_active_set)

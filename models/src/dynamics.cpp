@@ -144,14 +144,14 @@ void computeLagrangian(const Model& model, DynamicsData& d, const Eigen::VectorX
     d.z_twist[k] = ad(xi, d.parent_velocity[k]);
     d.Lq[k] = -H.dot(d.z_twist[k]) + xi.dot(W);
   }
-  // Joint-limit springs (seed 004 eq. 2.12, spring part): a potential 1/2 k (q - limit)^2.
+  // Joint-limit springs (seed 004 eq. 2.12, spring part), smoothed: see jointLimitTerms.
   double Vlim = 0.0;
   for (int k = 0; k < nd; ++k) {
     const JointLimit& L = model.dynamic[k].limit;
     if (L.stiffness <= 0.0) continue;
-    const double over = q[k] > L.upper ? q[k] - L.upper : (q[k] < L.lower ? q[k] - L.lower : 0.0);
-    Vlim += 0.5 * L.stiffness * over * over;
-    d.Lq[k] -= L.stiffness * over;
+    const LimitTerms t = jointLimitTerms(L, q[k]);
+    Vlim += t.V;
+    d.Lq[k] -= t.dV;
   }
   d.kinetic_J = T;
   d.potential_J = Vg + Vlim;
@@ -197,8 +197,40 @@ void computeLagrangian(const Model& model, DynamicsData& d, const Eigen::VectorX
   if (!second) return;
   for (int k = 0; k < nd; ++k) {
     const JointLimit& L = model.dynamic[k].limit;
-    if (L.stiffness > 0.0 && (q[k] > L.upper || q[k] < L.lower)) d.Lqq(k, k) -= L.stiffness;
+    if (L.stiffness > 0.0) d.Lqq(k, k) -= jointLimitTerms(L, q[k]).d2V;
   }
+}
+
+LimitTerms jointLimitTerms(const JointLimit& L, double q) {
+  LimitTerms t;
+  double depth = 0.0, sign = 0.0;
+  if (q > L.upper) {
+    depth = q - L.upper;
+    sign = 1.0;
+  } else if (q < L.lower) {
+    depth = L.lower - q;
+    sign = -1.0;
+  } else {
+    return t;
+  }
+  const double eps = L.softening;
+  double phi, dphi, d2phi, s, ds;
+  if (eps <= 0.0) {
+    phi = 0.5 * depth * depth, dphi = depth, d2phi = 1.0, s = 1.0, ds = 0.0;
+  } else if (depth < eps) {
+    const double x = depth / eps;
+    phi = depth * depth * depth / (6.0 * eps), dphi = 0.5 * depth * x, d2phi = x;
+    s = x * x * (3.0 - 2.0 * x), ds = 6.0 * x * (1.0 - x) / eps;
+  } else {
+    phi = 0.5 * depth * depth - 0.5 * eps * depth + eps * eps / 6.0;
+    dphi = depth - 0.5 * eps, d2phi = 1.0, s = 1.0, ds = 0.0;
+  }
+  t.V = L.stiffness * phi;
+  t.dV = sign * L.stiffness * dphi;
+  t.d2V = L.stiffness * d2phi;
+  t.c = L.damping * s;
+  t.dc = sign * L.damping * ds;
+  return t;
 }
 
 Eigen::Vector3d pointPosition(const DynamicsData& d, int frame, const Eigen::Vector3d& local) {
@@ -278,12 +310,9 @@ double potentialEnergy(const Model& model, const DynamicsData& d, const Eigen::V
     const Vec3 c = d.frame_p[ms.frame] + d.frame_R[ms.frame] * ms.com_m;
     V += ms.mass_kg * model.gravity_mps2 * c.z();
   }
-  for (int k = 0; k < model.nd(); ++k) {
-    const JointLimit& L = model.dynamic[k].limit;
-    if (L.stiffness <= 0.0) continue;
-    const double over = q[k] > L.upper ? q[k] - L.upper : (q[k] < L.lower ? q[k] - L.lower : 0.0);
-    V += 0.5 * L.stiffness * over * over;
-  }
+  for (int k = 0; k < model.nd(); ++k)
+    if (model.dynamic[k].limit.stiffness > 0.0)
+      V += jointLimitTerms(model.dynamic[k].limit, q[k]).V;
   return V;
 }
 

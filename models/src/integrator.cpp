@@ -38,7 +38,9 @@ VariationalIntegrator::VariationalIntegrator(ModelPtr model, IntegratorOptions o
   residual_.setZero(nd_);
   active_.reserve(ns_);
   is_active_.assign(ns_, 0);
-  limit_damping_active_.setZero(nd_);
+  flips_.assign(ns_, 0);
+  damping_now_.setZero(nd_);
+  damping_slope_.setZero(nd_);
   for (int m = 0; m <= ns_; ++m) {
     jac_.emplace_back(Eigen::MatrixXd::Zero(nd_ + m, nd_ + m));
     lu_.emplace_back(nd_ + m);
@@ -46,6 +48,12 @@ VariationalIntegrator::VariationalIntegrator(ModelPtr model, IntegratorOptions o
     sol_.emplace_back(Eigen::VectorXd::Zero(nd_ + m));
   }
   lu_valid_.assign(ns_ + 1, 0);
+  lu_step_.assign(ns_ + 1, 0);
+  lu_h_.assign(ns_ + 1, 0.0);
+  sub_ = makeState();
+  sub_u_.setZero(nk_);
+  sub_report_ = makeReport();
+  tension_sum_.setZero(ns_);
   lu_set_.assign(ns_ + 1, std::vector<int>());
   for (auto& set : lu_set_) set.reserve(ns_);
   llt_ = Eigen::LLT<Eigen::MatrixXd>(nd_);
@@ -77,7 +85,7 @@ void VariationalIntegrator::assembleFullQ(const Eigen::VectorXd& qd, const Eigen
 // and, if asked, the Newton Jacobian.
 void VariationalIntegrator::evaluateResidual(const State& x, const Eigen::VectorXd& rho_next,
                                              bool jacobian) {
-  const double dt = options_.dt_s;
+  const double dt = h_;
   assembleFullQ(qd2_, rho_next, q2_full_);
   forwardKinematics(*model_, dyn_, q2_full_);
   computeStrings(*model_, dyn_, q2_full_, false);
@@ -88,17 +96,18 @@ void VariationalIntegrator::evaluateResidual(const State& x, const Eigen::Vector
   computeLagrangian(*model_, dyn_, qm_full_, vel_,
                     jacobian ? LagrangianOrder::Second : LagrangianOrder::First);
 
-  // Joint-limit dampers act only beyond a limit (seed 004 eq. 2.12, damper part).
+  // Joint damping plus the joint-limit dampers at the midpoint (seed 004 eq. 2.12, damper part,
+  // faded in smoothly: jointLimitTerms).
   for (int k = 0; k < nd_; ++k) {
-    const JointLimit& L = model_->dynamic[k].limit;
-    const double qm = qm_full_[k];
-    limit_damping_active_[k] = (L.damping > 0.0 && (qm > L.upper || qm < L.lower)) ? L.damping : 0;
+    const LimitTerms t = jointLimitTerms(model_->dynamic[k].limit, qm_full_[k]);
+    damping_now_[k] = damping_[k] + t.c;
+    damping_slope_[k] = t.dc;
   }
-  // p1 + D1Ld + f- - Dh_A(q1)^T lambda, with D1Ld = dt/2 Lq - Lv and f- = -(C + C_lim)(q2 - q1).
+  // p1 + D1Ld + f- - Dh_A(q1)^T lambda, with D1Ld = dt/2 Lq - Lv and f- = -c(q_m) (q2 - q1).
   residual_ = x.p;
   residual_.noalias() += 0.5 * dt * dyn_.Lq;
   residual_ -= dyn_.Lv;
-  residual_.array() -= (damping_ + limit_damping_active_).array() * (qd2_ - x.q).array();
+  residual_.array() -= damping_now_.array() * (qd2_ - x.q).array();
   for (int j : active_) residual_.noalias() -= lambda_[j] * Dh1_.row(j).head(nd_).transpose();
   momentum_scale_ = std::max({x.p.cwiseAbs().maxCoeff(), dyn_.Lv.cwiseAbs().maxCoeff(),
                               0.5 * dt * dyn_.Lq.cwiseAbs().maxCoeff(), 1e-300});
@@ -112,14 +121,16 @@ void VariationalIntegrator::evaluateResidual(const State& x, const Eigen::Vector
 //   [ Dh_A(q2)               0          ]
 // with dD1Ld/dq2 = dt/4 Lqq + 1/2 Lqv - 1/2 Lqv^T - M/dt (DESIGN §4.2).
 void VariationalIntegrator::assembleJacobian() {
-  const double dt = options_.dt_s;
+  const double dt = h_;
   const int m = static_cast<int>(active_.size());
   Eigen::MatrixXd& J = jac_[m];
   auto J11 = J.topLeftCorner(nd_, nd_);
   J11.noalias() = (0.25 * dt) * dyn_.Lqq;
   J11 += 0.5 * (dyn_.Lqv - dyn_.Lqv.transpose());
   J11 -= dyn_.M / dt;
-  J11.diagonal() -= damping_ + limit_damping_active_;
+  // d/dq2 of -c(q_m)(q2 - q1) = -c - c'(q_m)/2 (q2 - q1).
+  J11.diagonal().array() -=
+      damping_now_.array() + 0.5 * damping_slope_.array() * (qd2_ - q1_full_.head(nd_)).array();
   for (int i = 0; i < m; ++i) {
     const int j = active_[i];
     J.block(0, nd_ + i, nd_, 1) = -Dh1_.row(j).head(nd_).transpose();
@@ -128,34 +139,110 @@ void VariationalIntegrator::assembleJacobian() {
   J.bottomRightCorner(m, m).setZero();
 }
 
-// Newton's method on (q_{d,k+1}, lambda_A).  The factorised Jacobian is kept across iterations
-// and steps (the chord method, DESIGN §4.3) and refreshed at the current iterate whenever an
-// iteration fails to shrink the residual four-fold, or the active set differs from the one it
-// was factorised for.  Convergence is judged on the true residual, so reuse changes the
-// iteration count, never the answer.
+// Newton's method on (q_{d,k+1}, lambda) together with the strings' complementarity
+// (lambda_j >= 0, |a_j - e_j| <= l_j, one of them tight): a primal-dual active-set (semismooth
+// Newton) iteration.  Before each Newton step the taut set is updated from the current iterate:
+// a slack string that is over-stretched joins it; a taut string whose multiplier would push
+// (lambda_j < 0) leaves it, at most kMaxFlips times per string per step so that it cannot
+// thrash.  The factorised Jacobian is kept across iterations and steps (the chord method,
+// DESIGN §4.3) and refreshed at the current iterate whenever an iteration fails to shrink the
+// residual four-fold, or the taut set differs from the one it was factorised for; a step that
+// makes the residual worse is halved first.  Convergence is judged on the true residual and on
+// complementarity, so reuse changes the iteration count, never the answer.
+// Returns the iterations taken, -1 if not converged, -2 if non-finite.
 int VariationalIntegrator::solveNewton(const State& x, const Eigen::VectorXd& rho_next) {
-  const int m = static_cast<int>(active_.size());
+  constexpr int kMaxFlips = 4;
+  constexpr long kMaxJacobianAge = 20;  // steps; older factorisations are not reused
+  // Trust region (rad or m): a Newton correction within one step larger than kStepLimit leaves
+  // the basin of the step's solution; one from a reused factorisation larger than
+  // kStaleStepLimit is recomputed with a fresh one (the mass matrix of a puppet with thin,
+  // twisting limbs spans five orders of magnitude, so a slightly old Jacobian can mislead).
+  constexpr double kStepLimit = 0.25, kStaleStepLimit = 0.05;
+  // On success keep only the factorisation of the final taut set: others may have been made at
+  // wild intermediate iterates and must not seed later steps.
+  auto finish = [&](int iterations, int m_final) {
+    for (int k = 0; k <= ns_; ++k)
+      if (k != m_final) lu_valid_[k] = 0;
+    return iterations;
+  };
+  bool fresh = false;  // the factorisation in use was made in this solve
   double last_update = std::numeric_limits<double>::infinity();
   double prev_merit = std::numeric_limits<double>::infinity();
-  bool fresh = false;  // the factorisation was made at an iterate of this solve
-  for (int it = 0; it <= options_.max_newton_iterations; ++it) {
-    evaluateResidual(x, rho_next, /*jacobian=*/false);
+  double alpha = 0.0;  // fraction of the current direction sol_[m] applied so far
+  int m = static_cast<int>(active_.size());
+  for (int j = 0; j < ns_; ++j) flips_[j] = 0;
+  // Merit for the line search: the 2-norm of the residual scaled by its tolerances, for which
+  // the Newton direction is a descent direction with slope -1.
+  auto meritOf = [&](double rtol) {
+    double c2 = 0.0;
+    for (int j : active_) {
+      const double r = (dyn_.distance[j] - dyn_.length[j]) / options_.constraint_tol_m;
+      c2 += r * r;
+    }
+    return std::sqrt((residual_ / rtol).squaredNorm() + c2);
+  };
+  auto constraintError = [&] {
     double cerr = 0.0;
     for (int j : active_) cerr = std::max(cerr, std::abs(dyn_.distance[j] - dyn_.length[j]));
-    const double rerr = residual_.cwiseAbs().maxCoeff();
-    if (!std::isfinite(rerr) || !std::isfinite(cerr)) return -2;
+    return cerr;
+  };
+  for (int it = 0; it <= options_.max_newton_iterations; ++it) {
+    evaluateResidual(x, rho_next, /*jacobian=*/false);
     const double rtol = options_.residual_rel_tol * momentum_scale_;
-    if (rerr <= rtol && cerr <= options_.constraint_tol_m) return it;
-    // Stagnation at round-off: the last update no longer changes q, and the residuals are within
-    // a thousand times the (then too strict) tolerances.
-    if (last_update <= 1e-15 * (1.0 + qd2_.cwiseAbs().maxCoeff()) && rerr <= 1e3 * rtol &&
-        cerr <= 1e3 * options_.constraint_tol_m)
-      return it;
+    double rerr = residual_.cwiseAbs().maxCoeff();
+    double cerr = constraintError();
+    if (!std::isfinite(rerr) || !std::isfinite(cerr)) return -2;
+    double merit = meritOf(rtol);
+    if (alpha > 0.0 && merit > (1.0 - 1e-4 * alpha) * prev_merit) {
+      // No sufficient decrease (Armijo).  From a reused (stale) Jacobian: undo the step and
+      // refresh.  From a fresh one: take half of it back (backtracking), down to 1e-4.
+      const double back = fresh ? 0.5 * alpha : alpha;
+      if (!fresh || alpha > 1e-4) {
+        qd2_ -= back * sol_[m].head(nd_);
+        for (int i = 0; i < m; ++i) lambda_[active_[i]] -= back * sol_[m][nd_ + i];
+        alpha -= back;
+        if (!fresh) lu_valid_[m] = 0;
+        continue;
+      }
+    }
+    // Complementarity: update the taut set from this iterate.
+    const double lambda_tol =
+        10.0 * rtol / std::max(1e-3, dist1_.maxCoeff());  // lambda noise at convergence
+    bool changed = false;
+    for (int j = 0; j < ns_; ++j) {
+      if (flips_[j] >= kMaxFlips) continue;
+      const bool over = dyn_.distance[j] - dyn_.length[j] > options_.constraint_tol_m;
+      if ((is_active_[j] && lambda_[j] < -lambda_tol) || (!is_active_[j] && over)) {
+        is_active_[j] ^= 1;
+        lambda_[j] = 0.0;
+        ++flips_[j];
+        ++active_set_changes_;
+        changed = true;
+      }
+    }
+    if (changed) {
+      active_.clear();
+      for (int j = 0; j < ns_; ++j)
+        if (is_active_[j]) active_.push_back(j);
+      m = static_cast<int>(active_.size());
+      alpha = 0.0;
+      prev_merit = std::numeric_limits<double>::infinity();
+      evaluateResidual(x, rho_next, /*jacobian=*/false);  // lambda changed
+      rerr = residual_.cwiseAbs().maxCoeff();
+      cerr = constraintError();
+      merit = meritOf(rtol);
+    } else {
+      if (rerr <= rtol && cerr <= options_.constraint_tol_m) return finish(it, m);
+      // Stagnation at round-off: the last update no longer changes q, and the residuals are
+      // within a thousand times the (then too strict) tolerances.
+      if (last_update <= 1e-15 * (1.0 + qd2_.cwiseAbs().maxCoeff()) && rerr <= 1e3 * rtol &&
+          cerr <= 1e3 * options_.constraint_tol_m)
+        return finish(it, m);
+    }
     if (it == options_.max_newton_iterations) break;
-    const double merit = std::max(rerr / rtol, cerr / options_.constraint_tol_m);
-    const bool slow = merit > 0.25 * prev_merit;
-    if (!lu_valid_[m] || lu_set_[m] != active_ || (slow && !fresh) ||
-        (slow && fresh && it > 0)) {
+    if (!lu_valid_[m] || lu_set_[m] != active_ || lu_h_[m] != h_ ||
+        steps_ - lu_step_[m] > kMaxJacobianAge ||
+        merit > 0.25 * prev_merit) {  // less than a four-fold decrease: refresh
       // Exact Jacobian at this iterate (q_m is still the current forward kinematics, so only
       // the Lagrangian sweep is redone).
       computeLagrangian(*model_, dyn_, qm_full_, vel_, LagrangianOrder::Second);
@@ -163,6 +250,8 @@ int VariationalIntegrator::solveNewton(const State& x, const Eigen::VectorXd& rh
       lu_[m].compute(jac_[m]);
       lu_valid_[m] = 1;
       lu_set_[m] = active_;
+      lu_step_[m] = steps_;
+      lu_h_[m] = h_;
       fresh = true;
       ++factorizations_;
     }
@@ -171,10 +260,27 @@ int VariationalIntegrator::solveNewton(const State& x, const Eigen::VectorXd& rh
     rhs.head(nd_) = -residual_;
     for (int i = 0; i < m; ++i) rhs[nd_ + i] = -dyn_.h[active_[i]];
     sol_[m].noalias() = lu_[m].solve(rhs);
+    double size = sol_[m].head(nd_).cwiseAbs().maxCoeff();
+    if (!fresh && !(size <= kStaleStepLimit)) {
+      // A reused factorisation proposes a big move: do not trust it; refactor here.
+      computeLagrangian(*model_, dyn_, qm_full_, vel_, LagrangianOrder::Second);
+      assembleJacobian();
+      lu_[m].compute(jac_[m]);
+      lu_valid_[m] = 1;
+      lu_set_[m] = active_;
+      lu_step_[m] = steps_;
+      lu_h_[m] = h_;
+      fresh = true;
+      ++factorizations_;
+      sol_[m].noalias() = lu_[m].solve(rhs);
+      size = sol_[m].head(nd_).cwiseAbs().maxCoeff();
+    }
     if (!sol_[m].allFinite()) {
       lu_valid_[m] = 0;
       return -2;
     }
+    if (size > kStepLimit) sol_[m] *= kStepLimit / size;  // trust region
+    alpha = 1.0;
     last_update = sol_[m].head(nd_).cwiseAbs().maxCoeff();
     qd2_ += sol_[m].head(nd_);
     for (int i = 0; i < m; ++i) lambda_[active_[i]] += sol_[m][nd_ + i];
@@ -185,10 +291,78 @@ int VariationalIntegrator::solveNewton(const State& x, const Eigen::VectorXd& rh
 
 StepStatus VariationalIntegrator::step(const State& x, const Eigen::VectorXd& rho_next, State& next,
                                        StepReport* report) {
-  const double dt = options_.dt_s;
   if (x.q.size() != nd_ || x.p.size() != nd_ || x.rho.size() != nk_ || rho_next.size() != nk_ ||
       !x.q.allFinite() || !x.p.allFinite() || !x.rho.allFinite() || !rho_next.allFinite())
     return StepStatus::BadInput;
+  const double dt = options_.dt_s;
+  h_ = dt;
+  StepStatus st = stepOnce(x, rho_next, next, report);
+  if (st != StepStatus::NotConverged) return st;
+
+  // Fallback: the same step as n = 2, 4, ... substeps, the rig moving linearly.  Light, fast
+  // degrees of freedom (a thin limb's twist) can fold the step equation at a large dt so that it
+  // has no solution near the last state; a smaller step has one.  The discrete momentum depends
+  // on the step size (p = dL/dv + h/2 dL/dq to second order), so it is converted on the way in
+  // and out.  Strings stay exact on every substep.
+  for (int level = 1; level <= options_.max_substep_halvings; ++level) {
+    const int n = 1 << level;
+    const double h = dt / n;
+    sub_ = x;
+    convertMomentum(sub_, dt, h);
+    h_ = h;
+    tension_sum_.setZero();
+    int iterations = 0, changes = 0;
+    double worst = 0.0, residual = 0.0;
+    bool ok = true;
+    for (int s = 1; s <= n && ok; ++s) {
+      sub_u_ = x.rho + (rho_next - x.rho) * (static_cast<double>(s) / n);
+      st = stepOnce(sub_, sub_u_, sub_, &sub_report_);
+      ok = st == StepStatus::Ok;
+      if (!ok) break;
+      iterations += sub_report_.newton_iterations;
+      changes += sub_report_.active_set_changes;
+      worst = std::max(worst, sub_report_.max_violation_m);
+      residual = std::max(residual, sub_report_.constraint_residual_m);
+      tension_sum_ += sub_report_.tension_N;
+    }
+    if (!ok) {
+      if (st != StepStatus::NotConverged) break;
+      continue;
+    }
+    convertMomentum(sub_, h, dt);
+    h_ = dt;
+    next = sub_;
+    if (report) {
+      *report = sub_report_;  // taut set and energy of the last substep
+      report->substeps = n;
+      report->newton_iterations = iterations;
+      report->active_set_changes = changes;
+      report->max_violation_m = worst;
+      report->constraint_residual_m = residual;
+      report->tension_N = tension_sum_ / n;  // mean force over the step
+    }
+    return StepStatus::Ok;
+  }
+  h_ = dt;
+  return st;
+}
+
+// p_h = dL/dv + h/2 dL/dq at (q, v): re-expresses the discrete momentum for step size `to`.
+void VariationalIntegrator::convertMomentum(State& x, double from, double to) {
+  assembleFullQ(x.q, x.rho, q1_full_);
+  forwardKinematics(*model_, dyn_, q1_full_);
+  computeLagrangian(*model_, dyn_, q1_full_, tmp_nd_.setZero(), LagrangianOrder::MassMatrix);
+  llt_.compute(dyn_.M);
+  tmp_nd_ = x.p - 0.5 * from * dyn_.Lq;
+  llt_.solveInPlace(tmp_nd_);  // the velocity
+  computeLagrangian(*model_, dyn_, q1_full_, tmp_nd_, LagrangianOrder::First);
+  x.p += 0.5 * (to - from) * dyn_.Lq;
+}
+
+// One step of size h_ (no fallback).
+StepStatus VariationalIntegrator::stepOnce(const State& x, const Eigen::VectorXd& rho_next,
+                                           State& next, StepReport* report) {
+  const double dt = h_;
 
   // Quantities at q_k: string gradients (for the constraint forces) and the mass matrix for the
   // initial guess q2 = q1 + dt qdot, qdot = M^-1 (p1 - dt/2 dL/dq): p1 carries half a step of
@@ -206,46 +380,23 @@ StepStatus VariationalIntegrator::step(const State& x, const Eigen::VectorXd& rh
   llt_.solveInPlace(tmp_nd_);
   qd2_ = x.q + dt * tmp_nd_;
 
-  // Start from the strings taut at q_k; then pivot one string at a time (least index first,
-  // Murty's rule, finite for the P-matrix LCP that a step linearises to) until every taut
-  // string pulls and no slack string is over-stretched.
+  // Start from the strings taut at q_k; the Newton iteration settles the rest.
   active_.clear();
+  active_set_changes_ = 0;
   for (int j = 0; j < ns_; ++j) {
     is_active_[j] = dist1_[j] - dyn_.length[j] >= -1e-9 ? 1 : 0;
     if (is_active_[j]) active_.push_back(j);
     lambda_[j] = 0.0;
   }
-  int iterations = 0, changes = 0;
-  const int max_passes = 4 * ns_ + 4;
-  bool settled = false;
-  for (int pass = 0; pass < max_passes; ++pass) {
-    const int it = solveNewton(x, rho_next);
-    if (it == -2) return StepStatus::NonFinite;
-    if (it < 0) return StepStatus::NotConverged;
-    iterations += it;
-    const double lambda_tol =
-        10.0 * options_.residual_rel_tol * momentum_scale_ / std::max(1e-3, dist1_.maxCoeff());
-    int flip = -1;
-    for (int j = 0; j < ns_ && flip < 0; ++j) {
-      if (is_active_[j] && lambda_[j] < -lambda_tol) flip = j;
-      if (!is_active_[j] && dyn_.distance[j] - dyn_.length[j] > options_.constraint_tol_m) flip = j;
-    }
-    if (flip < 0) {
-      settled = true;
-      break;
-    }
-    is_active_[flip] ^= 1;
-    lambda_[flip] = 0.0;
-    active_.clear();
-    for (int j = 0; j < ns_; ++j)
-      if (is_active_[j]) active_.push_back(j);
-    ++changes;
-  }
-  if (!settled) return StepStatus::ActiveSetCycled;
+  ++steps_;
+  const int iterations = solveNewton(x, rho_next);
+  if (iterations == -2) return StepStatus::NonFinite;
+  if (iterations < 0) return StepStatus::NotConverged;
 
   if (report) {
+    report->substeps = 1;
     report->newton_iterations = iterations;
-    report->active_set_changes = changes;
+    report->active_set_changes = active_set_changes_;
     report->energy_J = dyn_.kinetic_J + dyn_.potential_J;
     report->max_violation_m = 0.0;
     report->constraint_residual_m = 0.0;
@@ -270,8 +421,11 @@ StepStatus VariationalIntegrator::step(const State& x, const Eigen::VectorXd& rh
 
 StepStatus VariationalIntegrator::linearize(const State& x, const Eigen::VectorXd& rho_next,
                                             Eigen::MatrixXd& A, Eigen::MatrixXd& B) {
+  // The exact linearization is of the single step (a step that needs substeps reports
+  // NotConverged here).
   State next = makeState();
-  const StepStatus st = step(x, rho_next, next, nullptr);
+  h_ = options_.dt_s;
+  const StepStatus st = stepOnce(x, rho_next, next, nullptr);
   if (st != StepStatus::Ok) return st;
   const double dt = options_.dt_s;
   const int nq = nd_ + nk_, nx = 2 * nd_ + nk_, m = static_cast<int>(active_.size());
@@ -294,7 +448,9 @@ StepStatus VariationalIntegrator::linearize(const State& x, const Eigen::VectorX
   Eigen::MatrixXd dFdu = Eigen::MatrixXd::Zero(nd_ + m, nk_);
   // dD1Ld/dq1 = dt/4 Lqq - 1/2 Lqv - 1/2 Lqv^T + M/dt;  df-/dq1 = +C.
   Eigen::MatrixXd dR_dq1 = 0.25 * dt * Lqq - 0.5 * (Lqv + Lqv.transpose()) + M / dt;
-  dR_dq1.diagonal() += damping_ + limit_damping_active_;
+  // d/dq1 of -c(q_m)(q2 - q1) = +c - c'(q_m)/2 (q2 - q1).
+  dR_dq1.diagonal().array() +=
+      damping_now_.array() - 0.5 * damping_slope_.array() * (qd2_ - x.q).array();
   dR_dq1 -= lambdaD2h.topLeftCorner(nd_, nd_);
   dFdx.block(0, 0, nd_, nd_) = dR_dq1;
   dFdx.block(0, nd_, nd_, nd_).setIdentity();

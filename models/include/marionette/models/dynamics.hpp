@@ -84,6 +84,20 @@ Eigen::Vector3d pointPosition(const DynamicsData& data, int frame, const Eigen::
 void pointJacobian(const Model& model, const DynamicsData& data, int frame,
                    const Eigen::Vector3d& local, Eigen::MatrixXd& J);
 
+// Joint-limit spring and damper at q (seed 004 eq. 2.12), smoothed so that Newton's method sees
+// a continuous residual and Jacobian: at depth d beyond a limit, the spring potential is
+// k phi(d), phi(d) = d^3 / (6 eps) for d < eps and d^2/2 - eps d/2 + eps^2/6 beyond (C^2, the
+// seed's k (d - eps/2) force once past eps); the damper coefficient is c s(d / eps), s the C^1
+// smoothstep 3x^2 - 2x^3 (1 beyond).  eps = limit.softening.
+struct LimitTerms {
+  double V = 0.0;    // potential (J)
+  double dV = 0.0;   // dV/dq
+  double d2V = 0.0;  // d2V/dq2
+  double c = 0.0;    // damper coefficient
+  double dc = 0.0;   // dc/dq
+};
+LimitTerms jointLimitTerms(const JointLimit& limit, double q);
+
 // Kinetic + potential energy (J) at configuration q (n_q) and dynamic velocity qdot (n_d).
 double mechanicalEnergy(const Model& model, DynamicsData& data, const Eigen::VectorXd& q,
                         const Eigen::VectorXd& qdot);

@@ -36,6 +36,7 @@ struct State {
 };
 
 struct StepReport {
+  int substeps = 1;                    // > 1 when the step needed the substep fallback
   int newton_iterations = 0;           // summed over active-set passes
   int active_set_changes = 0;          // strings switched between slack and taut
   Eigen::VectorXd tension_N;           // n_s: string tensions over the step (0 when slack)
@@ -54,7 +55,8 @@ struct IntegratorOptions {
   Eigen::VectorXd damping_override;  // n_d: if set, replaces the model's joint damping
   double constraint_tol_m = 1e-11;   // ||a-e| - l| for taut strings at convergence
   double residual_rel_tol = 1e-11;   // |DEL residual| relative to the momentum scale
-  int max_newton_iterations = 30;
+  int max_newton_iterations = 50;
+  int max_substep_halvings = 4;  // a step that fails is retried as 2, 4, ..., 16 substeps
 };
 
 class VariationalIntegrator {
@@ -90,10 +92,13 @@ class VariationalIntegrator {
   long factorizations() const { return factorizations_; }
 
  private:
-  // Newton on (q_{d,k+1}, lambda_A) for the current active set.  Returns iterations or -1.
+  // Semismooth Newton on (q_{d,k+1}, lambda) and the taut set.  Iterations, or -1 / -2.
   int solveNewton(const State& x, const Eigen::VectorXd& rho_next);
   void evaluateResidual(const State& x, const Eigen::VectorXd& rho_next, bool jacobian);
   void assembleJacobian();
+  StepStatus stepOnce(const State& x, const Eigen::VectorXd& rho_next, State& next,
+                      StepReport* report);
+  void convertMomentum(State& x, double from_dt, double to_dt);
   void assembleFullQ(const Eigen::VectorXd& qd, const Eigen::VectorXd& rho, Eigen::VectorXd& q);
 
   ModelPtr model_;
@@ -111,14 +116,23 @@ class VariationalIntegrator {
   Eigen::VectorXd residual_;                     // n_d
   std::vector<int> active_;                      // indices of taut strings, ascending
   std::vector<char> is_active_;
+  std::vector<int> flips_;  // per string: taut-set changes this step
+  int active_set_changes_ = 0;
   double momentum_scale_ = 1.0;
-  Eigen::VectorXd limit_damping_active_;  // n_d: limit damping applied this evaluation
+  Eigen::VectorXd damping_now_, damping_slope_;  // n_d: c(q_m), dc/dq at this evaluation
   // Newton systems, one per active-set size m = 0..n_s (no allocation when m changes).
   std::vector<Eigen::MatrixXd> jac_;
   std::vector<Eigen::PartialPivLU<Eigen::MatrixXd>> lu_;
   std::vector<Eigen::VectorXd> rhs_, sol_;
-  std::vector<char> lu_valid_;             // per m: lu_[m] holds a usable factorisation
-  std::vector<std::vector<int>> lu_set_;   // per m: the active set it was made for
+  std::vector<char> lu_valid_;            // per m: lu_[m] holds a usable factorisation
+  std::vector<std::vector<int>> lu_set_;  // per m: the active set it was made for
+  std::vector<long> lu_step_;             // per m: the step it was made in
+  std::vector<double> lu_h_;              // per m: the step size it was made for
+  double h_ = 0.0;                        // the step size being solved (dt or a substep)
+  State sub_;                             // substep fallback scratch
+  Eigen::VectorXd sub_u_, tension_sum_;
+  StepReport sub_report_;
+  long steps_ = 0;
   long factorizations_ = 0;
   // Mass matrix factorisation for initial guesses and energies.
   Eigen::LLT<Eigen::MatrixXd> llt_;

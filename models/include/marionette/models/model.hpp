@@ -44,12 +44,14 @@ struct SourceRef {
   int line = 0;       // 1-based line in the source file, 0 if built in code
 };
 
-// Joint limit as a stiff spring-damper beyond [lower, upper] (seed 004 eq. 2.12).
+// Joint limit as a stiff spring-damper beyond [lower, upper] (seed 004 eq. 2.12), faded in over
+// the first `softening` of penetration so that the dynamics stay smooth (see jointLimitTerms).
 struct JointLimit {
   double lower = -std::numeric_limits<double>::infinity();
   double upper = std::numeric_limits<double>::infinity();
-  double stiffness = 0.0;  // N*m/rad (or N/m for a translation)
-  double damping = 0.0;    // N*m*s/rad (or N*s/m)
+  double stiffness = 0.0;   // N*m/rad (or N/m for a translation)
+  double damping = 0.0;     // N*m*s/rad (or N*s/m)
+  double softening = 0.05;  // rad (or m)
   bool enabled() const { return stiffness > 0.0 || damping > 0.0; }
 };
 

@@ -1,0 +1,146 @@
+// Integrator benchmark: for every built-in model, the VI and the Euler / RK4 baselines, at
+// dt = 10 ms and 1/30 s, a fixed 60 s motion: the rig moves for 20 s (every input oscillates
+// about its default under a smooth envelope), then holds still for 40 s.  Undamped, so the hold
+// shows each method's energy behaviour.  Reports microseconds per step (integration only),
+// Newton iterations per step, the largest string over-stretch, and the energy change and span
+// over the hold (an inelastic string catch in the hold also shows there, as it should).
+//
+//   build/bin/bench_integrators [--duration S] [--models a,b,...] [--json]
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <iostream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "marionette/models/model_io.hpp"
+#include "marionette/models/simulation.hpp"
+
+using namespace marionette;
+
+namespace {
+
+// The motion: input i oscillates at 0.3 + 0.07 i Hz with an amplitude by kind (angle 0.08 rad,
+// rig translation 3 cm, winch 2 cm), enveloped by sin^2 so it starts and stops smoothly.
+InputSchedule motion(const Model& m, double move_s, double total_s, double dt) {
+  InputSchedule s = InputSchedule::constant(m);
+  const int n = static_cast<int>(std::ceil(total_s / dt)) + 1;
+  s.times_s.resize(n);
+  s.values.resize(n, m.nk());
+  std::vector<double> amp(m.nk(), 0.02);
+  for (const Frame& f : m.frames)
+    if (f.variable >= m.nd()) amp[f.variable - m.nd()] = f.type == JointType::Rotate ? 0.08 : 0.03;
+  for (int r = 0; r < n; ++r) {
+    const double t = r * dt;
+    s.times_s[r] = t;
+    const double env = t < move_s ? std::pow(std::sin(M_PI * t / move_s), 2) : 0.0;
+    for (int i = 0; i < m.nk(); ++i) {
+      const KinematicVariable& k = m.kinematic[i];
+      const double v = k.default_value + env * amp[i] * std::sin(2 * M_PI * (0.3 + 0.07 * i) * t);
+      s.values(r, i) = std::min(k.upper, std::max(k.lower, v));
+    }
+  }
+  return s;
+}
+
+struct Result {
+  std::string model, integrator, status = "ok";
+  double dt = 0, us_per_step = 0, newton = 0, max_violation = 0, dE_hold = 0, span_hold = 0;
+  double energy_scale = 0;
+};
+
+Result run(const ModelPtr& m, IntegratorKind kind, double dt, double duration) {
+  Result r;
+  r.model = m->name;
+  r.integrator = toString(kind);
+  r.dt = dt;
+  const double move_s = duration / 3.0;
+  const InputSchedule in = motion(*m, move_s, duration, dt);
+  SimulationOptions opt;
+  opt.integrator = kind;
+  opt.dt_s = dt;
+  opt.duration_s = duration;
+  opt.damping_scale = std::getenv("BENCH_DAMPING") ? std::atof(std::getenv("BENCH_DAMPING")) : 0.0;
+  double e_hold_start = NAN, e_min = INFINITY, e_max = -INFINITY, e_last = NAN;
+  try {
+    const SimulationSummary s = simulate(m, in, opt, [&](const SimulationRow& row) {
+      if (row.t_s >= move_s - 1e-9) {
+        if (std::isnan(e_hold_start)) e_hold_start = row.energy_J;
+        e_min = std::min(e_min, row.energy_J);
+        e_max = std::max(e_max, row.energy_J);
+        e_last = row.energy_J;
+      }
+    });
+    r.us_per_step = s.us_per_step;
+    r.newton = s.newton_iterations_mean;
+    r.max_violation = s.max_violation_m;
+    r.dE_hold = e_last - e_hold_start;
+    r.span_hold = e_max - e_min;
+    r.energy_scale = std::abs(s.energy_start_J);
+  } catch (const SimulationError& e) {
+    std::ostringstream os;
+    os << "failed: " << e.what();
+    r.status = os.str();
+  } catch (const std::exception& e) {
+    r.status = std::string("error: ") + e.what();
+  }
+  return r;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  double duration = 60.0;
+  bool json = false;
+  std::vector<std::string> models = builtinModelNames();
+  for (int i = 1; i < argc; ++i) {
+    if (!std::strcmp(argv[i], "--duration") && i + 1 < argc) {
+      duration = std::atof(argv[++i]);
+    } else if (!std::strcmp(argv[i], "--json")) {
+      json = true;
+    } else if (!std::strcmp(argv[i], "--models") && i + 1 < argc) {
+      models.clear();
+      std::stringstream ss(argv[++i]);
+      std::string item;
+      while (std::getline(ss, item, ',')) models.push_back(item);
+    } else {
+      std::cerr << "usage: bench_integrators [--duration S] [--models a,b] [--json]\n";
+      return 2;
+    }
+  }
+  if (!json)
+    std::printf("%-15s %-6s %-8s %10s %8s %12s %12s %12s  %s\n", "model", "method", "dt_s",
+                "us/step", "newton", "max_viol_m", "dE_hold_J", "span_hold_J", "status");
+  bool first = true;
+  if (json) std::printf("[\n");
+  for (const std::string& name : models) {
+    const ModelPtr m = loadModel(name);
+    for (double dt : {0.01, 1.0 / 30.0}) {
+      for (IntegratorKind k : {IntegratorKind::VI, IntegratorKind::Euler, IntegratorKind::RK4}) {
+        const Result r = run(m, k, dt, duration);
+        if (json) {
+          std::printf(
+              "%s  {\"model\": \"%s\", \"integrator\": \"%s\", \"dt\": %.6g, "
+              "\"us_per_step\": %.4g, \"newton_iterations\": %.4g, "
+              "\"max_violation_m\": %.4g, \"energy_change_hold_J\": %.4g, "
+              "\"energy_span_hold_J\": %.4g, \"status\": \"%s\"}",
+              first ? "" : ",\n", r.model.c_str(), r.integrator.c_str(), r.dt, r.us_per_step,
+              r.newton, r.max_violation, r.dE_hold, r.span_hold, r.status.c_str());
+        } else if (r.status == "ok") {
+          std::printf("%-15s %-6s %-8.5f %10.2f %8.2f %12.3g %12.3g %12.3g  %s\n", r.model.c_str(),
+                      r.integrator.c_str(), r.dt, r.us_per_step, r.newton, r.max_violation,
+                      r.dE_hold, r.span_hold, r.status.c_str());
+        } else {
+          std::printf("%-15s %-6s %-8.5f %10s %8s %12s %12s %12s  %s\n", r.model.c_str(),
+                      r.integrator.c_str(), r.dt, "-", "-", "-", "-", "-", r.status.c_str());
+        }
+        std::fflush(stdout);
+        first = false;
+      }
+    }
+  }
+  if (json) std::printf("\n]\n");
+  return 0;
+}
