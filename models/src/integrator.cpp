@@ -9,7 +9,6 @@ const char* toString(StepStatus s) {
   switch (s) {
     case StepStatus::Ok: return "ok";
     case StepStatus::NotConverged: return "Newton iteration did not converge";
-    case StepStatus::ActiveSetCycled: return "string active set did not settle";
     case StepStatus::NonFinite: return "state became non-finite";
     case StepStatus::BadInput: return "bad input (wrong size or non-finite)";
   }
@@ -22,40 +21,53 @@ VariationalIntegrator::VariationalIntegrator(ModelPtr model, IntegratorOptions o
       nd_(model_->nd()),
       nk_(model_->nk()),
       ns_(model_->nstrings()),
+      nc_(ns_ + static_cast<int>(model_->stops.size())),
       dyn_(*model_) {
   const int nq = nd_ + nk_;
   damping_ =
       options_.damping_override.size() == nd_ ? options_.damping_override : model_->dampingVector();
   damping_ *= options_.damping_scale;
+  int limited = 0;
+  for (const DynamicVariable& v : model_->dynamic) limited += v.limit.isStop() ? 1 : 0;
+  m_max_ = ns_ + limited;
   q1_full_.setZero(nq);
   q2_full_.setZero(nq);
   qm_full_.setZero(nq);
   qd2_.setZero(nd_);
   vel_.setZero(nd_);
-  lambda_.setZero(ns_);
-  Dh1_.setZero(ns_, nq);
+  lambda_.setZero(nc_);
+  G1_.setZero(nc_, nq);
+  G2_.setZero(nc_, nq);
+  for (int i = 0; i < nc_ - ns_; ++i) {  // stop gradients are constant: sign e_var
+    const Model::StopRow& r = model_->stops[i];
+    G1_(ns_ + i, r.variable) = r.sign;
+    G2_(ns_ + i, r.variable) = r.sign;
+  }
+  gap1_.setZero(nc_);
+  gap2_.setZero(nc_);
+  h2_.setZero(nc_);
   dist1_.setZero(ns_);
   residual_.setZero(nd_);
-  active_.reserve(ns_);
-  is_active_.assign(ns_, 0);
-  flips_.assign(ns_, 0);
+  active_.reserve(nc_);
+  is_active_.assign(nc_, 0);
+  flips_.assign(nc_, 0);
   damping_now_.setZero(nd_);
   damping_slope_.setZero(nd_);
-  for (int m = 0; m <= ns_; ++m) {
+  for (int m = 0; m <= m_max_; ++m) {
     jac_.emplace_back(Eigen::MatrixXd::Zero(nd_ + m, nd_ + m));
     lu_.emplace_back(nd_ + m);
     rhs_.emplace_back(Eigen::VectorXd::Zero(nd_ + m));
     sol_.emplace_back(Eigen::VectorXd::Zero(nd_ + m));
   }
-  lu_valid_.assign(ns_ + 1, 0);
-  lu_step_.assign(ns_ + 1, 0);
-  lu_h_.assign(ns_ + 1, 0.0);
+  lu_valid_.assign(m_max_ + 1, 0);
+  lu_step_.assign(m_max_ + 1, 0);
+  lu_h_.assign(m_max_ + 1, 0.0);
+  lu_set_.assign(m_max_ + 1, std::vector<int>());
+  for (auto& set : lu_set_) set.reserve(nc_);
   sub_ = makeState();
   sub_u_.setZero(nk_);
   sub_report_ = makeReport();
   tension_sum_.setZero(ns_);
-  lu_set_.assign(ns_ + 1, std::vector<int>());
-  for (auto& set : lu_set_) set.reserve(ns_);
   llt_ = Eigen::LLT<Eigen::MatrixXd>(nd_);
   tmp_nd_.setZero(nd_);
 }
@@ -81,6 +93,18 @@ void VariationalIntegrator::assembleFullQ(const Eigen::VectorXd& qd, const Eigen
   q.tail(nk_) = rho;
 }
 
+void VariationalIntegrator::constraintsAt(const Eigen::VectorXd& q, Eigen::MatrixXd& G,
+                                          Eigen::VectorXd& gap, Eigen::VectorXd* h) {
+  G.topRows(ns_) = dyn_.Dh;
+  gap.head(ns_) = dyn_.distance - dyn_.length;
+  if (h) h->head(ns_) = dyn_.h;
+  for (int i = 0; i < nc_ - ns_; ++i) {
+    const Model::StopRow& r = model_->stops[i];
+    gap[ns_ + i] = r.sign * (q[r.variable] - r.bound);
+    if (h) (*h)[ns_ + i] = gap[ns_ + i];
+  }
+}
+
 // Residual of the DEL equation and the active constraints at the current guess (qd2_, lambda_),
 // and, if asked, the Newton Jacobian.
 void VariationalIntegrator::evaluateResidual(const State& x, const Eigen::VectorXd& rho_next,
@@ -89,6 +113,7 @@ void VariationalIntegrator::evaluateResidual(const State& x, const Eigen::Vector
   assembleFullQ(qd2_, rho_next, q2_full_);
   forwardKinematics(*model_, dyn_, q2_full_);
   computeStrings(*model_, dyn_, q2_full_, false);
+  constraintsAt(q2_full_, G2_, gap2_, &h2_);
 
   qm_full_.noalias() = 0.5 * (q1_full_ + q2_full_);
   vel_.noalias() = (qd2_ - x.q) / dt;
@@ -108,17 +133,17 @@ void VariationalIntegrator::evaluateResidual(const State& x, const Eigen::Vector
   residual_.noalias() += 0.5 * dt * dyn_.Lq;
   residual_ -= dyn_.Lv;
   residual_.array() -= damping_now_.array() * (qd2_ - x.q).array();
-  for (int j : active_) residual_.noalias() -= lambda_[j] * Dh1_.row(j).head(nd_).transpose();
+  for (int c : active_) residual_.noalias() -= lambda_[c] * G1_.row(c).head(nd_).transpose();
   momentum_scale_ = std::max({x.p.cwiseAbs().maxCoeff(), dyn_.Lv.cwiseAbs().maxCoeff(),
                               0.5 * dt * dyn_.Lq.cwiseAbs().maxCoeff(), 1e-300});
 
   if (jacobian) assembleJacobian();
 }
 
-// The Newton Jacobian at the current evaluation (Lagrangian second derivatives at q_m, strings
-// at q2 in dyn_.Dh):
-//   [ dD1Ld/dq2 + df-/dq2   -Dh_A(q1)^T ]
-//   [ Dh_A(q2)               0          ]
+// The Newton Jacobian at the current evaluation (Lagrangian second derivatives at q_m,
+// constraint gradients at q1 and q2):
+//   [ dD1Ld/dq2 + df-/dq2   -G_A(q1)^T ]
+//   [ G_A(q2)               0          ]
 // with dD1Ld/dq2 = dt/4 Lqq + 1/2 Lqv - 1/2 Lqv^T - M/dt (DESIGN §4.2).
 void VariationalIntegrator::assembleJacobian() {
   const double dt = h_;
@@ -132,9 +157,9 @@ void VariationalIntegrator::assembleJacobian() {
   J11.diagonal().array() -=
       damping_now_.array() + 0.5 * damping_slope_.array() * (qd2_ - q1_full_.head(nd_)).array();
   for (int i = 0; i < m; ++i) {
-    const int j = active_[i];
-    J.block(0, nd_ + i, nd_, 1) = -Dh1_.row(j).head(nd_).transpose();
-    J.block(nd_ + i, 0, 1, nd_) = dyn_.Dh.row(j).head(nd_);
+    const int c = active_[i];
+    J.block(0, nd_ + i, nd_, 1) = -G1_.row(c).head(nd_).transpose();
+    J.block(nd_ + i, 0, 1, nd_) = G2_.row(c).head(nd_);
   }
   J.bottomRightCorner(m, m).setZero();
 }
@@ -161,7 +186,7 @@ int VariationalIntegrator::solveNewton(const State& x, const Eigen::VectorXd& rh
   // On success keep only the factorisation of the final taut set: others may have been made at
   // wild intermediate iterates and must not seed later steps.
   auto finish = [&](int iterations, int m_final) {
-    for (int k = 0; k <= ns_; ++k)
+    for (int k = 0; k <= m_max_; ++k)
       if (k != m_final) lu_valid_[k] = 0;
     return iterations;
   };
@@ -170,20 +195,20 @@ int VariationalIntegrator::solveNewton(const State& x, const Eigen::VectorXd& rh
   double prev_merit = std::numeric_limits<double>::infinity();
   double alpha = 0.0;  // fraction of the current direction sol_[m] applied so far
   int m = static_cast<int>(active_.size());
-  for (int j = 0; j < ns_; ++j) flips_[j] = 0;
+  for (int c = 0; c < nc_; ++c) flips_[c] = 0;
   // Merit for the line search: the 2-norm of the residual scaled by its tolerances, for which
   // the Newton direction is a descent direction with slope -1.
   auto meritOf = [&](double rtol) {
     double c2 = 0.0;
-    for (int j : active_) {
-      const double r = (dyn_.distance[j] - dyn_.length[j]) / options_.constraint_tol_m;
+    for (int c : active_) {
+      const double r = gap2_[c] / options_.constraint_tol_m;
       c2 += r * r;
     }
     return std::sqrt((residual_ / rtol).squaredNorm() + c2);
   };
   auto constraintError = [&] {
     double cerr = 0.0;
-    for (int j : active_) cerr = std::max(cerr, std::abs(dyn_.distance[j] - dyn_.length[j]));
+    for (int c : active_) cerr = std::max(cerr, std::abs(gap2_[c]));
     return cerr;
   };
   for (int it = 0; it <= options_.max_newton_iterations; ++it) {
@@ -209,21 +234,25 @@ int VariationalIntegrator::solveNewton(const State& x, const Eigen::VectorXd& rh
     const double lambda_tol =
         10.0 * rtol / std::max(1e-3, dist1_.maxCoeff());  // lambda noise at convergence
     bool changed = false;
-    for (int j = 0; j < ns_; ++j) {
-      if (flips_[j] >= kMaxFlips) continue;
-      const bool over = dyn_.distance[j] - dyn_.length[j] > options_.constraint_tol_m;
-      if ((is_active_[j] && lambda_[j] < -lambda_tol) || (!is_active_[j] && over)) {
-        is_active_[j] ^= 1;
-        lambda_[j] = 0.0;
-        ++flips_[j];
+    int count = m;
+    for (int c = 0; c < nc_; ++c) {
+      if (flips_[c] >= kMaxFlips) continue;
+      const bool over = gap2_[c] > options_.constraint_tol_m;
+      const bool release = is_active_[c] && lambda_[c] < -lambda_tol;
+      const bool catches = !is_active_[c] && over && count < m_max_;
+      if (release || catches) {
+        is_active_[c] ^= 1;
+        count += is_active_[c] ? 1 : -1;
+        lambda_[c] = 0.0;
+        ++flips_[c];
         ++active_set_changes_;
         changed = true;
       }
     }
     if (changed) {
       active_.clear();
-      for (int j = 0; j < ns_; ++j)
-        if (is_active_[j]) active_.push_back(j);
+      for (int c = 0; c < nc_; ++c)
+        if (is_active_[c]) active_.push_back(c);
       m = static_cast<int>(active_.size());
       alpha = 0.0;
       prev_merit = std::numeric_limits<double>::infinity();
@@ -232,7 +261,14 @@ int VariationalIntegrator::solveNewton(const State& x, const Eigen::VectorXd& rh
       cerr = constraintError();
       merit = meritOf(rtol);
     } else {
-      if (rerr <= rtol && cerr <= options_.constraint_tol_m) return finish(it, m);
+      if (rerr <= rtol && cerr <= options_.constraint_tol_m) {
+        // Converged: complementary too?  (A constraint frozen by kMaxFlips may not be.)
+        for (int c = 0; c < nc_; ++c)
+          if ((is_active_[c] && lambda_[c] < -lambda_tol) ||
+              (!is_active_[c] && gap2_[c] > options_.constraint_tol_m))
+            return -1;
+        return finish(it, m);
+      }
       // Stagnation at round-off: the last update no longer changes q, and the residuals are
       // within a thousand times the (then too strict) tolerances.
       if (last_update <= 1e-15 * (1.0 + qd2_.cwiseAbs().maxCoeff()) && rerr <= 1e3 * rtol &&
@@ -258,7 +294,7 @@ int VariationalIntegrator::solveNewton(const State& x, const Eigen::VectorXd& rh
     prev_merit = merit;
     Eigen::VectorXd& rhs = rhs_[m];
     rhs.head(nd_) = -residual_;
-    for (int i = 0; i < m; ++i) rhs[nd_ + i] = -dyn_.h[active_[i]];
+    for (int i = 0; i < m; ++i) rhs[nd_ + i] = -h2_[active_[i]];
     sol_[m].noalias() = lu_[m].solve(rhs);
     double size = sol_[m].head(nd_).cwiseAbs().maxCoeff();
     if (!fresh && !(size <= kStaleStepLimit)) {
@@ -371,7 +407,7 @@ StepStatus VariationalIntegrator::stepOnce(const State& x, const Eigen::VectorXd
   assembleFullQ(x.q, x.rho, q1_full_);
   forwardKinematics(*model_, dyn_, q1_full_);
   computeStrings(*model_, dyn_, q1_full_, false);
-  Dh1_ = dyn_.Dh;
+  constraintsAt(q1_full_, G1_, gap1_, nullptr);
   dist1_ = dyn_.distance;
   computeLagrangian(*model_, dyn_, q1_full_, tmp_nd_.setZero(), LagrangianOrder::MassMatrix);
   llt_.compute(dyn_.M);
@@ -383,10 +419,10 @@ StepStatus VariationalIntegrator::stepOnce(const State& x, const Eigen::VectorXd
   // Start from the strings taut at q_k; the Newton iteration settles the rest.
   active_.clear();
   active_set_changes_ = 0;
-  for (int j = 0; j < ns_; ++j) {
-    is_active_[j] = dist1_[j] - dyn_.length[j] >= -1e-9 ? 1 : 0;
-    if (is_active_[j]) active_.push_back(j);
-    lambda_[j] = 0.0;
+  for (int c = 0; c < nc_; ++c) {
+    is_active_[c] = gap1_[c] >= -1e-9 && static_cast<int>(active_.size()) < m_max_ ? 1 : 0;
+    if (is_active_[c]) active_.push_back(c);
+    lambda_[c] = 0.0;
   }
   ++steps_;
   const int iterations = solveNewton(x, rho_next);
@@ -401,13 +437,15 @@ StepStatus VariationalIntegrator::stepOnce(const State& x, const Eigen::VectorXd
     report->max_violation_m = 0.0;
     report->constraint_residual_m = 0.0;
     for (int j = 0; j < ns_; ++j) {
-      const double over = dyn_.distance[j] - dyn_.length[j];
+      const double over = gap2_[j];
       report->max_violation_m = std::max(report->max_violation_m, over);
       report->taut[j] = is_active_[j];
       report->tension_N[j] = is_active_[j] ? std::max(0.0, lambda_[j]) * dist1_[j] / dt : 0.0;
       if (is_active_[j])
         report->constraint_residual_m = std::max(report->constraint_residual_m, std::abs(over));
     }
+    report->stops_active = 0;
+    for (int c = ns_; c < nc_; ++c) report->stops_active += is_active_[c];
   }
   // p_{k+1} = D2 L_d(q_k, q_{k+1}) = dt/2 Lq + Lv at the converged midpoint.
   tmp_nd_.noalias() = 0.5 * dt * dyn_.Lq;
@@ -434,10 +472,10 @@ StepStatus VariationalIntegrator::linearize(const State& x, const Eigen::VectorX
   forwardKinematics(*model_, dyn_, q1_full_);
   computeStrings(*model_, dyn_, q1_full_, true);
   Eigen::MatrixXd lambdaD2h = Eigen::MatrixXd::Zero(nq, nq);
-  for (int j : active_) lambdaD2h += lambda_[j] * dyn_.D2h[j];
+  for (int c : active_)
+    if (c < ns_) lambdaD2h += lambda_[c] * dyn_.D2h[c];  // stops are linear in q
   // The converged step's Jacobian (strings at q_{k+1}, Lagrangian at the midpoint).
   evaluateResidual(x, rho_next, /*jacobian=*/true);
-  const Eigen::MatrixXd Dh2 = dyn_.Dh;
   Eigen::PartialPivLU<Eigen::MatrixXd> lu(jac_[m]);
 
   // dF/dx and dF/du, F = [DEL residual; h_A(q2)].
@@ -455,7 +493,7 @@ StepStatus VariationalIntegrator::linearize(const State& x, const Eigen::VectorX
   dFdx.block(0, 0, nd_, nd_) = dR_dq1;
   dFdx.block(0, nd_, nd_, nd_).setIdentity();
   dFdx.block(0, 2 * nd_, nd_, nk_) = -lambdaD2h.topRightCorner(nd_, nk_);
-  for (int i = 0; i < m; ++i) dFdu.row(nd_ + i) = Dh2.row(active_[i]).tail(nk_);
+  for (int i = 0; i < m; ++i) dFdu.row(nd_ + i) = G2_.row(active_[i]).tail(nk_);
 
   const Eigen::MatrixXd Zx = -lu.solve(dFdx);  // d(q2, lambda)/dx
   const Eigen::MatrixXd Zu = -lu.solve(dFdu);  // d(q2, lambda)/du

@@ -3,6 +3,7 @@
 #include <Eigen/Cholesky>
 #include <Eigen/Eigenvalues>
 #include <cmath>
+#include <functional>
 #include <map>
 #include <sstream>
 
@@ -401,6 +402,12 @@ ModelPtr ModelBuilder::build() const {
     if (!kinematic_used[i])
       fail(m.kinematic[i].source,
            "kinematic variable '" + m.kinematic[i].name + "' drives no frame and no string length");
+  }
+  for (int i = 0; i < nd; ++i) {
+    const JointLimit& L = m.dynamic[i].limit;
+    if (!L.isStop()) continue;
+    if (std::isfinite(L.upper)) m.stops.push_back({i, 1.0, L.upper});
+    if (std::isfinite(L.lower)) m.stops.push_back({i, -1.0, L.lower});
   }
   m.dynamic_frame.assign(nd, -1);
   m.dynamic_ancestors.assign(nd, {});

@@ -1,6 +1,7 @@
 #include "marionette/models/rest_pose.hpp"
 
 #include <Eigen/LU>
+#include <algorithm>
 #include <cmath>
 
 #include "marionette/models/dynamics.hpp"
@@ -26,6 +27,20 @@ bool projectOntoStrings(const Model& model, Eigen::VectorXd& q, const Eigen::Vec
     computeStrings(model, d, qf, false);
     return (d.distance - d.length).cwiseMax(0.0).maxCoeff();
   };
+  // Joint stops first: a joint outside its limits is moved onto them (a fixed one cannot be).
+  for (int k = 0; k < nd; ++k) {
+    const JointLimit& L = model.dynamic[k].limit;
+    if (!L.isStop()) continue;
+    const double clamped = std::min(L.upper, std::max(L.lower, q[k]));
+    if (clamped != q[k] && !fixed.empty() && fixed[k]) return false;
+    q[k] = clamped;
+  }
+  auto clampFree = [&](Eigen::VectorXd& x) {
+    for (int k = 0; k < nd; ++k) {
+      const JointLimit& L = model.dynamic[k].limit;
+      if (L.isStop()) x[k] = std::min(L.upper, std::max(L.lower, x[k]));
+    }
+  };
   for (int it = 0; it < 100; ++it) {
     const double worst = model.nstrings() ? violation(q) : 0.0;
     if (worst <= tol_m) return true;
@@ -50,9 +65,11 @@ bool projectOntoStrings(const Model& model, Eigen::VectorXd& q, const Eigen::Vec
     // Backtrack until the worst over-stretch decreases.
     double alpha = 1.0;
     Eigen::VectorXd trial = q + step;
+    clampFree(trial);
     while (violation(trial) >= worst && alpha > 1e-6) {
       alpha *= 0.5;
       trial = q + alpha * step;
+      clampFree(trial);
     }
     if (alpha <= 1e-6) return false;
     q = trial;
@@ -107,29 +124,47 @@ RestPose computeRestPose(const ModelPtr& model_ptr, const Eigen::VectorXd& rho,
   }
   q = x.q;
 
-  // Phase 2: Newton on the KKT system, pivoting strings (least index first) until complementary.
-  std::vector<char> active(ns, 0);
-  Eigen::VectorXd mu = Eigen::VectorXd::Zero(ns);
-  {
+  // Phase 2: Newton on the KKT system over the strings and joint stops (constraint c < n_s is
+  // string c, the rest are the model's stops), pivoting one constraint at a time (least index
+  // first) until complementary.
+  const int nc = ns + static_cast<int>(model.stops.size());
+  std::vector<char> active(nc, 0);
+  Eigen::VectorXd mu = Eigen::VectorXd::Zero(nc);
+  Eigen::VectorXd gap(nc), hval(nc);
+  Eigen::MatrixXd G(nc, nd);
+  // Constraint values and gradients at the current q (strings from d, stops from q).
+  auto constraints = [&](bool second) {
     const Eigen::VectorXd qf = fullQ(model, q, rho);
     forwardKinematics(model, d, qf);
-    computeStrings(model, d, qf, false);
+    computeStrings(model, d, qf, second);
+    G.setZero();
     for (int j = 0; j < ns; ++j) {
-      active[j] = have_report ? rep.taut[j] : (d.distance[j] >= d.length[j] - 1e-9);
-      if (active[j] && have_report) mu[j] = rep.tension_N[j] / std::max(1e-9, d.distance[j]);
+      gap[j] = d.distance[j] - d.length[j];
+      hval[j] = d.h[j];
+      G.row(j) = d.Dh.row(j).head(nd);
     }
+    for (int i = 0; i < nc - ns; ++i) {
+      const Model::StopRow& r = model.stops[i];
+      gap[ns + i] = hval[ns + i] = r.sign * (q[r.variable] - r.bound);
+      G(ns + i, r.variable) = r.sign;
+    }
+    return qf;
+  };
+  constraints(false);
+  for (int c = 0; c < nc; ++c) {
+    active[c] = (c < ns && have_report) ? rep.taut[c] : (gap[c] >= -1e-9);
+    if (c < ns && active[c] && have_report)
+      mu[c] = rep.tension_N[c] / std::max(1e-9, d.distance[c]);
   }
   double gscale = 0.0;
-  for (int pass = 0; pass < 4 * ns + 4; ++pass) {
+  for (int pass = 0; pass < 4 * nc + 4; ++pass) {
     std::vector<int> A;
-    for (int j = 0; j < ns; ++j)
-      if (active[j]) A.push_back(j);
+    for (int c = 0; c < nc; ++c)
+      if (active[c]) A.push_back(c);
     const int m = static_cast<int>(A.size());
     bool converged = false;
     for (int it = 0; it < 60; ++it) {
-      const Eigen::VectorXd qf = fullQ(model, q, rho);
-      forwardKinematics(model, d, qf);
-      computeStrings(model, d, qf, true);
+      const Eigen::VectorXd qf = constraints(true);
       computeLagrangian(model, d, qf, Eigen::VectorXd::Zero(nd), LagrangianOrder::Second);
       const Eigen::VectorXd grad = -d.Lq;  // dV/dq at rest
       if (gscale == 0.0) gscale = std::max(grad.cwiseAbs().maxCoeff(), 1e-12);
@@ -139,13 +174,13 @@ RestPose computeRestPose(const ModelPtr& model_ptr, const Eigen::VectorXd& rho,
       Eigen::VectorXd r(nd + m);
       double cerr = 0.0;
       for (int i = 0; i < m; ++i) {
-        const int j = A[i];
-        r1 += mu[j] * d.Dh.row(j).head(nd).transpose();
-        K.topLeftCorner(nd, nd) += mu[j] * d.D2h[j].topLeftCorner(nd, nd);
-        K.block(0, nd + i, nd, 1) = d.Dh.row(j).head(nd).transpose();
-        K.block(nd + i, 0, 1, nd) = d.Dh.row(j).head(nd);
-        r[nd + i] = d.h[j];
-        cerr = std::max(cerr, std::abs(d.distance[j] - d.length[j]));
+        const int c = A[i];
+        r1 += mu[c] * G.row(c).transpose();
+        if (c < ns) K.topLeftCorner(nd, nd) += mu[c] * d.D2h[c].topLeftCorner(nd, nd);
+        K.block(0, nd + i, nd, 1) = G.row(c).transpose();
+        K.block(nd + i, 0, 1, nd) = G.row(c);
+        r[nd + i] = hval[c];
+        cerr = std::max(cerr, std::abs(gap[c]));
       }
       r.head(nd) = r1;
       out.stationarity = r1.cwiseAbs().maxCoeff();
@@ -169,9 +204,9 @@ RestPose computeRestPose(const ModelPtr& model_ptr, const Eigen::VectorXd& rho,
       break;
     }
     int flip = -1;
-    for (int j = 0; j < ns && flip < 0; ++j) {
-      if (active[j] && mu[j] < -1e-9 * gscale) flip = j;
-      if (!active[j] && d.distance[j] - d.length[j] > 1e-12) flip = j;
+    for (int c = 0; c < nc && flip < 0; ++c) {
+      if (active[c] && mu[c] < -1e-9 * gscale) flip = c;
+      if (!active[c] && gap[c] > 1e-12) flip = c;
     }
     if (flip < 0) {
       out.ok = true;
@@ -180,7 +215,7 @@ RestPose computeRestPose(const ModelPtr& model_ptr, const Eigen::VectorXd& rho,
     active[flip] ^= 1;
     mu[flip] = 0.0;
   }
-  if (!out.ok && out.message.empty()) out.message = "rest pose: string set did not settle";
+  if (!out.ok && out.message.empty()) out.message = "rest pose: the string set did not settle";
 
   out.q = q;
   const Eigen::VectorXd qf = fullQ(model, q, rho);

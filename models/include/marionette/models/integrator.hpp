@@ -16,6 +16,7 @@
 // the active set is chosen so that every taut string pulls (lambda >= 0) and no slack string
 // ends over-stretched; a slack string that catches takes the inelastic impulse of seed 000
 // eqs. 13-15 in discrete form.  Tension of string j: T_j = lambda_j |a_j - e_j| / dt (newtons).
+// Joint stops (limits without a spring) are unilateral constraints handled the same way.
 #pragma once
 
 #include <Eigen/Cholesky>
@@ -41,12 +42,13 @@ struct StepReport {
   int active_set_changes = 0;          // strings switched between slack and taut
   Eigen::VectorXd tension_N;           // n_s: string tensions over the step (0 when slack)
   std::vector<char> taut;              // n_s: 1 if the string was taut (active) over the step
+  int stops_active = 0;                // joint stops in contact over the step
   double energy_J = 0.0;               // T + V at the step midpoint, v = (q_{k+1} - q_k) / dt
   double max_violation_m = 0.0;        // max over strings of max(0, |a-e| - l) at q_{k+1}
   double constraint_residual_m = 0.0;  // max over taut strings of ||a-e| - l| at q_{k+1}
 };
 
-enum class StepStatus { Ok, NotConverged, ActiveSetCycled, NonFinite, BadInput };
+enum class StepStatus { Ok, NotConverged, NonFinite, BadInput };
 const char* toString(StepStatus s);
 
 struct IntegratorOptions {
@@ -100,27 +102,37 @@ class VariationalIntegrator {
                       StepReport* report);
   void convertMomentum(State& x, double from_dt, double to_dt);
   void assembleFullQ(const Eigen::VectorXd& qd, const Eigen::VectorXd& rho, Eigen::VectorXd& q);
+  // Fills G, gap (and h) for every constraint from the strings just computed in dyn_ at q.
+  void constraintsAt(const Eigen::VectorXd& q, Eigen::MatrixXd& G, Eigen::VectorXd& gap,
+                     Eigen::VectorXd* h);
 
   ModelPtr model_;
   IntegratorOptions options_;
   int nd_, nk_, ns_;
+  // Unilateral constraints: the n_s strings, then the model's joint stops (n_c in all).  Row c
+  // is g_c(q) <= 0 with gap_c its violation in metres (strings: |a - e| - l) or radians/metres
+  // (stops: sign (q - bound)), G_c its gradient, and h_c the function Newton drives to zero
+  // (strings: 1/2 (|a-e|^2 - l^2); stops: the gap).
+  int nc_;
+  int m_max_;  // largest feasible taut set: every string and one stop per limited joint
   DynamicsData dyn_;
   Eigen::VectorXd damping_;  // n_d, scaled
 
   // Per-step scratch.
   Eigen::VectorXd q1_full_, q2_full_, qm_full_;  // n_q
   Eigen::VectorXd qd2_, vel_;                    // n_d
-  Eigen::VectorXd lambda_;                       // n_s (entries for active strings)
-  Eigen::MatrixXd Dh1_;                          // n_s x n_q at q_k
-  Eigen::VectorXd dist1_;                        // n_s at q_k
+  Eigen::VectorXd lambda_;                       // n_c (entries for active constraints)
+  Eigen::MatrixXd G1_, G2_;                      // n_c x n_q gradients at q_k and q_{k+1}
+  Eigen::VectorXd gap1_, gap2_, h2_;             // n_c
+  Eigen::VectorXd dist1_;                        // n_s: string spans at q_k
   Eigen::VectorXd residual_;                     // n_d
-  std::vector<int> active_;                      // indices of taut strings, ascending
+  std::vector<int> active_;                      // indices of taut constraints, ascending
   std::vector<char> is_active_;
-  std::vector<int> flips_;  // per string: taut-set changes this step
+  std::vector<int> flips_;  // per constraint: taut-set changes this step
   int active_set_changes_ = 0;
   double momentum_scale_ = 1.0;
   Eigen::VectorXd damping_now_, damping_slope_;  // n_d: c(q_m), dc/dq at this evaluation
-  // Newton systems, one per active-set size m = 0..n_s (no allocation when m changes).
+  // Newton systems, one per active-set size m = 0..m_max (no allocation when m changes).
   std::vector<Eigen::MatrixXd> jac_;
   std::vector<Eigen::PartialPivLU<Eigen::MatrixXd>> lu_;
   std::vector<Eigen::VectorXd> rhs_, sol_;

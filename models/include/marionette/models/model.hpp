@@ -15,6 +15,7 @@
 
 #include <Eigen/Core>
 #include <Eigen/Geometry>
+#include <cmath>
 #include <limits>
 #include <memory>
 #include <optional>
@@ -44,15 +45,20 @@ struct SourceRef {
   int line = 0;       // 1-based line in the source file, 0 if built in code
 };
 
-// Joint limit as a stiff spring-damper beyond [lower, upper] (seed 004 eq. 2.12), faded in over
-// the first `softening` of penetration so that the dynamics stay smooth (see jointLimitTerms).
+// Joint limit [lower, upper].  Two kinds (DESIGN §3):
+//  - a hard stop (stiffness = damping = 0, the default): a unilateral constraint like a string,
+//    exact, with an inelastic impact when the joint reaches it;
+//  - a spring-damper beyond the limit (seed 004 eq. 2.12) when stiffness or damping is set,
+//    faded in over the first `softening` of penetration so the dynamics stay smooth
+//    (see jointLimitTerms).
 struct JointLimit {
   double lower = -std::numeric_limits<double>::infinity();
   double upper = std::numeric_limits<double>::infinity();
   double stiffness = 0.0;   // N*m/rad (or N/m for a translation)
   double damping = 0.0;     // N*m*s/rad (or N*s/m)
   double softening = 0.05;  // rad (or m)
-  bool enabled() const { return stiffness > 0.0 || damping > 0.0; }
+  bool isSpring() const { return stiffness > 0.0 || damping > 0.0; }
+  bool isStop() const { return !isSpring() && (std::isfinite(lower) || std::isfinite(upper)); }
 };
 
 struct DynamicVariable {
@@ -185,6 +191,14 @@ class Model {
   std::vector<char> frame_has_mass_below;
   // Masses attached to each frame.
   std::vector<std::vector<int>> frame_masses;
+  // Joint stops as unilateral constraint rows g = sign (q_var - bound) <= 0, one per finite bound
+  // of a limit that is a stop (upper: sign +1, lower: sign -1).
+  struct StopRow {
+    int variable;
+    double sign;
+    double bound;
+  };
+  std::vector<StopRow> stops;
 
  private:
   friend class ModelBuilder;

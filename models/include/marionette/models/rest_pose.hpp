@@ -2,9 +2,11 @@
 // strings (DESIGN §4, "Start states").
 //
 // Contents
-//   RestPose / computeRestPose   minimise the potential V(q_d) subject to h_j(q_d, rho) <= 0.
-//   projectOntoStrings           move a configuration the least (in the mass metric) so that no
-//                                string is over-stretched, keeping chosen variables fixed.
+//   RestPose / computeRestPose   minimise the potential V(q_d) subject to h_j(q_d, rho) <= 0 and
+//                                the joint stops.
+//   projectOntoStrings           move a configuration a little (least-norm steps) so that no
+//                                string is over-stretched and no joint is past a stop, keeping
+//                                chosen variables fixed.
 #pragma once
 
 #include <Eigen/Core>
@@ -35,6 +37,7 @@ struct RestPoseOptions {
 };
 
 // The stable rest pose for inputs rho (n_k), from the model's initial guess or `guess` (n_d).
+// Joint stops are constraints like the strings (rows sign (q - bound) <= 0).
 // A damped simulation (the midpoint VI with heavy, mass-proportional joint damping) finds the
 // basin of a stable equilibrium with the right taut strings; a Newton solve of the KKT system
 //   dV/dq + Dh_A^T mu = 0,  h_A = 0,  mu >= 0,  h_inactive <= 0
@@ -42,8 +45,9 @@ struct RestPoseOptions {
 RestPose computeRestPose(const ModelPtr& model, const Eigen::VectorXd& rho,
                          const Eigen::VectorXd* guess = nullptr, RestPoseOptions options = {});
 
-// Starting from q (n_d), moves the variables not marked in `fixed` (n_d, may be empty) by
-// Gauss-Newton least-norm steps until no string is over-stretched by more than tol_m.
+// Starting from q (n_d), moves the variables not marked in `fixed` (n_d, may be empty) onto their
+// joint stops and then by Gauss-Newton least-norm steps until no string is over-stretched by
+// more than tol_m.
 // Returns false (with q left at the best attempt) if that cannot be done.
 bool projectOntoStrings(const Model& model, Eigen::VectorXd& q, const Eigen::VectorXd& rho,
                         const std::vector<char>& fixed, double tol_m = 1e-12);
