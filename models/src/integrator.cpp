@@ -59,17 +59,16 @@ VariationalIntegrator::VariationalIntegrator(ModelPtr model, IntegratorOptions o
     rhs_.emplace_back(Eigen::VectorXd::Zero(nd_ + m));
     sol_.emplace_back(Eigen::VectorXd::Zero(nd_ + m));
   }
-  lu_valid_.assign(m_max_ + 1, 0);
-  lu_step_.assign(m_max_ + 1, 0);
-  lu_h_.assign(m_max_ + 1, 0.0);
-  lu_set_.assign(m_max_ + 1, std::vector<int>());
-  for (auto& set : lu_set_) set.reserve(nc_);
   sub_ = makeState();
   sub_u_.setZero(nk_);
   sub_report_ = makeReport();
   tension_sum_.setZero(ns_);
   llt_ = Eigen::LLT<Eigen::MatrixXd>(nd_);
   tmp_nd_.setZero(nd_);
+  last_q_.setZero(nd_);
+  last_p_.setZero(nd_);
+  last_rho_.setZero(nk_);
+  last_lambda_.setZero(nc_);
 }
 
 State VariationalIntegrator::makeState() const {
@@ -164,33 +163,21 @@ void VariationalIntegrator::assembleJacobian() {
   J.bottomRightCorner(m, m).setZero();
 }
 
-// Newton's method on (q_{d,k+1}, lambda) together with the strings' complementarity
-// (lambda_j >= 0, |a_j - e_j| <= l_j, one of them tight): a primal-dual active-set (semismooth
-// Newton) iteration.  Before each Newton step the taut set is updated from the current iterate:
-// a slack string that is over-stretched joins it; a taut string whose multiplier would push
-// (lambda_j < 0) leaves it, at most kMaxFlips times per string per step so that it cannot
-// thrash.  The factorised Jacobian is kept across iterations and steps (the chord method,
-// DESIGN §4.3) and refreshed at the current iterate whenever an iteration fails to shrink the
-// residual four-fold, or the taut set differs from the one it was factorised for; a step that
-// makes the residual worse is halved first.  Convergence is judged on the true residual and on
-// complementarity, so reuse changes the iteration count, never the answer.
-// Returns the iterations taken, -1 if not converged, -2 if non-finite.
+// Newton's method on (q_{d,k+1}, lambda) together with the constraints' complementarity
+// (lambda_c >= 0, g_c <= 0, one of them tight): a primal-dual active-set (semismooth Newton)
+// iteration.  Before each Newton step the taut set is updated from the current iterate: a slack
+// constraint that is violated joins it; a taut one whose multiplier would push (lambda_c < 0)
+// leaves it, at most kMaxFlips times per constraint per step so that it cannot thrash.
+// The exact Jacobian is factorised at the predictor and kept while each iteration shrinks the
+// residual at least four-fold (the chord method, DESIGN §4.3); it is refactorised when the taut
+// set changes or convergence slows.  A step that does not decrease the residual enough is
+// halved (Armijo backtracking), and no correction exceeds kStepLimit (a trust region: a larger
+// one within a single step leaves the basin of its solution).  Convergence is judged on the
+// true residual and on complementarity.  Returns the iterations taken, or -1.
 int VariationalIntegrator::solveNewton(const State& x, const Eigen::VectorXd& rho_next) {
   constexpr int kMaxFlips = 4;
-  constexpr long kMaxJacobianAge = 20;  // steps; older factorisations are not reused
-  // Trust region (rad or m): a Newton correction within one step larger than kStepLimit leaves
-  // the basin of the step's solution; one from a reused factorisation larger than
-  // kStaleStepLimit is recomputed with a fresh one (the mass matrix of a puppet with thin,
-  // twisting limbs spans five orders of magnitude, so a slightly old Jacobian can mislead).
-  constexpr double kStepLimit = 0.25, kStaleStepLimit = 0.05;
-  // On success keep only the factorisation of the final taut set: others may have been made at
-  // wild intermediate iterates and must not seed later steps.
-  auto finish = [&](int iterations, int m_final) {
-    for (int k = 0; k <= m_max_; ++k)
-      if (k != m_final) lu_valid_[k] = 0;
-    return iterations;
-  };
-  bool fresh = false;  // the factorisation in use was made in this solve
+  constexpr double kStepLimit = 0.25;  // rad or m
+  bool factored = false;               // lu_[m] holds the Jacobian for the current taut set
   double last_update = std::numeric_limits<double>::infinity();
   double prev_merit = std::numeric_limits<double>::infinity();
   double alpha = 0.0;  // fraction of the current direction sol_[m] applied so far
@@ -216,30 +203,23 @@ int VariationalIntegrator::solveNewton(const State& x, const Eigen::VectorXd& rh
     const double rtol = options_.residual_rel_tol * momentum_scale_;
     double rerr = residual_.cwiseAbs().maxCoeff();
     double cerr = constraintError();
-    if (!std::isfinite(rerr) || !std::isfinite(cerr)) return -2;
+    if (!std::isfinite(rerr) || !std::isfinite(cerr)) return -1;
     double merit = meritOf(rtol);
-    if (alpha > 0.0 && merit > (1.0 - 1e-4 * alpha) * prev_merit) {
-      // No sufficient decrease (Armijo).  From a reused (stale) Jacobian: undo the step and
-      // refresh.  From a fresh one: take half of it back (backtracking), down to 1e-4.
-      const double back = fresh ? 0.5 * alpha : alpha;
-      if (!fresh || alpha > 1e-4) {
-        qd2_ -= back * sol_[m].head(nd_);
-        for (int i = 0; i < m; ++i) lambda_[active_[i]] -= back * sol_[m][nd_ + i];
-        alpha -= back;
-        if (!fresh) lu_valid_[m] = 0;
-        continue;
-      }
+    if (alpha > 1e-4 && merit > (1.0 - 1e-4 * alpha) * prev_merit) {
+      // No sufficient decrease (Armijo): take half of the last step back.
+      alpha *= 0.5;
+      qd2_ -= alpha * sol_[m].head(nd_);
+      for (int i = 0; i < m; ++i) lambda_[active_[i]] -= alpha * sol_[m][nd_ + i];
+      continue;
     }
     // Complementarity: update the taut set from this iterate.
-    const double lambda_tol =
-        10.0 * rtol / std::max(1e-3, dist1_.maxCoeff());  // lambda noise at convergence
+    const double lambda_tol = 10.0 * rtol / std::max(1e-3, dist1_.size() ? dist1_.maxCoeff() : 1.0);
     bool changed = false;
     int count = m;
     for (int c = 0; c < nc_; ++c) {
       if (flips_[c] >= kMaxFlips) continue;
-      const bool over = gap2_[c] > options_.constraint_tol_m;
       const bool release = is_active_[c] && lambda_[c] < -lambda_tol;
-      const bool catches = !is_active_[c] && over && count < m_max_;
+      const bool catches = !is_active_[c] && gap2_[c] > options_.constraint_tol_m && count < m_max_;
       if (release || catches) {
         is_active_[c] ^= 1;
         count += is_active_[c] ? 1 : -1;
@@ -254,41 +234,31 @@ int VariationalIntegrator::solveNewton(const State& x, const Eigen::VectorXd& rh
       for (int c = 0; c < nc_; ++c)
         if (is_active_[c]) active_.push_back(c);
       m = static_cast<int>(active_.size());
+      factored = false;
       alpha = 0.0;
-      prev_merit = std::numeric_limits<double>::infinity();
       evaluateResidual(x, rho_next, /*jacobian=*/false);  // lambda changed
       rerr = residual_.cwiseAbs().maxCoeff();
       cerr = constraintError();
       merit = meritOf(rtol);
-    } else {
-      if (rerr <= rtol && cerr <= options_.constraint_tol_m) {
-        // Converged: complementary too?  (A constraint frozen by kMaxFlips may not be.)
-        for (int c = 0; c < nc_; ++c)
-          if ((is_active_[c] && lambda_[c] < -lambda_tol) ||
-              (!is_active_[c] && gap2_[c] > options_.constraint_tol_m))
-            return -1;
-        return finish(it, m);
-      }
-      // Stagnation at round-off: the last update no longer changes q, and the residuals are
-      // within a thousand times the (then too strict) tolerances.
-      if (last_update <= 1e-15 * (1.0 + qd2_.cwiseAbs().maxCoeff()) && rerr <= 1e3 * rtol &&
-          cerr <= 1e3 * options_.constraint_tol_m)
-        return finish(it, m);
+    } else if (rerr <= rtol && cerr <= options_.constraint_tol_m) {
+      // Converged: complementary too?  (A constraint frozen by kMaxFlips may not be.)
+      for (int c = 0; c < nc_; ++c)
+        if ((is_active_[c] && lambda_[c] < -lambda_tol) ||
+            (!is_active_[c] && gap2_[c] > options_.constraint_tol_m))
+          return -1;
+      return it;
+    } else if (last_update <= 1e-15 * (1.0 + qd2_.cwiseAbs().maxCoeff()) && rerr <= 1e3 * rtol &&
+               cerr <= 1e3 * options_.constraint_tol_m) {
+      return it;  // stagnation at round-off, within a thousand times the tolerances
     }
     if (it == options_.max_newton_iterations) break;
-    if (!lu_valid_[m] || lu_set_[m] != active_ || lu_h_[m] != h_ ||
-        steps_ - lu_step_[m] > kMaxJacobianAge ||
-        merit > 0.25 * prev_merit) {  // less than a four-fold decrease: refresh
+    if (!factored || merit > 0.25 * prev_merit) {
       // Exact Jacobian at this iterate (q_m is still the current forward kinematics, so only
       // the Lagrangian sweep is redone).
       computeLagrangian(*model_, dyn_, qm_full_, vel_, LagrangianOrder::Second);
       assembleJacobian();
       lu_[m].compute(jac_[m]);
-      lu_valid_[m] = 1;
-      lu_set_[m] = active_;
-      lu_step_[m] = steps_;
-      lu_h_[m] = h_;
-      fresh = true;
+      factored = true;
       ++factorizations_;
     }
     prev_merit = merit;
@@ -296,32 +266,14 @@ int VariationalIntegrator::solveNewton(const State& x, const Eigen::VectorXd& rh
     rhs.head(nd_) = -residual_;
     for (int i = 0; i < m; ++i) rhs[nd_ + i] = -h2_[active_[i]];
     sol_[m].noalias() = lu_[m].solve(rhs);
-    double size = sol_[m].head(nd_).cwiseAbs().maxCoeff();
-    if (!fresh && !(size <= kStaleStepLimit)) {
-      // A reused factorisation proposes a big move: do not trust it; refactor here.
-      computeLagrangian(*model_, dyn_, qm_full_, vel_, LagrangianOrder::Second);
-      assembleJacobian();
-      lu_[m].compute(jac_[m]);
-      lu_valid_[m] = 1;
-      lu_set_[m] = active_;
-      lu_step_[m] = steps_;
-      lu_h_[m] = h_;
-      fresh = true;
-      ++factorizations_;
-      sol_[m].noalias() = lu_[m].solve(rhs);
-      size = sol_[m].head(nd_).cwiseAbs().maxCoeff();
-    }
-    if (!sol_[m].allFinite()) {
-      lu_valid_[m] = 0;
-      return -2;
-    }
+    const double size = sol_[m].head(nd_).cwiseAbs().maxCoeff();
+    if (!sol_[m].allFinite()) return -1;
     if (size > kStepLimit) sol_[m] *= kStepLimit / size;  // trust region
     alpha = 1.0;
-    last_update = sol_[m].head(nd_).cwiseAbs().maxCoeff();
+    last_update = std::min(size, kStepLimit);
     qd2_ += sol_[m].head(nd_);
     for (int i = 0; i < m; ++i) lambda_[active_[i]] += sol_[m][nd_ + i];
   }
-  lu_valid_[m] = 0;  // do not start the next attempt from a Jacobian that failed here
   return -1;
 }
 
@@ -412,22 +364,36 @@ StepStatus VariationalIntegrator::stepOnce(const State& x, const Eigen::VectorXd
   computeLagrangian(*model_, dyn_, q1_full_, tmp_nd_.setZero(), LagrangianOrder::MassMatrix);
   llt_.compute(dyn_.M);
   if (llt_.info() != Eigen::Success) return StepStatus::NotConverged;
-  tmp_nd_ = x.p - 0.5 * dt * dyn_.Lq;
+  // Warm start when x is the state the previous step produced (the usual case in a simulation or
+  // a planner's propagation): its multipliers, and the velocity after this step's forces,
+  //   v_{k+1/2} = M^-1 (p + dt/2 dL/dq - G^T lambda_prev).
+  // Otherwise the velocity of the previous interval, M^-1 (p - dt/2 dL/dq) (p carries half a
+  // step of forces, which is not velocity).  The answer does not depend on the start, only the
+  // number of iterations does.
+  const bool warm =
+      last_valid_ && last_h_ == dt && x.q == last_q_ && x.p == last_p_ && x.rho == last_rho_;
+  tmp_nd_ = x.p;
+  if (warm) {
+    tmp_nd_.noalias() += 0.5 * dt * dyn_.Lq;
+    for (int c = 0; c < nc_; ++c)
+      if (last_lambda_[c] != 0.0)
+        tmp_nd_.noalias() -= last_lambda_[c] * G1_.row(c).head(nd_).transpose();
+  } else {
+    tmp_nd_.noalias() -= 0.5 * dt * dyn_.Lq;
+  }
   llt_.solveInPlace(tmp_nd_);
   qd2_ = x.q + dt * tmp_nd_;
 
-  // Start from the strings taut at q_k; the Newton iteration settles the rest.
+  // Start from the constraints tight at q_k; the Newton iteration settles the rest.
   active_.clear();
   active_set_changes_ = 0;
   for (int c = 0; c < nc_; ++c) {
     is_active_[c] = gap1_[c] >= -1e-9 && static_cast<int>(active_.size()) < m_max_ ? 1 : 0;
     if (is_active_[c]) active_.push_back(c);
-    lambda_[c] = 0.0;
+    lambda_[c] = (warm && is_active_[c]) ? last_lambda_[c] : 0.0;
   }
-  ++steps_;
   const int iterations = solveNewton(x, rho_next);
-  if (iterations == -2) return StepStatus::NonFinite;
-  if (iterations < 0) return StepStatus::NotConverged;
+  if (iterations < 0) return StepStatus::NotConverged;  // (a non-finite iterate too: retry)
 
   if (report) {
     report->substeps = 1;
@@ -454,6 +420,12 @@ StepStatus VariationalIntegrator::stepOnce(const State& x, const Eigen::VectorXd
   next.p = tmp_nd_;
   next.rho = rho_next;
   if (!next.q.allFinite() || !next.p.allFinite()) return StepStatus::NonFinite;
+  last_q_ = next.q;
+  last_p_ = next.p;
+  last_rho_ = next.rho;
+  last_h_ = dt;
+  for (int c = 0; c < nc_; ++c) last_lambda_[c] = is_active_[c] ? lambda_[c] : 0.0;
+  last_valid_ = true;
   return StepStatus::Ok;
 }
 

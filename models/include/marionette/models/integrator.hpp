@@ -55,8 +55,8 @@ struct IntegratorOptions {
   double dt_s = 0.01;
   double damping_scale = 1.0;        // multiplies every joint damping (0 = undamped)
   Eigen::VectorXd damping_override;  // n_d: if set, replaces the model's joint damping
-  double constraint_tol_m = 1e-11;   // ||a-e| - l| for taut strings at convergence
-  double residual_rel_tol = 1e-11;   // |DEL residual| relative to the momentum scale
+  double constraint_tol_m = 1e-10;   // ||a-e| - l| for taut strings at convergence
+  double residual_rel_tol = 1e-10;   // |DEL residual| relative to the momentum scale
   int max_newton_iterations = 50;
   int max_substep_halvings = 4;  // a step that fails is retried as 2, 4, ..., 16 substeps
 };
@@ -90,7 +90,7 @@ class VariationalIntegrator {
 
   State makeState() const;
   StepReport makeReport() const;
-  // Jacobian factorisations so far (the chord method reuses them across iterations and steps).
+  // Jacobian factorisations so far (the chord method reuses one across a step's iterations).
   long factorizations() const { return factorizations_; }
 
  private:
@@ -136,16 +136,15 @@ class VariationalIntegrator {
   std::vector<Eigen::MatrixXd> jac_;
   std::vector<Eigen::PartialPivLU<Eigen::MatrixXd>> lu_;
   std::vector<Eigen::VectorXd> rhs_, sol_;
-  std::vector<char> lu_valid_;            // per m: lu_[m] holds a usable factorisation
-  std::vector<std::vector<int>> lu_set_;  // per m: the active set it was made for
-  std::vector<long> lu_step_;             // per m: the step it was made in
-  std::vector<double> lu_h_;              // per m: the step size it was made for
-  double h_ = 0.0;                        // the step size being solved (dt or a substep)
-  State sub_;                             // substep fallback scratch
+  double h_ = 0.0;  // the step size being solved (dt or a substep)
+  State sub_;       // substep fallback scratch
   Eigen::VectorXd sub_u_, tension_sum_;
   StepReport sub_report_;
-  long steps_ = 0;
   long factorizations_ = 0;
+  // The last step's result and multipliers, to warm-start a step from exactly that state.
+  bool last_valid_ = false;
+  double last_h_ = 0.0;
+  Eigen::VectorXd last_q_, last_p_, last_rho_, last_lambda_;
   // Mass matrix factorisation for initial guesses and energies.
   Eigen::LLT<Eigen::MatrixXd> llt_;
   Eigen::VectorXd tmp_nd_;
