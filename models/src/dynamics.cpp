@@ -1,5 +1,7 @@
 #include "marionette/models/dynamics.hpp"
 
+#include <cmath>
+
 #include "spatial.hpp"
 
 namespace marionette {
@@ -41,21 +43,37 @@ DynamicsData::DynamicsData(const Model& model) {
   Je = Eigen::MatrixXd::Zero(3, nq);
 }
 
-void forwardKinematics(const Model& model, DynamicsData& d, const Eigen::VectorXd& q) {
+void forwardKinematics(const Model& model, DynamicsData& d, const Eigen::VectorXd& q,
+                       bool puppet_only) {
   const int nf = static_cast<int>(model.frames.size());
   for (int i = 0; i < nf; ++i) {
+    if (puppet_only && !model.frame_moved_by_dynamic[i]) continue;
     const Frame& f = model.frames[i];
     const Mat3 Rp = f.parent >= 0 ? d.frame_R[f.parent] : Mat3::Identity();
     const Vec3 pp = f.parent >= 0 ? d.frame_p[f.parent] : Vec3::Zero();
     switch (f.type) {
       case JointType::Fixed:
-        d.frame_R[i].noalias() = Rp * f.offset.linear();
+        if (f.pure_translation)
+          d.frame_R[i] = Rp;
+        else
+          d.frame_R[i].noalias() = Rp * f.offset.linear();
         d.frame_p[i].noalias() = pp + Rp * f.offset.translation();
         break;
       case JointType::Rotate: {
         // g = g_parent * Rot(axis, q): joint twist (p x w, w), w = R_parent axis (DESIGN §4.1).
+        Mat3& R = d.frame_R[i];
+        if (f.axis_index >= 0) {
+          // About a coordinate axis k: only the other two columns of R_parent mix.
+          const double th = f.axis_sign * q[f.variable];
+          const double c = std::cos(th), s = std::sin(th);
+          const int k = f.axis_index, a = (k + 1) % 3, b = (k + 2) % 3;
+          R.col(k) = Rp.col(k);
+          R.col(a) = c * Rp.col(a) + s * Rp.col(b);
+          R.col(b) = c * Rp.col(b) - s * Rp.col(a);
+        } else {
+          R.noalias() = Rp * spatial::rotation(f.axis, q[f.variable]);
+        }
         const Vec3 w = Rp * f.axis;
-        d.frame_R[i].noalias() = Rp * spatial::rotation(f.axis, q[f.variable]);
         d.frame_p[i] = pp;
         d.joint_twist[f.variable] = spatial::twist(pp.cross(w), w);
         break;
@@ -264,13 +282,20 @@ void computeStrings(const Model& model, DynamicsData& d, const Eigen::VectorXd& 
     d.length[s] = len;
     d.h[s] = 0.5 * (dv.squaredNorm() - len * len);
 
-    // dh/dq = d . (da/dq - de/dq) - l dl/dq.
+    // dh/dq = d . (da/dq - de/dq) - l dl/dq, with dx/dq_c = w_c x x + v_c along x's chain.
+    auto row = d.Dh.row(s);
+    row.setZero();
+    if (st.puppet_frame >= 0)
+      for (int c : model.frame_variable_chain[st.puppet_frame])
+        row[c] += dv.dot(ang(d.joint_twist[c]).cross(a) + lin(d.joint_twist[c]));
+    if (st.rig_frame >= 0)
+      for (int c : model.frame_variable_chain[st.rig_frame])
+        row[c] -= dv.dot(ang(d.joint_twist[c]).cross(e) + lin(d.joint_twist[c]));
+    if (st.length_variable >= 0) row[st.length_variable] -= len;
+    if (!second_derivatives) continue;
     pointJacobian(model, d, st.puppet_frame, st.puppet_point_m, d.Ja);
     pointJacobian(model, d, st.rig_frame, st.rig_point_m, d.Je);
     d.Ja -= d.Je;  // Ja now holds d(a - e)/dq
-    d.Dh.row(s).noalias() = dv.transpose() * d.Ja;
-    if (st.length_variable >= 0) d.Dh(s, st.length_variable) -= len;
-    if (!second_derivatives) continue;
 
     // d2h = J^T J + d . d2(a - e) - dl dl^T, with d2x/dq_l dq_k = w_l x (w_k x x + v_k) for joint
     // l above (or equal to) joint k on the point's chain.

@@ -22,7 +22,8 @@ VariationalIntegrator::VariationalIntegrator(ModelPtr model, IntegratorOptions o
       nk_(model_->nk()),
       ns_(model_->nstrings()),
       nc_(ns_ + static_cast<int>(model_->stops.size())),
-      dyn_(*model_) {
+      dyn_(*model_),
+      dyn2_(*model_) {
   const int nq = nd_ + nk_;
   damping_ =
       options_.damping_override.size() == nd_ ? options_.damping_override : model_->dampingVector();
@@ -92,11 +93,12 @@ void VariationalIntegrator::assembleFullQ(const Eigen::VectorXd& qd, const Eigen
   q.tail(nk_) = rho;
 }
 
-void VariationalIntegrator::constraintsAt(const Eigen::VectorXd& q, Eigen::MatrixXd& G,
-                                          Eigen::VectorXd& gap, Eigen::VectorXd* h) {
-  G.topRows(ns_) = dyn_.Dh;
-  gap.head(ns_) = dyn_.distance - dyn_.length;
-  if (h) h->head(ns_) = dyn_.h;
+void VariationalIntegrator::constraintsAt(const Eigen::VectorXd& q, const DynamicsData& d,
+                                          Eigen::MatrixXd& G, Eigen::VectorXd& gap,
+                                          Eigen::VectorXd* h) {
+  G.topRows(ns_) = d.Dh;
+  gap.head(ns_) = d.distance - d.length;
+  if (h) h->head(ns_) = d.h;
   for (int i = 0; i < nc_ - ns_; ++i) {
     const Model::StopRow& r = model_->stops[i];
     gap[ns_ + i] = r.sign * (q[r.variable] - r.bound);
@@ -109,14 +111,18 @@ void VariationalIntegrator::constraintsAt(const Eigen::VectorXd& q, Eigen::Matri
 void VariationalIntegrator::evaluateResidual(const State& x, const Eigen::VectorXd& rho_next,
                                              bool jacobian) {
   const double dt = h_;
+  // The rig's frames depend on rho only, fixed within a step: each scratch computes them once
+  // per step (rig2_valid_, rigm_valid_) and then updates just the puppet.
   assembleFullQ(qd2_, rho_next, q2_full_);
-  forwardKinematics(*model_, dyn_, q2_full_);
-  computeStrings(*model_, dyn_, q2_full_, false);
-  constraintsAt(q2_full_, G2_, gap2_, &h2_);
+  forwardKinematics(*model_, dyn2_, q2_full_, rig2_valid_);
+  rig2_valid_ = true;
+  computeStrings(*model_, dyn2_, q2_full_, false);
+  constraintsAt(q2_full_, dyn2_, G2_, gap2_, &h2_);
 
   qm_full_.noalias() = 0.5 * (q1_full_ + q2_full_);
   vel_.noalias() = (qd2_ - x.q) / dt;
-  forwardKinematics(*model_, dyn_, qm_full_);
+  forwardKinematics(*model_, dyn_, qm_full_, rigm_valid_);
+  rigm_valid_ = true;
   computeLagrangian(*model_, dyn_, qm_full_, vel_,
                     jacobian ? LagrangianOrder::Second : LagrangianOrder::First);
 
@@ -359,7 +365,8 @@ StepStatus VariationalIntegrator::stepOnce(const State& x, const Eigen::VectorXd
   assembleFullQ(x.q, x.rho, q1_full_);
   forwardKinematics(*model_, dyn_, q1_full_);
   computeStrings(*model_, dyn_, q1_full_, false);
-  constraintsAt(q1_full_, G1_, gap1_, nullptr);
+  constraintsAt(q1_full_, dyn_, G1_, gap1_, nullptr);
+  rig2_valid_ = rigm_valid_ = false;  // new step: new rig inputs
   dist1_ = dyn_.distance;
   computeLagrangian(*model_, dyn_, q1_full_, tmp_nd_.setZero(), LagrangianOrder::MassMatrix);
   llt_.compute(dyn_.M);
@@ -443,6 +450,7 @@ StepStatus VariationalIntegrator::linearize(const State& x, const Eigen::VectorX
   // Second derivatives of the strings at q_k (for d(Dh(q_k)^T lambda)/d(q_k, rho_k)).
   forwardKinematics(*model_, dyn_, q1_full_);
   computeStrings(*model_, dyn_, q1_full_, true);
+  rigm_valid_ = false;  // dyn_ now holds q_k's rig
   Eigen::MatrixXd lambdaD2h = Eigen::MatrixXd::Zero(nq, nq);
   for (int c : active_)
     if (c < ns_) lambdaD2h += lambda_[c] * dyn_.D2h[c];  // stops are linear in q

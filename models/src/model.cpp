@@ -262,14 +262,25 @@ ModelPtr ModelBuilder::build() const {
       f.variable = vi;
       variable_frame[vi] = static_cast<int>(m.frames.size());
     }
+    if (f.type == JointType::Fixed) {
+      f.pure_translation = f.offset.linear() == Eigen::Matrix3d::Identity();
+    } else {
+      for (int k = 0; k < 3; ++k)
+        if (std::abs(std::abs(f.axis[k]) - 1.0) < 1e-15) {
+          f.axis_index = k;
+          f.axis_sign = f.axis[k] > 0 ? 1.0 : -1.0;
+        }
+    }
     m.frames.push_back(f);
   }
   const int nf = static_cast<int>(m.frames.size());
   m.frame_variable_chain.assign(nf, {});
+  m.frame_moved_by_dynamic.assign(nf, 0);
   for (int i = 0; i < nf; ++i) {
     const Frame& f = m.frames[i];
     if (f.parent >= 0) m.frame_variable_chain[i] = m.frame_variable_chain[f.parent];
     if (f.variable >= 0) m.frame_variable_chain[i].push_back(f.variable);
+    for (int v : m.frame_variable_chain[i]) m.frame_moved_by_dynamic[i] |= v < nd ? 1 : 0;
   }
   auto frameOf = [&](const std::string& name, const SourceRef& src, const std::string& what) {
     if (name == "world") return -1;

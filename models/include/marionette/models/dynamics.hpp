@@ -63,8 +63,10 @@ struct DynamicsData {
   Eigen::MatrixXd Ja, Je;                 // 3 x n_q point Jacobians for strings
 };
 
-// Frame poses and joint twists at q (n_q).
-void forwardKinematics(const Model& model, DynamicsData& data, const Eigen::VectorXd& q);
+// Frame poses and joint twists at q (n_q).  With puppet_only, only the frames a dynamic
+// variable moves are updated: the rig's must already hold this q's kinematic part.
+void forwardKinematics(const Model& model, DynamicsData& data, const Eigen::VectorXd& q,
+                       bool puppet_only = false);
 
 enum class LagrangianOrder { First, MassMatrix, Second };
 

@@ -102,9 +102,9 @@ class VariationalIntegrator {
                       StepReport* report);
   void convertMomentum(State& x, double from_dt, double to_dt);
   void assembleFullQ(const Eigen::VectorXd& qd, const Eigen::VectorXd& rho, Eigen::VectorXd& q);
-  // Fills G, gap (and h) for every constraint from the strings just computed in dyn_ at q.
-  void constraintsAt(const Eigen::VectorXd& q, Eigen::MatrixXd& G, Eigen::VectorXd& gap,
-                     Eigen::VectorXd* h);
+  // Fills G, gap (and h) for every constraint at q, the strings taken from d (computed at q).
+  void constraintsAt(const Eigen::VectorXd& q, const DynamicsData& d, Eigen::MatrixXd& G,
+                     Eigen::VectorXd& gap, Eigen::VectorXd* h);
 
   ModelPtr model_;
   IntegratorOptions options_;
@@ -114,9 +114,11 @@ class VariationalIntegrator {
   // (stops: sign (q - bound)), G_c its gradient, and h_c the function Newton drives to zero
   // (strings: 1/2 (|a-e|^2 - l^2); stops: the gap).
   int nc_;
-  int m_max_;  // largest feasible taut set: every string and one stop per limited joint
-  DynamicsData dyn_;
-  Eigen::VectorXd damping_;  // n_d, scaled
+  int m_max_;          // largest feasible taut set: every string and one stop per limited joint
+  DynamicsData dyn_;   // kinematics at q_k and the midpoint, the Lagrangian
+  DynamicsData dyn2_;  // kinematics and strings at q_{k+1}
+  bool rig2_valid_ = false, rigm_valid_ = false;  // rig frames current in dyn2_ / dyn_
+  Eigen::VectorXd damping_;                       // n_d, scaled
 
   // Per-step scratch.
   Eigen::VectorXd q1_full_, q2_full_, qm_full_;  // n_q

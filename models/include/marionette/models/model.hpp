@@ -92,6 +92,12 @@ struct Frame {
   Eigen::Vector3d axis = Eigen::Vector3d::UnitZ();           // Rotate / Translate
   int variable = -1;                                         // index into q for Rotate / Translate
   SourceRef source;
+  // Derived by ModelBuilder::build for fast kinematics: the coordinate axis (0, 1, 2) a joint
+  // turns about and its sign, or -1 for a general axis; whether a Fixed offset is a pure
+  // translation.
+  int axis_index = -1;
+  double axis_sign = 1.0;
+  bool pure_translation = false;
 };
 
 // A rigid mass: total mass, centre of mass and inertia about the COM, both in frame coordinates.
@@ -189,6 +195,8 @@ class Model {
   std::vector<std::vector<int>> dynamic_ancestors;
   // Frames carrying at least one mass, or having such a frame below them.
   std::vector<char> frame_has_mass_below;
+  // Frames that some dynamic variable moves (the puppet); the others move only with the rig.
+  std::vector<char> frame_moved_by_dynamic;
   // Masses attached to each frame.
   std::vector<std::vector<int>> frame_masses;
   // Joint stops as unilateral constraint rows g = sign (q_var - bound) <= 0, one per finite bound
