@@ -19,13 +19,30 @@ ExplicitIntegrator::ExplicitIntegrator(ModelPtr model, ExplicitMethod method, do
       nk_(model_->nk()),
       ns_(model_->nstrings()),
       damping_(model_->dampingVector() * damping_scale),
+      nc_(ns_ + static_cast<int>(model_->stops.size())),
       dyn_(*model_),
-      active_(ns_, 0),
-      tension_(Eigen::VectorXd::Zero(ns_)) {}
+      active_(nc_, 0),
+      tension_(Eigen::VectorXd::Zero(ns_)),
+      G_(Eigen::MatrixXd::Zero(nc_, nd_ + nk_)),
+      gap_(Eigen::VectorXd::Zero(nc_)) {
+  for (int i = 0; i < nc_ - ns_; ++i)
+    G_(ns_ + i, model_->stops[i].variable) = model_->stops[i].sign;
+}
 
 ContinuousState ExplicitIntegrator::makeState() const {
   return {Eigen::VectorXd::Zero(nd_), Eigen::VectorXd::Zero(nd_), model_->defaultInputs(),
           Eigen::VectorXd::Zero(nk_)};
+}
+
+// Constraint rows at the kinematics in dyn_ (strings computed at qf): strings first, then the
+// model's joint stops, each g_c <= 0 with gradient G_.row(c) over q (n_q) and gap_[c] (m or rad).
+void ExplicitIntegrator::gatherConstraints(const Eigen::VectorXd& qf) {
+  G_.topRows(ns_) = dyn_.Dh;
+  gap_.head(ns_) = dyn_.distance - dyn_.length;
+  for (int i = 0; i < nc_ - ns_; ++i) {
+    const Model::StopRow& r = model_->stops[i];
+    gap_[ns_ + i] = r.sign * (qf[r.variable] - r.bound);
+  }
 }
 
 bool ExplicitIntegrator::acceleration(const Eigen::VectorXd& q, const Eigen::VectorXd& qdot,
@@ -37,6 +54,7 @@ bool ExplicitIntegrator::acceleration(const Eigen::VectorXd& q, const Eigen::Vec
   forwardKinematics(*model_, dyn_, qf);
   computeLagrangian(*model_, dyn_, qf, qdot, LagrangianOrder::Second);
   computeStrings(*model_, dyn_, qf, true);
+  gatherConstraints(qf);
   // Generalised forces: dL/dq - (d2L/dv dq) qdot + damping + joint-limit dampers.
   Eigen::VectorXd force = dyn_.Lq - dyn_.Lqv.transpose() * qdot;
   for (int k = 0; k < nd_; ++k) {
@@ -44,34 +62,35 @@ bool ExplicitIntegrator::acceleration(const Eigen::VectorXd& q, const Eigen::Vec
     force[k] -= c * qdot[k];
   }
   if (choose_active_set)
-    for (int j = 0; j < ns_; ++j) active_[j] = dyn_.distance[j] >= dyn_.length[j] - kTautTol_m;
+    for (int c = 0; c < nc_; ++c) active_[c] = gap_[c] >= -kTautTol_m;
   tension_.setZero();
-  for (int pass = 0; pass <= ns_; ++pass) {
+  for (int pass = 0; pass <= nc_; ++pass) {
     std::vector<int> A;
-    for (int j = 0; j < ns_; ++j)
-      if (active_[j]) A.push_back(j);
+    for (int c = 0; c < nc_; ++c)
+      if (active_[c]) A.push_back(c);
     const int m = static_cast<int>(A.size());
     Eigen::MatrixXd K = Eigen::MatrixXd::Zero(nd_ + m, nd_ + m);
     Eigen::VectorXd r(nd_ + m);
     K.topLeftCorner(nd_, nd_) = dyn_.M;
     r.head(nd_) = force;
     for (int i = 0; i < m; ++i) {
-      const int j = A[i];
-      K.block(0, nd_ + i, nd_, 1) = dyn_.Dh.row(j).head(nd_).transpose();
-      K.block(nd_ + i, 0, 1, nd_) = dyn_.Dh.row(j).head(nd_);
-      // rho moves linearly within a step, so rhodd = 0.
-      r[nd_ + i] = -vf.dot(dyn_.D2h[j] * vf);
+      const int c = A[i];
+      K.block(0, nd_ + i, nd_, 1) = G_.row(c).head(nd_).transpose();
+      K.block(nd_ + i, 0, 1, nd_) = G_.row(c).head(nd_);
+      // g_dd = G qdd_full + v^T D2g v = 0; rho moves linearly within a step (rhodd = 0), and a
+      // stop is linear in q.
+      r[nd_ + i] = c < ns_ ? -vf.dot(dyn_.D2h[c] * vf) : 0.0;
     }
     const Eigen::VectorXd sol = Eigen::PartialPivLU<Eigen::MatrixXd>(K).solve(r);
     if (!sol.allFinite()) return false;
     qdd = sol.head(nd_);
     int drop = -1;
     for (int i = 0; i < m; ++i) {
-      tension_[A[i]] = sol[nd_ + i] * dyn_.distance[A[i]];
+      if (A[i] < ns_) tension_[A[i]] = sol[nd_ + i] * dyn_.distance[A[i]];
       if (sol[nd_ + i] < 0.0 && drop < 0) drop = A[i];
     }
     if (drop < 0 || !choose_active_set) return true;
-    active_[drop] = 0;  // it would push: slack
+    active_[drop] = 0;  // it would push: release it
     tension_.setZero();
   }
   return true;
@@ -85,35 +104,36 @@ void ExplicitIntegrator::applyCatchImpulse(const Eigen::VectorXd& q, Eigen::Vect
   forwardKinematics(*model_, dyn_, qf);
   computeStrings(*model_, dyn_, qf, false);
   computeLagrangian(*model_, dyn_, qf, qdot, LagrangianOrder::MassMatrix);
-  std::vector<char> inext(ns_, 0);
-  for (int j = 0; j < ns_; ++j) {
-    const double hdot = dyn_.Dh.row(j).head(nd_).dot(qdot) + dyn_.Dh.row(j).tail(nk_).dot(rhodot);
-    inext[j] = active_[j] || (dyn_.distance[j] > dyn_.length[j] && hdot > 0.0);
-  }
+  gatherConstraints(qf);
+  auto rate = [&](int c) {
+    return G_.row(c).head(nd_).dot(qdot) + G_.row(c).tail(nk_).dot(rhodot);
+  };
+  std::vector<char> inext(nc_, 0);
+  for (int c = 0; c < nc_; ++c) inext[c] = active_[c] || (gap_[c] > 0.0 && rate(c) > 0.0);
   const Eigen::LLT<Eigen::MatrixXd> Mllt(dyn_.M);
-  for (int pass = 0; pass <= ns_; ++pass) {
+  for (int pass = 0; pass <= nc_; ++pass) {
     std::vector<int> S;
-    for (int j = 0; j < ns_; ++j)
-      if (inext[j]) S.push_back(j);
+    for (int c = 0; c < nc_; ++c)
+      if (inext[c]) S.push_back(c);
     if (S.empty()) return;
     Eigen::MatrixXd Ad(S.size(), nd_);
-    Eigen::VectorXd hdot(S.size());
+    Eigen::VectorXd gdot(S.size());
     for (size_t i = 0; i < S.size(); ++i) {
-      Ad.row(i) = dyn_.Dh.row(S[i]).head(nd_);
-      hdot[i] = Ad.row(i).dot(qdot) + dyn_.Dh.row(S[i]).tail(nk_).dot(rhodot);
+      Ad.row(i) = G_.row(S[i]).head(nd_);
+      gdot[i] = rate(S[i]);
     }
     // kappa = (A M^-1 A^T)^-1 (A qdot + A_k rhodot); qdot -= M^-1 A^T kappa (seed 000 eq. 15).
     const Eigen::MatrixXd MinvAt = Mllt.solve(Ad.transpose());
-    const Eigen::VectorXd kappa = (Ad * MinvAt).ldlt().solve(hdot);
+    const Eigen::VectorXd kappa = (Ad * MinvAt).ldlt().solve(gdot);
     int drop = -1;
     for (size_t i = 0; i < S.size() && drop < 0; ++i)
-      if (kappa[i] < 0.0) drop = S[i];  // that string would push: leave it slack
+      if (kappa[i] < 0.0) drop = S[i];  // that constraint would push: leave it free
     if (drop >= 0) {
       inext[drop] = 0;
       continue;
     }
     qdot -= MinvAt * kappa;
-    for (int j : S) active_[j] = 1;
+    for (int c : S) active_[c] = 1;
     return;
   }
 }
@@ -131,7 +151,8 @@ StepStatus ExplicitIntegrator::step(const ContinuousState& x, const Eigen::Vecto
     qf << q, x.rho;
     forwardKinematics(*model_, dyn_, qf);
     computeStrings(*model_, dyn_, qf, false);
-    for (int j = 0; j < ns_; ++j) active_[j] = dyn_.distance[j] >= dyn_.length[j] - kTautTol_m;
+    gatherConstraints(qf);
+    for (int c = 0; c < nc_; ++c) active_[c] = gap_[c] >= -kTautTol_m;
     if ((rhodot - x.rhodot).cwiseAbs().maxCoeff() > 0.0) applyCatchImpulse(q, qdot, x.rho, rhodot);
   }
   Eigen::VectorXd a1(nd_);
@@ -171,6 +192,8 @@ StepStatus ExplicitIntegrator::step(const ContinuousState& x, const Eigen::Vecto
     report->active_set_changes = 0;
     report->max_violation_m = 0.0;
     report->constraint_residual_m = 0.0;
+    report->stops_active = 0;
+    for (int c = ns_; c < nc_; ++c) report->stops_active += taut[c];
     for (int j = 0; j < ns_; ++j) {
       const double over = dyn_.distance[j] - dyn_.length[j];
       report->max_violation_m = std::max(report->max_violation_m, over);

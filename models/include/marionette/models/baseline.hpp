@@ -4,9 +4,10 @@
 //     pulls) A_d qdd + A_k rhodd + qd_full^T D2h qd_full = 0  (taut strings) (eq. 11)
 // Strings are unilateral as in seed 000 §IV: a taut string whose Lambda would push goes slack; a
 // slack string that becomes over-stretched while separating is caught by the inelastic impulse
-// of eqs. 13-15.  No constraint stabilisation: the drift is what these baselines show.
-// Within a step the rig moves linearly from rho_k to rho_{k+1}; when the rig's velocity changes
-// between steps, taut strings take the impulse that keeps them inextensible.
+// of eqs. 13-15.  Joint stops are treated the same way (the VI's hard limits).  No constraint
+// stabilisation: the drift is what these baselines show. Within a step the rig moves linearly from
+// rho_k to rho_{k+1}; when the rig's velocity changes between steps, taut strings take the impulse
+// that keeps them inextensible.
 #pragma once
 
 #include <Eigen/Core>
@@ -53,14 +54,19 @@ class ExplicitIntegrator {
   void applyCatchImpulse(const Eigen::VectorXd& q, Eigen::VectorXd& qdot,
                          const Eigen::VectorXd& rho, const Eigen::VectorXd& rhodot);
 
+  void gatherConstraints(const Eigen::VectorXd& q_full);
+
   ModelPtr model_;
   ExplicitMethod method_;
   double dt_;
   int nd_, nk_, ns_;
   Eigen::VectorXd damping_;
+  int nc_;  // strings, then joint stops
   DynamicsData dyn_;
-  std::vector<char> active_;
-  Eigen::VectorXd tension_;  // n_s
+  std::vector<char> active_;  // n_c
+  Eigen::VectorXd tension_;   // n_s
+  Eigen::MatrixXd G_;         // n_c x n_q constraint gradients
+  Eigen::VectorXd gap_;       // n_c
 };
 
 }  // namespace marionette

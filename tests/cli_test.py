@@ -1,0 +1,191 @@
+#!/usr/bin/env python3
+"""End-to-end tests of the `marionette` CLI, run as a user would: the exact CSV header and rows,
+the --summary JSON, inputs files, start states, the baselines, and every error path (non-zero
+exit, a message naming what was wrong).  Usage: cli_test.py PATH/TO/marionette SOURCE_DIR"""
+import csv
+import io
+import json
+import math
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+
+BIN = None
+SRC = None
+
+
+def run(*args, check=True):
+    p = subprocess.run([BIN, *args], capture_output=True, text=True, timeout=300)
+    if check and p.returncode != 0:
+        raise AssertionError(f"marionette {' '.join(args)} failed ({p.returncode}): {p.stderr}")
+    return p
+
+
+def rows(text):
+    return list(csv.reader(io.StringIO(text)))
+
+
+class Models(unittest.TestCase):
+    def test_json_lists_every_builtin_with_names_in_state_order(self):
+        models = json.loads(run("models", "--json").stdout)
+        by_name = {m["name"]: m for m in models}
+        self.assertEqual(sorted(by_name),
+                         ["arm3d", "marionette25", "planar-arm", "puppetcopter", "suspended-mass"])
+        for m in models:
+            for key in ("dynamic", "kinematic", "strings", "points"):
+                self.assertIsInstance(m[key], list, key)
+                self.assertTrue(all(isinstance(x, str) for x in m[key]))
+        self.assertEqual(by_name["suspended-mass"]["dynamic"], ["xm", "zm"])
+        self.assertEqual(by_name["suspended-mass"]["kinematic"], ["xr", "r"])
+        self.assertEqual(by_name["planar-arm"]["dynamic"], ["theta1", "theta2"])
+        self.assertEqual(by_name["planar-arm"]["kinematic"], ["x", "L"])
+        self.assertIn("hand", by_name["arm3d"]["points"])
+        self.assertEqual(len(by_name["marionette25"]["dynamic"]), 25)
+        self.assertEqual(len(by_name["marionette25"]["kinematic"]), 21)
+        self.assertEqual(len(by_name["marionette25"]["strings"]), 7)
+
+    def test_plain_listing(self):
+        out = run("models").stdout
+        for name in ("planar-arm", "arm3d", "suspended-mass", "puppetcopter", "marionette25"):
+            self.assertIn(name, out)
+
+
+class Simulate(unittest.TestCase):
+    def test_csv_header_rows_and_physics(self):
+        r = rows(run("simulate", "--model", "planar-arm", "--duration", "0.5").stdout)
+        self.assertEqual(",".join(r[0]),
+                         "t,theta1,theta2,x,L,energy,max_violation,tip_tension")
+        data = [[float(v) for v in row] for row in r[1:]]
+        self.assertEqual(len(data), 51)  # t = 0 and one row per step
+        for k, row in enumerate(data):
+            self.assertAlmostEqual(row[0], 0.01 * k, places=9)
+            self.assertLessEqual(row[6], 1e-9)   # max_violation
+            self.assertGreater(row[7], 0.0)      # taut string holding the arm
+        # At rest under held inputs nothing moves and the energy is constant.
+        self.assertAlmostEqual(data[0][1], data[-1][1], places=9)
+        self.assertAlmostEqual(data[0][5], data[-1][5], places=9)
+
+    def test_summary_json(self):
+        s = json.loads(run("simulate", "--model", "suspended-mass", "--duration", "2",
+                           "--dt", "0.02", "--summary").stdout)
+        for key in ("steps", "wall_s", "us_per_step", "newton_iterations_mean", "max_violation",
+                    "min_tension", "energy_start", "energy_end"):
+            self.assertIn(key, s)
+        self.assertEqual(s["steps"], 100)
+        self.assertLessEqual(s["max_violation"], 1e-9)
+        # A 0.1244 kg mass hanging still: tension = weight.
+        self.assertAlmostEqual(s["min_tension"], 0.1244 * 9.81, places=6)
+        self.assertAlmostEqual(s["energy_start"], s["energy_end"], places=9)
+
+    def test_inputs_file_subset_interpolated_and_others_held(self):
+        with tempfile.NamedTemporaryFile("w", suffix=".csv", delete=False) as f:
+            f.write("t,x\n0,0.30\n1,0.40\n")
+            path = f.name
+        try:
+            r = rows(run("simulate", "--model", "planar-arm", "--duration", "1.5",
+                         "--inputs", path).stdout)
+        finally:
+            os.unlink(path)
+        hdr = r[0]
+        ix, iL = hdr.index("x"), hdr.index("L")
+        for row in r[1:]:
+            t = float(row[0])
+            expect = 0.30 + 0.10 * min(t, 1.0)  # linear, then held at the last value
+            self.assertAlmostEqual(float(row[ix]), expect, places=9)
+            self.assertAlmostEqual(float(row[iL]), 0.45, places=12)  # default held
+            self.assertLessEqual(float(row[hdr.index("max_violation")]), 1e-9)
+
+    def test_start_sets_a_joint_and_keeps_strings_within_length(self):
+        r = rows(run("simulate", "--model", "planar-arm", "--duration", "0.2",
+                     "--start", "q:theta1=-0.2").stdout)
+        first = dict(zip(r[0], r[1]))
+        self.assertAlmostEqual(float(first["theta1"]), -0.2, places=12)
+        for row in r[1:]:
+            self.assertLessEqual(float(row[r[0].index("max_violation")]), 1e-9)
+
+    def test_baselines_and_damping_scale(self):
+        for integ in ("euler", "rk4"):
+            r = rows(run("simulate", "--model", "suspended-mass", "--duration", "0.2",
+                         "--integrator", integ).stdout)
+            self.assertEqual(",".join(r[0]), "t,xm,zm,xr,r,energy,max_violation,string_tension")
+            self.assertEqual(len(r), 22)
+        # Undamped VI swinging for 20 s: the (midpoint) energy oscillates by O(dt^2) of the
+        # swing's 0.3 mJ and does not drift: the first and last seconds average the same.
+        r = rows(run("simulate", "--model", "suspended-mass", "--duration", "20",
+                     "--start", "q:xm=0.05", "--damping-scale", "0").stdout)
+        energies = [float(row[5]) for row in r[2:]]
+        swing = 0.1244 * 9.81 * 0.5 * (1 - math.cos(0.1))
+        self.assertLess(max(energies) - min(energies), 0.02 * swing)
+        first, last = energies[:100], energies[-100:]
+        self.assertLess(abs(sum(last) / 100 - sum(first) / 100), 1e-3 * swing)
+
+    def test_file_model_equals_builtin(self):
+        a = run("simulate", "--model", "arm3d", "--duration", "0.3").stdout
+        b = run("simulate", "--model", os.path.join(SRC, "models/builtin/arm3d.yaml"),
+                "--duration", "0.3").stdout
+        self.assertEqual(a, b)
+
+
+class Errors(unittest.TestCase):
+    def expect_failure(self, args, *fragments):
+        p = run(*args, check=False)
+        self.assertNotEqual(p.returncode, 0, args)
+        for frag in fragments:
+            self.assertIn(frag, p.stderr, args)
+        return p
+
+    def test_unknown_model(self):
+        self.expect_failure(["simulate", "--model", "nope"], "nope", "not a built-in")
+
+    def test_bad_model_file_names_file_line_field(self):
+        with tempfile.NamedTemporaryFile("w", suffix=".yaml", delete=False) as f:
+            f.write("name: x\ndynamic:\n  - {name: a}\nframes:\n  - {name: f, ry: a}\n"
+                    "masses:\n  - {frame: f, mass: -1, inertia: [1, 1, 1]}\n")
+            path = f.name
+        try:
+            self.expect_failure(["simulate", "--model", path], path + ":7:", "masses[0]",
+                                "mass must be > 0")
+        finally:
+            os.unlink(path)
+
+    def test_bad_inputs_file(self):
+        with tempfile.NamedTemporaryFile("w", suffix=".csv", delete=False) as f:
+            f.write("t,x\n0,0.3\n0.5,abc\n")
+            path = f.name
+        try:
+            self.expect_failure(["simulate", "--model", "planar-arm", "--inputs", path],
+                                path + ":3:", "column 'x'", "abc")
+        finally:
+            os.unlink(path)
+        with tempfile.NamedTemporaryFile("w", suffix=".csv", delete=False) as f:
+            f.write("t,theta1\n0,0.3\n")
+            path = f.name
+        try:
+            self.expect_failure(["simulate", "--model", "planar-arm", "--inputs", path],
+                                "column 'theta1' is not a kinematic variable")
+        finally:
+            os.unlink(path)
+
+    def test_bad_flags(self):
+        self.expect_failure(["simulate", "--model", "planar-arm", "--dt", "-1"], "--dt")
+        self.expect_failure(["simulate", "--model", "planar-arm", "--integrator", "verlet"],
+                            "verlet")
+        self.expect_failure(["simulate", "--model", "planar-arm", "--frobnicate"],
+                            "unknown argument '--frobnicate'")
+        self.expect_failure(["simulate", "--model", "planar-arm", "--start", "q:elbow=1"],
+                            "'elbow' is not a dynamic variable")
+        self.expect_failure(["simulate"], "--model")
+
+    def test_failed_step_names_step_and_time(self):
+        # Explicit Euler at a large step on the 3-D arm diverges: reported, with step and time.
+        p = self.expect_failure(["simulate", "--model", "arm3d", "--integrator", "euler",
+                                 "--dt", "0.05", "--duration", "60", "--damping-scale", "0",
+                                 "--start", "q:shoulder_flex=0.4"], "step ", "(t=")
+        self.assertEqual(p.returncode, 1)
+
+
+if __name__ == "__main__":
+    BIN, SRC = sys.argv[1], sys.argv[2]
+    unittest.main(argv=[sys.argv[0], "-v"])

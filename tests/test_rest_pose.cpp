@@ -1,0 +1,140 @@
+// Rest poses: every built-in model has one at its default inputs; it is a true equilibrium
+// (checked independently by force and moment balance where the puppet is a free body hung from
+// its strings); it is stable (the integrator started there stays); and the PuppetCopter hangs as
+// seed 004 describes.
+#include <gtest/gtest.h>
+
+#include "marionette/models/dynamics.hpp"
+#include "marionette/models/integrator.hpp"
+#include "marionette/models/model_io.hpp"
+#include "marionette/models/rest_pose.hpp"
+
+namespace marionette {
+namespace {
+
+Eigen::VectorXd fullQ(const Model& m, const Eigen::VectorXd& q, const Eigen::VectorXd& rho) {
+  Eigen::VectorXd f(m.nq());
+  f << q, rho;
+  return f;
+}
+
+TEST(RestPose, EveryBuiltinHasAStableRestPose) {
+  for (const std::string& name : builtinModelNames()) {
+    SCOPED_TRACE(name);
+    const ModelPtr m = loadModel(name);
+    const RestPose rest = computeRestPose(m, m->defaultInputs());
+    ASSERT_TRUE(rest.ok) << rest.message;
+    EXPECT_LE(rest.max_violation_m, 1e-12);
+    EXPECT_GE(rest.tension_N.minCoeff(), 0.0);
+    int taut = 0;
+    for (char t : rest.taut) taut += t;
+    EXPECT_GT(taut, 0) << "a puppet at rest hangs on at least one string";
+    // Stable and static: one second of the (damped) integrator from there moves it < 1 micron.
+    VariationalIntegrator vi(m);
+    State x = vi.stateFromVelocity(rest.q, Eigen::VectorXd::Zero(m->nd()), m->defaultInputs());
+    StepReport rep = vi.makeReport();
+    for (int k = 0; k < 100; ++k) ASSERT_EQ(vi.step(x, x.rho, x, &rep), StepStatus::Ok);
+    EXPECT_LT((x.q - rest.q).cwiseAbs().maxCoeff(), 1e-6);
+    // The static tensions are the integrator's tensions at rest.
+    for (int j = 0; j < m->nstrings(); ++j)
+      EXPECT_NEAR(rep.tension_N[j], rest.tension_N[j], 1e-6 + 1e-6 * rest.tension_N[j])
+          << m->strings[j].name;
+  }
+}
+
+// For puppets hung as free bodies (marionette25, puppetcopter) the strings alone hold the puppet:
+// the sum of string forces equals the weight, and their moments cancel the weight's moment.
+// This is Newton-Euler statics, independent of the Lagrangian machinery that found the pose.
+TEST(RestPose, FreeBodyPuppetsBalanceForcesAndMoments) {
+  for (const char* name : {"puppetcopter", "marionette25", "suspended-mass"}) {
+    SCOPED_TRACE(name);
+    const ModelPtr m = loadModel(name);
+    const Eigen::VectorXd rho = m->defaultInputs();
+    const RestPose rest = computeRestPose(m, rho);
+    ASSERT_TRUE(rest.ok) << rest.message;
+    DynamicsData d(*m);
+    const Eigen::VectorXd qf = fullQ(*m, rest.q, rho);
+    forwardKinematics(*m, d, qf);
+    computeStrings(*m, d, qf, false);
+    Eigen::Vector3d force = Eigen::Vector3d::Zero(), moment = Eigen::Vector3d::Zero();
+    double weight = 0.0;
+    for (const Mass& ms : m->masses) {
+      const Eigen::Vector3d c = d.frame_p[ms.frame] + d.frame_R[ms.frame] * ms.com_m;
+      const Eigen::Vector3d w(0, 0, -ms.mass_kg * m->gravity_mps2);
+      force += w;
+      moment += c.cross(w);
+      weight += ms.mass_kg * m->gravity_mps2;
+    }
+    for (int j = 0; j < m->nstrings(); ++j) {
+      const Eigen::Vector3d a = d.string_puppet_end[j], e = d.string_rig_end[j];
+      const Eigen::Vector3d f = rest.tension_N[j] * (e - a).normalized();  // pulls a towards e
+      force += f;
+      moment += a.cross(f);
+    }
+    // Joint stops act inside the puppet (action and reaction), so they do not enter.
+    EXPECT_LT(force.norm(), 1e-9 * weight) << force.transpose();
+    EXPECT_LT(moment.norm(), 1e-9 * weight) << moment.transpose();
+  }
+}
+
+// Seed 004 §2.3: the puppet hangs below the platform from its two fixed shoulder strings, limbs
+// down.  Every string is taut except the two back-of-leg strings: they attach 4 cm behind the
+// front ones on the same thighs, and the front strings hold the legs, so the geometry leaves the
+// back strings (used only to fly the puppet) slack at the default winch lengths.
+TEST(RestPose, PuppetCopterHangsAsSeed004Describes) {
+  const ModelPtr m = loadModel("puppetcopter");
+  const Eigen::VectorXd rho = m->defaultInputs();
+  const RestPose rest = computeRestPose(m, rho);
+  ASSERT_TRUE(rest.ok) << rest.message;
+  DynamicsData d(*m);
+  const Eigen::VectorXd qf = fullQ(*m, rest.q, rho);
+  forwardKinematics(*m, d, qf);
+  auto point = [&](const char* name) {
+    const Point& p = m->points[m->pointIndex(name)];
+    return pointPosition(d, p.frame, p.position_m);
+  };
+  // Shoulders where the seed fixes them: 0.70 m (L_shoulder) below their platform points, up to
+  // the sway of the hanging body (the arm and leg strings pull it a few millimetres aside).
+  for (const auto& [name, y] : {std::pair<const char*, double>{"shoulder_l", 0.073},
+                                std::pair<const char*, double>{"shoulder_r", -0.073}}) {
+    const Eigen::Vector3d s = point(name);
+    EXPECT_NEAR(s.z(), -0.7, 1e-3) << name;
+    EXPECT_LT((s.head<2>() - Eigen::Vector2d(0, y)).norm(), 0.015) << name;
+  }
+  // Limbs down: hands well below the shoulders, feet below the hips and the knees.
+  EXPECT_LT(point("hand_l").z(), point("shoulder_l").z() - 0.15);
+  EXPECT_LT(point("hand_r").z(), point("shoulder_r").z() - 0.15);
+  const Eigen::Vector3d hip_l = d.frame_p[m->frameIndex("hip_l")];
+  const Eigen::Vector3d hip_r = d.frame_p[m->frameIndex("hip_r")];
+  EXPECT_LT(point("foot_l").z(), hip_l.z() - 0.15);
+  EXPECT_LT(point("foot_r").z(), hip_r.z() - 0.15);
+  // Arms hang on their lower stops (alpha = -1.5 rad, Table 2.2): straight down is -pi/2.
+  EXPECT_NEAR(rest.q[m->variableIndex("alpha_arm_l_1")], -1.5, 1e-9);
+  EXPECT_NEAR(rest.q[m->variableIndex("alpha_arm_r_1")], -1.5, 1e-9);
+  // String states.
+  for (int j = 0; j < m->nstrings(); ++j) {
+    const std::string& n = m->strings[j].name;
+    const bool back = n == "leg_l_back" || n == "leg_r_back";
+    EXPECT_EQ(rest.taut[j] != 0, !back) << n;
+    if (back) {
+      EXPECT_EQ(rest.tension_N[j], 0.0) << n;
+    } else {
+      EXPECT_GT(rest.tension_N[j], 0.0) << n;
+    }
+  }
+  // The shoulder strings carry most of the 0.260 kg puppet's weight.
+  const double weight = 0.26036 * 9.81;
+  const double shoulders =
+      rest.tension_N[m->stringIndex("shoulder_l")] + rest.tension_N[m->stringIndex("shoulder_r")];
+  EXPECT_GT(shoulders, 0.7 * weight);
+  EXPECT_LT(shoulders, weight);
+  // Every joint within Table 2.2's limits.
+  for (int k = 0; k < m->nd(); ++k) {
+    const JointLimit& L = m->dynamic[k].limit;
+    EXPECT_GE(rest.q[k], L.lower - 1e-12) << m->dynamic[k].name;
+    EXPECT_LE(rest.q[k], L.upper + 1e-12) << m->dynamic[k].name;
+  }
+}
+
+}  // namespace
+}  // namespace marionette
