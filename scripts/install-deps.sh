@@ -6,6 +6,7 @@ packages=(
   build-essential cmake
   libeigen3-dev libyaml-cpp-dev
   libgtest-dev libbenchmark-dev
+  python3
 )
 missing=()
 for p in "${packages[@]}"; do
