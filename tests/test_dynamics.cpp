@@ -21,12 +21,6 @@ double relErr(const Eigen::MatrixXd& A, const Eigen::MatrixXd& B) {
   return (A - B).cwiseAbs().maxCoeff() / (1e-12 + B.cwiseAbs().maxCoeff());
 }
 
-Eigen::VectorXd fullConfig(const Model& m, const Eigen::VectorXd& qd, const Eigen::VectorXd& rho) {
-  Eigen::VectorXd q(m.nq());
-  q << qd, rho;
-  return q;
-}
-
 struct Evaluated {
   double L;
   Eigen::VectorXd Lq, Lv;
@@ -72,7 +66,7 @@ void checkModel(const Model& m, unsigned seed) {
   const int nd = m.nd(), nq = m.nq();
   const Eigen::VectorXd qd = m.initialDynamic() + test::randomVector(rng, nd, 0.4);
   Eigen::VectorXd rho = m.defaultInputs() + test::randomVector(rng, m.nk(), 0.05);
-  const Eigen::VectorXd q = fullConfig(m, qd, rho);
+  const Eigen::VectorXd q = m.configuration(qd, rho);
   const Eigen::VectorXd v = test::randomVector(rng, nd, 1.5);
 
   // Analytic values.

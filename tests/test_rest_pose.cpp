@@ -12,10 +12,14 @@
 namespace marionette {
 namespace {
 
-Eigen::VectorXd fullQ(const Model& m, const Eigen::VectorXd& q, const Eigen::VectorXd& rho) {
-  Eigen::VectorXd f(m.nq());
-  f << q, rho;
-  return f;
+// The rest pose at the default inputs, with the kinematics and strings evaluated there.
+void restWithKinematics(const ModelPtr& m, RestPose& rest, DynamicsData& d) {
+  const Eigen::VectorXd rho = m->defaultInputs();
+  rest = computeRestPose(m, rho);
+  ASSERT_TRUE(rest.ok) << rest.message;
+  const Eigen::VectorXd q = m->configuration(rest.q, rho);
+  forwardKinematics(*m, d, q);
+  computeStrings(*m, d, q, false);
 }
 
 TEST(RestPose, EveryBuiltinHasAStableRestPose) {
@@ -49,13 +53,9 @@ TEST(RestPose, FreeBodyPuppetsBalanceForcesAndMoments) {
   for (const char* name : {"puppetcopter", "marionette25", "suspended-mass"}) {
     SCOPED_TRACE(name);
     const ModelPtr m = loadModel(name);
-    const Eigen::VectorXd rho = m->defaultInputs();
-    const RestPose rest = computeRestPose(m, rho);
-    ASSERT_TRUE(rest.ok) << rest.message;
+    RestPose rest;
     DynamicsData d(*m);
-    const Eigen::VectorXd qf = fullQ(*m, rest.q, rho);
-    forwardKinematics(*m, d, qf);
-    computeStrings(*m, d, qf, false);
+    ASSERT_NO_FATAL_FAILURE(restWithKinematics(m, rest, d));
     Eigen::Vector3d force = Eigen::Vector3d::Zero(), moment = Eigen::Vector3d::Zero();
     double weight = 0.0;
     for (const Mass& ms : m->masses) {
@@ -83,12 +83,9 @@ TEST(RestPose, FreeBodyPuppetsBalanceForcesAndMoments) {
 // back strings (used only to fly the puppet) slack at the default winch lengths.
 TEST(RestPose, PuppetCopterHangsAsSeed004Describes) {
   const ModelPtr m = loadModel("puppetcopter");
-  const Eigen::VectorXd rho = m->defaultInputs();
-  const RestPose rest = computeRestPose(m, rho);
-  ASSERT_TRUE(rest.ok) << rest.message;
+  RestPose rest;
   DynamicsData d(*m);
-  const Eigen::VectorXd qf = fullQ(*m, rest.q, rho);
-  forwardKinematics(*m, d, qf);
+  ASSERT_NO_FATAL_FAILURE(restWithKinematics(m, rest, d));
   auto point = [&](const char* name) {
     const Point& p = m->points[m->pointIndex(name)];
     return pointPosition(d, p.frame, p.position_m);

@@ -75,6 +75,11 @@ Eigen::VectorXd Model::defaultInputs() const {
   for (int i = 0; i < nk(); ++i) r[i] = kinematic[i].default_value;
   return r;
 }
+Eigen::VectorXd Model::configuration(const Eigen::VectorXd& q_d, const Eigen::VectorXd& rho) const {
+  Eigen::VectorXd q(nq());
+  q << q_d, rho;
+  return q;
+}
 Eigen::VectorXd Model::initialDynamic() const {
   Eigen::VectorXd r(nd());
   for (int i = 0; i < nd(); ++i) r[i] = dynamic[i].initial;

@@ -9,20 +9,12 @@
 
 namespace marionette {
 
-namespace {
-Eigen::VectorXd fullQ(const Model& m, const Eigen::VectorXd& qd, const Eigen::VectorXd& rho) {
-  Eigen::VectorXd q(m.nq());
-  q << qd, rho;
-  return q;
-}
-}  // namespace
-
 bool projectOntoStrings(const Model& model, Eigen::VectorXd& q, const Eigen::VectorXd& rho,
                         const std::vector<char>& fixed, double tol_m) {
   DynamicsData d(model);
   const int nd = model.nd();
   auto violation = [&](const Eigen::VectorXd& qd) {
-    const Eigen::VectorXd qf = fullQ(model, qd, rho);
+    const Eigen::VectorXd qf = model.configuration(qd, rho);
     forwardKinematics(model, d, qf);
     computeStrings(model, d, qf, false);
     return (d.distance - d.length).cwiseMax(0.0).maxCoeff();
@@ -94,8 +86,8 @@ RestPose computeRestPose(const ModelPtr& model_ptr, const Eigen::VectorXd& rho,
   // Phase 1: settle.  Damping proportional to each joint's own inertia (rate 8/s) overdamps the
   // slow swings and lets the fast ones ring down; the VI is implicit, so big steps are stable.
   DynamicsData d(model);
-  forwardKinematics(model, d, fullQ(model, q, rho));
-  computeLagrangian(model, d, fullQ(model, q, rho), Eigen::VectorXd::Zero(nd),
+  forwardKinematics(model, d, model.configuration(q, rho));
+  computeLagrangian(model, d, model.configuration(q, rho), Eigen::VectorXd::Zero(nd),
                     LagrangianOrder::MassMatrix);
   // A step that fails (a violent first catch, say) is retried at half the time step.
   IntegratorOptions io;
@@ -134,7 +126,7 @@ RestPose computeRestPose(const ModelPtr& model_ptr, const Eigen::VectorXd& rho,
   Eigen::MatrixXd G(nc, nd);
   // Constraint values and gradients at the current q (strings from d, stops from q).
   auto constraints = [&](bool second) {
-    const Eigen::VectorXd qf = fullQ(model, q, rho);
+    const Eigen::VectorXd qf = model.configuration(q, rho);
     forwardKinematics(model, d, qf);
     computeStrings(model, d, qf, second);
     G.setZero();
@@ -218,7 +210,7 @@ RestPose computeRestPose(const ModelPtr& model_ptr, const Eigen::VectorXd& rho,
   if (!out.ok && out.message.empty()) out.message = "rest pose: the string set did not settle";
 
   out.q = q;
-  const Eigen::VectorXd qf = fullQ(model, q, rho);
+  const Eigen::VectorXd qf = model.configuration(q, rho);
   forwardKinematics(model, d, qf);
   computeStrings(model, d, qf, false);
   out.potential_J = potentialEnergy(model, d, qf);

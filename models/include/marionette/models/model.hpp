@@ -181,7 +181,9 @@ class Model {
   std::string variableName(int q_index) const;
   bool isDynamic(int q_index) const { return q_index >= 0 && q_index < nd(); }
 
-  Eigen::VectorXd defaultInputs() const;   // n_k: each kinematic variable's default
+  Eigen::VectorXd defaultInputs() const;  // n_k: each kinematic variable's default
+  // The configuration vector q (n_q) from its dynamic part (n_d) and the rig's (n_k).
+  Eigen::VectorXd configuration(const Eigen::VectorXd& q_d, const Eigen::VectorXd& rho) const;
   Eigen::VectorXd initialDynamic() const;  // n_d: each dynamic variable's initial guess
   Eigen::VectorXd dampingVector() const;   // n_d: joint damping
 
