@@ -116,37 +116,42 @@ void computeLagrangian(const Model& model, DynamicsData& d, const Eigen::VectorX
     d.frame_velocity[i] = V;
   }
 
-  // Backward: subtree mass, first moment, inertia about the origin, and momentum.
+  // Backward: subtree mass, first moment, momentum, and (for the second derivatives) the
+  // rotational inertia about the world origin.
+  const bool need_J = order != LagrangianOrder::First;
   double T = 0.0, Vg = 0.0;
   for (int i = nf - 1; i >= 0; --i) {
     d.comp_m[i] = 0.0;
     d.comp_h[i].setZero();
-    d.comp_J[i].setZero();
+    if (need_J) d.comp_J[i].setZero();
     d.frame_momentum[i].setZero();
   }
   for (int i = nf - 1; i >= 0; --i) {
     if (!model.frame_has_mass_below[i]) continue;
-    if (!model.frame_masses[i].empty()) {
-      Inertia own;
-      for (int mi : model.frame_masses[i]) {
-        const Mass& ms = model.masses[mi];
-        const Vec3 c = d.frame_p[i] + d.frame_R[i] * ms.com_m;
-        const Mat3 Ic = d.frame_R[i] * ms.inertia_kgm2 * d.frame_R[i].transpose();
-        own += Inertia::fromCom(ms.mass_kg, c, Ic);
-      }
-      const Vec6 h = own * d.frame_velocity[i];
-      T += 0.5 * h.dot(d.frame_velocity[i]);
-      Vg -= G.dot(own.h);
-      d.comp_m[i] += own.m;
-      d.comp_h[i] += own.h;
-      d.comp_J[i] += own.J;
+    const Mat3& R = d.frame_R[i];
+    const Vec6& V = d.frame_velocity[i];
+    for (int mi : model.frame_masses[i]) {
+      const Mass& ms = model.masses[mi];
+      const Vec3 c = d.frame_p[i] + R * ms.com_m;
+      // Momentum of the body: linear m v_c (v_c = v + w x c), angular c x m v_c + I_c w with
+      // I_c w = R I (R^T w): two matrix-vector products, no rotated inertia needed.
+      const Vec3 w = ang(V);
+      const Vec3 lin_mom = ms.mass_kg * (lin(V) + w.cross(c));
+      const Vec3 spin = R * (ms.inertia_kgm2 * (R.transpose() * w));
+      const Vec6 h = spatial::twist(lin_mom, c.cross(lin_mom) + spin);
+      T += 0.5 * h.dot(V);
+      Vg -= ms.mass_kg * G.dot(c);
+      d.comp_m[i] += ms.mass_kg;
+      d.comp_h[i] += ms.mass_kg * c;
       d.frame_momentum[i] += h;
+      if (need_J)
+        d.comp_J[i] += Inertia::fromCom(ms.mass_kg, c, R * ms.inertia_kgm2 * R.transpose()).J;
     }
     const int p = model.frames[i].parent;
     if (p >= 0) {
       d.comp_m[p] += d.comp_m[i];
       d.comp_h[p] += d.comp_h[i];
-      d.comp_J[p] += d.comp_J[i];
+      if (need_J) d.comp_J[p] += d.comp_J[i];
       d.frame_momentum[p] += d.frame_momentum[i];
     }
   }
