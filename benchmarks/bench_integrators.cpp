@@ -117,7 +117,8 @@ int main(int argc, char** argv) {
       std::string item;
       while (std::getline(ss, item, ',')) models.push_back(item);
     } else {
-      std::cerr << "usage: bench_integrators [--duration S] [--models a,b] [--repeats N] [--json]\n";
+      std::cerr
+          << "usage: bench_integrators [--duration S] [--models a,b] [--repeats N] [--json]\n";
       return 2;
     }
   }

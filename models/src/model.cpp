@@ -196,6 +196,10 @@ ModelPtr ModelBuilder::build() const {
     if (!(L.stiffness >= 0.0 && L.damping >= 0.0 && std::isfinite(L.stiffness) &&
           std::isfinite(L.damping)))
       fail(v.source, "joint limit stiffness and damping must be finite and >= 0");
+    if (L.isStop() && !(L.lower < L.upper))
+      fail(v.source,
+           "joint stops need lower < upper (a joint that cannot move is not a "
+           "variable: use a constant transform)");
     m.dynamic.push_back(v);
   }
   for (const auto& v : kinematic_) {
