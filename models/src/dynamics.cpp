@@ -1,5 +1,6 @@
 #include "marionette/models/dynamics.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 #include "spatial.hpp"
@@ -325,6 +326,13 @@ void computeStrings(const Model& model, DynamicsData& d, const Eigen::VectorXd& 
     addSecond(st.puppet_frame, a, 1.0);
     addSecond(st.rig_frame, e, -1.0);
   }
+}
+
+double maxOverStretch(const Model& model, DynamicsData& d, const Eigen::VectorXd& q) {
+  if (model.nstrings() == 0) return 0.0;
+  forwardKinematics(model, d, q);
+  computeStrings(model, d, q, false);
+  return std::max(0.0, (d.distance - d.length).maxCoeff());
 }
 
 double mechanicalEnergy(const Model& model, DynamicsData& d, const Eigen::VectorXd& q,

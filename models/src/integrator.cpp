@@ -502,12 +502,5 @@ State VariationalIntegrator::stateFromVelocity(const Eigen::VectorXd& q,
   return State{q, dyn_.Lv + 0.5 * options_.dt_s * dyn_.Lq, rho};
 }
 
-Eigen::VectorXd VariationalIntegrator::overStretch(const Eigen::VectorXd& q,
-                                                   const Eigen::VectorXd& rho) {
-  assembleFullQ(q, rho, q1_full_);
-  forwardKinematics(*model_, dyn_, q1_full_);
-  computeStrings(*model_, dyn_, q1_full_, false);
-  return (dyn_.distance - dyn_.length).cwiseMax(0.0);
-}
 
 }  // namespace marionette

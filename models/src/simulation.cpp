@@ -263,6 +263,7 @@ SimulationSummary simulate(const ModelPtr& model_ptr, const InputSchedule& input
     if (on_row) on_row(row);
   };
   const double nan = std::numeric_limits<double>::quiet_NaN();
+  DynamicsData scratch(model);  // energies and over-stretch outside the integrators
 
   if (opt.integrator == IntegratorKind::VI) {
     IntegratorOptions io;
@@ -271,13 +272,9 @@ SimulationSummary simulate(const ModelPtr& model_ptr, const InputSchedule& input
     VariationalIntegrator vi(model_ptr, io);
     State x = vi.stateFromVelocity(q, qdot, rho0);
     StepReport rep = vi.makeReport();
-    {
-      DynamicsData d(model);
-      Eigen::VectorXd qf(model.nq());
-      qf << q, rho0;
-      sum.energy_start_J = mechanicalEnergy(model, d, qf, qdot);
-    }
-    record(0, sum.energy_start_J, vi.overStretch(x.q, x.rho).maxCoeff(), x.q, tension0, 0);
+    sum.energy_start_J = mechanicalEnergy(model, scratch, model.configuration(q, rho0), qdot);
+    record(0, sum.energy_start_J, maxOverStretch(model, scratch, model.configuration(x.q, x.rho)),
+           x.q, tension0, 0);
     for (int k = 1; k <= steps; ++k) {
       inputs.at(k * opt.dt_s, u);
       const auto t0 = std::chrono::steady_clock::now();
@@ -300,8 +297,8 @@ SimulationSummary simulate(const ModelPtr& model_ptr, const InputSchedule& input
     rep.tension_N.setZero(ns);
     rep.taut.assign(ns, 0);
     sum.energy_start_J = ei.energy(x);
-    VariationalIntegrator probe(model_ptr);  // only for over-stretch at the start
-    record(0, sum.energy_start_J, probe.overStretch(x.q, x.rho).maxCoeff(), x.q, tension0, 0);
+    record(0, sum.energy_start_J, maxOverStretch(model, scratch, model.configuration(x.q, x.rho)),
+           x.q, tension0, 0);
     for (int k = 1; k <= steps; ++k) {
       inputs.at(k * opt.dt_s, u);
       const auto t0 = std::chrono::steady_clock::now();

@@ -100,6 +100,9 @@ struct LimitTerms {
 };
 LimitTerms jointLimitTerms(const JointLimit& limit, double q);
 
+// The largest over-stretch max(0, |a - e| - l) over the strings at configuration q (n_q), m.
+double maxOverStretch(const Model& model, DynamicsData& data, const Eigen::VectorXd& q);
+
 // Kinetic + potential energy (J) at configuration q (n_q) and dynamic velocity qdot (n_d).
 double mechanicalEnergy(const Model& model, DynamicsData& data, const Eigen::VectorXd& q,
                         const Eigen::VectorXd& qdot);

@@ -85,8 +85,6 @@ class VariationalIntegrator {
   // there with its static string tensions from the first step on.
   State stateFromVelocity(const Eigen::VectorXd& q, const Eigen::VectorXd& qdot,
                           const Eigen::VectorXd& rho);
-  // Over-stretch max(0, |a-e| - l) of each string at configuration (q_d, rho) (n_s, metres).
-  Eigen::VectorXd overStretch(const Eigen::VectorXd& q, const Eigen::VectorXd& rho);
 
   State makeState() const;
   StepReport makeReport() const;
