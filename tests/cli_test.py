@@ -178,6 +178,19 @@ class Errors(unittest.TestCase):
                             "'elbow' is not a dynamic variable")
         self.expect_failure(["simulate"], "--model")
 
+    def test_unreachable_input_names_the_string(self):
+        # The winch reels the string shorter than the arm can reach from the moving rig point.
+        with tempfile.NamedTemporaryFile("w", suffix=".csv", delete=False) as f:
+            f.write("t,x,L\n0,0.30,0.45\n1,0.60,0.05\n")  # closest reach is 0.121 m
+            path = f.name
+        try:
+            p = self.expect_failure(["simulate", "--model", "planar-arm", "--inputs", path,
+                                     "--duration", "2"],
+                                    "out of the puppet's reach", "string 'tip'", "(t=")
+            self.assertEqual(p.returncode, 1)
+        finally:
+            os.unlink(path)
+
     def test_failed_step_names_step_and_time(self):
         # Explicit Euler at a large step on the 3-D arm diverges: reported, with step and time.
         p = self.expect_failure(["simulate", "--model", "arm3d", "--integrator", "euler",

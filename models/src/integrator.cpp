@@ -3,12 +3,21 @@
 #include <cmath>
 #include <limits>
 
+#include "marionette/models/rest_pose.hpp"
+
 namespace marionette {
+
+namespace {
+// Trust region (rad or m): a Newton correction, or the initial guess's move, larger than this
+// within a single step leaves the basin of the step's solution.
+constexpr double kStepLimit = 0.25;
+}  // namespace
 
 const char* toString(StepStatus s) {
   switch (s) {
     case StepStatus::Ok: return "ok";
     case StepStatus::NotConverged: return "Newton iteration did not converge";
+    case StepStatus::Unreachable: return "rig input out of the puppet's reach";
     case StepStatus::NonFinite: return "state became non-finite";
     case StepStatus::BadInput: return "bad input (wrong size or non-finite)";
   }
@@ -52,6 +61,11 @@ VariationalIntegrator::VariationalIntegrator(ModelPtr model, IntegratorOptions o
   active_.reserve(nc_);
   is_active_.assign(nc_, 0);
   flips_.assign(nc_, 0);
+  stop_partner_.assign(nc_, -1);
+  for (int i = 0; i < nc_ - ns_; ++i)
+    for (int j = 0; j < nc_ - ns_; ++j)
+      if (i != j && model_->stops[i].variable == model_->stops[j].variable)
+        stop_partner_[ns_ + i] = ns_ + j;
   damping_now_.setZero(nd_);
   damping_slope_.setZero(nd_);
   for (int m = 0; m <= m_max_; ++m) {
@@ -182,8 +196,7 @@ void VariationalIntegrator::assembleJacobian() {
 // true residual and on complementarity.  Returns the iterations taken, or -1.
 int VariationalIntegrator::solveNewton(const State& x, const Eigen::VectorXd& rho_next) {
   constexpr int kMaxFlips = 4;
-  constexpr double kStepLimit = 0.25;  // rad or m
-  bool factored = false;               // lu_[m] holds the Jacobian for the current taut set
+  bool factored = false;  // lu_[m] holds the Jacobian for the current taut set
   double last_update = std::numeric_limits<double>::infinity();
   double prev_merit = std::numeric_limits<double>::infinity();
   double alpha = 0.0;  // fraction of the current direction sol_[m] applied so far
@@ -229,6 +242,13 @@ int VariationalIntegrator::solveNewton(const State& x, const Eigen::VectorXd& rh
       if (release || catches) {
         is_active_[c] ^= 1;
         count += is_active_[c] ? 1 : -1;
+        // A joint cannot touch both of its stops: catching one releases the other.
+        const int partner = stop_partner_[c];
+        if (is_active_[c] && partner >= 0 && is_active_[partner]) {
+          is_active_[partner] = 0;
+          lambda_[partner] = 0.0;
+          --count;
+        }
         lambda_[c] = 0.0;
         ++flips_[c];
         ++active_set_changes_;
@@ -338,6 +358,23 @@ StepStatus VariationalIntegrator::step(const State& x, const Eigen::VectorXd& rh
     return StepStatus::Ok;
   }
   h_ = dt;
+  if (st == StepStatus::NotConverged) {
+    // Tell an impossible input from a hard step: can any configuration near x satisfy every
+    // string and stop at the new input?  (The failure path; this may allocate.)
+    Eigen::VectorXd q = x.q;
+    if (!projectOntoStrings(*model_, q, rho_next, {})) {
+      if (report) {
+        assembleFullQ(q, rho_next, q2_full_);
+        forwardKinematics(*model_, dyn2_, q2_full_);
+        computeStrings(*model_, dyn2_, q2_full_, false);
+        Eigen::Index worst = 0;
+        (dyn2_.distance - dyn2_.length).maxCoeff(&worst);
+        report->unreachable_string = static_cast<int>(worst);
+      }
+      rig2_valid_ = false;
+      return StepStatus::Unreachable;
+    }
+  }
   return st;
 }
 
@@ -389,7 +426,14 @@ StepStatus VariationalIntegrator::stepOnce(const State& x, const Eigen::VectorXd
     tmp_nd_.noalias() -= 0.5 * dt * dyn_.Lq;
   }
   llt_.solveInPlace(tmp_nd_);
-  qd2_ = x.q + dt * tmp_nd_;
+  // Keep the guess sane: along a light direction of M (a thin limb's twist) p / M is no velocity
+  // at all, so the move is capped at the trust region and clamped into the joint stops.
+  tmp_nd_ *= dt;
+  const double move = tmp_nd_.cwiseAbs().maxCoeff();
+  if (move > kStepLimit) tmp_nd_ *= kStepLimit / move;
+  qd2_ = x.q + tmp_nd_;
+  for (const Model::StopRow& r : model_->stops)
+    if (r.sign * (qd2_[r.variable] - r.bound) > 0.0) qd2_[r.variable] = r.bound;
 
   // Start from the constraints tight at q_k; the Newton iteration settles the rest.
   active_.clear();
@@ -501,6 +545,5 @@ State VariationalIntegrator::stateFromVelocity(const Eigen::VectorXd& q,
   computeLagrangian(*model_, dyn_, q1_full_, qdot, LagrangianOrder::First);
   return State{q, dyn_.Lv + 0.5 * options_.dt_s * dyn_.Lq, rho};
 }
-
 
 }  // namespace marionette

@@ -280,6 +280,12 @@ SimulationSummary simulate(const ModelPtr& model_ptr, const InputSchedule& input
       const auto t0 = std::chrono::steady_clock::now();
       const StepStatus st = vi.step(x, u, x, &rep);
       wall += std::chrono::steady_clock::now() - t0;
+      if (st == StepStatus::Unreachable && rep.unreachable_string >= 0) {
+        const String& s = model.strings[rep.unreachable_string];
+        throw SimulationError(k, k * opt.dt_s,
+                              std::string(toString(st)) + ": string '" + s.name +
+                                  "' cannot be that short (or its rig point that far) from here");
+      }
       if (st != StepStatus::Ok) throw SimulationError(k, k * opt.dt_s, toString(st));
       rho = x.rho;
       newton_total += rep.newton_iterations;

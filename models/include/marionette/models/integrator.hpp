@@ -43,12 +43,15 @@ struct StepReport {
   Eigen::VectorXd tension_N;           // n_s: string tensions over the step (0 when slack)
   std::vector<char> taut;              // n_s: 1 if the string was taut (active) over the step
   int stops_active = 0;                // joint stops in contact over the step
+  int unreachable_string = -1;         // with StepStatus::Unreachable: a string that cannot fit
   double energy_J = 0.0;               // T + V at the step midpoint, v = (q_{k+1} - q_k) / dt
   double max_violation_m = 0.0;        // max over strings of max(0, |a-e| - l) at q_{k+1}
   double constraint_residual_m = 0.0;  // max over taut strings of ||a-e| - l| at q_{k+1}
 };
 
-enum class StepStatus { Ok, NotConverged, NonFinite, BadInput };
+// Unreachable: no configuration satisfies the strings at the new rig input (a winch asked for a
+// string shorter than the puppet can reach); StepReport::unreachable_string names one.
+enum class StepStatus { Ok, NotConverged, Unreachable, NonFinite, BadInput };
 const char* toString(StepStatus s);
 
 struct IntegratorOptions {
@@ -128,7 +131,8 @@ class VariationalIntegrator {
   Eigen::VectorXd residual_;                     // n_d
   std::vector<int> active_;                      // indices of taut constraints, ascending
   std::vector<char> is_active_;
-  std::vector<int> flips_;  // per constraint: taut-set changes this step
+  std::vector<int> flips_;         // per constraint: taut-set changes this step
+  std::vector<int> stop_partner_;  // per constraint: the same joint's other stop, or -1
   int active_set_changes_ = 0;
   double momentum_scale_ = 1.0;
   Eigen::VectorXd damping_now_, damping_slope_;  // n_d: c(q_m), dc/dq at this evaluation
