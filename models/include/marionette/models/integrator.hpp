@@ -8,7 +8,8 @@
 //   IntegratorOptions     time step, tolerances, damping scale.
 //   VariationalIntegrator one instance per thread; shares the immutable Model.
 //
-// The step solves, for q_{d,k+1} and the multipliers lambda_A of the active (taut) strings,
+// The step solves, for q_{d,k+1} and the multipliers lambda_A of the active (taut) strings
+// and joint stops,
 //     p_k + D1 L_d(q_k, q_{k+1}) + f-_k - Dh_A(q_k)^T lambda = 0        (n_d rows)
 //     h_A(q_{k+1}) = 0                                               (|A| rows)
 // then p_{k+1} = D2 L_d(q_k, q_{k+1}), with L_d(q1, q2) = dt L((q1+q2)/2, (q2-q1)/dt) and
@@ -39,7 +40,7 @@ struct State {
 struct StepReport {
   int substeps = 1;                    // > 1 when the step needed the substep fallback
   int newton_iterations = 0;           // summed over active-set passes
-  int active_set_changes = 0;          // strings switched between slack and taut
+  int active_set_changes = 0;          // constraints switched between slack and taut
   Eigen::VectorXd tension_N;           // n_s: string tensions over the step (0 when slack)
   std::vector<char> taut;              // n_s: 1 if the string was taut (active) over the step
   int stops_active = 0;                // joint stops in contact over the step
@@ -73,13 +74,15 @@ class VariationalIntegrator {
   double dt() const { return options_.dt_s; }
 
   // One step x_k -> x_{k+1} for the input u_k = rho_{k+1} (n_k).  `next` may be `x`.
-  // Allocates nothing once `next` and `report` have the right sizes (see makeState/makeReport).
+  // A successful step allocates nothing once `next` and `report` have the right sizes (see
+  // makeState/makeReport); diagnosing a failure (Unreachable or not) may.
   StepStatus step(const State& x, const Eigen::VectorXd& rho_next, State& next,
                   StepReport* report = nullptr);
 
   // Exact linearization of the step map by the implicit function theorem on the converged
   // step: A = dx_{k+1}/dx_k (n_x x n_x), B = dx_{k+1}/du_k (n_x x n_k), n_x = 2 n_d + n_k,
-  // state order (q_d, p, rho).  Runs the step at (x, u) first.
+  // state order (q_d, p, rho).  Runs the step at (x, u) first; a step that needs the substep
+  // fallback has no single-step linearization and reports NotConverged.
   StepStatus linearize(const State& x, const Eigen::VectorXd& rho_next, Eigen::MatrixXd& A,
                        Eigen::MatrixXd& B);
 
@@ -95,7 +98,7 @@ class VariationalIntegrator {
   long factorizations() const { return factorizations_; }
 
  private:
-  // Semismooth Newton on (q_{d,k+1}, lambda) and the taut set.  Iterations, or -1 / -2.
+  // Semismooth Newton on (q_{d,k+1}, lambda) and the taut set.  Iterations, or -1.
   int solveNewton(const State& x, const Eigen::VectorXd& rho_next);
   void evaluateResidual(const State& x, const Eigen::VectorXd& rho_next, bool jacobian);
   void assembleJacobian();
