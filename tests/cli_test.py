@@ -97,6 +97,20 @@ class Simulate(unittest.TestCase):
             self.assertAlmostEqual(float(row[iL]), 0.45, places=12)  # default held
             self.assertLessEqual(float(row[hdr.index("max_violation")]), 1e-9)
 
+    def test_inputs_faster_than_the_motor_get_a_warning(self):
+        with tempfile.NamedTemporaryFile("w", suffix=".csv", delete=False) as f:
+            f.write("t,x\n0,0.30\n0.1,0.40\n")  # 1 m/s; the carriage's max_speed is 0.5
+            path = f.name
+        try:
+            p = run("simulate", "--model", "planar-arm", "--inputs", path, "--duration", "0.2",
+                    "--summary")
+        finally:
+            os.unlink(path)
+        self.assertIn("warning", p.stderr)
+        self.assertIn("column 'x' moves at 1/s", p.stderr)
+        self.assertIn("max_speed 0.5", p.stderr)
+        json.loads(p.stdout)  # still runs
+
     def test_start_sets_a_joint_and_keeps_strings_within_length(self):
         r = rows(run("simulate", "--model", "planar-arm", "--duration", "0.2",
                      "--start", "q:theta1=-0.2").stdout)

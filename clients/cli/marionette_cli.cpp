@@ -160,6 +160,8 @@ int cmdSimulate(int argc, char** argv) {
   const InputSchedule inputs = a.values.count("--inputs")
                                    ? InputSchedule::fromCsvFile(*model, a.values.at("--inputs"))
                                    : InputSchedule::constant(*model);
+  for (const std::string& w : inputs.speedWarnings(*model))
+    std::cerr << "marionette simulate: warning: " << a.values.at("--inputs") << ": " << w << "\n";
   const bool summary = a.switches.count("--summary");
   opt.energy_every_row = !summary;
 

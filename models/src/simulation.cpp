@@ -123,6 +123,26 @@ InputSchedule InputSchedule::fromCsvFile(const Model& model, const std::string& 
   return fromCsv(model, ss.str(), path);
 }
 
+std::vector<std::string> InputSchedule::speedWarnings(const Model& model) const {
+  std::vector<std::string> out;
+  for (int i = 0; i < model.nk(); ++i) {
+    const KinematicVariable& kv = model.kinematic[i];
+    for (size_t r = 1; r < times_s.size(); ++r) {
+      const double speed =
+          std::abs(values(r, i) - values(r - 1, i)) / (times_s[r] - times_s[r - 1]);
+      if (speed > kv.max_speed * (1.0 + 1e-9)) {
+        std::ostringstream os;
+        os << "column '" << kv.name << "' moves at " << speed << "/s between t=" << times_s[r - 1]
+           << " and t=" << times_s[r] << " s, faster than its max_speed " << kv.max_speed
+           << "/s (a real rig could not follow)";
+        out.push_back(os.str());
+        break;  // one message per column
+      }
+    }
+  }
+  return out;
+}
+
 void InputSchedule::at(double t, Eigen::VectorXd& out) const {
   if (times_s.empty()) {
     out = defaults;

@@ -30,6 +30,9 @@ class InputSchedule {
   static InputSchedule fromCsv(const Model& model, const std::string& text,
                                const std::string& source);
   static InputSchedule fromCsvFile(const Model& model, const std::string& path);
+  // Where the schedule moves a motor faster than its max_speed (which a real rig cannot follow):
+  // one message per column, naming it, the time and the speed.
+  std::vector<std::string> speedWarnings(const Model& model) const;
   // Rig setpoints at time t (n_k).
   Eigen::VectorXd at(double t_s) const;
   void at(double t_s, Eigen::VectorXd& out) const;  // no allocation when out is sized
