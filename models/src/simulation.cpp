@@ -285,6 +285,35 @@ SimulationSummary simulate(const ModelPtr& model_ptr, const InputSchedule& input
   const double nan = std::numeric_limits<double>::quiet_NaN();
   DynamicsData scratch(model);  // energies and over-stretch outside the integrators
 
+  // The step loop, the same for every integrator: `advance` steps x to the input u, filling
+  // `rep`; `energy` gives the row's energy (NaN when not wanted).
+  auto loop = [&](auto& x, StepReport& rep, auto&& advance, auto&& energy) {
+    sum.energy_start_J = mechanicalEnergy(model, scratch, model.configuration(q, rho0), qdot);
+    record(0, sum.energy_start_J, maxOverStretch(model, scratch, model.configuration(q, rho0)), q,
+           tension0, 0);
+    for (int k = 1; k <= steps; ++k) {
+      const double t = k * opt.dt_s;
+      inputs.at(t, u);
+      const auto t0 = std::chrono::steady_clock::now();
+      const StepStatus st = advance(u);
+      wall += std::chrono::steady_clock::now() - t0;
+      if (st == StepStatus::Unreachable && rep.unreachable_string >= 0)
+        throw SimulationError(k, t,
+                              std::string(toString(st)) + ": string '" +
+                                  model.strings[rep.unreachable_string].name +
+                                  "' cannot be that short (or its rig point that far) from here");
+      if (st != StepStatus::Ok) throw SimulationError(k, t, toString(st));
+      rho = x.rho;
+      newton_total += rep.newton_iterations;
+      const double e = energy(k == steps);
+      if (std::isinf(e) || (std::isnan(e) && (opt.energy_every_row || k == steps)))
+        throw SimulationError(k, t, "energy became non-finite (the method diverged)");
+      if (k == steps) sum.energy_end_J = e;
+      record(k, e, std::max(0.0, rep.max_violation_m), x.q, rep.tension_N, rep.newton_iterations);
+    }
+    if (steps == 0) sum.energy_end_J = sum.energy_start_J;
+  };
+
   if (opt.integrator == IntegratorKind::VI) {
     IntegratorOptions io;
     io.dt_s = opt.dt_s;
@@ -292,28 +321,9 @@ SimulationSummary simulate(const ModelPtr& model_ptr, const InputSchedule& input
     VariationalIntegrator vi(model_ptr, io);
     State x = vi.stateFromVelocity(q, qdot, rho0);
     StepReport rep = vi.makeReport();
-    sum.energy_start_J = mechanicalEnergy(model, scratch, model.configuration(q, rho0), qdot);
-    record(0, sum.energy_start_J, maxOverStretch(model, scratch, model.configuration(x.q, x.rho)),
-           x.q, tension0, 0);
-    for (int k = 1; k <= steps; ++k) {
-      inputs.at(k * opt.dt_s, u);
-      const auto t0 = std::chrono::steady_clock::now();
-      const StepStatus st = vi.step(x, u, x, &rep);
-      wall += std::chrono::steady_clock::now() - t0;
-      if (st == StepStatus::Unreachable && rep.unreachable_string >= 0) {
-        const String& s = model.strings[rep.unreachable_string];
-        throw SimulationError(k, k * opt.dt_s,
-                              std::string(toString(st)) + ": string '" + s.name +
-                                  "' cannot be that short (or its rig point that far) from here");
-      }
-      if (st != StepStatus::Ok) throw SimulationError(k, k * opt.dt_s, toString(st));
-      rho = x.rho;
-      newton_total += rep.newton_iterations;
-      if (k == steps) sum.energy_end_J = rep.energy_J;
-      record(k, rep.energy_J, std::max(0.0, rep.max_violation_m), x.q, rep.tension_N,
-             rep.newton_iterations);
-    }
-    if (steps == 0) sum.energy_end_J = sum.energy_start_J;
+    loop(
+        x, rep, [&](const Eigen::VectorXd& uk) { return vi.step(x, uk, x, &rep); },
+        [&](bool) { return rep.energy_J; });  // the VI's step-midpoint energy, free
   } else {
     const ExplicitMethod method =
         opt.integrator == IntegratorKind::Euler ? ExplicitMethod::Euler : ExplicitMethod::RK4;
@@ -322,24 +332,9 @@ SimulationSummary simulate(const ModelPtr& model_ptr, const InputSchedule& input
     StepReport rep;
     rep.tension_N.setZero(ns);
     rep.taut.assign(ns, 0);
-    sum.energy_start_J = ei.energy(x);
-    record(0, sum.energy_start_J, maxOverStretch(model, scratch, model.configuration(x.q, x.rho)),
-           x.q, tension0, 0);
-    for (int k = 1; k <= steps; ++k) {
-      inputs.at(k * opt.dt_s, u);
-      const auto t0 = std::chrono::steady_clock::now();
-      const StepStatus st = ei.step(x, u, x, &rep);
-      wall += std::chrono::steady_clock::now() - t0;
-      if (st != StepStatus::Ok) throw SimulationError(k, k * opt.dt_s, toString(st));
-      rho = x.rho;
-      const bool want_energy = opt.energy_every_row || k == steps;
-      const double e = want_energy ? ei.energy(x) : nan;
-      if (!std::isfinite(e) && want_energy)
-        throw SimulationError(k, k * opt.dt_s, "energy became non-finite (the method diverged)");
-      if (k == steps) sum.energy_end_J = e;
-      record(k, e, std::max(0.0, rep.max_violation_m), x.q, rep.tension_N, 0);
-    }
-    if (steps == 0) sum.energy_end_J = sum.energy_start_J;
+    loop(
+        x, rep, [&](const Eigen::VectorXd& uk) { return ei.step(x, uk, x, &rep); },
+        [&](bool last) { return (opt.energy_every_row || last) ? ei.energy(x) : nan; });
   }
   sum.steps = steps;
   sum.wall_s = std::chrono::duration<double>(wall).count();
