@@ -5,6 +5,7 @@ set -euo pipefail
 packages=(
   build-essential cmake
   libeigen3-dev libyaml-cpp-dev
+  libfcl-dev libassimp-dev
   libgtest-dev libbenchmark-dev
   python3
 )

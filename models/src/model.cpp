@@ -34,7 +34,8 @@ std::string lineNote(const SourceRef& s) {
 }
 }  // namespace
 
-ModelError::ModelError(std::string file, int line, std::string field, const std::string& message)
+SourceError::SourceError(std::string file, int line, std::string field,
+                         const std::string& message)
     : std::runtime_error(composeWhat(file, line, field, message)),
       file_(std::move(file)),
       field_(std::move(field)),
@@ -103,6 +104,11 @@ ModelBuilder& ModelBuilder::setSourceFile(std::string path) {
   source_file_ = std::move(path);
   return *this;
 }
+ModelBuilder& ModelBuilder::setStagePose(const Eigen::Isometry3d& pose) {
+  stage_pose_ = pose;
+  return *this;
+}
+
 ModelBuilder& ModelBuilder::setGravity(double g) {
   gravity_ = g;
   return *this;
@@ -170,6 +176,8 @@ ModelPtr ModelBuilder::build() const {
   if (!(std::isfinite(gravity_) && gravity_ >= 0.0))
     fail({"gravity", 0}, "must be a finite number >= 0 (got " + std::to_string(gravity_) + ")");
   m.gravity_mps2 = gravity_;
+  if (!stage_pose_.matrix().allFinite()) fail({"stage", 0}, "pose must be finite");
+  m.stage_pose = stage_pose_;
 
   // Names of variables, frames, points, strings and masses must be unique within their kind;
   // variables share one namespace (dynamic and kinematic).
@@ -441,24 +449,10 @@ ModelPtr ModelBuilder::build() const {
   for (const auto& pg : geometry_) {
     Geometry g = pg.g;
     g.frame = frameOf(pg.frame, g.source, "geometry");
-    auto positive = [&](double x, const char* what) {
-      if (!(std::isfinite(x) && x > 0.0))
-        fail(g.source, std::string(what) + " must be > 0 m (got " + std::to_string(x) + ")");
-    };
-    switch (g.type) {
-      case ShapeType::Sphere: positive(g.radius_m, "radius"); break;
-      case ShapeType::Capsule:
-      case ShapeType::Cylinder:
-        positive(g.radius_m, "radius");
-        positive(g.length_m, "length");
-        break;
-      case ShapeType::Box:
-        for (int k = 0; k < 3; ++k) positive(g.size_m[k], "size");
-        break;
-      case ShapeType::Mesh:
-        if (g.mesh_path.empty()) fail(g.source, "mesh needs a file");
-        break;
-    }
+    if (g.shape.type == ShapeType::Plane)
+      fail(g.source, "a plane cannot be a link's geometry (planes are for scenes)");
+    const std::string problem = shapeProblem(g.shape);
+    if (!problem.empty()) fail(g.source, problem);
     if (!g.pose.matrix().allFinite()) fail(g.source, "pose must be finite");
     m.geometry.push_back(g);
   }

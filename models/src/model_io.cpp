@@ -1,124 +1,18 @@
 #include "marionette/models/model_io.hpp"
 
-#include <yaml-cpp/yaml.h>
-
 #include <cmath>
 #include <fstream>
 #include <set>
 #include <sstream>
 
 #include "builtin_models.hpp"
+#include "marionette/models/yaml_reader.hpp"
 
 namespace marionette {
 
 namespace {
 
-// Walks a YAML document, keeping the field path and file for error messages.
-class Reader {
- public:
-  explicit Reader(std::string file) : file_(std::move(file)) {}
-
-  [[noreturn]] void fail(const YAML::Node& node, const std::string& field,
-                         const std::string& message) const {
-    throw ModelError(file_, lineOf(node), field, message);
-  }
-  static int lineOf(const YAML::Node& node) {
-    if (!node.IsDefined()) return 0;
-    const YAML::Mark m = node.Mark();
-    return m.line >= 0 ? m.line + 1 : 0;
-  }
-  SourceRef ref(const YAML::Node& node, const std::string& field) const {
-    return SourceRef{field, lineOf(node)};
-  }
-
-  void onlyKeys(const YAML::Node& map, const std::string& field,
-                const std::set<std::string>& allowed) const {
-    if (!map.IsMap()) fail(map, field, "expected a mapping");
-    for (const auto& kv : map) {
-      const std::string key = kv.first.as<std::string>();
-      if (!allowed.count(key)) {
-        std::string list;
-        for (const auto& a : allowed) list += (list.empty() ? "" : ", ") + a;
-        fail(kv.first, field.empty() ? key : field + "." + key,
-             "unknown key '" + key + "' (expected one of: " + list + ")");
-      }
-    }
-  }
-
-  double number(const YAML::Node& n, const std::string& field) const {
-    if (!n.IsScalar()) fail(n, field, "expected a number");
-    double x;
-    if (!YAML::convert<double>::decode(n, x) || !std::isfinite(x))
-      fail(n, field, "expected a finite number (got '" + n.Scalar() + "')");
-    return x;
-  }
-  double number(const YAML::Node& map, const std::string& key, const std::string& field,
-                double fallback) const {
-    const YAML::Node n = map[key];
-    return n ? number(n, field + "." + key) : fallback;
-  }
-  double required(const YAML::Node& map, const std::string& key, const std::string& field) const {
-    const YAML::Node n = map[key];
-    if (!n) fail(map, field + "." + key, "missing");
-    return number(n, field + "." + key);
-  }
-  std::string text(const YAML::Node& n, const std::string& field) const {
-    if (!n.IsScalar()) fail(n, field, "expected a string");
-    return n.Scalar();
-  }
-  std::string requiredText(const YAML::Node& map, const std::string& key,
-                           const std::string& field) const {
-    const YAML::Node n = map[key];
-    if (!n) fail(map, field + "." + key, "missing");
-    return text(n, field + "." + key);
-  }
-  Eigen::Vector3d vec3(const YAML::Node& n, const std::string& field) const {
-    if (!n.IsSequence() || n.size() != 3) fail(n, field, "expected a list of 3 numbers");
-    Eigen::Vector3d v;
-    for (int i = 0; i < 3; ++i) v[i] = number(n[i], field + "[" + std::to_string(i) + "]");
-    return v;
-  }
-  Eigen::Vector3d vec3(const YAML::Node& map, const std::string& key, const std::string& field,
-                       const Eigen::Vector3d& fallback) const {
-    const YAML::Node n = map[key];
-    return n ? vec3(n, field + "." + key) : fallback;
-  }
-  std::pair<double, double> range(const YAML::Node& n, const std::string& field) const {
-    if (!n.IsSequence() || n.size() != 2) fail(n, field, "expected [lower, upper]");
-    return {number(n[0], field + "[0]"), number(n[1], field + "[1]")};
-  }
-  // pose: {xyz: [..], rpy: [roll, pitch, yaw]}, R = Rz(yaw) Ry(pitch) Rx(roll) (as URDF).
-  Eigen::Isometry3d pose(const YAML::Node& n, const std::string& field) const {
-    onlyKeys(n, field, {"xyz", "rpy"});
-    const Eigen::Vector3d xyz = vec3(n, "xyz", field, Eigen::Vector3d::Zero());
-    const Eigen::Vector3d rpy = vec3(n, "rpy", field, Eigen::Vector3d::Zero());
-    Eigen::Isometry3d T = Eigen::Isometry3d::Identity();
-    T.linear() = (Eigen::AngleAxisd(rpy[2], Eigen::Vector3d::UnitZ()) *
-                  Eigen::AngleAxisd(rpy[1], Eigen::Vector3d::UnitY()) *
-                  Eigen::AngleAxisd(rpy[0], Eigen::Vector3d::UnitX()))
-                     .toRotationMatrix();
-    T.translation() = xyz;
-    return T;
-  }
-  // A list node (absent = empty).
-  YAML::Node list(const YAML::Node& root, const std::string& key) const {
-    const YAML::Node n = root[key];
-    if (n && !n.IsSequence() && !n.IsNull()) fail(n, key, "expected a list");
-    return n;
-  }
-  static bool isNumber(const YAML::Node& n) {
-    double x;
-    return n.IsScalar() && YAML::convert<double>::decode(n, x);
-  }
-  const std::string& file() const { return file_; }
-
- private:
-  std::string file_;
-};
-
-std::string indexed(const std::string& key, size_t i) {
-  return key + "[" + std::to_string(i) + "]";
-}
+using Reader = YamlReader<ModelError>;
 
 Eigen::Matrix3d readInertia(const Reader& r, const YAML::Node& n, const std::string& field) {
   Eigen::Matrix3d I = Eigen::Matrix3d::Zero();
@@ -134,7 +28,7 @@ Eigen::Matrix3d readInertia(const Reader& r, const YAML::Node& n, const std::str
     const Eigen::Vector3d d = r.vec3(n, field);
     I = d.asDiagonal();
   } else if (n.IsSequence() && n.size() == 3) {
-    for (int i = 0; i < 3; ++i) I.row(i) = r.vec3(n[i], indexed(field, i)).transpose();
+    for (int i = 0; i < 3; ++i) I.row(i) = r.vec3(n[i], indexedField(field, i)).transpose();
   } else {
     r.fail(n, field,
            "expected {ixx, iyy, izz, ixy, ixz, iyz}, a diagonal [ixx, iyy, izz] or a 3x3 list");
@@ -162,16 +56,26 @@ void readStringEnd(
   at = r.vec3(n, "at", field, Eigen::Vector3d::Zero());
 }
 
+// A path written in a file is relative to that file's folder (absolute paths stay as they are;
+// "builtin:" sources have no folder).
+std::string resolveRelative(const std::string& file, const std::string& path) {
+  if (path.empty() || path[0] == '/') return path;
+  const size_t slash = file.find_last_of('/');
+  if (slash == std::string::npos || file.rfind("builtin:", 0) == 0) return path;
+  return file.substr(0, slash + 1) + path;
+}
+
 ModelPtr parse(const YAML::Node& root, const std::string& file) {
   Reader r(file);
   if (!root.IsMap()) r.fail(root, "", "a model file is a YAML mapping (name:, frames:, ...)");
   r.onlyKeys(root, "",
              {"name", "description", "gravity", "defaults", "dynamic", "kinematic", "frames",
-              "masses", "points", "strings", "geometry", "allowed_collisions"});
+              "masses", "points", "strings", "geometry", "allowed_collisions", "stage"});
   ModelBuilder b(root["name"] ? r.text(root["name"], "name") : std::string("unnamed"));
   b.setSourceFile(file);
   if (root["description"]) b.setDescription(r.text(root["description"], "description"));
   if (root["gravity"]) b.setGravity(r.number(root["gravity"], "gravity"));
+  if (root["stage"]) b.setStagePose(r.pose(root["stage"], "stage"));
 
   JointLimit limit_defaults;
   double damping_default = 0.0;
@@ -185,7 +89,7 @@ ModelPtr parse(const YAML::Node& root, const std::string& file) {
   const YAML::Node dyn = r.list(root, "dynamic");
   for (size_t i = 0; dyn && i < dyn.size(); ++i) {
     const YAML::Node n = dyn[i];
-    const std::string f = indexed("dynamic", i);
+    const std::string f = indexedField("dynamic", i);
     r.onlyKeys(n, f, {"name", "initial", "damping", "limits"});
     DynamicVariable v;
     v.name = r.requiredText(n, "name", f);
@@ -210,7 +114,7 @@ ModelPtr parse(const YAML::Node& root, const std::string& file) {
   const YAML::Node kin = r.list(root, "kinematic");
   for (size_t i = 0; kin && i < kin.size(); ++i) {
     const YAML::Node n = kin[i];
-    const std::string f = indexed("kinematic", i);
+    const std::string f = indexedField("kinematic", i);
     r.onlyKeys(n, f, {"name", "default", "range", "max_speed", "max_accel"});
     KinematicVariable v;
     v.name = r.requiredText(n, "name", f);
@@ -227,7 +131,7 @@ ModelPtr parse(const YAML::Node& root, const std::string& file) {
       "name", "parent", "tx", "ty", "tz", "rx", "ry", "rz", "rotate", "translate", "pose"};
   for (size_t i = 0; frames && i < frames.size(); ++i) {
     const YAML::Node n = frames[i];
-    const std::string f = indexed("frames", i);
+    const std::string f = indexedField("frames", i);
     r.onlyKeys(n, f, kFrameKeys);
     const std::string name = r.requiredText(n, "name", f);
     const std::string parent = n["parent"] ? r.text(n["parent"], f + ".parent") : "world";
@@ -288,7 +192,7 @@ ModelPtr parse(const YAML::Node& root, const std::string& file) {
   const YAML::Node masses = r.list(root, "masses");
   for (size_t i = 0; masses && i < masses.size(); ++i) {
     const YAML::Node n = masses[i];
-    const std::string f = indexed("masses", i);
+    const std::string f = indexedField("masses", i);
     r.onlyKeys(n, f, {"name", "frame", "mass", "com", "inertia"});
     const std::string name = n["name"] ? r.text(n["name"], f + ".name") : "";
     const std::string frame = r.requiredText(n, "frame", f);
@@ -303,7 +207,7 @@ ModelPtr parse(const YAML::Node& root, const std::string& file) {
   const YAML::Node points = r.list(root, "points");
   for (size_t i = 0; points && i < points.size(); ++i) {
     const YAML::Node n = points[i];
-    const std::string f = indexed("points", i);
+    const std::string f = indexedField("points", i);
     r.onlyKeys(n, f, {"name", "frame", "at"});
     const std::string name = r.requiredText(n, "name", f);
     const std::string frame = r.requiredText(n, "frame", f);
@@ -315,7 +219,7 @@ ModelPtr parse(const YAML::Node& root, const std::string& file) {
   const YAML::Node strings = r.list(root, "strings");
   for (size_t i = 0; strings && i < strings.size(); ++i) {
     const YAML::Node n = strings[i];
-    const std::string f = indexed("strings", i);
+    const std::string f = indexedField("strings", i);
     r.onlyKeys(n, f, {"name", "puppet", "rig", "length"});
     const std::string name = r.requiredText(n, "name", f);
     if (!n["puppet"]) r.fail(n, f + ".puppet", "missing");
@@ -337,52 +241,24 @@ ModelPtr parse(const YAML::Node& root, const std::string& file) {
   const YAML::Node geometry = r.list(root, "geometry");
   for (size_t i = 0; geometry && i < geometry.size(); ++i) {
     const YAML::Node n = geometry[i];
-    const std::string f = indexed("geometry", i);
+    const std::string f = indexedField("geometry", i);
     r.onlyKeys(n, f, {"name", "frame", "pose", "sphere", "box", "capsule", "cylinder", "mesh"});
     Geometry g;
     g.source = r.ref(n, f);
     const std::string frame = r.requiredText(n, "frame", f);
     g.name = n["name"] ? r.text(n["name"], f + ".name") : frame + "_" + std::to_string(i);
     if (n["pose"]) g.pose = r.pose(n["pose"], f + ".pose");
-    int shapes = 0;
-    if (const YAML::Node s = n["sphere"]) {
-      ++shapes;
-      r.onlyKeys(s, f + ".sphere", {"radius"});
-      g.type = ShapeType::Sphere;
-      g.radius_m = r.required(s, "radius", f + ".sphere");
-    }
-    if (const YAML::Node s = n["box"]) {
-      ++shapes;
-      r.onlyKeys(s, f + ".box", {"size"});
-      g.type = ShapeType::Box;
-      if (!s["size"]) r.fail(s, f + ".box.size", "missing");
-      g.size_m = r.vec3(s["size"], f + ".box.size");
-    }
-    for (const char* key : {"capsule", "cylinder"}) {
-      if (const YAML::Node s = n[key]) {
-        ++shapes;
-        const std::string sf = f + "." + key;
-        r.onlyKeys(s, sf, {"radius", "length"});
-        g.type = key[1] == 'a' ? ShapeType::Capsule : ShapeType::Cylinder;
-        g.radius_m = r.required(s, "radius", sf);
-        g.length_m = r.required(s, "length", sf);
-      }
-    }
-    if (const YAML::Node s = n["mesh"]) {
-      ++shapes;
-      r.onlyKeys(s, f + ".mesh", {"file", "scale"});
-      g.type = ShapeType::Mesh;
-      g.mesh_path = r.requiredText(s, "file", f + ".mesh");
-      g.mesh_scale = r.vec3(s, "scale", f + ".mesh", Eigen::Vector3d::Ones());
-    }
-    if (shapes != 1) r.fail(n, f, "give exactly one shape: sphere, box, capsule, cylinder or mesh");
+    g.shape = r.shape(n, f,
+                      {ShapeType::Sphere, ShapeType::Box, ShapeType::Capsule, ShapeType::Cylinder,
+                       ShapeType::Mesh});
+    if (g.shape.type == ShapeType::Mesh) g.shape.mesh_path = resolveRelative(file, g.shape.mesh_path);
     b.addGeometry(g, frame);
   }
 
   const YAML::Node allowed = r.list(root, "allowed_collisions");
   for (size_t i = 0; allowed && i < allowed.size(); ++i) {
     const YAML::Node n = allowed[i];
-    const std::string f = indexed("allowed_collisions", i);
+    const std::string f = indexedField("allowed_collisions", i);
     if (!n.IsSequence() || n.size() != 2) r.fail(n, f, "expected [frame_a, frame_b]");
     b.allowCollision(r.text(n[0], f + "[0]"), r.text(n[1], f + "[1]"), r.ref(n, f));
   }
@@ -392,18 +268,8 @@ ModelPtr parse(const YAML::Node& root, const std::string& file) {
 }  // namespace
 
 ModelPtr loadModelString(const std::string& text, const std::string& source_name) {
-  YAML::Node root;
-  try {
-    root = YAML::Load(text);
-  } catch (const YAML::Exception& e) {
-    throw ModelError(source_name, e.mark.line >= 0 ? e.mark.line + 1 : 0, "",
-                     "YAML syntax error: " + e.msg);
-  }
-  try {
-    return parse(root, source_name);
-  } catch (const YAML::Exception& e) {
-    throw ModelError(source_name, e.mark.line >= 0 ? e.mark.line + 1 : 0, "", e.msg);
-  }
+  return parseYamlDocument<ModelError, ModelPtr>(
+      text, source_name, [&](const YAML::Node& root) { return parse(root, source_name); });
 }
 
 ModelPtr loadModelFile(const std::string& path) {

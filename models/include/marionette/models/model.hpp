@@ -23,26 +23,15 @@
 #include <string>
 #include <vector>
 
+#include "marionette/models/shape.hpp"
+#include "marionette/models/source_error.hpp"
+
 namespace marionette {
 
-// A model description error. what() reads "file:line: field: message" with the parts known.
-class ModelError : public std::runtime_error {
+// A model description error (what() reads "file:line: field: message").
+class ModelError : public SourceError {
  public:
-  ModelError(std::string file, int line, std::string field, const std::string& message);
-  const std::string& file() const { return file_; }
-  int line() const { return line_; }  // 1-based; 0 when unknown
-  const std::string& field() const { return field_; }
-  const std::string& message() const { return message_; }
-
- private:
-  std::string file_, field_, message_;
-  int line_;
-};
-
-// Where a description item came from, for error messages.
-struct SourceRef {
-  std::string field;  // e.g. "masses[2].mass"
-  int line = 0;       // 1-based line in the source file, 0 if built in code
+  using SourceError::SourceError;
 };
 
 // Joint limit [lower, upper].  Two kinds (DESIGN §3):
@@ -132,19 +121,12 @@ struct String {
   SourceRef source;
 };
 
-enum class ShapeType { Sphere, Box, Capsule, Cylinder, Mesh };
-
-// Collision geometry attached to a frame (used by environments/).  Capsules and cylinders lie
-// along their local z axis, centred; boxes take full side lengths.
+// Collision geometry attached to a frame (used by environments/): a shape (shape.hpp; not a
+// plane) posed in the frame's coordinates.
 struct Geometry {
   std::string name;
   int frame = -1;
-  ShapeType type = ShapeType::Sphere;
-  double radius_m = 0.0;                             // sphere, capsule, cylinder
-  double length_m = 0.0;                             // capsule, cylinder (axis length)
-  Eigen::Vector3d size_m = Eigen::Vector3d::Zero();  // box full side lengths
-  std::string mesh_path;                             // mesh (resolved path)
-  Eigen::Vector3d mesh_scale = Eigen::Vector3d::Ones();
+  Shape shape;  // a mesh's path is resolved against the model file's folder
   Eigen::Isometry3d pose = Eigen::Isometry3d::Identity();  // in frame coordinates
   SourceRef source;
 };
@@ -157,6 +139,9 @@ class Model {
   std::string description;
   std::string source_file;  // where it was loaded from ("" if built in code)
   double gravity_mps2 = 9.81;
+  // Where the model hangs in a stage (scene files are written in stage coordinates, floor at
+  // z = 0): the pose of this model's world frame -- the rig's -- in stage coordinates.
+  Eigen::Isometry3d stage_pose = Eigen::Isometry3d::Identity();
 
   std::vector<DynamicVariable> dynamic;
   std::vector<KinematicVariable> kinematic;
@@ -225,6 +210,7 @@ class ModelBuilder {
   ModelBuilder& setDescription(std::string text);
   ModelBuilder& setSourceFile(std::string path);
   ModelBuilder& setGravity(double g_mps2);
+  ModelBuilder& setStagePose(const Eigen::Isometry3d& pose);
 
   ModelBuilder& addDynamic(DynamicVariable v);
   ModelBuilder& addKinematic(KinematicVariable v);
@@ -290,6 +276,7 @@ class ModelBuilder {
 
   std::string name_, description_, source_file_;
   double gravity_ = 9.81;
+  Eigen::Isometry3d stage_pose_ = Eigen::Isometry3d::Identity();
   std::vector<DynamicVariable> dynamic_;
   std::vector<KinematicVariable> kinematic_;
   std::vector<PendingFrame> frames_;

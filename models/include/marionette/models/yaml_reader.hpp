@@ -1,0 +1,224 @@
+// Reading description files (models, scenes) with yaml-cpp, keeping the file and field path for
+// error messages.  Shared by the model and scene loaders; not needed to use a Model.
+#pragma once
+
+#include <yaml-cpp/yaml.h>
+
+#include <Eigen/Geometry>
+#include <cmath>
+#include <functional>
+#include <set>
+#include <string>
+#include <utility>
+
+#include "marionette/models/shape.hpp"
+#include "marionette/models/source_error.hpp"
+
+namespace marionette {
+
+// Walks a YAML document; every failure throws Error(file, line, field, message), Error being a
+// SourceError.
+template <class Error>
+class YamlReader {
+ public:
+  explicit YamlReader(std::string file) : file_(std::move(file)) {}
+
+  [[noreturn]] void fail(const YAML::Node& node, const std::string& field,
+                         const std::string& message) const {
+    throw Error(file_, lineOf(node), field, message);
+  }
+  static int lineOf(const YAML::Node& node) {
+    if (!node.IsDefined()) return 0;
+    const YAML::Mark m = node.Mark();
+    return m.line >= 0 ? m.line + 1 : 0;
+  }
+  SourceRef ref(const YAML::Node& node, const std::string& field) const {
+    return SourceRef{field, lineOf(node)};
+  }
+
+  void onlyKeys(const YAML::Node& map, const std::string& field,
+                const std::set<std::string>& allowed) const {
+    if (!map.IsMap()) fail(map, field, "expected a mapping");
+    for (const auto& kv : map) {
+      const std::string key = kv.first.as<std::string>();
+      if (!allowed.count(key)) {
+        std::string list;
+        for (const auto& a : allowed) list += (list.empty() ? "" : ", ") + a;
+        fail(kv.first, field.empty() ? key : field + "." + key,
+             "unknown key '" + key + "' (expected one of: " + list + ")");
+      }
+    }
+  }
+
+  double number(const YAML::Node& n, const std::string& field) const {
+    if (!n.IsScalar()) fail(n, field, "expected a number");
+    double x;
+    if (!YAML::convert<double>::decode(n, x) || !std::isfinite(x))
+      fail(n, field, "expected a finite number (got '" + n.Scalar() + "')");
+    return x;
+  }
+  double number(const YAML::Node& map, const std::string& key, const std::string& field,
+                double fallback) const {
+    const YAML::Node n = map[key];
+    return n ? number(n, field + "." + key) : fallback;
+  }
+  double required(const YAML::Node& map, const std::string& key, const std::string& field) const {
+    const YAML::Node n = map[key];
+    if (!n) fail(map, field + "." + key, "missing");
+    return number(n, field + "." + key);
+  }
+  std::string text(const YAML::Node& n, const std::string& field) const {
+    if (!n.IsScalar()) fail(n, field, "expected a string");
+    return n.Scalar();
+  }
+  std::string requiredText(const YAML::Node& map, const std::string& key,
+                           const std::string& field) const {
+    const YAML::Node n = map[key];
+    if (!n) fail(map, field + "." + key, "missing");
+    return text(n, field + "." + key);
+  }
+  Eigen::Vector3d vec3(const YAML::Node& n, const std::string& field) const {
+    if (!n.IsSequence() || n.size() != 3) fail(n, field, "expected a list of 3 numbers");
+    Eigen::Vector3d v;
+    for (int i = 0; i < 3; ++i) v[i] = number(n[i], field + "[" + std::to_string(i) + "]");
+    return v;
+  }
+  Eigen::Vector3d vec3(const YAML::Node& map, const std::string& key, const std::string& field,
+                       const Eigen::Vector3d& fallback) const {
+    const YAML::Node n = map[key];
+    return n ? vec3(n, field + "." + key) : fallback;
+  }
+  std::pair<double, double> range(const YAML::Node& n, const std::string& field) const {
+    if (!n.IsSequence() || n.size() != 2) fail(n, field, "expected [lower, upper]");
+    return {number(n[0], field + "[0]"), number(n[1], field + "[1]")};
+  }
+
+  // pose: {<translation_key>: [x, y, z], rpy: [roll, pitch, yaw] | quaternion: [w, x, y, z]}.
+  // rpy as URDF: R = Rz(yaw) Ry(pitch) Rx(roll).  A quaternion must have unit norm (to 1e-6;
+  // it is then normalised exactly).
+  Eigen::Isometry3d pose(const YAML::Node& n, const std::string& field,
+                         const std::string& translation_key = "xyz") const {
+    onlyKeys(n, field, {translation_key, "rpy", "quaternion"});
+    Eigen::Isometry3d T = Eigen::Isometry3d::Identity();
+    T.translation() = vec3(n, translation_key, field, Eigen::Vector3d::Zero());
+    if (n["rpy"] && n["quaternion"]) fail(n, field, "give rpy or quaternion, not both");
+    if (n["rpy"]) {
+      const Eigen::Vector3d rpy = vec3(n["rpy"], field + ".rpy");
+      T.linear() = (Eigen::AngleAxisd(rpy[2], Eigen::Vector3d::UnitZ()) *
+                    Eigen::AngleAxisd(rpy[1], Eigen::Vector3d::UnitY()) *
+                    Eigen::AngleAxisd(rpy[0], Eigen::Vector3d::UnitX()))
+                       .toRotationMatrix();
+    }
+    if (const YAML::Node qn = n["quaternion"]) {
+      const std::string qf = field + ".quaternion";
+      if (!qn.IsSequence() || qn.size() != 4) fail(qn, qf, "expected [w, x, y, z]");
+      Eigen::Quaterniond q(number(qn[0], qf + "[0]"), number(qn[1], qf + "[1]"),
+                           number(qn[2], qf + "[2]"), number(qn[3], qf + "[3]"));
+      if (std::abs(q.norm() - 1.0) > 1e-6)
+        fail(qn, qf, "must be a unit quaternion (norm " + std::to_string(q.norm()) + ")");
+      T.linear() = q.normalized().toRotationMatrix();
+    }
+    return T;
+  }
+
+  // The one shape key of an item ("sphere: {radius}", "box: {size}", "capsule"/"cylinder":
+  // {radius, length}, "plane: {normal, offset}", "mesh: {file, scale}"), among `allowed`.  A
+  // mesh scale is a number or [sx, sy, sz].  Dimensions are checked (shapeProblem).
+  Shape shape(const YAML::Node& item, const std::string& field,
+              const std::set<ShapeType>& allowed) const {
+    Shape s;
+    int found = 0;
+    std::string names;
+    for (ShapeType t : allowed) {
+      const std::string key = shapeTypeName(t);
+      names += (names.empty() ? "" : ", ") + key;
+      const YAML::Node n = item[key];
+      if (!n) continue;
+      ++found;
+      const std::string f = field + "." + key;
+      s.type = t;
+      switch (t) {
+        case ShapeType::Sphere:
+          onlyKeys(n, f, {"radius"});
+          s.radius_m = required(n, "radius", f);
+          break;
+        case ShapeType::Box:
+          onlyKeys(n, f, {"size"});
+          if (!n["size"]) fail(n, f + ".size", "missing (full side lengths [x, y, z], m)");
+          s.size_m = vec3(n["size"], f + ".size");
+          break;
+        case ShapeType::Capsule:
+        case ShapeType::Cylinder:
+          onlyKeys(n, f, {"radius", "length"});
+          s.radius_m = required(n, "radius", f);
+          s.length_m = required(n, "length", f);
+          break;
+        case ShapeType::Plane:
+          onlyKeys(n, f, {"normal", "offset"});
+          if (!n["normal"]) fail(n, f + ".normal", "missing");
+          s.normal = vec3(n["normal"], f + ".normal");
+          s.offset_m = number(n, "offset", f, 0.0);
+          if (s.normal.norm() < 1e-9) fail(n["normal"], f + ".normal", "must not be zero");
+          // normal . x <= offset with a unit normal: scale the offset with it.
+          s.offset_m /= s.normal.norm();
+          s.normal.normalize();
+          break;
+        case ShapeType::Mesh:
+          onlyKeys(n, f, {"file", "scale"});
+          s.mesh_path = requiredText(n, "file", f);
+          if (const YAML::Node sc = n["scale"]) {
+            if (sc.IsScalar())
+              s.mesh_scale.setConstant(number(sc, f + ".scale"));
+            else
+              s.mesh_scale = vec3(sc, f + ".scale");
+          }
+          break;
+      }
+      const std::string problem = shapeProblem(s);
+      if (!problem.empty()) fail(n, f, problem);
+    }
+    if (found != 1) fail(item, field, "give exactly one shape: " + names);
+    return s;
+  }
+
+  // A list node (absent = empty).
+  YAML::Node list(const YAML::Node& root, const std::string& key) const {
+    const YAML::Node n = root[key];
+    if (n && !n.IsSequence() && !n.IsNull()) fail(n, key, "expected a list");
+    return n;
+  }
+  static bool isNumber(const YAML::Node& n) {
+    double x;
+    return n.IsScalar() && YAML::convert<double>::decode(n, x);
+  }
+  const std::string& file() const { return file_; }
+
+ private:
+  std::string file_;
+};
+
+// Parses YAML text and hands the root to `parse`; YAML syntax errors and yaml-cpp exceptions
+// escaping `parse` become Error(source_name, line, "", message).
+template <class Error, class Result>
+Result parseYamlDocument(const std::string& text, const std::string& source_name,
+                         const std::function<Result(const YAML::Node&)>& parse) {
+  YAML::Node root;
+  try {
+    root = YAML::Load(text);
+  } catch (const YAML::Exception& e) {
+    throw Error(source_name, e.mark.line >= 0 ? e.mark.line + 1 : 0, "",
+                "YAML syntax error: " + e.msg);
+  }
+  try {
+    return parse(root);
+  } catch (const YAML::Exception& e) {
+    throw Error(source_name, e.mark.line >= 0 ? e.mark.line + 1 : 0, "", e.msg);
+  }
+}
+
+// "item[3]": the field name of a list entry.
+inline std::string indexedField(const std::string& key, size_t i) {
+  return key + "[" + std::to_string(i) + "]";
+}
+
+}  // namespace marionette
