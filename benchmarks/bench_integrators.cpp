@@ -6,8 +6,8 @@
 // over the hold (an inelastic string catch in the hold also shows there, as it should).
 //
 //   build/bin/bench_integrators [--duration S] [--models a,b,...] [--repeats N] [--json]
-// Timings are the median (and minimum) of N runs (default 3).  BENCH_DAMPING=X in the environment scales the
-// models' joint damping (default 0: undamped).
+// Timings are the median (and minimum) of N runs (default 3).  BENCH_DAMPING=X in the environment
+// scales the models' joint damping (default 0: undamped).
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -18,35 +18,13 @@
 #include <string>
 #include <vector>
 
+#include "bench_motion.hpp"
 #include "marionette/models/model_io.hpp"
 #include "marionette/models/simulation.hpp"
 
 using namespace marionette;
 
 namespace {
-
-// The motion: input i oscillates at 0.3 + 0.07 i Hz with an amplitude by kind (angle 0.08 rad,
-// rig translation 3 cm, winch 2 cm), enveloped by sin^2 so it starts and stops smoothly.
-InputSchedule motion(const Model& m, double move_s, double total_s, double dt) {
-  InputSchedule s = InputSchedule::constant(m);
-  const int n = static_cast<int>(std::ceil(total_s / dt)) + 1;
-  s.times_s.resize(n);
-  s.values.resize(n, m.nk());
-  std::vector<double> amp(m.nk(), 0.02);
-  for (const Frame& f : m.frames)
-    if (f.variable >= m.nd()) amp[f.variable - m.nd()] = f.type == JointType::Rotate ? 0.08 : 0.03;
-  for (int r = 0; r < n; ++r) {
-    const double t = r * dt;
-    s.times_s[r] = t;
-    const double env = t < move_s ? std::pow(std::sin(M_PI * t / move_s), 2) : 0.0;
-    for (int i = 0; i < m.nk(); ++i) {
-      const KinematicVariable& k = m.kinematic[i];
-      const double v = k.default_value + env * amp[i] * std::sin(2 * M_PI * (0.3 + 0.07 * i) * t);
-      s.values(r, i) = std::min(k.upper, std::max(k.lower, v));
-    }
-  }
-  return s;
-}
 
 struct Result {
   std::string model, integrator, status = "ok";
@@ -63,7 +41,7 @@ Result run(const ModelPtr& m, IntegratorKind kind, double dt, double duration, i
   r.integrator = toString(kind);
   r.dt = dt;
   const double move_s = duration / 3.0;
-  const InputSchedule in = motion(*m, move_s, duration, dt);
+  const InputSchedule in = oscillatingInputs(*m, move_s, duration, dt);
   SimulationOptions opt;
   opt.integrator = kind;
   opt.dt_s = dt;
@@ -126,8 +104,7 @@ int main(int argc, char** argv) {
   }
   if (!json)
     std::printf("%-15s %-6s %-8s %10s %8s %8s %12s %12s %12s  %s\n", "model", "method", "dt_s",
-                "us/step", "us_min", "newton", "max_viol_m", "dE_hold_J", "span_hold_J",
-                "status");
+                "us/step", "us_min", "newton", "max_viol_m", "dE_hold_J", "span_hold_J", "status");
   bool first = true;
   if (json) std::printf("[\n");
   for (const std::string& name : models) {

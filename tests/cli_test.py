@@ -213,6 +213,97 @@ class Errors(unittest.TestCase):
         self.assertEqual(p.returncode, 1)
 
 
+class Scenes(unittest.TestCase):
+    def test_json_lists_the_builtin_scenes(self):
+        scenes = {s["name"]: s for s in json.loads(run("scenes", "--json").stdout)}
+        self.assertEqual(sorted(scenes), ["empty", "living-room", "pillars", "table", "window"])
+        self.assertEqual(scenes["empty"]["obstacles"], ["floor"])
+        self.assertGreaterEqual(scenes["living-room"]["triangles"], 3000)
+        for s in scenes.values():
+            self.assertIn("floor", s["obstacles"])
+            self.assertEqual(len(s["bounds"]["min"]), 3)
+            self.assertTrue(all(lo < hi for lo, hi in zip(s["bounds"]["min"], s["bounds"]["max"])))
+        self.assertIn("table_top", scenes["table"]["obstacles"])
+
+    def test_plain_listing(self):
+        out = run("scenes").stdout
+        for name in ("empty", "table", "pillars", "window", "living-room"):
+            self.assertIn(name, out)
+
+
+class SimulateInAScene(unittest.TestCase):
+    def example(self, name):
+        return os.path.join(SRC, "examples", name)
+
+    def test_collision_and_clearance_columns(self):
+        # The mass wound up above the sill and carried through the window: never in contact,
+        # and its clearance to the wall shrinks as it passes.
+        out = run("simulate", "--model", "suspended-mass", "--scene", "window", "--inputs",
+                  self.example("mass-through-window.csv"), "--duration", "6").stdout
+        r = rows(out)
+        self.assertEqual(r[0][-2:], ["collision", "clearance"])
+        self.assertEqual(",".join(r[0][:-2]), "t,xm,zm,xr,r,energy,max_violation,string_tension")
+        data = [[float(v) for v in row] for row in r[1:]]
+        self.assertEqual(len(data), 601)
+        self.assertTrue(all(row[-2] == 0 for row in data))
+        clearance = [row[-1] for row in data]
+        # At rest at x = 0, the mass (radius 0.02) is 0.31 m from the wall's face at x = 0.33...
+        self.assertAlmostEqual(clearance[0], 0.31, places=6)
+        # ...and in the window the mass passes 0.7 - 0.6 - 0.02 ~ 0.08 m above the sill.
+        self.assertLess(min(clearance), 0.1)
+        self.assertGreater(min(clearance), 0.05)
+        self.assertGreater(data[-1][1], 0.6)  # it ended beyond the wall (x = 0.35)
+
+    def test_stop_on_collision_exits_3_after_the_contact_row(self):
+        p = run("simulate", "--model", "suspended-mass", "--scene", "window", "--inputs",
+                self.example("mass-into-wall.csv"), "--duration", "4", "--stop-on-collision",
+                check=False)
+        self.assertEqual(p.returncode, 3, p.stderr)
+        data = [[float(v) for v in row] for row in rows(p.stdout)[1:]]
+        self.assertEqual(data[-1][-2], 1)
+        self.assertEqual(data[-1][-1], 0)
+        self.assertTrue(all(row[-2] == 0 for row in data[:-1]))
+        # The mass (radius 0.02) reaches the wall's face at x = 0.33 - 0.02.
+        self.assertGreater(data[-1][1], 0.30)
+        self.assertLess(data[-1][1], 0.32)
+        self.assertIn("wall_below_window", p.stderr)
+        self.assertIn("'mass'", p.stderr)
+        # Without the switch the run goes on through the wall, reporting the contact rows.
+        s = json.loads(run("simulate", "--model", "suspended-mass", "--scene", "window",
+                           "--inputs", self.example("mass-into-wall.csv"), "--duration", "4",
+                           "--summary").stdout)
+        self.assertGreater(s["rows_in_collision"], 10)
+        self.assertAlmostEqual(s["first_collision"]["t"], data[-1][0], places=9)
+        self.assertEqual(s["first_collision"]["pair"]["second"], "wall_below_window")
+        self.assertEqual(s["min_clearance"], 0)
+
+    def test_a_scene_file_and_its_errors(self):
+        with tempfile.TemporaryDirectory() as d:
+            good = os.path.join(d, "stage.yaml")
+            with open(good, "w") as f:
+                f.write("obstacles:\n  - {name: shelf, box: {size: [1.0, 0.4, 0.02]}, "
+                        "pose: {position: [0, 0, 0.9]}}\n")
+            # planar-arm hangs from its shoulder 0.70 m above the floor: the shelf at 0.9 is
+            # above the shoulder (0.2 m) but the string to the 1.0 m rig passes through it.
+            p = run("simulate", "--model", "planar-arm", "--scene", good, "--duration", "0.1",
+                    "--stop-on-collision", check=False)
+            self.assertEqual(p.returncode, 3)
+            self.assertIn("string 'tip' and obstacle 'shelf'", p.stderr)
+            bad = os.path.join(d, "bad.yaml")
+            with open(bad, "w") as f:
+                f.write("obstacles:\n  - {name: sofa, mesh: {file: meshes/sofa.stl}}\n")
+            p = run("simulate", "--model", "planar-arm", "--scene", bad, check=False)
+            self.assertEqual(p.returncode, 2)
+            self.assertIn(f"{bad}:2: obstacles[0].mesh.file: cannot load mesh "
+                          f"'{d}/meshes/sofa.stl'", p.stderr)
+        p = run("simulate", "--model", "planar-arm", "--scene", "no-such-scene", check=False)
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("no such scene", p.stderr)
+        p = run("simulate", "--model", "planar-arm", "--stop-on-collision", check=False)
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("--stop-on-collision needs --scene", p.stderr)
+
+
 if __name__ == "__main__":
     BIN, SRC = sys.argv[1], sys.argv[2]
     unittest.main(argv=[sys.argv[0], "-v"])

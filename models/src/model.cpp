@@ -34,8 +34,7 @@ std::string lineNote(const SourceRef& s) {
 }
 }  // namespace
 
-SourceError::SourceError(std::string file, int line, std::string field,
-                         const std::string& message)
+SourceError::SourceError(std::string file, int line, std::string field, const std::string& message)
     : std::runtime_error(composeWhat(file, line, field, message)),
       file_(std::move(file)),
       field_(std::move(field)),

@@ -251,7 +251,8 @@ ModelPtr parse(const YAML::Node& root, const std::string& file) {
     g.shape = r.shape(n, f,
                       {ShapeType::Sphere, ShapeType::Box, ShapeType::Capsule, ShapeType::Cylinder,
                        ShapeType::Mesh});
-    if (g.shape.type == ShapeType::Mesh) g.shape.mesh_path = resolveRelative(file, g.shape.mesh_path);
+    if (g.shape.type == ShapeType::Mesh)
+      g.shape.mesh_path = resolveRelative(file, g.shape.mesh_path);
     b.addGeometry(g, frame);
   }
 

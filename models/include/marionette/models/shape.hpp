@@ -16,12 +16,12 @@ const char* shapeTypeName(ShapeType type);
 
 struct Shape {
   ShapeType type = ShapeType::Sphere;
-  double radius_m = 0.0;                               // sphere, capsule, cylinder
-  double length_m = 0.0;                               // capsule, cylinder (axis length)
-  Eigen::Vector3d size_m = Eigen::Vector3d::Zero();    // box: full side lengths
-  Eigen::Vector3d normal = Eigen::Vector3d::UnitZ();   // plane: unit outward normal
-  double offset_m = 0.0;                               // plane: normal . x <= offset is solid
-  std::string mesh_path;                               // mesh: file (resolved path)
+  double radius_m = 0.0;                                 // sphere, capsule, cylinder
+  double length_m = 0.0;                                 // capsule, cylinder (axis length)
+  Eigen::Vector3d size_m = Eigen::Vector3d::Zero();      // box: full side lengths
+  Eigen::Vector3d normal = Eigen::Vector3d::UnitZ();     // plane: unit outward normal
+  double offset_m = 0.0;                                 // plane: normal . x <= offset is solid
+  std::string mesh_path;                                 // mesh: file (resolved path)
   Eigen::Vector3d mesh_scale = Eigen::Vector3d::Ones();  // mesh: per-axis scale
 };
 

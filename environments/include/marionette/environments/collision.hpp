@@ -1,0 +1,167 @@
+// Collision checking of a puppet -- its links *and its strings* -- against a stage, with FCL
+// (DESIGN §5).
+//
+// Contents
+//   CollisionOptions   string radius, which checks to run, where the model hangs in the stage.
+//   ContactPair        what touched what: a link or string of the puppet, and an obstacle,
+//                      another link, or the stage bounds.
+//   CollisionModel     immutable: the scene's and the links' FCL geometry, the pairs to check.
+//   CollisionChecker   per-thread scratch and the queries: inCollision, clearance, and the batch
+//                      form over a trajectory.
+//
+// What is checked, for a configuration q (n_q = n_d + n_k: puppet joints and rig inputs, so the
+// strings' rig ends are known):
+//   - every link geometry (model file `geometry:`) against every obstacle;
+//   - every string, as a thin capsule from its puppet point to its rig point, against every
+//     obstacle (a string through an obstacle snags: a collision even when both ends are clear).
+//     The straight segment is exact for a taut string; a slack string's sag is not modelled;
+//   - self-collision between links on frames that are not adjacent (adjacent = one link's frame is
+//     the nearest link-carrying ancestor of the other's) and not in the model's
+//     `allowed_collisions`; links on one frame never collide with each other;
+//   - optionally, strings against the puppet's links other than the one the string is tied to;
+//   - the stage bounds, if the scene sets them: every link must stay inside the box.
+// Planes (half-spaces) and bounds are handled by support functions (FCL 0.7 has no distance to a
+// half-space); everything else by FCL: the scene's obstacles in a broadphase manager
+// (dynamic AABB tree), meshes as BVHModel<OBBRSS>, narrowphase by libccd.
+//
+// Coordinates: results are in the model's world frame (the scene is mapped into it through the
+// model's stage pose).  Distances in metres.
+//
+// Thread safety: a CollisionModel is immutable and may be shared by any number of threads (it
+// holds the FCL geometry, meshes' BVHs included, read-only).  A CollisionChecker is one thread's
+// scratch (its own FCL objects, broadphase manager and kinematics buffers): give each thread its
+// own; they are cheap to make from a shared CollisionModel.
+//
+// Meshes are triangle surfaces (FCL's BVHModel): a link entirely inside a closed mesh, touching
+// none of its triangles, is not detected.  Checking after every integration step catches the
+// moment of crossing.
+#pragma once
+
+#include <Eigen/Core>
+#include <limits>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "marionette/environments/scene.hpp"
+#include "marionette/models/model.hpp"
+
+namespace marionette {
+
+struct CollisionOptions {
+  double string_radius_m = 0.001;       // strings are capsules this thick
+  bool check_strings = true;            // strings against obstacles
+  bool check_self = true;               // link against link (non-adjacent, not allowed)
+  bool check_strings_vs_links = false;  // strings against the puppet's other links
+  bool check_bounds = true;             // links inside the scene's bounds (if it has any)
+  // Where the model hangs in the stage; default: the model's stage pose.
+  std::optional<Eigen::Isometry3d> stage_pose;
+};
+
+enum class ContactKind {
+  None,
+  LinkObstacle,    // first = link, second = obstacle
+  StringObstacle,  // first = string, second = obstacle
+  LinkLink,        // first, second = links
+  StringLink,      // first = string, second = link
+  OutOfBounds,     // first = link, second = "stage bounds"
+};
+const char* contactKindName(ContactKind kind);  // "link-obstacle", ...
+
+// Links are named by their frame (and, where a frame carries several shapes, "frame/geometry").
+struct ContactPair {
+  ContactKind kind = ContactKind::None;
+  std::string first;
+  std::string second;
+  std::string describe() const;  // "link 'body' and obstacle 'table_top'"
+};
+
+struct CollisionResult {
+  bool in_collision = false;
+  ContactPair pair;  // the first pair found (kind None when clear)
+};
+
+// The nearest pair over everything checked (self-collision pairs included), and separately the
+// nearest to the stage alone (obstacles and bounds): a hanging arm a few millimetres from the
+// body dominates the first, while the second says how close the puppet came to the scene.
+struct ClearanceResult {
+  double distance_m = std::numeric_limits<double>::infinity();  // 0 when touching or inside
+  bool in_collision = false;                                    // distance_m == 0
+  ContactPair pair;                                             // the closest pair
+  Eigen::Vector3d point_first_m = Eigen::Vector3d::Zero();      // its nearest points (world)
+  Eigen::Vector3d point_second_m = Eigen::Vector3d::Zero();
+  double stage_distance_m = std::numeric_limits<double>::infinity();  // obstacles + bounds only
+  ContactPair stage_pair;
+};
+
+// One sample of a trajectory check.
+struct TrajectorySample {
+  bool in_collision = false;
+  double clearance_m = std::numeric_limits<double>::quiet_NaN();        // NaN unless asked for
+  double stage_clearance_m = std::numeric_limits<double>::quiet_NaN();  // NaN unless asked for
+};
+struct TrajectoryCheck {
+  std::vector<TrajectorySample> samples;
+  int first_collision = -1;  // index of the first sample in collision, -1 if none
+  ContactPair first_pair;    // what touched there
+  double min_clearance_m = std::numeric_limits<double>::quiet_NaN();  // when asked for
+  int min_clearance_index = -1;
+};
+
+class CollisionModel {
+ public:
+  // Builds the FCL geometry of the scene (mapped into the model's world frame) and of the
+  // model's links.  Link meshes are read from their (resolved) paths; throws MeshError.
+  CollisionModel(ModelPtr model, ScenePtr scene, CollisionOptions options = {});
+  ~CollisionModel();
+  CollisionModel(const CollisionModel&) = delete;
+  CollisionModel& operator=(const CollisionModel&) = delete;
+
+  const Model& model() const;
+  const Scene& scene() const;
+  const CollisionOptions& options() const;
+  ModelPtr modelPtr() const;
+
+  // Names of the checked things, for reports and tests.
+  int linkCount() const;
+  std::string linkName(int link) const;
+  // Pairs of links checked for self-collision (indices into links).
+  const std::vector<std::pair<int, int>>& selfPairs() const;
+
+  struct Impl;
+  const Impl& impl() const { return *impl_; }
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
+using CollisionModelPtr = std::shared_ptr<const CollisionModel>;
+
+class CollisionChecker {
+ public:
+  explicit CollisionChecker(CollisionModelPtr collision_model);
+  ~CollisionChecker();
+  CollisionChecker(const CollisionChecker&) = delete;
+  CollisionChecker& operator=(const CollisionChecker&) = delete;
+
+  // q: n_q (joints then rig inputs).  Stops at the first pair found.
+  CollisionResult inCollision(const Eigen::VectorXd& q);
+
+  // Minimum distance over every checked pair (0 if any touches), and that pair; and the minimum
+  // over the stage's pairs alone.
+  ClearanceResult clearance(const Eigen::VectorXd& q);
+
+  // The batch form: each column of `q_columns` (n_q x N) is a sample.  With
+  // stop_at_first_collision the samples after it are left unchecked (in_collision false, NaN).
+  TrajectoryCheck checkTrajectory(const Eigen::MatrixXd& q_columns, bool with_clearance,
+                                  bool stop_at_first_collision = false);
+
+  const CollisionModel& collisionModel() const { return *model_; }
+
+ private:
+  struct Scratch;
+  CollisionModelPtr model_;
+  std::unique_ptr<Scratch> scratch_;
+};
+
+}  // namespace marionette

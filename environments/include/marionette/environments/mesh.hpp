@@ -1,0 +1,38 @@
+// Triangle meshes (STL, OBJ, PLY, and whatever else assimp reads) for obstacles and links.
+#pragma once
+
+#include <Eigen/Core>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace marionette {
+
+// An indexed triangle soup in its own coordinates (metres, after scaling).
+struct TriangleMesh {
+  std::string source;                      // the path (or built-in name) it was read from
+  std::vector<Eigen::Vector3d> vertices;   // m
+  std::vector<Eigen::Vector3i> triangles;  // indices into vertices, counter-clockwise outward
+};
+using TriangleMeshPtr = std::shared_ptr<const TriangleMesh>;
+
+// What a mesh that cannot be read throws; what() names the path and assimp's reason.
+class MeshError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// Reads every mesh in a file (node transforms applied, polygons triangulated), each vertex
+// scaled per axis by `scale`.  Throws MeshError if the file is missing, unreadable, or holds no
+// triangles.
+TriangleMeshPtr loadMeshFile(const std::string& path,
+                             const Eigen::Vector3d& scale = Eigen::Vector3d::Ones());
+
+// The same from bytes in memory; `format_hint` is the file extension ("stl", "obj", "ply");
+// `name` is used in messages.
+TriangleMeshPtr loadMeshMemory(const void* data, size_t size, const std::string& format_hint,
+                               const std::string& name,
+                               const Eigen::Vector3d& scale = Eigen::Vector3d::Ones());
+
+}  // namespace marionette

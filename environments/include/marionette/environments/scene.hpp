@@ -1,0 +1,73 @@
+// The stage: obstacles and bounds (DESIGN §5).  Scene files are YAML, documented in
+// docs/scene-format.md; the built-in scenes (empty, table, pillars, window, living-room) are
+// embedded in the library with their meshes.
+//
+// Coordinates: a scene is written in stage coordinates -- z up, the floor at z = 0.  A model hangs
+// in the stage at its stage pose (Model::stage_pose: where its world frame, the rig's, sits in
+// the stage); the collision layer maps the scene into the model's world frame once.
+//
+// Thread safety: a Scene is immutable once loaded; share it between threads freely.
+#pragma once
+
+#include <Eigen/Geometry>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "marionette/environments/mesh.hpp"
+#include "marionette/models/shape.hpp"
+#include "marionette/models/source_error.hpp"
+
+namespace marionette {
+
+// A scene description error: what() reads "file:line: field: message"; a mesh that cannot be
+// read names the mesh's path in the message.
+class SceneError : public SourceError {
+ public:
+  using SourceError::SourceError;
+};
+
+struct Obstacle {
+  std::string name;
+  Shape shape;                                                // any shape, planes included
+  Eigen::Isometry3d pose = Eigen::Isometry3d::Identity();     // in stage coordinates
+  TriangleMeshPtr mesh;                                       // loaded mesh (shape.type == Mesh)
+  Eigen::Vector3f color = Eigen::Vector3f(0.6f, 0.6f, 0.6f);  // RGB in [0, 1], for viewers
+  SourceRef source;
+};
+
+// The workspace box the puppet's links must stay inside (stage coordinates).
+struct StageBounds {
+  Eigen::Vector3d min_m = Eigen::Vector3d::Zero();
+  Eigen::Vector3d max_m = Eigen::Vector3d::Zero();
+};
+
+class Scene {
+ public:
+  std::string name;
+  std::string description;
+  std::string source_file;  // "builtin:NAME" or the file's path
+  std::vector<Obstacle> obstacles;
+  std::optional<StageBounds> bounds;
+
+  int obstacleIndex(const std::string& obstacle_name) const;  // -1 if absent
+  size_t triangleCount() const;                               // over all mesh obstacles
+};
+using ScenePtr = std::shared_ptr<const Scene>;
+
+// Parses a scene from YAML text.  Mesh paths are relative to `base_dir` (the scene file's
+// folder; "" = the current directory).  Throws SceneError.
+ScenePtr loadSceneString(const std::string& yaml_text, const std::string& source_name,
+                         const std::string& base_dir = "");
+
+// Reads and parses a scene file.  Throws SceneError.
+ScenePtr loadSceneFile(const std::string& path);
+
+// A built-in name ("table", ...) or a path to a YAML file.  Throws SceneError.
+ScenePtr loadScene(const std::string& name_or_path);
+
+// Names of the built-in scenes.
+std::vector<std::string> builtinSceneNames();
+
+}  // namespace marionette

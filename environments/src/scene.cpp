@@ -1,0 +1,175 @@
+#include "marionette/environments/scene.hpp"
+
+#include <fstream>
+#include <functional>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "embedded_file.hpp"
+#include "marionette/models/yaml_reader.hpp"
+
+namespace marionette {
+
+namespace {
+
+using Reader = YamlReader<SceneError>;
+
+// Finds a mesh by the path written in the scene file and loads it (throws MeshError).
+using MeshResolver = std::function<TriangleMeshPtr(const std::string&, const Eigen::Vector3d&)>;
+
+const embedded::File* embeddedSceneFile(const std::string& path) {
+  for (unsigned long i = 0; i < embedded::kSceneFiles_count; ++i)
+    if (path == embedded::kSceneFiles[i].path) return &embedded::kSceneFiles[i];
+  return nullptr;
+}
+
+std::string extensionOf(const std::string& path) {
+  const size_t dot = path.find_last_of('.');
+  return dot == std::string::npos ? std::string() : path.substr(dot + 1);
+}
+
+std::string stemOf(const std::string& path) {
+  const size_t slash = path.find_last_of('/');
+  std::string base = slash == std::string::npos ? path : path.substr(slash + 1);
+  const size_t dot = base.find_last_of('.');
+  return dot == std::string::npos ? base : base.substr(0, dot);
+}
+
+Eigen::Vector3f readColor(const Reader& r, const YAML::Node& n, const std::string& field) {
+  const Eigen::Vector3d c = r.vec3(n, field);
+  if ((c.array() < 0.0).any() || (c.array() > 1.0).any())
+    r.fail(n, field, "colour components are in [0, 1]");
+  return c.cast<float>();
+}
+
+ScenePtr parse(const YAML::Node& root, const std::string& source_name,
+               const MeshResolver& resolve_mesh) {
+  Reader r(source_name);
+  if (!root.IsMap()) r.fail(root, "", "a scene file is a YAML mapping (obstacles:, ...)");
+  r.onlyKeys(root, "", {"name", "description", "bounds", "obstacles"});
+  auto scene = std::make_shared<Scene>();
+  scene->name = root["name"] ? r.text(root["name"], "name") : stemOf(source_name);
+  scene->source_file = source_name;
+  if (root["description"]) scene->description = r.text(root["description"], "description");
+
+  if (const YAML::Node b = root["bounds"]) {
+    r.onlyKeys(b, "bounds", {"min", "max"});
+    if (!b["min"] || !b["max"]) r.fail(b, "bounds", "give both min: [x, y, z] and max: [x, y, z]");
+    StageBounds bounds{r.vec3(b["min"], "bounds.min"), r.vec3(b["max"], "bounds.max")};
+    for (int k = 0; k < 3; ++k)
+      if (!(bounds.min_m[k] < bounds.max_m[k]))
+        r.fail(b, "bounds",
+               "min must be below max on every axis (axis " + std::to_string(k) + ": " +
+                   std::to_string(bounds.min_m[k]) + " >= " + std::to_string(bounds.max_m[k]) +
+                   ")");
+    scene->bounds = bounds;
+  }
+
+  std::map<std::pair<std::string, std::vector<double>>, TriangleMeshPtr> mesh_cache;
+  std::set<std::string> names;
+  const YAML::Node list = r.list(root, "obstacles");
+  for (size_t i = 0; list && i < list.size(); ++i) {
+    const YAML::Node n = list[i];
+    const std::string f = indexedField("obstacles", i);
+    r.onlyKeys(n, f,
+               {"name", "pose", "color", "sphere", "box", "capsule", "cylinder", "plane", "mesh"});
+    Obstacle o;
+    o.source = r.ref(n, f);
+    o.name = r.requiredText(n, "name", f);
+    if (o.name.empty()) r.fail(n["name"], f + ".name", "must not be empty");
+    if (!names.insert(o.name).second)
+      r.fail(n["name"], f + ".name", "duplicate obstacle name '" + o.name + "'");
+    o.shape = r.shape(n, f,
+                      {ShapeType::Sphere, ShapeType::Box, ShapeType::Capsule, ShapeType::Cylinder,
+                       ShapeType::Plane, ShapeType::Mesh});
+    if (n["pose"]) o.pose = r.pose(n["pose"], f + ".pose", "position");
+    if (n["color"]) o.color = readColor(r, n["color"], f + ".color");
+    if (o.shape.type == ShapeType::Mesh) {
+      const auto key = std::make_pair(
+          o.shape.mesh_path,
+          std::vector<double>{o.shape.mesh_scale[0], o.shape.mesh_scale[1], o.shape.mesh_scale[2]});
+      auto it = mesh_cache.find(key);
+      if (it == mesh_cache.end()) {
+        try {
+          it = mesh_cache.emplace(key, resolve_mesh(o.shape.mesh_path, o.shape.mesh_scale)).first;
+        } catch (const MeshError& e) {
+          r.fail(n["mesh"], f + ".mesh.file", e.what());
+        }
+      }
+      o.mesh = it->second;
+    }
+    scene->obstacles.push_back(std::move(o));
+  }
+  return scene;
+}
+
+ScenePtr parseText(const std::string& text, const std::string& source_name,
+                   const MeshResolver& resolve_mesh) {
+  return parseYamlDocument<SceneError, ScenePtr>(text, source_name, [&](const YAML::Node& root) {
+    return parse(root, source_name, resolve_mesh);
+  });
+}
+
+}  // namespace
+
+int Scene::obstacleIndex(const std::string& obstacle_name) const {
+  for (size_t i = 0; i < obstacles.size(); ++i)
+    if (obstacles[i].name == obstacle_name) return static_cast<int>(i);
+  return -1;
+}
+
+size_t Scene::triangleCount() const {
+  size_t n = 0;
+  for (const auto& o : obstacles)
+    if (o.mesh) n += o.mesh->triangles.size();
+  return n;
+}
+
+ScenePtr loadSceneString(const std::string& text, const std::string& source_name,
+                         const std::string& base_dir) {
+  const MeshResolver from_disk = [&](const std::string& path, const Eigen::Vector3d& scale) {
+    const bool relative = !path.empty() && path[0] != '/' && !base_dir.empty();
+    return loadMeshFile(relative ? base_dir + "/" + path : path, scale);
+  };
+  return parseText(text, source_name, from_disk);
+}
+
+ScenePtr loadSceneFile(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw SceneError(path, 0, "", "cannot open scene file");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  const size_t slash = path.find_last_of('/');
+  return loadSceneString(ss.str(), path, slash == std::string::npos ? "." : path.substr(0, slash));
+}
+
+ScenePtr loadScene(const std::string& name_or_path) {
+  if (const embedded::File* file = embeddedSceneFile(name_or_path + ".yaml")) {
+    const MeshResolver embedded_mesh = [](const std::string& path, const Eigen::Vector3d& scale) {
+      const embedded::File* mesh = embeddedSceneFile(path);
+      if (!mesh) throw MeshError("cannot load mesh '" + path + "': not among the built-in meshes");
+      return loadMeshMemory(mesh->data, mesh->size, extensionOf(path), "builtin:" + path, scale);
+    };
+    return parseText(std::string(reinterpret_cast<const char*>(file->data), file->size),
+                     "builtin:" + name_or_path, embedded_mesh);
+  }
+  std::ifstream probe(name_or_path);
+  if (probe) return loadSceneFile(name_or_path);
+  std::string names;
+  for (const auto& n : builtinSceneNames()) names += (names.empty() ? "" : ", ") + n;
+  throw SceneError(name_or_path, 0, "",
+                   "no such scene: not a built-in (" + names + ") and not a readable file");
+}
+
+std::vector<std::string> builtinSceneNames() {
+  std::vector<std::string> out;
+  for (unsigned long i = 0; i < embedded::kSceneFiles_count; ++i) {
+    const std::string path = embedded::kSceneFiles[i].path;
+    if (path.find('/') == std::string::npos && extensionOf(path) == "yaml")
+      out.push_back(stemOf(path));
+  }
+  return out;
+}
+
+}  // namespace marionette

@@ -1,0 +1,624 @@
+// The collision layer: distances against analytic values, strings that snag, the built-in models
+// on the built-in stages, self-collision rules, and thread safety.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <fstream>
+#include <random>
+#include <thread>
+
+#include "marionette/environments/collision.hpp"
+#include "marionette/models/dynamics.hpp"
+#include "marionette/models/model_io.hpp"
+#include "marionette/models/rest_pose.hpp"
+#include "support/test_paths.hpp"
+
+namespace marionette {
+namespace {
+
+// A rigid body placed by q = (x, y, z, roll, pitch, yaw) -- translations, then rotations about
+// z, y, x -- carrying `shape` at `local`, and optionally a string of constant length from its
+// origin to the world point `anchor`.
+ModelPtr probeModel(const Shape& shape,
+                    const Eigen::Isometry3d& local = Eigen::Isometry3d::Identity(),
+                    const Eigen::Vector3d* anchor = nullptr) {
+  ModelBuilder b("probe");
+  const char* names[6] = {"x", "y", "z", "yaw", "pitch", "roll"};
+  for (const char* n : names) b.addDynamic({n, 0.0, 0.0, {}, {}});
+  b.addJointFrame("tx", "world", JointType::Translate, Eigen::Vector3d::UnitX(), "x");
+  b.addJointFrame("ty", "tx", JointType::Translate, Eigen::Vector3d::UnitY(), "y");
+  b.addJointFrame("tz", "ty", JointType::Translate, Eigen::Vector3d::UnitZ(), "z");
+  b.addJointFrame("yaw", "tz", JointType::Rotate, Eigen::Vector3d::UnitZ(), "yaw");
+  b.addJointFrame("pitch", "yaw", JointType::Rotate, Eigen::Vector3d::UnitY(), "pitch");
+  b.addJointFrame("body", "pitch", JointType::Rotate, Eigen::Vector3d::UnitX(), "roll");
+  b.addMass("body", "body", 1.0, Eigen::Vector3d::Zero(), 0.01 * Eigen::Matrix3d::Identity());
+  Geometry g;
+  g.name = "shape";
+  g.shape = shape;
+  g.pose = local;
+  b.addGeometry(g, "body");
+  if (anchor) {
+    b.addString("thread", "body", Eigen::Vector3d::Zero(), "world", *anchor, "", 2.0);
+  }
+  return b.build();
+}
+
+Eigen::VectorXd placed(double x, double y, double z, double yaw = 0, double pitch = 0,
+                       double roll = 0) {
+  Eigen::VectorXd q(6);
+  q << x, y, z, yaw, pitch, roll;
+  return q;
+}
+
+Shape capsule(double r, double len) {
+  Shape s;
+  s.type = ShapeType::Capsule;
+  s.radius_m = r;
+  s.length_m = len;
+  return s;
+}
+Shape sphere(double r) {
+  Shape s;
+  s.type = ShapeType::Sphere;
+  s.radius_m = r;
+  return s;
+}
+
+ScenePtr sceneFrom(const std::string& yaml, const std::string& base_dir = "") {
+  return loadSceneString(yaml, "test-scene.yaml", base_dir);
+}
+
+CollisionChecker checkerFor(const ModelPtr& model, const ScenePtr& scene,
+                            CollisionOptions options = {}) {
+  return CollisionChecker(std::make_shared<CollisionModel>(model, scene, options));
+}
+
+// ---- Analytic distances -----------------------------------------------------------------------
+
+// A 0.2 m cube at the origin; a capsule r = 0.05, 0.4 long.
+constexpr double kDistanceTol = 1e-6;
+const char* kCubeScene = R"(
+obstacles:
+  - {name: cube, box: {size: [0.2, 0.2, 0.2]}}
+)";
+
+TEST(CollisionAnalytic, CapsuleAgainstBox) {
+  auto checker = checkerFor(probeModel(capsule(0.05, 0.4)), sceneFrom(kCubeScene));
+  // Upright beside a face: 0.3 - 0.1 - 0.05.
+  ClearanceResult c = checker.clearance(placed(0.3, 0.0, 0.0));
+  EXPECT_NEAR(c.distance_m, 0.15, kDistanceTol);
+  EXPECT_EQ(c.pair.kind, ContactKind::LinkObstacle);
+  EXPECT_EQ(c.pair.first, "body");
+  EXPECT_EQ(c.pair.second, "cube");
+  EXPECT_NEAR(c.point_first_m.x(), 0.25, kDistanceTol);  // on the capsule
+  EXPECT_NEAR(c.point_second_m.x(), 0.1, kDistanceTol);  // on the cube's face
+  // Lying along x (pitched 90 deg), its end 0.3 from the centre: again 0.15, off-centre in y, z.
+  c = checker.clearance(placed(0.5, 0.05, 0.02, 0, M_PI / 2, 0));
+  EXPECT_NEAR(c.distance_m, 0.15, kDistanceTol);
+  // Its lower end above a corner: |(0.2, 0.2, 0.2)| - r.
+  c = checker.clearance(placed(0.3, 0.3, 0.5));
+  EXPECT_NEAR(c.distance_m, std::sqrt(3.0) * 0.2 - 0.05, kDistanceTol);
+  EXPECT_FALSE(checker.inCollision(placed(0.3, 0.3, 0.5)).in_collision);
+  // Overlapping by 1 mm.
+  const CollisionResult hit = checker.inCollision(placed(0.149, 0.0, 0.0));
+  EXPECT_TRUE(hit.in_collision);
+  EXPECT_EQ(hit.pair.second, "cube");
+  EXPECT_EQ(checker.clearance(placed(0.149, 0.0, 0.0)).distance_m, 0.0);
+}
+
+TEST(CollisionAnalytic, SphereAgainstPlanes) {
+  const ScenePtr scene = sceneFrom(R"(
+obstacles:
+  - {name: floor, plane: {normal: [0, 0, 1], offset: 0.0}}
+  - {name: ramp, plane: {normal: [-1, 0, 1], offset: -0.6}}
+)");
+  auto checker = checkerFor(probeModel(sphere(0.1)), scene);
+  // Above the floor: h - r.
+  ClearanceResult c = checker.clearance(placed(0.0, 0.0, 0.35));
+  EXPECT_NEAR(c.distance_m, 0.25, 1e-12);
+  EXPECT_EQ(c.pair.second, "floor");
+  EXPECT_NEAR(c.point_second_m.z(), 0.0, 1e-12);
+  // Near the ramp (solid where (-x + z)/sqrt2 <= -0.6/sqrt2): distance (z - x + 0.6)/sqrt2 - r.
+  c = checker.clearance(placed(1.0, 0.0, 0.6));
+  EXPECT_NEAR(c.distance_m, (0.6 - 1.0 + 0.6) / std::sqrt(2.0) - 0.1, 1e-12);
+  EXPECT_EQ(c.pair.second, "ramp");
+  EXPECT_FALSE(checker.inCollision(placed(1.0, 0.0, 0.6)).in_collision);
+  // Sinking into the floor: a collision, clearance 0.
+  EXPECT_TRUE(checker.inCollision(placed(0.0, 0.0, 0.099)).in_collision);
+  EXPECT_EQ(checker.inCollision(placed(0.0, 0.0, 0.099)).pair.second, "floor");
+  EXPECT_EQ(checker.clearance(placed(0.0, 0.0, 0.099)).distance_m, 0.0);
+}
+
+// A 0.2 m cube as a triangle mesh, written in the three formats the loader must read.
+void writeCubeMeshes(const std::string& dir) {
+  const double h = 0.1;
+  const double v[8][3] = {{-h, -h, -h}, {h, -h, -h}, {h, h, -h}, {-h, h, -h},
+                          {-h, -h, h},  {h, -h, h},  {h, h, h},  {-h, h, h}};
+  const int f[12][3] = {{0, 2, 1}, {0, 3, 2}, {4, 5, 6}, {4, 6, 7}, {0, 1, 5}, {0, 5, 4},
+                        {1, 2, 6}, {1, 6, 5}, {2, 3, 7}, {2, 7, 6}, {3, 0, 4}, {3, 4, 7}};
+  std::ofstream obj(dir + "/cube.obj");
+  for (auto& p : v) obj << "v " << p[0] << " " << p[1] << " " << p[2] << "\n";
+  for (auto& t : f) obj << "f " << t[0] + 1 << " " << t[1] + 1 << " " << t[2] + 1 << "\n";
+  std::ofstream ply(dir + "/cube.ply");
+  ply << "ply\nformat ascii 1.0\nelement vertex 8\nproperty float x\nproperty float y\n"
+         "property float z\nelement face 12\nproperty list uchar int vertex_indices\nend_header\n";
+  for (auto& p : v) ply << p[0] << " " << p[1] << " " << p[2] << "\n";
+  for (auto& t : f) ply << "3 " << t[0] << " " << t[1] << " " << t[2] << "\n";
+  std::ofstream stl(dir + "/cube.stl");
+  stl << "solid cube\n";
+  for (auto& t : f) {
+    stl << " facet normal 0 0 0\n  outer loop\n";
+    for (int k = 0; k < 3; ++k)
+      stl << "   vertex " << v[t[k]][0] << " " << v[t[k]][1] << " " << v[t[k]][2] << "\n";
+    stl << "  endloop\n endfacet\n";
+  }
+  stl << "endsolid cube\n";
+}
+
+TEST(CollisionAnalytic, CapsuleAgainstMeshInEveryFormat) {
+  const std::string dir = test::scratchDir("mesh_formats");
+  writeCubeMeshes(dir);
+  for (const char* file : {"cube.stl", "cube.obj", "cube.ply"}) {
+    SCOPED_TRACE(file);
+    const ScenePtr scene =
+        sceneFrom(std::string("obstacles:\n  - {name: cube, mesh: {file: ") + file + "}}\n", dir);
+    ASSERT_EQ(scene->triangleCount(), 12u);
+    auto checker = checkerFor(probeModel(capsule(0.05, 0.4)), scene);
+    const ClearanceResult beside = checker.clearance(placed(0.3, 0.0, 0.0));
+    EXPECT_NEAR(beside.distance_m, 0.15, kDistanceTol);
+    EXPECT_NEAR(beside.point_first_m.x(), 0.25, kDistanceTol);  // on the capsule
+    EXPECT_NEAR(beside.point_second_m.x(), 0.1, kDistanceTol);  // on the cube's face
+    EXPECT_NEAR(checker.clearance(placed(0.3, 0.3, 0.5)).distance_m, std::sqrt(3.0) * 0.2 - 0.05,
+                kDistanceTol);
+    EXPECT_TRUE(checker.inCollision(placed(0.149, 0.0, 0.0)).in_collision);
+    EXPECT_FALSE(checker.inCollision(placed(0.151, 0.0, 0.0)).in_collision);
+  }
+  // Scaled and posed: the cube doubled (0.4 m) and moved 1 m along y.
+  const ScenePtr scaled = sceneFrom(
+      "obstacles:\n  - {name: cube, mesh: {file: cube.obj, scale: 2.0}, "
+      "pose: {position: [0, 1, 0], quaternion: [0.7071067811865476, 0, 0, "
+      "0.7071067811865476]}}\n",
+      dir);
+  auto checker = checkerFor(probeModel(capsule(0.05, 0.4)), scaled);
+  EXPECT_NEAR(checker.clearance(placed(0.45, 1.0, 0.0)).distance_m, 0.45 - 0.2 - 0.05,
+              kDistanceTol);
+}
+
+TEST(CollisionAnalytic, AStringThroughAThinWallSnagsWhileBothEndsAreClear) {
+  // A ball hanging 1 m below its anchor; a 1 cm wall between them at mid-height.
+  const Eigen::Vector3d anchor(0.0, 0.0, 2.0);
+  const ModelPtr model = probeModel(sphere(0.05), Eigen::Isometry3d::Identity(), &anchor);
+  const ScenePtr scene = sceneFrom(R"(
+obstacles:
+  - {name: wall, box: {size: [0.4, 0.4, 0.01]}, pose: {position: [0, 0, 1.5]}}
+)");
+  auto checker = checkerFor(model, scene);
+  const Eigen::VectorXd below = placed(0.0, 0.0, 1.0);
+  const CollisionResult hit = checker.inCollision(below);
+  ASSERT_TRUE(hit.in_collision);
+  EXPECT_EQ(hit.pair.kind, ContactKind::StringObstacle);
+  EXPECT_EQ(hit.pair.first, "thread");
+  EXPECT_EQ(hit.pair.second, "wall");
+  EXPECT_EQ(checker.clearance(below).pair.kind, ContactKind::StringObstacle);
+  // The ball itself is 0.45 m from the wall, the anchor 0.495 m.
+  CollisionOptions links_only;
+  links_only.check_strings = false;
+  auto without_strings = checkerFor(model, scene, links_only);
+  EXPECT_FALSE(without_strings.inCollision(below).in_collision);
+  EXPECT_NEAR(without_strings.clearance(below).distance_m, 0.5 - 0.005 - 0.05, kDistanceTol);
+  // Moved aside, the string passes the wall's edge at 0.3 - 0.2 - string radius.
+  const Eigen::VectorXd aside = placed(0.6, 0.0, 1.0);
+  EXPECT_FALSE(checker.inCollision(aside).in_collision);
+  // The string runs from (0.6, 0, 1) to (0, 0, 2): at z = 1.5 +- 0.005 it is at x = 0.3 -+ 0.006.
+  const double x_at_wall_top = 0.6 * (2.0 - 1.505);
+  const double x_at_edge = x_at_wall_top - 0.2;
+  const double perpendicular = x_at_edge / std::sqrt(1.0 + 0.36);  // slope dx/dz = -0.6
+  EXPECT_NEAR(checker.clearance(aside).distance_m,
+              perpendicular - CollisionOptions{}.string_radius_m, 1e-5);
+}
+
+TEST(CollisionAnalytic, APuppetHangingInNothingIsClear) {
+  const ScenePtr nothing = sceneFrom("obstacles: []\n");
+  for (const std::string& name : builtinModelNames()) {
+    SCOPED_TRACE(name);
+    const ModelPtr model = loadModel(name);
+    const RestPose rest = computeRestPose(model, model->defaultInputs());
+    ASSERT_TRUE(rest.ok);
+    auto checker = checkerFor(model, nothing);
+    const Eigen::VectorXd q = model->configuration(rest.q, model->defaultInputs());
+    EXPECT_FALSE(checker.inCollision(q).in_collision);
+    const ClearanceResult c = checker.clearance(q);
+    EXPECT_FALSE(c.in_collision);
+    EXPECT_TRUE(std::isinf(c.stage_distance_m));
+  }
+}
+
+// ---- Built-in models on built-in stages -------------------------------------------------------
+
+struct Rest {
+  ModelPtr model;
+  Eigen::VectorXd q;
+};
+Rest restOf(const std::string& name) {
+  const ModelPtr model = loadModel(name);
+  const RestPose rest = computeRestPose(model, model->defaultInputs());
+  EXPECT_TRUE(rest.ok) << rest.message;
+  return {model, model->configuration(rest.q, model->defaultInputs())};
+}
+
+TEST(CollisionStages, EveryBuiltinModelAtRestIsClearOfEveryBuiltinStage) {
+  const std::vector<std::string> scenes = builtinSceneNames();
+  ASSERT_EQ(scenes,
+            (std::vector<std::string>{"empty", "living-room", "pillars", "table", "window"}));
+  for (const std::string& name : builtinModelNames()) {
+    const Rest rest = restOf(name);
+    for (const std::string& scene : scenes) {
+      SCOPED_TRACE(name + " in " + scene);
+      auto checker = checkerFor(rest.model, loadScene(scene));
+      const CollisionResult c = checker.inCollision(rest.q);
+      EXPECT_FALSE(c.in_collision) << c.pair.describe();
+      EXPECT_GT(checker.clearance(rest.q).stage_distance_m, 0.02);
+    }
+  }
+}
+
+TEST(CollisionStages, APuppetPlacedInTheTableCollidesAndTheReportNamesTableAndLink) {
+  const ScenePtr table = loadScene("table");
+  const Obstacle& top = table->obstacles[table->obstacleIndex("table_top")];
+  for (const std::string& name : builtinModelNames()) {
+    SCOPED_TRACE(name);
+    const Rest rest = restOf(name);
+    // Hang the puppet so that its lowest point is 5 mm inside the table top, over its middle.
+    CollisionOptions stage_only;
+    stage_only.check_self = false;
+    auto free_checker = checkerFor(rest.model, sceneFrom(R"(
+obstacles:
+  - {name: floor, plane: {normal: [0, 0, 1], offset: -100}}
+)"),
+                                   stage_only);
+    const ClearanceResult low = free_checker.clearance(rest.q);
+    ASSERT_EQ(low.pair.second, "floor");
+    ASSERT_EQ(low.pair.kind, ContactKind::LinkObstacle);
+    const double lowest_z = low.point_first_m.z();  // the lowest point of a link, world frame
+    CollisionOptions options;
+    Eigen::Isometry3d stage = Eigen::Isometry3d::Identity();
+    const double top_surface = top.pose.translation().z() + 0.5 * top.shape.size_m.z();
+    stage.translation() = Eigen::Vector3d(top.pose.translation().x() - low.point_first_m.x(),
+                                          top.pose.translation().y() - low.point_first_m.y(),
+                                          top_surface - 0.005 - lowest_z);
+    options.stage_pose = stage;
+    auto checker = checkerFor(rest.model, table, options);
+    const CollisionResult c = checker.inCollision(rest.q);
+    ASSERT_TRUE(c.in_collision);
+    EXPECT_EQ(c.pair.kind, ContactKind::LinkObstacle);
+    EXPECT_EQ(c.pair.second.rfind("table_", 0), 0u) << c.pair.describe();  // top or a leg
+    EXPECT_NE(rest.model->frameIndex(c.pair.first), -1) << c.pair.first;   // a link
+  }
+}
+
+TEST(CollisionStages, TheModelsStagePoseMapsTheSceneIntoItsWorldFrame) {
+  // puppetcopter hangs 1.20 m above the floor: a foot's clearance to it in stage terms equals
+  // the rest pose's lowest point + 1.20.
+  const Rest rest = restOf("puppetcopter");
+  CollisionOptions stage_only;
+  stage_only.check_self = false;
+  auto checker = checkerFor(rest.model, loadScene("empty"), stage_only);
+  const ClearanceResult c = checker.clearance(rest.q);
+  EXPECT_EQ(c.stage_pair.second, "floor");
+  EXPECT_NEAR(c.stage_distance_m, c.point_first_m.z() + 1.20, 1e-12);
+  EXPECT_GT(c.stage_distance_m, 0.03);
+  EXPECT_LT(c.stage_distance_m, 0.06);
+}
+
+TEST(CollisionStages, BoundsKeepTheLinksInsideTheStageBox) {
+  const ScenePtr boxed = sceneFrom(R"(
+bounds: {min: [-1, -1, 0], max: [1, 1, 2]}
+obstacles: []
+)");
+  auto checker = checkerFor(probeModel(sphere(0.1)), boxed);
+  EXPECT_FALSE(checker.inCollision(placed(0.85, 0, 1)).in_collision);
+  EXPECT_NEAR(checker.clearance(placed(0.85, 0, 1)).distance_m, 0.05, 1e-12);
+  const CollisionResult out = checker.inCollision(placed(0.95, 0, 1));
+  ASSERT_TRUE(out.in_collision);
+  EXPECT_EQ(out.pair.kind, ContactKind::OutOfBounds);
+  EXPECT_EQ(out.pair.first, "body");
+  CollisionOptions no_bounds;
+  no_bounds.check_bounds = false;
+  EXPECT_FALSE(checkerFor(probeModel(sphere(0.1)), boxed, no_bounds)
+                   .inCollision(placed(0.95, 0, 1))
+                   .in_collision);
+}
+
+// ---- Self-collision ---------------------------------------------------------------------------
+
+double segmentDistance(const Eigen::Vector3d& p0, const Eigen::Vector3d& p1,
+                       const Eigen::Vector3d& q0, const Eigen::Vector3d& q1) {
+  // Brute force over a fine grid: enough to show two capsules overlap.
+  double best = 1e9;
+  for (int i = 0; i <= 200; ++i)
+    for (int j = 0; j <= 200; ++j)
+      best = std::min(best, ((p0 + (p1 - p0) * i / 200.0) - (q0 + (q1 - q0) * j / 200.0)).norm());
+  return best;
+}
+
+TEST(CollisionSelf, AForearmFoldedIntoTheTorsoIsReported) {
+  Rest rest = restOf("marionette25");
+  auto checker = checkerFor(rest.model, loadScene("empty"));
+  ASSERT_FALSE(checker.inCollision(rest.q).in_collision);
+  // Upper arm drawn in against the chest, elbow bent: the forearm starts inside the chest.
+  Eigen::VectorXd q = rest.q;
+  q[rest.model->variableIndex("shoulder_l_abduct")] = -0.3;
+  q[rest.model->variableIndex("elbow_l")] = 2.0;
+  const CollisionResult c = checker.inCollision(q);
+  ASSERT_TRUE(c.in_collision);
+  EXPECT_EQ(c.pair.kind, ContactKind::LinkLink);
+  EXPECT_TRUE((c.pair.first == "chest" && c.pair.second == "forearm_l") ||
+              (c.pair.first == "forearm_l" && c.pair.second == "chest"))
+      << c.pair.describe();
+  EXPECT_EQ(checker.clearance(q).pair.kind, ContactKind::LinkLink);
+  EXPECT_EQ(checker.clearance(q).distance_m, 0.0);
+  // The stage is still clear.
+  EXPECT_GT(checker.clearance(q).stage_distance_m, 0.0);
+}
+
+TEST(CollisionSelf, AdjacentLinksAreNeverReportedEvenWhereTheyOverlap) {
+  Rest rest = restOf("marionette25");
+  const Model& m = *rest.model;
+  auto cm = std::make_shared<CollisionModel>(rest.model, loadScene("empty"));
+  CollisionChecker checker(cm);
+  // At every elbow angle the upper arm's and forearm's capsules overlap at the elbow...
+  DynamicsData kin(m);
+  Eigen::VectorXd q = rest.q;
+  for (double elbow : {0.0, 1.2, 2.4}) {
+    q[m.variableIndex("elbow_l")] = elbow;
+    forwardKinematics(m, kin, q);
+    const int ua = m.frameIndex("upper_arm_l"), fa = m.frameIndex("forearm_l");
+    auto at = [&](int f, double z) { return pointPosition(kin, f, Eigen::Vector3d(0, 0, z)); };
+    const double axis_gap = segmentDistance(at(ua, 0.0), at(ua, -0.16), at(fa, 0.0), at(fa, -0.17));
+    EXPECT_LT(axis_gap, 0.015 + 0.01 - 0.005);
+    // ...and yet they are never a reported pair.
+    const CollisionResult c = checker.inCollision(q);
+    EXPECT_FALSE(c.in_collision) << c.pair.describe();
+  }
+  // No self pair is an adjacent or allowed one; the rule leaves the ones that can meet.
+  auto pair_named = [&](const std::string& a, const std::string& b) {
+    for (const auto& [i, j] : cm->selfPairs())
+      if ((cm->linkName(i) == a && cm->linkName(j) == b) ||
+          (cm->linkName(i) == b && cm->linkName(j) == a))
+        return true;
+    return false;
+  };
+  EXPECT_FALSE(pair_named("upper_arm_l", "forearm_l"));
+  EXPECT_FALSE(pair_named("thigh_r", "shin_r"));
+  EXPECT_FALSE(pair_named("chest", "pelvis"));  // allowed in the model file
+  EXPECT_FALSE(pair_named("chest", "upper_arm_l"));
+  EXPECT_TRUE(pair_named("chest", "forearm_l"));
+  EXPECT_TRUE(pair_named("forearm_l", "forearm_r"));
+  EXPECT_TRUE(pair_named("shin_l", "shin_r"));
+  EXPECT_TRUE(pair_named("head", "forearm_r"));
+}
+
+// ---- Batch and threads ------------------------------------------------------------------------
+
+// Random configurations of puppetcopter swinging about its rest pose, some into the table.
+Eigen::MatrixXd randomConfigurations(const Rest& rest, int n, unsigned seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  const Model& m = *rest.model;
+  Eigen::MatrixXd qs(m.nq(), n);
+  for (int k = 0; k < n; ++k) {
+    Eigen::VectorXd q = rest.q;
+    for (int i = 0; i < m.nd(); ++i) {
+      const JointLimit& lim = m.dynamic[i].limit;
+      const bool translation = m.dynamic[i].name.find("_x") != std::string::npos ||
+                               m.dynamic[i].name.find("_y") != std::string::npos ||
+                               m.dynamic[i].name.find("_z") != std::string::npos;
+      double v = q[i] + (translation ? 0.35 : 1.2) * u(rng);
+      if (std::isfinite(lim.lower)) v = std::max(v, lim.lower);
+      if (std::isfinite(lim.upper)) v = std::min(v, lim.upper);
+      q[i] = v;
+    }
+    qs.col(k) = q;
+  }
+  return qs;
+}
+
+TEST(CollisionBatch, TrajectoryCheckAgreesWithSingleQueries) {
+  const Rest rest = restOf("puppetcopter");
+  auto cm = std::make_shared<CollisionModel>(rest.model, loadScene("table"));
+  CollisionChecker checker(cm);
+  const Eigen::MatrixXd qs = randomConfigurations(rest, 300, 7);
+  const TrajectoryCheck batch = checker.checkTrajectory(qs, true);
+  int first = -1, collisions = 0;
+  double min_clearance = 1e9;
+  for (int k = 0; k < qs.cols(); ++k) {
+    const CollisionResult c = checker.inCollision(qs.col(k));
+    EXPECT_EQ(batch.samples[k].in_collision, c.in_collision) << k;
+    const ClearanceResult cl = checker.clearance(qs.col(k));
+    EXPECT_EQ(batch.samples[k].clearance_m, c.in_collision ? 0.0 : cl.distance_m) << k;
+    // Consistency of the two queries (away from mesh interiors): contact <=> zero distance.
+    EXPECT_EQ(c.in_collision, cl.in_collision)
+        << k << " " << c.pair.describe() << " / " << cl.pair.describe();
+    if (c.in_collision) {
+      ++collisions;
+      if (first < 0) first = k;
+    }
+    min_clearance = std::min(min_clearance, batch.samples[k].clearance_m);
+  }
+  EXPECT_GT(collisions, 10);  // the sample must exercise both outcomes
+  EXPECT_LT(collisions, 290);
+  EXPECT_EQ(batch.first_collision, first);
+  EXPECT_EQ(batch.min_clearance_m, min_clearance);
+  const TrajectoryCheck stopped = checker.checkTrajectory(qs, false, true);
+  EXPECT_EQ(stopped.first_collision, first);
+  EXPECT_FALSE(stopped.samples.back().in_collision && first < qs.cols() - 1);
+}
+
+TEST(CollisionThreads, TwoThreadsSharingOneModelAnswerAsOneThreadDoes) {
+  const Rest rest = restOf("puppetcopter");
+  auto cm = std::make_shared<CollisionModel>(rest.model, loadScene("living-room"));
+  const Eigen::MatrixXd qs = randomConfigurations(rest, 400, 11);
+  CollisionChecker alone(cm);
+  const TrajectoryCheck reference = alone.checkTrajectory(qs, true);
+  TrajectoryCheck results[2];
+  std::thread threads[2];
+  for (int t = 0; t < 2; ++t)
+    threads[t] = std::thread([&, t] {
+      CollisionChecker mine(cm);  // one checker per thread, one shared CollisionModel
+      for (int repeat = 0; repeat < 3; ++repeat) results[t] = mine.checkTrajectory(qs, true);
+    });
+  for (auto& th : threads) th.join();
+  for (const auto& r : results) {
+    ASSERT_EQ(r.samples.size(), reference.samples.size());
+    for (size_t k = 0; k < r.samples.size(); ++k) {
+      EXPECT_EQ(r.samples[k].in_collision, reference.samples[k].in_collision) << k;
+      EXPECT_EQ(r.samples[k].clearance_m, reference.samples[k].clearance_m) << k;
+    }
+    EXPECT_EQ(r.first_collision, reference.first_collision);
+  }
+}
+
+// ---- Scene files ------------------------------------------------------------------------------
+
+std::string sceneErrorOf(const std::string& yaml, const std::string& base_dir = "") {
+  try {
+    loadSceneString(yaml, "bad.yaml", base_dir);
+  } catch (const SceneError& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+TEST(SceneFiles, TheIssuesExampleLoadsWithEveryShapeAndPoseForm) {
+  const std::string dir = test::scratchDir("scene_example");
+  writeCubeMeshes(dir);
+  std::ofstream(dir + "/scene.yaml") << R"(
+obstacles:
+  - name: plate
+    box: {size: [0.4, 0.4, 0.01]}          # full side lengths, metres
+    pose: {position: [0, 0, 1.2], rpy: [0, 0, 0]}
+  - {name: ball, sphere: {radius: 0.1}, pose: {position: [1, 0, 1]}}
+  - {name: post, cylinder: {radius: 0.05, length: 2}, pose: {position: [0.5, 0.3, 1]}}
+  - {name: sofa, mesh: {file: cube.stl, scale: 1.0}, pose: {position: [0, 1, 0], rpy: [0, 0, 1.57]}}
+  - {name: rail, capsule: {radius: 0.02, length: 1}, pose: {position: [0, 0, 2], quaternion: [1, 0, 0, 0]}}
+  - {name: ground, plane: {normal: [0, 0, 2], offset: 0.2}}
+)";
+  const ScenePtr s = loadSceneFile(dir + "/scene.yaml");
+  ASSERT_EQ(s->obstacles.size(), 6u);
+  EXPECT_EQ(s->name, "scene");
+  EXPECT_EQ(s->obstacles[0].shape.type, ShapeType::Box);
+  EXPECT_EQ(s->obstacles[3].shape.type, ShapeType::Mesh);
+  EXPECT_EQ(s->obstacles[3].mesh->triangles.size(), 12u);
+  EXPECT_NEAR(s->obstacles[3].pose.linear()(0, 0), std::cos(1.57), 1e-12);
+  // The plane's normal is normalised and its offset with it: z <= 0.1.
+  EXPECT_NEAR(s->obstacles[5].shape.normal.z(), 1.0, 1e-15);
+  EXPECT_NEAR(s->obstacles[5].shape.offset_m, 0.1, 1e-15);
+  EXPECT_FALSE(s->bounds.has_value());
+}
+
+TEST(SceneFiles, BuiltinScenesLoadWithTheirMeshes) {
+  const ScenePtr room = loadScene("living-room");
+  EXPECT_GE(room->triangleCount(), 3000u);
+  int meshes = 0;
+  for (const auto& o : room->obstacles) meshes += o.shape.type == ShapeType::Mesh;
+  EXPECT_GE(meshes, 5);
+  for (const std::string& name : builtinSceneNames()) {
+    const ScenePtr s = loadScene(name);
+    EXPECT_EQ(s->name, name);
+    EXPECT_TRUE(s->bounds.has_value());
+    EXPECT_GE(s->obstacleIndex("floor"), 0);
+  }
+}
+
+TEST(SceneFiles, BadScenesGetErrorsNamingFileLineAndField) {
+  const std::string dir = test::scratchDir("bad_scenes");
+  std::ofstream(dir + "/garbage.stl") << "this is not a mesh at all\n";
+  struct Case {
+    std::string yaml, expect;
+  };
+  const Case cases[] = {
+      {"obstacles:\n  - {name: a, sphere: {radius: -1}}\n",
+       "bad.yaml:2: obstacles[0].sphere: radius must be > 0 m (got -1"},
+      {"obstacles:\n  - {name: a, box: {size: [1, 1]}}\n",
+       "bad.yaml:2: obstacles[0].box.size: expected a list of 3 numbers"},
+      {"obstacles:\n  - {name: a, sphere: {radius: 1}, box: {size: [1, 1, 1]}}\n",
+       "obstacles[0]: give exactly one shape"},
+      {"obstacles:\n  - {name: a}\n", "obstacles[0]: give exactly one shape"},
+      {"obstacles:\n  - {sphere: {radius: 1}}\n", "bad.yaml:2: obstacles[0].name: missing"},
+      {"obstacles:\n  - {name: a, sphere: {radius: 1}}\n  - {name: a, sphere: {radius: 1}}\n",
+       "bad.yaml:3: obstacles[1].name: duplicate obstacle name 'a'"},
+      {"obstacles:\n  - {name: a, sphere: {radius: 1}, colour: [1, 0, 0]}\n",
+       "obstacles[0].colour: unknown key 'colour'"},
+      {"obstacles:\n  - {name: a, sphere: {radius: 1}, pose: {position: [0, 0, 0], rpy: [0, 0, "
+       "0], quaternion: [1, 0, 0, 0]}}\n",
+       "obstacles[0].pose: give rpy or quaternion, not both"},
+      {"obstacles:\n  - {name: a, sphere: {radius: 1}, pose: {quaternion: [1, 1, 0, 0]}}\n",
+       "obstacles[0].pose.quaternion: must be a unit quaternion"},
+      {"obstacles:\n  - {name: a, sphere: {radius: 1}, pose: {xyz: [0, 0, 0]}}\n",
+       "obstacles[0].pose.xyz: unknown key 'xyz' (expected one of: position, quaternion, rpy)"},
+      {"obstacles:\n  - {name: a, plane: {normal: [0, 0, 0]}}\n",
+       "obstacles[0].plane.normal: must not be zero"},
+      {"obstacles:\n  - {name: a, sphere: {radius: 1}, color: [2, 0, 0]}\n",
+       "obstacles[0].color: colour components are in [0, 1]"},
+      {"bounds: {min: [0, 0, 0], max: [1, -1, 1]}\n",
+       "bad.yaml:1: bounds: min must be below max on every axis (axis 1"},
+      {"obstacles:\n  - {name: a, sphere: {radius: nan}}\n",
+       "obstacles[0].sphere.radius: expected a finite number (got 'nan')"},
+      {"obstacles: [\n", "bad.yaml:2: YAML syntax error"},
+      {"obstacles:\n  - name: sofa\n    mesh: {file: meshes/missing.stl}\n",
+       "bad.yaml:3: obstacles[0].mesh.file: cannot load mesh '" + dir + "/meshes/missing.stl'"},
+      {"obstacles:\n  - name: junk\n    mesh: {file: garbage.stl}\n",
+       "bad.yaml:3: obstacles[0].mesh.file: cannot load mesh '" + dir + "/garbage.stl'"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.yaml);
+    const std::string message = sceneErrorOf(c.yaml, dir);
+    EXPECT_NE(message.find(c.expect), std::string::npos) << message;
+  }
+  try {
+    loadScene("no-such-scene");
+    FAIL();
+  } catch (const SceneError& e) {
+    EXPECT_NE(std::string(e.what()).find("not a built-in (empty, living-room, pillars, table, "
+                                         "window)"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+TEST(SceneFiles, AModelsMeshGeometryIsReadRelativeToTheModelFile) {
+  const std::string dir = test::scratchDir("model_mesh");
+  writeCubeMeshes(dir);
+  std::ofstream(dir + "/block.yaml") << R"(
+name: block
+dynamic: [{name: z}]
+frames: [{name: body, parent: world, tz: z}]
+masses: [{name: body, frame: body, mass: 1, inertia: [0.01, 0.01, 0.01]}]
+geometry: [{frame: body, mesh: {file: cube.ply, scale: 0.5}}]
+)";
+  const ModelPtr model = loadModelFile(dir + "/block.yaml");
+  EXPECT_EQ(model->geometry[0].shape.mesh_path, dir + "/cube.ply");
+  auto checker = checkerFor(model, loadScene("empty"));
+  Eigen::VectorXd q(1);
+  q << 0.3;  // a 0.1 m cube (0.2 scaled by 0.5) centred 0.3 above the floor
+  EXPECT_NEAR(checker.clearance(q).distance_m, 0.25, 1e-6);  // meshes are read as floats
+  q << 0.04;
+  EXPECT_TRUE(checker.inCollision(q).in_collision);
+  // A missing mesh is named when the collision model is built.
+  std::ofstream(dir + "/lost.yaml") << R"(
+name: lost
+dynamic: [{name: z}]
+frames: [{name: body, parent: world, tz: z}]
+masses: [{name: body, frame: body, mass: 1, inertia: [0.01, 0.01, 0.01]}]
+geometry: [{frame: body, mesh: {file: nowhere.stl}}]
+)";
+  try {
+    CollisionModel(loadModelFile(dir + "/lost.yaml"), loadScene("empty"));
+    FAIL();
+  } catch (const MeshError& e) {
+    EXPECT_NE(std::string(e.what()).find(dir + "/nowhere.stl"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace marionette
