@@ -398,6 +398,28 @@ TEST(CollisionSelf, AdjacentLinksAreNeverReportedEvenWhereTheyOverlap) {
   EXPECT_TRUE(pair_named("head", "forearm_r"));
 }
 
+TEST(CollisionSelf, StringsAgainstThePuppetsOwnLinksOnRequest) {
+  // Off by default: puppetcopter's back leg strings run up through the torso's envelope box at
+  // rest (the real strings run down its back).  On request they are reported, and a string is
+  // never checked against the link it is tied to.
+  const Rest rest = restOf("puppetcopter");
+  CollisionOptions options;
+  options.check_strings_vs_links = true;
+  options.check_self = false;
+  auto checker = checkerFor(rest.model, loadScene("empty"), options);
+  const CollisionResult c = checker.inCollision(rest.q);
+  ASSERT_TRUE(c.in_collision);
+  EXPECT_EQ(c.pair.kind, ContactKind::StringLink);
+  EXPECT_EQ(c.pair.first.rfind("leg_", 0), 0u) << c.pair.describe();
+  EXPECT_EQ(c.pair.second, "body");
+  EXPECT_FALSE(checkerFor(rest.model, loadScene("empty")).inCollision(rest.q).in_collision);
+  // A ball on a thread: the thread starts at the ball's centre, inside it, and is not reported.
+  const Eigen::Vector3d anchor(0.0, 0.0, 2.0);
+  auto ball = checkerFor(probeModel(sphere(0.05), Eigen::Isometry3d::Identity(), &anchor),
+                         sceneFrom("obstacles: []\n"), options);
+  EXPECT_FALSE(ball.inCollision(placed(0.0, 0.0, 1.0)).in_collision);
+}
+
 // ---- Batch and threads ------------------------------------------------------------------------
 
 // Random configurations of puppetcopter swinging about its rest pose, some into the table.
