@@ -13,6 +13,7 @@
 // JSON object.  Errors go to stderr with a non-zero exit status: 1 a failed step, 2 bad input,
 // 3 a collision with --stop-on-collision (after printing the row where it happened).
 #include <cmath>
+#include <cstdarg>
 #include <cstdio>
 #include <iostream>
 #include <map>
@@ -114,28 +115,50 @@ std::vector<std::string> itemNames(const std::vector<T>& v) {
   return out;
 }
 
-int cmdModels(int argc, char** argv) {
+// `models` / `scenes`: every built-in, one JSON object (json_fields: the object's members) or
+// one line of text each.
+template <class Load, class JsonFields, class TextLine>
+int listBuiltins(int argc, char** argv, const std::vector<std::string>& all, Load load,
+                 JsonFields json_fields, TextLine text_line) {
   const Args a = parseArgs(argc, argv, 2, {}, {"--json"});
   const bool json = a.switches.count("--json");
   if (json) std::cout << "[\n";
-  const auto all = builtinModelNames();
   for (size_t i = 0; i < all.size(); ++i) {
-    const ModelPtr m = loadModel(all[i]);
-    if (json) {
-      std::cout << "  {\"name\": " << jsonString(m->name)
-                << ", \"description\": " << jsonString(m->description)
-                << ", \"dynamic\": " << jsonArray(itemNames(m->dynamic))
-                << ", \"kinematic\": " << jsonArray(itemNames(m->kinematic))
-                << ", \"strings\": " << jsonArray(itemNames(m->strings))
-                << ", \"points\": " << jsonArray(itemNames(m->points)) << "}"
-                << (i + 1 < all.size() ? "," : "") << "\n";
-    } else {
-      std::printf("%-16s %2d dynamic, %2d kinematic, %2d strings  %s\n", m->name.c_str(), m->nd(),
-                  m->nk(), m->nstrings(), m->description.c_str());
-    }
+    const auto item = load(all[i]);
+    if (json)
+      std::cout << "  {" << json_fields(*item) << "}" << (i + 1 < all.size() ? "," : "") << "\n";
+    else
+      std::cout << text_line(*item) << "\n";
   }
   if (json) std::cout << "]\n";
   return 0;
+}
+
+std::string formatted(const char* format, ...) __attribute__((format(printf, 1, 2)));
+std::string formatted(const char* format, ...) {
+  char buf[512];
+  va_list args;
+  va_start(args, format);
+  std::vsnprintf(buf, sizeof buf, format, args);
+  va_end(args);
+  return buf;
+}
+
+int cmdModels(int argc, char** argv) {
+  return listBuiltins(
+      argc, argv, builtinModelNames(), [](const std::string& n) { return loadModel(n); },
+      [](const Model& m) {
+        return "\"name\": " + jsonString(m.name) +
+               ", \"description\": " + jsonString(m.description) +
+               ", \"dynamic\": " + jsonArray(itemNames(m.dynamic)) +
+               ", \"kinematic\": " + jsonArray(itemNames(m.kinematic)) +
+               ", \"strings\": " + jsonArray(itemNames(m.strings)) +
+               ", \"points\": " + jsonArray(itemNames(m.points));
+      },
+      [](const Model& m) {
+        return formatted("%-16s %2d dynamic, %2d kinematic, %2d strings  %s", m.name.c_str(),
+                         m.nd(), m.nk(), m.nstrings(), m.description.c_str());
+      });
 }
 
 std::string jsonVector(const Eigen::Vector3d& v) {
@@ -143,30 +166,21 @@ std::string jsonVector(const Eigen::Vector3d& v) {
 }
 
 int cmdScenes(int argc, char** argv) {
-  const Args a = parseArgs(argc, argv, 2, {}, {"--json"});
-  const bool json = a.switches.count("--json");
-  if (json) std::cout << "[\n";
-  const auto all = builtinSceneNames();
-  for (size_t i = 0; i < all.size(); ++i) {
-    const ScenePtr s = loadScene(all[i]);
-    if (json) {
-      std::cout << "  {\"name\": " << jsonString(s->name)
-                << ", \"description\": " << jsonString(s->description)
-                << ", \"obstacles\": " << jsonArray(itemNames(s->obstacles))
-                << ", \"triangles\": " << s->triangleCount() << ", \"bounds\": ";
-      if (s->bounds)
-        std::cout << "{\"min\": " << jsonVector(s->bounds->min_m)
-                  << ", \"max\": " << jsonVector(s->bounds->max_m) << "}";
-      else
-        std::cout << "null";
-      std::cout << "}" << (i + 1 < all.size() ? "," : "") << "\n";
-    } else {
-      std::printf("%-12s %2zu obstacles, %6zu triangles  %s\n", s->name.c_str(),
-                  s->obstacles.size(), s->triangleCount(), s->description.c_str());
-    }
-  }
-  if (json) std::cout << "]\n";
-  return 0;
+  return listBuiltins(
+      argc, argv, builtinSceneNames(), [](const std::string& n) { return loadScene(n); },
+      [](const Scene& s) {
+        return "\"name\": " + jsonString(s.name) +
+               ", \"description\": " + jsonString(s.description) +
+               ", \"obstacles\": " + jsonArray(itemNames(s.obstacles)) +
+               ", \"triangles\": " + std::to_string(s.triangleCount()) + ", \"bounds\": " +
+               (s.bounds ? "{\"min\": " + jsonVector(s.bounds->min_m) +
+                               ", \"max\": " + jsonVector(s.bounds->max_m) + "}"
+                         : std::string("null"));
+      },
+      [](const Scene& s) {
+        return formatted("%-12s %2zu obstacles, %6zu triangles  %s", s.name.c_str(),
+                         s.obstacles.size(), s.triangleCount(), s.description.c_str());
+      });
 }
 
 // Thrown from a row callback to end a run at the first contact (--stop-on-collision).

@@ -6,8 +6,13 @@
 #include <set>
 #include <sstream>
 
-#include "embedded_file.hpp"
+#include "marionette/models/embedded_file.hpp"
 #include "marionette/models/yaml_reader.hpp"
+
+namespace marionette::embedded {
+// environments/scenes/: the built-in scene files and their meshes (generated at build time).
+extern const FileSet kSceneFiles;
+}  // namespace marionette::embedded
 
 namespace marionette {
 
@@ -17,12 +22,6 @@ using Reader = YamlReader<SceneError>;
 
 // Finds a mesh by the path written in the scene file and loads it (throws MeshError).
 using MeshResolver = std::function<TriangleMeshPtr(const std::string&, const Eigen::Vector3d&)>;
-
-const embedded::File* embeddedSceneFile(const std::string& path) {
-  for (unsigned long i = 0; i < embedded::kSceneFiles_count; ++i)
-    if (path == embedded::kSceneFiles[i].path) return &embedded::kSceneFiles[i];
-  return nullptr;
-}
 
 std::string extensionOf(const std::string& path) {
   const size_t dot = path.find_last_of('.');
@@ -136,40 +135,26 @@ ScenePtr loadSceneString(const std::string& text, const std::string& source_name
 }
 
 ScenePtr loadSceneFile(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw SceneError(path, 0, "", "cannot open scene file");
-  std::stringstream ss;
-  ss << in.rdbuf();
   const size_t slash = path.find_last_of('/');
-  return loadSceneString(ss.str(), path, slash == std::string::npos ? "." : path.substr(0, slash));
+  return loadSceneString(readDescriptionFile<SceneError>(path, "scene"), path,
+                         slash == std::string::npos ? "." : path.substr(0, slash));
 }
 
 ScenePtr loadScene(const std::string& name_or_path) {
-  if (const embedded::File* file = embeddedSceneFile(name_or_path + ".yaml")) {
+  if (const embedded::File* file = embedded::kSceneFiles.find(name_or_path + ".yaml")) {
     const MeshResolver embedded_mesh = [](const std::string& path, const Eigen::Vector3d& scale) {
-      const embedded::File* mesh = embeddedSceneFile(path);
+      const embedded::File* mesh = embedded::kSceneFiles.find(path);
       if (!mesh) throw MeshError("cannot load mesh '" + path + "': not among the built-in meshes");
       return loadMeshMemory(mesh->data, mesh->size, extensionOf(path), "builtin:" + path, scale);
     };
-    return parseText(std::string(reinterpret_cast<const char*>(file->data), file->size),
-                     "builtin:" + name_or_path, embedded_mesh);
+    return parseText(file->text(), "builtin:" + name_or_path, embedded_mesh);
   }
-  std::ifstream probe(name_or_path);
-  if (probe) return loadSceneFile(name_or_path);
-  std::string names;
-  for (const auto& n : builtinSceneNames()) names += (names.empty() ? "" : ", ") + n;
-  throw SceneError(name_or_path, 0, "",
-                   "no such scene: not a built-in (" + names + ") and not a readable file");
+  if (std::ifstream(name_or_path)) return loadSceneFile(name_or_path);
+  throwNoSuch<SceneError>("scene", name_or_path, builtinSceneNames());
 }
 
 std::vector<std::string> builtinSceneNames() {
-  std::vector<std::string> out;
-  for (unsigned long i = 0; i < embedded::kSceneFiles_count; ++i) {
-    const std::string path = embedded::kSceneFiles[i].path;
-    if (path.find('/') == std::string::npos && extensionOf(path) == "yaml")
-      out.push_back(stemOf(path));
-  }
-  return out;
+  return embedded::kSceneFiles.topLevelNames("yaml");
 }
 
 }  // namespace marionette

@@ -5,8 +5,13 @@
 #include <set>
 #include <sstream>
 
-#include "builtin_models.hpp"
+#include "marionette/models/embedded_file.hpp"
 #include "marionette/models/yaml_reader.hpp"
+
+namespace marionette::embedded {
+// models/builtin/*.yaml (generated at build time).
+extern const FileSet kModelFiles;
+}  // namespace marionette::embedded
 
 namespace marionette {
 
@@ -274,34 +279,23 @@ ModelPtr loadModelString(const std::string& text, const std::string& source_name
 }
 
 ModelPtr loadModelFile(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw ModelError(path, 0, "", "cannot open model file");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return loadModelString(ss.str(), path);
+  return loadModelString(readDescriptionFile<ModelError>(path, "model"), path);
 }
 
 ModelPtr loadModel(const std::string& name_or_path) {
   const std::string text = builtinModelText(name_or_path);
   if (!text.empty()) return loadModelString(text, "builtin:" + name_or_path);
-  std::ifstream probe(name_or_path);
-  if (probe) return loadModelFile(name_or_path);
-  std::string names;
-  for (const auto& n : builtinModelNames()) names += (names.empty() ? "" : ", ") + n;
-  throw ModelError(name_or_path, 0, "",
-                   "no such model: not a built-in (" + names + ") and not a readable file");
+  if (std::ifstream(name_or_path)) return loadModelFile(name_or_path);
+  throwNoSuch<ModelError>("model", name_or_path, builtinModelNames());
 }
 
 std::vector<std::string> builtinModelNames() {
-  std::vector<std::string> out;
-  for (const auto& e : builtin::kModels) out.emplace_back(e.name);
-  return out;
+  return embedded::kModelFiles.topLevelNames("yaml");
 }
 
 std::string builtinModelText(const std::string& name) {
-  for (const auto& e : builtin::kModels)
-    if (name == e.name) return e.text;
-  return {};
+  const embedded::File* f = embedded::kModelFiles.find(name + ".yaml");
+  return f ? f->text() : std::string();
 }
 
 }  // namespace marionette

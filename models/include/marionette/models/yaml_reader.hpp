@@ -6,10 +6,13 @@
 
 #include <Eigen/Geometry>
 #include <cmath>
+#include <fstream>
 #include <functional>
 #include <set>
+#include <sstream>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "marionette/models/shape.hpp"
 #include "marionette/models/source_error.hpp"
@@ -214,6 +217,27 @@ Result parseYamlDocument(const std::string& text, const std::string& source_name
   } catch (const YAML::Exception& e) {
     throw Error(source_name, e.mark.line >= 0 ? e.mark.line + 1 : 0, "", e.msg);
   }
+}
+
+// The whole text of a description file; Error(path, 0, "", "cannot open <kind> file") if it
+// cannot be read.
+template <class Error>
+std::string readDescriptionFile(const std::string& path, const std::string& kind) {
+  std::ifstream in(path);
+  if (!in) throw Error(path, 0, "", "cannot open " + kind + " file");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// What loadModel / loadScene throw for a name that is neither a built-in nor a readable file.
+template <class Error>
+[[noreturn]] void throwNoSuch(const std::string& kind, const std::string& name_or_path,
+                              const std::vector<std::string>& builtin_names) {
+  std::string names;
+  for (const auto& n : builtin_names) names += (names.empty() ? "" : ", ") + n;
+  throw Error(name_or_path, 0, "",
+              "no such " + kind + ": not a built-in (" + names + ") and not a readable file");
 }
 
 // "item[3]": the field name of a list entry.
