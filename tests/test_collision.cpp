@@ -233,6 +233,15 @@ TEST(CollisionAnalytic, APuppetHangingInNothingIsClear) {
   }
 }
 
+TEST(CollisionAnalytic, AWrongSizedOrNonFiniteStateIsRefused) {
+  auto checker = checkerFor(probeModel(sphere(0.1)), sceneFrom(kCubeScene));
+  EXPECT_THROW(checker.inCollision(Eigen::VectorXd::Zero(5)), std::invalid_argument);
+  Eigen::VectorXd q = placed(0.3, 0, 0);
+  q[2] = std::nan("");
+  EXPECT_THROW(checker.clearance(q), std::invalid_argument);
+  EXPECT_FALSE(checker.inCollision(placed(0.3, 0, 0)).in_collision);  // still usable
+}
+
 // ---- Built-in models on built-in stages -------------------------------------------------------
 
 struct Rest {

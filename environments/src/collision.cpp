@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <stdexcept>
 
 #include "marionette/models/dynamics.hpp"
 
@@ -216,8 +217,8 @@ CollisionModel::CollisionModel(ModelPtr model, ScenePtr scene, CollisionOptions 
     m.obstacles.push_back({o.name, g, toFcl(world_pose)});
   }
   if (m.scene->bounds && options.check_bounds) {
-    // Outside face k: n_s . x_s >= d_s, i.e. {-n . x <= -d} ... kept as "must satisfy
-    // n . x <= d" with n the outward normal: a link violates it when its support exceeds d.
+    // Six faces, each kept as its outward normal n and offset d: inside is n . x <= d, and a
+    // link is out when its support along n exceeds d.
     const StageBounds& b = *m.scene->bounds;
     const char* names[3] = {"x", "y", "z"};
     for (int axis = 0; axis < 3; ++axis)
@@ -378,6 +379,11 @@ struct CollisionChecker::Scratch {
   // Poses every link and string of the puppet at q (n_q).
   void pose(const Eigen::VectorXd& q) {
     const Model& md = *m.model;
+    if (q.size() != md.nq())
+      throw std::invalid_argument(
+          "collision check: q has " + std::to_string(q.size()) + " entries; model '" + md.name +
+          "' has n_q = " + std::to_string(md.nq()) + " (joints, then rig inputs)");
+    if (!q.allFinite()) throw std::invalid_argument("collision check: q is not finite");
     forwardKinematics(md, kinematics, q);
     for (size_t i = 0; i < m.links.size(); ++i) {
       const LinkGeometry& l = m.links[i];

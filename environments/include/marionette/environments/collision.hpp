@@ -144,7 +144,8 @@ class CollisionChecker {
   CollisionChecker(const CollisionChecker&) = delete;
   CollisionChecker& operator=(const CollisionChecker&) = delete;
 
-  // q: n_q (joints then rig inputs).  Stops at the first pair found.
+  // q: n_q (joints then rig inputs); a q of another size or not finite throws
+  // std::invalid_argument.  Stops at the first pair found.
   CollisionResult inCollision(const Eigen::VectorXd& q);
 
   // Minimum distance over every checked pair (0 if any touches), and that pair; and the minimum
