@@ -373,6 +373,8 @@ struct CollisionChecker::Scratch {
   fcl::DynamicAABBTreeCollisionManagerd manager;
   CollideQuery collide;
   DistanceQuery distance;
+  Eigen::VectorXd posed_q;  // the q everything is posed at, when `posed`
+  bool posed = false;
 
   bool stringsNeeded() const { return m.options.check_strings || !m.string_link_pairs.empty(); }
 
@@ -384,6 +386,9 @@ struct CollisionChecker::Scratch {
           "collision check: q has " + std::to_string(q.size()) + " entries; model '" + md.name +
           "' has n_q = " + std::to_string(md.nq()) + " (joints, then rig inputs)");
     if (!q.allFinite()) throw std::invalid_argument("collision check: q is not finite");
+    // inCollision and clearance at the same q (the CLI's rows, checkTrajectory) pose once.
+    if (posed && q == posed_q) return;
+    posed = false;
     forwardKinematics(md, kinematics, q);
     for (size_t i = 0; i < m.links.size(); ++i) {
       const LinkGeometry& l = m.links[i];
@@ -412,7 +417,13 @@ struct CollisionChecker::Scratch {
       }
       links[i]->setAABB(lo, hi);
     }
-    if (!stringsNeeded()) return;
+    if (stringsNeeded()) poseStrings();
+    posed_q = q;
+    posed = true;
+  }
+
+  void poseStrings() {
+    const Model& md = *m.model;
     for (int j = 0; j < md.nstrings(); ++j) {
       const String& st = md.strings[j];
       const Eigen::Vector3d a = pointPosition(kinematics, st.puppet_frame, st.puppet_point_m);
