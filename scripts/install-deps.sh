@@ -6,6 +6,8 @@ packages=(
   build-essential cmake
   libeigen3-dev libyaml-cpp-dev
   libfcl-dev libassimp-dev
+  libompl-dev libboost-filesystem-dev libboost-serialization-dev libboost-system-dev
+  libboost-graph-dev libboost-program-options-dev ompl-demos
   libgtest-dev libbenchmark-dev
   python3
 )

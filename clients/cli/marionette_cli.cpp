@@ -24,10 +24,13 @@
 #include "marionette/environments/collision.hpp"
 #include "marionette/models/model_io.hpp"
 #include "marionette/models/simulation.hpp"
+#include "cli_util.hpp"
+#include "plan_commands.hpp"
 
 namespace {
 
 using namespace marionette;
+using namespace marionette::cli;
 
 constexpr const char* kUsage =
     "usage:\n"
@@ -36,84 +39,14 @@ constexpr const char* kUsage =
     "  marionette simulate --model NAME|FILE [--dt S] [--duration S] [--inputs FILE.csv]\n"
     "                      [--integrator vi|euler|rk4] [--damping-scale X]\n"
     "                      [--start rest|q:NAME=V,...]\n"
-    "                      [--scene NAME|FILE [--stop-on-collision]] [--summary]\n";
-
-std::string jsonString(const std::string& s) {
-  std::string out = "\"";
-  for (char c : s) {
-    switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\t': out += "\\t"; break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20) {
-          char buf[8];
-          std::snprintf(buf, sizeof buf, "\\u%04x", c);
-          out += buf;
-        } else {
-          out += c;
-        }
-    }
-  }
-  return out + "\"";
-}
-
-std::string jsonArray(const std::vector<std::string>& items) {
-  std::string out = "[";
-  for (size_t i = 0; i < items.size(); ++i) out += (i ? ", " : "") + jsonString(items[i]);
-  return out + "]";
-}
-
-std::string jsonNumber(double x) {
-  if (!std::isfinite(x)) return "null";
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.10g", x);
-  return buf;
-}
-
-// --flag value pairs and bare --switches; anything else is an error naming it.
-struct Args {
-  std::map<std::string, std::string> values;
-  std::map<std::string, bool> switches;
-};
-
-Args parseArgs(int argc, char** argv, int first, const std::vector<std::string>& value_flags,
-               const std::vector<std::string>& switch_flags) {
-  Args a;
-  for (int i = first; i < argc; ++i) {
-    const std::string arg = argv[i];
-    auto has = [](const std::vector<std::string>& v, const std::string& s) {
-      for (const auto& x : v)
-        if (x == s) return true;
-      return false;
-    };
-    if (has(switch_flags, arg)) {
-      a.switches[arg] = true;
-    } else if (has(value_flags, arg)) {
-      if (i + 1 >= argc) throw std::invalid_argument(arg + " needs a value");
-      a.values[arg] = argv[++i];
-    } else {
-      throw std::invalid_argument("unknown argument '" + arg + "'");
-    }
-  }
-  return a;
-}
-
-double parseNumber(const std::string& flag, const std::string& text) {
-  char* end = nullptr;
-  const double x = std::strtod(text.c_str(), &end);
-  if (text.empty() || *end != '\0' || !std::isfinite(x))
-    throw std::invalid_argument(flag + ": not a number: '" + text + "'");
-  return x;
-}
-
-template <class T>
-std::vector<std::string> itemNames(const std::vector<T>& v) {
-  std::vector<std::string> out;
-  for (const auto& x : v) out.push_back(x.name);
-  return out;
-}
+    "                      [--scene NAME|FILE [--stop-on-collision]] [--summary]\n"
+    "  marionette plan --model NAME|FILE [--scene NAME|FILE] [--planner est|kpiece|rrt|sst|pdst|prm]\n"
+    "                  --goal q:NAME=V,...[;tol=X] | point:NAME=x,y,z[;radius=R] |\n"
+    "                         rest-of:VAR=V,...[;tol=X]   (each with optional ;at-rest)\n"
+    "                  [--start rest|q:NAME=V,...|rest-of:VAR=V,...] [--time-limit S] [--seed N]\n"
+    "                  [--rate HZ] [--step S] [--param NAME=VALUE]... [--roadmap FILE]\n"
+    "                  [--roadmap-vertices N] [--out plan.json] [--inputs-csv FILE] [--quiet]\n"
+    "  marionette bench planners [--quick] [--runs N] [--time-limit S] --out DIR\n";
 
 // `models` / `scenes`: every built-in, one JSON object (json_fields: the object's members) or
 // one line of text each.
@@ -132,16 +65,6 @@ int listBuiltins(int argc, char** argv, const std::vector<std::string>& all, Loa
   }
   if (json) std::cout << "]\n";
   return 0;
-}
-
-std::string formatted(const char* format, ...) __attribute__((format(printf, 1, 2)));
-std::string formatted(const char* format, ...) {
-  char buf[512];
-  va_list args;
-  va_start(args, format);
-  std::vsnprintf(buf, sizeof buf, format, args);
-  va_end(args);
-  return buf;
 }
 
 int cmdModels(int argc, char** argv) {
@@ -349,6 +272,8 @@ int main(int argc, char** argv) {
     if (cmd == "models") return cmdModels(argc, argv);
     if (cmd == "scenes") return cmdScenes(argc, argv);
     if (cmd == "simulate") return cmdSimulate(argc, argv);
+    if (cmd == "plan") return cmdPlan(argc, argv);
+    if (cmd == "bench") return cmdBench(argc, argv);
     std::cerr << "marionette: unknown command '" << cmd << "'\n" << kUsage;
     return 2;
   } catch (const SimulationError& e) {

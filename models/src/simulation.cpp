@@ -210,26 +210,15 @@ SimulationError::SimulationError(int step, double t_s, const std::string& messag
       step_(step),
       t_s_(t_s) {}
 
-// ---- The loop ---------------------------------------------------------------------------
-
-SimulationSummary simulate(const ModelPtr& model_ptr, const InputSchedule& inputs,
-                           const SimulationOptions& opt,
-                           const std::function<void(const SimulationRow&)>& on_row) {
+StartState resolveStart(const ModelPtr& model_ptr, const Eigen::VectorXd& rho0,
+                        const StartSpec& start) {
   const Model& model = *model_ptr;
-  if (!(opt.dt_s > 0.0) || !std::isfinite(opt.dt_s))
-    throw std::invalid_argument("--dt must be > 0 s");
-  if (!(opt.duration_s >= 0.0) || !std::isfinite(opt.duration_s))
-    throw std::invalid_argument("--duration must be >= 0 s");
-  if (!(opt.damping_scale >= 0.0)) throw std::invalid_argument("--damping-scale must be >= 0");
-  const int nd = model.nd(), ns = model.nstrings();
-
-  // Start: the rest pose of the first inputs, then any joints the caller set (the others move
-  // the least that keeps every string within its length).
-  const Eigen::VectorXd rho0 = inputs.at(0.0);
+  const int nd = model.nd();
+  // The rest pose of the first inputs, then any joints the caller set (the others move the least
+  // that keeps every string within its length).
   const RestPose rest = computeRestPose(model_ptr, rho0);
   if (!rest.ok) throw SimulationError(0, 0.0, "start: " + rest.message);
-  Eigen::VectorXd q = rest.q, qdot = Eigen::VectorXd::Zero(nd);
-  Eigen::VectorXd tension0 = rest.tension_N;
+  StartState out{rest.q, Eigen::VectorXd::Zero(nd), rest.tension_N};
   std::vector<char> fixed(nd, 0);
   auto dynamicIndex = [&](const std::string& name) {
     const int i = model.variableIndex(name);
@@ -241,19 +230,38 @@ SimulationSummary simulate(const ModelPtr& model_ptr, const InputSchedule& input
     }
     return i;
   };
-  for (const auto& [name, value] : opt.start.positions) {
+  for (const auto& [name, value] : start.positions) {
     const int i = dynamicIndex(name);
-    q[i] = value;
+    out.q[i] = value;
     fixed[i] = 1;
   }
-  for (const auto& [name, value] : opt.start.velocities) qdot[dynamicIndex(name)] = value;
-  if (!opt.start.positions.empty()) {
-    tension0.setZero();
-    if (!projectOntoStrings(model, q, rho0, fixed))
+  for (const auto& [name, value] : start.velocities) out.qdot[dynamicIndex(name)] = value;
+  if (!start.positions.empty()) {
+    out.tension_N.setZero();
+    if (!projectOntoStrings(model, out.q, rho0, fixed))
       throw std::invalid_argument(
           "--start: no configuration with those joint values keeps every string within its "
           "length; set fewer joints or change the inputs");
   }
+  return out;
+}
+
+// ---- The loop ---------------------------------------------------------------------------
+
+SimulationSummary simulate(const ModelPtr& model_ptr, const InputSchedule& inputs,
+                           const SimulationOptions& opt,
+                           const std::function<void(const SimulationRow&)>& on_row) {
+  const Model& model = *model_ptr;
+  if (!(opt.dt_s > 0.0) || !std::isfinite(opt.dt_s))
+    throw std::invalid_argument("--dt must be > 0 s");
+  if (!(opt.duration_s >= 0.0) || !std::isfinite(opt.duration_s))
+    throw std::invalid_argument("--duration must be >= 0 s");
+  if (!(opt.damping_scale >= 0.0)) throw std::invalid_argument("--damping-scale must be >= 0");
+  const int ns = model.nstrings();
+
+  const Eigen::VectorXd rho0 = inputs.at(0.0);
+  StartState start = resolveStart(model_ptr, rho0, opt.start);
+  Eigen::VectorXd &q = start.q, &qdot = start.qdot, &tension0 = start.tension_N;
 
   SimulationSummary sum;
   sum.min_tension_N = std::numeric_limits<double>::infinity();

@@ -50,6 +50,15 @@ struct StartSpec {
   static StartSpec parse(const std::string& text);
 };
 
+// The start configuration for inputs rho0 (n_k): q (n_d), qdot (n_d) and the static tensions
+// (n_s; zero when joints were set).  Throws SimulationError when the rest pose fails and
+// std::invalid_argument on a bad specification (naming the variable).
+struct StartState {
+  Eigen::VectorXd q, qdot, tension_N;
+};
+StartState resolveStart(const ModelPtr& model, const Eigen::VectorXd& rho0,
+                        const StartSpec& start);
+
 enum class IntegratorKind { VI, Euler, RK4 };
 IntegratorKind parseIntegratorKind(const std::string& name);  // "vi" | "euler" | "rk4"
 const char* toString(IntegratorKind k);

@@ -1,0 +1,88 @@
+// Small helpers shared by the CLI's commands.
+#include "cli_util.hpp"
+
+#include <cmath>
+#include <cstdarg>
+#include <cstdio>
+#include <cstdlib>
+#include <stdexcept>
+
+namespace marionette::cli {
+
+std::string jsonString(const std::string& s) {
+  std::string out = "\"";
+  for (char c : s) {
+    switch (c) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\n': out += "\\n"; break;
+      case '\t': out += "\\t"; break;
+      default:
+        if (static_cast<unsigned char>(c) < 0x20) {
+          char buf[8];
+          std::snprintf(buf, sizeof buf, "\\u%04x", c);
+          out += buf;
+        } else {
+          out += c;
+        }
+    }
+  }
+  return out + "\"";
+}
+
+std::string jsonArray(const std::vector<std::string>& items) {
+  std::string out = "[";
+  for (size_t i = 0; i < items.size(); ++i) out += (i ? ", " : "") + jsonString(items[i]);
+  return out + "]";
+}
+
+std::string jsonNumber(double x) {
+  if (!std::isfinite(x)) return "null";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.10g", x);
+  return buf;
+}
+
+Args parseArgs(int argc, char** argv, int first, const std::vector<std::string>& value_flags,
+               const std::vector<std::string>& switch_flags) {
+  Args a;
+  for (int i = first; i < argc; ++i) {
+    const std::string arg = argv[i];
+    auto has = [](const std::vector<std::string>& v, const std::string& s) {
+      for (const auto& x : v)
+        if (x == s) return true;
+      return false;
+    };
+    if (has(switch_flags, arg)) {
+      a.switches[arg] = true;
+    } else if (has(value_flags, arg)) {
+      if (i + 1 >= argc) throw std::invalid_argument(arg + " needs a value");
+      a.values[arg] = argv[i + 1];
+      a.all[arg].push_back(argv[++i]);
+    } else {
+      throw std::invalid_argument("unknown argument '" + arg + "'");
+    }
+  }
+  return a;
+}
+
+double parseNumber(const std::string& flag, const std::string& text) {
+  char* end = nullptr;
+  const double x = std::strtod(text.c_str(), &end);
+  if (text.empty() || *end != '\0' || !std::isfinite(x))
+    throw std::invalid_argument(flag + ": not a number: '" + text + "'");
+  return x;
+}
+
+
+std::string formatted(const char* format, ...) {
+  char buf[512];
+  va_list args;
+  va_start(args, format);
+  std::vsnprintf(buf, sizeof buf, format, args);
+  va_end(args);
+  return buf;
+}
+
+
+}  // namespace marionette::cli

@@ -1,0 +1,29 @@
+// Checks a sampled input sequence against the rig's limits: actuator range, speed and
+// acceleration (finite differences at the sample rate; the rig is taken to be at rest before
+// the first sample and after the last, as an executor holds it).  Used by planners before they
+// return a plan and by anything that sends inputs to hardware.
+#pragma once
+
+#include <Eigen/Core>
+#include <string>
+#include <vector>
+
+#include "marionette/models/model.hpp"
+
+namespace marionette {
+
+struct LimitViolation {
+  std::string variable;
+  int sample = 0;     // row index (time = sample / rate)
+  std::string limit;  // "range", "speed" or "acceleration"
+  double value = 0.0;
+  double bound = 0.0;
+  std::string describe() const;  // "act_arm_l_len at sample 12: speed 0.41 > 0.3"
+};
+
+// samples: N x n_k at rate_hz.  A value beyond a bound by more than rel_tol of the bound (plus
+// float rounding) is a violation; at most one per variable and limit is reported (the worst).
+std::vector<LimitViolation> checkInputLimits(const Model& model, const Eigen::MatrixXd& samples,
+                                             double rate_hz, double rel_tol = 1e-6);
+
+}  // namespace marionette

@@ -1,0 +1,81 @@
+// What a planner returns (DESIGN §6): the rig's input sequence at the output rate, and what the
+// verifying re-simulation of exactly those inputs predicts.
+//
+// Contents
+//   PlanStatistics   planner time, tree / roadmap size, propagations, collision checks.
+//   PlanOutcome      exact, approximate, or nothing found.
+//   Plan             inputs (N x n_k at rate_hz), states, tensions, clearance, goal result.
+//   writePlanJson / writeInputsCsv   the file formats (README "Plan files").
+#pragma once
+
+#include <Eigen/Core>
+#include <limits>
+#include <ostream>
+#include <string>
+#include <vector>
+
+namespace marionette {
+
+struct PlanStatistics {
+  std::string planner;
+  double planning_time_s = 0.0;      // inside the planner (OMPL solve, or roadmap query)
+  double verification_time_s = 0.0;  // resampling, re-simulation and re-checking
+  double total_time_s = 0.0;
+  long propagations = 0;         // integrator steps taken while planning
+  long collision_checks = 0;     // states checked against the stage while planning
+  long tree_states = 0;          // tree planners: states in the tree / search data
+  long roadmap_vertices = 0;     // prm
+  long roadmap_edges = 0;        // prm: edges in the roadmap (all states)
+  long edges_validated = 0;      // prm: edges simulated during this query
+  long edges_rejected = 0;       // prm: edges that failed and were removed
+  double roadmap_build_time_s = 0.0;  // prm: 0 when the roadmap was loaded or cached
+  double best_goal_distance = std::numeric_limits<double>::infinity();  // as the planner saw it
+};
+
+enum class PlanOutcome { Exact, Approximate, NotFound };
+const char* toString(PlanOutcome outcome);  // "exact", "approximate", "not-found"
+
+struct Plan {
+  std::string model;
+  std::string scene;
+  std::string goal;   // GoalSpec::describe()
+  std::string start;  // the start as given ("rest", "q:...", "rest-of:...")
+  unsigned long seed = 0;
+  PlanOutcome outcome = PlanOutcome::NotFound;
+  std::string message;  // why not exact, when it is not
+
+  // The input sequence: sample i at t = i / rate_hz.
+  double rate_hz = 50.0;
+  std::vector<std::string> input_names;      // n_k, the model's kinematic variables
+  Eigen::MatrixXd inputs;                    // N x n_k (m or rad)
+  // The verifying re-simulation of those inputs at the output rate (row i is time i / rate_hz).
+  std::vector<std::string> state_names;      // n_d
+  std::vector<std::string> string_names;     // n_s
+  Eigen::MatrixXd states;                    // N x n_d
+  Eigen::MatrixXd tensions_N;                // N x n_s
+  Eigen::VectorXd clearance_m;               // N: nearest distance to anything checked
+  Eigen::VectorXd stage_clearance_m;         // N: to the scene's obstacles and bounds only
+  Eigen::VectorXd goal_distance;             // N: the goal's error measure (rad or m)
+  bool collision_free = false;
+  int first_collision = -1;      // sample index, -1 if none
+  std::string collision_pair;    // what touched there
+  int goal_sample = -1;          // first sample where the goal holds, -1 if never
+  double goal_distance_min = std::numeric_limits<double>::infinity();  // over the samples
+  double min_clearance_m = std::numeric_limits<double>::infinity();
+  double min_stage_clearance_m = std::numeric_limits<double>::infinity();
+  int min_stage_clearance_sample = -1;
+  double max_violation_m = 0.0;  // strings over-stretched, over the re-simulation
+  double min_tension_N = 0.0;
+  std::vector<std::string> limit_violations;  // empty for every plan a planner returns
+  PlanStatistics stats;
+
+  int samples() const { return static_cast<int>(inputs.rows()); }
+  double duration_s() const { return samples() > 0 ? (samples() - 1) / rate_hz : 0.0; }
+};
+
+// The JSON plan format (documented in the README).
+void writePlanJson(const Plan& plan, std::ostream& out);
+// "t,<input names>" rows: the format `marionette simulate --inputs` reads.
+void writeInputsCsv(const Plan& plan, std::ostream& out);
+
+}  // namespace marionette

@@ -1,0 +1,82 @@
+// Planning a motion (DESIGN §6): one request in, one verified Plan out.
+//
+// Contents
+//   PlannerOptions   planner id and parameters, time limit, seed, output rate, control holding.
+//   PlanRequest      model, scene, start, goal, options.
+//   PlanProgress     what long plans report while they run.
+//   planMotion()     plans with OMPL's est / kpiece / rrt / sst / pdst over the variational
+//                    integrator, or with the rest-pose roadmap (prm); then resamples the inputs
+//                    at the output rate, re-simulates and re-checks them (the Plan's states are
+//                    that re-simulation's).
+//   plannerNames() / plannerParameters()
+#pragma once
+
+#include <Eigen/Core>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "marionette/environments/collision.hpp"
+#include "marionette/environments/scene.hpp"
+#include "marionette/models/model.hpp"
+#include "marionette/models/simulation.hpp"
+#include "marionette/planner/goal.hpp"
+#include "marionette/planner/plan.hpp"
+#include "marionette/planner/roadmap.hpp"
+
+namespace marionette {
+
+struct PlannerOptions {
+  std::string planner = "est";  // est | kpiece | rrt | sst | pdst | prm
+  double time_limit_s = 10.0;   // wall-clock budget of the search (a prm build is extra)
+  unsigned long seed = 1;       // the same seed gives the same plan
+  double rate_hz = 50.0;        // output rate of the input sequence (and of the re-simulation)
+  double step_s = 0.02;         // integrator step while planning (s)
+  // Tree planners: a control (a target rig velocity) is held for this many steps.
+  int min_control_steps = 2;
+  int max_control_steps = 15;
+  // OMPL planner parameters by their ParamSet names (e.g. goal_bias, range, selection_radius);
+  // an unknown name is an error that lists the known ones.
+  std::map<std::string, std::string> params;
+  // prm: the roadmap's options, and a file to load it from (if it exists and matches the model
+  // and scene) or save it to after building.  Without a file, roadmaps are cached in memory per
+  // (model, scene, options) for the life of the process.
+  RoadmapOptions roadmap;
+  std::string roadmap_file;
+};
+
+struct PlanRequest {
+  ModelPtr model;
+  ScenePtr scene;                   // null = the empty stage
+  CollisionModelPtr collision;      // optional: built from model and scene when null
+  Eigen::VectorXd start_inputs;     // n_k rig setpoints at the start; empty = defaults
+  StartSpec start;                  // rest pose of start_inputs, optionally with joints set
+  std::string start_text = "rest";  // for the plan's record
+  GoalSpec goal;
+  PlannerOptions options;
+};
+
+struct PlanProgress {
+  std::string phase;  // "roadmap", "search", "verify"
+  double elapsed_s = 0.0;
+  long propagations = 0;
+  long states = 0;  // tree planners: motions added so far; prm: roadmap vertices
+  double best_goal_distance = 0.0;
+};
+using ProgressFn = std::function<void(const PlanProgress&)>;
+using CancelFn = std::function<bool()>;  // true = stop as soon as possible
+
+// Throws std::invalid_argument on a bad request (unknown planner or parameter, bad goal or
+// start, start in collision, rate or limits out of range), naming what is wrong.  Never
+// returns an unverified plan: Plan::outcome is Exact only if the re-simulation of the returned
+// inputs is collision-free, within every limit, and satisfies the goal.
+Plan planMotion(const PlanRequest& request, const ProgressFn& progress = {},
+                const CancelFn& cancelled = {});
+
+const std::vector<std::string>& plannerNames();
+// Parameter names (and their defaults as set here) of a tree planner, for errors and docs.
+std::map<std::string, std::string> plannerParameters(const std::string& planner);
+
+}  // namespace marionette

@@ -1,0 +1,104 @@
+// The rest-pose roadmap (`prm`, DESIGN §6; seed 001 §IV-A learning and query phases, §IV-D lazy
+// edge checks).  Vertices are collision-free rest poses of sampled inputs; an edge moves the
+// inputs from one vertex's values to the other's within the speed and acceleration limits (a
+// quintic time scaling), is simulated with the real dynamics, collision-checked at every step,
+// and is accepted if the swing then settles near the target rest pose within a bounded time.
+//
+// Contents
+//   RoadmapOptions      sizes, edge motion and settling criteria.
+//   RestPoseRoadmap     the graph (Boost.Graph), built once per (model, scene), shared by
+//                       queries (which lock it), saved to / loaded from a text file.
+//   RoadmapQuery...     what a query returns to planMotion.
+#pragma once
+
+#include <Eigen/Core>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "marionette/environments/collision.hpp"
+#include "marionette/planner/goal.hpp"
+#include "marionette/planner/rig_trajectory.hpp"
+
+namespace marionette {
+
+struct RoadmapOptions {
+  int vertices = 120;               // rest poses kept in the learning phase
+  int neighbours = 8;               // edges to the nearest vertices (in time at full speed)
+  double build_time_limit_s = 60.0; // learning phase budget
+  unsigned long seed = 1;           // learning-phase samples
+  double step_s = 0.02;             // integrator step of edge simulations (s)
+  double slowdown = 1.5;            // edges move at the limits divided by this
+  double settle_max_s = 4.0;        // the swing must settle within this after an edge's move
+  double settle_tolerance = 0.05;   // max |q_d - rest pose| (rad or m) that counts as settled
+  double settle_energy_J = 2e-3;    // and puppet kinetic energy below this
+  std::string describe() const;     // "vertices=120 neighbours=8 ..."
+};
+
+class RestPoseRoadmap {
+ public:
+  struct Vertex {
+    Eigen::VectorXd rho;  // n_k inputs
+    Eigen::VectorXd q;    // n_d their rest pose
+  };
+  enum class EdgeState : unsigned char { Unknown = 0, Valid = 1, Invalid = 2 };
+  struct Edge {
+    int from = 0, to = 0;
+    double move_s = 0.0;     // the quintic move's duration
+    double settle_s = 0.0;   // hold after the move until settled (when Valid)
+    EdgeState state = EdgeState::Unknown;
+  };
+
+  // The learning phase.  Throws std::runtime_error if cancelled.
+  static std::shared_ptr<RestPoseRoadmap> build(
+      CollisionModelPtr collision, const RoadmapOptions& options,
+      const std::function<void(int vertices, double elapsed_s)>& progress = {},
+      const std::function<bool()>& cancelled = {});
+  // Throws std::runtime_error naming the file and line when it cannot be read, or when it was
+  // built for another model or scene (their fingerprints differ).
+  static std::shared_ptr<RestPoseRoadmap> load(const std::string& path,
+                                               CollisionModelPtr collision);
+  void save(const std::string& path) const;  // atomically (temp file, then rename)
+
+  const RoadmapOptions& options() const { return options_; }
+  const std::vector<Vertex>& vertices() const { return vertices_; }
+  std::vector<Edge> edges() const;  // a snapshot
+  double buildTime_s() const { return build_time_s_; }
+  const CollisionModelPtr& collisionModel() const { return collision_; }
+
+  // A query's answer.
+  struct QueryResult {
+    bool found = false;
+    bool exact = false;          // the final vertex satisfies the goal
+    double goal_distance = 0.0;  // of the final vertex's rest pose
+    RigTrajectory inputs;        // settle at the start, then move + hold along the path
+    std::vector<int> path;       // roadmap vertex indices (-1 = the start, -2 = a goal vertex
+                                 // made for this query)
+    long edges_validated = 0, edges_rejected = 0, propagations = 0, collision_checks = 0;
+    std::string message;
+  };
+  // The query phase: connect the start (settled first if not at rest) and the goal, A* over
+  // edge durations with a speed-limit heuristic, simulate the path's unchecked edges, drop a
+  // failing one and search again.  Thread-safe (queries lock the roadmap).
+  QueryResult query(const Eigen::VectorXd& start_q, const Eigen::VectorXd& start_qdot,
+                    const Eigen::VectorXd& start_rho, GoalEvaluator& goal, double time_limit_s,
+                    unsigned long seed, const std::function<bool()>& cancelled = {});
+
+  // Fingerprints of what a roadmap depends on (model dynamics and geometry, scene).
+  static std::string fingerprint(const CollisionModel& collision);
+
+ private:
+  RestPoseRoadmap(CollisionModelPtr collision, RoadmapOptions options);
+  struct Graph;
+  CollisionModelPtr collision_;
+  RoadmapOptions options_;
+  std::vector<Vertex> vertices_;
+  std::shared_ptr<Graph> graph_;
+  double build_time_s_ = 0.0;
+  mutable std::mutex mutex_;
+  friend struct RoadmapAccess;
+};
+
+}  // namespace marionette

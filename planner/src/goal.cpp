@@ -1,0 +1,322 @@
+#include "marionette/planner/goal.hpp"
+
+#include <Eigen/Cholesky>
+#include <cmath>
+#include <sstream>
+#include <stdexcept>
+
+#include "marionette/models/rest_pose.hpp"
+
+namespace marionette {
+namespace {
+
+std::string trim(const std::string& s) {
+  const auto b = s.find_first_not_of(" \t");
+  const auto e = s.find_last_not_of(" \t");
+  return b == std::string::npos ? "" : s.substr(b, e - b + 1);
+}
+
+std::vector<std::string> split(const std::string& s, char sep) {
+  std::vector<std::string> out;
+  std::string cur;
+  std::istringstream is(s);
+  while (std::getline(is, cur, sep)) out.push_back(trim(cur));
+  return out;
+}
+
+double number(const std::string& text, const std::string& what) {
+  try {
+    std::size_t used = 0;
+    const double v = std::stod(text, &used);
+    if (used == text.size() && std::isfinite(v)) return v;
+  } catch (const std::exception&) {
+  }
+  throw std::invalid_argument("--goal: " + what + ": expected a finite number, got '" + text +
+                              "'");
+}
+
+const char* kindPrefix(GoalSpec::Kind k) {
+  switch (k) {
+    case GoalSpec::Kind::Joint: return "q";
+    case GoalSpec::Kind::Point: return "point";
+    case GoalSpec::Kind::RestOf: return "rest-of";
+  }
+  return "?";
+}
+
+}  // namespace
+
+GoalSpec GoalSpec::parse(const std::string& text) {
+  GoalSpec g;
+  const auto colon = text.find(':');
+  if (colon == std::string::npos)
+    throw std::invalid_argument("--goal: expected q:NAME=V,..., point:NAME=x,y,z or "
+                                "rest-of:VAR=V,... (got '" + text + "')");
+  const std::string kind = trim(text.substr(0, colon));
+  const std::vector<std::string> parts = split(text.substr(colon + 1), ';');
+  if (parts.empty() || parts[0].empty())
+    throw std::invalid_argument("--goal: '" + kind + ":' needs NAME=VALUE");
+  if (kind == "q" || kind == "rest-of") {
+    g.kind = kind == "q" ? Kind::Joint : Kind::RestOf;
+    for (const std::string& item : split(parts[0], ',')) {
+      const auto eq = item.find('=');
+      if (eq == std::string::npos || trim(item.substr(0, eq)).empty())
+        throw std::invalid_argument("--goal: expected NAME=VALUE, got '" + item + "'");
+      const std::string name = trim(item.substr(0, eq));
+      g.values.emplace_back(name, number(trim(item.substr(eq + 1)), name));
+    }
+  } else if (kind == "point") {
+    g.kind = Kind::Point;
+    const auto eq = parts[0].find('=');
+    if (eq == std::string::npos)
+      throw std::invalid_argument("--goal: expected point:NAME=x,y,z, got '" + parts[0] + "'");
+    PointTarget t;
+    t.point = trim(parts[0].substr(0, eq));
+    const std::vector<std::string> xyz = split(parts[0].substr(eq + 1), ',');
+    if (t.point.empty() || xyz.size() != 3)
+      throw std::invalid_argument("--goal: expected point:NAME=x,y,z (three numbers, stage "
+                                  "coordinates in m), got '" + parts[0] + "'");
+    for (int i = 0; i < 3; ++i) t.position_m[i] = number(xyz[i], t.point + " position");
+    g.points.push_back(t);
+  } else {
+    throw std::invalid_argument("--goal: unknown kind '" + kind +
+                                "' (expected q, point or rest-of)");
+  }
+  for (std::size_t i = 1; i < parts.size(); ++i) {
+    const std::string& opt = parts[i];
+    const auto eq = opt.find('=');
+    const std::string key = trim(opt.substr(0, eq));
+    if (key == "at-rest" && eq == std::string::npos) {
+      g.at_rest = true;
+    } else if ((key == "tol" && g.kind != Kind::Point) || (key == "radius" && g.kind == Kind::Point)) {
+      if (eq == std::string::npos) throw std::invalid_argument("--goal: " + key + " needs =VALUE");
+      g.tolerance = number(trim(opt.substr(eq + 1)), key);
+      if (!(g.tolerance > 0.0)) throw std::invalid_argument("--goal: " + key + " must be > 0");
+    } else if (key == "energy" && eq != std::string::npos) {
+      g.rest_energy_J = number(trim(opt.substr(eq + 1)), "energy");
+      if (!(g.rest_energy_J > 0.0)) throw std::invalid_argument("--goal: energy must be > 0 J");
+      g.at_rest = true;
+    } else {
+      throw std::invalid_argument("--goal: unknown option '" + opt + "' (expected " +
+                                  (g.kind == Kind::Point ? "radius=R" : "tol=X") +
+                                  ", at-rest or energy=J)");
+    }
+  }
+  return g;
+}
+
+void GoalSpec::merge(const GoalSpec& other) {
+  if (kind != Kind::Point || other.kind != Kind::Point)
+    throw std::invalid_argument("--goal: only point goals can be given more than once");
+  points.insert(points.end(), other.points.begin(), other.points.end());
+  if (!std::isnan(other.tolerance))
+    tolerance = std::isnan(tolerance) ? other.tolerance : std::min(tolerance, other.tolerance);
+  at_rest = at_rest || other.at_rest;
+  rest_energy_J = std::min(rest_energy_J, other.rest_energy_J);
+}
+
+double GoalSpec::effectiveTolerance() const {
+  if (!std::isnan(tolerance)) return tolerance;
+  return kind == Kind::Point ? 0.03 : 0.05;
+}
+
+std::string GoalSpec::describe() const {
+  std::ostringstream os;
+  os.precision(9);
+  if (kind == Kind::Point) {
+    for (std::size_t i = 0; i < points.size(); ++i) {
+      const auto& t = points[i];
+      os << (i ? " + " : "") << "point:" << t.point << '=' << t.position_m.x() << ','
+         << t.position_m.y() << ',' << t.position_m.z() << ";radius=" << effectiveTolerance();
+    }
+  } else {
+    os << kindPrefix(kind) << ':';
+    for (std::size_t i = 0; i < values.size(); ++i)
+      os << (i ? "," : "") << values[i].first << '=' << values[i].second;
+    os << ";tol=" << effectiveTolerance();
+  }
+  if (at_rest) os << ";at-rest;energy=" << rest_energy_J;
+  return os.str();
+}
+
+// ---- GoalEvaluator ------------------------------------------------------------------------
+
+GoalEvaluator::GoalEvaluator(ModelPtr model, GoalSpec spec)
+    : model_(std::move(model)), spec_(std::move(spec)), data_(*model_) {
+  const Model& m = *model_;
+  const int nd = m.nd(), nk = m.nk();
+  tolerance_ = spec_.effectiveTolerance();
+  target_q_ = Eigen::VectorXd::Constant(nd, std::numeric_limits<double>::quiet_NaN());
+  target_rho_ = Eigen::VectorXd();
+  q_full_.resize(m.nq());
+  v_.resize(nd);
+  zero_v_ = Eigen::VectorXd::Zero(nd);
+  auto names = [&](bool dynamic) {
+    std::string s;
+    if (dynamic)
+      for (const auto& v : m.dynamic) s += (s.empty() ? "" : ", ") + v.name;
+    else
+      for (const auto& v : m.kinematic) s += (s.empty() ? "" : ", ") + v.name;
+    return s;
+  };
+  switch (spec_.kind) {
+    case GoalSpec::Kind::Joint:
+      if (spec_.values.empty()) throw std::invalid_argument("--goal: q: names no variable");
+      for (const auto& [name, value] : spec_.values) {
+        const int i = m.variableIndex(name);
+        if (i < 0 || i >= nd)
+          throw std::invalid_argument("--goal: '" + name + "' is not a dynamic variable of '" +
+                                      m.name + "' (" + names(true) + ")");
+        const auto& lim = m.dynamic[i].limit;
+        if (lim.isStop() && (value < lim.lower || value > lim.upper))
+          throw std::invalid_argument("--goal: " + name + " = " + std::to_string(value) +
+                                      " is outside its limits");
+        target_q_[i] = value;
+        goal_vars_.push_back(i);
+      }
+      break;
+    case GoalSpec::Kind::RestOf: {
+      target_rho_ = m.defaultInputs();
+      for (const auto& [name, value] : spec_.values) {
+        const int i = m.variableIndex(name);
+        if (i < nd)
+          throw std::invalid_argument("--goal: rest-of: '" + name +
+                                      "' is not a kinematic variable of '" + m.name + "' (" +
+                                      names(false) + ")");
+        const auto& kv = m.kinematic[i - nd];
+        if (value < kv.lower || value > kv.upper)
+          throw std::invalid_argument("--goal: rest-of: " + name + " = " + std::to_string(value) +
+                                      " is outside its range [" + std::to_string(kv.lower) +
+                                      ", " + std::to_string(kv.upper) + "]");
+        target_rho_[i - nd] = value;
+      }
+      const RestPose rest = computeRestPose(model_, target_rho_);
+      if (!rest.ok) throw std::invalid_argument("--goal: rest-of: no rest pose: " + rest.message);
+      target_q_ = rest.q;
+      for (int i = 0; i < nd; ++i) goal_vars_.push_back(i);
+      break;
+    }
+    case GoalSpec::Kind::Point: {
+      if (spec_.points.empty()) throw std::invalid_argument("--goal: point: names no point");
+      const Eigen::Isometry3d stage_to_world = m.stage_pose.inverse();
+      for (const auto& t : spec_.points) {
+        const int i = m.pointIndex(t.point);
+        if (i < 0) {
+          std::string s;
+          for (const auto& p : m.points) s += (s.empty() ? "" : ", ") + p.name;
+          throw std::invalid_argument("--goal: '" + t.point + "' is not a point of '" + m.name +
+                                      "' (" + s + ")");
+        }
+        point_index_.push_back(i);
+        point_target_world_.push_back(stage_to_world * t.position_m);
+      }
+      break;
+    }
+  }
+  (void)nk;
+}
+
+double GoalEvaluator::poseError(const Eigen::VectorXd& q_d, const Eigen::VectorXd& rho) {
+  const Model& m = *model_;
+  double err = 0.0;
+  if (spec_.kind == GoalSpec::Kind::Point) {
+    q_full_ << q_d, rho;
+    forwardKinematics(m, data_, q_full_);
+    for (std::size_t k = 0; k < point_index_.size(); ++k) {
+      const Point& p = m.points[point_index_[k]];
+      err = std::max(err, (pointPosition(data_, p.frame, p.position_m) - point_target_world_[k])
+                              .norm());
+    }
+    return err;
+  }
+  for (int i : goal_vars_) err = std::max(err, std::abs(jointDifference(m, i, q_d[i], target_q_[i])));
+  if (spec_.kind == GoalSpec::Kind::RestOf)
+    err = std::max(err, (rho - target_rho_).cwiseAbs().maxCoeff());
+  return err;
+}
+
+double GoalEvaluator::kineticEnergy(const Eigen::VectorXd& q_d, const Eigen::VectorXd& rho,
+                                    const Eigen::VectorXd& qdot) {
+  q_full_ << q_d, rho;
+  forwardKinematics(*model_, data_, q_full_);
+  computeLagrangian(*model_, data_, q_full_, zero_v_, LagrangianOrder::MassMatrix);
+  return 0.5 * qdot.dot(data_.M * qdot);
+}
+
+double GoalEvaluator::kineticEnergyFromMomentum(const Eigen::VectorXd& q_d,
+                                                const Eigen::VectorXd& rho,
+                                                const Eigen::VectorXd& p, double dt_s) {
+  q_full_ << q_d, rho;
+  return marionette::kineticEnergyFromMomentum(*model_, data_, q_full_, p, dt_s);
+}
+
+GoalEvaluator::Measure GoalEvaluator::finish(double pose_error, double kinetic_J,
+                                             const Eigen::VectorXd& rho_dot) {
+  Measure out;
+  out.pose_error = pose_error;
+  out.satisfied = pose_error <= tolerance_;
+  out.distance = pose_error;
+  if (spec_.at_rest) {
+    out.kinetic_J = kinetic_J;
+    out.rig_speed = rho_dot.size() ? rho_dot.cwiseAbs().maxCoeff() : 0.0;
+    const bool still = kinetic_J <= spec_.rest_energy_J && out.rig_speed <= 1e-9;
+    out.satisfied = out.satisfied && still;
+    out.distance += tolerance_ * std::max(0.0, kinetic_J / spec_.rest_energy_J - 1.0);
+    if (out.rig_speed > 1e-9) out.distance += tolerance_ * 0.5;  // the rig must stop too
+  }
+  return out;
+}
+
+GoalEvaluator::Measure GoalEvaluator::measure(const Eigen::VectorXd& q_d,
+                                              const Eigen::VectorXd& rho,
+                                              const Eigen::VectorXd& qdot,
+                                              const Eigen::VectorXd& rho_dot) {
+  const double e = poseError(q_d, rho);
+  return finish(e, spec_.at_rest ? kineticEnergy(q_d, rho, qdot) : 0.0, rho_dot);
+}
+
+GoalEvaluator::Measure GoalEvaluator::measureFromMomentum(const Eigen::VectorXd& q_d,
+                                                          const Eigen::VectorXd& rho,
+                                                          const Eigen::VectorXd& p,
+                                                          const Eigen::VectorXd& rho_dot,
+                                                          double dt_s) {
+  const double e = poseError(q_d, rho);
+  return finish(e, spec_.at_rest ? kineticEnergyFromMomentum(q_d, rho, p, dt_s) : 0.0, rho_dot);
+}
+
+double jointDifference(const Model& model, int i, double a, double b) {
+  const double d = a - b;
+  const JointLimit& lim = model.dynamic[i].limit;
+  if (model.frames[model.dynamic_frame[i]].type != JointType::Rotate || std::isfinite(lim.lower) ||
+      std::isfinite(lim.upper))
+    return d;
+  return std::remainder(d, 2.0 * M_PI);
+}
+
+double maxJointDifference(const Model& model, const Eigen::VectorXd& q_a,
+                          const Eigen::VectorXd& q_b) {
+  double m = 0.0;
+  for (int i = 0; i < model.nd(); ++i) m = std::max(m, std::abs(jointDifference(model, i, q_a[i], q_b[i])));
+  return m;
+}
+
+double kineticEnergyFromMomentum(const Model& model, DynamicsData& data,
+                                 const Eigen::VectorXd& q_full, const Eigen::VectorXd& p,
+                                 double dt_s) {
+  // p_k = M v + dt/2 dL/dq to second order, so v = M^-1 (p - dt/2 dL/dq); at rest
+  // p = dt/2 dL/dq exactly and v = 0.
+  forwardKinematics(model, data, q_full);
+  computeLagrangian(model, data, q_full, Eigen::VectorXd::Zero(model.nd()),
+                    LagrangianOrder::MassMatrix);
+  const Eigen::VectorXd v = data.M.llt().solve(p - 0.5 * dt_s * data.Lq);
+  return 0.5 * v.dot(data.M * v);
+}
+
+Eigen::Vector3d pointInStage(const Model& model, DynamicsData& data, const Eigen::VectorXd& q_full,
+                             int point) {
+  forwardKinematics(model, data, q_full);
+  const Point& p = model.points[point];
+  return model.stage_pose * pointPosition(data, p.frame, p.position_m);
+}
+
+}  // namespace marionette
