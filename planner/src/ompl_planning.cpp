@@ -223,8 +223,9 @@ class Propagator : public oc::StatePropagator {
 class Validity : public ob::StateValidityChecker {
  public:
   Validity(const ob::SpaceInformationPtr& si, const CollisionModelPtr& collision,
-           const Layout& layout, Counters& counters)
+           const Layout& layout, double dt, Counters& counters)
       : ob::StateValidityChecker(si),
+        dt_(dt),
         model_(collision->model()),
         layout_(layout),
         checker_(collision),
@@ -245,8 +246,12 @@ class Validity : public ob::StateValidityChecker {
     }
     for (int i = 0; i < layout_.nk; ++i) {
       const KinematicVariable& kv = model_.kinematic[i];
-      const double r = x[layout_.rho() + i];
+      const double r = x[layout_.rho() + i], v = x[layout_.rhodot() + i];
       if (r < kv.lower - 1e-9 || r > kv.upper + 1e-9) return false;
+      // The rig must be able to stop inside its range: braking at max_accel from v (in whole
+      // steps, as appendBrake does) travels at most v^2 / (2a) + |v| dt.
+      const double stop = v * std::abs(v) / (2.0 * kv.max_accel) + v * dt_;
+      if (r + stop < kv.lower - 1e-9 || r + stop > kv.upper + 1e-9) return false;
       q_[layout_.nd + i] = r;
     }
     ++counters_.collision_checks;
@@ -254,6 +259,7 @@ class Validity : public ob::StateValidityChecker {
   }
 
  private:
+  double dt_;
   const Model& model_;
   Layout layout_;
   mutable CollisionChecker checker_;
@@ -541,7 +547,7 @@ SearchResult searchTree(const PlanRequest& request, const CollisionModelPtr& col
   si->setMinMaxControlDuration(std::max(1, opt.min_control_steps),
                                std::max(std::max(1, opt.min_control_steps), opt.max_control_steps));
   ss.setStatePropagator(std::make_shared<Propagator>(si, model, model_ptr, L, dt, counters));
-  ss.setStateValidityChecker(std::make_shared<Validity>(si, collision, L, counters));
+  ss.setStateValidityChecker(std::make_shared<Validity>(si, collision, L, dt, counters));
   space->registerDefaultProjection(
       std::make_shared<Projection>(space.get(), model_ptr, goal_spec, L));
 

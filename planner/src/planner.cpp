@@ -211,7 +211,6 @@ Plan planMotion(const PlanRequest& req, const ProgressFn& progress, const Cancel
           },
           cancelled);
       plan.stats.roadmap_build_time_s = roadmap->buildTime_s();
-      if (!opt.roadmap_file.empty()) roadmap->save(opt.roadmap_file);
       cachedRoadmap(key, roadmap);
     }
     GoalEvaluator goal(req.model, req.goal);
@@ -219,6 +218,8 @@ Plan planMotion(const PlanRequest& req, const ProgressFn& progress, const Cancel
     RestPoseRoadmap::QueryResult r = roadmap->query(start.q, start.qdot, rho0, goal,
                                                     opt.time_limit_s, opt.seed, cancelled);
     plan.stats.planning_time_s = secondsSince(tq);
+    // Saved after the query too, so that the edges it checked are remembered.
+    if (!opt.roadmap_file.empty()) roadmap->save(opt.roadmap_file);
     plan.stats.roadmap_vertices = static_cast<long>(roadmap->vertices().size());
     plan.stats.roadmap_edges = static_cast<long>(roadmap->edges().size());
     plan.stats.edges_validated = r.edges_validated;

@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <optional>
 #include <iomanip>
 #include <random>
 #include <sstream>
@@ -75,6 +76,25 @@ class EdgeSimulator {
         checker_(collision),
         data_(model_) {}
 
+  // The largest distance (m) between the same named point of the puppet at q_a and at q_b (n_d
+  // each, inputs rho): how far apart two poses look, whatever joints (and whole turns) differ.
+  double pointDisplacement(const Eigen::VectorXd& q_a, const Eigen::VectorXd& q_b,
+                           const Eigen::VectorXd& rho) {
+    qa_full_.resize(model_.nq());
+    qa_full_ << q_a, rho;
+    forwardKinematics(model_, data_, qa_full_);
+    points_a_.resize(model_.points.size());
+    for (std::size_t i = 0; i < model_.points.size(); ++i)
+      points_a_[i] = pointPosition(data_, model_.points[i].frame, model_.points[i].position_m);
+    qa_full_ << q_b, rho;
+    forwardKinematics(model_, data_, qa_full_);
+    double d = 0.0;
+    for (std::size_t i = 0; i < model_.points.size(); ++i)
+      d = std::max(d, (pointPosition(data_, model_.points[i].frame, model_.points[i].position_m) -
+                       points_a_[i]).norm());
+    return d;
+  }
+
   // From rest at (rho_a, q_a): move to rho_b, then hold until settled near q_b.
   EdgeCheck check(const Eigen::VectorXd& rho_a, const Eigen::VectorXd& q_a,
                   const Eigen::VectorXd& rho_b, const Eigen::VectorXd& q_b) {
@@ -92,23 +112,19 @@ class EdgeSimulator {
     };
     for (int k = 1; k < traj.knots(); ++k) {
       u = traj.position.row(k).transpose();
-      if (!stepTo(u)) {
-        if (std::getenv("MARIONETTE_DEBUG_EDGES")) std::fprintf(stderr, "edge: fail in move at knot %d/%d\n", k, traj.knots());
-        return out;
-      }
+      if (!stepTo(u)) return out;
     }
     const int max_hold = static_cast<int>(std::ceil(opt_.settle_max_s / opt_.step_s));
     for (int k = 0; k <= max_hold; ++k) {
       if (k > 0 && !stepTo(rho_b)) return out;
       qfull << x.q, x.rho;
-      if (maxJointDifference(model_, x.q, q_b) <= opt_.settle_tolerance &&
+      if (pointDisplacement(x.q, q_b, x.rho) <= opt_.settle_tolerance &&
           kineticEnergyFromMomentum(model_, data_, qfull, x.p, opt_.step_s) <= opt_.settle_energy_J) {
         out.ok = true;
         out.settle_s = k * opt_.step_s;
         return out;
       }
     }
-    if (std::getenv("MARIONETTE_DEBUG_EDGES")) { qfull << x.q, x.rho; std::fprintf(stderr, "edge: no settle: dq %g KE %g\n", maxJointDifference(model_, x.q, q_b), kineticEnergyFromMomentum(model_, data_, qfull, x.p, opt_.step_s)); }
     return out;
   }
 
@@ -117,7 +133,7 @@ class EdgeSimulator {
   // pose (the edge checks start from exact rest; this is what actually happens).  Appends to
   // `traj`; returns false if some hold does not settle within twice settle_max_s.
   bool assemble(const Eigen::VectorXd& q0, const Eigen::VectorXd& qdot0, RigTrajectory& traj,
-                const std::vector<RestPoseRoadmap::Vertex>& targets, double final_energy_J,
+                const std::vector<RestPoseRoadmap::Vertex>& targets, GoalEvaluator* final_goal,
                 long& propagations) {
     const Eigen::VectorXd rho0 = traj.position.row(0).transpose();
     State x = vi_.stateFromVelocity(q0, qdot0, rho0);
@@ -136,14 +152,16 @@ class EdgeSimulator {
       if (t > 0) appendMove(model_, traj, targets[t].rho, opt_.slowdown);
       if (!advanceFrom(done + 1)) return false;
       done = traj.knots() - 1;
-      const double energy =
-          t + 1 == targets.size() ? std::min(final_energy_J, opt_.settle_energy_J) : opt_.settle_energy_J;
+      // The last hold also waits for the goal itself (its tolerance may be tighter).
+      GoalEvaluator* goal = t + 1 == targets.size() ? final_goal : nullptr;
+      const double energy = opt_.settle_energy_J;
       const int max_hold = static_cast<int>(std::ceil(2 * opt_.settle_max_s / opt_.step_s));
       const Eigen::VectorXd zero = Eigen::VectorXd::Zero(model_.nk());
       for (int k = 0;; ++k) {
         qfull << x.q, x.rho;
-        if (maxJointDifference(model_, x.q, targets[t].q) <= opt_.settle_tolerance &&
-            kineticEnergyFromMomentum(model_, data_, qfull, x.p, opt_.step_s) <= energy)
+        if (pointDisplacement(x.q, targets[t].q, x.rho) <= opt_.settle_tolerance &&
+            kineticEnergyFromMomentum(model_, data_, qfull, x.p, opt_.step_s) <= energy &&
+            (!goal || goal->measureFromMomentum(x.q, x.rho, x.p, zero, opt_.step_s).satisfied))
           break;
         if (k == max_hold) {
           settled_all = false;
@@ -158,6 +176,51 @@ class EdgeSimulator {
     return settled_all;
   }
 
+  // The learning phase's edge: from rest at (rho_a, q_a), move to rho_b and hold until the
+  // puppet comes to rest -- wherever the dynamics take it.  The rest pose reached (polished to
+  // an exact equilibrium) becomes the new vertex, so vertices are equilibria the puppet actually
+  // settles into from the roadmap, not just any equilibrium of their inputs (puppets with slack
+  // strings have several).  Returns nullopt on a collision or if it does not settle.
+  std::optional<std::pair<RestPoseRoadmap::Vertex, EdgeCheck>> reach(const Eigen::VectorXd& rho_a,
+                                                                     const Eigen::VectorXd& q_a,
+                                                                     const Eigen::VectorXd& rho_b) {
+    EdgeCheck out;
+    RigTrajectory traj(opt_.step_s, rho_a);
+    appendMove(model_, traj, rho_b, opt_.slowdown);
+    State x = vi_.stateFromVelocity(q_a, Eigen::VectorXd::Zero(model_.nd()), rho_a);
+    Eigen::VectorXd u(model_.nk()), qfull(model_.nq());
+    auto stepTo = [&](const Eigen::VectorXd& rho) {
+      ++out.propagations;
+      if (vi_.step(x, rho, x) != StepStatus::Ok) return false;
+      qfull << x.q, x.rho;
+      ++out.collision_checks;
+      return !checker_.inCollision(qfull).in_collision;
+    };
+    for (int k = 1; k < traj.knots(); ++k) {
+      u = traj.position.row(k).transpose();
+      if (!stepTo(u)) return std::nullopt;
+    }
+    const int max_hold = static_cast<int>(std::ceil(opt_.settle_max_s / opt_.step_s));
+    int next_try = 0;
+    for (int k = 0; k <= max_hold; ++k) {
+      if (k > 0 && !stepTo(rho_b)) return std::nullopt;
+      if (k < next_try) continue;
+      qfull << x.q, x.rho;
+      if (kineticEnergyFromMomentum(model_, data_, qfull, x.p, opt_.step_s) > opt_.settle_energy_J)
+        continue;
+      const RestPose rest = computeRestPose(model_ptr_, rho_b, &x.q);
+      if (rest.ok && pointDisplacement(x.q, rest.q, rho_b) <= opt_.settle_tolerance) {
+        if (checker_.inCollision(model_.configuration(rest.q, rho_b)).in_collision)
+          return std::nullopt;
+        out.ok = true;
+        out.settle_s = k * opt_.step_s;
+        return std::make_pair(RestPoseRoadmap::Vertex{rho_b, rest.q}, out);
+      }
+      next_try = k + static_cast<int>(std::ceil(0.25 / opt_.step_s));  // look again in 0.25 s
+    }
+    return std::nullopt;
+  }
+
   // Holds rho from (q, qdot) until settled; returns the hold time, or -1 if it does not settle.
   double settle(const Eigen::VectorXd& q, const Eigen::VectorXd& qdot, const Eigen::VectorXd& rho,
                 const Eigen::VectorXd& q_rest, long& propagations) {
@@ -170,7 +233,7 @@ class EdgeSimulator {
         if (vi_.step(x, rho, x) != StepStatus::Ok) return -1.0;
       }
       qfull << x.q, x.rho;
-      if (maxJointDifference(model_, x.q, q_rest) <= opt_.settle_tolerance &&
+      if (pointDisplacement(x.q, q_rest, x.rho) <= opt_.settle_tolerance &&
           kineticEnergyFromMomentum(model_, data_, qfull, x.p, opt_.step_s) <= opt_.settle_energy_J)
         return k * opt_.step_s;
     }
@@ -184,6 +247,8 @@ class EdgeSimulator {
   VariationalIntegrator vi_;
   CollisionChecker checker_;
   DynamicsData data_;
+  Eigen::VectorXd qa_full_;
+  std::vector<Eigen::Vector3d> points_a_;
 };
 
 // A rest pose of rho that is collision-free, or nullopt.
@@ -330,9 +395,17 @@ std::shared_ptr<RestPoseRoadmap> RestPoseRoadmap::build(
   const Model& model = *model_ptr;
   CollisionChecker checker(collision);
   std::mt19937_64 rng(options.seed);
-  // The default inputs' rest pose first: where most plans start.
-  if (auto v = restVertex(model_ptr, checker, model.defaultInputs(), nullptr))
-    rm->vertices_.push_back(*v);
+  // The default inputs' rest pose first: the home pose, where most plans start.
+  auto home = restVertex(model_ptr, checker, model.defaultInputs(), nullptr);
+  if (!home)
+    throw std::runtime_error("roadmap: the rest pose of the default inputs is in collision");
+  rm->vertices_.push_back(*home);
+  EdgeSimulator sim(collision, options);
+  struct CheckedEdge {
+    int from, to;
+    EdgeProps props;
+  };
+  std::vector<CheckedEdge> checked;
   const long max_attempts = 50L * options.vertices;
   auto last_report = t0;
   for (long attempt = 0; static_cast<int>(rm->vertices_.size()) < options.vertices &&
@@ -340,12 +413,34 @@ std::shared_ptr<RestPoseRoadmap> RestPoseRoadmap::build(
        ++attempt) {
     if (cancelled && cancelled()) throw std::runtime_error("roadmap: cancelled");
     if (secondsSince(t0) > options.build_time_limit_s) break;
+    // Half the samples uniform over the actuator ranges (reached from the home pose), half near
+    // a vertex already kept (an eighth of each range, reached from that vertex): rest poses far
+    // apart rarely connect by one settling move, so the roadmap grows outwards in reachable
+    // steps as well as covering the space.  Either way the move that found the vertex is a
+    // checked edge.
     Eigen::VectorXd rho(model.nk());
+    const bool near = std::uniform_real_distribution<double>()(rng) < 0.5;
+    const int base = near ? std::uniform_int_distribution<int>(
+                                0, static_cast<int>(rm->vertices_.size()) - 1)(rng)
+                          : 0;
     for (int i = 0; i < model.nk(); ++i) {
-      std::uniform_real_distribution<double> u(model.kinematic[i].lower, model.kinematic[i].upper);
-      rho[i] = u(rng);
+      const KinematicVariable& kv = model.kinematic[i];
+      if (near)
+        rho[i] = std::clamp(rm->vertices_[base].rho[i] + (kv.upper - kv.lower) / 8.0 *
+                                                             std::normal_distribution<double>()(rng),
+                            kv.lower, kv.upper);
+      else
+        rho[i] = std::uniform_real_distribution<double>(kv.lower, kv.upper)(rng);
     }
-    if (auto v = restVertex(model_ptr, checker, rho, nullptr)) rm->vertices_.push_back(*v);
+    if (auto found = sim.reach(rm->vertices_[base].rho, rm->vertices_[base].q, rho)) {
+      rm->vertices_.push_back(found->first);
+      EdgeProps e;
+      e.move_s = moveDuration(model, rm->vertices_[base].rho, rho, options.step_s, options.slowdown);
+      e.settle_s = found->second.settle_s;
+      e.state = EdgeState::Valid;
+      e.cost = e.move_s + e.settle_s;
+      checked.push_back({base, static_cast<int>(rm->vertices_.size()) - 1, e});
+    }
     if (progress && std::chrono::steady_clock::now() - last_report > std::chrono::seconds(1)) {
       last_report = std::chrono::steady_clock::now();
       progress(static_cast<int>(rm->vertices_.size()), secondsSince(t0));
@@ -356,6 +451,7 @@ std::shared_ptr<RestPoseRoadmap> RestPoseRoadmap::build(
                              std::to_string(secondsSince(t0)) + " s");
   BGraph& g = rm->graph_->g;
   g = BGraph(rm->vertices_.size());
+  for (const CheckedEdge& e : checked) boost::add_edge(e.from, e.to, e.props, g);
   for (int i = 0; i < static_cast<int>(rm->vertices_.size()); ++i)
     for (int j : nearest(model, rm->vertices_, rm->vertices_[i].rho, options.neighbours, i))
       addEdgePair(g, model, rm->vertices_, i, j, options);
@@ -410,7 +506,7 @@ RestPoseRoadmap::QueryResult RestPoseRoadmap::query(const Eigen::VectorXd& start
   const int s = static_cast<int>(vs.size());
   vs.push_back({start_rho, start_rest.q});
   boost::add_vertex(g);
-  for (int j : nearest(model, vs, start_rho, options_.neighbours, s))
+  for (int j : nearest(model, vs, start_rho, 2 * options_.neighbours, s))
     addEdgePair(g, model, vs, s, j, options_);
 
   auto goalError = [&](const Vertex& v) { return goal.poseError(v.q, v.rho); };
@@ -421,7 +517,7 @@ RestPoseRoadmap::QueryResult RestPoseRoadmap::query(const Eigen::VectorXd& start
     const int id = static_cast<int>(vs.size());
     vs.push_back(v);
     boost::add_vertex(g);
-    for (int j : nearest(model, vs, v.rho, options_.neighbours, id))
+    for (int j : nearest(model, vs, v.rho, 2 * options_.neighbours, id))
       addEdgePair(g, model, vs, id, j, options_);
     return id;
   };
@@ -567,9 +663,8 @@ RestPoseRoadmap::QueryResult RestPoseRoadmap::query(const Eigen::VectorXd& start
     targets.push_back(vs[v]);
     out.path.push_back(v == s ? -1 : (v < permanent ? v : -2));
   }
-  const double final_energy = goal.spec().at_rest ? goal.spec().rest_energy_J
-                                                  : std::numeric_limits<double>::infinity();
-  if (!sim.assemble(start_q, start_qdot, out.inputs, targets, final_energy, out.propagations))
+  if (!sim.assemble(start_q, start_qdot, out.inputs, targets, exact ? &goal : nullptr,
+                    out.propagations))
     out.message = "the swing did not settle everywhere along the path within " +
                   std::to_string(2 * options_.settle_max_s) + " s";
   out.goal_distance = goalError(vs[path.back()]);

@@ -26,14 +26,14 @@ namespace marionette {
 
 struct RoadmapOptions {
   int vertices = 120;               // rest poses kept in the learning phase
-  int neighbours = 8;               // edges to the nearest vertices (in time at full speed)
+  int neighbours = 10;              // edges to the nearest vertices (in time at full speed)
   double build_time_limit_s = 60.0; // learning phase budget
   unsigned long seed = 1;           // learning-phase samples
   double step_s = 0.02;             // integrator step of edge simulations (s)
   double slowdown = 1.5;            // edges move at the limits divided by this
-  double settle_max_s = 4.0;        // the swing must settle within this after an edge's move
-  double settle_tolerance = 0.05;   // max |q_d - rest pose| (rad or m) that counts as settled
-  double settle_energy_J = 2e-3;    // and puppet kinetic energy below this
+  double settle_max_s = 6.0;        // the swing must settle within this after an edge's move
+  double settle_tolerance = 0.06;   // m: every named point this near its rest position = settled
+  double settle_energy_J = 2e-4;    // and puppet kinetic energy below this (J)
   std::string describe() const;     // "vertices=120 neighbours=8 ..."
 };
 

@@ -1,0 +1,356 @@
+// Planning (issue 4): the required problems, each plan re-simulated independently of the
+// planner from its CSV and checked for collisions, the goal, and the rig's limits; plus the
+// pieces (rig trajectories, goals, roadmap files, reproducibility, bad requests).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <fstream>
+#include <sstream>
+
+#include "marionette/environments/collision.hpp"
+#include "marionette/models/input_limits.hpp"
+#include "marionette/models/integrator.hpp"
+#include "marionette/models/model_io.hpp"
+#include "marionette/models/rest_pose.hpp"
+#include "marionette/models/simulation.hpp"
+#include "marionette/planner/planner.hpp"
+#include "support/test_paths.hpp"
+
+using namespace marionette;
+
+namespace {
+
+// What an independent re-simulation of a plan's CSV found.
+struct Replay {
+  int rows = 0;
+  int collisions = 0;
+  std::string first_contact;
+  double best_goal_error = INFINITY;  // over rows (m or rad, as the goal measures)
+  double final_goal_error = INFINITY;
+  double final_kinetic_J = INFINITY;
+  double max_range_excess = 0.0, max_speed_ratio = 0.0, max_accel_ratio = 0.0;
+};
+
+// Re-simulates `csv` with the VI at the plan's rate from the rest pose of its first row, checks
+// every row against the scene, and measures the goal with `error(q_full)`.
+template <class GoalError>
+Replay replay(const ModelPtr& model, const ScenePtr& scene, const std::string& csv, double rate,
+              GoalError error) {
+  Replay r;
+  const InputSchedule inputs = InputSchedule::fromCsv(*model, csv, "plan.csv");
+  // Limits by finite differences of the samples, the rig at rest before and after.
+  const int n = static_cast<int>(inputs.times_s.size());
+  const double h = 1.0 / rate;
+  for (int j = 0; j < model->nk(); ++j) {
+    const KinematicVariable& kv = model->kinematic[j];
+    auto x = [&](int i) { return inputs.values(std::clamp(i, 0, n - 1), j); };
+    for (int i = 0; i < n; ++i) {
+      r.max_range_excess = std::max({r.max_range_excess, kv.lower - x(i), x(i) - kv.upper});
+      r.max_speed_ratio = std::max(r.max_speed_ratio, std::abs(x(i + 1) - x(i)) / h / kv.max_speed);
+      r.max_accel_ratio = std::max(
+          r.max_accel_ratio, std::abs(x(i + 1) - 2 * x(i) + x(i - 1)) / (h * h) / kv.max_accel);
+    }
+  }
+  SimulationOptions so;
+  so.dt_s = h;
+  so.duration_s = inputs.times_s.back();
+  CollisionChecker checker(std::make_shared<CollisionModel>(model, scene));
+  DynamicsData data(*model);
+  Eigen::VectorXd q_prev;
+  simulate(model, inputs, so, [&](const SimulationRow& row) {
+    const Eigen::VectorXd q = model->configuration(*row.q, *row.rho);
+    const CollisionResult c = checker.inCollision(q);
+    if (c.in_collision && r.collisions++ == 0) r.first_contact = c.pair.describe();
+    const double e = error(q);
+    r.best_goal_error = std::min(r.best_goal_error, e);
+    r.final_goal_error = e;
+    if (r.rows > 0) {
+      const Eigen::VectorXd v = (*row.q - q_prev) * rate;
+      forwardKinematics(*model, data, q);
+      computeLagrangian(*model, data, q, Eigen::VectorXd::Zero(model->nd()),
+                        LagrangianOrder::MassMatrix);
+      r.final_kinetic_J = 0.5 * v.dot(data.M * v);
+    }
+    q_prev = *row.q;
+    ++r.rows;
+  });
+  return r;
+}
+
+// Distance (m) of a named point from a stage position.
+auto pointError(const ModelPtr& model, const std::string& point, Eigen::Vector3d target_stage) {
+  return [model, idx = model->pointIndex(point), target_stage,
+          data = std::make_shared<DynamicsData>(*model)](const Eigen::VectorXd& q) {
+    forwardKinematics(*model, *data, q);
+    const Point& p = model->points[idx];
+    return (model->stage_pose * pointPosition(*data, p.frame, p.position_m) - target_stage).norm();
+  };
+}
+
+std::string csvOf(const Plan& plan) {
+  std::ostringstream os;
+  writeInputsCsv(plan, os);
+  return os.str();
+}
+
+void expectClean(const Replay& r, const Plan& plan) {
+  EXPECT_EQ(r.rows, plan.samples());
+  EXPECT_EQ(r.collisions, 0) << "first contact: " << r.first_contact;
+  EXPECT_LE(r.max_range_excess, 1e-9);
+  EXPECT_LE(r.max_speed_ratio, 1.0 + 1e-6);
+  EXPECT_LE(r.max_accel_ratio, 1.0 + 1e-6);
+  EXPECT_TRUE(plan.limit_violations.empty());
+  EXPECT_TRUE(plan.collision_free);
+}
+
+PlanRequest request(const std::string& model, const std::string& scene, const std::string& planner,
+                    const std::string& goal, double time_limit = 30.0, unsigned long seed = 1) {
+  PlanRequest req;
+  req.model = loadModel(model);
+  req.scene = loadScene(scene);
+  req.goal = GoalSpec::parse(goal);
+  req.options.planner = planner;
+  req.options.time_limit_s = time_limit;
+  req.options.seed = seed;
+  return req;
+}
+
+double restValue(const ModelPtr& model, const std::string& variable) {
+  const RestPose rest = computeRestPose(model, model->defaultInputs());
+  return rest.q[model->variableIndex(variable)];
+}
+
+}  // namespace
+
+// ---- Pieces ------------------------------------------------------------------------------------
+
+TEST(RigTrajectory, MovesEndExactlyAtTheTargetWithinTheLimitsAtAnyRate) {
+  const ModelPtr model = loadModel("puppetcopter");
+  RigTrajectory t(0.02, model->defaultInputs());
+  Eigen::VectorXd target = model->defaultInputs();
+  target[0] = 0.2;   // yaw: 1.2 rad
+  target[2] = 1.1;   // winch: 0.42 m
+  appendMove(*model, t, target, 1.0);
+  appendHold(t, 0.1);
+  EXPECT_LT((t.lastPosition() - target).cwiseAbs().maxCoeff(), 1e-15);
+  // The quintic's time: the winch at 0.3 m/s needs 15/8 * 0.42 / 0.3 = 2.625 s.
+  EXPECT_NEAR(t.duration_s(), 2.64 + 0.1, 0.021);
+  for (double rate : {50.0, 30.0, 200.0, 37.0}) {
+    const Eigen::MatrixXd s = t.resample(rate);
+    EXPECT_TRUE(checkInputLimits(*model, s, rate).empty()) << rate << " Hz";
+  }
+  // A braking tail stops a moving rig at max_accel.
+  RigTrajectory b(0.02, model->defaultInputs());
+  Eigen::VectorXd rho = model->defaultInputs(), v = Eigen::VectorXd::Zero(model->nk()),
+                  cmd = Eigen::VectorXd::Zero(model->nk());
+  cmd[2] = 10.0;  // clamped to 0.3 m/s
+  for (int k = 0; k < 20; ++k) {
+    rigStep(*model, rho.data(), v.data(), cmd.data(), 0.02, rho.data(), v.data());
+    b.append(rho, v);
+  }
+  EXPECT_DOUBLE_EQ(v[2], 0.3);
+  appendBrake(*model, b);
+  EXPECT_EQ(b.lastVelocity().cwiseAbs().maxCoeff(), 0.0);
+  EXPECT_TRUE(checkInputLimits(*model, b.resample(50.0), 50.0).empty());
+  // ...and a step of the winch is caught, naming it.
+  Eigen::MatrixXd jump = b.resample(50.0);
+  jump(5, 2) += 0.05;
+  const auto v2 = checkInputLimits(*model, jump, 50.0);
+  ASSERT_FALSE(v2.empty());
+  EXPECT_EQ(v2[0].variable, "act_arm_l_len");
+}
+
+TEST(Goal, ParsesEveryKindAndRejectsBadText) {
+  const GoalSpec q = GoalSpec::parse("q:theta1=0.3,theta2=-0.1;tol=0.02;at-rest");
+  EXPECT_EQ(q.kind, GoalSpec::Kind::Joint);
+  EXPECT_EQ(q.values.size(), 2u);
+  EXPECT_DOUBLE_EQ(q.tolerance, 0.02);
+  EXPECT_TRUE(q.at_rest);
+  const GoalSpec p = GoalSpec::parse("point:hand_l=0.05,0.24,0.40;radius=0.04");
+  EXPECT_EQ(p.kind, GoalSpec::Kind::Point);
+  EXPECT_DOUBLE_EQ(p.points[0].position_m.y(), 0.24);
+  EXPECT_EQ(GoalSpec::parse(p.describe()).describe(), p.describe());
+  EXPECT_EQ(GoalSpec::parse("rest-of:xr=0.7,r=0.3").kind, GoalSpec::Kind::RestOf);
+  for (const char* bad : {"q:", "q:theta1", "point:hand=1,2", "pose:x=1", "q:theta1=0.3;tol=-1",
+                          "q:theta1=abc", "point:hand=1,2,3;tol=0.1", "rest-of:xr=0.1;at-rest=1"})
+    EXPECT_THROW(GoalSpec::parse(bad), std::invalid_argument) << bad;
+  const ModelPtr arm = loadModel("planar-arm");
+  EXPECT_THROW(GoalEvaluator(arm, GoalSpec::parse("q:nope=1")), std::invalid_argument);
+  EXPECT_THROW(GoalEvaluator(arm, GoalSpec::parse("point:nope=0,0,0")), std::invalid_argument);
+  EXPECT_THROW(GoalEvaluator(arm, GoalSpec::parse("rest-of:x=5")), std::invalid_argument);
+}
+
+TEST(Goal, KineticEnergyFromMomentumIsZeroAtRestAndMatchesVelocity) {
+  const ModelPtr model = loadModel("arm3d");
+  const RestPose rest = computeRestPose(model, model->defaultInputs());
+  VariationalIntegrator vi(model);
+  GoalEvaluator eval(model, GoalSpec::parse("q:elbow=1.0;at-rest"));
+  const State x = vi.stateFromVelocity(rest.q, Eigen::VectorXd::Zero(4), model->defaultInputs());
+  EXPECT_LT(eval.kineticEnergyFromMomentum(x.q, x.rho, x.p, vi.dt()), 1e-20);
+  Eigen::VectorXd v(4);
+  v << 0.3, -0.2, 0.1, 0.5;
+  const State y = vi.stateFromVelocity(rest.q, v, model->defaultInputs());
+  const double expected = eval.kineticEnergy(rest.q, model->defaultInputs(), v);
+  EXPECT_NEAR(eval.kineticEnergyFromMomentum(y.q, y.rho, y.p, vi.dt()), expected,
+              1e-3 * expected);
+}
+
+// ---- The required problems ---------------------------------------------------------------------
+
+class PlanarArmEveryPlanner : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(PlanarArmEveryPlanner, SwingsTheArm03RadFromRest) {
+  const ModelPtr model = loadModel("planar-arm");
+  const double target = restValue(model, "theta1") + 0.3;
+  PlanRequest req = request("planar-arm", "empty", GetParam(),
+                            "q:theta1=" + std::to_string(target) + ";tol=0.05");
+  const Plan plan = planMotion(req);
+  ASSERT_EQ(plan.outcome, PlanOutcome::Exact) << plan.message;
+  const int i = model->variableIndex("theta1");
+  const Replay r = replay(model, req.scene, csvOf(plan), plan.rate_hz, [&](const Eigen::VectorXd& q) {
+    return std::abs(std::remainder(q[i] - target, 2 * M_PI));
+  });
+  expectClean(r, plan);
+  EXPECT_LE(r.best_goal_error, 0.05);
+  // The plan's own predicted states are that re-simulation's.
+  EXPECT_NEAR(plan.states(plan.goal_sample, i), target, 0.05 + 1e-9);
+}
+
+INSTANTIATE_TEST_SUITE_P(Planners, PlanarArmEveryPlanner,
+                         ::testing::Values("est", "kpiece", "rrt", "sst", "pdst", "prm"));
+
+class Arm3dPillars : public ::testing::TestWithParam<std::string> {};
+
+// The hand goes past the front pillar at (0.30, 0.12): the straight line from its rest position
+// (0.23, 0, 0.50) to the target passes within 2 cm of the pillar with the forearm's radius.
+TEST_P(Arm3dPillars, ReachesAHandTargetPastAPillar) {
+  const ModelPtr model = loadModel("arm3d");
+  const Eigen::Vector3d target(0.22, 0.20, 0.55);
+  PlanRequest req = request("arm3d", "pillars", GetParam(), "point:hand=0.22,0.20,0.55;radius=0.05",
+                            30.0, 2);
+  const Plan plan = planMotion(req);
+  ASSERT_EQ(plan.outcome, PlanOutcome::Exact) << plan.message;
+  EXPECT_LE(plan.stats.planning_time_s, 30.5);
+  const Replay r = replay(model, req.scene, csvOf(plan), plan.rate_hz,
+                          pointError(model, "hand", target));
+  expectClean(r, plan);
+  EXPECT_LE(r.best_goal_error, 0.05);
+}
+
+INSTANTIATE_TEST_SUITE_P(Planners, Arm3dPillars, ::testing::Values("est", "kpiece"));
+
+TEST(SuspendedMassWindow, CarriesTheMassThroughTheWindowAndLetsItSettle) {
+  const ModelPtr model = loadModel("suspended-mass");
+  PlanRequest req = request("suspended-mass", "window", "prm", "rest-of:xr=0.7,r=0.3;at-rest");
+  const Plan plan = planMotion(req);
+  ASSERT_EQ(plan.outcome, PlanOutcome::Exact) << plan.message;
+  const int xm = model->variableIndex("xm"), zm = model->variableIndex("zm");
+  const Replay r = replay(model, req.scene, csvOf(plan), plan.rate_hz, [&](const Eigen::VectorXd& q) {
+    return std::max(std::abs(q[xm] - 0.7), std::abs(q[zm] - 0.7));
+  });
+  expectClean(r, plan);
+  // It ends on the far side of the wall (x = 0.35), at the rest pose, still.
+  EXPECT_LE(r.final_goal_error, 0.05);
+  EXPECT_LE(r.final_kinetic_J, 2e-3);
+  EXPECT_GT(plan.states(0, xm), -0.1);
+  EXPECT_LT(plan.states(0, xm), 0.35);
+}
+
+class PuppetcopterTable : public ::testing::TestWithParam<std::string> {};
+
+// Left hand over the table's near edge (the top spans y 0.18..0.54 at z = 0.32), from hanging
+// below the top at y = 0.11.
+TEST_P(PuppetcopterTable, RaisesTheLeftHandOverTheTableEdge) {
+  const ModelPtr model = loadModel("puppetcopter");
+  const Eigen::Vector3d target(0.05, 0.24, 0.40);
+  PlanRequest req = request("puppetcopter", "table", GetParam(),
+                            "point:hand_l=0.05,0.24,0.40;radius=0.04", 30.0);
+  const Plan plan = planMotion(req);
+  ASSERT_EQ(plan.outcome, PlanOutcome::Exact) << plan.message;
+  const Replay r = replay(model, req.scene, csvOf(plan), plan.rate_hz,
+                          pointError(model, "hand_l", target));
+  expectClean(r, plan);
+  EXPECT_LE(r.best_goal_error, 0.04);
+}
+
+INSTANTIATE_TEST_SUITE_P(Planners, PuppetcopterTable, ::testing::Values("prm", "est"));
+
+// ---- Reproducibility, roadmap files, bad requests ----------------------------------------------
+
+TEST(Plans, TheSameSeedGivesTheSamePlan) {
+  const ModelPtr model = loadModel("planar-arm");
+  const std::string goal = "q:theta1=" + std::to_string(restValue(model, "theta1") + 0.4);
+  for (const char* planner : {"est", "kpiece", "rrt", "sst", "pdst", "prm"}) {
+    PlanRequest req = request("planar-arm", "empty", planner, goal, 30.0, 3);
+    const Plan a = planMotion(req), b = planMotion(req);
+    ASSERT_EQ(a.samples(), b.samples()) << planner;
+    EXPECT_EQ((a.inputs - b.inputs).cwiseAbs().maxCoeff(), 0.0) << planner;
+    if (std::string(planner) == "prm") continue;  // the seed picks the roadmap, cached per process
+    req.options.seed = 4;
+    const Plan c = planMotion(req);
+    EXPECT_TRUE(c.samples() != a.samples() || (c.inputs - a.inputs).cwiseAbs().maxCoeff() > 0)
+        << planner << ": another seed gave the same plan";
+  }
+}
+
+TEST(Roadmap, SavedAndLoadedRoadmapsAnswerTheSameAndRefuseAnotherScene) {
+  const std::string path = test::scratchDir("planner") + "/arm.roadmap";
+  std::remove(path.c_str());
+  const ModelPtr model = loadModel("planar-arm");
+  const std::string goal = "q:theta1=" + std::to_string(restValue(model, "theta1") + 0.3);
+  PlanRequest req = request("planar-arm", "empty", "prm", goal);
+  req.options.roadmap_file = path;
+  req.options.roadmap.vertices = 60;
+  const Plan built = planMotion(req);
+  ASSERT_TRUE(std::ifstream(path).good());
+  const Plan loaded = planMotion(req);  // from the file now
+  EXPECT_EQ(loaded.stats.roadmap_build_time_s, 0.0);
+  EXPECT_EQ(loaded.stats.roadmap_vertices, 60);
+  ASSERT_EQ(built.samples(), loaded.samples());
+  EXPECT_LT((built.inputs - loaded.inputs).cwiseAbs().maxCoeff(), 1e-12);
+  // The same file for another scene: refused, naming the file.
+  auto other = std::make_shared<CollisionModel>(model, loadScene("pillars"));
+  try {
+    RestPoseRoadmap::load(path, other);
+    FAIL() << "loaded a roadmap built for another scene";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find(path), std::string::npos) << e.what();
+  }
+  // A truncated file: an error naming the line.
+  std::ifstream in(path);
+  std::string text((std::istreambuf_iterator<char>(in)), {});
+  std::ofstream(path) << text.substr(0, text.size() / 2);
+  EXPECT_THROW(RestPoseRoadmap::load(path, std::make_shared<CollisionModel>(model, loadScene("empty"))),
+               std::runtime_error);
+}
+
+TEST(Plans, BadRequestsNameWhatIsWrong) {
+  auto message = [](PlanRequest req) {
+    try {
+      planMotion(req);
+    } catch (const std::invalid_argument& e) {
+      return std::string(e.what());
+    }
+    return std::string("(no error)");
+  };
+  PlanRequest req = request("planar-arm", "empty", "est", "q:theta1=0.3");
+  PlanRequest r1 = req;
+  r1.options.planner = "astar";
+  EXPECT_NE(message(r1).find("astar"), std::string::npos);
+  PlanRequest r2 = req;
+  r2.options.params["no_such_param"] = "1";
+  EXPECT_NE(message(r2).find("no_such_param"), std::string::npos);
+  PlanRequest r3 = req;
+  r3.options.params["goal_bias"] = "0.3";  // a real one is accepted
+  EXPECT_EQ(message(r3), "(no error)");
+  PlanRequest r4 = req;
+  r4.options.time_limit_s = 0;
+  EXPECT_NE(message(r4).find("time limit"), std::string::npos);
+  PlanRequest r5 = req;
+  r5.start_inputs = Eigen::VectorXd::Constant(2, NAN);
+  EXPECT_NE(message(r5).find("start inputs"), std::string::npos);
+  // A start hanging into the table.
+  PlanRequest r6 = request("puppetcopter", "table", "est", "point:hand_l=0.05,0.24,0.40");
+  r6.start.positions = {{"body_y", 0.36}, {"body_z", -0.72}};
+  EXPECT_NE(message(r6).find("start"), std::string::npos);
+}
