@@ -304,6 +304,70 @@ class SimulateInAScene(unittest.TestCase):
         self.assertIn("--stop-on-collision needs --scene", p.stderr)
 
 
+class Plan(unittest.TestCase):
+    def test_exact_plan_json_and_csv_resimulate_to_the_goal(self):
+        with tempfile.TemporaryDirectory() as d:
+            out, csv_path = os.path.join(d, "plan.json"), os.path.join(d, "plan.csv")
+            p = run("plan", "--model", "planar-arm", "--scene", "empty", "--planner", "kpiece",
+                    "--goal", "q:theta1=0.3;tol=0.05", "--seed", "7", "--rate", "40",
+                    "--out", out, "--inputs-csv", csv_path)
+            self.assertIn("exact", p.stdout)
+            plan = json.load(open(out))
+            self.assertEqual(plan["format"], "marionette-plan")
+            self.assertEqual(plan["outcome"], "exact")
+            self.assertEqual(plan["inputs"]["names"], ["x", "L"])
+            self.assertEqual(plan["inputs"]["rate_hz"], 40)
+            n = len(plan["inputs"]["samples"])
+            self.assertEqual(len(plan["predicted"]["states"]), n)
+            self.assertEqual(len(plan["predicted"]["clearance_m"]), n)
+            self.assertTrue(plan["collision_free"])
+            self.assertEqual(plan["limit_violations"], [])
+            # The CSV is what `simulate --inputs` reads; re-simulated at the plan's rate it
+            # passes through the goal at the reported time, with the plan's states.
+            sim = rows(run("simulate", "--model", "planar-arm", "--inputs", csv_path, "--dt",
+                           "0.025", "--duration", str((n - 1) / 40)).stdout)
+            self.assertEqual(len(sim) - 1, n)
+            k = round(plan["goal_reached_at_s"] * 40)
+            theta1 = float(sim[1 + k][1])
+            self.assertLessEqual(abs(theta1 - 0.3), 0.05)
+            self.assertAlmostEqual(theta1, plan["predicted"]["states"][k][0], places=6)
+
+    def test_approximate_not_found_and_bad_arguments_exit_codes(self):
+        p = run("plan", "--model", "planar-arm", "--goal", "q:theta1=2.5;tol=0.01",
+                "--time-limit", "0.01", "--quiet", check=False)
+        self.assertEqual(p.returncode, 4, p.stdout + p.stderr)
+        self.assertIn("approximate", p.stdout)
+        p = run("plan", "--model", "planar-arm", "--goal", "q:theta1=2.5;tol=0.01",
+                "--time-limit", "0.000001", "--quiet", check=False)
+        self.assertEqual(p.returncode, 5, p.stdout + p.stderr)
+        for args, needle in [
+            (["--planner", "astar"], "astar"),
+            (["--param", "no_such=1"], "no_such"),
+            (["--time-limit", "0"], "time limit"),
+            (["--start", "q:nope=1"], "nope"),
+            (["--goal", "q:theta1"], "NAME=VALUE"),
+            (["--goal", "point:nope=0,0,1"], "nope"),
+        ]:
+            goal = [] if "--goal" in args else ["--goal", "q:theta1=0.3"]
+            p = run("plan", "--model", "planar-arm", *goal, *args, check=False)
+            self.assertEqual(p.returncode, 2, args)
+            self.assertIn(needle, p.stderr, args)
+        p = run("plan", "--model", "planar-arm", check=False)
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("--goal", p.stderr)
+
+    def test_roadmap_file_is_written_and_reused(self):
+        with tempfile.TemporaryDirectory() as d:
+            rm = os.path.join(d, "arm.roadmap")
+            args = ["plan", "--model", "planar-arm", "--planner", "prm", "--goal",
+                    "q:theta1=0.3", "--roadmap", rm, "--roadmap-vertices", "40", "--quiet"]
+            first = run(*args).stdout
+            self.assertTrue(os.path.exists(rm))
+            second = run(*args).stdout
+            self.assertIn("built in 0.00 s", second)
+            self.assertIn("roadmap 40 vertices", first)
+
+
 if __name__ == "__main__":
     BIN, SRC = sys.argv[1], sys.argv[2]
     unittest.main(argv=[sys.argv[0], "-v"])

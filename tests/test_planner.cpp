@@ -128,8 +128,8 @@ TEST(RigTrajectory, MovesEndExactlyAtTheTargetWithinTheLimitsAtAnyRate) {
   const ModelPtr model = loadModel("puppetcopter");
   RigTrajectory t(0.02, model->defaultInputs());
   Eigen::VectorXd target = model->defaultInputs();
-  target[0] = 0.2;   // yaw: 1.2 rad
-  target[2] = 1.1;   // winch: 0.42 m
+  target[0] = 0.2;  // yaw: 1.2 rad
+  target[2] = 1.1;  // winch: 0.42 m
   appendMove(*model, t, target, 1.0);
   appendHold(t, 0.1);
   EXPECT_LT((t.lastPosition() - target).cwiseAbs().maxCoeff(), 1e-15);
@@ -191,8 +191,7 @@ TEST(Goal, KineticEnergyFromMomentumIsZeroAtRestAndMatchesVelocity) {
   v << 0.3, -0.2, 0.1, 0.5;
   const State y = vi.stateFromVelocity(rest.q, v, model->defaultInputs());
   const double expected = eval.kineticEnergy(rest.q, model->defaultInputs(), v);
-  EXPECT_NEAR(eval.kineticEnergyFromMomentum(y.q, y.rho, y.p, vi.dt()), expected,
-              1e-3 * expected);
+  EXPECT_NEAR(eval.kineticEnergyFromMomentum(y.q, y.rho, y.p, vi.dt()), expected, 1e-3 * expected);
 }
 
 // ---- The required problems ---------------------------------------------------------------------
@@ -207,9 +206,9 @@ TEST_P(PlanarArmEveryPlanner, SwingsTheArm03RadFromRest) {
   const Plan plan = planMotion(req);
   ASSERT_EQ(plan.outcome, PlanOutcome::Exact) << plan.message;
   const int i = model->variableIndex("theta1");
-  const Replay r = replay(model, req.scene, csvOf(plan), plan.rate_hz, [&](const Eigen::VectorXd& q) {
-    return std::abs(std::remainder(q[i] - target, 2 * M_PI));
-  });
+  const Replay r = replay(
+      model, req.scene, csvOf(plan), plan.rate_hz,
+      [&](const Eigen::VectorXd& q) { return std::abs(std::remainder(q[i] - target, 2 * M_PI)); });
   expectClean(r, plan);
   EXPECT_LE(r.best_goal_error, 0.05);
   // The plan's own predicted states are that re-simulation's.
@@ -226,13 +225,13 @@ class Arm3dPillars : public ::testing::TestWithParam<std::string> {};
 TEST_P(Arm3dPillars, ReachesAHandTargetPastAPillar) {
   const ModelPtr model = loadModel("arm3d");
   const Eigen::Vector3d target(0.22, 0.20, 0.55);
-  PlanRequest req = request("arm3d", "pillars", GetParam(), "point:hand=0.22,0.20,0.55;radius=0.05",
-                            30.0, 2);
+  PlanRequest req =
+      request("arm3d", "pillars", GetParam(), "point:hand=0.22,0.20,0.55;radius=0.05", 30.0, 2);
   const Plan plan = planMotion(req);
   ASSERT_EQ(plan.outcome, PlanOutcome::Exact) << plan.message;
   EXPECT_LE(plan.stats.planning_time_s, 30.5);
-  const Replay r = replay(model, req.scene, csvOf(plan), plan.rate_hz,
-                          pointError(model, "hand", target));
+  const Replay r =
+      replay(model, req.scene, csvOf(plan), plan.rate_hz, pointError(model, "hand", target));
   expectClean(r, plan);
   EXPECT_LE(r.best_goal_error, 0.05);
 }
@@ -245,9 +244,10 @@ TEST(SuspendedMassWindow, CarriesTheMassThroughTheWindowAndLetsItSettle) {
   const Plan plan = planMotion(req);
   ASSERT_EQ(plan.outcome, PlanOutcome::Exact) << plan.message;
   const int xm = model->variableIndex("xm"), zm = model->variableIndex("zm");
-  const Replay r = replay(model, req.scene, csvOf(plan), plan.rate_hz, [&](const Eigen::VectorXd& q) {
-    return std::max(std::abs(q[xm] - 0.7), std::abs(q[zm] - 0.7));
-  });
+  const Replay r =
+      replay(model, req.scene, csvOf(plan), plan.rate_hz, [&](const Eigen::VectorXd& q) {
+        return std::max(std::abs(q[xm] - 0.7), std::abs(q[zm] - 0.7));
+      });
   expectClean(r, plan);
   // It ends on the far side of the wall (x = 0.35), at the rest pose, still.
   EXPECT_LE(r.final_goal_error, 0.05);
@@ -263,12 +263,12 @@ class PuppetcopterTable : public ::testing::TestWithParam<std::string> {};
 TEST_P(PuppetcopterTable, RaisesTheLeftHandOverTheTableEdge) {
   const ModelPtr model = loadModel("puppetcopter");
   const Eigen::Vector3d target(0.05, 0.24, 0.40);
-  PlanRequest req = request("puppetcopter", "table", GetParam(),
-                            "point:hand_l=0.05,0.24,0.40;radius=0.04", 30.0);
+  PlanRequest req =
+      request("puppetcopter", "table", GetParam(), "point:hand_l=0.05,0.24,0.40;radius=0.04", 30.0);
   const Plan plan = planMotion(req);
   ASSERT_EQ(plan.outcome, PlanOutcome::Exact) << plan.message;
-  const Replay r = replay(model, req.scene, csvOf(plan), plan.rate_hz,
-                          pointError(model, "hand_l", target));
+  const Replay r =
+      replay(model, req.scene, csvOf(plan), plan.rate_hz, pointError(model, "hand_l", target));
   expectClean(r, plan);
   EXPECT_LE(r.best_goal_error, 0.04);
 }
@@ -320,8 +320,9 @@ TEST(Roadmap, SavedAndLoadedRoadmapsAnswerTheSameAndRefuseAnotherScene) {
   std::ifstream in(path);
   std::string text((std::istreambuf_iterator<char>(in)), {});
   std::ofstream(path) << text.substr(0, text.size() / 2);
-  EXPECT_THROW(RestPoseRoadmap::load(path, std::make_shared<CollisionModel>(model, loadScene("empty"))),
-               std::runtime_error);
+  EXPECT_THROW(
+      RestPoseRoadmap::load(path, std::make_shared<CollisionModel>(model, loadScene("empty"))),
+      std::runtime_error);
 }
 
 TEST(Plans, BadRequestsNameWhatIsWrong) {

@@ -74,7 +74,6 @@ double parseNumber(const std::string& flag, const std::string& text) {
   return x;
 }
 
-
 std::string formatted(const char* format, ...) {
   char buf[512];
   va_list args;
@@ -83,6 +82,5 @@ std::string formatted(const char* format, ...) {
   va_end(args);
   return buf;
 }
-
 
 }  // namespace marionette::cli

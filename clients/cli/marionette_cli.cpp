@@ -12,6 +12,7 @@
 // and, with --scene, two more columns: collision (0/1) and clearance (m); or, with --summary, one
 // JSON object.  Errors go to stderr with a non-zero exit status: 1 a failed step, 2 bad input,
 // 3 a collision with --stop-on-collision (after printing the row where it happened).
+// plan: see plan_commands.hpp and the README ("Planning").
 #include <cmath>
 #include <cstdarg>
 #include <cstdio>
@@ -21,10 +22,10 @@
 #include <string>
 #include <vector>
 
+#include "cli_util.hpp"
 #include "marionette/environments/collision.hpp"
 #include "marionette/models/model_io.hpp"
 #include "marionette/models/simulation.hpp"
-#include "cli_util.hpp"
 #include "plan_commands.hpp"
 
 namespace {
@@ -40,13 +41,13 @@ constexpr const char* kUsage =
     "                      [--integrator vi|euler|rk4] [--damping-scale X]\n"
     "                      [--start rest|q:NAME=V,...]\n"
     "                      [--scene NAME|FILE [--stop-on-collision]] [--summary]\n"
-    "  marionette plan --model NAME|FILE [--scene NAME|FILE] [--planner est|kpiece|rrt|sst|pdst|prm]\n"
+    "  marionette plan --model NAME|FILE [--scene NAME|FILE] [--planner "
+    "est|kpiece|rrt|sst|pdst|prm]\n"
     "                  --goal q:NAME=V,...[;tol=X] | point:NAME=x,y,z[;radius=R] |\n"
     "                         rest-of:VAR=V,...[;tol=X]   (each with optional ;at-rest)\n"
     "                  [--start rest|q:NAME=V,...|rest-of:VAR=V,...] [--time-limit S] [--seed N]\n"
     "                  [--rate HZ] [--step S] [--param NAME=VALUE]... [--roadmap FILE]\n"
-    "                  [--roadmap-vertices N] [--out plan.json] [--inputs-csv FILE] [--quiet]\n"
-    "  marionette bench planners [--quick] [--runs N] [--time-limit S] --out DIR\n";
+    "                  [--roadmap-vertices N] [--out plan.json] [--inputs-csv FILE] [--quiet]\n";
 
 // `models` / `scenes`: every built-in, one JSON object (json_fields: the object's members) or
 // one line of text each.
@@ -273,7 +274,6 @@ int main(int argc, char** argv) {
     if (cmd == "scenes") return cmdScenes(argc, argv);
     if (cmd == "simulate") return cmdSimulate(argc, argv);
     if (cmd == "plan") return cmdPlan(argc, argv);
-    if (cmd == "bench") return cmdBench(argc, argv);
     std::cerr << "marionette: unknown command '" << cmd << "'\n" << kUsage;
     return 2;
   } catch (const SimulationError& e) {

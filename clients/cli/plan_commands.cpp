@@ -46,8 +46,8 @@ std::map<std::string, std::string> parseParams(const std::vector<std::string>& i
 }
 
 void printSummary(const Plan& plan, std::ostream& os) {
-  os << "plan " << plan.model << " / " << plan.scene << " with " << plan.stats.planner
-     << " (seed " << plan.seed << "): " << toString(plan.outcome);
+  os << "plan " << plan.model << " / " << plan.scene << " with " << plan.stats.planner << " (seed "
+     << plan.seed << "): " << toString(plan.outcome);
   if (!plan.message.empty()) os << " -- " << plan.message;
   os << '\n';
   if (plan.samples() == 0) return;
@@ -57,20 +57,23 @@ void printSummary(const Plan& plan, std::ostream& os) {
                       ? formatted("reached at %.2f s", plan.goal_sample / plan.rate_hz).c_str()
                       : formatted("missed by %.4g", plan.goal_distance_min).c_str())
      << '\n';
-  os << formatted("  min clearance to the stage %.4f m (t = %.2f s), to anything %.4f m; "
-                  "min tension %.3f N",
-                  plan.min_stage_clearance_m, plan.min_stage_clearance_sample / plan.rate_hz,
-                  plan.min_clearance_m, plan.min_tension_N)
+  os << formatted(
+            "  min clearance to the stage %.4f m (t = %.2f s), to anything %.4f m; "
+            "min tension %.3f N",
+            plan.min_stage_clearance_m, plan.min_stage_clearance_sample / plan.rate_hz,
+            plan.min_clearance_m, plan.min_tension_N)
      << '\n';
   const PlanStatistics& s = plan.stats;
-  os << formatted("  planner %.3f s, verification %.3f s; %ld propagations, %ld collision "
-                  "checks",
-                  s.planning_time_s, s.verification_time_s, s.propagations, s.collision_checks);
+  os << formatted(
+      "  planner %.3f s, verification %.3f s; %ld propagations, %ld collision "
+      "checks",
+      s.planning_time_s, s.verification_time_s, s.propagations, s.collision_checks);
   if (s.planner == "prm")
-    os << formatted("; roadmap %ld vertices, %ld edges (built in %.2f s), %ld edges checked, "
-                    "%ld rejected",
-                    s.roadmap_vertices, s.roadmap_edges, s.roadmap_build_time_s,
-                    s.edges_validated, s.edges_rejected);
+    os << formatted(
+        "; roadmap %ld vertices, %ld edges (built in %.2f s), %ld edges checked, "
+        "%ld rejected",
+        s.roadmap_vertices, s.roadmap_edges, s.roadmap_build_time_s, s.edges_validated,
+        s.edges_rejected);
   else
     os << formatted("; %ld states in the tree", s.tree_states);
   os << '\n';
@@ -86,8 +89,9 @@ int cmdPlan(int argc, char** argv) {
       {"--quiet", "--json-summary"});
   if (!a.values.count("--model")) throw std::invalid_argument("plan needs --model NAME|FILE");
   if (!a.values.count("--goal"))
-    throw std::invalid_argument("plan needs --goal (q:NAME=V,... | point:NAME=x,y,z | "
-                                "rest-of:VAR=V,...)");
+    throw std::invalid_argument(
+        "plan needs --goal (q:NAME=V,... | point:NAME=x,y,z | "
+        "rest-of:VAR=V,...)");
   PlanRequest req;
   req.model = loadModel(a.values.at("--model"));
   req.scene = loadScene(a.values.count("--scene") ? a.values.at("--scene") : "empty");
@@ -146,8 +150,4 @@ int cmdPlan(int argc, char** argv) {
   return 5;
 }
 
-}  // namespace marionette::cli
-
-namespace marionette::cli {
-int cmdBench(int, char**) { throw std::invalid_argument("bench: TODO"); }
 }  // namespace marionette::cli

@@ -20,8 +20,8 @@ std::vector<LimitViolation> checkInputLimits(const Model& model, const Eigen::Ma
                                              double rate_hz, double rel_tol) {
   if (samples.cols() != model.nk())
     throw std::invalid_argument("input samples have " + std::to_string(samples.cols()) +
-                                " columns; '" + model.name + "' has " +
-                                std::to_string(model.nk()) + " inputs");
+                                " columns; '" + model.name + "' has " + std::to_string(model.nk()) +
+                                " inputs");
   if (!(rate_hz > 0.0)) throw std::invalid_argument("rate must be > 0 Hz");
   const double h = 1.0 / rate_hz;
   const int n = static_cast<int>(samples.rows());
@@ -48,7 +48,8 @@ std::vector<LimitViolation> checkInputLimits(const Model& model, const Eigen::Ma
         note(0, i, "range", x, kv.lower, std::numeric_limits<double>::infinity());
         continue;
       }
-      const double tol_r = rel_tol * std::max(1.0, std::max(std::abs(kv.lower), std::abs(kv.upper)));
+      const double tol_r =
+          rel_tol * std::max(1.0, std::max(std::abs(kv.lower), std::abs(kv.upper)));
       if (x < kv.lower - tol_r - eps) note(0, i, "range", x, kv.lower, kv.lower - x);
       if (x > kv.upper + tol_r + eps) note(0, i, "range", x, kv.upper, x - kv.upper);
     }

@@ -31,8 +31,7 @@ double number(const std::string& text, const std::string& what) {
     if (used == text.size() && std::isfinite(v)) return v;
   } catch (const std::exception&) {
   }
-  throw std::invalid_argument("--goal: " + what + ": expected a finite number, got '" + text +
-                              "'");
+  throw std::invalid_argument("--goal: " + what + ": expected a finite number, got '" + text + "'");
 }
 
 const char* kindPrefix(GoalSpec::Kind k) {
@@ -50,8 +49,10 @@ GoalSpec GoalSpec::parse(const std::string& text) {
   GoalSpec g;
   const auto colon = text.find(':');
   if (colon == std::string::npos)
-    throw std::invalid_argument("--goal: expected q:NAME=V,..., point:NAME=x,y,z or "
-                                "rest-of:VAR=V,... (got '" + text + "')");
+    throw std::invalid_argument(
+        "--goal: expected q:NAME=V,..., point:NAME=x,y,z or "
+        "rest-of:VAR=V,... (got '" +
+        text + "')");
   const std::string kind = trim(text.substr(0, colon));
   const std::vector<std::string> parts = split(text.substr(colon + 1), ';');
   if (parts.empty() || parts[0].empty())
@@ -74,8 +75,10 @@ GoalSpec GoalSpec::parse(const std::string& text) {
     t.point = trim(parts[0].substr(0, eq));
     const std::vector<std::string> xyz = split(parts[0].substr(eq + 1), ',');
     if (t.point.empty() || xyz.size() != 3)
-      throw std::invalid_argument("--goal: expected point:NAME=x,y,z (three numbers, stage "
-                                  "coordinates in m), got '" + parts[0] + "'");
+      throw std::invalid_argument(
+          "--goal: expected point:NAME=x,y,z (three numbers, stage "
+          "coordinates in m), got '" +
+          parts[0] + "'");
     for (int i = 0; i < 3; ++i) t.position_m[i] = number(xyz[i], t.point + " position");
     g.points.push_back(t);
   } else {
@@ -88,7 +91,8 @@ GoalSpec GoalSpec::parse(const std::string& text) {
     const std::string key = trim(opt.substr(0, eq));
     if (key == "at-rest" && eq == std::string::npos) {
       g.at_rest = true;
-    } else if ((key == "tol" && g.kind != Kind::Point) || (key == "radius" && g.kind == Kind::Point)) {
+    } else if ((key == "tol" && g.kind != Kind::Point) ||
+               (key == "radius" && g.kind == Kind::Point)) {
       if (eq == std::string::npos) throw std::invalid_argument("--goal: " + key + " needs =VALUE");
       g.tolerance = number(trim(opt.substr(eq + 1)), key);
       if (!(g.tolerance > 0.0)) throw std::invalid_argument("--goal: " + key + " must be > 0");
@@ -186,8 +190,8 @@ GoalEvaluator::GoalEvaluator(ModelPtr model, GoalSpec spec)
         const auto& kv = m.kinematic[i - nd];
         if (value < kv.lower || value > kv.upper)
           throw std::invalid_argument("--goal: rest-of: " + name + " = " + std::to_string(value) +
-                                      " is outside its range [" + std::to_string(kv.lower) +
-                                      ", " + std::to_string(kv.upper) + "]");
+                                      " is outside its range [" + std::to_string(kv.lower) + ", " +
+                                      std::to_string(kv.upper) + "]");
         target_rho_[i - nd] = value;
       }
       const RestPose rest = computeRestPose(model_, target_rho_);
@@ -224,12 +228,13 @@ double GoalEvaluator::poseError(const Eigen::VectorXd& q_d, const Eigen::VectorX
     forwardKinematics(m, data_, q_full_);
     for (std::size_t k = 0; k < point_index_.size(); ++k) {
       const Point& p = m.points[point_index_[k]];
-      err = std::max(err, (pointPosition(data_, p.frame, p.position_m) - point_target_world_[k])
-                              .norm());
+      err = std::max(err,
+                     (pointPosition(data_, p.frame, p.position_m) - point_target_world_[k]).norm());
     }
     return err;
   }
-  for (int i : goal_vars_) err = std::max(err, std::abs(jointDifference(m, i, q_d[i], target_q_[i])));
+  for (int i : goal_vars_)
+    err = std::max(err, std::abs(jointDifference(m, i, q_d[i], target_q_[i])));
   if (spec_.kind == GoalSpec::Kind::RestOf)
     err = std::max(err, (rho - target_rho_).cwiseAbs().maxCoeff());
   return err;
@@ -296,7 +301,8 @@ double jointDifference(const Model& model, int i, double a, double b) {
 double maxJointDifference(const Model& model, const Eigen::VectorXd& q_a,
                           const Eigen::VectorXd& q_b) {
   double m = 0.0;
-  for (int i = 0; i < model.nd(); ++i) m = std::max(m, std::abs(jointDifference(model, i, q_a[i], q_b[i])));
+  for (int i = 0; i < model.nd(); ++i)
+    m = std::max(m, std::abs(jointDifference(model, i, q_a[i], q_b[i])));
   return m;
 }
 

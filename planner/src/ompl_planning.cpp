@@ -45,7 +45,9 @@ struct Layout {
   int dim() const { return 2 * nd + 2 * nk; }
 };
 
-double* values(ob::State* s) { return s->as<ob::RealVectorStateSpace::StateType>()->values; }
+double* values(ob::State* s) {
+  return s->as<ob::RealVectorStateSpace::StateType>()->values;
+}
 const double* values(const ob::State* s) {
   return s->as<ob::RealVectorStateSpace::StateType>()->values;
 }
@@ -163,11 +165,12 @@ class Propagator : public oc::StatePropagator {
         model_(model),
         layout_(layout),
         counters_(counters),
-        vi_(std::move(model_ptr), [&] {
-          IntegratorOptions o;
-          o.dt_s = dt;
-          return o;
-        }()),
+        vi_(std::move(model_ptr),
+            [&] {
+              IntegratorOptions o;
+              o.dt_s = dt;
+              return o;
+            }()),
         dt_(dt) {
     x_ = vi_.makeState();
     rho_next_.resize(layout.nk);
@@ -178,7 +181,8 @@ class Propagator : public oc::StatePropagator {
     const double* in = values(state);
     double* out = values(result);
     const double* u = control->as<oc::RealVectorControlSpace::ControlType>()->values;
-    const int nd = layout_.nd, nk = layout_.nk, steps = std::max(1, int(std::lround(duration / dt_)));
+    const int nd = layout_.nd, nk = layout_.nk,
+              steps = std::max(1, int(std::lround(duration / dt_)));
     for (int i = 0; i < nd; ++i) {
       x_.q[i] = in[i];
       x_.p[i] = in[layout_.p() + i];
@@ -329,12 +333,13 @@ class Goal : public ob::GoalSampleableRegion {
     for (int i = 0; i < layout_.nk; ++i) {
       const int j = layout_.rho() + i;
       x[j] = eval_.targetInputs().size() ? eval_.targetInputs()[i]
-                                          : rng_.uniformReal(b.low[j], b.high[j]);
+                                         : rng_.uniformReal(b.low[j], b.high[j]);
       x[layout_.rhodot() + i] = 0.0;
     }
     // Momentum of a puppet at rest there: p = dt/2 dL/dq (VariationalIntegrator).
     Eigen::VectorXd q(model_.nq());
-    for (int i = 0; i < model_.nq(); ++i) q[i] = i < layout_.nd ? x[i] : x[layout_.rho() + i - layout_.nd];
+    for (int i = 0; i < model_.nq(); ++i)
+      q[i] = i < layout_.nd ? x[i] : x[layout_.rho() + i - layout_.nd];
     forwardKinematics(model_, data_, q);
     computeLagrangian(model_, data_, q, Eigen::VectorXd::Zero(layout_.nd), LagrangianOrder::First);
     for (int i = 0; i < layout_.nd; ++i) x[layout_.p() + i] = 0.5 * dt_ * data_.Lq[i];
@@ -358,7 +363,10 @@ class Projection : public ob::ProjectionEvaluator {
  public:
   Projection(const ob::StateSpace* space, ModelPtr model, const GoalSpec& spec,
              const Layout& layout)
-      : ob::ProjectionEvaluator(space), model_(*model), eval_(model, spec), layout_(layout),
+      : ob::ProjectionEvaluator(space),
+        model_(*model),
+        eval_(model, spec),
+        layout_(layout),
         data_(*model) {
     q_.resize(model_.nq());
     if (spec.kind == GoalSpec::Kind::Point) {
@@ -531,10 +539,11 @@ SearchResult searchTree(const PlanRequest& request, const CollisionModelPtr& col
 
   SeedSequence seeds{opt.seed};
   std::mutex seeds_mutex;  // samplers are allocated from the planner's thread only; cheap anyway
-  space->setStateSamplerAllocator([space_raw = space.get(), &seeds, &seeds_mutex](const ob::StateSpace*) {
-    std::lock_guard<std::mutex> lock(seeds_mutex);
-    return std::make_shared<SeededStateSampler>(space_raw, seeds());
-  });
+  space->setStateSamplerAllocator(
+      [space_raw = space.get(), &seeds, &seeds_mutex](const ob::StateSpace*) {
+        std::lock_guard<std::mutex> lock(seeds_mutex);
+        return std::make_shared<SeededStateSampler>(space_raw, seeds());
+      });
   cspace->setControlSamplerAllocator([&seeds, &seeds_mutex](const oc::ControlSpace* cs) {
     std::lock_guard<std::mutex> lock(seeds_mutex);
     return std::make_shared<SeededControlSampler>(cs, seeds());

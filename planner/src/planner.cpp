@@ -52,7 +52,9 @@ std::shared_ptr<RestPoseRoadmap> cachedRoadmap(const std::string& key,
   return it == cache.end() ? nullptr : it->second;
 }
 
-bool fileExists(const std::string& path) { return std::ifstream(path).good(); }
+bool fileExists(const std::string& path) {
+  return std::ifstream(path).good();
+}
 
 // Re-simulates the sampled inputs at the output rate from the request's start and re-checks
 // every sample: collisions, clearance, limits, the goal.  Fills the plan's predicted part.
@@ -215,8 +217,8 @@ Plan planMotion(const PlanRequest& req, const ProgressFn& progress, const Cancel
     }
     GoalEvaluator goal(req.model, req.goal);
     const auto tq = std::chrono::steady_clock::now();
-    RestPoseRoadmap::QueryResult r = roadmap->query(start.q, start.qdot, rho0, goal,
-                                                    opt.time_limit_s, opt.seed, cancelled);
+    RestPoseRoadmap::QueryResult r =
+        roadmap->query(start.q, start.qdot, rho0, goal, opt.time_limit_s, opt.seed, cancelled);
     plan.stats.planning_time_s = secondsSince(tq);
     // Saved after the query too, so that the edges it checked are remembered.
     if (!opt.roadmap_file.empty()) roadmap->save(opt.roadmap_file);
@@ -384,11 +386,9 @@ void writePlanJson(const Plan& plan, std::ostream& os) {
      << ", \"total_time_s\": " << s.total_time_s << ", \"propagations\": " << s.propagations
      << ", \"collision_checks\": " << s.collision_checks << ", \"tree_states\": " << s.tree_states
      << ", \"roadmap_vertices\": " << s.roadmap_vertices
-     << ", \"roadmap_edges\": " << s.roadmap_edges
-     << ", \"edges_validated\": " << s.edges_validated
+     << ", \"roadmap_edges\": " << s.roadmap_edges << ", \"edges_validated\": " << s.edges_validated
      << ", \"edges_rejected\": " << s.edges_rejected
-     << ", \"roadmap_build_time_s\": " << s.roadmap_build_time_s
-     << ", \"planner_goal_distance\": ";
+     << ", \"roadmap_build_time_s\": " << s.roadmap_build_time_s << ", \"planner_goal_distance\": ";
   jsonNumber(os, s.best_goal_distance);
   os << "},\n  \"inputs\": {\n    \"rate_hz\": " << plan.rate_hz
      << ",\n    \"duration_s\": " << plan.duration_s() << ",\n    \"names\": ";

@@ -11,8 +11,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
-#include <optional>
 #include <iomanip>
+#include <optional>
 #include <random>
 #include <sstream>
 #include <stdexcept>
@@ -28,8 +28,8 @@ struct EdgeProps {
   RestPoseRoadmap::EdgeState state = RestPoseRoadmap::EdgeState::Unknown;
   double cost = 0.0;  // A* weight (s): move + settle (an estimate until the edge is simulated)
 };
-using BGraph = boost::adjacency_list<boost::vecS, boost::vecS, boost::directedS,
-                                     boost::no_property, EdgeProps>;
+using BGraph = boost::adjacency_list<boost::vecS, boost::vecS, boost::directedS, boost::no_property,
+                                     EdgeProps>;
 struct RestPoseRoadmap::Graph {
   BGraph g;
 };
@@ -68,11 +68,12 @@ class EdgeSimulator {
       : model_ptr_(collision->modelPtr()),
         model_(*model_ptr_),
         opt_(opt),
-        vi_(model_ptr_, [&] {
-          IntegratorOptions o;
-          o.dt_s = opt.step_s;
-          return o;
-        }()),
+        vi_(model_ptr_,
+            [&] {
+              IntegratorOptions o;
+              o.dt_s = opt.step_s;
+              return o;
+            }()),
         checker_(collision),
         data_(model_) {}
 
@@ -91,7 +92,8 @@ class EdgeSimulator {
     double d = 0.0;
     for (std::size_t i = 0; i < model_.points.size(); ++i)
       d = std::max(d, (pointPosition(data_, model_.points[i].frame, model_.points[i].position_m) -
-                       points_a_[i]).norm());
+                       points_a_[i])
+                          .norm());
     return d;
   }
 
@@ -119,7 +121,8 @@ class EdgeSimulator {
       if (k > 0 && !stepTo(rho_b)) return out;
       qfull << x.q, x.rho;
       if (pointDisplacement(x.q, q_b, x.rho) <= opt_.settle_tolerance &&
-          kineticEnergyFromMomentum(model_, data_, qfull, x.p, opt_.step_s) <= opt_.settle_energy_J) {
+          kineticEnergyFromMomentum(model_, data_, qfull, x.p, opt_.step_s) <=
+              opt_.settle_energy_J) {
         out.ok = true;
         out.settle_s = k * opt_.step_s;
         return out;
@@ -307,8 +310,8 @@ void put(std::ostream& os, const Eigen::Isometry3d& T) {
     for (int j = 0; j < 4; ++j) os << T(i, j) << ' ';
 }
 void put(std::ostream& os, const Shape& s) {
-  os << int(s.type) << ' ' << s.radius_m << ' ' << s.length_m << ' ' << s.size_m.transpose()
-     << ' ' << s.normal.transpose() << ' ' << s.offset_m << ' ' << s.mesh_scale.transpose() << ' ';
+  os << int(s.type) << ' ' << s.radius_m << ' ' << s.length_m << ' ' << s.size_m.transpose() << ' '
+     << s.normal.transpose() << ' ' << s.offset_m << ' ' << s.mesh_scale.transpose() << ' ';
 }
 
 }  // namespace
@@ -370,7 +373,8 @@ std::string RestPoseRoadmap::fingerprint(const CollisionModel& collision) {
 }
 
 RestPoseRoadmap::RestPoseRoadmap(CollisionModelPtr collision, RoadmapOptions options)
-    : collision_(std::move(collision)), options_(std::move(options)),
+    : collision_(std::move(collision)),
+      options_(std::move(options)),
       graph_(std::make_shared<Graph>()) {}
 
 std::vector<RestPoseRoadmap::Edge> RestPoseRoadmap::edges() const {
@@ -408,8 +412,8 @@ std::shared_ptr<RestPoseRoadmap> RestPoseRoadmap::build(
   std::vector<CheckedEdge> checked;
   const long max_attempts = 50L * options.vertices;
   auto last_report = t0;
-  for (long attempt = 0; static_cast<int>(rm->vertices_.size()) < options.vertices &&
-                         attempt < max_attempts;
+  for (long attempt = 0;
+       static_cast<int>(rm->vertices_.size()) < options.vertices && attempt < max_attempts;
        ++attempt) {
     if (cancelled && cancelled()) throw std::runtime_error("roadmap: cancelled");
     if (secondsSince(t0) > options.build_time_limit_s) break;
@@ -426,16 +430,18 @@ std::shared_ptr<RestPoseRoadmap> RestPoseRoadmap::build(
     for (int i = 0; i < model.nk(); ++i) {
       const KinematicVariable& kv = model.kinematic[i];
       if (near)
-        rho[i] = std::clamp(rm->vertices_[base].rho[i] + (kv.upper - kv.lower) / 8.0 *
-                                                             std::normal_distribution<double>()(rng),
-                            kv.lower, kv.upper);
+        rho[i] =
+            std::clamp(rm->vertices_[base].rho[i] +
+                           (kv.upper - kv.lower) / 8.0 * std::normal_distribution<double>()(rng),
+                       kv.lower, kv.upper);
       else
         rho[i] = std::uniform_real_distribution<double>(kv.lower, kv.upper)(rng);
     }
     if (auto found = sim.reach(rm->vertices_[base].rho, rm->vertices_[base].q, rho)) {
       rm->vertices_.push_back(found->first);
       EdgeProps e;
-      e.move_s = moveDuration(model, rm->vertices_[base].rho, rho, options.step_s, options.slowdown);
+      e.move_s =
+          moveDuration(model, rm->vertices_[base].rho, rho, options.step_s, options.slowdown);
       e.settle_s = found->second.settle_s;
       e.state = EdgeState::Valid;
       e.cost = e.move_s + e.settle_s;
@@ -476,7 +482,8 @@ RestPoseRoadmap::QueryResult RestPoseRoadmap::query(const Eigen::VectorXd& start
   EdgeSimulator sim(collision_, options_);
   CollisionChecker checker(collision_);
   std::mt19937_64 rng(seed);
-  const Eigen::VectorXd zero_d = Eigen::VectorXd::Zero(nd), zero_k = Eigen::VectorXd::Zero(model.nk());
+  const Eigen::VectorXd zero_d = Eigen::VectorXd::Zero(nd),
+                        zero_k = Eigen::VectorXd::Zero(model.nk());
   auto timeUp = [&] { return secondsSince(t0) > time_limit_s || (cancelled && cancelled()); };
 
   // The start: its rest pose, after settling if it is not at rest.
@@ -486,7 +493,8 @@ RestPoseRoadmap::QueryResult RestPoseRoadmap::query(const Eigen::VectorXd& start
     return out;
   }
   double start_hold_s = 0.0;
-  if ((start_rest.q - start_q).cwiseAbs().maxCoeff() > 1e-6 || start_qdot.cwiseAbs().maxCoeff() > 0) {
+  if ((start_rest.q - start_q).cwiseAbs().maxCoeff() > 1e-6 ||
+      start_qdot.cwiseAbs().maxCoeff() > 0) {
     start_hold_s = sim.settle(start_q, start_qdot, start_rho, start_rest.q, out.propagations);
     if (start_hold_s < 0) {
       out.message = "start: the puppet does not settle at the start inputs within " +
@@ -501,7 +509,8 @@ RestPoseRoadmap::QueryResult RestPoseRoadmap::query(const Eigen::VectorXd& start
   BGraph g(vs.size());
   for (auto [it, end] = boost::edges(graph_->g); it != end; ++it)
     if (graph_->g[*it].state != EdgeState::Invalid)
-      boost::add_edge(boost::source(*it, graph_->g), boost::target(*it, graph_->g), graph_->g[*it], g);
+      boost::add_edge(boost::source(*it, graph_->g), boost::target(*it, graph_->g), graph_->g[*it],
+                      g);
   const int permanent = static_cast<int>(vs.size());
   const int s = static_cast<int>(vs.size());
   vs.push_back({start_rho, start_rest.q});
@@ -610,8 +619,10 @@ RestPoseRoadmap::QueryResult RestPoseRoadmap::query(const Eigen::VectorXd& start
       boost::astar_search(
           g, static_cast<BGraph::vertex_descriptor>(s),
           [&](BGraph::vertex_descriptor v) { return v < h.size() ? h[v] : 0.0; },
-          boost::predecessor_map(boost::make_iterator_property_map(pred.begin(), boost::get(boost::vertex_index, g)))
-              .distance_map(boost::make_iterator_property_map(dist.begin(), boost::get(boost::vertex_index, g)))
+          boost::predecessor_map(
+              boost::make_iterator_property_map(pred.begin(), boost::get(boost::vertex_index, g)))
+              .distance_map(boost::make_iterator_property_map(dist.begin(),
+                                                              boost::get(boost::vertex_index, g)))
               .weight_map(boost::get(&EdgeProps::cost, g))
               .visitor(GoalVisitor(G)));
     } catch (const FoundGoal&) {
@@ -622,7 +633,8 @@ RestPoseRoadmap::QueryResult RestPoseRoadmap::query(const Eigen::VectorXd& start
       return out;
     }
     path.clear();
-    for (int v = static_cast<int>(pred[G]); v != s; v = static_cast<int>(pred[v])) path.push_back(v);
+    for (int v = static_cast<int>(pred[G]); v != s; v = static_cast<int>(pred[v]))
+      path.push_back(v);
     path.push_back(s);
     std::reverse(path.begin(), path.end());
     bool all_valid = true;
@@ -635,8 +647,9 @@ RestPoseRoadmap::QueryResult RestPoseRoadmap::query(const Eigen::VectorXd& start
       out.propagations += c.propagations;
       out.collision_checks += c.collision_checks;
       // Remember the verdict in the roadmap itself for edges between its own vertices.
-      auto [pe, in_roadmap] = a < permanent && b < permanent ? boost::edge(a, b, graph_->g)
-                                                             : std::make_pair(BGraph::edge_descriptor(), false);
+      auto [pe, in_roadmap] = a < permanent && b < permanent
+                                  ? boost::edge(a, b, graph_->g)
+                                  : std::make_pair(BGraph::edge_descriptor(), false);
       if (c.ok) {
         g[e].state = EdgeState::Valid;
         g[e].settle_s = c.settle_s;
@@ -697,8 +710,8 @@ void RestPoseRoadmap::save(const std::string& path) const {
     os << "edges " << boost::num_edges(graph_->g) << '\n';
     for (auto [it, end] = boost::edges(graph_->g); it != end; ++it) {
       const EdgeProps& p = graph_->g[*it];
-      os << boost::source(*it, graph_->g) << ' ' << boost::target(*it, graph_->g) << ' '
-         << p.move_s << ' ' << p.settle_s << ' ' << int(p.state) << '\n';
+      os << boost::source(*it, graph_->g) << ' ' << boost::target(*it, graph_->g) << ' ' << p.move_s
+         << ' ' << p.settle_s << ' ' << int(p.state) << '\n';
     }
     if (!os) throw std::runtime_error(path + ": write failed");
   }
@@ -733,8 +746,8 @@ std::shared_ptr<RestPoseRoadmap> RestPoseRoadmap::load(const std::string& path,
   }
   const std::string expected = fingerprint(*collision);
   if (fp != expected)
-    throw fail("built for another model or scene (fingerprint '" + fp + "', this is '" +
-               expected + "'); delete it or use another file");
+    throw fail("built for another model or scene (fingerprint '" + fp + "', this is '" + expected +
+               "'); delete it or use another file");
   RoadmapOptions opt;
   {
     auto ls = next();
@@ -745,15 +758,24 @@ std::shared_ptr<RestPoseRoadmap> RestPoseRoadmap::load(const std::string& path,
       const auto eq = kv.find('=');
       const std::string k = kv.substr(0, eq), v = eq == std::string::npos ? "" : kv.substr(eq + 1);
       try {
-        if (k == "vertices") opt.vertices = std::stoi(v);
-        else if (k == "neighbours") opt.neighbours = std::stoi(v);
-        else if (k == "seed") opt.seed = std::stoul(v);
-        else if (k == "step_s") opt.step_s = std::stod(v);
-        else if (k == "slowdown") opt.slowdown = std::stod(v);
-        else if (k == "settle_max_s") opt.settle_max_s = std::stod(v);
-        else if (k == "settle_tolerance") opt.settle_tolerance = std::stod(v);
-        else if (k == "settle_energy_J") opt.settle_energy_J = std::stod(v);
-        else throw fail("unknown option '" + k + "'");
+        if (k == "vertices")
+          opt.vertices = std::stoi(v);
+        else if (k == "neighbours")
+          opt.neighbours = std::stoi(v);
+        else if (k == "seed")
+          opt.seed = std::stoul(v);
+        else if (k == "step_s")
+          opt.step_s = std::stod(v);
+        else if (k == "slowdown")
+          opt.slowdown = std::stod(v);
+        else if (k == "settle_max_s")
+          opt.settle_max_s = std::stod(v);
+        else if (k == "settle_tolerance")
+          opt.settle_tolerance = std::stod(v);
+        else if (k == "settle_energy_J")
+          opt.settle_energy_J = std::stod(v);
+        else
+          throw fail("unknown option '" + k + "'");
       } catch (const std::logic_error&) {
         throw fail("option " + k + ": bad value '" + v + "'");
       }

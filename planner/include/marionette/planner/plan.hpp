@@ -21,13 +21,13 @@ struct PlanStatistics {
   double planning_time_s = 0.0;      // inside the planner (OMPL solve, or roadmap query)
   double verification_time_s = 0.0;  // resampling, re-simulation and re-checking
   double total_time_s = 0.0;
-  long propagations = 0;         // integrator steps taken while planning
-  long collision_checks = 0;     // states checked against the stage while planning
-  long tree_states = 0;          // tree planners: states in the tree / search data
-  long roadmap_vertices = 0;     // prm
-  long roadmap_edges = 0;        // prm: edges in the roadmap (all states)
-  long edges_validated = 0;      // prm: edges simulated during this query
-  long edges_rejected = 0;       // prm: edges that failed and were removed
+  long propagations = 0;              // integrator steps taken while planning
+  long collision_checks = 0;          // states checked against the stage while planning
+  long tree_states = 0;               // tree planners: states in the tree / search data
+  long roadmap_vertices = 0;          // prm
+  long roadmap_edges = 0;             // prm: edges in the roadmap (all states)
+  long edges_validated = 0;           // prm: edges simulated during this query
+  long edges_rejected = 0;            // prm: edges that failed and were removed
   double roadmap_build_time_s = 0.0;  // prm: 0 when the roadmap was loaded or cached
   double best_goal_distance = std::numeric_limits<double>::infinity();  // as the planner saw it
 };
@@ -46,20 +46,20 @@ struct Plan {
 
   // The input sequence: sample i at t = i / rate_hz.
   double rate_hz = 50.0;
-  std::vector<std::string> input_names;      // n_k, the model's kinematic variables
-  Eigen::MatrixXd inputs;                    // N x n_k (m or rad)
+  std::vector<std::string> input_names;  // n_k, the model's kinematic variables
+  Eigen::MatrixXd inputs;                // N x n_k (m or rad)
   // The verifying re-simulation of those inputs at the output rate (row i is time i / rate_hz).
-  std::vector<std::string> state_names;      // n_d
-  std::vector<std::string> string_names;     // n_s
-  Eigen::MatrixXd states;                    // N x n_d
-  Eigen::MatrixXd tensions_N;                // N x n_s
-  Eigen::VectorXd clearance_m;               // N: nearest distance to anything checked
-  Eigen::VectorXd stage_clearance_m;         // N: to the scene's obstacles and bounds only
-  Eigen::VectorXd goal_distance;             // N: the goal's error measure (rad or m)
+  std::vector<std::string> state_names;   // n_d
+  std::vector<std::string> string_names;  // n_s
+  Eigen::MatrixXd states;                 // N x n_d
+  Eigen::MatrixXd tensions_N;             // N x n_s
+  Eigen::VectorXd clearance_m;            // N: nearest distance to anything checked
+  Eigen::VectorXd stage_clearance_m;      // N: to the scene's obstacles and bounds only
+  Eigen::VectorXd goal_distance;          // N: the goal's error measure (rad or m)
   bool collision_free = false;
-  int first_collision = -1;      // sample index, -1 if none
-  std::string collision_pair;    // what touched there
-  int goal_sample = -1;          // first sample where the goal holds, -1 if never
+  int first_collision = -1;    // sample index, -1 if none
+  std::string collision_pair;  // what touched there
+  int goal_sample = -1;        // first sample where the goal holds, -1 if never
   double goal_distance_min = std::numeric_limits<double>::infinity();  // over the samples
   double min_clearance_m = std::numeric_limits<double>::infinity();
   double min_stage_clearance_m = std::numeric_limits<double>::infinity();

@@ -25,16 +25,16 @@
 namespace marionette {
 
 struct RoadmapOptions {
-  int vertices = 120;               // rest poses kept in the learning phase
-  int neighbours = 10;              // edges to the nearest vertices (in time at full speed)
-  double build_time_limit_s = 60.0; // learning phase budget
-  unsigned long seed = 1;           // learning-phase samples
-  double step_s = 0.02;             // integrator step of edge simulations (s)
-  double slowdown = 1.5;            // edges move at the limits divided by this
-  double settle_max_s = 6.0;        // the swing must settle within this after an edge's move
-  double settle_tolerance = 0.06;   // m: every named point this near its rest position = settled
-  double settle_energy_J = 2e-4;    // and puppet kinetic energy below this (J)
-  std::string describe() const;     // "vertices=120 neighbours=8 ..."
+  int vertices = 120;                // rest poses kept in the learning phase
+  int neighbours = 10;               // edges to the nearest vertices (in time at full speed)
+  double build_time_limit_s = 60.0;  // learning phase budget
+  unsigned long seed = 1;            // learning-phase samples
+  double step_s = 0.02;              // integrator step of edge simulations (s)
+  double slowdown = 1.5;             // edges move at the limits divided by this
+  double settle_max_s = 6.0;         // the swing must settle within this after an edge's move
+  double settle_tolerance = 0.06;    // m: every named point this near its rest position = settled
+  double settle_energy_J = 2e-4;     // and puppet kinetic energy below this (J)
+  std::string describe() const;      // "vertices=120 neighbours=8 ..."
 };
 
 class RestPoseRoadmap {
@@ -46,8 +46,8 @@ class RestPoseRoadmap {
   enum class EdgeState : unsigned char { Unknown = 0, Valid = 1, Invalid = 2 };
   struct Edge {
     int from = 0, to = 0;
-    double move_s = 0.0;     // the quintic move's duration
-    double settle_s = 0.0;   // hold after the move until settled (when Valid)
+    double move_s = 0.0;    // the quintic move's duration
+    double settle_s = 0.0;  // hold after the move until settled (when Valid)
     EdgeState state = EdgeState::Unknown;
   };
 
