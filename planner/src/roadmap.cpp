@@ -97,25 +97,36 @@ class EdgeSimulator {
     return d;
   }
 
+  // One step to the inputs rho, then the collision check; false on a failed step or a contact.
+  bool stepChecked(State& x, const Eigen::VectorXd& rho, EdgeCheck& out) {
+    ++out.propagations;
+    if (vi_.step(x, rho, x) != StepStatus::Ok) return false;
+    q_full_.resize(model_.nq());
+    q_full_ << x.q, x.rho;
+    ++out.collision_checks;
+    return !checker_.inCollision(q_full_).in_collision;
+  }
+
+  // From rest at (rho_a, q_a), the quintic move to rho_b, every step checked; x is the state at
+  // its end.  False on a failed step or a contact.
+  bool move(const Eigen::VectorXd& rho_a, const Eigen::VectorXd& q_a, const Eigen::VectorXd& rho_b,
+            State& x, EdgeCheck& out) {
+    RigTrajectory traj(opt_.step_s, rho_a);
+    appendMove(model_, traj, rho_b, opt_.slowdown);
+    x = vi_.stateFromVelocity(q_a, Eigen::VectorXd::Zero(model_.nd()), rho_a);
+    for (int k = 1; k < traj.knots(); ++k)
+      if (!stepChecked(x, traj.position.row(k).transpose(), out)) return false;
+    return true;
+  }
+
   // From rest at (rho_a, q_a): move to rho_b, then hold until settled near q_b.
   EdgeCheck check(const Eigen::VectorXd& rho_a, const Eigen::VectorXd& q_a,
                   const Eigen::VectorXd& rho_b, const Eigen::VectorXd& q_b) {
     EdgeCheck out;
-    RigTrajectory traj(opt_.step_s, rho_a);
-    appendMove(model_, traj, rho_b, opt_.slowdown);
-    State x = vi_.stateFromVelocity(q_a, Eigen::VectorXd::Zero(model_.nd()), rho_a);
-    Eigen::VectorXd u(model_.nk()), qfull(model_.nq());
-    auto stepTo = [&](const Eigen::VectorXd& rho) {
-      ++out.propagations;
-      if (vi_.step(x, rho, x) != StepStatus::Ok) return false;
-      qfull << x.q, x.rho;
-      ++out.collision_checks;
-      return !checker_.inCollision(qfull).in_collision;
-    };
-    for (int k = 1; k < traj.knots(); ++k) {
-      u = traj.position.row(k).transpose();
-      if (!stepTo(u)) return out;
-    }
+    State x;
+    Eigen::VectorXd qfull(model_.nq());
+    auto stepTo = [&](const Eigen::VectorXd& rho) { return stepChecked(x, rho, out); };
+    if (!move(rho_a, q_a, rho_b, x, out)) return out;
     const int max_hold = static_cast<int>(std::ceil(opt_.settle_max_s / opt_.step_s));
     for (int k = 0; k <= max_hold; ++k) {
       if (k > 0 && !stepTo(rho_b)) return out;
@@ -188,21 +199,10 @@ class EdgeSimulator {
                                                                      const Eigen::VectorXd& q_a,
                                                                      const Eigen::VectorXd& rho_b) {
     EdgeCheck out;
-    RigTrajectory traj(opt_.step_s, rho_a);
-    appendMove(model_, traj, rho_b, opt_.slowdown);
-    State x = vi_.stateFromVelocity(q_a, Eigen::VectorXd::Zero(model_.nd()), rho_a);
-    Eigen::VectorXd u(model_.nk()), qfull(model_.nq());
-    auto stepTo = [&](const Eigen::VectorXd& rho) {
-      ++out.propagations;
-      if (vi_.step(x, rho, x) != StepStatus::Ok) return false;
-      qfull << x.q, x.rho;
-      ++out.collision_checks;
-      return !checker_.inCollision(qfull).in_collision;
-    };
-    for (int k = 1; k < traj.knots(); ++k) {
-      u = traj.position.row(k).transpose();
-      if (!stepTo(u)) return std::nullopt;
-    }
+    State x;
+    Eigen::VectorXd qfull(model_.nq());
+    auto stepTo = [&](const Eigen::VectorXd& rho) { return stepChecked(x, rho, out); };
+    if (!move(rho_a, q_a, rho_b, x, out)) return std::nullopt;
     const int max_hold = static_cast<int>(std::ceil(opt_.settle_max_s / opt_.step_s));
     int next_try = 0;
     for (int k = 0; k <= max_hold; ++k) {
@@ -250,7 +250,7 @@ class EdgeSimulator {
   VariationalIntegrator vi_;
   CollisionChecker checker_;
   DynamicsData data_;
-  Eigen::VectorXd qa_full_;
+  Eigen::VectorXd qa_full_, q_full_;
   std::vector<Eigen::Vector3d> points_a_;
 };
 
