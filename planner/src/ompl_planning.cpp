@@ -417,32 +417,20 @@ class Projection : public ob::ProjectionEvaluator {
   unsigned dim_ = 2;
 };
 
+// OMPL's planner, with the goal bias of seed 000's EST (10 % of expansions head for the goal).
+template <class P>
+ob::PlannerPtr withGoalBias(const oc::SpaceInformationPtr& si) {
+  auto p = std::make_shared<P>(si);
+  p->setGoalBias(0.1);
+  return p;
+}
+
 ob::PlannerPtr makePlanner(const std::string& name, const oc::SpaceInformationPtr& si) {
-  if (name == "est") {
-    auto p = std::make_shared<oc::EST>(si);
-    p->setGoalBias(0.1);
-    return p;
-  }
-  if (name == "kpiece") {
-    auto p = std::make_shared<oc::KPIECE1>(si);
-    p->setGoalBias(0.1);
-    return p;
-  }
-  if (name == "rrt") {
-    auto p = std::make_shared<oc::RRT>(si);
-    p->setGoalBias(0.1);
-    return p;
-  }
-  if (name == "sst") {
-    auto p = std::make_shared<oc::SST>(si);
-    p->setGoalBias(0.1);
-    return p;
-  }
-  if (name == "pdst") {
-    auto p = std::make_shared<oc::PDST>(si);
-    p->setGoalBias(0.1);
-    return p;
-  }
+  if (name == "est") return withGoalBias<oc::EST>(si);
+  if (name == "kpiece") return withGoalBias<oc::KPIECE1>(si);
+  if (name == "rrt") return withGoalBias<oc::RRT>(si);
+  if (name == "sst") return withGoalBias<oc::SST>(si);
+  if (name == "pdst") return withGoalBias<oc::PDST>(si);
   throw std::invalid_argument("unknown planner '" + name + "'");
 }
 

@@ -158,7 +158,7 @@ Plan planMotion(const PlanRequest& req, const ProgressFn& progress, const Cancel
       throw std::invalid_argument("start inputs: " + kv.name + " = " + std::to_string(rho0[i]) +
                                   " is outside its range");
   }
-  GoalEvaluator goal_check(req.model, req.goal);  // validates the goal's names early
+  GoalEvaluator goal_check(req.model, req.goal);  // validates the goal early; prm queries use it
   const StartState start = resolveStart(req.model, rho0, req.start);
   {
     CollisionChecker checker(collision);
@@ -215,10 +215,9 @@ Plan planMotion(const PlanRequest& req, const ProgressFn& progress, const Cancel
       plan.stats.roadmap_build_time_s = roadmap->buildTime_s();
       cachedRoadmap(key, roadmap);
     }
-    GoalEvaluator goal(req.model, req.goal);
     const auto tq = std::chrono::steady_clock::now();
-    RestPoseRoadmap::QueryResult r =
-        roadmap->query(start.q, start.qdot, rho0, goal, opt.time_limit_s, opt.seed, cancelled);
+    RestPoseRoadmap::QueryResult r = roadmap->query(start.q, start.qdot, rho0, goal_check,
+                                                    opt.time_limit_s, opt.seed, cancelled);
     plan.stats.planning_time_s = secondsSince(tq);
     // Saved after the query too, so that the edges it checked are remembered.
     if (!opt.roadmap_file.empty()) roadmap->save(opt.roadmap_file);
