@@ -368,6 +368,77 @@ class Plan(unittest.TestCase):
             self.assertIn("roadmap 40 vertices", first)
 
 
+class BenchPlanners(unittest.TestCase):
+    def test_logs_in_omplbenchmark_format_and_a_summary(self):
+        with tempfile.TemporaryDirectory() as d:
+            out = os.path.join(d, "bench")
+            p = run("bench", "planners", "--problems", "planar-arm-empty", "--planners",
+                    "kpiece,prm", "--runs", "2", "--time-limit", "2", "--out", out)
+            log = open(os.path.join(out, "planar-arm-empty.log")).read().splitlines()
+            # The OMPL benchmark log grammar (OMPL doc/markdown/benchmark.md), line by line.
+            self.assertTrue(log[0].startswith("OMPL version 1."))
+            self.assertEqual(log[1], "Experiment planar-arm-empty")
+            i = log.index("2 runs per planner")
+            self.assertTrue(log[i - 3].endswith(" is the random seed"))
+            self.assertEqual(log[i - 2], "2 seconds per run")
+            self.assertTrue(log[i + 1].endswith(" seconds spent to collect the data"))
+            self.assertEqual(log[i + 2], "1 enum type")
+            self.assertTrue(log[i + 3].startswith("status|"))
+            self.assertEqual(log[i + 4], "2 planners")
+            j = i + 5
+            for name in ("control_KPIECE1", "marionette_RestPosePRM"):
+                self.assertEqual(log[j], name)
+                ncommon = int(log[j + 1].split()[0])
+                j += 2 + ncommon
+                nprops = int(log[j].split()[0])
+                props = [line.rsplit(" ", 1) for line in log[j + 1:j + 1 + nprops]]
+                for prop, kind in props:
+                    self.assertIn(kind, ("BOOLEAN", "INTEGER", "REAL", "ENUM"))
+                names = [prop for prop, _ in props]
+                for required in ("time", "solved", "status", "plan duration",
+                                 "solution clearance"):
+                    self.assertIn(required, names)
+                j += 1 + nprops
+                self.assertEqual(log[j], "2 runs")
+                for run_line in log[j + 1:j + 3]:
+                    values = run_line.split("; ")
+                    self.assertEqual(len(values), nprops + 1)  # each value ends with "; "
+                    v = dict(zip(names, values))
+                    self.assertEqual(v["solved"], "1")  # an easy problem: every run exact
+                    self.assertEqual(v["status"], "6")  # OMPL's EXACT_SOLUTION
+                    self.assertGreater(float(v["plan duration"]), 0.5)
+                    self.assertLess(float(v["time"]), 2.0)
+                self.assertEqual(log[j + 3], ".")
+                j += 4
+            self.assertEqual(j, len(log))
+            # The summary table, printed and saved.
+            self.assertIn("| planar-arm-empty | kpiece | 2 | 2 | 0 | 100 % |", p.stdout)
+            self.assertIn("| planar-arm-empty | prm | 2 | 2 | 0 | 100 % |", p.stdout)
+            self.assertIn("| planar-arm-empty | prm |", open(os.path.join(out, "summary.md")).read())
+            # OMPL's own script turns the log into a Planner Arena database, when installed.
+            script = "/usr/bin/ompl_benchmark_statistics"
+            if os.path.exists(script):
+                db = os.path.join(d, "bench.db")
+                subprocess.run([sys.executable, script, os.path.join(out, "planar-arm-empty.log"),
+                                "-d", db], check=True, capture_output=True, timeout=120)
+                import sqlite3
+                rows_ = sqlite3.connect(db).execute(
+                    "SELECT p.name, count(*), sum(r.solved) FROM runs r JOIN plannerConfigs p "
+                    "ON r.plannerid = p.id GROUP BY p.name ORDER BY p.name").fetchall()
+                self.assertEqual(rows_, [("control_KPIECE1", 2, 2),
+                                         ("marionette_RestPosePRM", 2, 2)])
+
+    def test_bad_arguments(self):
+        for args, needle in ((["bench", "planners", "--problems", "nope", "--out", "x"], "nope"),
+                             (["bench", "planners", "--planners", "fast", "--out", "x"], "fast"),
+                             (["bench", "planners", "--runs", "0", "--out", "x"], "--runs"),
+                             (["bench", "planners"], "--out"),
+                             (["bench", "robots", "--out", "x"], "bench planners")):
+            p = run(*args, check=False)
+            self.assertEqual(p.returncode, 2, args)
+            self.assertIn(needle, p.stderr)
+
+
 if __name__ == "__main__":
     BIN, SRC = sys.argv[1], sys.argv[2]
     unittest.main(argv=[sys.argv[0], "-v"])

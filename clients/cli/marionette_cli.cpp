@@ -47,7 +47,9 @@ constexpr const char* kUsage =
     "                         rest-of:VAR=V,...[;tol=X]   (each with optional ;at-rest)\n"
     "                  [--start rest|q:NAME=V,...|rest-of:VAR=V,...] [--time-limit S] [--seed N]\n"
     "                  [--rate HZ] [--step S] [--param NAME=VALUE]... [--roadmap FILE]\n"
-    "                  [--roadmap-vertices N] [--out plan.json] [--inputs-csv FILE] [--quiet]\n";
+    "                  [--roadmap-vertices N] [--out plan.json] [--inputs-csv FILE] [--quiet]\n"
+    "  marionette bench planners [--quick] [--runs N] [--time-limit S] [--seed N]\n"
+    "                  [--problems NAME,...] [--planners P,...] --out DIR\n";
 
 // `models` / `scenes`: every built-in, one JSON object (json_fields: the object's members) or
 // one line of text each.
@@ -274,6 +276,7 @@ int main(int argc, char** argv) {
     if (cmd == "scenes") return cmdScenes(argc, argv);
     if (cmd == "simulate") return cmdSimulate(argc, argv);
     if (cmd == "plan") return cmdPlan(argc, argv);
+    if (cmd == "bench") return cmdBenchPlanners(argc, argv);
     std::cerr << "marionette: unknown command '" << cmd << "'\n" << kUsage;
     return 2;
   } catch (const SimulationError& e) {

@@ -2,11 +2,13 @@
 
 #include <chrono>
 #include <cmath>
+#include <filesystem>
 #include <iostream>
 #include <sstream>
 
 #include "cli_util.hpp"
 #include "marionette/models/model_io.hpp"
+#include "marionette/planner/benchmark.hpp"
 #include "marionette/planner/planner.hpp"
 
 namespace marionette::cli {
@@ -79,7 +81,109 @@ void printSummary(const Plan& plan, std::ostream& os) {
   os << '\n';
 }
 
+std::vector<std::string> splitList(const std::string& text) {
+  std::vector<std::string> out;
+  std::istringstream is(text);
+  std::string item;
+  while (std::getline(is, item, ','))
+    if (!item.empty()) out.push_back(item);
+  return out;
+}
+
+std::string cell(double x, const char* format) {
+  return std::isfinite(x) ? formatted(format, x) : "-";
+}
+
+void printSummaryTable(const std::vector<SummaryRow>& rows, std::ostream& os) {
+  os << "| problem | planner | runs | exact | approx. | success | median time (s) | "
+        "median plan duration (s) | median clearance (m) | roadmap build (s) |\n"
+     << "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n";
+  for (const SummaryRow& r : rows)
+    os << "| " << r.problem << " | " << r.planner << " | " << r.runs << " | " << r.exact << " | "
+       << r.approximate << " | " << formatted("%.0f %%", 100.0 * r.success_rate) << " | "
+       << cell(r.median_time_s, "%.3f") << " | " << cell(r.median_duration_s, "%.2f") << " | "
+       << cell(r.median_clearance_m, "%.4f") << " | " << cell(r.roadmap_build_s, "%.1f") << " |\n";
+}
+
 }  // namespace
+
+int cmdBenchPlanners(int argc, char** argv) {
+  if (argc < 3 || std::string(argv[2]) != "planners")
+    throw std::invalid_argument("bench: expected 'bench planners' (the only benchmark here)");
+  const Args a = parseArgs(
+      argc, argv, 3, {"--runs", "--time-limit", "--seed", "--problems", "--planners", "--out"},
+      {"--quick"});
+  if (!a.values.count("--out")) throw std::invalid_argument("bench planners needs --out DIR");
+  BenchmarkOptions opt;
+  const bool quick = a.switches.count("--quick");
+  opt.runs = quick ? 2 : 10;
+  opt.time_limit_s = quick ? 3.0 : 10.0;
+  if (a.values.count("--runs")) {
+    const double runs = parseNumber("--runs", a.values.at("--runs"));
+    if (runs < 1 || runs > 10000 || runs != std::floor(runs))
+      throw std::invalid_argument("--runs: expected a whole number >= 1");
+    opt.runs = static_cast<int>(runs);
+  }
+  if (a.values.count("--time-limit")) {
+    opt.time_limit_s = parseNumber("--time-limit", a.values.at("--time-limit"));
+    if (!(opt.time_limit_s > 0.0)) throw std::invalid_argument("--time-limit: must be > 0 s");
+  }
+  if (a.values.count("--seed")) {
+    const double seed = parseNumber("--seed", a.values.at("--seed"));
+    if (seed < 0 || seed != std::floor(seed) || seed > 4e9)
+      throw std::invalid_argument("--seed: expected a whole number 0..4e9");
+    opt.first_seed = static_cast<unsigned long>(seed);
+  }
+  if (a.values.count("--planners")) {
+    opt.planners = splitList(a.values.at("--planners"));
+    for (const std::string& p : opt.planners) plannerParameters(p);  // names an unknown one
+  }
+  std::vector<BenchmarkProblem> problems = benchmarkProblems();
+  if (a.values.count("--problems")) {
+    std::vector<BenchmarkProblem> chosen;
+    for (const std::string& name : splitList(a.values.at("--problems"))) {
+      const auto it = std::find_if(problems.begin(), problems.end(),
+                                   [&](const BenchmarkProblem& p) { return p.name == name; });
+      if (it == problems.end()) {
+        std::string known;
+        for (const BenchmarkProblem& p : problems) known += (known.empty() ? "" : ", ") + p.name;
+        throw std::invalid_argument("--problems: unknown '" + name + "' (known: " + known + ")");
+      }
+      chosen.push_back(*it);
+    }
+    problems = chosen;
+  }
+  const std::filesystem::path dir = a.values.at("--out");
+  std::filesystem::create_directories(dir);
+
+  const auto t0 = std::chrono::steady_clock::now();
+  std::vector<SummaryRow> rows;
+  for (const BenchmarkProblem& problem : problems) {
+    opt.on_run = [&](const std::string& planner, int run) {
+      if (run == 0)
+        std::cerr << formatted(
+            "[%6.0f s] %s: %s ",
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(),
+            problem.name.c_str(), planner.c_str());
+      std::cerr << '.' << (run + 1 == opt.runs ? "\n" : "") << std::flush;
+    };
+    const ProblemRuns runs = runBenchmark(problem, opt);
+    const std::string log = (dir / (problem.name + ".log")).string();
+    writeFileAtomically(log, [&](std::ostream& os) { writeOmplBenchmarkLog(runs, os); });
+    for (const SummaryRow& row : summarize(runs)) rows.push_back(row);
+  }
+  const double total_s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  std::ostringstream table;
+  table << formatted("%d runs per planner, %g s per run, seeds %lu..%lu; %.0f s in all\n\n",
+                     opt.runs, opt.time_limit_s, opt.first_seed, opt.first_seed + opt.runs - 1,
+                     total_s);
+  printSummaryTable(rows, table);
+  writeFileAtomically((dir / "summary.md").string(), [&](std::ostream& os) { os << table.str(); });
+  std::cout << table.str() << "logs: " << dir.string()
+            << "/*.log (ompl_benchmark_statistics DIR/*.log -d bench.db)\n";
+  return 0;
+}
 
 int cmdPlan(int argc, char** argv) {
   const Args a = parseArgs(

@@ -1,10 +1,14 @@
 // The planning commands of the CLI.
-//   marionette plan ...            one plan, written as JSON (and CSV inputs)
+//   marionette plan ...              one plan, written as JSON (and CSV inputs)
+//   marionette bench planners ...    every planner on the benchmark problems: OMPL logs, summary
 #pragma once
 
 namespace marionette::cli {
 
 // Exit status: 0 solved exactly, 4 only approximately, 5 nothing found, 2 bad arguments.
 int cmdPlan(int argc, char** argv);
+
+// Exit status: 0 when every run completed (whatever the planners' success), 2 on bad arguments.
+int cmdBenchPlanners(int argc, char** argv);
 
 }  // namespace marionette::cli

@@ -80,10 +80,6 @@ VariationalIntegrator::VariationalIntegrator(ModelPtr model, IntegratorOptions o
   tension_sum_.setZero(ns_);
   llt_ = Eigen::LLT<Eigen::MatrixXd>(nd_);
   tmp_nd_.setZero(nd_);
-  last_q_.setZero(nd_);
-  last_p_.setZero(nd_);
-  last_rho_.setZero(nk_);
-  last_lambda_.setZero(nc_);
 }
 
 State VariationalIntegrator::makeState() const {
@@ -408,23 +404,15 @@ StepStatus VariationalIntegrator::stepOnce(const State& x, const Eigen::VectorXd
   computeLagrangian(*model_, dyn_, q1_full_, tmp_nd_.setZero(), LagrangianOrder::MassMatrix);
   llt_.compute(dyn_.M);
   if (llt_.info() != Eigen::Success) return StepStatus::NotConverged;
-  // Warm start when x is the state the previous step produced (the usual case in a simulation or
-  // a planner's propagation): its multipliers, and the velocity after this step's forces,
-  //   v_{k+1/2} = M^-1 (p + dt/2 dL/dq - G^T lambda_prev).
-  // Otherwise the velocity of the previous interval, M^-1 (p - dt/2 dL/dq) (p carries half a
-  // step of forces, which is not velocity).  The answer does not depend on the start, only the
-  // number of iterations does.
-  const bool warm =
-      last_valid_ && last_h_ == dt && x.q == last_q_ && x.p == last_p_ && x.rho == last_rho_;
+  // The first guess is the velocity of the previous interval, M^-1 (p - dt/2 dL/dq) (p carries
+  // half a step of forces, which is not velocity), and every multiplier starts at 0.  It is a
+  // function of this step's arguments only, never of the previous call: with a strings'
+  // active set the converged answer can depend on the guess, and a planner's propagation from
+  // a tree node must give what a re-simulation reaching the same state gives.  (A warm start
+  // from the previous step's multipliers saved ~20 % of the Newton iterations, and let plans
+  // diverge from their re-simulations.)
   tmp_nd_ = x.p;
-  if (warm) {
-    tmp_nd_.noalias() += 0.5 * dt * dyn_.Lq;
-    for (int c = 0; c < nc_; ++c)
-      if (last_lambda_[c] != 0.0)
-        tmp_nd_.noalias() -= last_lambda_[c] * G1_.row(c).head(nd_).transpose();
-  } else {
-    tmp_nd_.noalias() -= 0.5 * dt * dyn_.Lq;
-  }
+  tmp_nd_.noalias() -= 0.5 * dt * dyn_.Lq;
   llt_.solveInPlace(tmp_nd_);
   // Keep the guess sane: along a light direction of M (a thin limb's twist) p / M is no velocity
   // at all, so the move is capped at the trust region and clamped into the joint stops.
@@ -441,7 +429,7 @@ StepStatus VariationalIntegrator::stepOnce(const State& x, const Eigen::VectorXd
   for (int c = 0; c < nc_; ++c) {
     is_active_[c] = gap1_[c] >= -1e-9 && static_cast<int>(active_.size()) < m_max_ ? 1 : 0;
     if (is_active_[c]) active_.push_back(c);
-    lambda_[c] = (warm && is_active_[c]) ? last_lambda_[c] : 0.0;
+    lambda_[c] = 0.0;
   }
   const int iterations = solveNewton(x, rho_next);
   if (iterations < 0) return StepStatus::NotConverged;  // (a non-finite iterate too: retry)
@@ -471,12 +459,6 @@ StepStatus VariationalIntegrator::stepOnce(const State& x, const Eigen::VectorXd
   next.p = tmp_nd_;
   next.rho = rho_next;
   if (!next.q.allFinite() || !next.p.allFinite()) return StepStatus::NonFinite;
-  last_q_ = next.q;
-  last_p_ = next.p;
-  last_rho_ = next.rho;
-  last_h_ = dt;
-  for (int c = 0; c < nc_; ++c) last_lambda_[c] = is_active_[c] ? lambda_[c] : 0.0;
-  last_valid_ = true;
   return StepStatus::Ok;
 }
 

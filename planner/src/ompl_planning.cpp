@@ -149,6 +149,10 @@ class SeededControlSampler : public oc::ControlSampler {
   }
 };
 
+// After braking, plans hold the rig still this many steps: the puppet swings on after the rig
+// stops, and a goal state must be safe through that too.
+constexpr int kStopHoldSteps = 5;
+
 struct Counters {
   long propagations = 0;
   long collision_checks = 0;
@@ -273,9 +277,10 @@ class Validity : public ob::StateValidityChecker {
 
 class Goal : public ob::GoalSampleableRegion {
  public:
-  Goal(const ob::SpaceInformationPtr& si, ModelPtr model, const GoalSpec& spec,
+  Goal(const oc::SpaceInformationPtr& si, ModelPtr model, const GoalSpec& spec,
        const Layout& layout, double dt, std::uint_fast32_t seed, Counters& counters)
       : ob::GoalSampleableRegion(si),
+        csi_(si.get()),
         model_(*model),
         eval_(model, spec),
         layout_(layout),
@@ -288,6 +293,16 @@ class Goal : public ob::GoalSampleableRegion {
     p_.resize(layout.nd);
     rho_.resize(layout.nk);
     rhodot_.resize(layout.nk);
+    brake_[0] = si->allocState();
+    brake_[1] = si->allocState();
+    stop_ = si->allocControl();
+    double* u = stop_->as<oc::RealVectorControlSpace::ControlType>()->values;
+    std::fill(u, u + layout.nk, 0.0);
+  }
+  ~Goal() override {
+    csi_->freeState(brake_[0]);
+    csi_->freeState(brake_[1]);
+    csi_->freeControl(stop_);
   }
   GoalEvaluator::Measure measure(const ob::State* s) const {
     const double* x = values(s);
@@ -311,9 +326,14 @@ class Goal : public ob::GoalSampleableRegion {
     const GoalEvaluator::Measure m = measure(s);
     ++counters_.motions;
     counters_.best_goal_distance = std::min(counters_.best_goal_distance, m.distance);
-    if (distance) *distance = m.distance;
-    counters_.goal_reached = counters_.goal_reached || m.satisfied;
-    return m.satisfied;
+    // A plan ends by braking the rig to a stop; a goal state from which that brake swings the
+    // puppet into something is not a goal (the verifying re-simulation would reject it).  It is
+    // reported a tolerance further off, so that searches biased to their closest states (KPIECE)
+    // do not keep expanding from dead ends.
+    const bool satisfied = m.satisfied && brakesSafely(s);
+    if (distance) *distance = m.satisfied && !satisfied ? m.distance + threshold_ : m.distance;
+    counters_.goal_reached = counters_.goal_reached || satisfied;
+    return satisfied;
   }
   // Goal bias (seed 000 §VII) needs goal states: joint and rest-of goals give them directly
   // (targets within the tolerance, the other joints anywhere in their limits, puppet still);
@@ -321,6 +341,25 @@ class Goal : public ob::GoalSampleableRegion {
   unsigned int maxSampleCount() const override {
     return eval_.spec().kind == GoalSpec::Kind::Point ? 0u : std::numeric_limits<unsigned>::max();
   }
+  // Brakes the rig from s (the zero control: slewing to rest at max acceleration, as
+  // appendBrake) and holds it for kStopHoldSteps; every state must be valid.  Plans end the
+  // same way, so the verifying re-simulation covers exactly what is checked here.
+  bool brakesSafely(const ob::State* s) const {
+    const auto& propagator = csi_->getStatePropagator();
+    csi_->copyState(brake_[0], s);
+    int margin = kStopHoldSteps + 1;  // the step that stops the rig, then the hold
+    for (int step = 0; margin > 0; ++step) {
+      propagator->propagate(brake_[0], stop_, dt_, brake_[1]);
+      std::swap(brake_[0], brake_[1]);
+      if (!csi_->isValid(brake_[0])) return false;
+      const double* x = values(brake_[0]);
+      bool stopped = true;
+      for (int i = 0; i < layout_.nk; ++i) stopped = stopped && x[layout_.rhodot() + i] == 0.0;
+      if (stopped) --margin;
+    }
+    return true;
+  }
+
   void sampleGoal(ob::State* s) const override {
     double* x = values(s);
     const auto& b = si_->getStateSpace()->as<ob::RealVectorStateSpace>()->getBounds();
@@ -346,6 +385,7 @@ class Goal : public ob::GoalSampleableRegion {
   }
 
  private:
+  oc::SpaceInformation* csi_;
   const Model& model_;
   mutable GoalEvaluator eval_;
   Layout layout_;
@@ -354,6 +394,8 @@ class Goal : public ob::GoalSampleableRegion {
   mutable ompl::RNG rng_;
   mutable DynamicsData data_;
   mutable Eigen::VectorXd qd_, p_, rho_, rhodot_;
+  mutable ob::State* brake_[2];
+  oc::Control* stop_;
 };
 
 // KPIECE and PDST grid the state through a projection: the goal's points in the stage (point
@@ -371,7 +413,10 @@ class Projection : public ob::ProjectionEvaluator {
     q_.resize(model_.nq());
     if (spec.kind == GoalSpec::Kind::Point) {
       point_ = eval_.goalPoints()[0];
-      dim_ = 3;
+      dim_ = 4;  // the point, and how fast the puppet moves (arrivals must be slow enough to stop)
+      const auto& b = space->as<ob::RealVectorStateSpace>()->getBounds();
+      momentum_scale_.resize(layout.nd);
+      for (int i = 0; i < layout.nd; ++i) momentum_scale_[i] = 1.0 / b.high[layout.p() + i];
     } else {
       std::vector<int> vars = eval_.goalVariables();
       for (int i = 0; i < layout.nd && vars.size() < 2; ++i)
@@ -383,7 +428,7 @@ class Projection : public ob::ProjectionEvaluator {
   }
   unsigned int getDimension() const override { return dim_; }
   void defaultCellSizes() override {
-    cellSizes_.assign(dim_, 0.05);  // 5 cm for points
+    cellSizes_.assign(dim_, 0.05);  // 5 cm for points; a twentieth of the momentum range
     if (point_ < 0)
       for (unsigned i = 0; i < dim_; ++i) {
         const JointLimit& lim = model_.dynamic[vars_[i]].limit;
@@ -403,7 +448,11 @@ class Projection : public ob::ProjectionEvaluator {
       out.setZero();
       return;
     }
-    out = pointInStage(model_, data_, q_, point_);
+    out.head<3>() = pointInStage(model_, data_, q_, point_);
+    double speed2 = 0.0;
+    for (int i = 0; i < layout_.nd; ++i)
+      speed2 += std::pow(x[layout_.p() + i] * momentum_scale_[i], 2);
+    out[3] = std::sqrt(speed2 / layout_.nd);
   }
 
  private:
@@ -413,6 +462,7 @@ class Projection : public ob::ProjectionEvaluator {
   mutable DynamicsData data_;
   mutable Eigen::VectorXd q_;
   int point_ = -1;
+  Eigen::VectorXd momentum_scale_;  // 1 / the momentum bounds
   std::vector<int> vars_;
   unsigned dim_ = 2;
 };
@@ -545,8 +595,14 @@ SearchResult searchTree(const PlanRequest& request, const CollisionModelPtr& col
                                std::max(std::max(1, opt.min_control_steps), opt.max_control_steps));
   ss.setStatePropagator(std::make_shared<Propagator>(si, model, model_ptr, L, dt, counters));
   ss.setStateValidityChecker(std::make_shared<Validity>(si, collision, L, dt, counters));
-  space->registerDefaultProjection(
-      std::make_shared<Projection>(space.get(), model_ptr, goal_spec, L));
+  {
+    // Cell sizes set explicitly make it "user configured": else the space's setup replaces it
+    // with OMPL's default random linear projection of the whole state.
+    auto projection = std::make_shared<Projection>(space.get(), model_ptr, goal_spec, L);
+    projection->defaultCellSizes();
+    projection->setCellSizes(std::vector<double>(projection->getCellSizes()));
+    space->registerDefaultProjection(projection);
+  }
 
   ob::ScopedState<> start(space);
   for (int i = 0; i < L.nd; ++i) start[i] = q0[i];
@@ -564,7 +620,11 @@ SearchResult searchTree(const PlanRequest& request, const CollisionModelPtr& col
     start[L.rhodot() + i] = 0.0;
   }
   ss.setStartState(start);
-  auto goal = std::make_shared<Goal>(si, model_ptr, goal_spec, L, dt, seeds(), counters);
+  // The search aims a tenth inside the tolerance: the verifying re-simulation rounds the rig's
+  // inputs differently (resampled at the output rate), and a swinging puppet amplifies that.
+  GoalSpec search_goal = goal_spec;
+  search_goal.tolerance = 0.9 * goal_spec.effectiveTolerance();
+  auto goal = std::make_shared<Goal>(si, model_ptr, search_goal, L, dt, seeds(), counters);
   ss.setGoal(goal);
 
   ob::PlannerPtr planner;
@@ -646,6 +706,7 @@ SearchResult searchTree(const PlanRequest& request, const CollisionModelPtr& col
     }
   }
   appendBrake(model, traj);
+  appendHold(traj, kStopHoldSteps * dt);
   result.inputs = std::move(traj);
   return result;
 }

@@ -536,14 +536,19 @@ RestPoseRoadmap::QueryResult RestPoseRoadmap::query(const Eigen::VectorXd& start
   }
   // Joint and point goals: if no vertex meets the goal, look for rest poses that do by a local
   // random search on the inputs from the vertices nearest to it (seed 001's query-phase
-  // expansion).  At most a third of the time limit.
+  // expansion).  At most a third of the time limit to find one; up to three while a thirtieth
+  // lasts (spares for when the first one's edges fail).
   if (goals.empty() && goal.spec().kind != GoalSpec::Kind::RestOf) {
     std::vector<std::pair<double, int>> ranked;
     for (int i = 0; i < static_cast<int>(vs.size()); ++i) ranked.emplace_back(goalError(vs[i]), i);
     std::sort(ranked.begin(), ranked.end());
     std::normal_distribution<double> gauss(0.0, 1.0);
     const double budget = time_limit_s / 3.0;
-    for (int restart = 0; goals.size() < 3 && secondsSince(t0) < budget && !timeUp(); ++restart) {
+    const auto searching = [&] {
+      if (timeUp() || secondsSince(t0) >= budget) return false;
+      return goals.empty() || (goals.size() < 3 && secondsSince(t0) < budget / 10.0);
+    };
+    for (int restart = 0; searching(); ++restart) {
       Vertex cur = vs[ranked[restart % std::min<int>(5, ranked.size())].second];
       double err = goalError(cur), sigma = 0.25;
       for (int it = 0; it < 60 && secondsSince(t0) < budget; ++it) {

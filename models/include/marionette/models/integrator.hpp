@@ -148,10 +148,6 @@ class VariationalIntegrator {
   Eigen::VectorXd sub_u_, tension_sum_;
   StepReport sub_report_;
   long factorizations_ = 0;
-  // The last step's result and multipliers, to warm-start a step from exactly that state.
-  bool last_valid_ = false;
-  double last_h_ = 0.0;
-  Eigen::VectorXd last_q_, last_p_, last_rho_, last_lambda_;
   // Mass matrix factorisation for initial guesses and energies.
   Eigen::LLT<Eigen::MatrixXd> llt_;
   Eigen::VectorXd tmp_nd_;

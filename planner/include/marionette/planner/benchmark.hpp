@@ -1,0 +1,102 @@
+// Planner benchmarks (issue 4): the same planning problems run by every planner, N times with
+// different seeds, logged in OMPL's benchmark log format (doc/markdown/benchmark.md of OMPL) so
+// that OMPL's own `ompl_benchmark_statistics` turns the logs into a Planner Arena database.
+//
+// Contents
+//   BenchmarkProblem     a named (model, scene, start, goal) problem and the planners to run.
+//   benchmarkProblems()  the built-in problems: the issue's required ones plus living-room.
+//   BenchmarkOptions     runs, time limit, planners, progress.
+//   BenchmarkRun / PlannerRuns / ProblemRuns   what was measured.
+//   runBenchmark()       runs one problem.
+//   writeOmplBenchmarkLog()   one problem's runs as an OMPL benchmark log.
+//   SummaryRow / summarize()  success rate and medians per (problem, planner).
+#pragma once
+
+#include <cmath>
+#include <functional>
+#include <map>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "marionette/planner/planner.hpp"
+
+namespace marionette {
+
+struct BenchmarkProblem {
+  std::string name;                   // "arm3d-pillars": the log's experiment name and file name
+  std::string description;            // one line
+  std::string model;                  // built-in model name or file
+  std::string scene;                  // built-in scene name or file
+  std::string goal;                   // GoalSpec text
+  std::vector<std::string> planners;  // empty = every planner
+};
+
+// The problems of the planning issue's tests (same goals), and PuppetCopter in living-room.
+const std::vector<BenchmarkProblem>& benchmarkProblems();
+
+struct BenchmarkOptions {
+  int runs = 10;               // per planner; run r uses seed first_seed + r
+  double time_limit_s = 10.0;  // per run (a prm roadmap build is extra, and measured)
+  unsigned long first_seed = 1;
+  std::vector<std::string> planners;  // empty = the problem's planners
+  RoadmapOptions roadmap;             // prm: built once per problem (seed fixed), then queried
+  // Called before each run: (planner, run index).
+  std::function<void(const std::string&, int)> on_run;
+};
+
+struct BenchmarkRun {
+  unsigned long seed = 0;
+  PlanOutcome outcome = PlanOutcome::NotFound;
+  bool error = false;  // the planner threw (message in `message`)
+  std::string message;
+  double time_s = 0.0;           // planning time (OMPL solve or roadmap query)
+  double total_time_s = 0.0;     // including verification and any roadmap build
+  double memory_mb = 0.0;        // growth of the process's resident memory over the run
+  double plan_duration_s = NAN;  // length of the input sequence
+  double goal_time_s = NAN;      // when the re-simulation first satisfies the goal
+  double goal_distance = NAN;    // the closest the re-simulation came to the goal
+  double min_clearance_m = NAN;  // to the stage, over the re-simulation
+  double min_tension_N = NAN;
+  int samples = 0;
+  bool collision_free = false;
+  bool within_limits = false;
+  PlanStatistics stats;
+};
+
+struct PlannerRuns {
+  std::string planner;
+  std::map<std::string, std::string> settings;  // parameters, as OMPL's "common properties"
+  std::vector<BenchmarkRun> runs;
+};
+
+struct ProblemRuns {
+  BenchmarkProblem problem;
+  BenchmarkOptions options;
+  std::string start_date;  // as OMPL writes it
+  double total_time_s = 0.0;
+  std::vector<PlannerRuns> planners;
+};
+
+// Runs every planner `options.runs` times on `problem`, sequentially (timings are not shared
+// with other work).  A planner that throws is recorded as a failed run, not propagated;
+// a problem that cannot be set up (unknown model or scene) throws std::invalid_argument.
+ProblemRuns runBenchmark(const BenchmarkProblem& problem, const BenchmarkOptions& options);
+
+// OMPL's benchmark log format.  Per run: time, memory, status (OMPL's PlannerStatus enum),
+// solved (exact and verified), approximate solution, solution difference, plan duration,
+// solution clearance, plus the planner's statistics.
+void writeOmplBenchmarkLog(const ProblemRuns& runs, std::ostream& out);
+
+struct SummaryRow {
+  std::string problem, planner;
+  int runs = 0, exact = 0, approximate = 0;
+  double success_rate = 0.0;        // exact / runs
+  double median_time_s = NAN;       // over all runs (a failed run counts its time used)
+  double median_duration_s = NAN;   // over exact runs
+  double median_clearance_m = NAN;  // over exact runs
+  double roadmap_build_s = NAN;     // prm: the build, once per problem
+};
+std::vector<SummaryRow> summarize(const ProblemRuns& runs);
+
+}  // namespace marionette

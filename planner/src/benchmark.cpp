@@ -1,0 +1,334 @@
+#include "marionette/planner/benchmark.hpp"
+
+#include <ompl/base/PlannerStatus.h>
+#include <ompl/config.h>
+#include <ompl/tools/benchmark/MachineSpecs.h>
+#include <ompl/util/Time.h>
+
+#include <algorithm>
+#include <chrono>
+#include <sstream>
+#include <stdexcept>
+
+#include "marionette/models/model_io.hpp"
+
+namespace marionette {
+
+const std::vector<BenchmarkProblem>& benchmarkProblems() {
+  // The goals are the planning tests' (tests/test_planner.cpp); planar-arm's is its rest pose's
+  // theta1 + 0.3 rad, filled in by runBenchmark.
+  static const std::vector<BenchmarkProblem> problems = {
+      {"planar-arm-empty",
+       "planar arm: swing the tip 0.3 rad (theta1) away from rest",
+       "planar-arm",
+       "empty",
+       "q:theta1=REST+0.3;tol=0.05",
+       {}},
+      {"arm3d-pillars",
+       "3-D arm: the hand behind the front row of pillars, between two of them",
+       "arm3d",
+       "pillars",
+       "point:hand=0.42,0,0.50;radius=0.05",
+       {}},
+      {"arm3d-pillars-past",
+       "3-D arm: the hand past the front pillar at (0.30, 0.12)",
+       "arm3d",
+       "pillars",
+       "point:hand=0.22,0.20,0.55;radius=0.05",
+       {}},
+      {"suspended-mass-window",
+       "suspended mass: through the window, then settle at rest",
+       "suspended-mass",
+       "window",
+       "rest-of:xr=0.7,r=0.3;at-rest",
+       {}},
+      {"puppetcopter-table",
+       "PuppetCopter: left hand over the table's near edge",
+       "puppetcopter",
+       "table",
+       "point:hand_l=0.05,0.24,0.40;radius=0.04",
+       {}},
+      {"puppetcopter-living-room",
+       "PuppetCopter among 20,848 mesh triangles: left hand up towards the coffee table",
+       "puppetcopter",
+       "living-room",
+       "point:hand_l=0.25,0.05,0.40;radius=0.04",
+       {}},
+  };
+  return problems;
+}
+
+namespace {
+
+double secondsSince(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+double residentMegabytes() {
+  return static_cast<double>(ompl::machine::getProcessMemoryUsage()) / (1024.0 * 1024.0);
+}
+
+// "REST+0.3" in a joint goal: that joint's rest value at the default inputs plus an offset.
+std::string resolveRestOffsets(const ModelPtr& model, const std::string& goal) {
+  const std::string marker = "=REST+";
+  const auto at = goal.find(marker);
+  if (at == std::string::npos) return goal;
+  const auto name_begin = goal.find_last_of(":,", at) + 1;
+  const std::string joint = goal.substr(name_begin, at - name_begin);
+  const int i = model->variableIndex(joint);
+  if (i < 0 || i >= model->nd())
+    throw std::invalid_argument("benchmark goal: '" + joint + "' is not a joint");
+  const StartState rest = resolveStart(model, model->defaultInputs(), StartSpec{});
+  std::size_t used = 0;
+  const double offset = std::stod(goal.substr(at + marker.size()), &used);
+  std::ostringstream value;
+  value.precision(9);
+  value << rest.q[i] + offset;
+  return goal.substr(0, at + 1) + value.str() + goal.substr(at + marker.size() + used);
+}
+
+int omplStatus(const BenchmarkRun& run) {
+  using S = ompl::base::PlannerStatus;
+  if (run.error) return S::CRASH;
+  switch (run.outcome) {
+    case PlanOutcome::Exact: return S::EXACT_SOLUTION;
+    case PlanOutcome::Approximate: return S::APPROXIMATE_SOLUTION;
+    case PlanOutcome::NotFound: return S::TIMEOUT;
+  }
+  return S::UNKNOWN;
+}
+
+double median(std::vector<double> v) {
+  if (v.empty()) return NAN;
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+// OMPL writes numbers with std::to_string / ompl::toString; any C++ stream format parses.
+std::string number(double x) {
+  if (std::isnan(x)) return "nan";
+  if (std::isinf(x)) return "inf";
+  std::ostringstream os;
+  os.precision(9);
+  os << x;
+  return os.str();
+}
+
+// OMPL's own names for its planners (Planner::getName()), as its benchmarks log them.
+std::string logPlannerName(const std::string& planner) {
+  static const std::map<std::string, std::string> names = {
+      {"est", "control_EST"}, {"kpiece", "control_KPIECE1"}, {"rrt", "control_RRT"},
+      {"sst", "control_SST"}, {"pdst", "control_PDST"},      {"prm", "marionette_RestPosePRM"}};
+  const auto it = names.find(planner);
+  return it == names.end() ? planner : it->second;
+}
+
+BenchmarkRun runOnce(const PlanRequest& base, const std::string& planner, unsigned long seed) {
+  PlanRequest req = base;
+  req.options.planner = planner;
+  req.options.seed = seed;
+  BenchmarkRun run;
+  run.seed = seed;
+  const double memory0 = residentMegabytes();
+  const auto t0 = std::chrono::steady_clock::now();
+  try {
+    const Plan plan = planMotion(req);
+    run.outcome = plan.outcome;
+    run.message = plan.message;
+    run.stats = plan.stats;
+    run.time_s = plan.stats.planning_time_s;
+    run.samples = plan.samples();
+    if (plan.samples() > 0) {
+      run.plan_duration_s = plan.duration_s();
+      run.goal_distance = plan.goal_distance_min;
+      run.min_clearance_m = plan.min_stage_clearance_m;
+      run.min_tension_N = plan.min_tension_N;
+      run.collision_free = plan.collision_free;
+      run.within_limits = plan.limit_violations.empty();
+      if (plan.goal_sample >= 0) run.goal_time_s = plan.goal_sample / plan.rate_hz;
+    }
+  } catch (const std::exception& e) {
+    run.error = true;
+    run.message = e.what();
+    run.time_s = secondsSince(t0);
+  }
+  run.total_time_s = secondsSince(t0);
+  run.memory_mb = std::max(0.0, residentMegabytes() - memory0);
+  return run;
+}
+
+}  // namespace
+
+ProblemRuns runBenchmark(const BenchmarkProblem& problem, const BenchmarkOptions& options) {
+  if (options.runs < 1) throw std::invalid_argument("benchmark: runs must be >= 1");
+  if (!(options.time_limit_s > 0.0))
+    throw std::invalid_argument("benchmark: the time limit must be > 0 s");
+  ProblemRuns out;
+  out.problem = problem;
+  out.options = options;
+  out.start_date = ompl::time::as_string(ompl::time::now());
+  const auto t0 = std::chrono::steady_clock::now();
+
+  PlanRequest base;
+  base.model = loadModel(problem.model);
+  base.scene = loadScene(problem.scene);
+  base.collision = std::make_shared<CollisionModel>(base.model, base.scene);
+  out.problem.goal = resolveRestOffsets(base.model, problem.goal);
+  base.goal = GoalSpec::parse(out.problem.goal);
+  base.options.time_limit_s = options.time_limit_s;
+  // One roadmap per problem: its seed stays fixed while the query seeds vary, so prm's first
+  // run builds it (measured as roadmap build time) and the others query the cached one.
+  base.options.roadmap = options.roadmap;
+
+  std::vector<std::string> planners = options.planners;
+  if (planners.empty()) planners = problem.planners;
+  if (planners.empty()) planners = plannerNames();
+  for (const std::string& planner : planners) {
+    PlannerRuns pr;
+    pr.planner = planner;
+    pr.settings = plannerParameters(planner);  // throws for an unknown planner
+    if (planner == "prm") {
+      std::istringstream is(options.roadmap.describe());
+      std::string item;
+      while (is >> item) {
+        const auto eq = item.find('=');
+        if (eq != std::string::npos) pr.settings[item.substr(0, eq)] = item.substr(eq + 1);
+      }
+    }
+    for (int r = 0; r < options.runs; ++r) {
+      if (options.on_run) options.on_run(planner, r);
+      pr.runs.push_back(runOnce(base, planner, options.first_seed + r));
+    }
+    out.planners.push_back(std::move(pr));
+  }
+  out.total_time_s = secondsSince(t0);
+  return out;
+}
+
+void writeOmplBenchmarkLog(const ProblemRuns& runs, std::ostream& out) {
+  const BenchmarkProblem& p = runs.problem;
+  // The library that ran the planners (Debian's OMPL_VERSION string is empty).
+  out << "OMPL version " << OMPL_MAJOR_VERSION << '.' << OMPL_MINOR_VERSION << '.'
+      << OMPL_PATCH_VERSION << '\n';
+  out << "Experiment " << p.name << '\n';
+  out << "0 experiment properties\n";
+  out << "Running on " << ompl::machine::getHostname() << '\n';
+  out << "Starting at " << runs.start_date << '\n';
+  out << "<<<|\n"
+      << "marionette planner benchmark: " << p.description << '\n'
+      << "model " << p.model << ", scene " << p.scene << ", start: rest pose of the default "
+      << "inputs, goal " << p.goal << '\n'
+      << "Plans are re-simulated at 50 Hz from their resampled inputs and re-checked; 'solved' "
+         "means that re-simulation is collision-free, within the rig's limits and reaches the "
+         "goal.\n"
+      << "Run r uses seed " << runs.options.first_seed << " + r; prm builds its roadmap once "
+      << "(seed " << runs.options.roadmap.seed << ") and queries it in every run.\n"
+      << "|>>>\n";
+  out << "<<<|\n" << ompl::machine::getCPUInfo() << "|>>>\n";
+  out << runs.options.first_seed << " is the random seed\n";
+  out << number(runs.options.time_limit_s) << " seconds per run\n";
+  out << "0 MB per run\n";
+  out << runs.options.runs << " runs per planner\n";
+  out << number(runs.total_time_s) << " seconds spent to collect the data\n";
+  out << "1 enum type\nstatus";
+  for (int i = 0; i < ompl::base::PlannerStatus::TYPE_COUNT; ++i)
+    out << '|'
+        << ompl::base::PlannerStatus(static_cast<ompl::base::PlannerStatus::StatusType>(i))
+               .asString();
+  out << '\n' << runs.planners.size() << " planners\n";
+
+  // Property names become SQL column names in ompl_benchmark_statistics: words and spaces only.
+  const std::vector<std::string> properties = {"approximate solution BOOLEAN",
+                                               "collision checks INTEGER",
+                                               "correct solution BOOLEAN",
+                                               "edges rejected INTEGER",
+                                               "edges validated INTEGER",
+                                               "goal time REAL",
+                                               "graph states INTEGER",
+                                               "memory REAL",
+                                               "min tension REAL",
+                                               "plan duration REAL",
+                                               "propagations INTEGER",
+                                               "roadmap build time REAL",
+                                               "roadmap vertices INTEGER",
+                                               "seed INTEGER",
+                                               "solution clearance REAL",
+                                               "solution difference REAL",
+                                               "solution segments INTEGER",
+                                               "solved BOOLEAN",
+                                               "status ENUM",
+                                               "time REAL",
+                                               "total time REAL",
+                                               "verification time REAL"};
+  for (const PlannerRuns& pr : runs.planners) {
+    out << logPlannerName(pr.planner) << '\n';
+    out << pr.settings.size() << " common properties\n";
+    for (const auto& [name, value] : pr.settings) out << name << " = " << value << '\n';
+    out << properties.size() << " properties for each run\n";
+    for (const std::string& name : properties) out << name << '\n';
+    out << pr.runs.size() << " runs\n";
+    for (const BenchmarkRun& r : pr.runs) {
+      const bool exact = r.outcome == PlanOutcome::Exact && !r.error;
+      const bool prm = pr.planner == "prm";
+      const std::vector<std::string> values = {
+          std::to_string(r.outcome == PlanOutcome::Approximate),
+          std::to_string(r.stats.collision_checks),
+          std::to_string(r.samples > 0 && r.collision_free && r.within_limits),
+          prm ? std::to_string(r.stats.edges_rejected) : "",
+          prm ? std::to_string(r.stats.edges_validated) : "",
+          number(r.goal_time_s),
+          std::to_string(prm ? r.stats.roadmap_vertices : r.stats.tree_states),
+          number(r.memory_mb),
+          number(r.min_tension_N),
+          number(r.plan_duration_s),
+          std::to_string(r.stats.propagations),
+          prm ? number(r.stats.roadmap_build_time_s) : "",
+          prm ? std::to_string(r.stats.roadmap_vertices) : "",
+          std::to_string(r.seed),
+          number(r.min_clearance_m),
+          number(r.goal_distance),
+          std::to_string(r.samples),
+          std::to_string(exact),
+          std::to_string(omplStatus(r)),
+          number(r.time_s),
+          number(r.total_time_s),
+          number(r.stats.verification_time_s)};
+      for (const std::string& v : values) out << v << "; ";
+      out << '\n';
+    }
+    out << ".\n";
+  }
+}
+
+std::vector<SummaryRow> summarize(const ProblemRuns& runs) {
+  std::vector<SummaryRow> rows;
+  for (const PlannerRuns& pr : runs.planners) {
+    SummaryRow row;
+    row.problem = runs.problem.name;
+    row.planner = pr.planner;
+    row.runs = static_cast<int>(pr.runs.size());
+    std::vector<double> times, durations, clearances;
+    for (const BenchmarkRun& r : pr.runs) {
+      times.push_back(r.time_s);
+      if (r.outcome == PlanOutcome::Approximate) ++row.approximate;
+      if (r.outcome != PlanOutcome::Exact || r.error) continue;
+      ++row.exact;
+      durations.push_back(r.plan_duration_s);
+      clearances.push_back(r.min_clearance_m);
+    }
+    if (pr.planner == "prm") {
+      row.roadmap_build_s = 0.0;
+      for (const BenchmarkRun& r : pr.runs)
+        row.roadmap_build_s = std::max(row.roadmap_build_s, r.stats.roadmap_build_time_s);
+    }
+    row.success_rate = row.runs ? static_cast<double>(row.exact) / row.runs : 0.0;
+    row.median_time_s = median(times);
+    row.median_duration_s = median(durations);
+    row.median_clearance_m = median(clearances);
+    rows.push_back(row);
+  }
+  return rows;
+}
+
+}  // namespace marionette
