@@ -81,6 +81,15 @@ void printSummary(const Plan& plan, std::ostream& os) {
   os << '\n';
 }
 
+// A whole number within [lo, hi], or std::invalid_argument naming the flag.
+double wholeNumber(const std::string& flag, const std::string& text, double lo, double hi) {
+  const double v = parseNumber(flag, text);
+  if (v < lo || v > hi || v != std::floor(v))
+    throw std::invalid_argument(flag + ": expected a whole number in [" + formatted("%g", lo) +
+                                ", " + formatted("%g", hi) + "], got '" + text + "'");
+  return v;
+}
+
 std::vector<std::string> splitList(const std::string& text) {
   std::vector<std::string> out;
   std::istringstream is(text);
@@ -119,20 +128,15 @@ int cmdBenchPlanners(int argc, char** argv) {
   opt.runs = quick ? 2 : 10;
   opt.time_limit_s = quick ? 3.0 : 10.0;
   if (a.values.count("--runs")) {
-    const double runs = parseNumber("--runs", a.values.at("--runs"));
-    if (runs < 1 || runs > 10000 || runs != std::floor(runs))
-      throw std::invalid_argument("--runs: expected a whole number >= 1");
-    opt.runs = static_cast<int>(runs);
+    opt.runs = static_cast<int>(wholeNumber("--runs", a.values.at("--runs"), 1, 10000));
   }
   if (a.values.count("--time-limit")) {
     opt.time_limit_s = parseNumber("--time-limit", a.values.at("--time-limit"));
     if (!(opt.time_limit_s > 0.0)) throw std::invalid_argument("--time-limit: must be > 0 s");
   }
   if (a.values.count("--seed")) {
-    const double seed = parseNumber("--seed", a.values.at("--seed"));
-    if (seed < 0 || seed != std::floor(seed) || seed > 4e9)
-      throw std::invalid_argument("--seed: expected a whole number 0..4e9");
-    opt.first_seed = static_cast<unsigned long>(seed);
+    opt.first_seed =
+        static_cast<unsigned long>(wholeNumber("--seed", a.values.at("--seed"), 0, 4e9));
   }
   if (a.values.count("--planners")) {
     opt.planners = splitList(a.values.at("--planners"));
@@ -208,20 +212,15 @@ int cmdPlan(int argc, char** argv) {
   if (a.values.count("--time-limit"))
     opt.time_limit_s = parseNumber("--time-limit", a.values.at("--time-limit"));
   if (a.values.count("--seed")) {
-    const double seed = parseNumber("--seed", a.values.at("--seed"));
-    if (seed < 0 || seed != std::floor(seed) || seed > 4e9)
-      throw std::invalid_argument("--seed: expected a whole number 0..4e9");
-    opt.seed = static_cast<unsigned long>(seed);
+    opt.seed = static_cast<unsigned long>(wholeNumber("--seed", a.values.at("--seed"), 0, 4e9));
   }
   if (a.values.count("--rate")) opt.rate_hz = parseNumber("--rate", a.values.at("--rate"));
   if (a.values.count("--step")) opt.step_s = parseNumber("--step", a.values.at("--step"));
   if (a.all.count("--param")) opt.params = parseParams(a.all.at("--param"));
   if (a.values.count("--roadmap")) opt.roadmap_file = a.values.at("--roadmap");
   if (a.values.count("--roadmap-vertices")) {
-    const double v = parseNumber("--roadmap-vertices", a.values.at("--roadmap-vertices"));
-    if (v < 2 || v != std::floor(v) || v > 100000)
-      throw std::invalid_argument("--roadmap-vertices: expected a whole number >= 2");
-    opt.roadmap.vertices = static_cast<int>(v);
+    opt.roadmap.vertices = static_cast<int>(
+        wholeNumber("--roadmap-vertices", a.values.at("--roadmap-vertices"), 2, 100000));
   }
   opt.roadmap.seed = opt.seed;
   const bool quiet = a.switches.count("--quiet");
