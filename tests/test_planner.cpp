@@ -180,6 +180,36 @@ TEST(Goal, ParsesEveryKindAndRejectsBadText) {
   EXPECT_THROW(GoalEvaluator(arm, GoalSpec::parse("rest-of:x=5")), std::invalid_argument);
 }
 
+// The residual vector that least squares works on and the scalar error agree: per-target
+// distances for point goals (max of the 3-blocks' norms), per-variable differences otherwise.
+TEST(Goal, PoseResidualIsTheErrorAsAVector) {
+  const ModelPtr m = loadModel("puppetcopter");
+  const Eigen::VectorXd rho = m->defaultInputs();
+  const RestPose rest = computeRestPose(m, rho);
+  ASSERT_TRUE(rest.ok);
+  DynamicsData d(*m);
+  const Eigen::VectorXd qf = m->configuration(rest.q, rho);
+  const Eigen::Vector3d hand = pointInStage(*m, d, qf, m->pointIndex("hand_l"));
+  GoalSpec spec = GoalSpec::parse("point:hand_l=0,0,0");
+  spec.points[0].position_m = hand + Eigen::Vector3d(0.03, 0.0, -0.04);
+  spec.merge(GoalSpec::parse("point:hand_r=0,0,0"));
+  spec.points[1].position_m = pointInStage(*m, d, qf, m->pointIndex("hand_r"));
+  GoalEvaluator point(m, spec);
+  const Eigen::VectorXd r = point.poseResidual(rest.q, rho);
+  ASSERT_EQ(r.size(), 6);
+  EXPECT_NEAR(r.head<3>().norm(), 0.05, 1e-12);
+  EXPECT_NEAR(r.tail<3>().norm(), 0.0, 1e-12);
+  EXPECT_NEAR(point.poseError(rest.q, rho), 0.05, 1e-12);
+
+  GoalEvaluator joint(m, GoalSpec::parse("q:beta_head=0.3,alpha_head=-0.2"));
+  const Eigen::VectorXd rj = joint.poseResidual(rest.q, rho);
+  ASSERT_EQ(rj.size(), 2);
+  EXPECT_DOUBLE_EQ(joint.poseError(rest.q, rho), rj.cwiseAbs().maxCoeff());
+  const double d_beta = rest.q[m->variableIndex("beta_head")] - 0.3,
+               d_alpha = rest.q[m->variableIndex("alpha_head")] + 0.2;
+  EXPECT_TRUE((rj[0] == d_beta && rj[1] == d_alpha) || (rj[0] == d_alpha && rj[1] == d_beta));
+}
+
 TEST(Goal, KineticEnergyFromMomentumIsZeroAtRestAndMatchesVelocity) {
   const ModelPtr model = loadModel("arm3d");
   const RestPose rest = computeRestPose(model, model->defaultInputs());

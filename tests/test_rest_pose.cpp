@@ -46,6 +46,38 @@ TEST(RestPose, EveryBuiltinHasAStableRestPose) {
   }
 }
 
+// Continuation (the PRM's goal search): after a small input change, a Newton-only solve started
+// from the old rest pose with its taut strings lands on the rest pose a full solve (damped
+// settling from the model's own guess) finds -- even when the change slackens a string by more
+// than the default "nearly tight" guess would catch, or moves a joint off the stop it rested on.
+// Guessing by gap alone there loses a string or a stop and fails or lands elsewhere.
+TEST(RestPose, ContinuationFromANearbyRestPoseFindsTheSameEquilibrium) {
+  const ModelPtr m = loadModel("puppetcopter");
+  const Eigen::VectorXd rho0 = m->defaultInputs();
+  const RestPose rest0 = computeRestPose(m, rho0);
+  ASSERT_TRUE(rest0.ok) << rest0.message;
+  const int winch = m->variableIndex("act_arm_l_len") - m->nd();
+  const int pitch = m->variableIndex("act_arm_l_pitch") - m->nd();
+  for (double dl : {0.004, -0.004}) {
+    SCOPED_TRACE(dl);
+    Eigen::VectorXd rho = rho0;
+    rho[winch] += dl;  // 4 mm of winch: the string slackens or stretches by about that
+    rho[pitch] -= 0.02;
+    const RestPose full = computeRestPose(m, rho, &rest0.q);
+    ASSERT_TRUE(full.ok) << full.message;
+    RestPoseOptions continuation;
+    continuation.max_settle_steps = 0;
+    continuation.continue_from = &rest0;
+    const RestPose cont = computeRestPose(m, rho, &rest0.q, continuation);
+    ASSERT_TRUE(cont.ok) << cont.message;
+    EXPECT_EQ(cont.settle_steps, 0);
+    EXPECT_LT((cont.q - full.q).cwiseAbs().maxCoeff(), 1e-7);
+    EXPECT_EQ(cont.taut, full.taut);
+    EXPECT_EQ(cont.at_stop, full.at_stop);
+    EXPECT_LE(cont.max_violation_m, 1e-12);
+  }
+}
+
 // For puppets hung as free bodies (marionette25, puppetcopter) the strings alone hold the puppet:
 // the sum of string forces equals the weight, and their moments cancel the weight's moment.
 // This is Newton-Euler statics, independent of the Lagrangian machinery that found the pose.

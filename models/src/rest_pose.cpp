@@ -144,9 +144,19 @@ RestPose computeRestPose(const ModelPtr& model_ptr, const Eigen::VectorXd& rho,
   };
   constraints(false);
   for (int c = 0; c < nc; ++c) {
-    active[c] = (c < ns && have_report) ? rep.taut[c] : (gap[c] >= -1e-9);
+    const RestPose* prev = options.continue_from;
+    if (c < ns && have_report)
+      active[c] = rep.taut[c];
+    else if (prev && c < ns && static_cast<int>(prev->taut.size()) == ns)
+      active[c] = prev->taut[c];
+    else if (prev && c >= ns && prev->at_stop.size() == model.stops.size())
+      active[c] = prev->at_stop[c - ns];
+    else
+      active[c] = gap[c] >= -options.taut_guess_gap;
     if (c < ns && active[c] && have_report)
       mu[c] = rep.tension_N[c] / std::max(1e-9, d.distance[c]);
+    else if (c < ns && active[c] && prev && static_cast<int>(prev->tension_N.size()) == ns)
+      mu[c] = prev->tension_N[c] / std::max(1e-9, d.distance[c]);
   }
   double gscale = 0.0;
   for (int pass = 0; pass < 4 * nc + 4; ++pass) {
@@ -215,6 +225,7 @@ RestPose computeRestPose(const ModelPtr& model_ptr, const Eigen::VectorXd& rho,
   computeStrings(model, d, qf, false);
   out.potential_J = potentialEnergy(model, d, qf);
   out.max_violation_m = ns ? (d.distance - d.length).cwiseMax(0.0).maxCoeff() : 0.0;
+  out.at_stop.assign(active.begin() + ns, active.end());
   for (int j = 0; j < ns; ++j) {
     out.taut[j] = active[j];
     out.tension_N[j] = active[j] ? std::max(0.0, mu[j]) * d.distance[j] : 0.0;

@@ -220,23 +220,32 @@ GoalEvaluator::GoalEvaluator(ModelPtr model, GoalSpec spec)
   (void)nk;
 }
 
-double GoalEvaluator::poseError(const Eigen::VectorXd& q_d, const Eigen::VectorXd& rho) {
+Eigen::VectorXd GoalEvaluator::poseResidual(const Eigen::VectorXd& q_d,
+                                            const Eigen::VectorXd& rho) {
   const Model& m = *model_;
-  double err = 0.0;
   if (spec_.kind == GoalSpec::Kind::Point) {
+    Eigen::VectorXd r(3 * point_index_.size());
     q_full_ << q_d, rho;
     forwardKinematics(m, data_, q_full_);
     for (std::size_t k = 0; k < point_index_.size(); ++k) {
       const Point& p = m.points[point_index_[k]];
-      err = std::max(err,
-                     (pointPosition(data_, p.frame, p.position_m) - point_target_world_[k]).norm());
+      r.segment<3>(3 * k) = pointPosition(data_, p.frame, p.position_m) - point_target_world_[k];
     }
-    return err;
+    return r;
   }
-  for (int i : goal_vars_)
-    err = std::max(err, std::abs(jointDifference(m, i, q_d[i], target_q_[i])));
-  if (spec_.kind == GoalSpec::Kind::RestOf)
-    err = std::max(err, (rho - target_rho_).cwiseAbs().maxCoeff());
+  const bool with_inputs = spec_.kind == GoalSpec::Kind::RestOf;
+  Eigen::VectorXd r(goal_vars_.size() + (with_inputs ? rho.size() : 0));
+  for (std::size_t k = 0; k < goal_vars_.size(); ++k)
+    r[k] = jointDifference(m, goal_vars_[k], q_d[goal_vars_[k]], target_q_[goal_vars_[k]]);
+  if (with_inputs) r.tail(rho.size()) = rho - target_rho_;
+  return r;
+}
+
+double GoalEvaluator::poseError(const Eigen::VectorXd& q_d, const Eigen::VectorXd& rho) {
+  const Eigen::VectorXd r = poseResidual(q_d, rho);
+  if (spec_.kind != GoalSpec::Kind::Point) return r.size() ? r.cwiseAbs().maxCoeff() : 0.0;
+  double err = 0.0;
+  for (int k = 0; k + 2 < r.size(); k += 3) err = std::max(err, r.segment<3>(k).norm());
   return err;
 }
 

@@ -264,6 +264,110 @@ std::optional<RestPoseRoadmap::Vertex> restVertex(const ModelPtr& model, Collisi
   return RestPoseRoadmap::Vertex{rho, rest.q};
 }
 
+// A collision-free rest pose whose goal error is at most `aim`, by damped Gauss-Newton
+// (Levenberg-Marquardt) on the inputs from the rest vertex `from`.  The rest pose is followed by
+// continuation: warm-started Newton solves that keep the taut strings taut (unless a tension
+// goes negative), so the Jacobian d r(q*(rho), rho) / d rho comes from finite differences of
+// the same branch of equilibria.  Inputs are scaled by their ranges and kept inside them.  The
+// answer is confirmed by a full rest-pose solve (damped settling, then Newton) from it, which
+// stays put only at a stable equilibrium.  nullopt if the error stops falling first (a
+// collision, a joint stop, an unreachable target) or when `in_time` says stop.
+std::optional<RestPoseRoadmap::Vertex> descendToGoal(const ModelPtr& model_ptr,
+                                                     CollisionChecker& checker, GoalEvaluator& goal,
+                                                     const RestPoseRoadmap::Vertex& from,
+                                                     double aim,
+                                                     const std::function<bool()>& in_time) {
+  const Model& model = *model_ptr;
+  const int nk = model.nk();
+  Eigen::VectorXd lower(nk), range(nk);
+  for (int i = 0; i < nk; ++i) {
+    lower[i] = model.kinematic[i].lower;
+    range[i] = model.kinematic[i].upper - model.kinematic[i].lower;
+  }
+  RestPoseOptions continuation;
+  continuation.max_settle_steps = 0;
+  RestPose cur = computeRestPose(model_ptr, from.rho, &from.q, continuation);  // its taut set
+  if (!cur.ok) return std::nullopt;
+  Eigen::VectorXd cur_rho = from.rho;
+  Eigen::VectorXd r = goal.poseResidual(cur.q, cur_rho);
+  double err = goal.poseError(cur.q, cur_rho);
+  double damping = 1e-3;  // relative to the largest diagonal entry of J J^T
+  Eigen::MatrixXd J(r.size(), nk);
+  for (int iteration = 0; iteration < 20 && err > aim && in_time(); ++iteration) {
+    continuation.continue_from = &cur;
+    for (int i = 0; i < nk; ++i) {
+      const double h = cur_rho[i] + 1e-5 * range[i] > lower[i] + range[i] ? -1e-5 : 1e-5;
+      Eigen::VectorXd rho = cur_rho;
+      rho[i] += h * range[i];
+      const RestPose rest = computeRestPose(model_ptr, rho, &cur.q, continuation);
+      if (rest.ok)
+        J.col(i) = (goal.poseResidual(rest.q, rho) - r) / h;
+      else
+        J.col(i).setZero();
+    }
+    const Eigen::MatrixXd JJt = J * J.transpose();
+    const double scale = std::max(JJt.diagonal().maxCoeff(), 1e-12);
+    bool improved = false;
+    while (!improved && damping < 1e2 && in_time()) {
+      Eigen::MatrixXd A = JJt;
+      A.diagonal().array() += damping * scale;
+      Eigen::VectorXd dx = J.transpose() * A.ldlt().solve(-r);
+      const double big = dx.cwiseAbs().maxCoeff();
+      if (big > 0.1) dx *= 0.1 / big;  // trust region: a tenth of any range per iteration
+      const Eigen::VectorXd rho =
+          (cur_rho + dx.cwiseProduct(range)).cwiseMax(lower).cwiseMin(lower + range);
+      RestPose next = computeRestPose(model_ptr, rho, &cur.q, continuation);
+      const double e = next.ok ? goal.poseError(next.q, rho) : err;
+      if (e < err && !checker.inCollision(model.configuration(next.q, rho)).in_collision) {
+        cur = std::move(next);
+        cur_rho = rho;
+        err = e;
+        r = goal.poseResidual(cur.q, cur_rho);
+        damping = std::max(1e-6, damping / 4);
+        improved = true;
+      } else {
+        damping *= 8;
+      }
+    }
+    if (!improved) break;
+  }
+  if (err > aim) return std::nullopt;
+  auto v = restVertex(model_ptr, checker, cur_rho, &cur.q);
+  if (!v || goal.poseError(v->q, v->rho) > aim) return std::nullopt;
+  return v;
+}
+
+// The same by a local random search (for when Gauss-Newton stalls): Gaussian steps on the
+// inputs, kept when the rest pose gets nearer to the goal, narrowed when it does not.
+std::optional<RestPoseRoadmap::Vertex> randomDescent(const ModelPtr& model_ptr,
+                                                     CollisionChecker& checker, GoalEvaluator& goal,
+                                                     RestPoseRoadmap::Vertex cur, double aim,
+                                                     std::mt19937_64& rng,
+                                                     const std::function<bool()>& in_time) {
+  const Model& model = *model_ptr;
+  std::normal_distribution<double> gauss(0.0, 1.0);
+  double err = goal.poseError(cur.q, cur.rho), sigma = 0.25;
+  for (int it = 0; it < 60 && err > aim && in_time(); ++it) {
+    Eigen::VectorXd rho = cur.rho;
+    for (int i = 0; i < model.nk(); ++i) {
+      const auto& kv = model.kinematic[i];
+      rho[i] =
+          std::clamp(rho[i] + sigma * (kv.upper - kv.lower) * gauss(rng) / 4.0, kv.lower, kv.upper);
+    }
+    auto v = restVertex(model_ptr, checker, rho, &cur.q);
+    if (!v) continue;
+    const double e = goal.poseError(v->q, v->rho);
+    if (e < err) {
+      cur = *v;
+      err = e;
+    } else {
+      sigma = std::max(0.02, sigma * 0.9);
+    }
+  }
+  if (err <= aim) return cur;
+  return std::nullopt;
+}
+
 // The k nearest vertices to rho by the speed-limit time metric (excluding `self`).
 std::vector<int> nearest(const Model& model, const std::vector<RestPoseRoadmap::Vertex>& vs,
                          const Eigen::VectorXd& rho, int k, int self) {
@@ -534,44 +638,35 @@ RestPoseRoadmap::QueryResult RestPoseRoadmap::query(const Eigen::VectorXd& start
     const Eigen::VectorXd rho = goal.targetInputs(), q = goal.targetDynamic();
     if (auto v = restVertex(model_ptr, checker, rho, &q)) goals.push_back(addQueryVertex(*v));
   }
-  // Joint and point goals: if no vertex meets the goal, look for rest poses that do by a local
-  // random search on the inputs from the vertices nearest to it (seed 001's query-phase
-  // expansion).  At most a third of the time limit to find one; up to three while a thirtieth
-  // lasts (spares for when the first one's edges fail).
-  if (goals.empty() && goal.spec().kind != GoalSpec::Kind::RestOf) {
-    std::vector<std::pair<double, int>> ranked;
-    for (int i = 0; i < static_cast<int>(vs.size()); ++i) ranked.emplace_back(goalError(vs[i]), i);
-    std::sort(ranked.begin(), ranked.end());
-    std::normal_distribution<double> gauss(0.0, 1.0);
+  // Joint and point goals: if no vertex meets the goal, look for a rest pose that does (seed
+  // 001's query-phase expansion) from the vertices nearest to the goal: Gauss-Newton on the
+  // inputs from each of the five nearest, then local random searches from them.  Another one is
+  // looked for when the roadmap has no path to those found so far (their edges failed).  At
+  // most a third of the time limit in all.
+  const bool expand = goals.empty() && goal.spec().kind != GoalSpec::Kind::RestOf;
+  std::vector<std::pair<double, int>> ranked;
+  for (int i = 0; i < static_cast<int>(vs.size()); ++i) ranked.emplace_back(goalError(vs[i]), i);
+  std::sort(ranked.begin(), ranked.end());
+  const int starts = std::min<int>(5, static_cast<int>(ranked.size()));
+  int attempts = 0;
+  const auto findGoalVertex = [&] {
     const double budget = time_limit_s / 3.0;
-    const auto searching = [&] {
-      if (timeUp() || secondsSince(t0) >= budget) return false;
-      return goals.empty() || (goals.size() < 3 && secondsSince(t0) < budget / 10.0);
-    };
-    for (int restart = 0; searching(); ++restart) {
-      Vertex cur = vs[ranked[restart % std::min<int>(5, ranked.size())].second];
-      double err = goalError(cur), sigma = 0.25;
-      for (int it = 0; it < 60 && secondsSince(t0) < budget; ++it) {
-        Eigen::VectorXd rho = cur.rho;
-        for (int i = 0; i < model.nk(); ++i) {
-          const auto& kv = model.kinematic[i];
-          rho[i] = std::clamp(rho[i] + sigma * (kv.upper - kv.lower) * gauss(rng) / 4.0, kv.lower,
-                              kv.upper);
-        }
-        auto v = restVertex(model_ptr, checker, rho, &cur.q);
-        if (!v) continue;
-        const double e = goalError(*v);
-        if (e < err) {
-          cur = *v;
-          err = e;
-          if (err <= goal.tolerance()) break;
-        } else {
-          sigma = std::max(0.02, sigma * 0.9);
-        }
+    const auto searching = [&] { return !timeUp() && secondsSince(t0) < budget; };
+    // Aim inside the tolerance: the swing settles onto the pose only to within numerics.
+    const double aim = 0.9 * goal.tolerance();
+    while (starts > 0 && searching()) {
+      const int k = attempts++;
+      const Vertex& from = vs[ranked[k % starts].second];
+      auto v = k < starts ? descendToGoal(model_ptr, checker, goal, from, aim, searching)
+                          : randomDescent(model_ptr, checker, goal, from, aim, rng, searching);
+      if (v) {
+        goals.push_back(addQueryVertex(*v));
+        return true;
       }
-      if (err <= goal.tolerance()) goals.push_back(addQueryVertex(cur));
     }
-  }
+    return false;
+  };
+  if (expand) findGoalVertex();
   bool exact = !goals.empty();
   if (!exact) {
     // No vertex meets the goal: head for the one closest to it (an approximate plan).
@@ -595,19 +690,6 @@ RestPoseRoadmap::QueryResult RestPoseRoadmap::query(const Eigen::VectorXd& start
     out.path = {-1};
     return out;
   }
-  const int G = static_cast<int>(boost::add_vertex(g));
-  for (int v : goals) {
-    EdgeProps e;
-    e.state = EdgeState::Valid;  // zero-cost links to the virtual goal
-    boost::add_edge(v, G, e, g);
-  }
-  // Heuristic: the fastest any move could reach some goal vertex.
-  std::vector<double> h(boost::num_vertices(g), 0.0);
-  for (int v = 0; v < static_cast<int>(vs.size()); ++v) {
-    double best = std::numeric_limits<double>::infinity();
-    for (int gv : goals) best = std::min(best, timeLowerBound(model, vs[v].rho, vs[gv].rho));
-    h[v] = best;
-  }
 
   // Search, check the unchecked edges of the path in order, repeat (seed 001 §IV-D).
   std::vector<int> path;
@@ -616,6 +698,20 @@ RestPoseRoadmap::QueryResult RestPoseRoadmap::query(const Eigen::VectorXd& start
       out.message = "time limit reached while checking roadmap edges";
       return out;
     }
+    // A virtual goal node G linked at zero cost from every goal vertex, there for this search
+    // only (it is the last vertex, so removing it renumbers nothing).  Heuristic: the fastest
+    // any move could reach some goal vertex.
+    const int G = static_cast<int>(boost::add_vertex(g));
+    for (int v : goals) {
+      EdgeProps e;
+      e.state = EdgeState::Valid;
+      boost::add_edge(v, G, e, g);
+    }
+    std::vector<double> h(boost::num_vertices(g), 0.0);
+    for (int v = 0; v < G; ++v) {
+      h[v] = std::numeric_limits<double>::infinity();
+      for (int gv : goals) h[v] = std::min(h[v], timeLowerBound(model, vs[v].rho, vs[gv].rho));
+    }
     const std::size_t n = boost::num_vertices(g);
     std::vector<BGraph::vertex_descriptor> pred(n);
     std::vector<double> dist(n);
@@ -623,7 +719,7 @@ RestPoseRoadmap::QueryResult RestPoseRoadmap::query(const Eigen::VectorXd& start
     try {
       boost::astar_search(
           g, static_cast<BGraph::vertex_descriptor>(s),
-          [&](BGraph::vertex_descriptor v) { return v < h.size() ? h[v] : 0.0; },
+          [&](BGraph::vertex_descriptor v) { return h[v]; },
           boost::predecessor_map(
               boost::make_iterator_property_map(pred.begin(), boost::get(boost::vertex_index, g)))
               .distance_map(boost::make_iterator_property_map(dist.begin(),
@@ -633,7 +729,10 @@ RestPoseRoadmap::QueryResult RestPoseRoadmap::query(const Eigen::VectorXd& start
     } catch (const FoundGoal&) {
       reached = true;
     }
+    boost::clear_vertex(G, g);
+    boost::remove_vertex(G, g);
     if (!reached) {
+      if (expand && findGoalVertex()) continue;
       out.message = "the roadmap has no (remaining) path from the start to the goal";
       return out;
     }

@@ -23,6 +23,7 @@ struct RestPose {
   Eigen::VectorXd q;          // n_d: the equilibrium
   Eigen::VectorXd tension_N;  // n_s: static string tensions (0 when slack)
   std::vector<char> taut;     // n_s
+  std::vector<char> at_stop;  // one per model.stops row: the joint rests on that stop
   double stationarity = 0.0;  // |dV/dq + Dh^T mu|_inf at the answer (N*m or N)
   double max_violation_m = 0.0;
   int settle_steps = 0;  // damped-simulation steps before the Newton polish
@@ -34,6 +35,13 @@ struct RestPoseOptions {
   int max_settle_steps = 5000;
   double settle_velocity_tol = 1e-5;  // |qdot|_inf that ends the settling phase
   double stationarity_tol = 1e-11;    // relative to the largest generalised gravity force
+  // Without a settling phase (max_settle_steps = 0), the Newton solve starts with every
+  // constraint this near to tight taken as engaged (m or rad), with zero forces ...
+  double taut_guess_gap = 1e-9;
+  // ... unless this is the rest pose of nearby inputs: continuation, starting from its taut
+  // strings, their tensions and the stops it rests on (which stay engaged unless their forces
+  // would pull).  Not owned; must outlive the call.
+  const RestPose* continue_from = nullptr;
 };
 
 // The stable rest pose for inputs rho (n_k), from the model's initial guess or `guess` (n_d).

@@ -70,6 +70,10 @@ class GoalEvaluator {
   // Pose error (rad or m): max over goal variables of |q - target| (RestOf: the inputs too), or
   // max over targets of the point's distance to it.  q_d: n_d, rho: n_k.
   double poseError(const Eigen::VectorXd& q_d, const Eigen::VectorXd& rho);
+  // The error as a vector, for least squares on it (rad or m): Point goals 3 per target (point
+  // minus target, world frame); Joint goals one per goal variable; RestOf goals n_d + n_k.
+  // poseError is a max-norm of its blocks.
+  Eigen::VectorXd poseResidual(const Eigen::VectorXd& q_d, const Eigen::VectorXd& rho);
   // Kinetic energy (J) of the puppet at q_d with joint velocity qdot (n_d).
   double kineticEnergy(const Eigen::VectorXd& q_d, const Eigen::VectorXd& rho,
                        const Eigen::VectorXd& qdot);
