@@ -11,6 +11,7 @@
 #include <stdexcept>
 
 #include "marionette/models/model_io.hpp"
+#include "ompl_planning.hpp"
 
 namespace marionette {
 
@@ -188,6 +189,14 @@ ProblemRuns runBenchmark(const BenchmarkProblem& problem, const BenchmarkOptions
     PlannerRuns pr;
     pr.planner = planner;
     pr.settings = plannerParameters(planner);  // throws for an unknown planner
+    if (detail::isTreePlanner(planner)) {
+      PlannerOptions po;
+      po.planner = planner;
+      const detail::TreeSearchSettings ts = detail::treeSearchSettings(po);
+      pr.settings["min_control_steps"] = std::to_string(ts.min_control_steps);
+      pr.settings["max_control_steps"] = std::to_string(ts.max_control_steps);
+      pr.settings["projection_point_cell_m"] = std::to_string(ts.point_cell_m);
+    }
     if (planner == "prm") {
       std::istringstream is(options.roadmap.describe());
       std::string item;

@@ -23,6 +23,14 @@ struct SearchResult {
 bool isTreePlanner(const std::string& name);
 std::map<std::string, std::string> treePlannerParameters(const std::string& name);
 
+// The search settings that are ours, not the OMPL planner's: control durations (integration
+// steps) and the projection's cell size along a goal point (m).
+struct TreeSearchSettings {
+  int min_control_steps = 2, max_control_steps = 15;
+  double point_cell_m = 0.05;
+};
+TreeSearchSettings treeSearchSettings(const PlannerOptions& options);
+
 // Throws std::invalid_argument for an unknown planner or parameter.
 SearchResult searchTree(const PlanRequest& request, const CollisionModelPtr& collision,
                         const Eigen::VectorXd& q0, const Eigen::VectorXd& qdot0,
