@@ -9,7 +9,8 @@ packages=(
   libompl-dev libboost-filesystem-dev libboost-serialization-dev libboost-system-dev
   libboost-graph-dev libboost-program-options-dev ompl-demos
   libgtest-dev libbenchmark-dev
-  python3
+  libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc
+  python3 python3-grpcio python3-protobuf openssl
 )
 missing=()
 for p in "${packages[@]}"; do

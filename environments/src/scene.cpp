@@ -140,15 +140,23 @@ ScenePtr loadSceneFile(const std::string& path) {
                          slash == std::string::npos ? "." : path.substr(0, slash));
 }
 
+namespace {
+// Meshes from the library's embedded files only: no file system access.
+TriangleMeshPtr embeddedMesh(const std::string& path, const Eigen::Vector3d& scale) {
+  const embedded::File* mesh = embedded::kSceneFiles.find(path);
+  if (!mesh) throw MeshError("cannot load mesh '" + path + "': not among the built-in meshes");
+  return loadMeshMemory(mesh->data, mesh->size, extensionOf(path), "builtin:" + path, scale);
+}
+}  // namespace
+
+ScenePtr loadSceneStringBuiltinMeshes(const std::string& yaml_text,
+                                      const std::string& source_name) {
+  return parseText(yaml_text, source_name, embeddedMesh);
+}
+
 ScenePtr loadScene(const std::string& name_or_path) {
-  if (const embedded::File* file = embedded::kSceneFiles.find(name_or_path + ".yaml")) {
-    const MeshResolver embedded_mesh = [](const std::string& path, const Eigen::Vector3d& scale) {
-      const embedded::File* mesh = embedded::kSceneFiles.find(path);
-      if (!mesh) throw MeshError("cannot load mesh '" + path + "': not among the built-in meshes");
-      return loadMeshMemory(mesh->data, mesh->size, extensionOf(path), "builtin:" + path, scale);
-    };
-    return parseText(file->text(), "builtin:" + name_or_path, embedded_mesh);
-  }
+  if (const embedded::File* file = embedded::kSceneFiles.find(name_or_path + ".yaml"))
+    return parseText(file->text(), "builtin:" + name_or_path, embeddedMesh);
   if (std::ifstream(name_or_path)) return loadSceneFile(name_or_path);
   throwNoSuch<SceneError>("scene", name_or_path, builtinSceneNames());
 }

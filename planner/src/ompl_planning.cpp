@@ -24,8 +24,11 @@
 
 #include <chrono>
 #include <cmath>
+#include <condition_variable>
+#include <deque>
 #include <mutex>
 #include <stdexcept>
+#include <thread>
 
 #include "marionette/models/dynamics.hpp"
 #include "marionette/models/integrator.hpp"
@@ -513,9 +516,9 @@ TreeSearchSettings treeSearchSettings(const PlannerOptions& options) {
   const bool kpiece = options.planner == "kpiece";
   TreeSearchSettings s;
   if (options.min_control_steps > 0) s.min_control_steps = options.min_control_steps;
-  s.max_control_steps = std::max(
-      s.min_control_steps, options.max_control_steps > 0 ? options.max_control_steps
-                                                         : (kpiece ? 50 : s.max_control_steps));
+  s.max_control_steps = std::max(s.min_control_steps, options.max_control_steps > 0
+                                                          ? options.max_control_steps
+                                                          : (kpiece ? 50 : s.max_control_steps));
   if (kpiece) s.point_cell_m = 0.03;
   return s;
 }
@@ -532,6 +535,60 @@ std::map<std::string, std::string> treePlannerParameters(const std::string& name
   makePlanner(name, si)->params().getParams(out);
   return out;
 }
+
+// Frees search trees off the planning thread: dropping a tree of a million motions takes
+// longer than a cancelled call may (it must stop within 100 ms).  One thread, started on first
+// use; it finishes its queue and is joined at exit.
+class Reaper {
+ public:
+  static Reaper& instance() {
+    static Reaper reaper;
+    return reaper;
+  }
+  void drop(std::shared_ptr<void> garbage) {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      queue_.push_back(std::move(garbage));
+    }
+    cv_.notify_one();
+  }
+  ~Reaper() {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      stop_ = true;
+    }
+    cv_.notify_one();
+    thread_.join();
+  }
+
+ private:
+  Reaper() : thread_([this] { run(); }) {}
+  void run() {
+    while (true) {
+      std::shared_ptr<void> garbage;
+      {
+        std::unique_lock<std::mutex> lock(mutex_);
+        cv_.wait(lock, [&] { return stop_ || !queue_.empty(); });
+        if (queue_.empty()) return;
+        garbage = std::move(queue_.front());
+        queue_.pop_front();
+      }
+      garbage.reset();
+    }
+  }
+  std::mutex mutex_;
+  std::condition_variable cv_;
+  std::deque<std::shared_ptr<void>> queue_;
+  bool stop_ = false;
+  std::thread thread_;
+};
+
+// Hands its object to the reaper when it goes out of scope (declare it before anything else
+// that refers to the object, so that it goes last).
+struct DropLater {
+  std::shared_ptr<void> object;
+  ~DropLater() { Reaper::instance().drop(std::move(object)); }
+};
 
 SearchResult searchTree(const PlanRequest& request, const CollisionModelPtr& collision,
                         const Eigen::VectorXd& q0, const Eigen::VectorXd& qdot0,
@@ -605,7 +662,10 @@ SearchResult searchTree(const PlanRequest& request, const CollisionModelPtr& col
   });
 
   Counters counters;
-  oc::SimpleSetup ss(cspace);
+  // The search (and its tree) is freed on the reaper's thread when this function returns.
+  auto setup = std::make_shared<oc::SimpleSetup>(cspace);
+  const DropLater drop_setup{setup};
+  oc::SimpleSetup& ss = *setup;
   const oc::SpaceInformationPtr& si = ss.getSpaceInformation();
   si->setPropagationStepSize(dt);
   const TreeSearchSettings settings = treeSearchSettings(opt);
@@ -615,8 +675,8 @@ SearchResult searchTree(const PlanRequest& request, const CollisionModelPtr& col
   {
     // Cell sizes set explicitly make it "user configured": else the space's setup replaces it
     // with OMPL's default random linear projection of the whole state.
-    auto projection = std::make_shared<Projection>(space.get(), model_ptr, goal_spec, L,
-                                                   settings.point_cell_m);
+    auto projection =
+        std::make_shared<Projection>(space.get(), model_ptr, goal_spec, L, settings.point_cell_m);
     projection->defaultCellSizes();
     projection->setCellSizes(std::vector<double>(projection->getCellSizes()));
     space->registerDefaultProjection(projection);
@@ -694,11 +754,8 @@ SearchResult searchTree(const PlanRequest& request, const CollisionModelPtr& col
   result.time_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t_start).count();
   result.propagations = counters.propagations;
   result.collision_checks = counters.collision_checks;
-  {
-    ob::PlannerData pd(si);
-    planner->getPlannerData(pd);
-    result.tree_states = pd.numVertices();
-  }
+  // Motions added (every one is goal-checked once); OMPL's PlannerData would copy the tree.
+  result.tree_states = counters.motions;
   if (!pdef->hasSolution()) {
     result.message = "no motion found (" + std::string(status.asString()) + ")";
     return result;

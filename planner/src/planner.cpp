@@ -196,11 +196,17 @@ Plan planMotion(const PlanRequest& req, const ProgressFn& progress, const Cancel
     // prm: the roadmap for this (model, scene, options), from memory, a file, or built now.
     RoadmapOptions ro = opt.roadmap;
     ro.step_s = opt.step_s;
-    const std::string key = RestPoseRoadmap::fingerprint(*collision) + "|" + ro.describe();
+    // Keyed by the file too: a file is loaded (and checked against the model and scene) the
+    // first time it is named; after that this process's copy is the file's latest content.
+    const std::string key =
+        RestPoseRoadmap::fingerprint(*collision) + "|" + ro.describe() + "|" + opt.roadmap_file;
     std::shared_ptr<RestPoseRoadmap> roadmap;
-    if (!opt.roadmap_file.empty() && fileExists(opt.roadmap_file)) {
+    // Memory first (a server answers many queries), then the file, else built now.
+    if ((roadmap = cachedRoadmap(key))) {
+    } else if (!opt.roadmap_file.empty() && fileExists(opt.roadmap_file)) {
       roadmap = RestPoseRoadmap::load(opt.roadmap_file, collision);
-    } else if (!(roadmap = cachedRoadmap(key))) {
+      cachedRoadmap(key, roadmap);
+    } else {
       roadmap = RestPoseRoadmap::build(
           collision, ro,
           [&](int vertices, double elapsed) {
@@ -233,7 +239,9 @@ Plan planMotion(const PlanRequest& req, const ProgressFn& progress, const Cancel
     inputs = std::move(r.inputs);
   }
 
-  if (!found) {
+  if (!found || (cancelled && cancelled())) {
+    // Cancelled: whatever was found is not verified (that would take another re-simulation).
+    if (found) plan.message = "cancelled before verification";
     plan.outcome = PlanOutcome::NotFound;
     plan.stats.total_time_s = secondsSince(t0);
     return plan;

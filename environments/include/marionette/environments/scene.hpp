@@ -61,6 +61,10 @@ using ScenePtr = std::shared_ptr<const Scene>;
 ScenePtr loadSceneString(const std::string& yaml_text, const std::string& source_name,
                          const std::string& base_dir = "");
 
+// The same for text from elsewhere (a network request): meshes may only name the built-in
+// meshes (e.g. "meshes/sofa.obj"); nothing is read from the file system.  Throws SceneError.
+ScenePtr loadSceneStringBuiltinMeshes(const std::string& yaml_text, const std::string& source_name);
+
 // Reads and parses a scene file.  Throws SceneError.
 ScenePtr loadSceneFile(const std::string& path);
 

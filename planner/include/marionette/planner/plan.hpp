@@ -23,7 +23,7 @@ struct PlanStatistics {
   double total_time_s = 0.0;
   long propagations = 0;              // integrator steps taken while planning
   long collision_checks = 0;          // states checked against the stage while planning
-  long tree_states = 0;               // tree planners: states in the tree / search data
+  long tree_states = 0;               // tree planners: motions added to the tree
   long roadmap_vertices = 0;          // prm
   long roadmap_edges = 0;             // prm: edges in the roadmap (all states)
   long edges_validated = 0;           // prm: edges simulated during this query

@@ -1,0 +1,59 @@
+// The planning service (DESIGN §7): marionette.v1.Planner over gRPC.
+//
+// Contents
+//   ServerOptions    where it listens, how many plans run at once and wait, security, limits.
+//   PlannerServer    builds and runs the gRPC server: the Planner service on a bounded worker
+//                    pool (RESOURCE_EXHAUSTED at once when workers and queue are full), health
+//                    checking (grpc.health.v1) and server reflection; deadlines, cancellation
+//                    and shutdown stop running plans within ~100 ms; one JSON log line per
+//                    request.
+#pragma once
+
+#include <atomic>
+#include <memory>
+#include <ostream>
+#include <string>
+
+namespace marionette::service {
+
+struct ServerOptions {
+  std::string listen = "127.0.0.1:50051";   // host:port; port 0 = any free port (see port())
+  int workers = 0;                          // plans/simulations at once; 0 = one per core
+  int max_queue = -1;                       // waiting for a worker; -1 = as many as workers
+  std::string roadmap_dir;                  // prm roadmaps saved/loaded here ("" = memory only)
+  std::string tls_cert_file, tls_key_file;  // PEM; both or neither
+  std::string token;                        // required as "authorization: Bearer <token>"
+  int max_request_bytes = 16 << 20;
+  double max_time_limit_s = 300.0;  // a plan's time_limit_s must be in (0, this]
+  double shutdown_grace_s = 2.0;    // on shutdown, running plans get this long, then cancelled
+  std::ostream* log = nullptr;      // request log (JSON lines); null = stderr
+};
+
+// Whether a listen address is on the loopback interface (127.0.0.0/8, ::1, localhost).
+bool isLoopback(const std::string& listen_address);
+
+class PlannerServer {
+ public:
+  // Throws std::invalid_argument naming the option that is wrong: an address off loopback
+  // without TLS or a token, a certificate without its key, unreadable files, workers < 1 ...
+  explicit PlannerServer(ServerOptions options);
+  ~PlannerServer();
+  PlannerServer(const PlannerServer&) = delete;
+  PlannerServer& operator=(const PlannerServer&) = delete;
+
+  // Binds and starts serving; throws std::runtime_error if the address cannot be bound.
+  void start();
+  int port() const;  // the bound port
+  const ServerOptions& options() const;
+  // Stops accepting calls; running plans get the grace period, then are cancelled (their
+  // clients see UNAVAILABLE).  Returns when every handler has finished.  Idempotent.
+  void shutdown();
+  // Blocks until shutdown() has completed.
+  void wait();
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace marionette::service

@@ -1,0 +1,73 @@
+// Between the wire contract (proto/marionette/v1/planner.proto) and the library's own types.
+// The server turns requests into library calls with these; the CLI, talking to a server,
+// turns its flags into requests and the answers back into the very types it prints in-process.
+//
+// Contents
+//   RequestError                 a bad request: the gRPC code and a message naming the field.
+//   describeModel / summarize    ModelDescription, ModelSummary, SceneSummary.
+//   goalToProto / goalFromProto  the three goal kinds (GoalSpec <-> v1::Goal).
+//   startToProto / applyStart    the CLI's --start text <-> v1::Start -> PlanRequest fields.
+//   inputsToProto / inputsFromProto   InputSchedule <-> v1::InputSequence.
+//   planToProto / planFromProto  Plan <-> v1::PlanResponse (lossless for everything printed).
+//   planRequestFromProto         v1::PlanRequest -> PlanRequest, every field checked.
+#pragma once
+
+#include <stdexcept>
+#include <string>
+
+#include "marionette/models/model.hpp"
+#include "marionette/models/simulation.hpp"
+#include "marionette/planner/goal.hpp"
+#include "marionette/planner/plan.hpp"
+#include "marionette/planner/planner.hpp"
+#include "marionette/v1/planner.pb.h"
+
+namespace marionette::wire {
+
+namespace v1 = ::marionette::v1;
+
+// Thrown by the converters of requests; what() names the field ("start.inputs: ...").
+class RequestError : public std::invalid_argument {
+ public:
+  enum class Code { InvalidArgument, NotFound };
+  RequestError(Code code, const std::string& message)
+      : std::invalid_argument(message), code_(code) {}
+  Code code() const { return code_; }
+
+ private:
+  Code code_;
+};
+
+v1::ModelDescription describeModel(const Model& model);
+v1::ModelSummary summarize(const Model& model);
+v1::SceneSummary summarize(const Scene& scene);
+
+// Goals.  goalFromProto throws RequestError naming `field` (e.g. "goal.points.targets[1]").
+void goalToProto(const GoalSpec& goal, v1::Goal* out);
+GoalSpec goalFromProto(const v1::Goal& goal, const std::string& field = "goal");
+
+// The CLI's --start text ("rest", "q:NAME=V,...", "rest-of:VAR=V,...") as a v1::Start, and a
+// v1::Start applied to a request for `model` (start_inputs, start, start_text).  Throws
+// std::invalid_argument (startToProto) or RequestError naming "start.<field>" (applyStart).
+v1::Start startToProto(const std::string& text);
+void applyStart(const Model& model, const v1::Start& start, PlanRequest& request);
+StartSpec startSpecFromProto(const Model& model, const v1::Start& start,
+                             Eigen::VectorXd* inputs);  // inputs: n_k out (defaults if unset)
+
+// Input sequences (every kinematic variable of the model, at the schedule's times).
+void inputsToProto(const Model& model, const InputSchedule& schedule, v1::InputSequence* out);
+InputSchedule inputsFromProto(const Model& model, const v1::InputSequence& inputs,
+                              const std::string& field = "inputs");
+
+// Plans.  planFromProto throws std::invalid_argument if the message is inconsistent (a matrix
+// of the wrong size, say) -- a server bug or a corrupted answer.
+void planToProto(const Plan& plan, v1::PlanResponse* out);
+Plan planFromProto(const v1::PlanResponse& plan);
+
+// A plan request for an already resolved model and scene (the caller resolves the ModelRef and
+// SceneRef: built-ins may be cached).  Checks every field, naming it on error; time limits must
+// lie in (0, max_time_limit_s].
+PlanRequest planRequestFromProto(const v1::PlanRequest& request, ModelPtr model,
+                                 CollisionModelPtr collision, double max_time_limit_s);
+
+}  // namespace marionette::wire

@@ -1,0 +1,118 @@
+// marionette-server: the planning service (DESIGN §7).
+//
+//   marionette-server [--listen 127.0.0.1:50051] [--workers N] [--max-queue N]
+//                     [--roadmap-dir DIR] [--tls-cert FILE --tls-key FILE] [--token-file FILE]
+//                     [--max-request-bytes N] [--max-time-limit S] [--shutdown-grace S]
+//
+// Logs one JSON line per request on stderr.  SIGTERM or SIGINT: stop accepting calls, give
+// running plans the grace period, cancel the rest (their clients see UNAVAILABLE), exit 0.
+// Exit 2 on bad options or an address that cannot be bound.
+#include <pthread.h>
+
+#include <cctype>
+#include <cmath>
+#include <csignal>
+#include <cstdlib>
+#include <fstream>
+#include <iostream>
+#include <string>
+
+#include "marionette/service/server.hpp"
+
+namespace {
+
+constexpr const char* kUsage =
+    "usage: marionette-server [--listen HOST:PORT] [--workers N] [--max-queue N]\n"
+    "                         [--roadmap-dir DIR] [--tls-cert FILE --tls-key FILE]\n"
+    "                         [--token-file FILE] [--max-request-bytes N]\n"
+    "                         [--max-time-limit S] [--shutdown-grace S]\n";
+
+double number(const std::string& flag, const std::string& text) {
+  std::size_t used = 0;
+  double v = 0.0;
+  try {
+    v = std::stod(text, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used == 0 || used != text.size() || !std::isfinite(v))
+    throw std::invalid_argument(flag + ": expected a number, got '" + text + "'");
+  return v;
+}
+
+int whole(const std::string& flag, const std::string& text, int lo) {
+  const double v = number(flag, text);
+  if (v != static_cast<int>(v) || v < lo)
+    throw std::invalid_argument(flag + ": expected a whole number >= " + std::to_string(lo) +
+                                ", got '" + text + "'");
+  return static_cast<int>(v);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using marionette::service::PlannerServer;
+  using marionette::service::ServerOptions;
+  ServerOptions opt;
+  try {
+    for (int i = 1; i < argc; ++i) {
+      const std::string a = argv[i];
+      if (a == "--help" || a == "-h") {
+        std::cout << kUsage;
+        return 0;
+      }
+      if (i + 1 >= argc) throw std::invalid_argument(a + ": needs a value (or is unknown)");
+      const std::string v = argv[++i];
+      if (a == "--listen")
+        opt.listen = v;
+      else if (a == "--workers")
+        opt.workers = whole(a, v, 1);
+      else if (a == "--max-queue")
+        opt.max_queue = whole(a, v, 0);
+      else if (a == "--roadmap-dir")
+        opt.roadmap_dir = v;
+      else if (a == "--tls-cert")
+        opt.tls_cert_file = v;
+      else if (a == "--tls-key")
+        opt.tls_key_file = v;
+      else if (a == "--token-file") {
+        std::ifstream in(v);
+        if (!in) throw std::invalid_argument("--token-file: cannot read '" + v + "'");
+        std::getline(in, opt.token);
+        while (!opt.token.empty() && std::isspace(static_cast<unsigned char>(opt.token.back())))
+          opt.token.pop_back();
+        if (opt.token.empty()) throw std::invalid_argument("--token-file: '" + v + "' is empty");
+      } else if (a == "--max-request-bytes")
+        opt.max_request_bytes = whole(a, v, 1024);
+      else if (a == "--max-time-limit")
+        opt.max_time_limit_s = number(a, v);
+      else if (a == "--shutdown-grace")
+        opt.shutdown_grace_s = number(a, v);
+      else
+        throw std::invalid_argument("unknown option '" + a + "'");
+    }
+    // Signals are taken by one thread with sigwait; every other thread has them blocked.
+    sigset_t signals;
+    sigemptyset(&signals);
+    sigaddset(&signals, SIGTERM);
+    sigaddset(&signals, SIGINT);
+    pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+
+    PlannerServer server(opt);
+    server.start();
+    std::cerr << "marionette-server: listening on " << opt.listen << " (port " << server.port()
+              << "), " << server.options().workers << " workers, " << server.options().max_queue
+              << " queued at most" << (opt.token.empty() ? "" : ", token required")
+              << (opt.tls_cert_file.empty() ? "" : ", TLS") << std::endl;
+    int sig = 0;
+    sigwait(&signals, &sig);
+    std::cerr << "marionette-server: " << (sig == SIGTERM ? "SIGTERM" : "SIGINT")
+              << ": shutting down" << std::endl;
+    server.shutdown();
+    std::cerr << "marionette-server: stopped" << std::endl;
+    return 0;
+  } catch (const std::exception& e) {
+    std::cerr << "marionette-server: " << e.what() << "\n" << kUsage;
+    return 2;
+  }
+}

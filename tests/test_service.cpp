@@ -1,0 +1,544 @@
+// The planning service over real channels on loopback: every RPC's round trip against the
+// in-process library; bad requests get the right code and a message naming the field (and the
+// server goes on serving); deadlines and cancellation stop a long plan within 100 ms; a full
+// pool refuses at once; tokens off loopback; TLS with a certificate made here.
+#include <grpcpp/grpcpp.h>
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <fstream>
+#include <future>
+#include <regex>
+#include <sstream>
+#include <thread>
+
+#include "marionette/environments/scene.hpp"
+#include "marionette/models/model_io.hpp"
+#include "marionette/models/simulation.hpp"
+#include "marionette/planner/planner.hpp"
+#include "marionette/service/server.hpp"
+#include "marionette/service/wire.hpp"
+#include "marionette/v1/planner.grpc.pb.h"
+#include "support/test_paths.hpp"
+
+namespace marionette {
+namespace {
+
+using service::PlannerServer;
+using service::ServerOptions;
+namespace v1 = ::marionette::v1;
+using Clock = std::chrono::steady_clock;
+
+// A thread-safe text sink for the server's request log.
+class LogSink : public std::stringbuf {
+ public:
+  std::string text() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return str();
+  }
+
+ protected:
+  int sync() override { return 0; }
+  std::streamsize xsputn(const char* s, std::streamsize n) override {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return std::stringbuf::xsputn(s, n);
+  }
+
+ private:
+  std::mutex mutex_;
+};
+
+struct Running {
+  LogSink sink;
+  std::ostream log{&sink};
+  std::unique_ptr<PlannerServer> server;
+  std::shared_ptr<grpc::Channel> channel;
+  std::unique_ptr<v1::Planner::Stub> stub;
+
+  explicit Running(ServerOptions o = {}) {
+    if (o.listen == ServerOptions{}.listen) o.listen = "127.0.0.1:0";
+    o.log = &log;
+    server = std::make_unique<PlannerServer>(o);
+    server->start();
+    channel = grpc::CreateChannel("127.0.0.1:" + std::to_string(server->port()),
+                                  grpc::InsecureChannelCredentials());
+    stub = v1::Planner::NewStub(channel);
+  }
+  // The log line of the n-th request of `method` (JSON as text), or "".
+  std::string logLine(const std::string& method, int n = 0) {
+    std::istringstream is(sink.text());
+    std::string line;
+    while (std::getline(is, line))
+      if (line.find("\"method\": \"" + method + "\"") != std::string::npos && n-- == 0) return line;
+    return "";
+  }
+};
+
+double durationMs(const std::string& log_line) {
+  std::smatch m;
+  if (!std::regex_search(log_line, m, std::regex("\"duration_ms\": ([0-9.]+)"))) return -1.0;
+  return std::stod(m[1]);
+}
+
+v1::PlanRequest armRequest(double time_limit_s = 10.0) {
+  v1::PlanRequest r;
+  r.mutable_model()->set_name("planar-arm");
+  r.mutable_scene()->set_name("empty");
+  r.set_planner("est");
+  (*r.mutable_goal()->mutable_joints()->mutable_values())["theta1"] = 0.0;  // set below
+  r.set_time_limit_s(time_limit_s);
+  r.set_seed(3);
+  return r;
+}
+
+// A plan that cannot succeed, so that it runs for its whole time limit: the arm's tip to a
+// point it cannot reach.
+v1::PlanRequest hopelessRequest(double time_limit_s) {
+  v1::PlanRequest r;
+  r.mutable_model()->set_name("arm3d");
+  r.mutable_scene()->set_name("pillars");
+  r.set_planner("kpiece");
+  auto* t = r.mutable_goal()->mutable_points()->add_targets();
+  t->set_point("hand");
+  t->mutable_position_m()->set_x(0.0);
+  t->mutable_position_m()->set_y(0.0);
+  t->mutable_position_m()->set_z(0.05);  // 0.65 m below the shoulder: out of reach
+  r.set_time_limit_s(time_limit_s);
+  return r;
+}
+
+// The planar arm's theta1 target: 0.3 rad from its rest pose (as the planning tests).
+void setArmGoal(v1::PlanRequest& r) {
+  const ModelPtr m = loadModel("planar-arm");
+  const StartState s = resolveStart(m, m->defaultInputs(), StartSpec{});
+  (*r.mutable_goal()->mutable_joints()->mutable_values())["theta1"] =
+      s.q[m->variableIndex("theta1")] + 0.3;
+}
+
+TEST(Service, ListsAndDescribesWhatTheLibraryHas) {
+  Running s;
+  grpc::ClientContext c1, c2, c3;
+  v1::ListModelsResponse models;
+  ASSERT_TRUE(s.stub->ListModels(&c1, {}, &models).ok());
+  ASSERT_EQ(models.models_size(), static_cast<int>(builtinModelNames().size()));
+  for (const auto& m : models.models()) {
+    const ModelPtr local = loadModel(m.name());
+    EXPECT_EQ(m.dynamic_count(), local->nd()) << m.name();
+    EXPECT_EQ(m.kinematic_count(), local->nk()) << m.name();
+    EXPECT_EQ(m.string_count(), local->nstrings()) << m.name();
+  }
+  v1::DescribeModelRequest dr;
+  dr.mutable_model()->set_name("puppetcopter");
+  v1::ModelDescription d;
+  ASSERT_TRUE(s.stub->DescribeModel(&c2, dr, &d).ok());
+  const ModelPtr pc = loadModel("puppetcopter");
+  ASSERT_EQ(d.kinematic_size(), pc->nk());
+  for (int i = 0; i < pc->nk(); ++i) {
+    EXPECT_EQ(d.kinematic(i).name(), pc->kinematic[i].name);
+    EXPECT_EQ(d.kinematic(i).lower(), pc->kinematic[i].lower);
+    EXPECT_EQ(d.kinematic(i).upper(), pc->kinematic[i].upper);
+    EXPECT_EQ(d.kinematic(i).default_value(), pc->kinematic[i].default_value);
+    EXPECT_EQ(d.kinematic(i).max_speed(), pc->kinematic[i].max_speed);
+  }
+  EXPECT_EQ(d.kinematic(0).kind(), v1::VARIABLE_KIND_ROTATION);     // act_arm_l_yaw
+  EXPECT_EQ(d.kinematic(2).kind(), v1::VARIABLE_KIND_TRANSLATION);  // act_arm_l_len: a winch
+  EXPECT_EQ(d.kinematic(2).kind(), v1::VARIABLE_KIND_TRANSLATION);
+  ASSERT_EQ(d.dynamic_size(), pc->nd());
+  ASSERT_EQ(d.strings_size(), pc->nstrings());
+  EXPECT_EQ(d.strings(2).length_variable(), "act_arm_l_len");
+  bool has_hand = false;
+  for (const auto& p : d.points()) has_hand = has_hand || p.name() == "hand_l";
+  EXPECT_TRUE(has_hand);
+  v1::ListScenesResponse scenes;
+  ASSERT_TRUE(s.stub->ListScenes(&c3, {}, &scenes).ok());
+  ASSERT_EQ(scenes.scenes_size(), static_cast<int>(builtinSceneNames().size()));
+  for (const auto& sc : scenes.scenes())
+    EXPECT_EQ(sc.triangles(), static_cast<int64_t>(loadScene(sc.name())->triangleCount()));
+}
+
+TEST(Service, SimulateEqualsTheInProcessSimulation) {
+  Running s;
+  const ModelPtr m = loadModel("puppetcopter");
+  // 1 s at 50 Hz: the left arm's winch pulls in 5 cm and lets out again.
+  v1::SimulateRequest req;
+  req.mutable_model()->set_name("puppetcopter");
+  req.mutable_scene()->set_name("table");
+  req.mutable_inputs()->add_variables("act_arm_l_len");
+  req.mutable_inputs()->set_rate_hz(50.0);
+  const double l0 = m->kinematic[m->variableIndex("act_arm_l_len") - m->nd()].default_value;
+  for (int i = 0; i <= 50; ++i)
+    req.mutable_inputs()->add_values(l0 - 0.05 * std::sin(M_PI * i / 50.0));
+  req.set_dt_s(0.02);
+  grpc::ClientContext ctx;
+  v1::SimulateResponse out;
+  const grpc::Status st = s.stub->Simulate(&ctx, req, &out);
+  ASSERT_TRUE(st.ok()) << st.error_message();
+  ASSERT_EQ(out.samples_size(), 51);
+  EXPECT_EQ(out.scene(), "table");
+
+  // The same in-process.
+  SimulationOptions opt;
+  opt.dt_s = 0.02;
+  opt.duration_s = 1.0;
+  const InputSchedule schedule = wire::inputsFromProto(*m, req.inputs());
+  std::vector<Eigen::VectorXd> qs;
+  simulate(m, schedule, opt, [&](const SimulationRow& r) { qs.push_back(*r.q); });
+  ASSERT_EQ(qs.size(), 51u);
+  for (int i = 0; i < 51; ++i)
+    for (int j = 0; j < m->nd(); ++j) ASSERT_EQ(out.samples(i).q(j), qs[i][j]) << i << " " << j;
+  EXPECT_GT(out.min_clearance_m(), 0.0);
+  EXPECT_EQ(out.samples_in_collision(), 0);
+  EXPECT_EQ(out.steps(), 50);
+  for (const auto& smp : out.samples())
+    for (double t : smp.tension_n()) EXPECT_GE(t, 0.0);
+}
+
+TEST(Service, PlanOverRpcEqualsTheInProcessPlanAndStreamsTheSame) {
+  Running s;
+  v1::PlanRequest req = armRequest();
+  setArmGoal(req);
+  grpc::ClientContext ctx;
+  v1::PlanResponse remote;
+  const grpc::Status st = s.stub->Plan(&ctx, req, &remote);
+  ASSERT_TRUE(st.ok()) << st.error_message();
+  ASSERT_EQ(remote.outcome(), v1::OUTCOME_EXACT) << remote.message();
+
+  const ModelPtr m = loadModel("planar-arm");
+  PlanRequest local_req = wire::planRequestFromProto(
+      req, m, std::make_shared<CollisionModel>(m, loadScene("empty")), 300.0);
+  const Plan local = planMotion(local_req);
+  const Plan back = wire::planFromProto(remote);
+  ASSERT_EQ(back.samples(), local.samples());
+  EXPECT_EQ(back.inputs, local.inputs);
+  EXPECT_EQ(back.states, local.states);
+  EXPECT_EQ(back.tensions_N, local.tensions_N);
+  EXPECT_EQ(back.goal_sample, local.goal_sample);
+  EXPECT_EQ(back.input_names, local.input_names);
+  std::ostringstream a, b;
+  writeInputsCsv(back, a);
+  writeInputsCsv(local, b);
+  EXPECT_EQ(a.str(), b.str());
+
+  // PlanStream: the plan comes last and is the same plan.
+  grpc::ClientContext sctx;
+  auto reader = s.stub->PlanStream(&sctx, req);
+  v1::PlanEvent e;
+  std::vector<v1::PlanEvent> events;
+  while (reader->Read(&e)) events.push_back(e);
+  ASSERT_TRUE(reader->Finish().ok());
+  ASSERT_FALSE(events.empty());
+  ASSERT_TRUE(events.back().has_plan());
+  for (std::size_t i = 0; i + 1 < events.size(); ++i) EXPECT_TRUE(events[i].has_progress());
+  EXPECT_EQ(wire::planFromProto(events.back().plan()).inputs, local.inputs);
+  // One log line per request, naming model, planner and status.
+  const std::string line = s.logLine("Plan");
+  EXPECT_NE(line.find("\"model\": \"planar-arm\""), std::string::npos) << line;
+  EXPECT_NE(line.find("\"planner\": \"est\""), std::string::npos) << line;
+  EXPECT_NE(line.find("\"status\": \"OK\""), std::string::npos) << line;
+  EXPECT_GE(durationMs(line), 0.0);
+}
+
+TEST(Service, PlanStreamReportsProgressOfALongPlan) {
+  Running s;
+  grpc::ClientContext ctx;
+  auto reader = s.stub->PlanStream(&ctx, hopelessRequest(1.5));
+  v1::PlanEvent e;
+  int progress = 0;
+  double last_elapsed = -1.0;
+  bool plan = false;
+  while (reader->Read(&e)) {
+    if (e.has_progress()) {
+      ++progress;
+      EXPECT_GE(e.progress().elapsed_s(), last_elapsed);
+      last_elapsed = e.progress().elapsed_s();
+    }
+    plan = e.has_plan();
+  }
+  ASSERT_TRUE(reader->Finish().ok());
+  EXPECT_TRUE(plan);
+  EXPECT_GE(progress, 1);
+}
+
+// Each bad request gets the right code and a message naming the field; the server then still
+// answers a good one.
+TEST(Service, BadRequestsNameTheFieldAndTheServerGoesOn) {
+  Running s;
+  struct Case {
+    const char* what;
+    std::function<void(v1::PlanRequest&)> spoil;
+    grpc::StatusCode code;
+    const char* field;
+  };
+  const std::vector<Case> cases = {
+      {"wrong-length start vector",
+       [](v1::PlanRequest& r) {
+         r.mutable_start()->add_inputs(0.1);
+         r.mutable_start()->add_inputs(0.2);
+         r.mutable_start()->add_inputs(0.3);
+       },
+       grpc::StatusCode::INVALID_ARGUMENT, "start.inputs"},
+      {"NaN in the goal",
+       [](v1::PlanRequest& r) {
+         (*r.mutable_goal()->mutable_joints()->mutable_values())["theta1"] = std::nan("");
+       },
+       grpc::StatusCode::INVALID_ARGUMENT, "goal.joints.values[theta1]"},
+      {"NaN start input",
+       [](v1::PlanRequest& r) { (*r.mutable_start()->mutable_input_values())["x"] = std::nan(""); },
+       grpc::StatusCode::INVALID_ARGUMENT, "start.inputs[x]"},
+      {"goal outside the stage",
+       [](v1::PlanRequest& r) {
+         r.mutable_model()->set_name("puppetcopter");
+         r.mutable_scene()->set_name("table");
+         r.mutable_goal()->Clear();
+         auto* t = r.mutable_goal()->mutable_points()->add_targets();
+         t->set_point("hand_l");
+         t->mutable_position_m()->set_x(25.0);
+       },
+       grpc::StatusCode::INVALID_ARGUMENT, "goal.points.targets[0].position_m"},
+      {"unknown planner parameter",
+       [](v1::PlanRequest& r) { (*r.mutable_parameters())["nope"] = "1"; },
+       grpc::StatusCode::INVALID_ARGUMENT, "parameters[nope]"},
+      {"time limit 0", [](v1::PlanRequest& r) { r.set_time_limit_s(0); },
+       grpc::StatusCode::INVALID_ARGUMENT, "time_limit_s"},
+      {"time limit above the maximum", [](v1::PlanRequest& r) { r.set_time_limit_s(1e6); },
+       grpc::StatusCode::INVALID_ARGUMENT, "time_limit_s"},
+      {"inline model that does not parse",
+       [](v1::PlanRequest& r) {
+         r.mutable_model()->set_yaml("name: broken\ndynamic: [{name: a, limits: [1, 0]}\n");
+       },
+       grpc::StatusCode::INVALID_ARGUMENT, "model.yaml"},
+      {"inline scene with a mesh file",
+       [](v1::PlanRequest& r) {
+         r.mutable_scene()->set_yaml("obstacles:\n  - {name: x, mesh: {file: /etc/passwd}}\n");
+       },
+       grpc::StatusCode::INVALID_ARGUMENT, "scene.yaml"},
+      {"unknown model", [](v1::PlanRequest& r) { r.mutable_model()->set_name("dragon"); },
+       grpc::StatusCode::NOT_FOUND, "model.name"},
+      {"unknown scene", [](v1::PlanRequest& r) { r.mutable_scene()->set_name("moon"); },
+       grpc::StatusCode::NOT_FOUND, "scene.name"},
+      {"unknown planner", [](v1::PlanRequest& r) { r.set_planner("astar"); },
+       grpc::StatusCode::INVALID_ARGUMENT, "planner"},
+      {"no goal", [](v1::PlanRequest& r) { r.clear_goal(); }, grpc::StatusCode::INVALID_ARGUMENT,
+       "goal"},
+      {"unknown joint in the goal",
+       [](v1::PlanRequest& r) {
+         (*r.mutable_goal()->mutable_joints()->mutable_values())["elbow9"] = 0.1;
+       },
+       grpc::StatusCode::INVALID_ARGUMENT, "goal"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.what);
+    v1::PlanRequest r = armRequest(2.0);
+    setArmGoal(r);
+    c.spoil(r);
+    grpc::ClientContext ctx;
+    v1::PlanResponse out;
+    const grpc::Status st = s.stub->Plan(&ctx, r, &out);
+    EXPECT_EQ(st.error_code(), c.code) << st.error_message();
+    EXPECT_NE(st.error_message().find(c.field), std::string::npos) << st.error_message();
+  }
+  // Simulate's own checks.
+  {
+    v1::SimulateRequest r;
+    r.mutable_model()->set_name("planar-arm");
+    r.mutable_inputs()->add_variables("x");
+    r.mutable_inputs()->set_rate_hz(50);
+    r.mutable_inputs()->add_values(0.0);
+    r.mutable_inputs()->add_values(std::nan(""));
+    grpc::ClientContext ctx;
+    v1::SimulateResponse out;
+    const grpc::Status st = s.stub->Simulate(&ctx, r, &out);
+    EXPECT_EQ(st.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+    EXPECT_NE(st.error_message().find("inputs.values[1][x]"), std::string::npos)
+        << st.error_message();
+  }
+  // A request over the size limit.
+  {
+    ServerOptions small;
+    small.max_request_bytes = 4096;
+    Running t(small);
+    v1::DescribeModelRequest r;
+    r.mutable_model()->set_yaml(std::string(10000, '#'));
+    grpc::ClientContext ctx;
+    v1::ModelDescription out;
+    EXPECT_EQ(t.stub->DescribeModel(&ctx, r, &out).error_code(),
+              grpc::StatusCode::RESOURCE_EXHAUSTED);
+  }
+  // And then a good request.
+  v1::PlanRequest good = armRequest();
+  setArmGoal(good);
+  grpc::ClientContext ctx;
+  v1::PlanResponse out;
+  ASSERT_TRUE(s.stub->Plan(&ctx, good, &out).ok());
+  EXPECT_EQ(out.outcome(), v1::OUTCOME_EXACT);
+}
+
+// The server's own record of how long the call ran (its log line) shows it stopped within
+// 100 ms of the deadline / the cancel.  (The client's clock starts a little earlier than the
+// server's, so this bound is slightly generous to the server.)
+TEST(Service, DeadlineAndCancellationStopALongPlanWithin100ms) {
+  ServerOptions o;
+  o.workers = 1;
+  o.max_queue = 0;
+  Running s(o);
+  {
+    grpc::ClientContext ctx;
+    ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::milliseconds(1500));
+    v1::PlanResponse out;
+    const grpc::Status st = s.stub->Plan(&ctx, hopelessRequest(30.0), &out);
+    EXPECT_EQ(st.error_code(), grpc::StatusCode::DEADLINE_EXCEEDED);
+  }
+  // The server logs the call as its handler returns.
+  for (int i = 0; i < 300 && s.logLine("Plan", 0).empty(); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  {
+    grpc::ClientContext ctx;
+    v1::PlanResponse out;
+    auto cancel = std::async(std::launch::async, [&] {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1000));
+      ctx.TryCancel();
+    });
+    const grpc::Status st = s.stub->Plan(&ctx, hopelessRequest(30.0), &out);
+    EXPECT_EQ(st.error_code(), grpc::StatusCode::CANCELLED);
+  }
+  for (int i = 0; i < 300 && s.logLine("Plan", 1).empty(); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  const std::string deadline_line = s.logLine("Plan", 0), cancel_line = s.logLine("Plan", 1);
+  EXPECT_NE(deadline_line.find("DEADLINE_EXCEEDED"), std::string::npos) << deadline_line;
+  EXPECT_NE(cancel_line.find("CANCELLED"), std::string::npos) << cancel_line;
+  // A big search tree by then (~10^5 motions): it is freed off the handler's thread.
+  EXPECT_LE(durationMs(deadline_line), 1500.0 + 100.0) << deadline_line;
+  EXPECT_LE(durationMs(cancel_line), 1000.0 + 100.0) << cancel_line;
+  if (HasFailure()) std::cerr << "server log:\n" << s.sink.text();
+  // The one worker is free again: a good plan runs.
+  v1::PlanRequest good = armRequest();
+  setArmGoal(good);
+  grpc::ClientContext ctx;
+  v1::PlanResponse out;
+  EXPECT_TRUE(s.stub->Plan(&ctx, good, &out).ok());
+}
+
+TEST(Service, AFullPoolRefusesTheExcessAtOnceAndFinishesTheRest) {
+  ServerOptions o;
+  o.workers = 1;
+  o.max_queue = 1;
+  Running s(o);
+  std::vector<std::future<std::pair<grpc::Status, double>>> calls;
+  for (int i = 0; i < 4; ++i) {
+    calls.push_back(std::async(std::launch::async, [&] {
+      grpc::ClientContext ctx;
+      v1::PlanResponse out;
+      const auto t0 = Clock::now();
+      const grpc::Status st = s.stub->Plan(&ctx, hopelessRequest(0.8), &out);
+      return std::make_pair(st, std::chrono::duration<double>(Clock::now() - t0).count());
+    }));
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));  // in order
+  }
+  int ok = 0, exhausted = 0;
+  for (auto& f : calls) {
+    const auto [st, seconds] = f.get();
+    if (st.ok()) ++ok;
+    if (st.error_code() == grpc::StatusCode::RESOURCE_EXHAUSTED) {
+      ++exhausted;
+      EXPECT_LT(seconds, 0.5) << "refused at once, not after waiting";
+      EXPECT_NE(st.error_message().find("busy"), std::string::npos);
+    }
+  }
+  EXPECT_EQ(ok, 2);         // one ran, one waited and then ran
+  EXPECT_EQ(exhausted, 2);  // the rest were refused
+}
+
+TEST(Service, OffLoopbackNeedsATokenOrTls) {
+  ServerOptions open;
+  open.listen = "0.0.0.0:0";
+  EXPECT_THROW(PlannerServer{open}, std::invalid_argument);
+  EXPECT_TRUE(service::isLoopback("127.0.0.1:50051"));
+  EXPECT_TRUE(service::isLoopback("localhost:1"));
+  EXPECT_TRUE(service::isLoopback("[::1]:50051"));
+  EXPECT_FALSE(service::isLoopback("0.0.0.0:50051"));
+  EXPECT_FALSE(service::isLoopback("[::]:50051"));
+  EXPECT_FALSE(service::isLoopback("192.168.1.4:50051"));
+
+  ServerOptions with_token = open;
+  with_token.token = "s3cret-token";
+  Running s(with_token);
+  {
+    grpc::ClientContext ctx;
+    v1::ListModelsResponse out;
+    const grpc::Status st = s.stub->ListModels(&ctx, {}, &out);
+    EXPECT_EQ(st.error_code(), grpc::StatusCode::UNAUTHENTICATED);
+  }
+  {
+    grpc::ClientContext ctx;
+    ctx.AddMetadata("authorization", "Bearer wrong-token!");
+    v1::ListModelsResponse out;
+    EXPECT_EQ(s.stub->ListModels(&ctx, {}, &out).error_code(), grpc::StatusCode::UNAUTHENTICATED);
+  }
+  {
+    grpc::ClientContext ctx;
+    ctx.AddMetadata("authorization", "Bearer s3cret-token");
+    v1::ListModelsResponse out;
+    EXPECT_TRUE(s.stub->ListModels(&ctx, {}, &out).ok());
+    EXPECT_GT(out.models_size(), 0);
+  }
+}
+
+std::string slurp(const std::string& path) {
+  std::ifstream in(path);
+  std::ostringstream os;
+  os << in.rdbuf();
+  return os.str();
+}
+
+TEST(Service, TlsRoundTripWithACertificateMadeHere) {
+  const std::string dir = test::scratchDir("tls");
+  const std::string cmd =
+      "openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=localhost "
+      "-addext subjectAltName=DNS:localhost,IP:127.0.0.1 -keyout " +
+      dir + "/key.pem -out " + dir + "/cert.pem 2>/dev/null";
+  ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
+  ServerOptions o;
+  o.listen = "0.0.0.0:0";  // off loopback: TLS makes it allowed
+  o.tls_cert_file = dir + "/cert.pem";
+  o.tls_key_file = dir + "/key.pem";
+  Running s(o);  // its insecure channel cannot talk to a TLS port
+  {
+    grpc::ClientContext ctx;
+    ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(2));
+    v1::ListModelsResponse out;
+    EXPECT_FALSE(s.stub->ListModels(&ctx, {}, &out).ok());
+  }
+  grpc::SslCredentialsOptions ssl;
+  ssl.pem_root_certs = slurp(dir + "/cert.pem");
+  auto channel = grpc::CreateChannel("localhost:" + std::to_string(s.server->port()),
+                                     grpc::SslCredentials(ssl));
+  auto stub = v1::Planner::NewStub(channel);
+  grpc::ClientContext ctx;
+  v1::ListScenesResponse out;
+  const grpc::Status st = stub->ListScenes(&ctx, {}, &out);
+  ASSERT_TRUE(st.ok()) << st.error_message();
+  EXPECT_EQ(out.scenes_size(), static_cast<int>(builtinSceneNames().size()));
+}
+
+TEST(Service, WireRoundTripsAreLossless) {
+  // Goals of every kind, through the proto and back.
+  for (const char* text :
+       {"q:theta1=0.3,theta2=-0.1;tol=0.02;at-rest", "point:hand_l=0.05,0.24,0.40;radius=0.04",
+        "rest-of:r=0.3,xr=0.7;at-rest;energy=0.001"}) {  // maps: by name
+    v1::Goal g;
+    wire::goalToProto(GoalSpec::parse(text), &g);
+    EXPECT_EQ(wire::goalFromProto(g).describe(), GoalSpec::parse(text).describe()) << text;
+  }
+  // Starts: the CLI's text, through the proto, into a request.
+  const ModelPtr m = loadModel("suspended-mass");
+  PlanRequest req;
+  wire::applyStart(*m, wire::startToProto("rest-of:xr=0.6"), req);
+  EXPECT_EQ(req.start_inputs[m->variableIndex("xr") - m->nd()], 0.6);
+  EXPECT_TRUE(req.start.from_rest);
+  EXPECT_THROW(wire::applyStart(*m, wire::startToProto("rest-of:nope=1"), req), wire::RequestError);
+}
+
+}  // namespace
+}  // namespace marionette
