@@ -1,11 +1,13 @@
 // marionette: the command-line client.
 //
-//   marionette models [--json]
-//   marionette scenes [--json]
+//   marionette models [--json] [SERVER]
+//   marionette scenes [--json] [SERVER]
 //   marionette simulate --model NAME|FILE [--dt S] [--duration S] [--inputs FILE.csv]
 //                       [--integrator vi|euler|rk4] [--damping-scale X]
 //                       [--start rest|q:NAME=V,...] [--scene NAME|FILE [--stop-on-collision]]
-//                       [--summary]
+//                       [--summary] [SERVER]
+//   SERVER = --server HOST:PORT [--token-file FILE] [--tls-ca FILE] (remote.hpp): the same
+//   output from a marionette-server; exit 6 when it cannot answer.
 //
 // simulate prints CSV to stdout, one row at t = 0 and one after every step, with the header
 //   t,<dynamic variables>,<kinematic variables>,energy,max_violation,<string>_tension...
@@ -26,21 +28,24 @@
 #include "marionette/environments/collision.hpp"
 #include "marionette/models/model_io.hpp"
 #include "marionette/models/simulation.hpp"
+#include "marionette/service/wire.hpp"
 #include "plan_commands.hpp"
+#include "remote.hpp"
 
 namespace {
 
 using namespace marionette;
 using namespace marionette::cli;
+namespace wire = marionette::wire;
 
 constexpr const char* kUsage =
     "usage:\n"
-    "  marionette models [--json]\n"
-    "  marionette scenes [--json]\n"
+    "  marionette models [--json] [SERVER]\n"
+    "  marionette scenes [--json] [SERVER]\n"
     "  marionette simulate --model NAME|FILE [--dt S] [--duration S] [--inputs FILE.csv]\n"
     "                      [--integrator vi|euler|rk4] [--damping-scale X]\n"
     "                      [--start rest|q:NAME=V,...]\n"
-    "                      [--scene NAME|FILE [--stop-on-collision]] [--summary]\n"
+    "                      [--scene NAME|FILE [--stop-on-collision]] [--summary] [SERVER]\n"
     "  marionette plan --model NAME|FILE [--scene NAME|FILE] [--planner "
     "est|kpiece|rrt|sst|pdst|prm]\n"
     "                  --goal q:NAME=V,...[;tol=X] | point:NAME=x,y,z[;radius=R] |\n"
@@ -48,16 +53,21 @@ constexpr const char* kUsage =
     "                  [--start rest|q:NAME=V,...|rest-of:VAR=V,...] [--time-limit S] [--seed N]\n"
     "                  [--rate HZ] [--step S] [--param NAME=VALUE]... [--roadmap FILE]\n"
     "                  [--roadmap-vertices N] [--out plan.json] [--inputs-csv FILE] [--quiet]\n"
+    "                  [SERVER]\n"
     "  marionette bench planners [--quick] [--runs N] [--time-limit S] [--seed N]\n"
-    "                  [--problems NAME,...] [--planners P,...] --out DIR\n";
+    "                  [--problems NAME,...] [--planners P,...] --out DIR\n"
+    "SERVER: --server HOST:PORT [--token-file FILE] [--tls-ca FILE]: ask a marionette-server\n"
+    "  instead of working in-process (same output; exit 6 when the server cannot answer).\n";
 
 // `models` / `scenes`: every built-in, one JSON object (json_fields: the object's members) or
 // one line of text each.
-template <class Load, class JsonFields, class TextLine>
+// With --server, the server's built-ins (remote.cpp prints the same lines).
+template <class Load, class JsonFields, class TextLine, class Remote>
 int listBuiltins(int argc, char** argv, const std::vector<std::string>& all, Load load,
-                 JsonFields json_fields, TextLine text_line) {
-  const Args a = parseArgs(argc, argv, 2, {}, {"--json"});
+                 JsonFields json_fields, TextLine text_line, Remote remote) {
+  const Args a = parseArgs(argc, argv, 2, {"--server", "--token-file", "--tls-ca"}, {"--json"});
   const bool json = a.switches.count("--json");
+  if (a.values.count("--server")) return remote(a, json);
   if (json) std::cout << "[\n";
   for (size_t i = 0; i < all.size(); ++i) {
     const auto item = load(all[i]);
@@ -84,7 +94,8 @@ int cmdModels(int argc, char** argv) {
       [](const Model& m) {
         return formatted("%-16s %2d dynamic, %2d kinematic, %2d strings  %s", m.name.c_str(),
                          m.nd(), m.nk(), m.nstrings(), m.description.c_str());
-      });
+      },
+      cmdModelsRemote);
 }
 
 std::string jsonVector(const Eigen::Vector3d& v) {
@@ -106,17 +117,195 @@ int cmdScenes(int argc, char** argv) {
       [](const Scene& s) {
         return formatted("%-12s %2zu obstacles, %6zu triangles  %s", s.name.c_str(),
                          s.obstacles.size(), s.triangleCount(), s.description.c_str());
-      });
+      },
+      cmdScenesRemote);
 }
 
 // Thrown from a row callback to end a run at the first contact (--stop-on-collision).
 struct StopAtCollision {};
 
+// The CSV rows and the --summary JSON of `simulate`, the same whether the simulation ran here or
+// on a server.
+class SimulationPrinter {
+ public:
+  SimulationPrinter(bool summary, bool with_scene) : summary_(summary), with_scene_(with_scene) {
+    buffer_.reserve(1 << 16);
+  }
+  ~SimulationPrinter() { flush(); }
+  void header(const std::vector<std::string>& dynamic, const std::vector<std::string>& kinematic,
+              const std::vector<std::string>& strings) {
+    if (summary_) return;
+    buffer_ += "t";
+    for (const auto& n : dynamic) buffer_ += "," + n;
+    for (const auto& n : kinematic) buffer_ += "," + n;
+    buffer_ += ",energy,max_violation";
+    for (const auto& n : strings) buffer_ += "," + n + "_tension";
+    if (with_scene_) buffer_ += ",collision,clearance";
+    buffer_ += "\n";
+  }
+  // q: n_d, rho: n_k, tension: n_s values.
+  void row(double t, const double* q, int nd, const double* rho, int nk, double energy,
+           double violation, const double* tension, int ns, bool hit, double clearance) {
+    if (summary_) return;
+    std::snprintf(num_, sizeof num_, "%.10g", t);
+    buffer_ += num_;
+    for (int i = 0; i < nd; ++i) add(q[i]);
+    for (int i = 0; i < nk; ++i) add(rho[i]);
+    add(energy);
+    add(violation);
+    for (int i = 0; i < ns; ++i) add(tension[i]);
+    if (with_scene_) {
+      buffer_ += hit ? ",1" : ",0";
+      add(clearance);
+    }
+    buffer_ += "\n";
+    if (buffer_.size() > (1 << 15)) flush();
+  }
+  void flush() {
+    std::fwrite(buffer_.data(), 1, buffer_.size(), stdout);
+    buffer_.clear();
+    std::fflush(stdout);
+  }
+
+ private:
+  void add(double x) {
+    std::snprintf(num_, sizeof num_, ",%.10g", x);
+    buffer_ += num_;
+  }
+  bool summary_, with_scene_;
+  std::string buffer_;
+  char num_[32];
+};
+
+// Contacts over a run, for the --summary JSON.
+struct ContactSummary {
+  struct Pair {
+    std::string kind = "none", first, second, description;
+  };
+  std::string scene;
+  int rows_in_contact = 0;
+  double first_t = NAN, min_clearance = INFINITY, min_clearance_t = NAN;
+  double min_stage_clearance = INFINITY;
+  Pair first_pair, min_pair, min_stage_pair;
+
+  std::string json() const {
+    std::ostringstream os;
+    auto pair = [](const Pair& p) {
+      return "{\"kind\": " + jsonString(p.kind) + ", \"first\": " + jsonString(p.first) +
+             ", \"second\": " + jsonString(p.second) + "}";
+    };
+    os << ", \"scene\": " << jsonString(scene) << ", \"rows_in_collision\": " << rows_in_contact
+       << ", \"first_collision\": ";
+    if (rows_in_contact > 0)
+      os << "{\"t\": " << jsonNumber(first_t) << ", \"pair\": " << pair(first_pair) << "}";
+    else
+      os << "null";
+    os << ", \"min_clearance\": " << jsonNumber(min_clearance)
+       << ", \"min_clearance_t\": " << jsonNumber(min_clearance_t)
+       << ", \"min_clearance_pair\": " << pair(min_pair)
+       << ", \"min_stage_clearance\": " << jsonNumber(min_stage_clearance)
+       << ", \"min_stage_clearance_pair\": " << pair(min_stage_pair);
+    return os.str();
+  }
+};
+
+ContactSummary::Pair toPair(const ContactPair& p) {
+  return {contactKindName(p.kind), p.first, p.second, p.describe()};
+}
+
+// The end of `simulate`: a collision with --stop-on-collision (exit 3), or the summary.
+int finishSimulate(const std::string& model, bool summary, bool stopped, const ContactSummary* c,
+                   const SimulationSummary& sum, IntegratorKind integrator, double dt_s) {
+  std::fflush(stdout);
+  if (stopped) {
+    std::cerr << "marionette simulate: collision at t = " << c->first_t
+              << " s: " << c->first_pair.description << "\n";
+    if (summary)
+      std::cout << "{\"model\": " << jsonString(model) << ", \"stopped_at_collision\": true"
+                << c->json() << "}\n";
+    return 3;
+  }
+  if (summary) {
+    std::cout << "{\"model\": " << jsonString(model)
+              << ", \"integrator\": " << jsonString(toString(integrator))
+              << ", \"dt\": " << jsonNumber(dt_s) << ", \"steps\": " << sum.steps
+              << ", \"wall_s\": " << jsonNumber(sum.wall_s)
+              << ", \"us_per_step\": " << jsonNumber(sum.us_per_step)
+              << ", \"newton_iterations_mean\": " << jsonNumber(sum.newton_iterations_mean)
+              << ", \"max_violation\": " << jsonNumber(sum.max_violation_m)
+              << ", \"min_tension\": " << jsonNumber(sum.min_tension_N)
+              << ", \"energy_start\": " << jsonNumber(sum.energy_start_J)
+              << ", \"energy_end\": " << jsonNumber(sum.energy_end_J)
+              << (c ? c->json() : std::string()) << "}\n";
+  }
+  return 0;
+}
+
+// `simulate --server`: the same request, run by the server.
+int simulateRemote(const Args& a, const ModelPtr& model, const SimulationOptions& opt,
+                   const InputSchedule& inputs, bool summary, bool stop_on_collision) {
+  if (opt.integrator != IntegratorKind::VI)
+    throw std::invalid_argument("--integrator: a server simulates with vi only");
+  Remote remote(remoteOptions(a));
+  v1::SimulateRequest req;
+  *req.mutable_model() = modelRef(a.values.at("--model"));
+  if (a.values.count("--scene")) *req.mutable_scene() = sceneRef(a.values.at("--scene"));
+  if (a.values.count("--start")) *req.mutable_start() = wire::startToProto(a.values.at("--start"));
+  if (!inputs.times_s.empty()) wire::inputsToProto(*model, inputs, req.mutable_inputs());
+  req.set_dt_s(opt.dt_s);
+  req.set_duration_s(opt.duration_s);
+  req.set_damping_scale(opt.damping_scale);
+  req.set_stop_on_collision(stop_on_collision);
+  v1::SimulateResponse out;
+  grpc::ClientContext ctx;
+  remote.prepare(ctx);
+  remote.check(remote.stub().Simulate(&ctx, req, &out), "Simulate");
+
+  const bool with_scene = a.values.count("--scene");
+  SimulationPrinter printer(summary, with_scene);
+  printer.header({out.dynamic_names().begin(), out.dynamic_names().end()},
+                 {out.kinematic_names().begin(), out.kinematic_names().end()},
+                 {out.string_names().begin(), out.string_names().end()});
+  for (const v1::SimulationSample& r : out.samples())
+    printer.row(r.t_s(), r.q().data(), r.q_size(), r.inputs().data(), r.inputs_size(), r.energy_j(),
+                r.max_violation_m(), r.tension_n().data(), r.tension_n_size(), r.collision(),
+                r.clearance_m());
+  printer.flush();
+  ContactSummary c;
+  if (with_scene) {
+    auto pair = [](const v1::Contact& p) {
+      return ContactSummary::Pair{p.kind().empty() ? "none" : p.kind(), p.first(), p.second(),
+                                  p.description()};
+    };
+    c.scene = out.scene();
+    c.rows_in_contact = out.samples_in_collision();
+    c.first_t = out.first_collision_t_s();
+    c.first_pair = pair(out.first_collision());
+    c.min_clearance = out.min_clearance_m();
+    c.min_clearance_t = out.min_clearance_t_s();
+    c.min_pair = pair(out.min_clearance_pair());
+    c.min_stage_clearance = out.min_stage_clearance_m();
+    c.min_stage_pair = pair(out.min_stage_clearance_pair());
+  }
+  SimulationSummary sum;
+  sum.steps = out.steps();
+  sum.us_per_step = out.us_per_step();
+  sum.wall_s = out.us_per_step() * out.steps() * 1e-6;
+  sum.newton_iterations_mean = out.newton_iterations_mean();
+  sum.max_violation_m = out.max_violation_m();
+  sum.min_tension_N = out.min_tension_n();
+  sum.energy_start_J = out.energy_start_j();
+  sum.energy_end_J = out.energy_end_j();
+  return finishSimulate(model->name, summary, out.stopped_at_collision(), with_scene ? &c : nullptr,
+                        sum, opt.integrator, opt.dt_s);
+}
+
 int cmdSimulate(int argc, char** argv) {
-  const Args a = parseArgs(argc, argv, 2,
-                           {"--model", "--dt", "--duration", "--inputs", "--integrator",
-                            "--damping-scale", "--start", "--scene"},
-                           {"--summary", "--stop-on-collision"});
+  const Args a =
+      parseArgs(argc, argv, 2,
+                {"--model", "--dt", "--duration", "--inputs", "--integrator", "--damping-scale",
+                 "--start", "--scene", "--server", "--token-file", "--tls-ca"},
+                {"--summary", "--stop-on-collision"});
   if (!a.values.count("--model")) throw std::invalid_argument("simulate needs --model NAME|FILE");
   const ModelPtr model = loadModel(a.values.at("--model"));
   SimulationOptions opt;
@@ -138,38 +327,17 @@ int cmdSimulate(int argc, char** argv) {
   const bool stop_on_collision = a.switches.count("--stop-on-collision");
   if (stop_on_collision && !a.values.count("--scene"))
     throw std::invalid_argument("--stop-on-collision needs --scene NAME|FILE");
+  if (a.values.count("--server"))
+    return simulateRemote(a, model, opt, inputs, summary, stop_on_collision);
   std::unique_ptr<CollisionChecker> checker;
   if (a.values.count("--scene"))
     checker = std::make_unique<CollisionChecker>(
         std::make_shared<CollisionModel>(model, loadScene(a.values.at("--scene"))));
-  // Over the run: rows in contact, the first contact, the smallest clearance.
-  struct {
-    int rows_in_contact = 0;
-    double first_t = NAN, min_clearance = INFINITY, min_clearance_t = NAN;
-    double min_stage_clearance = INFINITY;
-    ContactPair first_pair, min_pair, min_stage_pair;
-  } contact;
+  ContactSummary contact;
+  if (checker) contact.scene = checker->collisionModel().scene().name;
 
-  std::string buffer;
-  buffer.reserve(1 << 16);
-  auto flush = [&] {
-    std::fwrite(buffer.data(), 1, buffer.size(), stdout);
-    buffer.clear();
-  };
-  if (!summary) {
-    buffer += "t";
-    for (const auto& v : model->dynamic) buffer += "," + v.name;
-    for (const auto& v : model->kinematic) buffer += "," + v.name;
-    buffer += ",energy,max_violation";
-    for (const auto& s : model->strings) buffer += "," + s.name + "_tension";
-    if (checker) buffer += ",collision,clearance";
-    buffer += "\n";
-  }
-  char num[32];
-  auto add = [&](double x) {
-    std::snprintf(num, sizeof num, ",%.10g", x);
-    buffer += num;
-  };
+  SimulationPrinter printer(summary, checker != nullptr);
+  printer.header(itemNames(model->dynamic), itemNames(model->kinematic), itemNames(model->strings));
   Eigen::VectorXd q_full(model->nq());
   auto on_row = [&](const SimulationRow& row) {
     bool hit = false;
@@ -182,33 +350,21 @@ int cmdSimulate(int argc, char** argv) {
       clearance = hit ? 0.0 : cl.distance_m;
       if (hit && contact.rows_in_contact++ == 0) {
         contact.first_t = row.t_s;
-        contact.first_pair = c.pair;
+        contact.first_pair = toPair(c.pair);
       }
       if (clearance < contact.min_clearance) {
         contact.min_clearance = clearance;
         contact.min_clearance_t = row.t_s;
-        contact.min_pair = hit ? c.pair : cl.pair;
+        contact.min_pair = toPair(hit ? c.pair : cl.pair);
       }
       if (cl.stage_distance_m < contact.min_stage_clearance) {
         contact.min_stage_clearance = cl.stage_distance_m;
-        contact.min_stage_pair = cl.stage_pair;
+        contact.min_stage_pair = toPair(cl.stage_pair);
       }
     }
-    if (!summary) {
-      std::snprintf(num, sizeof num, "%.10g", row.t_s);
-      buffer += num;
-      for (int i = 0; i < row.q->size(); ++i) add((*row.q)[i]);
-      for (int i = 0; i < row.rho->size(); ++i) add((*row.rho)[i]);
-      add(row.energy_J);
-      add(row.max_violation_m);
-      for (int i = 0; i < row.tension_N->size(); ++i) add((*row.tension_N)[i]);
-      if (checker) {
-        buffer += hit ? ",1" : ",0";
-        add(clearance);
-      }
-      buffer += "\n";
-      if (buffer.size() > (1 << 15)) flush();
-    }
+    printer.row(row.t_s, row.q->data(), static_cast<int>(row.q->size()), row.rho->data(),
+                static_cast<int>(row.rho->size()), row.energy_J, row.max_violation_m,
+                row.tension_N->data(), static_cast<int>(row.tension_N->size()), hit, clearance);
     if (hit && stop_on_collision) throw StopAtCollision{};
   };
   SimulationSummary sum;
@@ -218,49 +374,9 @@ int cmdSimulate(int argc, char** argv) {
   } catch (const StopAtCollision&) {
     stopped = true;
   }
-  flush();
-  auto contact_json = [&] {
-    std::ostringstream os;
-    auto pair = [](const ContactPair& p) {
-      return "{\"kind\": " + jsonString(contactKindName(p.kind)) +
-             ", \"first\": " + jsonString(p.first) + ", \"second\": " + jsonString(p.second) + "}";
-    };
-    os << ", \"scene\": " << jsonString(checker->collisionModel().scene().name)
-       << ", \"rows_in_collision\": " << contact.rows_in_contact << ", \"first_collision\": ";
-    if (contact.rows_in_contact > 0)
-      os << "{\"t\": " << jsonNumber(contact.first_t) << ", \"pair\": " << pair(contact.first_pair)
-         << "}";
-    else
-      os << "null";
-    os << ", \"min_clearance\": " << jsonNumber(contact.min_clearance)
-       << ", \"min_clearance_t\": " << jsonNumber(contact.min_clearance_t)
-       << ", \"min_clearance_pair\": " << pair(contact.min_pair)
-       << ", \"min_stage_clearance\": " << jsonNumber(contact.min_stage_clearance)
-       << ", \"min_stage_clearance_pair\": " << pair(contact.min_stage_pair);
-    return os.str();
-  };
-  if (stopped) {
-    std::cerr << "marionette simulate: collision at t = " << contact.first_t
-              << " s: " << contact.first_pair.describe() << "\n";
-    if (summary)
-      std::cout << "{\"model\": " << jsonString(model->name) << ", \"stopped_at_collision\": true"
-                << contact_json() << "}\n";
-    return 3;
-  }
-  if (summary) {
-    std::cout << "{\"model\": " << jsonString(model->name)
-              << ", \"integrator\": " << jsonString(toString(opt.integrator))
-              << ", \"dt\": " << jsonNumber(opt.dt_s) << ", \"steps\": " << sum.steps
-              << ", \"wall_s\": " << jsonNumber(sum.wall_s)
-              << ", \"us_per_step\": " << jsonNumber(sum.us_per_step)
-              << ", \"newton_iterations_mean\": " << jsonNumber(sum.newton_iterations_mean)
-              << ", \"max_violation\": " << jsonNumber(sum.max_violation_m)
-              << ", \"min_tension\": " << jsonNumber(sum.min_tension_N)
-              << ", \"energy_start\": " << jsonNumber(sum.energy_start_J)
-              << ", \"energy_end\": " << jsonNumber(sum.energy_end_J)
-              << (checker ? contact_json() : std::string()) << "}\n";
-  }
-  return 0;
+  printer.flush();
+  return finishSimulate(model->name, summary, stopped, checker ? &contact : nullptr, sum,
+                        opt.integrator, opt.dt_s);
 }
 
 }  // namespace
@@ -279,6 +395,10 @@ int main(int argc, char** argv) {
     if (cmd == "bench") return cmdBenchPlanners(argc, argv);
     std::cerr << "marionette: unknown command '" << cmd << "'\n" << kUsage;
     return 2;
+  } catch (const RemoteError& e) {
+    std::fflush(stdout);
+    std::cerr << "marionette " << cmd << ": " << e.what() << "\n";
+    return e.exitStatus();
   } catch (const SimulationError& e) {
     std::fflush(stdout);
     std::cerr << "marionette simulate: failed at " << e.what() << "\n";

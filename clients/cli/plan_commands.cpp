@@ -4,12 +4,15 @@
 #include <cmath>
 #include <filesystem>
 #include <iostream>
+#include <optional>
 #include <sstream>
 
 #include "cli_util.hpp"
 #include "marionette/models/model_io.hpp"
 #include "marionette/planner/benchmark.hpp"
 #include "marionette/planner/planner.hpp"
+#include "marionette/service/wire.hpp"
+#include "remote.hpp"
 
 namespace marionette::cli {
 namespace {
@@ -114,6 +117,50 @@ void printSummaryTable(const std::vector<SummaryRow>& rows, std::ostream& os) {
        << cell(r.median_clearance_m, "%.4f") << " | " << cell(r.roadmap_build_s, "%.1f") << " |\n";
 }
 
+// `plan --server`: the request as the server takes it, progress from PlanStream, and the plan
+// back as the very type the in-process path returns (so the files and summary are the same).
+Plan planRemote(const Args& a, const PlanRequest& req, const ProgressFn& progress) {
+  for (const char* local_only : {"--roadmap", "--roadmap-vertices"})
+    if (a.values.count(local_only))
+      throw std::invalid_argument(std::string(local_only) +
+                                  ": a server keeps its own roadmaps (marionette-server "
+                                  "--roadmap-dir); not with --server");
+  Remote remote(remoteOptions(a));
+  v1::PlanRequest r;
+  *r.mutable_model() = modelRef(a.values.at("--model"));
+  if (a.values.count("--scene")) *r.mutable_scene() = sceneRef(a.values.at("--scene"));
+  if (a.values.count("--start")) *r.mutable_start() = wire::startToProto(a.values.at("--start"));
+  wire::goalToProto(req.goal, r.mutable_goal());
+  const PlannerOptions& opt = req.options;
+  r.set_planner(opt.planner);
+  for (const auto& [k, v] : opt.params) (*r.mutable_parameters())[k] = v;
+  r.set_time_limit_s(opt.time_limit_s);
+  r.set_seed(opt.seed);
+  r.set_output_rate_hz(opt.rate_hz);
+  r.set_step_s(opt.step_s);
+  grpc::ClientContext ctx;
+  remote.prepare(ctx);
+  auto stream = remote.stub().PlanStream(&ctx, r);
+  v1::PlanEvent event;
+  std::optional<Plan> plan;
+  while (stream->Read(&event)) {
+    if (event.has_progress() && progress) {
+      const v1::PlanProgress& e = event.progress();
+      PlanProgress p;
+      p.phase = e.phase();
+      p.elapsed_s = e.elapsed_s();
+      p.propagations = e.propagations();
+      p.states = e.states();
+      p.best_goal_distance = e.best_goal_distance();
+      progress(p);
+    }
+    if (event.has_plan()) plan = wire::planFromProto(event.plan());
+  }
+  remote.check(stream->Finish(), "PlanStream");
+  if (!plan) throw RemoteError(6, "server " + a.values.at("--server") + ": PlanStream: no plan");
+  return *plan;
+}
+
 }  // namespace
 
 int cmdBenchPlanners(int argc, char** argv) {
@@ -190,11 +237,12 @@ int cmdBenchPlanners(int argc, char** argv) {
 }
 
 int cmdPlan(int argc, char** argv) {
-  const Args a = parseArgs(
-      argc, argv, 2,
-      {"--model", "--scene", "--planner", "--goal", "--start", "--time-limit", "--seed", "--rate",
-       "--step", "--param", "--roadmap", "--roadmap-vertices", "--out", "--inputs-csv"},
-      {"--quiet", "--json-summary"});
+  const Args a =
+      parseArgs(argc, argv, 2,
+                {"--model", "--scene", "--planner", "--goal", "--start", "--time-limit", "--seed",
+                 "--rate", "--step", "--param", "--roadmap", "--roadmap-vertices", "--out",
+                 "--inputs-csv", "--server", "--token-file", "--tls-ca"},
+                {"--quiet", "--json-summary"});
   if (!a.values.count("--model")) throw std::invalid_argument("plan needs --model NAME|FILE");
   if (!a.values.count("--goal"))
     throw std::invalid_argument(
@@ -237,7 +285,8 @@ int cmdPlan(int argc, char** argv) {
         std::cerr << formatted(" %ld rest poses", p.states);
       std::cerr << '\n';
     };
-  const Plan plan = planMotion(req, progress);
+  const Plan plan =
+      a.values.count("--server") ? planRemote(a, req, progress) : planMotion(req, progress);
   (void)t0;
   if (a.values.count("--out") && plan.samples() > 0)
     writeFileAtomically(a.values.at("--out"), [&](std::ostream& os) { writePlanJson(plan, os); });

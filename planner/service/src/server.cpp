@@ -73,6 +73,7 @@ const char* codeName(StatusCode code) {
     case StatusCode::UNAUTHENTICATED: return "UNAUTHENTICATED";
     case StatusCode::UNAVAILABLE: return "UNAVAILABLE";
     case StatusCode::INTERNAL: return "INTERNAL";
+    case StatusCode::ABORTED: return "ABORTED";
     default: return "OTHER";
   }
 }
@@ -523,6 +524,7 @@ class PlannerService final : public v1::Planner::Service {
       c->set_kind(contactKindName(p.kind));
       c->set_first(p.first);
       c->set_second(p.second);
+      c->set_description(p.describe());
     };
     int rows = 0;
     auto on_row = [&](const SimulationRow& row) {
@@ -567,8 +569,9 @@ class PlannerService final : public v1::Planner::Service {
       if (!out->stopped_at_collision()) return stoppedStatus(ctx);
       return Status::OK;
     } catch (const SimulationError& e) {
+      // ABORTED: the request was well formed; the motion it asks for cannot be simulated.
       return Status(
-          StatusCode::INVALID_ARGUMENT,
+          StatusCode::ABORTED,
           std::string("the simulation failed (a Newton step did not converge) at ") + e.what());
     }
     out->set_steps(sum.steps);

@@ -1,0 +1,62 @@
+// The CLI as a client of marionette-server: --server HOST:PORT [--token-file FILE]
+// [--tls-ca FILE] on models, scenes, simulate and plan.
+//
+// Contents
+//   RemoteOptions / remoteOptions   the flags.
+//   Remote          a channel and a stub; adds the token to each call; turns a failed call into
+//                   RemoteError (exit 2 for a bad request, 6 when the server cannot answer).
+//   modelRef / sceneRef   what to send for --model / --scene: a built-in name or the file's text.
+#pragma once
+
+#include <grpcpp/grpcpp.h>
+
+#include <memory>
+#include <stdexcept>
+#include <string>
+
+#include "cli_util.hpp"
+#include "marionette/v1/planner.grpc.pb.h"
+
+namespace marionette::cli {
+
+namespace v1 = ::marionette::v1;
+
+struct RemoteOptions {
+  std::string server;  // host:port
+  std::string token;   // from --token-file ("" = none)
+  std::string tls_ca;  // PEM text of the CA that signed the server's certificate ("" = no TLS)
+};
+RemoteOptions remoteOptions(const Args& args);
+
+// A failed call: the exit status to use and a message with the server's status.
+class RemoteError : public std::runtime_error {
+ public:
+  RemoteError(int exit_status, const std::string& message)
+      : std::runtime_error(message), exit_status_(exit_status) {}
+  int exitStatus() const { return exit_status_; }
+
+ private:
+  int exit_status_;
+};
+
+class Remote {
+ public:
+  explicit Remote(const RemoteOptions& options);
+  v1::Planner::Stub& stub() { return *stub_; }
+  void prepare(grpc::ClientContext& ctx) const;  // the token, if any
+  // Throws RemoteError unless ok: INVALID_ARGUMENT / NOT_FOUND exit 2, ABORTED (a failed
+  // simulation step) 1, anything else 6.
+  void check(const grpc::Status& status, const std::string& call) const;
+
+ private:
+  RemoteOptions options_;
+  std::unique_ptr<v1::Planner::Stub> stub_;
+};
+
+v1::ModelRef modelRef(const std::string& name_or_path);
+v1::SceneRef sceneRef(const std::string& name_or_path);
+
+int cmdModelsRemote(const Args& args, bool json);
+int cmdScenesRemote(const Args& args, bool json);
+
+}  // namespace marionette::cli
