@@ -1,0 +1,173 @@
+"""A Python client for marionette-server (the marionette.v1.Planner gRPC service).
+
+Uses Debian's python3-grpcio and python3-protobuf, and the stubs generated at build time from
+proto/marionette/v1/planner.proto into build/python (put that folder on PYTHONPATH; the build
+copies this package there too).
+
+    from marionette_client import Client, parse_goal
+    with Client("127.0.0.1:50051") as c:
+        plan = c.plan("puppetcopter", parse_goal("point:hand_l=0.05,0.24,0.40;radius=0.04"),
+                      scene="table", planner="est", time_limit=30, seed=1)
+        for t, values in input_rows(plan):
+            ...
+
+Errors are grpc.RpcError with the server's status code and a message naming the field.
+Units are SI (m, rad, s, N, J); points in stage coordinates (floor at z = 0).
+"""
+
+import math
+
+import grpc
+
+from marionette.v1 import planner_pb2 as pb
+from marionette.v1 import planner_pb2_grpc as pb_grpc
+
+__all__ = ["Client", "parse_goal", "input_rows", "pb", "OUTCOMES"]
+
+OUTCOMES = {pb.OUTCOME_EXACT: "exact", pb.OUTCOME_APPROXIMATE: "approximate",
+            pb.OUTCOME_NOT_FOUND: "not-found"}
+
+
+def _number(text, what):
+    try:
+        value = float(text)
+    except ValueError:
+        raise ValueError(f"{what}: '{text}' is not a number") from None
+    if not math.isfinite(value):
+        raise ValueError(f"{what}: '{text}' is not finite")
+    return value
+
+
+def parse_goal(text):
+    """A pb.Goal from the CLI's --goal syntax: "q:NAME=V,...[;tol=X]",
+    "point:NAME=x,y,z[;radius=R]" or "rest-of:VAR=V,...[;tol=X]", each with optional ";at-rest"
+    and ";energy=J"."""
+    kind, _, rest = text.partition(":")
+    parts = rest.split(";")
+    goal = pb.Goal()
+    body = parts[0]
+    if kind == "q" or kind == "rest-of":
+        target = goal.joints.values if kind == "q" else goal.rest_of.inputs
+        for item in body.split(","):
+            name, eq, value = item.partition("=")
+            if not eq or not name:
+                raise ValueError(f"goal: expected NAME=VALUE, got '{item}'")
+            target[name.strip()] = _number(value, f"goal {name}")
+    elif kind == "point":
+        name, eq, xyz = body.partition("=")
+        coords = xyz.split(",")
+        if not eq or len(coords) != 3:
+            raise ValueError(f"goal: expected point:NAME=x,y,z, got '{body}'")
+        t = goal.points.targets.add()
+        t.point = name.strip()
+        t.position_m.x, t.position_m.y, t.position_m.z = (_number(c, "goal point") for c in coords)
+    else:
+        raise ValueError(f"goal: '{text}' is not q:..., point:... or rest-of:...")
+    for option in parts[1:]:
+        key, _, value = option.partition("=")
+        if key in ("tol", "radius"):
+            goal.tolerance = _number(value, f"goal {key}")
+        elif key == "at-rest":
+            goal.at_rest = True
+        elif key == "energy":
+            goal.rest_energy_j = _number(value, "goal energy")
+        else:
+            raise ValueError(f"goal: unknown option '{option}'")
+    return goal
+
+
+def input_rows(plan):
+    """(t_s, {variable: value}) for every sample of a plan's input sequence."""
+    seq = plan.inputs
+    n = len(seq.variables)
+    for i in range(len(seq.values) // n if n else 0):
+        t = seq.times_s[i] if seq.times_s else i / seq.rate_hz
+        yield t, dict(zip(seq.variables, seq.values[i * n:(i + 1) * n]))
+
+
+def _model_ref(model):
+    """A built-in name, or YAML text (anything with a newline)."""
+    return pb.ModelRef(yaml=model) if "\n" in model else pb.ModelRef(name=model)
+
+
+def _scene_ref(scene):
+    if scene is None:
+        return None
+    return pb.SceneRef(yaml=scene) if "\n" in scene else pb.SceneRef(name=scene)
+
+
+class Client:
+    """One channel to a server.  target: "host:port"; token: sent as "authorization: Bearer
+    <token>"; root_certificates: PEM bytes of the CA for TLS (None = plain text)."""
+
+    def __init__(self, target="127.0.0.1:50051", token=None, root_certificates=None):
+        options = [("grpc.max_receive_message_length", -1)]
+        if root_certificates is not None:
+            creds = grpc.ssl_channel_credentials(root_certificates=root_certificates)
+            self.channel = grpc.secure_channel(target, creds, options=options)
+        else:
+            self.channel = grpc.insecure_channel(target, options=options)
+        self.stub = pb_grpc.PlannerStub(self.channel)
+        self.metadata = [("authorization", f"Bearer {token}")] if token else None
+
+    def close(self):
+        self.channel.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def models(self):
+        return list(self.stub.ListModels(pb.ListModelsRequest(), metadata=self.metadata).models)
+
+    def describe(self, model):
+        return self.stub.DescribeModel(pb.DescribeModelRequest(model=_model_ref(model)),
+                                       metadata=self.metadata)
+
+    def scenes(self):
+        return list(self.stub.ListScenes(pb.ListScenesRequest(), metadata=self.metadata).scenes)
+
+    def simulate(self, model, variables=(), rows=(), rate_hz=50.0, scene=None, dt_s=0.0,
+                 duration_s=0.0, stop_on_collision=False, timeout=None):
+        """Runs rig setpoints (rows of values for `variables`, sampled at rate_hz) through the
+        integrator; the response has one sample per step."""
+        req = pb.SimulateRequest(model=_model_ref(model), dt_s=dt_s, duration_s=duration_s,
+                                 stop_on_collision=stop_on_collision)
+        if scene is not None:
+            req.scene.CopyFrom(_scene_ref(scene))
+        if variables:
+            req.inputs.variables.extend(variables)
+            req.inputs.rate_hz = rate_hz
+            for row in rows:
+                if len(row) != len(variables):
+                    raise ValueError(f"simulate: a row of {len(row)} values for "
+                                     f"{len(variables)} variables")
+                req.inputs.values.extend(row)
+        return self.stub.Simulate(req, metadata=self.metadata, timeout=timeout)
+
+    def plan_request(self, model, goal, scene=None, planner="est", start=None, time_limit=10.0,
+                     seed=1, rate_hz=0.0, parameters=None):
+        """A pb.PlanRequest; goal: a pb.Goal or the CLI's --goal text; start: None (rest), or a
+        dict of rig inputs by name (their rest pose)."""
+        req = pb.PlanRequest(model=_model_ref(model), planner=planner, time_limit_s=time_limit,
+                             seed=seed, output_rate_hz=rate_hz)
+        req.goal.CopyFrom(parse_goal(goal) if isinstance(goal, str) else goal)
+        if scene is not None:
+            req.scene.CopyFrom(_scene_ref(scene))
+        for name, value in (start or {}).items():
+            req.start.input_values[name] = value
+        for name, value in (parameters or {}).items():
+            req.parameters[name] = str(value)
+        return req
+
+    def plan(self, model, goal, timeout=None, **kwargs):
+        """Plans (unary Plan); returns the pb.PlanResponse."""
+        return self.stub.Plan(self.plan_request(model, goal, **kwargs), metadata=self.metadata,
+                              timeout=timeout)
+
+    def plan_stream(self, model, goal, timeout=None, **kwargs):
+        """Plans with progress: yields pb.PlanEvent (progress events, then the plan)."""
+        return self.stub.PlanStream(self.plan_request(model, goal, **kwargs),
+                                    metadata=self.metadata, timeout=timeout)

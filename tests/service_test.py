@@ -1,0 +1,256 @@
+#!/usr/bin/env python3
+"""The planning service from the outside: a real marionette-server process on a loopback port,
+asked by the Python client (clients/python) and by the CLI with --server.  Every RPC's round
+trip; a plan over RPC equals the in-process CLI plan for the same seed; health checking and
+server reflection answer; bad requests name the field; SIGTERM during a plan ends the server
+cleanly (exit 0) and tells the client.  Usage:
+  service_test.py BUILD_DIR SOURCE_DIR      (with BUILD_DIR/python on PYTHONPATH)"""
+import csv
+import io
+import os
+import re
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import unittest
+
+import grpc
+
+from marionette_client import OUTCOMES, Client, input_rows, parse_goal, pb
+
+BUILD = None
+SRC = None
+GOAL = "point:hand_l=0.05,0.24,0.40;radius=0.04"
+
+
+def start_server(*args):
+    """Starts marionette-server on a free loopback port; returns (process, "127.0.0.1:PORT")."""
+    proc = subprocess.Popen([os.path.join(BUILD, "bin", "marionette-server"), "--listen",
+                             "127.0.0.1:0", *args], stderr=subprocess.PIPE, text=True)
+    line = proc.stderr.readline()
+    m = re.search(r"\(port (\d+)\)", line)
+    if not m:
+        proc.kill()
+        raise AssertionError(f"the server did not start: {line}{proc.stderr.read()}")
+    # Keep draining its log so that it never blocks on a full pipe.
+    proc.log = []
+    proc.drain = threading.Thread(target=lambda: proc.log.extend(proc.stderr), daemon=True)
+    proc.drain.start()
+    return proc, f"127.0.0.1:{m.group(1)}"
+
+
+def stop_server(proc):
+    """SIGTERM, then its exit status (once its log is read to the end)."""
+    proc.send_signal(signal.SIGTERM)
+    status = proc.wait(timeout=30)
+    proc.drain.join(timeout=30)
+    proc.stderr.close()
+    return status
+
+
+def cli(*args, check=True):
+    p = subprocess.run([os.path.join(BUILD, "bin", "marionette"), *args], capture_output=True,
+                       text=True, timeout=300)
+    if check and p.returncode not in (0, 4):
+        raise AssertionError(f"marionette {' '.join(args)} failed ({p.returncode}): {p.stderr}")
+    return p
+
+
+def raw_unary(channel, method, request_bytes):
+    return channel.unary_unary(method, request_serializer=None,
+                               response_deserializer=None)(request_bytes, timeout=10)
+
+
+class Service(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.proc, cls.target = start_server("--workers", "2")
+        cls.client = Client(cls.target)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.client.close()
+        stop_server(cls.proc)
+
+    def test_lists_and_describes(self):
+        models = {m.name: m for m in self.client.models()}
+        self.assertIn("puppetcopter", models)
+        self.assertEqual(models["puppetcopter"].kinematic_count, 12)
+        d = self.client.describe("puppetcopter")
+        self.assertEqual(len(d.kinematic), 12)
+        winch = next(k for k in d.kinematic if k.name == "act_arm_l_len")
+        self.assertEqual(winch.kind, pb.VARIABLE_KIND_TRANSLATION)
+        self.assertEqual((winch.lower, winch.upper), (0.10, 1.20))
+        self.assertIn("hand_l", [p.name for p in d.points])
+        scenes = {s.name: s for s in self.client.scenes()}
+        self.assertEqual(sorted(scenes), ["empty", "living-room", "pillars", "table", "window"])
+        self.assertIn("table_top", scenes["table"].obstacles)
+
+    def test_simulate_matches_the_cli_in_process(self):
+        rows = [[0.68 - 0.05 * (i / 50.0)] for i in range(51)]
+        out = self.client.simulate("puppetcopter", ["act_arm_l_len"], rows, rate_hz=50.0,
+                                   scene="table", dt_s=0.02)
+        self.assertEqual(len(out.samples), 51)
+        # The CLI in-process, on the same inputs.
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "in.csv")
+            with open(path, "w") as f:
+                f.write("t,act_arm_l_len\n")
+                for i, r in enumerate(rows):
+                    f.write(f"{i / 50.0!r},{r[0]!r}\n")
+            local = list(csv.DictReader(io.StringIO(cli(
+                "simulate", "--model", "puppetcopter", "--scene", "table", "--dt", "0.02",
+                "--duration", "1", "--inputs", path).stdout)))
+        self.assertEqual(len(local), 51)
+        for name_index, name in enumerate(out.dynamic_names):
+            for i in (0, 25, 50):
+                self.assertAlmostEqual(out.samples[i].q[name_index], float(local[i][name]),
+                                       places=8)
+        self.assertEqual(out.samples_in_collision, 0)
+
+    def test_plan_over_rpc_equals_the_cli_in_process(self):
+        plan = self.client.plan("puppetcopter", GOAL, scene="table", planner="rrt", seed=2,
+                                time_limit=30)
+        self.assertEqual(OUTCOMES[plan.outcome], "exact", plan.message)
+        self.assertTrue(plan.collision_free)
+        self.assertGreaterEqual(plan.goal_sample, 0)
+        with tempfile.TemporaryDirectory() as d:
+            local_csv = os.path.join(d, "local.csv")
+            cli("plan", "--quiet", "--model", "puppetcopter", "--scene", "table", "--planner",
+                "rrt", "--goal", GOAL, "--seed", "2", "--time-limit", "30", "--inputs-csv",
+                local_csv)
+            with open(local_csv) as f:
+                local = list(csv.reader(f))
+        header, body = local[0], local[1:]
+        self.assertEqual(header, ["t"] + list(plan.inputs.variables))
+        remote = list(input_rows(plan))
+        self.assertEqual(len(remote), len(body))
+        for (t, values), row in zip(remote, body):
+            self.assertAlmostEqual(t, float(row[0]), places=9)
+            for name, text in zip(header[1:], row[1:]):
+                self.assertAlmostEqual(values[name], float(text), places=9)
+        # PlanStream: the same plan, last.
+        events = list(self.client.plan_stream("puppetcopter", GOAL, scene="table",
+                                              planner="rrt", seed=2, time_limit=30))
+        self.assertTrue(events[-1].HasField("plan"))
+        self.assertTrue(all(e.HasField("progress") for e in events[:-1]))
+        self.assertEqual(list(events[-1].plan.inputs.values), list(plan.inputs.values))
+
+    def test_the_cli_through_the_server_prints_what_it_prints_in_process(self):
+        for args in (["models", "--json"], ["scenes"],
+                     ["simulate", "--model", "arm3d", "--scene", "pillars", "--duration", "0.3"]):
+            self.assertEqual(cli(*args, "--server", self.target).stdout, cli(*args).stdout, args)
+
+    def test_bad_requests_name_the_field(self):
+        with self.assertRaises(grpc.RpcError) as e:
+            self.client.plan("puppetcopter", "point:hand_l=9,0,0.4", scene="table",
+                             time_limit=5)
+        self.assertEqual(e.exception.code(), grpc.StatusCode.INVALID_ARGUMENT)
+        self.assertIn("goal.points.targets[0].position_m", e.exception.details())
+        with self.assertRaises(grpc.RpcError) as e:
+            self.client.plan("dragon", "q:a=1", time_limit=5)
+        self.assertEqual(e.exception.code(), grpc.StatusCode.NOT_FOUND)
+        self.assertIn("model.name", e.exception.details())
+        with self.assertRaises(grpc.RpcError) as e:
+            self.client.plan("planar-arm", "q:theta1=0.2", time_limit=0)
+        self.assertEqual(e.exception.code(), grpc.StatusCode.INVALID_ARGUMENT)
+        self.assertIn("time_limit_s", e.exception.details())
+        # The CLI says the same, exit 2.
+        p = cli("plan", "--server", self.target, "--model", "planar-arm", "--goal",
+                "q:theta1=0.2", "--param", "nope=1", check=False)
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("parameters[nope]", p.stderr)
+        # ... and the server still answers.
+        self.assertTrue(self.client.models())
+
+    def test_health_and_reflection(self):
+        channel = self.client.channel
+        # grpc.health.v1.Health/Check {service: "marionette.v1.Planner"} -> {status: SERVING}
+        name = b"marionette.v1.Planner"
+        reply = raw_unary(channel, "/grpc.health.v1.Health/Check",
+                          b"\x0a" + bytes([len(name)]) + name)
+        self.assertEqual(reply, b"\x08\x01")
+        reply = raw_unary(channel, "/grpc.health.v1.Health/Check", b"")  # the whole server
+        self.assertEqual(reply, b"\x08\x01")
+        # grpc.reflection.v1alpha.ServerReflection: list_services (field 7, empty string).
+        stream = channel.stream_stream(
+            "/grpc.reflection.v1alpha.ServerReflection/ServerReflectionInfo",
+            request_serializer=None, response_deserializer=None)
+        replies = list(stream(iter([b"\x3a\x00"]), timeout=10))
+        self.assertEqual(len(replies), 1)
+        self.assertIn(b"marionette.v1.Planner", replies[0])
+        self.assertIn(b"grpc.health.v1.Health", replies[0])
+
+    def test_the_example_plans_and_prints_the_inputs(self):
+        env = dict(os.environ)
+        p = subprocess.run([sys.executable, os.path.join(SRC, "clients/python/examples",
+                                                         "plan_and_print.py"),
+                            "--server", self.target, "--seed", "2"],
+                           capture_output=True, text=True, timeout=120, env=env)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        lines = p.stdout.splitlines()
+        self.assertIn("exact", lines[0])
+        self.assertTrue(lines[1].startswith("t,act_arm_l_yaw,"))
+        first = [float(x) for x in lines[2].split(",")]
+        self.assertEqual(first[0], 0.0)
+        self.assertGreater(len(lines), 20)
+
+
+class Shutdown(unittest.TestCase):
+    def test_sigterm_during_a_plan_exits_cleanly_and_tells_the_client(self):
+        proc, target = start_server("--shutdown-grace", "0.5")
+        result = {}
+
+        def long_plan():
+            with Client(target) as c:
+                try:
+                    # The arm's hand cannot reach this: the search runs its whole time limit.
+                    c.plan("arm3d", "point:hand=0,0,0.05", scene="pillars", planner="kpiece",
+                           time_limit=60)
+                    result["status"] = grpc.StatusCode.OK
+                except grpc.RpcError as e:
+                    result["status"] = e.code()
+                    result["details"] = e.details()
+
+        t = threading.Thread(target=long_plan)
+        t.start()
+        time.sleep(1.0)
+        t0 = time.monotonic()
+        self.assertEqual(stop_server(proc), 0)
+        stopped_in = time.monotonic() - t0
+        t.join(timeout=30)
+        self.assertEqual(result.get("status"), grpc.StatusCode.UNAVAILABLE, result)
+        self.assertIn("shutting down", result.get("details", ""))
+        self.assertLess(stopped_in, 5.0)
+        log = "".join(proc.log)
+        self.assertIn("SIGTERM", log)
+        self.assertIn('"status": "UNAVAILABLE"', log)
+        self.assertIn("stopped", log)
+
+    def test_off_loopback_needs_tls_or_a_token(self):
+        p = subprocess.run([os.path.join(BUILD, "bin", "marionette-server"), "--listen",
+                            "0.0.0.0:0"], capture_output=True, text=True, timeout=30)
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("TLS", p.stderr)
+        with tempfile.TemporaryDirectory() as d:
+            token = os.path.join(d, "token")
+            with open(token, "w") as f:
+                f.write("let-me-in\n")
+            proc, target = start_server("--token-file", token)
+            try:
+                with self.assertRaises(grpc.RpcError) as e:
+                    Client(target).models()
+                self.assertEqual(e.exception.code(), grpc.StatusCode.UNAUTHENTICATED)
+                self.assertTrue(Client(target, token="let-me-in").models())
+                p = cli("models", "--server", target, "--token-file", token)
+                self.assertIn("puppetcopter", p.stdout)
+            finally:
+                stop_server(proc)
+
+
+if __name__ == "__main__":
+    BUILD, SRC = sys.argv[1], sys.argv[2]
+    unittest.main(argv=sys.argv[:1], verbosity=2)
