@@ -1,0 +1,290 @@
+// Service load: N concurrent clients for T seconds issuing Simulate (1 s of puppetcopter at
+// 50 Hz) and short Plans against a marionette-server on loopback (real channels), with 1 and
+// then 2 workers.  Prints requests per second, p50/p99 latency, errors, and the server's
+// overhead: one client alternating the call and the same work done in-process, the median of
+// the differences; and the part of it inside the server's handler (its logged duration minus
+// the in-process time).  A call with no work (ListScenes) gives the transport's floor.
+//
+//   build/bin/bench_service [--clients N] [--seconds T] [--repeats K]
+//
+// Targets (issue 5): overhead <= 1 ms p50; short-plan throughput x1.8 from 1 to 2 workers on a
+// 2-core machine; no errors but deliberate RESOURCE_EXHAUSTED (the queue here is deep enough
+// for every client, so none are expected at all).
+#include <grpcpp/grpcpp.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <functional>
+#include <iostream>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "marionette/environments/scene.hpp"
+#include "marionette/models/model_io.hpp"
+#include "marionette/models/simulation.hpp"
+#include "marionette/planner/planner.hpp"
+#include "marionette/service/server.hpp"
+#include "marionette/service/wire.hpp"
+#include "marionette/v1/planner.grpc.pb.h"
+
+namespace {
+
+using namespace marionette;
+namespace v1 = ::marionette::v1;
+using Clock = std::chrono::steady_clock;
+
+double msSince(Clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+}
+
+double percentile(std::vector<double> v, double p) {
+  if (v.empty()) return NAN;
+  std::sort(v.begin(), v.end());
+  const std::size_t i = std::min(v.size() - 1, static_cast<std::size_t>(p * (v.size() - 1) + 0.5));
+  return v[i];
+}
+
+// 1 s of puppetcopter at 50 Hz: both arms' winches pull in and let out.
+v1::SimulateRequest simulateRequest(const Model& m) {
+  v1::SimulateRequest r;
+  r.mutable_model()->set_name("puppetcopter");
+  r.mutable_inputs()->add_variables("act_arm_l_len");
+  r.mutable_inputs()->add_variables("act_arm_r_len");
+  r.mutable_inputs()->set_rate_hz(50.0);
+  const double l0 = m.kinematic[m.variableIndex("act_arm_l_len") - m.nd()].default_value;
+  for (int i = 0; i <= 50; ++i) {
+    const double l = l0 - 0.04 * std::sin(M_PI * i / 50.0);
+    r.mutable_inputs()->add_values(l);
+    r.mutable_inputs()->add_values(l);
+  }
+  r.set_dt_s(0.02);
+  return r;
+}
+
+// A short plan: the planar arm's shoulder 0.3 rad from rest, EST, seed 1 (tens of ms).
+v1::PlanRequest planRequest(const ModelPtr& arm) {
+  const StartState s = resolveStart(arm, arm->defaultInputs(), StartSpec{});
+  v1::PlanRequest r;
+  r.mutable_model()->set_name("planar-arm");
+  r.set_planner("est");
+  (*r.mutable_goal()->mutable_joints()->mutable_values())["theta1"] =
+      s.q[arm->variableIndex("theta1")] + 0.3;
+  r.set_time_limit_s(10.0);
+  r.set_seed(1);
+  return r;
+}
+
+struct LoadResult {
+  double rps = 0.0, p50_ms = NAN, p99_ms = NAN;
+  long ok = 0, exhausted = 0, errors = 0;
+};
+
+// `clients` threads, each with its own channel, calling `call` back to back for `seconds`.
+LoadResult load(int port, int clients, double seconds,
+                const std::function<grpc::Status(v1::Planner::Stub&)>& call) {
+  std::vector<std::vector<double>> latencies(clients);
+  std::vector<long> ok(clients), exhausted(clients), errors(clients);
+  const auto t0 = Clock::now();
+  const auto end = t0 + std::chrono::duration<double>(seconds);
+  std::vector<std::thread> threads;
+  for (int c = 0; c < clients; ++c)
+    threads.emplace_back([&, c] {
+      grpc::ChannelArguments args;
+      args.SetInt("grpc.use_local_subchannel_pool", 1);  // a connection per client
+      auto stub = v1::Planner::NewStub(grpc::CreateCustomChannel(
+          "127.0.0.1:" + std::to_string(port), grpc::InsecureChannelCredentials(), args));
+      while (Clock::now() < end) {
+        const auto t = Clock::now();
+        const grpc::Status st = call(*stub);
+        latencies[c].push_back(msSince(t));
+        if (st.ok())
+          ++ok[c];
+        else if (st.error_code() == grpc::StatusCode::RESOURCE_EXHAUSTED)
+          ++exhausted[c];
+        else
+          ++errors[c];
+      }
+    });
+  for (auto& t : threads) t.join();
+  const double elapsed = msSince(t0) / 1e3;
+  LoadResult r;
+  std::vector<double> all;
+  for (int c = 0; c < clients; ++c) {
+    all.insert(all.end(), latencies[c].begin(), latencies[c].end());
+    r.ok += ok[c];
+    r.exhausted += exhausted[c];
+    r.errors += errors[c];
+  }
+  r.rps = r.ok / elapsed;
+  r.p50_ms = percentile(all, 0.5);
+  r.p99_ms = percentile(all, 0.99);
+  return r;
+}
+
+std::vector<double> timeRepeated(int repeats, const std::function<void()>& fn) {
+  std::vector<double> ms;
+  for (int i = 0; i < repeats; ++i) {
+    const auto t = Clock::now();
+    fn();
+    ms.push_back(msSince(t));
+  }
+  return ms;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int clients = 4, repeats = 200;
+  double seconds = 5.0;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (i + 1 >= argc) {
+      std::cerr << "usage: bench_service [--clients N] [--seconds T] [--repeats K]\n";
+      return 2;
+    }
+    if (a == "--clients")
+      clients = std::max(1, std::atoi(argv[++i]));
+    else if (a == "--seconds")
+      seconds = std::max(0.5, std::atof(argv[++i]));
+    else if (a == "--repeats")
+      repeats = std::max(10, std::atoi(argv[++i]));
+    else {
+      std::cerr << "bench_service: unknown option '" << a << "'\n";
+      return 2;
+    }
+  }
+  const ModelPtr pc = loadModel("puppetcopter"), arm = loadModel("planar-arm");
+  const v1::SimulateRequest sim_req = simulateRequest(*pc);
+  const v1::PlanRequest plan_req = planRequest(arm);
+
+  // The same work in-process: the library calls the server makes for these requests.
+  const InputSchedule schedule = wire::inputsFromProto(*pc, sim_req.inputs());
+  SimulationOptions so;
+  so.dt_s = 0.02;
+  so.duration_s = 1.0;
+  const std::function<void()> local_sim_once = [&] {
+    std::vector<Eigen::VectorXd> qs;
+    simulate(pc, schedule, so, [&](const SimulationRow& r) { qs.push_back(*r.q); });
+  };
+  const auto collision = std::make_shared<CollisionModel>(arm, loadScene("empty"));
+  const PlanRequest local_plan_req = wire::planRequestFromProto(plan_req, arm, collision, 300.0);
+  const std::function<void()> local_plan_once = [&] {
+    const Plan p = planMotion(local_plan_req);
+    if (p.outcome != PlanOutcome::Exact) std::cerr << "bench_service: the short plan failed\n";
+  };
+  const auto local_sim = timeRepeated(repeats, local_sim_once);
+  const auto local_plan = timeRepeated(std::max(10, repeats / 4), local_plan_once);
+  std::printf("in-process: Simulate work p50 %.3f ms, short Plan p50 %.2f ms (%d / %d runs)\n",
+              percentile(local_sim, 0.5), percentile(local_plan, 0.5), repeats,
+              std::max(10, repeats / 4));
+
+  std::printf(
+      "\n| workers | request | clients | req/s | p50 (ms) | p99 (ms) | errors | "
+      "RESOURCE_EXHAUSTED | overhead p50 (ms): call - in-process (handler - in-process) |\n| ---: "
+      "| --- | ---: | ---: | ---: | ---: | "
+      "---: | ---: | ---: |\n");
+  double plans_per_s[3] = {0, 0, 0};
+  for (int workers : {1, 2}) {
+    std::ostringstream quiet;  // the request log
+    service::ServerOptions o;
+    o.listen = "127.0.0.1:0";
+    o.workers = workers;
+    o.max_queue = 4 * clients;
+    o.log = &quiet;
+    service::PlannerServer server(o);
+    server.start();
+    auto stub = v1::Planner::NewStub(grpc::CreateChannel(
+        "127.0.0.1:" + std::to_string(server.port()), grpc::InsecureChannelCredentials()));
+    // One client, one call at a time: latency over the in-process work.
+    std::vector<double> sim_rpc, plan_rpc;
+    {
+      v1::SimulateResponse out;
+      grpc::ClientContext warm;
+      stub->Simulate(&warm, sim_req, &out);  // connection, caches
+    }
+    {
+      const auto empty = timeRepeated(repeats, [&] {
+        grpc::ClientContext ctx;
+        v1::ListScenesResponse out;
+        stub->ListScenes(&ctx, {}, &out);
+      });
+      std::printf("| %d | ListScenes (no work) | 1 | %.1f | %.3f | %.3f | 0 | 0 | |\n", workers,
+                  1e3 / percentile(empty, 0.5), percentile(empty, 0.5), percentile(empty, 0.99));
+    }
+    // Paired: the in-process work and the call alternate, so that both see the same machine;
+    // the overhead is the median of the per-pair differences.
+    std::vector<double> sim_diff, plan_diff, sim_local, plan_local;
+    quiet.str("");  // from here, the handlers' own durations of these calls
+    for (int i = 0; i < repeats; ++i) {
+      const double local = timeRepeated(1, local_sim_once)[0];
+      const double rpc = timeRepeated(1, [&] {
+        grpc::ClientContext ctx;
+        v1::SimulateResponse out;
+        stub->Simulate(&ctx, sim_req, &out);
+      })[0];
+      sim_rpc.push_back(rpc);
+      sim_local.push_back(local);
+      sim_diff.push_back(rpc - local);
+    }
+    for (int i = 0; i < std::max(10, repeats / 4); ++i) {
+      const double local = timeRepeated(1, local_plan_once)[0];
+      const double rpc = timeRepeated(1, [&] {
+        grpc::ClientContext ctx;
+        v1::PlanResponse out;
+        stub->Plan(&ctx, plan_req, &out);
+      })[0];
+      plan_rpc.push_back(rpc);
+      plan_local.push_back(local);
+      plan_diff.push_back(rpc - local);
+    }
+    // The server's share: its handler's duration (from its log) over the in-process work.
+    std::vector<double> sim_handler, plan_handler;
+    {
+      std::istringstream is(quiet.str());
+      std::string line;
+      while (std::getline(is, line)) {
+        const auto k = line.find("\"duration_ms\": ");
+        if (k == std::string::npos) continue;
+        const double ms = std::atof(line.c_str() + k + 15);
+        if (line.find("\"method\": \"Simulate\"") != std::string::npos) sim_handler.push_back(ms);
+        if (line.find("\"method\": \"Plan\"") != std::string::npos) plan_handler.push_back(ms);
+      }
+    }
+    std::printf("| %d | Simulate | 1 | %.1f | %.3f | %.3f | 0 | 0 | **%.3f** (handler %.3f) |\n",
+                workers, 1e3 / percentile(sim_rpc, 0.5), percentile(sim_rpc, 0.5),
+                percentile(sim_rpc, 0.99), percentile(sim_diff, 0.5),
+                percentile(sim_handler, 0.5) - percentile(sim_local, 0.5));
+    std::printf(
+        "| %d | Plan (short) | 1 | %.1f | %.2f | %.2f | 0 | 0 | **%.3f** (handler %.3f) |\n",
+        workers, 1e3 / percentile(plan_rpc, 0.5), percentile(plan_rpc, 0.5),
+        percentile(plan_rpc, 0.99), percentile(plan_diff, 0.5),
+        percentile(plan_handler, 0.5) - percentile(plan_local, 0.5));
+    const LoadResult sims = load(server.port(), clients, seconds, [&](v1::Planner::Stub& s) {
+      grpc::ClientContext ctx;
+      v1::SimulateResponse out;
+      return s.Simulate(&ctx, sim_req, &out);
+    });
+    std::printf("| %d | Simulate | %d | %.1f | %.3f | %.3f | %ld | %ld | |\n", workers, clients,
+                sims.rps, sims.p50_ms, sims.p99_ms, sims.errors, sims.exhausted);
+    const LoadResult plans = load(server.port(), clients, seconds, [&](v1::Planner::Stub& s) {
+      grpc::ClientContext ctx;
+      v1::PlanResponse out;
+      grpc::Status st = s.Plan(&ctx, plan_req, &out);
+      if (st.ok() && out.outcome() != v1::OUTCOME_EXACT)
+        st = grpc::Status(grpc::StatusCode::INTERNAL, "the short plan was not exact");
+      return st;
+    });
+    std::printf("| %d | Plan (short) | %d | %.1f | %.2f | %.2f | %ld | %ld | |\n", workers, clients,
+                plans.rps, plans.p50_ms, plans.p99_ms, plans.errors, plans.exhausted);
+    plans_per_s[workers] = plans.rps;
+    server.shutdown();
+  }
+  std::printf("\nshort-plan throughput, 2 workers / 1 worker: x%.2f (target >= 1.8)\n",
+              plans_per_s[2] / plans_per_s[1]);
+  return 0;
+}
