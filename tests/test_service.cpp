@@ -378,7 +378,7 @@ TEST(Service, BadRequestsNameTheFieldAndTheServerGoesOn) {
 // The server's own record of how long the call ran (its log line) shows it stopped within
 // 100 ms of the deadline / the cancel.  (The client's clock starts a little earlier than the
 // server's, so this bound is slightly generous to the server.)
-TEST(Service, DeadlineAndCancellationStopALongPlanWithin100ms) {
+TEST(Service, DeadlineAndCancellationStopALongPlanWithinMs100) {
   ServerOptions o;
   o.workers = 1;
   o.max_queue = 0;
@@ -393,11 +393,16 @@ TEST(Service, DeadlineAndCancellationStopALongPlanWithin100ms) {
   // The server logs the call as its handler returns.
   for (int i = 0; i < 300 && s.logLine("Plan", 0).empty(); ++i)
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  // The cancel is measured from when it was really sent (a loaded machine may wake the
+  // cancelling thread late; that is not the server's delay).
+  double cancel_after_ms = 0.0;
   {
     grpc::ClientContext ctx;
     v1::PlanResponse out;
+    const auto t0 = Clock::now();
     auto cancel = std::async(std::launch::async, [&] {
       std::this_thread::sleep_for(std::chrono::milliseconds(1000));
+      cancel_after_ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
       ctx.TryCancel();
     });
     const grpc::Status st = s.stub->Plan(&ctx, hopelessRequest(30.0), &out);
@@ -410,7 +415,7 @@ TEST(Service, DeadlineAndCancellationStopALongPlanWithin100ms) {
   EXPECT_NE(cancel_line.find("CANCELLED"), std::string::npos) << cancel_line;
   // A big search tree by then (~10^5 motions): it is freed off the handler's thread.
   EXPECT_LE(durationMs(deadline_line), 1500.0 + 100.0) << deadline_line;
-  EXPECT_LE(durationMs(cancel_line), 1000.0 + 100.0) << cancel_line;
+  EXPECT_LE(durationMs(cancel_line), cancel_after_ms + 100.0) << cancel_line;
   if (HasFailure()) std::cerr << "server log:\n" << s.sink.text();
   // The one worker is free again: a good plan runs.
   v1::PlanRequest good = armRequest();
