@@ -230,6 +230,26 @@ class Shutdown(unittest.TestCase):
         self.assertIn('"status": "UNAVAILABLE"', log)
         self.assertIn("stopped", log)
 
+    def test_a_restarted_server_loads_its_roadmaps(self):
+        with tempfile.TemporaryDirectory() as d:
+            plans = []
+            for _ in range(2):
+                proc, target = start_server("--roadmap-dir", d)
+                try:
+                    with Client(target) as c:
+                        plans.append(c.plan("puppetcopter", GOAL, scene="table", planner="prm",
+                                            seed=1, time_limit=30))
+                finally:
+                    self.assertEqual(stop_server(proc), 0)
+            files = os.listdir(d)
+            self.assertEqual(len(files), 1, files)
+            self.assertTrue(files[0].startswith("puppetcopter-"), files)
+        built, loaded = plans
+        self.assertGreater(built.statistics.roadmap_build_time_s, 1.0)
+        self.assertEqual(loaded.statistics.roadmap_build_time_s, 0.0)  # read, not built
+        self.assertEqual(loaded.statistics.roadmap_vertices, built.statistics.roadmap_vertices)
+        self.assertEqual(OUTCOMES[loaded.outcome], "exact", loaded.message)
+
     def test_off_loopback_needs_tls_or_a_token(self):
         p = subprocess.run([os.path.join(BUILD, "bin", "marionette-server"), "--listen",
                             "0.0.0.0:0"], capture_output=True, text=True, timeout=30)

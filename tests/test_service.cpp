@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <future>
 #include <regex>
@@ -354,6 +355,18 @@ TEST(Service, BadRequestsNameTheFieldAndTheServerGoesOn) {
     EXPECT_NE(st.error_message().find("inputs.values[1][x]"), std::string::npos)
         << st.error_message();
   }
+  // A simulation longer than the server computes in one answer.
+  {
+    v1::SimulateRequest r;
+    r.mutable_model()->set_name("planar-arm");
+    r.set_dt_s(0.001);
+    r.set_duration_s(1000.0);
+    grpc::ClientContext ctx;
+    v1::SimulateResponse out;
+    const grpc::Status st = s.stub->Simulate(&ctx, r, &out);
+    EXPECT_EQ(st.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+    EXPECT_NE(st.error_message().find("duration_s"), std::string::npos) << st.error_message();
+  }
   // A request over the size limit.
   {
     ServerOptions small;
@@ -525,6 +538,26 @@ TEST(Service, TlsRoundTripWithACertificateMadeHere) {
   const grpc::Status st = stub->ListScenes(&ctx, {}, &out);
   ASSERT_TRUE(st.ok()) << st.error_message();
   EXPECT_EQ(out.scenes_size(), static_cast<int>(builtinSceneNames().size()));
+}
+
+// --roadmap-dir: a prm plan leaves its roadmap there (service_test.py restarts a server on it).
+TEST(Service, RoadmapsAreSavedToTheRoadmapDir) {
+  const std::string dir = test::scratchDir("roadmaps");
+  v1::PlanRequest req = armRequest();
+  setArmGoal(req);
+  req.set_planner("prm");
+  ServerOptions o;
+  o.roadmap_dir = dir;
+  Running s(o);
+  grpc::ClientContext ctx;
+  v1::PlanResponse plan;
+  ASSERT_TRUE(s.stub->Plan(&ctx, req, &plan).ok());
+  EXPECT_EQ(plan.outcome(), v1::OUTCOME_EXACT);
+  std::vector<std::string> files;
+  for (const auto& e : std::filesystem::directory_iterator(dir)) files.push_back(e.path());
+  ASSERT_EQ(files.size(), 1u);
+  EXPECT_NE(files[0].find("planar-arm-"), std::string::npos) << files[0];
+  EXPECT_GT(std::filesystem::file_size(files[0]), 100u);
 }
 
 TEST(Service, WireRoundTripsAreLossless) {

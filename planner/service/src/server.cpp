@@ -33,6 +33,8 @@ using grpc::ServerContext;
 using grpc::Status;
 using grpc::StatusCode;
 
+constexpr long kMaxSimulationSteps = 200000;
+
 double secondsSince(Clock::time_point t0) {
   return std::chrono::duration<double>(Clock::now() - t0).count();
 }
@@ -507,10 +509,12 @@ class PlannerService final : public v1::Planner::Service {
     const double default_duration = inputs.times_s.empty() ? 1.0 : inputs.times_s.back();
     opt.duration_s = positive("duration_s", req.duration_s(), default_duration, 3600.0);
     const double steps = opt.duration_s / opt.dt_s;
-    if (steps > 2e6)
+    // Every step is a sample in the answer (~0.4 KB for the biggest model): a cap on memory.
+    if (steps > kMaxSimulationSteps)
       throw wire::RequestError(wire::RequestError::Code::InvalidArgument,
-                               "duration_s: " + std::to_string(steps) +
-                                   " steps is more than the 2,000,000 a request may ask for");
+                               "duration_s: " + std::to_string(static_cast<long>(steps)) +
+                                   " steps of dt_s; a request may ask for at most " +
+                                   std::to_string(kMaxSimulationSteps));
     if (req.stop_on_collision() && req.scene().source_case() == v1::SceneRef::SOURCE_NOT_SET)
       throw wire::RequestError(wire::RequestError::Code::InvalidArgument,
                                "stop_on_collision: needs a scene");
