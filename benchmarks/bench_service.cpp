@@ -307,13 +307,13 @@ int main(int argc, char** argv) {
       return st;
     });
     std::printf("| %d | Plan (arm3d, ~60 ms) | %d | %.1f | %.2f | %.2f | %ld | %ld | |\n", workers,
-                clients, longer.rps, longer.p50_ms, longer.p99_ms, longer.errors,
-                longer.exhausted);
+                clients, longer.rps, longer.p50_ms, longer.p99_ms, longer.errors, longer.exhausted);
     longer_per_s[workers] = longer.rps;
     server.shutdown();
   }
-  std::printf("\nthroughput, 2 workers / 1 worker (target >= x1.8): short plans x%.2f, arm3d "
-              "plans x%.2f\n",
-              plans_per_s[2] / plans_per_s[1], longer_per_s[2] / longer_per_s[1]);
+  std::printf(
+      "\nthroughput, 2 workers / 1 worker (target >= x1.8): short plans x%.2f, arm3d "
+      "plans x%.2f\n",
+      plans_per_s[2] / plans_per_s[1], longer_per_s[2] / longer_per_s[1]);
   return 0;
 }

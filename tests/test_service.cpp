@@ -355,6 +355,19 @@ TEST(Service, BadRequestsNameTheFieldAndTheServerGoesOn) {
     EXPECT_NE(st.error_message().find("inputs.values[1][x]"), std::string::npos)
         << st.error_message();
   }
+  // Hostile inline YAML (200,000 nested lists: a recursive parser without a depth limit would
+  // overflow its stack) and control characters are errors, not crashes.
+  for (const std::string& yaml :
+       {"name: x\ndynamic: " + std::string(200000, '[') + std::string(200000, ']') + "\n",
+        std::string("\x01\x02\x03 \xc3\xbf\xc3\xbe\x00", 11)}) {  // (proto strings are UTF-8)
+    v1::DescribeModelRequest r;
+    r.mutable_model()->set_yaml(yaml);
+    grpc::ClientContext ctx;
+    v1::ModelDescription out;
+    const grpc::Status st = s.stub->DescribeModel(&ctx, r, &out);
+    EXPECT_EQ(st.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+    EXPECT_NE(st.error_message().find("model.yaml"), std::string::npos) << st.error_message();
+  }
   // A simulation longer than the server computes in one answer.
   {
     v1::SimulateRequest r;
