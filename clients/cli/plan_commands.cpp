@@ -144,16 +144,7 @@ Plan planRemote(const Args& a, const PlanRequest& req, const ProgressFn& progres
   v1::PlanEvent event;
   std::optional<Plan> plan;
   while (stream->Read(&event)) {
-    if (event.has_progress() && progress) {
-      const v1::PlanProgress& e = event.progress();
-      PlanProgress p;
-      p.phase = e.phase();
-      p.elapsed_s = e.elapsed_s();
-      p.propagations = e.propagations();
-      p.states = e.states();
-      p.best_goal_distance = e.best_goal_distance();
-      progress(p);
-    }
+    if (event.has_progress() && progress) progress(wire::progressFromProto(event.progress()));
     if (event.has_plan()) plan = wire::planFromProto(event.plan());
   }
   remote.check(stream->Finish(), "PlanStream");

@@ -6,17 +6,10 @@
 
 #include "marionette/environments/scene.hpp"
 #include "marionette/models/model_io.hpp"
+#include "marionette/service/wire.hpp"
 
 namespace marionette::cli {
 namespace {
-
-std::string readText(const std::string& path, const std::string& flag) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw std::invalid_argument(flag + ": cannot read '" + path + "'");
-  std::ostringstream os;
-  os << in.rdbuf();
-  return os.str();
-}
 
 bool isBuiltin(const std::vector<std::string>& names, const std::string& name) {
   return std::find(names.begin(), names.end(), name) != names.end();
@@ -31,15 +24,10 @@ std::string vector3Json(const v1::Vector3& v) {
 RemoteOptions remoteOptions(const Args& a) {
   RemoteOptions o;
   o.server = a.values.at("--server");
-  if (a.values.count("--token-file")) {
-    std::istringstream is(readText(a.values.at("--token-file"), "--token-file"));
-    std::getline(is, o.token);
-    while (!o.token.empty() && std::isspace(static_cast<unsigned char>(o.token.back())))
-      o.token.pop_back();
-    if (o.token.empty())
-      throw std::invalid_argument("--token-file: '" + a.values.at("--token-file") + "' is empty");
-  }
-  if (a.values.count("--tls-ca")) o.tls_ca = readText(a.values.at("--tls-ca"), "--tls-ca");
+  if (a.values.count("--token-file"))
+    o.token = wire::readTokenFile(a.values.at("--token-file"), "--token-file");
+  if (a.values.count("--tls-ca"))
+    o.tls_ca = wire::readFileText(a.values.at("--tls-ca"), "--tls-ca");
   return o;
 }
 
@@ -95,7 +83,7 @@ v1::ModelRef modelRef(const std::string& name_or_path) {
   if (isBuiltin(builtinModelNames(), name_or_path))
     r.set_name(name_or_path);
   else
-    r.set_yaml(readText(name_or_path, "--model"));
+    r.set_yaml(wire::readFileText(name_or_path, "--model"));
   return r;
 }
 
@@ -104,7 +92,7 @@ v1::SceneRef sceneRef(const std::string& name_or_path) {
   if (isBuiltin(builtinSceneNames(), name_or_path))
     r.set_name(name_or_path);
   else
-    r.set_yaml(readText(name_or_path, "--scene"));
+    r.set_yaml(wire::readFileText(name_or_path, "--scene"));
   return r;
 }
 

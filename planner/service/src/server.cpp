@@ -39,14 +39,6 @@ double secondsSince(Clock::time_point t0) {
   return std::chrono::duration<double>(Clock::now() - t0).count();
 }
 
-std::string readFile(const std::string& path, const std::string& what) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw std::invalid_argument(what + ": cannot read '" + path + "'");
-  std::ostringstream os;
-  os << in.rdbuf();
-  return os.str();
-}
-
 std::string jsonEscape(const std::string& s) {
   std::string out;
   for (char c : s) {
@@ -271,12 +263,7 @@ class PlannerService final : public v1::Planner::Service {
         if (Clock::now() - last < std::chrono::milliseconds(100) && p.phase != "verify") return;
         last = Clock::now();
         v1::PlanEvent e;
-        v1::PlanProgress* o = e.mutable_progress();
-        o->set_phase(p.phase);
-        o->set_elapsed_s(p.elapsed_s);
-        o->set_propagations(p.propagations);
-        o->set_states(p.states);
-        o->set_best_goal_distance(p.best_goal_distance);
+        wire::progressToProto(p, e.mutable_progress());
         writer->Write(e);
       };
       v1::PlanEvent result;
@@ -658,8 +645,8 @@ void PlannerServer::start() {
   std::shared_ptr<grpc::ServerCredentials> creds = grpc::InsecureServerCredentials();
   if (!o.tls_cert_file.empty()) {
     grpc::SslServerCredentialsOptions ssl;
-    ssl.pem_key_cert_pairs.push_back(
-        {readFile(o.tls_key_file, "--tls-key"), readFile(o.tls_cert_file, "--tls-cert")});
+    ssl.pem_key_cert_pairs.push_back({wire::readFileText(o.tls_key_file, "--tls-key"),
+                                      wire::readFileText(o.tls_cert_file, "--tls-cert")});
     creds = grpc::SslServerCredentials(ssl);
   }
   impl_->service = std::make_unique<PlannerService>(impl_->options);

@@ -18,6 +18,7 @@
 #include <string>
 
 #include "marionette/service/server.hpp"
+#include "marionette/service/wire.hpp"
 
 namespace {
 
@@ -75,14 +76,9 @@ int main(int argc, char** argv) {
         opt.tls_cert_file = v;
       else if (a == "--tls-key")
         opt.tls_key_file = v;
-      else if (a == "--token-file") {
-        std::ifstream in(v);
-        if (!in) throw std::invalid_argument("--token-file: cannot read '" + v + "'");
-        std::getline(in, opt.token);
-        while (!opt.token.empty() && std::isspace(static_cast<unsigned char>(opt.token.back())))
-          opt.token.pop_back();
-        if (opt.token.empty()) throw std::invalid_argument("--token-file: '" + v + "' is empty");
-      } else if (a == "--max-request-bytes")
+      else if (a == "--token-file")
+        opt.token = marionette::wire::readTokenFile(v, a);
+      else if (a == "--max-request-bytes")
         opt.max_request_bytes = whole(a, v, 1024);
       else if (a == "--max-time-limit")
         opt.max_time_limit_s = number(a, v);

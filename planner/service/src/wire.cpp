@@ -1,6 +1,8 @@
 #include "marionette/service/wire.hpp"
 
+#include <cctype>
 #include <cmath>
+#include <fstream>
 #include <sstream>
 
 #include "marionette/environments/collision.hpp"
@@ -211,20 +213,22 @@ GoalSpec goalFromProto(const v1::Goal& goal, const std::string& field) {
     std::map<std::string, double> s(m.begin(), m.end());
     return std::vector<std::pair<std::string, double>>(s.begin(), s.end());
   };
+  // Named targets, at least one, all finite.
+  auto named = [&](const google::protobuf::Map<std::string, double>& m, const std::string& f,
+                   const char* what) {
+    auto values = sorted(m);
+    if (values.empty()) invalid(f, std::string("names no ") + what);
+    for (const auto& [name, v] : values) requireFinite(f + "[" + name + "]", v);
+    return values;
+  };
   switch (goal.kind_case()) {
     case v1::Goal::kJoints:
       g.kind = GoalSpec::Kind::Joint;
-      g.values = sorted(goal.joints().values());
-      if (g.values.empty()) invalid(field + ".joints.values", "names no joint");
-      for (const auto& [name, v] : g.values)
-        requireFinite(field + ".joints.values[" + name + "]", v);
+      g.values = named(goal.joints().values(), field + ".joints.values", "joint");
       break;
     case v1::Goal::kRestOf:
       g.kind = GoalSpec::Kind::RestOf;
-      g.values = sorted(goal.rest_of().inputs());
-      if (g.values.empty()) invalid(field + ".rest_of.inputs", "names no input");
-      for (const auto& [name, v] : g.values)
-        requireFinite(field + ".rest_of.inputs[" + name + "]", v);
+      g.values = named(goal.rest_of().inputs(), field + ".rest_of.inputs", "input");
       break;
     case v1::Goal::kPoints: {
       g.kind = GoalSpec::Kind::Point;
@@ -621,6 +625,43 @@ PlanRequest planRequestFromProto(const v1::PlanRequest& r, ModelPtr model,
     }
   }
   return req;
+}
+
+// ---- Progress and files ----------------------------------------------------------------------
+
+void progressToProto(const PlanProgress& p, v1::PlanProgress* out) {
+  out->set_phase(p.phase);
+  out->set_elapsed_s(p.elapsed_s);
+  out->set_propagations(p.propagations);
+  out->set_states(p.states);
+  out->set_best_goal_distance(p.best_goal_distance);
+}
+
+PlanProgress progressFromProto(const v1::PlanProgress& e) {
+  PlanProgress p;
+  p.phase = e.phase();
+  p.elapsed_s = e.elapsed_s();
+  p.propagations = e.propagations();
+  p.states = e.states();
+  p.best_goal_distance = e.best_goal_distance();
+  return p;
+}
+
+std::string readFileText(const std::string& path, const std::string& flag) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw std::invalid_argument(flag + ": cannot read '" + path + "'");
+  std::ostringstream os;
+  os << in.rdbuf();
+  return os.str();
+}
+
+std::string readTokenFile(const std::string& path, const std::string& flag) {
+  std::istringstream is(readFileText(path, flag));
+  std::string token;
+  std::getline(is, token);
+  while (!token.empty() && std::isspace(static_cast<unsigned char>(token.back()))) token.pop_back();
+  if (token.empty()) throw std::invalid_argument(flag + ": '" + path + "' is empty");
+  return token;
 }
 
 }  // namespace marionette::wire

@@ -10,6 +10,8 @@
 //   inputsToProto / inputsFromProto   InputSchedule <-> v1::InputSequence.
 //   planToProto / planFromProto  Plan <-> v1::PlanResponse (lossless for everything printed).
 //   planRequestFromProto         v1::PlanRequest -> PlanRequest, every field checked.
+//   progressToProto / progressFromProto   PlanStream's progress events.
+//   readFileText / readTokenFile          files named by flags (certificates, tokens, models).
 #pragma once
 
 #include <stdexcept>
@@ -69,5 +71,13 @@ Plan planFromProto(const v1::PlanResponse& plan);
 // lie in (0, max_time_limit_s].
 PlanRequest planRequestFromProto(const v1::PlanRequest& request, ModelPtr model,
                                  CollisionModelPtr collision, double max_time_limit_s);
+
+void progressToProto(const PlanProgress& progress, v1::PlanProgress* out);
+PlanProgress progressFromProto(const v1::PlanProgress& progress);
+
+// A whole file, or std::invalid_argument naming the flag and the path.
+std::string readFileText(const std::string& path, const std::string& flag);
+// A token file's first line without trailing white space; std::invalid_argument if empty.
+std::string readTokenFile(const std::string& path, const std::string& flag);
 
 }  // namespace marionette::wire
