@@ -230,6 +230,16 @@ class Shutdown(unittest.TestCase):
         self.assertIn('"status": "UNAVAILABLE"', log)
         self.assertIn("stopped", log)
 
+    def test_a_port_in_use_is_refused(self):
+        proc, target = start_server()
+        try:
+            p = subprocess.run([os.path.join(BUILD, "bin", "marionette-server"), "--listen",
+                                target], capture_output=True, text=True, timeout=30)
+            self.assertEqual(p.returncode, 2)
+            self.assertIn("cannot listen there", p.stderr)
+        finally:
+            self.assertEqual(stop_server(proc), 0)
+
     def test_a_restarted_server_loads_its_roadmaps(self):
         with tempfile.TemporaryDirectory() as d:
             plans = []

@@ -656,10 +656,14 @@ void PlannerServer::start() {
   builder.AddListeningPort(o.listen, creds, &impl_->port);
   builder.RegisterService(impl_->service.get());
   builder.SetMaxReceiveMessageSize(o.max_request_bytes);
+  // gRPC binds with SO_REUSEPORT by default: a second server on a port in use would start and
+  // quietly take half of the connections.  Refuse instead.
+  builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
   builder.SetMaxSendMessageSize(-1);
   impl_->server = builder.BuildAndStart();
   if (!impl_->server || impl_->port == 0)
-    throw std::runtime_error("--listen " + o.listen + ": cannot listen there");
+    throw std::runtime_error("--listen " + o.listen +
+                             ": cannot listen there (in use, or not an address of this machine)");
   if (auto* health = impl_->server->GetHealthCheckService())
     health->SetServingStatus("marionette.v1.Planner", true);
 }
