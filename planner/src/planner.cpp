@@ -41,15 +41,32 @@ double secondsSince(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
-// Roadmaps kept for the life of the process, per (model, scene, options) fingerprint.
+// Roadmaps kept for the life of the process, per (model, scene, options) fingerprint: the 16
+// used most recently (a server asked for many inline models must not grow without bound).
 std::shared_ptr<RestPoseRoadmap> cachedRoadmap(const std::string& key,
                                                std::shared_ptr<RestPoseRoadmap> put = nullptr) {
+  constexpr std::size_t kKept = 16;
+  struct Entry {
+    std::shared_ptr<RestPoseRoadmap> roadmap;
+    unsigned long last_use = 0;
+  };
   static std::mutex mutex;
-  static std::map<std::string, std::shared_ptr<RestPoseRoadmap>> cache;
+  static std::map<std::string, Entry> cache;
+  static unsigned long uses = 0;
   std::lock_guard<std::mutex> lock(mutex);
-  if (put) cache[key] = put;
+  if (put) {
+    if (!cache.count(key) && cache.size() >= kKept) {
+      auto oldest = cache.begin();
+      for (auto it = cache.begin(); it != cache.end(); ++it)
+        if (it->second.last_use < oldest->second.last_use) oldest = it;
+      cache.erase(oldest);
+    }
+    cache[key].roadmap = put;
+  }
   const auto it = cache.find(key);
-  return it == cache.end() ? nullptr : it->second;
+  if (it == cache.end()) return nullptr;
+  it->second.last_use = ++uses;
+  return it->second.roadmap;
 }
 
 bool fileExists(const std::string& path) {
