@@ -315,6 +315,13 @@ TEST(Service, BadRequestsNameTheFieldAndTheServerGoesOn) {
          r.mutable_scene()->set_yaml("obstacles:\n  - {name: x, mesh: {file: /etc/passwd}}\n");
        },
        grpc::StatusCode::INVALID_ARGUMENT, "scene.yaml"},
+      {"inline model with a mesh file",
+       [](v1::PlanRequest& r) {
+         r.mutable_model()->set_yaml(std::regex_replace(
+             builtinModelText("planar-arm"), std::regex("\ngeometry:\n"),
+             "\ngeometry:\n  - {name: secret, frame: link1, mesh: {file: /etc/hostname}}\n"));
+       },
+       grpc::StatusCode::INVALID_ARGUMENT, "mesh files"},
       {"unknown model", [](v1::PlanRequest& r) { r.mutable_model()->set_name("dragon"); },
        grpc::StatusCode::NOT_FOUND, "model.name"},
       {"unknown scene", [](v1::PlanRequest& r) { r.mutable_scene()->set_name("moon"); },

@@ -380,10 +380,22 @@ class PlannerService final : public v1::Planner::Service {
                                    field + ".name: no built-in model '" + ref.name() + "' (" +
                                        list(builtinModelNames()) + ")");
         return builtinModel(ref.name());
-      case v1::ModelRef::kYaml: try { return loadModelString(ref.yaml(), field + ".yaml");
+      case v1::ModelRef::kYaml: {
+        ModelPtr model;
+        try {
+          model = loadModelString(ref.yaml(), field + ".yaml");
         } catch (const std::exception& e) {
           throw wire::RequestError(wire::RequestError::Code::InvalidArgument, e.what());
         }
+        // A request never makes the server read its own files.
+        for (const Geometry& g : model->geometry)
+          if (g.shape.type == ShapeType::Mesh)
+            throw wire::RequestError(wire::RequestError::Code::InvalidArgument,
+                                     field + ".yaml: geometry '" + g.name +
+                                         "': an inline model cannot use mesh files; use "
+                                         "primitive shapes");
+        return model;
+      }
       case v1::ModelRef::SOURCE_NOT_SET: break;
     }
     throw wire::RequestError(wire::RequestError::Code::InvalidArgument,
