@@ -217,13 +217,12 @@ Plan planMotion(const PlanRequest& req, const ProgressFn& progress, const Cancel
     // first time it is named; after that this process's copy is the file's latest content.
     const std::string key =
         RestPoseRoadmap::fingerprint(*collision) + "|" + ro.describe() + "|" + opt.roadmap_file;
-    std::shared_ptr<RestPoseRoadmap> roadmap;
     // Memory first (a server answers many queries), then the file, else built now.
-    if ((roadmap = cachedRoadmap(key))) {
-    } else if (!opt.roadmap_file.empty() && fileExists(opt.roadmap_file)) {
+    std::shared_ptr<RestPoseRoadmap> roadmap = cachedRoadmap(key);
+    if (!roadmap && !opt.roadmap_file.empty() && fileExists(opt.roadmap_file)) {
       roadmap = RestPoseRoadmap::load(opt.roadmap_file, collision);
       cachedRoadmap(key, roadmap);
-    } else {
+    } else if (!roadmap) {
       roadmap = RestPoseRoadmap::build(
           collision, ro,
           [&](int vertices, double elapsed) {
