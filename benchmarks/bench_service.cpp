@@ -5,12 +5,13 @@
 // the differences; and the part of it inside the server's handler (its logged duration minus
 // the in-process time).  A call with no work (ListScenes) gives the transport's floor.
 //
-//   build/bin/bench_service [--clients N] [--seconds T] [--repeats K]
+//   build/bin/bench_service [--clients N] [--seconds T] [--repeats K] [--rounds R]
 //
 // Targets (issue 5): overhead <= 1 ms p50; short-plan throughput x1.8 from 1 to 2 workers on a
 // 2-core machine; no errors but deliberate RESOURCE_EXHAUSTED (the queue here is deep enough
 // for every client, so none are expected at all).
 #include <grpcpp/grpcpp.h>
+#include <sys/resource.h>
 
 #include <algorithm>
 #include <atomic>
@@ -19,6 +20,7 @@
 #include <cstdio>
 #include <functional>
 #include <iostream>
+#include <memory>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -79,9 +81,17 @@ v1::PlanRequest planRequest(const ModelPtr& arm) {
   return r;
 }
 
+// The process's CPU time so far (user + system, every thread).
+double cpuSeconds() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return u.ru_utime.tv_sec + u.ru_stime.tv_sec + 1e-6 * (u.ru_utime.tv_usec + u.ru_stime.tv_usec);
+}
+
 struct LoadResult {
   double rps = 0.0, p50_ms = NAN, p99_ms = NAN;
   long ok = 0, exhausted = 0, errors = 0;
+  double cpu_s = 0.0;  // the process's CPU time (clients and server) over the run
 };
 
 // `clients` threads, each with its own channel, calling `call` back to back for `seconds`.
@@ -92,6 +102,7 @@ LoadResult load(int port, int clients, double seconds,
   const auto t0 = Clock::now();
   const auto end = t0 + std::chrono::duration<double>(seconds);
   std::vector<std::thread> threads;
+  const double cpu0 = cpuSeconds();
   for (int c = 0; c < clients; ++c)
     threads.emplace_back([&, c] {
       grpc::ChannelArguments args;
@@ -113,6 +124,7 @@ LoadResult load(int port, int clients, double seconds,
   for (auto& t : threads) t.join();
   const double elapsed = msSince(t0) / 1e3;
   LoadResult r;
+  r.cpu_s = cpuSeconds() - cpu0;
   std::vector<double> all;
   for (int c = 0; c < clients; ++c) {
     all.insert(all.end(), latencies[c].begin(), latencies[c].end());
@@ -139,18 +151,20 @@ std::vector<double> timeRepeated(int repeats, const std::function<void()>& fn) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  int clients = 4, repeats = 200;
+  int clients = 4, repeats = 200, rounds = 5;
   double seconds = 5.0;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (i + 1 >= argc) {
-      std::cerr << "usage: bench_service [--clients N] [--seconds T] [--repeats K]\n";
+      std::cerr << "usage: bench_service [--clients N] [--seconds T] [--repeats K] [--rounds R]\n";
       return 2;
     }
     if (a == "--clients")
       clients = std::max(1, std::atoi(argv[++i]));
     else if (a == "--seconds")
       seconds = std::max(0.5, std::atof(argv[++i]));
+    else if (a == "--rounds")
+      rounds = std::max(1, std::atoi(argv[++i]));
     else if (a == "--repeats")
       repeats = std::max(10, std::atoi(argv[++i]));
     else {
@@ -191,12 +205,27 @@ int main(int argc, char** argv) {
     const Plan p = planMotion(local_plan_req);
     if (p.outcome != PlanOutcome::Exact) std::cerr << "bench_service: the short plan failed\n";
   };
+  // How many times a second `threads` threads do `work`, each back to back, for `seconds`.
+  const auto inProcessRate = [&](int threads, const std::function<void()>& work) {
+    std::atomic<long> done{0};
+    const auto end = Clock::now() + std::chrono::duration<double>(seconds);
+    const auto t0 = Clock::now();
+    std::vector<std::thread> pool;
+    for (int t = 0; t < threads; ++t)
+      pool.emplace_back([&] {
+        while (Clock::now() < end) {
+          work();
+          ++done;
+        }
+      });
+    for (auto& t : pool) t.join();
+    return done / (msSince(t0) / 1e3);
+  };
   const auto local_sim = timeRepeated(repeats, local_sim_once);
   const auto local_plan = timeRepeated(std::max(10, repeats / 4), local_plan_once);
   std::printf("in-process: Simulate work p50 %.3f ms, short Plan p50 %.2f ms (%d / %d runs)\n",
               percentile(local_sim, 0.5), percentile(local_plan, 0.5), repeats,
               std::max(10, repeats / 4));
-
   std::printf(
       "\n| workers | request | clients | req/s | p50 (ms) | p99 (ms) | errors | "
       "RESOURCE_EXHAUSTED | overhead p50 (ms): call - in-process (handler - in-process) |\n| ---: "
@@ -315,5 +344,53 @@ int main(int argc, char** argv) {
       "\nthroughput, 2 workers / 1 worker (target >= x1.8): short plans x%.2f, arm3d "
       "plans x%.2f\n",
       plans_per_s[2] / plans_per_s[1], longer_per_s[2] / longer_per_s[1]);
+
+  // One pass per setting is at the mercy of this VM's noise (the same in-process work has
+  // scaled anywhere from x1.6 to x2.0 from one run to the next).  So: rounds that alternate a
+  // 1-worker server, a 2-worker server and the same work in-process on 1 and 2 threads (the
+  // ceiling), each for `seconds`; the ratio of each round, and their median.
+  std::printf(
+      "\nshort plans, %d clients, %d rounds of %.0f s each:\n| round | 1 worker (req/s) | 2 "
+      "workers (req/s) | x | CPU per request, 2 workers (ms) | in-process 1 thread (/s) | "
+      "2 threads (/s) | x |\n| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n",
+      clients, rounds, seconds);
+  std::vector<double> server_x, local_x;
+  {
+    std::ostringstream quiet;
+    std::vector<std::unique_ptr<service::PlannerServer>> servers;
+    for (int workers : {1, 2}) {
+      service::ServerOptions o;
+      o.listen = "127.0.0.1:0";
+      o.workers = workers;
+      o.max_queue = 4 * clients;
+      o.log = &quiet;
+      servers.push_back(std::make_unique<service::PlannerServer>(o));
+      servers.back()->start();
+    }
+    const auto shortPlan = [&](v1::Planner::Stub& s) {
+      grpc::ClientContext ctx;
+      v1::PlanResponse out;
+      return s.Plan(&ctx, plan_req, &out);
+    };
+    for (int r = 1; r <= rounds; ++r) {
+      const LoadResult one = load(servers[0]->port(), clients, seconds, shortPlan);
+      const LoadResult two = load(servers[1]->port(), clients, seconds, shortPlan);
+      const double local_1 = inProcessRate(1, local_plan_once),
+                   local_2 = inProcessRate(2, local_plan_once);
+      server_x.push_back(two.rps / one.rps);
+      local_x.push_back(local_2 / local_1);
+      std::printf("| %d | %.1f | %.1f | %.2f | %.2f | %.1f | %.1f | %.2f |\n", r, one.rps, two.rps,
+                  server_x.back(), 1e3 * two.cpu_s / std::max(1L, two.ok), local_1, local_2,
+                  local_x.back());
+      if (one.errors + two.errors) std::printf("  errors: %ld\n", one.errors + two.errors);
+    }
+  }
+  std::printf(
+      "median scaling from 1 to 2 workers (target >= x1.8): server x%.2f (x%.2f..x%.2f); the "
+      "same work in-process x%.2f (x%.2f..x%.2f)\n",
+      percentile(server_x, 0.5), *std::min_element(server_x.begin(), server_x.end()),
+      *std::max_element(server_x.begin(), server_x.end()), percentile(local_x, 0.5),
+      *std::min_element(local_x.begin(), local_x.end()),
+      *std::max_element(local_x.begin(), local_x.end()));
   return 0;
 }
