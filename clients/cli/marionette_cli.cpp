@@ -29,6 +29,7 @@
 #include "marionette/models/model_io.hpp"
 #include "marionette/models/simulation.hpp"
 #include "marionette/service/wire.hpp"
+#include "execute_command.hpp"
 #include "plan_commands.hpp"
 #include "remote.hpp"
 
@@ -56,6 +57,13 @@ constexpr const char* kUsage =
     "                  [SERVER]\n"
     "  marionette bench planners [--quick] [--runs N] [--time-limit S] [--seed N]\n"
     "                  [--problems NAME,...] [--planners P,...] --out DIR\n"
+    "  marionette execute --plan plan.json | --inputs FILE.csv --model M\n"
+    "                  --rig sim: | serial:/dev/ttyX[?baud=N] | udp:HOST:PORT [--rig-config RIG.yaml]\n"
+    "                  [--rate-scale X] [--send-rate HZ] [--loop | --loops N] [--hold VAR,...]\n"
+    "                  [--settle S] [--max-misses N] [--ack-timeout S] [--max-lost-acks N]\n"
+    "                  [--log FILE.csv] [--dry-run]\n"
+    "    exit: 0 done, 2 refused (nothing sent), 3 stopped by SIGINT/SIGTERM, 4 link lost or\n"
+    "    rig refused, 5 too many missed deadlines (each stop holds the last setpoints)\n"
     "SERVER: --server HOST:PORT [--token-file FILE] [--tls-ca FILE]: ask a marionette-server\n"
     "  instead of working in-process (same output; exit 6 when the server cannot answer).\n";
 
@@ -393,6 +401,7 @@ int main(int argc, char** argv) {
     if (cmd == "simulate") return cmdSimulate(argc, argv);
     if (cmd == "plan") return cmdPlan(argc, argv);
     if (cmd == "bench") return cmdBenchPlanners(argc, argv);
+    if (cmd == "execute") return cmdExecute(argc, argv);
     std::cerr << "marionette: unknown command '" << cmd << "'\n" << kUsage;
     return 2;
   } catch (const RemoteError& e) {

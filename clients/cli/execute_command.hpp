@@ -1,0 +1,9 @@
+// `marionette execute`: validate a plan against the rig's limits, ramp the rig to its start,
+// stream it on absolute deadlines, stop safely (clients/executor).
+#pragma once
+
+namespace marionette::cli {
+
+int cmdExecute(int argc, char** argv);
+
+}  // namespace marionette::cli

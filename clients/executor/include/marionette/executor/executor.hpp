@@ -1,0 +1,138 @@
+// The executor: streams a plan's input sequence to a rig (DESIGN §8; seed 004 §3.3's loop,
+// slow-down and per-limb disable).
+//
+// Contents
+//   Performance       what to play: inputs over time (from plan.json or a CSV), its own rate,
+//                     and the plan's predicted states when it has them.
+//   StreamOptions     rate scale, send rate, held variables, ramp and settle.
+//   Stream            every row that will be sent, at the send rate: ramp-in, settle, play
+//                     (and for --loop the ramp back from the last row to the first).
+//   buildStream       the stream from where the rig is now.
+//   validateStream    every row against the rig's range, speed and acceleration limits;
+//                     messages name the variable, the phase and sample, and the limit.
+//   ExecuteOptions / ExecuteReport / execute
+//                     the loop on absolute deadlines: misses counted, never made up; acks
+//                     tracked; stops safely (hold) on a signal, a lost link, a NAK or too
+//                     many consecutive misses.
+//   CommandLog        one CSV line per command sent and per ack, flushed as it goes.
+#pragma once
+
+#include <Eigen/Core>
+#include <atomic>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "marionette/executor/rig.hpp"
+#include "marionette/models/model.hpp"
+#include "marionette/models/simulation.hpp"
+
+namespace marionette::executor {
+
+struct Performance {
+  ModelPtr model;
+  InputSchedule inputs;  // rig setpoints over [0, duration_s] (model units)
+  double duration_s = 0.0;
+  double rate_hz = 50.0;        // its own sample rate: the default send rate
+  Eigen::MatrixXd predicted_q;  // rows at rate_hz from t = 0 (n_d columns), or empty
+  std::string source;           // the file, for messages
+};
+
+// plan.json as `marionette plan --out` writes it.  model: the model to use (nullptr = load the
+// one the plan names; given, its name must be the plan's).  Refuses a plan that is not
+// collision-free or breaks the input limits.  Throws std::invalid_argument naming the file and
+// field.
+Performance loadPlanFile(const std::string& path, const ModelPtr& model);
+// A CSV "t,<kinematic names>" (InputSchedule's format).  Its rate: 1 / the time step when the
+// rows are evenly spaced, else rate_hz (which must then be given, > 0).
+Performance loadInputsCsv(const std::string& path, const ModelPtr& model, double rate_hz = 0.0);
+
+enum class Phase { Ramp, Settle, Play, Return };
+const char* toString(Phase p);
+
+struct StreamOptions {
+  double rate_scale = 1.0;           // playback speed: 0.5 plays the performance at half speed
+  double send_rate_hz = 0.0;         // 0 = the performance's rate
+  std::vector<std::string> hold;     // variables kept at the rig's current setpoint throughout
+  double ramp_limit_fraction = 0.5;  // ramps use this share of each speed / acceleration limit
+  double min_ramp_s = 1.0;           // a ramp that moves anything lasts at least this long
+  double settle_s = 0.0;             // after a ramp, the rig holds still this long before playing
+};
+
+struct Stream {
+  double rate_hz = 50.0;
+  Eigen::MatrixXd rows;         // M x n_k: ramp-in, settle, play
+  std::vector<Phase> phase;     // M
+  std::vector<int> sample;      // M: index within its phase
+  Eigen::MatrixXd return_rows;  // for --loop: ramp from the last row back to the first, settle
+  std::vector<Phase> return_phase;
+  int play_begin = 0;  // first Play row
+  int play_rows = 0;
+};
+
+// rig_now: the rig's current setpoints (n_k).  Throws std::invalid_argument for bad options
+// (an unknown held variable, rate scale <= 0, ...).
+Stream buildStream(const Performance& perf, const Eigen::VectorXd& rig_now,
+                   const StreamOptions& options);
+
+// Empty when every row (including the loop's way back) is within the model's limits; else one
+// message per variable and limit, e.g.
+//   "act_arm_l_len: speed 0.41 > max_speed 0.3 at play sample 12 (t = 0.24 s)".
+std::vector<std::string> validateStream(const Model& model, const Stream& stream);
+
+enum class StopReason { Completed, Signal, LinkLost, RigRefused, DeadlineMisses };
+const char* toString(StopReason r);
+// The executable's exit status for each: 0, 3, 4, 4, 5.
+int exitStatus(StopReason r);
+
+// One CSV line per event, written and flushed at once:
+//   event,seq,phase,sample,deadline_s,time_s,late_ms,rtt_ms,<kinematic names...>
+// event: sent | ack | nak | ack-lost | ack-corrupt | hold | stop.  Times are seconds since the
+// run's first deadline (monotonic clock).
+class CommandLog {
+ public:
+  CommandLog(const std::string& path, const Model& model);  // throws naming the path
+  ~CommandLog();
+  CommandLog(const CommandLog&) = delete;
+  CommandLog& operator=(const CommandLog&) = delete;
+  void sent(std::uint32_t seq, Phase phase, int sample, double deadline_s, double time_s,
+            const Eigen::VectorXd& values);
+  void event(const char* what, std::uint32_t seq, double time_s, double rtt_ms,
+             const std::string& detail = "");
+
+ private:
+  std::FILE* f_;
+  int nk_;
+};
+
+struct ExecuteOptions {
+  int loops = 1;                                      // 0 = until stopped
+  double miss_tolerance_periods = 0.5;                // a tick woken later than this is missed
+  int max_consecutive_misses = 5;                     // more stop the run (hold)
+  double ack_timeout_s = 0.0;                         // 0 = max(0.1 s, 3 periods)
+  int max_consecutive_lost_acks = 5;                  // more = the link is lost
+  const std::atomic<bool>* stop_requested = nullptr;  // e.g. set by SIGINT / SIGTERM
+  CommandLog* log = nullptr;
+  bool keep_send_lateness = true;  // fill ExecuteReport::late_ms
+};
+
+struct ExecuteReport {
+  StopReason reason = StopReason::Completed;
+  std::string message;  // why it stopped, and where
+  long frames_sent = 0;
+  long missed_ticks = 0;  // deadlines with nothing sent (the performance waited)
+  int longest_miss_run = 0;
+  long acks = 0, acks_lost = 0, acks_corrupt = 0, naks = 0;
+  int loops_done = 0;
+  Phase stopped_phase = Phase::Ramp;
+  int stopped_sample = -1;      // the last row sent, within its phase (-1: none)
+  Eigen::VectorXd last_sent;    // n_k: what the rig holds (empty if nothing was sent)
+  std::vector<double> late_ms;  // per frame: send time minus its deadline
+  double elapsed_s = 0.0;
+};
+
+// Plays `stream` on `rig` (the stream must have passed validateStream).  Never throws for the
+// rig's sake: a lost link is a stop reason.
+ExecuteReport execute(RigDriver& rig, const Stream& stream, const ExecuteOptions& options);
+
+}  // namespace marionette::executor

@@ -1,0 +1,71 @@
+// The rig's line protocol (clients/executor/PROTOCOL.md): one ASCII line per frame,
+//   $TYPE,SEQ[,FIELD...]*CRC\n
+// with CRC the CRC-16/CCITT-FALSE of the characters between '$' and '*' as 4 upper-case hex
+// digits.  The same frames go over a serial line and, one per datagram, over UDP.
+//
+// Contents
+//   crc16              the checksum.
+//   WireFrame          a decoded frame: type, sequence number, fields.
+//   encodeFrame        builds a line (with its '\n').
+//   decodeFrame        parses a line; says whether the checksum or the layout was bad.
+//   ChannelMap         one kinematic variable on the wire: channel, scale, offset, unit.
+//   RigConfig          the per-rig YAML: a channel for every kinematic variable.
+//   encodeSetpoints / decodeSetpoints   "CH:VALUE:UNIT" fields <-> values in model units.
+#pragma once
+
+#include <Eigen/Core>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "marionette/models/model.hpp"
+
+namespace marionette::executor {
+
+std::uint16_t crc16(const char* data, std::size_t n);
+
+struct WireFrame {
+  std::string type;  // SET, GET, HOLD (host -> rig); ACK, NAK, POS (rig -> host)
+  std::uint32_t seq = 0;
+  std::vector<std::string> fields;
+};
+
+std::string encodeFrame(const std::string& type, std::uint32_t seq,
+                        const std::vector<std::string>& fields = {});
+
+enum class DecodeResult { Ok, BadChecksum, Malformed };
+// `line` without or with its trailing '\n' (and '\r').
+DecodeResult decodeFrame(const std::string& line, WireFrame& out);
+
+// value_at_the_motor = scale * value_in_the_model + offset (e.g. a winch: metres of string ->
+// spool radians, scale = 1 / spool radius).
+struct ChannelMap {
+  std::string variable;  // the model's kinematic variable
+  int channel = 0;
+  double scale = 1.0;
+  double offset = 0.0;
+  std::string unit;  // the motor's unit, sent with every value ("rad", "deg", "steps", ...)
+};
+
+struct RigConfig {
+  std::string name;
+  std::vector<ChannelMap> channels;  // one per kinematic variable, in the model's order
+
+  // Model units on the wire (m, rad), channel i = variable i.
+  static RigConfig identity(const Model& model);
+  // The YAML file: `rig: NAME` and `channels: {VARIABLE: {channel, scale, offset, unit}}`.
+  // Every kinematic variable must be mapped, to distinct channels; errors name the file, the
+  // variable and the field.
+  static RigConfig load(const std::string& path, const Model& model);
+  static RigConfig parse(const std::string& yaml_text, const std::string& source,
+                         const Model& model);
+};
+
+// values: n_k in model units -> one "CH:VALUE:UNIT" field per variable.
+std::vector<std::string> encodeSetpoints(const RigConfig& rig, const Eigen::VectorXd& values);
+// The reverse (fields in any order; every channel once).  On failure returns false and says
+// why in *error.
+bool decodeSetpoints(const RigConfig& rig, const std::vector<std::string>& fields,
+                     Eigen::VectorXd& values, std::string* error);
+
+}  // namespace marionette::executor

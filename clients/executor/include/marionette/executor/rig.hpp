@@ -1,0 +1,100 @@
+// Rig drivers: one small interface, chosen by URI.
+//
+//   sim:[?damping=X]                 the integrator run in real time on the commanded inputs
+//   serial:/dev/ttyX[?baud=115200]   the line protocol (PROTOCOL.md) on a serial line
+//   udp:HOST:PORT                    the same frames, one per datagram
+//
+// Contents
+//   LinkError     the rig cannot be reached any more (device gone, port refused, no answer).
+//   AckEvent      what came back for a frame: ACK, NAK, or a line that failed its checksum.
+//   RigDriver     readSetpoints / send / poll / hold.
+//   SimRig        the simulated rig; keeps what the puppet did (for comparison with a plan).
+//   openRig       a driver for a URI.
+#pragma once
+
+#include <Eigen/Core>
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "marionette/executor/protocol.hpp"
+#include "marionette/models/integrator.hpp"
+#include "marionette/models/model.hpp"
+
+namespace marionette::executor {
+
+using Clock = std::chrono::steady_clock;
+
+class LinkError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+struct AckEvent {
+  enum class Kind { Ack, Nak, Corrupt };
+  Kind kind = Kind::Ack;
+  std::uint32_t seq = 0;  // meaningless for Corrupt
+  std::string detail;     // NAK reason, or the corrupt line
+  Clock::time_point received;
+};
+
+class RigDriver {
+ public:
+  virtual ~RigDriver() = default;
+  virtual std::string uri() const = 0;
+  // The rig's current setpoints (n_k, model units), asked of the rig.  Throws LinkError.
+  virtual Eigen::VectorXd readSetpoints() = 0;
+  // Sends one setpoint frame (values n_k, model units).  Throws LinkError when the link is gone.
+  virtual void send(std::uint32_t seq, const Eigen::VectorXd& values) = 0;
+  // What came back since the last call, without waiting.  Throws LinkError.
+  virtual void poll(std::vector<AckEvent>& out) = 0;
+  // Asks the rig to hold its current setpoints (its own safe command).  Best effort: never
+  // throws.
+  virtual void hold(std::uint32_t seq) noexcept = 0;
+  // Whether the rig answers every SET with an ACK (the executor then counts what is missing).
+  virtual bool acknowledges() const { return true; }
+};
+
+// The simulated rig.  Its clock starts at the first frame; a frame received at time t (rounded
+// to the rig's period) steps the integrator up to t, holding the previous setpoints over
+// any period no frame arrived for (a late frame shows as the puppet seeing a held input), and
+// ending at the new ones.  Starts at rest at the model's default inputs, or at `start_inputs`.
+class SimRig : public RigDriver {
+ public:
+  SimRig(ModelPtr model, double rate_hz, double damping_scale = 1.0,
+         const Eigen::VectorXd& start_inputs = Eigen::VectorXd());
+  std::string uri() const override { return "sim:"; }
+  Eigen::VectorXd readSetpoints() override { return state_.rho; }
+  void send(std::uint32_t seq, const Eigen::VectorXd& values) override;
+  void poll(std::vector<AckEvent>& out) override;
+  void hold(std::uint32_t) noexcept override {}
+
+  // Measured puppet state: one row per rig period since the first frame (row 0 = the start).
+  const std::vector<Eigen::VectorXd>& measuredQ() const { return q_history_; }
+  // The period index each frame landed on, in the order received.
+  const std::vector<long>& frameTicks() const { return frame_ticks_; }
+
+ private:
+  void stepTo(const Eigen::VectorXd& rho_next);
+  ModelPtr model_;
+  double period_s_;
+  VariationalIntegrator vi_;
+  State state_, next_;
+  bool started_ = false;
+  Clock::time_point t0_;
+  long tick_ = 0;
+  std::vector<Eigen::VectorXd> q_history_;
+  std::vector<long> frame_ticks_;
+  std::vector<AckEvent> pending_;
+};
+
+// rate_hz: the rate frames will be sent at (the simulated rig steps at it).  rig: the channel
+// map for serial / UDP (ignored by sim:).  Throws std::invalid_argument for a bad URI, LinkError
+// when it cannot be opened.
+std::unique_ptr<RigDriver> openRig(const std::string& uri, const ModelPtr& model,
+                                   const RigConfig& rig, double rate_hz);
+
+}  // namespace marionette::executor

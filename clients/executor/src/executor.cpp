@@ -1,0 +1,286 @@
+// The streaming loop: absolute deadlines on the monotonic clock, misses counted and never made
+// up, acknowledgements tracked, safe stops.
+#include "marionette/executor/executor.hpp"
+
+#include <time.h>
+
+#include <cerrno>
+#include <cmath>
+#include <deque>
+#include <sstream>
+#include <thread>
+
+namespace marionette::executor {
+
+const char* toString(StopReason r) {
+  switch (r) {
+    case StopReason::Completed: return "completed";
+    case StopReason::Signal: return "stopped by a signal";
+    case StopReason::LinkLost: return "link lost";
+    case StopReason::RigRefused: return "the rig refused a command";
+    case StopReason::DeadlineMisses: return "too many consecutive missed deadlines";
+  }
+  return "?";
+}
+
+int exitStatus(StopReason r) {
+  switch (r) {
+    case StopReason::Completed: return 0;
+    case StopReason::Signal: return 3;
+    case StopReason::LinkLost:
+    case StopReason::RigRefused: return 4;
+    case StopReason::DeadlineMisses: return 5;
+  }
+  return 1;
+}
+
+// ---- The log -----------------------------------------------------------------------------------
+
+CommandLog::CommandLog(const std::string& path, const Model& model)
+    : f_(std::fopen(path.c_str(), "w")), nk_(model.nk()) {
+  if (!f_) throw std::invalid_argument("--log " + path + ": cannot write");
+  std::fprintf(f_, "event,seq,phase,sample,deadline_s,time_s,late_ms,rtt_ms");
+  for (const auto& kv : model.kinematic) std::fprintf(f_, ",%s", kv.name.c_str());
+  std::fprintf(f_, ",detail\n");
+  std::fflush(f_);
+}
+
+CommandLog::~CommandLog() {
+  if (f_) std::fclose(f_);
+}
+
+void CommandLog::sent(std::uint32_t seq, Phase phase, int sample, double deadline_s, double time_s,
+                      const Eigen::VectorXd& values) {
+  std::fprintf(f_, "sent,%u,%s,%d,%.6f,%.6f,%.3f,", seq, toString(phase), sample, deadline_s,
+               time_s, 1e3 * (time_s - deadline_s));
+  for (Eigen::Index j = 0; j < values.size(); ++j) std::fprintf(f_, ",%.9g", values[j]);
+  std::fprintf(f_, ",\n");
+  std::fflush(f_);  // what was sent is on record even if the process dies next
+}
+
+void CommandLog::event(const char* what, std::uint32_t seq, double time_s, double rtt_ms,
+                       const std::string& detail) {
+  std::string clean = detail;
+  for (char& c : clean)
+    if (c == ',' || c == '\n' || c == '\r' || c == '"') c = ' ';
+  std::fprintf(f_, "%s,%u,,,,%.6f,,", what, seq, time_s);
+  if (std::isfinite(rtt_ms)) std::fprintf(f_, "%.3f", rtt_ms);
+  for (int j = 0; j < nk_; ++j) std::fputc(',', f_);
+  std::fprintf(f_, ",%s\n", clean.c_str());
+  std::fflush(f_);
+}
+
+// ---- The loop ----------------------------------------------------------------------------------
+
+namespace {
+
+// Sleeps until t on CLOCK_MONOTONIC (std::chrono::steady_clock's clock on Linux); returns early
+// when a signal arrives and the stop flag is set.
+void sleepUntil(Clock::time_point t, const std::atomic<bool>* stop) {
+  const auto ns =
+      std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count();
+  timespec ts{static_cast<time_t>(ns / 1000000000), static_cast<long>(ns % 1000000000)};
+  while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, nullptr) == EINTR)
+    if (stop && stop->load()) return;
+}
+
+double seconds(Clock::duration d) {
+  return std::chrono::duration<double>(d).count();
+}
+
+}  // namespace
+
+ExecuteReport execute(RigDriver& rig, const Stream& stream, const ExecuteOptions& o) {
+  ExecuteReport rep;
+  const double period_s = 1.0 / stream.rate_hz;
+  const auto period =
+      std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(period_s));
+  const auto tolerance = std::chrono::duration_cast<Clock::duration>(
+      std::chrono::duration<double>(o.miss_tolerance_periods * period_s));
+  const auto ack_timeout =
+      std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(
+          o.ack_timeout_s > 0 ? o.ack_timeout_s : std::max(0.1, 3 * period_s)));
+  if (o.keep_send_lateness) rep.late_ms.reserve(stream.rows.rows());
+
+  // The rows in order: the first pass, then for each further loop the way back and the play.
+  struct Cursor {
+    const Eigen::MatrixXd* rows;
+    Phase phase;
+    int sample;
+  };
+  const int play_end = stream.play_begin + stream.play_rows;
+  int loop = 0, index = 0;
+  bool returning = false;
+  auto current = [&]() -> Cursor {
+    if (returning) return {&stream.return_rows, stream.return_phase[index], index};
+    return {&stream.rows, stream.phase[index], stream.sample[index]};
+  };
+  // Advances; false when the performance is over.
+  auto advance = [&]() -> bool {
+    ++index;
+    if (returning && index >= stream.return_rows.rows()) {
+      returning = false;
+      index = stream.play_begin;
+    }
+    if (!returning && index >= play_end) {
+      ++loop;
+      rep.loops_done = loop;
+      if (o.loops != 0 && loop >= o.loops) return false;
+      if (stream.return_rows.rows() > 0) {
+        returning = true;
+        index = 0;
+      } else {
+        index = stream.play_begin;
+      }
+    }
+    return true;
+  };
+
+  struct Pending {
+    std::uint32_t seq;
+    Clock::time_point sent;
+  };
+  std::deque<Pending> pending;
+  std::vector<AckEvent> events;
+  int consecutive_lost = 0, consecutive_misses = 0;
+  std::uint32_t seq = 1;
+  const Clock::time_point t0 = Clock::now() + std::chrono::milliseconds(1);
+  auto since = [&](Clock::time_point t) { return seconds(t - t0); };
+
+  bool stopped = false;
+  auto stop = [&](StopReason reason, const std::string& why) {
+    stopped = true;
+    rep.reason = reason;
+    rig.hold(seq++);
+    std::ostringstream m;
+    m << why << "; ";
+    if (rep.stopped_sample < 0)
+      m << "nothing was sent";
+    else
+      m << "stopped after " << toString(rep.stopped_phase) << " sample " << rep.stopped_sample
+        << " (loop " << loop + 1 << "); the rig holds the last setpoints sent (seq " << seq - 2
+        << ")";
+    rep.message = m.str();
+    if (o.log) o.log->event("stop", seq - 1, since(Clock::now()), NAN, rep.message);
+  };
+  // Acks and what is overdue; false when that stopped the run.
+  auto collect = [&]() -> bool {
+    events.clear();
+    try {
+      rig.poll(events);
+    } catch (const LinkError& e) {
+      stop(StopReason::LinkLost, e.what());
+      return false;
+    }
+    for (const AckEvent& e : events) {
+      if (e.kind == AckEvent::Kind::Corrupt) {
+        ++rep.acks_corrupt;
+        if (o.log) o.log->event("ack-corrupt", 0, since(e.received), NAN, e.detail);
+        continue;
+      }
+      auto it = pending.begin();
+      while (it != pending.end() && it->seq != e.seq) ++it;
+      if (it == pending.end()) continue;  // late (already counted lost) or not ours
+      const double rtt_ms = 1e3 * seconds(e.received - it->sent);
+      pending.erase(it);
+      if (e.kind == AckEvent::Kind::Nak) {
+        ++rep.naks;
+        if (o.log) o.log->event("nak", e.seq, since(e.received), rtt_ms, e.detail);
+        stop(StopReason::RigRefused,
+             rig.uri() + " refused frame " + std::to_string(e.seq) + " (" + e.detail + ")");
+        return false;
+      }
+      ++rep.acks;
+      consecutive_lost = 0;
+      if (o.log) o.log->event("ack", e.seq, since(e.received), rtt_ms);
+    }
+    const auto now = Clock::now();
+    while (!pending.empty() && now - pending.front().sent > ack_timeout) {
+      ++rep.acks_lost;
+      ++consecutive_lost;
+      if (o.log) o.log->event("ack-lost", pending.front().seq, since(now), NAN);
+      pending.pop_front();
+      if (consecutive_lost > o.max_consecutive_lost_acks) {
+        stop(StopReason::LinkLost, rig.uri() + ": no acknowledgement for " +
+                                       std::to_string(consecutive_lost) + " frames in a row");
+        return false;
+      }
+    }
+    return true;
+  };
+
+  const bool acks = rig.acknowledges();
+  long k = 0;  // the tick: deadline t0 + k * period
+  bool more = stream.rows.rows() > 0;
+  while (more) {
+    if (o.stop_requested && o.stop_requested->load()) {
+      stop(StopReason::Signal, "stopped on request (SIGINT / SIGTERM)");
+      break;
+    }
+    const Clock::time_point deadline = t0 + k * period;
+    sleepUntil(deadline, o.stop_requested);
+    if (o.stop_requested && o.stop_requested->load()) {
+      stop(StopReason::Signal, "stopped on request (SIGINT / SIGTERM)");
+      break;
+    }
+    const Clock::time_point woke = Clock::now();
+    if (woke - deadline > tolerance) {
+      // Missed: this tick and every later one whose time has also gone.  The performance waits
+      // for the next tick; nothing is sent twice as fast to catch up.
+      const long next =
+          static_cast<long>(std::floor(seconds(woke - tolerance - t0) / period_s)) + 1;
+      const long missed = std::max(1L, next - k);
+      rep.missed_ticks += missed;
+      consecutive_misses += static_cast<int>(missed);
+      rep.longest_miss_run = std::max(rep.longest_miss_run, consecutive_misses);
+      if (o.log)
+        o.log->event(
+            "miss", seq, since(woke), NAN,
+            std::to_string(missed) + " tick(s) from deadline " + std::to_string(since(deadline)));
+      if (consecutive_misses > o.max_consecutive_misses) {
+        stop(StopReason::DeadlineMisses,
+             std::to_string(consecutive_misses) + " deadlines missed in a row (at most " +
+                 std::to_string(o.max_consecutive_misses) + " allowed)");
+        break;
+      }
+      k += missed;
+      continue;
+    }
+    consecutive_misses = 0;
+    const Cursor c = current();
+    const Eigen::VectorXd values = c.rows->row(index).transpose();
+    try {
+      rig.send(seq, values);
+    } catch (const LinkError& e) {
+      stop(StopReason::LinkLost, e.what());
+      break;
+    }
+    const Clock::time_point sent = Clock::now();
+    ++rep.frames_sent;
+    rep.last_sent = values;
+    rep.stopped_phase = c.phase;
+    rep.stopped_sample = c.sample;
+    if (o.keep_send_lateness) rep.late_ms.push_back(1e3 * seconds(sent - deadline));
+    if (o.log) o.log->sent(seq, c.phase, c.sample, since(deadline), since(sent), values);
+    if (acks) pending.push_back({seq, sent});
+    ++seq;
+    if (!collect()) break;
+    more = advance();
+    ++k;
+  }
+  // The last acknowledgements.
+  while (!stopped && !pending.empty()) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    if (!collect()) break;
+  }
+  if (!stopped) {
+    rep.reason = StopReason::Completed;
+    std::ostringstream m;
+    m << "completed " << rep.loops_done << " loop(s); the rig holds the last play sample";
+    rep.message = m.str();
+  }
+  rep.elapsed_s = since(Clock::now());
+  return rep;
+}
+
+}  // namespace marionette::executor

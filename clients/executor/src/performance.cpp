@@ -1,0 +1,301 @@
+// Loading what to play, and turning it into the rows the executor sends.
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "marionette/executor/executor.hpp"
+#include "marionette/models/input_limits.hpp"
+#include "marionette/models/model_io.hpp"
+
+namespace marionette::executor {
+
+const char* toString(Phase p) {
+  switch (p) {
+    case Phase::Ramp: return "ramp";
+    case Phase::Settle: return "settle";
+    case Phase::Play: return "play";
+    case Phase::Return: return "return";
+  }
+  return "?";
+}
+
+namespace {
+
+std::invalid_argument fieldError(const std::string& path, const std::string& field,
+                                 const std::string& what) {
+  return std::invalid_argument(path + ": " + field + ": " + what);
+}
+
+Eigen::MatrixXd matrixField(const YAML::Node& rows, const std::string& path,
+                            const std::string& field, int cols) {
+  if (!rows || !rows.IsSequence()) throw fieldError(path, field, "missing or not a list of rows");
+  Eigen::MatrixXd m(static_cast<Eigen::Index>(rows.size()), cols);
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const YAML::Node r = rows[i];
+    if (!r.IsSequence() || static_cast<int>(r.size()) != cols)
+      throw fieldError(path, field + "[" + std::to_string(i) + "]",
+                       "expected " + std::to_string(cols) + " numbers");
+    for (int j = 0; j < cols; ++j) {
+      double v = std::numeric_limits<double>::quiet_NaN();
+      try {
+        v = r[j].as<double>();
+      } catch (const YAML::Exception&) {
+      }
+      if (!std::isfinite(v))
+        throw fieldError(path, field + "[" + std::to_string(i) + "][" + std::to_string(j) + "]",
+                         "not a finite number");
+      m(static_cast<Eigen::Index>(i), j) = v;
+    }
+  }
+  return m;
+}
+
+std::vector<std::string> namesField(const YAML::Node& n, const std::string& path,
+                                    const std::string& field) {
+  if (!n || !n.IsSequence()) throw fieldError(path, field, "missing or not a list of names");
+  std::vector<std::string> out;
+  for (const auto& x : n) out.push_back(x.as<std::string>());
+  return out;
+}
+
+InputSchedule scheduleFromRows(const Model& model, const Eigen::MatrixXd& rows, double rate_hz) {
+  InputSchedule s;
+  s.defaults = model.defaultInputs();
+  s.values = rows;
+  for (Eigen::Index i = 0; i < rows.rows(); ++i) s.times_s.push_back(i / rate_hz);
+  return s;
+}
+
+}  // namespace
+
+Performance loadPlanFile(const std::string& path, const ModelPtr& model_in) {
+  std::ifstream in(path);
+  if (!in) throw std::invalid_argument(path + ": cannot read the plan");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  YAML::Node root;
+  try {
+    root = YAML::Load(ss.str());  // JSON is YAML
+  } catch (const YAML::Exception& e) {
+    throw std::invalid_argument(path + ":" + std::to_string(e.mark.line + 1) +
+                                ": not a plan file (" + e.msg + ")");
+  }
+  if (!root.IsMap() || !root["format"] || root["format"].as<std::string>() != "marionette-plan")
+    throw fieldError(path, "format",
+                     "expected \"marionette-plan\" (a file from `marionette plan "
+                     "--out`)");
+  const std::string model_name = root["model"] ? root["model"].as<std::string>() : "";
+  ModelPtr model = model_in;
+  if (!model) {
+    try {
+      model = loadModel(model_name);
+    } catch (const std::exception& e) {
+      throw fieldError(path, "model",
+                       "'" + model_name + "': " + e.what() + " (give the model file with --model)");
+    }
+  } else if (model->name != model_name) {
+    throw fieldError(path, "model",
+                     "the plan is for '" + model_name + "', --model is '" + model->name + "'");
+  }
+  if (!root["collision_free"] || !root["collision_free"].as<bool>())
+    throw fieldError(path, "collision_free",
+                     "the plan's verified motion touches the stage or itself; refusing to play it");
+  if (root["limit_violations"] && root["limit_violations"].size() > 0)
+    throw fieldError(path, "limit_violations",
+                     root["limit_violations"][0].as<std::string>() + "; refusing to play it");
+  const YAML::Node inputs = root["inputs"];
+  if (!inputs || !inputs.IsMap()) throw fieldError(path, "inputs", "missing");
+  const double rate = inputs["rate_hz"] ? inputs["rate_hz"].as<double>() : 0.0;
+  if (!(rate > 0) || !std::isfinite(rate)) throw fieldError(path, "inputs.rate_hz", "must be > 0");
+  const std::vector<std::string> names = namesField(inputs["names"], path, "inputs.names");
+  std::vector<std::string> expected;
+  for (const auto& kv : model->kinematic) expected.push_back(kv.name);
+  if (names != expected)
+    throw fieldError(path, "inputs.names",
+                     "the columns are not the kinematic variables of '" + model->name + "'");
+  Performance p;
+  p.model = model;
+  p.source = path;
+  p.rate_hz = rate;
+  const Eigen::MatrixXd rows = matrixField(inputs["samples"], path, "inputs.samples", model->nk());
+  if (rows.rows() < 1) throw fieldError(path, "inputs.samples", "empty");
+  p.inputs = scheduleFromRows(*model, rows, rate);
+  p.duration_s = (rows.rows() - 1) / rate;
+  if (const YAML::Node pred = root["predicted"]; pred && pred["states"]) {
+    const auto state_names = namesField(pred["state_names"], path, "predicted.state_names");
+    if (static_cast<int>(state_names.size()) == model->nd())
+      p.predicted_q = matrixField(pred["states"], path, "predicted.states", model->nd());
+  }
+  return p;
+}
+
+Performance loadInputsCsv(const std::string& path, const ModelPtr& model, double rate_hz) {
+  if (!model) throw std::invalid_argument("--inputs needs --model");
+  Performance p;
+  p.model = model;
+  p.source = path;
+  p.inputs = InputSchedule::fromCsvFile(*model, path);
+  const auto& t = p.inputs.times_s;
+  if (t.size() < 2) throw std::invalid_argument(path + ": needs at least two rows");
+  if (std::abs(t.front()) > 1e-9)
+    throw std::invalid_argument(path + ": the first row must be at t = 0");
+  p.duration_s = t.back();
+  const double h = (t.back() - t.front()) / (t.size() - 1);
+  bool even = true;
+  for (std::size_t i = 1; i < t.size(); ++i) even = even && std::abs(t[i] - t[i - 1] - h) < 1e-6;
+  if (rate_hz > 0)
+    p.rate_hz = rate_hz;
+  else if (even)
+    p.rate_hz = 1.0 / h;
+  else
+    throw std::invalid_argument(path + ": the rows are not evenly spaced; give --send-rate HZ");
+  return p;
+}
+
+namespace {
+
+// Quintic smoothstep: s(0) = 0, s(1) = 1, zero velocity and acceleration at both ends.
+// Peak |s'| = 15/8, peak |s''| = 10/sqrt(3).
+double smoothstep5(double u) {
+  return u * u * u * (10.0 + u * (-15.0 + 6.0 * u));
+}
+
+// Rows from `from` to `to` (excluding `to`) at rate_hz, each variable within `fraction` of its
+// speed and acceleration limits; empty when nothing moves.
+Eigen::MatrixXd rampRows(const Model& model, const Eigen::VectorXd& from, const Eigen::VectorXd& to,
+                         double rate_hz, const StreamOptions& o) {
+  double duration = 0.0;
+  bool moves = false;
+  for (int j = 0; j < model.nk(); ++j) {
+    const double d = std::abs(to[j] - from[j]);
+    if (d < 1e-12) continue;
+    moves = true;
+    const auto& kv = model.kinematic[j];
+    duration = std::max(duration, 15.0 / 8.0 * d / (o.ramp_limit_fraction * kv.max_speed));
+    duration = std::max(
+        duration, std::sqrt(10.0 / std::sqrt(3.0) * d / (o.ramp_limit_fraction * kv.max_accel)));
+  }
+  if (!moves) return Eigen::MatrixXd(0, model.nk());
+  duration = std::max(duration, o.min_ramp_s);
+  const int k = static_cast<int>(std::ceil(duration * rate_hz));
+  Eigen::MatrixXd rows(k, model.nk());
+  for (int i = 0; i < k; ++i)
+    rows.row(i) = (from + smoothstep5(static_cast<double>(i) / k) * (to - from)).transpose();
+  return rows;
+}
+
+void append(Eigen::MatrixXd& m, const Eigen::MatrixXd& more) {
+  Eigen::MatrixXd out(m.rows() + more.rows(), std::max(m.cols(), more.cols()));
+  out << m, more;
+  m = std::move(out);
+}
+
+}  // namespace
+
+Stream buildStream(const Performance& perf, const Eigen::VectorXd& rig_now,
+                   const StreamOptions& o) {
+  const Model& model = *perf.model;
+  const int nk = model.nk();
+  if (rig_now.size() != nk)
+    throw std::invalid_argument("the rig reported " + std::to_string(rig_now.size()) +
+                                " setpoints; '" + model.name + "' has " + std::to_string(nk));
+  if (!(o.rate_scale > 0.0) || o.rate_scale > 4.0 || !std::isfinite(o.rate_scale))
+    throw std::invalid_argument("--rate-scale: must be in (0, 4], got " +
+                                std::to_string(o.rate_scale));
+  const double rate = o.send_rate_hz > 0 ? o.send_rate_hz : perf.rate_hz;
+  if (!(rate >= 1.0 && rate <= 1000.0))
+    throw std::invalid_argument("--send-rate: must be in [1, 1000] Hz, got " +
+                                std::to_string(rate));
+  std::vector<char> held(nk, 0);
+  for (const std::string& name : o.hold) {
+    const int v = model.variableIndex(name) - model.nd();
+    if (v < 0 || v >= nk) {
+      std::string all;
+      for (const auto& kv : model.kinematic) all += (all.empty() ? "" : ", ") + kv.name;
+      throw std::invalid_argument("--hold: '" + name + "' is not a kinematic variable of '" +
+                                  model.name + "' (" + all + ")");
+    }
+    held[v] = 1;
+  }
+
+  Stream s;
+  s.rate_hz = rate;
+  // Play: the performance stretched by 1 / rate_scale, sampled at the send rate; the last row
+  // is the performance's last sample.
+  const double wall_s = perf.duration_s / o.rate_scale;
+  const int play = static_cast<int>(std::ceil(wall_s * rate - 1e-9)) + 1;
+  Eigen::MatrixXd play_rows(play, nk);
+  Eigen::VectorXd u(nk);
+  for (int i = 0; i < play; ++i) {
+    perf.inputs.at(std::min(perf.duration_s, i * o.rate_scale / rate), u);
+    for (int j = 0; j < nk; ++j)
+      if (held[j]) u[j] = rig_now[j];
+    play_rows.row(i) = u.transpose();
+  }
+  const Eigen::VectorXd first = play_rows.row(0).transpose(),
+                        last = play_rows.row(play - 1).transpose();
+  auto addPhase = [](Eigen::MatrixXd& m, std::vector<Phase>& phases, std::vector<int>* samples,
+                     const Eigen::MatrixXd& rows, Phase p) {
+    append(m, rows);
+    for (Eigen::Index i = 0; i < rows.rows(); ++i) {
+      phases.push_back(p);
+      if (samples) samples->push_back(static_cast<int>(i));
+    }
+  };
+  const int settle = static_cast<int>(std::lround(o.settle_s * rate));
+  auto settleRows = [&](const Eigen::MatrixXd& ramp) {
+    return ramp.rows() ? Eigen::MatrixXd(first.transpose().replicate(settle, 1))
+                       : Eigen::MatrixXd(0, nk);
+  };
+  s.rows.resize(0, nk);
+  const Eigen::MatrixXd ramp_in = rampRows(model, rig_now, first, rate, o);
+  addPhase(s.rows, s.phase, &s.sample, ramp_in, Phase::Ramp);
+  addPhase(s.rows, s.phase, &s.sample, settleRows(ramp_in), Phase::Settle);
+  s.play_begin = static_cast<int>(s.rows.rows());
+  s.play_rows = play;
+  addPhase(s.rows, s.phase, &s.sample, play_rows, Phase::Play);
+  s.return_rows.resize(0, nk);
+  const Eigen::MatrixXd back = rampRows(model, last, first, rate, o);
+  addPhase(s.return_rows, s.return_phase, nullptr, back, Phase::Return);
+  addPhase(s.return_rows, s.return_phase, nullptr, settleRows(back), Phase::Settle);
+  return s;
+}
+
+std::vector<std::string> validateStream(const Model& model, const Stream& s) {
+  // Everything that can be sent, in an order that has every transition: ramp-in, settle,
+  // play, the way back, and the next play.
+  Eigen::MatrixXd all = s.rows;
+  std::vector<std::pair<Phase, int>> where;
+  for (std::size_t i = 0; i < s.phase.size(); ++i) where.emplace_back(s.phase[i], s.sample[i]);
+  append(all, s.return_rows);
+  int n = 0;
+  for (Phase p : s.return_phase) where.emplace_back(p, n++);
+  // (the whole play again: cut short, its end would read as a stop from full speed)
+  const int again = s.play_rows;
+  append(all, s.rows.middleRows(s.play_begin, again));
+  for (int i = 0; i < again; ++i) where.emplace_back(Phase::Play, i);
+
+  std::vector<std::string> out;
+  for (const LimitViolation& v : checkInputLimits(model, all, s.rate_hz)) {
+    const auto& kv = model.kinematic[model.variableIndex(v.variable) - model.nd()];
+    const auto [phase, sample] = where[static_cast<std::size_t>(v.sample)];
+    std::ostringstream m;
+    m.precision(6);
+    m << v.variable << ": ";
+    if (v.limit == "range")
+      m << v.value << " outside the range [" << kv.lower << ", " << kv.upper << "]";
+    else
+      m << v.limit << " " << v.value << " > max_" << (v.limit == "speed" ? "speed " : "accel ")
+        << v.bound;
+    m << " at " << toString(phase) << " sample " << sample << " (t = " << sample / s.rate_hz
+      << " s into the " << toString(phase) << ")";
+    out.push_back(m.str());
+  }
+  return out;
+}
+
+}  // namespace marionette::executor

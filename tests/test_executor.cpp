@@ -1,0 +1,621 @@
+// The executor (clients/executor): the line protocol, the rig file, validation before anything
+// moves, the serial driver against a fake device on a pseudo-terminal, UDP against a loopback
+// receiver, deadline behaviour under a slowed driver, safe stops, and the simulated rig against
+// a plan's predicted states.
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <pty.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <functional>
+#include <mutex>
+#include <sstream>
+#include <thread>
+
+#include "marionette/executor/executor.hpp"
+#include "marionette/models/model_io.hpp"
+#include "marionette/planner/plan.hpp"
+#include "marionette/planner/planner.hpp"
+
+namespace {
+
+using namespace marionette;
+using namespace marionette::executor;
+using std::chrono::milliseconds;
+
+std::string tempPath(const std::string& name) {
+  return ::testing::TempDir() + "/executor_" + std::to_string(::getpid()) + "_" + name;
+}
+
+std::string writeText(const std::string& name, const std::string& text) {
+  const std::string path = tempPath(name);
+  std::ofstream(path) << text;
+  return path;
+}
+
+// A performance of the planar arm's rig: x and L move smoothly (within 0.5 m/s, 4 m/s^2).
+Performance smoothPerformance(const ModelPtr& arm, double duration_s, double rate_hz = 50.0) {
+  std::ostringstream csv;
+  csv << "t,x,L\n";
+  const int n = static_cast<int>(std::lround(duration_s * rate_hz));
+  for (int i = 0; i <= n; ++i) {
+    const double t = i / rate_hz, s = 0.5 - 0.5 * std::cos(2 * M_PI * t / duration_s);
+    csv << t << "," << 0.30 + 0.05 * s << "," << 0.45 - 0.04 * s << "\n";
+  }
+  return loadInputsCsv(writeText("smooth.csv", csv.str()), arm);
+}
+
+// ---- The protocol ----------------------------------------------------------------------------
+
+TEST(Protocol, Crc16IsCcittFalse) {
+  EXPECT_EQ(crc16("123456789", 9), 0x29B1);  // the standard check value
+}
+
+TEST(Protocol, FramesRoundTripAndCorruptionIsDetected) {
+  const std::string line = encodeFrame("SET", 42, {"0:1.5:rad", "3:-2:steps"});
+  EXPECT_EQ(line.substr(0, 22), "$SET,42,0:1.5:rad,3:-2");
+  EXPECT_EQ(line.back(), '\n');
+  WireFrame f;
+  ASSERT_EQ(decodeFrame(line, f), DecodeResult::Ok);
+  EXPECT_EQ(f.type, "SET");
+  EXPECT_EQ(f.seq, 42u);
+  EXPECT_EQ(f.fields, (std::vector<std::string>{"0:1.5:rad", "3:-2:steps"}));
+  // Every single-character change is caught.
+  for (std::size_t i = 1; i + 6 < line.size(); ++i) {
+    std::string bad = line;
+    bad[i] = bad[i] == '7' ? '8' : '7';
+    EXPECT_NE(decodeFrame(bad, f), DecodeResult::Ok) << bad;
+  }
+  EXPECT_EQ(decodeFrame("SET,1*0000", f), DecodeResult::Malformed);
+  EXPECT_EQ(decodeFrame("$SET,x*" + std::string("0000"), f), DecodeResult::BadChecksum);
+}
+
+TEST(RigFile, MapsEveryVariableToAChannelWithScaleOffsetAndUnit) {
+  const ModelPtr arm = loadModel("planar-arm");
+  const RigConfig rig = RigConfig::parse(
+      "rig: bench\nchannels:\n  x: {channel: 2, scale: 1000, offset: 5, unit: mm}\n"
+      "  L: {channel: 0, scale: 50, unit: rad}\n",
+      "rig.yaml", *arm);
+  const Eigen::Vector2d v(0.3, 0.45);
+  const auto fields = encodeSetpoints(rig, v);
+  EXPECT_EQ(fields, (std::vector<std::string>{"2:305:mm", "0:22.5:rad"}));
+  Eigen::VectorXd back;
+  std::string why;
+  ASSERT_TRUE(decodeSetpoints(rig, {"0:22.5:rad", "2:305:mm"}, back, &why)) << why;
+  EXPECT_NEAR(back[0], 0.3, 1e-12);
+  EXPECT_NEAR(back[1], 0.45, 1e-12);
+  EXPECT_FALSE(decodeSetpoints(rig, {"0:22.5:deg", "2:305:mm"}, back, &why));
+  EXPECT_NE(why.find("unit 'deg'"), std::string::npos) << why;
+
+  auto error = [&](const std::string& text) {
+    try {
+      RigConfig::parse(text, "rig.yaml", *arm);
+    } catch (const std::invalid_argument& e) {
+      return std::string(e.what());
+    }
+    return std::string("(no error)");
+  };
+  EXPECT_NE(error("channels:\n  x: {channel: 0, unit: mm}\n").find("'L'"), std::string::npos);
+  EXPECT_NE(error("channels:\n  x: {channel: 0, unit: mm}\n  L: {channel: 0, unit: mm}\n")
+                .find("channels.L.channel: 0 is used twice"),
+            std::string::npos);
+  EXPECT_NE(error("channels:\n  x: {channel: 0, unit: mm, scale: 0}\n  L: {channel: 1, unit: m}\n")
+                .find("rig.yaml:2: channels.x"),
+            std::string::npos);
+  EXPECT_NE(error("channels:\n  x: {channel: 0, unit: mm}\n  L: {channel: 1, unit: m}\n  y: "
+                  "{channel: 2, unit: m}\n")
+                .find("channels.y"),
+            std::string::npos);
+}
+
+// ---- Validation before anything moves
+// ------------------------------------------------------------
+
+TEST(Validation, ASpeedLimitBreachIsRefusedNamingVariableSampleAndLimit) {
+  const ModelPtr arm = loadModel("planar-arm");
+  // x jumps 2 cm between samples 10 and 11 at 50 Hz: 1 m/s against a 0.5 m/s limit.
+  std::ostringstream csv;
+  csv << "t,x,L\n";
+  for (int i = 0; i <= 50; ++i) csv << i * 0.02 << "," << (i <= 10 ? 0.30 : 0.32) << ",0.45\n";
+  const Performance p = loadInputsCsv(writeText("jump.csv", csv.str()), arm);
+  const Stream s = buildStream(p, arm->defaultInputs(), {});
+  const auto problems = validateStream(*arm, s);
+  ASSERT_FALSE(problems.empty());
+  EXPECT_NE(problems[0].find("x: speed 1 > max_speed 0.5 at play sample 11"), std::string::npos)
+      << problems[0];
+  // The smooth one passes, and slowed down by 2 it still does; sped up by 4 it does not.
+  const Performance ok = smoothPerformance(arm, 1.0);
+  EXPECT_TRUE(validateStream(*arm, buildStream(ok, arm->defaultInputs(), {})).empty());
+  StreamOptions half;
+  half.rate_scale = 0.5;
+  const Stream slow = buildStream(ok, arm->defaultInputs(), half);
+  EXPECT_EQ(slow.play_rows, 101);  // 2 s at 50 Hz
+  EXPECT_TRUE(validateStream(*arm, slow).empty());
+  StreamOptions fast;
+  fast.rate_scale = 4.0;
+  EXPECT_FALSE(validateStream(*arm, buildStream(ok, arm->defaultInputs(), fast)).empty());
+}
+
+TEST(Validation, RampInReachesTheStartWithinTheLimitsAndHoldKeepsAVariable) {
+  const ModelPtr arm = loadModel("planar-arm");
+  const Performance p = smoothPerformance(arm, 1.0);
+  Eigen::VectorXd rig_now(2);
+  rig_now << 0.10, 0.70;  // 20 cm and 25 cm from the start
+  StreamOptions o;
+  o.settle_s = 0.2;
+  const Stream s = buildStream(p, rig_now, o);
+  ASSERT_GT(s.play_begin, 10);
+  EXPECT_EQ(s.rows.row(0).transpose(), rig_now.transpose());  // starts where the rig is
+  EXPECT_EQ(s.phase[s.play_begin - 1], Phase::Settle);
+  EXPECT_EQ(s.rows.row(s.play_begin - 1), s.rows.row(s.play_begin));
+  EXPECT_TRUE(validateStream(*arm, s).empty());
+  // With half of the 0.5 m/s limit, 25 cm takes at least 15/8 * 0.25 / 0.25 = 1.875 s.
+  const int ramp = static_cast<int>(std::count(s.phase.begin(), s.phase.end(), Phase::Ramp));
+  EXPECT_GE(ramp / s.rate_hz, 1.87);
+  EXPECT_LE(ramp / s.rate_hz, 1.90);
+  o.hold = {"L"};
+  const Stream held = buildStream(p, rig_now, o);
+  for (Eigen::Index i = 0; i < held.rows.rows(); ++i) ASSERT_EQ(held.rows(i, 1), 0.70);
+  o.hold = {"theta1"};
+  EXPECT_THROW(buildStream(p, rig_now, o), std::invalid_argument);
+}
+
+// ---- A rig that keeps what it is sent, and lets a test slow it down
+// ------------------------------------
+
+class RecordingRig : public RigDriver {
+ public:
+  explicit RecordingRig(Eigen::VectorXd now) : now_(std::move(now)) {}
+  std::string uri() const override { return "test:"; }
+  Eigen::VectorXd readSetpoints() override { return now_; }
+  void send(std::uint32_t seq, const Eigen::VectorXd& v) override {
+    times.push_back(Clock::now());
+    seqs.push_back(seq);
+    values.push_back(v);
+    if (send_delay.count()) std::this_thread::sleep_for(send_delay);
+    if (on_send) on_send(static_cast<int>(seqs.size()));
+  }
+  void poll(std::vector<AckEvent>& out) override {
+    for (auto s : std::exchange(unacked_, {}))
+      out.push_back({AckEvent::Kind::Ack, s, "", Clock::now()});
+    for (std::size_t i = acked_; i < seqs.size(); ++i)
+      out.push_back({AckEvent::Kind::Ack, seqs[i], "", Clock::now()});
+    acked_ = seqs.size();
+  }
+  void hold(std::uint32_t) noexcept override { ++holds; }
+
+  std::vector<Clock::time_point> times;
+  std::vector<std::uint32_t> seqs;
+  std::vector<Eigen::VectorXd> values;
+  Clock::duration send_delay{};
+  std::function<void(int)> on_send;
+  int holds = 0;
+
+ private:
+  Eigen::VectorXd now_;
+  std::size_t acked_ = 0;
+  std::vector<std::uint32_t> unacked_;
+};
+
+TEST(Deadlines, ASlowDriverMissesTicksWithoutBurstingAndStopsAfterTheConfiguredNumber) {
+  const ModelPtr arm = loadModel("planar-arm");
+  const Performance p = smoothPerformance(arm, 0.4, 50.0);  // 21 rows at 50 Hz (20 ms)
+  const Stream s = buildStream(p, arm->defaultInputs(), {});
+  RecordingRig rig(arm->defaultInputs());
+  // Every send overruns the next two ticks by more than the half-period tolerance.
+  rig.send_delay = milliseconds(55);
+  ExecuteOptions o;
+  o.max_consecutive_misses = 3;
+  const ExecuteReport r = execute(rig, s, o);
+  EXPECT_EQ(r.reason, StopReason::Completed) << r.message;
+  EXPECT_EQ(r.frames_sent, s.rows.rows());
+  // Two ticks missed after each of the first 20 sends (none after the last).
+  EXPECT_EQ(r.missed_ticks, 2 * (s.rows.rows() - 1));
+  EXPECT_EQ(r.longest_miss_run, 2);
+  // No bursting: each frame goes on the next free tick, three periods after the one before.
+  for (std::size_t i = 1; i < rig.times.size(); ++i)
+    EXPECT_GE(rig.times[i] - rig.times[i - 1], milliseconds(59)) << "frame " << i;
+  // Each frame is the next row: a miss delays the performance, it never skips rows.
+  for (std::size_t i = 0; i < rig.values.size(); ++i)
+    ASSERT_EQ(rig.values[i].transpose(), s.rows.row(static_cast<Eigen::Index>(i)));
+
+  RecordingRig strict(arm->defaultInputs());
+  strict.send_delay = milliseconds(55);
+  o.max_consecutive_misses = 1;
+  const ExecuteReport stopped = execute(strict, s, o);
+  EXPECT_EQ(stopped.reason, StopReason::DeadlineMisses);
+  EXPECT_EQ(stopped.frames_sent, 1);
+  EXPECT_EQ(strict.holds, 1);
+  EXPECT_EQ(exitStatus(stopped.reason), 5);
+  EXPECT_NE(stopped.message.find("the rig holds the last setpoints sent"), std::string::npos);
+}
+
+TEST(Deadlines, AStopRequestHoldsTheLastSetpointAndTheLogHasEveryFrame) {
+  const ModelPtr arm = loadModel("planar-arm");
+  const Performance p = smoothPerformance(arm, 2.0, 50.0);
+  const Stream s = buildStream(p, arm->defaultInputs(), {});
+  RecordingRig rig(arm->defaultInputs());
+  std::atomic<bool> stop{false};
+  rig.on_send = [&](int n) {
+    if (n == 30) stop = true;
+  };
+  const std::string log_path = tempPath("stop.csv");
+  ExecuteReport r;
+  {
+    CommandLog log(log_path, *arm);
+    ExecuteOptions o;
+    o.stop_requested = &stop;
+    o.log = &log;
+    r = execute(rig, s, o);
+  }
+  EXPECT_EQ(r.reason, StopReason::Signal);
+  EXPECT_EQ(r.frames_sent, 30);
+  EXPECT_EQ(rig.holds, 1);
+  EXPECT_EQ(r.stopped_sample, 29);
+  EXPECT_EQ(r.last_sent.transpose(), s.rows.row(29));
+  std::ifstream in(log_path);
+  std::string line;
+  std::getline(in, line);
+  EXPECT_EQ(line, "event,seq,phase,sample,deadline_s,time_s,late_ms,rtt_ms,x,L,detail");
+  int sent = 0, acks = 0, stops = 0;
+  while (std::getline(in, line)) {
+    if (line.rfind("sent,", 0) == 0) {
+      ++sent;
+      EXPECT_EQ(line.rfind("sent," + std::to_string(sent) + ",play," + std::to_string(sent - 1), 0),
+                0u)
+          << line;
+    }
+    acks += line.rfind("ack,", 0) == 0;
+    stops += line.rfind("stop,", 0) == 0;
+  }
+  EXPECT_EQ(sent, 30);
+  EXPECT_EQ(acks, 30);
+  EXPECT_EQ(stops, 1);
+}
+
+TEST(Deadlines, LoopsReplayWithARampBackBetween) {
+  const ModelPtr arm = loadModel("planar-arm");
+  // Ends away from where it starts: x 0.30 -> 0.35.
+  std::ostringstream csv;
+  csv << "t,x,L\n";
+  for (int i = 0; i <= 25; ++i)
+    csv << i * 0.02 << "," << 0.30 + 0.05 * (0.5 - 0.5 * std::cos(M_PI * i / 25.0)) << ",0.45\n";
+  const Performance p = loadInputsCsv(writeText("oneway.csv", csv.str()), arm);
+  StreamOptions so;
+  so.min_ramp_s = 0.2;
+  const Stream s = buildStream(p, arm->defaultInputs(), so);
+  ASSERT_GT(s.return_rows.rows(), 0);
+  ASSERT_TRUE(validateStream(*arm, s).empty());
+  RecordingRig rig(arm->defaultInputs());
+  ExecuteOptions o;
+  o.loops = 3;
+  const ExecuteReport r = execute(rig, s, o);
+  EXPECT_EQ(r.reason, StopReason::Completed);
+  EXPECT_EQ(r.loops_done, 3);
+  EXPECT_EQ(r.frames_sent, 3 * s.play_rows + 2 * s.return_rows.rows());
+  EXPECT_NEAR(r.last_sent[0], 0.35, 1e-9);
+}
+
+// ---- The simulated rig
+// -----------------------------------------------------------------------------
+
+TEST(SimRig, ExecutingAPlanReproducesItsPredictedStates) {
+  const ModelPtr arm = loadModel("planar-arm");
+  PlanRequest req;
+  req.model = arm;
+  req.options.planner = "est";
+  req.options.seed = 1;
+  req.options.time_limit_s = 10;
+  const StartState rest = resolveStart(arm, arm->defaultInputs(), StartSpec{});
+  req.goal =
+      GoalSpec::parse("q:theta1=" + std::to_string(rest.q[arm->variableIndex("theta1")] + 0.3));
+  const Plan plan = planMotion(req);
+  ASSERT_EQ(plan.outcome, PlanOutcome::Exact) << plan.message;
+  const std::string path = tempPath("plan.json");
+  {
+    std::ofstream out(path);
+    writePlanJson(plan, out);
+  }
+  const Performance perf = loadPlanFile(path, nullptr);
+  ASSERT_EQ(perf.predicted_q.rows(), plan.samples());
+  SimRig rig(arm, perf.rate_hz);
+  const Stream s = buildStream(perf, rig.readSetpoints(), {});
+  ASSERT_TRUE(validateStream(*arm, s).empty());
+  const ExecuteReport r = execute(rig, s, {});
+  ASSERT_EQ(r.reason, StopReason::Completed) << r.message;
+  ASSERT_EQ(r.missed_ticks, 0) << "the machine was too busy to keep 50 Hz";
+  const long first = rig.frameTicks()[s.play_begin];
+  double worst = 0.0;
+  for (int i = 0; i < perf.predicted_q.rows(); ++i)
+    worst = std::max(
+        worst,
+        (rig.measuredQ()[first + i] - perf.predicted_q.row(i).transpose()).cwiseAbs().maxCoeff());
+  // The same integrator on the same inputs at the same step: agreement to the plan file's 12
+  // printed digits, far below any tolerance of a real rig.
+  EXPECT_LT(worst, 1e-8);
+  // And the puppet did move: the plan swings theta1 by 0.3 rad.
+  EXPECT_GT((rig.measuredQ().back() - rig.measuredQ().front()).cwiseAbs().maxCoeff(), 0.2);
+}
+
+TEST(SimRig, ALateFrameShowsAsAHeldInputInRealTime) {
+  const ModelPtr arm = loadModel("planar-arm");
+  SimRig rig(arm, 50.0);
+  Eigen::VectorXd u = rig.readSetpoints();
+  rig.send(1, u);
+  std::this_thread::sleep_for(milliseconds(100));  // 5 periods without a frame
+  u[0] += 0.01;
+  rig.send(2, u);
+  ASSERT_EQ(rig.frameTicks().size(), 2u);
+  EXPECT_GE(rig.frameTicks()[1], 5);
+  EXPECT_EQ(static_cast<long>(rig.measuredQ().size()), rig.frameTicks()[1] + 1);
+}
+
+// ---- Serial: a fake device on a pseudo-terminal ------------------------------------------------
+
+// Answers GET with its setpoints, ACKs every SET (and HOLD) it receives, keeps what came.
+struct FakeDevice {
+  RigConfig rig;
+  Eigen::VectorXd setpoints;
+  std::function<std::string(const WireFrame&, const std::string& ack)> alter_ack;  // may change it
+  std::mutex mutex;
+  std::vector<WireFrame> frames;  // SET and HOLD, in arrival order
+  std::vector<Clock::time_point> arrivals;
+  int bad_checksums = 0;
+
+  std::string answer(const std::string& line) {
+    WireFrame f;
+    const DecodeResult r = decodeFrame(line, f);
+    std::lock_guard<std::mutex> lock(mutex);
+    if (r != DecodeResult::Ok) {
+      ++bad_checksums;
+      return "";
+    }
+    if (f.type == "GET") return encodeFrame("POS", f.seq, encodeSetpoints(rig, setpoints));
+    frames.push_back(f);
+    arrivals.push_back(Clock::now());
+    const std::string ack = encodeFrame("ACK", f.seq);
+    return alter_ack ? alter_ack(f, ack) : ack;
+  }
+  std::vector<WireFrame> received() {
+    std::lock_guard<std::mutex> lock(mutex);
+    return frames;
+  }
+};
+
+RigConfig armRig(const Model& arm) {
+  return RigConfig::parse(
+      "channels:\n  x: {channel: 0, scale: 1000, unit: mm}\n  L: {channel: 1, scale: 50, unit: "
+      "rad}\n",
+      "arm-rig.yaml", arm);
+}
+
+// Runs the device on the master side of a pty until `close_after` SET frames (then closes it:
+// the device going away) or until stopped.
+class PtyDevice {
+ public:
+  PtyDevice(FakeDevice& device, int close_after = -1) : device_(device) {
+    char name[256];
+    if (openpty(&master_, &slave_, name, nullptr, nullptr) != 0)
+      throw std::runtime_error("openpty");
+    path_ = name;
+    thread_ = std::thread([this, close_after] { run(close_after); });
+  }
+  ~PtyDevice() {
+    done_ = true;
+    thread_.join();
+    if (master_ >= 0) ::close(master_);
+    ::close(slave_);
+  }
+  std::string uri() const { return "serial:" + path_ + "?baud=115200"; }
+
+ private:
+  void run(int close_after) {
+    std::string buf;
+    while (!done_) {
+      pollfd p{master_, POLLIN, 0};
+      if (::poll(&p, 1, 5) <= 0) continue;
+      char chunk[4096];
+      const ssize_t n = ::read(master_, chunk, sizeof chunk);
+      if (n <= 0) continue;
+      buf.append(chunk, static_cast<std::size_t>(n));
+      for (std::size_t nl; (nl = buf.find('\n')) != std::string::npos;) {
+        const std::string reply = device_.answer(buf.substr(0, nl));
+        buf.erase(0, nl + 1);
+        if (!reply.empty()) (void)!::write(master_, reply.data(), reply.size());
+        if (close_after >= 0 && static_cast<int>(device_.received().size()) >= close_after) {
+          ::close(master_);  // unplugged
+          master_ = -1;
+          // The executor's own end (slave_) stays open in this test process, as the kernel
+          // keeps a tty; it must notice the hang-up anyway.
+          return;
+        }
+      }
+    }
+  }
+  FakeDevice& device_;
+  int master_ = -1, slave_ = -1;
+  std::string path_;
+  std::thread thread_;
+  std::atomic<bool> done_{false};
+};
+
+TEST(Serial, EveryFrameArrivesInOrderWithValidChecksumsAndIsAcknowledged) {
+  const ModelPtr arm = loadModel("planar-arm");
+  FakeDevice dev;
+  dev.rig = armRig(*arm);
+  dev.setpoints = Eigen::Vector2d(0.25, 0.45);  // 5 cm off the start: a ramp first
+  PtyDevice pty(dev);
+  const auto rig = openRig(pty.uri(), arm, dev.rig, 50.0);
+  const Eigen::VectorXd now = rig->readSetpoints();
+  EXPECT_NEAR(now[0], 0.25, 1e-12);
+  StreamOptions so;
+  so.min_ramp_s = 0.3;
+  const Stream s = buildStream(smoothPerformance(arm, 1.0), now, so);
+  ASSERT_TRUE(validateStream(*arm, s).empty());
+  const ExecuteReport r = execute(*rig, s, {});
+  ASSERT_EQ(r.reason, StopReason::Completed) << r.message;
+  EXPECT_EQ(r.acks, r.frames_sent);
+  EXPECT_EQ(r.acks_lost + r.acks_corrupt + r.naks, 0);
+  const auto frames = dev.received();
+  ASSERT_EQ(static_cast<long>(frames.size()), s.rows.rows());
+  EXPECT_EQ(dev.bad_checksums, 0);
+  for (std::size_t i = 0; i < frames.size(); ++i) {
+    ASSERT_EQ(frames[i].type, "SET");
+    ASSERT_EQ(frames[i].seq, i + 1);  // in order, none missing
+    Eigen::VectorXd v;
+    std::string why;
+    ASSERT_TRUE(decodeSetpoints(dev.rig, frames[i].fields, v, &why)) << why;
+    // In the motor's units on the wire (mm, rad of spool), the model's back here.
+    EXPECT_NEAR(v[0], s.rows(static_cast<Eigen::Index>(i), 0), 1e-8);
+    EXPECT_NEAR(v[1], s.rows(static_cast<Eigen::Index>(i), 1), 1e-8);
+  }
+  EXPECT_EQ(frames.front().fields[0].substr(0, 6), "0:250:");
+}
+
+TEST(Serial, ACorruptedAckIsDetected) {
+  const ModelPtr arm = loadModel("planar-arm");
+  FakeDevice dev;
+  dev.rig = armRig(*arm);
+  dev.setpoints = arm->defaultInputs();
+  dev.alter_ack = [](const WireFrame& f, std::string ack) {
+    if (f.seq == 5) ack[2] = ack[2] == 'C' ? 'D' : 'C';  // a bit flipped on the line
+    return ack;
+  };
+  PtyDevice pty(dev);
+  const auto rig = openRig(pty.uri(), arm, dev.rig, 50.0);
+  const Stream s = buildStream(smoothPerformance(arm, 0.5), rig->readSetpoints(), {});
+  const ExecuteReport r = execute(*rig, s, {});
+  EXPECT_EQ(r.reason, StopReason::Completed) << r.message;
+  EXPECT_EQ(r.acks_corrupt, 1);
+  EXPECT_EQ(r.acks_lost, 1);  // frame 5's ack never came intact
+  EXPECT_EQ(r.acks, r.frames_sent - 1);
+}
+
+TEST(Serial, TheDeviceGoingAwayStopsTheRunHoldingTheLastSetpoint) {
+  const ModelPtr arm = loadModel("planar-arm");
+  FakeDevice dev;
+  dev.rig = armRig(*arm);
+  dev.setpoints = arm->defaultInputs();
+  PtyDevice pty(dev, 20);  // unplugged after 20 frames
+  const auto rig = openRig(pty.uri(), arm, dev.rig, 50.0);
+  const Stream s = buildStream(smoothPerformance(arm, 2.0), rig->readSetpoints(), {});
+  const auto t0 = Clock::now();
+  const ExecuteReport r = execute(*rig, s, {});
+  EXPECT_EQ(r.reason, StopReason::LinkLost) << r.message;
+  EXPECT_EQ(exitStatus(r.reason), 4);
+  EXPECT_NE(r.message.find("went away"), std::string::npos) << r.message;
+  EXPECT_LT(Clock::now() - t0, std::chrono::seconds(1));  // noticed within a few ticks
+  // What the executor last sent is what it reports holding; the device had it, or (one frame
+  // in flight) the one before.
+  EXPECT_GE(r.frames_sent, 20);
+  EXPECT_LE(r.frames_sent, 21);
+  EXPECT_EQ(r.last_sent.transpose(), s.rows.row(r.frames_sent - 1));
+  EXPECT_EQ(r.stopped_sample, r.frames_sent - 1);
+}
+
+// ---- UDP: a loopback receiver
+// ----------------------------------------------------------------------
+
+class UdpDevice {
+ public:
+  UdpDevice(FakeDevice& device) : device_(device) {
+    fd_ = ::socket(AF_INET, SOCK_DGRAM, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ::bind(fd_, reinterpret_cast<sockaddr*>(&a), sizeof a);
+    socklen_t len = sizeof a;
+    ::getsockname(fd_, reinterpret_cast<sockaddr*>(&a), &len);
+    port_ = ntohs(a.sin_port);
+    thread_ = std::thread([this] { run(); });
+  }
+  ~UdpDevice() {
+    done_ = true;
+    thread_.join();
+    ::close(fd_);
+  }
+  std::string uri() const { return "udp:127.0.0.1:" + std::to_string(port_); }
+
+ private:
+  void run() {
+    while (!done_) {
+      pollfd p{fd_, POLLIN, 0};
+      if (::poll(&p, 1, 5) <= 0) continue;
+      char buf[2048];
+      sockaddr_in from{};
+      socklen_t len = sizeof from;
+      const ssize_t n =
+          ::recvfrom(fd_, buf, sizeof buf, 0, reinterpret_cast<sockaddr*>(&from), &len);
+      if (n <= 0) continue;
+      const std::string reply = device_.answer(std::string(buf, static_cast<std::size_t>(n)));
+      if (!reply.empty())
+        ::sendto(fd_, reply.data(), reply.size(), 0, reinterpret_cast<sockaddr*>(&from), len);
+    }
+  }
+  FakeDevice& device_;
+  int fd_ = -1, port_ = 0;
+  std::thread thread_;
+  std::atomic<bool> done_{false};
+};
+
+TEST(Udp, TenSecondsAt50HzKeepTheRateAndDroppedAcksAreCounted) {
+  const ModelPtr arm = loadModel("planar-arm");
+  FakeDevice dev;
+  dev.rig = armRig(*arm);
+  dev.setpoints = arm->defaultInputs();
+  int dropped = 0;
+  dev.alter_ack = [&](const WireFrame& f, const std::string& ack) {
+    if (f.seq % 10 != 7) return ack;
+    ++dropped;  // this ack is "lost on the network"
+    return std::string();
+  };
+  UdpDevice udp(dev);
+  const auto rig = openRig(udp.uri(), arm, dev.rig, 50.0);
+  const Stream s = buildStream(smoothPerformance(arm, 10.0), rig->readSetpoints(), {});
+  ASSERT_EQ(s.rows.rows(), 501);
+  const ExecuteReport r = execute(*rig, s, {});
+  ASSERT_EQ(r.reason, StopReason::Completed) << r.message;
+  const auto frames = dev.received();
+  ASSERT_EQ(frames.size(), 501u);
+  for (std::size_t i = 0; i < frames.size(); ++i) ASSERT_EQ(frames[i].seq, i + 1);
+  // The receiver's clock: 500 periods of 20 ms.
+  const double span_s =
+      std::chrono::duration<double>(dev.arrivals.back() - dev.arrivals.front()).count();
+  const double rate = 500 / span_s;
+  EXPECT_NEAR(rate, 50.0, 0.5) << "span " << span_s << " s";
+  EXPECT_EQ(dropped, 50);
+  EXPECT_EQ(r.acks_lost, dropped);
+  EXPECT_EQ(r.acks, 501 - dropped);
+}
+
+TEST(Udp, ARigThatStopsAnsweringIsALostLink) {
+  const ModelPtr arm = loadModel("planar-arm");
+  FakeDevice dev;
+  dev.rig = armRig(*arm);
+  dev.setpoints = arm->defaultInputs();
+  dev.alter_ack = [](const WireFrame& f, const std::string& ack) {
+    return f.seq <= 10 ? ack : std::string();  // silent after frame 10
+  };
+  UdpDevice udp(dev);
+  const auto rig = openRig(udp.uri(), arm, dev.rig, 50.0);
+  const Stream s = buildStream(smoothPerformance(arm, 4.0), rig->readSetpoints(), {});
+  const ExecuteReport r = execute(*rig, s, {});
+  EXPECT_EQ(r.reason, StopReason::LinkLost);
+  EXPECT_NE(r.message.find("no acknowledgement for 6 frames in a row"), std::string::npos)
+      << r.message;
+  EXPECT_LT(r.frames_sent, 30);  // 6 lost acks, each after a 0.1 s timeout: ~16 frames
+  // The rig was told to hold (the datagram may still be on its way to the device's thread).
+  for (int i = 0; i < 100 && dev.received().back().type != "HOLD"; ++i)
+    std::this_thread::sleep_for(milliseconds(10));
+  EXPECT_EQ(dev.received().back().type, "HOLD");
+}
+
+}  // namespace
