@@ -118,7 +118,7 @@ int cmdExecute(int argc, char** argv) {
     RigConfig config = RigConfig::identity(m);
     if (a.values.count("--rig-config"))
       config = RigConfig::load(a.values.at("--rig-config"), m);
-    else if (uri.rfind("sim", 0) != 0)
+    else if (uri.rfind("serial:", 0) == 0 || uri.rfind("udp:", 0) == 0)
       throw std::invalid_argument(
           "--rig-config: a hardware rig needs its channel map (YAML: "
           "variable -> channel, scale, offset, unit)");

@@ -1,0 +1,128 @@
+// Executor send-time jitter: the executor streams a constant performance of the planar arm's
+// rig to a UDP receiver on loopback (which ACKs every frame, like a rig) at 50, 100 and 200 Hz
+// and reports, per rate, how late each frame left after its deadline (p50, p99, max), the
+// missed ticks and the acks.
+//
+//   build/bin/bench_executor [--seconds 60] [--rates 50,100,200]
+//
+// Target (issue 6): p99 <= 1 ms at 100 Hz.
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdio>
+#include <iostream>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "marionette/executor/executor.hpp"
+#include "marionette/models/model_io.hpp"
+
+namespace {
+
+using namespace marionette;
+using namespace marionette::executor;
+
+double percentile(std::vector<double> v, double p) {
+  std::sort(v.begin(), v.end());
+  return v[std::min(v.size() - 1, static_cast<std::size_t>(p * (v.size() - 1) + 0.5))];
+}
+
+// A rig on loopback: answers GET and ACKs every SET.
+class LoopbackRig {
+ public:
+  explicit LoopbackRig(const RigConfig& rig, const Eigen::VectorXd& setpoints)
+      : rig_(rig), setpoints_(setpoints) {
+    fd_ = ::socket(AF_INET, SOCK_DGRAM, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ::bind(fd_, reinterpret_cast<sockaddr*>(&a), sizeof a);
+    socklen_t len = sizeof a;
+    ::getsockname(fd_, reinterpret_cast<sockaddr*>(&a), &len);
+    port_ = ntohs(a.sin_port);
+    thread_ = std::thread([this] { run(); });
+  }
+  ~LoopbackRig() {
+    done_ = true;
+    thread_.join();
+    ::close(fd_);
+  }
+  std::string uri() const { return "udp:127.0.0.1:" + std::to_string(port_); }
+
+ private:
+  void run() {
+    char buf[2048];
+    while (!done_) {
+      pollfd p{fd_, POLLIN, 0};
+      if (::poll(&p, 1, 10) <= 0) continue;
+      sockaddr_in from{};
+      socklen_t len = sizeof from;
+      const ssize_t n =
+          ::recvfrom(fd_, buf, sizeof buf, 0, reinterpret_cast<sockaddr*>(&from), &len);
+      WireFrame f;
+      if (n <= 0 ||
+          decodeFrame(std::string(buf, static_cast<std::size_t>(n)), f) != DecodeResult::Ok)
+        continue;
+      const std::string reply = f.type == "GET"
+                                    ? encodeFrame("POS", f.seq, encodeSetpoints(rig_, setpoints_))
+                                    : encodeFrame("ACK", f.seq);
+      ::sendto(fd_, reply.data(), reply.size(), 0, reinterpret_cast<sockaddr*>(&from), len);
+    }
+  }
+  RigConfig rig_;
+  Eigen::VectorXd setpoints_;
+  int fd_ = -1, port_ = 0;
+  std::thread thread_;
+  std::atomic<bool> done_{false};
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  double seconds = 60.0;
+  std::vector<double> rates = {50, 100, 200};
+  for (int i = 1; i + 1 < argc; i += 2) {
+    const std::string a = argv[i];
+    if (a == "--seconds") {
+      seconds = std::max(1.0, std::atof(argv[i + 1]));
+    } else if (a == "--rates") {
+      rates.clear();
+      std::stringstream ss(argv[i + 1]);
+      for (std::string r; std::getline(ss, r, ',');) rates.push_back(std::atof(r.c_str()));
+    } else {
+      std::cerr << "usage: bench_executor [--seconds S] [--rates HZ,...]\n";
+      return 2;
+    }
+  }
+  const ModelPtr arm = loadModel("planar-arm");
+  const RigConfig rig = RigConfig::identity(*arm);
+  std::printf(
+      "| rate (Hz) | frames | late p50 (ms) | p99 (ms) | max (ms) | missed ticks | acks | "
+      "acks lost |\n| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n");
+  for (double rate : rates) {
+    LoopbackRig device(rig, arm->defaultInputs());
+    Performance perf;
+    perf.model = arm;
+    perf.rate_hz = rate;
+    perf.duration_s = seconds;
+    perf.inputs = InputSchedule::constant(*arm);
+    perf.source = "(constant)";
+    const auto driver = openRig(device.uri(), arm, rig, rate);
+    const Stream s = buildStream(perf, driver->readSetpoints(), {});
+    const ExecuteReport r = execute(*driver, s, {});
+    if (r.reason != StopReason::Completed) std::printf("stopped: %s\n", r.message.c_str());
+    std::printf("| %.0f | %ld | %.3f | %.3f | %.3f | %ld | %ld | %ld |\n", rate, r.frames_sent,
+                percentile(r.late_ms, 0.5), percentile(r.late_ms, 0.99),
+                *std::max_element(r.late_ms.begin(), r.late_ms.end()), r.missed_ticks, r.acks,
+                r.acks_lost);
+    std::fflush(stdout);
+  }
+  return 0;
+}

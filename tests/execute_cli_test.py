@@ -1,0 +1,167 @@
+#!/usr/bin/env python3
+"""`marionette execute` as an operator runs it: plan then execute on the simulated rig, a plan
+refused before anything reaches a (UDP) rig, SIGINT mid-performance, bad options.
+Usage: execute_cli_test.py PATH/TO/marionette"""
+import csv
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import unittest
+
+BIN = None
+
+
+def run(*args, timeout=120):
+    return subprocess.run([BIN, *args], capture_output=True, text=True, timeout=timeout)
+
+
+def crc16(text):
+    crc = 0xFFFF
+    for ch in text.encode():
+        crc ^= ch << 8
+        for _ in range(8):
+            crc = ((crc << 1) ^ 0x1021) & 0xFFFF if crc & 0x8000 else (crc << 1) & 0xFFFF
+    return crc
+
+
+def frame(body):
+    return f"${body}*{crc16(body):04X}\n"
+
+
+class UdpRig:
+    """Answers GET with the planar arm's default setpoints (mm and spool rad) and ACKs SETs."""
+
+    def __init__(self):
+        self.sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.settimeout(0.05)
+        self.port = self.sock.getsockname()[1]
+        self.sets = []
+        self.done = False
+        self.thread = threading.Thread(target=self.serve, daemon=True)
+        self.thread.start()
+
+    def serve(self):
+        while not self.done:
+            try:
+                data, peer = self.sock.recvfrom(2048)
+            except socket.timeout:
+                continue
+            body, _, crc = data.decode().strip()[1:].partition("*")
+            assert int(crc, 16) == crc16(body), data
+            kind, seq = body.split(",")[:2]
+            if kind == "GET":
+                self.sock.sendto(frame(f"POS,{seq},0:300:mm,1:22.5:rad").encode(), peer)
+            elif kind == "SET":
+                self.sets.append(body)
+                self.sock.sendto(frame(f"ACK,{seq}").encode(), peer)
+
+    def close(self):
+        self.done = True
+        self.thread.join()
+        self.sock.close()
+
+
+class Execute(unittest.TestCase):
+    def setUp(self):
+        self.dir = tempfile.TemporaryDirectory()
+        self.tmp = self.dir.name
+
+    def tearDown(self):
+        self.dir.cleanup()
+
+    def path(self, name):
+        return os.path.join(self.tmp, name)
+
+    def test_plan_then_execute_on_the_simulated_rig(self):
+        p = run("plan", "--model", "planar-arm", "--goal", "q:theta1=0.3;tol=0.05", "--seed", "1",
+                "--out", self.path("plan.json"), "--quiet")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        p = run("execute", "--plan", self.path("plan.json"), "--rig", "sim:", "--log",
+                self.path("log.csv"))
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        m = re.search(r"sent (\d+) frames", p.stdout)
+        self.assertIsNotNone(m, p.stdout)
+        frames = int(m.group(1))
+        dev = re.search(r"predicted states within (\S+)", p.stdout)
+        self.assertIsNotNone(dev, p.stdout)
+        self.assertLess(float(dev.group(1)), 1e-8)
+        with open(self.path("log.csv")) as f:
+            rows = list(csv.reader(f))
+        self.assertEqual(rows[0][:8], ["event", "seq", "phase", "sample", "deadline_s", "time_s",
+                                       "late_ms", "rtt_ms"])
+        sent = [r for r in rows if r[0] == "sent"]
+        self.assertEqual(len(sent), frames)
+        self.assertEqual([int(r[1]) for r in sent], list(range(1, frames + 1)))
+        # Deadlines 20 ms apart, never drifting.
+        for i, r in enumerate(sent):
+            self.assertAlmostEqual(float(r[4]), i * 0.02, places=5)
+
+    def test_a_plan_beyond_a_speed_limit_is_refused_before_anything_is_sent(self):
+        with open(self.path("jump.csv"), "w") as f:
+            f.write("t,x,L\n")
+            for i in range(51):
+                f.write(f"{i * 0.02},{0.30 if i <= 10 else 0.32},0.45\n")
+        with open(self.path("rig.yaml"), "w") as f:
+            f.write("rig: test\nchannels:\n  x: {channel: 0, scale: 1000, unit: mm}\n"
+                    "  L: {channel: 1, scale: 50, unit: rad}\n")
+        rig = UdpRig()
+        try:
+            p = run("execute", "--inputs", self.path("jump.csv"), "--model", "planar-arm",
+                    "--rig", f"udp:127.0.0.1:{rig.port}", "--rig-config", self.path("rig.yaml"))
+        finally:
+            rig.close()
+        self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
+        self.assertIn("refused, nothing was sent", p.stderr)
+        self.assertIn("x: speed 1 > max_speed 0.5 at play sample 11", p.stderr)
+        self.assertEqual(rig.sets, [])
+
+    def test_sigint_stops_a_looping_performance_holding_the_last_setpoints(self):
+        p = run("plan", "--model", "planar-arm", "--goal", "q:theta1=0.3;tol=0.05", "--seed", "1",
+                "--out", self.path("plan.json"), "--quiet")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        proc = subprocess.Popen([BIN, "execute", "--plan", self.path("plan.json"), "--rig", "sim:",
+                                 "--loop", "--log", self.path("log.csv")],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        time.sleep(1.5)
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=30)
+        self.assertEqual(proc.returncode, 3, out + err)
+        self.assertIn("stopped on request", err)
+        self.assertRegex(err, r"holding x=\S+ L=\S+")
+        with open(self.path("log.csv")) as f:
+            rows = list(csv.reader(f))
+        self.assertEqual(rows[-1][0], "stop")
+        self.assertGreater(len([r for r in rows if r[0] == "sent"]), 40)
+
+    def test_bad_options_name_what_is_wrong(self):
+        p = run("plan", "--model", "planar-arm", "--goal", "q:theta1=0.3;tol=0.05", "--seed", "1",
+                "--out", self.path("plan.json"), "--quiet")
+        plan = self.path("plan.json")
+        cases = [
+            (["--plan", plan, "--rig", "serial:/dev/null"], "--rig-config"),
+            (["--plan", plan, "--rig", "sim:", "--hold", "theta1"], "--hold: 'theta1'"),
+            (["--plan", plan, "--rig", "sim:", "--rate-scale", "0"], "--rate-scale"),
+            (["--plan", plan, "--rig", "tcp:1.2.3.4"], "unknown rig"),
+            (["--plan", plan], "--rig"),
+            (["--plan", plan, "--model", "arm3d", "--rig", "sim:"], "the plan is for 'planar-arm'"),
+            (["--plan", self.path("missing.json"), "--rig", "sim:"], "missing.json"),
+        ]
+        for args, fragment in cases:
+            p = run("execute", *args)
+            self.assertEqual(p.returncode, 2, f"{args}: {p.stdout} {p.stderr}")
+            self.assertIn(fragment, p.stderr, args)
+        p = run("execute", "--plan", plan, "--dry-run")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("dry run: nothing was sent", p.stdout)
+
+
+if __name__ == "__main__":
+    BIN = sys.argv.pop(1)
+    unittest.main()
