@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Installs the Debian 12 packages the project builds with (idempotent: does nothing when they are
-# all present).  Needs root, or sudo.
+# Installs the Debian 12 packages the project builds with, and the viewer's npm packages
+# (three.js, esbuild, playwright-core, pinned in clients/viewer/web/package-lock.json) with
+# `npm ci`.  Idempotent: does nothing when everything is present.  Needs root, or sudo.
 set -euo pipefail
 packages=(
   build-essential cmake
@@ -11,16 +12,27 @@ packages=(
   libgtest-dev libbenchmark-dev
   libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc
   python3 python3-grpcio python3-protobuf openssl
+  nodejs chromium fonts-dejavu-core
 )
+# Debian's nodejs comes without npm; NodeSource's (on some machines) has it built in.
+command -v npm > /dev/null 2>&1 || packages+=(npm)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
-if [ ${#missing[@]} -eq 0 ]; then
-  exit 0
+if [ ${#missing[@]} -gt 0 ]; then
+  SUDO=""
+  if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+  echo "Installing: ${missing[*]}" >&2
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
-SUDO=""
-if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
-echo "Installing: ${missing[*]}" >&2
-$SUDO apt-get update -qq
-DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+
+# The viewer's npm packages, exactly as locked; again only when the lock file changed.
+web="$(dirname "$0")/../clients/viewer/web"
+stamp="$web/node_modules/.installed-lock.json"
+if ! cmp -s "$web/package-lock.json" "$stamp"; then
+  echo "Installing the viewer's npm packages (npm ci)" >&2
+  (cd "$web" && npm ci --no-audit --no-fund --loglevel=error)
+  cp "$web/package-lock.json" "$stamp"
+fi

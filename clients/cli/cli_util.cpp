@@ -1,6 +1,7 @@
 // Small helpers shared by the CLI's commands.
 #include "cli_util.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdarg>
 #include <cstdio>
@@ -64,6 +65,17 @@ Args parseArgs(int argc, char** argv, int first, const std::vector<std::string>&
     }
   }
   return a;
+}
+
+std::vector<std::string> splitCommas(const std::string& s) {
+  std::vector<std::string> out;
+  std::size_t begin = 0;
+  while (begin <= s.size()) {
+    const std::size_t end = std::min(s.find(',', begin), s.size());
+    if (end > begin) out.push_back(s.substr(begin, end - begin));
+    begin = end + 1;
+  }
+  return out;
 }
 
 double parseNumber(const std::string& flag, const std::string& text) {

@@ -25,6 +25,9 @@ Args parseArgs(int argc, char** argv, int first, const std::vector<std::string>&
 // A finite number, or std::invalid_argument naming the flag.
 double parseNumber(const std::string& flag, const std::string& text);
 
+// "a,b,,c" -> {"a", "b", "c"}.
+std::vector<std::string> splitCommas(const std::string& s);
+
 std::string formatted(const char* format, ...) __attribute__((format(printf, 1, 2)));
 
 template <class T>
@@ -48,15 +51,15 @@ void writeFileAtomically(const std::string& path, Write write);
 template <class Write>
 void marionette::cli::writeFileAtomically(const std::string& path, Write write) {
   const std::string tmp = path + ".tmp";
-  {
+  try {
     std::ofstream os(tmp);
     if (!os) throw std::runtime_error(path + ": cannot write");
     write(os);
     os.flush();
-    if (!os) {
-      std::remove(tmp.c_str());
-      throw std::runtime_error(path + ": write failed");
-    }
+    if (!os) throw std::runtime_error(path + ": write failed");
+  } catch (...) {
+    std::remove(tmp.c_str());  // a failed write leaves nothing behind
+    throw;
   }
   if (std::rename(tmp.c_str(), path.c_str()) != 0) {
     std::remove(tmp.c_str());

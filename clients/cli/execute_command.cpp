@@ -33,14 +33,6 @@ void installStopHandlers() {
   sigaction(SIGTERM, &sa, nullptr);
 }
 
-std::vector<std::string> splitCommas(const std::string& s) {
-  std::vector<std::string> out;
-  std::stringstream ss(s);
-  for (std::string x; std::getline(ss, x, ',');)
-    if (!x.empty()) out.push_back(x);
-  return out;
-}
-
 double percentileOf(std::vector<double> v, double p) {
   if (v.empty()) return NAN;
   std::sort(v.begin(), v.end());

@@ -31,6 +31,7 @@
 #include "marionette/service/wire.hpp"
 #include "execute_command.hpp"
 #include "plan_commands.hpp"
+#include "render_command.hpp"
 #include "remote.hpp"
 
 namespace {
@@ -64,6 +65,10 @@ constexpr const char* kUsage =
     "                  [--log FILE.csv] [--dry-run]\n"
     "    exit: 0 done, 2 refused (nothing sent), 3 stopped by SIGINT/SIGTERM, 4 link lost or\n"
     "    rig refused, 5 too many missed deadlines (each stop holds the last setpoints)\n"
+    "  marionette render PLAN.json | --model NAME|FILE [--scene NAME|FILE]\n"
+    "                  [--inputs FILE.csv [--dt S] [--duration S]]\n"
+    "                  [--out FILE.html] [--png FILE.png [--at S] [--size WxH] [--chromium PATH]]\n"
+    "                  [--points NAME,...]   (a plan may also take --model / --scene files)\n"
     "SERVER: --server HOST:PORT [--token-file FILE] [--tls-ca FILE]: ask a marionette-server\n"
     "  instead of working in-process (same output; exit 6 when the server cannot answer).\n";
 
@@ -402,6 +407,7 @@ int main(int argc, char** argv) {
     if (cmd == "plan") return cmdPlan(argc, argv);
     if (cmd == "bench") return cmdBenchPlanners(argc, argv);
     if (cmd == "execute") return cmdExecute(argc, argv);
+    if (cmd == "render") return cmdRender(argc, argv);
     std::cerr << "marionette: unknown command '" << cmd << "'\n" << kUsage;
     return 2;
   } catch (const RemoteError& e) {

@@ -1,15 +1,14 @@
 // Loading what to play, and turning it into the rows the executor sends.
-#include <yaml-cpp/yaml.h>
 
 #include <algorithm>
 #include <cmath>
-#include <fstream>
 #include <set>
 #include <sstream>
 
 #include "marionette/executor/executor.hpp"
 #include "marionette/models/input_limits.hpp"
 #include "marionette/models/model_io.hpp"
+#include "marionette/planner/plan.hpp"
 
 namespace marionette::executor {
 
@@ -25,43 +24,6 @@ const char* toString(Phase p) {
 
 namespace {
 
-std::invalid_argument fieldError(const std::string& path, const std::string& field,
-                                 const std::string& what) {
-  return std::invalid_argument(path + ": " + field + ": " + what);
-}
-
-Eigen::MatrixXd matrixField(const YAML::Node& rows, const std::string& path,
-                            const std::string& field, int cols) {
-  if (!rows || !rows.IsSequence()) throw fieldError(path, field, "missing or not a list of rows");
-  Eigen::MatrixXd m(static_cast<Eigen::Index>(rows.size()), cols);
-  for (std::size_t i = 0; i < rows.size(); ++i) {
-    const YAML::Node r = rows[i];
-    if (!r.IsSequence() || static_cast<int>(r.size()) != cols)
-      throw fieldError(path, field + "[" + std::to_string(i) + "]",
-                       "expected " + std::to_string(cols) + " numbers");
-    for (int j = 0; j < cols; ++j) {
-      double v = std::numeric_limits<double>::quiet_NaN();
-      try {
-        v = r[j].as<double>();
-      } catch (const YAML::Exception&) {
-      }
-      if (!std::isfinite(v))
-        throw fieldError(path, field + "[" + std::to_string(i) + "][" + std::to_string(j) + "]",
-                         "not a finite number");
-      m(static_cast<Eigen::Index>(i), j) = v;
-    }
-  }
-  return m;
-}
-
-std::vector<std::string> namesField(const YAML::Node& n, const std::string& path,
-                                    const std::string& field) {
-  if (!n || !n.IsSequence()) throw fieldError(path, field, "missing or not a list of names");
-  std::vector<std::string> out;
-  for (const auto& x : n) out.push_back(x.as<std::string>());
-  return out;
-}
-
 InputSchedule scheduleFromRows(const Model& model, const Eigen::MatrixXd& rows, double rate_hz) {
   InputSchedule s;
   s.defaults = model.defaultInputs();
@@ -73,63 +35,39 @@ InputSchedule scheduleFromRows(const Model& model, const Eigen::MatrixXd& rows, 
 }  // namespace
 
 Performance loadPlanFile(const std::string& path, const ModelPtr& model_in) {
-  std::ifstream in(path);
-  if (!in) throw std::invalid_argument(path + ": cannot read the plan");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  YAML::Node root;
-  try {
-    root = YAML::Load(ss.str());  // JSON is YAML
-  } catch (const YAML::Exception& e) {
-    throw std::invalid_argument(path + ":" + std::to_string(e.mark.line + 1) +
-                                ": not a plan file (" + e.msg + ")");
-  }
-  if (!root.IsMap() || !root["format"] || root["format"].as<std::string>() != "marionette-plan")
-    throw fieldError(path, "format",
-                     "expected \"marionette-plan\" (a file from `marionette plan "
-                     "--out`)");
-  const std::string model_name = root["model"] ? root["model"].as<std::string>() : "";
+  const Plan plan = readPlanFile(path);
+  const auto fieldError = [&](const std::string& field, const std::string& what) {
+    return std::invalid_argument(path + ": " + field + ": " + what);
+  };
   ModelPtr model = model_in;
   if (!model) {
     try {
-      model = loadModel(model_name);
+      model = loadModel(plan.model);
     } catch (const std::exception& e) {
-      throw fieldError(path, "model",
-                       "'" + model_name + "': " + e.what() + " (give the model file with --model)");
+      throw fieldError("model",
+                       "'" + plan.model + "': " + e.what() + " (give the model file with --model)");
     }
-  } else if (model->name != model_name) {
-    throw fieldError(path, "model",
-                     "the plan is for '" + model_name + "', --model is '" + model->name + "'");
+  } else if (model->name != plan.model) {
+    throw fieldError("model",
+                     "the plan is for '" + plan.model + "', --model is '" + model->name + "'");
   }
-  if (!root["collision_free"] || !root["collision_free"].as<bool>())
-    throw fieldError(path, "collision_free",
+  if (!plan.collision_free)
+    throw fieldError("collision_free",
                      "the plan's verified motion touches the stage or itself; refusing to play it");
-  if (root["limit_violations"] && root["limit_violations"].size() > 0)
-    throw fieldError(path, "limit_violations",
-                     root["limit_violations"][0].as<std::string>() + "; refusing to play it");
-  const YAML::Node inputs = root["inputs"];
-  if (!inputs || !inputs.IsMap()) throw fieldError(path, "inputs", "missing");
-  const double rate = inputs["rate_hz"] ? inputs["rate_hz"].as<double>() : 0.0;
-  if (!(rate > 0) || !std::isfinite(rate)) throw fieldError(path, "inputs.rate_hz", "must be > 0");
-  const std::vector<std::string> names = namesField(inputs["names"], path, "inputs.names");
+  if (!plan.limit_violations.empty())
+    throw fieldError("limit_violations", plan.limit_violations[0] + "; refusing to play it");
   std::vector<std::string> expected;
   for (const auto& kv : model->kinematic) expected.push_back(kv.name);
-  if (names != expected)
-    throw fieldError(path, "inputs.names",
+  if (plan.input_names != expected)
+    throw fieldError("inputs.names",
                      "the columns are not the kinematic variables of '" + model->name + "'");
   Performance p;
   p.model = model;
   p.source = path;
-  p.rate_hz = rate;
-  const Eigen::MatrixXd rows = matrixField(inputs["samples"], path, "inputs.samples", model->nk());
-  if (rows.rows() < 1) throw fieldError(path, "inputs.samples", "empty");
-  p.inputs = scheduleFromRows(*model, rows, rate);
-  p.duration_s = (rows.rows() - 1) / rate;
-  if (const YAML::Node pred = root["predicted"]; pred && pred["states"]) {
-    const auto state_names = namesField(pred["state_names"], path, "predicted.state_names");
-    if (static_cast<int>(state_names.size()) == model->nd())
-      p.predicted_q = matrixField(pred["states"], path, "predicted.states", model->nd());
-  }
+  p.rate_hz = plan.rate_hz;
+  p.inputs = scheduleFromRows(*model, plan.inputs, plan.rate_hz);
+  p.duration_s = plan.duration_s();
+  if (static_cast<int>(plan.state_names.size()) == model->nd()) p.predicted_q = plan.states;
   return p;
 }
 

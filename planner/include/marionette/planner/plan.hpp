@@ -6,11 +6,13 @@
 //   PlanOutcome      exact, approximate, or nothing found.
 //   Plan             inputs (N x n_k at rate_hz), states, tensions, clearance, goal result.
 //   writePlanJson / writeInputsCsv   the file formats (README "Plan files").
+//   readPlanJson / readPlanFile      a plan file back into a Plan (everything the file holds).
 #pragma once
 
 #include <Eigen/Core>
 #include <limits>
 #include <ostream>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -77,5 +79,18 @@ struct Plan {
 void writePlanJson(const Plan& plan, std::ostream& out);
 // "t,<input names>" rows: the format `marionette simulate --inputs` reads.
 void writeInputsCsv(const Plan& plan, std::ostream& out);
+
+// What a plan file that cannot be read throws: what() reads "SOURCE: FIELD: problem" (or
+// "SOURCE:LINE: not a plan file (...)" when the JSON itself is broken, e.g. truncated).
+class PlanFileError : public std::invalid_argument {
+ public:
+  using std::invalid_argument::invalid_argument;
+};
+
+// Parses plan JSON text as writePlanJson writes it; `source` names it in messages.  Checks the
+// format and that every matrix is rectangular, finite and as long as the inputs; it does not
+// judge the plan (collisions, limits): callers decide.  Statistics are not read back.
+Plan readPlanJson(const std::string& text, const std::string& source);
+Plan readPlanFile(const std::string& path);  // the same from a file
 
 }  // namespace marionette

@@ -1,0 +1,86 @@
+// The 3-D viewer (`marionette render`): a motion of one puppet in one stage, turned into one
+// self-contained HTML page -- three.js bundled in at build time, the data inline -- that opens
+// from disk with no server and no network (clients/viewer/web/).
+//
+// Contents
+//   ViewError        what bad input throws: names the file, field or value.
+//   Motion           what to show: configurations and string tensions sampled at a rate, plus
+//                    the header facts, the named points to trace and the goal regions.
+//   motionOfPlan     a plan file's verified re-simulation.
+//   motionAtRest     the rest pose of the default inputs (one sample).
+//   motionOfInputs   a simulation (the VI) of an input schedule from rest.
+//   writeViewJson    the view document: per sample, every link frame's pose, the strings' ends
+//                    and lengths, tensions, inputs, named points, and -- with a scene -- FCL's
+//                    clearance per sample; the scene's obstacles (meshes as triangles), bounds.
+//   writeViewPage    the page: clients/viewer/web/src/page.html with the document and the
+//                    bundled script inlined.
+//
+// Coordinates in the document are the stage's (z up, floor at z = 0; scene files use them): the
+// model's world frame is mapped through Model::stage_pose.  Lengths m, angles rad, forces N.
+#pragma once
+
+#include <Eigen/Core>
+#include <ostream>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "marionette/environments/scene.hpp"
+#include "marionette/models/model.hpp"
+#include "marionette/models/simulation.hpp"
+#include "marionette/planner/plan.hpp"
+
+namespace marionette::viewer {
+
+class ViewError : public std::invalid_argument {
+ public:
+  using std::invalid_argument::invalid_argument;
+};
+
+struct GoalRegion {
+  std::string point;                                     // the named point that must reach it
+  Eigen::Vector3d position_m = Eigen::Vector3d::Zero();  // stage coordinates
+  double radius_m = 0.0;
+};
+
+struct Motion {
+  std::string title;
+  std::vector<std::pair<std::string, std::string>> info;  // header facts, in order
+  std::vector<std::string> problems;  // header facts shown as bad (e.g. "collision at 1.2 s")
+  double rate_hz = 50.0;
+  Eigen::MatrixXd q;           // N x n_q: joints then rig inputs; row i at t = i / rate_hz
+  Eigen::MatrixXd tensions_N;  // N x n_s (0 when slack)
+  std::vector<std::string> trace_points;  // named points whose paths show at first
+  std::vector<GoalRegion> goals;
+  int goal_sample = -1;  // where the goal first holds, -1 if never (or no goal)
+};
+
+// The plan's inputs and predicted states.  Throws ViewError when the plan is for another model
+// (its name, input, state or string names differ from `model`'s) or has no predicted states.
+// Point goals become goal regions and their points are traced.
+Motion motionOfPlan(const Plan& plan, const std::string& plan_source, const Model& model);
+
+// The rest pose of the model's default inputs.  Throws ViewError when it cannot be found.
+Motion motionAtRest(const ModelPtr& model);
+
+// Simulates `inputs` with the midpoint VI from rest at step dt_s for duration_s; one sample per
+// step.  Throws SimulationError (a failed step) or ViewError.
+Motion motionOfInputs(const ModelPtr& model, const InputSchedule& inputs,
+                      const std::string& inputs_source, double dt_s, double duration_s);
+
+struct ViewOptions {
+  double at_s = 0.0;                      // where the page opens (a URL's ?at= overrides it)
+  std::vector<std::string> trace_points;  // replaces the motion's when not empty
+};
+
+// scene may be null (no obstacles, no clearance).  Throws ViewError for an unknown traced point
+// and MeshError for a link mesh that cannot be read.
+void writeViewJson(const ModelPtr& model, const ScenePtr& scene, const Motion& motion,
+                   const ViewOptions& options, std::ostream& out);
+
+// The whole page (writeViewJson's document inlined).  Same errors.
+void writeViewPage(const ModelPtr& model, const ScenePtr& scene, const Motion& motion,
+                   const ViewOptions& options, std::ostream& out);
+
+}  // namespace marionette::viewer

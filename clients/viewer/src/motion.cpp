@@ -1,0 +1,149 @@
+// The motions the viewer shows: a plan's re-simulation, a rest pose, a simulated input schedule.
+#include <cmath>
+#include <sstream>
+
+#include "marionette/models/rest_pose.hpp"
+#include "marionette/planner/goal.hpp"
+#include "marionette/viewer/view.hpp"
+
+namespace marionette::viewer {
+namespace {
+
+std::string fixed(double v, int digits) {
+  std::ostringstream os;
+  os.setf(std::ios::fixed);
+  os.precision(digits);
+  os << v;
+  return os.str();
+}
+
+template <class Items>
+std::vector<std::string> namesOf(const Items& items) {
+  std::vector<std::string> out;
+  for (const auto& x : items) out.push_back(x.name);
+  return out;
+}
+
+void requireNames(const std::vector<std::string>& got, const std::vector<std::string>& expected,
+                  const std::string& source, const std::string& field, const std::string& what,
+                  const Model& model) {
+  if (got == expected) return;
+  std::string list;
+  for (const auto& n : got) list += (list.empty() ? "" : ", ") + n;
+  throw ViewError(source + ": " + field + ": [" + list + "] are not the " + what + " of '" +
+                  model.name + "'");
+}
+
+// Point goals in the canonical text (GoalSpec::describe: "point:...;radius=R + point:...").
+std::vector<GoalRegion> goalRegions(const std::string& goal_text) {
+  std::vector<GoalRegion> out;
+  std::size_t begin = 0;
+  while (begin <= goal_text.size()) {
+    const std::size_t end = goal_text.find(" + ", begin);
+    const std::string part = goal_text.substr(begin, end == std::string::npos ? end : end - begin);
+    try {
+      const GoalSpec spec = GoalSpec::parse(part);
+      if (spec.kind == GoalSpec::Kind::Point)
+        for (const auto& t : spec.points)
+          out.push_back({t.point, t.position_m, spec.effectiveTolerance()});
+    } catch (const std::exception&) {
+      // Not a point goal (or not ours to judge): nothing to mark.
+    }
+    if (end == std::string::npos) break;
+    begin = end + 3;
+  }
+  return out;
+}
+
+}  // namespace
+
+Motion motionOfPlan(const Plan& plan, const std::string& source, const Model& model) {
+  if (plan.model != model.name)
+    throw ViewError(source + ": model: the plan is for '" + plan.model + "', not '" + model.name +
+                    "'");
+  requireNames(plan.input_names, namesOf(model.kinematic), source, "inputs.names",
+               "kinematic variables", model);
+  if (plan.states.rows() != plan.samples())
+    throw ViewError(source +
+                    ": predicted.states: missing (a plan from `marionette plan --out` "
+                    "has them)");
+  requireNames(plan.state_names, namesOf(model.dynamic), source, "predicted.state_names",
+               "dynamic variables", model);
+  requireNames(plan.string_names, namesOf(model.strings), source, "predicted.string_names",
+               "strings", model);
+  Motion m;
+  m.title = plan.model + (plan.scene.empty() ? "" : " in " + plan.scene) + ": " + plan.goal;
+  m.info = {{"planner", plan.stats.planner.empty() ? "?" : plan.stats.planner},
+            {"outcome", toString(plan.outcome)},
+            {"duration", fixed(plan.duration_s(), 2) + " s at " + fixed(plan.rate_hz, 0) + " Hz"}};
+  if (std::isfinite(plan.min_stage_clearance_m))
+    m.info.push_back({"min stage clearance", fixed(100 * plan.min_stage_clearance_m, 1) + " cm"});
+  if (plan.outcome != PlanOutcome::Exact)
+    m.problems.push_back(plan.message.empty() ? toString(plan.outcome) : plan.message);
+  if (!plan.collision_free)
+    m.problems.push_back("collision" +
+                         (plan.first_collision >= 0
+                              ? " at " + fixed(plan.first_collision / plan.rate_hz, 2) + " s"
+                              : std::string()) +
+                         (plan.collision_pair.empty() ? "" : ": " + plan.collision_pair));
+  for (const auto& v : plan.limit_violations) m.problems.push_back(v);
+  m.rate_hz = plan.rate_hz;
+  m.q.resize(plan.samples(), model.nq());
+  m.q << plan.states, plan.inputs;
+  m.tensions_N = plan.tensions_N;
+  m.goals = goalRegions(plan.goal);
+  m.goal_sample = plan.goal_sample < plan.samples() ? plan.goal_sample : -1;
+  if (m.goal_sample >= 0)
+    m.info.push_back({"goal reached", "at " + fixed(m.goal_sample / plan.rate_hz, 2) + " s"});
+  for (const auto& g : m.goals) m.trace_points.push_back(g.point);
+  return m;
+}
+
+Motion motionAtRest(const ModelPtr& model) {
+  const Eigen::VectorXd rho = model->defaultInputs();
+  const RestPose rest = computeRestPose(model, rho);
+  if (!rest.ok)
+    throw ViewError(model->name + ": no rest pose for the default inputs: " + rest.message);
+  Motion m;
+  m.title = model->name + " at rest";
+  m.info = {{"inputs", "defaults"}, {"potential energy", fixed(rest.potential_J, 4) + " J"}};
+  m.rate_hz = 1.0;
+  m.q.resize(1, model->nq());
+  m.q << rest.q.transpose(), rho.transpose();
+  m.tensions_N = rest.tension_N.transpose();
+  return m;
+}
+
+Motion motionOfInputs(const ModelPtr& model, const InputSchedule& inputs,
+                      const std::string& inputs_source, double dt_s, double duration_s) {
+  if (!(dt_s > 0) || !std::isfinite(dt_s)) throw ViewError("--dt: must be > 0");
+  if (!(duration_s >= 0) || !std::isfinite(duration_s)) throw ViewError("--duration: must be >= 0");
+  SimulationOptions options;
+  options.dt_s = dt_s;
+  options.duration_s = duration_s;
+  options.energy_every_row = false;
+  std::vector<Eigen::VectorXd> rows;
+  std::vector<Eigen::VectorXd> tensions;
+  const SimulationSummary summary = simulate(model, inputs, options, [&](const SimulationRow& r) {
+    Eigen::VectorXd q(model->nq());
+    q << *r.q, *r.rho;
+    rows.push_back(q);
+    tensions.push_back(*r.tension_N);
+  });
+  Motion m;
+  m.title = model->name + ": " + inputs_source;
+  m.info = {{"simulated", "midpoint VI, dt " + fixed(dt_s * 1000, 1) + " ms"},
+            {"duration", fixed(duration_s, 2) + " s"},
+            {"max string over-stretch", fixed(summary.max_violation_m * 1e6, 3) + " µm"}};
+  m.rate_hz = 1.0 / dt_s;
+  m.q.resize(static_cast<Eigen::Index>(rows.size()), model->nq());
+  m.tensions_N.resize(static_cast<Eigen::Index>(rows.size()), model->nstrings());
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    m.q.row(static_cast<Eigen::Index>(i)) = rows[i].transpose();
+    m.tensions_N.row(static_cast<Eigen::Index>(i)) = tensions[i].transpose();
+  }
+  for (const auto& w : inputs.speedWarnings(*model)) m.problems.push_back(w);
+  return m;
+}
+
+}  // namespace marionette::viewer

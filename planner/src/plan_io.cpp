@@ -1,0 +1,168 @@
+// Reading plan files back (the format writePlanJson writes; README "The plan file").
+#include <yaml-cpp/yaml.h>
+
+#include <cmath>
+#include <fstream>
+#include <limits>
+#include <sstream>
+
+#include "marionette/planner/plan.hpp"
+
+namespace marionette {
+namespace {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+struct Reader {
+  const std::string& source;
+
+  [[noreturn]] void fail(const std::string& field, const std::string& what) const {
+    throw PlanFileError(source + ": " + field + ": " + what);
+  }
+
+  // A number, or NaN for null (writePlanJson writes null for what is not finite).
+  double number(const YAML::Node& n, const std::string& field, bool required = false) const {
+    if (!n || n.IsNull()) {
+      if (required) fail(field, "missing");
+      return kNaN;
+    }
+    try {
+      return n.as<double>();
+    } catch (const YAML::Exception&) {
+      fail(field, "not a number");
+    }
+  }
+
+  std::string text(const YAML::Node& n, const std::string& field) const {
+    if (!n || n.IsNull()) return "";
+    if (!n.IsScalar()) fail(field, "not a string");
+    return n.as<std::string>();
+  }
+
+  std::vector<std::string> names(const YAML::Node& n, const std::string& field) const {
+    if (!n || !n.IsSequence()) fail(field, "missing or not a list of names");
+    std::vector<std::string> out;
+    for (std::size_t i = 0; i < n.size(); ++i)
+      out.push_back(text(n[i], field + "[" + std::to_string(i) + "]"));
+    return out;
+  }
+
+  // rows x cols of finite numbers; rows < 0: any number of rows.
+  Eigen::MatrixXd matrix(const YAML::Node& n, const std::string& field, int rows, int cols) const {
+    if (!n || !n.IsSequence()) fail(field, "missing or not a list of rows");
+    if (rows >= 0 && static_cast<int>(n.size()) != rows)
+      fail(field, std::to_string(n.size()) + " rows, expected " + std::to_string(rows) +
+                      " (one per input sample)");
+    Eigen::MatrixXd m(static_cast<Eigen::Index>(n.size()), cols);
+    for (std::size_t i = 0; i < n.size(); ++i) {
+      const std::string row_field = field + "[" + std::to_string(i) + "]";
+      if (!n[i].IsSequence() || static_cast<int>(n[i].size()) != cols)
+        fail(row_field, "expected " + std::to_string(cols) + " numbers");
+      for (int j = 0; j < cols; ++j) {
+        const double v = number(n[i][j], row_field + "[" + std::to_string(j) + "]");
+        if (!std::isfinite(v))
+          fail(row_field + "[" + std::to_string(j) + "]", "not a finite number");
+        m(static_cast<Eigen::Index>(i), j) = v;
+      }
+    }
+    return m;
+  }
+
+  // One number (or null) per sample.
+  Eigen::VectorXd column(const YAML::Node& n, const std::string& field, int rows) const {
+    if (!n || !n.IsSequence()) fail(field, "missing or not a list of numbers");
+    if (static_cast<int>(n.size()) != rows)
+      fail(field, std::to_string(n.size()) + " values, expected " + std::to_string(rows));
+    Eigen::VectorXd v(rows);
+    for (int i = 0; i < rows; ++i) v[i] = number(n[i], field + "[" + std::to_string(i) + "]");
+    return v;
+  }
+};
+
+int sampleAt(double t_s, double rate_hz) {
+  return std::isfinite(t_s) ? static_cast<int>(std::lround(t_s * rate_hz)) : -1;
+}
+
+}  // namespace
+
+Plan readPlanJson(const std::string& text, const std::string& source) {
+  YAML::Node root;
+  try {
+    root = YAML::Load(text);  // JSON is YAML
+  } catch (const YAML::Exception& e) {
+    throw PlanFileError(source + ":" + std::to_string(e.mark.line + 1) + ": not a plan file (" +
+                        e.msg + "; is it truncated?)");
+  }
+  const Reader r{source};
+  if (!root.IsMap() || !root["format"] || !root["format"].IsScalar() ||
+      root["format"].as<std::string>() != "marionette-plan")
+    r.fail("format", "expected \"marionette-plan\" (a file from `marionette plan --out`)");
+  Plan plan;
+  plan.model = r.text(root["model"], "model");
+  if (plan.model.empty()) r.fail("model", "missing");
+  plan.scene = r.text(root["scene"], "scene");
+  plan.stats.planner = r.text(root["planner"], "planner");
+  plan.start = r.text(root["start"], "start");
+  plan.goal = r.text(root["goal"], "goal");
+  plan.message = r.text(root["message"], "message");
+  const std::string outcome = r.text(root["outcome"], "outcome");
+  plan.outcome = outcome == "exact"         ? PlanOutcome::Exact
+                 : outcome == "approximate" ? PlanOutcome::Approximate
+                                            : PlanOutcome::NotFound;
+  if (const double seed = r.number(root["seed"], "seed"); std::isfinite(seed) && seed >= 0)
+    plan.seed = static_cast<unsigned long>(seed);
+  plan.collision_free = root["collision_free"] && root["collision_free"].IsScalar() &&
+                        root["collision_free"].as<std::string>() == "true";
+  plan.collision_pair = r.text(root["collision_pair"], "collision_pair");
+  // Minima over nothing are +inf in a Plan, null in the file.
+  const auto minimum = [&](const char* field) {
+    const double v = r.number(root[field], field);
+    return std::isnan(v) ? std::numeric_limits<double>::infinity() : v;
+  };
+  plan.goal_distance_min = minimum("goal_distance");
+  plan.min_clearance_m = minimum("min_clearance_m");
+  plan.min_stage_clearance_m = minimum("min_stage_clearance_m");
+  plan.max_violation_m = r.number(root["max_string_violation_m"], "max_string_violation_m");
+  plan.min_tension_N = r.number(root["min_tension_N"], "min_tension_N");
+  if (root["limit_violations"])
+    plan.limit_violations = r.names(root["limit_violations"], "limit_violations");
+
+  const YAML::Node inputs = root["inputs"];
+  if (!inputs || !inputs.IsMap()) r.fail("inputs", "missing");
+  plan.rate_hz = r.number(inputs["rate_hz"], "inputs.rate_hz", true);
+  if (!(plan.rate_hz > 0) || !std::isfinite(plan.rate_hz)) r.fail("inputs.rate_hz", "must be > 0");
+  plan.input_names = r.names(inputs["names"], "inputs.names");
+  plan.inputs =
+      r.matrix(inputs["samples"], "inputs.samples", -1, static_cast<int>(plan.input_names.size()));
+  const int n = plan.samples();
+  if (n < 1) r.fail("inputs.samples", "empty");
+  plan.goal_sample =
+      sampleAt(r.number(root["goal_reached_at_s"], "goal_reached_at_s"), plan.rate_hz);
+  plan.first_collision =
+      sampleAt(r.number(root["first_collision_s"], "first_collision_s"), plan.rate_hz);
+  plan.min_stage_clearance_sample = sampleAt(
+      r.number(root["min_stage_clearance_at_s"], "min_stage_clearance_at_s"), plan.rate_hz);
+
+  if (const YAML::Node p = root["predicted"]; p && p.IsMap()) {
+    plan.state_names = r.names(p["state_names"], "predicted.state_names");
+    plan.string_names = r.names(p["string_names"], "predicted.string_names");
+    plan.states =
+        r.matrix(p["states"], "predicted.states", n, static_cast<int>(plan.state_names.size()));
+    plan.tensions_N = r.matrix(p["tensions_N"], "predicted.tensions_N", n,
+                               static_cast<int>(plan.string_names.size()));
+    plan.clearance_m = r.column(p["clearance_m"], "predicted.clearance_m", n);
+    plan.stage_clearance_m = r.column(p["stage_clearance_m"], "predicted.stage_clearance_m", n);
+    plan.goal_distance = r.column(p["goal_distance"], "predicted.goal_distance", n);
+  }
+  return plan;
+}
+
+Plan readPlanFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw PlanFileError(path + ": cannot read the plan");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return readPlanJson(ss.str(), path);
+}
+
+}  // namespace marionette

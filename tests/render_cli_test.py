@@ -1,0 +1,158 @@
+#!/usr/bin/env python3
+"""`marionette render` as a user runs it, without a browser: pages for a plan, a rest pose and a
+simulated input sequence; bad input (a plan for another model, a missing mesh, a truncated plan,
+options out of range) gives a clear error and leaves no file behind, nor touches one already
+there.  (tests/viewer_browser_test.mjs opens the pages in Chromium.)
+Usage: render_cli_test.py PATH/TO/marionette SOURCE_DIR"""
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import unittest
+
+BIN = None
+SOURCE = None
+
+
+def run(*args, cwd=None):
+    return subprocess.run([BIN, *args], capture_output=True, text=True, timeout=300, cwd=cwd)
+
+
+def view_document(html_path):
+    with open(html_path, encoding="utf-8") as f:
+        page = f.read()
+    m = re.search(r'<script type="application/json" id="marionette-view">(.*?)</script>', page, re.S)
+    assert m, "no view document in the page"
+    return page, json.loads(m.group(1))
+
+
+class RenderCli(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.TemporaryDirectory()
+        cls.dir = cls.tmp.name
+        r = run("plan", "--model", "planar-arm", "--planner", "est", "--goal", "q:theta1=0.3",
+                "--seed", "1", "--time-limit", "20", "--out", "plan.json", "--quiet", cwd=cls.dir)
+        assert r.returncode == 0, r.stderr
+        cls.plan = os.path.join(cls.dir, "plan.json")
+        with open(cls.plan) as f:
+            cls.plan_json = json.load(f)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.tmp.cleanup()
+
+    def path(self, name):
+        return os.path.join(self.dir, name)
+
+    def assert_refused(self, args, *needles, out="out.html"):
+        """The command fails with exit 2, stderr names what is wrong, and `out` -- which holds
+        a sentinel -- is untouched, with no temporary left beside it."""
+        target = self.path(out)
+        with open(target, "w") as f:
+            f.write("sentinel")
+        r = run(*args, "--out", target, cwd=self.dir)
+        self.assertEqual(r.returncode, 2, r.stderr)
+        for needle in needles:
+            self.assertIn(needle, r.stderr)
+        with open(target) as f:
+            self.assertEqual(f.read(), "sentinel")
+        self.assertEqual([n for n in os.listdir(self.dir) if n.startswith(out + ".")], [])
+        os.remove(target)
+
+    def test_a_plan_page_holds_the_plan(self):
+        r = run("render", self.plan, "--out", self.path("plan.html"))
+        self.assertEqual(r.returncode, 0, r.stderr)
+        page, doc = view_document(self.path("plan.html"))
+        n = len(self.plan_json["inputs"]["samples"])
+        self.assertEqual(len(doc["t"]), n)
+        self.assertAlmostEqual(doc["t"][-1], self.plan_json["inputs"]["duration_s"], places=9)
+        self.assertEqual(doc["inputs"]["names"], self.plan_json["inputs"]["names"])
+        self.assertEqual(doc["tensions"]["names"], self.plan_json["predicted"]["string_names"])
+        for row_doc, row_plan in zip(doc["inputs"]["samples"], self.plan_json["inputs"]["samples"]):
+            for a, b in zip(row_doc, row_plan):
+                self.assertAlmostEqual(a, b, delta=1e-6 * (1 + abs(b)))
+        # The arm's inputs: a string length (m) and joint angles (rad) are told apart.
+        self.assertTrue(set(doc["inputs"]["units"]) <= {"m", "rad"})
+        # Planned on the empty stage: the page's clearance (FCL, recomputed) is the plan's.
+        self.assertEqual(self.plan_json["scene"], "empty")
+        for a, b in zip(doc["clearance"]["samples"], self.plan_json["predicted"]["clearance_m"]):
+            self.assertAlmostEqual(a, b, delta=1e-6)
+        self.assertNotIn("http://", page.split('id="marionette-view"')[0])
+        self.assertIn("three", page.lower())
+
+    def test_rest_pose_of_every_builtin_model_in_a_scene(self):
+        models = json.loads(run("models", "--json").stdout)
+        for m in models:
+            with self.subTest(model=m["name"]):
+                out = self.path(m["name"] + ".html")
+                r = run("render", "--model", m["name"], "--scene", "empty", "--out", out)
+                self.assertEqual(r.returncode, 0, r.stderr)
+                _, doc = view_document(out)
+                self.assertEqual(len(doc["t"]), 1)
+                self.assertEqual([s["name"] for s in doc["strings"]], m["strings"])
+                self.assertEqual(len(doc["clearance"]["samples"]), 1)
+
+    def test_simulated_inputs_in_the_window_scene(self):
+        csv = os.path.join(SOURCE, "examples", "mass-through-window.csv")
+        out = self.path("window.html")
+        r = run("render", "--model", "suspended-mass", "--scene", "window", "--inputs", csv,
+                "--duration", "8", "--out", out)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        _, doc = view_document(out)
+        self.assertEqual(len(doc["t"]), 401)  # 8 s at the default 20 ms step, and t = 0
+        clearance = doc["clearance"]["samples"]
+        k = doc["clearance"]["min_index"]
+        # The README's figure for this run: 8 cm over the sill at about 3 s (10 ms steps there).
+        self.assertAlmostEqual(clearance[k], 0.0815, delta=0.01)
+        self.assertAlmostEqual(doc["t"][k], 3.0, delta=0.3)
+        self.assertEqual(doc["collision"]["first_index"], -1)
+        names = [o["name"] for o in doc["obstacles"]]
+        self.assertIn("wall_below_window", names)
+
+    def test_a_plan_for_another_model(self):
+        self.assert_refused(["render", self.plan, "--model", "puppetcopter"],
+                            "plan.json: model: the plan is for 'planar-arm', not 'puppetcopter'")
+
+    def test_a_truncated_plan(self):
+        with open(self.plan) as f:
+            text = f.read()
+        cut = self.path("cut.json")
+        with open(cut, "w") as f:
+            f.write(text[: len(text) // 3])
+        self.assert_refused(["render", cut], "cut.json:", "truncated")
+
+    def test_a_missing_mesh(self):
+        scene = self.path("scene.yaml")
+        with open(scene, "w") as f:
+            f.write("name: broken\nobstacles:\n  - name: statue\n    mesh: {file: meshes/statue.stl}\n"
+                    "    pose: {position: [0, 0, 0.5]}\n")
+        self.assert_refused(["render", "--model", "planar-arm", "--scene", scene], "statue.stl")
+
+    def test_bad_options(self):
+        self.assert_refused(["render", self.plan, "--at", "99"], "--at: 99 s is outside the motion")
+        self.assert_refused(["render", self.plan, "--points", "nose"],
+                            "'nose' is not a named point of 'planar-arm'")
+        self.assert_refused(["render", "--model", "no-such-model"], "no-such-model")
+        r = run("render", self.plan)
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("nothing to write", r.stderr)
+
+    def test_png_without_a_browser_is_a_clear_error_and_writes_nothing(self):
+        png = self.path("x.png")
+        r = run("render", self.plan, "--png", png, "--chromium", "/nonexistent/chromium")
+        self.assertEqual(r.returncode, 2, r.stderr)
+        self.assertIn("--png needs headless Chromium", r.stderr)
+        self.assertFalse(os.path.exists(png))
+        r = run("render", self.plan, "--png", png, "--size", "12x4000")
+        self.assertEqual(r.returncode, 2, r.stderr)
+        self.assertIn("--size", r.stderr)
+        self.assertFalse(os.path.exists(png))
+
+
+if __name__ == "__main__":
+    BIN = sys.argv.pop(1)
+    SOURCE = sys.argv.pop(1)
+    unittest.main(verbosity=2)

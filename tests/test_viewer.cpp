@@ -1,0 +1,304 @@
+// The viewer's data (clients/viewer) and plan files read back (planner/plan_io): what the page
+// draws must be the plan's physics, in stage coordinates, checked independently here --
+// strings no longer than their lengths and exactly as long when they pull, FCL's clearance
+// equal to the plan's own, named points where the kinematics put them.
+#include <gtest/gtest.h>
+#include <yaml-cpp/yaml.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "marionette/environments/collision.hpp"
+#include "marionette/models/dynamics.hpp"
+#include "marionette/models/model_io.hpp"
+#include "marionette/planner/planner.hpp"
+#include "marionette/viewer/view.hpp"
+#include "support/test_paths.hpp"
+
+namespace marionette {
+namespace {
+
+using viewer::Motion;
+using viewer::ViewError;
+
+// One real plan, made once: PuppetCopter's left hand to the table's edge (the README's).
+const Plan& tablePlan() {
+  static const Plan plan = [] {
+    PlanRequest req;
+    req.model = loadModel("puppetcopter");
+    req.scene = loadScene("table");
+    req.options.planner = "rrt";
+    req.options.seed = 1;
+    req.options.time_limit_s = 30;
+    req.goal = GoalSpec::parse("point:hand_l=0.05,0.24,0.40;radius=0.04");
+    return planMotion(req);
+  }();
+  return plan;
+}
+
+std::string planText(const Plan& plan) {
+  std::ostringstream os;
+  writePlanJson(plan, os);
+  return os.str();
+}
+
+YAML::Node viewDocument(const ModelPtr& model, const ScenePtr& scene, const Motion& motion,
+                        const viewer::ViewOptions& options = {}) {
+  std::ostringstream os;
+  viewer::writeViewJson(model, scene, motion, options, os);
+  return YAML::Load(os.str());  // JSON is YAML
+}
+
+Eigen::Vector3d at3(const YAML::Node& row, int offset) {
+  return {row[offset].as<double>(), row[offset + 1].as<double>(), row[offset + 2].as<double>()};
+}
+
+// ---- Plan files ---------------------------------------------------------------------------
+
+TEST(PlanFile, ReadsBackWhatWasWritten) {
+  const Plan& plan = tablePlan();
+  ASSERT_EQ(plan.outcome, PlanOutcome::Exact) << plan.message;
+  const Plan back = readPlanJson(planText(plan), "plan.json");
+  EXPECT_EQ(back.model, "puppetcopter");
+  EXPECT_EQ(back.scene, "table");
+  EXPECT_EQ(back.goal, plan.goal);
+  EXPECT_EQ(back.stats.planner, "rrt");
+  EXPECT_EQ(back.outcome, PlanOutcome::Exact);
+  EXPECT_EQ(back.seed, 1u);
+  EXPECT_TRUE(back.collision_free);
+  EXPECT_EQ(back.rate_hz, plan.rate_hz);
+  EXPECT_EQ(back.input_names, plan.input_names);
+  EXPECT_EQ(back.string_names, plan.string_names);
+  EXPECT_EQ(back.goal_sample, plan.goal_sample);
+  EXPECT_EQ(back.first_collision, -1);
+  EXPECT_EQ(back.min_stage_clearance_sample, plan.min_stage_clearance_sample);
+  // Twelve significant digits in the file.
+  EXPECT_LT((back.inputs - plan.inputs).cwiseAbs().maxCoeff(), 1e-10);
+  EXPECT_LT((back.states - plan.states).cwiseAbs().maxCoeff(), 1e-10);
+  EXPECT_LT((back.tensions_N - plan.tensions_N).cwiseAbs().maxCoeff(), 1e-9);
+  EXPECT_LT((back.clearance_m - plan.clearance_m).cwiseAbs().maxCoeff(), 1e-12);
+  EXPECT_NEAR(back.min_clearance_m, plan.min_clearance_m, 1e-12);
+}
+
+TEST(PlanFile, ATruncatedFileIsAClearError) {
+  const std::string text = planText(tablePlan());
+  try {
+    readPlanJson(text.substr(0, text.size() / 2), "cut.json");
+    FAIL() << "a truncated plan was read";
+  } catch (const PlanFileError& e) {
+    const std::string what = e.what();
+    EXPECT_EQ(what.rfind("cut.json:", 0), 0u) << what;
+    EXPECT_NE(what.find("truncated"), std::string::npos) << what;
+  }
+}
+
+TEST(PlanFile, ErrorsNameTheField) {
+  std::string text = planText(tablePlan());
+  const auto expectError = [](const std::string& t, const std::string& field) {
+    try {
+      readPlanJson(t, "p.json");
+      FAIL() << "no error for " << field;
+    } catch (const PlanFileError& e) {
+      EXPECT_NE(std::string(e.what()).find("p.json: " + field), std::string::npos) << e.what();
+    }
+  };
+  expectError("{\"format\": \"something-else\"}", "format");
+  std::string bad = text;
+  bad.replace(bad.find("\"rate_hz\": 50"), 13, "\"rate_hz\": -1");
+  expectError(bad, "inputs.rate_hz");
+  bad = text;
+  // One row of states short.
+  const std::size_t states = bad.find("\"states\": [");
+  const std::size_t row_end = bad.find("],", bad.find('[', states + 11));
+  bad.erase(bad.find('[', states + 11), row_end + 2 - bad.find('[', states + 11));
+  expectError(bad, "predicted.states");
+}
+
+// ---- Motions and the view document ---------------------------------------------------------
+
+TEST(ViewerMotion, APlanForAnotherModelIsRefusedByName) {
+  const ModelPtr arm = loadModel("planar-arm");
+  try {
+    viewer::motionOfPlan(tablePlan(), "plan.json", *arm);
+    FAIL();
+  } catch (const ViewError& e) {
+    EXPECT_NE(std::string(e.what()).find("plan.json: model: the plan is for 'puppetcopter', "
+                                         "not 'planar-arm'"),
+              std::string::npos)
+        << e.what();
+  }
+  // Same name, other variables: a model file that was edited since the plan.
+  Plan renamed = tablePlan();
+  renamed.model = "planar-arm";
+  EXPECT_THROW(viewer::motionOfPlan(renamed, "plan.json", *arm), ViewError);
+}
+
+TEST(ViewerDocument, StringsAreNeverLongerThanTheirLengthsAndTautWhenTheyPull) {
+  const Plan& plan = tablePlan();
+  const ModelPtr model = loadModel("puppetcopter");
+  const Motion motion = viewer::motionOfPlan(plan, "plan.json", *model);
+  const YAML::Node doc = viewDocument(model, loadScene("table"), motion);
+  const int n = plan.samples();
+  ASSERT_EQ(static_cast<int>(doc["t"].size()), n);
+  ASSERT_EQ(static_cast<int>(doc["string_ends"].size()), n);
+  int taut_checked = 0;
+  for (int i = 0; i < n; ++i) {
+    const YAML::Node ends = doc["string_ends"][i];
+    for (int s = 0; s < model->nstrings(); ++s) {
+      const double chord = (at3(ends, 6 * s) - at3(ends, 6 * s + 3)).norm();
+      const double length = doc["string_lengths"][i][s].as<double>();
+      // The view rounds to 7 digits (~1e-7 m).
+      EXPECT_LE(chord, length + 1e-6) << "string " << s << " sample " << i;
+      if (plan.tensions_N(i, s) > 1e-3) {
+        EXPECT_NEAR(chord, length, 1e-6) << "string " << s << " pulls but is slack, sample " << i;
+        ++taut_checked;
+      }
+      EXPECT_NEAR(doc["tensions"]["samples"][i][s].as<double>(), plan.tensions_N(i, s),
+                  1e-6 * (1.0 + plan.tensions_N(i, s)));
+    }
+  }
+  EXPECT_GT(taut_checked, n);  // a hanging puppet has several taut strings at every sample
+}
+
+TEST(ViewerDocument, ClearanceIsFclsAndEqualsThePlans) {
+  const Plan& plan = tablePlan();
+  const ModelPtr model = loadModel("puppetcopter");
+  const YAML::Node doc =
+      viewDocument(model, loadScene("table"), viewer::motionOfPlan(plan, "plan.json", *model));
+  const YAML::Node c = doc["clearance"];
+  ASSERT_TRUE(c.IsMap());
+  ASSERT_EQ(static_cast<int>(c["samples"].size()), plan.samples());
+  for (int i = 0; i < plan.samples(); ++i) {
+    EXPECT_NEAR(c["samples"][i].as<double>(), plan.clearance_m[i], 1e-6) << i;
+    EXPECT_NEAR(c["stage_samples"][i].as<double>(), plan.stage_clearance_m[i], 1e-6) << i;
+  }
+  const int min_index = c["min_index"].as<int>();
+  EXPECT_NEAR(plan.clearance_m[min_index], plan.min_clearance_m, 1e-12);
+  EXPECT_EQ(c["stage_min_index"].as<int>(), plan.min_stage_clearance_sample);
+  EXPECT_EQ(doc["collision"]["first_index"].as<int>(), -1);
+}
+
+TEST(ViewerDocument, PosesAreInStageCoordinatesAndPointsFollowTheKinematics) {
+  const Plan& plan = tablePlan();
+  const ModelPtr model = loadModel("puppetcopter");
+  const Motion motion = viewer::motionOfPlan(plan, "plan.json", *model);
+  const YAML::Node doc = viewDocument(model, loadScene("table"), motion);
+  DynamicsData data(*model);
+  const int hand = model->pointIndex("hand_l");
+  const int body_slot = [&] {
+    for (std::size_t k = 0; k < doc["frames"].size(); ++k)
+      if (doc["frames"][k].as<std::string>() == "body") return static_cast<int>(k);
+    return -1;
+  }();
+  ASSERT_GE(body_slot, 0);
+  for (int i : {0, plan.samples() / 2, plan.samples() - 1}) {
+    const Eigen::VectorXd q = motion.q.row(i).transpose();
+    forwardKinematics(*model, data, q);
+    const Eigen::Vector3d hand_stage =
+        model->stage_pose *
+        pointPosition(data, model->points[hand].frame, model->points[hand].position_m);
+    EXPECT_LT((at3(doc["points"][hand]["path"][i], 0) - hand_stage).norm(), 1e-6);
+    const YAML::Node pose = doc["frame_poses"][i];
+    const Eigen::Vector3d body = at3(pose, 7 * body_slot);
+    const Eigen::Vector3d body_stage = model->stage_pose * data.frame_p[model->frameIndex("body")];
+    EXPECT_LT((body - body_stage).norm(), 1e-6);
+    const Eigen::Quaterniond qb(
+        pose[7 * body_slot + 6].as<double>(), pose[7 * body_slot + 3].as<double>(),
+        pose[7 * body_slot + 4].as<double>(), pose[7 * body_slot + 5].as<double>());
+    EXPECT_NEAR(qb.norm(), 1.0, 1e-6);
+    const Eigen::Matrix3d R_stage =
+        model->stage_pose.linear() * data.frame_R[model->frameIndex("body")];
+    EXPECT_LT((qb.normalized().toRotationMatrix() - R_stage).cwiseAbs().maxCoeff(), 1e-5);
+  }
+  // Where the plan reaches its goal, the hand is in the goal region the page draws.
+  ASSERT_EQ(doc["targets"].size(), 1u);
+  ASSERT_GE(plan.goal_sample, 0);
+  EXPECT_EQ(doc["goal_index"].as<int>(), plan.goal_sample);
+  const Eigen::Vector3d goal = at3(doc["targets"][0]["position"], 0);
+  EXPECT_LT((at3(doc["points"][hand]["path"][plan.goal_sample], 0) - goal).norm(),
+            doc["targets"][0]["radius"].as<double>());
+  EXPECT_EQ(doc["highlight_points"][0].as<std::string>(), "hand_l");
+  // The table is drawn where FCL checks it: every obstacle is on the page.
+  EXPECT_EQ(doc["obstacles"].size(), loadScene("table")->obstacles.size());
+}
+
+TEST(ViewerDocument, RestPoseHasOneSampleWithStaticTensions) {
+  for (const std::string name : {"puppetcopter", "planar-arm", "suspended-mass"}) {
+    const ModelPtr model = loadModel(name);
+    const Motion rest = viewer::motionAtRest(model);
+    ASSERT_EQ(rest.q.rows(), 1);
+    for (int s = 0; s < model->nstrings(); ++s) EXPECT_GE(rest.tensions_N(0, s), 0.0) << name;
+    const YAML::Node doc = viewDocument(model, nullptr, rest);
+    EXPECT_TRUE(doc["clearance"].IsNull());
+    EXPECT_EQ(doc["obstacles"].size(), 0u);
+    EXPECT_EQ(doc["frame_poses"].size(), 1u);
+    EXPECT_EQ(doc["links"].size(), model->geometry.size());
+  }
+  // A mass hanging on one string at rest: the string carries its weight, m g.
+  const ModelPtr mass = loadModel("suspended-mass");
+  ASSERT_EQ(mass->nstrings(), 1);
+  double kg = 0.0;
+  for (const auto& m : mass->masses) kg += m.mass_kg;
+  EXPECT_NEAR(viewer::motionAtRest(mass).tensions_N(0, 0), kg * mass->gravity_mps2, 1e-9);
+}
+
+TEST(ViewerDocument, SimulatedInputsMatchTheSimulator) {
+  const ModelPtr mass = loadModel("suspended-mass");
+  const InputSchedule inputs =
+      InputSchedule::fromCsv(*mass, "t," + mass->kinematic[0].name + "\n0,0\n1,0.1\n", "test.csv");
+  const Motion m = viewer::motionOfInputs(mass, inputs, "test.csv", 0.02, 1.5);
+  ASSERT_EQ(m.q.rows(), 76);
+  EXPECT_DOUBLE_EQ(m.rate_hz, 50.0);
+  SimulationOptions o;
+  o.dt_s = 0.02;
+  o.duration_s = 1.5;
+  Eigen::VectorXd last;
+  simulate(mass, inputs, o, [&](const SimulationRow& r) { last = *r.q; });
+  EXPECT_LT((m.q.row(75).head(mass->nd()).transpose() - last).cwiseAbs().maxCoeff(), 1e-12);
+  EXPECT_NEAR(m.q(50, mass->nd()), 0.1, 1e-12);  // the input at t = 1 s
+}
+
+TEST(ViewerDocument, UnknownTracedPointIsNamed) {
+  const ModelPtr model = loadModel("planar-arm");
+  viewer::ViewOptions o;
+  o.trace_points = {"nose"};
+  std::ostringstream os;
+  try {
+    viewer::writeViewJson(model, nullptr, viewer::motionAtRest(model), o, os);
+    FAIL();
+  } catch (const ViewError& e) {
+    EXPECT_NE(std::string(e.what()).find("'nose' is not a named point of 'planar-arm'"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+TEST(ViewerPage, IsSelfContainedAndItsDataParses) {
+  const ModelPtr model = loadModel("puppetcopter");
+  std::ostringstream os;
+  viewer::writeViewPage(model, loadScene("table"),
+                        viewer::motionOfPlan(tablePlan(), "plan.json", *model), {}, os);
+  const std::string page = os.str();
+  // Nothing fetched from anywhere: no src= or href= to other files, no http(s) URL in a tag.
+  EXPECT_EQ(page.find("<script src"), std::string::npos);
+  EXPECT_EQ(page.find("<link "), std::string::npos);
+  EXPECT_EQ(page.find("@VIEWER_JS@"), std::string::npos);
+  EXPECT_EQ(page.find("@VIEW_DATA@"), std::string::npos);
+  // three.js is in it (its licence notice is kept).
+  EXPECT_NE(page.find("Three.js Authors"), std::string::npos);
+  // The inline document ends where its script element does and parses.
+  const std::string open = "<script type=\"application/json\" id=\"marionette-view\">";
+  const std::size_t begin = page.find(open) + open.size();
+  const std::size_t end = page.find("</script>", begin);
+  const YAML::Node doc = YAML::Load(page.substr(begin, end - begin));
+  EXPECT_EQ(doc["format"].as<std::string>(), "marionette-view");
+  // Exactly two script elements: the data and the viewer.
+  std::size_t scripts = 0;
+  for (std::size_t p = page.find("<script"); p != std::string::npos;
+       p = page.find("<script", p + 1))
+    ++scripts;
+  EXPECT_EQ(scripts, 2u);
+}
+
+}  // namespace
+}  // namespace marionette

@@ -1,0 +1,311 @@
+// End-to-end test of `marionette render` in a real browser (Debian's headless Chromium, driven
+// by playwright-core from clients/viewer/web/node_modules; no browser download).
+//
+//   node tests/viewer_browser_test.mjs BUILD_BIN_DIR WEB_DIR WORK_DIR
+//
+// Plans a real motion (PuppetCopter's left hand over the table's edge), renders it, opens the
+// page from disk with the network off, and checks: no console errors and no request leaves the
+// page; the 3-D canvas is not blank; scrubbing to two times changes the pixels where the puppet
+// is; the tension plot has one series per string; play, orbit and the path toggle change what
+// is drawn; the minimum-clearance button goes to the marked moment.  Then `--png` at a given size.
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, readFileSync, rmSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { join, resolve } from 'node:path';
+import { inflateSync } from 'node:zlib';
+import assert from 'node:assert/strict';
+
+const [binDir, webDir, workDir] = process.argv.slice(2).map((p) => resolve(p));
+if (!workDir) {
+  console.error('usage: node viewer_browser_test.mjs BUILD_BIN_DIR WEB_DIR WORK_DIR');
+  process.exit(2);
+}
+const require = createRequire(join(webDir, 'package.json'));
+const { chromium } = require('playwright-core');
+const marionette = join(binDir, 'marionette');
+const browserPath = process.env.MARIONETTE_CHROMIUM || '/usr/bin/chromium';
+
+rmSync(workDir, { recursive: true, force: true });
+mkdirSync(workDir, { recursive: true });
+const run = (...args) => execFileSync(marionette, args, { cwd: workDir, encoding: 'utf8',
+  stdio: ['ignore', 'pipe', 'pipe'] });
+
+// ---- PNG decoding (8-bit RGB/RGBA, not interlaced: what Chromium writes) ---------------------
+
+function decodePng(buffer) {
+  assert.equal(buffer.subarray(1, 4).toString('latin1'), 'PNG', 'not a PNG');
+  let offset = 8, width = 0, height = 0, channels = 0;
+  const idat = [];
+  while (offset < buffer.length) {
+    const length = buffer.readUInt32BE(offset);
+    const type = buffer.subarray(offset + 4, offset + 8).toString('latin1');
+    const data = buffer.subarray(offset + 8, offset + 8 + length);
+    if (type === 'IHDR') {
+      width = data.readUInt32BE(0);
+      height = data.readUInt32BE(4);
+      assert.equal(data[8], 8, 'bit depth');
+      assert.equal(data[12], 0, 'interlaced');
+      channels = { 2: 3, 6: 4 }[data[9]];
+      assert.ok(channels, `colour type ${data[9]}`);
+    } else if (type === 'IDAT') {
+      idat.push(data);
+    }
+    offset += 12 + length;
+  }
+  const raw = inflateSync(Buffer.concat(idat));
+  const stride = width * channels;
+  const pixels = Buffer.alloc(height * stride);
+  for (let y = 0; y < height; ++y) {
+    const filter = raw[y * (stride + 1)];
+    const line = raw.subarray(y * (stride + 1) + 1, (y + 1) * (stride + 1));
+    for (let x = 0; x < stride; ++x) {
+      const a = x >= channels ? pixels[y * stride + x - channels] : 0;
+      const b = y > 0 ? pixels[(y - 1) * stride + x] : 0;
+      const c = x >= channels && y > 0 ? pixels[(y - 1) * stride + x - channels] : 0;
+      let v = line[x];
+      if (filter === 1) v += a;
+      else if (filter === 2) v += b;
+      else if (filter === 3) v += (a + b) >> 1;
+      else if (filter === 4) {
+        const p = a + b - c, pa = Math.abs(p - a), pb = Math.abs(p - b), pc = Math.abs(p - c);
+        v += pa <= pb && pa <= pc ? a : pb <= pc ? b : c;
+      }
+      pixels[y * stride + x] = v & 255;
+    }
+  }
+  return { width, height, channels, pixels };
+}
+
+// Variance of the luminance over an image or a rectangle of it.
+function lumaStats(img, box = { x: 0, y: 0, width: img.width, height: img.height }) {
+  let n = 0, sum = 0, sum2 = 0;
+  for (let y = box.y; y < box.y + box.height; ++y)
+    for (let x = box.x; x < box.x + box.width; ++x) {
+      const o = (y * img.width + x) * img.channels;
+      const l = 0.299 * img.pixels[o] + 0.587 * img.pixels[o + 1] + 0.114 * img.pixels[o + 2];
+      ++n; sum += l; sum2 += l * l;
+    }
+  const mean = sum / n;
+  return { mean, variance: sum2 / n - mean * mean };
+}
+
+// Share of the pixels in `box` whose colour differs by more than 24 (of 255) in some channel.
+function changedShare(a, b, box) {
+  let changed = 0;
+  for (let y = box.y; y < box.y + box.height; ++y)
+    for (let x = box.x; x < box.x + box.width; ++x) {
+      const o = (y * a.width + x) * a.channels;
+      for (let c = 0; c < 3; ++c)
+        if (Math.abs(a.pixels[o + c] - b.pixels[o + c]) > 24) { ++changed; break; }
+    }
+  return changed / (box.width * box.height);
+}
+
+function union(a, b) {
+  const x = Math.min(a.x, b.x), y = Math.min(a.y, b.y);
+  return { x, y, width: Math.max(a.x + a.width, b.x + b.width) - x,
+    height: Math.max(a.y + a.height, b.y + b.height) - y };
+}
+
+// ---- The plan and its page ------------------------------------------------------------------
+
+run('plan', '--model', 'puppetcopter', '--scene', 'table', '--planner', 'rrt', '--goal',
+  'point:hand_l=0.05,0.24,0.40;radius=0.04', '--seed', '1', '--time-limit', '30', '--out',
+  'plan.json', '--quiet');
+const plan = JSON.parse(readFileSync(join(workDir, 'plan.json'), 'utf8'));
+run('render', 'plan.json', '--out', 'plan.html');
+const models = JSON.parse(run('models', '--json'));
+const puppet = models.find((m) => m.name === 'puppetcopter');
+assert.ok(puppet.strings.length >= 2, 'puppetcopter has strings');
+
+const browser = await chromium.launch({
+  executablePath: browserPath,
+  headless: true,
+  args: ['--no-sandbox', '--disable-gpu', '--enable-unsafe-swiftshader', '--use-angle=swiftshader',
+    '--disable-background-networking', '--disable-component-update', '--disable-sync',
+    '--no-first-run', '--disable-quic'],
+});
+let failures = 0;
+const check = async (name, body) => {
+  try {
+    await body();
+    console.log(`ok   ${name}`);
+  } catch (e) {
+    ++failures;
+    console.log(`FAIL ${name}\n     ${e.stack || e}`);
+  }
+};
+
+try {
+  const context = await browser.newContext({ viewport: { width: 1100, height: 900 },
+    deviceScaleFactor: 1, offline: true });
+  const outside = [];
+  // Nothing may leave the page: every request but the file itself (and data:/blob:) is refused
+  // and recorded.
+  await context.route('**/*', (route) => {
+    const url = route.request().url();
+    if (url.startsWith('file:') || url.startsWith('data:') || url.startsWith('blob:'))
+      return route.continue();
+    outside.push(url);
+    return route.abort();
+  });
+  const page = await context.newPage();
+  const consoleErrors = [];
+  page.on('console', (msg) => { if (msg.type() === 'error') consoleErrors.push(msg.text()); });
+  page.on('pageerror', (err) => consoleErrors.push(String(err)));
+  page.on('request', (req) => {
+    const url = req.url();
+    if (!url.startsWith('file:') && !url.startsWith('data:') && !url.startsWith('blob:'))
+      outside.push(url);
+  });
+  await page.goto('file://' + join(workDir, 'plan.html'));
+  await page.waitForFunction(() => window.marionetteViewer && window.marionetteViewer.ready,
+    null, { timeout: 30000 });
+  const canvas = page.locator('#stage canvas');
+  const shot = async () => decodePng(await canvas.screenshot());
+  const box = () => page.evaluate(() => window.marionetteViewer.puppetScreenBox());
+  // Scrubbing as a user does: the timeline's range input.
+  const scrubTo = async (t) => {
+    await page.locator('#timeline').fill(String(t));
+    await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
+  };
+
+  await check('the page loads with no console errors', async () => {
+    assert.deepEqual(consoleErrors, []);
+    assert.equal(await page.title(), `puppetcopter in table: ${plan.goal}`);
+    const duration = await page.evaluate(() => window.marionetteViewer.duration);
+    assert.ok(Math.abs(duration - plan.inputs.duration_s) < 1e-9, `duration ${duration}`);
+  });
+
+  await check('the canvas is not blank', async () => {
+    const img = await shot();
+    assert.ok(img.width > 500 && img.height > 300, `canvas ${img.width}x${img.height}`);
+    const { variance } = lumaStats(img);
+    assert.ok(variance > 100, `luminance variance ${variance.toFixed(1)}`);
+  });
+
+  await check('scrubbing to two times changes the pixels where the puppet is', async () => {
+    await scrubTo(0);
+    const a = await shot(), boxA = await box();
+    await scrubTo(plan.inputs.duration_s);
+    const b = await shot(), boxB = await box();
+    assert.equal(await page.locator('#time').textContent(),
+      `${plan.inputs.duration_s.toFixed(2)} / ${plan.inputs.duration_s.toFixed(2)} s`);
+    const region = union(boxA, boxB);
+    assert.ok(region.width > 20 && region.height > 20, `puppet box ${JSON.stringify(region)}`);
+    const inside = changedShare(a, b, region);
+    assert.ok(inside > 0.03, `only ${(100 * inside).toFixed(2)}% of the puppet's pixels changed`);
+    // The puppet, not the camera, moved: the corner of the view away from it stays put.
+    const corner = { x: 0, y: a.height - 60, width: 60, height: 60 };
+    assert.ok(changedShare(a, b, corner) < 0.01, 'the stage moved');
+  });
+
+  await check('the tension plot has one series per string', async () => {
+    const names = await page.locator('#plot-tensions path.series')
+      .evaluateAll((paths) => paths.map((p) => p.getAttribute('data-series')));
+    assert.deepEqual(names, puppet.strings);
+    const inputs = await page.locator('#plot-inputs path.series').count();
+    assert.equal(inputs, puppet.kinematic.length);
+    assert.equal(await page.locator('#plot-clearance path.series').count(), 2);
+  });
+
+  await check('the plot cursors follow the timeline', async () => {
+    const cursorX = () => page.locator('#plot-tensions line.cursor').getAttribute('x1').then(Number);
+    await scrubTo(0);
+    const x0 = await cursorX();
+    await scrubTo(plan.inputs.duration_s / 2);
+    const x1 = await cursorX();
+    await scrubTo(plan.inputs.duration_s);
+    const x2 = await cursorX();
+    assert.ok(x0 < x1 && x1 < x2, `cursor at ${x0}, ${x1}, ${x2}`);
+    assert.ok(Math.abs((x1 - x0) - (x2 - x1)) < 1.5, 'cursor not linear in time');
+  });
+
+  await check('the minimum clearance is marked and can be jumped to', async () => {
+    const label = await page.locator('#plot-clearance text.min-label').first().textContent();
+    const cm = (100 * plan.min_clearance_m).toFixed(1);
+    assert.ok(label.startsWith(`min ${cm} cm at `), `label "${label}" (plan: ${cm} cm)`);
+    await page.locator('#min-clearance').click();
+    const t = await page.evaluate(() => window.marionetteViewer.time());
+    const k = Math.round(t * plan.inputs.rate_hz);
+    const c = plan.predicted.clearance_m;
+    assert.ok(Math.abs(c[k] - plan.min_clearance_m) < 1e-9, `clearance ${c[k]} at ${t} s`);
+    assert.ok(label.endsWith(`at ${t.toFixed(2)} s`), label);
+  });
+
+  await check('play advances time; pause stops it', async () => {
+    await scrubTo(0);
+    await page.locator('#speed').selectOption('0.25');
+    const started = Date.now();
+    await page.locator('#play').click();
+    await page.waitForTimeout(600);
+    await page.locator('#play').click();
+    const elapsed = (Date.now() - started) / 1000;
+    const t1 = await page.evaluate(() => window.marionetteViewer.time());
+    // At x0.25 the motion's clock runs at a quarter of the wall clock (at most: software
+    // rendering may drop frames, never add time).
+    assert.ok(t1 > 0.02 && t1 <= 0.25 * elapsed + 0.03,
+      `t = ${t1.toFixed(3)} s after ${elapsed.toFixed(3)} s of wall time at x0.25`);
+    await page.waitForTimeout(200);
+    assert.equal(await page.evaluate(() => window.marionetteViewer.time()), t1);
+    assert.equal(await page.locator('#play').textContent(), 'Play');
+  });
+
+  await check('orbiting the camera changes the view', async () => {
+    await scrubTo(0);
+    const before = await shot();
+    const r = await canvas.boundingBox();
+    await page.mouse.move(r.x + r.width / 2, r.y + r.height / 2);
+    await page.mouse.down();
+    await page.mouse.move(r.x + r.width / 2 + 150, r.y + r.height / 2 + 20, { steps: 8 });
+    await page.mouse.up();
+    await page.evaluate(() => new Promise((res) => requestAnimationFrame(() => requestAnimationFrame(res))));
+    const after = await shot();
+    const all = { x: 0, y: 0, width: after.width, height: after.height };
+    assert.ok(changedShare(before, after, all) > 0.05, 'orbit did not change the view');
+    await page.locator('#reset-camera').click();
+    const reset = await shot();
+    assert.ok(changedShare(before, reset, all) < 0.005, 'reset view is not the first view');
+  });
+
+  await check('the path toggle shows and hides the traced points', async () => {
+    assert.ok(await page.locator('#paths').isChecked(), 'a point goal traces its point');
+    const on = await shot();
+    await page.locator('#paths').uncheck();
+    await page.evaluate(() => new Promise((res) => requestAnimationFrame(() => requestAnimationFrame(res))));
+    const off = await shot();
+    const all = { x: 0, y: 0, width: on.width, height: on.height };
+    const share = changedShare(on, off, all);
+    assert.ok(share > 0.0005, `hiding the path changed ${(100 * share).toFixed(3)}% of pixels`);
+  });
+
+  await check('no request left the page and no error was logged', async () => {
+    assert.deepEqual(outside, []);
+    assert.deepEqual(consoleErrors, []);
+  });
+  await context.close();
+} finally {
+  await browser.close();
+}
+
+// ---- --png --------------------------------------------------------------------------------
+
+await check('--png makes a still of the requested size that is not blank', async () => {
+  run('render', 'plan.json', '--png', 'still.png', '--size', '640x360', '--at', '1.0');
+  const img = decodePng(readFileSync(join(workDir, 'still.png')));
+  assert.equal(img.width, 640);
+  assert.equal(img.height, 360);
+  const { variance } = lumaStats(img);
+  assert.ok(variance > 100, `luminance variance ${variance.toFixed(1)}`);
+  // The still at another time differs (the same page, posed elsewhere).
+  run('render', 'plan.json', '--png', 'still2.png', '--size', '640x360', '--at', '0');
+  const other = decodePng(readFileSync(join(workDir, 'still2.png')));
+  const all = { x: 0, y: 0, width: 640, height: 360 };
+  assert.ok(changedShare(img, other, all) > 0.002, 'stills at 0 s and 1 s are the same');
+});
+
+if (failures) {
+  console.log(`${failures} check(s) failed`);
+  process.exit(1);
+}
+console.log('all browser checks passed');
