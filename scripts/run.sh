@@ -3,7 +3,8 @@
 # (marionette-server) on loopback, ask it for a plan through the CLI -- PuppetCopter raises its
 # left hand over the edge of the table -- print the plan's summary, write the verified plan to
 # plan.json and its input sequence to plan.csv (the format `marionette simulate --inputs`
-# reads), then stop the server.  Extra arguments are passed to `marionette plan` instead of the
+# reads), render it as plan.html (the 3-D viewer: open it in a browser), then stop the server.
+# Extra arguments are passed to `marionette plan` instead of the
 # default request (the --server flag is added).  The server's request log: build/server.log.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -28,11 +29,17 @@ done
 [ -n "$port" ] || { echo "run.sh: the server did not start" >&2; cat "$log" >&2; exit 1; }
 echo "run.sh: marionette-server on 127.0.0.1:$port (log: $log)" >&2
 
+default_request=0
 if [ $# -eq 0 ]; then
+  default_request=1
   set -- --model puppetcopter --scene table --planner rrt \
     --goal "point:hand_l=0.05,0.24,0.40;radius=0.04" --seed 1 --time-limit 30 \
     --out plan.json --inputs-csv plan.csv
 fi
 status=0
 build/bin/marionette plan --server "127.0.0.1:$port" "$@" || status=$?
+if [ "$default_request" = 1 ] && [ "$status" -le 4 ] && [ -f plan.json ]; then
+  build/bin/marionette render plan.json --out plan.html
+  echo "run.sh: open plan.html in a browser to see the plan" >&2
+fi
 exit $status

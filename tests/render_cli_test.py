@@ -112,6 +112,22 @@ class RenderCli(unittest.TestCase):
         names = [o["name"] for o in doc["obstacles"]]
         self.assertIn("wall_below_window", names)
 
+    def test_a_collision_is_marked(self):
+        csv = os.path.join(SOURCE, "examples", "mass-into-wall.csv")
+        out = self.path("wall.html")
+        r = run("render", "--model", "suspended-mass", "--scene", "window", "--inputs", csv,
+                "--duration", "2", "--out", out)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        _, doc = view_document(out)
+        # The README's run (10 ms steps) hits the sill at 0.77 s; at 20 ms steps, 0.78 s.
+        k = doc["collision"]["first_index"]
+        self.assertAlmostEqual(doc["t"][k], 0.78, delta=0.021)
+        self.assertIn("obstacle 'wall_below_window'", doc["collision"]["pair"])
+        self.assertEqual(doc["clearance"]["samples"][k], 0.0)
+        problems = [value for key, value, bad in doc["info"] if bad]
+        self.assertTrue(any(p.startswith("collision at 0.78 s: link 'mass'") for p in problems),
+                        problems)
+
     def test_a_plan_for_another_model(self):
         self.assert_refused(["render", self.plan, "--model", "puppetcopter"],
                             "plan.json: model: the plan is for 'planar-arm', not 'puppetcopter'")

@@ -80,12 +80,6 @@ Motion motionOfPlan(const Plan& plan, const std::string& source, const Model& mo
     m.info.push_back({"min stage clearance", fixed(100 * plan.min_stage_clearance_m, 1) + " cm"});
   if (plan.outcome != PlanOutcome::Exact)
     m.problems.push_back(plan.message.empty() ? toString(plan.outcome) : plan.message);
-  if (!plan.collision_free)
-    m.problems.push_back("collision" +
-                         (plan.first_collision >= 0
-                              ? " at " + fixed(plan.first_collision / plan.rate_hz, 2) + " s"
-                              : std::string()) +
-                         (plan.collision_pair.empty() ? "" : ": " + plan.collision_pair));
   for (const auto& v : plan.limit_violations) m.problems.push_back(v);
   m.rate_hz = plan.rate_hz;
   m.q.resize(plan.samples(), model.nq());

@@ -248,7 +248,14 @@ void writeViewJson(const ModelPtr& model_ptr, const ScenePtr& scene, const Motio
     jsonString(os, info[i].second);
     os << ",false]";
   }
-  for (const auto& p : motion.problems) {
+  std::vector<std::string> problems = motion.problems;
+  if (first_collision >= 0) {
+    std::ostringstream c;
+    c.precision(3);
+    c << "collision at " << first_collision / motion.rate_hz << " s: " << collision_pair;
+    problems.insert(problems.begin(), c.str());
+  }
+  for (const auto& p : problems) {
     os << (info.empty() ? "" : ",") << "[\"\",";
     jsonString(os, p);
     os << ",true]";

@@ -17,6 +17,9 @@ import { Line2 } from 'three/examples/jsm/lines/Line2.js';
 import { LineGeometry } from 'three/examples/jsm/lines/LineGeometry.js';
 import { LineMaterial } from 'three/examples/jsm/lines/LineMaterial.js';
 
+// Named points' markers and paths: vivid, to stand out against the stage's greys.
+const POINT_COLORS = ['#e64980', '#7048e8', '#1c7ed6', '#0ca678', '#f76707', '#ae3ec9',
+  '#1098ad', '#74b816', '#f59f00', '#d6336c', '#4263eb', '#37b24d'];
 const SERIES_COLORS = ['#1f77b4', '#ff7f0e', '#2ca02c', '#d62728', '#9467bd', '#8c564b',
   '#e377c2', '#7f7f7f', '#bcbd22', '#17becf'];
 const TENSION_STOPS = [[0, '#3b5bdb'], [0.33, '#2fb344'], [0.66, '#f59f00'], [1, '#e03131']];
@@ -197,8 +200,8 @@ const strings = view.strings.map((s) => {
 
 // Named points: a marker each, and their paths over the whole motion (toggled).
 const pointObjects = view.points.map((p, k) => {
-  const color = new THREE.Color(SERIES_COLORS[(k + 3) % SERIES_COLORS.length]);
-  const marker = new THREE.Mesh(new THREE.SphereGeometry(0.007, 16, 8),
+  const color = new THREE.Color(POINT_COLORS[k % POINT_COLORS.length]);
+  const marker = new THREE.Mesh(new THREE.SphereGeometry(0.008, 16, 8),
     new THREE.MeshBasicMaterial({ color }));
   marker.visible = false;
   scene.add(marker);
@@ -206,7 +209,7 @@ const pointObjects = view.points.map((p, k) => {
   if (N > 1) {
     const geometry = new LineGeometry();
     geometry.setPositions(p.path.flat());
-    path = new Line2(geometry, new LineMaterial({ color, linewidth: 2, resolution }));
+    path = new Line2(geometry, new LineMaterial({ color, linewidth: 3, resolution }));
     path.name = 'path:' + p.name;
     path.visible = false;
     scene.add(path);
@@ -422,7 +425,7 @@ function addPlot(id, title, unit, series, markers = []) {
   div.className = 'plot';
   div.id = 'plot-' + id;
   const h2 = text('h2', title + ' ');
-  h2.append(text('small', unit));
+  h2.append(text('small', unit + (duration > 0 ? ' against time (s)' : '')));
   const svg = svgEl('svg', { role: 'img', 'aria-label': title });
   const legend = document.createElement('div');
   legend.className = 'legend';
@@ -452,7 +455,7 @@ function drawPlot(plot) {
   while (svg.firstChild) svg.firstChild.remove();
   const W = Math.max(svg.clientWidth, 50), H = Math.max(svg.clientHeight, 40);
   svg.setAttribute('viewBox', `0 0 ${W} ${H}`);
-  const m = { l: 42, r: 8, t: 6, b: 18 };
+  const m = { l: 42, r: 16, t: 6, b: 18 };
   let lo = Infinity, hi = -Infinity;
   for (const s of plot.series)
     for (const v of s.values) if (Number.isFinite(v)) { lo = Math.min(lo, v); hi = Math.max(hi, v); }
@@ -470,8 +473,9 @@ function drawPlot(plot) {
     svgEl('line', { class: 'grid', x1: m.l, x2: W - m.r, y1: Y(v), y2: Y(v) }, svg);
     svgEl('text', { x: m.l - 4, y: Y(v) + 3, 'text-anchor': 'end' }, svg).textContent = fmt(v);
   }
-  for (const t of niceTicks(0, t1, 8)) {
-    svgEl('text', { x: X(t), y: H - 5, 'text-anchor': 'middle' }, svg).textContent = fmt(t);
+  if (duration > 0) {  // a rest pose has no time axis
+    for (const t of niceTicks(0, t1, 8))
+      svgEl('text', { x: X(t), y: H - 5, 'text-anchor': 'middle' }, svg).textContent = fmt(t);
   }
   if (view.collision && view.collision.first_index >= 0) {
     const x0 = X(view.t[view.collision.first_index]);
