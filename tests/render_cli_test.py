@@ -95,13 +95,17 @@ class RenderCli(unittest.TestCase):
                 self.assertEqual([s["name"] for s in doc["strings"]], m["strings"])
                 self.assertEqual(len(doc["clearance"]["samples"]), 1)
 
-    def test_simulated_inputs_in_the_window_scene(self):
-        csv = os.path.join(SOURCE, "examples", "mass-through-window.csv")
-        out = self.path("window.html")
+    def render_window_example(self, example, duration_s):
+        """The suspended mass in the window scene driven by examples/EXAMPLE.csv: its view."""
+        csv = os.path.join(SOURCE, "examples", example + ".csv")
+        out = self.path(example + ".html")
         r = run("render", "--model", "suspended-mass", "--scene", "window", "--inputs", csv,
-                "--duration", "8", "--out", out)
+                "--duration", str(duration_s), "--out", out)
         self.assertEqual(r.returncode, 0, r.stderr)
-        _, doc = view_document(out)
+        return view_document(out)[1]
+
+    def test_simulated_inputs_in_the_window_scene(self):
+        doc = self.render_window_example("mass-through-window", 8)
         self.assertEqual(len(doc["t"]), 401)  # 8 s at the default 20 ms step, and t = 0
         clearance = doc["clearance"]["samples"]
         k = doc["clearance"]["min_index"]
@@ -113,12 +117,7 @@ class RenderCli(unittest.TestCase):
         self.assertIn("wall_below_window", names)
 
     def test_a_collision_is_marked(self):
-        csv = os.path.join(SOURCE, "examples", "mass-into-wall.csv")
-        out = self.path("wall.html")
-        r = run("render", "--model", "suspended-mass", "--scene", "window", "--inputs", csv,
-                "--duration", "2", "--out", out)
-        self.assertEqual(r.returncode, 0, r.stderr)
-        _, doc = view_document(out)
+        doc = self.render_window_example("mass-into-wall", 2)
         # The README's run (10 ms steps) hits the sill at 0.77 s; at 20 ms steps, 0.78 s.
         k = doc["collision"]["first_index"]
         self.assertAlmostEqual(doc["t"][k], 0.78, delta=0.021)

@@ -251,6 +251,15 @@ try {
     assert.equal(await page.locator('#play').textContent(), 'Play');
   });
 
+  await check('the arrow keys step one sample', async () => {
+    await scrubTo(0.5);
+    await page.keyboard.press('ArrowRight');
+    await page.keyboard.press('ArrowRight');
+    await page.keyboard.press('ArrowLeft');
+    const t = await page.evaluate(() => window.marionetteViewer.time());
+    assert.ok(Math.abs(t - (0.5 + 1 / plan.inputs.rate_hz)) < 1e-9, `t = ${t}`);
+  });
+
   await check('orbiting the camera changes the view', async () => {
     await scrubTo(0);
     const before = await shot();

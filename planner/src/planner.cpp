@@ -10,6 +10,7 @@
 
 #include "marionette/models/input_limits.hpp"
 #include "marionette/models/integrator.hpp"
+#include "marionette/models/json_text.hpp"
 #include "marionette/models/rest_pose.hpp"
 #include "ompl_planning.hpp"
 
@@ -304,30 +305,12 @@ Plan planMotion(const PlanRequest& req, const ProgressFn& progress, const Cancel
 
 namespace {
 
+// The plan file's JSON text (models/json_text.hpp).
 void jsonString(std::ostream& os, const std::string& s) {
-  os << '"';
-  for (char c : s) {
-    switch (c) {
-      case '"': os << "\\\""; break;
-      case '\\': os << "\\\\"; break;
-      case '\n': os << "\\n"; break;
-      case '\t': os << "\\t"; break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20)
-          os << "\\u" << std::hex << std::setw(4) << std::setfill('0') << int(c) << std::dec
-             << std::setfill(' ');
-        else
-          os << c;
-    }
-  }
-  os << '"';
+  writeJsonString(os, s);
 }
-
 void jsonNumber(std::ostream& os, double v) {
-  if (std::isfinite(v))
-    os << v;
-  else
-    os << "null";
+  writeJsonNumber(os, v);
 }
 
 void jsonNames(std::ostream& os, const std::vector<std::string>& names) {

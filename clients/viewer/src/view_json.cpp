@@ -1,6 +1,5 @@
 // The view document (JSON) and the page around it.
 #include <cmath>
-#include <iomanip>
 #include <memory>
 #include <set>
 #include <sstream>
@@ -9,6 +8,7 @@
 #include "marionette/environments/mesh.hpp"
 #include "marionette/models/dynamics.hpp"
 #include "marionette/models/embedded_file.hpp"
+#include "marionette/models/json_text.hpp"
 #include "marionette/viewer/view.hpp"
 
 namespace marionette::embedded {
@@ -18,36 +18,13 @@ extern const FileSet viewer_assets;  // page.html, viewer.js (clients/viewer/CMa
 namespace marionette::viewer {
 namespace {
 
-// JSON text safe inside an HTML <script> element: '<', '>' and '&' are escaped too.
-void jsonString(std::ostream& os, const std::string& s) {
-  os << '"';
-  for (unsigned char c : s) {
-    if (c == '"' || c == '\\') {
-      os << '\\' << c;
-    } else if (c < 0x20 || c == '<' || c == '>' || c == '&') {
-      os << "\\u" << std::hex << std::setw(4) << std::setfill('0') << int(c) << std::dec
-         << std::setfill(' ');
-    } else {
-      os << c;
-    }
-  }
-  os << '"';
-}
-
-void jsonNumber(std::ostream& os, double v) {
-  if (std::isfinite(v))
-    os << v;
-  else
-    os << "null";
-}
-
 void jsonVector3(std::ostream& os, const Eigen::Vector3d& v) {
   os << '[';
-  jsonNumber(os, v.x());
+  writeJsonNumber(os, v.x());
   os << ',';
-  jsonNumber(os, v.y());
+  writeJsonNumber(os, v.y());
   os << ',';
-  jsonNumber(os, v.z());
+  writeJsonNumber(os, v.z());
   os << ']';
 }
 
@@ -70,7 +47,7 @@ void jsonList(std::ostream& os, const std::vector<T>& items, Write write) {
 }
 
 void jsonNames(std::ostream& os, const std::vector<std::string>& names) {
-  jsonList(os, names, [&](const std::string& n) { jsonString(os, n); });
+  jsonList(os, names, [&](const std::string& n) { writeJsonString(os, n); });
 }
 
 void jsonRows(std::ostream& os, const Eigen::MatrixXd& m) {
@@ -79,7 +56,7 @@ void jsonRows(std::ostream& os, const Eigen::MatrixXd& m) {
     os << (i ? ",\n[" : "\n[");
     for (Eigen::Index j = 0; j < m.cols(); ++j) {
       if (j) os << ',';
-      jsonNumber(os, m(i, j));
+      writeJsonNumber(os, m(i, j));
     }
     os << ']';
   }
@@ -87,12 +64,12 @@ void jsonRows(std::ostream& os, const Eigen::MatrixXd& m) {
 }
 
 void jsonColumn(std::ostream& os, const std::vector<double>& v) {
-  jsonList(os, v, [&](double x) { jsonNumber(os, x); });
+  jsonList(os, v, [&](double x) { writeJsonNumber(os, x); });
 }
 
 void jsonShape(std::ostream& os, const Shape& shape, const TriangleMesh* mesh) {
   os << "{\"type\":";
-  jsonString(os, shapeTypeName(shape.type));
+  writeJsonString(os, shapeTypeName(shape.type));
   switch (shape.type) {
     case ShapeType::Sphere: os << ",\"radius\":" << shape.radius_m; break;
     case ShapeType::Box:
@@ -236,16 +213,16 @@ void writeViewJson(const ModelPtr& model_ptr, const ScenePtr& scene, const Motio
 
   os.precision(7);
   os << "{\"format\":\"marionette-view\",\"version\":1,\n\"title\":";
-  jsonString(os, motion.title);
+  writeJsonString(os, motion.title);
   os << ",\n\"info\":[";
   std::vector<std::pair<std::string, std::string>> info = {{"model", model.name}};
   info.push_back({"scene", scene ? scene->name : "none"});
   info.insert(info.end(), motion.info.begin(), motion.info.end());
   for (std::size_t i = 0; i < info.size(); ++i) {
     os << (i ? "," : "") << '[';
-    jsonString(os, info[i].first);
+    writeJsonString(os, info[i].first);
     os << ',';
-    jsonString(os, info[i].second);
+    writeJsonString(os, info[i].second);
     os << ",false]";
   }
   std::vector<std::string> problems = motion.problems;
@@ -257,7 +234,7 @@ void writeViewJson(const ModelPtr& model_ptr, const ScenePtr& scene, const Motio
   }
   for (const auto& p : problems) {
     os << (info.empty() ? "" : ",") << "[\"\",";
-    jsonString(os, p);
+    writeJsonString(os, p);
     os << ",true]";
   }
   os << "],\n\"rate_hz\":" << motion.rate_hz << ",\"default_time\":" << options.at_s;
@@ -271,7 +248,7 @@ void writeViewJson(const ModelPtr& model_ptr, const ScenePtr& scene, const Motio
   for (std::size_t g = 0; g < model.geometry.size(); ++g) {
     const Geometry& geo = model.geometry[g];
     os << (g ? ",\n" : "\n") << "{\"name\":";
-    jsonString(os, geo.name.empty() ? model.frames[geo.frame].name : geo.name);
+    writeJsonString(os, geo.name.empty() ? model.frames[geo.frame].name : geo.name);
     os << ",\"frame\":" << frame_slot[geo.frame] << ",\"pose\":[";
     jsonPose(os, geo.pose);
     os << "],\"shape\":";
@@ -283,7 +260,7 @@ void writeViewJson(const ModelPtr& model_ptr, const ScenePtr& scene, const Motio
   os << "],\n\"strings\":";
   jsonList(os, model.strings, [&](const String& s) {
     os << "{\"name\":";
-    jsonString(os, s.name);
+    writeJsonString(os, s.name);
     os << '}';
   });
   os << ",\n\"string_ends\":[";
@@ -307,7 +284,7 @@ void writeViewJson(const ModelPtr& model_ptr, const ScenePtr& scene, const Motio
   os << "},\n\"points\":[";
   for (std::size_t p = 0; p < model.points.size(); ++p) {
     os << (p ? ",\n" : "\n") << "{\"name\":";
-    jsonString(os, model.points[p].name);
+    writeJsonString(os, model.points[p].name);
     os << ",\"path\":";
     jsonList(os, point_paths[p], [&](const Eigen::Vector3d& x) { jsonVector3(os, x); });
     os << '}';
@@ -317,7 +294,7 @@ void writeViewJson(const ModelPtr& model_ptr, const ScenePtr& scene, const Motio
   os << ",\n\"targets\":";
   jsonList(os, motion.goals, [&](const GoalRegion& g) {
     os << "{\"name\":";
-    jsonString(os, g.point);
+    writeJsonString(os, g.point);
     os << ",\"position\":";
     jsonVector3(os, g.position_m);
     os << ",\"radius\":" << g.radius_m << '}';
@@ -333,14 +310,14 @@ void writeViewJson(const ModelPtr& model_ptr, const ScenePtr& scene, const Motio
     os << "null";
   }
   os << ",\n\"collision\":{\"first_index\":" << first_collision << ",\"pair\":";
-  jsonString(os, collision_pair);
+  writeJsonString(os, collision_pair);
   os << "},\n\"goal_index\":" << motion.goal_sample;
   os << ",\n\"obstacles\":[";
   if (scene)
     for (std::size_t o = 0; o < scene->obstacles.size(); ++o) {
       const Obstacle& ob = scene->obstacles[o];
       os << (o ? ",\n" : "\n") << "{\"name\":";
-      jsonString(os, ob.name);
+      writeJsonString(os, ob.name);
       os << ",\"color\":[" << ob.color.x() << ',' << ob.color.y() << ',' << ob.color.z()
          << "],\"pose\":[";
       jsonPose(os, ob.pose);

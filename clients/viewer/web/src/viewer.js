@@ -123,7 +123,6 @@ function placed(object, pose) {
 }
 
 // The stage: obstacles, floor grid, bounds.
-const sceneBox = new THREE.Box3();
 for (const ob of view.obstacles) {
   const color = new THREE.Color(ob.color[0], ob.color[1], ob.color[2]);
   if (ob.shape.type === 'plane') {
@@ -144,8 +143,6 @@ for (const ob of view.obstacles) {
   mesh.castShadow = mesh.receiveShadow = true;
   mesh.name = 'obstacle:' + ob.name;
   scene.add(mesh);
-  mesh.updateMatrixWorld();
-  sceneBox.expandByObject(mesh);
 }
 {
   const grid = new THREE.GridHelper(view.floor_size_m, Math.round(view.floor_size_m / 0.1),
@@ -611,10 +608,18 @@ function pause() {
 }
 playButton.addEventListener('click', () => (playing ? pause() : play()));
 timeline.addEventListener('input', () => { pause(); setTime(Number(timeline.value)); });
+// Space plays / pauses; the arrow keys step one sample back or forward.
 window.addEventListener('keydown', (ev) => {
-  if (ev.code === 'Space' && ev.target.tagName !== 'SELECT') {
+  if (ev.target.tagName === 'SELECT' || (ev.target.tagName === 'INPUT' && ev.target.type !== 'range'))
+    return;
+  if (ev.code === 'Space') {
     ev.preventDefault();
     playing ? pause() : play();
+  } else if ((ev.code === 'ArrowLeft' || ev.code === 'ArrowRight') && N > 1) {
+    ev.preventDefault();
+    pause();
+    const k = Math.round(currentTime * view.rate_hz) + (ev.code === 'ArrowRight' ? 1 : -1);
+    setTime(Math.min(Math.max(k, 0), N - 1) / view.rate_hz);
   }
 });
 document.getElementById('reset-camera').addEventListener('click', () => { resetCamera(); render(); });
