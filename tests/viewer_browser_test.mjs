@@ -209,6 +209,23 @@ try {
     assert.equal(await page.locator('#plot-clearance path.series').count(), 2);
   });
 
+  await check('strings are drawn slack exactly when the plan says they carry nothing', async () => {
+    const tensions = plan.predicted.tensions_N;
+    let slackSeen = 0, tautSeen = 0;
+    for (const k of [0, 20, 40, 60, 80, 100, tensions.length - 1]) {
+      await page.evaluate((t) => window.marionetteViewer.setTime(t), k / plan.inputs.rate_hz);
+      const drawn = await page.evaluate(() => window.marionetteViewer.strings());
+      assert.deepEqual(drawn.map((d) => d.name), puppet.strings);
+      drawn.forEach((d, s) => {
+        const T = tensions[k][s];
+        if (T > 0.05) { assert.equal(d.slack, false, `${d.name} pulls ${T} N at ${k}`); ++tautSeen; }
+        if (T === 0) { assert.equal(d.slack, true, `${d.name} carries nothing at ${k}`); ++slackSeen; }
+        assert.equal(d.slack, d.color === '#868e96', `${d.name}: grey if and only if slack`);
+      });
+    }
+    assert.ok(slackSeen > 0 && tautSeen > 0, `slack ${slackSeen}, taut ${tautSeen}`);
+  });
+
   await check('the plot cursors follow the timeline', async () => {
     const cursorX = () => page.locator('#plot-tensions line.cursor').getAttribute('x1').then(Number);
     await scrubTo(0);
@@ -291,6 +308,19 @@ try {
   await check('no request left the page and no error was logged', async () => {
     assert.deepEqual(outside, []);
     assert.deepEqual(consoleErrors, []);
+  });
+  // Meshes, a rest pose (one sample: nothing to play), and the same rules.
+  await check('a rest pose among the living room\'s meshes draws with no error', async () => {
+    run('render', '--model', 'puppetcopter', '--scene', 'living-room', '--out', 'room.html');
+    consoleErrors.length = 0;
+    await page.goto('file://' + join(workDir, 'room.html'));
+    await page.waitForFunction(() => window.marionetteViewer && window.marionetteViewer.ready);
+    assert.deepEqual(consoleErrors, []);
+    assert.equal(await page.evaluate(() => window.marionetteViewer.sampleCount), 1);
+    assert.ok(await page.locator('#play').isDisabled());
+    const { variance } = lumaStats(await shot());
+    assert.ok(variance > 100, `luminance variance ${variance.toFixed(1)}`);
+    assert.deepEqual(outside, []);
   });
   await context.close();
 } finally {

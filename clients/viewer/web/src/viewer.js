@@ -9,7 +9,8 @@
 // (no controls) for `marionette render --png`.
 //
 // For tests, window.marionetteViewer exposes: ready, duration, sampleCount, setTime(t), time(),
-// puppetScreenBox() (the puppet's bounding rectangle in canvas pixels), render().
+// puppetScreenBox() (the puppet's bounding rectangle in canvas pixels), strings() (each one's
+// slack flag and colour as drawn), render().
 
 import * as THREE from 'three';
 import { OrbitControls } from 'three/examples/jsm/controls/OrbitControls.js';
@@ -283,6 +284,7 @@ function poseAt(t) {
     st.geometry.setPositions(st.positions);
     st.line.computeLineDistances();
     st.material.dashed = slack;
+    st.slack = slack;
     if (slack) st.material.color.copy(SLACK_COLOR); else tensionColor(tensionsNow[k], st.material.color);
     st.rigPoint.position.copy(E);
   });
@@ -671,5 +673,8 @@ window.marionetteViewer = {
   setTime: (t) => { setTime(t); render(); },
   time: () => currentTime,
   puppetScreenBox,
+  // Each string as drawn now: slack (dashed, grey) or taut, and its colour ('#rrggbb').
+  strings: () => strings.map((st, k) => ({ name: view.strings[k].name, slack: st.slack,
+    color: '#' + st.material.color.getHexString() })),
   render,
 };
