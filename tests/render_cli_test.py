@@ -165,6 +165,9 @@ class RenderCli(unittest.TestCase):
         self.assertEqual(r.returncode, 2, r.stderr)
         self.assertIn("--size", r.stderr)
         self.assertFalse(os.path.exists(png))
+        # Checked before anything is written: --out is not written either.
+        self.assert_refused(["render", self.plan, "--png", png, "--size", "640by480"], "--size")
+        self.assertFalse(os.path.exists(png))
 
 
 if __name__ == "__main__":

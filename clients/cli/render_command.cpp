@@ -112,6 +112,22 @@ int cmdRender(int argc, char** argv) {
           formatted("--at: %g s is outside the motion (0 .. %.3f s)", options.at_s, duration));
   }
 
+  // A still's options are checked before anything is written.
+  SnapshotOptions shot;
+  if (a.values.count("--png")) {
+    if (a.values.count("--size"))
+      std::tie(shot.width_px, shot.height_px) = parseSize(a.values.at("--size"));
+    // A plan's still shows the moment it reaches its goal (else its end) unless --at says
+    // otherwise.
+    shot.at_s = at_given                  ? options.at_s
+                : motion.goal_sample >= 0 ? motion.goal_sample / motion.rate_hz
+                : plan_path.empty()       ? 0.0
+                                          : duration;
+    if (a.values.count("--chromium")) shot.chromium = a.values.at("--chromium");
+    if (const std::string problem = snapshotProblem(shot); !problem.empty())
+      throw std::invalid_argument(problem);
+  }
+
   // The whole page in memory first: an error leaves no file behind.
   std::ostringstream page;
   writeViewPage(model, scene, motion, options, page);
@@ -125,16 +141,6 @@ int cmdRender(int argc, char** argv) {
               << motion.q.rows() << " samples, " << formatted("%.2f", duration) << " s)\n";
   }
   if (a.values.count("--png")) {
-    SnapshotOptions shot;
-    if (a.values.count("--size"))
-      std::tie(shot.width_px, shot.height_px) = parseSize(a.values.at("--size"));
-    // A plan's still shows the moment it reaches its goal (else its end) unless --at says
-    // otherwise.
-    shot.at_s = at_given                  ? options.at_s
-                : motion.goal_sample >= 0 ? motion.goal_sample / motion.rate_hz
-                : plan_path.empty()       ? 0.0
-                                          : duration;
-    if (a.values.count("--chromium")) shot.chromium = a.values.at("--chromium");
     const std::string png = a.values.at("--png");
     // The browser opens a page on disk: --out's, or a temporary one.
     std::string source = a.values.count("--out") ? a.values.at("--out") : "";

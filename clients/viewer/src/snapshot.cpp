@@ -94,16 +94,21 @@ PngSize pngSize(const std::string& path) {
   return {be32(16), be32(20)};
 }
 
+std::string snapshotProblem(const SnapshotOptions& o) {
+  if (o.width_px < 16 || o.height_px < 16 || o.width_px > 8192 || o.height_px > 8192)
+    return "--size: " + std::to_string(o.width_px) + "x" + std::to_string(o.height_px) +
+           " is outside 16x16 .. 8192x8192";
+  if (findChromium(o.chromium).empty())
+    return "--png needs headless Chromium and none was found (install Debian's `chromium`, as "
+           "scripts/install-deps.sh does, or name it with --chromium PATH or "
+           "$MARIONETTE_CHROMIUM)";
+  return "";
+}
+
 void writeSnapshot(const std::string& html_path, const std::string& png_path,
                    const SnapshotOptions& o) {
-  if (o.width_px < 16 || o.height_px < 16 || o.width_px > 8192 || o.height_px > 8192)
-    throw ViewError("--size: " + std::to_string(o.width_px) + "x" + std::to_string(o.height_px) +
-                    " is outside 16x16 .. 8192x8192");
+  if (const std::string problem = snapshotProblem(o); !problem.empty()) throw ViewError(problem);
   const std::string browser = findChromium(o.chromium);
-  if (browser.empty())
-    throw ViewError(
-        "--png needs headless Chromium and none was found (install Debian's `chromium`, "
-        "scripts/install-deps.sh does, or name it with --chromium PATH or $MARIONETTE_CHROMIUM)");
   char* real = realpath(html_path.c_str(), nullptr);
   if (!real) throw ViewError(html_path + ": cannot find the page");
   const std::string page = real;
