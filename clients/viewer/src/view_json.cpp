@@ -1,7 +1,6 @@
 // The view document (JSON) and the page around it.
 #include <cmath>
 #include <memory>
-#include <set>
 #include <sstream>
 
 #include "marionette/environments/collision.hpp"

@@ -243,7 +243,6 @@ function tensionColor(tension, out) {
   return out.copy(stopColors[stopColors.length - 1][1]);
 }
 
-const scratchPose = new Float64Array(7);
 const qa = new THREE.Quaternion(), qb = new THREE.Quaternion();
 const endsNow = new Float64Array(view.strings.length * 6);
 const lengthsNow = new Float64Array(view.strings.length);
@@ -661,8 +660,7 @@ resetCamera();
 plots.forEach(drawPlot);
 showPaths();
 const startAt = params.has('at') ? Number(params.get('at')) : view.default_time;
-poseAt(Number.isFinite(startAt) ? startAt : 0);
-setTime(currentTime);
+setTime(Number.isFinite(startAt) ? startAt : 0);
 render();  // synchronously, so that a screenshot taken at load sees the finished picture
 window.addEventListener('resize', () => { resize(); plots.forEach(drawPlot); render(); });
 
