@@ -6,23 +6,18 @@
 //   build/bin/bench_executor [--seconds 60] [--rates 50,100,200]
 //
 // Target (issue 6): p99 <= 1 ms at 100 Hz.
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <poll.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
 #include <algorithm>
-#include <atomic>
 #include <cstdio>
+#include <functional>
 #include <iostream>
 #include <sstream>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "marionette/executor/executor.hpp"
 #include "marionette/models/model_io.hpp"
+#include "support/udp_responder.hpp"
 
 namespace {
 
@@ -34,54 +29,16 @@ double percentile(std::vector<double> v, double p) {
   return v[std::min(v.size() - 1, static_cast<std::size_t>(p * (v.size() - 1) + 0.5))];
 }
 
-// A rig on loopback: answers GET and ACKs every SET.
-class LoopbackRig {
- public:
-  explicit LoopbackRig(const RigConfig& rig, const Eigen::VectorXd& setpoints)
-      : rig_(rig), setpoints_(setpoints) {
-    fd_ = ::socket(AF_INET, SOCK_DGRAM, 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    ::bind(fd_, reinterpret_cast<sockaddr*>(&a), sizeof a);
-    socklen_t len = sizeof a;
-    ::getsockname(fd_, reinterpret_cast<sockaddr*>(&a), &len);
-    port_ = ntohs(a.sin_port);
-    thread_ = std::thread([this] { run(); });
-  }
-  ~LoopbackRig() {
-    done_ = true;
-    thread_.join();
-    ::close(fd_);
-  }
-  std::string uri() const { return "udp:127.0.0.1:" + std::to_string(port_); }
-
- private:
-  void run() {
-    char buf[2048];
-    while (!done_) {
-      pollfd p{fd_, POLLIN, 0};
-      if (::poll(&p, 1, 10) <= 0) continue;
-      sockaddr_in from{};
-      socklen_t len = sizeof from;
-      const ssize_t n =
-          ::recvfrom(fd_, buf, sizeof buf, 0, reinterpret_cast<sockaddr*>(&from), &len);
-      WireFrame f;
-      if (n <= 0 ||
-          decodeFrame(std::string(buf, static_cast<std::size_t>(n)), f) != DecodeResult::Ok)
-        continue;
-      const std::string reply = f.type == "GET"
-                                    ? encodeFrame("POS", f.seq, encodeSetpoints(rig_, setpoints_))
-                                    : encodeFrame("ACK", f.seq);
-      ::sendto(fd_, reply.data(), reply.size(), 0, reinterpret_cast<sockaddr*>(&from), len);
-    }
-  }
-  RigConfig rig_;
-  Eigen::VectorXd setpoints_;
-  int fd_ = -1, port_ = 0;
-  std::thread thread_;
-  std::atomic<bool> done_{false};
-};
+// A rig on loopback: answers GET with `setpoints` and ACKs every SET.
+std::function<std::string(const std::string&)> loopbackRig(const RigConfig& rig,
+                                                           const Eigen::VectorXd& setpoints) {
+  return [rig, setpoints](const std::string& message) -> std::string {
+    WireFrame f;
+    if (decodeFrame(message, f) != DecodeResult::Ok) return "";
+    return f.type == "GET" ? encodeFrame("POS", f.seq, encodeSetpoints(rig, setpoints))
+                           : encodeFrame("ACK", f.seq);
+  };
+}
 
 }  // namespace
 
@@ -107,7 +64,7 @@ int main(int argc, char** argv) {
       "| rate (Hz) | frames | late p50 (ms) | p99 (ms) | max (ms) | missed ticks | acks | "
       "acks lost |\n| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n");
   for (double rate : rates) {
-    LoopbackRig device(rig, arm->defaultInputs());
+    test::UdpResponder device(loopbackRig(rig, arm->defaultInputs()));
     Performance perf;
     perf.model = arm;
     perf.rate_hz = rate;

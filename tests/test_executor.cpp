@@ -24,6 +24,7 @@
 #include "marionette/models/model_io.hpp"
 #include "marionette/planner/plan.hpp"
 #include "marionette/planner/planner.hpp"
+#include "support/udp_responder.hpp"
 
 namespace {
 
@@ -521,46 +522,10 @@ TEST(Serial, TheDeviceGoingAwayStopsTheRunHoldingTheLastSetpoint) {
 // ---- UDP: a loopback receiver
 // ----------------------------------------------------------------------
 
-class UdpDevice {
- public:
-  UdpDevice(FakeDevice& device) : device_(device) {
-    fd_ = ::socket(AF_INET, SOCK_DGRAM, 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    ::bind(fd_, reinterpret_cast<sockaddr*>(&a), sizeof a);
-    socklen_t len = sizeof a;
-    ::getsockname(fd_, reinterpret_cast<sockaddr*>(&a), &len);
-    port_ = ntohs(a.sin_port);
-    thread_ = std::thread([this] { run(); });
-  }
-  ~UdpDevice() {
-    done_ = true;
-    thread_.join();
-    ::close(fd_);
-  }
-  std::string uri() const { return "udp:127.0.0.1:" + std::to_string(port_); }
-
- private:
-  void run() {
-    while (!done_) {
-      pollfd p{fd_, POLLIN, 0};
-      if (::poll(&p, 1, 5) <= 0) continue;
-      char buf[2048];
-      sockaddr_in from{};
-      socklen_t len = sizeof from;
-      const ssize_t n =
-          ::recvfrom(fd_, buf, sizeof buf, 0, reinterpret_cast<sockaddr*>(&from), &len);
-      if (n <= 0) continue;
-      const std::string reply = device_.answer(std::string(buf, static_cast<std::size_t>(n)));
-      if (!reply.empty())
-        ::sendto(fd_, reply.data(), reply.size(), 0, reinterpret_cast<sockaddr*>(&from), len);
-    }
-  }
-  FakeDevice& device_;
-  int fd_ = -1, port_ = 0;
-  std::thread thread_;
-  std::atomic<bool> done_{false};
+// The fake device behind a UDP socket on loopback.
+struct UdpDevice : test::UdpResponder {
+  explicit UdpDevice(FakeDevice& device)
+      : UdpResponder([&device](const std::string& message) { return device.answer(message); }) {}
 };
 
 TEST(Udp, TenSecondsAt50HzKeepTheRateAndDroppedAcksAreCounted) {
