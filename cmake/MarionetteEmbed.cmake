@@ -2,7 +2,7 @@
 # Generates a C++ source that embeds FILES (paths relative to BASE) as
 #   const marionette::embedded::FileSet marionette::embedded::<name>,
 # regenerated when any of them changes; <out_var> receives the source's path, to be added to a
-# library.  See marionette/models/embedded_file.hpp.
+# library.  See marionette/common/embedded_file.hpp.
 function(marionette_embed_files out_var)
   cmake_parse_arguments(ARG "" "SYMBOL;BASE" "FILES" ${ARGN})
   set(output ${CMAKE_CURRENT_BINARY_DIR}/generated/embedded_${ARG_SYMBOL}.cpp)

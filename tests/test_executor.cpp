@@ -22,7 +22,7 @@
 
 #include "marionette/executor/executor.hpp"
 #include "marionette/models/model_io.hpp"
-#include "marionette/planner/plan.hpp"
+#include "marionette/plan/plan_file.hpp"
 #include "marionette/planner/planner.hpp"
 #include "support/udp_responder.hpp"
 

@@ -7,6 +7,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "marionette/plan/plan_file.hpp"
 #include "marionette/environments/collision.hpp"
 #include "marionette/models/input_limits.hpp"
 #include "marionette/models/integrator.hpp"

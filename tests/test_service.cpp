@@ -15,6 +15,7 @@
 #include <sstream>
 #include <thread>
 
+#include "marionette/plan/plan_file.hpp"
 #include "marionette/environments/scene.hpp"
 #include "marionette/models/model_io.hpp"
 #include "marionette/models/simulation.hpp"

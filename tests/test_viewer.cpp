@@ -8,6 +8,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "marionette/plan/plan_file.hpp"
 #include "marionette/environments/collision.hpp"
 #include "marionette/models/dynamics.hpp"
 #include "marionette/models/model_io.hpp"

@@ -10,40 +10,6 @@
 
 namespace marionette::cli {
 
-std::string jsonString(const std::string& s) {
-  std::string out = "\"";
-  for (char c : s) {
-    switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\t': out += "\\t"; break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20) {
-          char buf[8];
-          std::snprintf(buf, sizeof buf, "\\u%04x", c);
-          out += buf;
-        } else {
-          out += c;
-        }
-    }
-  }
-  return out + "\"";
-}
-
-std::string jsonArray(const std::vector<std::string>& items) {
-  std::string out = "[";
-  for (size_t i = 0; i < items.size(); ++i) out += (i ? ", " : "") + jsonString(items[i]);
-  return out + "]";
-}
-
-std::string jsonNumber(double x) {
-  if (!std::isfinite(x)) return "null";
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.10g", x);
-  return buf;
-}
-
 Args parseArgs(int argc, char** argv, int first, const std::vector<std::string>& value_flags,
                const std::vector<std::string>& switch_flags) {
   Args a;
@@ -65,17 +31,6 @@ Args parseArgs(int argc, char** argv, int first, const std::vector<std::string>&
     }
   }
   return a;
-}
-
-std::vector<std::string> splitCommas(const std::string& s) {
-  std::vector<std::string> out;
-  std::size_t begin = 0;
-  while (begin <= s.size()) {
-    const std::size_t end = std::min(s.find(',', begin), s.size());
-    if (end > begin) out.push_back(s.substr(begin, end - begin));
-    begin = end + 1;
-  }
-  return out;
 }
 
 double parseNumber(const std::string& flag, const std::string& text) {

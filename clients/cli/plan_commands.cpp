@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "cli_util.hpp"
+#include "marionette/plan/plan_file.hpp"
 #include "marionette/models/model_io.hpp"
 #include "marionette/planner/benchmark.hpp"
 #include "marionette/planner/planner.hpp"

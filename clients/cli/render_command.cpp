@@ -12,7 +12,7 @@
 #include "cli_util.hpp"
 #include "marionette/environments/scene.hpp"
 #include "marionette/models/model_io.hpp"
-#include "marionette/planner/plan.hpp"
+#include "marionette/plan/plan_file.hpp"
 #include "marionette/viewer/snapshot.hpp"
 #include "marionette/viewer/view.hpp"
 

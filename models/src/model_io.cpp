@@ -5,8 +5,8 @@
 #include <set>
 #include <sstream>
 
-#include "marionette/models/embedded_file.hpp"
-#include "marionette/models/yaml_reader.hpp"
+#include "marionette/common/embedded_file.hpp"
+#include "marionette/models/description_yaml.hpp"
 
 namespace marionette::embedded {
 // models/builtin/*.yaml (generated at build time).
@@ -100,7 +100,7 @@ ModelPtr parse(const YAML::Node& root, const std::string& file) {
     v.name = r.requiredText(n, "name", f);
     v.initial = r.number(n, "initial", f, 0.0);
     v.damping = r.number(n, "damping", f, damping_default);
-    v.source = r.ref(n, f);
+    v.source = sourceRef(n, f);
     if (const YAML::Node L = n["limits"]) {
       v.limit = limit_defaults;
       const std::string lf = f + ".limits";
@@ -127,7 +127,7 @@ ModelPtr parse(const YAML::Node& root, const std::string& file) {
     if (n["range"]) std::tie(v.lower, v.upper) = r.range(n["range"], f + ".range");
     v.max_speed = r.number(n, "max_speed", f, v.max_speed);
     v.max_accel = r.number(n, "max_accel", f, v.max_accel);
-    v.source = r.ref(n, f);
+    v.source = sourceRef(n, f);
     b.addKinematic(v);
   }
 
@@ -140,7 +140,7 @@ ModelPtr parse(const YAML::Node& root, const std::string& file) {
     r.onlyKeys(n, f, kFrameKeys);
     const std::string name = r.requiredText(n, "name", f);
     const std::string parent = n["parent"] ? r.text(n["parent"], f + ".parent") : "world";
-    const SourceRef src = r.ref(n, f + " '" + name + "'");
+    const SourceRef src = sourceRef(n, f + " '" + name + "'");
     int transforms = 0;
     for (const char* k : {"tx", "ty", "tz", "rx", "ry", "rz", "rotate", "translate", "pose"})
       transforms += n[k] ? 1 : 0;
@@ -205,7 +205,7 @@ ModelPtr parse(const YAML::Node& root, const std::string& file) {
     const Eigen::Vector3d com = r.vec3(n, "com", f, Eigen::Vector3d::Zero());
     if (!n["inertia"]) r.fail(n, f + ".inertia", "missing");
     const Eigen::Matrix3d I = readInertia(r, n["inertia"], f + ".inertia");
-    b.addMass(name, frame, mass, com, I, r.ref(n, f));
+    b.addMass(name, frame, mass, com, I, sourceRef(n, f));
   }
 
   std::vector<std::pair<std::string, std::pair<std::string, Eigen::Vector3d>>> point_table;
@@ -217,7 +217,7 @@ ModelPtr parse(const YAML::Node& root, const std::string& file) {
     const std::string name = r.requiredText(n, "name", f);
     const std::string frame = r.requiredText(n, "frame", f);
     const Eigen::Vector3d at = r.vec3(n, "at", f, Eigen::Vector3d::Zero());
-    b.addPoint(name, frame, at, r.ref(n, f));
+    b.addPoint(name, frame, at, sourceRef(n, f));
     point_table.push_back({name, {frame, at}});
   }
 
@@ -240,7 +240,7 @@ ModelPtr parse(const YAML::Node& root, const std::string& file) {
       len = r.number(n["length"], f + ".length");
     else
       lvar = r.text(n["length"], f + ".length");
-    b.addString(name, pf, pa, rf, ra, lvar, len, r.ref(n, f));
+    b.addString(name, pf, pa, rf, ra, lvar, len, sourceRef(n, f));
   }
 
   const YAML::Node geometry = r.list(root, "geometry");
@@ -249,11 +249,11 @@ ModelPtr parse(const YAML::Node& root, const std::string& file) {
     const std::string f = indexedField("geometry", i);
     r.onlyKeys(n, f, {"name", "frame", "pose", "sphere", "box", "capsule", "cylinder", "mesh"});
     Geometry g;
-    g.source = r.ref(n, f);
+    g.source = sourceRef(n, f);
     const std::string frame = r.requiredText(n, "frame", f);
     g.name = n["name"] ? r.text(n["name"], f + ".name") : frame + "_" + std::to_string(i);
     if (n["pose"]) g.pose = r.pose(n["pose"], f + ".pose");
-    g.shape = r.shape(n, f,
+    g.shape = readShape(r, n, f,
                       {ShapeType::Sphere, ShapeType::Box, ShapeType::Capsule, ShapeType::Cylinder,
                        ShapeType::Mesh});
     if (g.shape.type == ShapeType::Mesh)
@@ -266,7 +266,7 @@ ModelPtr parse(const YAML::Node& root, const std::string& file) {
     const YAML::Node n = allowed[i];
     const std::string f = indexedField("allowed_collisions", i);
     if (!n.IsSequence() || n.size() != 2) r.fail(n, f, "expected [frame_a, frame_b]");
-    b.allowCollision(r.text(n[0], f + "[0]"), r.text(n[1], f + "[1]"), r.ref(n, f));
+    b.allowCollision(r.text(n[0], f + "[0]"), r.text(n[1], f + "[1]"), sourceRef(n, f));
   }
   return b.build();
 }

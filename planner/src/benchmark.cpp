@@ -10,6 +10,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "marionette/common/clock.hpp"
 #include "marionette/models/model_io.hpp"
 #include "ompl_planning.hpp"
 
@@ -60,10 +61,6 @@ const std::vector<BenchmarkProblem>& benchmarkProblems() {
 }
 
 namespace {
-
-double secondsSince(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-}
 
 double residentMegabytes() {
   return static_cast<double>(ompl::machine::getProcessMemoryUsage()) / (1024.0 * 1024.0);

@@ -8,22 +8,14 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "marionette/common/clock.hpp"
 #include "marionette/models/input_limits.hpp"
 #include "marionette/models/integrator.hpp"
-#include "marionette/models/json_text.hpp"
+#include "marionette/common/json_text.hpp"
 #include "marionette/models/rest_pose.hpp"
 #include "ompl_planning.hpp"
 
 namespace marionette {
-
-const char* toString(PlanOutcome outcome) {
-  switch (outcome) {
-    case PlanOutcome::Exact: return "exact";
-    case PlanOutcome::Approximate: return "approximate";
-    case PlanOutcome::NotFound: return "not-found";
-  }
-  return "?";
-}
 
 const std::vector<std::string>& plannerNames() {
   static const std::vector<std::string> names = {"est", "kpiece", "rrt", "sst", "pdst", "prm"};
@@ -37,10 +29,6 @@ std::map<std::string, std::string> plannerParameters(const std::string& planner)
 }
 
 namespace {
-
-double secondsSince(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-}
 
 // Roadmaps kept for the life of the process, per (model, scene, options) fingerprint: the 16
 // used most recently (a server asked for many inline models must not grow without bound).
@@ -299,134 +287,6 @@ Plan planMotion(const PlanRequest& req, const ProgressFn& progress, const Cancel
   }
   plan.stats.total_time_s = secondsSince(t0);
   return plan;
-}
-
-// ---- Files --------------------------------------------------------------------------------
-
-namespace {
-
-// The plan file's JSON text (models/json_text.hpp).
-void jsonString(std::ostream& os, const std::string& s) {
-  writeJsonString(os, s);
-}
-void jsonNumber(std::ostream& os, double v) {
-  writeJsonNumber(os, v);
-}
-
-void jsonNames(std::ostream& os, const std::vector<std::string>& names) {
-  os << '[';
-  for (std::size_t i = 0; i < names.size(); ++i) {
-    if (i) os << ", ";
-    jsonString(os, names[i]);
-  }
-  os << ']';
-}
-
-void jsonRows(std::ostream& os, const Eigen::MatrixXd& m, const char* indent) {
-  os << "[";
-  for (int i = 0; i < m.rows(); ++i) {
-    os << (i ? ",\n" : "\n") << indent << "  [";
-    for (int j = 0; j < m.cols(); ++j) {
-      if (j) os << ", ";
-      jsonNumber(os, m(i, j));
-    }
-    os << ']';
-  }
-  os << (m.rows() ? "\n" : "") << (m.rows() ? indent : "") << "]";
-}
-
-void jsonVector(std::ostream& os, const Eigen::VectorXd& v) {
-  os << '[';
-  for (int i = 0; i < v.size(); ++i) {
-    if (i) os << ", ";
-    jsonNumber(os, v[i]);
-  }
-  os << ']';
-}
-
-}  // namespace
-
-void writePlanJson(const Plan& plan, std::ostream& os) {
-  os << std::setprecision(12);
-  os << "{\n  \"format\": \"marionette-plan\",\n  \"version\": 1,\n";
-  os << "  \"model\": ";
-  jsonString(os, plan.model);
-  os << ",\n  \"scene\": ";
-  jsonString(os, plan.scene);
-  os << ",\n  \"planner\": ";
-  jsonString(os, plan.stats.planner);
-  os << ",\n  \"seed\": " << plan.seed << ",\n  \"start\": ";
-  jsonString(os, plan.start);
-  os << ",\n  \"goal\": ";
-  jsonString(os, plan.goal);
-  os << ",\n  \"outcome\": ";
-  jsonString(os, toString(plan.outcome));
-  os << ",\n  \"message\": ";
-  jsonString(os, plan.message);
-  os << ",\n  \"goal_reached_at_s\": ";
-  jsonNumber(os, plan.goal_sample >= 0 ? plan.goal_sample / plan.rate_hz : NAN);
-  os << ",\n  \"goal_distance\": ";
-  jsonNumber(os, plan.goal_distance_min);
-  os << ",\n  \"collision_free\": " << (plan.collision_free ? "true" : "false");
-  os << ",\n  \"first_collision_s\": ";
-  jsonNumber(os, plan.first_collision >= 0 ? plan.first_collision / plan.rate_hz : NAN);
-  os << ",\n  \"collision_pair\": ";
-  jsonString(os, plan.collision_pair);
-  os << ",\n  \"min_clearance_m\": ";
-  jsonNumber(os, plan.min_clearance_m);
-  os << ",\n  \"min_stage_clearance_m\": ";
-  jsonNumber(os, plan.min_stage_clearance_m);
-  os << ",\n  \"min_stage_clearance_at_s\": ";
-  jsonNumber(os, plan.min_stage_clearance_sample >= 0
-                     ? plan.min_stage_clearance_sample / plan.rate_hz
-                     : NAN);
-  os << ",\n  \"max_string_violation_m\": ";
-  jsonNumber(os, plan.max_violation_m);
-  os << ",\n  \"min_tension_N\": ";
-  jsonNumber(os, plan.min_tension_N);
-  os << ",\n  \"limit_violations\": ";
-  jsonNames(os, plan.limit_violations);
-  const PlanStatistics& s = plan.stats;
-  os << ",\n  \"statistics\": {\"planning_time_s\": " << s.planning_time_s
-     << ", \"verification_time_s\": " << s.verification_time_s
-     << ", \"total_time_s\": " << s.total_time_s << ", \"propagations\": " << s.propagations
-     << ", \"collision_checks\": " << s.collision_checks << ", \"tree_states\": " << s.tree_states
-     << ", \"roadmap_vertices\": " << s.roadmap_vertices
-     << ", \"roadmap_edges\": " << s.roadmap_edges << ", \"edges_validated\": " << s.edges_validated
-     << ", \"edges_rejected\": " << s.edges_rejected
-     << ", \"roadmap_build_time_s\": " << s.roadmap_build_time_s << ", \"planner_goal_distance\": ";
-  jsonNumber(os, s.best_goal_distance);
-  os << "},\n  \"inputs\": {\n    \"rate_hz\": " << plan.rate_hz
-     << ",\n    \"duration_s\": " << plan.duration_s() << ",\n    \"names\": ";
-  jsonNames(os, plan.input_names);
-  os << ",\n    \"samples\": ";
-  jsonRows(os, plan.inputs, "    ");
-  os << "\n  },\n  \"predicted\": {\n    \"state_names\": ";
-  jsonNames(os, plan.state_names);
-  os << ",\n    \"string_names\": ";
-  jsonNames(os, plan.string_names);
-  os << ",\n    \"states\": ";
-  jsonRows(os, plan.states, "    ");
-  os << ",\n    \"tensions_N\": ";
-  jsonRows(os, plan.tensions_N, "    ");
-  os << ",\n    \"clearance_m\": ";
-  jsonVector(os, plan.clearance_m);
-  os << ",\n    \"stage_clearance_m\": ";
-  jsonVector(os, plan.stage_clearance_m);
-  os << ",\n    \"goal_distance\": ";
-  jsonVector(os, plan.goal_distance);
-  os << "\n  }\n}\n";
-}
-
-void writeInputsCsv(const Plan& plan, std::ostream& os) {
-  os << 't';
-  for (const auto& n : plan.input_names) os << ',' << n;
-  os << '\n' << std::setprecision(12);
-  for (int i = 0; i < plan.samples(); ++i) {
-    os << i / plan.rate_hz;
-    for (int j = 0; j < plan.inputs.cols(); ++j) os << ',' << plan.inputs(i, j);
-    os << '\n';
-  }
 }
 
 }  // namespace marionette

@@ -17,6 +17,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "marionette/common/clock.hpp"
 #include "marionette/models/integrator.hpp"
 #include "marionette/models/rest_pose.hpp"
 
@@ -35,10 +36,6 @@ struct RestPoseRoadmap::Graph {
 };
 
 namespace {
-
-double secondsSince(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-}
 
 // Lower bound of the time to move the inputs from a to b at the speed limits (s).
 double timeLowerBound(const Model& model, const Eigen::VectorXd& a, const Eigen::VectorXd& b) {

@@ -8,7 +8,7 @@
 #include "marionette/executor/executor.hpp"
 #include "marionette/models/input_limits.hpp"
 #include "marionette/models/model_io.hpp"
-#include "marionette/planner/plan.hpp"
+#include "marionette/plan/plan_file.hpp"
 
 namespace marionette::executor {
 

@@ -3,7 +3,7 @@
 #include <sstream>
 
 #include "marionette/models/rest_pose.hpp"
-#include "marionette/planner/goal.hpp"
+#include "marionette/plan/goal_spec.hpp"
 #include "marionette/viewer/view.hpp"
 
 namespace marionette::viewer {

@@ -6,8 +6,8 @@
 #include "marionette/environments/collision.hpp"
 #include "marionette/environments/mesh.hpp"
 #include "marionette/models/dynamics.hpp"
-#include "marionette/models/embedded_file.hpp"
-#include "marionette/models/json_text.hpp"
+#include "marionette/common/embedded_file.hpp"
+#include "marionette/common/json_text.hpp"
 #include "marionette/viewer/view.hpp"
 
 namespace marionette::embedded {

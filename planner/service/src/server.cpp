@@ -16,6 +16,8 @@
 #include <sstream>
 #include <thread>
 
+#include "marionette/common/clock.hpp"
+#include "marionette/common/json_text.hpp"
 #include "marionette/environments/collision.hpp"
 #include "marionette/environments/scene.hpp"
 #include "marionette/models/model_io.hpp"
@@ -34,27 +36,6 @@ using grpc::Status;
 using grpc::StatusCode;
 
 constexpr long kMaxSimulationSteps = 200000;
-
-double secondsSince(Clock::time_point t0) {
-  return std::chrono::duration<double>(Clock::now() - t0).count();
-}
-
-std::string jsonEscape(const std::string& s) {
-  std::string out;
-  for (char c : s) {
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += c;
-    } else if (static_cast<unsigned char>(c) < 0x20) {
-      char buf[8];
-      std::snprintf(buf, sizeof buf, "\\u%04x", c);
-      out += buf;
-    } else {
-      out += c;
-    }
-  }
-  return out;
-}
 
 const char* codeName(StatusCode code) {
   switch (code) {
@@ -125,13 +106,13 @@ class RequestLog {
     const std::time_t now = std::time(nullptr);
     std::strftime(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
     std::ostringstream line;
-    line << "{\"time\": \"" << stamp << "\", \"method\": \"" << method_ << "\", \"peer\": \""
-         << jsonEscape(peer_) << "\"";
-    for (const auto& [k, v] : fields_) line << ", \"" << k << "\": \"" << jsonEscape(v) << "\"";
+    line << "{\"time\": \"" << stamp << "\", \"method\": \"" << method_
+         << "\", \"peer\": " << jsonString(peer_);
+    for (const auto& [k, v] : fields_) line << ", \"" << k << "\": " << jsonString(v);
     char ms[32];
     std::snprintf(ms, sizeof ms, "%.3f", 1e3 * secondsSince(t0_));
     line << ", \"status\": \"" << codeName(code_) << "\", \"duration_ms\": " << ms;
-    if (!message_.empty()) line << ", \"message\": \"" << jsonEscape(message_) << "\"";
+    if (!message_.empty()) line << ", \"message\": " << jsonString(message_);
     line << "}\n";
     std::lock_guard<std::mutex> lock(mutex_);
     out_ << line.str() << std::flush;

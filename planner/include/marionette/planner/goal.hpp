@@ -2,7 +2,7 @@
 // rest pose of given inputs; each optionally "at rest".
 //
 // Contents
-//   GoalSpec        what the user asked for (parsed from the CLI's --goal text, or built in code).
+//   GoalSpec        what the user asked for (plan/goal_spec.hpp: the goal text, or built in code).
 //   GoalEvaluator   resolves names against a model and measures a state: pose error, kinetic
 //                   energy, satisfied or not.  One per thread (it keeps kinematics scratch).
 #pragma once
@@ -15,38 +15,9 @@
 
 #include "marionette/models/dynamics.hpp"
 #include "marionette/models/model.hpp"
+#include "marionette/plan/goal_spec.hpp"
 
 namespace marionette {
-
-struct GoalSpec {
-  enum class Kind { Joint, Point, RestOf };
-  Kind kind = Kind::Joint;
-  // Joint: dynamic variables and their target values (rad or m).
-  // RestOf: kinematic variables and their values (the others at their defaults); the goal is the
-  //         rest pose of those inputs, and the inputs themselves.
-  std::vector<std::pair<std::string, double>> values;
-  // Point: named points of the puppet and target positions in stage coordinates (m; the frame
-  // scene files use, floor at z = 0).  Every target must be met.
-  struct PointTarget {
-    std::string point;
-    Eigen::Vector3d position_m = Eigen::Vector3d::Zero();
-  };
-  std::vector<PointTarget> points;
-  // Joint / RestOf: max |error| over the variables (rad or m); Point: radius (m).  NaN = default
-  // (0.05 rad, 0.03 m, 0.05).
-  double tolerance = std::numeric_limits<double>::quiet_NaN();
-  bool at_rest = false;
-  double rest_energy_J = 2e-3;  // "at rest": puppet kinetic energy below this, rig stopped
-
-  // Parses "q:NAME=V,...[;tol=X]", "point:NAME=x,y,z[;radius=R]", "rest-of:VAR=V,...[;tol=X]",
-  // each with an optional ";at-rest" (and ";energy=J").  Throws std::invalid_argument naming
-  // the part that is wrong.
-  static GoalSpec parse(const std::string& text);
-  // Merges another point target into this one (repeated --goal point:...).
-  void merge(const GoalSpec& other);
-  std::string describe() const;  // canonical text, parseable again
-  double effectiveTolerance() const;
-};
 
 // Measures states against a goal.  `dt_s` is the integrator step of the momenta it is given.
 class GoalEvaluator {

@@ -23,7 +23,7 @@
 #include "marionette/models/model.hpp"
 #include "marionette/models/simulation.hpp"
 #include "marionette/planner/goal.hpp"
-#include "marionette/planner/plan.hpp"
+#include "marionette/plan/plan.hpp"
 #include "marionette/planner/roadmap.hpp"
 
 namespace marionette {

@@ -29,7 +29,7 @@
 #include "marionette/environments/scene.hpp"
 #include "marionette/models/model.hpp"
 #include "marionette/models/simulation.hpp"
-#include "marionette/planner/plan.hpp"
+#include "marionette/plan/plan.hpp"
 
 namespace marionette::viewer {
 

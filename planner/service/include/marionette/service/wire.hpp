@@ -20,7 +20,7 @@
 #include "marionette/models/model.hpp"
 #include "marionette/models/simulation.hpp"
 #include "marionette/planner/goal.hpp"
-#include "marionette/planner/plan.hpp"
+#include "marionette/plan/plan_file.hpp"
 #include "marionette/planner/planner.hpp"
 #include "marionette/v1/planner.pb.h"
 

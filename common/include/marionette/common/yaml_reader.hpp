@@ -1,5 +1,6 @@
-// Reading description files (models, scenes) with yaml-cpp, keeping the file and field path for
-// error messages.  Shared by the model and scene loaders; not needed to use a Model.
+// Internal (not installed): reading description files (models, scenes, rig files) with yaml-cpp,
+// keeping the file, line and field path for error messages.  Shared by the loaders; nothing in
+// a public header includes it, so yaml-cpp stays out of the libraries' users' include paths.
 #pragma once
 
 #include <yaml-cpp/yaml.h>
@@ -14,8 +15,6 @@
 #include <utility>
 #include <vector>
 
-#include "marionette/models/shape.hpp"
-#include "marionette/models/source_error.hpp"
 
 namespace marionette {
 
@@ -34,9 +33,6 @@ class YamlReader {
     if (!node.IsDefined()) return 0;
     const YAML::Mark m = node.Mark();
     return m.line >= 0 ? m.line + 1 : 0;
-  }
-  SourceRef ref(const YAML::Node& node, const std::string& field) const {
-    return SourceRef{field, lineOf(node)};
   }
 
   void onlyKeys(const YAML::Node& map, const std::string& field,
@@ -122,66 +118,6 @@ class YamlReader {
       T.linear() = q.normalized().toRotationMatrix();
     }
     return T;
-  }
-
-  // The one shape key of an item ("sphere: {radius}", "box: {size}", "capsule"/"cylinder":
-  // {radius, length}, "plane: {normal, offset}", "mesh: {file, scale}"), among `allowed`.  A
-  // mesh scale is a number or [sx, sy, sz].  Dimensions are checked (shapeProblem).
-  Shape shape(const YAML::Node& item, const std::string& field,
-              const std::set<ShapeType>& allowed) const {
-    Shape s;
-    int found = 0;
-    std::string names;
-    for (ShapeType t : allowed) {
-      const std::string key = shapeTypeName(t);
-      names += (names.empty() ? "" : ", ") + key;
-      const YAML::Node n = item[key];
-      if (!n) continue;
-      ++found;
-      const std::string f = field + "." + key;
-      s.type = t;
-      switch (t) {
-        case ShapeType::Sphere:
-          onlyKeys(n, f, {"radius"});
-          s.radius_m = required(n, "radius", f);
-          break;
-        case ShapeType::Box:
-          onlyKeys(n, f, {"size"});
-          if (!n["size"]) fail(n, f + ".size", "missing (full side lengths [x, y, z], m)");
-          s.size_m = vec3(n["size"], f + ".size");
-          break;
-        case ShapeType::Capsule:
-        case ShapeType::Cylinder:
-          onlyKeys(n, f, {"radius", "length"});
-          s.radius_m = required(n, "radius", f);
-          s.length_m = required(n, "length", f);
-          break;
-        case ShapeType::Plane:
-          onlyKeys(n, f, {"normal", "offset"});
-          if (!n["normal"]) fail(n, f + ".normal", "missing");
-          s.normal = vec3(n["normal"], f + ".normal");
-          s.offset_m = number(n, "offset", f, 0.0);
-          if (s.normal.norm() < 1e-9) fail(n["normal"], f + ".normal", "must not be zero");
-          // normal . x <= offset with a unit normal: scale the offset with it.
-          s.offset_m /= s.normal.norm();
-          s.normal.normalize();
-          break;
-        case ShapeType::Mesh:
-          onlyKeys(n, f, {"file", "scale"});
-          s.mesh_path = requiredText(n, "file", f);
-          if (const YAML::Node sc = n["scale"]) {
-            if (sc.IsScalar())
-              s.mesh_scale.setConstant(number(sc, f + ".scale"));
-            else
-              s.mesh_scale = vec3(sc, f + ".scale");
-          }
-          break;
-      }
-      const std::string problem = shapeProblem(s);
-      if (!problem.empty()) fail(n, f, problem);
-    }
-    if (found != 1) fail(item, field, "give exactly one shape: " + names);
-    return s;
   }
 
   // A list node (absent = empty).

@@ -1,4 +1,4 @@
-// Reading plan files back (the format writePlanJson writes; README "The plan file").
+// Reading plan files back (the format writePlanJson writes; docs/plan-format.md).
 #include <yaml-cpp/yaml.h>
 
 #include <cmath>
@@ -6,7 +6,7 @@
 #include <limits>
 #include <sstream>
 
-#include "marionette/planner/plan.hpp"
+#include "marionette/plan/plan_file.hpp"
 
 namespace marionette {
 namespace {

@@ -1,18 +1,16 @@
-// What a planner returns (DESIGN §6): the rig's input sequence at the output rate, and what the
-// verifying re-simulation of exactly those inputs predicts.
+// What a planner returns: the rig's input sequence at the output rate, and what the verifying
+// re-simulation of exactly those inputs predicts.  A light library (Eigen only): the executor and
+// the viewer read plans through it without linking the planner.
 //
 // Contents
 //   PlanStatistics   planner time, tree / roadmap size, propagations, collision checks.
 //   PlanOutcome      exact, approximate, or nothing found.
 //   Plan             inputs (N x n_k at rate_hz), states, tensions, clearance, goal result.
-//   writePlanJson / writeInputsCsv   the file formats (README "Plan files").
-//   readPlanJson / readPlanFile      a plan file back into a Plan (everything the file holds).
+// The files: plan_file.hpp.
 #pragma once
 
 #include <Eigen/Core>
 #include <limits>
-#include <ostream>
-#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -74,23 +72,5 @@ struct Plan {
   int samples() const { return static_cast<int>(inputs.rows()); }
   double duration_s() const { return samples() > 0 ? (samples() - 1) / rate_hz : 0.0; }
 };
-
-// The JSON plan format (documented in the README).
-void writePlanJson(const Plan& plan, std::ostream& out);
-// "t,<input names>" rows: the format `marionette simulate --inputs` reads.
-void writeInputsCsv(const Plan& plan, std::ostream& out);
-
-// What a plan file that cannot be read throws: what() reads "SOURCE: FIELD: problem" (or
-// "SOURCE:LINE: not a plan file (...)" when the JSON itself is broken, e.g. truncated).
-class PlanFileError : public std::invalid_argument {
- public:
-  using std::invalid_argument::invalid_argument;
-};
-
-// Parses plan JSON text as writePlanJson writes it; `source` names it in messages.  Checks the
-// format and that every matrix is rectangular, finite and as long as the inputs; it does not
-// judge the plan (collisions, limits): callers decide.  Statistics are not read back.
-Plan readPlanJson(const std::string& text, const std::string& source);
-Plan readPlanFile(const std::string& path);  // the same from a file
 
 }  // namespace marionette

@@ -1,0 +1,29 @@
+// Internal (not installed): whole files in and out.
+#pragma once
+
+#include <functional>
+#include <ostream>
+#include <stdexcept>
+#include <string>
+
+namespace marionette {
+
+// A file that cannot be read or written; what() reads "'PATH': problem" (callers prefix it with
+// the flag or option that named the file).
+class FileError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// The whole file, bytes as they are.
+std::string readTextFile(const std::string& path);
+
+// Its first line without trailing white space; FileError if that is empty.
+std::string readFirstLine(const std::string& path);
+
+// Writes a file through a temporary next to it and a rename, so that readers see the old file
+// or the whole new one, and a failure leaves the old file and no temporary behind.  `write`
+// fills the stream; what it throws is passed on after the cleanup.
+void writeFileAtomically(const std::string& path, const std::function<void(std::ostream&)>& write);
+
+}  // namespace marionette

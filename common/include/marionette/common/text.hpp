@@ -1,0 +1,27 @@
+// Internal (not installed): small text helpers shared by the libraries and front ends.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace marionette {
+
+// "a, b, c" (or with another separator).
+std::string joinNames(const std::vector<std::string>& names, const std::string& separator = ", ");
+
+// The `name` member of each item, in order.
+template <class T>
+std::vector<std::string> itemNames(const std::vector<T>& items) {
+  std::vector<std::string> out;
+  out.reserve(items.size());
+  for (const auto& x : items) out.push_back(x.name);
+  return out;
+}
+
+// "a,b,,c" -> {"a", "b", "c"}: the non-empty items between commas.
+std::vector<std::string> splitCommas(const std::string& text);
+
+// A number with up to `digits` significant digits ("%.*g").
+std::string formatNumber(double x, int digits = 10);
+
+}  // namespace marionette

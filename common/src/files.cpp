@@ -1,0 +1,46 @@
+#include "marionette/common/files.hpp"
+
+#include <cctype>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+
+namespace marionette {
+
+std::string readTextFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw FileError("cannot read '" + path + "'");
+  std::ostringstream os;
+  os << in.rdbuf();
+  return os.str();
+}
+
+std::string readFirstLine(const std::string& path) {
+  std::istringstream is(readTextFile(path));
+  std::string line;
+  std::getline(is, line);
+  while (!line.empty() && std::isspace(static_cast<unsigned char>(line.back()))) line.pop_back();
+  if (line.empty()) throw FileError("'" + path + "' is empty");
+  return line;
+}
+
+void writeFileAtomically(const std::string& path,
+                         const std::function<void(std::ostream&)>& write) {
+  const std::string tmp = path + ".tmp";
+  try {
+    std::ofstream os(tmp, std::ios::binary);
+    if (!os) throw FileError("cannot write '" + path + "'");
+    write(os);
+    os.flush();
+    if (!os) throw FileError("writing '" + path + "' failed");
+  } catch (...) {
+    std::remove(tmp.c_str());  // a failed write leaves nothing behind
+    throw;
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    std::remove(tmp.c_str());
+    throw FileError("cannot replace '" + path + "'");
+  }
+}
+
+}  // namespace marionette
