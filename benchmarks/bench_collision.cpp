@@ -45,6 +45,7 @@ Eigen::MatrixXd motionStates(const ModelPtr& model, double seconds, double ampli
   std::vector<Eigen::VectorXd> states;
   simulate(model, inputs, options, [&](const SimulationRow& row) {
     states.push_back(model->configuration(*row.q, *row.rho));
+    return true;
   });
   Eigen::MatrixXd q(model->nq(), static_cast<Eigen::Index>(states.size()));
   for (size_t k = 0; k < states.size(); ++k) q.col(static_cast<Eigen::Index>(k)) = states[k];

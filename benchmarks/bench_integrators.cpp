@@ -56,6 +56,7 @@ Result run(const ModelPtr& m, IntegratorKind kind, double dt, double duration, i
         e_max = std::max(e_max, row.energy_J);
         e_last = row.energy_J;
       }
+      return true;
     });
     std::vector<double> times{s.us_per_step};
     for (int k = 1; k < repeats; ++k) times.push_back(simulate(m, in, opt).us_per_step);

@@ -343,7 +343,7 @@ class Plan(unittest.TestCase):
         for args, needle in [
             (["--planner", "astar"], "astar"),
             (["--param", "no_such=1"], "no_such"),
-            (["--time-limit", "0"], "time limit"),
+            (["--time-limit", "0"], "--time-limit: must be > 0"),
             (["--start", "q:nope=1"], "nope"),
             (["--goal", "q:theta1"], "NAME=VALUE"),
             (["--goal", "point:nope=0,0,1"], "nope"),

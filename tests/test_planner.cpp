@@ -74,6 +74,7 @@ Replay replay(const ModelPtr& model, const ScenePtr& scene, const std::string& c
     }
     q_prev = *row.q;
     ++r.rows;
+    return true;
   });
   return r;
 }
@@ -331,19 +332,26 @@ TEST(Roadmap, SavedAndLoadedRoadmapsAnswerTheSameAndRefuseAnotherScene) {
   const ModelPtr model = loadModel("planar-arm");
   const std::string goal = "q:theta1=" + std::to_string(restValue(model, "theta1") + 0.3);
   PlanRequest req = request("planar-arm", "empty", "prm", goal);
-  req.options.roadmap_file = path;
   req.options.roadmap.vertices = 60;
+  RoadmapCacheOptions file;
+  file.file = path;
+  RoadmapCache first(file);
+  req.roadmaps = &first;
   const Plan built = planMotion(req);
   ASSERT_TRUE(std::ifstream(path).good());
-  const Plan loaded = planMotion(req);  // from the file now
+  RoadmapCache second(file);  // another process, say: the roadmap comes from the file
+  req.roadmaps = &second;
+  const Plan loaded = planMotion(req);
   EXPECT_EQ(loaded.stats.roadmap_build_time_s, 0.0);
   EXPECT_EQ(loaded.stats.roadmap_vertices, 60);
   ASSERT_EQ(built.samples(), loaded.samples());
   EXPECT_LT((built.inputs - loaded.inputs).cwiseAbs().maxCoeff(), 1e-12);
   // The same file for another scene: refused, naming the file.
   auto other = std::make_shared<CollisionModel>(model, loadScene("pillars"));
+  RoadmapOptions options = req.options.roadmap;
+  options.step_s = req.options.step_s;
   try {
-    RestPoseRoadmap::load(path, other);
+    RestPoseRoadmap::load(path, other, options);
     FAIL() << "loaded a roadmap built for another scene";
   } catch (const std::runtime_error& e) {
     EXPECT_NE(std::string(e.what()).find(path), std::string::npos) << e.what();
@@ -353,7 +361,8 @@ TEST(Roadmap, SavedAndLoadedRoadmapsAnswerTheSameAndRefuseAnotherScene) {
   std::string text((std::istreambuf_iterator<char>(in)), {});
   std::ofstream(path) << text.substr(0, text.size() / 2);
   EXPECT_THROW(
-      RestPoseRoadmap::load(path, std::make_shared<CollisionModel>(model, loadScene("empty"))),
+      RestPoseRoadmap::load(path, std::make_shared<CollisionModel>(model, loadScene("empty")),
+                            options),
       std::runtime_error);
 }
 
@@ -378,10 +387,10 @@ TEST(Plans, BadRequestsNameWhatIsWrong) {
   EXPECT_EQ(message(r3), "(no error)");
   PlanRequest r4 = req;
   r4.options.time_limit_s = 0;
-  EXPECT_NE(message(r4).find("time limit"), std::string::npos);
+  EXPECT_NE(message(r4).find("options.time_limit_s"), std::string::npos);
   PlanRequest r5 = req;
   r5.start_inputs = Eigen::VectorXd::Constant(2, NAN);
-  EXPECT_NE(message(r5).find("start inputs"), std::string::npos);
+  EXPECT_NE(message(r5).find("start_inputs"), std::string::npos);
   // A start hanging into the table.
   PlanRequest r6 = request("puppetcopter", "table", "est", "point:hand_l=0.05,0.24,0.40");
   r6.start.positions = {{"body_y", 0.36}, {"body_z", -0.72}};

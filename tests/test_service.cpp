@@ -186,7 +186,7 @@ TEST(Service, SimulateEqualsTheInProcessSimulation) {
   opt.duration_s = 1.0;
   const InputSchedule schedule = wire::inputsFromProto(*m, req.inputs());
   std::vector<Eigen::VectorXd> qs;
-  simulate(m, schedule, opt, [&](const SimulationRow& r) { qs.push_back(*r.q); });
+  simulate(m, schedule, opt, [&](const SimulationRow& r) { qs.push_back(*r.q); return true; });
   ASSERT_EQ(qs.size(), 51u);
   for (int i = 0; i < 51; ++i)
     for (int j = 0; j < m->nd(); ++j) ASSERT_EQ(out.samples(i).q(j), qs[i][j]) << i << " " << j;
@@ -577,7 +577,10 @@ TEST(Service, RoadmapsAreSavedToTheRoadmapDir) {
   std::vector<std::string> files;
   for (const auto& e : std::filesystem::directory_iterator(dir)) files.push_back(e.path());
   ASSERT_EQ(files.size(), 1u);
-  EXPECT_NE(files[0].find("planar-arm-"), std::string::npos) << files[0];
+  // Named by the fingerprint alone (32 hex digits), never by anything the request chose.
+  EXPECT_TRUE(std::regex_match(std::filesystem::path(files[0]).filename().string(),
+                               std::regex("[0-9a-f]{32}\\.roadmap")))
+      << files[0];
   EXPECT_GT(std::filesystem::file_size(files[0]), 100u);
 }
 
@@ -590,13 +593,18 @@ TEST(Service, WireRoundTripsAreLossless) {
     wire::goalToProto(GoalSpec::parse(text), &g);
     EXPECT_EQ(wire::goalFromProto(g).describe(), GoalSpec::parse(text).describe()) << text;
   }
-  // Starts: the CLI's text, through the proto, into a request.
+  // Starts: named inputs through the proto into a request; an unknown name is refused.
   const ModelPtr m = loadModel("suspended-mass");
   PlanRequest req;
-  wire::applyStart(*m, wire::startToProto("rest-of:xr=0.6"), req);
+  v1::Start start;
+  (*start.mutable_input_values())["xr"] = 0.6;
+  wire::applyStart(*m, start, req);
   EXPECT_EQ(req.start_inputs[m->variableIndex("xr") - m->nd()], 0.6);
+  EXPECT_EQ(req.start_text, "rest-of:xr=0.6,r=0.5");
   EXPECT_TRUE(req.start.from_rest);
-  EXPECT_THROW(wire::applyStart(*m, wire::startToProto("rest-of:nope=1"), req), wire::RequestError);
+  v1::Start unknown;
+  (*unknown.mutable_input_values())["nope"] = 1.0;
+  EXPECT_THROW(wire::applyStart(*m, unknown, req), wire::RequestError);
 }
 
 }  // namespace

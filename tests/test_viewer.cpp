@@ -254,7 +254,7 @@ TEST(ViewerDocument, SimulatedInputsMatchTheSimulator) {
   o.dt_s = 0.02;
   o.duration_s = 1.5;
   Eigen::VectorXd last;
-  simulate(mass, inputs, o, [&](const SimulationRow& r) { last = *r.q; });
+  simulate(mass, inputs, o, [&](const SimulationRow& r) { last = *r.q; return true; });
   EXPECT_LT((m.q.row(75).head(mass->nd()).transpose() - last).cwiseAbs().maxCoeff(), 1e-12);
   EXPECT_NEAR(m.q(50, mass->nd()), 0.1, 1e-12);  // the input at t = 1 s
 }

@@ -50,4 +50,40 @@ std::string formatted(const char* format, ...) {
   return buf;
 }
 
+std::string readFlagFile(const std::string& flag, const std::string& path) {
+  try {
+    return readTextFile(path);
+  } catch (const FileError& e) {
+    throw std::invalid_argument(flag + ": " + e.what());
+  }
+}
+
+std::string readFlagToken(const std::string& flag, const std::string& path) {
+  try {
+    return readFirstLine(path);
+  } catch (const FileError& e) {
+    throw std::invalid_argument(flag + ": " + e.what());
+  }
+}
+
+std::string flagMessage(const FieldError& e) {
+  static const std::map<std::string, std::string> kFlags = {
+      {"start", "--start"},          {"start_inputs", "--start"},
+      {"goal", "--goal"},            {"dt_s", "--dt"},
+      {"duration_s", "--duration"},  {"damping_scale", "--damping-scale"},
+      {"integrator", "--integrator"}, {"options.planner", "--planner"},
+      {"options.time_limit_s", "--time-limit"}, {"options.rate_hz", "--rate"},
+      {"options.step_s", "--step"},  {"options.params", "--param"},
+  };
+  const std::string& field = e.field();
+  for (auto it = kFlags.rbegin(); it != kFlags.rend(); ++it) {
+    const std::string& prefix = it->first;
+    if (field.compare(0, prefix.size(), prefix) == 0 &&
+        (field.size() == prefix.size() || field[prefix.size()] == '.' ||
+         field[prefix.size()] == '['))
+      return it->second + ": " + e.problem();
+  }
+  return e.what();
+}
+
 }  // namespace marionette::cli

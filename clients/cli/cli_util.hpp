@@ -9,6 +9,7 @@
 #include "marionette/common/files.hpp"
 #include "marionette/common/json_text.hpp"
 #include "marionette/common/text.hpp"
+#include "marionette/models/field_error.hpp"
 
 namespace marionette::cli {
 
@@ -27,5 +28,14 @@ Args parseArgs(int argc, char** argv, int first, const std::vector<std::string>&
 double parseNumber(const std::string& flag, const std::string& text);
 
 std::string formatted(const char* format, ...) __attribute__((format(printf, 1, 2)));
+
+// A file named by a flag: its text, or its first line (a token); std::invalid_argument naming
+// the flag and the path.
+std::string readFlagFile(const std::string& flag, const std::string& path);
+std::string readFlagToken(const std::string& flag, const std::string& path);
+
+// A library's FieldError in the CLI's words: the flag that gave the field, and the problem
+// ("--goal: 'x' is not a point of 'arm3d' (...)").
+std::string flagMessage(const FieldError& error);
 
 }  // namespace marionette::cli

@@ -25,7 +25,7 @@
 #include <vector>
 
 #include "cli_util.hpp"
-#include "marionette/environments/collision.hpp"
+#include "marionette/environments/checked_simulation.hpp"
 #include "marionette/models/model_io.hpp"
 #include "marionette/models/simulation.hpp"
 #include "marionette/service/wire.hpp"
@@ -33,6 +33,7 @@
 #include "plan_commands.hpp"
 #include "render_command.hpp"
 #include "remote.hpp"
+#include "start_text.hpp"
 
 namespace {
 
@@ -133,9 +134,6 @@ int cmdScenes(int argc, char** argv) {
       },
       cmdScenesRemote);
 }
-
-// Thrown from a row callback to end a run at the first contact (--stop-on-collision).
-struct StopAtCollision {};
 
 // The CSV rows and the --summary JSON of `simulate`, the same whether the simulation ran here or
 // on a server.
@@ -263,7 +261,8 @@ int simulateRemote(const Args& a, const ModelPtr& model, const SimulationOptions
   v1::SimulateRequest req;
   *req.mutable_model() = modelRef(a.values.at("--model"));
   if (a.values.count("--scene")) *req.mutable_scene() = sceneRef(a.values.at("--scene"));
-  if (a.values.count("--start")) *req.mutable_start() = wire::startToProto(a.values.at("--start"));
+  if (a.values.count("--start"))
+    *req.mutable_start() = startToProto(parseStartText(a.values.at("--start")));
   if (!inputs.times_s.empty()) wire::inputsToProto(*model, inputs, req.mutable_inputs());
   req.set_dt_s(opt.dt_s);
   req.set_duration_s(opt.duration_s);
@@ -346,50 +345,36 @@ int cmdSimulate(int argc, char** argv) {
   if (a.values.count("--scene"))
     checker = std::make_unique<CollisionChecker>(
         std::make_shared<CollisionModel>(model, loadScene(a.values.at("--scene"))));
-  ContactSummary contact;
-  if (checker) contact.scene = checker->collisionModel().scene().name;
 
   SimulationPrinter printer(summary, checker != nullptr);
   printer.header(itemNames(model->dynamic), itemNames(model->kinematic), itemNames(model->strings));
-  Eigen::VectorXd q_full(model->nq());
-  auto on_row = [&](const SimulationRow& row) {
-    bool hit = false;
-    double clearance = NAN;
-    if (checker) {
-      q_full << *row.q, *row.rho;
-      const CollisionResult c = checker->inCollision(q_full);
-      const ClearanceResult cl = checker->clearance(q_full);
-      hit = c.in_collision;
-      clearance = hit ? 0.0 : cl.distance_m;
-      if (hit && contact.rows_in_contact++ == 0) {
-        contact.first_t = row.t_s;
-        contact.first_pair = toPair(c.pair);
-      }
-      if (clearance < contact.min_clearance) {
-        contact.min_clearance = clearance;
-        contact.min_clearance_t = row.t_s;
-        contact.min_pair = toPair(hit ? c.pair : cl.pair);
-      }
-      if (cl.stage_distance_m < contact.min_stage_clearance) {
-        contact.min_stage_clearance = cl.stage_distance_m;
-        contact.min_stage_pair = toPair(cl.stage_pair);
-      }
-    }
+  auto on_sample = [&](const CheckedSample& s) {
+    const SimulationRow& row = s.row;
     printer.row(row.t_s, row.q->data(), static_cast<int>(row.q->size()), row.rho->data(),
                 static_cast<int>(row.rho->size()), row.energy_J, row.max_violation_m,
-                row.tension_N->data(), static_cast<int>(row.tension_N->size()), hit, clearance);
-    if (hit && stop_on_collision) throw StopAtCollision{};
+                row.tension_N->data(), static_cast<int>(row.tension_N->size()), s.in_collision,
+                s.clearance_m);
+    return true;
   };
-  SimulationSummary sum;
-  bool stopped = false;
-  try {
-    sum = simulate(model, inputs, opt, on_row);
-  } catch (const StopAtCollision&) {
-    stopped = true;
-  }
+  CheckedSimulationOptions check;
+  check.stop_at_first_collision = stop_on_collision;
+  const CheckedSimulationReport report =
+      simulateChecked(model, inputs, opt, checker.get(), check, on_sample);
   printer.flush();
-  return finishSimulate(model->name, summary, stopped, checker ? &contact : nullptr, sum,
-                        opt.integrator, opt.dt_s);
+  ContactSummary contact;
+  if (checker) {
+    contact.scene = checker->collisionModel().scene().name;
+    contact.rows_in_contact = report.samples_in_collision;
+    contact.first_t = report.first_collision_t_s;
+    contact.first_pair = toPair(report.first_collision_pair);
+    contact.min_clearance = report.min_clearance_m;
+    contact.min_clearance_t = report.min_clearance_t_s;
+    contact.min_pair = toPair(report.min_clearance_pair);
+    contact.min_stage_clearance = report.min_stage_clearance_m;
+    contact.min_stage_pair = toPair(report.min_stage_clearance_pair);
+  }
+  return finishSimulate(model->name, summary, report.stopped_at_collision,
+                        checker ? &contact : nullptr, report.simulation, opt.integrator, opt.dt_s);
 }
 
 }  // namespace
@@ -418,6 +403,10 @@ int main(int argc, char** argv) {
     std::fflush(stdout);
     std::cerr << "marionette simulate: failed at " << e.what() << "\n";
     return 1;
+  } catch (const FieldError& e) {
+    std::fflush(stdout);
+    std::cerr << "marionette " << cmd << ": " << flagMessage(e) << "\n";
+    return 2;
   } catch (const std::exception& e) {
     std::fflush(stdout);
     std::cerr << "marionette " << cmd << ": " << e.what() << "\n";

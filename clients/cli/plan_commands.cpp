@@ -14,31 +14,10 @@
 #include "marionette/planner/planner.hpp"
 #include "marionette/service/wire.hpp"
 #include "remote.hpp"
+#include "start_text.hpp"
 
 namespace marionette::cli {
 namespace {
-
-// "rest", "q:NAME=V,..." (as simulate), or "rest-of:VAR=V,..." (the rest pose of those inputs,
-// the others at their defaults).
-void parseStart(const Model& model, const std::string& text, PlanRequest& req) {
-  req.start_text = text;
-  if (text.rfind("rest-of:", 0) == 0) {
-    req.start_inputs = model.defaultInputs();
-    std::istringstream is(text.substr(8));
-    std::string item;
-    while (std::getline(is, item, ',')) {
-      const auto eq = item.find('=');
-      const std::string name = item.substr(0, eq);
-      const int i = model.variableIndex(name);
-      if (eq == std::string::npos || i < model.nd())
-        throw std::invalid_argument("--start: rest-of: '" + name +
-                                    "' is not a kinematic variable=VALUE of '" + model.name + "'");
-      req.start_inputs[i - model.nd()] = parseNumber("--start " + name, item.substr(eq + 1));
-    }
-    return;
-  }
-  req.start = StartSpec::parse(text);
-}
 
 std::map<std::string, std::string> parseParams(const std::vector<std::string>& items) {
   std::map<std::string, std::string> out;
@@ -130,7 +109,7 @@ Plan planRemote(const Args& a, const PlanRequest& req, const ProgressFn& progres
   v1::PlanRequest r;
   *r.mutable_model() = modelRef(a.values.at("--model"));
   if (a.values.count("--scene")) *r.mutable_scene() = sceneRef(a.values.at("--scene"));
-  if (a.values.count("--start")) *r.mutable_start() = wire::startToProto(a.values.at("--start"));
+  if (a.values.count("--start")) *r.mutable_start() = startToProto(parseStartText(a.values.at("--start")));
   wire::goalToProto(req.goal, r.mutable_goal());
   const PlannerOptions& opt = req.options;
   r.set_planner(opt.planner);
@@ -248,7 +227,8 @@ int cmdPlan(int argc, char** argv) {
   const std::vector<std::string>& goals = a.all.at("--goal");
   req.goal = GoalSpec::parse(goals[0]);
   for (std::size_t i = 1; i < goals.size(); ++i) req.goal.merge(GoalSpec::parse(goals[i]));
-  if (a.values.count("--start")) parseStart(*req.model, a.values.at("--start"), req);
+  if (a.values.count("--start"))
+    applyStartText(*req.model, parseStartText(a.values.at("--start")), req);
   if (a.values.count("--time-limit"))
     opt.time_limit_s = parseNumber("--time-limit", a.values.at("--time-limit"));
   if (a.values.count("--seed")) {
@@ -257,14 +237,16 @@ int cmdPlan(int argc, char** argv) {
   if (a.values.count("--rate")) opt.rate_hz = parseNumber("--rate", a.values.at("--rate"));
   if (a.values.count("--step")) opt.step_s = parseNumber("--step", a.values.at("--step"));
   if (a.all.count("--param")) opt.params = parseParams(a.all.at("--param"));
-  if (a.values.count("--roadmap")) opt.roadmap_file = a.values.at("--roadmap");
+  RoadmapCacheOptions roadmap_files;
+  if (a.values.count("--roadmap")) roadmap_files.file = a.values.at("--roadmap");
+  RoadmapCache roadmaps(roadmap_files);
+  req.roadmaps = &roadmaps;
   if (a.values.count("--roadmap-vertices")) {
     opt.roadmap.vertices = static_cast<int>(
         wholeNumber("--roadmap-vertices", a.values.at("--roadmap-vertices"), 2, 100000));
   }
   opt.roadmap.seed = opt.seed;
   const bool quiet = a.switches.count("--quiet");
-  const auto t0 = std::chrono::steady_clock::now();
   ProgressFn progress;
   if (!quiet)
     progress = [&](const PlanProgress& p) {
@@ -279,7 +261,6 @@ int cmdPlan(int argc, char** argv) {
     };
   const Plan plan =
       a.values.count("--server") ? planRemote(a, req, progress) : planMotion(req, progress);
-  (void)t0;
   if (a.values.count("--out") && plan.samples() > 0)
     writeFileAtomically(a.values.at("--out"), [&](std::ostream& os) { writePlanJson(plan, os); });
   if (a.values.count("--inputs-csv") && plan.samples() > 0)

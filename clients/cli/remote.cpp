@@ -25,9 +25,9 @@ RemoteOptions remoteOptions(const Args& a) {
   RemoteOptions o;
   o.server = a.values.at("--server");
   if (a.values.count("--token-file"))
-    o.token = wire::readTokenFile(a.values.at("--token-file"), "--token-file");
+    o.token = readFlagToken("--token-file", a.values.at("--token-file"));
   if (a.values.count("--tls-ca"))
-    o.tls_ca = wire::readFileText(a.values.at("--tls-ca"), "--tls-ca");
+    o.tls_ca = readFlagFile("--tls-ca", a.values.at("--tls-ca"));
   return o;
 }
 
@@ -83,7 +83,7 @@ v1::ModelRef modelRef(const std::string& name_or_path) {
   if (isBuiltin(builtinModelNames(), name_or_path))
     r.set_name(name_or_path);
   else
-    r.set_yaml(wire::readFileText(name_or_path, "--model"));
+    r.set_yaml(readFlagFile("--model", name_or_path));
   return r;
 }
 
@@ -92,7 +92,7 @@ v1::SceneRef sceneRef(const std::string& name_or_path) {
   if (isBuiltin(builtinSceneNames(), name_or_path))
     r.set_name(name_or_path);
   else
-    r.set_yaml(wire::readFileText(name_or_path, "--scene"));
+    r.set_yaml(readFlagFile("--scene", name_or_path));
   return r;
 }
 

@@ -6,8 +6,8 @@
 #include <set>
 #include <sstream>
 
-#include "marionette/models/embedded_file.hpp"
-#include "marionette/models/yaml_reader.hpp"
+#include "marionette/common/embedded_file.hpp"
+#include "marionette/models/description_yaml.hpp"
 
 namespace marionette::embedded {
 // environments/scenes/: the built-in scene files and their meshes (generated at build time).
@@ -74,12 +74,12 @@ ScenePtr parse(const YAML::Node& root, const std::string& source_name,
     r.onlyKeys(n, f,
                {"name", "pose", "color", "sphere", "box", "capsule", "cylinder", "plane", "mesh"});
     Obstacle o;
-    o.source = r.ref(n, f);
+    o.source = sourceRef(n, f);
     o.name = r.requiredText(n, "name", f);
     if (o.name.empty()) r.fail(n["name"], f + ".name", "must not be empty");
     if (!names.insert(o.name).second)
       r.fail(n["name"], f + ".name", "duplicate obstacle name '" + o.name + "'");
-    o.shape = r.shape(n, f,
+    o.shape = readShape(r, n, f,
                       {ShapeType::Sphere, ShapeType::Box, ShapeType::Capsule, ShapeType::Cylinder,
                        ShapeType::Plane, ShapeType::Mesh});
     if (n["pose"]) o.pose = r.pose(n["pose"], f + ".pose", "position");

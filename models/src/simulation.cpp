@@ -7,6 +7,7 @@
 #include <limits>
 #include <sstream>
 
+#include "marionette/common/text.hpp"
 #include "marionette/models/baseline.hpp"
 #include "marionette/models/dynamics.hpp"
 #include "marionette/models/integrator.hpp"
@@ -174,12 +175,12 @@ StartSpec StartSpec::parse(const std::string& text) {
   StartSpec s;
   if (text == "rest") return s;
   if (text.rfind("q:", 0) != 0)
-    throw std::invalid_argument("--start: expected 'rest' or 'q:NAME=V,...' (got '" + text + "')");
+    throw FieldError("start", "expected 'rest' or 'q:NAME=V,...' (got '" + text + "')");
   for (const std::string& item : split(text.substr(2), ',')) {
     const auto eq = item.find('=');
     double v;
     if (eq == std::string::npos || !parseDouble(trim(item.substr(eq + 1)), v))
-      throw std::invalid_argument("--start: expected NAME=VALUE, got '" + item + "'");
+      throw FieldError("start", "expected NAME=VALUE, got '" + item + "'");
     s.positions.emplace_back(trim(item.substr(0, eq)), v);
   }
   return s;
@@ -189,7 +190,7 @@ IntegratorKind parseIntegratorKind(const std::string& name) {
   if (name == "vi") return IntegratorKind::VI;
   if (name == "euler") return IntegratorKind::Euler;
   if (name == "rk4") return IntegratorKind::RK4;
-  throw std::invalid_argument("--integrator: expected vi, euler or rk4 (got '" + name + "')");
+  throw FieldError("integrator", "expected vi, euler or rk4 (got '" + name + "')");
 }
 
 const char* toString(IntegratorKind k) {
@@ -220,28 +221,27 @@ StartState resolveStart(const ModelPtr& model_ptr, const Eigen::VectorXd& rho0,
   if (!rest.ok) throw SimulationError(0, 0.0, "start: " + rest.message);
   StartState out{rest.q, Eigen::VectorXd::Zero(nd), rest.tension_N};
   std::vector<char> fixed(nd, 0);
-  auto dynamicIndex = [&](const std::string& name) {
+  auto dynamicIndex = [&](const std::string& list, const std::string& name) {
     const int i = model.variableIndex(name);
-    if (i < 0 || i >= nd) {
-      std::string names;
-      for (const auto& v : model.dynamic) names += (names.empty() ? "" : ", ") + v.name;
-      throw std::invalid_argument("--start: '" + name + "' is not a dynamic variable of '" +
-                                  model.name + "' (" + names + ")");
-    }
+    if (i < 0 || i >= nd)
+      throw FieldError("start." + list + fieldKey(name),
+                       "'" + name + "' is not a dynamic variable of '" + model.name + "' (" +
+                           joinNames(itemNames(model.dynamic)) + ")");
     return i;
   };
   for (const auto& [name, value] : start.positions) {
-    const int i = dynamicIndex(name);
+    const int i = dynamicIndex("positions", name);
     out.q[i] = value;
     fixed[i] = 1;
   }
-  for (const auto& [name, value] : start.velocities) out.qdot[dynamicIndex(name)] = value;
+  for (const auto& [name, value] : start.velocities)
+    out.qdot[dynamicIndex("velocities", name)] = value;
   if (!start.positions.empty()) {
     out.tension_N.setZero();
     if (!projectOntoStrings(model, out.q, rho0, fixed))
-      throw std::invalid_argument(
-          "--start: no configuration with those joint values keeps every string within its "
-          "length; set fewer joints or change the inputs");
+      throw FieldError("start.positions",
+                       "no configuration with those joint values keeps every string within its "
+                       "length; set fewer joints or change the inputs");
   }
   return out;
 }
@@ -250,13 +250,13 @@ StartState resolveStart(const ModelPtr& model_ptr, const Eigen::VectorXd& rho0,
 
 SimulationSummary simulate(const ModelPtr& model_ptr, const InputSchedule& inputs,
                            const SimulationOptions& opt,
-                           const std::function<void(const SimulationRow&)>& on_row) {
+                           const SimulationRowFn& on_row) {
   const Model& model = *model_ptr;
   if (!(opt.dt_s > 0.0) || !std::isfinite(opt.dt_s))
-    throw std::invalid_argument("--dt must be > 0 s");
+    throw FieldError("dt_s", "must be > 0 s");
   if (!(opt.duration_s >= 0.0) || !std::isfinite(opt.duration_s))
-    throw std::invalid_argument("--duration must be >= 0 s");
-  if (!(opt.damping_scale >= 0.0)) throw std::invalid_argument("--damping-scale must be >= 0");
+    throw FieldError("duration_s", "must be >= 0 s");
+  if (!(opt.damping_scale >= 0.0)) throw FieldError("damping_scale", "must be >= 0");
   const int ns = model.nstrings();
 
   const Eigen::VectorXd rho0 = inputs.at(0.0);
@@ -272,6 +272,7 @@ SimulationSummary simulate(const ModelPtr& model_ptr, const InputSchedule& input
   SimulationRow row;
   row.rho = &rho;
   long newton_total = 0;
+  int steps_done = 0;
   std::chrono::steady_clock::duration wall{};
 
   auto record = [&](int k, double energy, double violation, const Eigen::VectorXd& qk,
@@ -288,7 +289,7 @@ SimulationSummary simulate(const ModelPtr& model_ptr, const InputSchedule& input
       sum.energy_min_J = std::min(sum.energy_min_J, energy);
       sum.energy_max_J = std::max(sum.energy_max_J, energy);
     }
-    if (on_row) on_row(row);
+    return !on_row || on_row(row);
   };
   const double nan = std::numeric_limits<double>::quiet_NaN();
   DynamicsData scratch(model);  // energies and over-stretch outside the integrators
@@ -297,8 +298,12 @@ SimulationSummary simulate(const ModelPtr& model_ptr, const InputSchedule& input
   // `rep`; `energy` gives the row's energy (NaN when not wanted).
   auto loop = [&](auto& x, StepReport& rep, auto&& advance, auto&& energy) {
     sum.energy_start_J = mechanicalEnergy(model, scratch, model.configuration(q, rho0), qdot);
-    record(0, sum.energy_start_J, maxOverStretch(model, scratch, model.configuration(q, rho0)), q,
-           tension0, 0);
+    if (!record(0, sum.energy_start_J,
+                maxOverStretch(model, scratch, model.configuration(q, rho0)), q, tension0, 0)) {
+      sum.stopped = true;
+      sum.energy_end_J = sum.energy_start_J;
+      return;
+    }
     for (int k = 1; k <= steps; ++k) {
       const double t = k * opt.dt_s;
       inputs.at(t, u);
@@ -317,7 +322,13 @@ SimulationSummary simulate(const ModelPtr& model_ptr, const InputSchedule& input
       if (std::isinf(e) || (std::isnan(e) && (opt.energy_every_row || k == steps)))
         throw SimulationError(k, t, "energy became non-finite (the method diverged)");
       if (k == steps) sum.energy_end_J = e;
-      record(k, e, std::max(0.0, rep.max_violation_m), x.q, rep.tension_N, rep.newton_iterations);
+      steps_done = k;
+      if (!record(k, e, std::max(0.0, rep.max_violation_m), x.q, rep.tension_N,
+                  rep.newton_iterations)) {
+        sum.stopped = true;
+        sum.energy_end_J = e;
+        return;
+      }
     }
     if (steps == 0) sum.energy_end_J = sum.energy_start_J;
   };
@@ -344,10 +355,10 @@ SimulationSummary simulate(const ModelPtr& model_ptr, const InputSchedule& input
         x, rep, [&](const Eigen::VectorXd& uk) { return ei.step(x, uk, x, &rep); },
         [&](bool last) { return (opt.energy_every_row || last) ? ei.energy(x) : nan; });
   }
-  sum.steps = steps;
+  sum.steps = steps_done;
   sum.wall_s = std::chrono::duration<double>(wall).count();
-  sum.us_per_step = steps ? 1e6 * sum.wall_s / steps : 0.0;
-  sum.newton_iterations_mean = steps ? static_cast<double>(newton_total) / steps : 0.0;
+  sum.us_per_step = steps_done ? 1e6 * sum.wall_s / steps_done : 0.0;
+  sum.newton_iterations_mean = steps_done ? static_cast<double>(newton_total) / steps_done : 0.0;
   if (!ns) sum.min_tension_N = 0.0;
   return sum;
 }

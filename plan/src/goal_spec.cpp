@@ -5,6 +5,8 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "marionette/models/field_error.hpp"
+
 namespace marionette {
 namespace {
 
@@ -29,7 +31,7 @@ double number(const std::string& text, const std::string& what) {
     if (used == text.size() && std::isfinite(v)) return v;
   } catch (const std::exception&) {
   }
-  throw std::invalid_argument("--goal: " + what + ": expected a finite number, got '" + text + "'");
+  throw FieldError("goal", what + ": expected a finite number, got '" + text + "'");
 }
 
 const char* kindPrefix(GoalSpec::Kind k) {
@@ -47,20 +49,19 @@ GoalSpec GoalSpec::parse(const std::string& text) {
   GoalSpec g;
   const auto colon = text.find(':');
   if (colon == std::string::npos)
-    throw std::invalid_argument(
-        "--goal: expected q:NAME=V,..., point:NAME=x,y,z or "
+    throw FieldError("goal", "expected q:NAME=V,..., point:NAME=x,y,z or "
         "rest-of:VAR=V,... (got '" +
         text + "')");
   const std::string kind = trim(text.substr(0, colon));
   const std::vector<std::string> parts = split(text.substr(colon + 1), ';');
   if (parts.empty() || parts[0].empty())
-    throw std::invalid_argument("--goal: '" + kind + ":' needs NAME=VALUE");
+    throw FieldError("goal", "'" + kind + ":' needs NAME=VALUE");
   if (kind == "q" || kind == "rest-of") {
     g.kind = kind == "q" ? Kind::Joint : Kind::RestOf;
     for (const std::string& item : split(parts[0], ',')) {
       const auto eq = item.find('=');
       if (eq == std::string::npos || trim(item.substr(0, eq)).empty())
-        throw std::invalid_argument("--goal: expected NAME=VALUE, got '" + item + "'");
+        throw FieldError("goal", "expected NAME=VALUE, got '" + item + "'");
       const std::string name = trim(item.substr(0, eq));
       g.values.emplace_back(name, number(trim(item.substr(eq + 1)), name));
     }
@@ -68,19 +69,18 @@ GoalSpec GoalSpec::parse(const std::string& text) {
     g.kind = Kind::Point;
     const auto eq = parts[0].find('=');
     if (eq == std::string::npos)
-      throw std::invalid_argument("--goal: expected point:NAME=x,y,z, got '" + parts[0] + "'");
+      throw FieldError("goal", "expected point:NAME=x,y,z, got '" + parts[0] + "'");
     PointTarget t;
     t.point = trim(parts[0].substr(0, eq));
     const std::vector<std::string> xyz = split(parts[0].substr(eq + 1), ',');
     if (t.point.empty() || xyz.size() != 3)
-      throw std::invalid_argument(
-          "--goal: expected point:NAME=x,y,z (three numbers, stage "
+      throw FieldError("goal", "expected point:NAME=x,y,z (three numbers, stage "
           "coordinates in m), got '" +
           parts[0] + "'");
     for (int i = 0; i < 3; ++i) t.position_m[i] = number(xyz[i], t.point + " position");
     g.points.push_back(t);
   } else {
-    throw std::invalid_argument("--goal: unknown kind '" + kind +
+    throw FieldError("goal", "unknown kind '" + kind +
                                 "' (expected q, point or rest-of)");
   }
   for (std::size_t i = 1; i < parts.size(); ++i) {
@@ -91,15 +91,15 @@ GoalSpec GoalSpec::parse(const std::string& text) {
       g.at_rest = true;
     } else if ((key == "tol" && g.kind != Kind::Point) ||
                (key == "radius" && g.kind == Kind::Point)) {
-      if (eq == std::string::npos) throw std::invalid_argument("--goal: " + key + " needs =VALUE");
+      if (eq == std::string::npos) throw FieldError("goal", "" + key + " needs =VALUE");
       g.tolerance = number(trim(opt.substr(eq + 1)), key);
-      if (!(g.tolerance > 0.0)) throw std::invalid_argument("--goal: " + key + " must be > 0");
+      if (!(g.tolerance > 0.0)) throw FieldError("goal", "" + key + " must be > 0");
     } else if (key == "energy" && eq != std::string::npos) {
       g.rest_energy_J = number(trim(opt.substr(eq + 1)), "energy");
-      if (!(g.rest_energy_J > 0.0)) throw std::invalid_argument("--goal: energy must be > 0 J");
+      if (!(g.rest_energy_J > 0.0)) throw FieldError("goal", "energy must be > 0 J");
       g.at_rest = true;
     } else {
-      throw std::invalid_argument("--goal: unknown option '" + opt + "' (expected " +
+      throw FieldError("goal", "unknown option '" + opt + "' (expected " +
                                   (g.kind == Kind::Point ? "radius=R" : "tol=X") +
                                   ", at-rest or energy=J)");
     }
@@ -109,7 +109,7 @@ GoalSpec GoalSpec::parse(const std::string& text) {
 
 void GoalSpec::merge(const GoalSpec& other) {
   if (kind != Kind::Point || other.kind != Kind::Point)
-    throw std::invalid_argument("--goal: only point goals can be given more than once");
+    throw FieldError("goal", "only point goals can be given more than once");
   points.insert(points.end(), other.points.begin(), other.points.end());
   if (!std::isnan(other.tolerance))
     tolerance = std::isnan(tolerance) ? other.tolerance : std::min(tolerance, other.tolerance);

@@ -13,6 +13,7 @@
 #include "marionette/common/clock.hpp"
 #include "marionette/models/model_io.hpp"
 #include "ompl_planning.hpp"
+#include "marionette/planner/roadmap_cache.hpp"
 
 namespace marionette {
 
@@ -113,15 +114,6 @@ std::string number(double x) {
   return os.str();
 }
 
-// OMPL's own names for its planners (Planner::getName()), as its benchmarks log them.
-std::string logPlannerName(const std::string& planner) {
-  static const std::map<std::string, std::string> names = {
-      {"est", "control_EST"}, {"kpiece", "control_KPIECE1"}, {"rrt", "control_RRT"},
-      {"sst", "control_SST"}, {"pdst", "control_PDST"},      {"prm", "marionette_RestPosePRM"}};
-  const auto it = names.find(planner);
-  return it == names.end() ? planner : it->second;
-}
-
 BenchmarkRun runOnce(const PlanRequest& base, const std::string& planner, unsigned long seed) {
   PlanRequest req = base;
   req.options.planner = planner;
@@ -178,6 +170,8 @@ ProblemRuns runBenchmark(const BenchmarkProblem& problem, const BenchmarkOptions
   // One roadmap per problem: its seed stays fixed while the query seeds vary, so prm's first
   // run builds it (measured as roadmap build time) and the others query the cached one.
   base.options.roadmap = options.roadmap;
+  RoadmapCache roadmaps;
+  base.roadmaps = &roadmaps;
 
   std::vector<std::string> planners = options.planners;
   if (planners.empty()) planners = problem.planners;
@@ -186,7 +180,8 @@ ProblemRuns runBenchmark(const BenchmarkProblem& problem, const BenchmarkOptions
     PlannerRuns pr;
     pr.planner = planner;
     pr.settings = plannerParameters(planner);  // throws for an unknown planner
-    if (detail::isTreePlanner(planner)) {
+    const PlannerInfo& info = *findPlanner(planner);
+    if (info.kind == SearchKind::Tree) {
       PlannerOptions po;
       po.planner = planner;
       const detail::TreeSearchSettings ts = detail::treeSearchSettings(po);
@@ -194,7 +189,7 @@ ProblemRuns runBenchmark(const BenchmarkProblem& problem, const BenchmarkOptions
       pr.settings["max_control_steps"] = std::to_string(ts.max_control_steps);
       pr.settings["projection_point_cell_m"] = std::to_string(ts.point_cell_m);
     }
-    if (planner == "prm") {
+    if (info.kind == SearchKind::Roadmap) {
       std::istringstream is(options.roadmap.describe());
       std::string item;
       while (is >> item) {
@@ -268,7 +263,7 @@ void writeOmplBenchmarkLog(const ProblemRuns& runs, std::ostream& out) {
                                                "total time REAL",
                                                "verification time REAL"};
   for (const PlannerRuns& pr : runs.planners) {
-    out << logPlannerName(pr.planner) << '\n';
+    out << findPlanner(pr.planner)->log_name << '\n';
     out << pr.settings.size() << " common properties\n";
     for (const auto& [name, value] : pr.settings) out << name << " = " << value << '\n';
     out << properties.size() << " properties for each run\n";
@@ -276,7 +271,7 @@ void writeOmplBenchmarkLog(const ProblemRuns& runs, std::ostream& out) {
     out << pr.runs.size() << " runs\n";
     for (const BenchmarkRun& r : pr.runs) {
       const bool exact = r.outcome == PlanOutcome::Exact && !r.error;
-      const bool prm = pr.planner == "prm";
+      const bool prm = findPlanner(pr.planner)->kind == SearchKind::Roadmap;
       const std::vector<std::string> values = {
           std::to_string(r.outcome == PlanOutcome::Approximate),
           std::to_string(r.stats.collision_checks),
@@ -323,7 +318,7 @@ std::vector<SummaryRow> summarize(const ProblemRuns& runs) {
       durations.push_back(r.plan_duration_s);
       clearances.push_back(r.min_clearance_m);
     }
-    if (pr.planner == "prm") {
+    if (findPlanner(pr.planner)->kind == SearchKind::Roadmap) {
       row.roadmap_build_s = 0.0;
       for (const BenchmarkRun& r : pr.runs)
         row.roadmap_build_s = std::max(row.roadmap_build_s, r.stats.roadmap_build_time_s);

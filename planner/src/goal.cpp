@@ -5,6 +5,8 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "marionette/common/text.hpp"
+#include "marionette/models/field_error.hpp"
 #include "marionette/models/rest_pose.hpp"
 
 namespace marionette {
@@ -22,25 +24,21 @@ GoalEvaluator::GoalEvaluator(ModelPtr model, GoalSpec spec)
   v_.resize(nd);
   zero_v_ = Eigen::VectorXd::Zero(nd);
   auto names = [&](bool dynamic) {
-    std::string s;
-    if (dynamic)
-      for (const auto& v : m.dynamic) s += (s.empty() ? "" : ", ") + v.name;
-    else
-      for (const auto& v : m.kinematic) s += (s.empty() ? "" : ", ") + v.name;
-    return s;
+    return joinNames(dynamic ? itemNames(m.dynamic) : itemNames(m.kinematic));
   };
   switch (spec_.kind) {
     case GoalSpec::Kind::Joint:
-      if (spec_.values.empty()) throw std::invalid_argument("--goal: q: names no variable");
+      if (spec_.values.empty()) throw FieldError("goal.values", "names no variable");
       for (const auto& [name, value] : spec_.values) {
         const int i = m.variableIndex(name);
         if (i < 0 || i >= nd)
-          throw std::invalid_argument("--goal: '" + name + "' is not a dynamic variable of '" +
-                                      m.name + "' (" + names(true) + ")");
+          throw FieldError("goal.values" + fieldKey(name), "'" + name +
+                                                                "' is not a dynamic variable of '" +
+                                                                m.name + "' (" + names(true) + ")");
         const auto& lim = m.dynamic[i].limit;
         if (lim.isStop() && (value < lim.lower || value > lim.upper))
-          throw std::invalid_argument("--goal: " + name + " = " + std::to_string(value) +
-                                      " is outside its limits");
+          throw FieldError("goal.values" + fieldKey(name),
+                           name + " = " + std::to_string(value) + " is outside its limits");
         target_q_[i] = value;
         goal_vars_.push_back(i);
       }
@@ -50,33 +48,33 @@ GoalEvaluator::GoalEvaluator(ModelPtr model, GoalSpec spec)
       for (const auto& [name, value] : spec_.values) {
         const int i = m.variableIndex(name);
         if (i < nd)
-          throw std::invalid_argument("--goal: rest-of: '" + name +
-                                      "' is not a kinematic variable of '" + m.name + "' (" +
-                                      names(false) + ")");
+          throw FieldError("goal.values" + fieldKey(name),
+                           "rest-of: '" + name + "' is not a kinematic variable of '" + m.name +
+                               "' (" + names(false) + ")");
         const auto& kv = m.kinematic[i - nd];
         if (value < kv.lower || value > kv.upper)
-          throw std::invalid_argument("--goal: rest-of: " + name + " = " + std::to_string(value) +
-                                      " is outside its range [" + std::to_string(kv.lower) + ", " +
-                                      std::to_string(kv.upper) + "]");
+          throw FieldError("goal.values" + fieldKey(name),
+                           "rest-of: " + name + " = " + std::to_string(value) +
+                               " is outside its range [" + std::to_string(kv.lower) + ", " +
+                               std::to_string(kv.upper) + "]");
         target_rho_[i - nd] = value;
       }
       const RestPose rest = computeRestPose(model_, target_rho_);
-      if (!rest.ok) throw std::invalid_argument("--goal: rest-of: no rest pose: " + rest.message);
+      if (!rest.ok) throw FieldError("goal.values", "rest-of: no rest pose: " + rest.message);
       target_q_ = rest.q;
       for (int i = 0; i < nd; ++i) goal_vars_.push_back(i);
       break;
     }
     case GoalSpec::Kind::Point: {
-      if (spec_.points.empty()) throw std::invalid_argument("--goal: point: names no point");
+      if (spec_.points.empty()) throw FieldError("goal.points", "names no point");
       const Eigen::Isometry3d stage_to_world = m.stage_pose.inverse();
-      for (const auto& t : spec_.points) {
+      for (std::size_t k = 0; k < spec_.points.size(); ++k) {
+        const GoalSpec::PointTarget& t = spec_.points[k];
         const int i = m.pointIndex(t.point);
-        if (i < 0) {
-          std::string s;
-          for (const auto& p : m.points) s += (s.empty() ? "" : ", ") + p.name;
-          throw std::invalid_argument("--goal: '" + t.point + "' is not a point of '" + m.name +
-                                      "' (" + s + ")");
-        }
+        if (i < 0)
+          throw FieldError("goal.points[" + std::to_string(k) + "].point",
+                           "'" + t.point + "' is not a point of '" + m.name + "' (" +
+                               joinNames(itemNames(m.points)) + ")");
         point_index_.push_back(i);
         point_target_world_.push_back(stage_to_world * t.position_m);
       }

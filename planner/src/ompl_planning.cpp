@@ -31,6 +31,7 @@
 #include <thread>
 
 #include "marionette/models/dynamics.hpp"
+#include "marionette/models/field_error.hpp"
 #include "marionette/models/integrator.hpp"
 
 namespace ob = ompl::base;
@@ -506,20 +507,15 @@ void quietOmpl() {
 
 }  // namespace
 
-bool isTreePlanner(const std::string& name) {
-  return name == "est" || name == "kpiece" || name == "rrt" || name == "sst" || name == "pdst";
-}
-
 TreeSearchSettings treeSearchSettings(const PlannerOptions& options) {
-  // KPIECE: longer pushes and a finer grid (3 cm) over a goal point; measured on arm3d behind
-  // the pillars (README "Measured"), where EST and PDST do worse with either.
-  const bool kpiece = options.planner == "kpiece";
+  // The table's defaults per planner (planners.cpp), unless the options set them.
+  const PlannerInfo* info = findPlanner(options.planner);
   TreeSearchSettings s;
   if (options.min_control_steps > 0) s.min_control_steps = options.min_control_steps;
   s.max_control_steps = std::max(s.min_control_steps, options.max_control_steps > 0
                                                           ? options.max_control_steps
-                                                          : (kpiece ? 50 : s.max_control_steps));
-  if (kpiece) s.point_cell_m = 0.03;
+                                                          : info->max_control_steps);
+  s.point_cell_m = info->point_cell_m;
   return s;
 }
 
@@ -590,10 +586,13 @@ struct DropLater {
   ~DropLater() { Reaper::instance().drop(std::move(object)); }
 };
 
-SearchResult searchTree(const PlanRequest& request, const CollisionModelPtr& collision,
-                        const Eigen::VectorXd& q0, const Eigen::VectorXd& qdot0,
-                        const Eigen::VectorXd& rho0, const GoalSpec& goal_spec,
-                        const ProgressFn& progress, const CancelFn& cancelled) {
+SearchResult searchTree(const SearchProblem& problem) {
+  const PlanRequest& request = problem.request;
+  const CollisionModelPtr& collision = problem.collision;
+  const Eigen::VectorXd &q0 = problem.start.q, &qdot0 = problem.start.qdot, &rho0 = problem.rho0;
+  const GoalSpec& goal_spec = request.goal;
+  const ProgressFn& progress = problem.progress;
+  const CancelFn& cancelled = problem.cancelled;
   quietOmpl();
   const auto t_start = std::chrono::steady_clock::now();
   const PlannerOptions& opt = request.options;
@@ -716,18 +715,20 @@ SearchResult searchTree(const PlanRequest& request, const CollisionModelPtr& col
         planner->params().getParams(known);
         std::string names;
         for (const auto& kv : known) names += (names.empty() ? "" : ", ") + kv.first;
-        throw std::invalid_argument("planner '" + opt.planner + "' has no parameter '" + key +
-                                    "' (it has: " + names + ")");
+        throw FieldError("options.params" + fieldKey(key),
+                         "planner '" + opt.planner + "' has no parameter '" + key +
+                             "' (it has: " + names + ")");
       }
       if (!planner->params().setParam(key, value))
-        throw std::invalid_argument("planner '" + opt.planner + "': parameter " + key +
-                                    " cannot be '" + value + "'");
+        throw FieldError("options.params" + fieldKey(key),
+                         "planner '" + opt.planner + "': parameter " + key + " cannot be '" +
+                             value + "'");
     }
     ss.setPlanner(planner);
     ss.setup();
   }
   if (!si->isValid(start.get()))
-    throw std::invalid_argument("start: the start state is in collision or outside the limits");
+    throw FieldError("start", "the start state is in collision or outside the limits");
 
   SearchResult result;
   // Stops at the first exact solution (SST included, so that a plan is a function of the seed,
@@ -751,19 +752,20 @@ SearchResult searchTree(const PlanRequest& request, const CollisionModelPtr& col
            (cancelled && cancelled());
   });
   const ob::PlannerStatus status = ss.solve(ptc);
-  result.time_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t_start).count();
-  result.propagations = counters.propagations;
-  result.collision_checks = counters.collision_checks;
+  if (cancelled && cancelled()) throw PlanCancelled("tree search");
+  result.stats.planning_time_s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t_start).count();
+  result.stats.propagations = counters.propagations;
+  result.stats.collision_checks = counters.collision_checks;
   // Motions added (every one is goal-checked once); OMPL's PlannerData would copy the tree.
-  result.tree_states = counters.motions;
+  result.stats.tree_states = counters.motions;
+  result.stats.best_goal_distance = counters.best_goal_distance;
   if (!pdef->hasSolution()) {
     result.message = "no motion found (" + std::string(status.asString()) + ")";
     return result;
   }
   result.found = true;
-  result.exact = pdef->hasExactSolution();
-  result.goal_distance = pdef->getSolutionDifference();
-  if (!result.exact) result.goal_distance = counters.best_goal_distance;
+  if (pdef->hasExactSolution()) result.stats.best_goal_distance = pdef->getSolutionDifference();
   oc::PathControl path(*pdef->getSolutionPath()->as<oc::PathControl>());
 
   // The rig motion along the path: replay the controls through the same rig model (the

@@ -123,6 +123,7 @@ Motion motionOfInputs(const ModelPtr& model, const InputSchedule& inputs,
     q << *r.q, *r.rho;
     rows.push_back(q);
     tensions.push_back(*r.tension_N);
+    return true;
   });
   Motion m;
   m.title = model->name + ": " + inputs_source;

@@ -18,6 +18,7 @@
 #include <utility>
 #include <vector>
 
+#include "marionette/models/field_error.hpp"
 #include "marionette/models/model.hpp"
 
 namespace marionette {
@@ -46,13 +47,13 @@ struct StartSpec {
   bool from_rest = true;                                   // rest pose of the inputs at t = 0
   std::vector<std::pair<std::string, double>> positions;   // dynamic variables set (rad or m)
   std::vector<std::pair<std::string, double>> velocities;  // their rates (rad/s or m/s)
-  // Parses "rest" or "q:NAME=V,NAME=V,...".
+  // Parses "rest" or "q:NAME=V,NAME=V,..."; FieldError("start", ...) otherwise.
   static StartSpec parse(const std::string& text);
 };
 
 // The start configuration for inputs rho0 (n_k): q (n_d), qdot (n_d) and the static tensions
 // (n_s; zero when joints were set).  Throws SimulationError when the rest pose fails and
-// std::invalid_argument on a bad specification (naming the variable).
+// FieldError on a bad specification ("start.positions[\"theta9\"]").
 struct StartState {
   Eigen::VectorXd q, qdot, tension_N;
 };
@@ -60,7 +61,8 @@ StartState resolveStart(const ModelPtr& model, const Eigen::VectorXd& rho0,
                         const StartSpec& start);
 
 enum class IntegratorKind { VI, Euler, RK4 };
-IntegratorKind parseIntegratorKind(const std::string& name);  // "vi" | "euler" | "rk4"
+// "vi" | "euler" | "rk4"; FieldError("integrator", ...) otherwise.
+IntegratorKind parseIntegratorKind(const std::string& name);
 const char* toString(IntegratorKind k);
 
 struct SimulationOptions {
@@ -84,7 +86,8 @@ struct SimulationRow {
 };
 
 struct SimulationSummary {
-  int steps = 0;
+  int steps = 0;        // steps taken (fewer than asked for when the row callback stopped it)
+  bool stopped = false;  // the row callback said stop
   double wall_s = 0.0;  // integration only
   double us_per_step = 0.0;
   double newton_iterations_mean = 0.0;
@@ -107,10 +110,12 @@ class SimulationError : public std::runtime_error {
   double t_s_;
 };
 
-// Runs the simulation; throws SimulationError on a failed step, std::invalid_argument on a bad
-// start specification (naming the variable).
+// Called once per row; returns whether to go on (false ends the run after this row).
+using SimulationRowFn = std::function<bool(const SimulationRow&)>;
+
+// Runs the simulation; throws SimulationError on a failed step, FieldError (field_error.hpp) on
+// a bad option or start specification (naming the field: "dt_s", "start.positions[...]").
 SimulationSummary simulate(const ModelPtr& model, const InputSchedule& inputs,
-                           const SimulationOptions& options,
-                           const std::function<void(const SimulationRow&)>& on_row = {});
+                           const SimulationOptions& options, const SimulationRowFn& on_row = {});
 
 }  // namespace marionette

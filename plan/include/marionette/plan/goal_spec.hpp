@@ -33,7 +33,7 @@ struct GoalSpec {
   double rest_energy_J = 2e-3;  // "at rest": puppet kinetic energy below this, rig stopped
 
   // Parses "q:NAME=V,...[;tol=X]", "point:NAME=x,y,z[;radius=R]", "rest-of:VAR=V,...[;tol=X]",
-  // each with an optional ";at-rest" (and ";energy=J").  Throws std::invalid_argument naming
+  // each with an optional ";at-rest" (and ";energy=J").  Throws FieldError("goal", ...) naming
   // the part that is wrong.
   static GoalSpec parse(const std::string& text);
   // Merges another point target into this one (repeated --goal point:...).

@@ -22,7 +22,8 @@ namespace marionette {
 // Measures states against a goal.  `dt_s` is the integrator step of the momenta it is given.
 class GoalEvaluator {
  public:
-  // Throws std::invalid_argument naming an unknown variable or point, or a rest pose that
+  // Throws FieldError ("goal.values[\"x\"]", "goal.points[1].point") naming an unknown
+  // variable or point, a value outside its limits, or a rest pose that
   // cannot be found.
   GoalEvaluator(ModelPtr model, GoalSpec spec);
 

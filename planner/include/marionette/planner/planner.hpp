@@ -1,14 +1,13 @@
-// Planning a motion (DESIGN §6): one request in, one verified Plan out.
+// Planning a motion: one request in, one verified Plan out.
 //
 // Contents
 //   PlannerOptions   planner id and parameters, time limit, seed, output rate, control holding.
 //   PlanRequest      model, scene, start, goal, options.
 //   PlanProgress     what long plans report while they run.
-//   planMotion()     plans with OMPL's est / kpiece / rrt / sst / pdst over the variational
-//                    integrator, or with the rest-pose roadmap (prm); then resamples the inputs
-//                    at the output rate, re-simulates and re-checks them (the Plan's states are
-//                    that re-simulation's).
-//   plannerNames() / plannerParameters()
+//   planMotion()     plans with a planner of the table (planners.hpp): OMPL's tree planners
+//                    over the variational integrator, or the rest-pose roadmap (prm); then
+//                    resamples the inputs at the output rate, re-simulates and re-checks them
+//                    (the Plan's states are that re-simulation's).
 #pragma once
 
 #include <Eigen/Core>
@@ -22,9 +21,12 @@
 #include "marionette/environments/scene.hpp"
 #include "marionette/models/model.hpp"
 #include "marionette/models/simulation.hpp"
-#include "marionette/planner/goal.hpp"
 #include "marionette/plan/plan.hpp"
+#include "marionette/planner/cancel.hpp"
+#include "marionette/planner/goal.hpp"
+#include "marionette/planner/planners.hpp"
 #include "marionette/planner/roadmap.hpp"
+#include "marionette/planner/roadmap_cache.hpp"
 
 namespace marionette {
 
@@ -37,17 +39,15 @@ struct PlannerOptions {
   // Tree planners: a control (a target rig velocity) is held for min..max integration steps;
   // 0 = the planner's default, 2..15, except kpiece 2..50: longer pushes let its grid reach
   // swings far from rest (arm3d behind the pillars: 80 % -> 100 % of runs; est and pdst do
-  // worse with them).  See the README's "Measured".
+  // worse with them).  See docs/benchmarks.md.
   int min_control_steps = 0;
   int max_control_steps = 0;
   // OMPL planner parameters by their ParamSet names (e.g. goal_bias, range, selection_radius);
   // an unknown name is an error that lists the known ones.
   std::map<std::string, std::string> params;
-  // prm: the roadmap's options, and a file to load it from (if it exists and matches the model
-  // and scene) or save it to after building.  Without a file, roadmaps are cached in memory per
-  // (model, scene, options) for the life of the process.
+  // prm: the roadmap's options (its step_s is step_s above); where roadmaps are kept is the
+  // request's RoadmapCache.
   RoadmapOptions roadmap;
-  std::string roadmap_file;
 };
 
 struct PlanRequest {
@@ -59,6 +59,9 @@ struct PlanRequest {
   std::string start_text = "rest";  // for the plan's record
   GoalSpec goal;
   PlannerOptions options;
+  // prm: where roadmaps are kept between requests (not owned; shared by concurrent requests).
+  // Null: a roadmap is built for this request alone.
+  RoadmapCache* roadmaps = nullptr;
 };
 
 struct PlanProgress {
@@ -69,17 +72,13 @@ struct PlanProgress {
   double best_goal_distance = 0.0;
 };
 using ProgressFn = std::function<void(const PlanProgress&)>;
-using CancelFn = std::function<bool()>;  // true = stop as soon as possible
 
-// Throws std::invalid_argument on a bad request (unknown planner or parameter, bad goal or
-// start, start in collision, rate or limits out of range), naming what is wrong.  Never
-// returns an unverified plan: Plan::outcome is Exact only if the re-simulation of the returned
-// inputs is collision-free, within every limit, and satisfies the goal.
+// Throws FieldError on a bad request (unknown planner or parameter, bad goal or start, start in
+// collision, rate or limits out of range), naming the field ("options.time_limit_s",
+// "goal.points[0].point", "start"); PlanCancelled when `cancelled` said stop.  Never returns an
+// unverified plan: Plan::outcome is Exact only if the re-simulation of the returned inputs is
+// collision-free, within every limit, and satisfies the goal.
 Plan planMotion(const PlanRequest& request, const ProgressFn& progress = {},
                 const CancelFn& cancelled = {});
-
-const std::vector<std::string>& plannerNames();
-// Parameter names (and their defaults as set here) of a tree planner, for errors and docs.
-std::map<std::string, std::string> plannerParameters(const std::string& planner);
 
 }  // namespace marionette

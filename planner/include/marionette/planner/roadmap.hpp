@@ -1,24 +1,29 @@
-// The rest-pose roadmap (`prm`, DESIGN §6; seed 001 §IV-A learning and query phases, §IV-D lazy
-// edge checks).  Vertices are collision-free rest poses of sampled inputs; an edge moves the
+// The rest-pose roadmap (`prm`): the learning and query phases and the lazy edge checks of
+// Esteves, Arechavaleta & Laumond, "Motion Planning for Human-Robot Interaction in Manipulation
+// Tasks", IEEE ICMA 2005 (§IV-A, §IV-D), over rest poses of the puppet.  Vertices are collision-free rest poses of sampled inputs; an edge moves the
 // inputs from one vertex's values to the other's within the speed and acceleration limits (a
 // quintic time scaling), is simulated with the real dynamics, collision-checked at every step,
 // and is accepted if the swing then settles near the target rest pose within a bounded time.
 //
 // Contents
 //   RoadmapOptions      sizes, edge motion and settling criteria.
-//   RestPoseRoadmap     the graph (Boost.Graph), built once per (model, scene), shared by
-//                       queries (which lock it), saved to / loaded from a text file.
-//   RoadmapQuery...     what a query returns to planMotion.
+//   RestPoseRoadmap     the graph (Boost.Graph), built once per (model, scene, options), shared
+//                       by queries (each works on a copy; only edge verdicts are written back),
+//                       saved to / loaded from a text file.
+//   QueryResult         what a query returns to the planner.
+// Where roadmaps are kept between queries (memory, a folder): roadmap_cache.hpp.
 #pragma once
 
 #include <Eigen/Core>
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "marionette/environments/collision.hpp"
+#include "marionette/planner/cancel.hpp"
 #include "marionette/planner/goal.hpp"
 #include "marionette/planner/rig_trajectory.hpp"
 
@@ -34,7 +39,7 @@ struct RoadmapOptions {
   double settle_max_s = 6.0;         // the swing must settle within this after an edge's move
   double settle_tolerance = 0.06;    // m: every named point this near its rest position = settled
   double settle_energy_J = 2e-4;     // and puppet kinetic energy below this (J)
-  std::string describe() const;      // "vertices=120 neighbours=8 ..."
+  std::string describe() const;      // "vertices=120 neighbours=10 ...": every option, exactly
 };
 
 class RestPoseRoadmap {
@@ -51,15 +56,17 @@ class RestPoseRoadmap {
     EdgeState state = EdgeState::Unknown;
   };
 
-  // The learning phase.  Throws std::runtime_error if cancelled.
+  // The learning phase.  Throws PlanCancelled if cancelled, std::runtime_error if fewer than two
+  // collision-free rest poses are found.
   static std::shared_ptr<RestPoseRoadmap> build(
       CollisionModelPtr collision, const RoadmapOptions& options,
       const std::function<void(int vertices, double elapsed_s)>& progress = {},
-      const std::function<bool()>& cancelled = {});
-  // Throws std::runtime_error naming the file and line when it cannot be read, or when it was
-  // built for another model or scene (their fingerprints differ).
+      const CancelFn& cancelled = {});
+  // Throws RoadmapFileError naming the file and line when it cannot be read, or when it was
+  // built for another model, scene or options (their fingerprints differ).
   static std::shared_ptr<RestPoseRoadmap> load(const std::string& path,
-                                               CollisionModelPtr collision);
+                                               CollisionModelPtr collision,
+                                               const RoadmapOptions& options);
   void save(const std::string& path) const;  // atomically (temp file, then rename)
 
   const RoadmapOptions& options() const { return options_; }
@@ -67,6 +74,8 @@ class RestPoseRoadmap {
   std::vector<Edge> edges() const;  // a snapshot
   double buildTime_s() const { return build_time_s_; }
   const CollisionModelPtr& collisionModel() const { return collision_; }
+  // fingerprint(collisionModel(), options()), computed once.
+  const std::string& fingerprintId() const { return fingerprint_; }
 
   // A query's answer.
   struct QueryResult {
@@ -81,24 +90,39 @@ class RestPoseRoadmap {
   };
   // The query phase: connect the start (settled first if not at rest) and the goal, A* over
   // edge durations with a speed-limit heuristic, simulate the path's unchecked edges, drop a
-  // failing one and search again.  Thread-safe (queries lock the roadmap).
+  // failing one and search again.  Thread-safe, and queries run in parallel: each works on a
+  // copy of the graph taken under the lock, and takes the lock again only to write back the
+  // verdicts of the roadmap edges it simulated (valid, with its settling time, or invalid).
+  // Those verdicts are all that a query changes: later queries skip the edges found invalid
+  // and do not simulate again the ones found valid.  The answer depends only on the arguments
+  // and on the verdicts the roadmap holds when the query starts.  Throws PlanCancelled.
   QueryResult query(const Eigen::VectorXd& start_q, const Eigen::VectorXd& start_qdot,
                     const Eigen::VectorXd& start_rho, GoalEvaluator& goal, double time_limit_s,
-                    unsigned long seed, const std::function<bool()>& cancelled = {});
+                    unsigned long seed, const CancelFn& cancelled = {});
 
-  // Fingerprints of what a roadmap depends on (model dynamics and geometry, scene).
-  static std::string fingerprint(const CollisionModel& collision);
+  // What a roadmap depends on, as 32 hex digits: a hash of a complete, canonical serialisation
+  // of the model (every variable with its limits, softening and defaults, frames, full
+  // inertias, named points, strings, geometry), the scene (obstacles, mesh triangles, bounds),
+  // the collision options and the roadmap options.  Exact doubles (hexfloat), so any change
+  // gives another fingerprint.
+  static std::string fingerprint(const CollisionModel& collision, const RoadmapOptions& options);
 
  private:
   RestPoseRoadmap(CollisionModelPtr collision, RoadmapOptions options);
   struct Graph;
   CollisionModelPtr collision_;
   RoadmapOptions options_;
+  std::string fingerprint_;
   std::vector<Vertex> vertices_;
   std::shared_ptr<Graph> graph_;
   double build_time_s_ = 0.0;
   mutable std::mutex mutex_;
-  friend struct RoadmapAccess;
+};
+
+// A roadmap file that cannot be used: unreadable, truncated, or for another fingerprint.
+class RoadmapFileError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
 };
 
 }  // namespace marionette

@@ -2,7 +2,6 @@
 
 #include <cctype>
 #include <cmath>
-#include <fstream>
 #include <sstream>
 
 #include "marionette/environments/collision.hpp"
@@ -257,34 +256,6 @@ GoalSpec goalFromProto(const v1::Goal& goal, const std::string& field) {
 }
 
 // ---- Starts ------------------------------------------------------------------------------------
-
-v1::Start startToProto(const std::string& text) {
-  v1::Start s;
-  if (text.rfind("rest-of:", 0) == 0) {
-    std::istringstream is(text.substr(8));
-    std::string item;
-    while (std::getline(is, item, ',')) {
-      const auto eq = item.find('=');
-      if (eq == std::string::npos || eq == 0)
-        throw std::invalid_argument("--start: rest-of: expected VAR=VALUE, got '" + item + "'");
-      std::size_t used = 0;
-      double v = 0.0;
-      try {
-        v = std::stod(item.substr(eq + 1), &used);
-      } catch (const std::exception&) {
-        used = 0;
-      }
-      if (used == 0 || used != item.size() - eq - 1)
-        throw std::invalid_argument("--start: rest-of: '" + item + "' is not VAR=NUMBER");
-      (*s.mutable_input_values())[item.substr(0, eq)] = v;
-    }
-    return s;
-  }
-  const StartSpec spec = StartSpec::parse(text);
-  for (const auto& [name, v] : spec.positions) (*s.mutable_position_values())[name] = v;
-  for (const auto& [name, v] : spec.velocities) (*s.mutable_velocity_values())[name] = v;
-  return s;
-}
 
 StartSpec startSpecFromProto(const Model& model, const v1::Start& start, Eigen::VectorXd* inputs) {
   const int nd = model.nd(), nk = model.nk();
@@ -561,11 +532,11 @@ PlanRequest planRequestFromProto(const v1::PlanRequest& r, ModelPtr model,
   PlannerOptions& opt = req.options;
 
   opt.planner = r.planner().empty() ? "est" : r.planner();
-  const auto& known = plannerNames();
-  if (std::find(known.begin(), known.end(), opt.planner) == known.end())
-    invalid("planner", "unknown '" + opt.planner + "' (expected " + names(known) + ")");
+  const PlannerInfo* planner = findPlanner(opt.planner);
+  if (!planner)
+    invalid("planner", "unknown '" + opt.planner + "' (expected " + names(plannerNames()) + ")");
   if (!r.parameters().empty()) {
-    if (opt.planner == "prm")
+    if (planner->kind == SearchKind::Roadmap)
       invalid("parameters", "planner 'prm' takes no OMPL parameters (got '" +
                                 r.parameters().begin()->first + "')");
     const auto allowed = plannerParameters(opt.planner);
@@ -605,8 +576,14 @@ PlanRequest planRequestFromProto(const v1::PlanRequest& r, ModelPtr model,
   req.goal = goalFromProto(r.goal(), "goal");
   try {
     GoalEvaluator check(req.model, req.goal);  // unknown names, unreachable rest-of inputs
-  } catch (const std::invalid_argument& e) {
-    invalid("goal", e.what());
+  } catch (const FieldError& e) {
+    // The library names GoalSpec's fields; the proto's depend on the goal's kind.
+    std::string field = e.field();
+    if (field.compare(0, 11, "goal.values") == 0)
+      field = (req.goal.kind == GoalSpec::Kind::RestOf ? "goal.rest_of.inputs"
+                                                       : "goal.joints.values") +
+              field.substr(11);
+    invalid(protoField(field), e.problem());
   }
   // Point targets must lie on the stage.
   const Scene& scene = collision->scene();
@@ -647,21 +624,126 @@ PlanProgress progressFromProto(const v1::PlanProgress& e) {
   return p;
 }
 
-std::string readFileText(const std::string& path, const std::string& flag) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw std::invalid_argument(flag + ": cannot read '" + path + "'");
-  std::ostringstream os;
-  os << in.rdbuf();
-  return os.str();
+// ---- Simulations -------------------------------------------------------------------------------
+
+SimulationCall simulationCallFromProto(const v1::SimulateRequest& req, const Model& m) {
+  SimulationCall call;
+  SimulationOptions& opt = call.options;
+  auto bounded = [](const std::string& field, double x, double dflt, double hi) {
+    if (!std::isfinite(x) || x < 0 || x > hi)
+      invalid(field, "must be in [0, " + std::to_string(hi) + "], got " + std::to_string(x));
+    return x == 0 ? dflt : x;
+  };
+  opt.dt_s = bounded("dt_s", req.dt_s(), 0.01, 0.1);
+  if (opt.dt_s < 1e-5) invalid("dt_s", "must be at least 1e-5 s");
+  opt.damping_scale = bounded("damping_scale", req.damping_scale(), 1.0, 1e3);
+  Eigen::VectorXd rho0;
+  opt.start = startSpecFromProto(m, req.start(), &rho0);
+  call.inputs = req.has_inputs() ? inputsFromProto(m, req.inputs(), "inputs")
+                                 : InputSchedule::constant(m);
+  if (req.start().inputs_size() || !req.start().input_values().empty()) {
+    // The inputs at t = 0 are the sequence's first sample; start inputs only make sense for a
+    // rig held still.
+    if (req.has_inputs())
+      invalid("start.inputs",
+              "give the start inputs as the first sample of `inputs` (or leave `inputs` unset to "
+              "hold them)");
+    call.inputs.defaults = rho0;
+  }
+  const double default_duration = call.inputs.times_s.empty() ? 1.0 : call.inputs.times_s.back();
+  opt.duration_s = bounded("duration_s", req.duration_s(), default_duration, 3600.0);
+  const double steps = opt.duration_s / opt.dt_s;
+  if (steps > kMaxSimulationSteps)
+    invalid("duration_s", std::to_string(static_cast<long>(steps)) +
+                              " steps of dt_s; a request may ask for at most " +
+                              std::to_string(kMaxSimulationSteps));
+  call.with_scene = req.scene().source_case() != v1::SceneRef::SOURCE_NOT_SET;
+  if (req.stop_on_collision() && !call.with_scene) invalid("stop_on_collision", "needs a scene");
+  call.check.stop_at_first_collision = req.stop_on_collision();
+  return call;
 }
 
-std::string readTokenFile(const std::string& path, const std::string& flag) {
-  std::istringstream is(readFileText(path, flag));
-  std::string token;
-  std::getline(is, token);
-  while (!token.empty() && std::isspace(static_cast<unsigned char>(token.back()))) token.pop_back();
-  if (token.empty()) throw std::invalid_argument(flag + ": '" + path + "' is empty");
-  return token;
+namespace {
+void contactToProto(const ContactPair& p, v1::Contact* c) {
+  c->set_kind(contactKindName(p.kind));
+  c->set_first(p.first);
+  c->set_second(p.second);
+  c->set_description(p.describe());
+}
+}  // namespace
+
+void sampleToProto(const CheckedSample& sample, v1::SimulationSample* s) {
+  const SimulationRow& row = sample.row;
+  s->set_t_s(row.t_s);
+  vectorToProto(*row.q, s->mutable_q());
+  vectorToProto(*row.rho, s->mutable_inputs());
+  s->set_energy_j(row.energy_J);
+  s->set_max_violation_m(row.max_violation_m);
+  vectorToProto(*row.tension_N, s->mutable_tension_n());
+  if (!sample.checked) return;
+  s->set_collision(sample.in_collision);
+  s->set_clearance_m(sample.clearance_m);
+}
+
+void simulationToProto(const Model& m, const std::string& scene,
+                       const CheckedSimulationReport& r, v1::SimulateResponse* out) {
+  out->set_model(m.name);
+  if (r.checked) out->set_scene(scene);
+  for (const auto& v : m.dynamic) out->add_dynamic_names(v.name);
+  for (const auto& v : m.kinematic) out->add_kinematic_names(v.name);
+  for (const auto& s : m.strings) out->add_string_names(s.name);
+  out->set_first_collision_t_s(r.first_collision_t_s);
+  out->set_min_clearance_m(r.min_clearance_m);
+  out->set_min_stage_clearance_m(r.min_stage_clearance_m);
+  if (r.checked) {
+    out->set_samples_in_collision(r.samples_in_collision);
+    if (r.first_collision >= 0)
+      contactToProto(r.first_collision_pair, out->mutable_first_collision());
+    if (r.min_clearance_sample >= 0) {
+      out->set_min_clearance_t_s(r.min_clearance_t_s);
+      contactToProto(r.min_clearance_pair, out->mutable_min_clearance_pair());
+    }
+    if (r.min_stage_clearance_sample >= 0)
+      contactToProto(r.min_stage_clearance_pair, out->mutable_min_stage_clearance_pair());
+  }
+  out->set_stopped_at_collision(r.stopped_at_collision);
+  const SimulationSummary& sum = r.simulation;
+  out->set_steps(sum.steps);
+  out->set_us_per_step(sum.us_per_step);
+  out->set_newton_iterations_mean(sum.newton_iterations_mean);
+  out->set_max_violation_m(sum.max_violation_m);
+  out->set_min_tension_n(sum.min_tension_N);
+  out->set_energy_start_j(sum.energy_start_J);
+  out->set_energy_end_j(sum.energy_end_J);
+}
+
+// ---- Field names -------------------------------------------------------------------------------
+
+std::string protoField(const std::string& field) {
+  // Library prefix -> proto prefix.
+  static const std::pair<const char*, const char*> kPrefixes[] = {
+      {"options.planner", "planner"},
+      {"options.time_limit_s", "time_limit_s"},
+      {"options.rate_hz", "output_rate_hz"},
+      {"options.step_s", "step_s"},
+      {"options.params", "parameters"},
+      {"start_inputs", "start.input_values"},
+      {"start.positions", "start.position_values"},
+      {"start.velocities", "start.velocity_values"},
+      {"goal.points", "goal.points.targets"},
+  };
+  for (const auto& [library, proto] : kPrefixes) {
+    const std::string prefix = library;
+    if (field.compare(0, prefix.size(), prefix) == 0 &&
+        (field.size() == prefix.size() || field[prefix.size()] == '.' ||
+         field[prefix.size()] == '['))
+      return proto + field.substr(prefix.size());
+  }
+  return field;
+}
+
+std::string describeForClient(const FieldError& e) {
+  return protoField(e.field()) + ": " + e.problem();
 }
 
 }  // namespace marionette::wire

@@ -1,4 +1,4 @@
-// marionette-server: the planning service (DESIGN §7).
+// marionette-server: the planning service (docs/service.md).
 //
 //   marionette-server [--listen 127.0.0.1:50051] [--workers N] [--max-queue N]
 //                     [--roadmap-dir DIR] [--tls-cert FILE --tls-key FILE] [--token-file FILE]
@@ -18,7 +18,7 @@
 #include <string>
 
 #include "marionette/service/server.hpp"
-#include "marionette/service/wire.hpp"
+#include "marionette/common/files.hpp"
 
 namespace {
 
@@ -77,7 +77,11 @@ int main(int argc, char** argv) {
       else if (a == "--tls-key")
         opt.tls_key_file = v;
       else if (a == "--token-file")
-        opt.token = marionette::wire::readTokenFile(v, a);
+        try {
+          opt.token = marionette::readFirstLine(v);
+        } catch (const marionette::FileError& e) {
+          throw std::invalid_argument(a + ": " + e.what());
+        }
       else if (a == "--max-request-bytes")
         opt.max_request_bytes = whole(a, v, 1024);
       else if (a == "--max-time-limit")

@@ -6,21 +6,25 @@
 //   RequestError                 a bad request: the gRPC code and a message naming the field.
 //   describeModel / summarize    ModelDescription, ModelSummary, SceneSummary.
 //   goalToProto / goalFromProto  the three goal kinds (GoalSpec <-> v1::Goal).
-//   startToProto / applyStart    the CLI's --start text <-> v1::Start -> PlanRequest fields.
+//   applyStart / startSpecFromProto   v1::Start -> PlanRequest fields / a StartSpec.
 //   inputsToProto / inputsFromProto   InputSchedule <-> v1::InputSequence.
+//   SimulationCall / simulationCallFromProto   v1::SimulateRequest -> the checked simulation's
+//                                arguments, every field checked; simulationToProto for the answer.
 //   planToProto / planFromProto  Plan <-> v1::PlanResponse (lossless for everything printed).
 //   planRequestFromProto         v1::PlanRequest -> PlanRequest, every field checked.
 //   progressToProto / progressFromProto   PlanStream's progress events.
-//   readFileText / readTokenFile          files named by flags (certificates, tokens, models).
+//   protoField                   a library's field path (FieldError) as the proto's field.
 #pragma once
 
 #include <stdexcept>
 #include <string>
 
+#include "marionette/environments/checked_simulation.hpp"
+#include "marionette/models/field_error.hpp"
 #include "marionette/models/model.hpp"
 #include "marionette/models/simulation.hpp"
+#include "marionette/plan/plan.hpp"
 #include "marionette/planner/goal.hpp"
-#include "marionette/plan/plan_file.hpp"
 #include "marionette/planner/planner.hpp"
 #include "marionette/v1/planner.pb.h"
 
@@ -48,10 +52,8 @@ v1::SceneSummary summarize(const Scene& scene);
 void goalToProto(const GoalSpec& goal, v1::Goal* out);
 GoalSpec goalFromProto(const v1::Goal& goal, const std::string& field = "goal");
 
-// The CLI's --start text ("rest", "q:NAME=V,...", "rest-of:VAR=V,...") as a v1::Start, and a
-// v1::Start applied to a request for `model` (start_inputs, start, start_text).  Throws
-// std::invalid_argument (startToProto) or RequestError naming "start.<field>" (applyStart).
-v1::Start startToProto(const std::string& text);
+// A v1::Start applied to a request for `model` (start_inputs, start, start_text).  Throws
+// RequestError naming "start.<field>".
 void applyStart(const Model& model, const v1::Start& start, PlanRequest& request);
 StartSpec startSpecFromProto(const Model& model, const v1::Start& start,
                              Eigen::VectorXd* inputs);  // inputs: n_k out (defaults if unset)
@@ -75,9 +77,26 @@ PlanRequest planRequestFromProto(const v1::PlanRequest& request, ModelPtr model,
 void progressToProto(const PlanProgress& progress, v1::PlanProgress* out);
 PlanProgress progressFromProto(const v1::PlanProgress& progress);
 
-// A whole file, or std::invalid_argument naming the flag and the path.
-std::string readFileText(const std::string& path, const std::string& flag);
-// A token file's first line without trailing white space; std::invalid_argument if empty.
-std::string readTokenFile(const std::string& path, const std::string& flag);
+// What Simulate asks for: every field checked (RequestError naming it), defaults applied.
+struct SimulationCall {
+  SimulationOptions options;
+  InputSchedule inputs;
+  CheckedSimulationOptions check;
+  bool with_scene = false;
+};
+// At most this many steps (duration_s / dt_s) per request: every step is a sample in the
+// answer (~0.4 KB for the biggest model), so this bounds a request's memory.
+constexpr long kMaxSimulationSteps = 200000;
+SimulationCall simulationCallFromProto(const v1::SimulateRequest& request, const Model& model);
+// The names and the report's summary into the answer (samples are added as they come).
+void simulationToProto(const Model& model, const std::string& scene,
+                       const CheckedSimulationReport& report, v1::SimulateResponse* out);
+void sampleToProto(const CheckedSample& sample, v1::SimulationSample* out);
+
+// A library's field path ("options.time_limit_s", "start.positions[\"theta9\"]") in the
+// proto's words ("time_limit_s", "start.position_values[\"theta9\"]"); other paths unchanged.
+std::string protoField(const std::string& library_field);
+// The same error as the client sees it: "<proto field>: <problem>".
+std::string describeForClient(const FieldError& error);
 
 }  // namespace marionette::wire

@@ -1,0 +1,67 @@
+#include "marionette/environments/checked_simulation.hpp"
+
+#include <stdexcept>
+
+namespace marionette {
+
+CheckedSimulationReport simulateChecked(const ModelPtr& model, const InputSchedule& inputs,
+                                        const SimulationOptions& options,
+                                        CollisionChecker* checker,
+                                        const CheckedSimulationOptions& check_options,
+                                        const CheckedSampleFn& on_sample) {
+  if (checker && &checker->collisionModel().model() != model.get())
+    throw std::invalid_argument("checked simulation: the collision checker is for model '" +
+                                checker->collisionModel().model().name + "', not '" +
+                                model->name + "'");
+  CheckedSimulationReport report;
+  report.checked = checker != nullptr;
+  Eigen::VectorXd q_full(model->nq());
+  auto on_row = [&](const SimulationRow& row) {
+    const int index = report.samples++;
+    CheckedSample sample{index, row};
+    CollisionResult hit;
+    ClearanceResult near;
+    if (checker) {
+      q_full << *row.q, *row.rho;
+      // The collision verdict and its pair from inCollision (FCL's collide), the distances from
+      // clearance: the two pose the puppet once.
+      hit = checker->inCollision(q_full);
+      near = checker->clearance(q_full);
+      sample.checked = true;
+      sample.in_collision = hit.in_collision;
+      sample.clearance_m = hit.in_collision ? 0.0 : near.distance_m;
+      sample.stage_clearance_m = near.stage_distance_m;
+      sample.pair = hit.in_collision ? &hit.pair : &near.pair;
+      sample.stage_pair = &near.stage_pair;
+      if (hit.in_collision && report.samples_in_collision++ == 0) {
+        report.first_collision = index;
+        report.first_collision_t_s = row.t_s;
+        report.first_collision_pair = hit.pair;
+      }
+      if (sample.clearance_m < report.min_clearance_m) {
+        report.min_clearance_m = sample.clearance_m;
+        report.min_clearance_sample = index;
+        report.min_clearance_t_s = row.t_s;
+        report.min_clearance_pair = *sample.pair;
+      }
+      if (near.stage_distance_m < report.min_stage_clearance_m) {
+        report.min_stage_clearance_m = near.stage_distance_m;
+        report.min_stage_clearance_sample = index;
+        report.min_stage_clearance_pair = near.stage_pair;
+      }
+    }
+    if (on_sample && !on_sample(sample)) {
+      report.stopped_by_caller = true;
+      return false;
+    }
+    if (hit.in_collision && check_options.stop_at_first_collision) {
+      report.stopped_at_collision = true;
+      return false;
+    }
+    return true;
+  };
+  report.simulation = simulate(model, inputs, options, on_row);
+  return report;
+}
+
+}  // namespace marionette

@@ -1,0 +1,42 @@
+// What the libraries throw for an argument that is wrong: the field, named as the library's own
+// types name it, and the problem.  Front ends say it in their words -- the CLI as its flag
+// ("--start: ..."), the service as its proto field ("start.position_values[theta9]: ...") --
+// so that no library text speaks of a flag a gRPC client never typed.
+//
+// Field paths: a struct member by its name ("dt_s", "options.time_limit_s"), a list entry by
+// its index ("goal.points[1]"), a named entry in quotes ("start.positions[\"theta9\"]").  The
+// first component is the argument: "start", "goal", "options", "dt_s", "duration_s", ...
+#pragma once
+
+#include <stdexcept>
+#include <string>
+
+namespace marionette {
+
+class FieldError : public std::invalid_argument {
+ public:
+  FieldError(std::string field, std::string problem)
+      : std::invalid_argument(field + ": " + problem),
+        field_(std::move(field)),
+        problem_(std::move(problem)) {}
+  const std::string& field() const { return field_; }
+  const std::string& problem() const { return problem_; }
+  // The field's first component ("start" of "start.positions[\"theta9\"]").
+  std::string argument() const { return field_.substr(0, field_.find_first_of(".[")); }
+  // The rest after the argument ("positions[\"theta9\"]"; "" when the field is the argument).
+  std::string member() const {
+    const std::size_t end = field_.find_first_of(".[");
+    if (end == std::string::npos) return "";
+    return field_.substr(field_[end] == '.' ? end + 1 : end);
+  }
+
+ private:
+  std::string field_, problem_;
+};
+
+// "name" -> "[\"name\"]": a named entry of a field path.
+inline std::string fieldKey(const std::string& name) {
+  return "[\"" + name + "\"]";
+}
+
+}  // namespace marionette

@@ -1,0 +1,73 @@
+// Where rest-pose roadmaps are kept between plans: owned by whoever answers many plans (the
+// server, the CLI process, a benchmark) and passed in with each request.
+//
+// Contents
+//   RoadmapCacheOptions   how many to keep in memory, and a folder or a single file on disk.
+//   RoadmapCache          get(): from memory, else from disk (if the file's fingerprint fits),
+//                         else built -- once per key: a second request for a roadmap being built
+//                         waits for that build (or stops when its own cancel says so).
+//                         remember(): writes a roadmap's edge verdicts back to disk.
+#pragma once
+
+#include <condition_variable>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "marionette/planner/cancel.hpp"
+#include "marionette/planner/roadmap.hpp"
+
+namespace marionette {
+
+struct RoadmapCacheOptions {
+  std::size_t capacity = 16;  // roadmaps kept in memory (the least recently used goes first)
+  // A folder to save roadmaps in and load them from; file names are the fingerprint alone
+  // ("<32 hex digits>.roadmap"), never a name from a request.  "" = none.
+  std::string directory;
+  // Or one file (the CLI's --roadmap): loaded if it exists -- and then it must fit, else an
+  // error names it -- and written after every build and query.  "" = none.
+  std::string file;
+};
+
+class RoadmapCache {
+ public:
+  explicit RoadmapCache(RoadmapCacheOptions options = {});
+  RoadmapCache(const RoadmapCache&) = delete;
+  RoadmapCache& operator=(const RoadmapCache&) = delete;
+
+  struct Lookup {
+    std::shared_ptr<RestPoseRoadmap> roadmap;
+    bool built = false;  // by this call (its build time is roadmap->buildTime_s())
+  };
+  // The roadmap for (collision, options).  Throws PlanCancelled (cancelled while building or
+  // waiting), RoadmapFileError (options.file does not fit), what build throws.  A file in the
+  // folder that does not fit or cannot be read is rebuilt and replaced.
+  Lookup get(const CollisionModelPtr& collision, const RoadmapOptions& options,
+             const std::function<void(int vertices, double elapsed_s)>& progress = {},
+             const CancelFn& cancelled = {});
+  // Saves the roadmap (with the edge verdicts its queries found) where it came from on disk;
+  // nothing without a folder or file.
+  void remember(const RestPoseRoadmap& roadmap);
+
+  // The file a roadmap of this fingerprint lives in ("" without a folder or file).
+  std::string pathFor(const std::string& fingerprint) const;
+  const RoadmapCacheOptions& options() const { return options_; }
+  std::size_t size() const;  // roadmaps in memory
+
+ private:
+  struct Entry {
+    std::shared_ptr<RestPoseRoadmap> roadmap;  // null while being built
+    unsigned long last_use = 0;
+  };
+  void evictLocked();
+
+  RoadmapCacheOptions options_;
+  mutable std::mutex mutex_;
+  std::condition_variable built_;
+  std::map<std::string, Entry> entries_;
+  unsigned long uses_ = 0;
+};
+
+}  // namespace marionette

@@ -1,0 +1,101 @@
+#include "marionette/planner/roadmap_cache.hpp"
+
+#include <chrono>
+#include <fstream>
+
+namespace marionette {
+
+RoadmapCache::RoadmapCache(RoadmapCacheOptions options) : options_(std::move(options)) {
+  if (options_.capacity < 1) options_.capacity = 1;
+}
+
+std::string RoadmapCache::pathFor(const std::string& fingerprint) const {
+  if (!options_.file.empty()) return options_.file;
+  if (options_.directory.empty()) return "";
+  return options_.directory + "/" + fingerprint + ".roadmap";
+}
+
+std::size_t RoadmapCache::size() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  std::size_t n = 0;
+  for (const auto& [key, e] : entries_) n += e.roadmap != nullptr;
+  return n;
+}
+
+void RoadmapCache::evictLocked() {
+  while (entries_.size() > options_.capacity) {
+    auto oldest = entries_.end();
+    for (auto it = entries_.begin(); it != entries_.end(); ++it)
+      if (it->second.roadmap && (oldest == entries_.end() ||
+                                 it->second.last_use < oldest->second.last_use))
+        oldest = it;
+    if (oldest == entries_.end()) return;  // all being built
+    entries_.erase(oldest);
+  }
+}
+
+RoadmapCache::Lookup RoadmapCache::get(const CollisionModelPtr& collision,
+                                       const RoadmapOptions& options,
+                                       const std::function<void(int, double)>& progress,
+                                       const CancelFn& cancelled) {
+  const std::string key = RestPoseRoadmap::fingerprint(*collision, options);
+  {
+    std::unique_lock<std::mutex> lock(mutex_);
+    while (true) {
+      const auto it = entries_.find(key);
+      if (it == entries_.end()) {
+        entries_[key];  // a placeholder: this call builds (or loads) it
+        break;
+      }
+      if (it->second.roadmap) {
+        it->second.last_use = ++uses_;
+        return {it->second.roadmap, false};
+      }
+      // Being built by another call: wait for it, polling our own cancel.
+      built_.wait_for(lock, std::chrono::milliseconds(10));
+      if (cancelled && cancelled()) throw PlanCancelled("waiting for a roadmap build");
+    }
+  }
+  // Whatever happens below, the placeholder goes (or is filled) and waiters wake.
+  std::shared_ptr<RestPoseRoadmap> roadmap;
+  bool built = false;
+  try {
+    const std::string path = pathFor(key);
+    if (!path.empty() && std::ifstream(path).good()) {
+      try {
+        roadmap = RestPoseRoadmap::load(path, collision, options);
+      } catch (const RoadmapFileError&) {
+        if (!options_.file.empty()) throw;  // a file the caller named must fit
+        // A folder's file that does not fit (corrupt, partial): rebuilt below, then replaced.
+      }
+    }
+    if (!roadmap) {
+      roadmap = RestPoseRoadmap::build(collision, options, progress, cancelled);
+      built = true;
+      if (!path.empty()) roadmap->save(path);
+    }
+  } catch (...) {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      entries_.erase(key);
+    }
+    built_.notify_all();
+    throw;
+  }
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    Entry& e = entries_[key];
+    e.roadmap = roadmap;
+    e.last_use = ++uses_;
+    evictLocked();
+  }
+  built_.notify_all();
+  return {roadmap, built};
+}
+
+void RoadmapCache::remember(const RestPoseRoadmap& roadmap) {
+  const std::string path = pathFor(roadmap.fingerprintId());
+  if (!path.empty()) roadmap.save(path);
+}
+
+}  // namespace marionette

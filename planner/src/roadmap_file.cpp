@@ -1,0 +1,114 @@
+// Roadmap files: a text format, written atomically, refused when its fingerprint is not the
+// caller's (another model, scene or options).
+#include <fstream>
+#include <iomanip>
+#include <sstream>
+
+#include "marionette/common/files.hpp"
+#include "roadmap_graph.hpp"
+
+namespace marionette {
+
+void RestPoseRoadmap::save(const std::string& path) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  writeFileAtomically(path, [&](std::ostream& os) {
+    os << std::setprecision(17);
+    os << "marionette-roadmap 1\n";
+    os << "fingerprint " << fingerprint_ << '\n';
+    os << "options " << options_.describe() << '\n';
+    os << "build_time_s " << build_time_s_ << '\n';
+    const Model& m = collision_->model();
+    os << "vertices " << vertices_.size() << ' ' << m.nk() << ' ' << m.nd() << '\n';
+    for (const Vertex& v : vertices_) {
+      for (int i = 0; i < v.rho.size(); ++i) os << v.rho[i] << ' ';
+      for (int i = 0; i < v.q.size(); ++i) os << v.q[i] << (i + 1 < v.q.size() ? " " : "");
+      os << '\n';
+    }
+    os << "edges " << boost::num_edges(graph_->g) << '\n';
+    for (auto [it, end] = boost::edges(graph_->g); it != end; ++it) {
+      const EdgeProps& p = graph_->g[*it];
+      os << boost::source(*it, graph_->g) << ' ' << boost::target(*it, graph_->g) << ' ' << p.move_s
+         << ' ' << p.settle_s << ' ' << int(p.state) << '\n';
+    }
+  });
+}
+
+std::shared_ptr<RestPoseRoadmap> RestPoseRoadmap::load(const std::string& path,
+                                                       CollisionModelPtr collision,
+                                                       const RoadmapOptions& options) {
+  std::ifstream is(path);
+  if (!is) throw RoadmapFileError(path + ": cannot open");
+  int line_no = 0;
+  std::string line;
+  auto fail = [&](const std::string& what) {
+    return RoadmapFileError(path + ":" + std::to_string(line_no) + ": " + what);
+  };
+  auto next = [&]() -> std::istringstream {
+    if (!std::getline(is, line)) throw fail("unexpected end of file");
+    ++line_no;
+    return std::istringstream(line);
+  };
+  std::string word;
+  int version = 0;
+  if (!(next() >> word >> version) || word != "marionette-roadmap" || version != 1)
+    throw fail("not a marionette roadmap (version 1)");
+  std::string fp;
+  {
+    auto ls = next();
+    ls >> word;
+    std::getline(ls >> std::ws, fp);
+    if (word != "fingerprint") throw fail("expected 'fingerprint'");
+  }
+  std::shared_ptr<RestPoseRoadmap> rm(new RestPoseRoadmap(collision, options));
+  const std::string& expected = rm->fingerprint_;
+  if (fp != expected)
+    throw fail("built for another model, scene or roadmap options (fingerprint '" + fp +
+               "', this is '" + expected + "'); delete it or use another file");
+  {
+    // The options are in the fingerprint; their line is there for people reading the file.
+    auto ls = next();
+    if (!(ls >> word) || word != "options") throw fail("expected 'options'");
+  }
+  const RoadmapOptions& opt = options;
+  {
+    auto ls = next();
+    if (!(ls >> word >> rm->build_time_s_) || word != "build_time_s")
+      throw fail("expected 'build_time_s SECONDS'");
+  }
+  const Model& m = collision->model();
+  std::size_t nv = 0;
+  int nk = 0, nd = 0;
+  if (!(next() >> word >> nv >> nk >> nd) || word != "vertices")
+    throw fail("expected 'vertices N NK ND'");
+  if (nk != m.nk() || nd != m.nd()) throw fail("vertex sizes do not match the model");
+  for (std::size_t i = 0; i < nv; ++i) {
+    auto ls = next();
+    Vertex v{Eigen::VectorXd(nk), Eigen::VectorXd(nd)};
+    for (int j = 0; j < nk; ++j)
+      if (!(ls >> v.rho[j])) throw fail("vertex: expected " + std::to_string(nk + nd) + " numbers");
+    for (int j = 0; j < nd; ++j)
+      if (!(ls >> v.q[j])) throw fail("vertex: expected " + std::to_string(nk + nd) + " numbers");
+    if (!v.rho.allFinite() || !v.q.allFinite()) throw fail("vertex: non-finite value");
+    rm->vertices_.push_back(std::move(v));
+  }
+  std::size_t ne = 0;
+  if (!(next() >> word >> ne) || word != "edges") throw fail("expected 'edges M'");
+  BGraph& g = rm->graph_->g;
+  g = BGraph(nv);
+  for (std::size_t i = 0; i < ne; ++i) {
+    auto ls = next();
+    std::size_t a, b;
+    EdgeProps p;
+    int state;
+    if (!(ls >> a >> b >> p.move_s >> p.settle_s >> state) || a >= nv || b >= nv || state < 0 ||
+        state > 2)
+      throw fail("edge: expected FROM TO MOVE_S SETTLE_S STATE(0-2) with vertex indices < " +
+                 std::to_string(nv));
+    p.state = static_cast<EdgeState>(state);
+    p.cost = p.move_s + (p.state == EdgeState::Valid ? p.settle_s : 0.25 * opt.settle_max_s);
+    boost::add_edge(a, b, p, g);
+  }
+  return rm;
+}
+
+}  // namespace marionette

@@ -1,0 +1,127 @@
+// What a roadmap depends on, serialised canonically and hashed: the roadmap cache's key, the
+// name of its file in a roadmap folder, and the check that a saved roadmap fits.
+#include <cstdint>
+#include <iomanip>
+#include <sstream>
+
+#include "marionette/planner/roadmap.hpp"
+
+namespace marionette {
+namespace {
+
+// Exact and canonical: every double as a hexfloat, every field in a fixed order, separated.
+class Canonical {
+ public:
+  Canonical& operator<<(double x) {
+    os_ << std::hexfloat << x << ' ';
+    return *this;
+  }
+  Canonical& operator<<(int x) {
+    os_ << std::dec << x << ' ';
+    return *this;
+  }
+  Canonical& operator<<(const std::string& s) {
+    os_ << std::dec << s.size() << ':' << s << ' ';  // length-prefixed: no separator ambiguity
+    return *this;
+  }
+  Canonical& operator<<(const Eigen::Vector3d& v) { return *this << v.x() << v.y() << v.z(); }
+  Canonical& operator<<(const Eigen::Matrix3d& m) {
+    for (int i = 0; i < 9; ++i) *this << m(i / 3, i % 3);
+    return *this;
+  }
+  Canonical& operator<<(const Eigen::Isometry3d& T) {
+    return *this << Eigen::Matrix3d(T.linear()) << Eigen::Vector3d(T.translation());
+  }
+  Canonical& operator<<(const Shape& s) {
+    return *this << static_cast<int>(s.type) << s.radius_m << s.length_m << s.size_m << s.normal
+                 << s.offset_m << s.mesh_path << s.mesh_scale;
+  }
+  Canonical& tag(const char* name) {
+    os_ << name << ' ';
+    return *this;
+  }
+  std::string str() const { return os_.str(); }
+
+ private:
+  std::ostringstream os_;
+};
+
+void serialise(Canonical& c, const Model& m) {
+  c.tag("model") << m.name << m.gravity_mps2 << m.stage_pose;
+  c.tag("dynamic") << static_cast<int>(m.dynamic.size());
+  for (const auto& v : m.dynamic)
+    c << v.name << v.initial << v.damping << v.limit.lower << v.limit.upper << v.limit.stiffness
+      << v.limit.damping << v.limit.softening;
+  c.tag("kinematic") << static_cast<int>(m.kinematic.size());
+  for (const auto& v : m.kinematic)
+    c << v.name << v.default_value << v.lower << v.upper << v.max_speed << v.max_accel;
+  c.tag("frames") << static_cast<int>(m.frames.size());
+  for (const auto& f : m.frames)
+    c << f.name << f.parent << static_cast<int>(f.type) << f.offset << f.axis << f.variable;
+  c.tag("masses") << static_cast<int>(m.masses.size());
+  for (const auto& x : m.masses) c << x.name << x.frame << x.mass_kg << x.com_m << x.inertia_kgm2;
+  c.tag("points") << static_cast<int>(m.points.size());
+  for (const auto& p : m.points) c << p.name << p.frame << p.position_m;
+  c.tag("strings") << static_cast<int>(m.strings.size());
+  for (const auto& s : m.strings)
+    c << s.name << s.puppet_frame << s.puppet_point_m << s.rig_frame << s.rig_point_m
+      << s.length_variable << s.length_m;
+  c.tag("geometry") << static_cast<int>(m.geometry.size());
+  for (const auto& g : m.geometry) c << g.name << g.frame << g.shape << g.pose;
+  c.tag("allowed") << static_cast<int>(m.allowed_collisions.size());
+  for (const auto& [a, b] : m.allowed_collisions) c << a << b;
+}
+
+void serialise(Canonical& c, const Scene& sc) {
+  c.tag("scene") << sc.name << static_cast<int>(sc.obstacles.size());
+  for (const auto& o : sc.obstacles) {
+    c << o.name << o.shape << o.pose;
+    if (o.mesh) {
+      c.tag("mesh") << static_cast<int>(o.mesh->vertices.size());
+      for (const auto& v : o.mesh->vertices) c << v;
+      c << static_cast<int>(o.mesh->triangles.size());
+      for (const auto& t : o.mesh->triangles) c << t.x() << t.y() << t.z();
+    }
+  }
+  c.tag("bounds") << static_cast<int>(sc.bounds.has_value());
+  if (sc.bounds) c << sc.bounds->min_m << sc.bounds->max_m;
+}
+
+// FNV-1a, 128 bits.
+std::string hash128(const std::string& text) {
+  using u128 = unsigned __int128;
+  const u128 prime = (u128(1) << 88) + 0x13B;
+  u128 h = (u128(0x6c62272e07bb0142ull) << 64) | 0x62b821756295c58dull;
+  for (unsigned char ch : text) h = (h ^ ch) * prime;
+  std::ostringstream os;
+  os << std::hex << std::setfill('0') << std::setw(16) << static_cast<std::uint64_t>(h >> 64)
+     << std::setw(16) << static_cast<std::uint64_t>(h);
+  return os.str();
+}
+
+}  // namespace
+
+std::string RoadmapOptions::describe() const {
+  std::ostringstream os;
+  os << std::setprecision(17) << "vertices=" << vertices << " neighbours=" << neighbours
+     << " build_time_limit_s=" << build_time_limit_s << " seed=" << seed << " step_s=" << step_s
+     << " slowdown=" << slowdown << " settle_max_s=" << settle_max_s
+     << " settle_tolerance=" << settle_tolerance << " settle_energy_J=" << settle_energy_J;
+  return os.str();
+}
+
+std::string RestPoseRoadmap::fingerprint(const CollisionModel& collision,
+                                         const RoadmapOptions& options) {
+  Canonical c;
+  serialise(c, collision.model());
+  serialise(c, collision.scene());
+  const CollisionOptions& co = collision.options();
+  c.tag("collision") << co.string_radius_m << int(co.check_strings) << int(co.check_self)
+                     << int(co.check_strings_vs_links) << int(co.check_bounds)
+                     << int(co.stage_pose.has_value());
+  if (co.stage_pose) c << *co.stage_pose;
+  c.tag("roadmap") << options.describe();
+  return hash128(c.str());
+}
+
+}  // namespace marionette

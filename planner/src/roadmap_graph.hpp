@@ -1,0 +1,40 @@
+// Internal to the roadmap: its Boost.Graph type and the edge operations build and query share --
+// the time metric (a lower bound of a move's duration at the speed limits), k nearest
+// vertices in it, and adding a pair of unchecked edges.
+#pragma once
+
+#include <boost/graph/adjacency_list.hpp>
+#include <vector>
+
+#include "marionette/planner/roadmap.hpp"
+
+namespace marionette {
+
+struct EdgeProps {
+  double move_s = 0.0;
+  double settle_s = 0.0;
+  RestPoseRoadmap::EdgeState state = RestPoseRoadmap::EdgeState::Unknown;
+  double cost = 0.0;  // A* weight (s): move + settle (an estimate until the edge is simulated)
+};
+using BGraph = boost::adjacency_list<boost::vecS, boost::vecS, boost::directedS, boost::no_property,
+                                     EdgeProps>;
+struct RestPoseRoadmap::Graph {
+  BGraph g;
+};
+
+namespace roadmap {
+
+// Lower bound of the time to move the inputs from a to b (n_k each) at the speed limits (s).
+double timeLowerBound(const Model& model, const Eigen::VectorXd& a, const Eigen::VectorXd& b);
+// The quintic move's duration from a to b (s), at the limits divided by `slowdown`.
+double moveDuration(const Model& model, const Eigen::VectorXd& a, const Eigen::VectorXd& b,
+                    double dt, double slowdown);
+// The k nearest vertices to rho by the time metric (excluding `self`).
+std::vector<int> nearest(const Model& model, const std::vector<RestPoseRoadmap::Vertex>& vs,
+                         const Eigen::VectorXd& rho, int k, int self);
+// Unchecked edges a -> b and b -> a, unless there already.
+void addEdgePair(BGraph& g, const Model& model, const std::vector<RestPoseRoadmap::Vertex>& vs,
+                 int a, int b, const RoadmapOptions& opt);
+
+}  // namespace roadmap
+}  // namespace marionette

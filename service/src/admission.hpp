@@ -1,0 +1,61 @@
+// Internal to the server: who gets in.  A bounded worker pool as an admission gate (calls
+// beyond workers + queue are refused at once), and the bearer-token check.
+#pragma once
+
+#include <grpcpp/grpcpp.h>
+
+#include <condition_variable>
+#include <functional>
+#include <mutex>
+#include <string>
+
+namespace marionette::service {
+
+// A bounded worker pool as an admission gate: up to `workers` calls run at once, up to `queue`
+// more wait; beyond that a call is refused at once.
+class Admission {
+ public:
+  Admission(int workers, int queue) : workers_(workers), queue_(queue) {}
+  enum class Result { Admitted, Full, Stopped };
+  // Waits for a worker while `stop` says nothing (checked every 10 ms).
+  Result acquire(const std::function<bool()>& stop) {
+    std::unique_lock<std::mutex> lock(mutex_);
+    if (running_ < workers_) {
+      ++running_;
+      return Result::Admitted;
+    }
+    if (waiting_ >= queue_) return Result::Full;
+    ++waiting_;
+    while (true) {
+      cv_.wait_for(lock, std::chrono::milliseconds(10));
+      if (running_ < workers_) {
+        --waiting_;
+        ++running_;
+        return Result::Admitted;
+      }
+      if (stop()) {
+        --waiting_;
+        return Result::Stopped;
+      }
+    }
+  }
+  void release() {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      --running_;
+    }
+    cv_.notify_one();
+  }
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable cv_;
+  const int workers_, queue_;
+  int running_ = 0, waiting_ = 0;
+};
+
+// OK when no token is required or the call carries "authorization: Bearer <token>" (compared
+// in constant time); UNAUTHENTICATED otherwise.
+grpc::Status authorize(const grpc::ServerContext* ctx, const std::string& token);
+
+}  // namespace marionette::service

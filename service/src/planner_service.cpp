@@ -1,0 +1,239 @@
+#include "planner_service.hpp"
+
+#include <iostream>
+
+#include "marionette/models/model_io.hpp"
+#include "marionette/service/wire.hpp"
+
+namespace marionette::service {
+namespace {
+
+using grpc::ServerContext;
+using grpc::Status;
+using grpc::StatusCode;
+
+std::string modelLabel(const v1::ModelRef& ref) {
+  return ref.source_case() == v1::ModelRef::kYaml ? "(inline)" : ref.name();
+}
+std::string sceneLabel(const v1::SceneRef& ref) {
+  return ref.source_case() == v1::SceneRef::kYaml            ? "(inline)"
+         : ref.source_case() == v1::SceneRef::SOURCE_NOT_SET ? "empty"
+                                                             : ref.name();
+}
+
+RoadmapCacheOptions roadmapCacheOptions(const ServerOptions& options) {
+  RoadmapCacheOptions o;
+  o.directory = options.roadmap_dir;
+  return o;
+}
+
+}  // namespace
+
+PlannerService::PlannerService(const ServerOptions& options)
+    : options_(options),
+      log_(options.log ? *options.log : std::cerr),
+      admission_(options.workers, options.max_queue),
+      roadmaps_(roadmapCacheOptions(options)) {}
+
+void PlannerService::beginShutdown(SteadyClock::time_point deadline) {
+  std::lock_guard<std::mutex> lock(shutdown_mutex_);
+  shutdown_deadline_ = deadline;
+  shutting_down_ = true;
+}
+
+// ---- Handlers ----------------------------------------------------------------------------------
+
+Status PlannerService::ListModels(ServerContext* ctx, const v1::ListModelsRequest*,
+                                  v1::ListModelsResponse* out) {
+  RequestLog rl(log_, log_mutex_, "ListModels", ctx);
+  if (Status s = authorize(ctx, options_.token); !s.ok()) return rl.finish(s);
+  return rl.finish(guarded(ctx, [&] {
+    for (const std::string& name : builtinModelNames())
+      *out->add_models() = wire::summarize(*resolver_.builtinModel(name));
+    return Status::OK;
+  }));
+}
+
+Status PlannerService::DescribeModel(ServerContext* ctx, const v1::DescribeModelRequest* req,
+                                     v1::ModelDescription* out) {
+  RequestLog rl(log_, log_mutex_, "DescribeModel", ctx);
+  rl.set("model", modelLabel(req->model()));
+  if (Status s = authorize(ctx, options_.token); !s.ok()) return rl.finish(s);
+  return rl.finish(guarded(ctx, [&] {
+    *out = wire::describeModel(*resolver_.model(req->model(), "model"));
+    return Status::OK;
+  }));
+}
+
+Status PlannerService::ListScenes(ServerContext* ctx, const v1::ListScenesRequest*,
+                                  v1::ListScenesResponse* out) {
+  RequestLog rl(log_, log_mutex_, "ListScenes", ctx);
+  if (Status s = authorize(ctx, options_.token); !s.ok()) return rl.finish(s);
+  return rl.finish(guarded(ctx, [&] {
+    for (const std::string& name : builtinSceneNames())
+      *out->add_scenes() = wire::summarize(*resolver_.builtinScene(name));
+    return Status::OK;
+  }));
+}
+
+Status PlannerService::Simulate(ServerContext* ctx, const v1::SimulateRequest* req,
+                                v1::SimulateResponse* out) {
+  RequestLog rl(log_, log_mutex_, "Simulate", ctx);
+  rl.set("model", modelLabel(req->model()));
+  rl.set("scene", sceneLabel(req->scene()));
+  if (Status s = authorize(ctx, options_.token); !s.ok()) return rl.finish(s);
+  return rl.finish(withWorker(ctx, [&] { return simulate(ctx, *req, out); }));
+}
+
+Status PlannerService::Plan(ServerContext* ctx, const v1::PlanRequest* req,
+                            v1::PlanResponse* out) {
+  RequestLog rl(log_, log_mutex_, "Plan", ctx);
+  describePlanRequest(*req, rl);
+  if (Status s = authorize(ctx, options_.token); !s.ok()) return rl.finish(s);
+  return rl.finish(withWorker(ctx, [&] { return plan(ctx, *req, out, {}, rl); }));
+}
+
+Status PlannerService::PlanStream(ServerContext* ctx, const v1::PlanRequest* req,
+                                  grpc::ServerWriter<v1::PlanEvent>* writer) {
+  RequestLog rl(log_, log_mutex_, "PlanStream", ctx);
+  describePlanRequest(*req, rl);
+  if (Status s = authorize(ctx, options_.token); !s.ok()) return rl.finish(s);
+  return rl.finish(withWorker(ctx, [&] {
+    auto last = SteadyClock::now() - std::chrono::seconds(1);
+    const ProgressFn progress = [&](const PlanProgress& p) {
+      // At most 10 events a second (the planner reports more often).
+      if (SteadyClock::now() - last < std::chrono::milliseconds(100) && p.phase != "verify")
+        return;
+      last = SteadyClock::now();
+      v1::PlanEvent e;
+      wire::progressToProto(p, e.mutable_progress());
+      writer->Write(e);
+    };
+    v1::PlanEvent result;
+    Status s = plan(ctx, *req, result.mutable_plan(), progress, rl);
+    if (s.ok()) writer->Write(result);
+    return s;
+  }));
+}
+
+// ---- Work --------------------------------------------------------------------------------------
+
+Status PlannerService::plan(ServerContext* ctx, const v1::PlanRequest& req, v1::PlanResponse* out,
+                            const ProgressFn& progress, RequestLog& rl) {
+  const ModelPtr model = resolver_.model(req.model(), "model");
+  const CollisionModelPtr collision =
+      resolver_.collision(model, req.model(), req.scene(), "scene");
+  PlanRequest request =
+      wire::planRequestFromProto(req, model, collision, options_.max_time_limit_s);
+  request.roadmaps = &roadmaps_;
+  // Planners poll this every iteration; asking gRPC (a completion-queue pluck) that often cost
+  // ~1 ms per short plan.  Once a millisecond is enough to stop within 100 ms.
+  auto next_check = SteadyClock::now();
+  bool stop = false;
+  const marionette::Plan p = planMotion(request, progress, [&] {
+    if (stop || SteadyClock::now() < next_check) return stop;
+    next_check = SteadyClock::now() + std::chrono::milliseconds(1);
+    return stop = shouldStop(ctx);
+  });
+  if (shouldStop(ctx)) return stoppedStatus(ctx);
+  wire::planToProto(p, out);
+  rl.set("outcome", toString(p.outcome));
+  return Status::OK;
+}
+
+Status PlannerService::simulate(ServerContext* ctx, const v1::SimulateRequest& req,
+                                v1::SimulateResponse* out) {
+  const ModelPtr model = resolver_.model(req.model(), "model");
+  const wire::SimulationCall call = wire::simulationCallFromProto(req, *model);
+  std::unique_ptr<CollisionChecker> checker;
+  if (call.with_scene)
+    checker = std::make_unique<CollisionChecker>(
+        resolver_.collision(model, req.model(), req.scene(), "scene"));
+  bool stopped = false;
+  const CheckedSimulationReport report = simulateChecked(
+      model, call.inputs, call.options, checker.get(), call.check,
+      [&](const CheckedSample& sample) {
+        if ((sample.index & 63) == 63 && shouldStop(ctx)) return !(stopped = true);
+        wire::sampleToProto(sample, out->add_samples());
+        return true;
+      });
+  if (stopped) return stoppedStatus(ctx);
+  wire::simulationToProto(*model, checker ? checker->collisionModel().scene().name : "", report,
+                          out);
+  return Status::OK;
+}
+
+// ---- Plumbing ----------------------------------------------------------------------------------
+
+void PlannerService::describePlanRequest(const v1::PlanRequest& req, RequestLog& rl) {
+  rl.set("model", modelLabel(req.model()));
+  rl.set("scene", sceneLabel(req.scene()));
+  rl.set("planner", req.planner().empty() ? "est" : req.planner());
+}
+
+Status PlannerService::guarded(ServerContext* ctx, const std::function<Status()>& fn) {
+  try {
+    return fn();
+  } catch (const PlanCancelled&) {
+    return stoppedStatus(ctx);
+  } catch (const wire::RequestError& e) {
+    return Status(e.code() == wire::RequestError::Code::NotFound ? StatusCode::NOT_FOUND
+                                                                 : StatusCode::INVALID_ARGUMENT,
+                  e.what());
+  } catch (const FieldError& e) {
+    return Status(StatusCode::INVALID_ARGUMENT, wire::describeForClient(e));
+  } catch (const SimulationError& e) {
+    // ABORTED: the request was well formed; the motion it asks for cannot be simulated.
+    return Status(StatusCode::ABORTED,
+                  std::string("the simulation failed (a Newton step did not converge) at ") +
+                      e.what());
+  } catch (const std::invalid_argument& e) {
+    return Status(StatusCode::INVALID_ARGUMENT, e.what());
+  } catch (const std::exception& e) {
+    return Status(StatusCode::INTERNAL, std::string("internal error: ") + e.what());
+  } catch (...) {
+    return Status(StatusCode::INTERNAL, "internal error");
+  }
+}
+
+bool PlannerService::shuttingDownNow() {
+  std::lock_guard<std::mutex> lock(shutdown_mutex_);
+  return shutting_down_ && SteadyClock::now() >= shutdown_deadline_;
+}
+
+bool PlannerService::shouldStop(ServerContext* ctx) {
+  return ctx->IsCancelled() || std::chrono::system_clock::now() >= ctx->deadline() ||
+         shuttingDownNow();
+}
+
+Status PlannerService::stoppedStatus(ServerContext* ctx) {
+  if (shuttingDownNow())
+    return Status(StatusCode::UNAVAILABLE, "the server is shutting down; the call was stopped");
+  // gRPC cancels a call when its deadline passes, by its own timer: a few ms either way.
+  if (std::chrono::system_clock::now() + std::chrono::milliseconds(100) >= ctx->deadline())
+    return Status(StatusCode::DEADLINE_EXCEEDED, "the deadline passed; the call was stopped");
+  return Status(StatusCode::CANCELLED, "cancelled by the client");
+}
+
+Status PlannerService::withWorker(ServerContext* ctx, const std::function<Status()>& fn) {
+  {
+    std::lock_guard<std::mutex> lock(shutdown_mutex_);
+    if (shutting_down_) return Status(StatusCode::UNAVAILABLE, "the server is shutting down");
+  }
+  switch (admission_.acquire([&] { return shouldStop(ctx); })) {
+    case Admission::Result::Full:
+      return Status(StatusCode::RESOURCE_EXHAUSTED,
+                    "every worker is busy and the queue is full (" +
+                        std::to_string(options_.workers) + " workers, " +
+                        std::to_string(options_.max_queue) + " waiting); retry later");
+    case Admission::Result::Stopped: return stoppedStatus(ctx);
+    case Admission::Result::Admitted: break;
+  }
+  struct Release {
+    Admission& a;
+    ~Release() { a.release(); }
+  } release{admission_};
+  return guarded(ctx, fn);
+}
+
+}  // namespace marionette::service

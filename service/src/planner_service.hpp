@@ -1,0 +1,67 @@
+// Internal to the server: the marionette.v1.Planner handlers.  Each one logs, authorizes, takes
+// a worker, converts the request (wire.hpp), calls the library, and converts the answer back;
+// stopping (deadline, cancel, shutdown) and errors become gRPC statuses here and nowhere else.
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <mutex>
+#include <ostream>
+
+#include "admission.hpp"
+#include "marionette/planner/planner.hpp"
+#include "marionette/planner/roadmap_cache.hpp"
+#include "marionette/service/server.hpp"
+#include "marionette/v1/planner.grpc.pb.h"
+#include "request_log.hpp"
+#include "resolver.hpp"
+
+namespace marionette::service {
+
+class PlannerService final : public v1::Planner::Service {
+ public:
+  explicit PlannerService(const ServerOptions& options);
+
+  // Shutdown: running work gets until `deadline`, then stops.
+  void beginShutdown(SteadyClock::time_point deadline);
+
+  grpc::Status ListModels(grpc::ServerContext* ctx, const v1::ListModelsRequest* req,
+                          v1::ListModelsResponse* out) override;
+  grpc::Status DescribeModel(grpc::ServerContext* ctx, const v1::DescribeModelRequest* req,
+                             v1::ModelDescription* out) override;
+  grpc::Status ListScenes(grpc::ServerContext* ctx, const v1::ListScenesRequest* req,
+                          v1::ListScenesResponse* out) override;
+  grpc::Status Simulate(grpc::ServerContext* ctx, const v1::SimulateRequest* req,
+                        v1::SimulateResponse* out) override;
+  grpc::Status Plan(grpc::ServerContext* ctx, const v1::PlanRequest* req,
+                    v1::PlanResponse* out) override;
+  grpc::Status PlanStream(grpc::ServerContext* ctx, const v1::PlanRequest* req,
+                          grpc::ServerWriter<v1::PlanEvent>* writer) override;
+
+ private:
+  grpc::Status plan(grpc::ServerContext* ctx, const v1::PlanRequest& req, v1::PlanResponse* out,
+                    const ProgressFn& progress, RequestLog& log);
+  grpc::Status simulate(grpc::ServerContext* ctx, const v1::SimulateRequest& req,
+                        v1::SimulateResponse* out);
+  // Runs fn, turning exceptions into statuses: the server never dies of a request.
+  grpc::Status guarded(grpc::ServerContext* ctx, const std::function<grpc::Status()>& fn);
+  // fn on a worker (RESOURCE_EXHAUSTED when workers and queue are full).
+  grpc::Status withWorker(grpc::ServerContext* ctx, const std::function<grpc::Status()>& fn);
+  bool shuttingDownNow();
+  // The client cancelled, its deadline passed, or the server's shutdown grace is over.
+  bool shouldStop(grpc::ServerContext* ctx);
+  grpc::Status stoppedStatus(grpc::ServerContext* ctx);
+  void describePlanRequest(const v1::PlanRequest& req, RequestLog& log);
+
+  const ServerOptions& options_;
+  std::ostream& log_;
+  std::mutex log_mutex_;
+  Admission admission_;
+  Resolver resolver_;
+  RoadmapCache roadmaps_;
+  std::mutex shutdown_mutex_;
+  bool shutting_down_ = false;
+  SteadyClock::time_point shutdown_deadline_ = SteadyClock::time_point::max();
+};
+
+}  // namespace marionette::service

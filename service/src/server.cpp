@@ -1,0 +1,130 @@
+#include "marionette/service/server.hpp"
+
+#include <grpcpp/ext/proto_server_reflection_plugin.h>
+#include <grpcpp/grpcpp.h>
+#include <grpcpp/health_check_service_interface.h>
+
+#include <condition_variable>
+#include <mutex>
+#include <thread>
+
+#include "marionette/common/files.hpp"
+#include "planner_service.hpp"
+
+namespace marionette::service {
+
+using Clock = SteadyClock;
+
+bool isLoopback(const std::string& address) {
+  std::string host = address;
+  if (host.rfind("ipv4:", 0) == 0) host = host.substr(5);
+  if (host.rfind("ipv6:", 0) == 0) host = host.substr(5);
+  if (!host.empty() && host[0] == '[') {
+    const auto close = host.find(']');
+    host = host.substr(1, close == std::string::npos ? std::string::npos : close - 1);
+  } else if (const auto colon = host.rfind(':');
+             colon != std::string::npos && host.find(':') == colon) {
+    host = host.substr(0, colon);  // host:port (IPv4 or a name)
+  }
+  return host == "localhost" || host == "::1" || host.rfind("127.", 0) == 0;
+}
+
+// ---- The server
+// ----------------------------------------------------------------------------------
+
+struct PlannerServer::Impl {
+  ServerOptions options;
+  std::unique_ptr<PlannerService> service;
+  std::unique_ptr<grpc::Server> server;
+  int port = 0;
+  std::mutex mutex;
+  std::condition_variable done_cv;
+  bool done = false;
+  std::once_flag shutdown_once;
+};
+
+PlannerServer::PlannerServer(ServerOptions options) : impl_(std::make_unique<Impl>()) {
+  if (options.workers == 0) options.workers = std::max(1u, std::thread::hardware_concurrency());
+  if (options.workers < 1) throw std::invalid_argument("--workers: must be at least 1");
+  if (options.max_queue < 0) options.max_queue = options.workers;
+  if (options.max_request_bytes < 1024)
+    throw std::invalid_argument("--max-request-bytes: must be at least 1024");
+  if (!(options.max_time_limit_s > 0))
+    throw std::invalid_argument("--max-time-limit: must be > 0 s");
+  if (options.tls_cert_file.empty() != options.tls_key_file.empty())
+    throw std::invalid_argument("--tls-cert and --tls-key: give both or neither");
+  const bool tls = !options.tls_cert_file.empty();
+  if (!isLoopback(options.listen) && !tls && options.token.empty())
+    throw std::invalid_argument("--listen " + options.listen +
+                                ": off loopback the server needs TLS (--tls-cert, --tls-key) or "
+                                "a token (--token-file)");
+  impl_->options = std::move(options);
+}
+
+PlannerServer::~PlannerServer() {
+  shutdown();
+}
+
+const ServerOptions& PlannerServer::options() const {
+  return impl_->options;
+}
+int PlannerServer::port() const {
+  return impl_->port;
+}
+
+void PlannerServer::start() {
+  const ServerOptions& o = impl_->options;
+  std::shared_ptr<grpc::ServerCredentials> creds = grpc::InsecureServerCredentials();
+  if (!o.tls_cert_file.empty()) {
+    grpc::SslServerCredentialsOptions ssl;
+    auto read = [](const std::string& path, const char* option) {
+      try {
+        return readTextFile(path);
+      } catch (const FileError& e) {
+        throw std::invalid_argument(std::string(option) + ": " + e.what());
+      }
+    };
+    ssl.pem_key_cert_pairs.push_back(
+        {read(o.tls_key_file, "--tls-key"), read(o.tls_cert_file, "--tls-cert")});
+    creds = grpc::SslServerCredentials(ssl);
+  }
+  impl_->service = std::make_unique<PlannerService>(impl_->options);
+  grpc::EnableDefaultHealthCheckService(true);
+  grpc::reflection::InitProtoReflectionServerBuilderPlugin();
+  grpc::ServerBuilder builder;
+  builder.AddListeningPort(o.listen, creds, &impl_->port);
+  builder.RegisterService(impl_->service.get());
+  builder.SetMaxReceiveMessageSize(o.max_request_bytes);
+  // gRPC binds with SO_REUSEPORT by default: a second server on a port in use would start and
+  // quietly take half of the connections.  Refuse instead.
+  builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
+  builder.SetMaxSendMessageSize(-1);
+  impl_->server = builder.BuildAndStart();
+  if (!impl_->server || impl_->port == 0)
+    throw std::runtime_error("--listen " + o.listen +
+                             ": cannot listen there (in use, or not an address of this machine)");
+  if (auto* health = impl_->server->GetHealthCheckService())
+    health->SetServingStatus("marionette.v1.Planner", true);
+}
+
+void PlannerServer::shutdown() {
+  if (!impl_->server) return;
+  std::call_once(impl_->shutdown_once, [&] {
+    if (auto* health = impl_->server->GetHealthCheckService()) health->Shutdown();
+    const auto grace = std::chrono::duration_cast<Clock::duration>(
+        std::chrono::duration<double>(impl_->options.shutdown_grace_s));
+    impl_->service->beginShutdown(Clock::now() + grace);
+    // Handlers stop on their own once the grace is over; gRPC cancels what is left after that.
+    impl_->server->Shutdown(std::chrono::system_clock::now() + grace + std::chrono::seconds(1));
+    std::lock_guard<std::mutex> lock(impl_->mutex);
+    impl_->done = true;
+    impl_->done_cv.notify_all();
+  });
+}
+
+void PlannerServer::wait() {
+  std::unique_lock<std::mutex> lock(impl_->mutex);
+  impl_->done_cv.wait(lock, [&] { return impl_->done; });
+}
+
+}  // namespace marionette::service
