@@ -5,7 +5,7 @@
 //
 //   build/bin/bench_executor [--seconds 60] [--rates 50,100,200]
 //
-// Target (issue 6): p99 <= 1 ms at 100 Hz.
+// Target: p99 <= 1 ms at 100 Hz.
 
 #include <algorithm>
 #include <cstdio>

@@ -7,7 +7,7 @@
 //
 //   build/bin/bench_service [--clients N] [--seconds T] [--repeats K] [--rounds R]
 //
-// Targets (issue 5): overhead <= 1 ms p50; short-plan throughput x1.8 from 1 to 2 workers on a
+// Targets: overhead <= 1 ms p50; short-plan throughput x1.8 from 1 to 2 workers on a
 // 2-core machine; no errors but deliberate RESOURCE_EXHAUSTED (the queue here is deep enough
 // for every client, so none are expected at all).
 #include <grpcpp/grpcpp.h>

@@ -7,6 +7,7 @@ cleanly (exit 0) and tells the client.  Usage:
   service_test.py BUILD_DIR SOURCE_DIR      (with BUILD_DIR/python on PYTHONPATH)"""
 import csv
 import io
+import json
 import os
 import re
 import signal
@@ -110,6 +111,24 @@ class Service(unittest.TestCase):
                 self.assertAlmostEqual(out.samples[i].q[name_index], float(local[i][name]),
                                        places=8)
         self.assertEqual(out.samples_in_collision, 0)
+
+    def test_the_first_collision_is_the_same_pair_everywhere(self):
+        # One checked simulation behind every front end: the CLI in-process, the CLI with
+        # --server and a gRPC client name the same first contact at the same time.
+        wall = os.path.join(SRC, "examples", "mass-into-wall.csv")
+        args = ["simulate", "--model", "suspended-mass", "--scene", "window", "--inputs", wall,
+                "--dt", "0.01", "--duration", "4", "--summary"]
+        local = json.loads(cli(*args).stdout)
+        remote = json.loads(cli(*args, "--server", self.target).stdout)
+        expected = {"kind": "link-obstacle", "first": "mass", "second": "wall_below_window"}
+        self.assertEqual(local["first_collision"]["pair"], expected)
+        self.assertEqual(remote["first_collision"], local["first_collision"])
+        out = self.client.simulate("suspended-mass", ["xr"], [[0.4 * i / 100] for i in range(201)],
+                                   rate_hz=100.0, scene="window", dt_s=0.01, duration_s=4.0)
+        c = out.first_collision
+        self.assertEqual({"kind": c.kind, "first": c.first, "second": c.second}, expected)
+        self.assertAlmostEqual(out.first_collision_t_s, local["first_collision"]["t"], places=9)
+        self.assertEqual(out.samples_in_collision, local["rows_in_collision"])
 
     def test_plan_over_rpc_equals_the_cli_in_process(self):
         plan = self.client.plan("puppetcopter", GOAL, scene="table", planner="rrt", seed=2,

@@ -7,6 +7,7 @@
 #include <random>
 #include <thread>
 
+#include "marionette/environments/checked_simulation.hpp"
 #include "marionette/environments/collision.hpp"
 #include "marionette/models/dynamics.hpp"
 #include "marionette/models/model_io.hpp"
@@ -520,7 +521,7 @@ std::string sceneErrorOf(const std::string& yaml, const std::string& base_dir = 
   return "(no error)";
 }
 
-TEST(SceneFiles, TheIssuesExampleLoadsWithEveryShapeAndPoseForm) {
+TEST(SceneFiles, AnExampleWithEveryShapeAndPoseFormLoads) {
   const std::string dir = test::scratchDir("scene_example");
   writeCubeMeshes(dir);
   std::ofstream(dir + "/scene.yaml") << R"(
@@ -649,6 +650,63 @@ geometry: [{frame: body, mesh: {file: nowhere.stl}}]
   } catch (const MeshError& e) {
     EXPECT_NE(std::string(e.what()).find(dir + "/nowhere.stl"), std::string::npos) << e.what();
   }
+}
+
+// ---- The checked simulation ----------------------------------------------------------------
+
+// The suspended mass carried into the wall below the window (examples/mass-into-wall.csv): the
+// checked simulation reports the first contact as the batch trajectory check of the same states
+// does, stops there when asked, and stops where its callback says.
+TEST(CheckedSimulation, FirstCollisionAgreesWithTheTrajectoryCheckAndStopsWhenAsked) {
+  const ModelPtr model = loadModel("suspended-mass");
+  auto collision = std::make_shared<CollisionModel>(model, loadScene("window"));
+  CollisionChecker checker(collision);
+  const InputSchedule inputs =
+      InputSchedule::fromCsv(*model, "t,xr\n0,0\n2,0.8\n", "mass-into-wall.csv");
+  SimulationOptions options;
+  options.dt_s = 0.01;
+  options.duration_s = 4.0;
+  std::vector<Eigen::VectorXd> states;
+  const CheckedSimulationReport report =
+      simulateChecked(model, inputs, options, &checker, {}, [&](const CheckedSample& s) {
+        states.push_back(model->configuration(*s.row.q, *s.row.rho));
+        EXPECT_TRUE(s.checked);
+        EXPECT_EQ(s.in_collision, s.clearance_m == 0.0);
+        return true;
+      });
+  ASSERT_EQ(report.samples, 401);
+  EXPECT_EQ(report.simulation.steps, 400);
+  ASSERT_GE(report.first_collision, 0);
+  EXPECT_NEAR(report.first_collision_t_s, 0.77, 0.02);
+  EXPECT_EQ(report.first_collision_pair.describe(),
+            "link 'mass' and obstacle 'wall_below_window'");
+  EXPECT_EQ(report.min_clearance_m, 0.0);
+  Eigen::MatrixXd columns(model->nq(), static_cast<Eigen::Index>(states.size()));
+  for (std::size_t i = 0; i < states.size(); ++i) columns.col(static_cast<Eigen::Index>(i)) = states[i];
+  CollisionChecker batch(collision);
+  const TrajectoryCheck check = batch.checkTrajectory(columns, true);
+  EXPECT_EQ(check.first_collision, report.first_collision);
+  EXPECT_EQ(check.first_pair.describe(), report.first_collision_pair.describe());
+  int in_collision = 0;
+  for (const TrajectorySample& s : check.samples) in_collision += s.in_collision;
+  EXPECT_EQ(in_collision, report.samples_in_collision);
+
+  CheckedSimulationOptions stop;
+  stop.stop_at_first_collision = true;
+  const CheckedSimulationReport stopped =
+      simulateChecked(model, inputs, options, &checker, stop);
+  EXPECT_TRUE(stopped.stopped_at_collision);
+  EXPECT_EQ(stopped.samples, report.first_collision + 1);
+  EXPECT_EQ(stopped.simulation.steps, report.first_collision);
+
+  int seen = 0;
+  const CheckedSimulationReport by_caller = simulateChecked(
+      model, inputs, options, nullptr, {}, [&](const CheckedSample&) { return ++seen < 10; });
+  EXPECT_TRUE(by_caller.stopped_by_caller);
+  EXPECT_TRUE(by_caller.simulation.stopped);
+  EXPECT_EQ(by_caller.samples, 10);
+  EXPECT_FALSE(by_caller.checked);
+  EXPECT_EQ(by_caller.first_collision, -1);
 }
 
 }  // namespace

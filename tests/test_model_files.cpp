@@ -10,7 +10,7 @@
 namespace marionette {
 namespace {
 
-TEST(ModelFiles, BuiltinsLoadWithTheNamesAndSizesTheIssueSpecifies) {
+TEST(ModelFiles, BuiltinsHaveTheirDocumentedVariablesStringsAndSizes) {
   struct Expect {
     const char* name;
     int nd, nk, ns;

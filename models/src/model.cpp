@@ -166,6 +166,8 @@ void ModelBuilder::fail(const SourceRef& src, const std::string& message) const 
   throw ModelError(source_file_, src.line, src.field, message);
 }
 
+// build(): validate each kind of item, resolve names into indices (frames ordered parents
+// first), then derive the structure the algorithms use (variable chains, stops, ...).
 ModelPtr ModelBuilder::build() const {
   auto model = std::make_shared<Model>();
   Model& m = *model;
@@ -177,22 +179,42 @@ ModelPtr ModelBuilder::build() const {
   m.gravity_mps2 = gravity_;
   if (!stage_pose_.matrix().allFinite()) fail({"stage", 0}, "pose must be finite");
   m.stage_pose = stage_pose_;
+  buildVariables(m);
+  const std::vector<int> variable_frame = buildFrames(m);
+  deriveFrameChains(m);
+  buildMasses(m);
+  buildPoints(m);
+  std::vector<char> kinematic_used(m.nk(), 0);
+  buildStrings(m, kinematic_used);
+  deriveVariableStructure(m, variable_frame, kinematic_used);
+  buildGeometry(m);
+  return model;
+}
 
-  // Names of variables, frames, points, strings and masses must be unique within their kind;
-  // variables share one namespace (dynamic and kinematic).
-  std::map<std::string, SourceRef> seen;
-  auto unique = [&](std::map<std::string, SourceRef>& table, const std::string& kind,
-                    const std::string& n, const SourceRef& src) {
-    if (n.empty()) fail(src, kind + " name is empty");
-    auto it = table.find(n);
-    if (it != table.end())
-      fail(src, "duplicate " + kind + " name '" + n + "' (already used by " + it->second.field +
-                    lineNote(it->second) + ")");
-    table.emplace(n, src);
-  };
+// Names of variables, frames, points, strings and masses must be unique within their kind;
+// variables share one namespace (dynamic and kinematic).
+void ModelBuilder::checkUnique(NameTable& table, const std::string& kind, const std::string& n,
+                               const SourceRef& src) const {
+  if (n.empty()) fail(src, kind + " name is empty");
+  auto it = table.find(n);
+  if (it != table.end())
+    fail(src, "duplicate " + kind + " name '" + n + "' (already used by " + it->second.field +
+                  lineNote(it->second) + ")");
+  table.emplace(n, src);
+}
 
+int ModelBuilder::frameOf(const Model& m, const std::string& name, const SourceRef& src,
+                          const std::string& what) const {
+  if (name == "world") return -1;
+  const int fi = m.frameIndex(name);
+  if (fi < 0) fail(src, what + " frame '" + name + "' does not exist");
+  return fi;
+}
+
+void ModelBuilder::buildVariables(Model& m) const {
+  NameTable seen;
   for (const auto& v : dynamic_) {
-    unique(seen, "variable", v.name, v.source);
+    checkUnique(seen, "variable", v.name, v.source);
     if (!(std::isfinite(v.damping) && v.damping >= 0.0))
       fail(v.source, "damping must be >= 0 (got " + std::to_string(v.damping) + ")");
     if (!std::isfinite(v.initial)) fail(v.source, "initial must be finite");
@@ -210,7 +232,7 @@ ModelPtr ModelBuilder::build() const {
     m.dynamic.push_back(v);
   }
   for (const auto& v : kinematic_) {
-    unique(seen, "variable", v.name, v.source);
+    checkUnique(seen, "variable", v.name, v.source);
     if (!std::isfinite(v.default_value)) fail(v.source, "default must be finite");
     if (!(v.lower <= v.upper))
       fail(v.source, "range: lower (" + std::to_string(v.lower) + ") > upper (" +
@@ -222,16 +244,17 @@ ModelPtr ModelBuilder::build() const {
     if (!(v.max_accel > 0.0)) fail(v.source, "max_accel must be > 0");
     m.kinematic.push_back(v);
   }
-  const int nd = m.nd();
-  const int nq = m.nq();
+}
 
-  // ---- Frames: resolve parents, order parents before children. ----
-  std::map<std::string, SourceRef> frame_names;
+std::vector<int> ModelBuilder::buildFrames(Model& m) const {
+  const int nq = m.nq();
+  // Resolve parents, order parents before children.
+  NameTable frame_names;
   std::map<std::string, int> pending_index;
   for (size_t i = 0; i < frames_.size(); ++i) {
     const auto& f = frames_[i];
     if (f.name == "world") fail(f.src, "'world' is reserved for the fixed world frame");
-    unique(frame_names, "frame", f.name, f.src);
+    checkUnique(frame_names, "frame", f.name, f.src);
     pending_index[f.name] = static_cast<int>(i);
   }
   for (const auto& f : frames_) {
@@ -289,6 +312,11 @@ ModelPtr ModelBuilder::build() const {
     }
     m.frames.push_back(f);
   }
+  return variable_frame;
+}
+
+void ModelBuilder::deriveFrameChains(Model& m) const {
+  const int nd = m.nd();
   const int nf = static_cast<int>(m.frames.size());
   m.frame_variable_chain.assign(nf, {});
   m.frame_moved_by_dynamic.assign(nf, 0);
@@ -298,29 +326,26 @@ ModelPtr ModelBuilder::build() const {
     if (f.variable >= 0) m.frame_variable_chain[i].push_back(f.variable);
     for (int v : m.frame_variable_chain[i]) m.frame_moved_by_dynamic[i] |= v < nd ? 1 : 0;
   }
-  auto frameOf = [&](const std::string& name, const SourceRef& src, const std::string& what) {
-    if (name == "world") return -1;
-    const int fi = m.frameIndex(name);
-    if (fi < 0) fail(src, what + " frame '" + name + "' does not exist");
-    return fi;
-  };
+}
+
+void ModelBuilder::buildMasses(Model& m) const {
+  const int nd = m.nd();
+  const int nf = static_cast<int>(m.frames.size());
   auto firstKinematic = [&](int frame) -> int {
     if (frame < 0) return -1;
     for (int v : m.frame_variable_chain[frame])
       if (v >= nd) return v;
     return -1;
   };
-
-  // ---- Masses ----
-  std::map<std::string, SourceRef> mass_names;
+  NameTable mass_names;
   m.frame_masses.assign(nf, {});
   for (const auto& pm : masses_) {
     Mass ms;
     ms.name = pm.name.empty() ? pm.frame : pm.name;
     ms.source = pm.src;
-    unique(mass_names, "mass", ms.name, pm.src);
+    checkUnique(mass_names, "mass", ms.name, pm.src);
     if (pm.frame == "world") fail(pm.src, "a mass cannot be attached to the world frame");
-    ms.frame = frameOf(pm.frame, pm.src, "mass");
+    ms.frame = frameOf(m, pm.frame, pm.src, "mass");
     if (!(std::isfinite(pm.mass) && pm.mass > 0.0))
       fail(pm.src, "mass must be > 0 kg (got " + std::to_string(pm.mass) + ")");
     if (!finite3(pm.com)) fail(pm.src, "com must be finite");
@@ -360,29 +385,33 @@ ModelPtr ModelBuilder::build() const {
       m.frame_has_mass_below[m.frames[i].parent] = 1;
   }
 
-  // ---- Points ----
-  std::map<std::string, SourceRef> point_names;
+}
+
+void ModelBuilder::buildPoints(Model& m) const {
+  NameTable point_names;
   for (const auto& pp : points_) {
-    unique(point_names, "point", pp.name, pp.src);
+    checkUnique(point_names, "point", pp.name, pp.src);
     Point p;
     p.name = pp.name;
-    p.frame = frameOf(pp.frame, pp.src, "point");
+    p.frame = frameOf(m, pp.frame, pp.src, "point");
     if (!finite3(pp.pos)) fail(pp.src, "position must be finite");
     p.position_m = pp.pos;
     p.source = pp.src;
     m.points.push_back(p);
   }
 
-  // ---- Strings ----
-  std::map<std::string, SourceRef> string_names;
-  std::vector<char> kinematic_used(m.nk(), 0);
+}
+
+void ModelBuilder::buildStrings(Model& m, std::vector<char>& kinematic_used) const {
+  const int nd = m.nd();
+  NameTable string_names;
   for (const auto& ps : strings_) {
-    unique(string_names, "string", ps.name, ps.src);
+    checkUnique(string_names, "string", ps.name, ps.src);
     String s;
     s.name = ps.name;
     s.source = ps.src;
-    s.puppet_frame = frameOf(ps.puppet_frame, ps.src, "string '" + ps.name + "' puppet");
-    s.rig_frame = frameOf(ps.rig_frame, ps.src, "string '" + ps.name + "' rig");
+    s.puppet_frame = frameOf(m, ps.puppet_frame, ps.src, "string '" + ps.name + "' puppet");
+    s.rig_frame = frameOf(m, ps.rig_frame, ps.src, "string '" + ps.name + "' rig");
     if (!finite3(ps.puppet_point) || !finite3(ps.rig_point))
       fail(ps.src, "attachment points must be finite");
     s.puppet_point_m = ps.puppet_point;
@@ -415,8 +444,13 @@ ModelPtr ModelBuilder::build() const {
     m.strings.push_back(s);
   }
 
-  // ---- Variables: every dynamic variable drives a frame that carries mass; every kinematic
-  // variable drives a frame or a string length. ----
+}
+
+// Every dynamic variable drives a frame that carries mass; every kinematic variable drives a
+// frame or a string length.  Then the stops and each dynamic variable's frame and ancestors.
+void ModelBuilder::deriveVariableStructure(Model& m, const std::vector<int>& variable_frame,
+                                           std::vector<char>& kinematic_used) const {
+  const int nd = m.nd();
   for (int i = 0; i < nd; ++i) {
     if (variable_frame[i] < 0)
       fail(m.dynamic[i].source, "dynamic variable '" + m.dynamic[i].name + "' drives no frame");
@@ -444,10 +478,12 @@ ModelPtr ModelBuilder::build() const {
       if (v < nd) m.dynamic_ancestors[i].push_back(v);
   }
 
-  // ---- Geometry ----
+}
+
+void ModelBuilder::buildGeometry(Model& m) const {
   for (const auto& pg : geometry_) {
     Geometry g = pg.g;
-    g.frame = frameOf(pg.frame, g.source, "geometry");
+    g.frame = frameOf(m, pg.frame, g.source, "geometry");
     if (g.shape.type == ShapeType::Plane)
       fail(g.source, "a plane cannot be a link's geometry (planes are for scenes)");
     const std::string problem = shapeProblem(g.shape);
@@ -456,11 +492,10 @@ ModelPtr ModelBuilder::build() const {
     m.geometry.push_back(g);
   }
   for (const auto& a : allowed_) {
-    const int fa = frameOf(a.a, a.src, "allowed collision");
-    const int fb = frameOf(a.b, a.src, "allowed collision");
+    const int fa = frameOf(m, a.a, a.src, "allowed collision");
+    const int fb = frameOf(m, a.b, a.src, "allowed collision");
     m.allowed_collisions.emplace_back(fa, fb);
   }
-  return model;
 }
 
 }  // namespace marionette

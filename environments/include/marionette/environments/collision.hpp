@@ -130,9 +130,10 @@ class CollisionModel {
   const std::vector<std::pair<int, int>>& selfPairs() const;
 
   struct Impl;
-  const Impl& impl() const { return *impl_; }
 
  private:
+  friend class CollisionChecker;  // its scratch is built from the geometry
+  const Impl& impl() const { return *impl_; }
   std::unique_ptr<Impl> impl_;
 };
 using CollisionModelPtr = std::shared_ptr<const CollisionModel>;

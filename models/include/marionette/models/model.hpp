@@ -17,6 +17,7 @@
 #include <Eigen/Geometry>
 #include <cmath>
 #include <limits>
+#include <map>
 #include <memory>
 #include <optional>
 #include <stdexcept>
@@ -194,9 +195,6 @@ class Model {
     double bound;
   };
   std::vector<StopRow> stops;
-
- private:
-  friend class ModelBuilder;
 };
 
 using ModelPtr = std::shared_ptr<const Model>;
@@ -214,8 +212,9 @@ class ModelBuilder {
 
   ModelBuilder& addDynamic(DynamicVariable v);
   ModelBuilder& addKinematic(KinematicVariable v);
-  // parent "" or "world" means the world frame.  parameter is a variable name or, if
-  // constant_parameter is set, the constant used instead (the frame becomes Fixed).
+  // parent "" or "world" means the world frame.  A fixed frame is its parent times `offset`; a
+  // joint frame rotates about (Rotate) or slides along (Translate) `axis`, in its parent's
+  // coordinates, by the named dynamic or kinematic variable.
   ModelBuilder& addFixedFrame(const std::string& name, const std::string& parent,
                               const Eigen::Isometry3d& offset, SourceRef src = {});
   ModelBuilder& addJointFrame(const std::string& name, const std::string& parent, JointType type,
@@ -273,6 +272,22 @@ class ModelBuilder {
     SourceRef src;
   };
   [[noreturn]] void fail(const SourceRef& src, const std::string& message) const;
+  // build()'s steps, in order: validate and resolve each kind of item into the model, derive
+  // the structure the algorithms use.
+  using NameTable = std::map<std::string, SourceRef>;
+  void checkUnique(NameTable& table, const std::string& kind, const std::string& name,
+                   const SourceRef& src) const;
+  int frameOf(const Model& m, const std::string& name, const SourceRef& src,
+              const std::string& what) const;  // -1 for "world"
+  void buildVariables(Model& m) const;
+  std::vector<int> buildFrames(Model& m) const;  // the frame each variable drives (-1: none)
+  void deriveFrameChains(Model& m) const;
+  void buildMasses(Model& m) const;
+  void buildPoints(Model& m) const;
+  void buildStrings(Model& m, std::vector<char>& kinematic_used) const;
+  void deriveVariableStructure(Model& m, const std::vector<int>& variable_frame,
+                               std::vector<char>& kinematic_used) const;
+  void buildGeometry(Model& m) const;
 
   std::string name_, description_, source_file_;
   double gravity_ = 9.81;

@@ -1,10 +1,10 @@
-// Planner benchmarks (issue 4): the same planning problems run by every planner, N times with
+// Planner benchmarks: the same planning problems run by every planner, N times with
 // different seeds, logged in OMPL's benchmark log format (doc/markdown/benchmark.md of OMPL) so
 // that OMPL's own `ompl_benchmark_statistics` turns the logs into a Planner Arena database.
 //
 // Contents
 //   BenchmarkProblem     a named (model, scene, start, goal) problem and the planners to run.
-//   benchmarkProblems()  the built-in problems: the issue's required ones plus living-room.
+//   benchmarkProblems()  the built-in problems: the planner tests' problems plus living-room.
 //   BenchmarkOptions     runs, time limit, planners, progress.
 //   BenchmarkRun / PlannerRuns / ProblemRuns   what was measured.
 //   runBenchmark()       runs one problem.
@@ -32,7 +32,7 @@ struct BenchmarkProblem {
   std::vector<std::string> planners;  // empty = every planner
 };
 
-// The problems of the planning issue's tests (same goals), and PuppetCopter in living-room.
+// The problems of the planner tests (tests/test_planner.cpp, same goals), and PuppetCopter in living-room.
 const std::vector<BenchmarkProblem>& benchmarkProblems();
 
 struct BenchmarkOptions {
