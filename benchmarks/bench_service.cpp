@@ -197,7 +197,10 @@ int main(int argc, char** argv) {
   so.duration_s = 1.0;
   const std::function<void()> local_sim_once = [&] {
     std::vector<Eigen::VectorXd> qs;
-    simulate(pc, schedule, so, [&](const SimulationRow& r) { qs.push_back(*r.q); return true; });
+    simulate(pc, schedule, so, [&](const SimulationRow& r) {
+      qs.push_back(*r.q);
+      return true;
+    });
   };
   const auto collision = std::make_shared<CollisionModel>(arm, loadScene("empty"));
   const PlanRequest local_plan_req = wire::planRequestFromProto(plan_req, arm, collision, 300.0);

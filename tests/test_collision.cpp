@@ -678,11 +678,11 @@ TEST(CheckedSimulation, FirstCollisionAgreesWithTheTrajectoryCheckAndStopsWhenAs
   EXPECT_EQ(report.simulation.steps, 400);
   ASSERT_GE(report.first_collision, 0);
   EXPECT_NEAR(report.first_collision_t_s, 0.77, 0.02);
-  EXPECT_EQ(report.first_collision_pair.describe(),
-            "link 'mass' and obstacle 'wall_below_window'");
+  EXPECT_EQ(report.first_collision_pair.describe(), "link 'mass' and obstacle 'wall_below_window'");
   EXPECT_EQ(report.min_clearance_m, 0.0);
   Eigen::MatrixXd columns(model->nq(), static_cast<Eigen::Index>(states.size()));
-  for (std::size_t i = 0; i < states.size(); ++i) columns.col(static_cast<Eigen::Index>(i)) = states[i];
+  for (std::size_t i = 0; i < states.size(); ++i)
+    columns.col(static_cast<Eigen::Index>(i)) = states[i];
   CollisionChecker batch(collision);
   const TrajectoryCheck check = batch.checkTrajectory(columns, true);
   EXPECT_EQ(check.first_collision, report.first_collision);
@@ -693,8 +693,7 @@ TEST(CheckedSimulation, FirstCollisionAgreesWithTheTrajectoryCheckAndStopsWhenAs
 
   CheckedSimulationOptions stop;
   stop.stop_at_first_collision = true;
-  const CheckedSimulationReport stopped =
-      simulateChecked(model, inputs, options, &checker, stop);
+  const CheckedSimulationReport stopped = simulateChecked(model, inputs, options, &checker, stop);
   EXPECT_TRUE(stopped.stopped_at_collision);
   EXPECT_EQ(stopped.samples, report.first_collision + 1);
   EXPECT_EQ(stopped.simulation.steps, report.first_collision);

@@ -15,9 +15,10 @@ TEST(ModelFiles, BuiltinsHaveTheirDocumentedVariablesStringsAndSizes) {
     const char* name;
     int nd, nk, ns;
   };
-  // planar-arm, suspended-mass: DESIGN §3; arm3d: seed 000 §VII (4 + 3); marionette25: seed 000
-  // §V (25 dynamic, 7 strings moved in a plane and wound = 21 kinematic); puppetcopter: the 15
-  // joints of seed 004 plus the free body's 5, 12 rig inputs, 9 strings.
+  // planar-arm, suspended-mass: docs/design.md; arm3d: Johnson & Murphey, ICRA 2007 §VII (4 + 3);
+  // marionette25: Johnson & Murphey, ICRA 2007 §V (25 dynamic, 7 strings moved in a plane and wound
+  // = 21 kinematic); puppetcopter: the 15 joints of Egger, BSc thesis, ETH Zurich 2013 plus the
+  // free body's 5, 12 rig inputs, 9 strings.
   const Expect expected[] = {{"arm3d", 4, 3, 1},
                              {"marionette25", 25, 21, 7},
                              {"planar-arm", 2, 2, 1},
@@ -43,7 +44,8 @@ TEST(ModelFiles, BuiltinsHaveTheirDocumentedVariablesStringsAndSizes) {
   EXPECT_EQ(pa->variableName(2), "x");
   EXPECT_EQ(pa->variableName(3), "L");
   EXPECT_GE(loadModel("arm3d")->pointIndex("hand"), 0);
-  // PuppetCopter: seed 004 eq. (2.3)'s joints all present, Appendix A's masses.
+  // PuppetCopter: Egger, BSc thesis, ETH Zurich 2013 eq. (2.3)'s joints all present, Appendix A's
+  // masses.
   const ModelPtr pc = loadModel("puppetcopter");
   for (const char* j :
        {"beta_body", "beta_leg_l_1", "beta_leg_l_2", "beta_leg_r_1", "beta_leg_r_2",

@@ -10,13 +10,13 @@
 #include <sstream>
 #include <thread>
 
-#include "marionette/plan/plan_file.hpp"
 #include "marionette/environments/collision.hpp"
 #include "marionette/models/input_limits.hpp"
 #include "marionette/models/integrator.hpp"
 #include "marionette/models/model_io.hpp"
 #include "marionette/models/rest_pose.hpp"
 #include "marionette/models/simulation.hpp"
+#include "marionette/plan/plan_file.hpp"
 #include "marionette/planner/planner.hpp"
 #include "support/test_paths.hpp"
 
@@ -370,10 +370,9 @@ TEST(Roadmap, SavedAndLoadedRoadmapsAnswerTheSameAndRefuseAnotherScene) {
   std::ifstream in(path);
   std::string text((std::istreambuf_iterator<char>(in)), {});
   std::ofstream(path) << text.substr(0, text.size() / 2);
-  EXPECT_THROW(
-      RestPoseRoadmap::load(path, std::make_shared<CollisionModel>(model, loadScene("empty")),
-                            options),
-      std::runtime_error);
+  EXPECT_THROW(RestPoseRoadmap::load(
+                   path, std::make_shared<CollisionModel>(model, loadScene("empty")), options),
+               std::runtime_error);
 }
 
 TEST(Plans, BadRequestsNameWhatIsWrong) {
@@ -547,8 +546,7 @@ TEST(Roadmap, AnyChangeToModelSceneOrOptionsRefusesASavedRoadmap) {
           "joint-limit softening");
   refused(changed([](Model& m) { m.kinematic[0].default_value += 1e-6; }), scene, options,
           "kinematic default");
-  refused(changed([](Model& m) { m.dynamic[0].initial += 1e-6; }), scene, options,
-          "initial guess");
+  refused(changed([](Model& m) { m.dynamic[0].initial += 1e-6; }), scene, options, "initial guess");
   auto moved = std::make_shared<Scene>(*scene);
   moved->obstacles[0].pose.translation().x() += 1e-6;
   refused(model, moved, options, "an obstacle moved");

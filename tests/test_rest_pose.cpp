@@ -1,7 +1,7 @@
 // Rest poses: every built-in model has one at its default inputs; it is a true equilibrium
 // (checked independently by force and moment balance where the puppet is a free body hung from
 // its strings); it is stable (the integrator started there stays); and the PuppetCopter hangs as
-// seed 004 describes.
+// Egger, BSc thesis, ETH Zurich 2013 describes.
 #include <gtest/gtest.h>
 
 #include "marionette/models/dynamics.hpp"

@@ -15,10 +15,10 @@
 #include <sstream>
 #include <thread>
 
-#include "marionette/plan/plan_file.hpp"
 #include "marionette/environments/scene.hpp"
 #include "marionette/models/model_io.hpp"
 #include "marionette/models/simulation.hpp"
+#include "marionette/plan/plan_file.hpp"
 #include "marionette/planner/planner.hpp"
 #include "marionette/service/server.hpp"
 #include "marionette/service/wire.hpp"
@@ -186,7 +186,10 @@ TEST(Service, SimulateEqualsTheInProcessSimulation) {
   opt.duration_s = 1.0;
   const InputSchedule schedule = wire::inputsFromProto(*m, req.inputs());
   std::vector<Eigen::VectorXd> qs;
-  simulate(m, schedule, opt, [&](const SimulationRow& r) { qs.push_back(*r.q); return true; });
+  simulate(m, schedule, opt, [&](const SimulationRow& r) {
+    qs.push_back(*r.q);
+    return true;
+  });
   ASSERT_EQ(qs.size(), 51u);
   for (int i = 0; i < 51; ++i)
     for (int j = 0; j < m->nd(); ++j) ASSERT_EQ(out.samples(i).q(j), qs[i][j]) << i << " " << j;

@@ -8,10 +8,10 @@
 #include <fstream>
 #include <sstream>
 
-#include "marionette/plan/plan_file.hpp"
 #include "marionette/environments/collision.hpp"
 #include "marionette/models/dynamics.hpp"
 #include "marionette/models/model_io.hpp"
+#include "marionette/plan/plan_file.hpp"
 #include "marionette/planner/planner.hpp"
 #include "marionette/viewer/view.hpp"
 #include "support/test_paths.hpp"
@@ -254,7 +254,10 @@ TEST(ViewerDocument, SimulatedInputsMatchTheSimulator) {
   o.dt_s = 0.02;
   o.duration_s = 1.5;
   Eigen::VectorXd last;
-  simulate(mass, inputs, o, [&](const SimulationRow& r) { last = *r.q; return true; });
+  simulate(mass, inputs, o, [&](const SimulationRow& r) {
+    last = *r.q;
+    return true;
+  });
   EXPECT_LT((m.q.row(75).head(mass->nd()).transpose() - last).cwiseAbs().maxCoeff(), 1e-12);
   EXPECT_NEAR(m.q(50, mass->nd()), 0.1, 1e-12);  // the input at t = 1 s
 }

@@ -68,12 +68,18 @@ std::string readFlagToken(const std::string& flag, const std::string& path) {
 
 std::string flagMessage(const FieldError& e) {
   static const std::map<std::string, std::string> kFlags = {
-      {"start", "--start"},          {"start_inputs", "--start"},
-      {"goal", "--goal"},            {"dt_s", "--dt"},
-      {"duration_s", "--duration"},  {"damping_scale", "--damping-scale"},
-      {"integrator", "--integrator"}, {"options.planner", "--planner"},
-      {"options.time_limit_s", "--time-limit"}, {"options.rate_hz", "--rate"},
-      {"options.step_s", "--step"},  {"options.params", "--param"},
+      {"start", "--start"},
+      {"start_inputs", "--start"},
+      {"goal", "--goal"},
+      {"dt_s", "--dt"},
+      {"duration_s", "--duration"},
+      {"damping_scale", "--damping-scale"},
+      {"integrator", "--integrator"},
+      {"options.planner", "--planner"},
+      {"options.time_limit_s", "--time-limit"},
+      {"options.rate_hz", "--rate"},
+      {"options.step_s", "--step"},
+      {"options.params", "--param"},
   };
   const std::string& field = e.field();
   for (auto it = kFlags.rbegin(); it != kFlags.rend(); ++it) {

@@ -25,14 +25,14 @@
 #include <vector>
 
 #include "cli_util.hpp"
+#include "execute_command.hpp"
 #include "marionette/environments/checked_simulation.hpp"
 #include "marionette/models/model_io.hpp"
 #include "marionette/models/simulation.hpp"
 #include "marionette/service/wire.hpp"
-#include "execute_command.hpp"
 #include "plan_commands.hpp"
-#include "render_command.hpp"
 #include "remote.hpp"
+#include "render_command.hpp"
 #include "start_text.hpp"
 
 namespace {
@@ -60,7 +60,8 @@ constexpr const char* kUsage =
     "  marionette bench planners [--quick] [--runs N] [--time-limit S] [--seed N]\n"
     "                  [--problems NAME,...] [--planners P,...] --out DIR\n"
     "  marionette execute --plan plan.json | --inputs FILE.csv --model M\n"
-    "                  --rig sim: | serial:/dev/ttyX[?baud=N] | udp:HOST:PORT [--rig-config RIG.yaml]\n"
+    "                  --rig sim: | serial:/dev/ttyX[?baud=N] | udp:HOST:PORT [--rig-config "
+    "RIG.yaml]\n"
     "                  [--rate-scale X] [--send-rate HZ] [--loop | --loops N] [--hold VAR,...]\n"
     "                  [--settle S] [--max-misses N] [--ack-timeout S] [--max-lost-acks N]\n"
     "                  [--log FILE.csv] [--dry-run]\n"

@@ -8,8 +8,8 @@
 #include <sstream>
 
 #include "cli_util.hpp"
-#include "marionette/plan/plan_file.hpp"
 #include "marionette/models/model_io.hpp"
+#include "marionette/plan/plan_file.hpp"
 #include "marionette/planner/benchmark.hpp"
 #include "marionette/planner/planner.hpp"
 #include "marionette/service/wire.hpp"
@@ -109,7 +109,8 @@ Plan planRemote(const Args& a, const PlanRequest& req, const ProgressFn& progres
   v1::PlanRequest r;
   *r.mutable_model() = modelRef(a.values.at("--model"));
   if (a.values.count("--scene")) *r.mutable_scene() = sceneRef(a.values.at("--scene"));
-  if (a.values.count("--start")) *r.mutable_start() = startToProto(parseStartText(a.values.at("--start")));
+  if (a.values.count("--start"))
+    *r.mutable_start() = startToProto(parseStartText(a.values.at("--start")));
   wire::goalToProto(req.goal, r.mutable_goal());
   const PlannerOptions& opt = req.options;
   r.set_planner(opt.planner);

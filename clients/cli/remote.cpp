@@ -26,8 +26,7 @@ RemoteOptions remoteOptions(const Args& a) {
   o.server = a.values.at("--server");
   if (a.values.count("--token-file"))
     o.token = readFlagToken("--token-file", a.values.at("--token-file"));
-  if (a.values.count("--tls-ca"))
-    o.tls_ca = readFlagFile("--tls-ca", a.values.at("--tls-ca"));
+  if (a.values.count("--tls-ca")) o.tls_ca = readFlagFile("--tls-ca", a.values.at("--tls-ca"));
   return o;
 }
 

@@ -24,8 +24,7 @@ std::string readFirstLine(const std::string& path) {
   return line;
 }
 
-void writeFileAtomically(const std::string& path,
-                         const std::function<void(std::ostream&)>& write) {
+void writeFileAtomically(const std::string& path, const std::function<void(std::ostream&)>& write) {
   const std::string tmp = path + ".tmp";
   try {
     std::ofstream os(tmp, std::ios::binary);

@@ -5,14 +5,13 @@
 namespace marionette {
 
 CheckedSimulationReport simulateChecked(const ModelPtr& model, const InputSchedule& inputs,
-                                        const SimulationOptions& options,
-                                        CollisionChecker* checker,
+                                        const SimulationOptions& options, CollisionChecker* checker,
                                         const CheckedSimulationOptions& check_options,
                                         const CheckedSampleFn& on_sample) {
   if (checker && &checker->collisionModel().model() != model.get())
     throw std::invalid_argument("checked simulation: the collision checker is for model '" +
-                                checker->collisionModel().model().name + "', not '" +
-                                model->name + "'");
+                                checker->collisionModel().model().name + "', not '" + model->name +
+                                "'");
   CheckedSimulationReport report;
   report.checked = checker != nullptr;
   Eigen::VectorXd q_full(model->nq());

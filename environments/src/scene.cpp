@@ -80,8 +80,8 @@ ScenePtr parse(const YAML::Node& root, const std::string& source_name,
     if (!names.insert(o.name).second)
       r.fail(n["name"], f + ".name", "duplicate obstacle name '" + o.name + "'");
     o.shape = readShape(r, n, f,
-                      {ShapeType::Sphere, ShapeType::Box, ShapeType::Capsule, ShapeType::Cylinder,
-                       ShapeType::Plane, ShapeType::Mesh});
+                        {ShapeType::Sphere, ShapeType::Box, ShapeType::Capsule, ShapeType::Cylinder,
+                         ShapeType::Plane, ShapeType::Mesh});
     if (n["pose"]) o.pose = r.pose(n["pose"], f + ".pose", "position");
     if (n["color"]) o.color = readColor(r, n["color"], f + ".color");
     if (o.shape.type == ShapeType::Mesh) {

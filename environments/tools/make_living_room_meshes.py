@@ -2,7 +2,7 @@
 """Makes the furniture meshes of the built-in `living-room` scene (environments/scenes/meshes/).
 
 A doll's-house living room at marionette scale (about 1:3 -- a sofa 0.3 m high for a 0.55 m
-puppet), cluttered in the spirit of seed 001's living-room (19,077 polygons there).  The meshes
+puppet), cluttered in the spirit of the living room of Esteves, Arechavaleta & Laumond, ICMA 2005 (19,077 polygons there).  The meshes
 are built from smooth primitives -- rounded boxes (superellipsoids), lathed (turned) profiles,
 lumpy spheres -- so that they have the thousands of triangles a scanned or modelled scene would,
 and are written in the three formats the scene loader must read: binary STL, OBJ and binary PLY.

@@ -122,7 +122,8 @@ void ExplicitIntegrator::applyCatchImpulse(const Eigen::VectorXd& q, Eigen::Vect
       Ad.row(i) = G_.row(S[i]).head(nd_);
       gdot[i] = rate(S[i]);
     }
-    // kappa = (A M^-1 A^T)^-1 (A qdot + A_k rhodot); qdot -= M^-1 A^T kappa (seed 000 eq. 15).
+    // kappa = (A M^-1 A^T)^-1 (A qdot + A_k rhodot); qdot -= M^-1 A^T kappa (Johnson & Murphey,
+    // ICRA 2007 eq. 15).
     const Eigen::MatrixXd MinvAt = Mllt.solve(Ad.transpose());
     const Eigen::VectorXd kappa = (Ad * MinvAt).ldlt().solve(gdot);
     int drop = -1;

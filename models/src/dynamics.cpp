@@ -61,7 +61,8 @@ void forwardKinematics(const Model& model, DynamicsData& d, const Eigen::VectorX
         d.frame_p[i].noalias() = pp + Rp * f.offset.translation();
         break;
       case JointType::Rotate: {
-        // g = g_parent * Rot(axis, q): joint twist (p x w, w), w = R_parent axis (DESIGN §4.1).
+        // g = g_parent * Rot(axis, q): joint twist (p x w, w), w = R_parent axis (docs/design.md,
+        // derivatives on the frame tree).
         Mat3& R = d.frame_R[i];
         if (f.axis_index >= 0) {
           // About a coordinate axis k: only the other two columns of R_parent mix.
@@ -168,7 +169,8 @@ void computeLagrangian(const Model& model, DynamicsData& d, const Eigen::VectorX
     d.z_twist[k] = ad(xi, d.parent_velocity[k]);
     d.Lq[k] = -H.dot(d.z_twist[k]) + xi.dot(W);
   }
-  // Joint-limit springs (seed 004 eq. 2.12, spring part), smoothed: see jointLimitTerms.
+  // Joint-limit springs (Egger, BSc thesis, ETH Zurich 2013 eq. 2.12, spring part), smoothed: see
+  // jointLimitTerms.
   double Vlim = 0.0;
   for (int k = 0; k < nd; ++k) {
     const JointLimit& L = model.dynamic[k].limit;
@@ -182,7 +184,8 @@ void computeLagrangian(const Model& model, DynamicsData& d, const Eigen::VectorX
   if (order == LagrangianOrder::First) return;
 
   // Second derivatives over comparable pairs a <= b (a an ancestor of b, or b itself), from
-  // dxi_b/dq_a = [xi_a, xi_b] and dH/dq_a = -ad_a^T H - I ad_a V_a (DESIGN §4.1):
+  // dxi_b/dq_a = [xi_a, xi_b] and dH/dq_a = -ad_a^T H - I ad_a V_a (docs/design.md, derivatives on
+  // the frame tree):
   //   M(a,b)    = xi_a . I_b xi_b                    (I_b composite inertia of b's subtree)
   //   Lqv(a,b)  = -Z_a . I_b xi_b
   //   Lqv(b,a)  = -xi_a . P_b                         (a strictly above b)

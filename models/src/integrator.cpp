@@ -136,8 +136,8 @@ void VariationalIntegrator::evaluateResidual(const State& x, const Eigen::Vector
   computeLagrangian(*model_, dyn_, qm_full_, vel_,
                     jacobian ? LagrangianOrder::Second : LagrangianOrder::First);
 
-  // Joint damping plus the joint-limit dampers at the midpoint (seed 004 eq. 2.12, damper part,
-  // faded in smoothly: jointLimitTerms).
+  // Joint damping plus the joint-limit dampers at the midpoint (Egger, BSc thesis, ETH Zurich 2013
+  // eq. 2.12, damper part, faded in smoothly: jointLimitTerms).
   for (int k = 0; k < nd_; ++k) {
     const LimitTerms t = jointLimitTerms(model_->dynamic[k].limit, qm_full_[k]);
     damping_now_[k] = damping_[k] + t.c;
@@ -159,7 +159,7 @@ void VariationalIntegrator::evaluateResidual(const State& x, const Eigen::Vector
 // constraint gradients at q1 and q2):
 //   [ dD1Ld/dq2 + df-/dq2   -G_A(q1)^T ]
 //   [ G_A(q2)               0          ]
-// with dD1Ld/dq2 = dt/4 Lqq + 1/2 Lqv - 1/2 Lqv^T - M/dt (DESIGN §4.2).
+// with dD1Ld/dq2 = dt/4 Lqq + 1/2 Lqv - 1/2 Lqv^T - M/dt (docs/design.md, the integrator).
 void VariationalIntegrator::assembleJacobian() {
   const double dt = h_;
   const int m = static_cast<int>(active_.size());
@@ -185,11 +185,11 @@ void VariationalIntegrator::assembleJacobian() {
 // constraint that is violated joins it; a taut one whose multiplier would push (lambda_c < 0)
 // leaves it, at most kMaxFlips times per constraint per step so that it cannot thrash.
 // The exact Jacobian is factorised at the predictor and kept while each iteration shrinks the
-// residual at least four-fold (the chord method, DESIGN §4.3); it is refactorised when the taut
-// set changes or convergence slows.  A step that does not decrease the residual enough is
-// halved (Armijo backtracking), and no correction exceeds kStepLimit (a trust region: a larger
-// one within a single step leaves the basin of its solution).  Convergence is judged on the
-// true residual and on complementarity.  Returns the iterations taken, or -1.
+// residual at least four-fold (the chord method, docs/design.md, the integrator); it is
+// refactorised when the taut set changes or convergence slows.  A step that does not decrease the
+// residual enough is halved (Armijo backtracking), and no correction exceeds kStepLimit (a trust
+// region: a larger one within a single step leaves the basin of its solution).  Convergence is
+// judged on the true residual and on complementarity.  Returns the iterations taken, or -1.
 int VariationalIntegrator::solveNewton(const State& x, const Eigen::VectorXd& rho_next) {
   constexpr int kMaxFlips = 4;
   bool factored = false;  // lu_[m] holds the Jacobian for the current taut set

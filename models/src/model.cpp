@@ -384,7 +384,6 @@ void ModelBuilder::buildMasses(Model& m) const {
     if (m.frame_has_mass_below[i] && m.frames[i].parent >= 0)
       m.frame_has_mass_below[m.frames[i].parent] = 1;
   }
-
 }
 
 void ModelBuilder::buildPoints(Model& m) const {
@@ -399,7 +398,6 @@ void ModelBuilder::buildPoints(Model& m) const {
     p.source = pp.src;
     m.points.push_back(p);
   }
-
 }
 
 void ModelBuilder::buildStrings(Model& m, std::vector<char>& kinematic_used) const {
@@ -443,7 +441,6 @@ void ModelBuilder::buildStrings(Model& m, std::vector<char>& kinematic_used) con
                        "puppet");
     m.strings.push_back(s);
   }
-
 }
 
 // Every dynamic variable drives a frame that carries mass; every kinematic variable drives a
@@ -477,7 +474,6 @@ void ModelBuilder::deriveVariableStructure(Model& m, const std::vector<int>& var
     for (int v : m.frame_variable_chain[variable_frame[i]])
       if (v < nd) m.dynamic_ancestors[i].push_back(v);
   }
-
 }
 
 void ModelBuilder::buildGeometry(Model& m) const {

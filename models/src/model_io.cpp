@@ -254,8 +254,8 @@ ModelPtr parse(const YAML::Node& root, const std::string& file) {
     g.name = n["name"] ? r.text(n["name"], f + ".name") : frame + "_" + std::to_string(i);
     if (n["pose"]) g.pose = r.pose(n["pose"], f + ".pose");
     g.shape = readShape(r, n, f,
-                      {ShapeType::Sphere, ShapeType::Box, ShapeType::Capsule, ShapeType::Cylinder,
-                       ShapeType::Mesh});
+                        {ShapeType::Sphere, ShapeType::Box, ShapeType::Capsule, ShapeType::Cylinder,
+                         ShapeType::Mesh});
     if (g.shape.type == ShapeType::Mesh)
       g.shape.mesh_path = resolveRelative(file, g.shape.mesh_path);
     b.addGeometry(g, frame);

@@ -249,11 +249,9 @@ StartState resolveStart(const ModelPtr& model_ptr, const Eigen::VectorXd& rho0,
 // ---- The loop ---------------------------------------------------------------------------
 
 SimulationSummary simulate(const ModelPtr& model_ptr, const InputSchedule& inputs,
-                           const SimulationOptions& opt,
-                           const SimulationRowFn& on_row) {
+                           const SimulationOptions& opt, const SimulationRowFn& on_row) {
   const Model& model = *model_ptr;
-  if (!(opt.dt_s > 0.0) || !std::isfinite(opt.dt_s))
-    throw FieldError("dt_s", "must be > 0 s");
+  if (!(opt.dt_s > 0.0) || !std::isfinite(opt.dt_s)) throw FieldError("dt_s", "must be > 0 s");
   if (!(opt.duration_s >= 0.0) || !std::isfinite(opt.duration_s))
     throw FieldError("duration_s", "must be >= 0 s");
   if (!(opt.damping_scale >= 0.0)) throw FieldError("damping_scale", "must be >= 0");
@@ -298,8 +296,8 @@ SimulationSummary simulate(const ModelPtr& model_ptr, const InputSchedule& input
   // `rep`; `energy` gives the row's energy (NaN when not wanted).
   auto loop = [&](auto& x, StepReport& rep, auto&& advance, auto&& energy) {
     sum.energy_start_J = mechanicalEnergy(model, scratch, model.configuration(q, rho0), qdot);
-    if (!record(0, sum.energy_start_J,
-                maxOverStretch(model, scratch, model.configuration(q, rho0)), q, tension0, 0)) {
+    if (!record(0, sum.energy_start_J, maxOverStretch(model, scratch, model.configuration(q, rho0)),
+                q, tension0, 0)) {
       sum.stopped = true;
       sum.energy_end_J = sum.energy_start_J;
       return;

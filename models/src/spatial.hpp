@@ -1,7 +1,8 @@
-// Spatial (twist / wrench) algebra in the notation of Murray, Li & Sastry (seed 000 ref. [15]),
-// as summarised in DESIGN §4.1.  A twist is xi = (v, w): v the velocity of the point at the world
-// origin, w the angular velocity, both in world coordinates.  A wrench is (f, tau) with tau about
-// the world origin, so wrench . twist is power.
+// Spatial (twist / wrench) algebra in the notation of Murray, Li & Sastry (A Mathematical
+// Introduction to Robotic Manipulation, CRC Press 1994), as summarised in docs/design.md.  A twist
+// is xi = (v, w): v the velocity of the point at the world origin, w the angular velocity, both in
+// world coordinates.  A wrench is (f, tau) with tau about the world origin, so wrench . twist is
+// power.
 #pragma once
 
 #include <Eigen/Core>

@@ -49,9 +49,10 @@ GoalSpec GoalSpec::parse(const std::string& text) {
   GoalSpec g;
   const auto colon = text.find(':');
   if (colon == std::string::npos)
-    throw FieldError("goal", "expected q:NAME=V,..., point:NAME=x,y,z or "
-        "rest-of:VAR=V,... (got '" +
-        text + "')");
+    throw FieldError("goal",
+                     "expected q:NAME=V,..., point:NAME=x,y,z or "
+                     "rest-of:VAR=V,... (got '" +
+                         text + "')");
   const std::string kind = trim(text.substr(0, colon));
   const std::vector<std::string> parts = split(text.substr(colon + 1), ';');
   if (parts.empty() || parts[0].empty())
@@ -74,14 +75,14 @@ GoalSpec GoalSpec::parse(const std::string& text) {
     t.point = trim(parts[0].substr(0, eq));
     const std::vector<std::string> xyz = split(parts[0].substr(eq + 1), ',');
     if (t.point.empty() || xyz.size() != 3)
-      throw FieldError("goal", "expected point:NAME=x,y,z (three numbers, stage "
-          "coordinates in m), got '" +
-          parts[0] + "'");
+      throw FieldError("goal",
+                       "expected point:NAME=x,y,z (three numbers, stage "
+                       "coordinates in m), got '" +
+                           parts[0] + "'");
     for (int i = 0; i < 3; ++i) t.position_m[i] = number(xyz[i], t.point + " position");
     g.points.push_back(t);
   } else {
-    throw FieldError("goal", "unknown kind '" + kind +
-                                "' (expected q, point or rest-of)");
+    throw FieldError("goal", "unknown kind '" + kind + "' (expected q, point or rest-of)");
   }
   for (std::size_t i = 1; i < parts.size(); ++i) {
     const std::string& opt = parts[i];
@@ -100,8 +101,8 @@ GoalSpec GoalSpec::parse(const std::string& text) {
       g.at_rest = true;
     } else {
       throw FieldError("goal", "unknown option '" + opt + "' (expected " +
-                                  (g.kind == Kind::Point ? "radius=R" : "tol=X") +
-                                  ", at-rest or energy=J)");
+                                   (g.kind == Kind::Point ? "radius=R" : "tol=X") +
+                                   ", at-rest or energy=J)");
     }
   }
   return g;

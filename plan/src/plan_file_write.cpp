@@ -73,8 +73,8 @@ void writePlanJson(const Plan& plan, std::ostream& os) {
   writeJsonNumber(os, plan.min_stage_clearance_m);
   os << ",\n  \"min_stage_clearance_at_s\": ";
   writeJsonNumber(os, plan.min_stage_clearance_sample >= 0
-                     ? plan.min_stage_clearance_sample / plan.rate_hz
-                     : NAN);
+                          ? plan.min_stage_clearance_sample / plan.rate_hz
+                          : NAN);
   os << ",\n  \"max_string_violation_m\": ";
   writeJsonNumber(os, plan.max_violation_m);
   os << ",\n  \"min_tension_N\": ";

@@ -12,8 +12,8 @@
 
 #include "marionette/common/clock.hpp"
 #include "marionette/models/model_io.hpp"
-#include "ompl_planning.hpp"
 #include "marionette/planner/roadmap_cache.hpp"
+#include "ompl_planning.hpp"
 
 namespace marionette {
 

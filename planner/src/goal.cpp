@@ -32,9 +32,9 @@ GoalEvaluator::GoalEvaluator(ModelPtr model, GoalSpec spec)
       for (const auto& [name, value] : spec_.values) {
         const int i = m.variableIndex(name);
         if (i < 0 || i >= nd)
-          throw FieldError("goal.values" + fieldKey(name), "'" + name +
-                                                                "' is not a dynamic variable of '" +
-                                                                m.name + "' (" + names(true) + ")");
+          throw FieldError(
+              "goal.values" + fieldKey(name),
+              "'" + name + "' is not a dynamic variable of '" + m.name + "' (" + names(true) + ")");
         const auto& lim = m.dynamic[i].limit;
         if (lim.isStop() && (value < lim.lower || value > lim.upper))
           throw FieldError("goal.values" + fieldKey(name),

@@ -1,7 +1,7 @@
-// The OMPL control glue (DESIGN §6; seed 000 §VII): the state x = (q_d, p, rho, rho_dot) in one
-// real vector, controls = target rig velocities, a propagator that steps the rig and the
-// variational integrator, validity = finite (the integrator converged), inside joint limits and
-// actuator ranges, and no collision of links or strings.
+// The OMPL control glue (docs/design.md, planning; Johnson & Murphey, ICRA 2007 §VII): the state x
+// = (q_d, p, rho, rho_dot) in one real vector, controls = target rig velocities, a propagator that
+// steps the rig and the variational integrator, validity = finite (the integrator converged),
+// inside joint limits and actuator ranges, and no collision of links or strings.
 //
 // Why rho_dot is in the state: a control held for k steps is a target velocity that the rig
 // slews to at its max acceleration (rigStep), so the plans respect acceleration limits as well
@@ -72,7 +72,7 @@ struct SeedSequence {
 };
 
 // Distance: each component divided by its scale, momentum and rig rates down-weighted, so that
-// pose dominates (seed 000 §VII measures nearness by configuration).
+// pose dominates (Johnson & Murphey, ICRA 2007 §VII measures nearness by configuration).
 class MarionetteSpace : public ob::RealVectorStateSpace {
  public:
   MarionetteSpace(const Layout& layout, Eigen::VectorXd scale)
@@ -339,9 +339,9 @@ class Goal : public ob::GoalSampleableRegion {
     counters_.goal_reached = counters_.goal_reached || satisfied;
     return satisfied;
   }
-  // Goal bias (seed 000 §VII) needs goal states: joint and rest-of goals give them directly
-  // (targets within the tolerance, the other joints anywhere in their limits, puppet still);
-  // a point goal would need inverse kinematics of a hanging puppet, so it offers none.
+  // Goal bias (Johnson & Murphey, ICRA 2007 §VII) needs goal states: joint and rest-of goals give
+  // them directly (targets within the tolerance, the other joints anywhere in their limits, puppet
+  // still); a point goal would need inverse kinematics of a hanging puppet, so it offers none.
   unsigned int maxSampleCount() const override {
     return eval_.spec().kind == GoalSpec::Kind::Point ? 0u : std::numeric_limits<unsigned>::max();
   }
@@ -475,7 +475,8 @@ class Projection : public ob::ProjectionEvaluator {
   unsigned dim_ = 2;
 };
 
-// OMPL's planner, with the goal bias of seed 000's EST (10 % of expansions head for the goal).
+// OMPL's planner, with the goal bias of the EST of Johnson & Murphey, ICRA 2007 (10 % of expansions
+// head for the goal).
 template <class P>
 ob::PlannerPtr withGoalBias(const oc::SpaceInformationPtr& si) {
   auto p = std::make_shared<P>(si);
@@ -512,9 +513,9 @@ TreeSearchSettings treeSearchSettings(const PlannerOptions& options) {
   const PlannerInfo* info = findPlanner(options.planner);
   TreeSearchSettings s;
   if (options.min_control_steps > 0) s.min_control_steps = options.min_control_steps;
-  s.max_control_steps = std::max(s.min_control_steps, options.max_control_steps > 0
-                                                          ? options.max_control_steps
-                                                          : info->max_control_steps);
+  s.max_control_steps =
+      std::max(s.min_control_steps,
+               options.max_control_steps > 0 ? options.max_control_steps : info->max_control_steps);
   s.point_cell_m = info->point_cell_m;
   return s;
 }
@@ -715,14 +716,14 @@ SearchResult searchTree(const SearchProblem& problem) {
         planner->params().getParams(known);
         std::string names;
         for (const auto& kv : known) names += (names.empty() ? "" : ", ") + kv.first;
-        throw FieldError("options.params" + fieldKey(key),
-                         "planner '" + opt.planner + "' has no parameter '" + key +
-                             "' (it has: " + names + ")");
+        throw FieldError(
+            "options.params" + fieldKey(key),
+            "planner '" + opt.planner + "' has no parameter '" + key + "' (it has: " + names + ")");
       }
       if (!planner->params().setParam(key, value))
-        throw FieldError("options.params" + fieldKey(key),
-                         "planner '" + opt.planner + "': parameter " + key + " cannot be '" +
-                             value + "'");
+        throw FieldError(
+            "options.params" + fieldKey(key),
+            "planner '" + opt.planner + "': parameter " + key + " cannot be '" + value + "'");
     }
     ss.setPlanner(planner);
     ss.setup();

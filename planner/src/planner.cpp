@@ -96,8 +96,7 @@ Plan planMotion(const PlanRequest& req, const ProgressFn& progress, const Cancel
     throw FieldError("options.step_s", "must be within [0.001, 0.1] s");
   if (planner->kind == SearchKind::Roadmap && !opt.params.empty())
     throw FieldError("options.params" + fieldKey(opt.params.begin()->first),
-                     "planner '" + opt.planner +
-                         "' takes no OMPL parameters; see RoadmapOptions");
+                     "planner '" + opt.planner + "' takes no OMPL parameters; see RoadmapOptions");
 
   CollisionModelPtr collision = req.collision;
   if (!collision) {

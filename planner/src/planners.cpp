@@ -13,8 +13,8 @@ const std::vector<PlannerInfo>& plannerTable() {
       {"est", SearchKind::Tree, "control_EST",
        "EST (Hsu, Latombe & Motwani, IJCGA 1999), with the goal bias of Johnson & Murphey, "
        "ICRA 2007"},
-      {"kpiece", SearchKind::Tree, "control_KPIECE1",
-       "KPIECE (Sucan & Kavraki, WAFR 2008)", 50, 0.03},
+      {"kpiece", SearchKind::Tree, "control_KPIECE1", "KPIECE (Sucan & Kavraki, WAFR 2008)", 50,
+       0.03},
       {"rrt", SearchKind::Tree, "control_RRT", "kinodynamic RRT (LaValle & Kuffner, IJRR 2001)"},
       {"sst", SearchKind::Tree, "control_SST", "SST (Li, Littlefield & Bekris, IJRR 2016)"},
       {"pdst", SearchKind::Tree, "control_PDST", "PDST (Ladd & Kavraki, WAFR 2004)"},

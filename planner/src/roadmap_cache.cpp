@@ -26,8 +26,8 @@ void RoadmapCache::evictLocked() {
   while (entries_.size() > options_.capacity) {
     auto oldest = entries_.end();
     for (auto it = entries_.begin(); it != entries_.end(); ++it)
-      if (it->second.roadmap && (oldest == entries_.end() ||
-                                 it->second.last_use < oldest->second.last_use))
+      if (it->second.roadmap &&
+          (oldest == entries_.end() || it->second.last_use < oldest->second.last_use))
         oldest = it;
     if (oldest == entries_.end()) return;  // all being built
     entries_.erase(oldest);

@@ -41,8 +41,7 @@ RestPoseRoadmap::QueryResult RestPoseRoadmap::query(const Eigen::VectorXd& start
                                                     const Eigen::VectorXd& start_qdot,
                                                     const Eigen::VectorXd& start_rho,
                                                     GoalEvaluator& goal, double time_limit_s,
-                                                    unsigned long seed,
-                                                    const CancelFn& cancelled) {
+                                                    unsigned long seed, const CancelFn& cancelled) {
   const auto t0 = std::chrono::steady_clock::now();
   const ModelPtr model_ptr = collision_->modelPtr();
   const Model& model = *model_ptr;
@@ -164,7 +163,8 @@ RestPoseRoadmap::QueryResult RestPoseRoadmap::query(const Eigen::VectorXd& start
     return out;
   }
 
-  // Search, check the unchecked edges of the path in order, repeat (seed 001 §IV-D).
+  // Search, check the unchecked edges of the path in order, repeat (Esteves, Arechavaleta &
+  // Laumond, ICMA 2005 §IV-D).
   std::vector<int> path;
   while (true) {
     if (timeUp()) {

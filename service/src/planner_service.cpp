@@ -85,8 +85,7 @@ Status PlannerService::Simulate(ServerContext* ctx, const v1::SimulateRequest* r
   return rl.finish(withWorker(ctx, [&] { return simulate(ctx, *req, out); }));
 }
 
-Status PlannerService::Plan(ServerContext* ctx, const v1::PlanRequest* req,
-                            v1::PlanResponse* out) {
+Status PlannerService::Plan(ServerContext* ctx, const v1::PlanRequest* req, v1::PlanResponse* out) {
   RequestLog rl(log_, log_mutex_, "Plan", ctx);
   describePlanRequest(*req, rl);
   if (Status s = authorize(ctx, options_.token); !s.ok()) return rl.finish(s);
@@ -102,8 +101,7 @@ Status PlannerService::PlanStream(ServerContext* ctx, const v1::PlanRequest* req
     auto last = SteadyClock::now() - std::chrono::seconds(1);
     const ProgressFn progress = [&](const PlanProgress& p) {
       // At most 10 events a second (the planner reports more often).
-      if (SteadyClock::now() - last < std::chrono::milliseconds(100) && p.phase != "verify")
-        return;
+      if (SteadyClock::now() - last < std::chrono::milliseconds(100) && p.phase != "verify") return;
       last = SteadyClock::now();
       v1::PlanEvent e;
       wire::progressToProto(p, e.mutable_progress());
@@ -121,8 +119,7 @@ Status PlannerService::PlanStream(ServerContext* ctx, const v1::PlanRequest* req
 Status PlannerService::plan(ServerContext* ctx, const v1::PlanRequest& req, v1::PlanResponse* out,
                             const ProgressFn& progress, RequestLog& rl) {
   const ModelPtr model = resolver_.model(req.model(), "model");
-  const CollisionModelPtr collision =
-      resolver_.collision(model, req.model(), req.scene(), "scene");
+  const CollisionModelPtr collision = resolver_.collision(model, req.model(), req.scene(), "scene");
   PlanRequest request =
       wire::planRequestFromProto(req, model, collision, options_.max_time_limit_s);
   request.roadmaps = &roadmaps_;
@@ -150,13 +147,13 @@ Status PlannerService::simulate(ServerContext* ctx, const v1::SimulateRequest& r
     checker = std::make_unique<CollisionChecker>(
         resolver_.collision(model, req.model(), req.scene(), "scene"));
   bool stopped = false;
-  const CheckedSimulationReport report = simulateChecked(
-      model, call.inputs, call.options, checker.get(), call.check,
-      [&](const CheckedSample& sample) {
-        if ((sample.index & 63) == 63 && shouldStop(ctx)) return !(stopped = true);
-        wire::sampleToProto(sample, out->add_samples());
-        return true;
-      });
+  const CheckedSimulationReport report =
+      simulateChecked(model, call.inputs, call.options, checker.get(), call.check,
+                      [&](const CheckedSample& sample) {
+                        if ((sample.index & 63) == 63 && shouldStop(ctx)) return !(stopped = true);
+                        wire::sampleToProto(sample, out->add_samples());
+                        return true;
+                      });
   if (stopped) return stoppedStatus(ctx);
   wire::simulationToProto(*model, checker ? checker->collisionModel().scene().name : "", report,
                           out);
@@ -184,9 +181,9 @@ Status PlannerService::guarded(ServerContext* ctx, const std::function<Status()>
     return Status(StatusCode::INVALID_ARGUMENT, wire::describeForClient(e));
   } catch (const SimulationError& e) {
     // ABORTED: the request was well formed; the motion it asks for cannot be simulated.
-    return Status(StatusCode::ABORTED,
-                  std::string("the simulation failed (a Newton step did not converge) at ") +
-                      e.what());
+    return Status(
+        StatusCode::ABORTED,
+        std::string("the simulation failed (a Newton step did not converge) at ") + e.what());
   } catch (const std::invalid_argument& e) {
     return Status(StatusCode::INVALID_ARGUMENT, e.what());
   } catch (const std::exception& e) {

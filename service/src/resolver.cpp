@@ -35,9 +35,9 @@ ModelPtr Resolver::model(const v1::ModelRef& ref, const std::string& field) {
   switch (ref.source_case()) {
     case v1::ModelRef::kName:
       if (!contains(builtinModelNames(), ref.name()))
-        throw RequestError(RequestError::Code::NotFound,
-                           field + ".name: no built-in model '" + ref.name() + "' (" +
-                               joinNames(builtinModelNames()) + ")");
+        throw RequestError(RequestError::Code::NotFound, field + ".name: no built-in model '" +
+                                                             ref.name() + "' (" +
+                                                             joinNames(builtinModelNames()) + ")");
       return builtinModel(ref.name());
     case v1::ModelRef::kYaml: {
       ModelPtr model;
@@ -65,9 +65,9 @@ CollisionModelPtr Resolver::collision(const ModelPtr& model, const v1::ModelRef&
   switch (ref.source_case()) {
     case v1::SceneRef::kName:
       if (!contains(builtinSceneNames(), ref.name()))
-        throw RequestError(RequestError::Code::NotFound,
-                           field + ".name: no built-in scene '" + ref.name() + "' (" +
-                               joinNames(builtinSceneNames()) + ")");
+        throw RequestError(RequestError::Code::NotFound, field + ".name: no built-in scene '" +
+                                                             ref.name() + "' (" +
+                                                             joinNames(builtinSceneNames()) + ")");
       scene = builtinScene(ref.name());
       break;
     case v1::SceneRef::kYaml:

@@ -17,8 +17,8 @@
 #include <iostream>
 #include <string>
 
-#include "marionette/service/server.hpp"
 #include "marionette/common/files.hpp"
+#include "marionette/service/server.hpp"
 
 namespace {
 

@@ -580,9 +580,9 @@ PlanRequest planRequestFromProto(const v1::PlanRequest& r, ModelPtr model,
     // The library names GoalSpec's fields; the proto's depend on the goal's kind.
     std::string field = e.field();
     if (field.compare(0, 11, "goal.values") == 0)
-      field = (req.goal.kind == GoalSpec::Kind::RestOf ? "goal.rest_of.inputs"
-                                                       : "goal.joints.values") +
-              field.substr(11);
+      field =
+          (req.goal.kind == GoalSpec::Kind::RestOf ? "goal.rest_of.inputs" : "goal.joints.values") +
+          field.substr(11);
     invalid(protoField(field), e.problem());
   }
   // Point targets must lie on the stage.
@@ -639,8 +639,8 @@ SimulationCall simulationCallFromProto(const v1::SimulateRequest& req, const Mod
   opt.damping_scale = bounded("damping_scale", req.damping_scale(), 1.0, 1e3);
   Eigen::VectorXd rho0;
   opt.start = startSpecFromProto(m, req.start(), &rho0);
-  call.inputs = req.has_inputs() ? inputsFromProto(m, req.inputs(), "inputs")
-                                 : InputSchedule::constant(m);
+  call.inputs =
+      req.has_inputs() ? inputsFromProto(m, req.inputs(), "inputs") : InputSchedule::constant(m);
   if (req.start().inputs_size() || !req.start().input_values().empty()) {
     // The inputs at t = 0 are the sequence's first sample; start inputs only make sense for a
     // rig held still.
@@ -685,8 +685,8 @@ void sampleToProto(const CheckedSample& sample, v1::SimulationSample* s) {
   s->set_clearance_m(sample.clearance_m);
 }
 
-void simulationToProto(const Model& m, const std::string& scene,
-                       const CheckedSimulationReport& r, v1::SimulateResponse* out) {
+void simulationToProto(const Model& m, const std::string& scene, const CheckedSimulationReport& r,
+                       v1::SimulateResponse* out) {
   out->set_model(m.name);
   if (r.checked) out->set_scene(scene);
   for (const auto& v : m.dynamic) out->add_dynamic_names(v.name);

@@ -3,11 +3,11 @@
 #include <memory>
 #include <sstream>
 
+#include "marionette/common/embedded_file.hpp"
+#include "marionette/common/json_text.hpp"
 #include "marionette/environments/collision.hpp"
 #include "marionette/environments/mesh.hpp"
 #include "marionette/models/dynamics.hpp"
-#include "marionette/common/embedded_file.hpp"
-#include "marionette/common/json_text.hpp"
 #include "marionette/viewer/view.hpp"
 
 namespace marionette::embedded {

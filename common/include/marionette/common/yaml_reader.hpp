@@ -15,7 +15,6 @@
 #include <utility>
 #include <vector>
 
-
 namespace marionette {
 
 // Walks a YAML document; every failure throws Error(file, line, field, message), Error being a

@@ -60,8 +60,7 @@ struct CheckedSimulationReport {
 // (the model of the checker must be `model`).  Throws what simulate throws: SimulationError on
 // a failed step, FieldError on bad options.
 CheckedSimulationReport simulateChecked(const ModelPtr& model, const InputSchedule& inputs,
-                                        const SimulationOptions& options,
-                                        CollisionChecker* checker,
+                                        const SimulationOptions& options, CollisionChecker* checker,
                                         const CheckedSimulationOptions& check_options = {},
                                         const CheckedSampleFn& on_sample = {});
 

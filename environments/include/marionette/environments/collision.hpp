@@ -1,5 +1,5 @@
 // Collision checking of a puppet -- its links *and its strings* -- against a stage, with FCL
-// (DESIGN §5).
+// (docs/design.md, the stage).
 //
 // Contents
 //   CollisionOptions   string radius, which checks to run, where the model hangs in the stage.

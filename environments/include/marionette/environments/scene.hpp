@@ -1,4 +1,4 @@
-// The stage: obstacles and bounds (DESIGN §5).  Scene files are YAML, documented in
+// The stage: obstacles and bounds (docs/design.md, the stage).  Scene files are YAML, documented in
 // docs/scene-format.md; the built-in scenes (empty, table, pillars, window, living-room) are
 // embedded in the library with their meshes.
 //

@@ -1,13 +1,13 @@
-// Baselines for comparison only: explicit Euler (as seed 004 used) and classical RK4 on the
-// continuous constrained model of seed 000 §III-C:
+// Baselines for comparison only: explicit Euler (as Egger, BSc thesis, ETH Zurich 2013 used) and
+// classical RK4 on the continuous constrained model of Johnson & Murphey, ICRA 2007 §III-C:
 //     M(q) qdd = dL/dq - (d2L/dv dq) qd + f - A_d^T Lambda          (eq. 10, our sign: Lambda >= 0
 //     pulls) A_d qdd + A_k rhodd + qd_full^T D2h qd_full = 0  (taut strings) (eq. 11)
-// Strings are unilateral as in seed 000 §IV: a taut string whose Lambda would push goes slack; a
-// slack string that becomes over-stretched while separating is caught by the inelastic impulse
-// of eqs. 13-15.  Joint stops are treated the same way (the VI's hard limits).  No constraint
-// stabilisation: the drift is what these baselines show. Within a step the rig moves linearly from
-// rho_k to rho_{k+1}; when the rig's velocity changes between steps, taut strings take the impulse
-// that keeps them inextensible.
+// Strings are unilateral as in Johnson & Murphey, ICRA 2007 §IV: a taut string whose Lambda would
+// push goes slack; a slack string that becomes over-stretched while separating is caught by the
+// inelastic impulse of eqs. 13-15.  Joint stops are treated the same way (the VI's hard limits). No
+// constraint stabilisation: the drift is what these baselines show. Within a step the rig moves
+// linearly from rho_k to rho_{k+1}; when the rig's velocity changes between steps, taut strings
+// take the impulse that keeps them inextensible.
 #pragma once
 
 #include <Eigen/Core>
@@ -50,7 +50,7 @@ class ExplicitIntegrator {
                     const Eigen::VectorXd& rho, const Eigen::VectorXd& rhodot, Eigen::VectorXd& qdd,
                     bool choose_active_set);
   // Inelastic impulse making every string in `active_` (plus those over-stretched and
-  // separating) inextensible at velocity level (seed 000 eq. 15).
+  // separating) inextensible at velocity level (Johnson & Murphey, ICRA 2007 eq. 15).
   void applyCatchImpulse(const Eigen::VectorXd& q, Eigen::VectorXd& qdot,
                          const Eigen::VectorXd& rho, const Eigen::VectorXd& rhodot);
 

@@ -1,5 +1,6 @@
 // Kinematics, the puppet's Lagrangian and the string constraints, with exact first and second
-// derivatives computed by recursion over the frame tree (DESIGN §4.1) -- no finite differences.
+// derivatives computed by recursion over the frame tree (docs/design.md, derivatives on the frame
+// tree) -- no finite differences.
 //
 // Contents
 //   DynamicsData          per-thread scratch + results for one Model (no allocation after
@@ -86,11 +87,11 @@ Eigen::Vector3d pointPosition(const DynamicsData& data, int frame, const Eigen::
 void pointJacobian(const Model& model, const DynamicsData& data, int frame,
                    const Eigen::Vector3d& local, Eigen::MatrixXd& J);
 
-// Joint-limit spring and damper at q (seed 004 eq. 2.12), smoothed so that Newton's method sees
-// a continuous residual and Jacobian: at depth d beyond a limit, the spring potential is
-// k phi(d), phi(d) = d^3 / (6 eps) for d < eps and d^2/2 - eps d/2 + eps^2/6 beyond (C^2, the
-// seed's k (d - eps/2) force once past eps); the damper coefficient is c s(d / eps), s the C^1
-// smoothstep 3x^2 - 2x^3 (1 beyond).  eps = limit.softening.
+// Joint-limit spring and damper at q (Egger, BSc thesis, ETH Zurich 2013 eq. 2.12), smoothed so
+// that Newton's method sees a continuous residual and Jacobian: at depth d beyond a limit, the
+// spring potential is k phi(d), phi(d) = d^3 / (6 eps) for d < eps and d^2/2 - eps d/2 + eps^2/6
+// beyond (C^2, the seed's k (d - eps/2) force once past eps); the damper coefficient is c s(d /
+// eps), s the C^1 smoothstep 3x^2 - 2x^3 (1 beyond).  eps = limit.softening.
 struct LimitTerms {
   double V = 0.0;    // potential (J)
   double dV = 0.0;   // dV/dq

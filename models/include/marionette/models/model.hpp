@@ -1,5 +1,7 @@
 // The puppet description: an immutable tree of frames with masses, named points, strings,
-// collision geometry and actuator limits (DESIGN §3, seed 000 §V, seed 002 §III-B).
+// collision geometry and actuator limits (Johnson & Murphey, "Dynamic Modeling and Motion Planning
+// for Marionettes: Rigid Bodies Articulated by Massless Strings", ICRA 2007, §V; Schultz & Murphey,
+// ACC 2013, §III-B).
 //
 // Contents
 //   Model          the immutable description, shared by every thread (per-thread scratch lives in
@@ -35,10 +37,11 @@ class ModelError : public SourceError {
   using SourceError::SourceError;
 };
 
-// Joint limit [lower, upper].  Two kinds (DESIGN §3):
+// Joint limit [lower, upper].  Two kinds (docs/design.md, the puppet model):
 //  - a hard stop (stiffness = damping = 0, the default): a unilateral constraint like a string,
 //    exact, with an inelastic impact when the joint reaches it;
-//  - a spring-damper beyond the limit (seed 004 eq. 2.12) when stiffness or damping is set,
+//  - a spring-damper beyond the limit (Egger, BSc thesis, ETH Zurich 2013 eq. 2.12) when stiffness
+//  or damping is set,
 //    faded in over the first `softening` of penetration so the dynamics stay smooth
 //    (see jointLimitTerms).
 struct JointLimit {
@@ -59,7 +62,7 @@ struct DynamicVariable {
   SourceRef source;
 };
 
-// A rig coordinate: perfectly tracked by its motor (seed 002 §II-A).
+// A rig coordinate: perfectly tracked by its motor (Schultz & Murphey, ACC 2013 §II-A).
 struct KinematicVariable {
   std::string name;
   double default_value = 0.0;  // value when no input says otherwise (rad or m)
@@ -109,8 +112,8 @@ struct Point {
 };
 
 // A massless string from a puppet point to a rig point.  Unilateral: it can pull, never push,
-// and never stretch beyond its length (seed 000 §IV).  Length is a kinematic variable (a winch)
-// or a constant.
+// and never stretch beyond its length (Johnson & Murphey, ICRA 2007 §IV).  Length is a kinematic
+// variable (a winch) or a constant.
 struct String {
   std::string name;
   int puppet_frame = -1;

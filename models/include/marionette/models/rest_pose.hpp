@@ -1,5 +1,5 @@
 // Start states: the rest pose of given inputs, and a configuration made consistent with the
-// strings (DESIGN §4, "Start states").
+// strings (docs/design.md, the integrator, "Start states").
 //
 // Contents
 //   RestPose / computeRestPose   minimise the potential V(q_d) subject to h_j(q_d, rho) <= 0 and

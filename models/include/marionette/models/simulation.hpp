@@ -57,8 +57,7 @@ struct StartSpec {
 struct StartState {
   Eigen::VectorXd q, qdot, tension_N;
 };
-StartState resolveStart(const ModelPtr& model, const Eigen::VectorXd& rho0,
-                        const StartSpec& start);
+StartState resolveStart(const ModelPtr& model, const Eigen::VectorXd& rho0, const StartSpec& start);
 
 enum class IntegratorKind { VI, Euler, RK4 };
 // "vi" | "euler" | "rk4"; FieldError("integrator", ...) otherwise.
@@ -86,9 +85,9 @@ struct SimulationRow {
 };
 
 struct SimulationSummary {
-  int steps = 0;        // steps taken (fewer than asked for when the row callback stopped it)
+  int steps = 0;         // steps taken (fewer than asked for when the row callback stopped it)
   bool stopped = false;  // the row callback said stop
-  double wall_s = 0.0;  // integration only
+  double wall_s = 0.0;   // integration only
   double us_per_step = 0.0;
   double newton_iterations_mean = 0.0;
   double max_violation_m = 0.0;  // over all rows

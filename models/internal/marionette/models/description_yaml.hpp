@@ -21,7 +21,7 @@ inline SourceRef sourceRef(const YAML::Node& node, const std::string& field) {
 // mesh scale is a number or [sx, sy, sz].  Dimensions are checked (shapeProblem).
 template <class Error>
 Shape readShape(const YamlReader<Error>& r, const YAML::Node& item, const std::string& field,
-              const std::set<ShapeType>& allowed) {
+                const std::set<ShapeType>& allowed) {
   Shape s;
   int found = 0;
   std::string names;

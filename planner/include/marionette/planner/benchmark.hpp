@@ -32,7 +32,8 @@ struct BenchmarkProblem {
   std::vector<std::string> planners;  // empty = every planner
 };
 
-// The problems of the planner tests (tests/test_planner.cpp, same goals), and PuppetCopter in living-room.
+// The problems of the planner tests (tests/test_planner.cpp, same goals), and PuppetCopter in
+// living-room.
 const std::vector<BenchmarkProblem>& benchmarkProblems();
 
 struct BenchmarkOptions {

@@ -1,5 +1,5 @@
-// Planning goals (DESIGN §6): a joint-space pose, task-space targets for named points, or the
-// rest pose of given inputs; each optionally "at rest".
+// Planning goals (docs/design.md, planning): a joint-space pose, task-space targets for named
+// points, or the rest pose of given inputs; each optionally "at rest".
 //
 // Contents
 //   GoalSpec        what the user asked for (plan/goal_spec.hpp: the goal text, or built in code).

@@ -17,10 +17,10 @@ namespace marionette {
 enum class SearchKind { Tree, Roadmap };
 
 struct PlannerInfo {
-  std::string name;       // "est"
+  std::string name;  // "est"
   SearchKind kind = SearchKind::Tree;
-  std::string log_name;   // in OMPL benchmark logs: "control_EST", "marionette_RestPosePRM"
-  std::string source;     // the algorithm, with its paper
+  std::string log_name;  // in OMPL benchmark logs: "control_EST", "marionette_RestPosePRM"
+  std::string source;    // the algorithm, with its paper
   // Tree planners: a control is held for 2..max_control_steps integration steps by default,
   // and the projection's cell along a goal point is point_cell_m (see PlannerOptions).
   int max_control_steps = 15;
@@ -29,7 +29,7 @@ struct PlannerInfo {
 
 const std::vector<PlannerInfo>& plannerTable();
 const PlannerInfo* findPlanner(const std::string& name);  // nullptr if unknown
-std::vector<std::string> plannerNames();                   // in table order
+std::vector<std::string> plannerNames();                  // in table order
 // OMPL's parameter names of a tree planner and their defaults as set here (goal_bias 0.1);
 // empty for the roadmap.  FieldError("options.planner", ...) for an unknown name.
 std::map<std::string, std::string> plannerParameters(const std::string& planner);

@@ -1,9 +1,10 @@
 // The rest-pose roadmap (`prm`): the learning and query phases and the lazy edge checks of
 // Esteves, Arechavaleta & Laumond, "Motion Planning for Human-Robot Interaction in Manipulation
-// Tasks", IEEE ICMA 2005 (§IV-A, §IV-D), over rest poses of the puppet.  Vertices are collision-free rest poses of sampled inputs; an edge moves the
-// inputs from one vertex's values to the other's within the speed and acceleration limits (a
-// quintic time scaling), is simulated with the real dynamics, collision-checked at every step,
-// and is accepted if the swing then settles near the target rest pose within a bounded time.
+// Tasks", IEEE ICMA 2005 (§IV-A, §IV-D), over rest poses of the puppet.  Vertices are
+// collision-free rest poses of sampled inputs; an edge moves the inputs from one vertex's values to
+// the other's within the speed and acceleration limits (a quintic time scaling), is simulated with
+// the real dynamics, collision-checked at every step, and is accepted if the swing then settles
+// near the target rest pose within a bounded time.
 //
 // Contents
 //   RoadmapOptions      sizes, edge motion and settling criteria.
@@ -64,8 +65,7 @@ class RestPoseRoadmap {
       const CancelFn& cancelled = {});
   // Throws RoadmapFileError naming the file and line when it cannot be read, or when it was
   // built for another model, scene or options (their fingerprints differ).
-  static std::shared_ptr<RestPoseRoadmap> load(const std::string& path,
-                                               CollisionModelPtr collision,
+  static std::shared_ptr<RestPoseRoadmap> load(const std::string& path, CollisionModelPtr collision,
                                                const RoadmapOptions& options);
   void save(const std::string& path) const;  // atomically (temp file, then rename)
 

@@ -1,4 +1,4 @@
-// The planning service (DESIGN §7): marionette.v1.Planner over gRPC.
+// The planning service (docs/service.md): marionette.v1.Planner over gRPC.
 //
 // Contents
 //   ServerOptions    where it listens, how many plans run at once and wait, security, limits.

@@ -1,5 +1,6 @@
-// The executor: streams a plan's input sequence to a rig (DESIGN §8; seed 004 §3.3's loop,
-// slow-down and per-limb disable).
+// The executor: streams a plan's input sequence to a rig, with the loop, slow-down and per-limb
+// disable of PuppetCopter's executor (Egger, "Simulation and Animation of a Robotic Puppet",
+// BSc thesis, ETH Zurich 2013, §3.3).
 //
 // Contents
 //   Performance       what to play: inputs over time (from plan.json or a CSV), its own rate,
