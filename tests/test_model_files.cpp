@@ -105,35 +105,29 @@ TEST(ModelFiles, TheGoodModelLoads) {
   EXPECT_EQ(loadModelString(kGood, "good.yaml")->nd(), 1);
 }
 
-TEST(ModelFiles, MissingParent) {
-  expectError(loadError(replaced("parent: world", "parent: torso")), 7, "frames[0]",
-              "parent frame 'torso' of frame 'link' does not exist");
-}
-
-TEST(ModelFiles, UnknownTransform) {
-  expectError(loadError(replaced("ry: theta", "spin: theta")), 7, "frames[0].spin",
-              "unknown key 'spin'");
-}
-
-TEST(ModelFiles, NegativeMass) {
-  expectError(loadError(replaced("mass: 0.2", "mass: -0.2")), 9, "masses[0]",
-              "mass must be > 0 kg (got -0.2");
-}
-
-TEST(ModelFiles, NonPositiveDefiniteInertia) {
-  expectError(loadError(replaced("izz: 1e-5", "izz: -1e-5")), 9, "masses[0]",
-              "inertia is not positive definite");
-}
-
-TEST(ModelFiles, InertiaViolatingTheTriangleInequality) {
-  expectError(
-      loadError(replaced("ixx: 1e-3, iyy: 1e-3, izz: 1e-5", "ixx: 1e-3, iyy: 1e-5, izz: 1e-5")), 9,
-      "masses[0]", "triangle inequality");
-}
-
-TEST(ModelFiles, StringOnUnknownFrame) {
-  expectError(loadError(replaced("puppet: {frame: link,", "puppet: {frame: hand,")), 11,
-              "strings[0]", "string 's' puppet frame 'hand' does not exist");
+// One line of the good model broken at a time: each mistake is named with its line, its field
+// and the problem.
+TEST(ModelFiles, EachMistakeNamesItsLineFieldAndProblem) {
+  struct Mistake {
+    const char *from, *to;
+    int line;
+    const char *field, *message;
+  };
+  const Mistake mistakes[] = {
+      {"parent: world", "parent: torso", 7, "frames[0]",
+       "parent frame 'torso' of frame 'link' does not exist"},
+      {"ry: theta", "spin: theta", 7, "frames[0].spin", "unknown key 'spin'"},
+      {"mass: 0.2", "mass: -0.2", 9, "masses[0]", "mass must be > 0 kg (got -0.2"},
+      {"izz: 1e-5", "izz: -1e-5", 9, "masses[0]", "inertia is not positive definite"},
+      {"ixx: 1e-3, iyy: 1e-3, izz: 1e-5", "ixx: 1e-3, iyy: 1e-5, izz: 1e-5", 9, "masses[0]",
+       "triangle inequality"},
+      {"puppet: {frame: link,", "puppet: {frame: hand,", 11, "strings[0]",
+       "string 's' puppet frame 'hand' does not exist"},
+  };
+  for (const Mistake& m : mistakes) {
+    SCOPED_TRACE(std::string(m.from) + " -> " + m.to);
+    expectError(loadError(replaced(m.from, m.to)), m.line, m.field, m.message);
+  }
 }
 
 TEST(ModelFiles, DuplicateNames) {

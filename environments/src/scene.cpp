@@ -6,13 +6,8 @@
 #include <set>
 #include <sstream>
 
-#include "marionette/common/embedded_file.hpp"
+#include "embedded_kSceneFiles.hpp"  // generated: the built-in files
 #include "marionette/models/description_yaml.hpp"
-
-namespace marionette::embedded {
-// environments/scenes/: the built-in scene files and their meshes (generated at build time).
-extern const FileSet kSceneFiles;
-}  // namespace marionette::embedded
 
 namespace marionette {
 

@@ -5,13 +5,8 @@
 #include <set>
 #include <sstream>
 
-#include "marionette/common/embedded_file.hpp"
+#include "embedded_kModelFiles.hpp"  // generated: the built-in files
 #include "marionette/models/description_yaml.hpp"
-
-namespace marionette::embedded {
-// models/builtin/*.yaml (generated at build time).
-extern const FileSet kModelFiles;
-}  // namespace marionette::embedded
 
 namespace marionette {
 

@@ -3,16 +3,12 @@
 #include <memory>
 #include <sstream>
 
-#include "marionette/common/embedded_file.hpp"
+#include "embedded_viewer_assets.hpp"  // generated: page.html, viewer.js
 #include "marionette/common/json_text.hpp"
 #include "marionette/environments/collision.hpp"
 #include "marionette/environments/mesh.hpp"
 #include "marionette/models/dynamics.hpp"
 #include "marionette/viewer/view.hpp"
-
-namespace marionette::embedded {
-extern const FileSet viewer_assets;  // page.html, viewer.js (clients/viewer/CMakeLists.txt)
-}
 
 namespace marionette::viewer {
 namespace {

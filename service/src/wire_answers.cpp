@@ -1,0 +1,277 @@
+// Answers out (and back, for the CLI): model and scene descriptions, plans, progress events,
+// simulation results.
+#include "marionette/service/wire.hpp"
+
+#include "marionette/environments/collision.hpp"
+#include "marionette/environments/scene.hpp"
+
+#include "wire_support.hpp"
+
+namespace marionette::wire {
+
+using namespace detail;
+
+// ---- Descriptions ------------------------------------------------------------------------------
+
+v1::ModelDescription describeModel(const Model& model) {
+  v1::ModelDescription d;
+  d.set_name(model.name);
+  d.set_description(model.description);
+  d.set_gravity_m_s2(model.gravity_mps2);
+  for (int i = 0; i < model.nd(); ++i) {
+    const DynamicVariable& v = model.dynamic[i];
+    v1::DynamicVariable* o = d.add_dynamic();
+    o->set_name(v.name);
+    o->set_kind(kindOf(model, i));
+    o->set_lower(v.limit.lower);
+    o->set_upper(v.limit.upper);
+    o->set_initial(v.initial);
+  }
+  for (int i = 0; i < model.nk(); ++i) {
+    const KinematicVariable& v = model.kinematic[i];
+    v1::KinematicVariable* o = d.add_kinematic();
+    o->set_name(v.name);
+    o->set_kind(kindOf(model, model.nd() + i));
+    o->set_lower(v.lower);
+    o->set_upper(v.upper);
+    o->set_default_value(v.default_value);
+    o->set_max_speed(v.max_speed);
+    o->set_max_accel(v.max_accel);
+  }
+  auto frameName = [&](int f) { return f >= 0 ? model.frames[f].name : std::string("world"); };
+  for (const String& s : model.strings) {
+    v1::StringDescription* o = d.add_strings();
+    o->set_name(s.name);
+    o->set_puppet_frame(frameName(s.puppet_frame));
+    o->set_rig_frame(frameName(s.rig_frame));
+    if (s.length_variable >= 0) o->set_length_variable(model.variableName(s.length_variable));
+    o->set_length_m(s.length_m);
+  }
+  for (const Point& p : model.points) {
+    v1::NamedPoint* o = d.add_points();
+    o->set_name(p.name);
+    o->set_frame(frameName(p.frame));
+    toProto(p.position_m, o->mutable_position_m());
+  }
+  return d;
+}
+
+v1::ModelSummary summarize(const Model& model) {
+  v1::ModelSummary s;
+  s.set_name(model.name);
+  s.set_description(model.description);
+  s.set_dynamic_count(model.nd());
+  s.set_kinematic_count(model.nk());
+  s.set_string_count(model.nstrings());
+  return s;
+}
+
+v1::SceneSummary summarize(const Scene& scene) {
+  v1::SceneSummary s;
+  s.set_name(scene.name);
+  s.set_description(scene.description);
+  for (const Obstacle& o : scene.obstacles) s.add_obstacles(o.name);
+  s.set_triangles(static_cast<int64_t>(scene.triangleCount()));
+  if (scene.bounds) {
+    toProto(scene.bounds->min_m, s.mutable_bounds()->mutable_min_m());
+    toProto(scene.bounds->max_m, s.mutable_bounds()->mutable_max_m());
+  }
+  return s;
+}
+
+
+// ---- Plans -------------------------------------------------------------------------------------
+
+void planToProto(const Plan& p, v1::PlanResponse* out) {
+  out->Clear();
+  out->set_model(p.model);
+  out->set_scene(p.scene);
+  out->set_goal(p.goal);
+  out->set_start(p.start);
+  out->set_seed(p.seed);
+  out->set_outcome(p.outcome == PlanOutcome::Exact         ? v1::OUTCOME_EXACT
+                   : p.outcome == PlanOutcome::Approximate ? v1::OUTCOME_APPROXIMATE
+                                                           : v1::OUTCOME_NOT_FOUND);
+  out->set_message(p.message);
+  v1::InputSequence* in = out->mutable_inputs();
+  for (const auto& n : p.input_names) in->add_variables(n);
+  in->set_rate_hz(p.rate_hz);
+  in->mutable_values()->Reserve(static_cast<int>(p.inputs.size()));
+  for (int i = 0; i < p.inputs.rows(); ++i)
+    for (int j = 0; j < p.inputs.cols(); ++j) in->add_values(p.inputs(i, j));
+  for (const auto& n : p.state_names) out->add_state_names(n);
+  for (const auto& n : p.string_names) out->add_string_names(n);
+  matrixToProto(p.states, out->mutable_states());
+  matrixToProto(p.tensions_N, out->mutable_tensions_n());
+  vectorToProto(p.clearance_m, out->mutable_clearance_m());
+  vectorToProto(p.stage_clearance_m, out->mutable_stage_clearance_m());
+  vectorToProto(p.goal_distance, out->mutable_goal_distance());
+  out->set_collision_free(p.collision_free);
+  out->set_first_collision(p.first_collision);
+  out->set_collision_pair(p.collision_pair);
+  out->set_goal_sample(p.goal_sample);
+  out->set_goal_distance_min(p.goal_distance_min);
+  out->set_min_clearance_m(p.min_clearance_m);
+  out->set_min_stage_clearance_m(p.min_stage_clearance_m);
+  out->set_min_stage_clearance_sample(p.min_stage_clearance_sample);
+  out->set_max_violation_m(p.max_violation_m);
+  out->set_min_tension_n(p.min_tension_N);
+  for (const auto& v : p.limit_violations) out->add_limit_violations(v);
+  v1::PlanStatistics* s = out->mutable_statistics();
+  s->set_planner(p.stats.planner);
+  s->set_planning_time_s(p.stats.planning_time_s);
+  s->set_verification_time_s(p.stats.verification_time_s);
+  s->set_total_time_s(p.stats.total_time_s);
+  s->set_propagations(p.stats.propagations);
+  s->set_collision_checks(p.stats.collision_checks);
+  s->set_tree_states(p.stats.tree_states);
+  s->set_roadmap_vertices(p.stats.roadmap_vertices);
+  s->set_roadmap_edges(p.stats.roadmap_edges);
+  s->set_edges_validated(p.stats.edges_validated);
+  s->set_edges_rejected(p.stats.edges_rejected);
+  s->set_roadmap_build_time_s(p.stats.roadmap_build_time_s);
+  s->set_best_goal_distance(p.stats.best_goal_distance);
+}
+
+Plan planFromProto(const v1::PlanResponse& r) {
+  Plan p;
+  p.model = r.model();
+  p.scene = r.scene();
+  p.goal = r.goal();
+  p.start = r.start();
+  p.seed = r.seed();
+  p.outcome = r.outcome() == v1::OUTCOME_EXACT         ? PlanOutcome::Exact
+              : r.outcome() == v1::OUTCOME_APPROXIMATE ? PlanOutcome::Approximate
+                                                       : PlanOutcome::NotFound;
+  p.message = r.message();
+  const v1::InputSequence& in = r.inputs();
+  p.rate_hz = in.rate_hz();
+  p.input_names.assign(in.variables().begin(), in.variables().end());
+  const int nk = in.variables_size();
+  if (nk == 0 ? in.values_size() != 0 : in.values_size() % nk != 0)
+    throw std::invalid_argument("plan.inputs: " + std::to_string(in.values_size()) +
+                                " values are not whole rows of " + std::to_string(nk));
+  const int n = nk ? in.values_size() / nk : 0;
+  p.inputs.resize(n, nk);
+  for (int i = 0; i < n; ++i)
+    for (int j = 0; j < nk; ++j) p.inputs(i, j) = in.values(i * nk + j);
+  p.state_names.assign(r.state_names().begin(), r.state_names().end());
+  p.string_names.assign(r.string_names().begin(), r.string_names().end());
+  p.states = matrixFromProto(r.states(), "plan.states");
+  p.tensions_N = matrixFromProto(r.tensions_n(), "plan.tensions_n");
+  p.clearance_m = vectorFromProto(r.clearance_m());
+  p.stage_clearance_m = vectorFromProto(r.stage_clearance_m());
+  p.goal_distance = vectorFromProto(r.goal_distance());
+  for (auto [size, what] : {std::pair<long, const char*>{p.states.rows(), "states"},
+                            {p.tensions_N.rows(), "tensions_n"},
+                            {p.clearance_m.size(), "clearance_m"},
+                            {p.stage_clearance_m.size(), "stage_clearance_m"},
+                            {p.goal_distance.size(), "goal_distance"}})
+    if (size != n)
+      throw std::invalid_argument(std::string("plan.") + what + ": " + std::to_string(size) +
+                                  " rows for " + std::to_string(n) + " input samples");
+  p.collision_free = r.collision_free();
+  p.first_collision = r.first_collision();
+  p.collision_pair = r.collision_pair();
+  p.goal_sample = r.goal_sample();
+  p.goal_distance_min = r.goal_distance_min();
+  p.min_clearance_m = r.min_clearance_m();
+  p.min_stage_clearance_m = r.min_stage_clearance_m();
+  p.min_stage_clearance_sample = r.min_stage_clearance_sample();
+  p.max_violation_m = r.max_violation_m();
+  p.min_tension_N = r.min_tension_n();
+  p.limit_violations.assign(r.limit_violations().begin(), r.limit_violations().end());
+  const v1::PlanStatistics& s = r.statistics();
+  p.stats.planner = s.planner();
+  p.stats.planning_time_s = s.planning_time_s();
+  p.stats.verification_time_s = s.verification_time_s();
+  p.stats.total_time_s = s.total_time_s();
+  p.stats.propagations = s.propagations();
+  p.stats.collision_checks = s.collision_checks();
+  p.stats.tree_states = s.tree_states();
+  p.stats.roadmap_vertices = s.roadmap_vertices();
+  p.stats.roadmap_edges = s.roadmap_edges();
+  p.stats.edges_validated = s.edges_validated();
+  p.stats.edges_rejected = s.edges_rejected();
+  p.stats.roadmap_build_time_s = s.roadmap_build_time_s();
+  p.stats.best_goal_distance = s.best_goal_distance();
+  return p;
+}
+
+
+// ---- Progress ----------------------------------------------------------------------------------
+
+void progressToProto(const PlanProgress& p, v1::PlanProgress* out) {
+  out->set_phase(p.phase);
+  out->set_elapsed_s(p.elapsed_s);
+  out->set_propagations(p.propagations);
+  out->set_states(p.states);
+  out->set_best_goal_distance(p.best_goal_distance);
+}
+
+PlanProgress progressFromProto(const v1::PlanProgress& e) {
+  PlanProgress p;
+  p.phase = e.phase();
+  p.elapsed_s = e.elapsed_s();
+  p.propagations = e.propagations();
+  p.states = e.states();
+  p.best_goal_distance = e.best_goal_distance();
+  return p;
+}
+
+
+namespace {
+void contactToProto(const ContactPair& p, v1::Contact* c) {
+  c->set_kind(contactKindName(p.kind));
+  c->set_first(p.first);
+  c->set_second(p.second);
+  c->set_description(p.describe());
+}
+}  // namespace
+
+void sampleToProto(const CheckedSample& sample, v1::SimulationSample* s) {
+  const SimulationRow& row = sample.row;
+  s->set_t_s(row.t_s);
+  vectorToProto(*row.q, s->mutable_q());
+  vectorToProto(*row.rho, s->mutable_inputs());
+  s->set_energy_j(row.energy_J);
+  s->set_max_violation_m(row.max_violation_m);
+  vectorToProto(*row.tension_N, s->mutable_tension_n());
+  if (!sample.checked) return;
+  s->set_collision(sample.in_collision);
+  s->set_clearance_m(sample.clearance_m);
+}
+
+void simulationToProto(const Model& m, const std::string& scene, const CheckedSimulationReport& r,
+                       v1::SimulateResponse* out) {
+  out->set_model(m.name);
+  if (r.checked) out->set_scene(scene);
+  for (const auto& v : m.dynamic) out->add_dynamic_names(v.name);
+  for (const auto& v : m.kinematic) out->add_kinematic_names(v.name);
+  for (const auto& s : m.strings) out->add_string_names(s.name);
+  out->set_first_collision_t_s(r.first_collision_t_s);
+  out->set_min_clearance_m(r.min_clearance_m);
+  out->set_min_stage_clearance_m(r.min_stage_clearance_m);
+  if (r.checked) {
+    out->set_samples_in_collision(r.samples_in_collision);
+    if (r.first_collision >= 0)
+      contactToProto(r.first_collision_pair, out->mutable_first_collision());
+    if (r.min_clearance_sample >= 0) {
+      out->set_min_clearance_t_s(r.min_clearance_t_s);
+      contactToProto(r.min_clearance_pair, out->mutable_min_clearance_pair());
+    }
+    if (r.min_stage_clearance_sample >= 0)
+      contactToProto(r.min_stage_clearance_pair, out->mutable_min_stage_clearance_pair());
+  }
+  out->set_stopped_at_collision(r.stopped_at_collision);
+  const SimulationSummary& sum = r.simulation;
+  out->set_steps(sum.steps);
+  out->set_us_per_step(sum.us_per_step);
+  out->set_newton_iterations_mean(sum.newton_iterations_mean);
+  out->set_max_violation_m(sum.max_violation_m);
+  out->set_min_tension_n(sum.min_tension_N);
+  out->set_energy_start_j(sum.energy_start_J);
+  out->set_energy_end_j(sum.energy_end_J);
+}
+
+}  // namespace marionette::wire

@@ -1,0 +1,390 @@
+// Requests in: goals, starts, input sequences, plan and simulation requests, every field checked
+// and named in errors; library field paths in the proto's words.
+#include "marionette/service/wire.hpp"
+
+#include <map>
+
+#include "wire_support.hpp"
+
+namespace marionette::wire {
+
+using namespace detail;
+
+// ---- Goals -------------------------------------------------------------------------------------
+
+void goalToProto(const GoalSpec& goal, v1::Goal* out) {
+  out->Clear();
+  switch (goal.kind) {
+    case GoalSpec::Kind::Joint:
+      for (const auto& [name, value] : goal.values)
+        (*out->mutable_joints()->mutable_values())[name] = value;
+      break;
+    case GoalSpec::Kind::RestOf:
+      for (const auto& [name, value] : goal.values)
+        (*out->mutable_rest_of()->mutable_inputs())[name] = value;
+      break;
+    case GoalSpec::Kind::Point:
+      for (const auto& t : goal.points) {
+        v1::PointTarget* p = out->mutable_points()->add_targets();
+        p->set_point(t.point);
+        toProto(t.position_m, p->mutable_position_m());
+      }
+      break;
+  }
+  if (std::isfinite(goal.tolerance)) out->set_tolerance(goal.tolerance);
+  out->set_at_rest(goal.at_rest);
+  out->set_rest_energy_j(goal.rest_energy_J);
+}
+
+GoalSpec goalFromProto(const v1::Goal& goal, const std::string& field) {
+  GoalSpec g;
+  // Map entries in name order: the same request gives the same goal text.
+  auto sorted = [](const google::protobuf::Map<std::string, double>& m) {
+    std::map<std::string, double> s(m.begin(), m.end());
+    return std::vector<std::pair<std::string, double>>(s.begin(), s.end());
+  };
+  // Named targets, at least one, all finite.
+  auto named = [&](const google::protobuf::Map<std::string, double>& m, const std::string& f,
+                   const char* what) {
+    auto values = sorted(m);
+    if (values.empty()) invalid(f, std::string("names no ") + what);
+    for (const auto& [name, v] : values) requireFinite(f + "[" + name + "]", v);
+    return values;
+  };
+  switch (goal.kind_case()) {
+    case v1::Goal::kJoints:
+      g.kind = GoalSpec::Kind::Joint;
+      g.values = named(goal.joints().values(), field + ".joints.values", "joint");
+      break;
+    case v1::Goal::kRestOf:
+      g.kind = GoalSpec::Kind::RestOf;
+      g.values = named(goal.rest_of().inputs(), field + ".rest_of.inputs", "input");
+      break;
+    case v1::Goal::kPoints: {
+      g.kind = GoalSpec::Kind::Point;
+      const auto& targets = goal.points().targets();
+      if (targets.empty()) invalid(field + ".points.targets", "names no point");
+      for (int i = 0; i < targets.size(); ++i) {
+        const std::string f = field + ".points.targets[" + std::to_string(i) + "]";
+        if (targets[i].point().empty()) invalid(f + ".point", "is empty");
+        if (!targets[i].has_position_m()) invalid(f + ".position_m", "is not set");
+        GoalSpec::PointTarget t{targets[i].point(), fromProto(targets[i].position_m())};
+        for (int k = 0; k < 3; ++k) requireFinite(f + ".position_m", t.position_m[k]);
+        g.points.push_back(t);
+      }
+      break;
+    }
+    case v1::Goal::KIND_NOT_SET: invalid(field, "no goal: set joints, points or rest_of");
+  }
+  requireFinite(field + ".tolerance", goal.tolerance());
+  if (goal.tolerance() < 0) invalid(field + ".tolerance", "must be >= 0 (0 = the default)");
+  if (goal.tolerance() > 0) g.tolerance = goal.tolerance();
+  g.at_rest = goal.at_rest();
+  requireFinite(field + ".rest_energy_j", goal.rest_energy_j());
+  if (goal.rest_energy_j() < 0) invalid(field + ".rest_energy_j", "must be >= 0 (0 = the default)");
+  if (goal.rest_energy_j() > 0) g.rest_energy_J = goal.rest_energy_j();
+  return g;
+}
+
+// ---- Starts ------------------------------------------------------------------------------------
+
+StartSpec startSpecFromProto(const Model& model, const v1::Start& start, Eigen::VectorXd* inputs) {
+  const int nd = model.nd(), nk = model.nk();
+  Eigen::VectorXd rho = model.defaultInputs();
+  if (start.inputs_size() && !start.input_values().empty())
+    invalid("start", "give inputs or input_values, not both");
+  if (start.inputs_size()) {
+    if (start.inputs_size() != nk)
+      invalid("start.inputs", std::to_string(start.inputs_size()) + " values for the " +
+                                  std::to_string(nk) + " kinematic variables of '" + model.name +
+                                  "' (" + joinNames(itemNames(model.kinematic)) + ")");
+    rho = vectorFromProto(start.inputs());
+  }
+  for (const auto& [name, v] :
+       std::map<std::string, double>(start.input_values().begin(), start.input_values().end()))
+    rho[kinematicIndex(model, name, "start.input_values")] = v;
+  for (int i = 0; i < nk; ++i) {
+    const KinematicVariable& kv = model.kinematic[i];
+    requireFinite("start.inputs[" + kv.name + "]", rho[i]);
+    if (rho[i] < kv.lower || rho[i] > kv.upper)
+      invalid("start.inputs[" + kv.name + "]", number(rho[i]) + " is outside its range [" +
+                                                   number(kv.lower) + ", " + number(kv.upper) +
+                                                   "]");
+  }
+  if (inputs) *inputs = rho;
+
+  StartSpec spec;
+  if (start.positions_size() && !start.position_values().empty())
+    invalid("start", "give positions or position_values, not both");
+  if (start.positions_size()) {
+    if (start.positions_size() != nd)
+      invalid("start.positions", std::to_string(start.positions_size()) + " values for the " +
+                                     std::to_string(nd) + " dynamic variables of '" + model.name +
+                                     "'");
+    for (int i = 0; i < nd; ++i) {
+      requireFinite("start.positions[" + std::to_string(i) + "]", start.positions(i));
+      spec.positions.emplace_back(model.dynamic[i].name, start.positions(i));
+    }
+  }
+  for (const auto& [name, v] : std::map<std::string, double>(start.position_values().begin(),
+                                                             start.position_values().end())) {
+    dynamicIndex(model, name, "start.position_values");
+    requireFinite("start.position_values[" + name + "]", v);
+    spec.positions.emplace_back(name, v);
+  }
+  for (const auto& [name, v] : std::map<std::string, double>(start.velocity_values().begin(),
+                                                             start.velocity_values().end())) {
+    dynamicIndex(model, name, "start.velocity_values");
+    requireFinite("start.velocity_values[" + name + "]", v);
+    spec.velocities.emplace_back(name, v);
+  }
+  spec.from_rest = spec.positions.empty();
+  return spec;
+}
+
+void applyStart(const Model& model, const v1::Start& start, PlanRequest& request) {
+  Eigen::VectorXd rho;
+  request.start = startSpecFromProto(model, start, &rho);
+  request.start_inputs = rho;
+  // The start in the CLI's syntax, for the plan's record.
+  std::string text;
+  if (!start.input_values().empty() || start.inputs_size()) {
+    text = "rest-of:";
+    for (int i = 0; i < model.nk(); ++i)
+      text += (i ? "," : "") + model.kinematic[i].name + "=" + number(rho[i]);
+  }
+  if (!request.start.positions.empty()) {
+    std::string q = "q:";
+    for (std::size_t i = 0; i < request.start.positions.size(); ++i)
+      q += (i ? "," : "") + request.start.positions[i].first + "=" +
+           number(request.start.positions[i].second);
+    text = text.empty() ? q : text + " " + q;
+  }
+  request.start_text = text.empty() ? "rest" : text;
+}
+
+// ---- Input sequences ---------------------------------------------------------------------------
+
+void inputsToProto(const Model& model, const InputSchedule& schedule, v1::InputSequence* out) {
+  out->Clear();
+  for (const auto& v : model.kinematic) out->add_variables(v.name);
+  if (schedule.times_s.empty()) {  // constant: one sample of the defaults
+    out->add_times_s(0.0);
+    vectorToProto(schedule.defaults.size() ? schedule.defaults : model.defaultInputs(),
+                  out->mutable_values());
+    return;
+  }
+  for (double t : schedule.times_s) out->add_times_s(t);
+  for (int i = 0; i < schedule.values.rows(); ++i)
+    vectorToProto(schedule.values.row(i).transpose(), out->mutable_values());
+}
+
+InputSchedule inputsFromProto(const Model& model, const v1::InputSequence& in,
+                              const std::string& field) {
+  InputSchedule s;
+  s.defaults = model.defaultInputs();
+  const int cols = in.variables_size();
+  std::vector<int> column_index;
+  for (int j = 0; j < cols; ++j) {
+    const int k =
+        kinematicIndex(model, in.variables(j), field + ".variables[" + std::to_string(j) + "]");
+    for (int seen : column_index)
+      if (seen == k) invalid(field + ".variables", "'" + in.variables(j) + "' is listed twice");
+    column_index.push_back(k);
+  }
+  if (cols == 0) {
+    if (in.values_size() || in.times_s_size()) invalid(field + ".variables", "names no variable");
+    return s;  // constant at the defaults
+  }
+  if (in.values_size() % cols != 0)
+    invalid(field + ".values", std::to_string(in.values_size()) + " values are not whole rows of " +
+                                   std::to_string(cols) + " variables");
+  const int rows = in.values_size() / cols;
+  if (rows == 0) invalid(field + ".values", "no samples");
+  if (in.times_s_size()) {
+    if (in.times_s_size() != rows)
+      invalid(field + ".times_s", std::to_string(in.times_s_size()) + " times for " +
+                                      std::to_string(rows) + " rows of values");
+  } else {
+    requireFinite(field + ".rate_hz", in.rate_hz());
+    if (!(in.rate_hz() > 0)) invalid(field + ".rate_hz", "must be > 0 (or give times_s)");
+  }
+  s.times_s.resize(rows);
+  s.values.resize(rows, model.nk());
+  for (int i = 0; i < rows; ++i) {
+    const double t = in.times_s_size() ? in.times_s(i) : i / in.rate_hz();
+    requireFinite(field + ".times_s[" + std::to_string(i) + "]", t);
+    if (i == 0 && t != 0.0) invalid(field + ".times_s[0]", "must be 0, got " + number(t));
+    if (i > 0 && !(t > s.times_s[i - 1]))
+      invalid(field + ".times_s[" + std::to_string(i) + "]",
+              "times must increase (" + number(t) + " after " + number(s.times_s[i - 1]) + ")");
+    s.times_s[i] = t;
+    s.values.row(i) = s.defaults.transpose();
+    for (int j = 0; j < cols; ++j) {
+      const double v = in.values(i * cols + j);
+      const KinematicVariable& kv = model.kinematic[column_index[j]];
+      const std::string f = field + ".values[" + std::to_string(i) + "][" + kv.name + "]";
+      requireFinite(f, v);
+      if (v < kv.lower || v > kv.upper)
+        invalid(f, number(v) + " is outside the range [" + number(kv.lower) + ", " +
+                       number(kv.upper) + "]");
+      s.values(i, column_index[j]) = v;
+    }
+  }
+  return s;
+}
+
+// ---- Plan requests -----------------------------------------------------------------------------
+
+PlanRequest planRequestFromProto(const v1::PlanRequest& r, ModelPtr model,
+                                 CollisionModelPtr collision, double max_time_limit_s) {
+  PlanRequest req;
+  req.model = std::move(model);
+  req.collision = collision;
+  const Model& m = *req.model;
+  PlannerOptions& opt = req.options;
+
+  opt.planner = r.planner().empty() ? "est" : r.planner();
+  const PlannerInfo* planner = findPlanner(opt.planner);
+  if (!planner)
+    invalid("planner", "unknown '" + opt.planner + "' (expected " + joinNames(plannerNames()) + ")");
+  if (!r.parameters().empty()) {
+    if (planner->kind == SearchKind::Roadmap)
+      invalid("parameters", "planner 'prm' takes no OMPL parameters (got '" +
+                                r.parameters().begin()->first + "')");
+    const auto allowed = plannerParameters(opt.planner);
+    std::string allowed_names;
+    for (const auto& [k, v] : allowed) allowed_names += (allowed_names.empty() ? "" : ", ") + k;
+    for (const auto& [k, v] : r.parameters()) {
+      if (!allowed.count(k))
+        invalid(
+            "parameters[" + k + "]",
+            "planner '" + opt.planner + "' has no such parameter (it has: " + allowed_names + ")");
+      opt.params[k] = v;
+    }
+  }
+  requireFinite("time_limit_s", r.time_limit_s());
+  if (!(r.time_limit_s() > 0) || r.time_limit_s() > max_time_limit_s)
+    invalid("time_limit_s",
+            "must be in (0, " + number(max_time_limit_s) + "] s, got " + number(r.time_limit_s()));
+  opt.time_limit_s = r.time_limit_s();
+  opt.seed = r.seed() ? r.seed() : 1;
+  opt.roadmap.seed = opt.seed;
+  requireFinite("output_rate_hz", r.output_rate_hz());
+  if (r.output_rate_hz() != 0) {
+    if (!(r.output_rate_hz() >= 1 && r.output_rate_hz() <= 1000))
+      invalid("output_rate_hz",
+              "must be within [1, 1000] Hz (0 = 50 Hz), got " + number(r.output_rate_hz()));
+    opt.rate_hz = r.output_rate_hz();
+  }
+  requireFinite("step_s", r.step_s());
+  if (r.step_s() != 0) {
+    if (!(r.step_s() >= 1e-3 && r.step_s() <= 0.1))
+      invalid("step_s", "must be within [0.001, 0.1] s (0 = 0.02 s), got " + number(r.step_s()));
+    opt.step_s = r.step_s();
+  }
+
+  applyStart(m, r.start(), req);
+  if (!r.has_goal()) invalid("goal", "is not set");
+  req.goal = goalFromProto(r.goal(), "goal");
+  try {
+    GoalEvaluator check(req.model, req.goal);  // unknown names, unreachable rest-of inputs
+  } catch (const FieldError& e) {
+    // The library names GoalSpec's fields; the proto's depend on the goal's kind.
+    std::string field = e.field();
+    if (field.compare(0, 11, "goal.values") == 0)
+      field =
+          (req.goal.kind == GoalSpec::Kind::RestOf ? "goal.rest_of.inputs" : "goal.joints.values") +
+          field.substr(11);
+    invalid(protoField(field), e.problem());
+  }
+  // Point targets must lie on the stage.
+  const Scene& scene = collision->scene();
+  if (req.goal.kind == GoalSpec::Kind::Point && scene.bounds) {
+    for (std::size_t i = 0; i < req.goal.points.size(); ++i) {
+      const Eigen::Vector3d& x = req.goal.points[i].position_m;
+      if ((x.array() < scene.bounds->min_m.array()).any() ||
+          (x.array() > scene.bounds->max_m.array()).any())
+        invalid("goal.points.targets[" + std::to_string(i) + "].position_m",
+                "(" + number(x.x()) + ", " + number(x.y()) + ", " + number(x.z()) +
+                    ") m is outside the stage '" + scene.name + "' (" +
+                    number(scene.bounds->min_m.x()) + ".." + number(scene.bounds->max_m.x()) +
+                    ", " + number(scene.bounds->min_m.y()) + ".." +
+                    number(scene.bounds->max_m.y()) + ", " + number(scene.bounds->min_m.z()) +
+                    ".." + number(scene.bounds->max_m.z()) + ")");
+    }
+  }
+  return req;
+}
+
+
+// ---- Simulations -------------------------------------------------------------------------------
+
+SimulationCall simulationCallFromProto(const v1::SimulateRequest& req, const Model& m) {
+  SimulationCall call;
+  SimulationOptions& opt = call.options;
+  auto bounded = [](const std::string& field, double x, double dflt, double hi) {
+    if (!std::isfinite(x) || x < 0 || x > hi)
+      invalid(field, "must be in [0, " + std::to_string(hi) + "], got " + std::to_string(x));
+    return x == 0 ? dflt : x;
+  };
+  opt.dt_s = bounded("dt_s", req.dt_s(), 0.01, 0.1);
+  if (opt.dt_s < 1e-5) invalid("dt_s", "must be at least 1e-5 s");
+  opt.damping_scale = bounded("damping_scale", req.damping_scale(), 1.0, 1e3);
+  Eigen::VectorXd rho0;
+  opt.start = startSpecFromProto(m, req.start(), &rho0);
+  call.inputs =
+      req.has_inputs() ? inputsFromProto(m, req.inputs(), "inputs") : InputSchedule::constant(m);
+  if (req.start().inputs_size() || !req.start().input_values().empty()) {
+    // The inputs at t = 0 are the sequence's first sample; start inputs only make sense for a
+    // rig held still.
+    if (req.has_inputs())
+      invalid("start.inputs",
+              "give the start inputs as the first sample of `inputs` (or leave `inputs` unset to "
+              "hold them)");
+    call.inputs.defaults = rho0;
+  }
+  const double default_duration = call.inputs.times_s.empty() ? 1.0 : call.inputs.times_s.back();
+  opt.duration_s = bounded("duration_s", req.duration_s(), default_duration, 3600.0);
+  const double steps = opt.duration_s / opt.dt_s;
+  if (steps > kMaxSimulationSteps)
+    invalid("duration_s", std::to_string(static_cast<long>(steps)) +
+                              " steps of dt_s; a request may ask for at most " +
+                              std::to_string(kMaxSimulationSteps));
+  call.with_scene = req.scene().source_case() != v1::SceneRef::SOURCE_NOT_SET;
+  if (req.stop_on_collision() && !call.with_scene) invalid("stop_on_collision", "needs a scene");
+  call.check.stop_at_first_collision = req.stop_on_collision();
+  return call;
+}
+
+
+// ---- Field names -------------------------------------------------------------------------------
+
+std::string protoField(const std::string& field) {
+  // Library prefix -> proto prefix.
+  static const std::pair<const char*, const char*> kPrefixes[] = {
+      {"options.planner", "planner"},
+      {"options.time_limit_s", "time_limit_s"},
+      {"options.rate_hz", "output_rate_hz"},
+      {"options.step_s", "step_s"},
+      {"options.params", "parameters"},
+      {"start_inputs", "start.input_values"},
+      {"start.positions", "start.position_values"},
+      {"start.velocities", "start.velocity_values"},
+      {"goal.points", "goal.points.targets"},
+  };
+  for (const auto& [library, proto] : kPrefixes) {
+    const std::string prefix = library;
+    if (field.compare(0, prefix.size(), prefix) == 0 &&
+        (field.size() == prefix.size() || field[prefix.size()] == '.' ||
+         field[prefix.size()] == '['))
+      return proto + field.substr(prefix.size());
+  }
+  return field;
+}
+
+std::string describeForClient(const FieldError& e) {
+  return protoField(e.field()) + ": " + e.problem();
+}
+
+}  // namespace marionette::wire
