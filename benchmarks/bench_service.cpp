@@ -5,7 +5,12 @@
 // the differences; and the part of it inside the server's handler (its logged duration minus
 // the in-process time).  A call with no work (ListScenes) gives the transport's floor.
 //
-//   build/bin/bench_service [--clients N] [--seconds T] [--repeats K] [--rounds R]
+//   build/bin/bench_service [--clients N] [--seconds T] [--repeats K] [--rounds R] [--prm-only]
+//
+// Then prm queries (PuppetCopter's left hand over the table): rounds alternating a 1-worker and
+// a 2-worker server, each with its roadmap built before the clock starts; queries on one
+// roadmap run in parallel (each on its own copy of the graph), so they should scale as the
+// short plans do.
 //
 // Targets: overhead <= 1 ms p50; short-plan throughput x1.8 from 1 to 2 workers on a
 // 2-core machine; no errors but deliberate RESOURCE_EXHAUSTED (the queue here is deep enough
@@ -148,15 +153,84 @@ std::vector<double> timeRepeated(int repeats, const std::function<void()>& fn) {
   return ms;
 }
 
+// prm queries on a built roadmap, `clients` clients, 1 and then 2 workers, `rounds` rounds.
+void prmRounds(int clients, double seconds, int rounds) {
+  v1::PlanRequest req;
+  req.mutable_model()->set_name("puppetcopter");
+  req.mutable_scene()->set_name("table");
+  req.set_planner("prm");
+  auto* t = req.mutable_goal()->mutable_points()->add_targets();
+  t->set_point("hand_l");
+  t->mutable_position_m()->set_x(0.05);
+  t->mutable_position_m()->set_y(0.24);
+  t->mutable_position_m()->set_z(0.40);
+  req.mutable_goal()->set_tolerance(0.04);
+  req.set_time_limit_s(30.0);
+  req.set_seed(1);
+  std::ostringstream quiet;
+  std::vector<std::unique_ptr<service::PlannerServer>> servers;
+  for (int workers : {1, 2}) {
+    service::ServerOptions o;
+    o.listen = "127.0.0.1:0";
+    o.workers = workers;
+    o.max_queue = 4 * clients;
+    o.log = &quiet;
+    servers.push_back(std::make_unique<service::PlannerServer>(o));
+    servers.back()->start();
+    // The roadmap is built by the first query (and its edges on this path checked).
+    auto stub = v1::Planner::NewStub(
+        grpc::CreateChannel("127.0.0.1:" + std::to_string(servers.back()->port()),
+                            grpc::InsecureChannelCredentials()));
+    grpc::ClientContext ctx;
+    v1::PlanResponse out;
+    const auto t0 = Clock::now();
+    const grpc::Status st = stub->Plan(&ctx, req, &out);
+    std::printf("prm, %d worker(s): roadmap built and first query in %.1f s (%s, %s)\n", workers,
+                msSince(t0) / 1e3, st.ok() ? "ok" : st.error_message().c_str(),
+                st.ok() && out.outcome() == v1::OUTCOME_EXACT ? "exact" : "not exact");
+  }
+  const auto query = [&](v1::Planner::Stub& s) {
+    grpc::ClientContext ctx;
+    v1::PlanResponse out;
+    grpc::Status st = s.Plan(&ctx, req, &out);
+    if (st.ok() && out.outcome() != v1::OUTCOME_EXACT)
+      st = grpc::Status(grpc::StatusCode::INTERNAL, "the prm plan was not exact");
+    return st;
+  };
+  std::printf(
+      "\nprm queries (puppetcopter / table), %d clients, %d rounds of %.0f s each:\n| round | 1 "
+      "worker (req/s) | p50 (ms) | 2 workers (req/s) | p50 (ms) | x |\n| ---: | ---: | ---: | "
+      "---: | ---: | ---: |\n",
+      clients, rounds, seconds);
+  std::vector<double> x;
+  for (int r = 1; r <= rounds; ++r) {
+    const LoadResult one = load(servers[0]->port(), clients, seconds, query);
+    const LoadResult two = load(servers[1]->port(), clients, seconds, query);
+    x.push_back(two.rps / one.rps);
+    std::printf("| %d | %.1f | %.1f | %.1f | %.1f | %.2f |\n", r, one.rps, one.p50_ms, two.rps,
+                two.p50_ms, x.back());
+    if (one.errors + two.errors) std::printf("  errors: %ld\n", one.errors + two.errors);
+  }
+  std::printf("median prm throughput from 1 to 2 workers: x%.2f (x%.2f..x%.2f)\n",
+              percentile(x, 0.5), *std::min_element(x.begin(), x.end()),
+              *std::max_element(x.begin(), x.end()));
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   int clients = 4, repeats = 200, rounds = 5;
   double seconds = 5.0;
+  bool prm_only = false;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
+    if (a == "--prm-only") {
+      prm_only = true;
+      continue;
+    }
     if (i + 1 >= argc) {
-      std::cerr << "usage: bench_service [--clients N] [--seconds T] [--repeats K] [--rounds R]\n";
+      std::cerr << "usage: bench_service [--clients N] [--seconds T] [--repeats K] [--rounds R] "
+                   "[--prm-only]\n";
       return 2;
     }
     if (a == "--clients")
@@ -171,6 +245,10 @@ int main(int argc, char** argv) {
       std::cerr << "bench_service: unknown option '" << a << "'\n";
       return 2;
     }
+  }
+  if (prm_only) {
+    prmRounds(clients, seconds, rounds);
+    return 0;
   }
   const ModelPtr pc = loadModel("puppetcopter"), arm = loadModel("planar-arm");
   const v1::SimulateRequest sim_req = simulateRequest(*pc);
@@ -395,5 +473,7 @@ int main(int argc, char** argv) {
       *std::max_element(server_x.begin(), server_x.end()), percentile(local_x, 0.5),
       *std::min_element(local_x.begin(), local_x.end()),
       *std::max_element(local_x.begin(), local_x.end()));
+  std::printf("\n");
+  prmRounds(clients, seconds, rounds);
   return 0;
 }
