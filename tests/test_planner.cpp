@@ -432,7 +432,7 @@ TEST(Plans, ErrorsNameTheRequestsFieldNotAFlag) {
   PlanRequest r4 = request("arm3d", "empty", "est", "point:nope=0,0,1");
   EXPECT_EQ(field(r4), "goal.points[0].point");
   PlanRequest r5 = req;
-  r5.start = StartSpec::parse("q:theta9=0.1");
+  r5.start.positions = {{"theta9", 0.1}};
   EXPECT_EQ(field(r5), "start.positions[\"theta9\"]");
   PlanRequest r6 = req;
   r6.options.params["no_such"] = "1";

@@ -34,9 +34,8 @@ Args parseArgs(int argc, char** argv, int first, const std::vector<std::string>&
 }
 
 double parseNumber(const std::string& flag, const std::string& text) {
-  char* end = nullptr;
-  const double x = std::strtod(text.c_str(), &end);
-  if (text.empty() || *end != '\0' || !std::isfinite(x))
+  double x;
+  if (!parseFiniteNumber(text, x))
     throw std::invalid_argument(flag + ": not a number: '" + text + "'");
   return x;
 }

@@ -262,8 +262,7 @@ int simulateRemote(const Args& a, const ModelPtr& model, const SimulationOptions
   v1::SimulateRequest req;
   *req.mutable_model() = modelRef(a.values.at("--model"));
   if (a.values.count("--scene")) *req.mutable_scene() = sceneRef(a.values.at("--scene"));
-  if (a.values.count("--start"))
-    *req.mutable_start() = startToProto(parseStartText(a.values.at("--start")));
+  *req.mutable_start() = startToProto(StartText{"", {}, opt.start});
   if (!inputs.times_s.empty()) wire::inputsToProto(*model, inputs, req.mutable_inputs());
   req.set_dt_s(opt.dt_s);
   req.set_duration_s(opt.duration_s);
@@ -329,7 +328,13 @@ int cmdSimulate(int argc, char** argv) {
     opt.damping_scale = parseNumber("--damping-scale", a.values.at("--damping-scale"));
   if (a.values.count("--integrator"))
     opt.integrator = parseIntegratorKind(a.values.at("--integrator"));
-  if (a.values.count("--start")) opt.start = StartSpec::parse(a.values.at("--start"));
+  if (a.values.count("--start")) {
+    const StartText start = parseStartText(a.values.at("--start"));
+    if (!start.input_values.empty())
+      throw std::invalid_argument("--start: simulate starts from 'rest' or 'q:NAME=V,...' (the "
+                                  "inputs at t = 0 are the first row of --inputs)");
+    opt.start = start.spec;
+  }
   const InputSchedule inputs = a.values.count("--inputs")
                                    ? InputSchedule::fromCsvFile(*model, a.values.at("--inputs"))
                                    : InputSchedule::constant(*model);

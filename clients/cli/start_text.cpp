@@ -1,27 +1,29 @@
 #include "start_text.hpp"
 
-#include <sstream>
 #include <stdexcept>
 
 #include "cli_util.hpp"
+#include "marionette/common/text.hpp"
 
 namespace marionette::cli {
 
 StartText parseStartText(const std::string& text) {
   StartText s;
   s.text = text;
-  if (text.rfind("rest-of:", 0) != 0) {
-    s.spec = StartSpec::parse(text);  // FieldError("start", ...): main() says --start
-    return s;
-  }
-  std::istringstream is(text.substr(8));
-  std::string item;
-  while (std::getline(is, item, ',')) {
+  if (text == "rest") return s;
+  const bool rest_of = text.rfind("rest-of:", 0) == 0;
+  if (!rest_of && text.rfind("q:", 0) != 0)
+    throw std::invalid_argument("--start: expected 'rest', 'q:NAME=V,...' or "
+                                "'rest-of:VAR=V,...' (got '" + text + "')");
+  const char* kind = rest_of ? "rest-of" : "q";
+  for (const std::string& item : splitFields(text.substr(rest_of ? 8 : 2), ',')) {
     const auto eq = item.find('=');
-    if (eq == std::string::npos || eq == 0)
-      throw std::invalid_argument("--start: rest-of: expected VAR=VALUE, got '" + item + "'");
-    s.input_values.emplace_back(item.substr(0, eq),
-                                parseNumber("--start " + item.substr(0, eq), item.substr(eq + 1)));
+    const std::string name = trimmed(item.substr(0, eq));
+    if (eq == std::string::npos || name.empty())
+      throw std::invalid_argument(std::string("--start: ") + kind + ": expected NAME=VALUE, got '" +
+                                  item + "'");
+    const double value = parseNumber("--start " + name, trimmed(item.substr(eq + 1)));
+    (rest_of ? s.input_values : s.spec.positions).emplace_back(name, value);
   }
   return s;
 }

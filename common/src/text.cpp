@@ -1,7 +1,9 @@
 #include "marionette/common/text.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
+#include <cstdlib>
 
 namespace marionette {
 
@@ -20,6 +22,32 @@ std::vector<std::string> splitCommas(const std::string& text) {
     begin = end + 1;
   }
   return out;
+}
+
+std::string trimmed(const std::string& text) {
+  const auto begin = text.find_first_not_of(" \t\r\n");
+  if (begin == std::string::npos) return "";
+  return text.substr(begin, text.find_last_not_of(" \t\r\n") - begin + 1);
+}
+
+std::vector<std::string> splitFields(const std::string& text, char separator) {
+  std::vector<std::string> out;
+  std::size_t begin = 0;
+  while (true) {
+    const std::size_t end = text.find(separator, begin);
+    out.push_back(trimmed(text.substr(begin, end == std::string::npos ? end : end - begin)));
+    if (end == std::string::npos) return out;
+    begin = end + 1;
+  }
+}
+
+bool parseFiniteNumber(const std::string& text, double& value) {
+  if (text.empty()) return false;
+  char* end = nullptr;
+  const double x = std::strtod(text.c_str(), &end);
+  if (end != text.c_str() + text.size() || !std::isfinite(x)) return false;
+  value = x;
+  return true;
 }
 
 std::string formatNumber(double x, int digits) {

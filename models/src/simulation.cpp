@@ -15,28 +15,6 @@
 
 namespace marionette {
 
-namespace {
-std::string trim(const std::string& s) {
-  const auto b = s.find_first_not_of(" \t\r\n");
-  if (b == std::string::npos) return "";
-  const auto e = s.find_last_not_of(" \t\r\n");
-  return s.substr(b, e - b + 1);
-}
-std::vector<std::string> split(const std::string& s, char sep) {
-  std::vector<std::string> out;
-  std::string item;
-  std::istringstream in(s);
-  while (std::getline(in, item, sep)) out.push_back(trim(item));
-  if (!s.empty() && s.back() == sep) out.emplace_back();
-  return out;
-}
-bool parseDouble(const std::string& s, double& x) {
-  if (s.empty()) return false;
-  char* end = nullptr;
-  x = std::strtod(s.c_str(), &end);
-  return end && *end == '\0' && std::isfinite(x);
-}
-}  // namespace
 
 // ---- InputSchedule ----------------------------------------------------------------------
 
@@ -60,8 +38,8 @@ InputSchedule InputSchedule::fromCsv(const Model& model, const std::string& text
   std::vector<std::vector<double>> rows;
   while (std::getline(in, line)) {
     ++lineno;
-    if (trim(line).empty() || trim(line)[0] == '#') continue;
-    const auto cells = split(line, ',');
+    if (trimmed(line).empty() || trimmed(line)[0] == '#') continue;
+    const auto cells = splitFields(line, ',');
     if (column_var.empty()) {  // the first line is the header
       if (cells[0] != "t")
         fail(lineno, "the header must start with 't' (got '" + cells[0] +
@@ -70,10 +48,8 @@ InputSchedule InputSchedule::fromCsv(const Model& model, const std::string& text
       for (size_t c = 1; c < cells.size(); ++c) {
         const int vi = model.variableIndex(cells[c]);
         if (vi < model.nd()) {
-          std::string names;
-          for (const auto& k : model.kinematic) names += (names.empty() ? "" : ", ") + k.name;
           fail(lineno, "column '" + cells[c] + "' is not a kinematic variable of model '" +
-                           model.name + "' (" + names + ")");
+                           model.name + "' (" + joinNames(itemNames(model.kinematic)) + ")");
         }
         if (std::count(column_var.begin(), column_var.end(), vi - model.nd()))
           fail(lineno, "column '" + cells[c] + "' appears twice");
@@ -87,7 +63,7 @@ InputSchedule InputSchedule::fromCsv(const Model& model, const std::string& text
     std::vector<double> row(cells.size());
     for (size_t c = 0; c < cells.size(); ++c) {
       const std::string col = c == 0 ? "t" : model.kinematic[column_var[c - 1]].name;
-      if (!parseDouble(cells[c], row[c]))
+      if (!parseFiniteNumber(cells[c], row[c]))
         fail(lineno, "column '" + col + "': not a finite number: '" + cells[c] + "'");
     }
     if (!rows.empty() && !(row[0] > rows.back()[0]))
@@ -170,21 +146,6 @@ Eigen::VectorXd InputSchedule::at(double t) const {
 }
 
 // ---- Start ------------------------------------------------------------------------------
-
-StartSpec StartSpec::parse(const std::string& text) {
-  StartSpec s;
-  if (text == "rest") return s;
-  if (text.rfind("q:", 0) != 0)
-    throw FieldError("start", "expected 'rest' or 'q:NAME=V,...' (got '" + text + "')");
-  for (const std::string& item : split(text.substr(2), ',')) {
-    const auto eq = item.find('=');
-    double v;
-    if (eq == std::string::npos || !parseDouble(trim(item.substr(eq + 1)), v))
-      throw FieldError("start", "expected NAME=VALUE, got '" + item + "'");
-    s.positions.emplace_back(trim(item.substr(0, eq)), v);
-  }
-  return s;
-}
 
 IntegratorKind parseIntegratorKind(const std::string& name) {
   if (name == "vi") return IntegratorKind::VI;

@@ -5,32 +5,15 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "marionette/common/text.hpp"
 #include "marionette/models/field_error.hpp"
 
 namespace marionette {
 namespace {
 
-std::string trim(const std::string& s) {
-  const auto b = s.find_first_not_of(" \t");
-  const auto e = s.find_last_not_of(" \t");
-  return b == std::string::npos ? "" : s.substr(b, e - b + 1);
-}
-
-std::vector<std::string> split(const std::string& s, char sep) {
-  std::vector<std::string> out;
-  std::string cur;
-  std::istringstream is(s);
-  while (std::getline(is, cur, sep)) out.push_back(trim(cur));
-  return out;
-}
-
 double number(const std::string& text, const std::string& what) {
-  try {
-    std::size_t used = 0;
-    const double v = std::stod(text, &used);
-    if (used == text.size() && std::isfinite(v)) return v;
-  } catch (const std::exception&) {
-  }
+  double v;
+  if (parseFiniteNumber(text, v)) return v;
   throw FieldError("goal", what + ": expected a finite number, got '" + text + "'");
 }
 
@@ -53,18 +36,18 @@ GoalSpec GoalSpec::parse(const std::string& text) {
                      "expected q:NAME=V,..., point:NAME=x,y,z or "
                      "rest-of:VAR=V,... (got '" +
                          text + "')");
-  const std::string kind = trim(text.substr(0, colon));
-  const std::vector<std::string> parts = split(text.substr(colon + 1), ';');
+  const std::string kind = trimmed(text.substr(0, colon));
+  const std::vector<std::string> parts = splitFields(text.substr(colon + 1), ';');
   if (parts.empty() || parts[0].empty())
     throw FieldError("goal", "'" + kind + ":' needs NAME=VALUE");
   if (kind == "q" || kind == "rest-of") {
     g.kind = kind == "q" ? Kind::Joint : Kind::RestOf;
-    for (const std::string& item : split(parts[0], ',')) {
+    for (const std::string& item : splitFields(parts[0], ',')) {
       const auto eq = item.find('=');
-      if (eq == std::string::npos || trim(item.substr(0, eq)).empty())
+      if (eq == std::string::npos || trimmed(item.substr(0, eq)).empty())
         throw FieldError("goal", "expected NAME=VALUE, got '" + item + "'");
-      const std::string name = trim(item.substr(0, eq));
-      g.values.emplace_back(name, number(trim(item.substr(eq + 1)), name));
+      const std::string name = trimmed(item.substr(0, eq));
+      g.values.emplace_back(name, number(trimmed(item.substr(eq + 1)), name));
     }
   } else if (kind == "point") {
     g.kind = Kind::Point;
@@ -72,8 +55,8 @@ GoalSpec GoalSpec::parse(const std::string& text) {
     if (eq == std::string::npos)
       throw FieldError("goal", "expected point:NAME=x,y,z, got '" + parts[0] + "'");
     PointTarget t;
-    t.point = trim(parts[0].substr(0, eq));
-    const std::vector<std::string> xyz = split(parts[0].substr(eq + 1), ',');
+    t.point = trimmed(parts[0].substr(0, eq));
+    const std::vector<std::string> xyz = splitFields(parts[0].substr(eq + 1), ',');
     if (t.point.empty() || xyz.size() != 3)
       throw FieldError("goal",
                        "expected point:NAME=x,y,z (three numbers, stage "
@@ -87,16 +70,16 @@ GoalSpec GoalSpec::parse(const std::string& text) {
   for (std::size_t i = 1; i < parts.size(); ++i) {
     const std::string& opt = parts[i];
     const auto eq = opt.find('=');
-    const std::string key = trim(opt.substr(0, eq));
+    const std::string key = trimmed(opt.substr(0, eq));
     if (key == "at-rest" && eq == std::string::npos) {
       g.at_rest = true;
     } else if ((key == "tol" && g.kind != Kind::Point) ||
                (key == "radius" && g.kind == Kind::Point)) {
       if (eq == std::string::npos) throw FieldError("goal", "" + key + " needs =VALUE");
-      g.tolerance = number(trim(opt.substr(eq + 1)), key);
+      g.tolerance = number(trimmed(opt.substr(eq + 1)), key);
       if (!(g.tolerance > 0.0)) throw FieldError("goal", "" + key + " must be > 0");
     } else if (key == "energy" && eq != std::string::npos) {
-      g.rest_energy_J = number(trim(opt.substr(eq + 1)), "energy");
+      g.rest_energy_J = number(trimmed(opt.substr(eq + 1)), "energy");
       if (!(g.rest_energy_J > 0.0)) throw FieldError("goal", "energy must be > 0 J");
       g.at_rest = true;
     } else {

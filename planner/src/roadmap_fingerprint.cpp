@@ -89,7 +89,7 @@ void serialise(Canonical& c, const Scene& sc) {
 
 // FNV-1a, 128 bits.
 std::string hash128(const std::string& text) {
-  using u128 = unsigned __int128;
+  __extension__ typedef unsigned __int128 u128;  // GCC and Clang; -Wpedantic knows it as an extension
   const u128 prime = (u128(1) << 88) + 0x13B;
   u128 h = (u128(0x6c62272e07bb0142ull) << 64) | 0x62b821756295c58dull;
   for (unsigned char ch : text) h = (h ^ ch) * prime;

@@ -21,6 +21,15 @@ std::vector<std::string> itemNames(const std::vector<T>& items) {
 // "a,b,,c" -> {"a", "b", "c"}: the non-empty items between commas.
 std::vector<std::string> splitCommas(const std::string& text);
 
+// `text` without leading and trailing blanks (spaces, tabs, CR, LF).
+std::string trimmed(const std::string& text);
+
+// Every field between separators, each trimmed: "a, b,,c," -> {"a", "b", "", "c", ""}.
+std::vector<std::string> splitFields(const std::string& text, char separator);
+
+// Whether the whole of `text` is one finite number (strtod's syntax); if so, it is in `value`.
+bool parseFiniteNumber(const std::string& text, double& value);
+
 // A number with up to `digits` significant digits ("%.*g").
 std::string formatNumber(double x, int digits = 10);
 

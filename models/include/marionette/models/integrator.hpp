@@ -4,10 +4,10 @@
 // Marionettes: Rigid Bodies Articulated by Massless Strings", ICRA 2007, §III-IV; docs/design.md).
 //
 // Contents
-//   State                 x_k = (q_d, p, rho): the one-step-map state of Schultz & Murphey, ACC
-//   2013 eq. (7). StepReport            what one step did: Newton iterations, tensions, taut
-//   strings, residual. StepStatus            Ok, or why a step failed (a failed step never yields a
-//   silent state). IntegratorOptions     time step, tolerances, damping scale.
+//   State                 x_k = (q_d, p, rho): the one-step-map state (Schultz & Murphey, eq. 7).
+//   StepReport            what one step did: Newton iterations, tensions, taut strings, residual.
+//   StepStatus            Ok, or why a step failed (a failed step never yields a silent state).
+//   IntegratorOptions     time step, tolerances, damping scale.
 //   VariationalIntegrator one instance per thread; shares the immutable Model.
 //
 // The step solves, for q_{d,k+1} and the multipliers lambda_A of the active (taut) strings
@@ -18,9 +18,9 @@
 // f-_k = dt * (damping + joint-limit damping forces) at the midpoint.  Strings are unilateral:
 // the active set is chosen so that every taut string pulls (lambda >= 0) and no slack string
 // ends over-stretched; a slack string that catches takes the inelastic impulse of Johnson &
-// Murphey, ICRA 2007 eqs. 13-15 in discrete form.  Tension of string j: T_j = lambda_j |a_j - e_j|
-// / dt (newtons). Joint stops (limits without a spring) are unilateral constraints handled the same
-// way.
+// Murphey, ICRA 2007 eqs. 13-15 in discrete form.  Tension of string j:
+// T_j = lambda_j |a_j - e_j| / dt (newtons).  Joint stops (limits without a spring) are unilateral
+// constraints handled the same way.
 #pragma once
 
 #include <Eigen/Cholesky>

@@ -40,10 +40,9 @@ class ModelError : public SourceError {
 // Joint limit [lower, upper].  Two kinds (docs/design.md, the puppet model):
 //  - a hard stop (stiffness = damping = 0, the default): a unilateral constraint like a string,
 //    exact, with an inelastic impact when the joint reaches it;
-//  - a spring-damper beyond the limit (Egger, BSc thesis, ETH Zurich 2013 eq. 2.12) when stiffness
-//  or damping is set,
-//    faded in over the first `softening` of penetration so the dynamics stay smooth
-//    (see jointLimitTerms).
+//  - a spring-damper beyond the limit (Egger, BSc thesis, ETH Zurich 2013, eq. 2.12) when
+//    stiffness or damping is set, faded in over the first `softening` of penetration so the
+//    dynamics stay smooth (see jointLimitTerms).
 struct JointLimit {
   double lower = -std::numeric_limits<double>::infinity();
   double upper = std::numeric_limits<double>::infinity();

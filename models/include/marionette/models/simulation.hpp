@@ -47,8 +47,6 @@ struct StartSpec {
   bool from_rest = true;                                   // rest pose of the inputs at t = 0
   std::vector<std::pair<std::string, double>> positions;   // dynamic variables set (rad or m)
   std::vector<std::pair<std::string, double>> velocities;  // their rates (rad/s or m/s)
-  // Parses "rest" or "q:NAME=V,NAME=V,..."; FieldError("start", ...) otherwise.
-  static StartSpec parse(const std::string& text);
 };
 
 // The start configuration for inputs rho0 (n_k): q (n_d), qdot (n_d) and the static tensions
