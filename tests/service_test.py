@@ -181,7 +181,7 @@ class Service(unittest.TestCase):
         p = cli("plan", "--server", self.target, "--model", "planar-arm", "--goal",
                 "q:theta1=0.2", "--param", "nope=1", check=False)
         self.assertEqual(p.returncode, 2)
-        self.assertIn("parameters[nope]", p.stderr)
+        self.assertIn('parameters["nope"]', p.stderr)
         # ... and the server still answers.
         self.assertTrue(self.client.models())
 

@@ -555,4 +555,29 @@ TEST(Roadmap, AnyChangeToModelSceneOrOptionsRefusesASavedRoadmap) {
   RoadmapOptions other = options;
   other.settle_tolerance *= 1.01;
   refused(model, scene, other, "roadmap options");
+
+  // A mesh link counts by its triangles, not by its file's name: the same mesh in another folder
+  // fits, a vertex moved by a micrometre does not.
+  const std::string dir = test::scratchDir("planner");
+  auto writeTetrahedron = [&](const std::string& file, double tip_z) {
+    std::ofstream(file) << "v 0 0 0\nv 0.02 0 0\nv 0 0.02 0\nv 0 0 " << tip_z
+                        << "\nf 1 3 2\nf 1 2 4\nf 1 4 3\nf 2 3 4\n";
+  };
+  auto withMesh = [&](const std::string& file) {
+    return changed([&](Model& m) {
+      m.geometry[0].shape = Shape{};
+      m.geometry[0].shape.type = ShapeType::Mesh;
+      m.geometry[0].shape.mesh_path = file;
+    });
+  };
+  auto fingerprintOf = [&](const ModelPtr& m) {
+    return RestPoseRoadmap::fingerprint(CollisionModel(m, scene), options);
+  };
+  writeTetrahedron(dir + "/link.obj", 0.02);
+  writeTetrahedron(dir + "/copy-of-link.obj", 0.02);
+  writeTetrahedron(dir + "/moved-link.obj", 0.020001);
+  const std::string with_mesh = fingerprintOf(withMesh(dir + "/link.obj"));
+  EXPECT_NE(with_mesh, base);
+  EXPECT_EQ(fingerprintOf(withMesh(dir + "/copy-of-link.obj")), with_mesh);
+  EXPECT_NE(fingerprintOf(withMesh(dir + "/moved-link.obj")), with_mesh);
 }

@@ -304,7 +304,7 @@ TEST(Service, BadRequestsNameTheFieldAndTheServerGoesOn) {
        grpc::StatusCode::INVALID_ARGUMENT, "goal.points.targets[0].position_m"},
       {"unknown planner parameter",
        [](v1::PlanRequest& r) { (*r.mutable_parameters())["nope"] = "1"; },
-       grpc::StatusCode::INVALID_ARGUMENT, "parameters[nope]"},
+       grpc::StatusCode::INVALID_ARGUMENT, "parameters[\"nope\"]"},
       {"time limit 0", [](v1::PlanRequest& r) { r.set_time_limit_s(0); },
        grpc::StatusCode::INVALID_ARGUMENT, "time_limit_s"},
       {"time limit above the maximum", [](v1::PlanRequest& r) { r.set_time_limit_s(1e6); },

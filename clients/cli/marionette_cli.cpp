@@ -14,7 +14,7 @@
 // and, with --scene, two more columns: collision (0/1) and clearance (m); or, with --summary, one
 // JSON object.  Errors go to stderr with a non-zero exit status: 1 a failed step, 2 bad input,
 // 3 a collision with --stop-on-collision (after printing the row where it happened).
-// plan: see plan_commands.hpp and the README ("Planning").
+// plan, bench: plan_commands.hpp; execute, render: their own files.  Every flag: docs/cli.md.
 #include <cmath>
 #include <cstdarg>
 #include <cstdio>
@@ -49,8 +49,7 @@ constexpr const char* kUsage =
     "                      [--integrator vi|euler|rk4] [--damping-scale X]\n"
     "                      [--start rest|q:NAME=V,...]\n"
     "                      [--scene NAME|FILE [--stop-on-collision]] [--summary] [SERVER]\n"
-    "  marionette plan --model NAME|FILE [--scene NAME|FILE] [--planner "
-    "est|kpiece|rrt|sst|pdst|prm]\n"
+    "  marionette plan --model NAME|FILE [--scene NAME|FILE] [--planner PLANNER]\n"
     "                  --goal q:NAME=V,...[;tol=X] | point:NAME=x,y,z[;radius=R] |\n"
     "                         rest-of:VAR=V,...[;tol=X]   (each with optional ;at-rest)\n"
     "                  [--start rest|q:NAME=V,...|rest-of:VAR=V,...] [--time-limit S] [--seed N]\n"
@@ -60,8 +59,8 @@ constexpr const char* kUsage =
     "  marionette bench planners [--quick] [--runs N] [--time-limit S] [--seed N]\n"
     "                  [--problems NAME,...] [--planners P,...] --out DIR\n"
     "  marionette execute --plan plan.json | --inputs FILE.csv --model M\n"
-    "                  --rig sim: | serial:/dev/ttyX[?baud=N] | udp:HOST:PORT [--rig-config "
-    "RIG.yaml]\n"
+    "                  --rig sim: | serial:/dev/ttyX[?baud=N] | udp:HOST:PORT\n"
+    "                  [--rig-config RIG.yaml]\n"
     "                  [--rate-scale X] [--send-rate HZ] [--loop | --loops N] [--hold VAR,...]\n"
     "                  [--settle S] [--max-misses N] [--ack-timeout S] [--max-lost-acks N]\n"
     "                  [--log FILE.csv] [--dry-run]\n"
@@ -73,6 +72,11 @@ constexpr const char* kUsage =
     "                  [--points NAME,...]   (a plan may also take --model / --scene files)\n"
     "SERVER: --server HOST:PORT [--token-file FILE] [--tls-ca FILE]: ask a marionette-server\n"
     "  instead of working in-process (same output; exit 6 when the server cannot answer).\n";
+
+void printUsage(std::ostream& os) {
+  os << kUsage << "PLANNER: " << joinNames(plannerNames(), " | ") << " (default "
+     << PlannerOptions{}.planner << ")\n";
+}
 
 // `models` / `scenes`: every built-in, one JSON object (json_fields: the object's members) or
 // one line of text each.
@@ -387,7 +391,7 @@ int cmdSimulate(int argc, char** argv) {
 
 int main(int argc, char** argv) {
   if (argc < 2 || std::string(argv[1]) == "--help" || std::string(argv[1]) == "-h") {
-    std::cout << kUsage;
+    printUsage(std::cout);
     return argc < 2 ? 2 : 0;
   }
   const std::string cmd = argv[1];
@@ -399,7 +403,8 @@ int main(int argc, char** argv) {
     if (cmd == "bench") return cmdBenchPlanners(argc, argv);
     if (cmd == "execute") return cmdExecute(argc, argv);
     if (cmd == "render") return cmdRender(argc, argv);
-    std::cerr << "marionette: unknown command '" << cmd << "'\n" << kUsage;
+    std::cerr << "marionette: unknown command '" << cmd << "'\n";
+    printUsage(std::cerr);
     return 2;
   } catch (const RemoteError& e) {
     std::fflush(stdout);

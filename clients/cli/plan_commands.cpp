@@ -53,7 +53,7 @@ void printSummary(const Plan& plan, std::ostream& os) {
       "  planner %.3f s, verification %.3f s; %ld propagations, %ld collision "
       "checks",
       s.planning_time_s, s.verification_time_s, s.propagations, s.collision_checks);
-  if (s.planner == "prm")
+  if (const PlannerInfo* info = findPlanner(s.planner); info && info->kind == SearchKind::Roadmap)
     os << formatted(
         "; roadmap %ld vertices, %ld edges (built in %.2f s), %ld edges checked, "
         "%ld rejected",

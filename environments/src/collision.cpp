@@ -294,6 +294,9 @@ int CollisionModel::linkCount() const {
 std::string CollisionModel::linkName(int link) const {
   return impl_->links.at(link).name;
 }
+TriangleMeshPtr CollisionModel::linkMesh(int link) const {
+  return impl_->links.at(link).mesh;
+}
 const std::vector<std::pair<int, int>>& CollisionModel::selfPairs() const {
   return impl_->self_pairs;
 }

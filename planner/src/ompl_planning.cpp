@@ -13,11 +13,6 @@
 #include <ompl/base/spaces/RealVectorStateSpace.h>
 #include <ompl/control/PathControl.h>
 #include <ompl/control/SimpleSetup.h>
-#include <ompl/control/planners/est/EST.h>
-#include <ompl/control/planners/kpiece/KPIECE1.h>
-#include <ompl/control/planners/pdst/PDST.h>
-#include <ompl/control/planners/rrt/RRT.h>
-#include <ompl/control/planners/sst/SST.h>
 #include <ompl/control/spaces/RealVectorControlSpace.h>
 #include <ompl/util/Console.h>
 #include <ompl/util/RandomNumbers.h>
@@ -475,22 +470,10 @@ class Projection : public ob::ProjectionEvaluator {
   unsigned dim_ = 2;
 };
 
-// OMPL's planner, with the goal bias of the EST of Johnson & Murphey, ICRA 2007 (10 % of expansions
-// head for the goal).
-template <class P>
-ob::PlannerPtr withGoalBias(const oc::SpaceInformationPtr& si) {
-  auto p = std::make_shared<P>(si);
-  p->setGoalBias(0.1);
-  return p;
-}
-
-ob::PlannerPtr makePlanner(const std::string& name, const oc::SpaceInformationPtr& si) {
-  if (name == "est") return withGoalBias<oc::EST>(si);
-  if (name == "kpiece") return withGoalBias<oc::KPIECE1>(si);
-  if (name == "rrt") return withGoalBias<oc::RRT>(si);
-  if (name == "sst") return withGoalBias<oc::SST>(si);
-  if (name == "pdst") return withGoalBias<oc::PDST>(si);
-  throw std::invalid_argument("unknown planner '" + name + "'");
+ob::PlannerPtr makePlanner(const PlannerInfo& info, const oc::SpaceInformationPtr& si) {
+  const TreePlannerFactory make = treePlannerFactory(info);
+  if (!make) throw std::invalid_argument("planner '" + info.name + "' is not a tree search");
+  return make(si, info);
 }
 
 // OMPL's seed generator is process-wide: planners take their RNG seeds from it when they are
@@ -520,7 +503,7 @@ TreeSearchSettings treeSearchSettings(const PlannerOptions& options) {
   return s;
 }
 
-std::map<std::string, std::string> treePlannerParameters(const std::string& name) {
+std::map<std::string, std::string> treePlannerParameters(const PlannerInfo& info) {
   quietOmpl();
   // A throwaway space information is enough to list a planner's parameters.
   auto space = std::make_shared<ob::RealVectorStateSpace>(1);
@@ -529,7 +512,7 @@ std::map<std::string, std::string> treePlannerParameters(const std::string& name
   cspace->setBounds(ob::RealVectorBounds(1));
   auto si = std::make_shared<oc::SpaceInformation>(space, cspace);
   std::map<std::string, std::string> out;
-  makePlanner(name, si)->params().getParams(out);
+  makePlanner(info, si)->params().getParams(out);
   return out;
 }
 
@@ -709,17 +692,8 @@ SearchResult searchTree(const SearchProblem& problem) {
   {
     std::lock_guard<std::mutex> lock(omplSeedMutex());
     ompl::RNG::setSeed(static_cast<std::uint_fast32_t>(seeds()));
-    planner = makePlanner(opt.planner, si);
-    for (const auto& [key, value] : opt.params) {
-      if (!planner->params().hasParam(key)) {
-        std::map<std::string, std::string> known;
-        planner->params().getParams(known);
-        std::string names;
-        for (const auto& kv : known) names += (names.empty() ? "" : ", ") + kv.first;
-        throw FieldError(
-            "options.params" + fieldKey(key),
-            "planner '" + opt.planner + "' has no parameter '" + key + "' (it has: " + names + ")");
-      }
+    planner = makePlanner(*findPlanner(opt.planner), si);
+    for (const auto& [key, value] : opt.params) {  // the names are checked (planner.cpp)
       if (!planner->params().setParam(key, value))
         throw FieldError(
             "options.params" + fieldKey(key),

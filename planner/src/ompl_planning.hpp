@@ -2,6 +2,9 @@
 // projection) and the search with one of OMPL's tree planners.
 #pragma once
 
+#include <ompl/base/Planner.h>
+#include <ompl/control/SpaceInformation.h>
+
 #include <map>
 #include <string>
 
@@ -9,7 +12,13 @@
 
 namespace marionette::detail {
 
-std::map<std::string, std::string> treePlannerParameters(const std::string& name);
+// Constructs one of OMPL's control planners (with the table's goal bias); kept in the planner
+// table next to the planner's name (planners.cpp).
+using TreePlannerFactory = ompl::base::PlannerPtr (*)(const ompl::control::SpaceInformationPtr&,
+                                                       const PlannerInfo&);
+TreePlannerFactory treePlannerFactory(const PlannerInfo& info);  // nullptr for the roadmap
+
+std::map<std::string, std::string> treePlannerParameters(const PlannerInfo& info);
 
 // The search settings that are ours, not the OMPL planner's: control durations (integration
 // steps) and the projection's cell size along a goal point (m).

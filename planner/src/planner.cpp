@@ -79,11 +79,7 @@ void verify(const PlanRequest& req, const CollisionModelPtr& collision, Plan& pl
 
 }  // namespace
 
-Plan planMotion(const PlanRequest& req, const ProgressFn& progress, const CancelFn& cancelled) {
-  const auto t0 = SteadyClock::now();
-  if (!req.model) throw FieldError("model", "none given");
-  const Model& model = *req.model;
-  const PlannerOptions& opt = req.options;
+void checkPlannerOptions(const PlannerOptions& opt) {
   const PlannerInfo* planner = findPlanner(opt.planner);
   if (!planner)
     throw FieldError("options.planner",
@@ -91,12 +87,33 @@ Plan planMotion(const PlanRequest& req, const ProgressFn& progress, const Cancel
   if (!(opt.time_limit_s > 0.0) || !std::isfinite(opt.time_limit_s))
     throw FieldError("options.time_limit_s", "must be > 0 s");
   if (!(opt.rate_hz >= 1.0 && opt.rate_hz <= 1000.0))
-    throw FieldError("options.rate_hz", "must be within [1, 1000] Hz");
+    throw FieldError("options.rate_hz", "must be within [1, 1000] Hz, got " +
+                                            formatNumber(opt.rate_hz));
   if (!(opt.step_s >= 1e-3 && opt.step_s <= 0.1))
-    throw FieldError("options.step_s", "must be within [0.001, 0.1] s");
-  if (planner->kind == SearchKind::Roadmap && !opt.params.empty())
+    throw FieldError("options.step_s",
+                     "must be within [0.001, 0.1] s, got " + formatNumber(opt.step_s));
+  if (opt.params.empty()) return;
+  if (planner->kind == SearchKind::Roadmap)
     throw FieldError("options.params" + fieldKey(opt.params.begin()->first),
-                     "planner '" + opt.planner + "' takes no OMPL parameters; see RoadmapOptions");
+                     "planner '" + opt.planner + "' takes no OMPL parameters");
+  const std::map<std::string, std::string> known = plannerParameters(opt.planner);
+  for (const auto& [key, value] : opt.params)
+    if (!known.count(key)) {
+      std::vector<std::string> names;
+      for (const auto& kv : known) names.push_back(kv.first);
+      throw FieldError("options.params" + fieldKey(key), "planner '" + opt.planner +
+                                                             "' has no parameter '" + key +
+                                                             "' (it has: " + joinNames(names) + ")");
+    }
+}
+
+Plan planMotion(const PlanRequest& req, const ProgressFn& progress, const CancelFn& cancelled) {
+  const auto t0 = SteadyClock::now();
+  if (!req.model) throw FieldError("model", "none given");
+  const Model& model = *req.model;
+  const PlannerOptions& opt = req.options;
+  checkPlannerOptions(opt);
+  const PlannerInfo* planner = findPlanner(opt.planner);
 
   CollisionModelPtr collision = req.collision;
   if (!collision) {

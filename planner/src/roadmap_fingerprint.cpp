@@ -32,9 +32,17 @@ class Canonical {
   Canonical& operator<<(const Eigen::Isometry3d& T) {
     return *this << Eigen::Matrix3d(T.linear()) << Eigen::Vector3d(T.translation());
   }
+  // A shape's parameters; a mesh is serialised by its triangles (mesh()), not by its path.
   Canonical& operator<<(const Shape& s) {
     return *this << static_cast<int>(s.type) << s.radius_m << s.length_m << s.size_m << s.normal
-                 << s.offset_m << s.mesh_path << s.mesh_scale;
+                 << s.offset_m << s.mesh_scale;
+  }
+  Canonical& mesh(const TriangleMesh& m) {
+    tag("mesh") << static_cast<int>(m.vertices.size());
+    for (const auto& v : m.vertices) *this << v;
+    *this << static_cast<int>(m.triangles.size());
+    for (const auto& t : m.triangles) *this << t.x() << t.y() << t.z();
+    return *this;
   }
   Canonical& tag(const char* name) {
     os_ << name << ' ';
@@ -46,7 +54,8 @@ class Canonical {
   std::ostringstream os_;
 };
 
-void serialise(Canonical& c, const Model& m) {
+// The model, its link meshes' triangles as the collision model read them.
+void serialise(Canonical& c, const Model& m, const CollisionModel& collision) {
   c.tag("model") << m.name << m.gravity_mps2 << m.stage_pose;
   c.tag("dynamic") << static_cast<int>(m.dynamic.size());
   for (const auto& v : m.dynamic)
@@ -68,6 +77,8 @@ void serialise(Canonical& c, const Model& m) {
       << s.length_variable << s.length_m;
   c.tag("geometry") << static_cast<int>(m.geometry.size());
   for (const auto& g : m.geometry) c << g.name << g.frame << g.shape << g.pose;
+  for (int link = 0; link < collision.linkCount(); ++link)
+    if (const TriangleMeshPtr mesh = collision.linkMesh(link)) c.mesh(*mesh);
   c.tag("allowed") << static_cast<int>(m.allowed_collisions.size());
   for (const auto& [a, b] : m.allowed_collisions) c << a << b;
 }
@@ -76,12 +87,7 @@ void serialise(Canonical& c, const Scene& sc) {
   c.tag("scene") << sc.name << static_cast<int>(sc.obstacles.size());
   for (const auto& o : sc.obstacles) {
     c << o.name << o.shape << o.pose;
-    if (o.mesh) {
-      c.tag("mesh") << static_cast<int>(o.mesh->vertices.size());
-      for (const auto& v : o.mesh->vertices) c << v;
-      c << static_cast<int>(o.mesh->triangles.size());
-      for (const auto& t : o.mesh->triangles) c << t.x() << t.y() << t.z();
-    }
+    if (o.mesh) c.mesh(*o.mesh);
   }
   c.tag("bounds") << static_cast<int>(sc.bounds.has_value());
   if (sc.bounds) c << sc.bounds->min_m << sc.bounds->max_m;
@@ -113,7 +119,7 @@ std::string RoadmapOptions::describe() const {
 std::string RestPoseRoadmap::fingerprint(const CollisionModel& collision,
                                          const RoadmapOptions& options) {
   Canonical c;
-  serialise(c, collision.model());
+  serialise(c, collision.model(), collision);
   serialise(c, collision.scene());
   const CollisionOptions& co = collision.options();
   c.tag("collision") << co.string_radius_m << int(co.check_strings) << int(co.check_self)

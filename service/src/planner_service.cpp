@@ -165,7 +165,7 @@ Status PlannerService::simulate(ServerContext* ctx, const v1::SimulateRequest& r
 void PlannerService::describePlanRequest(const v1::PlanRequest& req, RequestLog& rl) {
   rl.set("model", modelLabel(req.model()));
   rl.set("scene", sceneLabel(req.scene()));
-  rl.set("planner", req.planner().empty() ? "est" : req.planner());
+  rl.set("planner", req.planner().empty() ? PlannerOptions{}.planner : req.planner());
 }
 
 Status PlannerService::guarded(ServerContext* ctx, const std::function<Status()>& fn) {

@@ -244,25 +244,9 @@ PlanRequest planRequestFromProto(const v1::PlanRequest& r, ModelPtr model,
   const Model& m = *req.model;
   PlannerOptions& opt = req.options;
 
-  opt.planner = r.planner().empty() ? "est" : r.planner();
-  const PlannerInfo* planner = findPlanner(opt.planner);
-  if (!planner)
-    invalid("planner", "unknown '" + opt.planner + "' (expected " + joinNames(plannerNames()) + ")");
-  if (!r.parameters().empty()) {
-    if (planner->kind == SearchKind::Roadmap)
-      invalid("parameters", "planner 'prm' takes no OMPL parameters (got '" +
-                                r.parameters().begin()->first + "')");
-    const auto allowed = plannerParameters(opt.planner);
-    std::string allowed_names;
-    for (const auto& [k, v] : allowed) allowed_names += (allowed_names.empty() ? "" : ", ") + k;
-    for (const auto& [k, v] : r.parameters()) {
-      if (!allowed.count(k))
-        invalid(
-            "parameters[" + k + "]",
-            "planner '" + opt.planner + "' has no such parameter (it has: " + allowed_names + ")");
-      opt.params[k] = v;
-    }
-  }
+  // Zero or empty fields keep the library's defaults.
+  if (!r.planner().empty()) opt.planner = r.planner();
+  for (const auto& [k, v] : r.parameters()) opt.params[k] = v;
   requireFinite("time_limit_s", r.time_limit_s());
   if (!(r.time_limit_s() > 0) || r.time_limit_s() > max_time_limit_s)
     invalid("time_limit_s",
@@ -271,17 +255,13 @@ PlanRequest planRequestFromProto(const v1::PlanRequest& r, ModelPtr model,
   opt.seed = r.seed() ? r.seed() : 1;
   opt.roadmap.seed = opt.seed;
   requireFinite("output_rate_hz", r.output_rate_hz());
-  if (r.output_rate_hz() != 0) {
-    if (!(r.output_rate_hz() >= 1 && r.output_rate_hz() <= 1000))
-      invalid("output_rate_hz",
-              "must be within [1, 1000] Hz (0 = 50 Hz), got " + number(r.output_rate_hz()));
-    opt.rate_hz = r.output_rate_hz();
-  }
+  if (r.output_rate_hz() != 0) opt.rate_hz = r.output_rate_hz();
   requireFinite("step_s", r.step_s());
-  if (r.step_s() != 0) {
-    if (!(r.step_s() >= 1e-3 && r.step_s() <= 0.1))
-      invalid("step_s", "must be within [0.001, 0.1] s (0 = 0.02 s), got " + number(r.step_s()));
-    opt.step_s = r.step_s();
+  if (r.step_s() != 0) opt.step_s = r.step_s();
+  try {
+    checkPlannerOptions(opt);
+  } catch (const FieldError& e) {
+    invalid(protoField(e.field()), e.problem());
   }
 
   applyStart(m, r.start(), req);

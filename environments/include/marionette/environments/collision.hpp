@@ -128,10 +128,11 @@ class CollisionModel {
   std::string linkName(int link) const;
   // Pairs of links checked for self-collision (indices into links).
   const std::vector<std::pair<int, int>>& selfPairs() const;
-
-  struct Impl;
+  // The triangles of a mesh link as read (scaled, in link coordinates); null for a primitive.
+  TriangleMeshPtr linkMesh(int link) const;
 
  private:
+  struct Impl;
   friend class CollisionChecker;  // its scratch is built from the geometry
   const Impl& impl() const { return *impl_; }
   std::unique_ptr<Impl> impl_;

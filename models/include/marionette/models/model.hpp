@@ -134,8 +134,6 @@ struct Geometry {
   SourceRef source;
 };
 
-class ModelBuilder;
-
 class Model {
  public:
   std::string name;

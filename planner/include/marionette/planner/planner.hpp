@@ -4,6 +4,7 @@
 //   PlannerOptions   planner id and parameters, time limit, seed, output rate, control holding.
 //   PlanRequest      model, scene, start, goal, options.
 //   PlanProgress     what long plans report while they run.
+//   checkPlannerOptions()  the options alone, as planMotion checks them first.
 //   planMotion()     plans with a planner of the table (planners.hpp): OMPL's tree planners
 //                    over the variational integrator, or the rest-pose roadmap (prm); then
 //                    resamples the inputs at the output rate, re-simulates and re-checks them
@@ -72,6 +73,11 @@ struct PlanProgress {
   double best_goal_distance = 0.0;
 };
 using ProgressFn = std::function<void(const PlanProgress&)>;
+
+// FieldError naming the field ("options.planner", "options.params[\"range\"]",
+// "options.time_limit_s", "options.rate_hz", "options.step_s") when the planner is unknown, a
+// parameter is not one of its own, or a number is out of range.
+void checkPlannerOptions(const PlannerOptions& options);
 
 // Throws FieldError on a bad request (unknown planner or parameter, bad goal or start, start in
 // collision, rate or limits out of range), naming the field ("options.time_limit_s",

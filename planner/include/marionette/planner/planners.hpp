@@ -5,7 +5,8 @@
 //   SearchKind      a tree search with OMPL over the integrator, or the rest-pose roadmap.
 //   PlannerInfo     name, kind, how OMPL's benchmark logs call it, its source, control holding.
 //   plannerTable() / findPlanner() / plannerNames()
-//   plannerParameters()   a planner's OMPL parameters and their defaults as set here.
+//   plannerParameters()   a planner's OMPL parameters and their defaults as set here (goal_bias
+//                         from the table, the others OMPL's).
 #pragma once
 
 #include <map>
@@ -25,6 +26,9 @@ struct PlannerInfo {
   // and the projection's cell along a goal point is point_cell_m (see PlannerOptions).
   int max_control_steps = 15;
   double point_cell_m = 0.05;
+  // Tree planners: the fraction of expansions that head for the goal (OMPL's goal_bias), as in
+  // the EST of Johnson & Murphey, ICRA 2007.
+  double goal_bias = 0.1;
 };
 
 const std::vector<PlannerInfo>& plannerTable();
