@@ -109,7 +109,7 @@ class RenderCli(unittest.TestCase):
         self.assertEqual(len(doc["t"]), 401)  # 8 s at the default 20 ms step, and t = 0
         clearance = doc["clearance"]["samples"]
         k = doc["clearance"]["min_index"]
-        # The README's figure for this run: 8 cm over the sill at about 3 s (10 ms steps there).
+        # docs/cli.md's figure for this run: 8 cm over the sill at about 3 s (10 ms steps there).
         self.assertAlmostEqual(clearance[k], 0.0815, delta=0.01)
         self.assertAlmostEqual(doc["t"][k], 3.0, delta=0.3)
         self.assertEqual(doc["collision"]["first_index"], -1)
@@ -118,7 +118,7 @@ class RenderCli(unittest.TestCase):
 
     def test_a_collision_is_marked(self):
         doc = self.render_window_example("mass-into-wall", 2)
-        # The README's run (10 ms steps) hits the sill at 0.77 s; at 20 ms steps, 0.78 s.
+        # docs/cli.md's run (10 ms steps) hits the sill at 0.77 s; at 20 ms steps, 0.78 s.
         k = doc["collision"]["first_index"]
         self.assertAlmostEqual(doc["t"][k], 0.78, delta=0.021)
         self.assertIn("obstacle 'wall_below_window'", doc["collision"]["pair"])

@@ -132,7 +132,7 @@ TEST(Integrator, SlackStringGivesFreeFallThenCatches) {
   const ModelPtr m = loadModel("suspended-mass");
   IntegratorOptions opt;
   opt.dt_s = 0.005;
-  opt.damping_scale = 0.0;  // the seed's free fall is in vacuum
+  opt.damping_scale = 0.0;  // the paper's free fall is in vacuum
   VariationalIntegrator vi(m, opt);
   const Eigen::VectorXd rho0 = m->defaultInputs();
   State x = restState(m, rho0);

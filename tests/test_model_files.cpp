@@ -1,4 +1,4 @@
-// Model files: every built-in loads and matches what the seeds specify; bad files get an error
+// Model files: every built-in loads and matches what its paper specifies; bad files get an error
 // that names the file, the line and the field, and never a crash or a half-built model.
 #include <gtest/gtest.h>
 

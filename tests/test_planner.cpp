@@ -117,10 +117,8 @@ PlanRequest request(const std::string& model, const std::string& scene, const st
   req.options.planner = planner;
   req.options.time_limit_s = time_limit;
   req.options.seed = seed;
-  // One cache for this test process (prm tests share roadmaps, as a server's requests do);
-  // the tests of the cache itself make their own.
-  static RoadmapCache roadmaps;
-  req.roadmaps = &roadmaps;
+  // No roadmap cache: a prm request builds its own roadmap, so no test depends on what another
+  // one's queries found.  The tests of the cache give requests their own.
   return req;
 }
 
@@ -328,8 +326,8 @@ TEST(Plans, TheSameSeedGivesTheSamePlan) {
     const Plan a = planMotion(req), b = planMotion(req);
     ASSERT_EQ(a.samples(), b.samples()) << planner;
     EXPECT_EQ((a.inputs - b.inputs).cwiseAbs().maxCoeff(), 0.0) << planner;
-    // prm: the roadmap's own seed (options.roadmap.seed) picks the roadmap; the query's seed
-    // matters only where it searches for a goal vertex at random.
+    // prm: the roadmap has its own seed (options.roadmap.seed); the query's seed matters only
+    // where it searches for a goal vertex at random, which this goal does not need.
     if (std::string(planner) == "prm") continue;
     req.options.seed = 4;
     const Plan c = planMotion(req);

@@ -109,11 +109,11 @@ TEST(RestPose, FreeBodyPuppetsBalanceForcesAndMoments) {
   }
 }
 
-// Seed 004 §2.3: the puppet hangs below the platform from its two fixed shoulder strings, limbs
-// down.  Every string is taut except the two back-of-leg strings: they attach 4 cm behind the
+// Egger, "Simulation and Animation of a Robotic Puppet", BSc thesis, ETH Zurich 2013, §2.3: the
+// puppet hangs below the platform from its two fixed shoulder strings, limbs down.  Every string is taut except the two back-of-leg strings: they attach 4 cm behind the
 // front ones on the same thighs, and the front strings hold the legs, so the geometry leaves the
 // back strings (used only to fly the puppet) slack at the default winch lengths.
-TEST(RestPose, PuppetCopterHangsAsSeed004Describes) {
+TEST(RestPose, PuppetCopterHangsFromItsShoulderStringsWithArmsOnTheirStops) {
   const ModelPtr m = loadModel("puppetcopter");
   RestPose rest;
   DynamicsData d(*m);
@@ -122,7 +122,7 @@ TEST(RestPose, PuppetCopterHangsAsSeed004Describes) {
     const Point& p = m->points[m->pointIndex(name)];
     return pointPosition(d, p.frame, p.position_m);
   };
-  // Shoulders where the seed fixes them: 0.70 m (L_shoulder) below their platform points, up to
+  // Shoulders where the thesis fixes them: 0.70 m (L_shoulder) below their platform points, up to
   // the sway of the hanging body (the arm and leg strings pull it a few millimetres aside).
   for (const auto& [name, y] : {std::pair<const char*, double>{"shoulder_l", 0.073},
                                 std::pair<const char*, double>{"shoulder_r", -0.073}}) {

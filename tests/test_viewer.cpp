@@ -22,7 +22,7 @@ namespace {
 using viewer::Motion;
 using viewer::ViewError;
 
-// One real plan, made once: PuppetCopter's left hand to the table's edge (the README's).
+// One real plan, made once: PuppetCopter's left hand to the table's edge (the quick start's).
 const Plan& tablePlan() {
   static const Plan plan = [] {
     PlanRequest req;

@@ -79,6 +79,7 @@ std::string flagMessage(const FieldError& e) {
       {"options.rate_hz", "--rate"},
       {"options.step_s", "--step"},
       {"options.params", "--param"},
+      {"options.roadmap.vertices", "--roadmap-vertices"},
   };
   const std::string& field = e.field();
   for (auto it = kFlags.rbegin(); it != kFlags.rend(); ++it) {

@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "cli_util.hpp"
+#include "marionette/common/clock.hpp"
 #include "marionette/models/model_io.hpp"
 #include "marionette/plan/plan_file.hpp"
 #include "marionette/planner/benchmark.hpp"
@@ -179,15 +180,14 @@ int cmdBenchPlanners(int argc, char** argv) {
   const std::filesystem::path dir = a.values.at("--out");
   std::filesystem::create_directories(dir);
 
-  const auto t0 = std::chrono::steady_clock::now();
+  const auto t0 = SteadyClock::now();
   std::vector<SummaryRow> rows;
   for (const BenchmarkProblem& problem : problems) {
     opt.on_run = [&](const std::string& planner, int run) {
       if (run == 0)
         std::cerr << formatted(
             "[%6.0f s] %s: %s ",
-            std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(),
-            problem.name.c_str(), planner.c_str());
+            secondsSince(t0), problem.name.c_str(), planner.c_str());
       std::cerr << '.' << (run + 1 == opt.runs ? "\n" : "") << std::flush;
     };
     const ProblemRuns runs = runBenchmark(problem, opt);
@@ -195,8 +195,7 @@ int cmdBenchPlanners(int argc, char** argv) {
     writeFileAtomically(log, [&](std::ostream& os) { writeOmplBenchmarkLog(runs, os); });
     for (const SummaryRow& row : summarize(runs)) rows.push_back(row);
   }
-  const double total_s =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const double total_s = secondsSince(t0);
   std::ostringstream table;
   table << formatted("%d runs per planner, %g s per run, seeds %lu..%lu; %.0f s in all\n\n",
                      opt.runs, opt.time_limit_s, opt.first_seed, opt.first_seed + opt.runs - 1,
@@ -246,7 +245,6 @@ int cmdPlan(int argc, char** argv) {
     opt.roadmap.vertices = static_cast<int>(
         wholeNumber("--roadmap-vertices", a.values.at("--roadmap-vertices"), 2, 100000));
   }
-  opt.roadmap.seed = opt.seed;
   const bool quiet = a.switches.count("--quiet");
   ProgressFn progress;
   if (!quiet)

@@ -18,42 +18,38 @@ CheckedSimulationReport simulateChecked(const ModelPtr& model, const InputSchedu
   auto on_row = [&](const SimulationRow& row) {
     const int index = report.samples++;
     CheckedSample sample{index, row};
-    CollisionResult hit;
-    ClearanceResult near;
+    StateCheck c;
     if (checker) {
       q_full << *row.q, *row.rho;
-      // The collision verdict and its pair from inCollision (FCL's collide), the distances from
-      // clearance: the two pose the puppet once.
-      hit = checker->inCollision(q_full);
-      near = checker->clearance(q_full);
+      c = checker->checkState(q_full);
       sample.checked = true;
-      sample.in_collision = hit.in_collision;
-      sample.clearance_m = hit.in_collision ? 0.0 : near.distance_m;
-      sample.stage_clearance_m = near.stage_distance_m;
-      sample.pair = hit.in_collision ? &hit.pair : &near.pair;
-      sample.stage_pair = &near.stage_pair;
-      if (hit.in_collision && report.samples_in_collision++ == 0) {
+      sample.in_collision = c.in_collision;
+      sample.clearance_m = c.clearance_m;
+      sample.stage_clearance_m = c.stage_clearance_m;
+      sample.pair = &c.pair;
+      sample.stage_pair = &c.stage_pair;
+      if (c.in_collision && report.samples_in_collision++ == 0) {
         report.first_collision = index;
         report.first_collision_t_s = row.t_s;
-        report.first_collision_pair = hit.pair;
+        report.first_collision_pair = c.pair;
       }
-      if (sample.clearance_m < report.min_clearance_m) {
-        report.min_clearance_m = sample.clearance_m;
+      if (c.clearance_m < report.min_clearance_m) {
+        report.min_clearance_m = c.clearance_m;
         report.min_clearance_sample = index;
         report.min_clearance_t_s = row.t_s;
-        report.min_clearance_pair = *sample.pair;
+        report.min_clearance_pair = c.pair;
       }
-      if (near.stage_distance_m < report.min_stage_clearance_m) {
-        report.min_stage_clearance_m = near.stage_distance_m;
+      if (c.stage_clearance_m < report.min_stage_clearance_m) {
+        report.min_stage_clearance_m = c.stage_clearance_m;
         report.min_stage_clearance_sample = index;
-        report.min_stage_clearance_pair = near.stage_pair;
+        report.min_stage_clearance_pair = c.stage_pair;
       }
     }
     if (on_sample && !on_sample(sample)) {
       report.stopped_by_caller = true;
       return false;
     }
-    if (hit.in_collision && check_options.stop_at_first_collision) {
+    if (c.in_collision && check_options.stop_at_first_collision) {
       report.stopped_at_collision = true;
       return false;
     }

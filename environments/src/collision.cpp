@@ -617,6 +617,18 @@ ClearanceResult CollisionChecker::clearance(const Eigen::VectorXd& q) {
   return best;
 }
 
+StateCheck CollisionChecker::checkState(const Eigen::VectorXd& q) {
+  CollisionResult hit = inCollision(q);
+  const ClearanceResult near = clearance(q);
+  StateCheck out;
+  out.in_collision = hit.in_collision;
+  out.pair = hit.in_collision ? std::move(hit.pair) : near.pair;
+  out.clearance_m = hit.in_collision ? 0.0 : near.distance_m;
+  out.stage_clearance_m = near.stage_distance_m;
+  out.stage_pair = near.stage_pair;
+  return out;
+}
+
 TrajectoryCheck CollisionChecker::checkTrajectory(const Eigen::MatrixXd& q_columns,
                                                   bool with_clearance,
                                                   bool stop_at_first_collision) {
@@ -624,21 +636,26 @@ TrajectoryCheck CollisionChecker::checkTrajectory(const Eigen::MatrixXd& q_colum
   out.samples.resize(q_columns.cols());
   for (Eigen::Index k = 0; k < q_columns.cols(); ++k) {
     const Eigen::VectorXd q = q_columns.col(k);
-    const CollisionResult c = inCollision(q);
     TrajectorySample& sample = out.samples[k];
-    sample.in_collision = c.in_collision;
+    ContactPair pair;
     if (with_clearance) {
-      const ClearanceResult cl = clearance(q);
-      sample.clearance_m = c.in_collision ? 0.0 : cl.distance_m;
-      sample.stage_clearance_m = cl.stage_distance_m;
+      StateCheck c = checkState(q);
+      sample.in_collision = c.in_collision;
+      sample.clearance_m = c.clearance_m;
+      sample.stage_clearance_m = c.stage_clearance_m;
+      pair = std::move(c.pair);
       if (out.min_clearance_index < 0 || sample.clearance_m < out.min_clearance_m) {
         out.min_clearance_m = sample.clearance_m;
         out.min_clearance_index = static_cast<int>(k);
       }
+    } else {
+      CollisionResult c = inCollision(q);
+      sample.in_collision = c.in_collision;
+      pair = std::move(c.pair);
     }
-    if (c.in_collision && out.first_collision < 0) {
+    if (sample.in_collision && out.first_collision < 0) {
       out.first_collision = static_cast<int>(k);
-      out.first_pair = c.pair;
+      out.first_pair = pair;
       if (stop_at_first_collision) break;
     }
   }

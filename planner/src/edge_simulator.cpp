@@ -75,7 +75,7 @@ EdgeCheck EdgeSimulator::check(const Eigen::VectorXd& rho_a, const Eigen::Vector
   EdgeCheck out;
   State x;
   if (!move(rho_a, q_a, rho_b, x, out)) return out;
-  const int max_hold = holdSteps(1.0);
+  const int max_hold = holdSteps(kEdgeHold);
   for (int k = 0; k <= max_hold; ++k) {
     if (k > 0 && !stepChecked(x, rho_b, out)) return out;
     if (settledNear(x, q_b)) {
@@ -111,7 +111,7 @@ bool EdgeSimulator::assemble(const Eigen::VectorXd& q0, const Eigen::VectorXd& q
     done = traj.knots() - 1;
     // The last hold also waits for the goal itself (its tolerance may be tighter).
     GoalEvaluator* goal = t + 1 == targets.size() ? final_goal : nullptr;
-    const int max_hold = holdSteps(2.0);
+    const int max_hold = holdSteps(kPathHold);
     for (int k = 0;; ++k) {
       if (settledNear(x, targets[t].q) &&
           (!goal || goal->measureFromMomentum(x.q, x.rho, x.p, zero, opt_.step_s).satisfied))
@@ -134,13 +134,13 @@ std::optional<std::pair<RestPoseRoadmap::Vertex, EdgeCheck>> EdgeSimulator::reac
   EdgeCheck out;
   State x;
   if (!move(rho_a, q_a, rho_b, x, out)) return std::nullopt;
-  const int max_hold = holdSteps(1.0);
+  const int max_hold = holdSteps(kEdgeHold);
   int next_try = 0;
   for (int k = 0; k <= max_hold; ++k) {
     if (k > 0 && !stepChecked(x, rho_b, out)) return std::nullopt;
     if (k < next_try || !still(x)) continue;
     const RestPose rest = computeRestPose(model_ptr_, rho_b, &x.q);
-    if (rest.ok && pointDisplacement(x.q, rest.q, rho_b) <= opt_.settle_tolerance) {
+    if (rest.ok && settledNear(x, rest.q)) {
       if (checker_.inCollision(model_.configuration(rest.q, rho_b)).in_collision)
         return std::nullopt;
       out.ok = true;
@@ -156,7 +156,7 @@ double EdgeSimulator::settle(const Eigen::VectorXd& q, const Eigen::VectorXd& qd
                              const Eigen::VectorXd& rho, const Eigen::VectorXd& q_rest,
                              long& propagations) {
   State x = vi_.stateFromVelocity(q, qdot, rho);
-  const int max_hold = holdSteps(4.0);
+  const int max_hold = holdSteps(kStartHold);
   for (int k = 0; k <= max_hold; ++k) {
     if (k > 0) {
       ++propagations;

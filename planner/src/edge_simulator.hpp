@@ -27,6 +27,11 @@ struct EdgeCheck {
 
 class EdgeSimulator {
  public:
+  // How long a hold may wait for the swing to settle, in settle_max_s: an edge (and a learning
+  // move), a hold along an assembled path (it carries the swing of what came before), and the
+  // start's settling.
+  static constexpr double kEdgeHold = 1.0, kPathHold = 2.0, kStartHold = 4.0;
+
   EdgeSimulator(const CollisionModelPtr& collision, const RoadmapOptions& options);
 
   // The largest distance (m) between the same named point of the puppet at q_a and at q_b (n_d
@@ -47,7 +52,7 @@ class EdgeSimulator {
   // The path as one continuous motion from the start state: each move, then a hold until the
   // swing -- carried over from what came before -- has settled near the edge's target rest
   // pose (the edge checks start from exact rest; this is what actually happens).  Appends to
-  // `traj`; returns false if some hold does not settle within twice settle_max_s.
+  // `traj`; returns false if some hold does not settle within kPathHold settle_max_s.
   bool assemble(const Eigen::VectorXd& q0, const Eigen::VectorXd& qdot0, RigTrajectory& traj,
                 const std::vector<RestPoseRoadmap::Vertex>& targets, GoalEvaluator* final_goal,
                 long& propagations);
@@ -62,7 +67,7 @@ class EdgeSimulator {
                                                                      const Eigen::VectorXd& rho_b);
 
   // Holds rho from (q, qdot) until settled near q_rest; returns the hold time, or -1 if it does
-  // not settle within 4 settle_max_s.
+  // not settle within kStartHold settle_max_s.
   double settle(const Eigen::VectorXd& q, const Eigen::VectorXd& qdot, const Eigen::VectorXd& rho,
                 const Eigen::VectorXd& q_rest, long& propagations);
 

@@ -25,6 +25,7 @@
 #include <stdexcept>
 #include <thread>
 
+#include "marionette/common/clock.hpp"
 #include "marionette/models/dynamics.hpp"
 #include "marionette/models/field_error.hpp"
 #include "marionette/models/integrator.hpp"
@@ -578,7 +579,7 @@ SearchResult searchTree(const SearchProblem& problem) {
   const ProgressFn& progress = problem.progress;
   const CancelFn& cancelled = problem.cancelled;
   quietOmpl();
-  const auto t_start = std::chrono::steady_clock::now();
+  const auto t_start = SteadyClock::now();
   const PlannerOptions& opt = request.options;
   const ModelPtr& model_ptr = request.model;
   const Model& model = *model_ptr;
@@ -712,12 +713,12 @@ SearchResult searchTree(const SearchProblem& problem) {
   const auto deadline = t_start + std::chrono::duration<double>(opt.time_limit_s);
   const ob::ProblemDefinitionPtr& pdef = ss.getProblemDefinition();
   ob::PlannerTerminationCondition ptc([&] {
-    const auto now = std::chrono::steady_clock::now();
+    const auto now = SteadyClock::now();
     if (progress && now - last_report >= std::chrono::seconds(1)) {
       last_report = now;
       PlanProgress p;
       p.phase = "search";
-      p.elapsed_s = std::chrono::duration<double>(now - t_start).count();
+      p.elapsed_s = secondsSince(t_start);
       p.propagations = counters.propagations;
       p.states = counters.motions;
       p.best_goal_distance = counters.best_goal_distance;
@@ -728,8 +729,7 @@ SearchResult searchTree(const SearchProblem& problem) {
   });
   const ob::PlannerStatus status = ss.solve(ptc);
   if (cancelled && cancelled()) throw PlanCancelled("tree search");
-  result.stats.planning_time_s =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - t_start).count();
+  result.stats.planning_time_s = secondsSince(t_start);
   result.stats.propagations = counters.propagations;
   result.stats.collision_checks = counters.collision_checks;
   // Motions added (every one is goal-checked once); OMPL's PlannerData would copy the tree.

@@ -6,6 +6,7 @@
 #include "edge_simulator.hpp"
 #include "goal_vertex.hpp"
 #include "marionette/common/clock.hpp"
+#include "marionette/models/field_error.hpp"
 #include "roadmap_graph.hpp"
 
 namespace marionette {
@@ -37,8 +38,8 @@ std::shared_ptr<RestPoseRoadmap> RestPoseRoadmap::build(
     CollisionModelPtr collision, const RoadmapOptions& options,
     const std::function<void(int, double)>& progress, const CancelFn& cancelled) {
   const auto t0 = std::chrono::steady_clock::now();
-  if (options.vertices < 2) throw std::invalid_argument("roadmap: vertices must be >= 2");
-  if (options.neighbours < 1) throw std::invalid_argument("roadmap: neighbours must be >= 1");
+  if (options.vertices < 2) throw FieldError("options.roadmap.vertices", "must be >= 2");
+  if (options.neighbours < 1) throw FieldError("options.roadmap.neighbours", "must be >= 1");
   std::shared_ptr<RestPoseRoadmap> rm(new RestPoseRoadmap(collision, options));
   const ModelPtr model_ptr = collision->modelPtr();
   const Model& model = *model_ptr;
@@ -89,7 +90,7 @@ std::shared_ptr<RestPoseRoadmap> RestPoseRoadmap::build(
           moveDuration(model, rm->vertices_[base].rho, rho, options.step_s, options.slowdown);
       e.settle_s = found->second.settle_s;
       e.state = EdgeState::Valid;
-      e.cost = e.move_s + e.settle_s;
+      e.cost = roadmap::edgeCost(e, options);
       checked.push_back({base, static_cast<int>(rm->vertices_.size()) - 1, e});
     }
     if (progress && std::chrono::steady_clock::now() - last_report > std::chrono::seconds(1)) {

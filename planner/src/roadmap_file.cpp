@@ -105,7 +105,7 @@ std::shared_ptr<RestPoseRoadmap> RestPoseRoadmap::load(const std::string& path,
       throw fail("edge: expected FROM TO MOVE_S SETTLE_S STATE(0-2) with vertex indices < " +
                  std::to_string(nv));
     p.state = static_cast<EdgeState>(state);
-    p.cost = p.move_s + (p.state == EdgeState::Valid ? p.settle_s : 0.25 * opt.settle_max_s);
+    p.cost = roadmap::edgeCost(p, opt);
     boost::add_edge(a, b, p, g);
   }
   return rm;

@@ -33,13 +33,18 @@ std::vector<int> nearest(const Model& model, const std::vector<RestPoseRoadmap::
   return out;
 }
 
+double edgeCost(const EdgeProps& e, const RoadmapOptions& opt) {
+  return e.move_s +
+         (e.state == RestPoseRoadmap::EdgeState::Valid ? e.settle_s : 0.25 * opt.settle_max_s);
+}
+
 void addEdgePair(BGraph& g, const Model& model, const std::vector<RestPoseRoadmap::Vertex>& vs,
                  int a, int b, const RoadmapOptions& opt) {
   for (auto [from, to] : {std::pair<int, int>{a, b}, std::pair<int, int>{b, a}}) {
     if (boost::edge(from, to, g).second) continue;
     EdgeProps e;
     e.move_s = moveDuration(model, vs[from].rho, vs[to].rho, opt.step_s, opt.slowdown);
-    e.cost = e.move_s + 0.25 * opt.settle_max_s;  // until simulated
+    e.cost = edgeCost(e, opt);
     boost::add_edge(from, to, e, g);
   }
 }

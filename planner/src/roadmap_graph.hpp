@@ -32,6 +32,9 @@ double moveDuration(const Model& model, const Eigen::VectorXd& a, const Eigen::V
 // The k nearest vertices to rho by the time metric (excluding `self`).
 std::vector<int> nearest(const Model& model, const std::vector<RestPoseRoadmap::Vertex>& vs,
                          const Eigen::VectorXd& rho, int k, int self);
+// An edge's A* weight (s): its move plus its settling time once simulated and valid, an estimate
+// (a quarter of settle_max_s) until then.
+double edgeCost(const EdgeProps& e, const RoadmapOptions& opt);
 // Unchecked edges a -> b and b -> a, unless there already.
 void addEdgePair(BGraph& g, const Model& model, const std::vector<RestPoseRoadmap::Vertex>& vs,
                  int a, int b, const RoadmapOptions& opt);

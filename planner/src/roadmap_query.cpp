@@ -8,6 +8,7 @@
 #include "edge_simulator.hpp"
 #include "goal_vertex.hpp"
 #include "marionette/common/clock.hpp"
+#include "marionette/common/text.hpp"
 #include "marionette/models/rest_pose.hpp"
 #include "roadmap_graph.hpp"
 
@@ -69,7 +70,7 @@ RestPoseRoadmap::QueryResult RestPoseRoadmap::query(const Eigen::VectorXd& start
     start_hold_s = sim.settle(start_q, start_qdot, start_rho, start_rest.q, out.propagations);
     if (start_hold_s < 0) {
       out.message = "start: the puppet does not settle at the start inputs within " +
-                    std::to_string(4 * options_.settle_max_s) + " s";
+                    formatNumber(EdgeSimulator::kStartHold * options_.settle_max_s) + " s";
       return out;
     }
   }
@@ -110,11 +111,12 @@ RestPoseRoadmap::QueryResult RestPoseRoadmap::query(const Eigen::VectorXd& start
     const Eigen::VectorXd rho = goal.targetInputs(), q = goal.targetDynamic();
     if (auto v = restVertex(model_ptr, checker, rho, &q)) goals.push_back(addQueryVertex(*v));
   }
-  // Joint and point goals: if no vertex meets the goal, look for a rest pose that does (seed
-  // 001's query-phase expansion) from the vertices nearest to the goal: Gauss-Newton on the
-  // inputs from each of the five nearest, then local random searches from them.  Another one is
+  // Joint and point goals: if no vertex meets the goal, look for a rest pose that does (the
+  // query-phase expansion of Esteves, Arechavaleta & Laumond, ICMA 2005) from the vertices
+  // nearest to the goal: Gauss-Newton on the inputs from each of the five nearest, then local random searches from them.  Another one is
   // looked for when the roadmap has no path to those found so far (their edges failed).  At
-  // most a third of the time limit in all.
+  // most 4 attempts per start, so that what is found does not depend on the machine's speed,
+  // and at most a third of the time limit in all.
   const bool expand = goals.empty() && goal.spec().kind != GoalSpec::Kind::RestOf;
   std::vector<std::pair<double, int>> ranked;
   for (int i = 0; i < static_cast<int>(vs.size()); ++i) ranked.emplace_back(goalError(vs[i]), i);
@@ -126,7 +128,7 @@ RestPoseRoadmap::QueryResult RestPoseRoadmap::query(const Eigen::VectorXd& start
     const auto searching = [&] { return !timeUp() && secondsSince(t0) < budget; };
     // Aim inside the tolerance: the swing settles onto the pose only to within numerics.
     const double aim = 0.9 * goal.tolerance();
-    while (starts > 0 && searching()) {
+    while (attempts < 4 * starts && searching()) {
       const int k = attempts++;
       const Vertex& from = vs[ranked[k % starts].second];
       auto v = k < starts ? descendToGoal(model_ptr, checker, goal, from, aim, searching)
@@ -226,7 +228,7 @@ RestPoseRoadmap::QueryResult RestPoseRoadmap::query(const Eigen::VectorXd& start
       if (c.ok) {
         g[e].state = EdgeState::Valid;
         g[e].settle_s = c.settle_s;
-        g[e].cost = g[e].move_s + c.settle_s;
+        g[e].cost = roadmap::edgeCost(g[e], options_);
       } else {
         ++out.edges_rejected;
       }
@@ -262,7 +264,7 @@ RestPoseRoadmap::QueryResult RestPoseRoadmap::query(const Eigen::VectorXd& start
   if (!sim.assemble(start_q, start_qdot, out.inputs, targets, exact ? &goal : nullptr,
                     out.propagations))
     out.message = "the swing did not settle everywhere along the path within " +
-                  std::to_string(2 * options_.settle_max_s) + " s";
+                  formatNumber(EdgeSimulator::kPathHold * options_.settle_max_s) + " s";
   out.goal_distance = goalError(vs[path.back()]);
   if (!exact)
     out.message = "no rest pose in the roadmap meets the goal; went to the closest (error " +

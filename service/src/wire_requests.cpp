@@ -253,7 +253,6 @@ PlanRequest planRequestFromProto(const v1::PlanRequest& r, ModelPtr model,
             "must be in (0, " + number(max_time_limit_s) + "] s, got " + number(r.time_limit_s()));
   opt.time_limit_s = r.time_limit_s();
   opt.seed = r.seed() ? r.seed() : 1;
-  opt.roadmap.seed = opt.seed;
   requireFinite("output_rate_hz", r.output_rate_hz());
   if (r.output_rate_hz() != 0) opt.rate_hz = r.output_rate_hz();
   requireFinite("step_s", r.step_s());

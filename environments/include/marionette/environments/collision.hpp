@@ -95,6 +95,16 @@ struct ClearanceResult {
   ContactPair stage_pair;
 };
 
+// Both checks of one state, read the one way every per-sample check here reads them: the verdict
+// and its pair from inCollision (FCL's collide), the distances from clearance (0 in collision).
+struct StateCheck {
+  bool in_collision = false;
+  ContactPair pair;  // in collision: the first pair found; else the nearest pair
+  double clearance_m = std::numeric_limits<double>::infinity();        // 0 in collision
+  double stage_clearance_m = std::numeric_limits<double>::infinity();  // obstacles + bounds only
+  ContactPair stage_pair;
+};
+
 // One sample of a trajectory check.
 struct TrajectorySample {
   bool in_collision = false;
@@ -154,8 +164,13 @@ class CollisionChecker {
   // over the stage's pairs alone.
   ClearanceResult clearance(const Eigen::VectorXd& q);
 
-  // The batch form: each column of `q_columns` (n_q x N) is a sample.  With
-  // stop_at_first_collision the samples after it are left unchecked (in_collision false, NaN).
+  // inCollision and clearance at q, combined (see StateCheck).
+  StateCheck checkState(const Eigen::VectorXd& q);
+
+  // The batch form for states already computed (a simulation that checks as it goes is
+  // simulateChecked, checked_simulation.hpp): each column of `q_columns` (n_q x N) is a sample,
+  // checked by inCollision, and with_clearance by checkState.  With stop_at_first_collision the
+  // samples after it are left unchecked (in_collision false, NaN).
   TrajectoryCheck checkTrajectory(const Eigen::MatrixXd& q_columns, bool with_clearance,
                                   bool stop_at_first_collision = false);
 

@@ -90,7 +90,7 @@ void pointJacobian(const Model& model, const DynamicsData& data, int frame,
 // Joint-limit spring and damper at q (Egger, BSc thesis, ETH Zurich 2013 eq. 2.12), smoothed so
 // that Newton's method sees a continuous residual and Jacobian: at depth d beyond a limit, the
 // spring potential is k phi(d), phi(d) = d^3 / (6 eps) for d < eps and d^2/2 - eps d/2 + eps^2/6
-// beyond (C^2, the seed's k (d - eps/2) force once past eps); the damper coefficient is c s(d /
+// beyond (C^2, the thesis's k (d - eps/2) force once past eps); the damper coefficient is c s(d /
 // eps), s the C^1 smoothstep 3x^2 - 2x^3 (1 beyond).  eps = limit.softening.
 struct LimitTerms {
   double V = 0.0;    // potential (J)

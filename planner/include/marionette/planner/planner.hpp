@@ -46,8 +46,9 @@ struct PlannerOptions {
   // OMPL planner parameters by their ParamSet names (e.g. goal_bias, range, selection_radius);
   // an unknown name is an error that lists the known ones.
   std::map<std::string, std::string> params;
-  // prm: the roadmap's options (its step_s is step_s above); where roadmaps are kept is the
-  // request's RoadmapCache.
+  // prm: the roadmap's options (its step_s is step_s above).  The roadmap has its own seed
+  // (roadmap.seed), so that queries with any `seed` share one roadmap; `seed` drives the query.
+  // Where roadmaps are kept is the request's RoadmapCache.
   RoadmapOptions roadmap;
 };
 

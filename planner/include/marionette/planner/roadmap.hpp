@@ -95,7 +95,8 @@ class RestPoseRoadmap {
   // verdicts of the roadmap edges it simulated (valid, with its settling time, or invalid).
   // Those verdicts are all that a query changes: later queries skip the edges found invalid
   // and do not simulate again the ones found valid.  The answer depends only on the arguments
-  // and on the verdicts the roadmap holds when the query starts.  Throws PlanCancelled.
+  // and on the verdicts the roadmap holds when the query starts -- unless the time limit cuts
+  // the query short (every search in it is bounded by a count first).  Throws PlanCancelled.
   QueryResult query(const Eigen::VectorXd& start_q, const Eigen::VectorXd& start_qdot,
                     const Eigen::VectorXd& start_rho, GoalEvaluator& goal, double time_limit_s,
                     unsigned long seed, const CancelFn& cancelled = {});
