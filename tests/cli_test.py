@@ -407,7 +407,7 @@ class BenchPlanners(unittest.TestCase):
                     self.assertEqual(v["solved"], "1")  # an easy problem: every run exact
                     self.assertEqual(v["status"], "6")  # OMPL's EXACT_SOLUTION
                     self.assertGreater(float(v["plan duration"]), 0.5)
-                    self.assertLess(float(v["time"]), 2.0)
+                    self.assertGreater(float(v["time"]), 0.0)
                 self.assertEqual(log[j + 3], ".")
                 j += 4
             self.assertEqual(j, len(log))

@@ -159,7 +159,7 @@ class RenderCli(unittest.TestCase):
         png = self.path("x.png")
         r = run("render", self.plan, "--png", png, "--chromium", "/nonexistent/chromium")
         self.assertEqual(r.returncode, 2, r.stderr)
-        self.assertIn("--png needs headless Chromium", r.stderr)
+        self.assertIn("--chromium: a still needs headless Chromium", r.stderr)
         self.assertFalse(os.path.exists(png))
         r = run("render", self.plan, "--png", png, "--size", "12x4000")
         self.assertEqual(r.returncode, 2, r.stderr)

@@ -274,7 +274,7 @@ class Shutdown(unittest.TestCase):
             self.assertEqual(len(files), 1, files)
             self.assertRegex(files[0], r"^[0-9a-f]{32}\.roadmap$")  # the fingerprint alone
         built, loaded = plans
-        self.assertGreater(built.statistics.roadmap_build_time_s, 1.0)
+        self.assertGreater(built.statistics.roadmap_build_time_s, 0.0)  # built, not read
         self.assertEqual(loaded.statistics.roadmap_build_time_s, 0.0)  # read, not built
         self.assertEqual(loaded.statistics.roadmap_vertices, built.statistics.roadmap_vertices)
         self.assertEqual(OUTCOMES[loaded.outcome], "exact", loaded.message)
@@ -283,6 +283,7 @@ class Shutdown(unittest.TestCase):
         p = subprocess.run([os.path.join(BUILD, "bin", "marionette-server"), "--listen",
                             "0.0.0.0:0"], capture_output=True, text=True, timeout=30)
         self.assertEqual(p.returncode, 2)
+        self.assertIn("--listen: 0.0.0.0:0 is off loopback", p.stderr)  # the field as its flag
         self.assertIn("TLS", p.stderr)
         with tempfile.TemporaryDirectory() as d:
             token = os.path.join(d, "token")

@@ -270,9 +270,9 @@ TEST(ViewerDocument, UnknownTracedPointIsNamed) {
   try {
     viewer::writeViewJson(model, nullptr, viewer::motionAtRest(model), o, os);
     FAIL();
-  } catch (const ViewError& e) {
-    EXPECT_NE(std::string(e.what()).find("'nose' is not a named point of 'planar-arm'"),
-              std::string::npos)
+  } catch (const FieldError& e) {
+    EXPECT_EQ(e.field(), "trace_points");
+    EXPECT_NE(e.problem().find("'nose' is not a named point of 'planar-arm'"), std::string::npos)
         << e.what();
   }
 }

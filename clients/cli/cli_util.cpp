@@ -80,15 +80,18 @@ std::string flagMessage(const FieldError& e) {
       {"options.step_s", "--step"},
       {"options.params", "--param"},
       {"options.roadmap.vertices", "--roadmap-vertices"},
+      {"trace_points", "--points"},
+      {"width_px", "--size"},
+      {"chromium", "--chromium"},
+      {"model", "--model"},
+      {"rig", "--rig"},
+      {"log", "--log"},
+      {"hold", "--hold"},
+      {"rate_scale", "--rate-scale"},
+      {"send_rate_hz", "--send-rate"},
   };
-  const std::string& field = e.field();
-  for (auto it = kFlags.rbegin(); it != kFlags.rend(); ++it) {
-    const std::string& prefix = it->first;
-    if (field.compare(0, prefix.size(), prefix) == 0 &&
-        (field.size() == prefix.size() || field[prefix.size()] == '.' ||
-         field[prefix.size()] == '['))
-      return it->second + ": " + e.problem();
-  }
+  for (auto it = kFlags.rbegin(); it != kFlags.rend(); ++it)  // the longest prefix first
+    if (fieldWithin(e.field(), it->first)) return it->second + ": " + e.problem();
   return e.what();
 }
 

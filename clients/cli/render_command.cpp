@@ -124,8 +124,7 @@ int cmdRender(int argc, char** argv) {
                 : plan_path.empty()       ? 0.0
                                           : duration;
     if (a.values.count("--chromium")) shot.chromium = a.values.at("--chromium");
-    if (const std::string problem = snapshotProblem(shot); !problem.empty())
-      throw std::invalid_argument(problem);
+    checkSnapshot(shot);
   }
 
   // The whole page in memory first: an error leaves no file behind.

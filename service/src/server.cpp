@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "marionette/common/files.hpp"
+#include "marionette/models/field_error.hpp"
 #include "planner_service.hpp"
 
 namespace marionette::service {
@@ -45,19 +46,19 @@ struct PlannerServer::Impl {
 
 PlannerServer::PlannerServer(ServerOptions options) : impl_(std::make_unique<Impl>()) {
   if (options.workers == 0) options.workers = std::max(1u, std::thread::hardware_concurrency());
-  if (options.workers < 1) throw std::invalid_argument("--workers: must be at least 1");
+  if (options.workers < 1) throw FieldError("workers", "must be at least 1");
   if (options.max_queue < 0) options.max_queue = options.workers;
   if (options.max_request_bytes < 1024)
-    throw std::invalid_argument("--max-request-bytes: must be at least 1024");
-  if (!(options.max_time_limit_s > 0))
-    throw std::invalid_argument("--max-time-limit: must be > 0 s");
+    throw FieldError("max_request_bytes", "must be at least 1024");
+  if (!(options.max_time_limit_s > 0)) throw FieldError("max_time_limit_s", "must be > 0 s");
   if (options.tls_cert_file.empty() != options.tls_key_file.empty())
-    throw std::invalid_argument("--tls-cert and --tls-key: give both or neither");
+    throw FieldError(options.tls_cert_file.empty() ? "tls_cert_file" : "tls_key_file",
+                     "TLS needs both the certificate and its key");
   const bool tls = !options.tls_cert_file.empty();
   if (!isLoopback(options.listen) && !tls && options.token.empty())
-    throw std::invalid_argument("--listen " + options.listen +
-                                ": off loopback the server needs TLS (--tls-cert, --tls-key) or "
-                                "a token (--token-file)");
+    throw FieldError("listen", options.listen +
+                                   " is off loopback: the server needs TLS (a certificate and "
+                                   "its key) or a token there");
   impl_->options = std::move(options);
 }
 
@@ -77,15 +78,15 @@ void PlannerServer::start() {
   std::shared_ptr<grpc::ServerCredentials> creds = grpc::InsecureServerCredentials();
   if (!o.tls_cert_file.empty()) {
     grpc::SslServerCredentialsOptions ssl;
-    auto read = [](const std::string& path, const char* option) {
+    auto read = [](const std::string& path, const char* field) {
       try {
         return readTextFile(path);
       } catch (const FileError& e) {
-        throw std::invalid_argument(std::string(option) + ": " + e.what());
+        throw FieldError(field, e.what());
       }
     };
     ssl.pem_key_cert_pairs.push_back(
-        {read(o.tls_key_file, "--tls-key"), read(o.tls_cert_file, "--tls-cert")});
+        {read(o.tls_key_file, "tls_key_file"), read(o.tls_cert_file, "tls_cert_file")});
     creds = grpc::SslServerCredentials(ssl);
   }
   impl_->service = std::make_unique<PlannerService>(impl_->options);
@@ -101,8 +102,9 @@ void PlannerServer::start() {
   builder.SetMaxSendMessageSize(-1);
   impl_->server = builder.BuildAndStart();
   if (!impl_->server || impl_->port == 0)
-    throw std::runtime_error("--listen " + o.listen +
-                             ": cannot listen there (in use, or not an address of this machine)");
+    throw FieldError("listen", o.listen +
+                                   ": cannot listen there (in use, or not an address of this "
+                                   "machine)");
   if (auto* health = impl_->server->GetHealthCheckService())
     health->SetServingStatus("marionette.v1.Planner", true);
 }

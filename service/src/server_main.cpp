@@ -18,6 +18,8 @@
 #include <string>
 
 #include "marionette/common/files.hpp"
+#include "marionette/common/text.hpp"
+#include "marionette/models/field_error.hpp"
 #include "marionette/service/server.hpp"
 
 namespace {
@@ -29,16 +31,29 @@ constexpr const char* kUsage =
     "                         [--max-time-limit S] [--shutdown-grace S]\n";
 
 double number(const std::string& flag, const std::string& text) {
-  std::size_t used = 0;
-  double v = 0.0;
-  try {
-    v = std::stod(text, &used);
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  if (used == 0 || used != text.size() || !std::isfinite(v))
+  double v;
+  if (!marionette::parseFiniteNumber(text, v))
     throw std::invalid_argument(flag + ": expected a number, got '" + text + "'");
   return v;
+}
+
+// The server's option fields as this program's flags.
+std::string flagMessage(const marionette::FieldError& e) {
+  static const std::pair<const char*, const char*> kFlags[] = {
+      {"listen", "--listen"},
+      {"workers", "--workers"},
+      {"max_queue", "--max-queue"},
+      {"roadmap_dir", "--roadmap-dir"},
+      {"tls_cert_file", "--tls-cert"},
+      {"tls_key_file", "--tls-key"},
+      {"token", "--token-file"},
+      {"max_request_bytes", "--max-request-bytes"},
+      {"max_time_limit_s", "--max-time-limit"},
+      {"shutdown_grace_s", "--shutdown-grace"},
+  };
+  for (const auto& [field, flag] : kFlags)
+    if (marionette::fieldWithin(e.field(), field)) return std::string(flag) + ": " + e.problem();
+  return e.what();
 }
 
 int whole(const std::string& flag, const std::string& text, int lo) {
@@ -111,6 +126,9 @@ int main(int argc, char** argv) {
     server.shutdown();
     std::cerr << "marionette-server: stopped" << std::endl;
     return 0;
+  } catch (const marionette::FieldError& e) {
+    std::cerr << "marionette-server: " << flagMessage(e) << "\n" << kUsage;
+    return 2;
   } catch (const std::exception& e) {
     std::cerr << "marionette-server: " << e.what() << "\n" << kUsage;
     return 2;

@@ -2,6 +2,7 @@
 // and named in errors; library field paths in the proto's words.
 #include "marionette/service/wire.hpp"
 
+#include <cstring>
 #include <map>
 
 #include "wire_support.hpp"
@@ -352,13 +353,8 @@ std::string protoField(const std::string& field) {
       {"start.velocities", "start.velocity_values"},
       {"goal.points", "goal.points.targets"},
   };
-  for (const auto& [library, proto] : kPrefixes) {
-    const std::string prefix = library;
-    if (field.compare(0, prefix.size(), prefix) == 0 &&
-        (field.size() == prefix.size() || field[prefix.size()] == '.' ||
-         field[prefix.size()] == '['))
-      return proto + field.substr(prefix.size());
-  }
+  for (const auto& [library, proto] : kPrefixes)
+    if (fieldWithin(field, library)) return proto + field.substr(std::strlen(library));
   return field;
 }
 

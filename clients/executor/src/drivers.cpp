@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "marionette/executor/rig.hpp"
+#include "marionette/models/field_error.hpp"
 #include "marionette/models/simulation.hpp"
 
 namespace marionette::executor {
@@ -378,8 +379,7 @@ std::unique_ptr<RigDriver> openRig(const std::string& uri, const ModelPtr& model
       host = host.substr(1, host.size() - 2);
     return std::make_unique<UdpRig>(uri, host, addr.substr(colon + 1), rig);
   }
-  throw std::invalid_argument("--rig " + uri +
-                              ": unknown rig (sim:, serial:/dev/ttyX?baud=N, udp:HOST:PORT)");
+  throw FieldError("rig", uri + ": unknown rig (sim:, serial:/dev/ttyX?baud=N, udp:HOST:PORT)");
 }
 
 }  // namespace marionette::executor

@@ -10,6 +10,8 @@
 #include <sstream>
 #include <thread>
 
+#include "marionette/models/field_error.hpp"
+
 namespace marionette::executor {
 
 const char* toString(StopReason r) {
@@ -38,7 +40,7 @@ int exitStatus(StopReason r) {
 
 CommandLog::CommandLog(const std::string& path, const Model& model)
     : f_(std::fopen(path.c_str(), "w")), nk_(model.nk()) {
-  if (!f_) throw std::invalid_argument("--log " + path + ": cannot write");
+  if (!f_) throw FieldError("log", path + ": cannot write");
   std::fprintf(f_, "event,seq,phase,sample,deadline_s,time_s,late_ms,rtt_ms");
   for (const auto& kv : model.kinematic) std::fprintf(f_, ",%s", kv.name.c_str());
   std::fprintf(f_, ",detail\n");

@@ -6,6 +6,8 @@
 #include <sstream>
 
 #include "marionette/executor/executor.hpp"
+#include "marionette/common/text.hpp"
+#include "marionette/models/field_error.hpp"
 #include "marionette/models/input_limits.hpp"
 #include "marionette/models/model_io.hpp"
 #include "marionette/plan/plan_file.hpp"
@@ -44,12 +46,12 @@ Performance loadPlanFile(const std::string& path, const ModelPtr& model_in) {
     try {
       model = loadModel(plan.model);
     } catch (const std::exception& e) {
-      throw fieldError("model",
-                       "'" + plan.model + "': " + e.what() + " (give the model file with --model)");
+      throw fieldError("model", "'" + plan.model + "': " + e.what() + " (give the model file)");
     }
   } else if (model->name != plan.model) {
     throw fieldError("model",
-                     "the plan is for '" + plan.model + "', --model is '" + model->name + "'");
+                     "the plan is for '" + plan.model + "', the model given is '" + model->name +
+                         "'");
   }
   if (!plan.collision_free)
     throw fieldError("collision_free",
@@ -72,7 +74,7 @@ Performance loadPlanFile(const std::string& path, const ModelPtr& model_in) {
 }
 
 Performance loadInputsCsv(const std::string& path, const ModelPtr& model, double rate_hz) {
-  if (!model) throw std::invalid_argument("--inputs needs --model");
+  if (!model) throw FieldError("model", "an inputs CSV needs the model it is for");
   Performance p;
   p.model = model;
   p.source = path;
@@ -142,20 +144,16 @@ Stream buildStream(const Performance& perf, const Eigen::VectorXd& rig_now,
     throw std::invalid_argument("the rig reported " + std::to_string(rig_now.size()) +
                                 " setpoints; '" + model.name + "' has " + std::to_string(nk));
   if (!(o.rate_scale > 0.0) || o.rate_scale > 4.0 || !std::isfinite(o.rate_scale))
-    throw std::invalid_argument("--rate-scale: must be in (0, 4], got " +
-                                std::to_string(o.rate_scale));
+    throw FieldError("rate_scale", "must be in (0, 4], got " + formatNumber(o.rate_scale));
   const double rate = o.send_rate_hz > 0 ? o.send_rate_hz : perf.rate_hz;
   if (!(rate >= 1.0 && rate <= 1000.0))
-    throw std::invalid_argument("--send-rate: must be in [1, 1000] Hz, got " +
-                                std::to_string(rate));
+    throw FieldError("send_rate_hz", "must be in [1, 1000] Hz, got " + formatNumber(rate));
   std::vector<char> held(nk, 0);
   for (const std::string& name : o.hold) {
     const int v = model.variableIndex(name) - model.nd();
     if (v < 0 || v >= nk) {
-      std::string all;
-      for (const auto& kv : model.kinematic) all += (all.empty() ? "" : ", ") + kv.name;
-      throw std::invalid_argument("--hold: '" + name + "' is not a kinematic variable of '" +
-                                  model.name + "' (" + all + ")");
+      throw FieldError("hold", "'" + name + "' is not a kinematic variable of '" + model.name +
+                                   "' (" + joinNames(itemNames(model.kinematic)) + ")");
     }
     held[v] = 1;
   }

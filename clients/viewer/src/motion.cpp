@@ -4,6 +4,7 @@
 
 #include "marionette/models/rest_pose.hpp"
 #include "marionette/plan/goal_spec.hpp"
+#include "marionette/models/field_error.hpp"
 #include "marionette/viewer/view.hpp"
 
 namespace marionette::viewer {
@@ -110,8 +111,9 @@ Motion motionAtRest(const ModelPtr& model) {
 
 Motion motionOfInputs(const ModelPtr& model, const InputSchedule& inputs,
                       const std::string& inputs_source, double dt_s, double duration_s) {
-  if (!(dt_s > 0) || !std::isfinite(dt_s)) throw ViewError("--dt: must be > 0");
-  if (!(duration_s >= 0) || !std::isfinite(duration_s)) throw ViewError("--duration: must be >= 0");
+  if (!(dt_s > 0) || !std::isfinite(dt_s)) throw FieldError("dt_s", "must be > 0");
+  if (!(duration_s >= 0) || !std::isfinite(duration_s))
+    throw FieldError("duration_s", "must be >= 0");
   SimulationOptions options;
   options.dt_s = dt_s;
   options.duration_s = duration_s;

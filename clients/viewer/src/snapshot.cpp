@@ -16,6 +16,7 @@
 #include <thread>
 #include <vector>
 
+#include "marionette/models/field_error.hpp"
 #include "marionette/viewer/view.hpp"
 
 namespace marionette::viewer {
@@ -94,20 +95,20 @@ PngSize pngSize(const std::string& path) {
   return {be32(16), be32(20)};
 }
 
-std::string snapshotProblem(const SnapshotOptions& o) {
+void checkSnapshot(const SnapshotOptions& o) {
   if (o.width_px < 16 || o.height_px < 16 || o.width_px > 8192 || o.height_px > 8192)
-    return "--size: " + std::to_string(o.width_px) + "x" + std::to_string(o.height_px) +
-           " is outside 16x16 .. 8192x8192";
+    throw FieldError("width_px", std::to_string(o.width_px) + "x" + std::to_string(o.height_px) +
+                                     " is outside 16x16 .. 8192x8192");
   if (findChromium(o.chromium).empty())
-    return "--png needs headless Chromium and none was found (install Debian's `chromium`, as "
-           "scripts/install-deps.sh does, or name it with --chromium PATH or "
-           "$MARIONETTE_CHROMIUM)";
-  return "";
+    throw FieldError("chromium",
+                     "a still needs headless Chromium and none was found (install Debian's "
+                     "`chromium`, as scripts/install-deps.sh does, or name it here or in "
+                     "$MARIONETTE_CHROMIUM)");
 }
 
 void writeSnapshot(const std::string& html_path, const std::string& png_path,
                    const SnapshotOptions& o) {
-  if (const std::string problem = snapshotProblem(o); !problem.empty()) throw ViewError(problem);
+  checkSnapshot(o);
   const std::string browser = findChromium(o.chromium);
   char* real = realpath(html_path.c_str(), nullptr);
   if (!real) throw ViewError(html_path + ": cannot find the page");

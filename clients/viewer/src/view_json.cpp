@@ -5,9 +5,11 @@
 
 #include "embedded_viewer_assets.hpp"  // generated: page.html, viewer.js
 #include "marionette/common/json_text.hpp"
+#include "marionette/common/text.hpp"
 #include "marionette/environments/collision.hpp"
 #include "marionette/environments/mesh.hpp"
 #include "marionette/models/dynamics.hpp"
+#include "marionette/models/field_error.hpp"
 #include "marionette/viewer/view.hpp"
 
 namespace marionette::viewer {
@@ -115,10 +117,9 @@ void writeViewJson(const ModelPtr& model_ptr, const ScenePtr& scene, const Motio
       options.trace_points.empty() ? motion.trace_points : options.trace_points;
   for (const auto& p : traced)
     if (model.pointIndex(p) < 0) {
-      std::string known;
-      for (const auto& x : model.points) known += (known.empty() ? "" : ", ") + x.name;
-      throw ViewError("--points: '" + p + "' is not a named point of '" + model.name +
-                      "' (it has: " + known + ")");
+      throw FieldError("trace_points", "'" + p + "' is not a named point of '" + model.name +
+                                           "' (it has: " + joinNames(itemNames(model.points)) +
+                                           ")");
     }
 
   // Frames that carry link geometry, in model order; their meshes.

@@ -34,6 +34,14 @@ class FieldError : public std::invalid_argument {
   std::string field_, problem_;
 };
 
+// Whether `field` is `prefix` or lies under it ("start" covers "start.positions[\"x\"]" and
+// "start[0]", not "start_inputs"): how front ends find the words for a field.
+inline bool fieldWithin(const std::string& field, const std::string& prefix) {
+  return field.compare(0, prefix.size(), prefix) == 0 &&
+         (field.size() == prefix.size() || field[prefix.size()] == '.' ||
+          field[prefix.size()] == '[');
+}
+
 // "name" -> "[\"name\"]": a named entry of a field path.
 inline std::string fieldKey(const std::string& name) {
   return "[\"" + name + "\"]";

@@ -34,14 +34,15 @@ bool isLoopback(const std::string& listen_address);
 
 class PlannerServer {
  public:
-  // Throws std::invalid_argument naming the option that is wrong: an address off loopback
-  // without TLS or a token, a certificate without its key, unreadable files, workers < 1 ...
+  // Throws FieldError naming the option that is wrong ("listen", "tls_key_file", "workers"): an
+  // address off loopback without TLS or a token, a certificate without its key, workers < 1 ...
   explicit PlannerServer(ServerOptions options);
   ~PlannerServer();
   PlannerServer(const PlannerServer&) = delete;
   PlannerServer& operator=(const PlannerServer&) = delete;
 
-  // Binds and starts serving; throws std::runtime_error if the address cannot be bound.
+  // Binds and starts serving; throws FieldError("listen" when the address cannot be bound,
+  // "tls_cert_file" / "tls_key_file" when they cannot be read).
   void start();
   int port() const;  // the bound port
   const ServerOptions& options() const;

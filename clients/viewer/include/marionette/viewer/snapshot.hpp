@@ -17,14 +17,15 @@ struct SnapshotOptions {
 // first of chromium, chromium-browser, google-chrome on the PATH.
 std::string findChromium(const std::string& preferred = "");
 
-// "" when a snapshot with these options can be taken, else why not: a size outside
-// 16x16 .. 8192x8192, or no browser found.
-std::string snapshotProblem(const SnapshotOptions& options);
+// Whether a snapshot with these options can be taken: FieldError("width_px" for a size outside
+// 16x16 .. 8192x8192, "chromium" when no browser is found) otherwise.
+void checkSnapshot(const SnapshotOptions& options);
 
 // Opens `html_path` (a page from writeViewPage) in headless Chromium, laid out as a still
 // (?still=1&at=T) at width x height CSS pixels, and writes a PNG of exactly that size to
 // png_path through a temporary file (nothing is left behind on failure).  Throws ViewError
-// naming what went wrong (snapshotProblem, a crash, a timeout, an image of the wrong size).
+// naming what went wrong (a crash, a timeout, an image of the wrong size), or what checkSnapshot
+// throws.
 void writeSnapshot(const std::string& html_path, const std::string& png_path,
                    const SnapshotOptions& options);
 

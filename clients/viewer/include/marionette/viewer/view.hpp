@@ -3,7 +3,7 @@
 // from disk with no server and no network (clients/viewer/web/).
 //
 // Contents
-//   ViewError        what bad input throws: names the file, field or value.
+//   ViewError        what a bad plan or motion throws: names the file and the field.
 //   Motion           what to show: configurations and string tensions sampled at a rate, plus
 //                    the header facts, the named points to trace and the goal regions.
 //   motionOfPlan     a plan file's verified re-simulation.
@@ -65,7 +65,7 @@ Motion motionOfPlan(const Plan& plan, const std::string& plan_source, const Mode
 Motion motionAtRest(const ModelPtr& model);
 
 // Simulates `inputs` with the midpoint VI from rest at step dt_s for duration_s; one sample per
-// step.  Throws SimulationError (a failed step) or ViewError.
+// step.  Throws SimulationError (a failed step) or FieldError ("dt_s", "duration_s").
 Motion motionOfInputs(const ModelPtr& model, const InputSchedule& inputs,
                       const std::string& inputs_source, double dt_s, double duration_s);
 
@@ -74,8 +74,8 @@ struct ViewOptions {
   std::vector<std::string> trace_points;  // replaces the motion's when not empty
 };
 
-// scene may be null (no obstacles, no clearance).  Throws ViewError for an unknown traced point
-// and MeshError for a link mesh that cannot be read.
+// scene may be null (no obstacles, no clearance).  Throws FieldError("trace_points") for an
+// unknown traced point and MeshError for a link mesh that cannot be read.
 void writeViewJson(const ModelPtr& model, const ScenePtr& scene, const Motion& motion,
                    const ViewOptions& options, std::ostream& out);
 
