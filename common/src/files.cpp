@@ -5,6 +5,8 @@
 #include <fstream>
 #include <sstream>
 
+#include <unistd.h>
+
 namespace marionette {
 
 std::string readTextFile(const std::string& path) {
@@ -25,7 +27,9 @@ std::string readFirstLine(const std::string& path) {
 }
 
 void writeFileAtomically(const std::string& path, const std::function<void(std::ostream&)>& write) {
-  const std::string tmp = path + ".tmp";
+  // A temporary of this process's own beside the file, then one rename: readers see the old file
+  // or the new one, never a part.
+  const std::string tmp = path + ".tmp" + std::to_string(getpid());
   try {
     std::ofstream os(tmp, std::ios::binary);
     if (!os) throw FileError("cannot write '" + path + "'");

@@ -10,7 +10,11 @@
 namespace marionette {
 
 void RestPoseRoadmap::save(const std::string& path) const {
-  std::lock_guard<std::mutex> lock(mutex_);
+  // The edges under the graph's lock (queries write verdicts back), the file outside it: a query
+  // waits for a copy, not for the disk.  Saves take turns, so a later save writes a later
+  // snapshot.  Vertices do not change after the build.
+  std::lock_guard<std::mutex> saving(save_mutex_);
+  const std::vector<Edge> snapshot = edges();
   writeFileAtomically(path, [&](std::ostream& os) {
     os << std::setprecision(17);
     os << "marionette-roadmap 1\n";
@@ -24,12 +28,10 @@ void RestPoseRoadmap::save(const std::string& path) const {
       for (int i = 0; i < v.q.size(); ++i) os << v.q[i] << (i + 1 < v.q.size() ? " " : "");
       os << '\n';
     }
-    os << "edges " << boost::num_edges(graph_->g) << '\n';
-    for (auto [it, end] = boost::edges(graph_->g); it != end; ++it) {
-      const EdgeProps& p = graph_->g[*it];
-      os << boost::source(*it, graph_->g) << ' ' << boost::target(*it, graph_->g) << ' ' << p.move_s
-         << ' ' << p.settle_s << ' ' << int(p.state) << '\n';
-    }
+    os << "edges " << snapshot.size() << '\n';
+    for (const Edge& e : snapshot)
+      os << e.from << ' ' << e.to << ' ' << e.move_s << ' ' << e.settle_s << ' ' << int(e.state)
+         << '\n';
   });
 }
 

@@ -117,7 +117,8 @@ class RestPoseRoadmap {
   std::vector<Vertex> vertices_;
   std::shared_ptr<Graph> graph_;
   double build_time_s_ = 0.0;
-  mutable std::mutex mutex_;
+  mutable std::mutex mutex_;       // the graph's edge verdicts
+  mutable std::mutex save_mutex_;  // one save at a time
 };
 
 // A roadmap file that cannot be used: unreadable, truncated, or for another fingerprint.
