@@ -86,6 +86,37 @@ v1::PlanRequest planRequest(const ModelPtr& arm) {
   return r;
 }
 
+// A plan request for a named point of `model` within `tolerance_m` of `target` in `scene`.
+v1::PlanRequest pointGoalRequest(const char* model, const char* scene, const char* planner,
+                                 const char* point, const Eigen::Vector3d& target,
+                                 double tolerance_m, double time_limit_s) {
+  v1::PlanRequest r;
+  r.mutable_model()->set_name(model);
+  r.mutable_scene()->set_name(scene);
+  r.set_planner(planner);
+  auto* t = r.mutable_goal()->mutable_points()->add_targets();
+  t->set_point(point);
+  t->mutable_position_m()->set_x(target.x());
+  t->mutable_position_m()->set_y(target.y());
+  t->mutable_position_m()->set_z(target.z());
+  r.mutable_goal()->set_tolerance(tolerance_m);
+  r.set_time_limit_s(time_limit_s);
+  r.set_seed(1);
+  return r;
+}
+
+// A started server on a free loopback port, its request log going to `log`.
+std::unique_ptr<service::PlannerServer> startServer(int workers, int clients, std::ostream& log) {
+  service::ServerOptions o;
+  o.listen = "127.0.0.1:0";
+  o.workers = workers;
+  o.max_queue = 4 * clients;
+  o.log = &log;
+  auto server = std::make_unique<service::PlannerServer>(o);
+  server->start();
+  return server;
+}
+
 // The process's CPU time so far (user + system, every thread).
 double cpuSeconds() {
   rusage u{};
@@ -155,28 +186,12 @@ std::vector<double> timeRepeated(int repeats, const std::function<void()>& fn) {
 
 // prm queries on a built roadmap, `clients` clients, 1 and then 2 workers, `rounds` rounds.
 void prmRounds(int clients, double seconds, int rounds) {
-  v1::PlanRequest req;
-  req.mutable_model()->set_name("puppetcopter");
-  req.mutable_scene()->set_name("table");
-  req.set_planner("prm");
-  auto* t = req.mutable_goal()->mutable_points()->add_targets();
-  t->set_point("hand_l");
-  t->mutable_position_m()->set_x(0.05);
-  t->mutable_position_m()->set_y(0.24);
-  t->mutable_position_m()->set_z(0.40);
-  req.mutable_goal()->set_tolerance(0.04);
-  req.set_time_limit_s(30.0);
-  req.set_seed(1);
+  const v1::PlanRequest req = pointGoalRequest("puppetcopter", "table", "prm", "hand_l",
+                                               Eigen::Vector3d(0.05, 0.24, 0.40), 0.04, 30.0);
   std::ostringstream quiet;
   std::vector<std::unique_ptr<service::PlannerServer>> servers;
   for (int workers : {1, 2}) {
-    service::ServerOptions o;
-    o.listen = "127.0.0.1:0";
-    o.workers = workers;
-    o.max_queue = 4 * clients;
-    o.log = &quiet;
-    servers.push_back(std::make_unique<service::PlannerServer>(o));
-    servers.back()->start();
+    servers.push_back(startServer(workers, clients, quiet));
     // The roadmap is built by the first query (and its edges on this path checked).
     auto stub = v1::Planner::NewStub(
         grpc::CreateChannel("127.0.0.1:" + std::to_string(servers.back()->port()),
@@ -253,20 +268,9 @@ int main(int argc, char** argv) {
   const ModelPtr pc = loadModel("puppetcopter"), arm = loadModel("planar-arm");
   const v1::SimulateRequest sim_req = simulateRequest(*pc);
   const v1::PlanRequest plan_req = planRequest(arm);
-  v1::PlanRequest arm3d_req;  // as the benchmark problem arm3d-pillars-past
-  arm3d_req.mutable_model()->set_name("arm3d");
-  arm3d_req.mutable_scene()->set_name("pillars");
-  arm3d_req.set_planner("kpiece");
-  {
-    auto* t = arm3d_req.mutable_goal()->mutable_points()->add_targets();
-    t->set_point("hand");
-    t->mutable_position_m()->set_x(0.22);
-    t->mutable_position_m()->set_y(0.20);
-    t->mutable_position_m()->set_z(0.55);
-    arm3d_req.mutable_goal()->set_tolerance(0.05);
-  }
-  arm3d_req.set_time_limit_s(10.0);
-  arm3d_req.set_seed(1);
+  // As the benchmark problem arm3d-pillars-past.
+  const v1::PlanRequest arm3d_req = pointGoalRequest("arm3d", "pillars", "kpiece", "hand",
+                                                     Eigen::Vector3d(0.22, 0.20, 0.55), 0.05, 10.0);
 
   // The same work in-process: the library calls the server makes for these requests.
   const InputSchedule schedule = wire::inputsFromProto(*pc, sim_req.inputs());
@@ -315,13 +319,8 @@ int main(int argc, char** argv) {
   double plans_per_s[3] = {0, 0, 0}, longer_per_s[3] = {0, 0, 0};
   for (int workers : {1, 2}) {
     std::ostringstream quiet;  // the request log
-    service::ServerOptions o;
-    o.listen = "127.0.0.1:0";
-    o.workers = workers;
-    o.max_queue = 4 * clients;
-    o.log = &quiet;
-    service::PlannerServer server(o);
-    server.start();
+    const auto started = startServer(workers, clients, quiet);
+    service::PlannerServer& server = *started;
     auto stub = v1::Planner::NewStub(grpc::CreateChannel(
         "127.0.0.1:" + std::to_string(server.port()), grpc::InsecureChannelCredentials()));
     // One client, one call at a time: latency over the in-process work.
@@ -439,15 +438,7 @@ int main(int argc, char** argv) {
   {
     std::ostringstream quiet;
     std::vector<std::unique_ptr<service::PlannerServer>> servers;
-    for (int workers : {1, 2}) {
-      service::ServerOptions o;
-      o.listen = "127.0.0.1:0";
-      o.workers = workers;
-      o.max_queue = 4 * clients;
-      o.log = &quiet;
-      servers.push_back(std::make_unique<service::PlannerServer>(o));
-      servers.back()->start();
-    }
+    for (int workers : {1, 2}) servers.push_back(startServer(workers, clients, quiet));
     const auto shortPlan = [&](v1::Planner::Stub& s) {
       grpc::ClientContext ctx;
       v1::PlanResponse out;

@@ -1,6 +1,8 @@
 // Writing plan files (docs/plan-format.md) and inputs CSV.
 #include <cmath>
 #include <iomanip>
+#include <string>
+#include <utility>
 
 #include "marionette/common/json_text.hpp"
 #include "marionette/plan/plan_file.hpp"
@@ -8,108 +10,113 @@
 namespace marionette {
 namespace {
 
-void jsonNames(std::ostream& os, const std::vector<std::string>& names) {
-  os << '[';
-  for (std::size_t i = 0; i < names.size(); ++i) {
-    if (i) os << ", ";
-    writeJsonString(os, names[i]);
+// The members of one JSON object: each after a separator (",\n" and an indent, or ", " on one
+// line), as "name": value.
+class Members {
+ public:
+  Members(std::ostream& os, std::string separator) : os_(os), separator_(std::move(separator)) {}
+  std::ostream& key(const char* name) {
+    os_ << (first_ ? "" : separator_.c_str()) << '"' << name << "\": ";
+    first_ = false;
+    return os_;
   }
-  os << ']';
-}
-
-void jsonRows(std::ostream& os, const Eigen::MatrixXd& m, const char* indent) {
-  os << "[";
-  for (int i = 0; i < m.rows(); ++i) {
-    os << (i ? ",\n" : "\n") << indent << "  [";
-    for (int j = 0; j < m.cols(); ++j) {
-      if (j) os << ", ";
-      writeJsonNumber(os, m(i, j));
-    }
+  void text(const char* name, const std::string& v) { writeJsonString(key(name), v); }
+  void number(const char* name, double v) { writeJsonNumber(key(name), v); }
+  // The time of a sample (s), or null for none (-1).
+  void time(const char* name, int sample, double rate_hz) {
+    number(name, sample >= 0 ? sample / rate_hz : NAN);
+  }
+  void names(const char* name, const std::vector<std::string>& items) {
+    std::ostream& os = key(name);
+    os << '[';
+    for (std::size_t i = 0; i < items.size(); ++i) writeJsonString(os << (i ? ", " : ""), items[i]);
     os << ']';
   }
-  os << (m.rows() ? "\n" : "") << (m.rows() ? indent : "") << "]";
-}
-
-void jsonVector(std::ostream& os, const Eigen::VectorXd& v) {
-  os << '[';
-  for (int i = 0; i < v.size(); ++i) {
-    if (i) os << ", ";
-    writeJsonNumber(os, v[i]);
+  void vector(const char* name, const Eigen::VectorXd& v) {
+    std::ostream& os = key(name);
+    os << '[';
+    for (int i = 0; i < v.size(); ++i) writeJsonNumber(os << (i ? ", " : ""), v[i]);
+    os << ']';
   }
-  os << ']';
-}
+  // One row per line, indented under the member.
+  void rows(const char* name, const Eigen::MatrixXd& m, const char* indent) {
+    std::ostream& os = key(name);
+    os << "[";
+    for (int i = 0; i < m.rows(); ++i) {
+      os << (i ? ",\n" : "\n") << indent << "  [";
+      for (int j = 0; j < m.cols(); ++j) writeJsonNumber(os << (j ? ", " : ""), m(i, j));
+      os << ']';
+    }
+    os << (m.rows() ? "\n" : "") << (m.rows() ? indent : "") << "]";
+  }
+
+ private:
+  std::ostream& os_;
+  std::string separator_;
+  bool first_ = true;
+};
 
 }  // namespace
 
 void writePlanJson(const Plan& plan, std::ostream& os) {
-  os << std::setprecision(12);
-  os << "{\n  \"format\": \"marionette-plan\",\n  \"version\": 1,\n";
-  os << "  \"model\": ";
-  writeJsonString(os, plan.model);
-  os << ",\n  \"scene\": ";
-  writeJsonString(os, plan.scene);
-  os << ",\n  \"planner\": ";
-  writeJsonString(os, plan.stats.planner);
-  os << ",\n  \"seed\": " << plan.seed << ",\n  \"start\": ";
-  writeJsonString(os, plan.start);
-  os << ",\n  \"goal\": ";
-  writeJsonString(os, plan.goal);
-  os << ",\n  \"outcome\": ";
-  writeJsonString(os, toString(plan.outcome));
-  os << ",\n  \"message\": ";
-  writeJsonString(os, plan.message);
-  os << ",\n  \"goal_reached_at_s\": ";
-  writeJsonNumber(os, plan.goal_sample >= 0 ? plan.goal_sample / plan.rate_hz : NAN);
-  os << ",\n  \"goal_distance\": ";
-  writeJsonNumber(os, plan.goal_distance_min);
-  os << ",\n  \"collision_free\": " << (plan.collision_free ? "true" : "false");
-  os << ",\n  \"first_collision_s\": ";
-  writeJsonNumber(os, plan.first_collision >= 0 ? plan.first_collision / plan.rate_hz : NAN);
-  os << ",\n  \"collision_pair\": ";
-  writeJsonString(os, plan.collision_pair);
-  os << ",\n  \"min_clearance_m\": ";
-  writeJsonNumber(os, plan.min_clearance_m);
-  os << ",\n  \"min_stage_clearance_m\": ";
-  writeJsonNumber(os, plan.min_stage_clearance_m);
-  os << ",\n  \"min_stage_clearance_at_s\": ";
-  writeJsonNumber(os, plan.min_stage_clearance_sample >= 0
-                          ? plan.min_stage_clearance_sample / plan.rate_hz
-                          : NAN);
-  os << ",\n  \"max_string_violation_m\": ";
-  writeJsonNumber(os, plan.max_violation_m);
-  os << ",\n  \"min_tension_N\": ";
-  writeJsonNumber(os, plan.min_tension_N);
-  os << ",\n  \"limit_violations\": ";
-  jsonNames(os, plan.limit_violations);
+  os << std::setprecision(12) << "{\n  ";
+  Members top(os, ",\n  ");
+  top.text("format", "marionette-plan");
+  top.key("version") << 1;
+  top.text("model", plan.model);
+  top.text("scene", plan.scene);
+  top.text("planner", plan.stats.planner);
+  top.key("seed") << plan.seed;
+  top.text("start", plan.start);
+  top.text("goal", plan.goal);
+  top.text("outcome", toString(plan.outcome));
+  top.text("message", plan.message);
+  top.time("goal_reached_at_s", plan.goal_sample, plan.rate_hz);
+  top.number("goal_distance", plan.goal_distance_min);
+  top.key("collision_free") << (plan.collision_free ? "true" : "false");
+  top.time("first_collision_s", plan.first_collision, plan.rate_hz);
+  top.text("collision_pair", plan.collision_pair);
+  top.number("min_clearance_m", plan.min_clearance_m);
+  top.number("min_stage_clearance_m", plan.min_stage_clearance_m);
+  top.time("min_stage_clearance_at_s", plan.min_stage_clearance_sample, plan.rate_hz);
+  top.number("max_string_violation_m", plan.max_violation_m);
+  top.number("min_tension_N", plan.min_tension_N);
+  top.names("limit_violations", plan.limit_violations);
+
   const PlanStatistics& s = plan.stats;
-  os << ",\n  \"statistics\": {\"planning_time_s\": " << s.planning_time_s
-     << ", \"verification_time_s\": " << s.verification_time_s
-     << ", \"total_time_s\": " << s.total_time_s << ", \"propagations\": " << s.propagations
-     << ", \"collision_checks\": " << s.collision_checks << ", \"tree_states\": " << s.tree_states
-     << ", \"roadmap_vertices\": " << s.roadmap_vertices
-     << ", \"roadmap_edges\": " << s.roadmap_edges << ", \"edges_validated\": " << s.edges_validated
-     << ", \"edges_rejected\": " << s.edges_rejected
-     << ", \"roadmap_build_time_s\": " << s.roadmap_build_time_s << ", \"planner_goal_distance\": ";
-  writeJsonNumber(os, s.best_goal_distance);
-  os << "},\n  \"inputs\": {\n    \"rate_hz\": " << plan.rate_hz
-     << ",\n    \"duration_s\": " << plan.duration_s() << ",\n    \"names\": ";
-  jsonNames(os, plan.input_names);
-  os << ",\n    \"samples\": ";
-  jsonRows(os, plan.inputs, "    ");
-  os << "\n  },\n  \"predicted\": {\n    \"state_names\": ";
-  jsonNames(os, plan.state_names);
-  os << ",\n    \"string_names\": ";
-  jsonNames(os, plan.string_names);
-  os << ",\n    \"states\": ";
-  jsonRows(os, plan.states, "    ");
-  os << ",\n    \"tensions_N\": ";
-  jsonRows(os, plan.tensions_N, "    ");
-  os << ",\n    \"clearance_m\": ";
-  jsonVector(os, plan.clearance_m);
-  os << ",\n    \"stage_clearance_m\": ";
-  jsonVector(os, plan.stage_clearance_m);
-  os << ",\n    \"goal_distance\": ";
-  jsonVector(os, plan.goal_distance);
+  top.key("statistics") << '{';
+  Members stats(os, ", ");
+  stats.number("planning_time_s", s.planning_time_s);
+  stats.number("verification_time_s", s.verification_time_s);
+  stats.number("total_time_s", s.total_time_s);
+  stats.key("propagations") << s.propagations;
+  stats.key("collision_checks") << s.collision_checks;
+  stats.key("tree_states") << s.tree_states;
+  stats.key("roadmap_vertices") << s.roadmap_vertices;
+  stats.key("roadmap_edges") << s.roadmap_edges;
+  stats.key("edges_validated") << s.edges_validated;
+  stats.key("edges_rejected") << s.edges_rejected;
+  stats.number("roadmap_build_time_s", s.roadmap_build_time_s);
+  stats.number("planner_goal_distance", s.best_goal_distance);
+  os << '}';
+
+  top.key("inputs") << "{\n    ";
+  Members inputs(os, ",\n    ");
+  inputs.number("rate_hz", plan.rate_hz);
+  inputs.number("duration_s", plan.duration_s());
+  inputs.names("names", plan.input_names);
+  inputs.rows("samples", plan.inputs, "    ");
+  os << "\n  }";
+
+  top.key("predicted") << "{\n    ";
+  Members predicted(os, ",\n    ");
+  predicted.names("state_names", plan.state_names);
+  predicted.names("string_names", plan.string_names);
+  predicted.rows("states", plan.states, "    ");
+  predicted.rows("tensions_N", plan.tensions_N, "    ");
+  predicted.vector("clearance_m", plan.clearance_m);
+  predicted.vector("stage_clearance_m", plan.stage_clearance_m);
+  predicted.vector("goal_distance", plan.goal_distance);
   os << "\n  }\n}\n";
 }
 

@@ -82,17 +82,63 @@ v1::SceneSummary summarize(const Scene& scene) {
 
 // ---- Plans -------------------------------------------------------------------------------------
 
+namespace {
+
+// The scalars of a plan and of its statistics, with their proto fields.  (Members are only
+// read when converting to proto.)
+std::vector<ScalarField> planScalars(Plan& p) {
+  return {{"model", &p.model},
+          {"scene", &p.scene},
+          {"goal", &p.goal},
+          {"start", &p.start},
+          {"seed", &p.seed},
+          {"message", &p.message},
+          {"collision_free", &p.collision_free},
+          {"first_collision", &p.first_collision},
+          {"collision_pair", &p.collision_pair},
+          {"goal_sample", &p.goal_sample},
+          {"goal_distance_min", &p.goal_distance_min},
+          {"min_clearance_m", &p.min_clearance_m},
+          {"min_stage_clearance_m", &p.min_stage_clearance_m},
+          {"min_stage_clearance_sample", &p.min_stage_clearance_sample},
+          {"max_violation_m", &p.max_violation_m},
+          {"min_tension_n", &p.min_tension_N}};
+}
+
+std::vector<ScalarField> statisticsScalars(PlanStatistics& s) {
+  return {{"planner", &s.planner},
+          {"planning_time_s", &s.planning_time_s},
+          {"verification_time_s", &s.verification_time_s},
+          {"total_time_s", &s.total_time_s},
+          {"propagations", &s.propagations},
+          {"collision_checks", &s.collision_checks},
+          {"tree_states", &s.tree_states},
+          {"roadmap_vertices", &s.roadmap_vertices},
+          {"roadmap_edges", &s.roadmap_edges},
+          {"edges_validated", &s.edges_validated},
+          {"edges_rejected", &s.edges_rejected},
+          {"roadmap_build_time_s", &s.roadmap_build_time_s},
+          {"best_goal_distance", &s.best_goal_distance}};
+}
+
+std::vector<ScalarField> progressScalars(PlanProgress& p) {
+  return {{"phase", &p.phase},
+          {"elapsed_s", &p.elapsed_s},
+          {"propagations", &p.propagations},
+          {"states", &p.states},
+          {"best_goal_distance", &p.best_goal_distance}};
+}
+
+}  // namespace
+
 void planToProto(const Plan& p, v1::PlanResponse* out) {
   out->Clear();
-  out->set_model(p.model);
-  out->set_scene(p.scene);
-  out->set_goal(p.goal);
-  out->set_start(p.start);
-  out->set_seed(p.seed);
+  Plan& readable = const_cast<Plan&>(p);  // read only, through the scalar lists
+  scalarsToProto(planScalars(readable), *out);
+  scalarsToProto(statisticsScalars(readable.stats), *out->mutable_statistics());
   out->set_outcome(p.outcome == PlanOutcome::Exact         ? v1::OUTCOME_EXACT
                    : p.outcome == PlanOutcome::Approximate ? v1::OUTCOME_APPROXIMATE
                                                            : v1::OUTCOME_NOT_FOUND);
-  out->set_message(p.message);
   v1::InputSequence* in = out->mutable_inputs();
   for (const auto& n : p.input_names) in->add_variables(n);
   in->set_rate_hz(p.rate_hz);
@@ -106,44 +152,16 @@ void planToProto(const Plan& p, v1::PlanResponse* out) {
   vectorToProto(p.clearance_m, out->mutable_clearance_m());
   vectorToProto(p.stage_clearance_m, out->mutable_stage_clearance_m());
   vectorToProto(p.goal_distance, out->mutable_goal_distance());
-  out->set_collision_free(p.collision_free);
-  out->set_first_collision(p.first_collision);
-  out->set_collision_pair(p.collision_pair);
-  out->set_goal_sample(p.goal_sample);
-  out->set_goal_distance_min(p.goal_distance_min);
-  out->set_min_clearance_m(p.min_clearance_m);
-  out->set_min_stage_clearance_m(p.min_stage_clearance_m);
-  out->set_min_stage_clearance_sample(p.min_stage_clearance_sample);
-  out->set_max_violation_m(p.max_violation_m);
-  out->set_min_tension_n(p.min_tension_N);
   for (const auto& v : p.limit_violations) out->add_limit_violations(v);
-  v1::PlanStatistics* s = out->mutable_statistics();
-  s->set_planner(p.stats.planner);
-  s->set_planning_time_s(p.stats.planning_time_s);
-  s->set_verification_time_s(p.stats.verification_time_s);
-  s->set_total_time_s(p.stats.total_time_s);
-  s->set_propagations(p.stats.propagations);
-  s->set_collision_checks(p.stats.collision_checks);
-  s->set_tree_states(p.stats.tree_states);
-  s->set_roadmap_vertices(p.stats.roadmap_vertices);
-  s->set_roadmap_edges(p.stats.roadmap_edges);
-  s->set_edges_validated(p.stats.edges_validated);
-  s->set_edges_rejected(p.stats.edges_rejected);
-  s->set_roadmap_build_time_s(p.stats.roadmap_build_time_s);
-  s->set_best_goal_distance(p.stats.best_goal_distance);
 }
 
 Plan planFromProto(const v1::PlanResponse& r) {
   Plan p;
-  p.model = r.model();
-  p.scene = r.scene();
-  p.goal = r.goal();
-  p.start = r.start();
-  p.seed = r.seed();
+  scalarsFromProto(r, planScalars(p));
+  scalarsFromProto(r.statistics(), statisticsScalars(p.stats));
   p.outcome = r.outcome() == v1::OUTCOME_EXACT         ? PlanOutcome::Exact
               : r.outcome() == v1::OUTCOME_APPROXIMATE ? PlanOutcome::Approximate
                                                        : PlanOutcome::NotFound;
-  p.message = r.message();
   const v1::InputSequence& in = r.inputs();
   p.rate_hz = in.rate_hz();
   p.input_names.assign(in.variables().begin(), in.variables().end());
@@ -170,31 +188,7 @@ Plan planFromProto(const v1::PlanResponse& r) {
     if (size != n)
       throw std::invalid_argument(std::string("plan.") + what + ": " + std::to_string(size) +
                                   " rows for " + std::to_string(n) + " input samples");
-  p.collision_free = r.collision_free();
-  p.first_collision = r.first_collision();
-  p.collision_pair = r.collision_pair();
-  p.goal_sample = r.goal_sample();
-  p.goal_distance_min = r.goal_distance_min();
-  p.min_clearance_m = r.min_clearance_m();
-  p.min_stage_clearance_m = r.min_stage_clearance_m();
-  p.min_stage_clearance_sample = r.min_stage_clearance_sample();
-  p.max_violation_m = r.max_violation_m();
-  p.min_tension_N = r.min_tension_n();
   p.limit_violations.assign(r.limit_violations().begin(), r.limit_violations().end());
-  const v1::PlanStatistics& s = r.statistics();
-  p.stats.planner = s.planner();
-  p.stats.planning_time_s = s.planning_time_s();
-  p.stats.verification_time_s = s.verification_time_s();
-  p.stats.total_time_s = s.total_time_s();
-  p.stats.propagations = s.propagations();
-  p.stats.collision_checks = s.collision_checks();
-  p.stats.tree_states = s.tree_states();
-  p.stats.roadmap_vertices = s.roadmap_vertices();
-  p.stats.roadmap_edges = s.roadmap_edges();
-  p.stats.edges_validated = s.edges_validated();
-  p.stats.edges_rejected = s.edges_rejected();
-  p.stats.roadmap_build_time_s = s.roadmap_build_time_s();
-  p.stats.best_goal_distance = s.best_goal_distance();
   return p;
 }
 
@@ -202,20 +196,12 @@ Plan planFromProto(const v1::PlanResponse& r) {
 // ---- Progress ----------------------------------------------------------------------------------
 
 void progressToProto(const PlanProgress& p, v1::PlanProgress* out) {
-  out->set_phase(p.phase);
-  out->set_elapsed_s(p.elapsed_s);
-  out->set_propagations(p.propagations);
-  out->set_states(p.states);
-  out->set_best_goal_distance(p.best_goal_distance);
+  scalarsToProto(progressScalars(const_cast<PlanProgress&>(p)), *out);  // read only
 }
 
 PlanProgress progressFromProto(const v1::PlanProgress& e) {
   PlanProgress p;
-  p.phase = e.phase();
-  p.elapsed_s = e.elapsed_s();
-  p.propagations = e.propagations();
-  p.states = e.states();
-  p.best_goal_distance = e.best_goal_distance();
+  scalarsFromProto(e, progressScalars(p));
   return p;
 }
 

@@ -2,9 +2,12 @@
 // checks, vectors and matrices, variable lookups by name.
 #pragma once
 
+#include <google/protobuf/message.h>
+
 #include <cmath>
 #include <sstream>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include "marionette/common/text.hpp"
@@ -75,6 +78,16 @@ inline void vectorToProto(const Eigen::VectorXd& v, Repeated* out) {
   out->Reserve(static_cast<int>(v.size()));
   for (int i = 0; i < v.size(); ++i) out->Add(v[i]);
 }
+
+// A library member and the proto field that carries it, by the field's name: a message's scalars
+// are listed once, and protobuf's reflection copies them either way.  The member's type matches
+// the field's (string, double, int32 <- int, int64 <- long, uint64 <- unsigned long, bool).
+struct ScalarField {
+  const char* field;
+  std::variant<std::string*, double*, int*, long*, unsigned long*, bool*> member;
+};
+void scalarsToProto(const std::vector<ScalarField>& scalars, google::protobuf::Message& out);
+void scalarsFromProto(const google::protobuf::Message& in, const std::vector<ScalarField>& scalars);
 
 // Index of a kinematic variable (0..n_k-1) by name, or RequestError naming the field.
 inline int kinematicIndex(const Model& model, const std::string& name, const std::string& field) {
