@@ -193,9 +193,8 @@ void prmRounds(int clients, double seconds, int rounds) {
   for (int workers : {1, 2}) {
     servers.push_back(startServer(workers, clients, quiet));
     // The roadmap is built by the first query (and its edges on this path checked).
-    auto stub = v1::Planner::NewStub(
-        grpc::CreateChannel("127.0.0.1:" + std::to_string(servers.back()->port()),
-                            grpc::InsecureChannelCredentials()));
+    auto stub = v1::Planner::NewStub(grpc::CreateChannel(
+        "127.0.0.1:" + std::to_string(servers.back()->port()), grpc::InsecureChannelCredentials()));
     grpc::ClientContext ctx;
     v1::PlanResponse out;
     const auto t0 = Clock::now();

@@ -110,9 +110,10 @@ TEST(RestPose, FreeBodyPuppetsBalanceForcesAndMoments) {
 }
 
 // Egger, "Simulation and Animation of a Robotic Puppet", BSc thesis, ETH Zurich 2013, §2.3: the
-// puppet hangs below the platform from its two fixed shoulder strings, limbs down.  Every string is taut except the two back-of-leg strings: they attach 4 cm behind the
-// front ones on the same thighs, and the front strings hold the legs, so the geometry leaves the
-// back strings (used only to fly the puppet) slack at the default winch lengths.
+// puppet hangs below the platform from its two fixed shoulder strings, limbs down.  Every string is
+// taut except the two back-of-leg strings: they attach 4 cm behind the front ones on the same
+// thighs, and the front strings hold the legs, so the geometry leaves the back strings (used only
+// to fly the puppet) slack at the default winch lengths.
 TEST(RestPose, PuppetCopterHangsFromItsShoulderStringsWithArmsOnTheirStops) {
   const ModelPtr m = loadModel("puppetcopter");
   RestPose rest;

@@ -335,8 +335,9 @@ int cmdSimulate(int argc, char** argv) {
   if (a.values.count("--start")) {
     const StartText start = parseStartText(a.values.at("--start"));
     if (!start.input_values.empty())
-      throw std::invalid_argument("--start: simulate starts from 'rest' or 'q:NAME=V,...' (the "
-                                  "inputs at t = 0 are the first row of --inputs)");
+      throw std::invalid_argument(
+          "--start: simulate starts from 'rest' or 'q:NAME=V,...' (the "
+          "inputs at t = 0 are the first row of --inputs)");
     opt.start = start.spec;
   }
   const InputSchedule inputs = a.values.count("--inputs")

@@ -185,9 +185,8 @@ int cmdBenchPlanners(int argc, char** argv) {
   for (const BenchmarkProblem& problem : problems) {
     opt.on_run = [&](const std::string& planner, int run) {
       if (run == 0)
-        std::cerr << formatted(
-            "[%6.0f s] %s: %s ",
-            secondsSince(t0), problem.name.c_str(), planner.c_str());
+        std::cerr << formatted("[%6.0f s] %s: %s ", secondsSince(t0), problem.name.c_str(),
+                               planner.c_str());
       std::cerr << '.' << (run + 1 == opt.runs ? "\n" : "") << std::flush;
     };
     const ProblemRuns runs = runBenchmark(problem, opt);

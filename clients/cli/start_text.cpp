@@ -13,8 +13,10 @@ StartText parseStartText(const std::string& text) {
   if (text == "rest") return s;
   const bool rest_of = text.rfind("rest-of:", 0) == 0;
   if (!rest_of && text.rfind("q:", 0) != 0)
-    throw std::invalid_argument("--start: expected 'rest', 'q:NAME=V,...' or "
-                                "'rest-of:VAR=V,...' (got '" + text + "')");
+    throw std::invalid_argument(
+        "--start: expected 'rest', 'q:NAME=V,...' or "
+        "'rest-of:VAR=V,...' (got '" +
+        text + "')");
   const char* kind = rest_of ? "rest-of" : "q";
   for (const std::string& item : splitFields(text.substr(rest_of ? 8 : 2), ',')) {
     const auto eq = item.find('=');

@@ -1,11 +1,11 @@
 #include "marionette/common/files.hpp"
 
+#include <unistd.h>
+
 #include <cctype>
 #include <cstdio>
 #include <fstream>
 #include <sstream>
-
-#include <unistd.h>
 
 namespace marionette {
 

@@ -15,7 +15,6 @@
 
 namespace marionette {
 
-
 // ---- InputSchedule ----------------------------------------------------------------------
 
 InputSchedule InputSchedule::constant(const Model& model) {

@@ -15,7 +15,7 @@ namespace marionette::detail {
 // Constructs one of OMPL's control planners (with the table's goal bias); kept in the planner
 // table next to the planner's name (planners.cpp).
 using TreePlannerFactory = ompl::base::PlannerPtr (*)(const ompl::control::SpaceInformationPtr&,
-                                                       const PlannerInfo&);
+                                                      const PlannerInfo&);
 TreePlannerFactory treePlannerFactory(const PlannerInfo& info);  // nullptr for the roadmap
 
 std::map<std::string, std::string> treePlannerParameters(const PlannerInfo& info);

@@ -87,8 +87,8 @@ void checkPlannerOptions(const PlannerOptions& opt) {
   if (!(opt.time_limit_s > 0.0) || !std::isfinite(opt.time_limit_s))
     throw FieldError("options.time_limit_s", "must be > 0 s");
   if (!(opt.rate_hz >= 1.0 && opt.rate_hz <= 1000.0))
-    throw FieldError("options.rate_hz", "must be within [1, 1000] Hz, got " +
-                                            formatNumber(opt.rate_hz));
+    throw FieldError("options.rate_hz",
+                     "must be within [1, 1000] Hz, got " + formatNumber(opt.rate_hz));
   if (!(opt.step_s >= 1e-3 && opt.step_s <= 0.1))
     throw FieldError("options.step_s",
                      "must be within [0.001, 0.1] s, got " + formatNumber(opt.step_s));
@@ -101,9 +101,9 @@ void checkPlannerOptions(const PlannerOptions& opt) {
     if (!known.count(key)) {
       std::vector<std::string> names;
       for (const auto& kv : known) names.push_back(kv.first);
-      throw FieldError("options.params" + fieldKey(key), "planner '" + opt.planner +
-                                                             "' has no parameter '" + key +
-                                                             "' (it has: " + joinNames(names) + ")");
+      throw FieldError("options.params" + fieldKey(key),
+                       "planner '" + opt.planner + "' has no parameter '" + key +
+                           "' (it has: " + joinNames(names) + ")");
     }
 }
 

@@ -93,9 +93,9 @@ void serialise(Canonical& c, const Scene& sc) {
   if (sc.bounds) c << sc.bounds->min_m << sc.bounds->max_m;
 }
 
-// FNV-1a, 128 bits.
+// FNV-1a, 128 bits.  (unsigned __int128: GCC's and Clang's; __extension__ tells -Wpedantic so.)
 std::string hash128(const std::string& text) {
-  __extension__ typedef unsigned __int128 u128;  // GCC and Clang; -Wpedantic knows it as an extension
+  __extension__ typedef unsigned __int128 u128;
   const u128 prime = (u128(1) << 88) + 0x13B;
   u128 h = (u128(0x6c62272e07bb0142ull) << 64) | 0x62b821756295c58dull;
   for (unsigned char ch : text) h = (h ^ ch) * prime;

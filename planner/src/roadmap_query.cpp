@@ -113,10 +113,10 @@ RestPoseRoadmap::QueryResult RestPoseRoadmap::query(const Eigen::VectorXd& start
   }
   // Joint and point goals: if no vertex meets the goal, look for a rest pose that does (the
   // query-phase expansion of Esteves, Arechavaleta & Laumond, ICMA 2005) from the vertices
-  // nearest to the goal: Gauss-Newton on the inputs from each of the five nearest, then local random searches from them.  Another one is
-  // looked for when the roadmap has no path to those found so far (their edges failed).  At
-  // most 4 attempts per start, so that what is found does not depend on the machine's speed,
-  // and at most a third of the time limit in all.
+  // nearest to the goal: Gauss-Newton on the inputs from each of the five nearest, then local
+  // random searches from them.  Another one is looked for when the roadmap has no path to those
+  // found so far (their edges failed).  At most 4 attempts per start, so that what is found does
+  // not depend on the machine's speed, and at most a third of the time limit in all.
   const bool expand = goals.empty() && goal.spec().kind != GoalSpec::Kind::RestOf;
   std::vector<std::pair<double, int>> ranked;
   for (int i = 0; i < static_cast<int>(vs.size()); ++i) ranked.emplace_back(goalError(vs[i]), i);

@@ -1,10 +1,8 @@
 // Answers out (and back, for the CLI): model and scene descriptions, plans, progress events,
 // simulation results.
-#include "marionette/service/wire.hpp"
-
 #include "marionette/environments/collision.hpp"
 #include "marionette/environments/scene.hpp"
-
+#include "marionette/service/wire.hpp"
 #include "wire_support.hpp"
 
 namespace marionette::wire {
@@ -78,7 +76,6 @@ v1::SceneSummary summarize(const Scene& scene) {
   }
   return s;
 }
-
 
 // ---- Plans -------------------------------------------------------------------------------------
 
@@ -192,7 +189,6 @@ Plan planFromProto(const v1::PlanResponse& r) {
   return p;
 }
 
-
 // ---- Progress ----------------------------------------------------------------------------------
 
 void progressToProto(const PlanProgress& p, v1::PlanProgress* out) {
@@ -204,7 +200,6 @@ PlanProgress progressFromProto(const v1::PlanProgress& e) {
   scalarsFromProto(e, progressScalars(p));
   return p;
 }
-
 
 namespace {
 void contactToProto(const ContactPair& p, v1::Contact* c) {

@@ -1,10 +1,9 @@
 // Requests in: goals, starts, input sequences, plan and simulation requests, every field checked
 // and named in errors; library field paths in the proto's words.
-#include "marionette/service/wire.hpp"
-
 #include <cstring>
 #include <map>
 
+#include "marionette/service/wire.hpp"
 #include "wire_support.hpp"
 
 namespace marionette::wire {
@@ -297,7 +296,6 @@ PlanRequest planRequestFromProto(const v1::PlanRequest& r, ModelPtr model,
   return req;
 }
 
-
 // ---- Simulations -------------------------------------------------------------------------------
 
 SimulationCall simulationCallFromProto(const v1::SimulateRequest& req, const Model& m) {
@@ -336,7 +334,6 @@ SimulationCall simulationCallFromProto(const v1::SimulateRequest& req, const Mod
   call.check.stop_at_first_collision = req.stop_on_collision();
   return call;
 }
-
 
 // ---- Field names -------------------------------------------------------------------------------
 

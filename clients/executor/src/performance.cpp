@@ -5,8 +5,8 @@
 #include <set>
 #include <sstream>
 
-#include "marionette/executor/executor.hpp"
 #include "marionette/common/text.hpp"
+#include "marionette/executor/executor.hpp"
 #include "marionette/models/field_error.hpp"
 #include "marionette/models/input_limits.hpp"
 #include "marionette/models/model_io.hpp"
@@ -49,9 +49,8 @@ Performance loadPlanFile(const std::string& path, const ModelPtr& model_in) {
       throw fieldError("model", "'" + plan.model + "': " + e.what() + " (give the model file)");
     }
   } else if (model->name != plan.model) {
-    throw fieldError("model",
-                     "the plan is for '" + plan.model + "', the model given is '" + model->name +
-                         "'");
+    throw fieldError(
+        "model", "the plan is for '" + plan.model + "', the model given is '" + model->name + "'");
   }
   if (!plan.collision_free)
     throw fieldError("collision_free",

@@ -2,9 +2,9 @@
 #include <cmath>
 #include <sstream>
 
+#include "marionette/models/field_error.hpp"
 #include "marionette/models/rest_pose.hpp"
 #include "marionette/plan/goal_spec.hpp"
-#include "marionette/models/field_error.hpp"
 #include "marionette/viewer/view.hpp"
 
 namespace marionette::viewer {
