@@ -26,6 +26,7 @@
 #include <thread>
 
 #include "marionette/common/clock.hpp"
+#include "marionette/common/text.hpp"
 #include "marionette/models/dynamics.hpp"
 #include "marionette/models/field_error.hpp"
 #include "marionette/models/integrator.hpp"
@@ -504,17 +505,53 @@ TreeSearchSettings treeSearchSettings(const PlannerOptions& options) {
   return s;
 }
 
-std::map<std::string, std::string> treePlannerParameters(const PlannerInfo& info) {
+namespace {
+
+// The planner of `info` on a throwaway space: enough to list and try its parameters.
+ob::PlannerPtr throwawayPlanner(const PlannerInfo& info) {
   quietOmpl();
-  // A throwaway space information is enough to list a planner's parameters.
   auto space = std::make_shared<ob::RealVectorStateSpace>(1);
   space->setBounds(0, 1);
   auto cspace = std::make_shared<oc::RealVectorControlSpace>(space, 1);
   cspace->setBounds(ob::RealVectorBounds(1));
-  auto si = std::make_shared<oc::SpaceInformation>(space, cspace);
+  return makePlanner(info, std::make_shared<oc::SpaceInformation>(space, cspace));
+}
+
+// Sets the request's OMPL parameters on `planner`; FieldError naming the parameter when the
+// planner has no such parameter or refuses the value (OMPL refuses some by throwing).
+void applyParameters(ob::Planner& planner, const std::string& name,
+                     const std::map<std::string, std::string>& params) {
+  for (const auto& [key, value] : params) {
+    const std::string field = "options.params" + fieldKey(key);
+    if (!planner.params().hasParam(key)) {
+      std::map<std::string, std::string> known;
+      planner.params().getParams(known);
+      std::vector<std::string> names;
+      for (const auto& kv : known) names.push_back(kv.first);
+      throw FieldError(field, "planner '" + name + "' has no parameter '" + key +
+                                  "' (it has: " + joinNames(names) + ")");
+    }
+    bool set = false;
+    try {
+      set = planner.params().setParam(key, value);
+    } catch (const std::exception&) {
+    }
+    if (!set)
+      throw FieldError(field, "planner '" + name + "': " + key + " cannot be '" + value + "'");
+  }
+}
+
+}  // namespace
+
+std::map<std::string, std::string> treePlannerParameters(const PlannerInfo& info) {
   std::map<std::string, std::string> out;
-  makePlanner(info, si)->params().getParams(out);
+  throwawayPlanner(info)->params().getParams(out);
   return out;
+}
+
+void checkTreePlannerParameters(const PlannerInfo& info,
+                                const std::map<std::string, std::string>& params) {
+  applyParameters(*throwawayPlanner(info), info.name, params);
 }
 
 // Frees search trees off the planning thread: dropping a tree of a million motions takes
@@ -694,12 +731,7 @@ SearchResult searchTree(const SearchProblem& problem) {
     std::lock_guard<std::mutex> lock(omplSeedMutex());
     ompl::RNG::setSeed(static_cast<std::uint_fast32_t>(seeds()));
     planner = makePlanner(*findPlanner(opt.planner), si);
-    for (const auto& [key, value] : opt.params) {  // the names are checked (planner.cpp)
-      if (!planner->params().setParam(key, value))
-        throw FieldError(
-            "options.params" + fieldKey(key),
-            "planner '" + opt.planner + "': parameter " + key + " cannot be '" + value + "'");
-    }
+    applyParameters(*planner, opt.planner, opt.params);
     ss.setPlanner(planner);
     ss.setup();
   }

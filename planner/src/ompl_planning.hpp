@@ -19,6 +19,10 @@ using TreePlannerFactory = ompl::base::PlannerPtr (*)(const ompl::control::Space
 TreePlannerFactory treePlannerFactory(const PlannerInfo& info);  // nullptr for the roadmap
 
 std::map<std::string, std::string> treePlannerParameters(const PlannerInfo& info);
+// FieldError("options.params[\"NAME\"]") for a parameter the planner does not have or a value it
+// refuses, tried on a throwaway planner.
+void checkTreePlannerParameters(const PlannerInfo& info,
+                                const std::map<std::string, std::string>& params);
 
 // The search settings that are ours, not the OMPL planner's: control durations (integration
 // steps) and the projection's cell size along a goal point (m).

@@ -11,6 +11,7 @@
 #include "marionette/models/field_error.hpp"
 #include "marionette/models/input_limits.hpp"
 #include "motion_search.hpp"
+#include "ompl_planning.hpp"
 
 namespace marionette {
 namespace {
@@ -96,15 +97,7 @@ void checkPlannerOptions(const PlannerOptions& opt) {
   if (planner->kind == SearchKind::Roadmap)
     throw FieldError("options.params" + fieldKey(opt.params.begin()->first),
                      "planner '" + opt.planner + "' takes no OMPL parameters");
-  const std::map<std::string, std::string> known = plannerParameters(opt.planner);
-  for (const auto& [key, value] : opt.params)
-    if (!known.count(key)) {
-      std::vector<std::string> names;
-      for (const auto& kv : known) names.push_back(kv.first);
-      throw FieldError("options.params" + fieldKey(key),
-                       "planner '" + opt.planner + "' has no parameter '" + key +
-                           "' (it has: " + joinNames(names) + ")");
-    }
+  detail::checkTreePlannerParameters(*planner, opt.params);
 }
 
 Plan planMotion(const PlanRequest& req, const ProgressFn& progress, const CancelFn& cancelled) {
