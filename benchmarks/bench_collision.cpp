@@ -20,20 +20,13 @@
 #include <vector>
 
 #include "bench_motion.hpp"
+#include "marionette/common/text.hpp"
 #include "marionette/environments/collision.hpp"
 #include "marionette/models/model_io.hpp"
 
 using namespace marionette;
 
 namespace {
-
-std::vector<std::string> splitList(const char* text) {
-  std::vector<std::string> out;
-  std::stringstream ss(text);
-  std::string item;
-  while (std::getline(ss, item, ',')) out.push_back(item);
-  return out;
-}
 
 // The configurations (n_q each) a simulated motion passes through.
 Eigen::MatrixXd motionStates(const ModelPtr& model, double seconds, double amplitude) {
@@ -76,9 +69,9 @@ int main(int argc, char** argv) {
   double amplitude = 3.0;
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--models") && i + 1 < argc) {
-      models = splitList(argv[++i]);
+      models = splitCommas(argv[++i]);
     } else if (!std::strcmp(argv[i], "--scenes") && i + 1 < argc) {
-      scenes = splitList(argv[++i]);
+      scenes = splitCommas(argv[++i]);
     } else if (!std::strcmp(argv[i], "--seconds") && i + 1 < argc) {
       seconds = std::atof(argv[++i]);
     } else if (!std::strcmp(argv[i], "--amplitude") && i + 1 < argc) {

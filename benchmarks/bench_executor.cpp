@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "marionette/executor/executor.hpp"
+#include "marionette/common/text.hpp"
 #include "marionette/models/model_io.hpp"
 #include "support/udp_responder.hpp"
 
@@ -51,8 +52,7 @@ int main(int argc, char** argv) {
       seconds = std::max(1.0, std::atof(argv[i + 1]));
     } else if (a == "--rates") {
       rates.clear();
-      std::stringstream ss(argv[i + 1]);
-      for (std::string r; std::getline(ss, r, ',');) rates.push_back(std::atof(r.c_str()));
+      for (const std::string& r : splitCommas(argv[i + 1])) rates.push_back(std::atof(r.c_str()));
     } else {
       std::cerr << "usage: bench_executor [--seconds S] [--rates HZ,...]\n";
       return 2;

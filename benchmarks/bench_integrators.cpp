@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "bench_motion.hpp"
+#include "marionette/common/text.hpp"
 #include "marionette/models/model_io.hpp"
 #include "marionette/models/simulation.hpp"
 
@@ -93,10 +94,7 @@ int main(int argc, char** argv) {
     } else if (!std::strcmp(argv[i], "--json")) {
       json = true;
     } else if (!std::strcmp(argv[i], "--models") && i + 1 < argc) {
-      models.clear();
-      std::stringstream ss(argv[++i]);
-      std::string item;
-      while (std::getline(ss, item, ',')) models.push_back(item);
+      models = splitCommas(argv[++i]);
     } else {
       std::cerr
           << "usage: bench_integrators [--duration S] [--models a,b] [--repeats N] [--json]\n";

@@ -3,6 +3,7 @@
 // pieces (rig trajectories, goals, roadmap files, reproducibility, bad requests).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cmath>
@@ -478,6 +479,48 @@ TEST(Roadmap, TheSameSeedOnAFreshCacheGivesTheSamePlan) {
   EXPECT_LE(again.stats.edges_validated, first.stats.edges_validated);
   ASSERT_EQ(first.samples(), again.samples());
   EXPECT_EQ((first.inputs - again.inputs).cwiseAbs().maxCoeff(), 0.0);
+}
+
+// What a query writes back: the verdicts of the roadmap's own edges it simulated.  A second
+// query on the same roadmap simulates none of them again -- only edges to the vertices a query
+// adds for itself (its start and goal), which no query remembers.
+TEST(Roadmap, AQueryWritesBackEdgeVerdictsAndTheNextSimulatesNoneOfThemAgain) {
+  const ModelPtr model = loadModel("puppetcopter");
+  auto collision = std::make_shared<CollisionModel>(model, loadScene("table"));
+  RoadmapOptions options;
+  options.vertices = 40;
+  const auto roadmap = RestPoseRoadmap::build(collision, options);
+  const Eigen::VectorXd rho = model->defaultInputs();
+  const RestPose rest = computeRestPose(model, rho);
+  const Eigen::VectorXd still = Eigen::VectorXd::Zero(model->nd());
+  GoalEvaluator goal(model, GoalSpec::parse("point:hand_l=0.05,0.24,0.40;radius=0.04"));
+  auto unknownEdges = [&] {
+    int n = 0;
+    for (const auto& e : roadmap->edges()) n += e.state == RestPoseRoadmap::EdgeState::Unknown;
+    return n;
+  };
+  const int unknown_before = unknownEdges();
+  const RestPoseRoadmap::QueryResult first = roadmap->query(rest.q, still, rho, goal, 30.0, 1);
+  ASSERT_TRUE(first.found) << first.message;
+  // The path's pairs of the roadmap's own vertices (a query's own vertices are negative).
+  std::vector<std::pair<int, int>> own;
+  for (std::size_t k = 0; k + 1 < first.path.size(); ++k)
+    if (first.path[k] >= 0 && first.path[k + 1] >= 0)
+      own.emplace_back(first.path[k], first.path[k + 1]);
+  ASSERT_FALSE(own.empty()) << "a path through the roadmap was expected";
+  const int unknown_after_first = unknownEdges();
+  EXPECT_GT(first.roadmap_edges_validated, 0);
+  EXPECT_EQ(unknown_after_first, unknown_before - first.roadmap_edges_validated);  // all kept
+  for (const auto& e : roadmap->edges()) {
+    if (std::find(own.begin(), own.end(), std::make_pair(e.from, e.to)) != own.end()) {
+      EXPECT_EQ(e.state, RestPoseRoadmap::EdgeState::Valid) << e.from << " -> " << e.to;
+    }
+  }
+  const RestPoseRoadmap::QueryResult second = roadmap->query(rest.q, still, rho, goal, 30.0, 1);
+  ASSERT_TRUE(second.found) << second.message;
+  EXPECT_EQ(second.path, first.path);
+  EXPECT_EQ(second.roadmap_edges_validated, 0);  // no roadmap edge simulated again
+  EXPECT_EQ(unknownEdges(), unknown_after_first);
 }
 
 TEST(Roadmap, TwoRequestsThatMissTheCacheAtOnceShareOneBuild) {

@@ -74,15 +74,6 @@ double wholeNumber(const std::string& flag, const std::string& text, double lo, 
   return v;
 }
 
-std::vector<std::string> splitList(const std::string& text) {
-  std::vector<std::string> out;
-  std::istringstream is(text);
-  std::string item;
-  while (std::getline(is, item, ','))
-    if (!item.empty()) out.push_back(item);
-  return out;
-}
-
 std::string cell(double x, const char* format) {
   return std::isfinite(x) ? formatted(format, x) : "-";
 }
@@ -159,13 +150,13 @@ int cmdBenchPlanners(int argc, char** argv) {
         static_cast<unsigned long>(wholeNumber("--seed", a.values.at("--seed"), 0, 4e9));
   }
   if (a.values.count("--planners")) {
-    opt.planners = splitList(a.values.at("--planners"));
+    opt.planners = splitCommas(a.values.at("--planners"));
     for (const std::string& p : opt.planners) plannerParameters(p);  // names an unknown one
   }
   std::vector<BenchmarkProblem> problems = benchmarkProblems();
   if (a.values.count("--problems")) {
     std::vector<BenchmarkProblem> chosen;
-    for (const std::string& name : splitList(a.values.at("--problems"))) {
+    for (const std::string& name : splitCommas(a.values.at("--problems"))) {
       const auto it = std::find_if(problems.begin(), problems.end(),
                                    [&](const BenchmarkProblem& p) { return p.name == name; });
       if (it == problems.end()) {
@@ -212,7 +203,7 @@ int cmdPlan(int argc, char** argv) {
                 {"--model", "--scene", "--planner", "--goal", "--start", "--time-limit", "--seed",
                  "--rate", "--step", "--param", "--roadmap", "--roadmap-vertices", "--out",
                  "--inputs-csv", "--server", "--token-file", "--tls-ca"},
-                {"--quiet", "--json-summary"});
+                {"--quiet"});
   if (!a.values.count("--model")) throw std::invalid_argument("plan needs --model NAME|FILE");
   if (!a.values.count("--goal"))
     throw std::invalid_argument(

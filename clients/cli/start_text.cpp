@@ -39,7 +39,7 @@ void applyStartText(const Model& model, const StartText& start, PlanRequest& req
     const int i = model.variableIndex(name);
     if (i < model.nd())
       throw std::invalid_argument("--start: rest-of: '" + name +
-                                  "' is not a kinematic variable=VALUE of '" + model.name + "'");
+                                  "' is not a kinematic variable of '" + model.name + "'");
     req.start_inputs[i - model.nd()] = value;
   }
 }

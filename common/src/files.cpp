@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <atomic>
 #include <cctype>
 #include <cstdio>
 #include <fstream>
@@ -27,9 +28,11 @@ std::string readFirstLine(const std::string& path) {
 }
 
 void writeFileAtomically(const std::string& path, const std::function<void(std::ostream&)>& write) {
-  // A temporary of this process's own beside the file, then one rename: readers see the old file
-  // or the new one, never a part.
-  const std::string tmp = path + ".tmp" + std::to_string(getpid());
+  // A temporary of this call's own beside the file, then one rename: readers see the old file or
+  // the new one, never a part, however many writers there are.
+  static std::atomic<unsigned long> calls{0};
+  const std::string tmp =
+      path + ".tmp" + std::to_string(getpid()) + "-" + std::to_string(++calls);
   try {
     std::ofstream os(tmp, std::ios::binary);
     if (!os) throw FileError("cannot write '" + path + "'");

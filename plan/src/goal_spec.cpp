@@ -11,6 +11,13 @@
 namespace marionette {
 namespace {
 
+// The fields between separators; a trailing separator ends the text ("a=1;" is "a=1").
+std::vector<std::string> items(const std::string& text, char separator) {
+  std::vector<std::string> out = splitFields(text, separator);
+  if (out.size() > 1 && out.back().empty()) out.pop_back();
+  return out;
+}
+
 double number(const std::string& text, const std::string& what) {
   double v;
   if (parseFiniteNumber(text, v)) return v;
@@ -37,12 +44,12 @@ GoalSpec GoalSpec::parse(const std::string& text) {
                      "rest-of:VAR=V,... (got '" +
                          text + "')");
   const std::string kind = trimmed(text.substr(0, colon));
-  const std::vector<std::string> parts = splitFields(text.substr(colon + 1), ';');
+  const std::vector<std::string> parts = items(text.substr(colon + 1), ';');
   if (parts.empty() || parts[0].empty())
     throw FieldError("goal", "'" + kind + ":' needs NAME=VALUE");
   if (kind == "q" || kind == "rest-of") {
     g.kind = kind == "q" ? Kind::Joint : Kind::RestOf;
-    for (const std::string& item : splitFields(parts[0], ',')) {
+    for (const std::string& item : items(parts[0], ',')) {
       const auto eq = item.find('=');
       if (eq == std::string::npos || trimmed(item.substr(0, eq)).empty())
         throw FieldError("goal", "expected NAME=VALUE, got '" + item + "'");
@@ -56,7 +63,7 @@ GoalSpec GoalSpec::parse(const std::string& text) {
       throw FieldError("goal", "expected point:NAME=x,y,z, got '" + parts[0] + "'");
     PointTarget t;
     t.point = trimmed(parts[0].substr(0, eq));
-    const std::vector<std::string> xyz = splitFields(parts[0].substr(eq + 1), ',');
+    const std::vector<std::string> xyz = items(parts[0].substr(eq + 1), ',');
     if (t.point.empty() || xyz.size() != 3)
       throw FieldError("goal",
                        "expected point:NAME=x,y,z (three numbers, stage "
@@ -75,9 +82,9 @@ GoalSpec GoalSpec::parse(const std::string& text) {
       g.at_rest = true;
     } else if ((key == "tol" && g.kind != Kind::Point) ||
                (key == "radius" && g.kind == Kind::Point)) {
-      if (eq == std::string::npos) throw FieldError("goal", "" + key + " needs =VALUE");
+      if (eq == std::string::npos) throw FieldError("goal", key + " needs =VALUE");
       g.tolerance = number(trimmed(opt.substr(eq + 1)), key);
-      if (!(g.tolerance > 0.0)) throw FieldError("goal", "" + key + " must be > 0");
+      if (!(g.tolerance > 0.0)) throw FieldError("goal", key + " must be > 0");
     } else if (key == "energy" && eq != std::string::npos) {
       g.rest_energy_J = number(trimmed(opt.substr(eq + 1)), "energy");
       if (!(g.rest_energy_J > 0.0)) throw FieldError("goal", "energy must be > 0 J");

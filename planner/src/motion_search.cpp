@@ -45,7 +45,7 @@ class RoadmapSearch final : public MotionSearch {
         roadmap.query(problem.start.q, problem.start.qdot, problem.rho0, problem.goal,
                       opt.time_limit_s, opt.seed, problem.cancelled);
     out.stats.planning_time_s = secondsSince(tq);
-    cache.remember(roadmap);  // the edges this query checked, on disk too
+    if (r.edges_validated > 0) cache.remember(roadmap);  // the edges it checked, on disk too
     out.stats.roadmap_vertices = static_cast<long>(roadmap.vertices().size());
     out.stats.roadmap_edges = static_cast<long>(roadmap.edges().size());
     out.stats.edges_validated = r.edges_validated;

@@ -510,6 +510,9 @@ namespace {
 // The planner of `info` on a throwaway space: enough to list and try its parameters.
 ob::PlannerPtr throwawayPlanner(const PlannerInfo& info) {
   quietOmpl();
+  // Constructing a planner draws a seed from OMPL's process-wide generator: under the same lock
+  // as a search's seeding, so that it cannot take a search's seed.
+  std::lock_guard<std::mutex> lock(omplSeedMutex());
   auto space = std::make_shared<ob::RealVectorStateSpace>(1);
   space->setBounds(0, 1);
   auto cspace = std::make_shared<oc::RealVectorControlSpace>(space, 1);

@@ -51,9 +51,12 @@ RoadmapCache::Lookup RoadmapCache::get(const CollisionModelPtr& collision,
         it->second.last_use = ++uses_;
         return {it->second.roadmap, false};
       }
-      // Being built by another call: wait for it, polling our own cancel.
+      // Being built by another call: wait for it, polling our own cancel (without the lock:
+      // the caller's check may be slow).
       built_.wait_for(lock, std::chrono::milliseconds(10));
+      lock.unlock();
       if (cancelled && cancelled()) throw PlanCancelled("waiting for a roadmap build");
+      lock.lock();
     }
   }
   // Whatever happens below, the placeholder goes (or is filled) and waiters wake.

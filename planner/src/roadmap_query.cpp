@@ -234,6 +234,7 @@ RestPoseRoadmap::QueryResult RestPoseRoadmap::query(const Eigen::VectorXd& start
       }
       // Remember the verdict in the roadmap itself for edges between its own vertices.
       if (a < permanent && b < permanent) {
+        ++out.roadmap_edges_validated;
         std::lock_guard<std::mutex> lock(mutex_);
         if (auto [pe, in_roadmap] = boost::edge(a, b, graph_->g); in_roadmap) {
           if (c.ok)
@@ -247,7 +248,10 @@ RestPoseRoadmap::QueryResult RestPoseRoadmap::query(const Eigen::VectorXd& start
         all_valid = false;
         break;
       }
-      if (timeUp()) break;
+      if (timeUp() && k + 2 < path.size()) {  // edges left unchecked: not a path yet
+        all_valid = false;
+        break;
+      }
     }
     if (all_valid) break;
   }
@@ -268,7 +272,7 @@ RestPoseRoadmap::QueryResult RestPoseRoadmap::query(const Eigen::VectorXd& start
   out.goal_distance = goalError(vs[path.back()]);
   if (!exact)
     out.message = "no rest pose in the roadmap meets the goal; went to the closest (error " +
-                  std::to_string(out.goal_distance) + ")";
+                  formatNumber(out.goal_distance) + ")";
   return out;
 }
 

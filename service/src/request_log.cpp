@@ -29,7 +29,9 @@ const char* codeName(StatusCode code) {
 RequestLog::~RequestLog() {
   char stamp[32];
   const std::time_t now = std::time(nullptr);
-  std::strftime(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
+  std::tm utc{};
+  gmtime_r(&now, &utc);  // handlers log from many threads
+  std::strftime(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%SZ", &utc);
   std::ostringstream line;
   line << "{\"time\": \"" << stamp << "\", \"method\": \"" << method_
        << "\", \"peer\": " << jsonString(peer_);

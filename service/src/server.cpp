@@ -4,6 +4,7 @@
 #include <grpcpp/grpcpp.h>
 #include <grpcpp/health_check_service_interface.h>
 
+#include <cmath>
 #include <condition_variable>
 #include <mutex>
 #include <thread>
@@ -30,8 +31,7 @@ bool isLoopback(const std::string& address) {
   return host == "localhost" || host == "::1" || host.rfind("127.", 0) == 0;
 }
 
-// ---- The server
-// ----------------------------------------------------------------------------------
+// ---- The server --------------------------------------------------------------------------------
 
 struct PlannerServer::Impl {
   ServerOptions options;
@@ -51,6 +51,8 @@ PlannerServer::PlannerServer(ServerOptions options) : impl_(std::make_unique<Imp
   if (options.max_request_bytes < 1024)
     throw FieldError("max_request_bytes", "must be at least 1024");
   if (!(options.max_time_limit_s > 0)) throw FieldError("max_time_limit_s", "must be > 0 s");
+  if (!(options.shutdown_grace_s >= 0) || !std::isfinite(options.shutdown_grace_s))
+    throw FieldError("shutdown_grace_s", "must be a finite number >= 0 s");
   if (options.tls_cert_file.empty() != options.tls_key_file.empty())
     throw FieldError(options.tls_cert_file.empty() ? "tls_cert_file" : "tls_key_file",
                      "TLS needs both the certificate and its key");

@@ -42,11 +42,8 @@ std::string flagMessage(const marionette::FieldError& e) {
   static const std::pair<const char*, const char*> kFlags[] = {
       {"listen", "--listen"},
       {"workers", "--workers"},
-      {"max_queue", "--max-queue"},
-      {"roadmap_dir", "--roadmap-dir"},
       {"tls_cert_file", "--tls-cert"},
       {"tls_key_file", "--tls-key"},
-      {"token", "--token-file"},
       {"max_request_bytes", "--max-request-bytes"},
       {"max_time_limit_s", "--max-time-limit"},
       {"shutdown_grace_s", "--shutdown-grace"},

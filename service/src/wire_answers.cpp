@@ -81,9 +81,10 @@ v1::SceneSummary summarize(const Scene& scene) {
 
 namespace {
 
-// The scalars of a plan and of its statistics, with their proto fields.  (Members are only
-// read when converting to proto.)
-std::vector<ScalarField> planScalars(Plan& p) {
+// The scalars of a plan, of its statistics and of a progress report, with their proto fields:
+// read from a const object, written to a mutable one.
+template <class P>
+ScalarFields<P> planScalars(P& p) {
   return {{"model", &p.model},
           {"scene", &p.scene},
           {"goal", &p.goal},
@@ -102,7 +103,8 @@ std::vector<ScalarField> planScalars(Plan& p) {
           {"min_tension_n", &p.min_tension_N}};
 }
 
-std::vector<ScalarField> statisticsScalars(PlanStatistics& s) {
+template <class S>
+ScalarFields<S> statisticsScalars(S& s) {
   return {{"planner", &s.planner},
           {"planning_time_s", &s.planning_time_s},
           {"verification_time_s", &s.verification_time_s},
@@ -118,7 +120,8 @@ std::vector<ScalarField> statisticsScalars(PlanStatistics& s) {
           {"best_goal_distance", &s.best_goal_distance}};
 }
 
-std::vector<ScalarField> progressScalars(PlanProgress& p) {
+template <class P>
+ScalarFields<P> progressScalars(P& p) {
   return {{"phase", &p.phase},
           {"elapsed_s", &p.elapsed_s},
           {"propagations", &p.propagations},
@@ -130,9 +133,8 @@ std::vector<ScalarField> progressScalars(PlanProgress& p) {
 
 void planToProto(const Plan& p, v1::PlanResponse* out) {
   out->Clear();
-  Plan& readable = const_cast<Plan&>(p);  // read only, through the scalar lists
-  scalarsToProto(planScalars(readable), *out);
-  scalarsToProto(statisticsScalars(readable.stats), *out->mutable_statistics());
+  scalarsToProto(planScalars(p), *out);
+  scalarsToProto(statisticsScalars(p.stats), *out->mutable_statistics());
   out->set_outcome(p.outcome == PlanOutcome::Exact         ? v1::OUTCOME_EXACT
                    : p.outcome == PlanOutcome::Approximate ? v1::OUTCOME_APPROXIMATE
                                                            : v1::OUTCOME_NOT_FOUND);
@@ -192,7 +194,7 @@ Plan planFromProto(const v1::PlanResponse& r) {
 // ---- Progress ----------------------------------------------------------------------------------
 
 void progressToProto(const PlanProgress& p, v1::PlanProgress* out) {
-  scalarsToProto(progressScalars(const_cast<PlanProgress&>(p)), *out);  // read only
+  scalarsToProto(progressScalars(p), *out);
 }
 
 PlanProgress progressFromProto(const v1::PlanProgress& e) {

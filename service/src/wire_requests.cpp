@@ -107,8 +107,8 @@ StartSpec startSpecFromProto(const Model& model, const v1::Start& start, Eigen::
     const KinematicVariable& kv = model.kinematic[i];
     requireFinite("start.inputs[" + kv.name + "]", rho[i]);
     if (rho[i] < kv.lower || rho[i] > kv.upper)
-      invalid("start.inputs[" + kv.name + "]", number(rho[i]) + " is outside its range [" +
-                                                   number(kv.lower) + ", " + number(kv.upper) +
+      invalid("start.inputs[" + kv.name + "]", formatNumber(rho[i]) + " is outside its range [" +
+                                                   formatNumber(kv.lower) + ", " + formatNumber(kv.upper) +
                                                    "]");
   }
   if (inputs) *inputs = rho;
@@ -151,13 +151,13 @@ void applyStart(const Model& model, const v1::Start& start, PlanRequest& request
   if (!start.input_values().empty() || start.inputs_size()) {
     text = "rest-of:";
     for (int i = 0; i < model.nk(); ++i)
-      text += (i ? "," : "") + model.kinematic[i].name + "=" + number(rho[i]);
+      text += (i ? "," : "") + model.kinematic[i].name + "=" + formatNumber(rho[i]);
   }
   if (!request.start.positions.empty()) {
     std::string q = "q:";
     for (std::size_t i = 0; i < request.start.positions.size(); ++i)
       q += (i ? "," : "") + request.start.positions[i].first + "=" +
-           number(request.start.positions[i].second);
+           formatNumber(request.start.positions[i].second);
     text = text.empty() ? q : text + " " + q;
   }
   request.start_text = text.empty() ? "rest" : text;
@@ -214,10 +214,10 @@ InputSchedule inputsFromProto(const Model& model, const v1::InputSequence& in,
   for (int i = 0; i < rows; ++i) {
     const double t = in.times_s_size() ? in.times_s(i) : i / in.rate_hz();
     requireFinite(field + ".times_s[" + std::to_string(i) + "]", t);
-    if (i == 0 && t != 0.0) invalid(field + ".times_s[0]", "must be 0, got " + number(t));
+    if (i == 0 && t != 0.0) invalid(field + ".times_s[0]", "must be 0, got " + formatNumber(t));
     if (i > 0 && !(t > s.times_s[i - 1]))
       invalid(field + ".times_s[" + std::to_string(i) + "]",
-              "times must increase (" + number(t) + " after " + number(s.times_s[i - 1]) + ")");
+              "times must increase (" + formatNumber(t) + " after " + formatNumber(s.times_s[i - 1]) + ")");
     s.times_s[i] = t;
     s.values.row(i) = s.defaults.transpose();
     for (int j = 0; j < cols; ++j) {
@@ -226,8 +226,8 @@ InputSchedule inputsFromProto(const Model& model, const v1::InputSequence& in,
       const std::string f = field + ".values[" + std::to_string(i) + "][" + kv.name + "]";
       requireFinite(f, v);
       if (v < kv.lower || v > kv.upper)
-        invalid(f, number(v) + " is outside the range [" + number(kv.lower) + ", " +
-                       number(kv.upper) + "]");
+        invalid(f, formatNumber(v) + " is outside the range [" + formatNumber(kv.lower) + ", " +
+                       formatNumber(kv.upper) + "]");
       s.values(i, column_index[j]) = v;
     }
   }
@@ -250,7 +250,7 @@ PlanRequest planRequestFromProto(const v1::PlanRequest& r, ModelPtr model,
   requireFinite("time_limit_s", r.time_limit_s());
   if (!(r.time_limit_s() > 0) || r.time_limit_s() > max_time_limit_s)
     invalid("time_limit_s",
-            "must be in (0, " + number(max_time_limit_s) + "] s, got " + number(r.time_limit_s()));
+            "must be in (0, " + formatNumber(max_time_limit_s) + "] s, got " + formatNumber(r.time_limit_s()));
   opt.time_limit_s = r.time_limit_s();
   opt.seed = r.seed() ? r.seed() : 1;
   requireFinite("output_rate_hz", r.output_rate_hz());
@@ -271,10 +271,11 @@ PlanRequest planRequestFromProto(const v1::PlanRequest& r, ModelPtr model,
   } catch (const FieldError& e) {
     // The library names GoalSpec's fields; the proto's depend on the goal's kind.
     std::string field = e.field();
-    if (field.compare(0, 11, "goal.values") == 0)
+    const std::string values = "goal.values";
+    if (fieldWithin(field, values))
       field =
           (req.goal.kind == GoalSpec::Kind::RestOf ? "goal.rest_of.inputs" : "goal.joints.values") +
-          field.substr(11);
+          field.substr(values.size());
     invalid(protoField(field), e.problem());
   }
   // Point targets must lie on the stage.
@@ -285,12 +286,12 @@ PlanRequest planRequestFromProto(const v1::PlanRequest& r, ModelPtr model,
       if ((x.array() < scene.bounds->min_m.array()).any() ||
           (x.array() > scene.bounds->max_m.array()).any())
         invalid("goal.points.targets[" + std::to_string(i) + "].position_m",
-                "(" + number(x.x()) + ", " + number(x.y()) + ", " + number(x.z()) +
+                "(" + formatNumber(x.x()) + ", " + formatNumber(x.y()) + ", " + formatNumber(x.z()) +
                     ") m is outside the stage '" + scene.name + "' (" +
-                    number(scene.bounds->min_m.x()) + ".." + number(scene.bounds->max_m.x()) +
-                    ", " + number(scene.bounds->min_m.y()) + ".." +
-                    number(scene.bounds->max_m.y()) + ", " + number(scene.bounds->min_m.z()) +
-                    ".." + number(scene.bounds->max_m.z()) + ")");
+                    formatNumber(scene.bounds->min_m.x()) + ".." + formatNumber(scene.bounds->max_m.x()) +
+                    ", " + formatNumber(scene.bounds->min_m.y()) + ".." +
+                    formatNumber(scene.bounds->max_m.y()) + ", " + formatNumber(scene.bounds->min_m.z()) +
+                    ".." + formatNumber(scene.bounds->max_m.z()) + ")");
     }
   }
   return req;

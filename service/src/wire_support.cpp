@@ -45,18 +45,18 @@ const FieldDescriptor& fieldFor(const Message& m, const char* name) {
 
 }  // namespace
 
-void scalarsToProto(const std::vector<ScalarField>& scalars, Message& out) {
-  for (const ScalarField& s : scalars)
+void scalarsToProto(const std::vector<ScalarField<true>>& scalars, Message& out) {
+  for (const ScalarField<true>& s : scalars)
     std::visit(
         [&](auto* member) {
-          using T = std::remove_pointer_t<decltype(member)>;
+          using T = std::remove_const_t<std::remove_pointer_t<decltype(member)>>;
           Access<T>::set(*out.GetReflection(), out, fieldFor<T>(out, s.field), *member);
         },
         s.member);
 }
 
-void scalarsFromProto(const Message& in, const std::vector<ScalarField>& scalars) {
-  for (const ScalarField& s : scalars)
+void scalarsFromProto(const Message& in, const std::vector<ScalarField<false>>& scalars) {
+  for (const ScalarField<false>& s : scalars)
     std::visit(
         [&](auto* member) {
           using T = std::remove_pointer_t<decltype(member)>;

@@ -5,8 +5,8 @@
 #include <google/protobuf/message.h>
 
 #include <cmath>
-#include <sstream>
 #include <string>
+#include <type_traits>
 #include <variant>
 #include <vector>
 
@@ -19,15 +19,8 @@ namespace marionette::wire::detail {
   throw RequestError(RequestError::Code::InvalidArgument, field + ": " + message);
 }
 
-inline std::string number(double x) {
-  std::ostringstream os;
-  os.precision(10);
-  os << x;
-  return os.str();
-}
-
 inline void requireFinite(const std::string& field, double x) {
-  if (!std::isfinite(x)) invalid(field, "must be a finite number, got " + number(x));
+  if (!std::isfinite(x)) invalid(field, "must be a finite number, got " + formatNumber(x));
 }
 
 inline v1::VariableKind kindOf(const Model& model, int q_index) {
@@ -82,12 +75,20 @@ inline void vectorToProto(const Eigen::VectorXd& v, Repeated* out) {
 // A library member and the proto field that carries it, by the field's name: a message's scalars
 // are listed once, and protobuf's reflection copies them either way.  The member's type matches
 // the field's (string, double, int32 <- int, int64 <- long, uint64 <- unsigned long, bool).
+// A misspelt field is a std::logic_error (the round-trip test meets every list).
+template <bool Const>
 struct ScalarField {
+  template <class T>
+  using Ptr = std::conditional_t<Const, const T*, T*>;
   const char* field;
-  std::variant<std::string*, double*, int*, long*, unsigned long*, bool*> member;
+  std::variant<Ptr<std::string>, Ptr<double>, Ptr<int>, Ptr<long>, Ptr<unsigned long>, Ptr<bool>>
+      member;
 };
-void scalarsToProto(const std::vector<ScalarField>& scalars, google::protobuf::Message& out);
-void scalarsFromProto(const google::protobuf::Message& in, const std::vector<ScalarField>& scalars);
+template <class Object>  // the list type for a const (read) or mutable (written) object
+using ScalarFields = std::vector<ScalarField<std::is_const_v<Object>>>;
+void scalarsToProto(const std::vector<ScalarField<true>>& scalars, google::protobuf::Message& out);
+void scalarsFromProto(const google::protobuf::Message& in,
+                      const std::vector<ScalarField<false>>& scalars);
 
 // Index of a kinematic variable (0..n_k-1) by name, or RequestError naming the field.
 inline int kinematicIndex(const Model& model, const std::string& name, const std::string& field) {

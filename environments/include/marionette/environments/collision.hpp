@@ -6,8 +6,10 @@
 //   ContactPair        what touched what: a link or string of the puppet, and an obstacle,
 //                      another link, or the stage bounds.
 //   CollisionModel     immutable: the scene's and the links' FCL geometry, the pairs to check.
-//   CollisionChecker   per-thread scratch and the queries: inCollision, clearance, and the batch
-//                      form over a trajectory.
+//   StateCheck         both checks of one state, read the one way every per-sample check reads
+//                      them (simulateChecked, checkTrajectory).
+//   CollisionChecker   per-thread scratch and the queries: inCollision, clearance, checkState,
+//                      and the batch form over a trajectory.
 //
 // What is checked, for a configuration q (n_q = n_d + n_k: puppet joints and rig inputs, so the
 // strings' rig ends are known):

@@ -86,6 +86,7 @@ class RestPoseRoadmap {
     std::vector<int> path;       // roadmap vertex indices (-1 = the start, -2 = a goal vertex
                                  // made for this query)
     long edges_validated = 0, edges_rejected = 0, propagations = 0, collision_checks = 0;
+    long roadmap_edges_validated = 0;  // of edges_validated, the roadmap's own (verdicts kept)
     std::string message;
   };
   // The query phase: connect the start (settled first if not at rest) and the goal, A* over

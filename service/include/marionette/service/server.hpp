@@ -41,8 +41,8 @@ class PlannerServer {
   PlannerServer(const PlannerServer&) = delete;
   PlannerServer& operator=(const PlannerServer&) = delete;
 
-  // Binds and starts serving; throws FieldError("listen" when the address cannot be bound,
-  // "tls_cert_file" / "tls_key_file" when they cannot be read).
+  // Binds and starts serving.  Throws FieldError naming "listen" when the address cannot be
+  // bound, "tls_cert_file" or "tls_key_file" when one cannot be read.
   void start();
   int port() const;  // the bound port
   const ServerOptions& options() const;

@@ -17,8 +17,8 @@ struct SnapshotOptions {
 // first of chromium, chromium-browser, google-chrome on the PATH.
 std::string findChromium(const std::string& preferred = "");
 
-// Whether a snapshot with these options can be taken: FieldError("width_px" for a size outside
-// 16x16 .. 8192x8192, "chromium" when no browser is found) otherwise.
+// Whether a snapshot with these options can be taken.  Throws FieldError naming "width_px" for a
+// size outside 16x16 .. 8192x8192, "chromium" when no browser is found.
 void checkSnapshot(const SnapshotOptions& options);
 
 // Opens `html_path` (a page from writeViewPage) in headless Chromium, laid out as a still
