@@ -290,10 +290,10 @@ TEST(Service, BadRequestsNameTheFieldAndTheServerGoesOn) {
        [](v1::PlanRequest& r) {
          (*r.mutable_goal()->mutable_joints()->mutable_values())["theta1"] = std::nan("");
        },
-       grpc::StatusCode::INVALID_ARGUMENT, "goal.joints.values[theta1]"},
+       grpc::StatusCode::INVALID_ARGUMENT, "goal.joints.values[\"theta1\"]"},
       {"NaN start input",
        [](v1::PlanRequest& r) { (*r.mutable_start()->mutable_input_values())["x"] = std::nan(""); },
-       grpc::StatusCode::INVALID_ARGUMENT, "start.inputs[x]"},
+       grpc::StatusCode::INVALID_ARGUMENT, "start.inputs[\"x\"]"},
       {"goal outside the stage",
        [](v1::PlanRequest& r) {
          r.mutable_model()->set_name("puppetcopter");
@@ -369,7 +369,7 @@ TEST(Service, BadRequestsNameTheFieldAndTheServerGoesOn) {
     v1::SimulateResponse out;
     const grpc::Status st = s.stub->Simulate(&ctx, r, &out);
     EXPECT_EQ(st.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
-    EXPECT_NE(st.error_message().find("inputs.values[1][x]"), std::string::npos)
+    EXPECT_NE(st.error_message().find("inputs.values[1][\"x\"]"), std::string::npos)
         << st.error_message();
   }
   // Hostile inline YAML (200,000 nested lists: a recursive parser without a depth limit would

@@ -48,7 +48,7 @@ GoalSpec goalFromProto(const v1::Goal& goal, const std::string& field) {
                    const char* what) {
     auto values = sorted(m);
     if (values.empty()) invalid(f, std::string("names no ") + what);
-    for (const auto& [name, v] : values) requireFinite(f + "[" + name + "]", v);
+    for (const auto& [name, v] : values) requireFinite(f + fieldKey(name), v);
     return values;
   };
   switch (goal.kind_case()) {
@@ -105,11 +105,11 @@ StartSpec startSpecFromProto(const Model& model, const v1::Start& start, Eigen::
     rho[kinematicIndex(model, name, "start.input_values")] = v;
   for (int i = 0; i < nk; ++i) {
     const KinematicVariable& kv = model.kinematic[i];
-    requireFinite("start.inputs[" + kv.name + "]", rho[i]);
+    requireFinite("start.inputs" + fieldKey(kv.name), rho[i]);
     if (rho[i] < kv.lower || rho[i] > kv.upper)
-      invalid("start.inputs[" + kv.name + "]", formatNumber(rho[i]) + " is outside its range [" +
-                                                   formatNumber(kv.lower) + ", " + formatNumber(kv.upper) +
-                                                   "]");
+      invalid("start.inputs" + fieldKey(kv.name), formatNumber(rho[i]) + " is outside its range [" +
+                                                      formatNumber(kv.lower) + ", " +
+                                                      formatNumber(kv.upper) + "]");
   }
   if (inputs) *inputs = rho;
 
@@ -129,13 +129,13 @@ StartSpec startSpecFromProto(const Model& model, const v1::Start& start, Eigen::
   for (const auto& [name, v] : std::map<std::string, double>(start.position_values().begin(),
                                                              start.position_values().end())) {
     dynamicIndex(model, name, "start.position_values");
-    requireFinite("start.position_values[" + name + "]", v);
+    requireFinite("start.position_values" + fieldKey(name), v);
     spec.positions.emplace_back(name, v);
   }
   for (const auto& [name, v] : std::map<std::string, double>(start.velocity_values().begin(),
                                                              start.velocity_values().end())) {
     dynamicIndex(model, name, "start.velocity_values");
-    requireFinite("start.velocity_values[" + name + "]", v);
+    requireFinite("start.velocity_values" + fieldKey(name), v);
     spec.velocities.emplace_back(name, v);
   }
   spec.from_rest = spec.positions.empty();
@@ -217,13 +217,14 @@ InputSchedule inputsFromProto(const Model& model, const v1::InputSequence& in,
     if (i == 0 && t != 0.0) invalid(field + ".times_s[0]", "must be 0, got " + formatNumber(t));
     if (i > 0 && !(t > s.times_s[i - 1]))
       invalid(field + ".times_s[" + std::to_string(i) + "]",
-              "times must increase (" + formatNumber(t) + " after " + formatNumber(s.times_s[i - 1]) + ")");
+              "times must increase (" + formatNumber(t) + " after " +
+                  formatNumber(s.times_s[i - 1]) + ")");
     s.times_s[i] = t;
     s.values.row(i) = s.defaults.transpose();
     for (int j = 0; j < cols; ++j) {
       const double v = in.values(i * cols + j);
       const KinematicVariable& kv = model.kinematic[column_index[j]];
-      const std::string f = field + ".values[" + std::to_string(i) + "][" + kv.name + "]";
+      const std::string f = field + ".values[" + std::to_string(i) + "]" + fieldKey(kv.name);
       requireFinite(f, v);
       if (v < kv.lower || v > kv.upper)
         invalid(f, formatNumber(v) + " is outside the range [" + formatNumber(kv.lower) + ", " +
@@ -249,8 +250,8 @@ PlanRequest planRequestFromProto(const v1::PlanRequest& r, ModelPtr model,
   for (const auto& [k, v] : r.parameters()) opt.params[k] = v;
   requireFinite("time_limit_s", r.time_limit_s());
   if (!(r.time_limit_s() > 0) || r.time_limit_s() > max_time_limit_s)
-    invalid("time_limit_s",
-            "must be in (0, " + formatNumber(max_time_limit_s) + "] s, got " + formatNumber(r.time_limit_s()));
+    invalid("time_limit_s", "must be in (0, " + formatNumber(max_time_limit_s) + "] s, got " +
+                                formatNumber(r.time_limit_s()));
   opt.time_limit_s = r.time_limit_s();
   opt.seed = r.seed() ? r.seed() : 1;
   requireFinite("output_rate_hz", r.output_rate_hz());
@@ -286,12 +287,14 @@ PlanRequest planRequestFromProto(const v1::PlanRequest& r, ModelPtr model,
       if ((x.array() < scene.bounds->min_m.array()).any() ||
           (x.array() > scene.bounds->max_m.array()).any())
         invalid("goal.points.targets[" + std::to_string(i) + "].position_m",
-                "(" + formatNumber(x.x()) + ", " + formatNumber(x.y()) + ", " + formatNumber(x.z()) +
-                    ") m is outside the stage '" + scene.name + "' (" +
-                    formatNumber(scene.bounds->min_m.x()) + ".." + formatNumber(scene.bounds->max_m.x()) +
-                    ", " + formatNumber(scene.bounds->min_m.y()) + ".." +
-                    formatNumber(scene.bounds->max_m.y()) + ", " + formatNumber(scene.bounds->min_m.z()) +
-                    ".." + formatNumber(scene.bounds->max_m.z()) + ")");
+                "(" + formatNumber(x.x()) + ", " + formatNumber(x.y()) + ", " +
+                    formatNumber(x.z()) + ") m is outside the stage '" + scene.name + "' (" +
+                    formatNumber(scene.bounds->min_m.x()) + ".." +
+                    formatNumber(scene.bounds->max_m.x()) + ", " +
+                    formatNumber(scene.bounds->min_m.y()) + ".." +
+                    formatNumber(scene.bounds->max_m.y()) + ", " +
+                    formatNumber(scene.bounds->min_m.z()) + ".." +
+                    formatNumber(scene.bounds->max_m.z()) + ")");
     }
   }
   return req;
