@@ -47,7 +47,7 @@ class RoadmapSearch final : public MotionSearch {
     out.stats.planning_time_s = secondsSince(tq);
     if (r.edges_validated > 0) cache.remember(roadmap);  // the edges it checked, on disk too
     out.stats.roadmap_vertices = static_cast<long>(roadmap.vertices().size());
-    out.stats.roadmap_edges = static_cast<long>(roadmap.edges().size());
+    out.stats.roadmap_edges = roadmap.edgeCount();
     out.stats.edges_validated = r.edges_validated;
     out.stats.edges_rejected = r.edges_rejected;
     out.stats.propagations = r.propagations;

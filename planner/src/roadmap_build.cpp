@@ -34,6 +34,11 @@ std::vector<RestPoseRoadmap::Edge> RestPoseRoadmap::edges() const {
   return out;
 }
 
+long RestPoseRoadmap::edgeCount() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return static_cast<long>(boost::num_edges(graph_->g));
+}
+
 std::shared_ptr<RestPoseRoadmap> RestPoseRoadmap::build(
     CollisionModelPtr collision, const RoadmapOptions& options,
     const std::function<void(int, double)>& progress, const CancelFn& cancelled) {

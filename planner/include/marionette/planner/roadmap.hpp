@@ -72,6 +72,7 @@ class RestPoseRoadmap {
   const RoadmapOptions& options() const { return options_; }
   const std::vector<Vertex>& vertices() const { return vertices_; }
   std::vector<Edge> edges() const;  // a snapshot
+  long edgeCount() const;
   double buildTime_s() const { return build_time_s_; }
   const CollisionModelPtr& collisionModel() const { return collision_; }
   // fingerprint(collisionModel(), options()), computed once.
