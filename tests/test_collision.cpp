@@ -243,6 +243,23 @@ TEST(CollisionAnalytic, AWrongSizedOrNonFiniteStateIsRefused) {
   EXPECT_FALSE(checker.inCollision(placed(0.3, 0, 0)).in_collision);  // still usable
 }
 
+// A link posed far beyond the stage (a puppet that has flown away) is out of the stage, and FCL
+// is not asked: a box at 1e200 m crashed it (SIGSEGV), one at 1e300 m tripped its GJK assertion.
+TEST(CollisionAnalytic, ALinkBeyondTheStagesRangeIsOutOfTheStageWithoutAskingFcl) {
+  auto checker = checkerFor(probeModel(sphere(0.1)), sceneFrom(kCubeScene));
+  for (double x : {2e4, 1e200, 1e300, -1e300}) {
+    SCOPED_TRACE(x);
+    const StateCheck c = checker.checkState(placed(x, 0, 0));
+    EXPECT_TRUE(c.in_collision);
+    EXPECT_EQ(c.pair.kind, ContactKind::OutOfBounds);
+    EXPECT_EQ(c.pair.first, "body");
+    EXPECT_EQ(c.pair.second, "stage range");
+    EXPECT_EQ(c.stage_clearance_m, 0.0);
+  }
+  // 9 km out is still asked of FCL: clear of the cube, 9 km away.
+  EXPECT_NEAR(checker.clearance(placed(9e3, 0, 0)).distance_m, 9e3 - 0.2, 1e-6);
+}
+
 // ---- Built-in models on built-in stages -------------------------------------------------------
 
 struct Rest {
@@ -565,12 +582,13 @@ TEST(SceneFiles, BuiltinScenesLoadWithTheirMeshes) {
 TEST(SceneFiles, BadScenesGetErrorsNamingFileLineAndField) {
   const std::string dir = test::scratchDir("bad_scenes");
   std::ofstream(dir + "/garbage.stl") << "this is not a mesh at all\n";
+  std::ofstream(dir + "/far.obj") << "v 5000 0 0\nv 0 1 0\nv 0 0 1\nf 1 2 3\n";
   struct Case {
     std::string yaml, expect;
   };
   const Case cases[] = {
       {"obstacles:\n  - {name: a, sphere: {radius: -1}}\n",
-       "bad.yaml:2: obstacles[0].sphere: radius must be > 0 m (got -1"},
+       "bad.yaml:2: obstacles[0].sphere: radius must be between 1e-06 and 1000 m (got -1"},
       {"obstacles:\n  - {name: a, box: {size: [1, 1]}}\n",
        "bad.yaml:2: obstacles[0].box.size: expected a list of 3 numbers"},
       {"obstacles:\n  - {name: a, sphere: {radius: 1}, box: {size: [1, 1, 1]}}\n",
@@ -597,6 +615,24 @@ TEST(SceneFiles, BadScenesGetErrorsNamingFileLineAndField) {
       {"obstacles:\n  - {name: a, sphere: {radius: nan}}\n",
        "obstacles[0].sphere.radius: expected a finite number (got 'nan')"},
       {"obstacles: [\n", "bad.yaml:2: YAML syntax error"},
+      // Beyond the stage's range (mutated scenes with values near 1e308 crashed FCL).
+      {"obstacles:\n  - {name: a, box: {size: [0.1, 0.1, 0.1]}, pose: {position: [1e200, 0, 0]}}\n",
+       "bad.yaml:2: obstacles[0].pose.position: coordinate x = 1e+200 m is beyond the stage's "
+       "range (+-1000 m)"},
+      {"obstacles:\n  - {name: a, box: {size: [1e300, 1, 1]}}\n",
+       "obstacles[0].box: size must be between 1e-06 and 1000 m (got 1e+300)"},
+      {"obstacles:\n  - {name: a, sphere: {radius: 1e-300}}\n",
+       "obstacles[0].sphere: radius must be between 1e-06 and 1000 m"},
+      {"obstacles:\n  - {name: a, plane: {normal: [0, 0, 1], offset: 1e300}}\n",
+       "obstacles[0].plane: offset 1e+300 m is beyond the stage's range"},
+      {"obstacles:\n  - {name: a, mesh: {file: cube.stl, scale: 1e200}}\n",
+       "obstacles[0].mesh: mesh scale must be between 1e-06 and 1000 (got 1e+200)"},
+      {"obstacles:\n  - {name: a, mesh: {file: far.obj}}\n",
+       "obstacles[0].mesh.file: mesh '" + dir +
+           "/far.obj' (scaled): a vertex's coordinate x = "
+           "5000 m is beyond"},
+      {"bounds: {min: [-1e300, 0, 0], max: [1, 1, 1]}\n",
+       "bad.yaml:1: bounds.min: coordinate x = -1e+300 m is beyond"},
       {"obstacles:\n  - name: sofa\n    mesh: {file: meshes/missing.stl}\n",
        "bad.yaml:3: obstacles[0].mesh.file: cannot load mesh '" + dir + "/meshes/missing.stl'"},
       {"obstacles:\n  - name: junk\n    mesh: {file: garbage.stl}\n",
@@ -613,6 +649,46 @@ TEST(SceneFiles, BadScenesGetErrorsNamingFileLineAndField) {
   } catch (const SceneError& e) {
     EXPECT_NE(std::string(e.what()).find("not a built-in (empty, living-room, pillars, table, "
                                          "window)"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+// What one scene may hold (SceneLimits), checked as it is read: 1,000 obstacles, and 500,000 mesh
+// triangles summed over the mesh obstacles (an inline scene of 1,000 sofas took 2.7 GB).
+// Instances of a mesh share its triangles and its collision geometry.
+TEST(SceneFiles, ObstaclesAndMeshTrianglesAreLimitedAndMeshInstancesShared) {
+  std::string spheres = "obstacles:\n";
+  for (int i = 0; i <= SceneLimits::kObstacles; ++i)
+    spheres += "  - {name: s" + std::to_string(i) + ", sphere: {radius: 0.1}}\n";
+  try {
+    loadSceneStringBuiltinMeshes(spheres, "many.yaml");
+    FAIL();
+  } catch (const SceneError& e) {
+    EXPECT_NE(std::string(e.what()).find("many.yaml:2: obstacles: 1001 obstacles; a scene holds "
+                                         "at most 1000"),
+              std::string::npos)
+        << e.what();
+  }
+  const std::string sofa = "  - {name: sofa, mesh: {file: meshes/sofa.stl}}\n";
+  const std::size_t per_sofa =
+      loadSceneStringBuiltinMeshes("obstacles:\n" + sofa, "one.yaml")->triangleCount();
+  ASSERT_GT(per_sofa, 0u);
+  const std::size_t fit = SceneLimits::kMeshTriangles / per_sofa;
+  std::string sofas = "obstacles:\n";
+  for (std::size_t i = 0; i < fit; ++i)
+    sofas += "  - {name: sofa" + std::to_string(i) +
+             ", mesh: {file: meshes/sofa.stl}, pose: {position: [" + std::to_string(i) +
+             ", 0, 0]}}\n";
+  const ScenePtr many = loadSceneStringBuiltinMeshes(sofas, "sofas.yaml");
+  for (const Obstacle& o : many->obstacles) EXPECT_EQ(o.mesh, many->obstacles[0].mesh);
+  try {
+    loadSceneStringBuiltinMeshes(sofas + "  - {name: last, mesh: {file: meshes/sofa.stl}}\n",
+                                 "sofas.yaml");
+    FAIL();
+  } catch (const SceneError& e) {
+    EXPECT_NE(std::string(e.what()).find("obstacles[" + std::to_string(fit) +
+                                         "].mesh: the scene's mesh obstacles reach"),
               std::string::npos)
         << e.what();
   }

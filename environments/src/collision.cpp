@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <stdexcept>
 
 #include "marionette/models/dynamics.hpp"
@@ -203,7 +204,8 @@ CollisionModel::CollisionModel(ModelPtr model, ScenePtr scene, CollisionOptions 
     m.links.push_back(std::move(link));
   }
 
-  // Obstacles, mapped into the model's world frame.
+  // Obstacles, mapped into the model's world frame.  Instances of one mesh share its BVH.
+  std::map<const TriangleMesh*, GeometryPtr> mesh_geometry;
   for (const auto& o : m.scene->obstacles) {
     const Eigen::Isometry3d world_pose = m.world_from_stage * o.pose;
     if (o.shape.type == ShapeType::Plane) {
@@ -212,8 +214,14 @@ CollisionModel::CollisionModel(ModelPtr model, ScenePtr scene, CollisionOptions 
           {o.name, n, o.shape.offset_m + n.dot(world_pose.translation()), false});
       continue;
     }
-    GeometryPtr g =
-        o.shape.type == ShapeType::Mesh ? meshGeometry(*o.mesh) : primitiveGeometry(o.shape);
+    GeometryPtr g;
+    if (o.shape.type == ShapeType::Mesh) {
+      GeometryPtr& shared = mesh_geometry[o.mesh.get()];
+      if (!shared) shared = meshGeometry(*o.mesh);
+      g = shared;
+    } else {
+      g = primitiveGeometry(o.shape);
+    }
     m.obstacles.push_back({o.name, g, toFcl(world_pose)});
   }
   if (m.scene->bounds && options.check_bounds) {
@@ -362,6 +370,9 @@ bool distanceCallback(fcl::CollisionObjectd* o1, fcl::CollisionObjectd* o2, void
 
 }  // namespace
 
+// The second of an OutOfBounds pair for a link or string beyond the checker's range.
+constexpr const char* kStageRangeName = "stage range";
+
 struct CollisionChecker::Scratch {
   Scratch(const CollisionModel::Impl& impl) : m(impl), kinematics(*impl.model) {}
 
@@ -378,6 +389,11 @@ struct CollisionChecker::Scratch {
   DistanceQuery distance;
   Eigen::VectorXd posed_q;  // the q everything is posed at, when `posed`
   bool posed = false;
+  // A link or string end beyond kFlownAway_m of the origin (a puppet that has flown away):
+  // its name; FCL is not asked about such a state (far out, its GJK loses precision and asserts).
+  std::string flown_away;
+  static constexpr double kFlownAway_m = 10.0 * kStageRange_m;
+  static bool away(const Eigen::Vector3d& p) { return !(p.cwiseAbs().maxCoeff() <= kFlownAway_m); }
 
   bool stringsNeeded() const { return m.options.check_strings || !m.string_link_pairs.empty(); }
 
@@ -393,6 +409,7 @@ struct CollisionChecker::Scratch {
     if (posed && q == posed_q) return;
     posed = false;
     forwardKinematics(md, kinematics, q);
+    flown_away.clear();
     for (size_t i = 0; i < m.links.size(); ++i) {
       const LinkGeometry& l = m.links[i];
       Eigen::Isometry3d frame = Eigen::Isometry3d::Identity();
@@ -401,6 +418,7 @@ struct CollisionChecker::Scratch {
         frame.translation() = kinematics.frame_p[l.frame];
       }
       link_world[i] = frame * l.local;
+      if (flown_away.empty() && away(link_world[i].translation())) flown_away = l.name;
       links[i]->setTransform(link_world[i].linear(), link_world[i].translation());
       Eigen::Vector3d lo, hi;
       if (l.shape.type == ShapeType::Mesh) {
@@ -433,6 +451,7 @@ struct CollisionChecker::Scratch {
       const Eigen::Vector3d b = pointPosition(kinematics, st.rig_frame, st.rig_point_m);
       string_a[j] = a;
       string_b[j] = b;
+      if (flown_away.empty() && (away(a) || away(b))) flown_away = st.name;
       const Eigen::Vector3d d = b - a;
       const double length = d.norm();
       // FCL's capsule lies along z, centred: turn z onto a -> b and put it at the midpoint.
@@ -511,6 +530,7 @@ CollisionResult CollisionChecker::inCollision(const Eigen::VectorXd& q) {
     out.pair = {kind, std::move(first), std::move(second)};
     return out;
   };
+  if (!s.flown_away.empty()) return hit(ContactKind::OutOfBounds, s.flown_away, kStageRangeName);
   const int nl = static_cast<int>(m.links.size());
   const int ns = s.stringsNeeded() ? m.model->nstrings() : 0;
   Eigen::Vector3d p1, p2;
@@ -556,6 +576,7 @@ ClearanceResult CollisionChecker::clearance(const Eigen::VectorXd& q) {
   const auto& m = s.m;
   s.pose(q);
   ClearanceResult best;
+  const Eigen::Vector3d p0 = Eigen::Vector3d::Zero();
   auto consider = [&](double d, ContactKind kind, const std::string& first,
                       const std::string& second, const Eigen::Vector3d& p1,
                       const Eigen::Vector3d& p2) {
@@ -565,6 +586,13 @@ ClearanceResult CollisionChecker::clearance(const Eigen::VectorXd& q) {
     best.point_first_m = p1;
     best.point_second_m = p2;
   };
+  if (!s.flown_away.empty()) {
+    consider(0.0, ContactKind::OutOfBounds, s.flown_away, kStageRangeName, p0, p0);
+    best.stage_distance_m = 0.0;
+    best.stage_pair = best.pair;
+    best.in_collision = true;
+    return best;
+  }
   const int nl = static_cast<int>(m.links.size());
   const int ns = s.stringsNeeded() ? m.model->nstrings() : 0;
   Eigen::Vector3d p1, p2;

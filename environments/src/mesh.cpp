@@ -5,6 +5,8 @@
 
 #include <assimp/Importer.hpp>
 
+#include "marionette/models/shape.hpp"
+
 namespace marionette {
 
 namespace {
@@ -31,7 +33,8 @@ TriangleMeshPtr collect(const aiScene* scene, const std::string& name,
     }
   }
   for (const auto& v : mesh->vertices)
-    if (!v.allFinite()) throw MeshError("mesh '" + name + "': a vertex is not finite");
+    if (const std::string problem = coordinateProblem(v); !problem.empty())
+      throw MeshError("mesh '" + name + "' (scaled): a vertex's " + problem);
   if (mesh->triangles.empty()) throw MeshError("mesh '" + name + "' has no triangles");
   return mesh;
 }

@@ -51,6 +51,10 @@ ScenePtr parse(const YAML::Node& root, const std::string& source_name,
     r.onlyKeys(b, "bounds", {"min", "max"});
     if (!b["min"] || !b["max"]) r.fail(b, "bounds", "give both min: [x, y, z] and max: [x, y, z]");
     StageBounds bounds{r.vec3(b["min"], "bounds.min"), r.vec3(b["max"], "bounds.max")};
+    if (const std::string p = coordinateProblem(bounds.min_m); !p.empty())
+      r.fail(b["min"], "bounds.min", p);
+    if (const std::string p = coordinateProblem(bounds.max_m); !p.empty())
+      r.fail(b["max"], "bounds.max", p);
     for (int k = 0; k < 3; ++k)
       if (!(bounds.min_m[k] < bounds.max_m[k]))
         r.fail(b, "bounds",
@@ -63,6 +67,11 @@ ScenePtr parse(const YAML::Node& root, const std::string& source_name,
   std::map<std::pair<std::string, std::vector<double>>, TriangleMeshPtr> mesh_cache;
   std::set<std::string> names;
   const YAML::Node list = r.list(root, "obstacles");
+  if (list && list.size() > static_cast<std::size_t>(SceneLimits::kObstacles))
+    r.fail(list, "obstacles",
+           std::to_string(list.size()) + " obstacles; a scene holds at most " +
+               std::to_string(SceneLimits::kObstacles));
+  std::size_t mesh_triangles = 0;
   for (size_t i = 0; list && i < list.size(); ++i) {
     const YAML::Node n = list[i];
     const std::string f = indexedField("obstacles", i);
@@ -77,7 +86,11 @@ ScenePtr parse(const YAML::Node& root, const std::string& source_name,
     o.shape = readShape(r, n, f,
                         {ShapeType::Sphere, ShapeType::Box, ShapeType::Capsule, ShapeType::Cylinder,
                          ShapeType::Plane, ShapeType::Mesh});
-    if (n["pose"]) o.pose = r.pose(n["pose"], f + ".pose", "position");
+    if (n["pose"]) {
+      o.pose = r.pose(n["pose"], f + ".pose", "position");
+      if (const std::string p = coordinateProblem(o.pose.translation()); !p.empty())
+        r.fail(n["pose"], f + ".pose.position", p);
+    }
     if (n["color"]) o.color = readColor(r, n["color"], f + ".color");
     if (o.shape.type == ShapeType::Mesh) {
       const auto key = std::make_pair(
@@ -92,6 +105,12 @@ ScenePtr parse(const YAML::Node& root, const std::string& source_name,
         }
       }
       o.mesh = it->second;
+      mesh_triangles += o.mesh->triangles.size();
+      if (mesh_triangles > SceneLimits::kMeshTriangles)
+        r.fail(n["mesh"], f + ".mesh",
+               "the scene's mesh obstacles reach " + std::to_string(mesh_triangles) +
+                   " triangles in all; a scene holds at most " +
+                   std::to_string(SceneLimits::kMeshTriangles));
     }
     scene->obstacles.push_back(std::move(o));
   }

@@ -7,6 +7,8 @@
 #include <map>
 #include <sstream>
 
+#include "marionette/common/text.hpp"
+
 namespace marionette {
 
 namespace {
@@ -23,10 +25,6 @@ std::string composeWhat(const std::string& file, int line, const std::string& fi
   if (!field.empty()) os << field << ": ";
   os << message;
   return os.str();
-}
-
-bool finite3(const Eigen::Vector3d& v) {
-  return v.allFinite();
 }
 
 std::string lineNote(const SourceRef& s) {
@@ -169,15 +167,19 @@ void ModelBuilder::fail(const SourceRef& src, const std::string& message) const 
 // build(): validate each kind of item, resolve names into indices (frames ordered parents
 // first), then derive the structure the algorithms use (variable chains, stops, ...).
 ModelPtr ModelBuilder::build() const {
+  checkCounts();
   auto model = std::make_shared<Model>();
   Model& m = *model;
   m.name = name_;
   m.description = description_;
   m.source_file = source_file_;
-  if (!(std::isfinite(gravity_) && gravity_ >= 0.0))
-    fail({"gravity", 0}, "must be a finite number >= 0 (got " + std::to_string(gravity_) + ")");
+  if (!(gravity_ >= 0.0 && gravity_ <= kMaxGravity_mps2))
+    fail({"gravity", 0}, "must be between 0 and " + formatNumber(kMaxGravity_mps2) +
+                             " m/s^2 (got " + formatNumber(gravity_) + ")");
   m.gravity_mps2 = gravity_;
   if (!stage_pose_.matrix().allFinite()) fail({"stage", 0}, "pose must be finite");
+  if (const std::string p = coordinateProblem(stage_pose_.translation()); !p.empty())
+    fail({"stage", 0}, p);
   m.stage_pose = stage_pose_;
   buildVariables(m);
   const std::vector<int> variable_frame = buildFrames(m);
@@ -189,6 +191,22 @@ ModelPtr ModelBuilder::build() const {
   deriveVariableStructure(m, variable_frame, kinematic_used);
   buildGeometry(m);
   return model;
+}
+
+void ModelBuilder::checkCounts() const {
+  const auto check = [&](const char* field, std::size_t count, int limit) {
+    if (count > static_cast<std::size_t>(limit))
+      fail({field, 0},
+           std::to_string(count) + " entries; a model holds at most " + std::to_string(limit));
+  };
+  check("frames", frames_.size(), ModelLimits::kFrames);
+  check("dynamic", dynamic_.size(), ModelLimits::kDynamic);
+  check("kinematic", kinematic_.size(), ModelLimits::kKinematic);
+  check("masses", masses_.size(), ModelLimits::kMasses);
+  check("points", points_.size(), ModelLimits::kPoints);
+  check("strings", strings_.size(), ModelLimits::kStrings);
+  check("geometry", geometry_.size(), ModelLimits::kGeometry);
+  check("allowed_collisions", allowed_.size(), ModelLimits::kAllowedCollisions);
 }
 
 // Names of variables, frames, points, strings and masses must be unique within their kind;
@@ -285,6 +303,8 @@ std::vector<int> ModelBuilder::buildFrames(Model& m) const {
     f.type = pf.type;
     if (pf.type == JointType::Fixed) {
       if (!pf.offset.matrix().allFinite()) fail(pf.src, "transform must be finite");
+      if (const std::string p = coordinateProblem(pf.offset.translation()); !p.empty())
+        fail(pf.src, p);
       f.offset = pf.offset;
     } else {
       const double n = pf.axis.norm();
@@ -348,7 +368,7 @@ void ModelBuilder::buildMasses(Model& m) const {
     ms.frame = frameOf(m, pm.frame, pm.src, "mass");
     if (!(std::isfinite(pm.mass) && pm.mass > 0.0))
       fail(pm.src, "mass must be > 0 kg (got " + std::to_string(pm.mass) + ")");
-    if (!finite3(pm.com)) fail(pm.src, "com must be finite");
+    if (const std::string p = coordinateProblem(pm.com); !p.empty()) fail(pm.src, "com: " + p);
     const Eigen::Matrix3d& I = pm.inertia;
     if (!I.allFinite()) fail(pm.src, "inertia must be finite");
     if ((I - I.transpose()).cwiseAbs().maxCoeff() > 1e-12 * (1.0 + I.cwiseAbs().maxCoeff()))
@@ -393,7 +413,8 @@ void ModelBuilder::buildPoints(Model& m) const {
     Point p;
     p.name = pp.name;
     p.frame = frameOf(m, pp.frame, pp.src, "point");
-    if (!finite3(pp.pos)) fail(pp.src, "position must be finite");
+    if (const std::string problem = coordinateProblem(pp.pos); !problem.empty())
+      fail(pp.src, problem);
     p.position_m = pp.pos;
     p.source = pp.src;
     m.points.push_back(p);
@@ -410,8 +431,9 @@ void ModelBuilder::buildStrings(Model& m, std::vector<char>& kinematic_used) con
     s.source = ps.src;
     s.puppet_frame = frameOf(m, ps.puppet_frame, ps.src, "string '" + ps.name + "' puppet");
     s.rig_frame = frameOf(m, ps.rig_frame, ps.src, "string '" + ps.name + "' rig");
-    if (!finite3(ps.puppet_point) || !finite3(ps.rig_point))
-      fail(ps.src, "attachment points must be finite");
+    for (const Eigen::Vector3d* at : {&ps.puppet_point, &ps.rig_point})
+      if (const std::string p = coordinateProblem(*at); !p.empty())
+        fail(ps.src, std::string(at == &ps.puppet_point ? "puppet" : "rig") + " point: " + p);
     s.puppet_point_m = ps.puppet_point;
     s.rig_point_m = ps.rig_point;
     if (!ps.length_variable.empty()) {
@@ -422,11 +444,12 @@ void ModelBuilder::buildStrings(Model& m, std::vector<char>& kinematic_used) con
                          "' is dynamic; a string length is a kinematic variable or a constant");
       s.length_variable = vi;
       kinematic_used[vi - nd] = 1;
-      if (!(m.kinematic[vi - nd].lower > 0.0 || m.kinematic[vi - nd].default_value > 0.0))
-        fail(ps.src, "length variable '" + ps.length_variable + "' must default to > 0 m");
+      if (const std::string p = dimensionProblem("the default of its length variable",
+                                                 m.kinematic[vi - nd].default_value);
+          !p.empty())
+        fail(ps.src, p);
     } else {
-      if (!(std::isfinite(ps.length) && ps.length > 0.0))
-        fail(ps.src, "length must be > 0 m (got " + std::to_string(ps.length) + ")");
+      if (const std::string p = dimensionProblem("length", ps.length); !p.empty()) fail(ps.src, p);
       s.length_m = ps.length;
     }
     auto movedByDynamic = [&](int frame) {
@@ -448,6 +471,9 @@ void ModelBuilder::buildStrings(Model& m, std::vector<char>& kinematic_used) con
 void ModelBuilder::deriveVariableStructure(Model& m, const std::vector<int>& variable_frame,
                                            std::vector<char>& kinematic_used) const {
   const int nd = m.nd();
+  if (nd == 0)
+    fail({"dynamic", 0},
+         "a model needs at least one dynamic variable (a puppet joint for the dynamics to move)");
   for (int i = 0; i < nd; ++i) {
     if (variable_frame[i] < 0)
       fail(m.dynamic[i].source, "dynamic variable '" + m.dynamic[i].name + "' drives no frame");
@@ -485,6 +511,8 @@ void ModelBuilder::buildGeometry(Model& m) const {
     const std::string problem = shapeProblem(g.shape);
     if (!problem.empty()) fail(g.source, problem);
     if (!g.pose.matrix().allFinite()) fail(g.source, "pose must be finite");
+    if (const std::string p = coordinateProblem(g.pose.translation()); !p.empty())
+      fail(g.source, "pose: " + p);
     m.geometry.push_back(g);
   }
   for (const auto& a : allowed_) {

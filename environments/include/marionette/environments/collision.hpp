@@ -67,7 +67,8 @@ enum class ContactKind {
   StringObstacle,  // first = string, second = obstacle
   LinkLink,        // first, second = links
   StringLink,      // first = string, second = link
-  OutOfBounds,     // first = link, second = "stage bounds"
+  OutOfBounds,     // first = link, second = "stage bounds"; or first = a link or string
+                   // beyond 10x the stage's range (kStageRange_m), second = "stage range"
 };
 const char* contactKindName(ContactKind kind);  // "link-obstacle", ...
 

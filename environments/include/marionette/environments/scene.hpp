@@ -43,6 +43,14 @@ struct StageBounds {
   Eigen::Vector3d max_m = Eigen::Vector3d::Zero();
 };
 
+// The largest scene a loader accepts (docs/scene-format.md, limits), checked as it reads: the
+// obstacles, and the mesh triangles summed over every mesh obstacle (an instance of a mesh
+// shares its data with the others, but each is checked against the puppet on its own).
+struct SceneLimits {
+  static constexpr int kObstacles = 1000;
+  static constexpr std::size_t kMeshTriangles = 500000;  // living-room: 20,848
+};
+
 class Scene {
  public:
   std::string name;

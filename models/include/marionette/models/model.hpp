@@ -134,12 +134,28 @@ struct Geometry {
   SourceRef source;
 };
 
+// The largest model ModelBuilder::build accepts (docs/model-format.md, limits), checked before
+// anything is built: about ten times the largest built-in puppet (marionette25: 25 joints, 21
+// rig inputs).  Every algorithm's cost grows with these (a step's Newton matrix is dense in n_d
+// plus the taut strings), so they bound what one model -- one request -- can take.
+struct ModelLimits {
+  static constexpr int kFrames = 512;
+  static constexpr int kDynamic = 256;
+  static constexpr int kKinematic = 256;
+  static constexpr int kMasses = 512;
+  static constexpr int kPoints = 512;
+  static constexpr int kStrings = 128;
+  static constexpr int kGeometry = 512;
+  static constexpr int kAllowedCollisions = 4096;
+};
+constexpr double kMaxGravity_mps2 = 1000.0;  // ~100 g: a model's gravity is in [0, this]
+
 class Model {
  public:
   std::string name;
   std::string description;
   std::string source_file;  // where it was loaded from ("" if built in code)
-  double gravity_mps2 = 9.81;
+  double gravity_mps2 = 9.81;  // in [0, kMaxGravity_mps2]
   // Where the model hangs in a stage (scene files are written in stage coordinates, floor at
   // z = 0): the pose of this model's world frame -- the rig's -- in stage coordinates.
   Eigen::Isometry3d stage_pose = Eigen::Isometry3d::Identity();
@@ -279,6 +295,7 @@ class ModelBuilder {
                    const SourceRef& src) const;
   int frameOf(const Model& m, const std::string& name, const SourceRef& src,
               const std::string& what) const;  // -1 for "world"
+  void checkCounts() const;  // ModelLimits
   void buildVariables(Model& m) const;
   std::vector<int> buildFrames(Model& m) const;  // the frame each variable drives (-1: none)
   void deriveFrameChains(Model& m) const;

@@ -25,7 +25,20 @@ struct Shape {
   Eigen::Vector3d mesh_scale = Eigen::Vector3d::Ones();  // mesh: per-axis scale
 };
 
+// The stage's range.  Every coordinate of a model or a scene (positions, offsets, attachment
+// points, centres of mass) lies within +-kStageRange_m of its origin on each axis, and every
+// dimension (radius, length, box side, string length, a mesh's extent) is in
+// [kMinDimension_m, kStageRange_m].  Far beyond, collision geometry loses its precision: FCL's
+// GJK asserts on a box at 1e200 m.  The checker treats a link posed beyond 10x the range (a
+// puppet that has flown away) as out of the stage, without asking FCL.
+constexpr double kStageRange_m = 1000.0;
+constexpr double kMinDimension_m = 1e-6;
+
 // "" when the shape's dimensions make sense, else what is wrong ("radius must be > 0 (got 0)").
 std::string shapeProblem(const Shape& shape);
+// "" when every coordinate of p is within +-kStageRange_m, else what is wrong.
+std::string coordinateProblem(const Eigen::Vector3d& p_m);
+// "" when x is a dimension in [kMinDimension_m, kStageRange_m], else "<what> must be ...".
+std::string dimensionProblem(const char* what, double x_m);
 
 }  // namespace marionette
