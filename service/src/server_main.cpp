@@ -2,7 +2,8 @@
 //
 //   marionette-server [--listen 127.0.0.1:50051] [--workers N] [--max-queue N]
 //                     [--roadmap-dir DIR] [--tls-cert FILE --tls-key FILE] [--token-file FILE]
-//                     [--max-request-bytes N] [--max-time-limit S] [--shutdown-grace S]
+//                     [--max-request-bytes N] [--max-receive-memory BYTES] [--max-time-limit S]
+//                     [--shutdown-grace S]
 //
 // Logs one JSON line per request on stderr.  SIGTERM or SIGINT: stop accepting calls, give
 // running plans the grace period, cancel the rest (their clients see UNAVAILABLE), exit 0.
@@ -28,6 +29,7 @@ constexpr const char* kUsage =
     "usage: marionette-server [--listen HOST:PORT] [--workers N] [--max-queue N]\n"
     "                         [--roadmap-dir DIR] [--tls-cert FILE --tls-key FILE]\n"
     "                         [--token-file FILE] [--max-request-bytes N]\n"
+    "                         [--max-receive-memory BYTES]\n"
     "                         [--max-time-limit S] [--shutdown-grace S]\n";
 
 double number(const std::string& flag, const std::string& text) {
@@ -45,6 +47,7 @@ std::string flagMessage(const marionette::FieldError& e) {
       {"tls_cert_file", "--tls-cert"},
       {"tls_key_file", "--tls-key"},
       {"max_request_bytes", "--max-request-bytes"},
+      {"max_receive_memory_bytes", "--max-receive-memory"},
       {"max_time_limit_s", "--max-time-limit"},
       {"shutdown_grace_s", "--shutdown-grace"},
   };
@@ -96,6 +99,13 @@ int main(int argc, char** argv) {
         }
       else if (a == "--max-request-bytes")
         opt.max_request_bytes = whole(a, v, 1024);
+      else if (a == "--max-receive-memory") {
+        const double bytes = number(a, v);
+        if (bytes != std::floor(bytes) || bytes < 1024 || bytes > 1e15)
+          throw std::invalid_argument(a + ": expected a whole number of bytes >= 1024, got '" +
+                                      v + "'");
+        opt.max_receive_memory_bytes = static_cast<std::int64_t>(bytes);
+      }
       else if (a == "--max-time-limit")
         opt.max_time_limit_s = number(a, v);
       else if (a == "--shutdown-grace")

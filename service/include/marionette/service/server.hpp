@@ -10,6 +10,7 @@
 #pragma once
 
 #include <atomic>
+#include <cstdint>
 #include <memory>
 #include <ostream>
 #include <string>
@@ -24,10 +25,17 @@ struct ServerOptions {
   std::string tls_cert_file, tls_key_file;  // PEM; both or neither
   std::string token;                        // required as "authorization: Bearer <token>"
   int max_request_bytes = 16 << 20;
+  // Memory gRPC may hold for requests being received, over all calls at once; 0 = 4 x
+  // max_request_bytes.  Beyond it, streams are reset (the client sees RESOURCE_EXHAUSTED).
+  std::int64_t max_receive_memory_bytes = 0;
   double max_time_limit_s = 300.0;  // a plan's time_limit_s must be in (0, this]
   double shutdown_grace_s = 2.0;    // on shutdown, running plans get this long, then cancelled
   std::ostream* log = nullptr;      // request log (JSON lines); null = stderr
 };
+
+// Hands memory the process has freed back to the system (glibc's malloc_trim; nothing
+// elsewhere).  The server calls it once a second.
+void releaseFreedMemory();
 
 // Whether a listen address is on the loopback interface (127.0.0.0/8, ::1, localhost).
 bool isLoopback(const std::string& listen_address);
