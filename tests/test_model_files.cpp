@@ -211,6 +211,64 @@ TEST(ModelFiles, EveryTruncationOfABuiltinIsRefusedOrSimulates) {
   EXPECT_GT(refused, 100);
 }
 
+// yaml-cpp keeps the first of two equal keys silently (`gravity: 9.81` then `gravity: 1.0`
+// simulated 9.81) and reads the first of several documents: both are refused, naming the line.
+// A UTF-8 byte-order mark is not part of the document.
+TEST(ModelFiles, DuplicateKeysAndExtraDocumentsAreRefusedAByteOrderMarkIsNot) {
+  expectError(loadError(std::string(kGood) + "gravity: 1.0\ngravity: 9.81\n"), 13, "gravity",
+              "duplicate key 'gravity'");
+  expectError(loadError(replaced("{name: theta}", "{name: theta, name: phi}")), 3,
+              "dynamic[0].name", "duplicate key 'name'");
+  expectError(loadError(std::string(kGood) + "---\nname: second\n"), 13, "",
+              "a second YAML document");
+  EXPECT_EQ(loadModelString("\xEF\xBB\xBF" + std::string(kGood), "bom.yaml")->nd(), 1);
+  // Aliases that expand exponentially ("billion laughs") are refused, not walked.
+  std::string laughs = "a0: &a0 [x, x, x, x, x, x, x, x]\n";
+  for (int i = 1; i < 12; ++i)
+    laughs += "a" + std::to_string(i) + ": &a" + std::to_string(i) + " [*a" +
+              std::to_string(i - 1) + ", *a" + std::to_string(i - 1) + ", *a" +
+              std::to_string(i - 1) + ", *a" + std::to_string(i - 1) + "]\n";
+  const ModelError bomb = loadError(laughs);
+  EXPECT_NE(bomb.message().find("too many nodes"), std::string::npos) << bomb.what();
+}
+
+// The rules of an input schedule are one check (InputSchedule::problem) that the CSV reader and
+// the service's request decoding both apply: the CLI said 0 in-process and 2 with --server for a
+// CSV whose first time is 0.5.
+TEST(InputFiles, ACsvIsCheckedByTheScheduleRulesAndMayStartWithAByteOrderMark) {
+  const ModelPtr arm = loadModel("planar-arm");
+  const InputSchedule late = InputSchedule::fromCsv(*arm, "t,x\n0.5,0.3\n1,0.4\n", "late.csv");
+  EXPECT_FALSE(late.problem(*arm));
+  EXPECT_DOUBLE_EQ(late.at(0.0)[0], 0.3);  // held before the first row
+  const InputSchedule bom = InputSchedule::fromCsv(*arm, "\xEF\xBB\xBFt,x\n0,0.3\n", "bom.csv");
+  EXPECT_EQ(bom.times_s.size(), 1u);
+  const std::pair<const char*, const char*> bad[] = {
+      {"t,x\n-1,0.3\n", "bad.csv:2: column 't': times start at 0 or later (got -1)"},
+      {"t,x\n0,0.3\n# a comment\n0,0.4\n",
+       "bad.csv:4: column 't': times must increase (0 after 0)"},
+      {"t,x\n0,0.3\n1,0.9\n",
+       "bad.csv:3: column 'x': 0.9 is outside the actuator range [-0.4, 0.6]"},
+      {"t,x\n", "bad.csv:1: no data rows"},
+  };
+  for (const auto& [csv, message] : bad) {
+    try {
+      InputSchedule::fromCsv(*arm, csv, "bad.csv");
+      ADD_FAILURE() << csv;
+    } catch (const std::invalid_argument& e) {
+      EXPECT_EQ(std::string(e.what()), message);
+    }
+  }
+  InputSchedule direct = InputSchedule::constant(*arm);
+  EXPECT_EQ(direct.problem(*arm)->message, "no samples");
+  direct.times_s = {0.0, 1.0};
+  direct.values = Eigen::MatrixXd::Constant(2, 2, 0.3);
+  direct.values(1, 1) = std::nan("");
+  const auto p = direct.problem(*arm);
+  ASSERT_TRUE(p);
+  EXPECT_EQ(p->row, 1);
+  EXPECT_EQ(p->variable, 1);
+}
+
 TEST(ModelFiles, FileErrorsNameThePath) {
   const std::string path = ::testing::TempDir() + "/broken-model.yaml";
   {

@@ -5,17 +5,26 @@
 #include <atomic>
 #include <cctype>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
 namespace marionette {
 
-std::string readTextFile(const std::string& path) {
+std::string readTextFile(const std::string& path, std::size_t max_bytes) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) throw FileError("'" + path + "' is a directory");
   std::ifstream in(path, std::ios::binary);
   if (!in) throw FileError("cannot read '" + path + "'");
-  std::ostringstream os;
-  os << in.rdbuf();
-  return os.str();
+  std::string text;
+  char buffer[1 << 16];
+  while (in.read(buffer, sizeof buffer) || in.gcount() > 0) {
+    text.append(buffer, static_cast<std::size_t>(in.gcount()));
+    if (text.size() > max_bytes)
+      throw FileError("'" + path + "' is larger than " + std::to_string(max_bytes) + " bytes");
+  }
+  if (in.bad()) throw FileError("cannot read '" + path + "'");
+  return text;
 }
 
 std::string readFirstLine(const std::string& path) {
@@ -31,8 +40,7 @@ void writeFileAtomically(const std::string& path, const std::function<void(std::
   // A temporary of this call's own beside the file, then one rename: readers see the old file or
   // the new one, never a part, however many writers there are.
   static std::atomic<unsigned long> calls{0};
-  const std::string tmp =
-      path + ".tmp" + std::to_string(getpid()) + "-" + std::to_string(++calls);
+  const std::string tmp = path + ".tmp" + std::to_string(getpid()) + "-" + std::to_string(++calls);
   try {
     std::ofstream os(tmp, std::ios::binary);
     if (!os) throw FileError("cannot write '" + path + "'");

@@ -7,6 +7,7 @@
 #include <limits>
 #include <sstream>
 
+#include "marionette/common/files.hpp"
 #include "marionette/common/text.hpp"
 #include "marionette/models/baseline.hpp"
 #include "marionette/models/dynamics.hpp"
@@ -14,6 +15,11 @@
 #include "marionette/models/rest_pose.hpp"
 
 namespace marionette {
+
+namespace {
+// The largest inputs file read: a million rows of a dozen inputs.
+constexpr std::size_t kMaxCsvBytes = 256 << 20;
+}  // namespace
 
 // ---- InputSchedule ----------------------------------------------------------------------
 
@@ -24,31 +30,63 @@ InputSchedule InputSchedule::constant(const Model& model) {
   return s;
 }
 
-InputSchedule InputSchedule::fromCsv(const Model& model, const std::string& text,
+std::optional<InputSchedule::Problem> InputSchedule::problem(const Model& model) const {
+  const auto rows = static_cast<long>(times_s.size());
+  if (rows == 0) return Problem{-1, -1, "no samples"};
+  if (rows > kMaxRows)
+    return Problem{-1, -1, std::to_string(rows) + " samples; at most " + std::to_string(kMaxRows)};
+  for (long r = 0; r < rows; ++r) {
+    const double t = times_s[r];
+    const int row = static_cast<int>(r);
+    if (!std::isfinite(t)) return Problem{row, -1, "the time is not a finite number"};
+    if (r == 0 && t < 0.0)
+      return Problem{row, -1, "times start at 0 or later (got " + formatNumber(t) + ")"};
+    if (r > 0 && !(t > times_s[r - 1]))
+      return Problem{row, -1,
+                     "times must increase (" + formatNumber(t) + " after " +
+                         formatNumber(times_s[r - 1]) + ")"};
+    for (int k = 0; k < model.nk(); ++k) {
+      const double v = values(r, k);
+      const KinematicVariable& kv = model.kinematic[k];
+      if (!std::isfinite(v)) return Problem{row, k, "not a finite number"};
+      if (v < kv.lower || v > kv.upper)
+        return Problem{row, k,
+                       formatNumber(v) + " is outside the actuator range [" +
+                           formatNumber(kv.lower) + ", " + formatNumber(kv.upper) + "]"};
+    }
+  }
+  return std::nullopt;
+}
+
+InputSchedule InputSchedule::fromCsv(const Model& model, const std::string& csv_text,
                                      const std::string& source) {
   InputSchedule s = constant(model);
   auto fail = [&](int line, const std::string& msg) -> void {
     throw std::invalid_argument(source + ":" + std::to_string(line) + ": " + msg);
   };
-  std::istringstream in(text);
+  // A byte-order mark, as spreadsheets write, is not part of the header.
+  const bool bom = csv_text.compare(0, 3, "\xEF\xBB\xBF") == 0;
+  std::istringstream in(bom ? csv_text.substr(3) : csv_text);
   std::string line;
   int lineno = 0;
   std::vector<int> column_var;  // kinematic index per column after t
   std::vector<std::vector<double>> rows;
+  std::vector<int> row_line;
   while (std::getline(in, line)) {
     ++lineno;
     if (trimmed(line).empty() || trimmed(line)[0] == '#') continue;
     const auto cells = splitFields(line, ',');
     if (column_var.empty()) {  // the first line is the header
       if (cells[0] != "t")
-        fail(lineno, "the header must start with 't' (got '" + cells[0] +
+        fail(lineno, "the header must start with 't' (got '" + cells[0].substr(0, 40) +
                          "'), then kinematic variable names");
       if (cells.size() < 2) fail(lineno, "the header names no kinematic variable");
       for (size_t c = 1; c < cells.size(); ++c) {
         const int vi = model.variableIndex(cells[c]);
         if (vi < model.nd()) {
-          fail(lineno, "column '" + cells[c] + "' is not a kinematic variable of model '" +
-                           model.name + "' (" + joinNames(itemNames(model.kinematic)) + ")");
+          fail(lineno, "column '" + cells[c].substr(0, 40) +
+                           "' is not a kinematic variable of model '" + model.name + "' (" +
+                           joinNames(itemNames(model.kinematic)) + ")");
         }
         if (std::count(column_var.begin(), column_var.end(), vi - model.nd()))
           fail(lineno, "column '" + cells[c] + "' appears twice");
@@ -59,25 +97,16 @@ InputSchedule InputSchedule::fromCsv(const Model& model, const std::string& text
     if (cells.size() != column_var.size() + 1)
       fail(lineno, "expected " + std::to_string(column_var.size() + 1) + " values, got " +
                        std::to_string(cells.size()));
+    if (rows.size() >= static_cast<std::size_t>(kMaxRows))
+      fail(lineno, "more than " + std::to_string(kMaxRows) + " samples");
     std::vector<double> row(cells.size());
     for (size_t c = 0; c < cells.size(); ++c) {
       const std::string col = c == 0 ? "t" : model.kinematic[column_var[c - 1]].name;
       if (!parseFiniteNumber(cells[c], row[c]))
-        fail(lineno, "column '" + col + "': not a finite number: '" + cells[c] + "'");
-    }
-    if (!rows.empty() && !(row[0] > rows.back()[0]))
-      fail(lineno, "times must increase (t=" + cells[0] +
-                       " after t=" + std::to_string(rows.back()[0]) + ")");
-    for (size_t c = 1; c < cells.size(); ++c) {
-      const KinematicVariable& kv = model.kinematic[column_var[c - 1]];
-      if (row[c] < kv.lower || row[c] > kv.upper) {
-        std::ostringstream os;
-        os << "column '" << kv.name << "': " << row[c] << " is outside the actuator range ["
-           << kv.lower << ", " << kv.upper << "]";
-        fail(lineno, os.str());
-      }
+        fail(lineno, "column '" + col + "': not a finite number: '" + cells[c].substr(0, 40) + "'");
     }
     rows.push_back(row);
+    row_line.push_back(lineno);
   }
   if (column_var.empty()) fail(lineno, "no header line 't,<kinematic variables>'");
   if (rows.empty()) fail(lineno, "no data rows");
@@ -88,15 +117,21 @@ InputSchedule InputSchedule::fromCsv(const Model& model, const std::string& text
     s.values.row(r) = s.defaults.transpose();
     for (size_t c = 0; c < column_var.size(); ++c) s.values(r, column_var[c]) = rows[r][c + 1];
   }
+  if (const auto p = s.problem(model)) {
+    const std::string column = p->variable < 0 ? "t" : model.kinematic[p->variable].name;
+    fail(p->row < 0 ? lineno : row_line[p->row], "column '" + column + "': " + p->message);
+  }
   return s;
 }
 
 InputSchedule InputSchedule::fromCsvFile(const Model& model, const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw std::invalid_argument(path + ": cannot open inputs file");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return fromCsv(model, ss.str(), path);
+  std::string text;
+  try {
+    text = readTextFile(path, kMaxCsvBytes);
+  } catch (const FileError& e) {
+    throw std::invalid_argument(path + ": cannot read the inputs file (" + e.what() + ")");
+  }
+  return fromCsv(model, text, path);
 }
 
 std::vector<std::string> InputSchedule::speedWarnings(const Model& model) const {

@@ -6,6 +6,8 @@
 #include <limits>
 #include <sstream>
 
+#include "marionette/common/files.hpp"
+#include "marionette/common/yaml_document.hpp"
 #include "marionette/plan/plan_file.hpp"
 
 namespace marionette {
@@ -88,10 +90,11 @@ int sampleAt(double t_s, double rate_hz) {
 Plan readPlanJson(const std::string& text, const std::string& source) {
   YAML::Node root;
   try {
-    root = YAML::Load(text);  // JSON is YAML
-  } catch (const YAML::Exception& e) {
-    throw PlanFileError(source + ":" + std::to_string(e.mark.line + 1) + ": not a plan file (" +
-                        e.msg + "; is it truncated?)");
+    root = loadYamlDocument(text, kMaxPlanFileBytes);  // JSON is YAML
+  } catch (const YamlDocumentError& e) {
+    throw PlanFileError(source + ":" + std::to_string(e.line()) + ": not a plan file (" +
+                        (e.field().empty() ? "" : e.field() + ": ") + e.what() +
+                        "; is it truncated?)");
   }
   const Reader r{source};
   if (!root.IsMap() || !root["format"] || !root["format"].IsScalar() ||
@@ -158,11 +161,13 @@ Plan readPlanJson(const std::string& text, const std::string& source) {
 }
 
 Plan readPlanFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw PlanFileError(path + ": cannot read the plan");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return readPlanJson(ss.str(), path);
+  std::string text;
+  try {
+    text = readTextFile(path, kMaxPlanFileBytes);
+  } catch (const FileError& e) {
+    throw PlanFileError(path + ": cannot read the plan (" + e.what() + ")");
+  }
+  return readPlanJson(text, path);
 }
 
 }  // namespace marionette

@@ -200,37 +200,30 @@ InputSchedule inputsFromProto(const Model& model, const v1::InputSequence& in,
     invalid(field + ".values", std::to_string(in.values_size()) + " values are not whole rows of " +
                                    std::to_string(cols) + " variables");
   const int rows = in.values_size() / cols;
-  if (rows == 0) invalid(field + ".values", "no samples");
   if (in.times_s_size()) {
     if (in.times_s_size() != rows)
       invalid(field + ".times_s", std::to_string(in.times_s_size()) + " times for " +
                                       std::to_string(rows) + " rows of values");
-  } else {
+  } else if (rows > 0) {
     requireFinite(field + ".rate_hz", in.rate_hz());
     if (!(in.rate_hz() > 0)) invalid(field + ".rate_hz", "must be > 0 (or give times_s)");
   }
+  if (rows > InputSchedule::kMaxRows)
+    invalid(field + ".values",
+            std::to_string(rows) + " samples; at most " + std::to_string(InputSchedule::kMaxRows));
   s.times_s.resize(rows);
   s.values.resize(rows, model.nk());
   for (int i = 0; i < rows; ++i) {
-    const double t = in.times_s_size() ? in.times_s(i) : i / in.rate_hz();
-    requireFinite(field + ".times_s[" + std::to_string(i) + "]", t);
-    if (i == 0 && t != 0.0) invalid(field + ".times_s[0]", "must be 0, got " + formatNumber(t));
-    if (i > 0 && !(t > s.times_s[i - 1]))
-      invalid(field + ".times_s[" + std::to_string(i) + "]",
-              "times must increase (" + formatNumber(t) + " after " +
-                  formatNumber(s.times_s[i - 1]) + ")");
-    s.times_s[i] = t;
+    s.times_s[i] = in.times_s_size() ? in.times_s(i) : i / in.rate_hz();
     s.values.row(i) = s.defaults.transpose();
-    for (int j = 0; j < cols; ++j) {
-      const double v = in.values(i * cols + j);
-      const KinematicVariable& kv = model.kinematic[column_index[j]];
-      const std::string f = field + ".values[" + std::to_string(i) + "]" + fieldKey(kv.name);
-      requireFinite(f, v);
-      if (v < kv.lower || v > kv.upper)
-        invalid(f, formatNumber(v) + " is outside the range [" + formatNumber(kv.lower) + ", " +
-                       formatNumber(kv.upper) + "]");
-      s.values(i, column_index[j]) = v;
-    }
+    for (int j = 0; j < cols; ++j) s.values(i, column_index[j]) = in.values(i * cols + j);
+  }
+  // The one set of rules (the CLI's CSV files get the same), worded as this message's fields.
+  if (const auto p = s.problem(model)) {
+    if (p->row < 0) invalid(field + ".values", p->message);
+    const std::string row = "[" + std::to_string(p->row) + "]";
+    if (p->variable < 0) invalid(field + ".times_s" + row, p->message);
+    invalid(field + ".values" + row + fieldKey(model.kinematic[p->variable].name), p->message);
   }
   return s;
 }

@@ -12,6 +12,9 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "marionette/common/files.hpp"
+#include "marionette/common/yaml_document.hpp"
+
 namespace marionette::executor {
 
 std::uint16_t crc16(const char* data, std::size_t n) {
@@ -71,11 +74,13 @@ RigConfig RigConfig::identity(const Model& model) {
 }
 
 RigConfig RigConfig::load(const std::string& path, const Model& model) {
-  std::ifstream in(path);
-  if (!in) throw std::invalid_argument(path + ": cannot read the rig file");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return parse(ss.str(), path, model);
+  std::string text;
+  try {
+    text = readTextFile(path, kMaxDescriptionBytes);
+  } catch (const FileError& e) {
+    throw std::invalid_argument(path + ": cannot read the rig file (" + e.what() + ")");
+  }
+  return parse(text, path, model);
 }
 
 namespace {
@@ -92,9 +97,10 @@ bool validUnit(const std::string& u) {
 RigConfig RigConfig::parse(const std::string& text, const std::string& source, const Model& model) {
   YAML::Node root;
   try {
-    root = YAML::Load(text);
-  } catch (const YAML::Exception& e) {
-    throw std::invalid_argument(source + ":" + std::to_string(e.mark.line + 1) + ": " + e.msg);
+    root = loadYamlDocument(text);
+  } catch (const YamlDocumentError& e) {
+    throw std::invalid_argument(source + ":" + std::to_string(e.line()) + ": " +
+                                (e.field().empty() ? "" : e.field() + ": ") + e.what());
   }
   auto where = [&](const YAML::Node& n, const std::string& what) {
     return source + ":" + std::to_string(n.Mark().line + 1) + ": " + what;

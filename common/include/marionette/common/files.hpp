@@ -1,7 +1,9 @@
 // Internal (not installed): whole files in and out.
 #pragma once
 
+#include <cstddef>
 #include <functional>
+#include <limits>
 #include <ostream>
 #include <stdexcept>
 #include <string>
@@ -15,8 +17,10 @@ class FileError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-// The whole file, bytes as they are.
-std::string readTextFile(const std::string& path);
+// The whole file, bytes as they are; FileError for a directory, or a file of more than max_bytes
+// (a path such as /dev/zero is refused, not read for ever).
+std::string readTextFile(const std::string& path,
+                         std::size_t max_bytes = std::numeric_limits<std::size_t>::max());
 
 // Its first line without trailing white space; FileError if that is empty.
 std::string readFirstLine(const std::string& path);

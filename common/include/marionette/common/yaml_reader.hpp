@@ -11,9 +11,13 @@
 #include <functional>
 #include <set>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
+
+#include "marionette/common/files.hpp"
+#include "marionette/common/yaml_document.hpp"
 
 namespace marionette {
 
@@ -135,17 +139,17 @@ class YamlReader {
   std::string file_;
 };
 
-// Parses YAML text and hands the root to `parse`; YAML syntax errors and yaml-cpp exceptions
-// escaping `parse` become Error(source_name, line, "", message).
+// Parses one YAML document (loadYamlDocument) and hands the root to `parse`; the document's
+// problems and yaml-cpp exceptions escaping `parse` become Error(source_name, line, field,
+// message).
 template <class Error, class Result>
 Result parseYamlDocument(const std::string& text, const std::string& source_name,
                          const std::function<Result(const YAML::Node&)>& parse) {
   YAML::Node root;
   try {
-    root = YAML::Load(text);
-  } catch (const YAML::Exception& e) {
-    throw Error(source_name, e.mark.line >= 0 ? e.mark.line + 1 : 0, "",
-                "YAML syntax error: " + e.msg);
+    root = loadYamlDocument(text);
+  } catch (const YamlDocumentError& e) {
+    throw Error(source_name, e.line(), e.field(), e.what());
   }
   try {
     return parse(root);
@@ -154,15 +158,15 @@ Result parseYamlDocument(const std::string& text, const std::string& source_name
   }
 }
 
-// The whole text of a description file; Error(path, 0, "", "cannot open <kind> file") if it
-// cannot be read.
+// The whole text of a description file; Error(path, 0, "", problem) if it cannot be read, is a
+// directory or holds more than kMaxDescriptionBytes.
 template <class Error>
 std::string readDescriptionFile(const std::string& path, const std::string& kind) {
-  std::ifstream in(path);
-  if (!in) throw Error(path, 0, "", "cannot open " + kind + " file");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+  try {
+    return readTextFile(path, kMaxDescriptionBytes);
+  } catch (const FileError& e) {
+    throw Error(path, 0, "", kind + " file: " + e.what());
+  }
 }
 
 // What loadModel / loadScene throw for a name that is neither a built-in nor a readable file.

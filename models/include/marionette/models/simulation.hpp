@@ -13,6 +13,7 @@
 
 #include <Eigen/Core>
 #include <functional>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -27,13 +28,25 @@ class InputSchedule {
  public:
   // Every kinematic variable held at its default.
   static InputSchedule constant(const Model& model);
-  // Parses CSV text; source names the file in errors ("inputs.csv:3: column 'x': ...").
+  // Parses CSV text (a UTF-8 byte-order mark is skipped); source names the file in errors
+  // ("inputs.csv:3: column 'x': ..."), which include problem()'s.
   static InputSchedule fromCsv(const Model& model, const std::string& text,
                                const std::string& source);
   static InputSchedule fromCsvFile(const Model& model, const std::string& path);
   // Where the schedule moves a motor faster than its max_speed (which a real rig cannot follow):
   // one message per column, naming it, the time and the speed.
   std::vector<std::string> speedWarnings(const Model& model) const;
+  // The rules every front end applies to a schedule, whatever it came from (a CSV file, a
+  // request): at least one row and at most kMaxRows; times finite, >= 0 and strictly increasing;
+  // values finite and inside each variable's range.  The first problem, or none.
+  static constexpr int kMaxRows = 1000000;
+  struct Problem {
+    int row = -1;       // the row at fault (-1: the schedule as a whole)
+    int variable = -1;  // its kinematic index (-1: the time)
+    std::string message;
+  };
+  std::optional<Problem> problem(const Model& model) const;
+
   // Rig setpoints at time t (n_k).
   Eigen::VectorXd at(double t_s) const;
   void at(double t_s, Eigen::VectorXd& out) const;  // no allocation when out is sized

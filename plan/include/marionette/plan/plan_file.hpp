@@ -7,6 +7,7 @@
 //   readPlanJson / readPlanFile      a plan file back into a Plan (everything the file holds).
 #pragma once
 
+#include <cstddef>
 #include <ostream>
 #include <stdexcept>
 #include <string>
@@ -19,6 +20,10 @@ namespace marionette {
 void writePlanJson(const Plan& plan, std::ostream& out);
 // "t,<input names>" rows: the format `marionette simulate --inputs` reads.
 void writeInputsCsv(const Plan& plan, std::ostream& out);
+
+// The largest plan file read (yaml-cpp takes ~250 bytes of memory per byte of JSON): a plan of
+// 60 s at 50 Hz for marionette25 is ~1 MB.
+constexpr std::size_t kMaxPlanFileBytes = 32 << 20;
 
 // What a plan file that cannot be read throws: what() reads "SOURCE: FIELD: problem" (or
 // "SOURCE:LINE: not a plan file (...)" when the JSON itself is broken, e.g. truncated).
