@@ -213,7 +213,14 @@ StartState resolveStart(const ModelPtr& model_ptr, const Eigen::VectorXd& rho0,
   // The rest pose of the first inputs, then any joints the caller set (the others move the least
   // that keeps every string within its length).
   const RestPose rest = computeRestPose(model_ptr, rho0);
-  if (!rest.ok) throw SimulationError(0, 0.0, "start: " + rest.message);
+  if (!rest.ok) {
+    // The request is well formed, but the puppet has no equilibrium there: a bad argument, the
+    // same status in every front end (docs/service.md).
+    std::string inputs;
+    for (int k = 0; k < model.nk(); ++k)
+      inputs += (k ? ", " : "") + model.kinematic[k].name + "=" + formatNumber(rho0[k]);
+    throw FieldError("start", "no rest pose at the start inputs (" + inputs + "): " + rest.message);
+  }
   StartState out{rest.q, Eigen::VectorXd::Zero(nd), rest.tension_N};
   std::vector<char> fixed(nd, 0);
   auto dynamicIndex = [&](const std::string& list, const std::string& name) {

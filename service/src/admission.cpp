@@ -1,22 +1,27 @@
 #include "admission.hpp"
 
+#include <iterator>
+
 namespace marionette::service {
 
-grpc::Status authorize(const grpc::ServerContext* ctx, const std::string& token) {
+grpc::Status authorize(const std::multimap<grpc::string_ref, grpc::string_ref>& metadata,
+                       const std::string& token) {
   if (token.empty()) return grpc::Status::OK;
-  const auto& md = ctx->client_metadata();
-  const auto it = md.find("authorization");
+  const auto refuse = [](const char* why) {
+    return grpc::Status(grpc::StatusCode::UNAUTHENTICATED, std::string("authorization: ") + why);
+  };
+  const auto [first, last] = metadata.equal_range("authorization");
+  if (first == last) return refuse("this server needs 'authorization: Bearer <token>' metadata");
+  if (std::next(first) != last) return refuse("give the 'authorization' header once");
   const std::string expected = "Bearer " + token;
-  bool ok = it != md.end() && it->second.size() == expected.size();
+  const grpc::string_ref& given = first->second;
+  bool ok = given.size() == expected.size();
   if (ok) {  // constant-time comparison
     unsigned char diff = 0;
-    for (std::size_t i = 0; i < expected.size(); ++i) diff |= it->second.data()[i] ^ expected[i];
+    for (std::size_t i = 0; i < expected.size(); ++i) diff |= given.data()[i] ^ expected[i];
     ok = diff == 0;
   }
-  return ok ? grpc::Status::OK
-            : grpc::Status(grpc::StatusCode::UNAUTHENTICATED,
-                           "authorization: this server needs 'authorization: Bearer <token>' "
-                           "metadata");
+  return ok ? grpc::Status::OK : refuse("the token is not this server's");
 }
 
 }  // namespace marionette::service

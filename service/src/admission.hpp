@@ -6,6 +6,7 @@
 
 #include <condition_variable>
 #include <functional>
+#include <map>
 #include <mutex>
 #include <string>
 
@@ -54,8 +55,9 @@ class Admission {
   int running_ = 0, waiting_ = 0;
 };
 
-// OK when no token is required or the call carries "authorization: Bearer <token>" (compared
-// in constant time); UNAUTHENTICATED otherwise.
-grpc::Status authorize(const grpc::ServerContext* ctx, const std::string& token);
+// OK when no token is required or the call's metadata carries "authorization: Bearer <token>"
+// once (compared in constant time); UNAUTHENTICATED otherwise, and for two such headers.
+grpc::Status authorize(const std::multimap<grpc::string_ref, grpc::string_ref>& metadata,
+                       const std::string& token);
 
 }  // namespace marionette::service

@@ -45,9 +45,9 @@ void PlannerService::beginShutdown(SteadyClock::time_point deadline) {
 
 Status PlannerService::ListModels(ServerContext* ctx, const v1::ListModelsRequest*,
                                   v1::ListModelsResponse* out) {
-  RequestLog rl(log_, log_mutex_, "ListModels", ctx);
-  if (Status s = authorize(ctx, options_.token); !s.ok()) return rl.finish(s);
-  return rl.finish(guarded(ctx, [&] {
+  RequestLog rl(log_, "ListModels", ctx);
+  if (Status s = authorize(ctx->client_metadata(), options_.token); !s.ok()) return rl.finish(s);
+  return rl.finish(guarded(ctx, rl, [&] {
     for (const std::string& name : builtinModelNames())
       *out->add_models() = wire::summarize(*resolver_.builtinModel(name));
     return Status::OK;
@@ -56,10 +56,11 @@ Status PlannerService::ListModels(ServerContext* ctx, const v1::ListModelsReques
 
 Status PlannerService::DescribeModel(ServerContext* ctx, const v1::DescribeModelRequest* req,
                                      v1::ModelDescription* out) {
-  RequestLog rl(log_, log_mutex_, "DescribeModel", ctx);
+  RequestLog rl(log_, "DescribeModel", ctx);
   rl.set("model", modelLabel(req->model()));
-  if (Status s = authorize(ctx, options_.token); !s.ok()) return rl.finish(s);
-  return rl.finish(guarded(ctx, [&] {
+  if (Status s = authorize(ctx->client_metadata(), options_.token); !s.ok()) return rl.finish(s);
+  // An inline model costs what its YAML holds: DescribeModel takes a worker like the others.
+  return rl.finish(withWorker(ctx, rl, *req, [&] {
     *out = wire::describeModel(*resolver_.model(req->model(), "model"));
     return Status::OK;
   }));
@@ -67,9 +68,9 @@ Status PlannerService::DescribeModel(ServerContext* ctx, const v1::DescribeModel
 
 Status PlannerService::ListScenes(ServerContext* ctx, const v1::ListScenesRequest*,
                                   v1::ListScenesResponse* out) {
-  RequestLog rl(log_, log_mutex_, "ListScenes", ctx);
-  if (Status s = authorize(ctx, options_.token); !s.ok()) return rl.finish(s);
-  return rl.finish(guarded(ctx, [&] {
+  RequestLog rl(log_, "ListScenes", ctx);
+  if (Status s = authorize(ctx->client_metadata(), options_.token); !s.ok()) return rl.finish(s);
+  return rl.finish(guarded(ctx, rl, [&] {
     for (const std::string& name : builtinSceneNames())
       *out->add_scenes() = wire::summarize(*resolver_.builtinScene(name));
     return Status::OK;
@@ -78,26 +79,26 @@ Status PlannerService::ListScenes(ServerContext* ctx, const v1::ListScenesReques
 
 Status PlannerService::Simulate(ServerContext* ctx, const v1::SimulateRequest* req,
                                 v1::SimulateResponse* out) {
-  RequestLog rl(log_, log_mutex_, "Simulate", ctx);
+  RequestLog rl(log_, "Simulate", ctx);
   rl.set("model", modelLabel(req->model()));
   rl.set("scene", sceneLabel(req->scene()));
-  if (Status s = authorize(ctx, options_.token); !s.ok()) return rl.finish(s);
-  return rl.finish(withWorker(ctx, [&] { return simulate(ctx, *req, out); }));
+  if (Status s = authorize(ctx->client_metadata(), options_.token); !s.ok()) return rl.finish(s);
+  return rl.finish(withWorker(ctx, rl, *req, [&] { return simulate(ctx, *req, out); }));
 }
 
 Status PlannerService::Plan(ServerContext* ctx, const v1::PlanRequest* req, v1::PlanResponse* out) {
-  RequestLog rl(log_, log_mutex_, "Plan", ctx);
+  RequestLog rl(log_, "Plan", ctx);
   describePlanRequest(*req, rl);
-  if (Status s = authorize(ctx, options_.token); !s.ok()) return rl.finish(s);
-  return rl.finish(withWorker(ctx, [&] { return plan(ctx, *req, out, {}, rl); }));
+  if (Status s = authorize(ctx->client_metadata(), options_.token); !s.ok()) return rl.finish(s);
+  return rl.finish(withWorker(ctx, rl, *req, [&] { return plan(ctx, *req, out, {}, rl); }));
 }
 
 Status PlannerService::PlanStream(ServerContext* ctx, const v1::PlanRequest* req,
                                   grpc::ServerWriter<v1::PlanEvent>* writer) {
-  RequestLog rl(log_, log_mutex_, "PlanStream", ctx);
+  RequestLog rl(log_, "PlanStream", ctx);
   describePlanRequest(*req, rl);
-  if (Status s = authorize(ctx, options_.token); !s.ok()) return rl.finish(s);
-  return rl.finish(withWorker(ctx, [&] {
+  if (Status s = authorize(ctx->client_metadata(), options_.token); !s.ok()) return rl.finish(s);
+  return rl.finish(withWorker(ctx, rl, *req, [&] {
     auto last = SteadyClock::now() - std::chrono::seconds(1);
     const ProgressFn progress = [&](const PlanProgress& p) {
       // At most 10 events a second (the planner reports more often).
@@ -168,7 +169,8 @@ void PlannerService::describePlanRequest(const v1::PlanRequest& req, RequestLog&
   rl.set("planner", req.planner().empty() ? PlannerOptions{}.planner : req.planner());
 }
 
-Status PlannerService::guarded(ServerContext* ctx, const std::function<Status()>& fn) {
+Status PlannerService::guarded(ServerContext* ctx, RequestLog& rl,
+                               const std::function<Status()>& fn) {
   try {
     return fn();
   } catch (const PlanCancelled&) {
@@ -187,9 +189,11 @@ Status PlannerService::guarded(ServerContext* ctx, const std::function<Status()>
   } catch (const std::invalid_argument& e) {
     return Status(StatusCode::INVALID_ARGUMENT, e.what());
   } catch (const std::exception& e) {
-    return Status(StatusCode::INTERNAL, std::string("internal error: ") + e.what());
+    // What went wrong is the server's business (it may name its files): logged, not sent.
+    rl.set("detail", e.what());
+    return Status(StatusCode::INTERNAL, "internal error (the server's log has the details)");
   } catch (...) {
-    return Status(StatusCode::INTERNAL, "internal error");
+    return Status(StatusCode::INTERNAL, "internal error (the server's log has the details)");
   }
 }
 
@@ -212,7 +216,17 @@ Status PlannerService::stoppedStatus(ServerContext* ctx) {
   return Status(StatusCode::CANCELLED, "cancelled by the client");
 }
 
-Status PlannerService::withWorker(ServerContext* ctx, const std::function<Status()>& fn) {
+Status PlannerService::withWorker(ServerContext* ctx, RequestLog& rl,
+                                  const google::protobuf::Message& request,
+                                  const std::function<Status()>& fn) {
+  // Sizes first: nothing is built, and no worker taken, for a request beyond them.
+  if (Status s = guarded(ctx, rl,
+                         [&] {
+                           wire::checkRequestSizes(request);
+                           return Status::OK;
+                         });
+      !s.ok())
+    return s;
   {
     std::lock_guard<std::mutex> lock(shutdown_mutex_);
     if (shutting_down_) return Status(StatusCode::UNAVAILABLE, "the server is shutting down");
@@ -230,7 +244,7 @@ Status PlannerService::withWorker(ServerContext* ctx, const std::function<Status
     Admission& a;
     ~Release() { a.release(); }
   } release{admission_};
-  return guarded(ctx, fn);
+  return guarded(ctx, rl, fn);
 }
 
 }  // namespace marionette::service

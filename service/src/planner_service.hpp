@@ -21,6 +21,7 @@ namespace marionette::service {
 class PlannerService final : public v1::Planner::Service {
  public:
   explicit PlannerService(const ServerOptions& options);
+  LogSink& log() { return log_; }
 
   // Shutdown: running work gets until `deadline`, then stops.
   void beginShutdown(SteadyClock::time_point deadline);
@@ -43,10 +44,15 @@ class PlannerService final : public v1::Planner::Service {
                     const ProgressFn& progress, RequestLog& log);
   grpc::Status simulate(grpc::ServerContext* ctx, const v1::SimulateRequest& req,
                         v1::SimulateResponse* out);
-  // Runs fn, turning exceptions into statuses: the server never dies of a request.
-  grpc::Status guarded(grpc::ServerContext* ctx, const std::function<grpc::Status()>& fn);
-  // fn on a worker (RESOURCE_EXHAUSTED when workers and queue are full).
-  grpc::Status withWorker(grpc::ServerContext* ctx, const std::function<grpc::Status()>& fn);
+  // Runs fn, turning exceptions into statuses: the server never dies of a request.  An
+  // unexpected exception's text goes to the log, not to the client.
+  grpc::Status guarded(grpc::ServerContext* ctx, RequestLog& log,
+                       const std::function<grpc::Status()>& fn);
+  // The request's sizes checked (wire::checkRequestSizes), then fn on a worker
+  // (RESOURCE_EXHAUSTED when workers and queue are full).
+  grpc::Status withWorker(grpc::ServerContext* ctx, RequestLog& log,
+                          const google::protobuf::Message& request,
+                          const std::function<grpc::Status()>& fn);
   bool shuttingDownNow();
   // The client cancelled, its deadline passed, or the server's shutdown grace is over.
   bool shouldStop(grpc::ServerContext* ctx);
@@ -54,8 +60,7 @@ class PlannerService final : public v1::Planner::Service {
   void describePlanRequest(const v1::PlanRequest& req, RequestLog& log);
 
   const ServerOptions& options_;
-  std::ostream& log_;
-  std::mutex log_mutex_;
+  LogSink log_;
   Admission admission_;
   Resolver resolver_;
   RoadmapCache roadmaps_;

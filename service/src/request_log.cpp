@@ -1,5 +1,6 @@
 #include "request_log.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <ctime>
 #include <sstream>
@@ -22,27 +23,53 @@ const char* codeName(StatusCode code) {
     case StatusCode::UNAVAILABLE: return "UNAVAILABLE";
     case StatusCode::INTERNAL: return "INTERNAL";
     case StatusCode::ABORTED: return "ABORTED";
+    case StatusCode::FAILED_PRECONDITION: return "FAILED_PRECONDITION";
     default: return "OTHER";
   }
 }
 
-RequestLog::~RequestLog() {
+namespace {
+// At most kMaxStatusMessageBytes, cut at a UTF-8 character boundary.
+std::string bounded(const std::string& text) {
+  if (text.size() <= kMaxStatusMessageBytes) return text;
+  std::size_t cut = kMaxStatusMessageBytes - 20;
+  while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;
+  return text.substr(0, cut) + " ... (cut short)";
+}
+}  // namespace
+
+grpc::Status boundedStatus(const grpc::Status& status) {
+  if (status.error_message().size() <= kMaxStatusMessageBytes) return status;
+  return grpc::Status(status.error_code(), bounded(status.error_message()));
+}
+
+void LogSink::write(const std::vector<std::pair<std::string, std::string>>& fields,
+                    const std::vector<std::string>& raw) {
   char stamp[32];
   const std::time_t now = std::time(nullptr);
   std::tm utc{};
   gmtime_r(&now, &utc);  // handlers log from many threads
   std::strftime(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%SZ", &utc);
   std::ostringstream line;
-  line << "{\"time\": \"" << stamp << "\", \"method\": \"" << method_
-       << "\", \"peer\": " << jsonString(peer_);
-  for (const auto& [k, v] : fields_) line << ", \"" << k << "\": " << jsonString(v);
-  char ms[32];
-  std::snprintf(ms, sizeof ms, "%.3f", 1e3 * secondsSince(t0_));
-  line << ", \"status\": \"" << codeName(code_) << "\", \"duration_ms\": " << ms;
-  if (!message_.empty()) line << ", \"message\": " << jsonString(message_);
+  line << "{\"time\": \"" << stamp << '"';
+  for (const auto& [k, v] : fields) {
+    const bool as_is = std::find(raw.begin(), raw.end(), k) != raw.end();
+    line << ", " << jsonString(k) << ": " << (as_is ? v : jsonString(bounded(v)));
+  }
   line << "}\n";
   std::lock_guard<std::mutex> lock(mutex_);
   out_ << line.str() << std::flush;
+}
+
+RequestLog::~RequestLog() {
+  std::vector<std::pair<std::string, std::string>> line = {{"method", method_}, {"peer", peer_}};
+  line.insert(line.end(), fields_.begin(), fields_.end());
+  char ms[32];
+  std::snprintf(ms, sizeof ms, "%.3f", 1e3 * secondsSince(t0_));
+  line.emplace_back("status", codeName(code_));
+  line.emplace_back("duration_ms", ms);
+  if (!message_.empty()) line.emplace_back("message", message_);
+  sink_.write(line, {"duration_ms"});
 }
 
 }  // namespace marionette::service

@@ -1,5 +1,6 @@
 // Internal to the server: the request log, one JSON line per call (method, peer, the request's
-// labels, status, duration, the error's message).
+// labels, status, duration, the error's message), and one per server event (a roadmap file set
+// aside, a request that could not be decoded).
 #pragma once
 
 #include <grpcpp/grpcpp.h>
@@ -16,22 +17,45 @@ namespace marionette::service {
 
 const char* codeName(grpc::StatusCode code);  // "INVALID_ARGUMENT", ...
 
-// One request's log record, written as a JSON line when it goes out of scope.
+// A status message as a client sees it: at most kMaxStatusMessageBytes (gRPC sends it as
+// metadata, limited to 8 KB: a longer one reached the client as RESOURCE_EXHAUSTED, "busy").
+constexpr std::size_t kMaxStatusMessageBytes = 1024;
+grpc::Status boundedStatus(const grpc::Status& status);
+
+// Where the log lines go, one at a time.
+class LogSink {
+ public:
+  explicit LogSink(std::ostream& out) : out_(out) {}
+  // Writes {"time": ..., <fields in order>}: each value a JSON string (bounded as a status
+  // message is) unless listed in `raw`.
+  void write(const std::vector<std::pair<std::string, std::string>>& fields,
+             const std::vector<std::string>& raw = {});
+  // A server event: {"time", "event", "message"}.
+  void event(const std::string& event, const std::string& message) {
+    write({{"event", event}, {"message", message}});
+  }
+
+ private:
+  std::ostream& out_;
+  std::mutex mutex_;
+};
+
+// One request's log record, written when it goes out of scope.
 class RequestLog {
  public:
-  RequestLog(std::ostream& out, std::mutex& mutex, const char* method, grpc::ServerContext* ctx)
-      : out_(out), mutex_(mutex), method_(method), peer_(ctx->peer()), t0_(SteadyClock::now()) {}
+  RequestLog(LogSink& sink, const char* method, grpc::ServerContextBase* ctx)
+      : sink_(sink), method_(method), peer_(ctx->peer()), t0_(SteadyClock::now()) {}
   ~RequestLog();
   void set(const std::string& key, const std::string& value) { fields_.emplace_back(key, value); }
   grpc::Status finish(grpc::Status s) {
+    s = boundedStatus(s);
     code_ = s.error_code();
     message_ = s.error_message();
     return s;
   }
 
  private:
-  std::ostream& out_;
-  std::mutex& mutex_;
+  LogSink& sink_;
   const char* method_;
   std::string peer_;
   SteadyClock::time_point t0_;

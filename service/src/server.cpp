@@ -9,11 +9,12 @@
 #endif
 
 #include <cmath>
-#include <cstdint>
 #include <condition_variable>
+#include <cstdint>
 #include <mutex>
 #include <thread>
 
+#include "call_guard.hpp"
 #include "marionette/common/files.hpp"
 #include "marionette/models/field_error.hpp"
 #include "planner_service.hpp"
@@ -65,9 +66,9 @@ PlannerServer::PlannerServer(ServerOptions options) : impl_(std::make_unique<Imp
   if (options.max_receive_memory_bytes == 0)
     options.max_receive_memory_bytes = 4 * static_cast<std::int64_t>(options.max_request_bytes);
   if (options.max_receive_memory_bytes < options.max_request_bytes)
-    throw FieldError("max_receive_memory_bytes", "must be at least max_request_bytes (" +
-                                                     std::to_string(options.max_request_bytes) +
-                                                     ")");
+    throw FieldError(
+        "max_receive_memory_bytes",
+        "must be at least max_request_bytes (" + std::to_string(options.max_request_bytes) + ")");
   if (!(options.max_time_limit_s > 0)) throw FieldError("max_time_limit_s", "must be > 0 s");
   if (!(options.shutdown_grace_s >= 0) || !std::isfinite(options.shutdown_grace_s))
     throw FieldError("shutdown_grace_s", "must be a finite number >= 0 s");
@@ -126,6 +127,9 @@ void PlannerServer::start() {
   // quietly take half of the connections.  Refuse instead.
   builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
   builder.SetMaxSendMessageSize(-1);
+  std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>> guards;
+  guards.push_back(std::make_unique<CallGuardFactory>(impl_->service->log(), o.token));
+  builder.experimental().SetInterceptorCreators(std::move(guards));
   impl_->server = builder.BuildAndStart();
   if (!impl_->server || impl_->port == 0)
     throw FieldError("listen", o.listen +

@@ -102,11 +102,10 @@ int main(int argc, char** argv) {
       else if (a == "--max-receive-memory") {
         const double bytes = number(a, v);
         if (bytes != std::floor(bytes) || bytes < 1024 || bytes > 1e15)
-          throw std::invalid_argument(a + ": expected a whole number of bytes >= 1024, got '" +
-                                      v + "'");
+          throw std::invalid_argument(a + ": expected a whole number of bytes >= 1024, got '" + v +
+                                      "'");
         opt.max_receive_memory_bytes = static_cast<std::int64_t>(bytes);
-      }
-      else if (a == "--max-time-limit")
+      } else if (a == "--max-time-limit")
         opt.max_time_limit_s = number(a, v);
       else if (a == "--shutdown-grace")
         opt.shutdown_grace_s = number(a, v);

@@ -3,6 +3,7 @@
 #include <cstring>
 #include <map>
 
+#include "marionette/common/yaml_document.hpp"
 #include "marionette/service/wire.hpp"
 #include "wire_support.hpp"
 
@@ -226,6 +227,47 @@ InputSchedule inputsFromProto(const Model& model, const v1::InputSequence& in,
     invalid(field + ".values" + row + fieldKey(model.kinematic[p->variable].name), p->message);
   }
   return s;
+}
+
+// ---- Sizes ------------------------------------------------------------------------------------
+
+namespace {
+void checkSizes(const google::protobuf::Message& m, const std::string& prefix) {
+  using google::protobuf::FieldDescriptor;
+  const google::protobuf::Reflection& r = *m.GetReflection();
+  std::vector<const FieldDescriptor*> fields;
+  r.ListFields(m, &fields);
+  for (const FieldDescriptor* f : fields) {
+    const std::string name = prefix + f->name();
+    const std::size_t limit = f->name() == "yaml" ? kMaxDescriptionBytes : kMaxNameBytes;
+    auto checkString = [&](const std::string& text, const std::string& field) {
+      if (text.size() > limit)
+        invalid(field, std::to_string(text.size()) + " bytes; at most " + std::to_string(limit));
+    };
+    if (f->is_repeated()) {
+      const int n = r.FieldSize(m, f);
+      if (f->type() == FieldDescriptor::TYPE_STRING || f->type() == FieldDescriptor::TYPE_MESSAGE) {
+        if (n > kMaxListEntries)
+          invalid(name, std::to_string(n) + " entries; at most " + std::to_string(kMaxListEntries));
+        for (int i = 0; i < n; ++i) {
+          const std::string entry = name + "[" + std::to_string(i) + "]";
+          if (f->type() == FieldDescriptor::TYPE_STRING)
+            checkString(r.GetRepeatedString(m, f, i), entry);
+          else
+            checkSizes(r.GetRepeatedMessage(m, f, i), entry + ".");
+        }
+      }
+    } else if (f->type() == FieldDescriptor::TYPE_STRING) {
+      checkString(r.GetString(m, f), name);
+    } else if (f->type() == FieldDescriptor::TYPE_MESSAGE) {
+      checkSizes(r.GetMessage(m, f), name + ".");
+    }
+  }
+}
+}  // namespace
+
+void checkRequestSizes(const google::protobuf::Message& request) {
+  checkSizes(request, "");
 }
 
 // ---- Plan requests -----------------------------------------------------------------------------

@@ -63,8 +63,8 @@ struct StartSpec {
 };
 
 // The start configuration for inputs rho0 (n_k): q (n_d), qdot (n_d) and the static tensions
-// (n_s; zero when joints were set).  Throws SimulationError when the rest pose fails and
-// FieldError on a bad specification ("start.positions[\"theta9\"]").
+// (n_s; zero when joints were set).  Throws FieldError on a bad specification
+// ("start.positions[\"theta9\"]") and when the inputs have no rest pose ("start").
 struct StartState {
   Eigen::VectorXd q, qdot, tension_N;
 };

@@ -4,6 +4,7 @@
 //
 // Contents
 //   RequestError                 a bad request: the gRPC code and a message naming the field.
+//   checkRequestSizes            every name and inline description of a request within bounds.
 //   describeModel / summarize    ModelDescription, ModelSummary, SceneSummary.
 //   goalToProto / goalFromProto  the three goal kinds (GoalSpec <-> v1::Goal).
 //   applyStart / startSpecFromProto   v1::Start -> PlanRequest fields / a StartSpec.
@@ -43,6 +44,14 @@ class RequestError : public std::invalid_argument {
  private:
   Code code_;
 };
+
+// Bounds on what one request may hold, checked before anything is built from it: every string
+// field at most kMaxNameBytes, except `yaml` (an inline model or scene) at most the library's
+// description limit (256 KiB); every repeated string or message field at most kMaxListEntries.
+// Throws RequestError naming the field and the size, never echoing its contents.
+constexpr std::size_t kMaxNameBytes = 256;
+constexpr int kMaxListEntries = 4096;
+void checkRequestSizes(const google::protobuf::Message& request);
 
 v1::ModelDescription describeModel(const Model& model);
 v1::ModelSummary summarize(const Model& model);
