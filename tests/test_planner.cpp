@@ -622,3 +622,39 @@ TEST(Roadmap, AnyChangeToModelSceneOrOptionsRefusesASavedRoadmap) {
   EXPECT_EQ(fingerprintOf(withMesh(dir + "/copy-of-link.obj")), with_mesh);
   EXPECT_NE(fingerprintOf(withMesh(dir + "/moved-link.obj")), with_mesh);
 }
+
+// Every OMPL parameter of every tree planner has its range checked (OMPL checks none): values
+// that returned INTERNAL (nan, inf, text, 1e400, kpiece's border_fraction = 5 and
+// bad_score_factor = 0) or were taken silently (goal_bias = 2 or -1, est's range = -1) are
+// FieldErrors naming the parameter; each planner's defaults pass.
+TEST(PlannerOptionsCheck, EveryParameterValueIsCheckedAgainstItsRange) {
+  auto refused = [](const std::string& planner, const std::string& key, const std::string& value) {
+    PlannerOptions o;
+    o.planner = planner;
+    o.params[key] = value;
+    try {
+      checkPlannerOptions(o);
+    } catch (const FieldError& e) {
+      EXPECT_EQ(e.field(), "options.params[\"" + key + "\"]") << e.what();
+      return true;
+    }
+    return false;
+  };
+  for (const char* bad : {"nan", "inf", "-inf", "abc", "1e400", "2", "-1", ""})
+    EXPECT_TRUE(refused("rrt", "goal_bias", bad)) << bad;
+  EXPECT_TRUE(refused("kpiece", "border_fraction", "5"));
+  EXPECT_TRUE(refused("kpiece", "bad_score_factor", "0"));
+  EXPECT_TRUE(refused("kpiece", "max_close_samples", "2.5"));
+  EXPECT_TRUE(refused("est", "range", "-1"));
+  EXPECT_TRUE(refused("rrt", "intermediate_states", "2"));
+  EXPECT_FALSE(refused("rrt", "goal_bias", "1"));
+  EXPECT_FALSE(refused("kpiece", "bad_score_factor", "1"));
+  for (const std::string& planner : plannerNames()) {
+    for (const auto& [key, value] : plannerParameters(planner)) {
+      SCOPED_TRACE(planner + " " + key);
+      EXPECT_FALSE(refused(planner, key, value));  // its default
+      EXPECT_TRUE(refused(planner, key, "nan"));
+      EXPECT_TRUE(refused(planner, key, "-1e9"));
+    }
+  }
+}
