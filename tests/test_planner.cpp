@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cmath>
 #include <fstream>
+#include <functional>
 #include <sstream>
 #include <thread>
 
@@ -656,5 +657,90 @@ TEST(PlannerOptionsCheck, EveryParameterValueIsCheckedAgainstItsRange) {
       EXPECT_TRUE(refused(planner, key, "nan"));
       EXPECT_TRUE(refused(planner, key, "-1e9"));
     }
+  }
+}
+
+// A bad file in the roadmap folder failed every prm request for its model and scene (INTERNAL)
+// until a person deleted it.  Now it is told, set aside ("<file>.bad-...") and rebuilt, and the
+// rebuilt roadmap replaces it: for a truncated file, flipped bytes, another roadmap's file,
+// negative edge weights and a directory in its place.  A folder that cannot be written loses
+// the save only.  Options outside their ranges (a NaN step) are refused before anything.
+std::string fileText(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream os;
+  os << in.rdbuf();
+  return os.str();
+}
+
+TEST(Roadmap, ABadFileInTheFolderIsSetAsideRebuiltAndReplaced) {
+  auto collision = std::make_shared<CollisionModel>(loadModel("planar-arm"), loadScene("empty"));
+  RoadmapOptions options;
+  options.vertices = 4;
+  options.build_time_limit_s = 5;
+  const std::string dir = test::scratchDir("bad_roadmaps");
+  std::vector<std::string> told;
+  RoadmapCacheOptions cache_options;
+  cache_options.directory = dir;
+  cache_options.on_file_problem = [&](const std::string& m) { told.push_back(m); };
+  const std::string path =
+      RoadmapCache(cache_options).pathFor(RestPoseRoadmap::fingerprint(*collision, options));
+  ASSERT_TRUE(RoadmapCache(cache_options).get(collision, options).built);
+  const std::string good = fileText(path);
+  RoadmapOptions other_options = options;
+  other_options.vertices = 5;
+  const std::string path_other =
+      RoadmapCache(cache_options).pathFor(RestPoseRoadmap::fingerprint(*collision, other_options));
+  RoadmapCache(cache_options).get(collision, other_options);
+
+  std::string flipped = good;
+  for (std::size_t i = 40; i < flipped.size(); i += 97) flipped[i] ^= 0x5a;
+  std::string negative = good;
+  const std::size_t edges = negative.find("edges ");
+  ASSERT_NE(edges, std::string::npos);
+  const std::size_t first_edge = negative.find('\n', edges) + 1;
+  const std::size_t third_field = negative.find(' ', negative.find(' ', first_edge) + 1) + 1;
+  negative.insert(third_field, "-");
+  const std::pair<const char*, std::function<void()>> damages[] = {
+      {"truncated", [&] { std::ofstream(path) << good.substr(0, good.size() / 2); }},
+      {"bytes flipped", [&] { std::ofstream(path) << flipped; }},
+      {"another roadmap's", [&] { std::ofstream(path) << fileText(path_other); }},
+      {"a negative weight", [&] { std::ofstream(path) << negative; }},
+      {"a directory", [&] {
+         std::filesystem::remove(path);
+         std::filesystem::create_directories(path + "/inside");
+       }},
+  };
+  for (const auto& [what, damage] : damages) {
+    SCOPED_TRACE(what);
+    damage();
+    told.clear();
+    RoadmapCache cache(cache_options);
+    RoadmapCache::Lookup found;
+    ASSERT_NO_THROW(found = cache.get(collision, options));
+    EXPECT_TRUE(found.built);
+    ASSERT_EQ(told.size(), 1u);
+    EXPECT_NE(told[0].find("set aside as " + path + ".bad-"), std::string::npos) << told[0];
+    EXPECT_NO_THROW(RestPoseRoadmap::load(path, collision, options));  // replaced by a good one
+  }
+  int set_aside = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(dir))
+    set_aside += entry.path().string().find(".bad-") != std::string::npos;
+  EXPECT_EQ(set_aside, 5);
+
+  // A folder that cannot be written: the roadmap is served from memory, the failure told.
+  RoadmapCacheOptions unwritable = cache_options;
+  unwritable.directory = dir + "/no/such/folder";
+  told.clear();
+  EXPECT_TRUE(RoadmapCache(unwritable).get(collision, options).built);
+  ASSERT_EQ(told.size(), 1u);
+  EXPECT_NE(told[0].find("roadmap not saved (kept in memory)"), std::string::npos) << told[0];
+
+  RoadmapOptions nan_step = options;
+  nan_step.step_s = std::nan("");
+  try {
+    RoadmapCache(cache_options).get(collision, nan_step);
+    FAIL();
+  } catch (const FieldError& e) {
+    EXPECT_EQ(e.field(), "options.roadmap.step_s");
   }
 }

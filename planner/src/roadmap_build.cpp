@@ -6,6 +6,7 @@
 #include "edge_simulator.hpp"
 #include "goal_vertex.hpp"
 #include "marionette/common/clock.hpp"
+#include "marionette/common/text.hpp"
 #include "marionette/models/field_error.hpp"
 #include "roadmap_graph.hpp"
 
@@ -43,8 +44,7 @@ std::shared_ptr<RestPoseRoadmap> RestPoseRoadmap::build(
     CollisionModelPtr collision, const RoadmapOptions& options,
     const std::function<void(int, double)>& progress, const CancelFn& cancelled) {
   const auto t0 = std::chrono::steady_clock::now();
-  if (options.vertices < 2) throw FieldError("options.roadmap.vertices", "must be >= 2");
-  if (options.neighbours < 1) throw FieldError("options.roadmap.neighbours", "must be >= 1");
+  options.check();
   std::shared_ptr<RestPoseRoadmap> rm(new RestPoseRoadmap(collision, options));
   const ModelPtr model_ptr = collision->modelPtr();
   const Model& model = *model_ptr;
@@ -53,7 +53,9 @@ std::shared_ptr<RestPoseRoadmap> RestPoseRoadmap::build(
   // The default inputs' rest pose first: the home pose, where most plans start.
   auto home = restVertex(model_ptr, checker, model.defaultInputs(), nullptr);
   if (!home)
-    throw std::runtime_error("roadmap: the rest pose of the default inputs is in collision");
+    throw FieldError("options.planner",
+                     "prm cannot build its roadmap here: the rest pose of the default inputs is "
+                     "in collision (use a tree planner)");
   rm->vertices_.push_back(*home);
   EdgeSimulator sim(collision, options);
   struct CheckedEdge {
@@ -104,8 +106,10 @@ std::shared_ptr<RestPoseRoadmap> RestPoseRoadmap::build(
     }
   }
   if (rm->vertices_.size() < 2)
-    throw std::runtime_error("roadmap: fewer than two collision-free rest poses found in " +
-                             std::to_string(secondsSince(t0)) + " s");
+    throw FieldError("options.planner",
+                     "prm cannot build its roadmap here: fewer than two collision-free rest "
+                     "poses found in " + formatNumber(secondsSince(t0), 3) +
+                         " s (use a tree planner)");
   BGraph& g = rm->graph_->g;
   g = BGraph(rm->vertices_.size());
   for (const CheckedEdge& e : checked) boost::add_edge(e.from, e.to, e.props, g);

@@ -1,7 +1,9 @@
 #include "marionette/planner/roadmap_cache.hpp"
 
+#include <atomic>
 #include <chrono>
-#include <fstream>
+#include <ctime>
+#include <filesystem>
 
 namespace marionette {
 
@@ -64,18 +66,19 @@ RoadmapCache::Lookup RoadmapCache::get(const CollisionModelPtr& collision,
   bool built = false;
   try {
     const std::string path = pathFor(key);
-    if (!path.empty() && std::ifstream(path).good()) {
+    std::error_code ec;
+    if (!path.empty() && std::filesystem::exists(path, ec)) {
       try {
         roadmap = RestPoseRoadmap::load(path, collision, options);
-      } catch (const RoadmapFileError&) {
+      } catch (const RoadmapFileError& e) {
         if (!options_.file.empty()) throw;  // a file the caller named must fit
-        // A folder's file that does not fit (corrupt, partial): rebuilt below, then replaced.
+        setAside(path, e.what());           // rebuilt below, and saved in its place
       }
     }
     if (!roadmap) {
       roadmap = RestPoseRoadmap::build(collision, options, progress, cancelled);
       built = true;
-      if (!path.empty()) roadmap->save(path);
+      save(*roadmap, path);
     }
   } catch (...) {
     {
@@ -97,8 +100,32 @@ RoadmapCache::Lookup RoadmapCache::get(const CollisionModelPtr& collision,
 }
 
 void RoadmapCache::remember(const RestPoseRoadmap& roadmap) {
-  const std::string path = pathFor(roadmap.fingerprintId());
-  if (!path.empty()) roadmap.save(path);
+  save(roadmap, pathFor(roadmap.fingerprintId()));
+}
+
+void RoadmapCache::save(const RestPoseRoadmap& roadmap, const std::string& path) const {
+  if (path.empty()) return;
+  if (!options_.file.empty()) return roadmap.save(path);  // the caller's file: its errors too
+  try {
+    roadmap.save(path);
+  } catch (const std::exception& e) {
+    tell(std::string("roadmap not saved (kept in memory): ") + e.what());
+  }
+}
+
+void RoadmapCache::setAside(const std::string& path, const std::string& why) const {
+  static std::atomic<unsigned> count{0};
+  const std::string aside =
+      path + ".bad-" + std::to_string(std::time(nullptr)) + "-" + std::to_string(++count);
+  std::error_code ec;
+  std::filesystem::rename(path, aside, ec);
+  tell("roadmap file does not fit (" + why + "): " +
+       (ec ? "could not set it aside (" + ec.message() + ")" : "set aside as " + aside) +
+       "; rebuilding");
+}
+
+void RoadmapCache::tell(const std::string& message) const {
+  if (options_.on_file_problem) options_.on_file_problem(message);
 }
 
 }  // namespace marionette

@@ -1,5 +1,6 @@
 // Roadmap files: a text format, written atomically, refused when its fingerprint is not the
 // caller's (another model, scene or options).
+#include <cmath>
 #include <fstream>
 #include <iomanip>
 #include <sstream>
@@ -38,6 +39,7 @@ void RestPoseRoadmap::save(const std::string& path) const {
 std::shared_ptr<RestPoseRoadmap> RestPoseRoadmap::load(const std::string& path,
                                                        CollisionModelPtr collision,
                                                        const RoadmapOptions& options) {
+  options.check();
   std::ifstream is(path);
   if (!is) throw RoadmapFileError(path + ": cannot open");
   int line_no = 0;
@@ -74,7 +76,8 @@ std::shared_ptr<RestPoseRoadmap> RestPoseRoadmap::load(const std::string& path,
   const RoadmapOptions& opt = options;
   {
     auto ls = next();
-    if (!(ls >> word >> rm->build_time_s_) || word != "build_time_s")
+    if (!(ls >> word >> rm->build_time_s_) || word != "build_time_s" ||
+        !std::isfinite(rm->build_time_s_))
       throw fail("expected 'build_time_s SECONDS'");
   }
   const Model& m = collision->model();
@@ -82,6 +85,8 @@ std::shared_ptr<RestPoseRoadmap> RestPoseRoadmap::load(const std::string& path,
   int nk = 0, nd = 0;
   if (!(next() >> word >> nv >> nk >> nd) || word != "vertices")
     throw fail("expected 'vertices N NK ND'");
+  if (nv > kMaxRoadmapVertices)
+    throw fail("more than " + std::to_string(kMaxRoadmapVertices) + " vertices");
   if (nk != m.nk() || nd != m.nd()) throw fail("vertex sizes do not match the model");
   for (std::size_t i = 0; i < nv; ++i) {
     auto ls = next();
@@ -106,6 +111,9 @@ std::shared_ptr<RestPoseRoadmap> RestPoseRoadmap::load(const std::string& path,
         state > 2)
       throw fail("edge: expected FROM TO MOVE_S SETTLE_S STATE(0-2) with vertex indices < " +
                  std::to_string(nv));
+    if (!(std::isfinite(p.move_s) && p.move_s >= 0.0 && std::isfinite(p.settle_s) &&
+          p.settle_s >= 0.0))
+      throw fail("edge: MOVE_S and SETTLE_S must be finite and >= 0");
     p.state = static_cast<EdgeState>(state);
     p.cost = roadmap::edgeCost(p, opt);
     boost::add_edge(a, b, p, g);

@@ -4,6 +4,8 @@
 #include <iomanip>
 #include <sstream>
 
+#include "marionette/models/field_error.hpp"
+
 #include "marionette/planner/roadmap.hpp"
 
 namespace marionette {
@@ -114,6 +116,24 @@ std::string RoadmapOptions::describe() const {
      << " slowdown=" << slowdown << " settle_max_s=" << settle_max_s
      << " settle_tolerance=" << settle_tolerance << " settle_energy_J=" << settle_energy_J;
   return os.str();
+}
+
+void RoadmapOptions::check() const {
+  const auto require = [](bool ok, const char* member, const std::string& problem) {
+    if (!ok) throw FieldError(std::string("options.roadmap.") + member, problem);
+  };
+  require(vertices >= 2 && static_cast<std::size_t>(vertices) <= kMaxRoadmapVertices, "vertices",
+          "must be within [2, " + std::to_string(kMaxRoadmapVertices) + "]");
+  require(neighbours >= 1 && neighbours <= 1000, "neighbours", "must be within [1, 1000]");
+  require(build_time_limit_s > 0 && build_time_limit_s <= 1e6, "build_time_limit_s",
+          "must be within (0, 1e6] s");
+  require(step_s >= 1e-4 && step_s <= 0.1, "step_s", "must be within [1e-4, 0.1] s");
+  require(slowdown >= 1 && slowdown <= 100, "slowdown", "must be within [1, 100]");
+  require(settle_max_s >= 0 && settle_max_s <= 600, "settle_max_s", "must be within [0, 600] s");
+  require(settle_tolerance > 0 && settle_tolerance <= 10, "settle_tolerance",
+          "must be within (0, 10] m");
+  require(settle_energy_J > 0 && settle_energy_J <= 1e3, "settle_energy_J",
+          "must be within (0, 1000] J");
 }
 
 std::string RestPoseRoadmap::fingerprint(const CollisionModel& collision,

@@ -21,9 +21,11 @@ std::string sceneLabel(const v1::SceneRef& ref) {
                                                              : ref.name();
 }
 
-RoadmapCacheOptions roadmapCacheOptions(const ServerOptions& options) {
+RoadmapCacheOptions roadmapCacheOptions(const ServerOptions& options, LogSink& log) {
   RoadmapCacheOptions o;
   o.directory = options.roadmap_dir;
+  // A bad file in the folder is worked around (set aside, rebuilt); the operator reads why here.
+  o.on_file_problem = [&log](const std::string& message) { log.event("roadmap", message); };
   return o;
 }
 
@@ -33,7 +35,7 @@ PlannerService::PlannerService(const ServerOptions& options)
     : options_(options),
       log_(options.log ? *options.log : std::cerr),
       admission_(options.workers, options.max_queue),
-      roadmaps_(roadmapCacheOptions(options)) {}
+      roadmaps_(roadmapCacheOptions(options, log_)) {}
 
 void PlannerService::beginShutdown(SteadyClock::time_point deadline) {
   std::lock_guard<std::mutex> lock(shutdown_mutex_);

@@ -41,7 +41,11 @@ struct RoadmapOptions {
   double settle_tolerance = 0.06;    // m: every named point this near its rest position = settled
   double settle_energy_J = 2e-4;     // and puppet kinetic energy below this (J)
   std::string describe() const;      // "vertices=120 neighbours=10 ...": every option, exactly
+  // FieldError("options.roadmap.<member>", ...) for a value out of its range (a NaN step made a
+  // 5 s request run for 19 s to 6 GB); build and load check first.
+  void check() const;
 };
+constexpr std::size_t kMaxRoadmapVertices = 100000;
 
 class RestPoseRoadmap {
  public:
@@ -57,8 +61,9 @@ class RestPoseRoadmap {
     EdgeState state = EdgeState::Unknown;
   };
 
-  // The learning phase.  Throws PlanCancelled if cancelled, std::runtime_error if fewer than two
-  // collision-free rest poses are found.
+  // The learning phase.  Throws PlanCancelled if cancelled, FieldError("options.planner", ...)
+  // when the model and scene leave no roadmap to build (the home pose in collision, fewer than
+  // two collision-free rest poses found).
   static std::shared_ptr<RestPoseRoadmap> build(
       CollisionModelPtr collision, const RoadmapOptions& options,
       const std::function<void(int vertices, double elapsed_s)>& progress = {},

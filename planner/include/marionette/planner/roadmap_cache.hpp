@@ -29,6 +29,11 @@ struct RoadmapCacheOptions {
   // Or one file (the CLI's --roadmap): loaded if it exists -- and then it must fit, else an
   // error names it -- and written after every build and query.  "" = none.
   std::string file;
+  // Told what went wrong with a folder's file, which the cache then works around: a file that
+  // does not fit (corrupt, truncated, another model's, a directory in its place) is renamed
+  // "<name>.bad-<time>" and the roadmap rebuilt; a roadmap that cannot be saved is kept in
+  // memory.  Neither fails a request.  Default: nothing is told.
+  std::function<void(const std::string& message)> on_file_problem;
 };
 
 class RoadmapCache {
@@ -43,12 +48,13 @@ class RoadmapCache {
   };
   // The roadmap for (collision, options).  Throws PlanCancelled (cancelled while building or
   // waiting), RoadmapFileError (options.file does not fit), what build throws.  A file in the
-  // folder that does not fit or cannot be read is rebuilt and replaced.
+  // folder that does not fit or cannot be read is set aside and rebuilt (on_file_problem).
   Lookup get(const CollisionModelPtr& collision, const RoadmapOptions& options,
              const std::function<void(int vertices, double elapsed_s)>& progress = {},
              const CancelFn& cancelled = {});
   // Saves the roadmap (with the edge verdicts its queries found) where it came from on disk;
-  // nothing without a folder or file.
+  // nothing without a folder or file.  A folder's file that cannot be written is told to
+  // on_file_problem; options.file's throws FileError.
   void remember(const RestPoseRoadmap& roadmap);
 
   // The file a roadmap of this fingerprint lives in ("" without a folder or file).
@@ -62,6 +68,10 @@ class RoadmapCache {
     unsigned long last_use = 0;
   };
   void evictLocked();
+  // A folder's file: saved, or the failure told; renamed out of the way, and told.
+  void save(const RestPoseRoadmap& roadmap, const std::string& path) const;
+  void setAside(const std::string& path, const std::string& why) const;
+  void tell(const std::string& message) const;
 
   RoadmapCacheOptions options_;
   mutable std::mutex mutex_;
