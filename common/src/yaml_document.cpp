@@ -1,5 +1,9 @@
 #include "marionette/common/yaml_document.hpp"
 
+#include <yaml-cpp/eventhandler.h>
+#include <yaml-cpp/parser.h>
+
+#include <sstream>
 #include <unordered_set>
 #include <vector>
 
@@ -35,6 +39,25 @@ void checkNode(const YAML::Node& node, const std::string& field, std::size_t& bu
   }
 }
 
+// Notes where documents start, and nothing else.
+struct DocumentStarts : YAML::EventHandler {
+  int documents = 0, second_line = 0;
+  void OnDocumentStart(const YAML::Mark& mark) override {
+    if (++documents == 2) second_line = lineOfMark(mark);
+  }
+  void OnDocumentEnd() override {}
+  void OnNull(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnAlias(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnScalar(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                const std::string&) override {}
+  void OnSequenceStart(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                       YAML::EmitterStyle::value) override {}
+  void OnSequenceEnd() override {}
+  void OnMapStart(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                  YAML::EmitterStyle::value) override {}
+  void OnMapEnd() override {}
+};
+
 }  // namespace
 
 YAML::Node loadYamlDocument(const std::string& text, std::size_t max_bytes) {
@@ -44,19 +67,26 @@ YAML::Node loadYamlDocument(const std::string& text, std::size_t max_bytes) {
         std::to_string(text.size()) + " bytes; at most " + std::to_string(max_bytes) + " are read");
   // A UTF-8 byte-order mark, as some editors write, is not part of the document.
   const bool bom = text.compare(0, 3, "\xEF\xBB\xBF") == 0;
-  std::vector<YAML::Node> documents;
+  const std::string body = bom ? text.substr(3) : text;
+  YAML::Node root;
   try {
-    documents = YAML::LoadAll(bom ? text.substr(3) : text);
+    root = YAML::Load(body);
+    // Whether a second document follows, from the parser's events alone.  (YAML::LoadAll never
+    // returns for a stray ',' where a document starts: yaml-cpp 0.7 hands out empty documents
+    // without consuming it.  Two documents are all this needs to see.)
+    std::istringstream in(body);
+    YAML::Parser parser(in);
+    DocumentStarts starts;
+    if (parser.HandleNextDocument(starts) && parser.HandleNextDocument(starts))
+      throw YamlDocumentError(starts.second_line, "",
+                              "a second YAML document, or text after the first that is not "
+                              "YAML (a file holds one document)");
   } catch (const YAML::Exception& e) {
     throw YamlDocumentError(lineOfMark(e.mark), "", "YAML syntax error: " + e.msg);
   }
-  if (documents.size() > 1)
-    throw YamlDocumentError(lineOfMark(documents[1].Mark()), "",
-                            "a second YAML document (a file holds one; remove the '---')");
-  if (documents.empty()) return YAML::Node();
   std::size_t budget = 4 * max_bytes;
-  checkNode(documents[0], "", budget);
-  return documents[0];
+  checkNode(root, "", budget);
+  return root;
 }
 
 }  // namespace marionette

@@ -42,6 +42,13 @@ std::shared_ptr<RestPoseRoadmap> RestPoseRoadmap::load(const std::string& path,
   options.check();
   std::ifstream is(path);
   if (!is) throw RoadmapFileError(path + ": cannot open");
+  return read(is, path, std::move(collision), options);
+}
+
+std::shared_ptr<RestPoseRoadmap> RestPoseRoadmap::read(std::istream& is, const std::string& path,
+                                                       CollisionModelPtr collision,
+                                                       const RoadmapOptions& options) {
+  options.check();
   int line_no = 0;
   std::string line;
   auto fail = [&](const std::string& what) {

@@ -4,6 +4,7 @@
 
 #include "marionette/models/model_io.hpp"
 #include "marionette/service/wire.hpp"
+#include "request_checks.hpp"
 
 namespace marionette::service {
 namespace {
@@ -62,8 +63,8 @@ Status PlannerService::DescribeModel(ServerContext* ctx, const v1::DescribeModel
   rl.set("model", modelLabel(req->model()));
   if (Status s = authorize(ctx->client_metadata(), options_.token); !s.ok()) return rl.finish(s);
   // An inline model costs what its YAML holds: DescribeModel takes a worker like the others.
-  return rl.finish(withWorker(ctx, rl, *req, [&] {
-    *out = wire::describeModel(*resolver_.model(req->model(), "model"));
+  return rl.finish(withWorker(ctx, rl, [&] {
+    *out = wire::describeModel(*checkDescribeModel(resolver_, *req));
     return Status::OK;
   }));
 }
@@ -85,14 +86,14 @@ Status PlannerService::Simulate(ServerContext* ctx, const v1::SimulateRequest* r
   rl.set("model", modelLabel(req->model()));
   rl.set("scene", sceneLabel(req->scene()));
   if (Status s = authorize(ctx->client_metadata(), options_.token); !s.ok()) return rl.finish(s);
-  return rl.finish(withWorker(ctx, rl, *req, [&] { return simulate(ctx, *req, out); }));
+  return rl.finish(withWorker(ctx, rl, [&] { return simulate(ctx, *req, out); }));
 }
 
 Status PlannerService::Plan(ServerContext* ctx, const v1::PlanRequest* req, v1::PlanResponse* out) {
   RequestLog rl(log_, "Plan", ctx);
   describePlanRequest(*req, rl);
   if (Status s = authorize(ctx->client_metadata(), options_.token); !s.ok()) return rl.finish(s);
-  return rl.finish(withWorker(ctx, rl, *req, [&] { return plan(ctx, *req, out, {}, rl); }));
+  return rl.finish(withWorker(ctx, rl, [&] { return plan(ctx, *req, out, {}, rl); }));
 }
 
 Status PlannerService::PlanStream(ServerContext* ctx, const v1::PlanRequest* req,
@@ -100,7 +101,7 @@ Status PlannerService::PlanStream(ServerContext* ctx, const v1::PlanRequest* req
   RequestLog rl(log_, "PlanStream", ctx);
   describePlanRequest(*req, rl);
   if (Status s = authorize(ctx->client_metadata(), options_.token); !s.ok()) return rl.finish(s);
-  return rl.finish(withWorker(ctx, rl, *req, [&] {
+  return rl.finish(withWorker(ctx, rl, [&] {
     auto last = SteadyClock::now() - std::chrono::seconds(1);
     const ProgressFn progress = [&](const PlanProgress& p) {
       // At most 10 events a second (the planner reports more often).
@@ -121,10 +122,7 @@ Status PlannerService::PlanStream(ServerContext* ctx, const v1::PlanRequest* req
 
 Status PlannerService::plan(ServerContext* ctx, const v1::PlanRequest& req, v1::PlanResponse* out,
                             const ProgressFn& progress, RequestLog& rl) {
-  const ModelPtr model = resolver_.model(req.model(), "model");
-  const CollisionModelPtr collision = resolver_.collision(model, req.model(), req.scene(), "scene");
-  PlanRequest request =
-      wire::planRequestFromProto(req, model, collision, options_.max_time_limit_s);
+  PlanRequest request = checkPlan(resolver_, req, options_.max_time_limit_s);
   request.roadmaps = &roadmaps_;
   // Planners poll this every iteration; asking gRPC (a completion-queue pluck) that often cost
   // ~1 ms per short plan.  Once a millisecond is enough to stop within 100 ms.
@@ -143,12 +141,11 @@ Status PlannerService::plan(ServerContext* ctx, const v1::PlanRequest& req, v1::
 
 Status PlannerService::simulate(ServerContext* ctx, const v1::SimulateRequest& req,
                                 v1::SimulateResponse* out) {
-  const ModelPtr model = resolver_.model(req.model(), "model");
-  const wire::SimulationCall call = wire::simulationCallFromProto(req, *model);
+  const CheckedSimulation checked = checkSimulate(resolver_, req);
+  const ModelPtr& model = checked.model;
+  const wire::SimulationCall& call = checked.call;
   std::unique_ptr<CollisionChecker> checker;
-  if (call.with_scene)
-    checker = std::make_unique<CollisionChecker>(
-        resolver_.collision(model, req.model(), req.scene(), "scene"));
+  if (checked.collision) checker = std::make_unique<CollisionChecker>(checked.collision);
   bool stopped = false;
   const CheckedSimulationReport report =
       simulateChecked(model, call.inputs, call.options, checker.get(), call.check,
@@ -219,16 +216,7 @@ Status PlannerService::stoppedStatus(ServerContext* ctx) {
 }
 
 Status PlannerService::withWorker(ServerContext* ctx, RequestLog& rl,
-                                  const google::protobuf::Message& request,
                                   const std::function<Status()>& fn) {
-  // Sizes first: nothing is built, and no worker taken, for a request beyond them.
-  if (Status s = guarded(ctx, rl,
-                         [&] {
-                           wire::checkRequestSizes(request);
-                           return Status::OK;
-                         });
-      !s.ok())
-    return s;
   {
     std::lock_guard<std::mutex> lock(shutdown_mutex_);
     if (shutting_down_) return Status(StatusCode::UNAVAILABLE, "the server is shutting down");

@@ -48,10 +48,9 @@ class PlannerService final : public v1::Planner::Service {
   // unexpected exception's text goes to the log, not to the client.
   grpc::Status guarded(grpc::ServerContext* ctx, RequestLog& log,
                        const std::function<grpc::Status()>& fn);
-  // The request's sizes checked (wire::checkRequestSizes), then fn on a worker
-  // (RESOURCE_EXHAUSTED when workers and queue are full).
+  // fn on a worker (RESOURCE_EXHAUSTED when workers and queue are full); fn checks its request
+  // first (request_checks.hpp).
   grpc::Status withWorker(grpc::ServerContext* ctx, RequestLog& log,
-                          const google::protobuf::Message& request,
                           const std::function<grpc::Status()>& fn);
   bool shuttingDownNow();
   // The client cancelled, its deadline passed, or the server's shutdown grace is over.

@@ -1,6 +1,7 @@
 #include "marionette/service/server.hpp"
 
 #include <grpcpp/ext/proto_server_reflection_plugin.h>
+#include <google/protobuf/stubs/logging.h>
 #include <grpcpp/grpcpp.h>
 #include <grpcpp/health_check_service_interface.h>
 #include <grpcpp/resource_quota.h>
@@ -8,6 +9,7 @@
 #include <malloc.h>
 #endif
 
+#include <atomic>
 #include <cmath>
 #include <condition_variable>
 #include <cstdint>
@@ -22,6 +24,21 @@
 namespace marionette::service {
 
 using Clock = SteadyClock;
+
+namespace {
+// libprotobuf writes its complaints (a string field that is not UTF-8, ...) as plain text on
+// stderr, in the middle of the JSON-lines log: they become log events of the server that
+// started last.
+std::atomic<LogSink*> library_log{nullptr};
+void routeLibraryLogs(LogSink& sink) {
+  library_log = &sink;
+  google::protobuf::SetLogHandler([](google::protobuf::LogLevel, const char* file, int line,
+                                     const std::string& message) {
+    if (LogSink* log = library_log.load())
+      log->event("protobuf", std::string(file) + ":" + std::to_string(line) + ": " + message);
+  });
+}
+}  // namespace
 
 void releaseFreedMemory() {
 #ifdef __GLIBC__
@@ -85,6 +102,10 @@ PlannerServer::PlannerServer(ServerOptions options) : impl_(std::make_unique<Imp
 
 PlannerServer::~PlannerServer() {
   shutdown();
+  if (impl_->service) {  // its log is going: protobuf's complaints go nowhere again
+    LogSink* mine = &impl_->service->log();
+    library_log.compare_exchange_strong(mine, nullptr);
+  }
 }
 
 const ServerOptions& PlannerServer::options() const {
@@ -111,6 +132,7 @@ void PlannerServer::start() {
     creds = grpc::SslServerCredentials(ssl);
   }
   impl_->service = std::make_unique<PlannerService>(impl_->options);
+  routeLibraryLogs(impl_->service->log());
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
   grpc::ServerBuilder builder;

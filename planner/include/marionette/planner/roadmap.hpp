@@ -17,6 +17,7 @@
 
 #include <Eigen/Core>
 #include <functional>
+#include <istream>
 #include <memory>
 #include <mutex>
 #include <stdexcept>
@@ -71,6 +72,10 @@ class RestPoseRoadmap {
   // Throws RoadmapFileError naming the file and line when it cannot be read, or when it was
   // built for another model, scene or options (their fingerprints differ).
   static std::shared_ptr<RestPoseRoadmap> load(const std::string& path, CollisionModelPtr collision,
+                                               const RoadmapOptions& options);
+  // The same from a stream; `source` names it in errors.
+  static std::shared_ptr<RestPoseRoadmap> read(std::istream& in, const std::string& source,
+                                               CollisionModelPtr collision,
                                                const RoadmapOptions& options);
   void save(const std::string& path) const;  // atomically (temp file, then rename)
 

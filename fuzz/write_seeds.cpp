@@ -1,0 +1,136 @@
+// Writes the generated part of the fuzz targets' seed corpus into DIR/<target>/: a plan file, a
+// roadmap file, a rig file, protocol lines, and requests of every RPC (built-in and inline
+// models and scenes).  The built-in model, scene and CSV files are copied by scripts/fuzz.sh.
+//   write_seeds DIR MODELS_DIR SCENES_DIR
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+
+#include "marionette/executor/protocol.hpp"
+#include "marionette/models/model_io.hpp"
+#include "marionette/plan/plan_file.hpp"
+#include "marionette/planner/planner.hpp"
+#include "marionette/planner/roadmap.hpp"
+#include "marionette/v1/planner.pb.h"
+
+namespace fs = std::filesystem;
+using namespace marionette;
+
+namespace {
+
+std::string dir;
+
+void write(const std::string& target, const std::string& name, const std::string& bytes) {
+  fs::create_directories(dir + "/" + target);
+  std::ofstream(dir + "/" + target + "/" + name, std::ios::binary) << bytes;
+}
+
+std::string fileText(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream os;
+  os << in.rdbuf();
+  return os.str();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc != 4) {
+    std::cerr << "usage: write_seeds DIR MODELS_DIR SCENES_DIR\n";
+    return 2;
+  }
+  dir = argv[1];
+  const std::string models_dir = argv[2], scenes_dir = argv[3];
+
+  // A plan, and the roadmap its planner's folder would hold.
+  const ModelPtr arm = loadModel("planar-arm");
+  PlanRequest request;
+  request.model = arm;
+  request.goal = GoalSpec::parse("q:theta1=0.3;tol=0.1");
+  request.options.planner = "rrt";
+  request.options.time_limit_s = 10;
+  request.options.rate_hz = 4;  // a short file: the target's executions stay fast
+  std::ostringstream plan;
+  writePlanJson(planMotion(request), plan);
+  write("plan_json", "planar-arm.json", plan.str());
+  RoadmapOptions roadmap_options;
+  roadmap_options.vertices = 4;
+  const auto collision = std::make_shared<CollisionModel>(arm, loadScene("empty"));
+  std::ostringstream roadmap;
+  const std::string roadmap_path = dir + "/planar-arm.roadmap.tmp";
+  RestPoseRoadmap::build(collision, roadmap_options)->save(roadmap_path);
+  write("roadmap_file", "planar-arm.roadmap", fileText(roadmap_path));
+  fs::remove(roadmap_path);
+
+  // A rig file for PuppetCopter, and the protocol's frames.
+  const ModelPtr copter = loadModel("puppetcopter");
+  std::ostringstream rig;
+  rig << "rig: bench\nchannels:\n";
+  for (int k = 0; k < copter->nk(); ++k)
+    rig << "  " << copter->kinematic[k].name << ": {channel: " << k
+        << ", scale: 2.5, offset: 0.1, unit: rad}\n";
+  write("rig_file", "puppetcopter.yaml", rig.str());
+  const auto identity = executor::RigConfig::identity(*arm);
+  write("rig_protocol", "ack", executor::encodeFrame("ACK", 7));
+  write("rig_protocol", "nak", executor::encodeFrame("NAK", 8, {"RANGE"}));
+  write("rig_protocol", "pos",
+        executor::encodeFrame("POS", 9, executor::encodeSetpoints(identity, arm->defaultInputs())));
+
+  // Requests: built-in and inline models and scenes, every goal kind, inputs and a start.
+  const std::string inline_model = fileText(models_dir + "/suspended-mass.yaml");
+  const std::string inline_scene = fileText(scenes_dir + "/living-room.yaml");
+  v1::DescribeModelRequest describe;
+  describe.mutable_model()->set_name("puppetcopter");
+  write("rpc_describe_model", "builtin", describe.SerializeAsString());
+  describe.mutable_model()->set_yaml(inline_model);
+  write("rpc_describe_model", "inline", describe.SerializeAsString());
+
+  v1::SimulateRequest simulate;
+  simulate.mutable_model()->set_name("planar-arm");
+  simulate.mutable_scene()->set_name("table");
+  simulate.set_dt_s(0.01);
+  simulate.set_duration_s(2);
+  simulate.set_stop_on_collision(true);
+  v1::InputSequence* inputs = simulate.mutable_inputs();
+  inputs->add_variables("x");
+  inputs->set_rate_hz(2);
+  for (double x : {0.3, 0.35, 0.4}) inputs->add_values(x);
+  write("rpc_simulate", "builtin", simulate.SerializeAsString());
+  simulate.Clear();
+  simulate.mutable_model()->set_yaml(inline_model);
+  simulate.mutable_scene()->set_yaml(inline_scene);
+  (*simulate.mutable_start()->mutable_position_values())["xm"] = 0.01;
+  (*simulate.mutable_start()->mutable_input_values())["r"] = 0.45;
+  write("rpc_simulate", "inline", simulate.SerializeAsString());
+
+  v1::PlanRequest plan_request;
+  plan_request.mutable_model()->set_name("puppetcopter");
+  plan_request.mutable_scene()->set_name("table");
+  plan_request.set_planner("kpiece");
+  (*plan_request.mutable_parameters())["border_fraction"] = "0.7";
+  plan_request.set_time_limit_s(5);
+  plan_request.set_output_rate_hz(50);
+  v1::PointTarget* target = plan_request.mutable_goal()->mutable_points()->add_targets();
+  target->set_point("hand_l");
+  target->mutable_position_m()->set_x(0.05);
+  target->mutable_position_m()->set_y(0.24);
+  target->mutable_position_m()->set_z(0.40);
+  plan_request.mutable_goal()->set_tolerance(0.04);
+  write("rpc_plan", "point", plan_request.SerializeAsString());
+  plan_request.Clear();
+  plan_request.mutable_model()->set_yaml(inline_model);
+  plan_request.mutable_scene()->set_yaml(fileText(scenes_dir + "/window.yaml"));
+  plan_request.set_planner("prm");
+  (*plan_request.mutable_goal()->mutable_rest_of()->mutable_inputs())["xr"] = 0.4;
+  plan_request.mutable_goal()->set_at_rest(true);
+  plan_request.mutable_start()->add_inputs(0.0);
+  plan_request.mutable_start()->add_inputs(0.5);
+  write("rpc_plan", "rest-of", plan_request.SerializeAsString());
+  plan_request.Clear();
+  plan_request.mutable_model()->set_name("planar-arm");
+  (*plan_request.mutable_goal()->mutable_joints()->mutable_values())["theta1"] = 0.3;
+  plan_request.set_planner("est");
+  (*plan_request.mutable_parameters())["range"] = "2";
+  write("rpc_plan", "joints", plan_request.SerializeAsString());
+  return 0;
+}

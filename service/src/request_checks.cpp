@@ -1,0 +1,31 @@
+#include "request_checks.hpp"
+
+namespace marionette::service {
+
+ModelPtr checkDescribeModel(Resolver& resolver, const v1::DescribeModelRequest& request) {
+  wire::checkRequestSizes(request);
+  return resolver.model(request.model(), "model");
+}
+
+CheckedSimulation checkSimulate(Resolver& resolver, const v1::SimulateRequest& request) {
+  wire::checkRequestSizes(request);
+  CheckedSimulation out;
+  out.model = resolver.model(request.model(), "model");
+  out.call = wire::simulationCallFromProto(request, *out.model);
+  if (out.call.with_scene)
+    out.collision = resolver.collision(out.model, request.model(), request.scene(), "scene");
+  return out;
+}
+
+PlanRequest checkPlan(Resolver& resolver, const v1::PlanRequest& request,
+                      double max_time_limit_s) {
+  wire::checkRequestSizes(request);
+  const ModelPtr model = resolver.model(request.model(), "model");
+  const CollisionModelPtr collision =
+      resolver.collision(model, request.model(), request.scene(), "scene");
+  PlanRequest out = wire::planRequestFromProto(request, model, collision, max_time_limit_s);
+  checkPlannerOptions(out.options);
+  return out;
+}
+
+}  // namespace marionette::service

@@ -1,0 +1,32 @@
+// Internal to the server: everything a handler checks of a request before the work, in one
+// function per RPC -- sizes (wire::checkRequestSizes), the model and scene (resolved, inline
+// YAML parsed and built), every field converted and checked.  The handlers call these, and so do
+// the fuzz targets (fuzz/), which thereby drive the very code a request meets.
+#pragma once
+
+#include <memory>
+
+#include "marionette/environments/collision.hpp"
+#include "marionette/planner/planner.hpp"
+#include "marionette/service/wire.hpp"
+#include "marionette/v1/planner.pb.h"
+#include "resolver.hpp"
+
+namespace marionette::service {
+
+// Each throws what the handlers turn into statuses: wire::RequestError, FieldError,
+// ModelError / SceneError (inline YAML), never anything else for a bad request.
+ModelPtr checkDescribeModel(Resolver& resolver, const v1::DescribeModelRequest& request);
+
+struct CheckedSimulation {
+  ModelPtr model;
+  wire::SimulationCall call;
+  CollisionModelPtr collision;  // null without a scene
+};
+CheckedSimulation checkSimulate(Resolver& resolver, const v1::SimulateRequest& request);
+
+// The plan request with its model and collision model; options checked (checkPlannerOptions).
+PlanRequest checkPlan(Resolver& resolver, const v1::PlanRequest& request,
+                      double max_time_limit_s);
+
+}  // namespace marionette::service
