@@ -42,6 +42,14 @@ void routeLibraryLogs(LogSink& sink) {
 
 void releaseFreedMemory() {
 #ifdef __GLIBC__
+  // glibc raises its trim and mmap thresholds as large blocks are freed (to 64 MB and 32 MB):
+  // after a few big requests each arena kept tens of MB that malloc_trim does not touch (the
+  // top of a thread's arena).  Fixed thresholds, set once, keep them giving memory back.
+  static std::once_flag fixed;
+  std::call_once(fixed, [] {
+    mallopt(M_MMAP_THRESHOLD, 1 << 20);
+    mallopt(M_TRIM_THRESHOLD, 1 << 20);
+  });
   malloc_trim(0);
 #endif
 }
@@ -131,6 +139,7 @@ void PlannerServer::start() {
         {read(o.tls_key_file, "tls_key_file"), read(o.tls_cert_file, "tls_cert_file")});
     creds = grpc::SslServerCredentials(ssl);
   }
+  releaseFreedMemory();  // fixes glibc's thresholds before the first call
   impl_->service = std::make_unique<PlannerService>(impl_->options);
   routeLibraryLogs(impl_->service->log());
   grpc::EnableDefaultHealthCheckService(true);

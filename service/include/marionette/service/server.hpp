@@ -34,7 +34,8 @@ struct ServerOptions {
 };
 
 // Hands memory the process has freed back to the system (glibc's malloc_trim; nothing
-// elsewhere).  The server calls it once a second.
+// elsewhere); the first call also fixes glibc's trim and mmap thresholds at 1 MiB, process-wide.
+// The server calls it as it starts and once a second.
 void releaseFreedMemory();
 
 // Whether a listen address is on the loopback interface (127.0.0.0/8, ::1, localhost).
