@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Installs the Debian 12 packages the project builds with, and the viewer's npm packages
+# Installs the Debian 12 packages the project builds with (clang and its sanitizer and libFuzzer
+# runtimes for the fuzz targets, scripts/fuzz.sh), and the viewer's npm packages
 # (three.js, esbuild, playwright-core, pinned in clients/viewer/web/package-lock.json) with
 # `npm ci`.  Idempotent: does nothing when everything is present.  Needs root, or sudo.
 set -euo pipefail
@@ -13,6 +14,7 @@ packages=(
   libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc
   python3 python3-grpcio python3-protobuf openssl
   nodejs chromium fonts-dejavu-core
+  clang libclang-rt-14-dev
 )
 # Debian's nodejs comes without npm; NodeSource's (on some machines) has it built in.
 command -v npm > /dev/null 2>&1 || packages+=(npm)

@@ -502,6 +502,30 @@ TEST(Service, AFullPoolRefusesTheExcessAtOnceAndFinishesTheRest) {
   EXPECT_EQ(exhausted, 2);  // the rest were refused
 }
 
+// DescribeModel of an inline model costs what its YAML holds: it takes a worker like a plan (8 at
+// once were all admitted before).  With the one worker busy and no queue, it is refused.
+TEST(Service, DescribeModelTakesAWorker) {
+  ServerOptions o;
+  o.workers = 1;
+  o.max_queue = 0;
+  Running s(o);
+  auto busy = std::async(std::launch::async, [&] {
+    grpc::ClientContext ctx;
+    v1::PlanResponse out;
+    return s.stub->Plan(&ctx, hopelessRequest(1.0), &out);
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  grpc::ClientContext ctx;
+  v1::DescribeModelRequest req;
+  req.mutable_model()->set_name("planar-arm");
+  v1::ModelDescription out;
+  EXPECT_EQ(s.stub->DescribeModel(&ctx, req, &out).error_code(),
+            grpc::StatusCode::RESOURCE_EXHAUSTED);
+  EXPECT_TRUE(busy.get().ok());
+  grpc::ClientContext again;
+  EXPECT_TRUE(s.stub->DescribeModel(&again, req, &out).ok());  // a free worker: answered
+}
+
 TEST(Service, OffLoopbackNeedsATokenOrTls) {
   ServerOptions open;
   open.listen = "0.0.0.0:0";
