@@ -343,6 +343,11 @@ class Plan(unittest.TestCase):
         for args, needle in [
             (["--planner", "astar"], "astar"),
             (["--param", "no_such=1"], "no_such"),
+            (["--param", "goal_bias=nan"], "goal_bias must be a number in [0, 1]"),
+            (["--param", "goal_bias=2"], "goal_bias must be a number in [0, 1]"),
+            (["--planner", "kpiece", "--param", "bad_score_factor=0"],
+             "bad_score_factor must be a number in (0, 1]"),
+            (["--start", "rest-of:x=0"], "--start: no rest pose at the start inputs"),
             (["--time-limit", "0"], "--time-limit: must be > 0"),
             (["--start", "q:nope=1"], "nope"),
             (["--goal", "q:theta1"], "NAME=VALUE"),

@@ -115,6 +115,12 @@ TEST(RigFile, MapsEveryVariableToAChannelWithScaleOffsetAndUnit) {
                   "{channel: 2, unit: m}\n")
                 .find("channels.y"),
             std::string::npos);
+  // Keys that are no names (a mapping as a key, found by fuzzing: yaml-cpp's conversion error
+  // escaped) and a second document are errors naming the line.
+  EXPECT_EQ(error("rig: a\n? {x: 1}\n: 2\nchannels: {}\n").rfind("rig.yaml:2: ", 0), 0u);
+  EXPECT_EQ(error("channels:\n  ? [x]\n  : {channel: 0}\n").rfind("rig.yaml:", 0), 0u);
+  EXPECT_NE(error("channels: {}\n---\nchannels: {}\n").find("a second YAML document"),
+            std::string::npos);
 }
 
 // ---- Validation before anything moves

@@ -125,13 +125,8 @@ InputSchedule InputSchedule::fromCsv(const Model& model, const std::string& csv_
 }
 
 InputSchedule InputSchedule::fromCsvFile(const Model& model, const std::string& path) {
-  std::string text;
-  try {
-    text = readTextFile(path, kMaxCsvBytes);
-  } catch (const FileError& e) {
-    throw std::invalid_argument(path + ": cannot read the inputs file (" + e.what() + ")");
-  }
-  return fromCsv(model, text, path);
+  return fromCsv(model, readInputFile<std::invalid_argument>(path, kMaxCsvBytes, "inputs file"),
+                 path);
 }
 
 std::vector<std::string> InputSchedule::speedWarnings(const Model& model) const {

@@ -161,13 +161,7 @@ Plan readPlanJson(const std::string& text, const std::string& source) {
 }
 
 Plan readPlanFile(const std::string& path) {
-  std::string text;
-  try {
-    text = readTextFile(path, kMaxPlanFileBytes);
-  } catch (const FileError& e) {
-    throw PlanFileError(path + ": cannot read the plan (" + e.what() + ")");
-  }
-  return readPlanJson(text, path);
+  return readPlanJson(readInputFile<PlanFileError>(path, kMaxPlanFileBytes, "plan"), path);
 }
 
 }  // namespace marionette

@@ -74,13 +74,8 @@ RigConfig RigConfig::identity(const Model& model) {
 }
 
 RigConfig RigConfig::load(const std::string& path, const Model& model) {
-  std::string text;
-  try {
-    text = readTextFile(path, kMaxDescriptionBytes);
-  } catch (const FileError& e) {
-    throw std::invalid_argument(path + ": cannot read the rig file (" + e.what() + ")");
-  }
-  return parse(text, path, model);
+  return parse(readInputFile<std::invalid_argument>(path, kMaxDescriptionBytes, "rig file"), path,
+               model);
 }
 
 namespace {
@@ -94,14 +89,25 @@ bool validUnit(const std::string& u) {
 
 }  // namespace
 
+namespace {
+RigConfig parseRig(const YAML::Node& root, const std::string& source, const Model& model);
+}  // namespace
+
 RigConfig RigConfig::parse(const std::string& text, const std::string& source, const Model& model) {
-  YAML::Node root;
   try {
-    root = loadYamlDocument(text);
+    return parseRig(loadYamlDocument(text), source, model);
   } catch (const YamlDocumentError& e) {
     throw std::invalid_argument(source + ":" + std::to_string(e.line()) + ": " +
                                 (e.field().empty() ? "" : e.field() + ": ") + e.what());
+  } catch (const YAML::Exception& e) {
+    // A key or value of the wrong kind (a list where a name belongs, ...), found by fuzzing.
+    throw std::invalid_argument(source + ":" + std::to_string(e.mark.line + 1) + ": " + e.msg);
   }
+}
+
+namespace {
+
+RigConfig parseRig(const YAML::Node& root, const std::string& source, const Model& model) {
   auto where = [&](const YAML::Node& n, const std::string& what) {
     return source + ":" + std::to_string(n.Mark().line + 1) + ": " + what;
   };
@@ -171,6 +177,8 @@ RigConfig RigConfig::parse(const std::string& text, const std::string& source, c
   }
   return rig;
 }
+
+}  // namespace
 
 std::vector<std::string> encodeSetpoints(const RigConfig& rig, const Eigen::VectorXd& values) {
   std::vector<std::string> fields;

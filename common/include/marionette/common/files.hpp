@@ -22,6 +22,16 @@ class FileError : public std::runtime_error {
 std::string readTextFile(const std::string& path,
                          std::size_t max_bytes = std::numeric_limits<std::size_t>::max());
 
+// The same for a front end's input file: Error(PATH + ": cannot read the <what> (<why>)").
+template <class Error>
+std::string readInputFile(const std::string& path, std::size_t max_bytes, const std::string& what) {
+  try {
+    return readTextFile(path, max_bytes);
+  } catch (const FileError& e) {
+    throw Error(path + ": cannot read the " + what + " (" + e.what() + ")");
+  }
+}
+
 // Its first line without trailing white space; FileError if that is empty.
 std::string readFirstLine(const std::string& path);
 
