@@ -113,6 +113,11 @@ TEST(PlanFile, ErrorsNameTheField) {
   const std::size_t row_end = bad.find("],", bad.find('[', states + 11));
   bad.erase(bad.find('[', states + 11), row_end + 2 - bad.find('[', states + 11));
   expectError(bad, "predicted.states");
+  // A seed beyond what a double holds exactly: an error, not an undefined cast (found by fuzzing).
+  bad = text;
+  const std::size_t seed = bad.find("\"seed\": ");
+  bad.replace(seed, bad.find(',', seed) - seed, "\"seed\": 1777777777777777777777777777");
+  expectError(bad, "seed");
 }
 
 // ---- Motions and the view document ---------------------------------------------------------

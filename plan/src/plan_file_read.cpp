@@ -82,7 +82,8 @@ struct Reader {
 };
 
 int sampleAt(double t_s, double rate_hz) {
-  return std::isfinite(t_s) ? static_cast<int>(std::lround(t_s * rate_hz)) : -1;
+  const double sample = t_s * rate_hz;
+  return std::abs(sample) < 1e9 ? static_cast<int>(std::lround(sample)) : -1;
 }
 
 }  // namespace
@@ -112,8 +113,12 @@ Plan readPlanJson(const std::string& text, const std::string& source) {
   plan.outcome = outcome == "exact"         ? PlanOutcome::Exact
                  : outcome == "approximate" ? PlanOutcome::Approximate
                                             : PlanOutcome::NotFound;
-  if (const double seed = r.number(root["seed"], "seed"); std::isfinite(seed) && seed >= 0)
+  if (const double seed = r.number(root["seed"], "seed"); std::isfinite(seed)) {
+    // A double converts exactly up to 2^53; beyond, the cast was undefined (found by fuzzing).
+    if (!(seed >= 0 && seed <= 9007199254740992.0 && seed == std::floor(seed)))
+      r.fail("seed", "must be a whole number in [0, 2^53]");
     plan.seed = static_cast<unsigned long>(seed);
+  }
   plan.collision_free = root["collision_free"] && root["collision_free"].IsScalar() &&
                         root["collision_free"].as<std::string>() == "true";
   plan.collision_pair = r.text(root["collision_pair"], "collision_pair");
