@@ -233,6 +233,11 @@ TEST(ModelFiles, DuplicateKeysAndExtraDocumentsAreRefusedAByteOrderMarkIsNot) {
     laughs += "a" + std::to_string(i) + ": &a" + std::to_string(i) + " [*a" +
               std::to_string(i - 1) + ", *a" + std::to_string(i - 1) + ", *a" +
               std::to_string(i - 1) + ", *a" + std::to_string(i - 1) + "]\n";
+  // An alias inside its own anchor made the walk recurse until the stack overflowed.
+  for (const char* cycle : {"a: &a [*a]\n", "a: &a {b: *a}\n"}) {
+    const ModelError e = loadError(cycle);
+    EXPECT_NE(e.message().find("refers to itself"), std::string::npos) << e.what();
+  }
   const ModelError bomb = loadError(laughs);
   EXPECT_NE(bomb.message().find("too many nodes"), std::string::npos) << bomb.what();
 }

@@ -18,14 +18,22 @@ int lineOfMark(const YAML::Mark& m) {
 // Walks the document once (an alias is walked where it is used, so a document whose aliases
 // expand beyond `budget` nodes is refused rather than walked for ever), refusing a key repeated
 // within one mapping.
-void checkNode(const YAML::Node& node, const std::string& field, std::size_t& budget) {
+void checkNode(const YAML::Node& node, const std::string& field, std::size_t& budget,
+               int depth = 0) {
+  // yaml-cpp records an anchor before its children, so `&a [*a]` is a node inside itself: the
+  // depth bound stops that walk (it overflowed the stack) as it does absurd nesting.
+  constexpr int kMaxDepth = 64;
+  if (depth > kMaxDepth)
+    throw YamlDocumentError(lineOfMark(node.Mark()), field.substr(0, 80),
+                            "nested deeper than " + std::to_string(kMaxDepth) +
+                                " levels (or an alias that refers to itself)");
   if (budget == 0)
     throw YamlDocumentError(lineOfMark(node.Mark()), field,
                             "the document expands to too many nodes (aliases?)");
   --budget;
   if (node.IsSequence()) {
     for (std::size_t i = 0; i < node.size(); ++i)
-      checkNode(node[i], field + "[" + std::to_string(i) + "]", budget);
+      checkNode(node[i], field + "[" + std::to_string(i) + "]", budget, depth + 1);
   } else if (node.IsMap()) {
     std::unordered_set<std::string> keys;
     for (const auto& kv : node) {
@@ -34,7 +42,7 @@ void checkNode(const YAML::Node& node, const std::string& field, std::size_t& bu
       if (kv.first.IsScalar() && !keys.insert(key).second)
         throw YamlDocumentError(lineOfMark(kv.first.Mark()), child,
                                 "duplicate key '" + key + "' (each key once per mapping)");
-      checkNode(kv.second, child, budget);
+      checkNode(kv.second, child, budget, depth + 1);
     }
   }
 }
