@@ -287,6 +287,17 @@ class HostileClient(unittest.TestCase):
         with self.assertRaises(grpc.RpcError) as e:
             list(reflection(iter([b"\x3a\x00"]), timeout=10))
         self.assertEqual(e.exception.code(), grpc.StatusCode.UNAUTHENTICATED)
+        # A refused stream kept open does not hold a server thread: cancelled within seconds.
+        release = threading.Event()
+        def held_open():
+            yield b"\x3a\x00"
+            release.wait(30)
+        t0 = time.monotonic()
+        with self.assertRaises(grpc.RpcError) as e:
+            list(reflection(held_open(), timeout=20))
+        release.set()
+        self.assertEqual(e.exception.code(), grpc.StatusCode.CANCELLED)
+        self.assertLess(time.monotonic() - t0, 10)
         replies = list(reflection(iter([b"\x3a\x00"]), metadata=AUTH, timeout=10))
         self.assertIn(b"marionette.v1.Planner", replies[0])
         self.refused(self.stub.ListModels, pb.ListModelsRequest(),

@@ -2,6 +2,7 @@
 // in-process library; bad requests get the right code and a message naming the field (and the
 // server goes on serving); deadlines and cancellation stop a long plan within 100 ms; a full
 // pool refuses at once; tokens off loopback; TLS with a certificate made here.
+#include <google/protobuf/stubs/logging.h>
 #include <grpcpp/grpcpp.h>
 #include <gtest/gtest.h>
 
@@ -642,6 +643,45 @@ TEST(Service, WireRoundTripsAreLossless) {
   v1::Start unknown;
   (*unknown.mutable_input_values())["nope"] = 1.0;
   EXPECT_THROW(wire::applyStart(*m, unknown, req), wire::RequestError);
+}
+
+TEST(Service, LibraryComplaintsGoToTheLogOfTheNewestServerRunning) {
+  // libprotobuf's own messages become JSON events; with two servers in one process, those of the
+  // one still running once the newer is gone (it used to keep a pointer to the freed log).
+  Running older;
+  {
+    Running newer;
+    GOOGLE_LOG(WARNING) << "first complaint";
+    EXPECT_NE(newer.sink.text().find("first complaint"), std::string::npos);
+  }
+  GOOGLE_LOG(WARNING) << "second complaint";
+  const std::string text = older.sink.text();
+  EXPECT_EQ(text.find("first complaint"), std::string::npos) << text;
+  EXPECT_NE(text.find("\"event\": \"protobuf\""), std::string::npos) << text;
+  EXPECT_NE(text.find("second complaint"), std::string::npos) << text;
+}
+
+TEST(Service, InputSamplesAreBoundedBeforeTheyAreAllocated) {
+  // One variable's column, expanded to a row of all 21 kinematic variables per sample: a
+  // 4 MB message would ask for 84 MB without the bound of 10^7 values per schedule.
+  const ModelPtr m = loadModel("marionette25");
+  const int max_rows = InputSchedule::maxRows(*m);
+  EXPECT_EQ(max_rows, static_cast<int>(InputSchedule::kMaxCells / m->nk()));
+  EXPECT_EQ(InputSchedule::maxRows(*loadModel("planar-arm")), InputSchedule::kMaxRows);
+  v1::InputSequence in;
+  in.add_variables(m->kinematic[0].name);
+  in.set_rate_hz(1000.0);
+  for (int i = 0; i <= max_rows; ++i) in.add_values(m->kinematic[0].default_value);
+  try {
+    wire::inputsFromProto(*m, in);
+    ADD_FAILURE() << "a schedule of " << max_rows + 1 << " samples was accepted";
+  } catch (const wire::RequestError& e) {
+    EXPECT_NE(std::string(e.what()).find("at most " + std::to_string(max_rows)),
+              std::string::npos)
+        << e.what();
+  }
+  in.mutable_values()->RemoveLast();  // exactly the bound: accepted
+  EXPECT_EQ(wire::inputsFromProto(*m, in).times_s.size(), static_cast<std::size_t>(max_rows));
 }
 
 }  // namespace

@@ -30,11 +30,16 @@ InputSchedule InputSchedule::constant(const Model& model) {
   return s;
 }
 
+int InputSchedule::maxRows(const Model& model) {
+  return static_cast<int>(std::min<long>(kMaxRows, kMaxCells / std::max(1, model.nk())));
+}
+
 std::optional<InputSchedule::Problem> InputSchedule::problem(const Model& model) const {
   const auto rows = static_cast<long>(times_s.size());
   if (rows == 0) return Problem{-1, -1, "no samples"};
-  if (rows > kMaxRows)
-    return Problem{-1, -1, std::to_string(rows) + " samples; at most " + std::to_string(kMaxRows)};
+  if (rows > maxRows(model))
+    return Problem{-1, -1,
+                   std::to_string(rows) + " samples; at most " + std::to_string(maxRows(model))};
   for (long r = 0; r < rows; ++r) {
     const double t = times_s[r];
     const int row = static_cast<int>(r);
@@ -97,8 +102,8 @@ InputSchedule InputSchedule::fromCsv(const Model& model, const std::string& csv_
     if (cells.size() != column_var.size() + 1)
       fail(lineno, "expected " + std::to_string(column_var.size() + 1) + " values, got " +
                        std::to_string(cells.size()));
-    if (rows.size() >= static_cast<std::size_t>(kMaxRows))
-      fail(lineno, "more than " + std::to_string(kMaxRows) + " samples");
+    if (rows.size() >= static_cast<std::size_t>(maxRows(model)))
+      fail(lineno, "more than " + std::to_string(maxRows(model)) + " samples");
     std::vector<double> row(cells.size());
     for (size_t c = 0; c < cells.size(); ++c) {
       const std::string col = c == 0 ? "t" : model.kinematic[column_var[c - 1]].name;

@@ -4,7 +4,8 @@
 //     message): INVALID_ARGUMENT naming the method, and a JSON log line;
 //   - every status message bounded (boundedStatus) as the client gets it;
 //   - reflection follows the token: without it, its replies are emptied and the call ends
-//     UNAUTHENTICATED.  Health checking stays open (load balancers probe without a token).
+//     UNAUTHENTICATED (or, if its client keeps the stream open, is cancelled after 2 s).
+//     Health checking stays open (load balancers probe without a token).
 #pragma once
 
 #include <grpcpp/support/server_interceptor.h>

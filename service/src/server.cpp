@@ -9,12 +9,13 @@
 #include <malloc.h>
 #endif
 
-#include <atomic>
+#include <algorithm>
 #include <cmath>
 #include <condition_variable>
 #include <cstdint>
 #include <mutex>
 #include <thread>
+#include <vector>
 
 #include "call_guard.hpp"
 #include "marionette/common/files.hpp"
@@ -27,16 +28,37 @@ using Clock = SteadyClock;
 
 namespace {
 // libprotobuf writes its complaints (a string field that is not UTF-8, ...) as plain text on
-// stderr, in the middle of the JSON-lines log: they become log events of the server that
-// started last.
-std::atomic<LogSink*> library_log{nullptr};
+// stderr, in the middle of the JSON-lines log: they become log events of the newest server still
+// running.  The handler writes under the lock a server takes to leave the list, so a sink is
+// never used after its server is gone.
+struct LibraryLogs {
+  std::mutex mutex;
+  std::vector<LogSink*> sinks;  // servers running, oldest first
+};
+LibraryLogs& libraryLogs() {
+  static LibraryLogs* logs = new LibraryLogs;  // never destroyed: protobuf may log at exit
+  return *logs;
+}
 void routeLibraryLogs(LogSink& sink) {
-  library_log = &sink;
-  google::protobuf::SetLogHandler([](google::protobuf::LogLevel, const char* file, int line,
-                                     const std::string& message) {
-    if (LogSink* log = library_log.load())
-      log->event("protobuf", std::string(file) + ":" + std::to_string(line) + ": " + message);
+  static std::once_flag installed;
+  std::call_once(installed, [] {
+    google::protobuf::SetLogHandler([](google::protobuf::LogLevel, const char* file, int line,
+                                       const std::string& message) {
+      LibraryLogs& logs = libraryLogs();
+      std::lock_guard<std::mutex> lock(logs.mutex);
+      if (!logs.sinks.empty())
+        logs.sinks.back()->event("protobuf",
+                                 std::string(file) + ":" + std::to_string(line) + ": " + message);
+    });
   });
+  LibraryLogs& logs = libraryLogs();
+  std::lock_guard<std::mutex> lock(logs.mutex);
+  logs.sinks.push_back(&sink);
+}
+void stopRoutingLibraryLogs(LogSink& sink) {
+  LibraryLogs& logs = libraryLogs();
+  std::lock_guard<std::mutex> lock(logs.mutex);
+  logs.sinks.erase(std::remove(logs.sinks.begin(), logs.sinks.end(), &sink), logs.sinks.end());
 }
 }  // namespace
 
@@ -110,10 +132,7 @@ PlannerServer::PlannerServer(ServerOptions options) : impl_(std::make_unique<Imp
 
 PlannerServer::~PlannerServer() {
   shutdown();
-  if (impl_->service) {  // its log is going: protobuf's complaints go nowhere again
-    LogSink* mine = &impl_->service->log();
-    library_log.compare_exchange_strong(mine, nullptr);
-  }
+  if (impl_->service) stopRoutingLibraryLogs(impl_->service->log());  // its log is going
 }
 
 const ServerOptions& PlannerServer::options() const {

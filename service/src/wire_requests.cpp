@@ -209,9 +209,10 @@ InputSchedule inputsFromProto(const Model& model, const v1::InputSequence& in,
     requireFinite(field + ".rate_hz", in.rate_hz());
     if (!(in.rate_hz() > 0)) invalid(field + ".rate_hz", "must be > 0 (or give times_s)");
   }
-  if (rows > InputSchedule::kMaxRows)
-    invalid(field + ".values",
-            std::to_string(rows) + " samples; at most " + std::to_string(InputSchedule::kMaxRows));
+  // Bounded before anything is allocated: one sample is a row of every kinematic variable.
+  if (rows > InputSchedule::maxRows(model))
+    invalid(field + ".values", std::to_string(rows) + " samples; at most " +
+                                   std::to_string(InputSchedule::maxRows(model)));
   s.times_s.resize(rows);
   s.values.resize(rows, model.nk());
   for (int i = 0; i < rows; ++i) {

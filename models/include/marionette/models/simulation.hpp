@@ -37,9 +37,12 @@ class InputSchedule {
   // one message per column, naming it, the time and the speed.
   std::vector<std::string> speedWarnings(const Model& model) const;
   // The rules every front end applies to a schedule, whatever it came from (a CSV file, a
-  // request): at least one row and at most kMaxRows; times finite, >= 0 and strictly increasing;
-  // values finite and inside each variable's range.  The first problem, or none.
+  // request): at least one row and at most maxRows(model); times finite, >= 0 and strictly
+  // increasing; values finite and inside each variable's range.  The first problem, or none.
   static constexpr int kMaxRows = 1000000;
+  // At most kMaxCells values (rows x kinematic variables, 80 MB of doubles) in one schedule.
+  static constexpr long kMaxCells = 10000000;
+  static int maxRows(const Model& model);
   struct Problem {
     int row = -1;       // the row at fault (-1: the schedule as a whole)
     int variable = -1;  // its kinematic index (-1: the time)
