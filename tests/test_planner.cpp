@@ -2,11 +2,15 @@
 // planner from its CSV and checked for collisions, the goal, and the rig's limits; plus the
 // pieces (rig trajectories, goals, roadmap files, reproducibility, bad requests).
 #include <gtest/gtest.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cmath>
+#include <cstring>
 #include <fstream>
 #include <functional>
 #include <sstream>
@@ -726,6 +730,30 @@ TEST(Roadmap, ABadFileInTheFolderIsSetAsideRebuiltAndReplaced) {
   for (const auto& entry : std::filesystem::directory_iterator(dir))
     set_aside += entry.path().string().find(".bad-") != std::string::npos;
   EXPECT_EQ(set_aside, 5);
+
+  // A file that cannot be opened (here a socket; as root, permissions would not stop a read) is
+  // not set aside: its content may be good.  Rebuilt, told, and replaced by the new one.
+  std::filesystem::remove(path);
+  {
+    const int fd = ::socket(AF_UNIX, SOCK_STREAM, 0);
+    ASSERT_GE(fd, 0);
+    sockaddr_un address{};
+    address.sun_family = AF_UNIX;
+    ASSERT_LT(path.size(), sizeof(address.sun_path));
+    std::strcpy(address.sun_path, path.c_str());
+    ASSERT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)), 0);
+    ::close(fd);
+  }
+  told.clear();
+  EXPECT_THROW(RestPoseRoadmap::load(path, collision, options), RoadmapFileUnreadable);
+  EXPECT_TRUE(RoadmapCache(cache_options).get(collision, options).built);
+  ASSERT_EQ(told.size(), 1u);
+  EXPECT_NE(told[0].find("roadmap file not read"), std::string::npos) << told[0];
+  int set_aside_now = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(dir))
+    set_aside_now += entry.path().string().find(".bad-") != std::string::npos;
+  EXPECT_EQ(set_aside_now, 5);
+  EXPECT_NO_THROW(RestPoseRoadmap::load(path, collision, options));
 
   // A folder that cannot be written: the roadmap is served from memory, the failure told.
   RoadmapCacheOptions unwritable = cache_options;

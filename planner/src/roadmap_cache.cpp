@@ -70,6 +70,9 @@ RoadmapCache::Lookup RoadmapCache::get(const CollisionModelPtr& collision,
     if (!path.empty() && std::filesystem::exists(path, ec)) {
       try {
         roadmap = RestPoseRoadmap::load(path, collision, options);
+      } catch (const RoadmapFileUnreadable& e) {
+        if (!options_.file.empty()) throw;
+        tell(std::string("roadmap file not read (") + e.what() + "): rebuilding");  // kept
       } catch (const RoadmapFileError& e) {
         if (!options_.file.empty()) throw;  // a file the caller named must fit
         setAside(path, e.what());           // rebuilt below, and saved in its place

@@ -41,7 +41,7 @@ std::shared_ptr<RestPoseRoadmap> RestPoseRoadmap::load(const std::string& path,
                                                        const RoadmapOptions& options) {
   options.check();
   std::ifstream is(path);
-  if (!is) throw RoadmapFileError(path + ": cannot open");
+  if (!is) throw RoadmapFileUnreadable(path + ": cannot open");
   return read(is, path, std::move(collision), options);
 }
 

@@ -138,5 +138,11 @@ class RoadmapFileError : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
 };
+// One that could not even be opened (permissions, no descriptor left, not a file): its content
+// may well be good.
+class RoadmapFileUnreadable : public RoadmapFileError {
+ public:
+  using RoadmapFileError::RoadmapFileError;
+};
 
 }  // namespace marionette
