@@ -322,10 +322,17 @@ class HostileClient(unittest.TestCase):
 
     def test_99_memory_returns_within_its_bound(self):
         self.assert_healthy()
-        time.sleep(3)
-        after = rss_mb(self.proc.pid)
+        # Memory is handed back once a second, after the calls still finishing (a loaded machine
+        # finishes them later): it must be back within the bound in 15 s.
+        t0 = time.monotonic()
+        while True:
+            time.sleep(1)
+            after = rss_mb(self.proc.pid)
+            if after <= self.idle_rss_mb + RSS_BOUND_MB or time.monotonic() - t0 > 15:
+                break
         print(f"\nserver RSS: idle {self.idle_rss_mb:.0f} MB, after the hostile suite "
-              f"{after:.0f} MB (bound: idle + {RSS_BOUND_MB} MB)", file=sys.stderr)
+              f"{after:.0f} MB after {time.monotonic() - t0:.0f} s (bound: idle + "
+              f"{RSS_BOUND_MB} MB)", file=sys.stderr)
         self.assertLessEqual(after, self.idle_rss_mb + RSS_BOUND_MB)
 
 
