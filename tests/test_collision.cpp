@@ -682,6 +682,20 @@ TEST(SceneFiles, ObstaclesAndMeshTrianglesAreLimitedAndMeshInstancesShared) {
              ", 0, 0]}}\n";
   const ScenePtr many = loadSceneStringBuiltinMeshes(sofas, "sofas.yaml");
   for (const Obstacle& o : many->obstacles) EXPECT_EQ(o.mesh, many->obstacles[0].mesh);
+  // Built-in meshes are read once per process: another scene shares the same triangles, and a
+  // scaled instance is a scaled copy of them.
+  const ScenePtr other = loadSceneStringBuiltinMeshes("obstacles:\n" + sofa, "other.yaml");
+  EXPECT_EQ(other->obstacles[0].mesh, many->obstacles[0].mesh);
+  const ScenePtr scaled = loadSceneStringBuiltinMeshes(
+      "obstacles:\n  - {name: big, mesh: {file: meshes/sofa.stl, scale: [2, 1, 0.5]}}\n",
+      "scaled.yaml");
+  const TriangleMesh& a = *other->obstacles[0].mesh;
+  const TriangleMesh& b = *scaled->obstacles[0].mesh;
+  ASSERT_EQ(a.vertices.size(), b.vertices.size());
+  EXPECT_EQ(a.triangles, b.triangles);
+  for (std::size_t i = 0; i < a.vertices.size(); ++i)
+    EXPECT_EQ(b.vertices[i], Eigen::Vector3d(2 * a.vertices[i].x(), a.vertices[i].y(),
+                                             0.5 * a.vertices[i].z()));
   try {
     loadSceneStringBuiltinMeshes(sofas + "  - {name: last, mesh: {file: meshes/sofa.stl}}\n",
                                  "sofas.yaml");

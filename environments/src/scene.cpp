@@ -3,6 +3,7 @@
 #include <fstream>
 #include <functional>
 #include <map>
+#include <mutex>
 #include <set>
 #include <sstream>
 
@@ -155,11 +156,22 @@ ScenePtr loadSceneFile(const std::string& path) {
 }
 
 namespace {
-// Meshes from the library's embedded files only: no file system access.
+// Meshes from the library's embedded files only: no file system access.  Each is read once per
+// process (assimp took most of an inline scene's time) and shared, unscaled, by every scene.
 TriangleMeshPtr embeddedMesh(const std::string& path, const Eigen::Vector3d& scale) {
-  const embedded::File* mesh = embedded::kSceneFiles.find(path);
-  if (!mesh) throw MeshError("cannot load mesh '" + path + "': not among the built-in meshes");
-  return loadMeshMemory(mesh->data, mesh->size, extensionOf(path), "builtin:" + path, scale);
+  const embedded::File* file = embedded::kSceneFiles.find(path);
+  if (!file) throw MeshError("cannot load mesh '" + path + "': not among the built-in meshes");
+  static std::mutex mutex;
+  static std::map<const embedded::File*, TriangleMeshPtr> read;  // at most one per built-in file
+  TriangleMeshPtr mesh;
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    TriangleMeshPtr& cached = read[file];
+    if (!cached)
+      cached = loadMeshMemory(file->data, file->size, extensionOf(path), "builtin:" + path);
+    mesh = cached;
+  }
+  return scaledMesh(mesh, scale);
 }
 }  // namespace
 

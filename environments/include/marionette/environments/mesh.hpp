@@ -35,4 +35,8 @@ TriangleMeshPtr loadMeshMemory(const void* data, size_t size, const std::string&
                                const std::string& name,
                                const Eigen::Vector3d& scale = Eigen::Vector3d::Ones());
 
+// `mesh` with each vertex scaled per axis (the same mesh when `scale` is all ones), checked as a
+// loaded mesh is: every vertex within the stage's range, at least one triangle.
+TriangleMeshPtr scaledMesh(const TriangleMeshPtr& mesh, const Eigen::Vector3d& scale);
+
 }  // namespace marionette
