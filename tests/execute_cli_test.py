@@ -35,14 +35,19 @@ def frame(body):
 
 
 class UdpRig:
-    """Answers GET with the planar arm's default setpoints (mm and spool rad) and ACKs SETs."""
+    """A rig written from PROTOCOL.md alone: answers GET with `pos` (by default the planar arm's
+    default setpoints, in mm and spool rad), ACKs SETs and HOLDs, and keeps every frame's type
+    and SEQ in arrival order. The ACK of SEQ `corrupt_ack` goes out with a wrong checksum."""
 
-    def __init__(self):
+    def __init__(self, pos="0:300:mm,1:22.5:rad", corrupt_ack=None):
         self.sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
         self.sock.bind(("127.0.0.1", 0))
         self.sock.settimeout(0.05)
         self.port = self.sock.getsockname()[1]
+        self.pos = pos
+        self.corrupt_ack = corrupt_ack
         self.sets = []
+        self.frames = []
         self.done = False
         self.thread = threading.Thread(target=self.serve, daemon=True)
         self.thread.start()
@@ -56,11 +61,16 @@ class UdpRig:
             body, _, crc = data.decode().strip()[1:].partition("*")
             assert int(crc, 16) == crc16(body), data
             kind, seq = body.split(",")[:2]
+            self.frames.append((kind, int(seq)))
             if kind == "GET":
-                self.sock.sendto(frame(f"POS,{seq},0:300:mm,1:22.5:rad").encode(), peer)
-            elif kind == "SET":
-                self.sets.append(body)
-                self.sock.sendto(frame(f"ACK,{seq}").encode(), peer)
+                self.sock.sendto(frame(f"POS,{seq},{self.pos}").encode(), peer)
+            elif kind in ("SET", "HOLD"):
+                if kind == "SET":
+                    self.sets.append(body)
+                if int(seq) == self.corrupt_ack:
+                    self.sock.sendto(f"$ACK,{seq}*0000\n".encode(), peer)
+                else:
+                    self.sock.sendto(frame(f"ACK,{seq}").encode(), peer)
 
     def close(self):
         self.done = True
@@ -121,6 +131,36 @@ class Execute(unittest.TestCase):
         self.assertIn("refused, nothing was sent", p.stderr)
         self.assertIn("x: speed 1 > max_speed 0.5 at play sample 11", p.stderr)
         self.assertEqual(rig.sets, [])
+
+    def test_frames_are_numbered_in_send_order_and_a_rig_already_there_gets_no_ramp(self):
+        # The rig reports the first row through its units (mm, spool rad) off by ~1e-8 m: within
+        # the stated tolerance (1e-6 m or rad), so the performance starts at once, no ramp.
+        with open(self.path("still.csv"), "w") as f:
+            f.write("t,x,L\n")
+            for i in range(26):
+                f.write(f"{i * 0.02},0.30,0.45\n")
+        with open(self.path("rig.yaml"), "w") as f:
+            f.write("rig: test\nchannels:\n  x: {channel: 0, scale: 1000, unit: mm}\n"
+                    "  L: {channel: 1, scale: 50, unit: rad}\n")
+        rig = UdpRig(pos="0:300.00001:mm,1:22.4999995:rad", corrupt_ack=5)
+        try:
+            p = run("execute", "--inputs", self.path("still.csv"), "--model", "planar-arm",
+                    "--rig", f"udp:127.0.0.1:{rig.port}", "--rig-config", self.path("rig.yaml"),
+                    "--log", self.path("log.csv"))
+        finally:
+            rig.close()
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        # GET is frame 1; then every SET, numbered on: 1, 2, 3, ... in the order sent.
+        self.assertEqual(rig.frames[0], ("GET", 1))
+        self.assertEqual([seq for _, seq in rig.frames], list(range(1, len(rig.frames) + 1)))
+        with open(self.path("log.csv")) as f:
+            rows = list(csv.reader(f))
+        sent = [r for r in rows if r[0] == "sent"]
+        self.assertEqual({r[2] for r in sent}, {"play"})  # no ramp, no settle
+        self.assertEqual(len(sent), len(rig.sets))
+        # The corrupt ACK is logged with the SEQ it still shows (and acknowledges nothing).
+        self.assertIn("5", [r[1] for r in rows if r[0] == "ack-corrupt"])
+        self.assertIn("5", [r[1] for r in rows if r[0] == "ack-lost"])
 
     def test_sigint_stops_a_looping_performance_holding_the_last_setpoints(self):
         p = run("plan", "--model", "planar-arm", "--goal", "q:theta1=0.3;tol=0.05", "--seed", "1",

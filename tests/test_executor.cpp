@@ -79,6 +79,15 @@ TEST(Protocol, FramesRoundTripAndCorruptionIsDetected) {
   EXPECT_EQ(decodeFrame("$SET,x*" + std::string("0000"), f), DecodeResult::BadChecksum);
 }
 
+TEST(Protocol, ACorruptLineShowsItsSeqOnlyWhenItsLayoutDoes) {
+  EXPECT_EQ(readableSeq("$ACK,57*0000\n"), 57u);
+  EXPECT_EQ(readableSeq("$NAK,4294967295,range*0000"), 4294967295u);
+  for (const char* unreadable :
+       {"$ACK,5x7*0000", "$ACK*0000", "$,5*0000", "ACK,5*0000", "$ACK,*0000", "$ACK,5",
+        "$ACK,4294967296*0000", "$ACK,12345678901*0000", "$ack,5*0000", ""})
+    EXPECT_EQ(readableSeq(unreadable), 0u) << unreadable;
+}
+
 TEST(RigFile, MapsEveryVariableToAChannelWithScaleOffsetAndUnit) {
   const ModelPtr arm = loadModel("planar-arm");
   const RigConfig rig = RigConfig::parse(
@@ -473,7 +482,7 @@ TEST(Serial, EveryFrameArrivesInOrderWithValidChecksumsAndIsAcknowledged) {
   EXPECT_EQ(dev.bad_checksums, 0);
   for (std::size_t i = 0; i < frames.size(); ++i) {
     ASSERT_EQ(frames[i].type, "SET");
-    ASSERT_EQ(frames[i].seq, i + 1);  // in order, none missing
+    ASSERT_EQ(frames[i].seq, i + 2);  // in order, none missing (the GET was frame 1)
     Eigen::VectorXd v;
     std::string why;
     ASSERT_TRUE(decodeSetpoints(dev.rig, frames[i].fields, v, &why)) << why;
@@ -553,7 +562,7 @@ TEST(Udp, TenSecondsAt50HzKeepTheRateAndDroppedAcksAreCounted) {
   ASSERT_EQ(r.reason, StopReason::Completed) << r.message;
   const auto frames = dev.received();
   ASSERT_EQ(frames.size(), 501u);
-  for (std::size_t i = 0; i < frames.size(); ++i) ASSERT_EQ(frames[i].seq, i + 1);
+  for (std::size_t i = 0; i < frames.size(); ++i) ASSERT_EQ(frames[i].seq, i + 2);  // GET: 1
   // The receiver's clock: 500 periods of 20 ms.
   const double span_s =
       std::chrono::duration<double>(dev.arrivals.back() - dev.arrivals.front()).count();

@@ -99,7 +99,7 @@ class FramedRig : public RigDriver {
   Eigen::VectorXd readSetpoints() override {
     // Asked up to three times (a datagram may be lost); each try waits 0.3 s.
     for (int attempt = 0; attempt < 3; ++attempt) {
-      const std::uint32_t seq = 1000000000u + attempt;
+      const std::uint32_t seq = takeSeq();
       transmit(encodeFrame("GET", seq));
       const auto until = Clock::now() + std::chrono::milliseconds(300);
       while (Clock::now() < until) {
@@ -130,7 +130,7 @@ class FramedRig : public RigDriver {
       const DecodeResult r = decodeFrame(line, f);
       const auto now = Clock::now();
       if (r != DecodeResult::Ok) {
-        out.push_back({AckEvent::Kind::Corrupt, 0, line, now});
+        out.push_back({AckEvent::Kind::Corrupt, readableSeq(line), line, now});
       } else if (f.type == "ACK") {
         out.push_back({AckEvent::Kind::Ack, f.seq, "", now});
       } else if (f.type == "NAK") {

@@ -145,7 +145,7 @@ ExecuteReport execute(RigDriver& rig, const Stream& stream, const ExecuteOptions
   std::deque<Pending> pending;
   std::vector<AckEvent> events;
   int consecutive_lost = 0, consecutive_misses = 0;
-  std::uint32_t seq = 1;
+  std::uint32_t last_set_seq = 0;  // the last SET sent
   const Clock::time_point t0 = Clock::now() + std::chrono::milliseconds(1);
   auto since = [&](Clock::time_point t) { return seconds(t - t0); };
 
@@ -153,17 +153,18 @@ ExecuteReport execute(RigDriver& rig, const Stream& stream, const ExecuteOptions
   auto stop = [&](StopReason reason, const std::string& why) {
     stopped = true;
     rep.reason = reason;
-    rig.hold(seq++);
+    const std::uint32_t hold_seq = rig.takeSeq();
+    rig.hold(hold_seq);
     std::ostringstream m;
     m << why << "; ";
     if (rep.stopped_sample < 0)
       m << "nothing was sent";
     else
       m << "stopped after " << toString(rep.stopped_phase) << " sample " << rep.stopped_sample
-        << " (loop " << loop + 1 << "); the rig holds the last setpoints sent (seq " << seq - 2
-        << ")";
+        << " (loop " << loop + 1 << "); the rig holds the last setpoints sent (seq "
+        << last_set_seq << ")";
     rep.message = m.str();
-    if (o.log) o.log->event("stop", seq - 1, since(Clock::now()), NAN, rep.message);
+    if (o.log) o.log->event("stop", hold_seq, since(Clock::now()), NAN, rep.message);
   };
   // Acks and what is overdue; false when that stopped the run.
   auto collect = [&]() -> bool {
@@ -177,7 +178,7 @@ ExecuteReport execute(RigDriver& rig, const Stream& stream, const ExecuteOptions
     for (const AckEvent& e : events) {
       if (e.kind == AckEvent::Kind::Corrupt) {
         ++rep.acks_corrupt;
-        if (o.log) o.log->event("ack-corrupt", 0, since(e.received), NAN, e.detail);
+        if (o.log) o.log->event("ack-corrupt", e.seq, since(e.received), NAN, e.detail);
         continue;
       }
       auto it = pending.begin();
@@ -237,7 +238,7 @@ ExecuteReport execute(RigDriver& rig, const Stream& stream, const ExecuteOptions
       rep.longest_miss_run = std::max(rep.longest_miss_run, consecutive_misses);
       if (o.log)
         o.log->event(
-            "miss", seq, since(woke), NAN,
+            "miss", rig.nextSeq(), since(woke), NAN,
             std::to_string(missed) + " tick(s) from deadline " + std::to_string(since(deadline)));
       if (consecutive_misses > o.max_consecutive_misses) {
         stop(StopReason::DeadlineMisses,
@@ -251,6 +252,7 @@ ExecuteReport execute(RigDriver& rig, const Stream& stream, const ExecuteOptions
     consecutive_misses = 0;
     const Cursor c = current();
     const Eigen::VectorXd values = c.rows->row(index).transpose();
+    const std::uint32_t seq = rig.takeSeq();
     try {
       rig.send(seq, values);
     } catch (const LinkError& e) {
@@ -265,7 +267,7 @@ ExecuteReport execute(RigDriver& rig, const Stream& stream, const ExecuteOptions
     if (o.keep_send_lateness) rep.late_ms.push_back(1e3 * seconds(sent - deadline));
     if (o.log) o.log->sent(seq, c.phase, c.sample, since(deadline), since(sent), values);
     if (acks) pending.push_back({seq, sent});
-    ++seq;
+    last_set_seq = seq;
     if (!collect()) break;
     more = advance();
     ++k;

@@ -104,14 +104,14 @@ double smoothstep5(double u) {
 }
 
 // Rows from `from` to `to` (excluding `to`) at rate_hz, each variable within `fraction` of its
-// speed and acceleration limits; empty when nothing moves.
+// speed and acceleration limits; empty when no variable moves by more than o.ramp_tolerance.
 Eigen::MatrixXd rampRows(const Model& model, const Eigen::VectorXd& from, const Eigen::VectorXd& to,
                          double rate_hz, const StreamOptions& o) {
   double duration = 0.0;
   bool moves = false;
   for (int j = 0; j < model.nk(); ++j) {
     const double d = std::abs(to[j] - from[j]);
-    if (d < 1e-12) continue;
+    if (d <= o.ramp_tolerance) continue;
     moves = true;
     const auto& kv = model.kinematic[j];
     duration = std::max(duration, 15.0 / 8.0 * d / (o.ramp_limit_fraction * kv.max_speed));

@@ -61,6 +61,21 @@ DecodeResult decodeFrame(const std::string& line_in, WireFrame& out) {
   return DecodeResult::Ok;
 }
 
+std::uint32_t readableSeq(const std::string& line) {
+  std::size_t i = 1;
+  if (line.empty() || line[0] != '$') return 0;
+  while (i < line.size() && line[i] >= 'A' && line[i] <= 'Z') ++i;
+  if (i == 1 || i >= line.size() || line[i] != ',') return 0;
+  const std::size_t digits = ++i;
+  unsigned long long seq = 0;
+  for (; i < line.size() && line[i] >= '0' && line[i] <= '9' && i - digits < 10; ++i)
+    seq = 10 * seq + static_cast<unsigned>(line[i] - '0');
+  if (i == digits || i >= line.size() || (line[i] != ',' && line[i] != '*') ||
+      seq > 0xFFFFFFFFull)
+    return 0;
+  return static_cast<std::uint32_t>(seq);
+}
+
 RigConfig RigConfig::identity(const Model& model) {
   RigConfig rig;
   rig.name = model.name + " (model units)";

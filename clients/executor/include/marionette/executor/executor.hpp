@@ -57,6 +57,9 @@ struct StreamOptions {
   std::vector<std::string> hold;     // variables kept at the rig's current setpoint throughout
   double ramp_limit_fraction = 0.5;  // ramps use this share of each speed / acceleration limit
   double min_ramp_s = 1.0;           // a ramp that moves anything lasts at least this long
+  // A rig whose every variable is this close to the first row (m or rad, the model's units) is
+  // there already: no ramp (a position read back through degrees or steps differs by ~1e-8).
+  double ramp_tolerance = 1e-6;
   double settle_s = 0.0;             // after a ramp, the rig holds still this long before playing
 };
 

@@ -8,6 +8,7 @@
 //   WireFrame          a decoded frame: type, sequence number, fields.
 //   encodeFrame        builds a line (with its '\n').
 //   decodeFrame        parses a line; says whether the checksum or the layout was bad.
+//   readableSeq        the SEQ a corrupt line still shows, for the log.
 //   ChannelMap         one kinematic variable on the wire: channel, scale, offset, unit.
 //   RigConfig          the per-rig YAML: a channel for every kinematic variable.
 //   encodeSetpoints / decodeSetpoints   "CH:VALUE:UNIT" fields <-> values in model units.
@@ -36,6 +37,9 @@ std::string encodeFrame(const std::string& type, std::uint32_t seq,
 enum class DecodeResult { Ok, BadChecksum, Malformed };
 // `line` without or with its trailing '\n' (and '\r').
 DecodeResult decodeFrame(const std::string& line, WireFrame& out);
+// The SEQ of a line that failed its checksum, if its layout still shows one ("$TYPE,SEQ," or
+// "$TYPE,SEQ*"), else 0: for the log only (a corrupt reply acknowledges nothing).
+std::uint32_t readableSeq(const std::string& line);
 
 // value_at_the_motor = scale * value_in_the_model + offset (e.g. a winch: metres of string ->
 // spool radians, scale = 1 / spool radius).

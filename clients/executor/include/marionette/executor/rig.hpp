@@ -36,7 +36,7 @@ class LinkError : public std::runtime_error {
 struct AckEvent {
   enum class Kind { Ack, Nak, Corrupt };
   Kind kind = Kind::Ack;
-  std::uint32_t seq = 0;  // meaningless for Corrupt
+  std::uint32_t seq = 0;  // for Corrupt, the SEQ if the line's layout still shows one, else 0
   std::string detail;     // NAK reason, or the corrupt line
   Clock::time_point received;
 };
@@ -56,6 +56,14 @@ class RigDriver {
   virtual void hold(std::uint32_t seq) noexcept = 0;
   // Whether the rig answers every SET with an ACK (the executor then counts what is missing).
   virtual bool acknowledges() const { return true; }
+
+  // Frames (GET, SET, HOLD) are numbered 1, 2, 3, ... in the order they are sent, whoever sends
+  // them (PROTOCOL.md): the number for the next frame, and taking it.
+  std::uint32_t nextSeq() const { return next_seq_; }
+  std::uint32_t takeSeq() { return next_seq_++; }
+
+ private:
+  std::uint32_t next_seq_ = 1;
 };
 
 // The simulated rig.  Its clock starts at the first frame; a frame received at time t (rounded
