@@ -227,6 +227,21 @@ TEST(Service, PlanOverRpcEqualsTheInProcessPlanAndStreamsTheSame) {
   writeInputsCsv(local, b);
   EXPECT_EQ(a.str(), b.str());
 
+  // The plan's inputs sent back to Simulate with dt_s = 0: its step is the inputs' period, the
+  // one the plan was verified at, so the states are the plan's (at 0.01 s they differ by cm).
+  {
+    v1::SimulateRequest sim;
+    sim.mutable_model()->set_name("planar-arm");
+    *sim.mutable_inputs() = remote.inputs();
+    grpc::ClientContext sim_ctx;
+    v1::SimulateResponse out;
+    ASSERT_TRUE(s.stub->Simulate(&sim_ctx, sim, &out).ok());
+    ASSERT_GE(out.samples_size(), back.samples());
+    for (int i = 0; i < back.samples(); ++i)
+      for (int j = 0; j < m->nd(); ++j)
+        EXPECT_NEAR(out.samples(i).q(j), back.states(i, j), 1e-9) << "sample " << i;
+  }
+
   // PlanStream: the plan comes last and is the same plan.
   grpc::ClientContext sctx;
   auto reader = s.stub->PlanStream(&sctx, req);
@@ -659,6 +674,30 @@ TEST(Service, LibraryComplaintsGoToTheLogOfTheNewestServerRunning) {
   EXPECT_EQ(text.find("first complaint"), std::string::npos) << text;
   EXPECT_NE(text.find("\"event\": \"protobuf\""), std::string::npos) << text;
   EXPECT_NE(text.find("second complaint"), std::string::npos) << text;
+}
+
+TEST(Service, SimulateWarnsOfInputsFasterThanTheRigCanFollow) {
+  Running s;
+  const ModelPtr m = loadModel("planar-arm");
+  const double max_speed = m->kinematic[m->variableIndex("x") - m->nd()].max_speed;
+  for (const double speed : {0.5 * max_speed, 6.0 * max_speed}) {
+    v1::SimulateRequest r;
+    r.mutable_model()->set_name("planar-arm");
+    r.mutable_inputs()->add_variables("x");
+    r.mutable_inputs()->set_rate_hz(50.0);
+    for (int i = 0; i < 6; ++i) r.mutable_inputs()->add_values(0.3 + speed * i / 50.0);
+    grpc::ClientContext ctx;
+    v1::SimulateResponse out;
+    ASSERT_TRUE(s.stub->Simulate(&ctx, r, &out).ok());
+    if (speed < max_speed) {
+      EXPECT_EQ(out.warnings_size(), 0);
+    } else {
+      ASSERT_EQ(out.warnings_size(), 1);
+      EXPECT_NE(out.warnings(0).find("column 'x' moves at "), std::string::npos)
+          << out.warnings(0);
+      EXPECT_NE(out.warnings(0).find("max_speed"), std::string::npos) << out.warnings(0);
+    }
+  }
 }
 
 TEST(Service, InputSamplesAreBoundedBeforeTheyAreAllocated) {

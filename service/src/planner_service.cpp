@@ -157,6 +157,7 @@ Status PlannerService::simulate(ServerContext* ctx, const v1::SimulateRequest& r
   if (stopped) return stoppedStatus(ctx);
   wire::simulationToProto(*model, checker ? checker->collisionModel().scene().name : "", report,
                           out);
+  for (const std::string& warning : call.inputs.speedWarnings(*model)) out->add_warnings(warning);
   return Status::OK;
 }
 
