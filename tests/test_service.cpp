@@ -417,6 +417,23 @@ TEST(Service, BadRequestsNameTheFieldAndTheServerGoesOn) {
     EXPECT_EQ(st.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
     EXPECT_NE(st.error_message().find("duration_s"), std::string::npos) << st.error_message();
   }
+  // Inputs at a tiny rate: their last time (the default duration) is far beyond the limit (the
+  // step count overflowed a cast; found by the rpc_simulate fuzz target).
+  {
+    v1::SimulateRequest r;
+    r.mutable_model()->set_name("planar-arm");
+    r.mutable_inputs()->add_variables("x");
+    r.mutable_inputs()->set_rate_hz(1e-300);
+    r.mutable_inputs()->add_values(0.3);
+    r.mutable_inputs()->add_values(0.3);
+    grpc::ClientContext ctx;
+    v1::SimulateResponse out;
+    const grpc::Status st = s.stub->Simulate(&ctx, r, &out);
+    EXPECT_EQ(st.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+    EXPECT_NE(st.error_message().find("duration_s: 0 means the inputs' last time"),
+              std::string::npos)
+        << st.error_message();
+  }
   // A request over the size limit.
   {
     ServerOptions small;

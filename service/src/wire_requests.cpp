@@ -371,9 +371,12 @@ SimulationCall simulationCallFromProto(const v1::SimulateRequest& req, const Mod
   }
   const double default_duration = call.inputs.times_s.empty() ? 1.0 : call.inputs.times_s.back();
   opt.duration_s = bounded("duration_s", req.duration_s(), default_duration, 3600.0);
+  if (opt.duration_s > 3600.0)  // the default: inputs at a tiny rate end late
+    invalid("duration_s", "0 means the inputs' last time, " + formatNumber(opt.duration_s) +
+                              " s: beyond 3600 s");
   const double steps = opt.duration_s / opt.dt_s;
   if (steps > kMaxSimulationSteps)
-    invalid("duration_s", std::to_string(static_cast<long>(steps)) +
+    invalid("duration_s", formatNumber(std::ceil(steps)) +
                               " steps of dt_s; a request may ask for at most " +
                               std::to_string(kMaxSimulationSteps));
   call.with_scene = req.scene().source_case() != v1::SceneRef::SOURCE_NOT_SET;
