@@ -253,6 +253,15 @@ TEST(Service, PlanOverRpcEqualsTheInProcessPlanAndStreamsTheSame) {
   ASSERT_TRUE(events.back().has_plan());
   for (std::size_t i = 0; i + 1 < events.size(); ++i) EXPECT_TRUE(events[i].has_progress());
   EXPECT_EQ(wire::planFromProto(events.back().plan()).inputs, local.inputs);
+  // The "verify" event, just before the plan, has the search's final figures (it had zeros).
+  ASSERT_GE(events.size(), 2u);
+  const v1::PlanProgress& verify = events[events.size() - 2].progress();
+  const v1::PlanStatistics& stats = events.back().plan().statistics();
+  EXPECT_EQ(verify.phase(), "verify");
+  EXPECT_GT(verify.propagations(), 0);
+  EXPECT_EQ(verify.propagations(), stats.propagations());
+  EXPECT_EQ(verify.states(), stats.tree_states());
+  EXPECT_EQ(verify.best_goal_distance(), stats.best_goal_distance());
   // One log line per request, naming model, planner and status.
   const std::string line = s.logLine("Plan");
   EXPECT_NE(line.find("\"model\": \"planar-arm\""), std::string::npos) << line;

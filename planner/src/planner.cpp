@@ -156,10 +156,13 @@ Plan planMotion(const PlanRequest& req, const ProgressFn& progress, const Cancel
   if (cancelled && cancelled()) throw PlanCancelled("plan verification");
   // Resample at the output rate, re-simulate, re-check.
   const auto tv = SteadyClock::now();
-  if (progress) {
+  if (progress) {  // the search's final figures, as the plan's statistics will give them
     PlanProgress p;
     p.phase = "verify";
     p.elapsed_s = secondsSince(t0);
+    p.propagations = found.stats.propagations;
+    p.states = found.stats.tree_states ? found.stats.tree_states : found.stats.roadmap_vertices;
+    p.best_goal_distance = found.stats.best_goal_distance;
     progress(p);
   }
   plan.inputs = found.inputs.resample(opt.rate_hz);
