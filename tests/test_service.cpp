@@ -262,6 +262,7 @@ TEST(Service, PlanOverRpcEqualsTheInProcessPlanAndStreamsTheSame) {
   EXPECT_EQ(verify.propagations(), stats.propagations());
   EXPECT_EQ(verify.states(), stats.tree_states());
   EXPECT_EQ(verify.best_goal_distance(), stats.best_goal_distance());
+  EXPECT_EQ(events.back().plan().shortfalls_size(), 0);  // exact
   // One log line per request, naming model, planner and status.
   const std::string line = s.logLine("Plan");
   EXPECT_NE(line.find("\"model\": \"planar-arm\""), std::string::npos) << line;
@@ -291,6 +292,34 @@ TEST(Service, PlanStreamReportsProgressOfALongPlan) {
   ASSERT_TRUE(reader->Finish().ok());
   EXPECT_TRUE(plan);
   EXPECT_GE(progress, 1);
+  // Out of reach: approximate, and the response says why in a field.
+  ASSERT_EQ(e.plan().outcome(), v1::OUTCOME_APPROXIMATE) << e.plan().message();
+  ASSERT_GE(e.plan().shortfalls_size(), 1);
+  EXPECT_EQ(e.plan().shortfalls(e.plan().shortfalls_size() - 1), v1::SHORTFALL_GOAL_NOT_REACHED);
+  EXPECT_EQ(e.plan().goal_sample(), -1);
+}
+
+TEST(Service, AnApproximatePlanListsEveryShortfall) {
+  Plan p;
+  p.outcome = PlanOutcome::Approximate;
+  p.collision_free = false;
+  p.limit_violations = {"x: speed 1 > max_speed 0.5 at sample 3"};
+  p.goal_sample = -1;
+  v1::PlanResponse out;
+  wire::planToProto(p, &out);
+  ASSERT_EQ(out.shortfalls_size(), 3);
+  EXPECT_EQ(out.shortfalls(0), v1::SHORTFALL_COLLISION);
+  EXPECT_EQ(out.shortfalls(1), v1::SHORTFALL_INPUT_LIMITS);
+  EXPECT_EQ(out.shortfalls(2), v1::SHORTFALL_GOAL_NOT_REACHED);
+  p.collision_free = true;
+  p.limit_violations.clear();
+  wire::planToProto(p, &out);
+  ASSERT_EQ(out.shortfalls_size(), 1);
+  EXPECT_EQ(out.shortfalls(0), v1::SHORTFALL_GOAL_NOT_REACHED);
+  p.outcome = PlanOutcome::Exact;
+  p.goal_sample = 10;
+  wire::planToProto(p, &out);
+  EXPECT_EQ(out.shortfalls_size(), 0);
 }
 
 // Each bad request gets the right code and a message naming the field; the server then still

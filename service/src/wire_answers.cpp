@@ -152,6 +152,11 @@ void planToProto(const Plan& p, v1::PlanResponse* out) {
   vectorToProto(p.stage_clearance_m, out->mutable_stage_clearance_m());
   vectorToProto(p.goal_distance, out->mutable_goal_distance());
   for (const auto& v : p.limit_violations) out->add_limit_violations(v);
+  if (p.outcome == PlanOutcome::Approximate) {
+    if (!p.collision_free) out->add_shortfalls(v1::SHORTFALL_COLLISION);
+    if (!p.limit_violations.empty()) out->add_shortfalls(v1::SHORTFALL_INPUT_LIMITS);
+    if (p.goal_sample < 0) out->add_shortfalls(v1::SHORTFALL_GOAL_NOT_REACHED);
+  }
 }
 
 Plan planFromProto(const v1::PlanResponse& r) {
