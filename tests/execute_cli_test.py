@@ -113,20 +113,26 @@ class Execute(unittest.TestCase):
         for i, r in enumerate(sent):
             self.assertAlmostEqual(float(r[4]), i * 0.02, places=5)
 
-    def test_a_plan_beyond_a_speed_limit_is_refused_before_anything_is_sent(self):
-        with open(self.path("jump.csv"), "w") as f:
+    def execute_on_udp(self, rig, xs, *more):
+        """Plays planar-arm inputs (x from `xs`, L = 0.45, 50 Hz) on `rig` over UDP, with a rig
+        file in mm and spool radians; closes the rig."""
+        with open(self.path("inputs.csv"), "w") as f:
             f.write("t,x,L\n")
-            for i in range(51):
-                f.write(f"{i * 0.02},{0.30 if i <= 10 else 0.32},0.45\n")
+            for i, x in enumerate(xs):
+                f.write(f"{i * 0.02},{x},0.45\n")
         with open(self.path("rig.yaml"), "w") as f:
             f.write("rig: test\nchannels:\n  x: {channel: 0, scale: 1000, unit: mm}\n"
                     "  L: {channel: 1, scale: 50, unit: rad}\n")
-        rig = UdpRig()
         try:
-            p = run("execute", "--inputs", self.path("jump.csv"), "--model", "planar-arm",
-                    "--rig", f"udp:127.0.0.1:{rig.port}", "--rig-config", self.path("rig.yaml"))
+            return run("execute", "--inputs", self.path("inputs.csv"), "--model", "planar-arm",
+                       "--rig", f"udp:127.0.0.1:{rig.port}", "--rig-config",
+                       self.path("rig.yaml"), *more)
         finally:
             rig.close()
+
+    def test_a_plan_beyond_a_speed_limit_is_refused_before_anything_is_sent(self):
+        rig = UdpRig()
+        p = self.execute_on_udp(rig, [0.30 if i <= 10 else 0.32 for i in range(51)])
         self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
         self.assertIn("refused, nothing was sent", p.stderr)
         self.assertIn("x: speed 1 > max_speed 0.5 at play sample 11", p.stderr)
@@ -135,20 +141,8 @@ class Execute(unittest.TestCase):
     def test_frames_are_numbered_in_send_order_and_a_rig_already_there_gets_no_ramp(self):
         # The rig reports the first row through its units (mm, spool rad) off by ~1e-8 m: within
         # the stated tolerance (1e-6 m or rad), so the performance starts at once, no ramp.
-        with open(self.path("still.csv"), "w") as f:
-            f.write("t,x,L\n")
-            for i in range(26):
-                f.write(f"{i * 0.02},0.30,0.45\n")
-        with open(self.path("rig.yaml"), "w") as f:
-            f.write("rig: test\nchannels:\n  x: {channel: 0, scale: 1000, unit: mm}\n"
-                    "  L: {channel: 1, scale: 50, unit: rad}\n")
         rig = UdpRig(pos="0:300.00001:mm,1:22.4999995:rad", corrupt_ack=5)
-        try:
-            p = run("execute", "--inputs", self.path("still.csv"), "--model", "planar-arm",
-                    "--rig", f"udp:127.0.0.1:{rig.port}", "--rig-config", self.path("rig.yaml"),
-                    "--log", self.path("log.csv"))
-        finally:
-            rig.close()
+        p = self.execute_on_udp(rig, [0.30] * 26, "--log", self.path("log.csv"))
         self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
         # GET is frame 1; then every SET, numbered on: 1, 2, 3, ... in the order sent.
         self.assertEqual(rig.frames[0], ("GET", 1))
