@@ -39,13 +39,14 @@ class UdpRig:
     default setpoints, in mm and spool rad), ACKs SETs and HOLDs, and keeps every frame's type
     and SEQ in arrival order. The ACK of SEQ `corrupt_ack` goes out with a wrong checksum."""
 
-    def __init__(self, pos="0:300:mm,1:22.5:rad", corrupt_ack=None):
+    def __init__(self, pos="0:300:mm,1:22.5:rad", corrupt_ack=None, silent=False):
         self.sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
         self.sock.bind(("127.0.0.1", 0))
         self.sock.settimeout(0.05)
         self.port = self.sock.getsockname()[1]
         self.pos = pos
         self.corrupt_ack = corrupt_ack
+        self.silent = silent  # answers nothing
         self.sets = []
         self.frames = []
         self.done = False
@@ -62,6 +63,8 @@ class UdpRig:
             assert int(crc, 16) == crc16(body), data
             kind, seq = body.split(",")[:2]
             self.frames.append((kind, int(seq)))
+            if self.silent:
+                continue
             if kind == "GET":
                 self.sock.sendto(frame(f"POS,{seq},{self.pos}").encode(), peer)
             elif kind in ("SET", "HOLD"):
@@ -155,6 +158,18 @@ class Execute(unittest.TestCase):
         # The corrupt ACK is logged with the SEQ it still shows (and acknowledges nothing).
         self.assertIn("5", [r[1] for r in rows if r[0] == "ack-corrupt"])
         self.assertIn("5", [r[1] for r in rows if r[0] == "ack-lost"])
+
+    def test_a_rig_that_does_not_answer_get_gets_three_and_nothing_else(self):
+        # PROTOCOL.md: up to 3 GETs, each a new frame, 0.3 s each; then exit 4, nothing sent and
+        # no command log written.
+        rig = UdpRig(silent=True)
+        t0 = time.monotonic()
+        p = self.execute_on_udp(rig, [0.30] * 5, "--log", self.path("log.csv"))
+        self.assertEqual(p.returncode, 4, p.stdout + p.stderr)
+        self.assertGreaterEqual(time.monotonic() - t0, 0.9)
+        self.assertIn("did not answer GET (3 tries, 0.3 s each); nothing was sent", p.stderr)
+        self.assertEqual(rig.frames, [("GET", 1), ("GET", 2), ("GET", 3)])
+        self.assertFalse(os.path.exists(self.path("log.csv")))
 
     def test_sigint_stops_a_looping_performance_holding_the_last_setpoints(self):
         p = run("plan", "--model", "planar-arm", "--goal", "q:theta1=0.3;tol=0.05", "--seed", "1",
