@@ -755,6 +755,46 @@ TEST(Service, SimulateWarnsOfInputsFasterThanTheRigCanFollow) {
   }
 }
 
+// Where named points are, for a client choosing a point goal: the suspended mass hangs its
+// string's length (0.5 m) below the robot (on its track at z = 1 m) at rest.
+TEST(Service, NamedPointsAreGivenInStageCoordinates) {
+  Running s;
+  v1::DescribeModelRequest d;
+  d.mutable_model()->set_name("suspended-mass");
+  grpc::ClientContext c1;
+  v1::ModelDescription desc;
+  ASSERT_TRUE(s.stub->DescribeModel(&c1, d, &desc).ok());
+  ASSERT_EQ(desc.points_size(), 2);
+  EXPECT_EQ(desc.points(0).name(), "mass");
+  EXPECT_NEAR(desc.points(0).rest_position_m().x(), 0.0, 1e-9);
+  EXPECT_NEAR(desc.points(0).rest_position_m().z(), 0.5, 1e-9);
+  EXPECT_NEAR(desc.points(1).rest_position_m().z(), 1.0, 1e-12);
+
+  // Simulate gives them per sample: the robot point follows its input xr exactly, and the mass
+  // starts where DescribeModel said.
+  v1::SimulateRequest r;
+  r.mutable_model()->set_name("suspended-mass");
+  r.set_with_points(true);
+  r.mutable_inputs()->add_variables("xr");
+  r.mutable_inputs()->set_rate_hz(50.0);
+  for (int i = 0; i < 26; ++i) r.mutable_inputs()->add_values(0.2 * std::sin(M_PI * i / 25.0));
+  grpc::ClientContext c2;
+  v1::SimulateResponse out;
+  ASSERT_TRUE(s.stub->Simulate(&c2, r, &out).ok());
+  ASSERT_GT(out.samples_size(), 25);
+  for (const v1::SimulationSample& sample : out.samples()) {
+    ASSERT_EQ(sample.points_m_size(), 2);
+    EXPECT_NEAR(sample.points_m(1).x(), sample.inputs(0), 1e-12) << "t " << sample.t_s();
+    EXPECT_NEAR(sample.points_m(1).z(), 1.0, 1e-12);
+  }
+  EXPECT_NEAR(out.samples(0).points_m(0).z(), desc.points(0).rest_position_m().z(), 1e-9);
+  // Without with_points, none.
+  r.set_with_points(false);
+  grpc::ClientContext c3;
+  ASSERT_TRUE(s.stub->Simulate(&c3, r, &out).ok());
+  EXPECT_EQ(out.samples(0).points_m_size(), 0);
+}
+
 TEST(Service, InputSamplesAreBoundedBeforeTheyAreAllocated) {
   // One variable's column, expanded to a row of all 21 kinematic variables per sample: a
   // 4 MB message would ask for 84 MB without the bound of 10^7 values per schedule.

@@ -2,11 +2,19 @@
 
 #include <iostream>
 
+#include "marionette/models/dynamics.hpp"
 #include "marionette/models/model_io.hpp"
+#include "marionette/models/rest_pose.hpp"
+#include "marionette/planner/goal.hpp"
 #include "marionette/service/wire.hpp"
 #include "request_checks.hpp"
+#include "wire_support.hpp"
 
 namespace marionette::service {
+
+namespace {
+constexpr int kMaxDescribedRestPoseDynamic = 32;  // DescribeModel's rest positions: n_d at most
+}  // namespace
 namespace {
 
 using grpc::ServerContext;
@@ -64,7 +72,13 @@ Status PlannerService::DescribeModel(ServerContext* ctx, const v1::DescribeModel
   if (Status s = authorize(ctx->client_metadata(), options_.token); !s.ok()) return rl.finish(s);
   // An inline model costs what its YAML holds: DescribeModel takes a worker like the others.
   return rl.finish(withWorker(ctx, rl, [&] {
-    *out = wire::describeModel(*checkDescribeModel(resolver_, *req));
+    const ModelPtr model = checkDescribeModel(resolver_, *req);
+    // Named points where they hang at rest: a rest pose's cost grows as n_d^3, so models larger
+    // than any built-in (25) go without (an inline model of 256 would hold a worker for long).
+    RestPose rest;
+    if (model->nd() <= kMaxDescribedRestPoseDynamic)
+      rest = computeRestPose(model, model->defaultInputs());
+    *out = wire::describeModel(*model, rest.ok ? &rest.q : nullptr);
     return Status::OK;
   }));
 }
@@ -147,11 +161,20 @@ Status PlannerService::simulate(ServerContext* ctx, const v1::SimulateRequest& r
   std::unique_ptr<CollisionChecker> checker;
   if (checked.collision) checker = std::make_unique<CollisionChecker>(checked.collision);
   bool stopped = false;
+  DynamicsData data(*model);
   const CheckedSimulationReport report =
       simulateChecked(model, call.inputs, call.options, checker.get(), call.check,
                       [&](const CheckedSample& sample) {
                         if ((sample.index & 63) == 63 && shouldStop(ctx)) return !(stopped = true);
-                        wire::sampleToProto(sample, out->add_samples());
+                        v1::SimulationSample* s = out->add_samples();
+                        wire::sampleToProto(sample, s);
+                        if (call.with_points) {
+                          const Eigen::VectorXd q = model->configuration(*sample.row.q,
+                                                                         *sample.row.rho);
+                          for (int i = 0; i < static_cast<int>(model->points.size()); ++i)
+                            wire::detail::toProto(pointInStage(*model, data, q, i),
+                                                  s->add_points_m());
+                        }
                         return true;
                       });
   if (stopped) return stoppedStatus(ctx);

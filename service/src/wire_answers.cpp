@@ -2,6 +2,8 @@
 // simulation results.
 #include "marionette/environments/collision.hpp"
 #include "marionette/environments/scene.hpp"
+#include "marionette/models/dynamics.hpp"
+#include "marionette/planner/goal.hpp"
 #include "marionette/service/wire.hpp"
 #include "wire_support.hpp"
 
@@ -11,7 +13,7 @@ using namespace detail;
 
 // ---- Descriptions ------------------------------------------------------------------------------
 
-v1::ModelDescription describeModel(const Model& model) {
+v1::ModelDescription describeModel(const Model& model, const Eigen::VectorXd* rest_q) {
   v1::ModelDescription d;
   d.set_name(model.name);
   d.set_description(model.description);
@@ -45,11 +47,16 @@ v1::ModelDescription describeModel(const Model& model) {
     if (s.length_variable >= 0) o->set_length_variable(model.variableName(s.length_variable));
     o->set_length_m(s.length_m);
   }
-  for (const Point& p : model.points) {
+  DynamicsData data(model);
+  for (int i = 0; i < static_cast<int>(model.points.size()); ++i) {
+    const Point& p = model.points[i];
     v1::NamedPoint* o = d.add_points();
     o->set_name(p.name);
     o->set_frame(frameName(p.frame));
     toProto(p.position_m, o->mutable_position_m());
+    if (rest_q)
+      toProto(pointInStage(model, data, model.configuration(*rest_q, model.defaultInputs()), i),
+              o->mutable_rest_position_m());
   }
   return d;
 }

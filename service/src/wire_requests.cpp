@@ -382,6 +382,7 @@ SimulationCall simulationCallFromProto(const v1::SimulateRequest& req, const Mod
   call.with_scene = req.scene().source_case() != v1::SceneRef::SOURCE_NOT_SET;
   if (req.stop_on_collision() && !call.with_scene) invalid("stop_on_collision", "needs a scene");
   call.check.stop_at_first_collision = req.stop_on_collision();
+  call.with_points = req.with_points();
   return call;
 }
 

@@ -53,7 +53,8 @@ constexpr std::size_t kMaxNameBytes = 256;
 constexpr int kMaxListEntries = 4096;
 void checkRequestSizes(const google::protobuf::Message& request);
 
-v1::ModelDescription describeModel(const Model& model);
+// With rest_q (n_d, the rest pose of the default inputs), each point's stage position there.
+v1::ModelDescription describeModel(const Model& model, const Eigen::VectorXd* rest_q = nullptr);
 v1::ModelSummary summarize(const Model& model);
 v1::SceneSummary summarize(const Scene& scene);
 
@@ -92,6 +93,7 @@ struct SimulationCall {
   InputSchedule inputs;
   CheckedSimulationOptions check;
   bool with_scene = false;
+  bool with_points = false;  // each sample gives the named points' stage positions
 };
 // At most this many steps (duration_s / dt_s) per request: every step is a sample in the
 // answer (~0.4 KB for the biggest model), so this bounds a request's memory.
