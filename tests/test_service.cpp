@@ -788,6 +788,21 @@ TEST(Service, NamedPointsAreGivenInStageCoordinates) {
     EXPECT_NEAR(sample.points_m(1).z(), 1.0, 1e-12);
   }
   EXPECT_NEAR(out.samples(0).points_m(0).z(), desc.points(0).rest_position_m().z(), 1e-9);
+  // Point positions are bounded as samples are: puppetcopter's 11 points over 200,000 steps are
+  // more than a request may ask for (refused before anything runs).
+  {
+    v1::SimulateRequest big;
+    big.mutable_model()->set_name("puppetcopter");
+    big.set_with_points(true);
+    big.set_dt_s(0.001);
+    big.set_duration_s(200.0);
+    grpc::ClientContext c4;
+    v1::SimulateResponse none;
+    const grpc::Status st = s.stub->Simulate(&c4, big, &none);
+    EXPECT_EQ(st.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+    EXPECT_NE(st.error_message().find("with_points: 200000 steps of "), std::string::npos)
+        << st.error_message();
+  }
   // Without with_points, none.
   r.set_with_points(false);
   grpc::ClientContext c3;

@@ -383,6 +383,13 @@ SimulationCall simulationCallFromProto(const v1::SimulateRequest& req, const Mod
   if (req.stop_on_collision() && !call.with_scene) invalid("stop_on_collision", "needs a scene");
   call.check.stop_at_first_collision = req.stop_on_collision();
   call.with_points = req.with_points();
+  // Each point of each sample is ~30 bytes of answer: bounded as the samples are.
+  if (call.with_points && std::ceil(steps) * static_cast<double>(m.points.size()) >
+                              static_cast<double>(kMaxSimulationPointSamples))
+    invalid("with_points", formatNumber(std::ceil(steps)) + " steps of " +
+                               std::to_string(m.points.size()) +
+                               " points; a request may ask for at most " +
+                               std::to_string(kMaxSimulationPointSamples) + " point positions");
   return call;
 }
 

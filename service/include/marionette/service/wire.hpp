@@ -98,6 +98,8 @@ struct SimulationCall {
 // At most this many steps (duration_s / dt_s) per request: every step is a sample in the
 // answer (~0.4 KB for the biggest model), so this bounds a request's memory.
 constexpr long kMaxSimulationSteps = 200000;
+// With with_points, at most this many point positions (steps x named points, ~60 MB).
+constexpr long kMaxSimulationPointSamples = 2000000;
 SimulationCall simulationCallFromProto(const v1::SimulateRequest& request, const Model& model);
 // The names and the report's summary into the answer (samples are added as they come).
 void simulationToProto(const Model& model, const std::string& scene,
