@@ -120,6 +120,15 @@ void setArmGoal(v1::PlanRequest& r) {
       s.q[m->variableIndex("theta1")] + 0.3;
 }
 
+// A Simulate the server refuses as INVALID_ARGUMENT, its message containing `text`.
+void expectSimulateRefused(Running& s, const v1::SimulateRequest& r, const std::string& text) {
+  grpc::ClientContext ctx;
+  v1::SimulateResponse out;
+  const grpc::Status st = s.stub->Simulate(&ctx, r, &out);
+  EXPECT_EQ(st.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << st.error_message();
+  EXPECT_NE(st.error_message().find(text), std::string::npos) << st.error_message();
+}
+
 TEST(Service, ListsAndDescribesWhatTheLibraryHas) {
   Running s;
   grpc::ClientContext c1, c2, c3;
@@ -423,12 +432,7 @@ TEST(Service, BadRequestsNameTheFieldAndTheServerGoesOn) {
     r.mutable_inputs()->set_rate_hz(50);
     r.mutable_inputs()->add_values(0.0);
     r.mutable_inputs()->add_values(std::nan(""));
-    grpc::ClientContext ctx;
-    v1::SimulateResponse out;
-    const grpc::Status st = s.stub->Simulate(&ctx, r, &out);
-    EXPECT_EQ(st.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
-    EXPECT_NE(st.error_message().find("inputs.values[1][\"x\"]"), std::string::npos)
-        << st.error_message();
+    expectSimulateRefused(s, r, "inputs.values[1][\"x\"]");
   }
   // Hostile inline YAML (200,000 nested lists: a recursive parser without a depth limit would
   // overflow its stack) and control characters are errors, not crashes.
@@ -449,11 +453,7 @@ TEST(Service, BadRequestsNameTheFieldAndTheServerGoesOn) {
     r.mutable_model()->set_name("planar-arm");
     r.set_dt_s(0.001);
     r.set_duration_s(1000.0);
-    grpc::ClientContext ctx;
-    v1::SimulateResponse out;
-    const grpc::Status st = s.stub->Simulate(&ctx, r, &out);
-    EXPECT_EQ(st.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
-    EXPECT_NE(st.error_message().find("duration_s"), std::string::npos) << st.error_message();
+    expectSimulateRefused(s, r, "duration_s");
   }
   // Inputs at a tiny rate: their last time (the default duration) is far beyond the limit (the
   // step count overflowed a cast; found by the rpc_simulate fuzz target).
@@ -464,13 +464,7 @@ TEST(Service, BadRequestsNameTheFieldAndTheServerGoesOn) {
     r.mutable_inputs()->set_rate_hz(1e-300);
     r.mutable_inputs()->add_values(0.3);
     r.mutable_inputs()->add_values(0.3);
-    grpc::ClientContext ctx;
-    v1::SimulateResponse out;
-    const grpc::Status st = s.stub->Simulate(&ctx, r, &out);
-    EXPECT_EQ(st.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
-    EXPECT_NE(st.error_message().find("duration_s: 0 means the inputs' last time"),
-              std::string::npos)
-        << st.error_message();
+    expectSimulateRefused(s, r, "duration_s: 0 means the inputs' last time");
   }
   // A request over the size limit.
   {
@@ -802,12 +796,7 @@ TEST(Service, NamedPointsAreGivenInStageCoordinates) {
     big.set_with_points(true);
     big.set_dt_s(0.001);
     big.set_duration_s(200.0);
-    grpc::ClientContext c4;
-    v1::SimulateResponse none;
-    const grpc::Status st = s.stub->Simulate(&c4, big, &none);
-    EXPECT_EQ(st.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
-    EXPECT_NE(st.error_message().find("with_points: 200000 steps of "), std::string::npos)
-        << st.error_message();
+    expectSimulateRefused(s, big, "with_points: 200000 steps of ");
   }
   // Without with_points, none.
   r.set_with_points(false);

@@ -37,9 +37,8 @@ int InputSchedule::maxRows(const Model& model) {
 std::optional<InputSchedule::Problem> InputSchedule::problem(const Model& model) const {
   const auto rows = static_cast<long>(times_s.size());
   if (rows == 0) return Problem{-1, -1, "no samples"};
-  if (rows > maxRows(model))
-    return Problem{-1, -1,
-                   std::to_string(rows) + " samples; at most " + std::to_string(maxRows(model))};
+  if (const int max_rows = maxRows(model); rows > max_rows)
+    return Problem{-1, -1, std::to_string(rows) + " samples; at most " + std::to_string(max_rows)};
   for (long r = 0; r < rows; ++r) {
     const double t = times_s[r];
     const int row = static_cast<int>(r);
@@ -76,6 +75,7 @@ InputSchedule InputSchedule::fromCsv(const Model& model, const std::string& csv_
   int lineno = 0;
   std::vector<int> column_var;  // kinematic index per column after t
   std::vector<std::vector<double>> rows;
+  const std::size_t max_rows = static_cast<std::size_t>(maxRows(model));
   std::vector<int> row_line;
   while (std::getline(in, line)) {
     ++lineno;
@@ -102,8 +102,8 @@ InputSchedule InputSchedule::fromCsv(const Model& model, const std::string& csv_
     if (cells.size() != column_var.size() + 1)
       fail(lineno, "expected " + std::to_string(column_var.size() + 1) + " values, got " +
                        std::to_string(cells.size()));
-    if (rows.size() >= static_cast<std::size_t>(maxRows(model)))
-      fail(lineno, "more than " + std::to_string(maxRows(model)) + " samples");
+    if (rows.size() >= max_rows)
+      fail(lineno, "more than " + std::to_string(max_rows) + " samples");
     std::vector<double> row(cells.size());
     for (size_t c = 0; c < cells.size(); ++c) {
       const std::string col = c == 0 ? "t" : model.kinematic[column_var[c - 1]].name;

@@ -198,4 +198,12 @@ Eigen::Vector3d pointInStage(const Model& model, DynamicsData& data, const Eigen
   return model.stage_pose * pointPosition(data, p.frame, p.position_m);
 }
 
+void pointsInStage(const Model& model, DynamicsData& data, const Eigen::VectorXd& q_full,
+                   std::vector<Eigen::Vector3d>& out) {
+  forwardKinematics(model, data, q_full);
+  out.clear();
+  for (const Point& p : model.points)
+    out.push_back(model.stage_pose * pointPosition(data, p.frame, p.position_m));
+}
+
 }  // namespace marionette

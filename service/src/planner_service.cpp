@@ -162,6 +162,7 @@ Status PlannerService::simulate(ServerContext* ctx, const v1::SimulateRequest& r
   if (checked.collision) checker = std::make_unique<CollisionChecker>(checked.collision);
   bool stopped = false;
   DynamicsData data(*model);
+  std::vector<Eigen::Vector3d> points;
   const CheckedSimulationReport report =
       simulateChecked(model, call.inputs, call.options, checker.get(), call.check,
                       [&](const CheckedSample& sample) {
@@ -169,11 +170,11 @@ Status PlannerService::simulate(ServerContext* ctx, const v1::SimulateRequest& r
                         v1::SimulationSample* s = out->add_samples();
                         wire::sampleToProto(sample, s);
                         if (call.with_points) {
-                          const Eigen::VectorXd q = model->configuration(*sample.row.q,
-                                                                         *sample.row.rho);
-                          for (int i = 0; i < static_cast<int>(model->points.size()); ++i)
-                            wire::detail::toProto(pointInStage(*model, data, q, i),
-                                                  s->add_points_m());
+                          pointsInStage(*model, data,
+                                        model->configuration(*sample.row.q, *sample.row.rho),
+                                        points);
+                          for (const Eigen::Vector3d& p : points)
+                            wire::detail::toProto(p, s->add_points_m());
                         }
                         return true;
                       });

@@ -47,16 +47,18 @@ v1::ModelDescription describeModel(const Model& model, const Eigen::VectorXd* re
     if (s.length_variable >= 0) o->set_length_variable(model.variableName(s.length_variable));
     o->set_length_m(s.length_m);
   }
-  DynamicsData data(model);
-  for (int i = 0; i < static_cast<int>(model.points.size()); ++i) {
+  std::vector<Eigen::Vector3d> at_rest;
+  if (rest_q) {
+    DynamicsData data(model);
+    pointsInStage(model, data, model.configuration(*rest_q, model.defaultInputs()), at_rest);
+  }
+  for (std::size_t i = 0; i < model.points.size(); ++i) {
     const Point& p = model.points[i];
     v1::NamedPoint* o = d.add_points();
     o->set_name(p.name);
     o->set_frame(frameName(p.frame));
     toProto(p.position_m, o->mutable_position_m());
-    if (rest_q)
-      toProto(pointInStage(model, data, model.configuration(*rest_q, model.defaultInputs()), i),
-              o->mutable_rest_position_m());
+    if (rest_q) toProto(at_rest[i], o->mutable_rest_position_m());
   }
   return d;
 }

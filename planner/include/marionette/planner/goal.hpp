@@ -98,5 +98,8 @@ double kineticEnergyFromMomentum(const Model& model, DynamicsData& data,
 // A state's pose in stage coordinates (m) of a named point, for reports.
 Eigen::Vector3d pointInStage(const Model& model, DynamicsData& data, const Eigen::VectorXd& q_full,
                              int point);
+// Every named point's (model order), from one forward-kinematics pass.
+void pointsInStage(const Model& model, DynamicsData& data, const Eigen::VectorXd& q_full,
+                   std::vector<Eigen::Vector3d>& out);
 
 }  // namespace marionette
