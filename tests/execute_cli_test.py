@@ -37,9 +37,10 @@ def frame(body):
 class UdpRig:
     """A rig written from PROTOCOL.md alone: answers GET with `pos` (by default the planar arm's
     default setpoints, in mm and spool rad), ACKs SETs and HOLDs, and keeps every frame's type
-    and SEQ in arrival order. The ACK of SEQ `corrupt_ack` goes out with a wrong checksum."""
+    and SEQ in arrival order. The ACK of SEQ `corrupt_ack` goes out with a wrong checksum; the
+    SET with SEQ `nak` is refused (`NAK,SEQ,range`)."""
 
-    def __init__(self, pos="0:300:mm,1:22.5:rad", corrupt_ack=None, silent=False):
+    def __init__(self, pos="0:300:mm,1:22.5:rad", corrupt_ack=None, silent=False, nak=None):
         self.sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
         self.sock.bind(("127.0.0.1", 0))
         self.sock.settimeout(0.05)
@@ -47,6 +48,7 @@ class UdpRig:
         self.pos = pos
         self.corrupt_ack = corrupt_ack
         self.silent = silent  # answers nothing
+        self.nak = nak
         self.sets = []
         self.frames = []
         self.done = False
@@ -70,7 +72,9 @@ class UdpRig:
             elif kind in ("SET", "HOLD"):
                 if kind == "SET":
                     self.sets.append(body)
-                if int(seq) == self.corrupt_ack:
+                if kind == "SET" and int(seq) == self.nak:
+                    self.sock.sendto(frame(f"NAK,{seq},range").encode(), peer)
+                elif int(seq) == self.corrupt_ack:
                     self.sock.sendto(f"$ACK,{seq}*0000\n".encode(), peer)
                 else:
                     self.sock.sendto(frame(f"ACK,{seq}").encode(), peer)
@@ -158,6 +162,26 @@ class Execute(unittest.TestCase):
         # The corrupt ACK is logged with the SEQ it still shows (and acknowledges nothing).
         self.assertIn("5", [r[1] for r in rows if r[0] == "ack-corrupt"])
         self.assertIn("5", [r[1] for r in rows if r[0] == "ack-lost"])
+
+    def test_a_nak_stops_the_stream_before_the_next_frame_and_rtt_is_the_round_trip(self):
+        # Replies are read as they arrive: the NAK of SET 21 (answered at once) is seen before
+        # the next tick, so the next frame is HOLD 22, and the rig holds SET 20's setpoints.
+        rig = UdpRig(nak=21)
+        p = self.execute_on_udp(rig, [0.30 + 0.0001 * i for i in range(50)],
+                                "--log", self.path("log.csv"))
+        self.assertEqual(p.returncode, 4, p.stdout + p.stderr)
+        self.assertEqual(rig.frames[-2:], [("SET", 21), ("HOLD", 22)])
+        self.assertIn("refused frame 21 (range)", p.stderr)
+        self.assertIn("the rig holds the setpoints of the frame before it (seq 20)", p.stderr)
+        self.assertRegex(p.stderr, r"holding x=0\.3018 L=0\.45\b")  # row 18 (SET 20)
+        with open(self.path("log.csv")) as f:
+            rows = list(csv.reader(f))
+        self.assertEqual([r[0] for r in rows if r[1] == "21"], ["sent", "nak"])
+        # The round trip on loopback takes well under a millisecond; read only at the next tick
+        # it would show as the period (20 ms).
+        rtts = sorted(float(r[7]) for r in rows if r[0] in ("ack", "nak"))
+        self.assertEqual(len(rtts), 20)  # SET 2 ... 20 acknowledged, 21 refused
+        self.assertLess(rtts[len(rtts) // 2], 5.0, rtts)
 
     def test_a_rig_that_does_not_answer_get_gets_three_and_nothing_else(self):
         # PROTOCOL.md: up to 3 GETs, each a new frame, 0.3 s each; then exit 4, nothing sent and

@@ -573,6 +573,36 @@ TEST(Udp, TenSecondsAt50HzKeepTheRateAndDroppedAcksAreCounted) {
   EXPECT_EQ(r.acks, 501 - dropped);
 }
 
+TEST(Udp, ANakStopsTheRunBeforeTheNextFrameAndTheRigHoldsTheFrameBefore) {
+  const ModelPtr arm = loadModel("planar-arm");
+  FakeDevice dev;
+  dev.rig = armRig(*arm);
+  dev.setpoints = arm->defaultInputs();
+  dev.alter_ack = [](const WireFrame& f, const std::string& ack) {
+    return f.seq == 12 ? encodeFrame("NAK", f.seq, {"range"}) : ack;
+  };
+  UdpDevice udp(dev);
+  const auto rig = openRig(udp.uri(), arm, dev.rig, 50.0);
+  const Stream s = buildStream(smoothPerformance(arm, 2.0), rig->readSetpoints(), {});
+  const ExecuteReport r = execute(*rig, s, {});
+  EXPECT_EQ(r.reason, StopReason::RigRefused) << r.message;
+  EXPECT_EQ(r.frames_sent, 11);  // SET 2 ... 12; the NAK came back before the next tick
+  EXPECT_EQ(r.naks, 1);
+  EXPECT_NE(r.message.find("refused frame 12 (range)"), std::string::npos) << r.message;
+  EXPECT_NE(r.message.find("holds the setpoints of the frame before it (seq 11)"),
+            std::string::npos)
+      << r.message;
+  EXPECT_EQ(r.last_sent.transpose(), s.rows.row(9));  // SET 11 carried row 9
+  for (int i = 0; i < 100 && dev.received().back().type != "HOLD"; ++i)
+    std::this_thread::sleep_for(milliseconds(10));
+  const auto frames = dev.received();
+  ASSERT_EQ(frames.size(), 12u);
+  EXPECT_EQ(frames[10].type, "SET");
+  EXPECT_EQ(frames[10].seq, 12u);
+  EXPECT_EQ(frames[11].type, "HOLD");
+  EXPECT_EQ(frames[11].seq, 13u);
+}
+
 TEST(Udp, ARigThatStopsAnsweringIsALostLink) {
   const ModelPtr arm = loadModel("planar-arm");
   FakeDevice dev;

@@ -19,6 +19,10 @@
 
 namespace marionette::executor {
 
+void RigDriver::awaitReply(Clock::time_point until) {
+  std::this_thread::sleep_until(until);
+}
+
 // ---- sim: ----------------------------------------------------------------------------------
 
 namespace {
@@ -141,6 +145,8 @@ class FramedRig : public RigDriver {
     }
   }
 
+  void awaitReply(Clock::time_point until) override { waitReadable(until); }
+
   void hold(std::uint32_t seq) noexcept override {
     try {
       transmit(encodeFrame("HOLD", seq));
@@ -171,10 +177,15 @@ class FileDescriptor {
   int fd_;
 };
 
+// Until `fd` is readable (or hung up) or `until`, to the nanosecond (poll's milliseconds would
+// wake up to 1 ms early or late).
 void waitFd(int fd, Clock::time_point until) {
-  const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(until - Clock::now());
+  const long long left_ns = std::max<long long>(
+      0, std::chrono::duration_cast<std::chrono::nanoseconds>(until - Clock::now()).count());
+  const timespec timeout{static_cast<time_t>(left_ns / 1000000000),
+                         static_cast<long>(left_ns % 1000000000)};
   pollfd p{fd, POLLIN, 0};
-  ::poll(&p, 1, static_cast<int>(std::max<long>(0, left.count())));
+  ::ppoll(&p, 1, &timeout, nullptr);
 }
 
 speed_t baudConstant(long baud, const std::string& uri) {

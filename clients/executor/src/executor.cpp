@@ -8,7 +8,6 @@
 #include <cmath>
 #include <deque>
 #include <sstream>
-#include <thread>
 
 #include "marionette/models/field_error.hpp"
 
@@ -145,24 +144,38 @@ ExecuteReport execute(RigDriver& rig, const Stream& stream, const ExecuteOptions
   std::deque<Pending> pending;
   std::vector<AckEvent> events;
   int consecutive_lost = 0, consecutive_misses = 0;
-  std::uint32_t last_set_seq = 0;  // the last SET sent
+  std::uint32_t last_set_seq = 0;     // the last SET sent
+  std::uint32_t before_last_seq = 0;  // the one before it, and its values
+  Eigen::VectorXd before_last_sent;
   const Clock::time_point t0 = Clock::now() + std::chrono::milliseconds(1);
   auto since = [&](Clock::time_point t) { return seconds(t - t0); };
 
   bool stopped = false;
-  auto stop = [&](StopReason reason, const std::string& why) {
+  // refused: the SEQ of the SET the rig refused (0: none).
+  auto stop = [&](StopReason reason, const std::string& why, std::uint32_t refused = 0) {
     stopped = true;
     rep.reason = reason;
     const std::uint32_t hold_seq = rig.takeSeq();
     rig.hold(hold_seq);
     std::ostringstream m;
     m << why << "; ";
-    if (rep.stopped_sample < 0)
+    if (rep.stopped_sample < 0) {
       m << "nothing was sent";
-    else
+    } else {
       m << "stopped after " << toString(rep.stopped_phase) << " sample " << rep.stopped_sample
-        << " (loop " << loop + 1 << "); the rig holds the last setpoints sent (seq "
-        << last_set_seq << ")";
+        << " (loop " << loop + 1 << "); ";
+      if (refused != 0 && refused == last_set_seq) {
+        // The rig kept what it had before the refused frame.
+        rep.last_sent = before_last_sent;
+        if (before_last_seq == 0)
+          m << "the rig holds the setpoints it had before the run";
+        else
+          m << "the rig holds the setpoints of the frame before it (seq " << before_last_seq
+            << ")";
+      } else {
+        m << "the rig holds the last setpoints sent (seq " << last_set_seq << ")";
+      }
+    }
     rep.message = m.str();
     if (o.log) o.log->event("stop", hold_seq, since(Clock::now()), NAN, rep.message);
   };
@@ -190,7 +203,8 @@ ExecuteReport execute(RigDriver& rig, const Stream& stream, const ExecuteOptions
         ++rep.naks;
         if (o.log) o.log->event("nak", e.seq, since(e.received), rtt_ms, e.detail);
         stop(StopReason::RigRefused,
-             rig.uri() + " refused frame " + std::to_string(e.seq) + " (" + e.detail + ")");
+             rig.uri() + " refused frame " + std::to_string(e.seq) + " (" + e.detail + ")",
+             e.seq);
         return false;
       }
       ++rep.acks;
@@ -213,6 +227,20 @@ ExecuteReport execute(RigDriver& rig, const Stream& stream, const ExecuteOptions
   };
 
   const bool acks = rig.acknowledges();
+  const auto requested = [&] { return o.stop_requested && o.stop_requested->load(); };
+  // Replies read as they arrive, until `until` or until nothing is awaited: a NAK stops the run
+  // before the next frame, and rtt_ms is the round trip.  False when that stopped the run.
+  auto awaitReplies = [&](Clock::time_point until) -> bool {
+    while (acks && !pending.empty() && !requested()) {
+      const Clock::time_point now = Clock::now();
+      if (now >= until) break;
+      // Woken by a reply, or when the oldest frame's acknowledgement is overdue.
+      rig.awaitReply(std::min(until, pending.front().sent + ack_timeout +
+                                         std::chrono::microseconds(100)));
+      if (!collect()) return false;
+    }
+    return true;
+  };
   long k = 0;  // the tick: deadline t0 + k * period
   bool more = stream.rows.rows() > 0;
   while (more) {
@@ -221,6 +249,7 @@ ExecuteReport execute(RigDriver& rig, const Stream& stream, const ExecuteOptions
       break;
     }
     const Clock::time_point deadline = t0 + k * period;
+    if (!awaitReplies(deadline)) break;
     sleepUntil(deadline, o.stop_requested);
     if (o.stop_requested && o.stop_requested->load()) {
       stop(StopReason::Signal, "stopped on request (SIGINT / SIGTERM)");
@@ -261,22 +290,22 @@ ExecuteReport execute(RigDriver& rig, const Stream& stream, const ExecuteOptions
     }
     const Clock::time_point sent = Clock::now();
     ++rep.frames_sent;
+    before_last_seq = last_set_seq;
+    before_last_sent.swap(rep.last_sent);
+    last_set_seq = seq;
     rep.last_sent = values;
     rep.stopped_phase = c.phase;
     rep.stopped_sample = c.sample;
     if (o.keep_send_lateness) rep.late_ms.push_back(1e3 * seconds(sent - deadline));
     if (o.log) o.log->sent(seq, c.phase, c.sample, since(deadline), since(sent), values);
     if (acks) pending.push_back({seq, sent});
-    last_set_seq = seq;
     if (!collect()) break;
     more = advance();
     ++k;
   }
-  // The last acknowledgements.
-  while (!stopped && !pending.empty()) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
-    if (!collect()) break;
-  }
+  // The last acknowledgements, each until it is overdue.
+  while (!stopped && !pending.empty() && !requested())
+    if (!awaitReplies(pending.back().sent + ack_timeout + std::chrono::milliseconds(1))) break;
   if (!stopped) {
     rep.reason = StopReason::Completed;
     std::ostringstream m;

@@ -12,9 +12,9 @@
 //   validateStream    every row against the rig's range, speed and acceleration limits;
 //                     messages name the variable, the phase and sample, and the limit.
 //   ExecuteOptions / ExecuteReport / execute
-//                     the loop on absolute deadlines: misses counted, never made up; acks
-//                     tracked; stops safely (hold) on a signal, a lost link, a NAK or too
-//                     many consecutive misses.
+//                     the loop on absolute deadlines: misses counted, never made up; replies
+//                     read as they arrive between ticks; stops safely (hold) on a signal, a
+//                     lost link, a NAK (before the next frame) or too many consecutive misses.
 //   CommandLog        one CSV line per command sent and per ack, flushed as it goes.
 #pragma once
 
@@ -130,7 +130,9 @@ struct ExecuteReport {
   int loops_done = 0;
   Phase stopped_phase = Phase::Ramp;
   int stopped_sample = -1;      // the last row sent, within its phase (-1: none)
-  Eigen::VectorXd last_sent;    // n_k: what the rig holds (empty if nothing was sent)
+  // n_k: what the rig holds: the last row sent, or when the rig refused that one the row
+  // before it (empty when the rig holds what it had before the run).
+  Eigen::VectorXd last_sent;
   std::vector<double> late_ms;  // per frame: send time minus its deadline
   double elapsed_s = 0.0;
 };

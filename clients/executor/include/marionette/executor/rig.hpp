@@ -7,7 +7,7 @@
 // Contents
 //   LinkError     the rig cannot be reached any more (device gone, port refused, no answer).
 //   AckEvent      what came back for a frame: ACK, NAK, or a line that failed its checksum.
-//   RigDriver     readSetpoints / send / poll / hold.
+//   RigDriver     readSetpoints / send / poll / awaitReply / hold.
 //   SimRig        the simulated rig; keeps what the puppet did (for comparison with a plan).
 //   openRig       a driver for a URI.
 #pragma once
@@ -49,8 +49,12 @@ class RigDriver {
   virtual Eigen::VectorXd readSetpoints() = 0;
   // Sends one setpoint frame (values n_k, model units).  Throws LinkError when the link is gone.
   virtual void send(std::uint32_t seq, const Eigen::VectorXd& values) = 0;
-  // What came back since the last call, without waiting.  Throws LinkError.
+  // What came back since the last call, without waiting; each event stamped when it was read.
+  // Throws LinkError.
   virtual void poll(std::vector<AckEvent>& out) = 0;
+  // Waits until a reply may have come in (poll then has it) or until `until`, whichever is
+  // first; may return early (a signal).  A driver with nothing to wait on sleeps to `until`.
+  virtual void awaitReply(Clock::time_point until);
   // Asks the rig to hold its current setpoints (its own safe command).  Best effort: never
   // throws.
   virtual void hold(std::uint32_t seq) noexcept = 0;
