@@ -145,6 +145,27 @@ class Execute(unittest.TestCase):
         self.assertIn("x: speed 1 > max_speed 0.5 at play sample 11", p.stderr)
         self.assertEqual(rig.sets, [])
 
+    def test_a_plan_within_the_limits_at_its_rate_stays_within_them_at_any_send_rate(self):
+        # x at 50 Hz, its acceleration switching between +4 and -4 m/s^2 (its limit) every
+        # sample: linear interpolation to 100 Hz made corners of 8 m/s^2.
+        xs, x, v = [], 0.30, 0.0
+        for a in [0.0] * 2 + [4.0] * 6 + [-4.0, 4.0] * 5 + [-4.0] * 12 + [4.0] * 6 + [0.0] * 2:
+            xs.append(x)
+            v += a * 0.02
+            x += v * 0.02
+        with open(self.path("corners.csv"), "w") as f:
+            f.write("t,x,L\n")
+            for i, x in enumerate(xs):
+                f.write(f"{i * 0.02:.2f},{x!r},0.45\n")
+        for rate in ("50", "100", "200", "33"):
+            p = run("execute", "--inputs", self.path("corners.csv"), "--model", "planar-arm",
+                    "--send-rate", rate, "--dry-run")
+            self.assertEqual(p.returncode, 0, rate + " Hz: " + p.stdout + p.stderr)
+        p = run("execute", "--inputs", self.path("corners.csv"), "--model", "planar-arm",
+                "--send-rate", "100", "--rate-scale", "1.5", "--dry-run")
+        self.assertEqual(p.returncode, 2, p.stdout + p.stderr)  # faster: the limits do not hold
+        self.assertIn("max_accel 4", p.stderr)
+
     def test_frames_are_numbered_in_send_order_and_a_rig_already_there_gets_no_ramp(self):
         # The rig reports the first row through its units (mm, spool rad) off by ~1e-8 m: within
         # the stated tolerance (1e-6 m or rad), so the performance starts at once, no ramp.

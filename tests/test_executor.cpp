@@ -21,6 +21,8 @@
 #include <thread>
 
 #include "marionette/executor/executor.hpp"
+#include "marionette/executor/resample.hpp"
+#include "marionette/models/input_limits.hpp"
 #include "marionette/models/model_io.hpp"
 #include "marionette/plan/plan_file.hpp"
 #include "marionette/planner/planner.hpp"
@@ -153,11 +155,97 @@ TEST(Validation, ASpeedLimitBreachIsRefusedNamingVariableSampleAndLimit) {
   StreamOptions half;
   half.rate_scale = 0.5;
   const Stream slow = buildStream(ok, arm->defaultInputs(), half);
-  EXPECT_EQ(slow.play_rows, 101);  // 2 s at 50 Hz
+  // Resampled: the 51 samples' curve spans 51 periods (half a period before the first and after
+  // the last), 1.02 s, played in 2.04 s at 50 Hz.
+  EXPECT_EQ(slow.play_rows, 103);
   EXPECT_TRUE(validateStream(*arm, slow).empty());
   StreamOptions fast;
   fast.rate_scale = 4.0;
   EXPECT_FALSE(validateStream(*arm, buildStream(ok, arm->defaultInputs(), fast)).empty());
+}
+
+// The planar arm's x at 50 Hz, its acceleration switching between +4 and -4 m/s^2 (its limit)
+// from sample to sample, with bursts that take its speed to 0.48 m/s (limit 0.5): every corner
+// a linear interpolation could have.  L holds still.
+Performance cornerPerformance(const ModelPtr& arm) {
+  std::vector<double> accel;
+  for (int i = 0; i < 6; ++i) accel.push_back(4.0);
+  for (int i = 0; i < 10; ++i) accel.push_back(i % 2 ? 4.0 : -4.0);
+  for (int i = 0; i < 12; ++i) accel.push_back(-4.0);
+  for (int i = 0; i < 6; ++i) accel.push_back(4.0);
+  const double h = 0.02;
+  Performance p;
+  p.model = arm;
+  p.rate_hz = 50.0;
+  p.inputs.defaults = arm->defaultInputs();
+  p.inputs.values.resize(static_cast<Eigen::Index>(accel.size()) + 2, 2);
+  double x = 0.30, v = 0.0;
+  for (Eigen::Index i = 0; i < p.inputs.values.rows(); ++i) {
+    p.inputs.times_s.push_back(static_cast<double>(i) * h);
+    p.inputs.values.row(i) << x, 0.45;
+    if (i > 0 && i <= static_cast<Eigen::Index>(accel.size()))
+      v += accel[static_cast<std::size_t>(i - 1)] * h;
+    x += v * h;
+  }
+  p.duration_s = p.inputs.times_s.back();
+  return p;
+}
+
+TEST(Resampling, LimitsThatHeldAtThePlansRateHoldAtAnySendRateAndSpeed) {
+  const ModelPtr arm = loadModel("planar-arm");
+  const Performance p = cornerPerformance(arm);
+  const Eigen::VectorXd start = p.inputs.values.row(0).transpose();
+  ASSERT_TRUE(validateStream(*arm, buildStream(p, start, {})).empty());
+  // Linear interpolation at 100 Hz breaks the acceleration limit at the corners (what the
+  // executor did): the case this guards.
+  Eigen::MatrixXd linear(2 * p.inputs.values.rows() - 1, 2);
+  for (Eigen::Index r = 0; r < linear.rows(); ++r) linear.row(r) = p.inputs.at(r * 0.01).transpose();
+  EXPECT_FALSE(checkInputLimits(*arm, linear, 100.0).empty());
+
+  for (const double send_rate : {100.0, 200.0, 37.0, 1000.0, 50.0}) {
+    for (const double scale : {1.0, 0.5, 0.8}) {
+      StreamOptions o;
+      o.send_rate_hz = send_rate;
+      o.rate_scale = scale;
+      const Stream s = buildStream(p, start, o);
+      const auto problems = validateStream(*arm, s);
+      EXPECT_TRUE(problems.empty()) << send_rate << " Hz, x" << scale << ": " << problems[0];
+      // Starts and ends on the performance's first and last samples.
+      EXPECT_EQ(s.rows.row(s.play_begin), p.inputs.values.row(0));
+      EXPECT_EQ(s.rows.row(s.play_begin + s.play_rows - 1),
+                p.inputs.values.row(p.inputs.values.rows() - 1));
+    }
+  }
+}
+
+TEST(Resampling, TheQuadraticBSplineOfTheSamples) {
+  // At the samples' own rate and speed: the samples themselves, bit for bit.
+  Eigen::MatrixXd samples(5, 1);
+  samples << 0.0, 1.0, 4.0, 2.0, -1.0;
+  EXPECT_EQ(resampleSamples(samples, 50.0, 50.0, 1.0), samples);
+  EXPECT_EQ(resampleSamples(samples, 50.0, 25.0, 0.5), samples);  // half speed at half the rate
+  // At twice the rate: rows on the samples' times are (P[i-1] + 6 P[i] + P[i+1]) / 8 (the ends
+  // held), rows between are the midpoints (P[i] + P[i+1]) / 2; first and last are the ends.
+  const Eigen::MatrixXd twice = resampleSamples(samples, 50.0, 100.0, 1.0);
+  ASSERT_EQ(twice.rows(), 11);  // 5 periods of performance from t_0 - h/2 to t_4 + h/2, at h/2
+  auto P = [&](int i) { return samples(std::clamp(i, 0, 4), 0); };
+  EXPECT_EQ(twice(0, 0), P(0));
+  EXPECT_EQ(twice(10, 0), P(4));
+  for (int i = 0; i <= 4; ++i) {
+    EXPECT_NEAR(twice(2 * i + 1, 0), (P(i - 1) + 6 * P(i) + P(i + 1)) / 8, 1e-15) << i;
+    EXPECT_NEAR(twice(2 * i, 0), (P(i - 1) + P(i)) / 2, 1e-15) << i;
+  }
+  // Samples of a parabola c t^2 give the parabola raised by c h^2 / 4 (= h^2 a / 8), wherever
+  // the held ends do not reach (at least 1.5 periods in).
+  const double c = 3.0, h = 0.02;
+  Eigen::MatrixXd parabola(41, 1);
+  for (int i = 0; i <= 40; ++i) parabola(i, 0) = c * (i * h) * (i * h);
+  const Eigen::MatrixXd fine = resampleSamples(parabola, 50.0, 730.0, 1.0);
+  for (Eigen::Index r = 0; r < fine.rows(); ++r) {
+    const double t = -h / 2 + static_cast<double>(r) / 730.0;
+    if (t < 1.5 * h || t > 38.5 * h) continue;
+    ASSERT_NEAR(fine(r, 0), c * t * t + c * h * h / 4, 1e-12) << "t = " << t;
+  }
 }
 
 TEST(Validation, RampInReachesTheStartWithinTheLimitsAndHoldKeepsAVariable) {

@@ -7,6 +7,7 @@
 
 #include "marionette/common/text.hpp"
 #include "marionette/executor/executor.hpp"
+#include "marionette/executor/resample.hpp"
 #include "marionette/models/field_error.hpp"
 #include "marionette/models/input_limits.hpp"
 #include "marionette/models/model_io.hpp"
@@ -86,10 +87,10 @@ Performance loadInputsCsv(const std::string& path, const ModelPtr& model, double
   const double h = (t.back() - t.front()) / (t.size() - 1);
   bool even = true;
   for (std::size_t i = 1; i < t.size(); ++i) even = even && std::abs(t[i] - t[i - 1] - h) < 1e-6;
-  if (rate_hz > 0)
-    p.rate_hz = rate_hz;
-  else if (even)
+  if (even)
     p.rate_hz = 1.0 / h;
+  else if (rate_hz > 0)
+    p.rate_hz = rate_hz;
   else
     throw std::invalid_argument(path + ": the rows are not evenly spaced; give --send-rate HZ");
   return p;
@@ -127,6 +128,23 @@ Eigen::MatrixXd rampRows(const Model& model, const Eigen::VectorXd& from, const 
   return rows;
 }
 
+// The performance at its own rate: row i at t = i / rate_hz, the last at its end (the schedule's
+// own rows when they are spaced so, as a plan's and an evenly spaced CSV's are).
+Eigen::MatrixXd ownRateSamples(const Performance& perf) {
+  const auto& t = perf.inputs.times_s;
+  const long n = static_cast<long>(std::ceil(perf.duration_s * perf.rate_hz - 1e-9)) + 1;
+  bool own = static_cast<long>(t.size()) == n;
+  for (long i = 0; own && i < n; ++i) own = std::abs(t[i] - i / perf.rate_hz) <= 1e-6;
+  if (own) return perf.inputs.values;
+  Eigen::MatrixXd rows(n, perf.model->nk());
+  Eigen::VectorXd u(perf.model->nk());
+  for (long i = 0; i < n; ++i) {
+    perf.inputs.at(std::min(perf.duration_s, i / perf.rate_hz), u);
+    rows.row(i) = u.transpose();
+  }
+  return rows;
+}
+
 void append(Eigen::MatrixXd& m, const Eigen::MatrixXd& more) {
   Eigen::MatrixXd out(m.rows() + more.rows(), std::max(m.cols(), more.cols()));
   out << m, more;
@@ -159,18 +177,13 @@ Stream buildStream(const Performance& perf, const Eigen::VectorXd& rig_now,
 
   Stream s;
   s.rate_hz = rate;
-  // Play: the performance stretched by 1 / rate_scale, sampled at the send rate; the last row
-  // is the performance's last sample.
-  const double wall_s = perf.duration_s / o.rate_scale;
-  const int play = static_cast<int>(std::ceil(wall_s * rate - 1e-9)) + 1;
-  Eigen::MatrixXd play_rows(play, nk);
-  Eigen::VectorXd u(nk);
-  for (int i = 0; i < play; ++i) {
-    perf.inputs.at(std::min(perf.duration_s, i * o.rate_scale / rate), u);
-    for (int j = 0; j < nk; ++j)
-      if (held[j]) u[j] = rig_now[j];
-    play_rows.row(i) = u.transpose();
-  }
+  // Play: the performance's samples as they are at its own rate, else resampled at the send rate
+  // and speed so that the limits they kept still hold (resample.hpp).
+  Eigen::MatrixXd play_rows = resampleSamples(ownRateSamples(perf), perf.rate_hz, rate,
+                                              o.rate_scale);
+  for (int j = 0; j < nk; ++j)
+    if (held[j]) play_rows.col(j).setConstant(rig_now[j]);
+  const int play = static_cast<int>(play_rows.rows());
   const Eigen::VectorXd first = play_rows.row(0).transpose(),
                         last = play_rows.row(play - 1).transpose();
   auto addPhase = [](Eigen::MatrixXd& m, std::vector<Phase>& phases, std::vector<int>* samples,

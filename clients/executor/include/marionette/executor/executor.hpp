@@ -45,7 +45,8 @@ struct Performance {
 // field.
 Performance loadPlanFile(const std::string& path, const ModelPtr& model);
 // A CSV "t,<kinematic names>" (InputSchedule's format).  Its rate: 1 / the time step when the
-// rows are evenly spaced, else rate_hz (which must then be given, > 0).
+// rows are evenly spaced (whatever rate_hz says), else rate_hz (which must then be given, > 0:
+// the rows are then sampled at it by linear interpolation).
 Performance loadInputsCsv(const std::string& path, const ModelPtr& model, double rate_hz = 0.0);
 
 enum class Phase { Ramp, Settle, Play, Return };
