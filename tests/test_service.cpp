@@ -282,6 +282,60 @@ TEST(Service, PlanOverRpcEqualsTheInProcessPlanAndStreamsTheSame) {
   EXPECT_GT(back.stats.total_time_s, 0.0);
 }
 
+TEST(Service, APlanGivesItsStartAndGoalAsMessagesThatReSimulateIt) {
+  Running s;
+  v1::PlanRequest req = armRequest();
+  setArmGoal(req);
+  (*req.mutable_start()->mutable_input_values())["x"] = 0.32;        // default 0.30
+  (*req.mutable_start()->mutable_velocity_values())["theta1"] = 0.1;  // rad/s
+  grpc::ClientContext ctx;
+  v1::PlanResponse plan;
+  const grpc::Status st = s.stub->Plan(&ctx, req, &plan);
+  ASSERT_TRUE(st.ok()) << st.error_message();
+  ASSERT_NE(plan.outcome(), v1::OUTCOME_NOT_FOUND) << plan.message();
+  const ModelPtr m = loadModel("planar-arm");
+  const Plan back = wire::planFromProto(plan);
+
+  // The start in full: every input, every joint (the first state), the velocity requested.
+  const v1::Start& start = plan.start_state();
+  ASSERT_EQ(start.inputs_size(), 2);
+  EXPECT_EQ(start.inputs(0), 0.32);
+  EXPECT_EQ(start.inputs(1), m->defaultInputs()[1]);
+  EXPECT_EQ(start.inputs(0), back.inputs(0, 0));
+  ASSERT_EQ(start.positions_size(), m->nd());
+  for (int j = 0; j < m->nd(); ++j) EXPECT_EQ(start.positions(j), back.states(0, j));
+  ASSERT_EQ(start.velocity_values().size(), 1u);
+  EXPECT_EQ(start.velocity_values().at("theta1"), 0.1);
+  EXPECT_TRUE(start.input_values().empty());
+  EXPECT_TRUE(start.position_values().empty());
+  // The goal as planned for, its default tolerance filled in.
+  const v1::Goal& goal = plan.goal_spec();
+  ASSERT_TRUE(goal.has_joints());
+  EXPECT_EQ(goal.joints().values().at("theta1"), req.goal().joints().values().at("theta1"));
+  EXPECT_EQ(goal.tolerance(), 0.05);
+  EXPECT_EQ(goal.rest_energy_j(), 2e-3);
+
+  // Sent back as they are, with the plan's inputs and dt_s = 0: the plan's states.
+  v1::SimulateRequest sim;
+  sim.mutable_model()->set_name("planar-arm");
+  *sim.mutable_start() = start;
+  *sim.mutable_inputs() = plan.inputs();
+  grpc::ClientContext sim_ctx;
+  v1::SimulateResponse out;
+  const grpc::Status sst = s.stub->Simulate(&sim_ctx, sim, &out);
+  ASSERT_TRUE(sst.ok()) << sst.error_message();
+  ASSERT_GE(out.samples_size(), back.samples());
+  for (int i = 0; i < back.samples(); ++i)
+    for (int j = 0; j < m->nd(); ++j)
+      ASSERT_NEAR(out.samples(i).q(j), back.states(i, j), 1e-9) << "sample " << i;
+  // Start inputs that are not the inputs' first sample are refused, naming the variable.
+  sim.mutable_start()->set_inputs(0, 0.35);
+  expectSimulateRefused(s, sim, "start.inputs[\"x\"]: 0.35 is not the first sample of `inputs`");
+  sim.mutable_start()->clear_inputs();
+  (*sim.mutable_start()->mutable_input_values())["L"] = 0.5;
+  expectSimulateRefused(s, sim, "start.input_values[\"L\"]");
+}
+
 TEST(Service, PlanStreamReportsProgressOfALongPlan) {
   Running s;
   grpc::ClientContext ctx;
@@ -356,7 +410,7 @@ TEST(Service, BadRequestsNameTheFieldAndTheServerGoesOn) {
        grpc::StatusCode::INVALID_ARGUMENT, "goal.joints.values[\"theta1\"]"},
       {"NaN start input",
        [](v1::PlanRequest& r) { (*r.mutable_start()->mutable_input_values())["x"] = std::nan(""); },
-       grpc::StatusCode::INVALID_ARGUMENT, "start.inputs[\"x\"]"},
+       grpc::StatusCode::INVALID_ARGUMENT, "start.input_values[\"x\"]"},
       {"goal outside the stage",
        [](v1::PlanRequest& r) {
          r.mutable_model()->set_name("puppetcopter");

@@ -149,6 +149,7 @@ Status PlannerService::plan(ServerContext* ctx, const v1::PlanRequest& req, v1::
   });
   if (shouldStop(ctx)) return stoppedStatus(ctx);
   wire::planToProto(p, out);
+  wire::startAndGoalToProto(request, p, out);
   rl.set("outcome", toString(p.outcome));
   return Status::OK;
 }

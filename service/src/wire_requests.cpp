@@ -89,6 +89,14 @@ GoalSpec goalFromProto(const v1::Goal& goal, const std::string& field) {
 
 // ---- Starts ------------------------------------------------------------------------------------
 
+namespace {
+// The field a start input came from: start.inputs["x"] or start.input_values["x"].
+std::string startInputField(const v1::Start& start, const std::string& name) {
+  return (start.input_values().count(name) ? "start.input_values" : "start.inputs") +
+         fieldKey(name);
+}
+}  // namespace
+
 StartSpec startSpecFromProto(const Model& model, const v1::Start& start, Eigen::VectorXd* inputs) {
   const int nd = model.nd(), nk = model.nk();
   Eigen::VectorXd rho = model.defaultInputs();
@@ -106,11 +114,11 @@ StartSpec startSpecFromProto(const Model& model, const v1::Start& start, Eigen::
     rho[kinematicIndex(model, name, "start.input_values")] = v;
   for (int i = 0; i < nk; ++i) {
     const KinematicVariable& kv = model.kinematic[i];
-    requireFinite("start.inputs" + fieldKey(kv.name), rho[i]);
+    const std::string f = startInputField(start, kv.name);
+    requireFinite(f, rho[i]);
     if (rho[i] < kv.lower || rho[i] > kv.upper)
-      invalid("start.inputs" + fieldKey(kv.name), formatNumber(rho[i]) + " is outside its range [" +
-                                                      formatNumber(kv.lower) + ", " +
-                                                      formatNumber(kv.upper) + "]");
+      invalid(f, formatNumber(rho[i]) + " is outside its range [" + formatNumber(kv.lower) + ", " +
+                     formatNumber(kv.upper) + "]");
   }
   if (inputs) *inputs = rho;
 
@@ -162,6 +170,19 @@ void applyStart(const Model& model, const v1::Start& start, PlanRequest& request
     text = text.empty() ? q : text + " " + q;
   }
   request.start_text = text.empty() ? "rest" : text;
+}
+
+void startAndGoalToProto(const PlanRequest& request, const Plan& plan, v1::PlanResponse* out) {
+  v1::Start* start = out->mutable_start_state();
+  start->Clear();
+  for (Eigen::Index i = 0; i < request.start_inputs.size(); ++i)
+    start->add_inputs(request.start_inputs[i]);
+  if (plan.states.rows() > 0)
+    for (Eigen::Index j = 0; j < plan.states.cols(); ++j) start->add_positions(plan.states(0, j));
+  for (const auto& [name, v] : request.start.velocities)
+    (*start->mutable_velocity_values())[name] = v;
+  goalToProto(request.goal, out->mutable_goal_spec());
+  out->mutable_goal_spec()->set_tolerance(request.goal.effectiveTolerance());
 }
 
 // ---- Input sequences ---------------------------------------------------------------------------
@@ -361,13 +382,22 @@ SimulationCall simulationCallFromProto(const v1::SimulateRequest& req, const Mod
   call.inputs =
       req.has_inputs() ? inputsFromProto(m, req.inputs(), "inputs") : InputSchedule::constant(m);
   if (req.start().inputs_size() || !req.start().input_values().empty()) {
-    // The inputs at t = 0 are the sequence's first sample; start inputs only make sense for a
-    // rig held still.
-    if (req.has_inputs())
-      invalid("start.inputs",
-              "give the start inputs as the first sample of `inputs` (or leave `inputs` unset to "
-              "hold them)");
-    call.inputs.defaults = rho0;
+    if (req.has_inputs()) {
+      // The inputs at t = 0 are the sequence's first sample: start inputs given too (a plan's
+      // start_state sent back) must be the same.
+      const Eigen::VectorXd first = call.inputs.at(0.0);
+      for (int k = 0; k < m.nk(); ++k) {
+        const std::string& name = m.kinematic[k].name;
+        const bool given = req.start().inputs_size() || req.start().input_values().count(name);
+        if (given && std::abs(rho0[k] - first[k]) > 1e-9)
+          invalid(startInputField(req.start(), name),
+                  formatNumber(rho0[k]) + " is not the first sample of `inputs` (" +
+                      formatNumber(first[k]) + "): the inputs start there; leave it out or "
+                      "give the same");
+      }
+    } else {
+      call.inputs.defaults = rho0;
+    }
   }
   const double default_duration = call.inputs.times_s.empty() ? 1.0 : call.inputs.times_s.back();
   opt.duration_s = bounded("duration_s", req.duration_s(), default_duration, 3600.0);

@@ -12,6 +12,8 @@
 //   SimulationCall / simulationCallFromProto   v1::SimulateRequest -> the checked simulation's
 //                                arguments, every field checked; simulationToProto for the answer.
 //   planToProto / planFromProto  Plan <-> v1::PlanResponse (lossless for everything printed).
+//   startAndGoalToProto          PlanResponse.start_state and goal_spec: what was planned from
+//                                and for, in full.
 //   planRequestFromProto         v1::PlanRequest -> PlanRequest, every field checked.
 //   progressToProto / progressFromProto   PlanStream's progress events.
 //   protoField                   a library's field path (FieldError) as the proto's field.
@@ -77,6 +79,9 @@ InputSchedule inputsFromProto(const Model& model, const v1::InputSequence& input
 // of the wrong size, say) -- a server bug or a corrupted answer.
 void planToProto(const Plan& plan, v1::PlanResponse* out);
 Plan planFromProto(const v1::PlanResponse& plan);
+// The start (every input, every joint from the plan's first state, the velocities requested)
+// and the goal (defaults filled in) of `request`, which `plan` answered.
+void startAndGoalToProto(const PlanRequest& request, const Plan& plan, v1::PlanResponse* out);
 
 // A plan request for an already resolved model and scene (the caller resolves the ModelRef and
 // SceneRef: built-ins may be cached).  Checks every field, naming it on error; time limits must
