@@ -449,6 +449,25 @@ TEST(Plans, ErrorsNameTheRequestsFieldNotAFlag) {
   }
 }
 
+TEST(Plans, APlanWhoseReSimulationFailsIsNotFoundAndCarriesNothing) {
+  // At 1 Hz the verifying re-simulation takes 1 s steps, which the puppetcopter's Newton
+  // iteration does not converge on: whatever the search found is not a plan.
+  PlanRequest req = request("puppetcopter", "empty", "est", "point:hand_l=0.1,0.2,0.9", 1.0);
+  req.options.rate_hz = 1.0;
+  const Plan plan = planMotion(req);
+  ASSERT_EQ(plan.outcome, PlanOutcome::NotFound) << plan.message;
+  EXPECT_NE(plan.message.find("the re-simulation of the plan failed"), std::string::npos)
+      << plan.message;
+  // No inputs, and none of the half-filled prediction (it used to carry uninitialised rows).
+  EXPECT_EQ(plan.samples(), 0);
+  EXPECT_EQ(plan.states.rows(), 0);
+  EXPECT_EQ(plan.tensions_N.rows(), 0);
+  EXPECT_EQ(plan.clearance_m.size(), 0);
+  EXPECT_EQ(plan.stage_clearance_m.size(), 0);
+  EXPECT_EQ(plan.goal_distance.size(), 0);
+  EXPECT_EQ(plan.min_stage_clearance_sample, -1);
+}
+
 TEST(Plans, ACancelledPlanThrowsPlanCancelled) {
   const ModelPtr model = loadModel("planar-arm");
   const std::string goal = "q:theta1=" + std::to_string(restValue(model, "theta1") + 0.4);

@@ -288,6 +288,9 @@ TEST(Service, APlanGivesItsStartAndGoalAsMessagesThatReSimulateIt) {
   setArmGoal(req);
   (*req.mutable_start()->mutable_input_values())["x"] = 0.32;        // default 0.30
   (*req.mutable_start()->mutable_velocity_values())["theta1"] = 0.1;  // rad/s
+  // Verified at 0.2 s steps: Simulate's default step follows rates below 10 Hz too (it used to
+  // fall back to 0.01 s there, and refuse 0.2 s).
+  req.set_output_rate_hz(5.0);
   grpc::ClientContext ctx;
   v1::PlanResponse plan;
   const grpc::Status st = s.stub->Plan(&ctx, req, &plan);

@@ -165,15 +165,18 @@ Plan planMotion(const PlanRequest& req, const ProgressFn& progress, const Cancel
     p.best_goal_distance = found.stats.best_goal_distance;
     progress(p);
   }
-  plan.inputs = found.inputs.resample(opt.rate_hz);
+  Plan verified = plan;
+  verified.inputs = found.inputs.resample(opt.rate_hz);
   try {
-    verify(req, collision, plan);
+    verify(req, collision, verified);
   } catch (const SimulationError& e) {
+    // Nothing usable: no inputs, and none of the half-filled prediction.
     plan.outcome = PlanOutcome::NotFound;
     plan.message = std::string("the re-simulation of the plan failed: ") + e.what();
     plan.stats.total_time_s = secondsSince(t0);
     return plan;
   }
+  plan = std::move(verified);
   plan.stats.verification_time_s = secondsSince(tv);
   if (plan.collision_free && plan.goal_sample >= 0 && plan.limit_violations.empty()) {
     plan.outcome = PlanOutcome::Exact;

@@ -364,18 +364,21 @@ SimulationCall simulationCallFromProto(const v1::SimulateRequest& req, const Mod
   SimulationOptions& opt = call.options;
   auto bounded = [](const std::string& field, double x, double dflt, double hi) {
     if (!std::isfinite(x) || x < 0 || x > hi)
-      invalid(field, "must be in [0, " + std::to_string(hi) + "], got " + std::to_string(x));
+      invalid(field, "must be in [0, " + formatNumber(hi) + "], got " + formatNumber(x));
     return x == 0 ? dflt : x;
   };
   // 0: the inputs' sample period when they come at a rate that is a valid step (a plan's inputs
-  // were verified at dt = 1 / rate_hz: re-simulated so, they give its states), else 0.01 s.
+  // were verified at dt = 1 / rate_hz, for output rates of 1 to 1000 Hz: re-simulated so, they
+  // give its states), else 0.01 s.
   const double sample_period_s =
       req.inputs().times_s_size() == 0 && req.inputs().rate_hz() > 0 ? 1.0 / req.inputs().rate_hz()
                                                                       : 0.0;
   const double default_dt_s =
-      sample_period_s >= 1e-5 && sample_period_s <= 0.1 ? sample_period_s : 0.01;
-  opt.dt_s = bounded("dt_s", req.dt_s(), default_dt_s, 0.1);
-  if (opt.dt_s < 1e-5) invalid("dt_s", "must be at least 1e-5 s");
+      sample_period_s >= kMinSimulationStep_s && sample_period_s <= kMaxSimulationStep_s
+          ? sample_period_s
+          : 0.01;
+  opt.dt_s = bounded("dt_s", req.dt_s(), default_dt_s, kMaxSimulationStep_s);
+  if (opt.dt_s < kMinSimulationStep_s) invalid("dt_s", "must be at least 1e-5 s");
   opt.damping_scale = bounded("damping_scale", req.damping_scale(), 1.0, 1e3);
   Eigen::VectorXd rho0;
   opt.start = startSpecFromProto(m, req.start(), &rho0);

@@ -103,6 +103,10 @@ struct SimulationCall {
 // At most this many steps (duration_s / dt_s) per request: every step is a sample in the
 // answer (~0.4 KB for the biggest model), so this bounds a request's memory.
 constexpr long kMaxSimulationSteps = 200000;
+// Simulate's dt_s: from 1e-5 s to 1 s, the steps a plan is verified at (1 / output_rate_hz)
+// included.
+constexpr double kMinSimulationStep_s = 1e-5;
+constexpr double kMaxSimulationStep_s = 1.0;
 // With with_points, at most this many point positions (steps x named points, ~60 MB).
 constexpr long kMaxSimulationPointSamples = 2000000;
 SimulationCall simulationCallFromProto(const v1::SimulateRequest& request, const Model& model);
