@@ -81,6 +81,51 @@ TEST(Protocol, FramesRoundTripAndCorruptionIsDetected) {
   EXPECT_EQ(decodeFrame("$SET,x*" + std::string("0000"), f), DecodeResult::BadChecksum);
 }
 
+TEST(Protocol, LinesAreAtMost1024CharactersAndARigFileMustFitIn) {
+  // A line of exactly 1024 characters (without its '\n') decodes; one more is malformed.
+  auto lineOf = [](std::size_t length) {
+    std::string body = "SET,7,";
+    body += std::string(length - body.size() - 6, '9');
+    char tail[8];
+    std::snprintf(tail, sizeof tail, "*%04X", crc16(body.data(), body.size()));
+    return "$" + body + tail;
+  };
+  WireFrame f;
+  ASSERT_EQ(lineOf(1024).size(), 1024u);
+  EXPECT_EQ(decodeFrame(lineOf(1024) + "\r\n", f), DecodeResult::Ok);
+  EXPECT_EQ(decodeFrame(lineOf(1025), f), DecodeResult::Malformed);
+
+  // The longest SET a map can make is what encodeSetpoints writes at its longest values.
+  const ModelPtr puppet = loadModel("marionette25");
+  std::string yaml = "channels:\n";
+  for (int i = 0; i < puppet->nk(); ++i)
+    yaml += "  " + puppet->kinematic[i].name + ": {channel: " + std::to_string(1000000 + i) +
+            ", scale: 1, unit: steps_per_rev/16}\n";
+  const RigConfig rig = RigConfig::parse(yaml, "rig.yaml", *puppet);
+  const Eigen::VectorXd longest = Eigen::VectorXd::Constant(puppet->nk(), -1.23456789e-100);
+  EXPECT_EQ(encodeFrame("SET", 4294967295u, encodeSetpoints(rig, longest)).size() - 1,
+            rig.longestSetLine());
+  EXPECT_LE(rig.longestSetLine(), kMaxLineChars);
+  // A model with more inputs than fit: refused, naming the file and the limit.
+  Model wide = *puppet;
+  std::string wide_yaml = yaml;
+  for (int i = 0; i < 10; ++i) {
+    KinematicVariable extra = wide.kinematic[0];
+    extra.name = "extra" + std::to_string(i);
+    wide.kinematic.push_back(extra);
+    wide_yaml += "  " + extra.name + ": {channel: " + std::to_string(2000000 + i) +
+                 ", scale: 1, unit: steps_per_rev/16}\n";
+  }
+  try {
+    RigConfig::parse(wide_yaml, "wide.yaml", wide);
+    ADD_FAILURE() << "a rig file whose SET lines exceed 1024 characters was accepted";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("wide.yaml: channels: "), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("the protocol allows 1024"), std::string::npos)
+        << e.what();
+  }
+}
+
 TEST(Protocol, ACorruptLineShowsItsSeqOnlyWhenItsLayoutDoes) {
   EXPECT_EQ(readableSeq("$ACK,57*0000\n"), 57u);
   EXPECT_EQ(readableSeq("$NAK,4294967295,range*0000"), 4294967295u);
@@ -106,6 +151,8 @@ TEST(RigFile, MapsEveryVariableToAChannelWithScaleOffsetAndUnit) {
   EXPECT_NEAR(back[1], 0.45, 1e-12);
   EXPECT_FALSE(decodeSetpoints(rig, {"0:22.5:deg", "2:305:mm"}, back, &why));
   EXPECT_NE(why.find("unit 'deg'"), std::string::npos) << why;
+  EXPECT_FALSE(decodeSetpoints(rig, {"0:22.5:rad", "2:305:mm", "0:22.5:rad"}, back, &why));
+  EXPECT_NE(why.find("channel 0 is given twice"), std::string::npos) << why;
 
   auto error = [&](const std::string& text) {
     try {
@@ -598,6 +645,30 @@ TEST(Serial, ACorruptedAckIsDetected) {
   EXPECT_EQ(r.acks_corrupt, 1);
   EXPECT_EQ(r.acks_lost, 1);  // frame 5's ack never came intact
   EXPECT_EQ(r.acks, r.frames_sent - 1);
+}
+
+TEST(Serial, ANakAfterTheAckTimeoutStillStopsTheRun) {
+  const ModelPtr arm = loadModel("planar-arm");
+  FakeDevice dev;
+  dev.rig = armRig(*arm);
+  dev.setpoints = arm->defaultInputs();
+  // SET 8 gets no answer at first (counted lost after 0.1 s); with the ACK of SET 20, 0.24 s
+  // later, comes its NAK.
+  dev.alter_ack = [](const WireFrame& f, const std::string& ack) {
+    if (f.seq == 8) return std::string();
+    if (f.seq == 20) return ack + encodeFrame("NAK", 8, {"late"});
+    return ack;
+  };
+  PtyDevice pty(dev);
+  const auto rig = openRig(pty.uri(), arm, dev.rig, 50.0);
+  const Stream s = buildStream(smoothPerformance(arm, 2.0), rig->readSetpoints(), {});
+  const ExecuteReport r = execute(*rig, s, {});
+  EXPECT_EQ(r.reason, StopReason::RigRefused) << r.message;
+  EXPECT_EQ(r.frames_sent, 19);  // SET 2 ... 20
+  EXPECT_EQ(r.acks_lost, 1);
+  EXPECT_NE(r.message.find("refused frame 8 (late)"), std::string::npos) << r.message;
+  EXPECT_NE(r.message.find("the rig holds the last setpoints sent (seq 20)"), std::string::npos)
+      << r.message;
 }
 
 TEST(Serial, TheDeviceGoingAwayStopsTheRunHoldingTheLastSetpoint) {

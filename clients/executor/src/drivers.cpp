@@ -209,7 +209,8 @@ class SerialRig : public FramedRig {
     termios t{};
     if (::tcgetattr(fd_.get(), &t) != 0)
       throw LinkError(uri + ": " + path + " is not a terminal: " + std::strerror(errno));
-    ::cfmakeraw(&t);
+    ::cfmakeraw(&t);  // 8 data bits, no parity, no echo or line editing
+    t.c_cflag &= ~(CSTOPB | CRTSCTS);  // 1 stop bit, no hardware flow control (PROTOCOL.md)
     const speed_t speed = baudConstant(baud, uri);
     ::cfsetispeed(&t, speed);
     ::cfsetospeed(&t, speed);

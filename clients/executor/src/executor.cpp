@@ -144,6 +144,7 @@ ExecuteReport execute(RigDriver& rig, const Stream& stream, const ExecuteOptions
   std::deque<Pending> pending;
   std::vector<AckEvent> events;
   int consecutive_lost = 0, consecutive_misses = 0;
+  std::uint32_t first_set_seq = 0;    // the first SET sent
   std::uint32_t last_set_seq = 0;     // the last SET sent
   std::uint32_t before_last_seq = 0;  // the one before it, and its values
   Eigen::VectorXd before_last_sent;
@@ -196,9 +197,16 @@ ExecuteReport execute(RigDriver& rig, const Stream& stream, const ExecuteOptions
       }
       auto it = pending.begin();
       while (it != pending.end() && it->seq != e.seq) ++it;
-      if (it == pending.end()) continue;  // late (already counted lost) or not ours
-      const double rtt_ms = 1e3 * seconds(e.received - it->sent);
-      pending.erase(it);
+      // A NAK of any SET of this run stops it, even one whose ACK was given up on; a late ACK,
+      // or a reply to nothing of this run, is ignored.
+      const bool refused_set = e.kind == AckEvent::Kind::Nak && first_set_seq != 0 &&
+                               e.seq >= first_set_seq && e.seq <= last_set_seq;
+      if (it == pending.end() && !refused_set) continue;
+      double rtt_ms = NAN;
+      if (it != pending.end()) {
+        rtt_ms = 1e3 * seconds(e.received - it->sent);
+        pending.erase(it);
+      }
       if (e.kind == AckEvent::Kind::Nak) {
         ++rep.naks;
         if (o.log) o.log->event("nak", e.seq, since(e.received), rtt_ms, e.detail);
@@ -292,6 +300,7 @@ ExecuteReport execute(RigDriver& rig, const Stream& stream, const ExecuteOptions
     ++rep.frames_sent;
     before_last_seq = last_set_seq;
     before_last_sent.swap(rep.last_sent);
+    if (first_set_seq == 0) first_set_seq = seq;
     last_set_seq = seq;
     rep.last_sent = values;
     rep.stopped_phase = c.phase;

@@ -41,6 +41,7 @@ std::string encodeFrame(const std::string& type, std::uint32_t seq,
 DecodeResult decodeFrame(const std::string& line_in, WireFrame& out) {
   std::string line = line_in;
   while (!line.empty() && (line.back() == '\n' || line.back() == '\r')) line.pop_back();
+  if (line.size() > kMaxLineChars) return DecodeResult::Malformed;
   const auto star = line.rfind('*');
   if (line.size() < 8 || line[0] != '$' || star == std::string::npos || star + 5 != line.size())
     return DecodeResult::Malformed;
@@ -182,6 +183,11 @@ RigConfig parseRig(const YAML::Node& root, const std::string& source, const Mode
                                                m.unit + "'"));
     rig.channels.push_back(m);
   }
+  if (const std::size_t longest = rig.longestSetLine(); longest > kMaxLineChars)
+    throw std::invalid_argument(source + ": channels: " + std::to_string(rig.channels.size()) +
+                                " channels make SET lines of up to " + std::to_string(longest) +
+                                " characters; the protocol allows " +
+                                std::to_string(kMaxLineChars) + " (shorter units?)");
   for (const auto& kv : channels) {
     const std::string name = kv.first.as<std::string>();
     bool known = false;
@@ -194,6 +200,15 @@ RigConfig parseRig(const YAML::Node& root, const std::string& source, const Mode
 }
 
 }  // namespace
+
+std::size_t RigConfig::longestSetLine() const {
+  // "$SET,4294967295" and "*XXXX"; each field ",CH:VALUE:UNIT" with VALUE as %.9g writes it at
+  // its longest ("-1.23456789e-100").
+  std::size_t n = 15 + 5;
+  for (const ChannelMap& c : channels)
+    n += 1 + std::to_string(c.channel).size() + 1 + 16 + 1 + c.unit.size();
+  return n;
+}
 
 std::vector<std::string> encodeSetpoints(const RigConfig& rig, const Eigen::VectorXd& values) {
   std::vector<std::string> fields;
@@ -231,6 +246,8 @@ bool decodeSetpoints(const RigConfig& rig, const std::vector<std::string>& field
     std::size_t i = 0;
     while (i < rig.channels.size() && rig.channels[i].channel != ch) ++i;
     if (i == rig.channels.size()) return fail("field '" + f + "': no such channel in the rig");
+    if (!std::isnan(values[static_cast<Eigen::Index>(i)]))
+      return fail("field '" + f + "': channel " + std::to_string(ch) + " is given twice");
     if (unit != rig.channels[i].unit)
       return fail("field '" + f + "': unit '" + unit + "', the rig file says '" +
                   rig.channels[i].unit + "'");

@@ -25,6 +25,9 @@ namespace marionette::executor {
 
 std::uint16_t crc16(const char* data, std::size_t n);
 
+// The longest line either side sends, without its line end; longer ones are malformed.
+constexpr std::size_t kMaxLineChars = 1024;
+
 struct WireFrame {
   std::string type;  // SET, GET, HOLD (host -> rig); ACK, NAK, POS (rig -> host)
   std::uint32_t seq = 0;
@@ -63,12 +66,15 @@ struct RigConfig {
   static RigConfig load(const std::string& path, const Model& model);
   static RigConfig parse(const std::string& yaml_text, const std::string& source,
                          const Model& model);
+  // The longest SET line this map can make (any SEQ, any values), without its line end: at
+  // most kMaxLineChars for a rig file to be accepted.
+  std::size_t longestSetLine() const;
 };
 
 // values: n_k in model units -> one "CH:VALUE:UNIT" field per variable.
 std::vector<std::string> encodeSetpoints(const RigConfig& rig, const Eigen::VectorXd& values);
-// The reverse (fields in any order; every channel once).  On failure returns false and says
-// why in *error.
+// The reverse (fields in any order; every channel of the rig exactly once).  On failure returns
+// false and says why in *error.
 bool decodeSetpoints(const RigConfig& rig, const std::vector<std::string>& fields,
                      Eigen::VectorXd& values, std::string* error);
 
