@@ -10,6 +10,7 @@ packages=(
   libfcl-dev libassimp-dev
   libompl-dev libboost-filesystem-dev libboost-serialization-dev libboost-system-dev
   libboost-graph-dev libboost-program-options-dev ompl-demos
+  coinor-libipopt-dev
   libgtest-dev libbenchmark-dev
   libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc
   python3 python3-grpcio python3-protobuf openssl

@@ -188,9 +188,9 @@ void checkLinearization(const ModelPtr& m, const State& x, const Eigen::VectorXd
   opt.residual_rel_tol = 1e-13;  // tight: FD divides solution errors by h
   opt.constraint_tol_m = 1e-14;
   VariationalIntegrator vi(m, opt);
-  Eigen::MatrixXd A, B;
-  ASSERT_EQ(vi.linearize(x, u, A, B), StepStatus::Ok);
-  const int nd = m->nd(), nk = m->nk(), nx = 2 * nd + nk;
+  Eigen::MatrixXd A, B, Tx, Tu;
+  ASSERT_EQ(vi.linearize(x, u, A, B, &Tx, &Tu), StepStatus::Ok);
+  const int nd = m->nd(), nk = m->nk(), nx = 2 * nd + nk, ns = m->nstrings();
   auto pack = [&](const State& s) {
     Eigen::VectorXd v(nx);
     v << s.q, s.p, s.rho;
@@ -210,7 +210,7 @@ void checkLinearization(const ModelPtr& m, const State& x, const Eigen::VectorXd
     computeLagrangian(*m, d, qf, Eigen::VectorXd::Zero(nd), LagrangianOrder::MassMatrix);
     h.segment(nd, nd) = 1e-6 * d.M.diagonal();
   }
-  Eigen::MatrixXd Afd(nx, nx), Bfd(nx, nk);
+  Eigen::MatrixXd Afd(nx, nx), Bfd(nx, nk), Txfd(ns, nx), Tufd(ns, nk);
   State out = vi.makeState();
   StepReport rep = vi.makeReport(), rep0 = vi.makeReport();
   ASSERT_EQ(vi.step(x, u, out, &rep0), StepStatus::Ok);
@@ -227,21 +227,44 @@ void checkLinearization(const ModelPtr& m, const State& x, const Eigen::VectorXd
     ASSERT_EQ(vi.step(unpack(x0 - e), u, out, &rep), StepStatus::Ok);
     ASSERT_TRUE(sameContacts()) << "perturbation " << i << " changed the contact set";
     Afd.col(i) = (fp - pack(out)) / (2 * h[i]);
+    // Tensions come out of the step's solve, ~1e-12 relative: a step 30 times larger keeps
+    // their differences above that noise on the light joints (h ~ 1e-11 in p), unless it
+    // changes the contact set.
+    for (const double factor : {30.0, 1.0}) {
+      e[i] = factor * h[i];
+      ASSERT_EQ(vi.step(unpack(x0 + e), u, out, &rep), StepStatus::Ok);
+      const bool same_plus = sameContacts();
+      const Eigen::VectorXd tp = rep.tension_N;
+      ASSERT_EQ(vi.step(unpack(x0 - e), u, out, &rep), StepStatus::Ok);
+      if (!(same_plus && sameContacts())) continue;
+      Txfd.col(i) = (tp - rep.tension_N) / (2 * e[i]);
+      break;
+    }
   }
   for (int i = 0; i < nk; ++i) {
     Eigen::VectorXd e = Eigen::VectorXd::Zero(nk);
     e[i] = 1e-6;
     ASSERT_EQ(vi.step(x, u + e, out, &rep), StepStatus::Ok);
     ASSERT_TRUE(sameContacts());
-    const Eigen::VectorXd fp = pack(out);
+    const Eigen::VectorXd fp = pack(out), tp = rep.tension_N;
     ASSERT_EQ(vi.step(x, u - e, out, &rep), StepStatus::Ok);
     ASSERT_TRUE(sameContacts());
     Bfd.col(i) = (fp - pack(out)) / (2e-6);
+    Tufd.col(i) = (tp - rep.tension_N) / (2e-6);
   }
   const double errA = (A - Afd).cwiseAbs().maxCoeff() / Afd.cwiseAbs().maxCoeff();
   const double errB = (B - Bfd).cwiseAbs().maxCoeff() / Bfd.cwiseAbs().maxCoeff();
   EXPECT_LE(errA, 1e-5) << "A\n" << A << "\nfd\n" << Afd;
   EXPECT_LE(errB, 1e-5) << "B\n" << B << "\nfd\n" << Bfd;
+  // The tensions' derivatives (scaled by the largest tension derivative; none when all slack).
+  const double scale = std::max({Txfd.cwiseAbs().maxCoeff(), Tufd.cwiseAbs().maxCoeff(), 1e-9});
+  if (rep0.tension_N.maxCoeff() > 0) EXPECT_GT(scale, 1e-6);
+  EXPECT_LE((Tx - Txfd).cwiseAbs().maxCoeff() / scale, 1e-5) << "dT/dx\n"
+                                                             << Tx << "\nfd\n"
+                                                             << Txfd;
+  EXPECT_LE((Tu - Tufd).cwiseAbs().maxCoeff() / scale, 1e-5) << "dT/du\n"
+                                                             << Tu << "\nfd\n"
+                                                             << Tufd;
 }
 
 TEST(Integrator, LinearizationMatchesFiniteDifferences) {

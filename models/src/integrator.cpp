@@ -463,7 +463,9 @@ StepStatus VariationalIntegrator::stepOnce(const State& x, const Eigen::VectorXd
 }
 
 StepStatus VariationalIntegrator::linearize(const State& x, const Eigen::VectorXd& rho_next,
-                                            Eigen::MatrixXd& A, Eigen::MatrixXd& B) {
+                                            Eigen::MatrixXd& A, Eigen::MatrixXd& B,
+                                            Eigen::MatrixXd* tension_x,
+                                            Eigen::MatrixXd* tension_u) {
   // The exact linearization is of the single step (a step that needs substeps reports
   // NotConverged here).
   State next = makeState();
@@ -516,6 +518,27 @@ StepStatus VariationalIntegrator::linearize(const State& x, const Eigen::VectorX
   B.topRows(nd_) = Zu.topRows(nd_);
   B.middleRows(nd_, nd_) = dP_dq2 * Zu.topRows(nd_);
   B.bottomRows(nk_).setIdentity();
+
+  if (tension_x || tension_u) {
+    // T_j = lambda_j |a_j - e_j|(q_k) / dt.  With h = 1/2 (d^2 - l^2), Dh = d dd/dq - l dl/dq,
+    // and l depends only on the string's length variable (a kinematic one, or none).
+    Eigen::MatrixXd Tx = Eigen::MatrixXd::Zero(ns_, nx), Tu = Eigen::MatrixXd::Zero(ns_, nk_);
+    for (int i = 0; i < m; ++i) {
+      const int j = active_[i];
+      if (j >= ns_) continue;  // a joint stop
+      const double d = dist1_[j], lambda = std::max(0.0, lambda_[j]);
+      Tx.row(j) = (d / dt) * Zx.row(nd_ + i);
+      Tu.row(j) = (d / dt) * Zu.row(nd_ + i);
+      Eigen::RowVectorXd dd = dyn_.Dh.row(j);  // n_q, at q_k
+      const int lv = model_->strings[j].length_variable;
+      if (lv >= 0) dd[lv] += dyn_.length[j];
+      dd /= d;
+      Tx.row(j).head(nd_) += (lambda / dt) * dd.head(nd_);
+      Tx.row(j).tail(nk_) += (lambda / dt) * dd.tail(nk_);
+    }
+    if (tension_x) *tension_x = std::move(Tx);
+    if (tension_u) *tension_u = std::move(Tu);
+  }
   return StepStatus::Ok;
 }
 

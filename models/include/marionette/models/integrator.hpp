@@ -86,8 +86,12 @@ class VariationalIntegrator {
   // step: A = dx_{k+1}/dx_k (n_x x n_x), B = dx_{k+1}/du_k (n_x x n_k), n_x = 2 n_d + n_k,
   // state order (q_d, p, rho).  Runs the step at (x, u) first; a step that needs the substep
   // fallback has no single-step linearization and reports NotConverged.
+  // With tension_x / tension_u, also the step's string tensions' derivatives (StepReport::
+  // tension_N): dT/dx_k (n_s x n_x) and dT/du_k (n_s x n_k), zero rows for slack strings (on the
+  // step's own taut set: a string about to catch or go slack is a switch, not a derivative).
   StepStatus linearize(const State& x, const Eigen::VectorXd& rho_next, Eigen::MatrixXd& A,
-                       Eigen::MatrixXd& B);
+                       Eigen::MatrixXd& B, Eigen::MatrixXd* tension_x = nullptr,
+                       Eigen::MatrixXd* tension_u = nullptr);
 
   // x from configuration and velocity (n_d each): p_0 = dL/dv + dt/2 dL/dq, which is
   // D2 L_d(q_-1, q_0) to second order and exact at rest, so a puppet started at rest stays
