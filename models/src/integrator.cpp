@@ -466,12 +466,27 @@ StepStatus VariationalIntegrator::linearize(const State& x, const Eigen::VectorX
                                             Eigen::MatrixXd& A, Eigen::MatrixXd& B,
                                             Eigen::MatrixXd* tension_x,
                                             Eigen::MatrixXd* tension_u) {
+  StepLinearization lin;
+  const StepStatus st = linearizeStep(x, rho_next, lin);
+  if (st != StepStatus::Ok) return st;
+  A = std::move(lin.A);
+  B = std::move(lin.B);
+  if (tension_x) *tension_x = std::move(lin.tension_x);
+  if (tension_u) *tension_u = std::move(lin.tension_u);
+  return StepStatus::Ok;
+}
+
+StepStatus VariationalIntegrator::linearizeStep(const State& x, const Eigen::VectorXd& rho_next,
+                                                StepLinearization& out) {
   // The exact linearization is of the single step (a step that needs substeps reports
   // NotConverged here).
-  State next = makeState();
+  if (out.next.q.size() != nd_) out.next = makeState();
+  if (out.report.tension_N.size() != ns_) out.report = makeReport();
   h_ = options_.dt_s;
-  const StepStatus st = stepOnce(x, rho_next, next, nullptr);
+  const StepStatus st = stepOnce(x, rho_next, out.next, &out.report);
   if (st != StepStatus::Ok) return st;
+  Eigen::MatrixXd& A = out.A;
+  Eigen::MatrixXd& B = out.B;
   const double dt = options_.dt_s;
   const int nq = nd_ + nk_, nx = 2 * nd_ + nk_, m = static_cast<int>(active_.size());
 
@@ -519,10 +534,13 @@ StepStatus VariationalIntegrator::linearize(const State& x, const Eigen::VectorX
   B.middleRows(nd_, nd_) = dP_dq2 * Zu.topRows(nd_);
   B.bottomRows(nk_).setIdentity();
 
-  if (tension_x || tension_u) {
+  {
     // T_j = lambda_j |a_j - e_j|(q_k) / dt.  With h = 1/2 (d^2 - l^2), Dh = d dd/dq - l dl/dq,
     // and l depends only on the string's length variable (a kinematic one, or none).
-    Eigen::MatrixXd Tx = Eigen::MatrixXd::Zero(ns_, nx), Tu = Eigen::MatrixXd::Zero(ns_, nk_);
+    Eigen::MatrixXd& Tx = out.tension_x;
+    Eigen::MatrixXd& Tu = out.tension_u;
+    Tx.setZero(ns_, nx);
+    Tu.setZero(ns_, nk_);
     for (int i = 0; i < m; ++i) {
       const int j = active_[i];
       if (j >= ns_) continue;  // a joint stop
@@ -536,8 +554,6 @@ StepStatus VariationalIntegrator::linearize(const State& x, const Eigen::VectorX
       Tx.row(j).head(nd_) += (lambda / dt) * dd.head(nd_);
       Tx.row(j).tail(nk_) += (lambda / dt) * dd.tail(nk_);
     }
-    if (tension_x) *tension_x = std::move(Tx);
-    if (tension_u) *tension_u = std::move(Tu);
   }
   return StepStatus::Ok;
 }

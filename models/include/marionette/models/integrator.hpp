@@ -58,6 +58,15 @@ struct StepReport {
 enum class StepStatus { Ok, NotConverged, Unreachable, NonFinite, BadInput };
 const char* toString(StepStatus s);
 
+// One step and its exact linearization (VariationalIntegrator::linearizeStep).
+struct StepLinearization {
+  Eigen::MatrixXd A, B;                  // dx_{k+1}/dx_k (n_x x n_x), dx_{k+1}/du_k (n_x x n_k)
+  Eigen::MatrixXd tension_x, tension_u;  // dT/dx_k (n_s x n_x), dT/du_k (n_s x n_k); zero rows
+                                         // for slack strings
+  State next;                            // x_{k+1}
+  StepReport report;                     // its tensions and taut set
+};
+
 struct IntegratorOptions {
   double dt_s = 0.01;
   double damping_scale = 1.0;        // multiplies every joint damping (0 = undamped)
@@ -92,6 +101,10 @@ class VariationalIntegrator {
   StepStatus linearize(const State& x, const Eigen::VectorXd& rho_next, Eigen::MatrixXd& A,
                        Eigen::MatrixXd& B, Eigen::MatrixXd* tension_x = nullptr,
                        Eigen::MatrixXd* tension_u = nullptr);
+  // The step itself and all of the above in one solve (a trajectory optimizer's rollout): the
+  // same x_{k+1} as step() gives whenever step() needs no substeps.
+  StepStatus linearizeStep(const State& x, const Eigen::VectorXd& rho_next,
+                           StepLinearization& out);
 
   // x from configuration and velocity (n_d each): p_0 = dL/dv + dt/2 dL/dq, which is
   // D2 L_d(q_-1, q_0) to second order and exact at rest, so a puppet started at rest stays
