@@ -1,0 +1,51 @@
+// Trajectory optimization: a plan's rig motion re-shaped on the exact dynamics so that the
+// puppet does what was meant and then hangs still (docs/design.md, trajectory optimization).
+// Single shooting in the manner of Zimmermann, Poranne, Bern and Coros, "PuppetMaster: Robotic
+// Animation of Marionettes", ACM TOG 38(4), 2019: the inputs are a cubic B-spline per rig input,
+// every evaluation rolls the variational integrator out over the motion and a settle hold, and
+// derivatives come from its exact linearization (forward sensitivities), never from finite
+// differences; Ipopt takes the nonlinear program (limits as linear constraints on the control
+// points, the goal as constraints at the motion's end).
+//
+// Contents
+//   OptimizationWeights   the objective's terms and their weights (each term is normalized:
+//                         a weight of 1 makes a typical bad plan's term of order 1 to 100).
+//   OptimizationOptions   weights, settle hold, time budget, knots.
+//   OptimizationCost      the objective's terms for one motion.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace marionette {
+
+struct OptimizationWeights {
+  double effort = 1e-2;       // integral of sum_j (u_j' / max_speed_j)^2 dt (s)
+  double jerk = 1e-3;         // integral of sum_j (u_j''' / (max_accel_j / 0.1 s))^2 dt (s)
+  double swing = 1.0;         // integral of the puppet's kinetic energy / E_ref over the motion
+  double settle = 10.0;       // the same over the settle hold after it
+  double tension_rate = 1.0;  // integral of sum_j (0.1 s * T_j' / T_ref_j)^2 dt (s)
+  double slack = 10.0;        // integral of sum_j (max(0, T_floor_j - tau_j) / T_ref_j)^2 dt
+  double duration = 0.0;      // the motion's duration (s)
+
+  // Names as `--weight NAME=V` and the proto give them.
+  static const std::vector<std::string>& names();
+  double* byName(const std::string& name);  // nullptr for an unknown name
+};
+
+struct OptimizationCost {
+  double effort = 0, jerk = 0, swing = 0, settle = 0, tension_rate = 0, slack = 0, duration = 0;
+  double total() const {
+    return effort + jerk + swing + settle + tension_rate + slack + duration;
+  }
+};
+
+struct OptimizationOptions {
+  OptimizationWeights weights;
+  double settle_s = 1.0;      // the hold after the motion whose swing is penalized (s)
+  double time_limit_s = 5.0;  // wall-clock budget of the optimization
+  int max_iterations = 200;
+  double knots_per_s = 4.0;   // B-spline segments per second of motion (at least 3 in all)
+};
+
+}  // namespace marionette

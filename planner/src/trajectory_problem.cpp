@@ -1,0 +1,266 @@
+#include "trajectory_problem.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+
+#include "marionette/models/rest_pose.hpp"
+
+namespace marionette::detail {
+
+namespace {
+constexpr double kTimeRef_s = 0.1;         // tension rate and jerk are measured over this
+constexpr double kSlackPerRef_m = 0.01;    // 1 cm of slack counts as losing T_ref
+constexpr double kLoadedString_N = 0.05;   // strings lighter than this at both ends are left out
+constexpr double kFloorShare = 0.3;        // tau below this share of the lighter static load
+}  // namespace
+
+TrajectoryProblem::TrajectoryProblem(const ProblemSetup& s)
+    : setup_(s),
+      spline_(*s.model, s.duration_s, s.segments, s.rate_hz, s.start.rho),
+      limits_(spline_.limitRows(*s.model)),
+      vi_(s.model, [&] {
+        IntegratorOptions o;
+        o.dt_s = 1.0 / s.rate_hz;
+        return o;
+      }()),
+      goal_(s.model, s.goal),
+      data_(*s.model) {
+  const Model& m = *s.model;
+  const int nd = m.nd(), ns = m.nstrings();
+  // The swing metric: the mass matrix at the start pose.
+  const Eigen::VectorXd q0 = m.configuration(s.start.q, s.start.rho);
+  forwardKinematics(m, data_, q0);
+  computeLagrangian(m, data_, q0, Eigen::VectorXd::Zero(nd), LagrangianOrder::MassMatrix);
+  mass_ref_ = data_.M;
+  double total_mass = 0.0;
+  for (const Mass& mass : m.masses) total_mass += mass.mass_kg;
+  energy_ref_J_ = std::max(1e-9, total_mass * std::max(m.gravity_mps2, 0.1) * 0.01);
+  // Static loads at the start and at rest at the end reference.
+  const RestPose at_start = computeRestPose(s.model, s.start.rho, &s.start.q);
+  const RestPose at_end = computeRestPose(s.model, s.end_reference);
+  tension_ref_.setConstant(ns, kLoadedString_N);
+  tension_floor_.setZero(ns);
+  slack_length_.setOnes(ns);
+  computeStrings(m, data_, q0, false);
+  for (int j = 0; j < ns; ++j) {
+    const double a = at_start.ok ? at_start.tension_N[j] : 0.0;
+    const double b = at_end.ok ? at_end.tension_N[j] : a;
+    slack_length_[j] = std::max(1e-3, data_.length[j]);
+    if (std::max(a, b) < kLoadedString_N) continue;
+    loaded_.push_back(j);
+    tension_ref_[j] = std::max(a, b);
+    tension_floor_[j] = kFloorShare * std::min(a, b);
+  }
+  // Goal rows: one per joint (joint and rest-of goals) or per point target, plus at-rest.
+  goal_rows_ = goal_.spec().kind == GoalSpec::Kind::Point
+                   ? static_cast<int>(goal_.goalPoints().size())
+                   : static_cast<int>(goal_.poseResidual(s.start.q, s.start.rho).size());
+  if (goal_.spec().at_rest) ++goal_rows_;
+}
+
+int TrajectoryProblem::constraints() const { return linearConstraints() + goal_rows_; }
+
+void TrajectoryProblem::bounds(Eigen::VectorXd& z_lower, Eigen::VectorXd& z_upper,
+                               Eigen::VectorXd& g_lower, Eigen::VectorXd& g_upper) const {
+  const Model& m = *setup_.model;
+  const int nf = spline_.freePerInput();
+  z_lower.resize(variables());
+  z_upper.resize(variables());
+  for (int j = 0; j < m.nk(); ++j) {
+    z_lower.segment(j * nf, nf).setConstant(m.kinematic[j].lower);
+    z_upper.segment(j * nf, nf).setConstant(m.kinematic[j].upper);
+  }
+  g_lower.resize(constraints());
+  g_upper.resize(constraints());
+  g_lower.head(linearConstraints()) = limits_.lower;
+  g_upper.head(linearConstraints()) = limits_.upper;
+  const double tol = setup_.goal_fraction * goal_.tolerance();
+  int r = linearConstraints();
+  if (goal_.spec().kind == GoalSpec::Kind::Point) {
+    for (std::size_t i = 0; i < goal_.goalPoints().size(); ++i, ++r) {
+      g_lower[r] = -1e20;
+      g_upper[r] = tol * tol;  // |point - target|^2
+    }
+  } else {
+    const int n = goal_rows_ - (goal_.spec().at_rest ? 1 : 0);
+    for (int i = 0; i < n; ++i, ++r) {
+      g_lower[r] = -tol;
+      g_upper[r] = tol;
+    }
+  }
+  if (goal_.spec().at_rest) {
+    g_lower[r] = -1e20;
+    g_upper[r] = 0.3 * goal_.spec().rest_energy_J;
+  }
+}
+
+void TrajectoryProblem::inputCosts(const Eigen::MatrixXd& u) {
+  const Model& m = *setup_.model;
+  const double dt = 1.0 / setup_.rate_hz;
+  const int n = static_cast<int>(u.rows());
+  const OptimizationWeights& w = setup_.weights;
+  // sum over samples of c * (sum_a coef_a u_{s+a,j})^2: value and gradient.
+  auto difference = [&](int j, int s, const std::vector<double>& coef, double c, double& term) {
+    double d = 0.0;
+    for (std::size_t a = 0; a < coef.size(); ++a) d += coef[a] * u(s + static_cast<int>(a), j);
+    term += c * d * d;
+    for (std::size_t a = 0; a < coef.size(); ++a)
+      for (const auto& [f, weight] : spline_.sampleWeights(s + static_cast<int>(a)))
+        gradient_[spline_.variable(j, f)] += 2.0 * c * d * coef[a] * weight;
+  };
+  for (int j = 0; j < m.nk(); ++j) {
+    const KinematicVariable& kv = m.kinematic[j];
+    const double speed_ref = std::isfinite(kv.max_speed) ? kv.max_speed : 1.0;
+    const double jerk_ref = (std::isfinite(kv.max_accel) ? kv.max_accel : 10.0) / kTimeRef_s;
+    // (du/dt / speed_ref)^2 dt = d^2 / (speed_ref^2 dt).
+    for (int s = 0; s + 1 < n; ++s)
+      difference(j, s, {-1.0, 1.0}, w.effort / (speed_ref * speed_ref * dt), cost_.effort);
+    // (d3u/dt3 / jerk_ref)^2 dt = d^2 / (jerk_ref^2 dt^5).
+    for (int s = 0; s + 3 < n; ++s)
+      difference(j, s, {-1.0, 3.0, -3.0, 1.0}, w.jerk / (jerk_ref * jerk_ref * std::pow(dt, 5)),
+                 cost_.jerk);
+  }
+}
+
+bool TrajectoryProblem::evaluate(const Eigen::VectorXd& z) {
+  if (valid_ && z.size() == z_.size() && z == z_) return true;
+  valid_ = false;
+  z_ = z;
+  const Model& m = *setup_.model;
+  const int nd = m.nd(), nk = m.nk(), ns = m.nstrings(), nx = 2 * nd + nk, nz = variables();
+  const double dt = 1.0 / setup_.rate_hz;
+  const OptimizationWeights& w = setup_.weights;
+  cost_ = OptimizationCost{};
+  gradient_.setZero(nz);
+  g_.setZero(constraints());
+  goal_jacobian_.setZero(goal_rows_, nz);
+
+  const Eigen::MatrixXd u = spline_.sampleInputs(z);
+  const int motion_steps = spline_.samples() - 1;
+  const int steps = motion_steps + static_cast<int>(std::lround(setup_.settle_s * setup_.rate_hz));
+  inputCosts(u);
+  cost_.duration = w.duration * motion_steps * dt;
+
+  // Rolls out with X_k = dx_k/dz; the input of step k is sample k + 1 (held after the end).
+  State x = setup_.start;
+  Eigen::MatrixXd X = Eigen::MatrixXd::Zero(nx, nz), X_next(nx, nz);
+  StepLinearization lin;
+  Eigen::VectorXd tau(ns), tau_prev(ns);
+  Eigen::MatrixXd dtau(ns, nz), dtau_prev(ns, nz);
+  Eigen::VectorXd q_full(m.nq()), v(nd), v_last(nd);
+  Eigen::MatrixXd dv(nd, nz), dv_last(nd, nz);
+  State end;
+  Eigen::MatrixXd X_end;
+  for (int k = 0; k < steps; ++k) {
+    const int s = std::min(k + 1, motion_steps);
+    const Eigen::VectorXd u_next = u.row(s).transpose();
+    if (vi_.linearizeStep(x, u_next, lin) != StepStatus::Ok) return false;
+    X_next.noalias() = lin.A * X;
+    for (int j = 0; j < nk; ++j)
+      for (const auto& [f, weight] : spline_.sampleWeights(s))
+        X_next.col(spline_.variable(j, f)) += weight * lin.B.col(j);
+
+    // Swing: 1/2 v^T M_ref v with v = (q_{k+1} - q_k) / dt, over the motion and the hold.
+    v = (lin.next.q - x.q) / dt;
+    dv = (X_next.topRows(nd) - X.topRows(nd)) / dt;
+    const double c = (k < motion_steps ? w.swing : w.settle) * dt / energy_ref_J_;
+    const Eigen::VectorXd Mv = mass_ref_ * v;
+    (k < motion_steps ? cost_.swing : cost_.settle) += c * 0.5 * v.dot(Mv);
+    gradient_.noalias() += c * (dv.transpose() * Mv);
+
+    // Tension measure tau_j: the step's tension while taut, -kappa * slackness while slack.
+    q_full << lin.next.q, lin.next.rho;
+    forwardKinematics(m, data_, q_full);
+    computeStrings(m, data_, q_full, false);
+    for (int j : loaded_) {
+      if (lin.report.taut[j]) {
+        tau[j] = lin.report.tension_N[j];
+        dtau.row(j).noalias() = lin.tension_x.row(j) * X;
+        for (int i = 0; i < nk; ++i)
+          if (lin.tension_u(j, i) != 0.0)
+            for (const auto& [f, weight] : spline_.sampleWeights(s))
+              dtau(j, spline_.variable(i, f)) += weight * lin.tension_u(j, i);
+      } else {
+        const double kappa = tension_ref_[j] / kSlackPerRef_m / slack_length_[j];
+        tau[j] = kappa * data_.h[j];  // h < 0 while slack
+        dtau.row(j).noalias() = kappa * data_.Dh.row(j).head(nd) * X_next.topRows(nd);
+        dtau.row(j).noalias() += kappa * data_.Dh.row(j).tail(nk) * X_next.bottomRows(nk);
+      }
+      const double below = tension_floor_[j] - tau[j];
+      if (below > 0) {
+        const double cs = w.slack * dt / (tension_ref_[j] * tension_ref_[j]);
+        cost_.slack += cs * below * below;
+        gradient_.noalias() -= 2.0 * cs * below * dtau.row(j).transpose();
+      }
+      if (k > 0) {
+        const double d = tau[j] - tau_prev[j];
+        const double cr = w.tension_rate * kTimeRef_s * kTimeRef_s /
+                          (tension_ref_[j] * tension_ref_[j] * dt);
+        cost_.tension_rate += cr * d * d;
+        gradient_.noalias() += 2.0 * cr * d * (dtau.row(j) - dtau_prev.row(j)).transpose();
+      }
+    }
+    std::swap(tau, tau_prev);
+    std::swap(dtau, dtau_prev);
+
+    std::swap(X, X_next);
+    x = lin.next;
+    if (k + 1 == motion_steps) {
+      end = x;
+      X_end = X;
+      v_last = v;
+      dv_last = dv;
+    }
+  }
+  if (motion_steps == 0) return false;
+  goalRows(end, X_end, v_last, dv_last);
+  g_.head(linearConstraints()) = limits_.matrix * z;
+  valid_ = true;
+  return true;
+}
+
+void TrajectoryProblem::goalRows(const State& end, const Eigen::MatrixXd& X_end,
+                                 const Eigen::VectorXd& v_last, const Eigen::MatrixXd& dv_last) {
+  const Model& m = *setup_.model;
+  const int nd = m.nd(), nk = m.nk(), nz = variables();
+  const int r0 = linearConstraints();
+  // d(q_full)/dz at the end: the q_d rows and the rho rows of X.
+  Eigen::MatrixXd dq(m.nq(), nz);
+  dq.topRows(nd) = X_end.topRows(nd);
+  dq.bottomRows(nk) = X_end.bottomRows(nk);
+  int r = 0;
+  if (goal_.spec().kind == GoalSpec::Kind::Point) {
+    const Eigen::VectorXd q_full = m.configuration(end.q, end.rho);
+    forwardKinematics(m, data_, q_full);
+    Eigen::MatrixXd J(3, m.nq());
+    for (std::size_t i = 0; i < goal_.goalPoints().size(); ++i, ++r) {
+      const Point& p = m.points[goal_.goalPoints()[i]];
+      const Eigen::Vector3d e =
+          pointPosition(data_, p.frame, p.position_m) - goal_.pointTargetsWorld()[i];
+      pointJacobian(m, data_, p.frame, p.position_m, J);
+      g_[r0 + r] = e.squaredNorm();
+      goal_jacobian_.row(r).noalias() = 2.0 * e.transpose() * J * dq;
+    }
+  } else {
+    // Joint goals: q_i - target for each goal variable; rest-of: every joint, then every input.
+    const Eigen::VectorXd residual = goal_.poseResidual(end.q, end.rho);
+    const std::vector<int>& vars = goal_.goalVariables();
+    for (int i = 0; i < static_cast<int>(vars.size()); ++i, ++r) {
+      g_[r0 + r] = residual[i];
+      goal_jacobian_.row(r) = dq.row(vars[i]);
+    }
+    if (goal_.spec().kind == GoalSpec::Kind::RestOf)
+      for (int i = 0; i < nk; ++i, ++r) {
+        g_[r0 + r] = residual[static_cast<int>(vars.size()) + i];
+        goal_jacobian_.row(r) = dq.row(nd + i);
+      }
+  }
+  if (goal_.spec().at_rest) {
+    const Eigen::VectorXd Mv = mass_ref_ * v_last;
+    g_[r0 + r] = 0.5 * v_last.dot(Mv);
+    goal_jacobian_.row(r).noalias() = (dv_last.transpose() * Mv).transpose();
+  }
+}
+
+}  // namespace marionette::detail

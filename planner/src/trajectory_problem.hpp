@@ -1,0 +1,81 @@
+// One trajectory-optimization problem at a fixed duration: the variables (input_spline.hpp), the
+// objective's terms with their exact gradients, and the constraints with their Jacobian, from a
+// rollout of the variational integrator with forward sensitivities X_k = dx_k/dz:
+//   X_{k+1} = A_k X_k + B_k dU_{k+1}/dz.
+// Tension terms use a string's tension T_j while it is taut and, while it is slack, the
+// negative slackness -kappa_j (l_j^2 - |a_j - e_j|^2) / (2 l_j0) (kappa_j = T_ref_j per cm): one
+// continuous measure tau_j with a derivative on both sides of the switch, so that the optimizer
+// sees how to keep loaded strings taut instead of a flat zero.
+#pragma once
+
+#include <Eigen/Core>
+#include <memory>
+#include <vector>
+
+#include "input_spline.hpp"
+#include "marionette/models/dynamics.hpp"
+#include "marionette/models/integrator.hpp"
+#include "marionette/plan/goal_spec.hpp"
+#include "marionette/planner/goal.hpp"
+#include "marionette/planner/trajectory_optimization.hpp"
+
+namespace marionette::detail {
+
+struct ProblemSetup {
+  ModelPtr model;
+  GoalSpec goal;
+  State start;                    // x_0 at the plan's step 1 / rate_hz
+  double rate_hz = 50.0;          // samples and integrator step
+  double duration_s = 1.0;        // the motion (the settle hold comes after)
+  int segments = 4;               // spline pieces
+  double settle_s = 1.0;
+  OptimizationWeights weights;
+  Eigen::VectorXd end_reference;  // n_k: inputs whose rest pose sets the end's static tensions
+  double goal_fraction = 0.6;     // the goal constraint asks for this share of its tolerance
+};
+
+class TrajectoryProblem {
+ public:
+  explicit TrajectoryProblem(const ProblemSetup& setup);
+
+  const InputSpline& spline() const { return spline_; }
+  int variables() const { return spline_.variables(); }
+  // Limit rows (linear, spline.limitRows) first, then the goal's rows.
+  int constraints() const;
+  int linearConstraints() const { return static_cast<int>(limits_.lower.size()); }
+  void bounds(Eigen::VectorXd& z_lower, Eigen::VectorXd& z_upper, Eigen::VectorXd& g_lower,
+              Eigen::VectorXd& g_upper) const;
+  const InputSpline::LimitRows& limitRows() const { return limits_; }
+
+  // Rolls out at z (remembered: the same z again costs nothing).  False when a step fails.
+  bool evaluate(const Eigen::VectorXd& z);
+  const OptimizationCost& cost() const { return cost_; }
+  const Eigen::VectorXd& gradient() const { return gradient_; }    // d total / dz
+  const Eigen::VectorXd& constraintValues() const { return g_; }  // every row
+  const Eigen::MatrixXd& goalJacobian() const { return goal_jacobian_; }  // the goal's rows
+
+ private:
+  void inputCosts(const Eigen::MatrixXd& u);
+  void goalRows(const State& end, const Eigen::MatrixXd& X_end, const Eigen::VectorXd& v_last,
+                const Eigen::MatrixXd& dv_last);
+
+  ProblemSetup setup_;
+  InputSpline spline_;
+  InputSpline::LimitRows limits_;
+  VariationalIntegrator vi_;
+  GoalEvaluator goal_;
+  DynamicsData data_;
+  Eigen::MatrixXd mass_ref_;  // M at the start pose: the fixed metric of the swing terms
+  double energy_ref_J_ = 1.0;
+  std::vector<int> loaded_;   // strings whose tension terms count
+  Eigen::VectorXd tension_ref_, tension_floor_, slack_length_;  // n_s
+  int goal_rows_ = 0;
+
+  Eigen::VectorXd z_;
+  bool valid_ = false;
+  OptimizationCost cost_;
+  Eigen::VectorXd gradient_, g_;
+  Eigen::MatrixXd goal_jacobian_;
+};
+
+}  // namespace marionette::detail

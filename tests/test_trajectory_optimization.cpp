@@ -1,0 +1,163 @@
+// Trajectory optimization (planner/trajectory_optimization.hpp): the input spline's guarantees,
+// the problem's gradients and constraint Jacobian against finite differences.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "input_spline.hpp"
+#include "marionette/models/input_limits.hpp"
+#include "marionette/models/model_io.hpp"
+#include "marionette/models/simulation.hpp"
+#include "trajectory_problem.hpp"
+
+namespace {
+
+using namespace marionette;
+using namespace marionette::detail;
+
+State restStart(const ModelPtr& m, const Eigen::VectorXd& rho, double rate_hz) {
+  const StartState s = resolveStart(m, rho, StartSpec{});
+  IntegratorOptions o;
+  o.dt_s = 1.0 / rate_hz;
+  VariationalIntegrator vi(m, o);
+  return vi.stateFromVelocity(s.q, s.qdot, rho);
+}
+
+TEST(InputSpline, StartsAndEndsAtRestAndItsLimitRowsBoundEverySampledDifference) {
+  const ModelPtr arm = loadModel("planar-arm");
+  const Eigen::VectorXd start = arm->defaultInputs();
+  const InputSpline spline(*arm, 1.5, 6, 50.0, start);
+  ASSERT_EQ(spline.samples(), 76);
+  ASSERT_EQ(spline.variables(), 2 * 4);
+  Eigen::VectorXd z(spline.variables());
+  z << 0.35, 0.40, 0.38, 0.36,   // x: inner points, then the end value
+      0.45, 0.50, 0.52, 0.50;    // L
+  const Eigen::MatrixXd u = spline.sampleInputs(z);
+  EXPECT_NEAR((u.row(0).transpose() - start).norm(), 0.0, 1e-15);
+  EXPECT_NEAR(u(75, 0), 0.36, 1e-15);
+  EXPECT_NEAR(u(75, 1), 0.50, 1e-15);
+  // At rest at both ends: the first and last differences vanish to third order.
+  EXPECT_LT((u.row(1) - u.row(0)).cwiseAbs().maxCoeff(), 1e-4);
+  EXPECT_LT((u.row(75) - u.row(74)).cwiseAbs().maxCoeff(), 1e-4);
+  // The fit of its own samples gives back its variables.
+  EXPECT_LT((spline.fit(u) - z).cwiseAbs().maxCoeff(), 1e-9);
+  // When the limit rows hold, the samples keep every limit at 50 Hz and at 400 Hz.
+  const InputSpline::LimitRows rows = spline.limitRows(*arm);
+  const Eigen::VectorXd g = rows.matrix * z;
+  const bool within = ((g - rows.lower).array() >= -1e-12).all() &&
+                      ((rows.upper - g).array() >= -1e-12).all();
+  ASSERT_TRUE(within);
+  EXPECT_TRUE(checkInputLimits(*arm, u, 50.0).empty());
+  const InputSpline fine(*arm, 1.5, 6, 400.0, start);
+  EXPECT_TRUE(checkInputLimits(*arm, fine.sampleInputs(z), 400.0).empty());
+  // A motion that breaks a row: 30 cm in 0.25 s.
+  Eigen::VectorXd fast = z;
+  fast[3] = 0.60;
+  fast[2] = 0.60;
+  const Eigen::VectorXd gf = rows.matrix * fast;
+  EXPECT_TRUE(((gf - rows.lower).array() < 0).any() || ((rows.upper - gf).array() < 0).any());
+}
+
+// The objective's gradient and the goal rows' Jacobian against central differences.
+OptimizationCost checkDerivatives(const ProblemSetup& setup, const Eigen::VectorXd& z,
+                                  double rel_tol) {
+  TrajectoryProblem problem(setup);
+  if (!problem.evaluate(z)) {
+    ADD_FAILURE() << "the rollout failed";
+    return {};
+  }
+  const Eigen::VectorXd grad = problem.gradient();
+  const Eigen::MatrixXd jac = problem.goalJacobian();
+  const int r0 = problem.linearConstraints();
+  const OptimizationCost c0 = problem.cost();
+  EXPECT_GT(c0.swing, 0.0);
+  EXPECT_GT(c0.effort, 0.0);
+  Eigen::VectorXd fd(z.size());
+  Eigen::MatrixXd jfd(jac.rows(), z.size());
+  for (int i = 0; i < z.size(); ++i) {
+    const double h = 1e-6;
+    Eigen::VectorXd zp = z, zm = z;
+    zp[i] += h;
+    zm[i] -= h;
+    EXPECT_TRUE(problem.evaluate(zp));
+    const double fp = problem.cost().total();
+    const Eigen::VectorXd gp = problem.constraintValues().tail(jac.rows());
+    EXPECT_TRUE(problem.evaluate(zm));
+    fd[i] = (fp - problem.cost().total()) / (2 * h);
+    jfd.col(i) = (gp - problem.constraintValues().tail(jac.rows())) / (2 * h);
+  }
+  (void)r0;
+  const double scale = fd.cwiseAbs().maxCoeff();
+  EXPECT_LE((grad - fd).cwiseAbs().maxCoeff() / scale, rel_tol) << "gradient\n"
+                                                                 << grad.transpose() << "\nfd\n"
+                                                                 << fd.transpose();
+  const double jscale = std::max(1e-12, jfd.cwiseAbs().maxCoeff());
+  EXPECT_LE((jac - jfd).cwiseAbs().maxCoeff() / jscale, rel_tol) << "jacobian\n"
+                                                                  << jac << "\nfd\n"
+                                                                  << jfd;
+  return c0;
+}
+
+TEST(TrajectoryProblem, GradientsMatchFiniteDifferencesOnThePlanarArm) {
+  const ModelPtr arm = loadModel("planar-arm");
+  ProblemSetup s;
+  s.model = arm;
+  s.rate_hz = 50.0;
+  s.start = restStart(arm, arm->defaultInputs(), s.rate_hz);
+  s.goal = GoalSpec::parse("q:theta1=0.2;at-rest");
+  s.duration_s = 1.0;
+  s.segments = 6;
+  s.settle_s = 0.4;
+  s.end_reference = arm->defaultInputs();
+  s.end_reference[0] += 0.05;
+  TrajectoryProblem probe(s);
+  Eigen::VectorXd z(probe.variables());
+  ASSERT_EQ(z.size(), 8);
+  z << 0.31, 0.34, 0.355, 0.35,  //
+      0.45, 0.44, 0.445, 0.45;
+  checkDerivatives(s, z, 1e-5);
+}
+
+TEST(TrajectoryProblem, GradientsMatchFiniteDifferencesWithStringsGoingSlack) {
+  // The suspended mass thrown up and caught: the string goes slack and taut again, so the
+  // slack measure, the tension rate and their switch are all in the objective.
+  const ModelPtr mass = loadModel("suspended-mass");
+  ProblemSetup s;
+  s.model = mass;
+  s.rate_hz = 50.0;
+  s.start = restStart(mass, mass->defaultInputs(), s.rate_hz);
+  s.goal = GoalSpec::parse("point:mass=0.1,0,0.4;radius=0.05");
+  s.duration_s = 0.8;
+  s.segments = 5;
+  s.settle_s = 0.3;
+  s.end_reference = mass->defaultInputs();
+  TrajectoryProblem probe(s);
+  const Eigen::VectorXd d = mass->defaultInputs();
+  Eigen::VectorXd z(probe.variables());
+  ASSERT_EQ(z.size(), 6);
+  // (checked below: the string does go slack and catch again along this motion)
+  // xr swings out and back, r shortens fast (the mass flies up) then lengthens.
+  z << d[0] + 0.05, d[0] + 0.08, d[0] + 0.1,  //
+      d[1] - 0.15, d[1] + 0.02, d[1] + 0.05;
+  const OptimizationCost c = checkDerivatives(s, z, 1e-4);
+  EXPECT_GT(c.slack, 0.0);
+  EXPECT_GT(c.tension_rate, 0.0);
+  const Eigen::MatrixXd u = probe.spline().sampleInputs(z);
+  IntegratorOptions o;
+  o.dt_s = 0.02;
+  VariationalIntegrator vi(mass, o);
+  State x = s.start;
+  StepReport rep = vi.makeReport();
+  int slack_steps = 0, catches = 0;
+  bool was_taut = true;
+  for (int k = 1; k < u.rows(); ++k) {
+    ASSERT_EQ(vi.step(x, u.row(k).transpose(), x, &rep), StepStatus::Ok);
+    slack_steps += !rep.taut[0];
+    catches += !was_taut && rep.taut[0];
+    was_taut = rep.taut[0];
+  }
+  EXPECT_GT(slack_steps, 0);
+  EXPECT_GT(catches, 0);
+}
+
+}  // namespace
