@@ -12,73 +12,9 @@
 #include "marionette/models/input_limits.hpp"
 #include "motion_search.hpp"
 #include "ompl_planning.hpp"
+#include "plan_verification.hpp"
 
 namespace marionette {
-namespace {
-
-// Re-simulates the sampled inputs at the output rate from the request's start and re-checks
-// every sample (the checked simulation: collisions, clearance), then the goal and the limits.
-// Fills the plan's predicted part.
-void verify(const PlanRequest& req, const CollisionModelPtr& collision, Plan& plan) {
-  const Model& model = *req.model;
-  const int n = plan.samples(), nd = model.nd(), ns = model.nstrings();
-  InputSchedule schedule;
-  schedule.defaults = plan.inputs.row(0).transpose();
-  schedule.values = plan.inputs;
-  schedule.times_s.resize(n);
-  for (int i = 0; i < n; ++i) schedule.times_s[i] = i / plan.rate_hz;
-  SimulationOptions so;
-  so.dt_s = 1.0 / plan.rate_hz;
-  so.duration_s = (n - 1) * so.dt_s;
-  so.start = req.start;
-  plan.states.resize(n, nd);
-  plan.tensions_N.resize(n, ns);
-  plan.clearance_m.resize(n);
-  plan.stage_clearance_m.resize(n);
-  plan.goal_distance.resize(n);
-  CollisionChecker checker(collision);
-  GoalEvaluator goal(req.model, req.goal);
-  Eigen::VectorXd q_prev, rho_prev, qdot(nd), rhodot(model.nk());
-  plan.max_violation_m = 0.0;
-  auto on_sample = [&](const CheckedSample& sample) {
-    const int i = sample.index;
-    if (i >= n) return false;
-    const SimulationRow& row = sample.row;
-    plan.states.row(i) = row.q->transpose();
-    plan.tensions_N.row(i) = row.tension_N->transpose();
-    plan.max_violation_m = std::max(plan.max_violation_m, row.max_violation_m);
-    plan.clearance_m[i] = sample.clearance_m;
-    plan.stage_clearance_m[i] = sample.stage_clearance_m;
-    // Velocities of the step that ended here (the VI's own step velocity).
-    if (i == 0) {
-      qdot.setZero();
-      rhodot.setZero();
-    } else {
-      qdot = (*row.q - q_prev) * plan.rate_hz;
-      rhodot = (*row.rho - rho_prev) * plan.rate_hz;
-    }
-    q_prev = *row.q;
-    rho_prev = *row.rho;
-    const GoalEvaluator::Measure m = goal.measure(*row.q, *row.rho, qdot, rhodot);
-    plan.goal_distance[i] = m.distance;
-    plan.goal_distance_min = std::min(plan.goal_distance_min, m.distance);
-    if (m.satisfied && plan.goal_sample < 0) plan.goal_sample = i;
-    return true;
-  };
-  const CheckedSimulationReport report =
-      simulateChecked(req.model, schedule, so, &checker, {}, on_sample);
-  plan.collision_free = report.first_collision < 0;
-  plan.first_collision = report.first_collision;
-  plan.collision_pair = report.first_collision < 0 ? "" : report.first_collision_pair.describe();
-  plan.min_clearance_m = report.min_clearance_m;
-  plan.min_stage_clearance_m = report.min_stage_clearance_m;
-  plan.min_stage_clearance_sample = report.min_stage_clearance_sample;
-  plan.min_tension_N = report.simulation.min_tension_N;
-  for (const LimitViolation& v : checkInputLimits(model, plan.inputs, plan.rate_hz))
-    plan.limit_violations.push_back(v.describe());
-}
-
-}  // namespace
 
 void checkPlannerOptions(const PlannerOptions& opt) {
   const PlannerInfo* planner = findPlanner(opt.planner);
@@ -168,7 +104,7 @@ Plan planMotion(const PlanRequest& req, const ProgressFn& progress, const Cancel
   Plan verified = plan;
   verified.inputs = found.inputs.resample(opt.rate_hz);
   try {
-    verify(req, collision, verified);
+    detail::verifyPlan(req, collision, verified);
   } catch (const SimulationError& e) {
     // Nothing usable: no inputs, and none of the half-filled prediction.
     plan.outcome = PlanOutcome::NotFound;
@@ -178,22 +114,7 @@ Plan planMotion(const PlanRequest& req, const ProgressFn& progress, const Cancel
   }
   plan = std::move(verified);
   plan.stats.verification_time_s = secondsSince(tv);
-  if (plan.collision_free && plan.goal_sample >= 0 && plan.limit_violations.empty()) {
-    plan.outcome = PlanOutcome::Exact;
-    plan.message.clear();
-  } else {
-    plan.outcome = PlanOutcome::Approximate;
-    std::ostringstream why;
-    if (!plan.collision_free)
-      why << "collision at t=" << plan.first_collision / plan.rate_hz << " s ("
-          << plan.collision_pair << ")";
-    else if (!plan.limit_violations.empty())
-      why << "input limits: " << plan.limit_violations.front();
-    else
-      why << "goal not reached: closest " << plan.goal_distance_min << " (tolerance "
-          << req.goal.effectiveTolerance() << ")";
-    plan.message = why.str();
-  }
+  detail::classifyPlan(req.goal, plan);
   plan.stats.total_time_s = secondsSince(t0);
   return plan;
 }
