@@ -89,6 +89,9 @@ std::string flagMessage(const FieldError& e) {
       {"hold", "--hold"},
       {"rate_scale", "--rate-scale"},
       {"send_rate_hz", "--send-rate"},
+      {"optimization.settle_s", "--settle"},
+      {"optimization.time_limit_s", "--optimize-time"},
+      {"optimization.weights", "--weight"},
   };
   for (auto it = kFlags.rbegin(); it != kFlags.rend(); ++it)  // the longest prefix first
     if (fieldWithin(e.field(), it->first)) return it->second + ": " + e.problem();

@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "cli_util.hpp"
+#include "optimize_options.hpp"
 #include "marionette/common/clock.hpp"
 #include "marionette/models/model_io.hpp"
 #include "marionette/plan/plan_file.hpp"
@@ -202,8 +203,9 @@ int cmdPlan(int argc, char** argv) {
       parseArgs(argc, argv, 2,
                 {"--model", "--scene", "--planner", "--goal", "--start", "--time-limit", "--seed",
                  "--rate", "--step", "--param", "--roadmap", "--roadmap-vertices", "--out",
-                 "--inputs-csv", "--server", "--token-file", "--tls-ca"},
-                {"--quiet"});
+                 "--inputs-csv", "--server", "--token-file", "--tls-ca", "--settle",
+                 "--optimize-time", "--weight"},
+                {"--quiet", "--optimize"});
   if (!a.values.count("--model")) throw std::invalid_argument("plan needs --model NAME|FILE");
   if (!a.values.count("--goal"))
     throw std::invalid_argument(
@@ -248,14 +250,25 @@ int cmdPlan(int argc, char** argv) {
         std::cerr << formatted(" %ld rest poses", p.states);
       std::cerr << '\n';
     };
-  const Plan plan =
+  const bool optimize = a.switches.count("--optimize");
+  const OptimizationOptions optimization = parseOptimizationOptions(a);
+  if (optimize && a.values.count("--server"))
+    throw std::invalid_argument("--optimize: not available with --server yet; plan locally");
+  Plan plan =
       a.values.count("--server") ? planRemote(a, req, progress) : planMotion(req, progress);
+  std::optional<OptimizationReport> optimized;
+  if (optimize && plan.outcome == PlanOutcome::Exact) {
+    OptimizedPlan better = optimizePlan(req, plan, optimization, progress);
+    plan = std::move(better.plan);
+    optimized = better.report;
+  }
   if (a.values.count("--out") && plan.samples() > 0)
     writeFileAtomically(a.values.at("--out"), [&](std::ostream& os) { writePlanJson(plan, os); });
   if (a.values.count("--inputs-csv") && plan.samples() > 0)
     writeFileAtomically(a.values.at("--inputs-csv"),
                         [&](std::ostream& os) { writeInputsCsv(plan, os); });
   printSummary(plan, std::cout);
+  if (optimized) printOptimization(*optimized, std::cout);
   switch (plan.outcome) {
     case PlanOutcome::Exact: return 0;
     case PlanOutcome::Approximate: return 4;

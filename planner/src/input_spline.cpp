@@ -89,7 +89,7 @@ Eigen::VectorXd InputSpline::fit(const Eigen::MatrixXd& samples) const {
   return z;
 }
 
-InputSpline::LimitRows InputSpline::limitRows(const Model& model) const {
+InputSpline::LimitRows InputSpline::limitRows(const Model& model, double share) const {
   std::vector<Eigen::Triplet<double>> entries;
   std::vector<double> lower, upper;
   const int points = segments_ + 3;
@@ -116,8 +116,9 @@ InputSpline::LimitRows InputSpline::limitRows(const Model& model) const {
       lower.push_back(-bound - constant);
       upper.push_back(bound - constant);
     };
-    for (int c = 0; c + 1 < points; ++c) addRow(c, {-1.0, 1.0}, kv.max_speed * H);
-    for (int c = 0; c + 2 < points; ++c) addRow(c, {1.0, -2.0, 1.0}, kv.max_accel * H * H);
+    for (int c = 0; c + 1 < points; ++c) addRow(c, {-1.0, 1.0}, share * kv.max_speed * H);
+    for (int c = 0; c + 2 < points; ++c)
+      addRow(c, {1.0, -2.0, 1.0}, share * kv.max_accel * H * H);
   }
   LimitRows out;
   out.matrix.resize(static_cast<Eigen::Index>(lower.size()), variables());

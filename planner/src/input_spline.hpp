@@ -53,7 +53,9 @@ class InputSpline {
     Eigen::SparseMatrix<double, Eigen::RowMajor> matrix;
     Eigen::VectorXd lower, upper;  // including the fixed start points' contribution
   };
-  LimitRows limitRows(const Model& model) const;
+  // share (0, 1]: the bounds as this share of each limit (a margin for solvers that end a
+  // little outside their linear constraints).
+  LimitRows limitRows(const Model& model, double share = 1.0) const;
 
  private:
   int nk_, segments_;

@@ -18,7 +18,7 @@ constexpr double kFloorShare = 0.3;        // tau below this share of the lighte
 TrajectoryProblem::TrajectoryProblem(const ProblemSetup& s)
     : setup_(s),
       spline_(*s.model, s.duration_s, s.segments, s.rate_hz, s.start.rho),
-      limits_(spline_.limitRows(*s.model)),
+      limits_(spline_.limitRows(*s.model, s.limit_share)),
       vi_(s.model, [&] {
         IntegratorOptions o;
         o.dt_s = 1.0 / s.rate_hz;
@@ -68,8 +68,11 @@ void TrajectoryProblem::bounds(Eigen::VectorXd& z_lower, Eigen::VectorXd& z_uppe
   z_lower.resize(variables());
   z_upper.resize(variables());
   for (int j = 0; j < m.nk(); ++j) {
-    z_lower.segment(j * nf, nf).setConstant(m.kinematic[j].lower);
-    z_upper.segment(j * nf, nf).setConstant(m.kinematic[j].upper);
+    // A hair inside the range: interior-point solvers relax their bounds by ~1e-8.
+    const KinematicVariable& kv = m.kinematic[j];
+    const double inset = 1e-6 * (kv.upper - kv.lower);
+    z_lower.segment(j * nf, nf).setConstant(kv.lower + inset);
+    z_upper.segment(j * nf, nf).setConstant(kv.upper - inset);
   }
   g_lower.resize(constraints());
   g_upper.resize(constraints());

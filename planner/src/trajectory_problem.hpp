@@ -32,6 +32,7 @@ struct ProblemSetup {
   OptimizationWeights weights;
   Eigen::VectorXd end_reference;  // n_k: inputs whose rest pose sets the end's static tensions
   double goal_fraction = 0.6;     // the goal constraint asks for this share of its tolerance
+  double limit_share = 0.97;      // the limit rows ask for this share of each limit
 };
 
 class TrajectoryProblem {

@@ -12,10 +12,16 @@
 //                         a weight of 1 makes a typical bad plan's term of order 1 to 100).
 //   OptimizationOptions   weights, settle hold, time budget, knots.
 //   OptimizationCost      the objective's terms for one motion.
+//   OptimizationReport    what the optimization did: method, iterations, time, cost before/after.
+//   optimizePlan          a better verified plan for the same request, or the plan unchanged.
 #pragma once
 
 #include <string>
 #include <vector>
+
+#include "marionette/plan/plan.hpp"
+#include "marionette/planner/cancel.hpp"
+#include "marionette/planner/planner.hpp"
 
 namespace marionette {
 
@@ -47,5 +53,31 @@ struct OptimizationOptions {
   int max_iterations = 200;
   double knots_per_s = 4.0;   // B-spline segments per second of motion (at least 3 in all)
 };
+
+struct OptimizationReport {
+  bool improved = false;  // false: the plan came back unchanged (`message` says why)
+  std::string method;     // e.g. "ipopt single shooting, cubic B-spline inputs, 14 segments"
+  int iterations = 0;
+  int evaluations = 0;    // rollouts
+  double time_s = 0.0;
+  OptimizationCost before;  // the plan's motion fitted by the spline
+  OptimizationCost after;
+  std::string message;
+};
+
+struct OptimizedPlan {
+  Plan plan;
+  OptimizationReport report;
+};
+
+// `plan` answers `request` (the same model, scene, start and goal; its inputs at
+// plan.rate_hz).  Returns a verified plan (planMotion's verification) that is exact and costs
+// less, or `plan` unchanged with report.message saying why.  Progress events have phase
+// "optimize".  Throws FieldError for bad options ("optimization.settle_s", ...), PlanCancelled
+// when `cancelled` says stop.
+OptimizedPlan optimizePlan(const PlanRequest& request, const Plan& plan,
+                           const OptimizationOptions& options, const ProgressFn& progress = {},
+                           const CancelFn& cancelled = {});
+void checkOptimizationOptions(const OptimizationOptions& options);
 
 }  // namespace marionette

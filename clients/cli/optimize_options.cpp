@@ -1,0 +1,42 @@
+#include "optimize_options.hpp"
+
+#include "marionette/common/text.hpp"
+
+namespace marionette::cli {
+
+OptimizationOptions parseOptimizationOptions(const Args& a) {
+  OptimizationOptions o;
+  if (a.values.count("--settle")) o.settle_s = parseNumber("--settle", a.values.at("--settle"));
+  if (a.values.count("--optimize-time"))
+    o.time_limit_s = parseNumber("--optimize-time", a.values.at("--optimize-time"));
+  if (a.all.count("--weight"))
+    for (const std::string& item : a.all.at("--weight")) {
+      const auto eq = item.find('=');
+      if (eq == std::string::npos || eq == 0)
+        throw std::invalid_argument("--weight: expected NAME=VALUE, got '" + item + "'");
+      const std::string name = item.substr(0, eq);
+      double* w = o.weights.byName(name);
+      if (!w)
+        throw std::invalid_argument("--weight: unknown weight '" + name + "' (" +
+                                    joinNames(OptimizationWeights::names()) + ")");
+      *w = parseNumber("--weight " + name, item.substr(eq + 1));
+    }
+  checkOptimizationOptions(o);  // FieldError: the caller words it as the flag
+  return o;
+}
+
+void printOptimization(const OptimizationReport& r, std::ostream& os) {
+  os << "  optimized (" << r.method << "): " << r.iterations << " iterations, " << r.evaluations
+     << " rollouts, " << formatted("%.2f s", r.time_s);
+  os << (r.improved ? "" : "; unchanged: " + r.message) << '\n';
+  const auto line = [&](const char* label, const OptimizationCost& c) {
+    os << formatted("    %-6s cost %.4g = effort %.3g + jerk %.3g + swing %.3g + settle %.3g + "
+                    "tension rate %.3g + slack %.3g + duration %.3g\n",
+                    label, c.total(), c.effort, c.jerk, c.swing, c.settle, c.tension_rate,
+                    c.slack, c.duration);
+  };
+  line("before", r.before);
+  if (r.evaluations > 0) line("after", r.after);
+}
+
+}  // namespace marionette::cli

@@ -1,0 +1,16 @@
+// The optimizer's flags (`plan --optimize`, `optimize`): --settle S, --optimize-time S,
+// --weight NAME=V (repeated), and what the optimization did, in a few lines.
+#pragma once
+
+#include <ostream>
+
+#include "cli_util.hpp"
+#include "marionette/planner/trajectory_optimization.hpp"
+
+namespace marionette::cli {
+
+// Throws std::invalid_argument naming the flag.
+OptimizationOptions parseOptimizationOptions(const Args& args);
+void printOptimization(const OptimizationReport& report, std::ostream& os);
+
+}  // namespace marionette::cli

@@ -1,0 +1,156 @@
+// optimizePlan: the plan's motion fitted by the input spline, improved by Ipopt on the shooting
+// problem, then verified exactly as planMotion verifies; the plan comes back unchanged unless
+// the result is exact and cheaper.
+#include "marionette/planner/trajectory_optimization.hpp"
+
+#include <IpIpoptApplication.hpp>
+#include <cmath>
+#include <sstream>
+
+#include "marionette/common/clock.hpp"
+#include "marionette/common/text.hpp"
+#include "marionette/models/field_error.hpp"
+#include "plan_verification.hpp"
+#include "trajectory_nlp.hpp"
+#include "trajectory_problem.hpp"
+
+namespace marionette {
+
+void checkOptimizationOptions(const OptimizationOptions& o) {
+  auto positive = [](const char* field, double v) {
+    if (!(v > 0) || !std::isfinite(v))
+      throw FieldError(field, "must be a finite number > 0, got " + formatNumber(v));
+  };
+  if (!(o.settle_s >= 0) || !std::isfinite(o.settle_s) || o.settle_s > 10)
+    throw FieldError("optimization.settle_s", "must be in [0, 10] s, got " +
+                                                   formatNumber(o.settle_s));
+  positive("optimization.time_limit_s", o.time_limit_s);
+  positive("optimization.knots_per_s", o.knots_per_s);
+  if (o.max_iterations < 1)
+    throw FieldError("optimization.max_iterations", "must be at least 1");
+  OptimizationWeights w = o.weights;
+  for (const std::string& name : OptimizationWeights::names()) {
+    const double v = *w.byName(name);
+    if (!(v >= 0) || !std::isfinite(v))
+      throw FieldError("optimization.weights" + fieldKey(name),
+                       "must be a finite number >= 0, got " + formatNumber(v));
+  }
+}
+
+OptimizedPlan optimizePlan(const PlanRequest& request, const Plan& plan,
+                           const OptimizationOptions& options, const ProgressFn& progress,
+                           const CancelFn& cancelled) {
+  const auto t0 = SteadyClock::now();
+  checkOptimizationOptions(options);
+  if (!request.model) throw FieldError("model", "none given");
+  const ModelPtr& model = request.model;
+  OptimizedPlan out{plan, {}};
+  OptimizationReport& report = out.report;
+  if (plan.samples() < 2) {
+    report.message = "nothing to optimize: the plan has no motion";
+    return out;
+  }
+  CollisionModelPtr collision = request.collision;
+  if (!collision) {
+    ScenePtr scene = request.scene ? request.scene : loadScene("empty");
+    collision = std::make_shared<CollisionModel>(model, scene);
+  }
+
+  // The start, exactly as the verification resolves it.
+  const Eigen::VectorXd rho0 = plan.inputs.row(0).transpose();
+  const StartState start = resolveStart(model, rho0, request.start);
+  IntegratorOptions io;
+  io.dt_s = 1.0 / plan.rate_hz;
+  VariationalIntegrator vi(model, io);
+
+  detail::ProblemSetup setup;
+  setup.model = model;
+  setup.goal = request.goal;
+  setup.start = vi.stateFromVelocity(start.q, start.qdot, rho0);
+  setup.rate_hz = plan.rate_hz;
+  setup.duration_s = plan.duration_s();
+  setup.segments = std::max(3, static_cast<int>(std::lround(setup.duration_s *
+                                                            options.knots_per_s)));
+  setup.settle_s = options.settle_s;
+  setup.weights = options.weights;
+  setup.end_reference = plan.inputs.row(plan.samples() - 1).transpose();
+  detail::TrajectoryProblem problem(setup);
+  {
+    std::ostringstream m;
+    m << "ipopt single shooting, cubic B-spline inputs, " << setup.segments << " segments";
+    report.method = m.str();
+  }
+  const Eigen::VectorXd z0 = problem.spline().fit(plan.inputs);
+  if (problem.evaluate(z0)) report.before = problem.cost();
+
+  auto keepGoing = [&](const detail::TrajectoryNlp::Progress& p) {
+    if (cancelled && cancelled()) return false;
+    if (progress) {
+      PlanProgress e;
+      e.phase = "optimize";
+      e.elapsed_s = secondsSince(t0);
+      e.iteration = p.iteration;
+      e.cost = p.cost;
+      e.constraint_violation = p.constraint_violation;
+      progress(e);
+    }
+    return secondsSince(t0) < options.time_limit_s;
+  };
+  Ipopt::SmartPtr<detail::TrajectoryNlp> nlp = new detail::TrajectoryNlp(problem, z0, keepGoing);
+  Ipopt::SmartPtr<Ipopt::IpoptApplication> app = IpoptApplicationFactory();
+  app->Options()->SetIntegerValue("print_level", 0);
+  app->Options()->SetStringValue("sb", "yes");
+  app->Options()->SetStringValue("hessian_approximation", "limited-memory");
+  app->Options()->SetStringValue("mu_strategy", "adaptive");
+  app->Options()->SetIntegerValue("max_iter", options.max_iterations);
+  app->Options()->SetNumericValue("tol", 1e-6);
+  app->Options()->SetNumericValue("acceptable_tol", 1e-3);
+  if (app->Initialize() != Ipopt::Solve_Succeeded) {
+    report.message = "the solver could not start";
+    return out;
+  }
+  const Ipopt::ApplicationReturnStatus status = app->OptimizeTNLP(nlp);
+  if (cancelled && cancelled()) throw PlanCancelled("plan optimization");
+  report.iterations = nlp->iterations();
+  report.evaluations = nlp->evaluations();
+
+  if (nlp->best().size() == 0) {
+    report.time_s = secondsSince(t0);
+    report.message = "no motion met the limits and the goal (solver status " +
+                     std::to_string(static_cast<int>(status)) + ")";
+    return out;
+  }
+  problem.evaluate(nlp->best());
+  report.after = problem.cost();
+
+  // The candidate, verified as every plan is.
+  Plan candidate = plan;
+  candidate.inputs = problem.spline().sampleInputs(nlp->best());
+  candidate.limit_violations.clear();
+  candidate.goal_sample = -1;
+  candidate.goal_distance_min = std::numeric_limits<double>::infinity();
+  try {
+    detail::verifyPlan(request, collision, candidate);
+  } catch (const SimulationError& e) {
+    report.time_s = secondsSince(t0);
+    report.message = std::string("the optimized motion's re-simulation failed: ") + e.what();
+    return out;
+  }
+  detail::classifyPlan(request.goal, candidate);
+  report.time_s = secondsSince(t0);
+  if (candidate.outcome != PlanOutcome::Exact) {
+    report.message = "the optimized motion is not exact (" + candidate.message +
+                     "); the plan is unchanged";
+    return out;
+  }
+  if (!(report.after.total() < report.before.total())) {
+    report.message = "no cheaper motion found; the plan is unchanged";
+    return out;
+  }
+  candidate.stats.total_time_s = plan.stats.total_time_s + report.time_s;
+  out.plan = std::move(candidate);
+  report.improved = true;
+  return out;
+}
+
+}  // namespace marionette
