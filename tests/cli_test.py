@@ -352,6 +352,12 @@ class Plan(unittest.TestCase):
             (["--start", "q:nope=1"], "nope"),
             (["--goal", "q:theta1"], "NAME=VALUE"),
             (["--goal", "point:nope=0,0,1"], "nope"),
+            (["--optimize", "--weight", "nope=1"], "--weight: unknown weight 'nope' (effort,"),
+            (["--optimize", "--weight", "swing=-1"], "--weight: swing"),
+            (["--optimize", "--weight", "swing"], "--weight: expected NAME=VALUE"),
+            (["--optimize", "--margin", "-0.1"], "--margin: must be in [0, 1] m"),
+            (["--optimize", "--settle", "nan"], "--settle"),
+            (["--optimize", "--optimize-time", "0"], "--optimize-time: must be"),
         ]:
             goal = [] if "--goal" in args else ["--goal", "q:theta1=0.3"]
             p = run("plan", "--model", "planar-arm", *goal, *args, check=False)

@@ -5,9 +5,12 @@
 #include <cmath>
 
 #include "input_spline.hpp"
+#include "marionette/environments/scene.hpp"
 #include "marionette/models/input_limits.hpp"
 #include "marionette/models/model_io.hpp"
 #include "marionette/models/simulation.hpp"
+#include "marionette/planner/planner.hpp"
+#include "marionette/planner/trajectory_optimization.hpp"
 #include "trajectory_problem.hpp"
 
 namespace {
@@ -67,7 +70,7 @@ OptimizationCost checkDerivatives(const ProblemSetup& setup, const Eigen::Vector
     return {};
   }
   const Eigen::VectorXd grad = problem.gradient();
-  const Eigen::MatrixXd jac = problem.goalJacobian();
+  const Eigen::MatrixXd jac = problem.nonlinearJacobian();
   const int r0 = problem.linearConstraints();
   const OptimizationCost c0 = problem.cost();
   EXPECT_GT(c0.swing, 0.0);
@@ -158,6 +161,122 @@ TEST(TrajectoryProblem, GradientsMatchFiniteDifferencesWithStringsGoingSlack) {
   }
   EXPECT_GT(slack_steps, 0);
   EXPECT_GT(catches, 0);
+}
+
+}  // namespace
+
+namespace {
+
+TEST(TrajectoryProblem, TheClearancePenaltyMatchesFiniteDifferences) {
+  // The PuppetCopter over the table, its inputs moving, with a margin of 0.3 m so that the
+  // penalty counts at every sample: its gradient (FCL's nearest points through the link and
+  // string Jacobians) against central differences of the cost.
+  const ModelPtr pc = loadModel("puppetcopter");
+  ProblemSetup s;
+  s.model = pc;
+  s.rate_hz = 50.0;
+  s.start = restStart(pc, pc->defaultInputs(), s.rate_hz);
+  s.goal = GoalSpec::parse("point:hand_l=0.05,0.24,0.40");
+  s.duration_s = 0.6;
+  s.segments = 3;
+  s.settle_s = 0.0;
+  s.end_reference = pc->defaultInputs();
+  s.collision = std::make_shared<CollisionModel>(pc, loadScene("table"));
+  s.margin_m = 0.3;
+  s.self_margin_m = 0.05;
+  s.weights = OptimizationWeights{};
+  for (const std::string& name : OptimizationWeights::names()) *s.weights.byName(name) = 0.0;
+  s.weights.clearance = 1.0;
+  TrajectoryProblem problem(s);
+  ASSERT_EQ(problem.variables(), pc->nk());
+  Eigen::VectorXd z = pc->defaultInputs();
+  for (int j = 0; j < pc->nk(); ++j) z[j] += 0.03 * ((j % 3) - 1);
+  ASSERT_TRUE(problem.evaluate(z));
+  ASSERT_GT(problem.cost().clearance, 0.0);
+  EXPECT_LT(problem.minStageClearance(), 0.3);
+  const Eigen::VectorXd grad = problem.gradient();
+  Eigen::VectorXd fd(z.size());
+  for (int i = 0; i < z.size(); ++i) {
+    Eigen::VectorXd zp = z, zm = z;
+    zp[i] += 1e-6;
+    zm[i] -= 1e-6;
+    ASSERT_TRUE(problem.evaluate(zp));
+    const double fp = problem.cost().total();
+    ASSERT_TRUE(problem.evaluate(zm));
+    fd[i] = (fp - problem.cost().total()) / 2e-6;
+  }
+  // FCL's nearest points carry its solver's tolerance: 1e-3 of the largest entry.
+  const double scale = fd.cwiseAbs().maxCoeff();
+  ASSERT_GT(scale, 1e-6);
+  EXPECT_LE((grad - fd).cwiseAbs().maxCoeff() / scale, 1e-3) << grad.transpose() << "\n"
+                                                              << fd.transpose();
+}
+
+}  // namespace
+
+namespace {
+
+// planMotion then optimizePlan, the end to end path of `plan --optimize`.
+TEST(OptimizePlan, ThePlanarArmSwingsLessAndTheResultIsVerifiedByIndependentReSimulation) {
+  const ModelPtr arm = loadModel("planar-arm");
+  PlanRequest req;
+  req.model = arm;
+  req.scene = loadScene("empty");
+  req.goal = GoalSpec::parse("q:theta1=-0.2");
+  req.options.planner = "est";
+  req.options.seed = 1;
+  const Plan raw = planMotion(req);
+  ASSERT_EQ(raw.outcome, PlanOutcome::Exact) << raw.message;
+  OptimizationOptions o;
+  o.time_limit_s = 30.0;
+  std::vector<double> costs;
+  const OptimizedPlan out = optimizePlan(req, raw, o, [&](const PlanProgress& p) {
+    EXPECT_EQ(p.phase, "optimize");
+    costs.push_back(p.cost);
+  });
+  ASSERT_TRUE(out.report.improved) << out.report.message;
+  EXPECT_EQ(out.plan.outcome, PlanOutcome::Exact) << out.plan.message;
+  EXPECT_LT(out.report.after.total(), 0.1 * out.report.before.total());
+  EXPECT_LT(out.report.after.settle, out.report.before.settle);
+  EXPECT_FALSE(costs.empty());
+  EXPECT_GT(out.report.iterations, 0);
+  // Independent re-simulation of the returned inputs: the predicted states, the goal, the limits.
+  const Plan& p = out.plan;
+  InputSchedule schedule;
+  schedule.defaults = p.inputs.row(0).transpose();
+  schedule.values = p.inputs;
+  for (int i = 0; i < p.samples(); ++i) schedule.times_s.push_back(i / p.rate_hz);
+  SimulationOptions so;
+  so.dt_s = 1.0 / p.rate_hz;
+  so.duration_s = (p.samples() - 1) * so.dt_s;
+  std::vector<Eigen::VectorXd> q;
+  simulate(arm, schedule, so, [&](const SimulationRow& row) {
+    q.push_back(*row.q);
+    return true;
+  });
+  ASSERT_EQ(static_cast<int>(q.size()), p.samples());
+  for (int i = 0; i < p.samples(); ++i)
+    ASSERT_LT((q[i] - p.states.row(i).transpose()).cwiseAbs().maxCoeff(), 1e-9) << i;
+  EXPECT_TRUE(checkInputLimits(*arm, p.inputs, p.rate_hz).empty());
+  EXPECT_LE(std::abs(q.back()[0] - (-0.2)), 0.05);
+}
+
+TEST(OptimizePlan, APlanThatCannotBeImprovedComesBackUnchangedWithAMessage) {
+  // The goal is where the arm already hangs: the plan holds still, and nothing costs less.
+  const ModelPtr arm = loadModel("planar-arm");
+  const StartState rest = resolveStart(arm, arm->defaultInputs(), StartSpec{});
+  PlanRequest req;
+  req.model = arm;
+  req.goal = GoalSpec::parse("q:theta1=" + std::to_string(rest.q[0]));
+  Plan still;
+  still.model = arm->name;
+  still.rate_hz = 50.0;
+  still.inputs = arm->defaultInputs().transpose().replicate(26, 1);
+  const OptimizedPlan out = optimizePlan(req, still, {});
+  EXPECT_FALSE(out.report.improved) << out.report.before.total() << " -> "
+                                    << out.report.after.total();
+  EXPECT_NE(out.report.message.find("unchanged"), std::string::npos) << out.report.message;
+  EXPECT_EQ(out.plan.inputs, still.inputs);
 }
 
 }  // namespace

@@ -90,6 +90,7 @@ std::string flagMessage(const FieldError& e) {
       {"rate_scale", "--rate-scale"},
       {"send_rate_hz", "--send-rate"},
       {"optimization.settle_s", "--settle"},
+      {"optimization.margin_m", "--margin"},
       {"optimization.time_limit_s", "--optimize-time"},
       {"optimization.weights", "--weight"},
   };

@@ -7,6 +7,7 @@ namespace marionette::cli {
 OptimizationOptions parseOptimizationOptions(const Args& a) {
   OptimizationOptions o;
   if (a.values.count("--settle")) o.settle_s = parseNumber("--settle", a.values.at("--settle"));
+  if (a.values.count("--margin")) o.margin_m = parseNumber("--margin", a.values.at("--margin"));
   if (a.values.count("--optimize-time"))
     o.time_limit_s = parseNumber("--optimize-time", a.values.at("--optimize-time"));
   if (a.all.count("--weight"))
@@ -31,9 +32,9 @@ void printOptimization(const OptimizationReport& r, std::ostream& os) {
   os << (r.improved ? "" : "; unchanged: " + r.message) << '\n';
   const auto line = [&](const char* label, const OptimizationCost& c) {
     os << formatted("    %-6s cost %.4g = effort %.3g + jerk %.3g + swing %.3g + settle %.3g + "
-                    "tension rate %.3g + slack %.3g + duration %.3g\n",
+                    "tension rate %.3g + slack %.3g + duration %.3g + clearance %.3g\n",
                     label, c.total(), c.effort, c.jerk, c.swing, c.settle, c.tension_rate,
-                    c.slack, c.duration);
+                    c.slack, c.duration, c.clearance);
   };
   line("before", r.before);
   if (r.evaluations > 0) line("after", r.after);

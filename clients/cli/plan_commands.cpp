@@ -204,7 +204,7 @@ int cmdPlan(int argc, char** argv) {
                 {"--model", "--scene", "--planner", "--goal", "--start", "--time-limit", "--seed",
                  "--rate", "--step", "--param", "--roadmap", "--roadmap-vertices", "--out",
                  "--inputs-csv", "--server", "--token-file", "--tls-ca", "--settle",
-                 "--optimize-time", "--weight"},
+                 "--optimize-time", "--weight", "--margin"},
                 {"--quiet", "--optimize"});
   if (!a.values.count("--model")) throw std::invalid_argument("plan needs --model NAME|FILE");
   if (!a.values.count("--goal"))
@@ -248,6 +248,9 @@ int cmdPlan(int argc, char** argv) {
                                p.propagations, p.best_goal_distance);
       else if (p.phase == "roadmap")
         std::cerr << formatted(" %ld rest poses", p.states);
+      else if (p.phase == "optimize")
+        std::cerr << formatted(" iteration %d, cost %.4g, constraint violation %.3g", p.iteration,
+                               p.cost, p.constraint_violation);
       std::cerr << '\n';
     };
   const bool optimize = a.switches.count("--optimize");

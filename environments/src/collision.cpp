@@ -302,6 +302,9 @@ int CollisionModel::linkCount() const {
 std::string CollisionModel::linkName(int link) const {
   return impl_->links.at(link).name;
 }
+int CollisionModel::linkFrame(int link) const {
+  return impl_->links.at(link).frame;
+}
 TriangleMeshPtr CollisionModel::linkMesh(int link) const {
   return impl_->links.at(link).mesh;
 }
@@ -579,15 +582,17 @@ ClearanceResult CollisionChecker::clearance(const Eigen::VectorXd& q) {
   const Eigen::Vector3d p0 = Eigen::Vector3d::Zero();
   auto consider = [&](double d, ContactKind kind, const std::string& first,
                       const std::string& second, const Eigen::Vector3d& p1,
-                      const Eigen::Vector3d& p2) {
+                      const Eigen::Vector3d& p2, int first_index, int second_index) {
     if (d >= best.distance_m) return;
     best.distance_m = std::max(d, 0.0);
     best.pair = {kind, first, second};
     best.point_first_m = p1;
     best.point_second_m = p2;
+    best.first_index = first_index;
+    best.second_index = second_index;
   };
   if (!s.flown_away.empty()) {
-    consider(0.0, ContactKind::OutOfBounds, s.flown_away, kStageRangeName, p0, p0);
+    consider(0.0, ContactKind::OutOfBounds, s.flown_away, kStageRangeName, p0, p0, -1, -1);
     best.stage_distance_m = 0.0;
     best.stage_pair = best.pair;
     best.in_collision = true;
@@ -600,18 +605,18 @@ ClearanceResult CollisionChecker::clearance(const Eigen::VectorXd& q) {
     for (int i = 0; i < nl; ++i) {
       const double d = s.halfSpaceDistance(i, h, p1, p2);
       if (h.bounds_face)
-        consider(d, ContactKind::OutOfBounds, m.links[i].name, "stage bounds", p1, p2);
+        consider(d, ContactKind::OutOfBounds, m.links[i].name, "stage bounds", p1, p2, i, -1);
       else
-        consider(d, ContactKind::LinkObstacle, m.links[i].name, h.name, p1, p2);
+        consider(d, ContactKind::LinkObstacle, m.links[i].name, h.name, p1, p2, i, -1);
     }
     if (!h.bounds_face && m.options.check_strings)
       for (int j = 0; j < ns; ++j) {
         const double d = s.stringPlaneDistance(j, h, p1, p2);
-        consider(d, ContactKind::StringObstacle, s.stringName(j), h.name, p1, p2);
+        consider(d, ContactKind::StringObstacle, s.stringName(j), h.name, p1, p2, j, -1);
       }
   }
   auto against_scene = [&](fcl::CollisionObjectd* object, ContactKind kind,
-                           const std::string& name) {
+                           const std::string& name, int index) {
     if (best.distance_m <= 0.0) return;
     DistanceQuery& dq = s.distance;
     dq.min_m = best.distance_m;
@@ -619,28 +624,31 @@ ClearanceResult CollisionChecker::clearance(const Eigen::VectorXd& q) {
     s.manager.distance(object, &dq, distanceCallback);
     if (dq.obstacle >= 0)
       consider(dq.min_m, kind, name, m.obstacles[dq.obstacle].name, dq.point_query,
-               dq.point_obstacle);
+               dq.point_obstacle, index, -1);
   };
   for (int i = 0; i < nl; ++i)
-    against_scene(s.links[i].get(), ContactKind::LinkObstacle, m.links[i].name);
+    against_scene(s.links[i].get(), ContactKind::LinkObstacle, m.links[i].name, i);
   if (m.options.check_strings)
     for (int j = 0; j < ns; ++j)
-      against_scene(s.strings[j].get(), ContactKind::StringObstacle, s.stringName(j));
+      against_scene(s.strings[j].get(), ContactKind::StringObstacle, s.stringName(j), j);
   auto pair = [&](const fcl::CollisionObjectd* a, const fcl::CollisionObjectd* b, ContactKind kind,
-                  const std::string& first, const std::string& second) {
+                  const std::string& first, const std::string& second, int ia, int ib) {
     if (best.distance_m <= 0.0 || a->getAABB().distance(b->getAABB()) >= best.distance_m) return;
     const double d = pairDistance(a, b, s.distance.request, s.distance.result, best.distance_m);
     consider(d, kind, first, second, s.distance.result.nearest_points[0],
-             s.distance.result.nearest_points[1]);
+             s.distance.result.nearest_points[1], ia, ib);
   };
   best.stage_distance_m = best.distance_m;
   best.stage_pair = best.pair;
+  best.stage_point_first_m = best.point_first_m;
+  best.stage_point_second_m = best.point_second_m;
+  best.stage_first_index = best.first_index;
   for (const auto& [a, b] : m.self_pairs)
     pair(s.links[a].get(), s.links[b].get(), ContactKind::LinkLink, m.links[a].name,
-         m.links[b].name);
+         m.links[b].name, a, b);
   for (const auto& [j, l] : m.string_link_pairs)
     pair(s.strings[j].get(), s.links[l].get(), ContactKind::StringLink, s.stringName(j),
-         m.links[l].name);
+         m.links[l].name, j, l);
   best.in_collision = best.distance_m <= 0.0;
   return best;
 }

@@ -4,7 +4,7 @@ namespace marionette {
 
 const std::vector<std::string>& OptimizationWeights::names() {
   static const std::vector<std::string> kNames = {"effort", "jerk",  "swing",   "settle",
-                                                  "tension_rate", "slack", "duration"};
+                                                  "tension_rate", "slack", "duration", "clearance"};
   return kNames;
 }
 
@@ -16,6 +16,7 @@ double* OptimizationWeights::byName(const std::string& name) {
   if (name == "tension_rate") return &tension_rate;
   if (name == "slack") return &slack;
   if (name == "duration") return &duration;
+  if (name == "clearance") return &clearance;
   return nullptr;
 }
 

@@ -25,7 +25,10 @@ bool TrajectoryNlp::at(const Number* x, Index n) {
   const Eigen::VectorXd& g = problem_.constraintValues();
   bool feasible = true;
   for (Index i = 0; i < g.size() && feasible; ++i) {
-    const double slack = 1e-9 * std::max(1.0, std::abs(g_upper_[i]) + std::abs(g_lower_[i]));
+    // (rounding of the linear rows; the "no bound" 1e20s do not count)
+    const double lo = g_lower_[i] > -1e19 ? g_lower_[i] : 0.0;
+    const double hi = g_upper_[i] < 1e19 ? g_upper_[i] : 0.0;
+    const double slack = 1e-9 * std::max({1.0, std::abs(lo), std::abs(hi)});
     feasible = g[i] >= g_lower_[i] - slack && g[i] <= g_upper_[i] + slack;
   }
   const double cost = problem_.cost().total();
@@ -102,7 +105,7 @@ bool TrajectoryNlp::eval_jac_g(Index n, const Number* x, bool, Index m, Index, I
   Index e = 0;
   for (Index r = 0; r < limits.outerSize(); ++r)
     for (LimitMatrix::InnerIterator it(limits, r); it; ++it) values[e++] = it.value();
-  const Eigen::MatrixXd& J = problem_.goalJacobian();
+  const Eigen::MatrixXd& J = problem_.nonlinearJacobian();
   for (Index r = 0; r < J.rows(); ++r)
     for (Index c = 0; c < n; ++c) values[e++] = J(r, c);
   return true;

@@ -25,6 +25,9 @@ void checkOptimizationOptions(const OptimizationOptions& o) {
     throw FieldError("optimization.settle_s", "must be in [0, 10] s, got " +
                                                    formatNumber(o.settle_s));
   positive("optimization.time_limit_s", o.time_limit_s);
+  if (!(o.margin_m >= 0) || !std::isfinite(o.margin_m) || o.margin_m > 1.0)
+    throw FieldError("optimization.margin_m", "must be in [0, 1] m, got " +
+                                                   formatNumber(o.margin_m));
   positive("optimization.knots_per_s", o.knots_per_s);
   if (o.max_iterations < 1)
     throw FieldError("optimization.max_iterations", "must be at least 1");
@@ -33,7 +36,7 @@ void checkOptimizationOptions(const OptimizationOptions& o) {
     const double v = *w.byName(name);
     if (!(v >= 0) || !std::isfinite(v))
       throw FieldError("optimization.weights" + fieldKey(name),
-                       "must be a finite number >= 0, got " + formatNumber(v));
+                       name + " must be a finite number >= 0, got " + formatNumber(v));
   }
 }
 
@@ -74,6 +77,8 @@ OptimizedPlan optimizePlan(const PlanRequest& request, const Plan& plan,
   setup.settle_s = options.settle_s;
   setup.weights = options.weights;
   setup.end_reference = plan.inputs.row(plan.samples() - 1).transpose();
+  setup.collision = collision;
+  setup.margin_m = options.margin_m;
   detail::TrajectoryProblem problem(setup);
   {
     std::ostringstream m;
@@ -82,7 +87,6 @@ OptimizedPlan optimizePlan(const PlanRequest& request, const Plan& plan,
   }
   const Eigen::VectorXd z0 = problem.spline().fit(plan.inputs);
   if (problem.evaluate(z0)) report.before = problem.cost();
-
   auto keepGoing = [&](const detail::TrajectoryNlp::Progress& p) {
     if (cancelled && cancelled()) return false;
     if (progress) {
@@ -105,6 +109,9 @@ OptimizedPlan optimizePlan(const PlanRequest& request, const Plan& plan,
   app->Options()->SetIntegerValue("max_iter", options.max_iterations);
   app->Options()->SetNumericValue("tol", 1e-6);
   app->Options()->SetNumericValue("acceptable_tol", 1e-3);
+  // The objective in units of the starting motion's: O(1) like the constraints' rows.
+  if (report.before.total() > 0)
+    app->Options()->SetNumericValue("obj_scaling_factor", 1.0 / report.before.total());
   if (app->Initialize() != Ipopt::Solve_Succeeded) {
     report.message = "the solver could not start";
     return out;
@@ -143,8 +150,10 @@ OptimizedPlan optimizePlan(const PlanRequest& request, const Plan& plan,
                      "); the plan is unchanged";
     return out;
   }
-  if (!(report.after.total() < report.before.total())) {
-    report.message = "no cheaper motion found; the plan is unchanged";
+  // Cheaper by at least 1 % (and by more than rounding): else not worth changing the plan.
+  if (!(report.after.total() < 0.99 * report.before.total() - 1e-12)) {
+    report.message = "no motion 1 % cheaper found (cost " + formatNumber(report.before.total()) +
+                     " -> " + formatNumber(report.after.total()) + "); the plan is unchanged";
     return out;
   }
   candidate.stats.total_time_s = plan.stats.total_time_s + report.time_s;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <stdexcept>
 
 #include "marionette/models/rest_pose.hpp"
@@ -57,6 +58,8 @@ TrajectoryProblem::TrajectoryProblem(const ProblemSetup& s)
                    ? static_cast<int>(goal_.goalPoints().size())
                    : static_cast<int>(goal_.poseResidual(s.start.q, s.start.rho).size());
   if (goal_.spec().at_rest) ++goal_rows_;
+  if (s.collision) checker_ = std::make_unique<CollisionChecker>(s.collision);
+  point_jacobian_.resize(3, m.nq());
 }
 
 int TrajectoryProblem::constraints() const { return linearConstraints() + goal_rows_; }
@@ -83,7 +86,7 @@ void TrajectoryProblem::bounds(Eigen::VectorXd& z_lower, Eigen::VectorXd& z_uppe
   if (goal_.spec().kind == GoalSpec::Kind::Point) {
     for (std::size_t i = 0; i < goal_.goalPoints().size(); ++i, ++r) {
       g_lower[r] = -1e20;
-      g_upper[r] = tol * tol;  // |point - target|^2
+      g_upper[r] = tol;  // |point - target|
     }
   } else {
     const int n = goal_rows_ - (goal_.spec().at_rest ? 1 : 0);
@@ -95,6 +98,7 @@ void TrajectoryProblem::bounds(Eigen::VectorXd& z_lower, Eigen::VectorXd& z_uppe
   if (goal_.spec().at_rest) {
     g_lower[r] = -1e20;
     g_upper[r] = 0.3 * goal_.spec().rest_energy_J;
+    ++r;
   }
 }
 
@@ -135,9 +139,10 @@ bool TrajectoryProblem::evaluate(const Eigen::VectorXd& z) {
   const double dt = 1.0 / setup_.rate_hz;
   const OptimizationWeights& w = setup_.weights;
   cost_ = OptimizationCost{};
+  min_stage_clearance_m_ = std::numeric_limits<double>::infinity();
   gradient_.setZero(nz);
   g_.setZero(constraints());
-  goal_jacobian_.setZero(goal_rows_, nz);
+  jacobian_.setZero(goal_rows_, nz);
 
   const Eigen::MatrixXd u = spline_.sampleInputs(z);
   const int motion_steps = spline_.samples() - 1;
@@ -207,6 +212,8 @@ bool TrajectoryProblem::evaluate(const Eigen::VectorXd& z) {
     std::swap(tau, tau_prev);
     std::swap(dtau, dtau_prev);
 
+    if (checker_ && k < motion_steps) clearanceCost(lin.next, X_next);
+
     std::swap(X, X_next);
     x = lin.next;
     if (k + 1 == motion_steps) {
@@ -217,14 +224,15 @@ bool TrajectoryProblem::evaluate(const Eigen::VectorXd& z) {
     }
   }
   if (motion_steps == 0) return false;
-  goalRows(end, X_end, v_last, dv_last);
+  fillGoalRows(end, X_end, v_last, dv_last);
   g_.head(linearConstraints()) = limits_.matrix * z;
   valid_ = true;
   return true;
 }
 
-void TrajectoryProblem::goalRows(const State& end, const Eigen::MatrixXd& X_end,
-                                 const Eigen::VectorXd& v_last, const Eigen::MatrixXd& dv_last) {
+void TrajectoryProblem::fillGoalRows(const State& end, const Eigen::MatrixXd& X_end,
+                                     const Eigen::VectorXd& v_last,
+                                     const Eigen::MatrixXd& dv_last) {
   const Model& m = *setup_.model;
   const int nd = m.nd(), nk = m.nk(), nz = variables();
   const int r0 = linearConstraints();
@@ -242,8 +250,11 @@ void TrajectoryProblem::goalRows(const State& end, const Eigen::MatrixXd& X_end,
       const Eigen::Vector3d e =
           pointPosition(data_, p.frame, p.position_m) - goal_.pointTargetsWorld()[i];
       pointJacobian(m, data_, p.frame, p.position_m, J);
-      g_[r0 + r] = e.squaredNorm();
-      goal_jacobian_.row(r).noalias() = 2.0 * e.transpose() * J * dq;
+      // The distance itself (well scaled; its gradient is undefined only on the target, where
+      // the row is met by a tolerance's margin).
+      const double d = e.norm();
+      g_[r0 + r] = d;
+      if (d > 1e-12) jacobian_.row(r).noalias() = (e / d).transpose() * J * dq;
     }
   } else {
     // Joint goals: q_i - target for each goal variable; rest-of: every joint, then every input.
@@ -251,19 +262,80 @@ void TrajectoryProblem::goalRows(const State& end, const Eigen::MatrixXd& X_end,
     const std::vector<int>& vars = goal_.goalVariables();
     for (int i = 0; i < static_cast<int>(vars.size()); ++i, ++r) {
       g_[r0 + r] = residual[i];
-      goal_jacobian_.row(r) = dq.row(vars[i]);
+      jacobian_.row(r) = dq.row(vars[i]);
     }
     if (goal_.spec().kind == GoalSpec::Kind::RestOf)
       for (int i = 0; i < nk; ++i, ++r) {
         g_[r0 + r] = residual[static_cast<int>(vars.size()) + i];
-        goal_jacobian_.row(r) = dq.row(nd + i);
+        jacobian_.row(r) = dq.row(nd + i);
       }
   }
   if (goal_.spec().at_rest) {
     const Eigen::VectorXd Mv = mass_ref_ * v_last;
     g_[r0 + r] = 0.5 * v_last.dot(Mv);
-    goal_jacobian_.row(r).noalias() = (dv_last.transpose() * Mv).transpose();
+    jacobian_.row(r).noalias() = (dv_last.transpose() * Mv).transpose();
   }
+}
+
+Eigen::MatrixXd TrajectoryProblem::pointOnLink(int link, const Eigen::Vector3d& p) {
+  const int f = setup_.collision->linkFrame(link);
+  const Eigen::Vector3d local = data_.frame_R[f].transpose() * (p - data_.frame_p[f]);
+  pointJacobian(*setup_.model, data_, f, local, point_jacobian_);
+  return point_jacobian_;
+}
+
+Eigen::MatrixXd TrajectoryProblem::pointOnString(int string, const Eigen::Vector3d& p) {
+  const String& str = setup_.model->strings[string];
+  const Eigen::Vector3d a = data_.string_puppet_end[string], e = data_.string_rig_end[string];
+  const double span2 = (e - a).squaredNorm();
+  const double t = span2 > 0 ? std::clamp((p - a).dot(e - a) / span2, 0.0, 1.0) : 0.0;
+  pointJacobian(*setup_.model, data_, str.puppet_frame, str.puppet_point_m, point_jacobian_);
+  Eigen::MatrixXd J = (1 - t) * point_jacobian_;
+  pointJacobian(*setup_.model, data_, str.rig_frame, str.rig_point_m, point_jacobian_);
+  J += t * point_jacobian_;
+  return J;
+}
+
+Eigen::RowVectorXd TrajectoryProblem::distanceGradient(ContactKind kind, int first, int second,
+                                                       const Eigen::Vector3d& p1,
+                                                       const Eigen::Vector3d& p2) {
+  Eigen::RowVectorXd g = Eigen::RowVectorXd::Zero(setup_.model->nq());
+  const double d = (p1 - p2).norm();
+  if (d < 1e-12 || first < 0) return g;
+  const Eigen::RowVector3d n = ((p1 - p2) / d).transpose();
+  const bool string_first = kind == ContactKind::StringObstacle || kind == ContactKind::StringLink;
+  g = n * (string_first ? pointOnString(first, p1) : pointOnLink(first, p1));
+  if ((kind == ContactKind::LinkLink || kind == ContactKind::StringLink) && second >= 0)
+    g -= n * pointOnLink(second, p2);
+  return g;
+}
+
+void TrajectoryProblem::clearanceCost(const State& x, const Eigen::MatrixXd& X) {
+  const Model& m = *setup_.model;
+  const int nd = m.nd(), nk = m.nk();
+  const Eigen::VectorXd q_full = m.configuration(x.q, x.rho);
+  const ClearanceResult c = checker_->clearance(q_full);  // data_ holds q_full's kinematics
+  const double dt = 1.0 / setup_.rate_hz;
+  // w dt (max(0, margin - d) / margin)^2 for the stage's nearest pair and for anything's.
+  auto penalize = [&](double d, double margin, ContactKind kind, int first, int second,
+                      const Eigen::Vector3d& p1, const Eigen::Vector3d& p2) {
+    if (!(margin > 0) || !(d < margin)) return;
+    const double c0 = setup_.weights.clearance * dt / (margin * margin);
+    const double below = margin - d;
+    cost_.clearance += c0 * below * below;
+    const Eigen::RowVectorXd dd = distanceGradient(kind, first, second, p1, p2);
+    gradient_.noalias() -= 2.0 * c0 * below * (X.topRows(nd).transpose() * dd.head(nd).transpose());
+    gradient_.noalias() -=
+        2.0 * c0 * below * (X.bottomRows(nk).transpose() * dd.tail(nk).transpose());
+  };
+  if (std::isfinite(c.stage_distance_m))
+    penalize(c.stage_distance_m, setup_.margin_m, c.stage_pair.kind, c.stage_first_index, -1,
+             c.stage_point_first_m, c.stage_point_second_m);
+  const bool self = c.pair.kind == ContactKind::LinkLink || c.pair.kind == ContactKind::StringLink;
+  if (self && std::isfinite(c.distance_m))
+    penalize(c.distance_m, setup_.self_margin_m, c.pair.kind, c.first_index, c.second_index,
+             c.point_first_m, c.point_second_m);
+  min_stage_clearance_m_ = std::min(min_stage_clearance_m_, c.stage_distance_m);
 }
 
 }  // namespace marionette::detail

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "input_spline.hpp"
+#include "marionette/environments/collision.hpp"
 #include "marionette/models/dynamics.hpp"
 #include "marionette/models/integrator.hpp"
 #include "marionette/plan/goal_spec.hpp"
@@ -33,6 +34,12 @@ struct ProblemSetup {
   Eigen::VectorXd end_reference;  // n_k: inputs whose rest pose sets the end's static tensions
   double goal_fraction = 0.6;     // the goal constraint asks for this share of its tolerance
   double limit_share = 0.97;      // the limit rows ask for this share of each limit
+  // With a collision model: at every sample of the motion, clearance to the stage (obstacles
+  // and bounds) below margin_m, and to anything (self-collision too) below self_margin_m, is
+  // penalized (weights.clearance).
+  CollisionModelPtr collision;
+  double margin_m = 0.02;
+  double self_margin_m = 0.001;
 };
 
 class TrajectoryProblem {
@@ -51,14 +58,26 @@ class TrajectoryProblem {
   // Rolls out at z (remembered: the same z again costs nothing).  False when a step fails.
   bool evaluate(const Eigen::VectorXd& z);
   const OptimizationCost& cost() const { return cost_; }
+  double minStageClearance() const { return min_stage_clearance_m_; }  // over the motion (m)
   const Eigen::VectorXd& gradient() const { return gradient_; }    // d total / dz
   const Eigen::VectorXd& constraintValues() const { return g_; }  // every row
-  const Eigen::MatrixXd& goalJacobian() const { return goal_jacobian_; }  // the goal's rows
+  // The goal rows' Jacobian, dense.
+  const Eigen::MatrixXd& nonlinearJacobian() const { return jacobian_; }
+  int goalRows() const { return goal_rows_; }
 
  private:
   void inputCosts(const Eigen::MatrixXd& u);
-  void goalRows(const State& end, const Eigen::MatrixXd& X_end, const Eigen::VectorXd& v_last,
-                const Eigen::MatrixXd& dv_last);
+  void fillGoalRows(const State& end, const Eigen::MatrixXd& X_end,
+                    const Eigen::VectorXd& v_last, const Eigen::MatrixXd& dv_last);
+  // The clearance penalty of one motion sample (state x, sensitivities X), from data_'s
+  // kinematics.
+  void clearanceCost(const State& x, const Eigen::MatrixXd& X);
+  // d(distance)/dq of a nearest pair (CollisionChecker::clearance's indices); zero when the
+  // points coincide.
+  Eigen::RowVectorXd distanceGradient(ContactKind kind, int first, int second,
+                                      const Eigen::Vector3d& p1, const Eigen::Vector3d& p2);
+  Eigen::MatrixXd pointOnLink(int link, const Eigen::Vector3d& p);
+  Eigen::MatrixXd pointOnString(int string, const Eigen::Vector3d& p);
 
   ProblemSetup setup_;
   InputSpline spline_;
@@ -71,12 +90,15 @@ class TrajectoryProblem {
   std::vector<int> loaded_;   // strings whose tension terms count
   Eigen::VectorXd tension_ref_, tension_floor_, slack_length_;  // n_s
   int goal_rows_ = 0;
+  std::unique_ptr<CollisionChecker> checker_;
+  Eigen::MatrixXd point_jacobian_;  // 3 x n_q scratch
 
   Eigen::VectorXd z_;
   bool valid_ = false;
   OptimizationCost cost_;
+  double min_stage_clearance_m_ = 0.0;
   Eigen::VectorXd gradient_, g_;
-  Eigen::MatrixXd goal_jacobian_;
+  Eigen::MatrixXd jacobian_;
 };
 
 }  // namespace marionette::detail

@@ -94,8 +94,17 @@ struct ClearanceResult {
   ContactPair pair;                                             // the closest pair
   Eigen::Vector3d point_first_m = Eigen::Vector3d::Zero();      // its nearest points (world)
   Eigen::Vector3d point_second_m = Eigen::Vector3d::Zero();
+  // What the pair is, by index (for the distance's gradient): the first is a link
+  // (CollisionModel::linkFrame) or, for StringObstacle and StringLink, a string of the model;
+  // the second is a link for LinkLink and StringLink, else -1 (an obstacle or the bounds:
+  // fixed).  -1 when nothing was found.
+  int first_index = -1;
+  int second_index = -1;
   double stage_distance_m = std::numeric_limits<double>::infinity();  // obstacles + bounds only
   ContactPair stage_pair;
+  Eigen::Vector3d stage_point_first_m = Eigen::Vector3d::Zero();  // its nearest points (world)
+  Eigen::Vector3d stage_point_second_m = Eigen::Vector3d::Zero();
+  int stage_first_index = -1;  // as first_index (the second is always fixed)
 };
 
 // Both checks of one state, read the one way every per-sample check here reads them: the verdict
@@ -139,6 +148,7 @@ class CollisionModel {
   // Names of the checked things, for reports and tests.
   int linkCount() const;
   std::string linkName(int link) const;
+  int linkFrame(int link) const;  // the model frame the link's geometry is fixed in
   // Pairs of links checked for self-collision (indices into links).
   const std::vector<std::pair<int, int>>& selfPairs() const;
   // The triangles of a mesh link as read (scaled, in link coordinates); null for a primitive.

@@ -33,6 +33,8 @@ struct OptimizationWeights {
   double tension_rate = 1.0;  // integral of sum_j (0.1 s * T_j' / T_ref_j)^2 dt (s)
   double slack = 10.0;        // integral of sum_j (max(0, T_floor_j - tau_j) / T_ref_j)^2 dt
   double duration = 0.0;      // the motion's duration (s)
+  double clearance = 100.0;   // integral of (max(0, margin - d) / margin)^2 dt, d the clearance
+                              // to the stage (and to anything, with a 1 mm margin)
 
   // Names as `--weight NAME=V` and the proto give them.
   static const std::vector<std::string>& names();
@@ -40,14 +42,16 @@ struct OptimizationWeights {
 };
 
 struct OptimizationCost {
-  double effort = 0, jerk = 0, swing = 0, settle = 0, tension_rate = 0, slack = 0, duration = 0;
+  double effort = 0, jerk = 0, swing = 0, settle = 0, tension_rate = 0, slack = 0, duration = 0,
+         clearance = 0;
   double total() const {
-    return effort + jerk + swing + settle + tension_rate + slack + duration;
+    return effort + jerk + swing + settle + tension_rate + slack + duration + clearance;
   }
 };
 
 struct OptimizationOptions {
   OptimizationWeights weights;
+  double margin_m = 0.02;     // every sample's clearance to the stage at least this (m)
   double settle_s = 1.0;      // the hold after the motion whose swing is penalized (s)
   double time_limit_s = 5.0;  // wall-clock budget of the optimization
   int max_iterations = 200;
