@@ -59,7 +59,9 @@ class Members {
 }  // namespace
 
 void writePlanJson(const Plan& plan, std::ostream& os) {
-  os << std::setprecision(12) << "{\n  ";
+  // 17 significant digits: every number read back is the double that was written, so the
+  // inputs a reader plays are exactly the ones that were verified.
+  os << std::setprecision(17) << "{\n  ";
   Members top(os, ",\n  ");
   top.text("format", "marionette-plan");
   top.key("version") << 1;
@@ -123,7 +125,7 @@ void writePlanJson(const Plan& plan, std::ostream& os) {
 void writeInputsCsv(const Plan& plan, std::ostream& os) {
   os << 't';
   for (const auto& n : plan.input_names) os << ',' << n;
-  os << '\n' << std::setprecision(12);
+  os << '\n' << std::setprecision(17);  // exact, as the plan file
   for (int i = 0; i < plan.samples(); ++i) {
     os << i / plan.rate_hz;
     for (int j = 0; j < plan.inputs.cols(); ++j) os << ',' << plan.inputs(i, j);
