@@ -231,6 +231,13 @@ TEST(Service, PlanOverRpcEqualsTheInProcessPlanAndStreamsTheSame) {
   EXPECT_EQ(back.tensions_N, local.tensions_N);
   EXPECT_EQ(back.goal_sample, local.goal_sample);
   EXPECT_EQ(back.input_names, local.input_names);
+  // The quality figures come over the wire as measured.
+  ASSERT_TRUE(back.quality.measured);
+  EXPECT_EQ(back.quality.input_jerk_rms, local.quality.input_jerk_rms);
+  EXPECT_EQ(back.quality.string_catches, local.quality.string_catches);
+  EXPECT_EQ(back.quality.peak_tension_ratio, local.quality.peak_tension_ratio);
+  EXPECT_EQ(back.quality.residual_joint_speed_rms, local.quality.residual_joint_speed_rms);
+  EXPECT_EQ(back.quality.min_stage_clearance_m, local.quality.min_stage_clearance_m);
   std::ostringstream a, b;
   writeInputsCsv(back, a);
   writeInputsCsv(local, b);

@@ -9,6 +9,7 @@
 #include "marionette/models/input_limits.hpp"
 #include "marionette/models/model_io.hpp"
 #include "marionette/models/simulation.hpp"
+#include "marionette/planner/plan_quality.hpp"
 #include "marionette/planner/planner.hpp"
 #include "marionette/planner/trajectory_optimization.hpp"
 #include "trajectory_problem.hpp"
@@ -277,6 +278,86 @@ TEST(OptimizePlan, APlanThatCannotBeImprovedComesBackUnchangedWithAMessage) {
                                     << out.report.after.total();
   EXPECT_NE(out.report.message.find("unchanged"), std::string::npos) << out.report.message;
   EXPECT_EQ(out.plan.inputs, still.inputs);
+}
+
+}  // namespace
+
+namespace {
+
+Plan planOf(const ModelPtr& model, const Eigen::MatrixXd& inputs, double rate_hz) {
+  Plan p;
+  p.model = model->name;
+  p.rate_hz = rate_hz;
+  p.inputs = inputs;
+  for (const auto& kv : model->kinematic) p.input_names.push_back(kv.name);
+  return p;
+}
+
+TEST(PlanQuality, AStillPlanHasNoJerkNoCatchesItsStaticLoadsAndNoResidualSwing) {
+  const ModelPtr pc = loadModel("puppetcopter");
+  PlanRequest req;
+  req.model = pc;
+  Plan p = planOf(pc, pc->defaultInputs().transpose().replicate(51, 1), 50.0);
+  measurePlanQuality(req, p, 1.0);
+  ASSERT_TRUE(p.quality.measured);
+  EXPECT_LT(p.quality.input_jerk_rms_overall, 1e-9);  // rounding / dt^3
+  EXPECT_EQ(p.quality.string_catches, 0);
+  EXPECT_NEAR(p.quality.peak_tension_ratio, 1.0, 1e-6);
+  EXPECT_LT(p.quality.residual_joint_speed_rms, 1e-9);
+  EXPECT_LT(p.quality.residual_kinetic_energy_J, 1e-15);
+  EXPECT_DOUBLE_EQ(p.quality.duration_s, 1.0);
+}
+
+TEST(PlanQuality, JerkOfACubicAndCatchesOfAThrow) {
+  // x = 0.30 + c t^3 for 1 s: every third difference is 6 c dt^3, so x's jerk rms is 6 c and L's
+  // is 0.
+  const ModelPtr arm = loadModel("planar-arm");
+  const double c = 0.05;
+  Eigen::MatrixXd u(51, 2);
+  for (int i = 0; i <= 50; ++i) u.row(i) << 0.30 + c * std::pow(i * 0.02, 3), 0.45;
+  PlanRequest req;
+  req.model = arm;
+  Plan p = planOf(arm, u, 50.0);
+  measurePlanQuality(req, p, 0.5);
+  EXPECT_NEAR(p.quality.input_jerk_rms[0], 6 * c, 1e-6);
+  EXPECT_LT(p.quality.input_jerk_rms[1], 1e-9);
+  EXPECT_NEAR(p.quality.input_jerk_rms_overall, 6 * c / std::sqrt(2.0), 1e-6);
+
+  // The suspended mass thrown up and caught: every slack-to-taut switch of its string, counted
+  // independently here.
+  const ModelPtr mass = loadModel("suspended-mass");
+  ProblemSetup s;
+  s.model = mass;
+  s.rate_hz = 50.0;
+  s.start = restStart(mass, mass->defaultInputs(), 50.0);
+  s.goal = GoalSpec::parse("point:mass=0.1,0,0.4");
+  s.duration_s = 0.8;
+  s.segments = 5;
+  s.end_reference = mass->defaultInputs();
+  TrajectoryProblem probe(s);
+  const Eigen::VectorXd d = mass->defaultInputs();
+  Eigen::VectorXd z(6);
+  z << d[0] + 0.05, d[0] + 0.08, d[0] + 0.1, d[1] - 0.15, d[1] + 0.02, d[1] + 0.05;
+  PlanRequest mreq;
+  mreq.model = mass;
+  Plan thrown = planOf(mass, probe.spline().sampleInputs(z), 50.0);
+  measurePlanQuality(mreq, thrown, 1.0);
+  IntegratorOptions o;
+  o.dt_s = 0.02;
+  VariationalIntegrator vi(mass, o);
+  State x = s.start;
+  StepReport rep = vi.makeReport();
+  int catches = 0;
+  bool was_taut = true;
+  for (int k = 1; k < thrown.samples() + 50; ++k) {
+    const int row = std::min(k, thrown.samples() - 1);
+    ASSERT_EQ(vi.step(x, thrown.inputs.row(row).transpose(), x, &rep), StepStatus::Ok);
+    catches += !was_taut && rep.taut[0];
+    was_taut = rep.taut[0];
+  }
+  EXPECT_GT(catches, 0);
+  EXPECT_EQ(thrown.quality.string_catches, catches);
+  EXPECT_GT(thrown.quality.peak_tension_ratio, 1.5);  // a catch is an impulse
 }
 
 }  // namespace

@@ -80,6 +80,15 @@ TEST(PlanFile, ReadsBackWhatWasWritten) {
   EXPECT_EQ(back.tensions_N, plan.tensions_N);
   EXPECT_EQ(back.clearance_m, plan.clearance_m);
   EXPECT_EQ(back.min_clearance_m, plan.min_clearance_m);
+  ASSERT_TRUE(plan.quality.measured);
+  EXPECT_TRUE(back.quality.measured);
+  EXPECT_EQ(back.quality.input_jerk_rms, plan.quality.input_jerk_rms);
+  EXPECT_EQ(back.quality.string_catches, plan.quality.string_catches);
+  EXPECT_EQ(back.quality.peak_tension_ratio, plan.quality.peak_tension_ratio);
+  EXPECT_EQ(back.quality.peak_tension_string, plan.quality.peak_tension_string);
+  EXPECT_EQ(back.quality.residual_joint_speed_rms, plan.quality.residual_joint_speed_rms);
+  EXPECT_EQ(back.quality.residual_kinetic_energy_J, plan.quality.residual_kinetic_energy_J);
+  EXPECT_EQ(back.quality.min_stage_clearance_m, plan.quality.min_stage_clearance_m);
   // Re-simulated from its own file, the plan follows its predicted states to rounding (with 12
   // digits a 5.8 s plan drifted 3e-5 rad).
   InputSchedule schedule;

@@ -50,6 +50,14 @@ void printSummary(const Plan& plan, std::ostream& os) {
             plan.min_stage_clearance_m, plan.min_stage_clearance_sample / plan.rate_hz,
             plan.min_clearance_m, plan.min_tension_N)
      << '\n';
+  if (const PlanQuality& q = plan.quality; q.measured)
+    os << formatted(
+              "  quality: input jerk rms %.3g /s^3; %d string catches; peak tension x%.3g (%s); "
+              "after a %g s hold: joint speed rms %.3g, kinetic energy %.3g J",
+              q.input_jerk_rms_overall, q.string_catches, q.peak_tension_ratio,
+              q.peak_tension_string.empty() ? "-" : q.peak_tension_string.c_str(), q.settle_s,
+              q.residual_joint_speed_rms, q.residual_kinetic_energy_J)
+       << '\n';
   const PlanStatistics& s = plan.stats;
   os << formatted(
       "  planner %.3f s, verification %.3f s; %ld propagations, %ld collision "

@@ -151,6 +151,33 @@ Plan readPlanJson(const std::string& text, const std::string& source) {
   plan.min_stage_clearance_sample = sampleAt(
       r.number(root["min_stage_clearance_at_s"], "min_stage_clearance_at_s"), plan.rate_hz);
 
+  if (const YAML::Node q = root["quality"]; q && q.IsMap()) {
+    PlanQuality& out = plan.quality;
+    out.measured = true;
+    out.duration_s = r.number(q["duration_s"], "quality.duration_s");
+    out.input_jerk_rms = r.column(q["input_jerk_rms"], "quality.input_jerk_rms",
+                                  static_cast<int>(plan.input_names.size()));
+    out.input_jerk_rms_overall =
+        r.number(q["input_jerk_rms_overall"], "quality.input_jerk_rms_overall");
+    const double catches = r.number(q["string_catches"], "quality.string_catches");
+    if (!(catches >= 0 && catches <= 1e9 && catches == std::floor(catches)))
+      r.fail("quality.string_catches", "must be a whole number >= 0");
+    out.string_catches = static_cast<int>(catches);
+    out.peak_tension_ratio = r.number(q["peak_tension_ratio"], "quality.peak_tension_ratio");
+    out.peak_tension_string = r.text(q["peak_tension_string"], "quality.peak_tension_string");
+    out.settle_s = r.number(q["settle_s"], "quality.settle_s");
+    out.residual_kinetic_energy_J =
+        r.number(q["residual_kinetic_energy_J"], "quality.residual_kinetic_energy_J");
+    out.residual_joint_speed_rms =
+        r.number(q["residual_joint_speed_rms"], "quality.residual_joint_speed_rms");
+    const auto least = [&](const char* field, const std::string& name) {
+      const double v = r.number(q[field], name);
+      return std::isnan(v) ? std::numeric_limits<double>::infinity() : v;
+    };
+    out.min_clearance_m = least("min_clearance_m", "quality.min_clearance_m");
+    out.min_stage_clearance_m = least("min_stage_clearance_m", "quality.min_stage_clearance_m");
+  }
+
   if (const YAML::Node p = root["predicted"]; p && p.IsMap()) {
     plan.state_names = r.names(p["state_names"], "predicted.state_names");
     plan.string_names = r.names(p["string_names"], "predicted.string_names");

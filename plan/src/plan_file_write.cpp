@@ -102,6 +102,24 @@ void writePlanJson(const Plan& plan, std::ostream& os) {
   stats.number("planner_goal_distance", s.best_goal_distance);
   os << '}';
 
+  if (plan.quality.measured) {
+    const PlanQuality& q = plan.quality;
+    top.key("quality") << "{\n    ";
+    Members quality(os, ",\n    ");
+    quality.number("duration_s", q.duration_s);
+    quality.vector("input_jerk_rms", q.input_jerk_rms);
+    quality.number("input_jerk_rms_overall", q.input_jerk_rms_overall);
+    quality.key("string_catches") << q.string_catches;
+    quality.number("peak_tension_ratio", q.peak_tension_ratio);
+    quality.text("peak_tension_string", q.peak_tension_string);
+    quality.number("settle_s", q.settle_s);
+    quality.number("residual_kinetic_energy_J", q.residual_kinetic_energy_J);
+    quality.number("residual_joint_speed_rms", q.residual_joint_speed_rms);
+    quality.number("min_clearance_m", q.min_clearance_m);
+    quality.number("min_stage_clearance_m", q.min_stage_clearance_m);
+    os << "\n  }";
+  }
+
   top.key("inputs") << "{\n    ";
   Members inputs(os, ",\n    ");
   inputs.number("rate_hz", plan.rate_hz);

@@ -12,6 +12,7 @@
 #include "marionette/models/input_limits.hpp"
 #include "motion_search.hpp"
 #include "ompl_planning.hpp"
+#include "marionette/planner/plan_quality.hpp"
 #include "plan_verification.hpp"
 
 namespace marionette {
@@ -115,6 +116,11 @@ Plan planMotion(const PlanRequest& req, const ProgressFn& progress, const Cancel
   plan = std::move(verified);
   plan.stats.verification_time_s = secondsSince(tv);
   detail::classifyPlan(req.goal, plan);
+  try {
+    measurePlanQuality(req, plan);
+  } catch (const SimulationError&) {
+    plan.quality = PlanQuality{};  // the hold after the end failed a step: not measured
+  }
   plan.stats.total_time_s = secondsSince(t0);
   return plan;
 }

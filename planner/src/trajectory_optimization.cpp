@@ -10,6 +10,7 @@
 #include "marionette/common/clock.hpp"
 #include "marionette/common/text.hpp"
 #include "marionette/models/field_error.hpp"
+#include "marionette/planner/plan_quality.hpp"
 #include "plan_verification.hpp"
 #include "trajectory_nlp.hpp"
 #include "trajectory_problem.hpp"
@@ -156,6 +157,7 @@ OptimizedPlan optimizePlan(const PlanRequest& request, const Plan& plan,
                      " -> " + formatNumber(report.after.total()) + "); the plan is unchanged";
     return out;
   }
+  measurePlanQuality(request, candidate, options.settle_s);
   candidate.stats.total_time_s = plan.stats.total_time_s + report.time_s;
   out.plan = std::move(candidate);
   report.improved = true;

@@ -161,6 +161,21 @@ void planToProto(const Plan& p, v1::PlanResponse* out) {
   vectorToProto(p.stage_clearance_m, out->mutable_stage_clearance_m());
   vectorToProto(p.goal_distance, out->mutable_goal_distance());
   for (const auto& v : p.limit_violations) out->add_limit_violations(v);
+  if (p.quality.measured) {
+    const PlanQuality& q = p.quality;
+    v1::PlanQuality* o = out->mutable_quality();
+    o->set_duration_s(q.duration_s);
+    vectorToProto(q.input_jerk_rms, o->mutable_input_jerk_rms());
+    o->set_input_jerk_rms_overall(q.input_jerk_rms_overall);
+    o->set_string_catches(q.string_catches);
+    o->set_peak_tension_ratio(q.peak_tension_ratio);
+    o->set_peak_tension_string(q.peak_tension_string);
+    o->set_settle_s(q.settle_s);
+    o->set_residual_kinetic_energy_j(q.residual_kinetic_energy_J);
+    o->set_residual_joint_speed_rms(q.residual_joint_speed_rms);
+    o->set_min_clearance_m(q.min_clearance_m);
+    o->set_min_stage_clearance_m(q.min_stage_clearance_m);
+  }
   if (p.outcome == PlanOutcome::Approximate) {
     if (!p.collision_free) out->add_shortfalls(v1::SHORTFALL_COLLISION);
     if (!p.limit_violations.empty()) out->add_shortfalls(v1::SHORTFALL_INPUT_LIMITS);
@@ -193,6 +208,22 @@ Plan planFromProto(const v1::PlanResponse& r) {
   p.clearance_m = vectorFromProto(r.clearance_m());
   p.stage_clearance_m = vectorFromProto(r.stage_clearance_m());
   p.goal_distance = vectorFromProto(r.goal_distance());
+  if (r.has_quality()) {
+    const v1::PlanQuality& q = r.quality();
+    PlanQuality& o = p.quality;
+    o.measured = true;
+    o.duration_s = q.duration_s();
+    o.input_jerk_rms = vectorFromProto(q.input_jerk_rms());
+    o.input_jerk_rms_overall = q.input_jerk_rms_overall();
+    o.string_catches = q.string_catches();
+    o.peak_tension_ratio = q.peak_tension_ratio();
+    o.peak_tension_string = q.peak_tension_string();
+    o.settle_s = q.settle_s();
+    o.residual_kinetic_energy_J = q.residual_kinetic_energy_j();
+    o.residual_joint_speed_rms = q.residual_joint_speed_rms();
+    o.min_clearance_m = q.min_clearance_m();
+    o.min_stage_clearance_m = q.min_stage_clearance_m();
+  }
   for (auto [size, what] : {std::pair<long, const char*>{p.states.rows(), "states"},
                             {p.tensions_N.rows(), "tensions_n"},
                             {p.clearance_m.size(), "clearance_m"},

@@ -6,6 +6,7 @@
 // Contents
 //   PlanStatistics   planner time, tree / roadmap size, propagations, collision checks.
 //   PlanOutcome      exact, approximate, or nothing found.
+//   PlanQuality      smoothness, string catches, tension peaks, swing after the end, clearance.
 //   Plan             inputs (N x n_k at rate_hz), states, tensions, clearance, goal result.
 // The files: plan_file.hpp.
 #pragma once
@@ -31,6 +32,29 @@ struct PlanStatistics {
   long edges_rejected = 0;            // prm: edges that failed and were removed
   double roadmap_build_time_s = 0.0;  // prm: 0 when the roadmap was loaded or cached
   double best_goal_distance = std::numeric_limits<double>::infinity();  // as the planner saw it
+};
+
+// What a puppeteer would judge a motion by (planner/plan_quality.hpp measures it): the plan
+// re-simulated and then held `settle_s` at its last inputs.
+struct PlanQuality {
+  bool measured = false;
+  double duration_s = 0.0;
+  Eigen::VectorXd input_jerk_rms;  // n_k: rms third difference of each input (units / s^3)
+  double input_jerk_rms_overall = 0.0;  // rms over every input
+  // Loaded strings (a static load of at least 0.05 N at the start or at rest after the end)
+  // going from slack to taut, over the motion and the hold.
+  int string_catches = 0;
+  // Max over loaded strings of peak tension / the larger of its static tensions at the start and
+  // at rest at the last inputs; and which string.
+  double peak_tension_ratio = 0.0;
+  std::string peak_tension_string;
+  double settle_s = 1.0;
+  // Over the hold's second half: the puppet's kinetic energy at its end (J) and the rms of
+  // every joint's speed (rad/s or m/s).
+  double residual_kinetic_energy_J = 0.0;
+  double residual_joint_speed_rms = 0.0;
+  double min_clearance_m = std::numeric_limits<double>::infinity();        // over the motion
+  double min_stage_clearance_m = std::numeric_limits<double>::infinity();  // obstacles, bounds
 };
 
 enum class PlanOutcome { Exact, Approximate, NotFound };
@@ -69,6 +93,7 @@ struct Plan {
   double min_tension_N = 0.0;
   std::vector<std::string> limit_violations;  // empty for every plan a planner returns
   PlanStatistics stats;
+  PlanQuality quality;
 
   int samples() const { return static_cast<int>(inputs.rows()); }
   double duration_s() const { return samples() > 0 ? (samples() - 1) / rate_hz : 0.0; }
