@@ -367,6 +367,42 @@ class Plan(unittest.TestCase):
         self.assertEqual(p.returncode, 2)
         self.assertIn("--goal", p.stderr)
 
+    def test_optimize_a_plan_file_and_a_csv(self):
+        with tempfile.TemporaryDirectory() as d:
+            raw, csv_path = os.path.join(d, "raw.json"), os.path.join(d, "raw.csv")
+            better, better_csv = os.path.join(d, "better.json"), os.path.join(d, "better.csv")
+            run("plan", "--model", "planar-arm", "--goal", "q:theta1=-0.2", "--seed", "1",
+                "--out", raw, "--inputs-csv", csv_path, "--quiet")
+            p = run("optimize", raw, "--out", better, "--inputs-csv", better_csv, "--quiet")
+            self.assertIn("optimized (ipopt single shooting", p.stdout)
+            before, after = json.load(open(raw)), json.load(open(better))
+            self.assertEqual(after["outcome"], "exact")
+            self.assertEqual(after["planner"], before["planner"])
+            self.assertEqual(after["goal"], before["goal"])
+            q0, q1 = before["quality"], after["quality"]
+            self.assertLess(q1["input_jerk_rms_overall"], q0["input_jerk_rms_overall"] / 10)
+            self.assertLessEqual(q1["string_catches"], q0["string_catches"])
+            self.assertLess(q1["residual_joint_speed_rms"], q0["residual_joint_speed_rms"])
+            # Its CSV re-simulates (at the plan's rate) to its predicted states, and it plays.
+            n = len(after["inputs"]["samples"])
+            sim = rows(run("simulate", "--model", "planar-arm", "--inputs", better_csv, "--dt",
+                           "0.02", "--duration", str((n - 1) / 50)).stdout)
+            for k in (n // 2, n - 1):
+                self.assertAlmostEqual(float(sim[1 + k][1]), after["predicted"]["states"][k][0],
+                                       places=6)
+            run("execute", "--plan", better, "--rig", "sim:", "--dry-run")
+            # The same motion from the CSV.
+            p = run("optimize", "--inputs", csv_path, "--model", "planar-arm", "--goal",
+                    "q:theta1=-0.2", "--out", os.path.join(d, "b2.json"), "--quiet")
+            self.assertEqual(json.load(open(os.path.join(d, "b2.json")))["outcome"], "exact")
+            for args, needle in [([raw], "--out"), ([raw, "--inputs", csv_path, "--out", better],
+                                                   "one of them"),
+                                 (["--inputs", csv_path, "--out", better], "--inputs needs --model"),
+                                 ([raw, "--out", better, "--weight", "x=1"], "unknown weight")]:
+                p = run("optimize", *args, check=False)
+                self.assertEqual(p.returncode, 2, args)
+                self.assertIn(needle, p.stderr, args)
+
     def test_roadmap_file_is_written_and_reused(self):
         with tempfile.TemporaryDirectory() as d:
             rm = os.path.join(d, "arm.roadmap")

@@ -55,7 +55,11 @@ constexpr const char* kUsage =
     "                  [--start rest|q:NAME=V,...|rest-of:VAR=V,...] [--time-limit S] [--seed N]\n"
     "                  [--rate HZ] [--step S] [--param NAME=VALUE]... [--roadmap FILE]\n"
     "                  [--roadmap-vertices N] [--out plan.json] [--inputs-csv FILE] [--quiet]\n"
-    "                  [SERVER]\n"
+    "                  [--optimize [OPTIMIZE]] [SERVER]\n"
+    "  marionette optimize PLAN.json | --inputs FILE.csv --model NAME|FILE [--rate HZ]\n"
+    "                  [--scene NAME|FILE] [--goal G] [--start S] [OPTIMIZE] --out BETTER.json\n"
+    "                  [--inputs-csv FILE] [--quiet]\n"
+    "    OPTIMIZE: [--margin M] [--settle S] [--optimize-time S] [--weight NAME=V]...\n"
     "  marionette bench planners [--quick] [--runs N] [--time-limit S] [--seed N]\n"
     "                  [--problems NAME,...] [--planners P,...] --out DIR\n"
     "  marionette execute --plan plan.json | --inputs FILE.csv --model M\n"
@@ -401,6 +405,7 @@ int main(int argc, char** argv) {
     if (cmd == "scenes") return cmdScenes(argc, argv);
     if (cmd == "simulate") return cmdSimulate(argc, argv);
     if (cmd == "plan") return cmdPlan(argc, argv);
+    if (cmd == "optimize") return cmdOptimize(argc, argv);
     if (cmd == "bench") return cmdBenchPlanners(argc, argv);
     if (cmd == "execute") return cmdExecute(argc, argv);
     if (cmd == "render") return cmdRender(argc, argv);

@@ -14,6 +14,7 @@
 #include "marionette/plan/plan_file.hpp"
 #include "marionette/planner/benchmark.hpp"
 #include "marionette/planner/planner.hpp"
+#include "marionette/planner/trajectory_optimization.hpp"
 #include "marionette/service/wire.hpp"
 #include "remote.hpp"
 #include "start_text.hpp"
@@ -286,6 +287,89 @@ int cmdPlan(int argc, char** argv) {
     case PlanOutcome::NotFound: return 5;
   }
   return 5;
+}
+
+int cmdOptimize(int argc, char** argv) {
+  // The motion: a plan file, the first argument (its model, scene, start and goal unless
+  // given), or a CSV.
+  std::string plan_path;
+  std::vector<char*> rest(argv, argv + argc);
+  if (argc > 2 && std::string(argv[2]).rfind("--", 0) != 0) {
+    plan_path = argv[2];
+    rest.erase(rest.begin() + 2);
+  }
+  const Args a = parseArgs(static_cast<int>(rest.size()), rest.data(), 2,
+                           {"--model", "--scene", "--inputs", "--goal", "--start", "--rate",
+                            "--out", "--inputs-csv", "--settle", "--optimize-time", "--weight",
+                            "--margin"},
+                           {"--quiet"});
+  if (plan_path.empty() == !a.values.count("--inputs"))
+    throw std::invalid_argument("optimize takes PLAN.json or --inputs FILE.csv (one of them)");
+  if (!a.values.count("--out")) throw std::invalid_argument("optimize needs --out BETTER.json");
+  PlanRequest req;
+  Eigen::MatrixXd inputs;
+  double rate_hz = 0.0;
+  std::string goal_text, start_text, planner = "given";
+  unsigned long seed = 0;
+  if (!plan_path.empty()) {
+    const Plan given = readPlanFile(plan_path);
+    const std::string model = a.values.count("--model") ? a.values.at("--model") : given.model;
+    try {
+      req.model = loadModel(model);
+    } catch (const std::exception& e) {
+      throw std::invalid_argument(plan_path + ": model: '" + model + "': " + e.what() +
+                                  " (give the model file with --model)");
+    }
+    req.scene = loadScene(a.values.count("--scene") ? a.values.at("--scene")
+                          : given.scene.empty()    ? "empty"
+                                                   : given.scene);
+    inputs = given.inputs;
+    rate_hz = given.rate_hz;
+    goal_text = given.goal;
+    start_text = given.start;
+    planner = given.stats.planner;
+    seed = given.seed;
+  } else {
+    if (!a.values.count("--model")) throw std::invalid_argument("--inputs needs --model");
+    req.model = loadModel(a.values.at("--model"));
+    req.scene = loadScene(a.values.count("--scene") ? a.values.at("--scene") : "empty");
+    const InputSchedule csv = InputSchedule::fromCsvFile(*req.model, a.values.at("--inputs"));
+    rate_hz = a.values.count("--rate") ? parseNumber("--rate", a.values.at("--rate")) : 50.0;
+    const double end_s = csv.times_s.empty() ? 0.0 : csv.times_s.back();
+    const int n = static_cast<int>(std::lround(end_s * rate_hz)) + 1;
+    inputs.resize(n, req.model->nk());
+    for (int i = 0; i < n; ++i) inputs.row(i) = csv.at(i / rate_hz).transpose();
+  }
+  if (a.values.count("--goal")) goal_text = a.values.at("--goal");
+  if (goal_text.empty()) throw std::invalid_argument("optimize needs --goal (the plan has none)");
+  req.goal = GoalSpec::parse(goal_text);
+  if (a.values.count("--start")) start_text = a.values.at("--start");
+  if (!start_text.empty() && start_text != "rest")
+    applyStartText(*req.model, parseStartText(start_text), req);
+  const OptimizationOptions options = parseOptimizationOptions(a);
+
+  Plan before = verifyMotion(req, inputs, rate_hz);
+  before.stats.planner = planner;  // the optimized plan keeps where it came from
+  before.seed = seed;
+  const bool quiet = a.switches.count("--quiet");
+  if (!quiet) {
+    std::cout << "given:\n";
+    printSummary(before, std::cout);
+  }
+  if (before.outcome == PlanOutcome::NotFound) {
+    std::cerr << "marionette optimize: " << before.message << "\n";
+    return 5;
+  }
+  const OptimizedPlan better = optimizePlan(req, before, options);
+  writeFileAtomically(a.values.at("--out"),
+                      [&](std::ostream& os) { writePlanJson(better.plan, os); });
+  if (a.values.count("--inputs-csv"))
+    writeFileAtomically(a.values.at("--inputs-csv"),
+                        [&](std::ostream& os) { writeInputsCsv(better.plan, os); });
+  if (!quiet) std::cout << "optimized:\n";
+  printSummary(better.plan, std::cout);
+  printOptimization(better.report, std::cout);
+  return better.plan.outcome == PlanOutcome::Exact ? 0 : 4;
 }
 
 }  // namespace marionette::cli

@@ -8,6 +8,11 @@ namespace marionette::cli {
 // Exit status: 0 solved exactly, 4 only approximately, 5 nothing found, 2 bad arguments.
 int cmdPlan(int argc, char** argv);
 
+// marionette optimize PLAN.json | --inputs FILE.csv --model M ...: the motion verified, then
+// optimized.  Exit status: 0 exact (optimized or, when it could not be improved, as given),
+// 4 approximate, 5 the given motion cannot be re-simulated, 2 bad arguments.
+int cmdOptimize(int argc, char** argv);
+
 // Exit status: 0 when every run completed (whatever the planners' success), 2 on bad arguments.
 int cmdBenchPlanners(int argc, char** argv);
 

@@ -125,4 +125,50 @@ Plan planMotion(const PlanRequest& req, const ProgressFn& progress, const Cancel
   return plan;
 }
 
+Plan verifyMotion(const PlanRequest& req, const Eigen::MatrixXd& inputs, double rate_hz) {
+  const auto t0 = SteadyClock::now();
+  if (!req.model) throw FieldError("model", "none given");
+  const Model& model = *req.model;
+  if (inputs.rows() < 2 || inputs.cols() != model.nk())
+    throw FieldError("inputs", "expected at least 2 rows of " + std::to_string(model.nk()) +
+                                   " values, got " + std::to_string(inputs.rows()) + " x " +
+                                   std::to_string(inputs.cols()));
+  if (!(rate_hz >= 1.0 && rate_hz <= 1000.0))
+    throw FieldError("options.rate_hz", "must be within [1, 1000] Hz, got " + formatNumber(rate_hz));
+  CollisionModelPtr collision = req.collision;
+  if (!collision) {
+    ScenePtr scene = req.scene ? req.scene : loadScene("empty");
+    collision = std::make_shared<CollisionModel>(req.model, scene);
+  }
+  GoalEvaluator goal(req.model, req.goal);  // names checked before anything runs
+  Plan plan;
+  plan.model = model.name;
+  plan.scene = collision->scene().name;
+  plan.goal = req.goal.describe();
+  plan.start = req.start_text;
+  plan.rate_hz = rate_hz;
+  plan.input_names = itemNames(model.kinematic);
+  plan.state_names = itemNames(model.dynamic);
+  plan.string_names = itemNames(model.strings);
+  plan.stats.planner = "given";
+  Plan verified = plan;
+  verified.inputs = inputs;
+  try {
+    detail::verifyPlan(req, collision, verified);
+  } catch (const SimulationError& e) {
+    plan.outcome = PlanOutcome::NotFound;
+    plan.message = std::string("the re-simulation of the inputs failed: ") + e.what();
+    return plan;
+  }
+  plan = std::move(verified);
+  detail::classifyPlan(req.goal, plan);
+  try {
+    measurePlanQuality(req, plan);
+  } catch (const SimulationError&) {
+    plan.quality = PlanQuality{};
+  }
+  plan.stats.verification_time_s = plan.stats.total_time_s = secondsSince(t0);
+  return plan;
+}
+
 }  // namespace marionette

@@ -9,6 +9,7 @@
 //                    over the variational integrator, or the rest-pose roadmap (prm); then
 //                    resamples the inputs at the output rate, re-simulates and re-checks them
 //                    (the Plan's states are that re-simulation's).
+//   verifyMotion()   the same verification of inputs given by the caller.
 #pragma once
 
 #include <Eigen/Core>
@@ -91,5 +92,11 @@ void checkPlannerOptions(const PlannerOptions& options);
 // collision-free, within every limit, and satisfies the goal.
 Plan planMotion(const PlanRequest& request, const ProgressFn& progress = {},
                 const CancelFn& cancelled = {});
+
+// A plan from given inputs (N x n_k at rate_hz; row 0 is the start's inputs), verified,
+// judged and measured exactly as planMotion's plans are: a user's motion as a plan, e.g. for
+// the optimizer.  Throws FieldError for bad sizes, rate or goal ("inputs", "options.rate_hz",
+// "goal..."); a motion whose re-simulation fails is not-found, with the reason.
+Plan verifyMotion(const PlanRequest& request, const Eigen::MatrixXd& inputs, double rate_hz);
 
 }  // namespace marionette

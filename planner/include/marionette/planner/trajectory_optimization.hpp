@@ -54,7 +54,7 @@ struct OptimizationOptions {
   double margin_m = 0.02;     // every sample's clearance to the stage at least this (m)
   double settle_s = 1.0;      // the hold after the motion whose swing is penalized (s)
   double time_limit_s = 5.0;  // wall-clock budget of the optimization
-  int max_iterations = 200;
+  int max_iterations = 500;
   double knots_per_s = 4.0;   // B-spline segments per second of motion (at least 3 in all)
 };
 
