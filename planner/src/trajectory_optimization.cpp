@@ -87,7 +87,15 @@ OptimizedPlan optimizePlan(const PlanRequest& request, const Plan& plan,
     report.method = m.str();
   }
   const Eigen::VectorXd z0 = problem.spline().fit(plan.inputs);
-  if (problem.evaluate(z0)) report.before = problem.cost();
+  if (!problem.evaluate(z0)) {
+    // The rollout takes single steps (their exact linearization); a motion whose steps need the
+    // integrator's substep fallback cannot be differentiated so.
+    report.time_s = secondsSince(t0);
+    report.message = "the plan's motion, fitted by the spline, cannot be rolled out in single "
+                     "steps (" + problem.failure() + "); the plan is unchanged";
+    return out;
+  }
+  report.before = problem.cost();
   auto keepGoing = [&](const detail::TrajectoryNlp::Progress& p) {
     if (cancelled && cancelled()) return false;
     if (progress) {

@@ -5,6 +5,7 @@
 #include <limits>
 #include <stdexcept>
 
+#include "marionette/common/text.hpp"
 #include "marionette/models/rest_pose.hpp"
 
 namespace marionette::detail {
@@ -133,6 +134,7 @@ void TrajectoryProblem::inputCosts(const Eigen::MatrixXd& u) {
 bool TrajectoryProblem::evaluate(const Eigen::VectorXd& z) {
   if (valid_ && z.size() == z_.size() && z == z_) return true;
   valid_ = false;
+  failure_.clear();
   z_ = z;
   const Model& m = *setup_.model;
   const int nd = m.nd(), nk = m.nk(), ns = m.nstrings(), nx = 2 * nd + nk, nz = variables();
@@ -163,7 +165,11 @@ bool TrajectoryProblem::evaluate(const Eigen::VectorXd& z) {
   for (int k = 0; k < steps; ++k) {
     const int s = std::min(k + 1, motion_steps);
     const Eigen::VectorXd u_next = u.row(s).transpose();
-    if (vi_.linearizeStep(x, u_next, lin) != StepStatus::Ok) return false;
+    if (const StepStatus st = vi_.linearizeStep(x, u_next, lin); st != StepStatus::Ok) {
+      failure_ = "step " + std::to_string(k + 1) + " (t = " + formatNumber((k + 1) * dt) +
+                 " s): " + toString(st);
+      return false;
+    }
     X_next.noalias() = lin.A * X;
     for (int j = 0; j < nk; ++j)
       for (const auto& [f, weight] : spline_.sampleWeights(s))
@@ -226,6 +232,13 @@ bool TrajectoryProblem::evaluate(const Eigen::VectorXd& z) {
   if (motion_steps == 0) return false;
   fillGoalRows(end, X_end, v_last, dv_last);
   g_.head(linearConstraints()) = limits_.matrix * z;
+  // A number that is not finite (a solver probing far out) is a failed evaluation, never a
+  // value the solver takes.
+  if (!std::isfinite(cost_.total()) || !gradient_.allFinite() || !g_.allFinite() ||
+      !jacobian_.allFinite()) {
+    failure_ = "a value that is not finite";
+    return false;
+  }
   valid_ = true;
   return true;
 }
@@ -301,7 +314,7 @@ Eigen::RowVectorXd TrajectoryProblem::distanceGradient(ContactKind kind, int fir
                                                        const Eigen::Vector3d& p2) {
   Eigen::RowVectorXd g = Eigen::RowVectorXd::Zero(setup_.model->nq());
   const double d = (p1 - p2).norm();
-  if (d < 1e-12 || first < 0) return g;
+  if (!(d >= 1e-12) || first < 0) return g;  // touching (or no points): no direction
   const Eigen::RowVector3d n = ((p1 - p2) / d).transpose();
   const bool string_first = kind == ContactKind::StringObstacle || kind == ContactKind::StringLink;
   g = n * (string_first ? pointOnString(first, p1) : pointOnLink(first, p1));

@@ -10,6 +10,7 @@
 
 #include <Eigen/Core>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "input_spline.hpp"
@@ -55,8 +56,11 @@ class TrajectoryProblem {
               Eigen::VectorXd& g_upper) const;
   const InputSpline::LimitRows& limitRows() const { return limits_; }
 
-  // Rolls out at z (remembered: the same z again costs nothing).  False when a step fails.
+  // Rolls out at z (remembered: the same z again costs nothing).  False when a step fails (its
+  // single-step solve: a step that needs the integrator's substeps has no linearization), or a
+  // value is not finite; failure() says which.
   bool evaluate(const Eigen::VectorXd& z);
+  const std::string& failure() const { return failure_; }
   const OptimizationCost& cost() const { return cost_; }
   double minStageClearance() const { return min_stage_clearance_m_; }  // over the motion (m)
   const Eigen::VectorXd& gradient() const { return gradient_; }    // d total / dz
@@ -95,6 +99,7 @@ class TrajectoryProblem {
 
   Eigen::VectorXd z_;
   bool valid_ = false;
+  std::string failure_;
   OptimizationCost cost_;
   double min_stage_clearance_m_ = 0.0;
   Eigen::VectorXd gradient_, g_;
