@@ -27,6 +27,56 @@ State restStart(const ModelPtr& m, const Eigen::VectorXd& rho, double rate_hz) {
   return vi.stateFromVelocity(s.q, s.qdot, rho);
 }
 
+// A problem at 50 Hz from the rest pose of the model's default inputs.
+ProblemSetup setupFor(const ModelPtr& m, const std::string& goal, double duration_s,
+                      int segments, double settle_s) {
+  ProblemSetup s;
+  s.model = m;
+  s.rate_hz = 50.0;
+  s.start = restStart(m, m->defaultInputs(), s.rate_hz);
+  s.goal = GoalSpec::parse(goal);
+  s.duration_s = duration_s;
+  s.segments = segments;
+  s.settle_s = settle_s;
+  s.end_reference = m->defaultInputs();
+  return s;
+}
+
+// The suspended mass thrown up and caught: xr swings out and back, r shortens fast (the mass
+// flies up) then lengthens, so its string goes slack and catches again.
+ProblemSetup throwSetup(const ModelPtr& mass) {
+  return setupFor(mass, "point:mass=0.1,0,0.4;radius=0.05", 0.8, 5, 0.3);
+}
+Eigen::VectorXd throwVariables(const ModelPtr& mass) {
+  const Eigen::VectorXd d = mass->defaultInputs();
+  Eigen::VectorXd z(6);
+  z << d[0] + 0.05, d[0] + 0.08, d[0] + 0.1,  //
+      d[1] - 0.15, d[1] + 0.02, d[1] + 0.05;
+  return z;
+}
+
+// String 0's slack-to-taut switches (and slack steps) stepping the rows of u from `start`,
+// then hold_steps more at the last row: an independent count.
+int countCatches(const ModelPtr& m, const State& start, const Eigen::MatrixXd& u, int hold_steps,
+                 int* slack_steps = nullptr) {
+  IntegratorOptions o;
+  o.dt_s = 0.02;
+  VariationalIntegrator vi(m, o);
+  State x = start;
+  StepReport rep = vi.makeReport();
+  int catches = 0, slack = 0;
+  bool was_taut = true;
+  for (int k = 1; k < u.rows() + hold_steps; ++k) {
+    const int row = std::min<int>(k, static_cast<int>(u.rows()) - 1);
+    if (vi.step(x, u.row(row).transpose(), x, &rep) != StepStatus::Ok) return -1;
+    slack += !rep.taut[0];
+    catches += !was_taut && rep.taut[0];
+    was_taut = rep.taut[0];
+  }
+  if (slack_steps) *slack_steps = slack;
+  return catches;
+}
+
 TEST(InputSpline, StartsAndEndsAtRestAndItsLimitRowsBoundEverySampledDifference) {
   const ModelPtr arm = loadModel("planar-arm");
   const Eigen::VectorXd start = arm->defaultInputs();
@@ -104,15 +154,7 @@ OptimizationCost checkDerivatives(const ProblemSetup& setup, const Eigen::Vector
 
 TEST(TrajectoryProblem, GradientsMatchFiniteDifferencesOnThePlanarArm) {
   const ModelPtr arm = loadModel("planar-arm");
-  ProblemSetup s;
-  s.model = arm;
-  s.rate_hz = 50.0;
-  s.start = restStart(arm, arm->defaultInputs(), s.rate_hz);
-  s.goal = GoalSpec::parse("q:theta1=0.2;at-rest");
-  s.duration_s = 1.0;
-  s.segments = 6;
-  s.settle_s = 0.4;
-  s.end_reference = arm->defaultInputs();
+  ProblemSetup s = setupFor(arm, "q:theta1=0.2;at-rest", 1.0, 6, 0.4);
   s.end_reference[0] += 0.05;
   TrajectoryProblem probe(s);
   Eigen::VectorXd z(probe.variables());
@@ -123,65 +165,27 @@ TEST(TrajectoryProblem, GradientsMatchFiniteDifferencesOnThePlanarArm) {
 }
 
 TEST(TrajectoryProblem, GradientsMatchFiniteDifferencesWithStringsGoingSlack) {
-  // The suspended mass thrown up and caught: the string goes slack and taut again, so the
-  // slack measure, the tension rate and their switch are all in the objective.
+  // The slack measure, the tension rate and their switch are all in the objective.
   const ModelPtr mass = loadModel("suspended-mass");
-  ProblemSetup s;
-  s.model = mass;
-  s.rate_hz = 50.0;
-  s.start = restStart(mass, mass->defaultInputs(), s.rate_hz);
-  s.goal = GoalSpec::parse("point:mass=0.1,0,0.4;radius=0.05");
-  s.duration_s = 0.8;
-  s.segments = 5;
-  s.settle_s = 0.3;
-  s.end_reference = mass->defaultInputs();
+  const ProblemSetup s = throwSetup(mass);
   TrajectoryProblem probe(s);
-  const Eigen::VectorXd d = mass->defaultInputs();
-  Eigen::VectorXd z(probe.variables());
-  ASSERT_EQ(z.size(), 6);
-  // (checked below: the string does go slack and catch again along this motion)
-  // xr swings out and back, r shortens fast (the mass flies up) then lengthens.
-  z << d[0] + 0.05, d[0] + 0.08, d[0] + 0.1,  //
-      d[1] - 0.15, d[1] + 0.02, d[1] + 0.05;
+  ASSERT_EQ(probe.variables(), 6);
+  const Eigen::VectorXd z = throwVariables(mass);
   const OptimizationCost c = checkDerivatives(s, z, 1e-4);
   EXPECT_GT(c.slack, 0.0);
   EXPECT_GT(c.tension_rate, 0.0);
-  const Eigen::MatrixXd u = probe.spline().sampleInputs(z);
-  IntegratorOptions o;
-  o.dt_s = 0.02;
-  VariationalIntegrator vi(mass, o);
-  State x = s.start;
-  StepReport rep = vi.makeReport();
-  int slack_steps = 0, catches = 0;
-  bool was_taut = true;
-  for (int k = 1; k < u.rows(); ++k) {
-    ASSERT_EQ(vi.step(x, u.row(k).transpose(), x, &rep), StepStatus::Ok);
-    slack_steps += !rep.taut[0];
-    catches += !was_taut && rep.taut[0];
-    was_taut = rep.taut[0];
-  }
+  // The string does go slack and catch again along this motion.
+  int slack_steps = 0;
+  EXPECT_GT(countCatches(mass, s.start, probe.spline().sampleInputs(z), 0, &slack_steps), 0);
   EXPECT_GT(slack_steps, 0);
-  EXPECT_GT(catches, 0);
 }
-
-}  // namespace
-
-namespace {
 
 TEST(TrajectoryProblem, TheClearancePenaltyMatchesFiniteDifferences) {
   // The PuppetCopter over the table, its inputs moving, with a margin of 0.3 m so that the
   // penalty counts at every sample: its gradient (FCL's nearest points through the link and
   // string Jacobians) against central differences of the cost.
   const ModelPtr pc = loadModel("puppetcopter");
-  ProblemSetup s;
-  s.model = pc;
-  s.rate_hz = 50.0;
-  s.start = restStart(pc, pc->defaultInputs(), s.rate_hz);
-  s.goal = GoalSpec::parse("point:hand_l=0.05,0.24,0.40");
-  s.duration_s = 0.6;
-  s.segments = 3;
-  s.settle_s = 0.0;
-  s.end_reference = pc->defaultInputs();
+  ProblemSetup s = setupFor(pc, "point:hand_l=0.05,0.24,0.40", 0.6, 3, 0.0);
   s.collision = std::make_shared<CollisionModel>(pc, loadScene("table"));
   s.margin_m = 0.3;
   s.self_margin_m = 0.05;
@@ -213,10 +217,6 @@ TEST(TrajectoryProblem, TheClearancePenaltyMatchesFiniteDifferences) {
                                                               << fd.transpose();
 }
 
-}  // namespace
-
-namespace {
-
 // planMotion then optimizePlan, the end to end path of `plan --optimize`.
 TEST(OptimizePlan, ThePlanarArmSwingsLessAndTheResultIsVerifiedByIndependentReSimulation) {
   const ModelPtr arm = loadModel("planar-arm");
@@ -243,15 +243,8 @@ TEST(OptimizePlan, ThePlanarArmSwingsLessAndTheResultIsVerifiedByIndependentReSi
   EXPECT_GT(out.report.iterations, 0);
   // Independent re-simulation of the returned inputs: the predicted states, the goal, the limits.
   const Plan& p = out.plan;
-  InputSchedule schedule;
-  schedule.defaults = p.inputs.row(0).transpose();
-  schedule.values = p.inputs;
-  for (int i = 0; i < p.samples(); ++i) schedule.times_s.push_back(i / p.rate_hz);
-  SimulationOptions so;
-  so.dt_s = 1.0 / p.rate_hz;
-  so.duration_s = (p.samples() - 1) * so.dt_s;
   std::vector<Eigen::VectorXd> q;
-  simulate(arm, schedule, so, [&](const SimulationRow& row) {
+  simulate(arm, planInputs(p), planSimulation(p), [&](const SimulationRow& row) {
     q.push_back(*row.q);
     return true;
   });
@@ -279,10 +272,6 @@ TEST(OptimizePlan, APlanThatCannotBeImprovedComesBackUnchangedWithAMessage) {
   EXPECT_NE(out.report.message.find("unchanged"), std::string::npos) << out.report.message;
   EXPECT_EQ(out.plan.inputs, still.inputs);
 }
-
-}  // namespace
-
-namespace {
 
 Plan planOf(const ModelPtr& model, const Eigen::MatrixXd& inputs, double rate_hz) {
   Plan p;
@@ -326,35 +315,13 @@ TEST(PlanQuality, JerkOfACubicAndCatchesOfAThrow) {
   // The suspended mass thrown up and caught: every slack-to-taut switch of its string, counted
   // independently here.
   const ModelPtr mass = loadModel("suspended-mass");
-  ProblemSetup s;
-  s.model = mass;
-  s.rate_hz = 50.0;
-  s.start = restStart(mass, mass->defaultInputs(), 50.0);
-  s.goal = GoalSpec::parse("point:mass=0.1,0,0.4");
-  s.duration_s = 0.8;
-  s.segments = 5;
-  s.end_reference = mass->defaultInputs();
+  const ProblemSetup s = throwSetup(mass);
   TrajectoryProblem probe(s);
-  const Eigen::VectorXd d = mass->defaultInputs();
-  Eigen::VectorXd z(6);
-  z << d[0] + 0.05, d[0] + 0.08, d[0] + 0.1, d[1] - 0.15, d[1] + 0.02, d[1] + 0.05;
   PlanRequest mreq;
   mreq.model = mass;
-  Plan thrown = planOf(mass, probe.spline().sampleInputs(z), 50.0);
+  Plan thrown = planOf(mass, probe.spline().sampleInputs(throwVariables(mass)), 50.0);
   measurePlanQuality(mreq, thrown, 1.0);
-  IntegratorOptions o;
-  o.dt_s = 0.02;
-  VariationalIntegrator vi(mass, o);
-  State x = s.start;
-  StepReport rep = vi.makeReport();
-  int catches = 0;
-  bool was_taut = true;
-  for (int k = 1; k < thrown.samples() + 50; ++k) {
-    const int row = std::min(k, thrown.samples() - 1);
-    ASSERT_EQ(vi.step(x, thrown.inputs.row(row).transpose(), x, &rep), StepStatus::Ok);
-    catches += !was_taut && rep.taut[0];
-    was_taut = rep.taut[0];
-  }
+  const int catches = countCatches(mass, s.start, thrown.inputs, 50);
   EXPECT_GT(catches, 0);
   EXPECT_EQ(thrown.quality.string_catches, catches);
   EXPECT_GT(thrown.quality.peak_tension_ratio, 1.5);  // a catch is an impulse

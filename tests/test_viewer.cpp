@@ -91,16 +91,10 @@ TEST(PlanFile, ReadsBackWhatWasWritten) {
   EXPECT_EQ(back.quality.min_stage_clearance_m, plan.quality.min_stage_clearance_m);
   // Re-simulated from its own file, the plan follows its predicted states to rounding (with 12
   // digits a 5.8 s plan drifted 3e-5 rad).
-  InputSchedule schedule;
-  schedule.defaults = back.inputs.row(0).transpose();
-  schedule.values = back.inputs;
-  for (int i = 0; i < back.samples(); ++i) schedule.times_s.push_back(i / back.rate_hz);
-  SimulationOptions so;
-  so.dt_s = 1.0 / back.rate_hz;
-  so.duration_s = (back.samples() - 1) * so.dt_s;
   int row = 0;
   double drift = 0.0;
-  simulate(loadModel("puppetcopter"), schedule, so, [&](const SimulationRow& r) {
+  simulate(loadModel("puppetcopter"), planInputs(back), planSimulation(back),
+           [&](const SimulationRow& r) {
     drift = std::max(drift, (*r.q - back.states.row(row++).transpose()).cwiseAbs().maxCoeff());
     return true;
   });

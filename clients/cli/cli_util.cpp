@@ -33,6 +33,13 @@ Args parseArgs(int argc, char** argv, int first, const std::vector<std::string>&
   return a;
 }
 
+std::string takePositional(int argc, char** argv, std::vector<char*>& rest) {
+  rest.assign(argv, argv + argc);
+  if (argc <= 2 || std::string(argv[2]).rfind("--", 0) == 0) return "";
+  rest.erase(rest.begin() + 2);
+  return argv[2];
+}
+
 double parseNumber(const std::string& flag, const std::string& text) {
   double x;
   if (!parseFiniteNumber(text, x))

@@ -23,6 +23,9 @@ struct Args {
 };
 Args parseArgs(int argc, char** argv, int first, const std::vector<std::string>& value_flags,
                const std::vector<std::string>& switch_flags);
+// A command's one positional argument (`render PLAN.json`, `optimize PLAN.json`): the first
+// argument after the command when it is not a flag, or "".  `rest` gets argv without it.
+std::string takePositional(int argc, char** argv, std::vector<char*>& rest);
 
 // A finite number, or std::invalid_argument naming the flag.
 double parseNumber(const std::string& flag, const std::string& text);

@@ -292,12 +292,8 @@ int cmdPlan(int argc, char** argv) {
 int cmdOptimize(int argc, char** argv) {
   // The motion: a plan file, the first argument (its model, scene, start and goal unless
   // given), or a CSV.
-  std::string plan_path;
-  std::vector<char*> rest(argv, argv + argc);
-  if (argc > 2 && std::string(argv[2]).rfind("--", 0) != 0) {
-    plan_path = argv[2];
-    rest.erase(rest.begin() + 2);
-  }
+  std::vector<char*> rest;
+  const std::string plan_path = takePositional(argc, argv, rest);
   const Args a = parseArgs(static_cast<int>(rest.size()), rest.data(), 2,
                            {"--model", "--scene", "--inputs", "--goal", "--start", "--rate",
                             "--out", "--inputs-csv", "--settle", "--optimize-time", "--weight",

@@ -35,12 +35,8 @@ std::pair<int, int> parseSize(const std::string& text) {
 
 int cmdRender(int argc, char** argv) {
   // The plan is the one positional argument.
-  std::string plan_path;
-  std::vector<char*> rest(argv, argv + argc);
-  if (argc > 2 && std::string(argv[2]).rfind("--", 0) != 0) {
-    plan_path = argv[2];
-    rest.erase(rest.begin() + 2);
-  }
+  std::vector<char*> rest;
+  const std::string plan_path = takePositional(argc, argv, rest);
   const Args a = parseArgs(static_cast<int>(rest.size()), rest.data(), 2,
                            {"--model", "--scene", "--inputs", "--dt", "--duration", "--out",
                             "--png", "--at", "--size", "--points", "--chromium"},

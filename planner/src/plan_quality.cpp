@@ -46,15 +46,10 @@ void measurePlanQuality(const PlanRequest& request, Plan& plan, double settle_s)
   q.input_jerk_rms_overall = terms ? std::sqrt(all / terms) : 0.0;
 
   // The motion, then the last inputs held settle_s.
-  InputSchedule schedule;
-  schedule.defaults = plan.inputs.row(0).transpose();
-  schedule.values = plan.inputs;
-  for (int i = 0; i < n; ++i) schedule.times_s.push_back(i * dt);
-  SimulationOptions so;
-  so.dt_s = dt;
-  const int hold_steps = static_cast<int>(std::lround(settle_s / dt));
-  so.duration_s = (n - 1 + hold_steps) * dt;
+  const InputSchedule schedule = planInputs(plan);
+  SimulationOptions so = planSimulation(plan, settle_s);
   so.start = request.start;
+  const int hold_steps = static_cast<int>(std::lround(settle_s * plan.rate_hz));
   const RestPose at_end = computeRestPose(request.model, plan.inputs.row(n - 1).transpose());
   Eigen::VectorXd static_start, peak = Eigen::VectorXd::Zero(ns);
   std::vector<char> taut(ns, 1);

@@ -11,14 +11,8 @@ namespace marionette::detail {
 void verifyPlan(const PlanRequest& req, const CollisionModelPtr& collision, Plan& plan) {
   const Model& model = *req.model;
   const int n = plan.samples(), nd = model.nd(), ns = model.nstrings();
-  InputSchedule schedule;
-  schedule.defaults = plan.inputs.row(0).transpose();
-  schedule.values = plan.inputs;
-  schedule.times_s.resize(n);
-  for (int i = 0; i < n; ++i) schedule.times_s[i] = i / plan.rate_hz;
-  SimulationOptions so;
-  so.dt_s = 1.0 / plan.rate_hz;
-  so.duration_s = (n - 1) * so.dt_s;
+  const InputSchedule schedule = planInputs(plan);
+  SimulationOptions so = planSimulation(plan);
   so.start = req.start;
   plan.states.resize(n, nd);
   plan.tensions_N.resize(n, ns);

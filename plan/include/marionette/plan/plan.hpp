@@ -12,9 +12,12 @@
 #pragma once
 
 #include <Eigen/Core>
+#include <cmath>
 #include <limits>
 #include <string>
 #include <vector>
+
+#include "marionette/models/simulation.hpp"
 
 namespace marionette {
 
@@ -98,5 +101,11 @@ struct Plan {
   int samples() const { return static_cast<int>(inputs.rows()); }
   double duration_s() const { return samples() > 0 ? (samples() - 1) / rate_hz : 0.0; }
 };
+
+// The plan's inputs as a schedule (sample i at i / rate_hz, held before the first), and the
+// simulation options that re-simulate exactly them: dt = 1 / rate_hz over the plan's duration
+// plus hold_s.
+InputSchedule planInputs(const Plan& plan);
+SimulationOptions planSimulation(const Plan& plan, double hold_s = 0.0);
 
 }  // namespace marionette
