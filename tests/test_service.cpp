@@ -6,6 +6,8 @@
 #include <grpcpp/grpcpp.h>
 #include <gtest/gtest.h>
 
+#include <functional>
+
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
@@ -344,6 +346,53 @@ TEST(Service, APlanGivesItsStartAndGoalAsMessagesThatReSimulateIt) {
   sim.mutable_start()->clear_inputs();
   (*sim.mutable_start()->mutable_input_values())["L"] = 0.5;
   expectSimulateRefused(s, sim, "start.input_values[\"L\"]");
+}
+
+TEST(Service, APlanIsOptimizedWhenAskedAndBadOptimizationOptionsNameTheirField) {
+  Running s;
+  v1::PlanRequest req = armRequest();
+  setArmGoal(req);
+  req.mutable_optimization()->set_enabled(true);
+  req.mutable_optimization()->set_time_limit_s(30.0);
+  (*req.mutable_optimization()->mutable_weights())["settle"] = 20.0;
+  grpc::ClientContext ctx;
+  auto reader = s.stub->PlanStream(&ctx, req);
+  v1::PlanEvent e;
+  std::vector<v1::PlanEvent> events;
+  while (reader->Read(&e)) events.push_back(e);
+  ASSERT_TRUE(reader->Finish().ok());
+  ASSERT_TRUE(events.back().has_plan());
+  const v1::PlanResponse& plan = events.back().plan();
+  ASSERT_TRUE(plan.has_optimization());
+  const v1::OptimizationReport& r = plan.optimization();
+  EXPECT_TRUE(r.improved()) << r.message();
+  EXPECT_EQ(plan.outcome(), v1::OUTCOME_EXACT);
+  EXPECT_LT(r.cost_after().at("total"), r.cost_before().at("total"));
+  EXPECT_GT(r.iterations(), 0);
+  EXPECT_NE(r.method().find("ipopt"), std::string::npos);
+  bool optimize_event = false;
+  for (const auto& ev : events)
+    optimize_event = optimize_event || (ev.has_progress() && ev.progress().phase() == "optimize");
+  EXPECT_TRUE(optimize_event);
+  // The optimized plan is what comes back: its quality shows the settled swing.
+  EXPECT_TRUE(plan.has_quality());
+
+  for (const auto& [set, field] :
+       std::vector<std::pair<std::function<void(v1::Optimization&)>, std::string>>{
+           {[](v1::Optimization& o) { (*o.mutable_weights())["nope"] = 1.0; },
+            "optimization.weights[\"nope\"]: unknown weight"},
+           {[](v1::Optimization& o) { (*o.mutable_weights())["swing"] = -1.0; },
+            "optimization.weights[\"swing\"]"},
+           {[](v1::Optimization& o) { o.set_margin_m(-0.1); }, "optimization.margin_m"},
+           {[](v1::Optimization& o) { o.set_time_limit_s(1e6); }, "optimization.time_limit_s"}}) {
+    v1::PlanRequest bad = req;
+    set(*bad.mutable_optimization());
+    grpc::ClientContext c;
+    v1::PlanResponse out;
+    const grpc::Status st = s.stub->Plan(&c, bad, &out);
+    EXPECT_EQ(st.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << field;
+    EXPECT_NE(st.error_message().find(field), std::string::npos) << st.error_message();
+  }
 }
 
 TEST(Service, PlanStreamReportsProgressOfALongPlan) {

@@ -31,10 +31,13 @@ void printOptimization(const OptimizationReport& r, std::ostream& os) {
      << " rollouts, " << formatted("%.2f s", r.time_s);
   os << (r.improved ? "" : "; unchanged: " + r.message) << '\n';
   const auto line = [&](const char* label, const OptimizationCost& c) {
-    os << formatted("    %-6s cost %.4g = effort %.3g + jerk %.3g + swing %.3g + settle %.3g + "
-                    "tension rate %.3g + slack %.3g + duration %.3g + clearance %.3g\n",
-                    label, c.total(), c.effort, c.jerk, c.swing, c.settle, c.tension_rate,
-                    c.slack, c.duration, c.clearance);
+    os << formatted("    %-6s cost %.4g =", label, c.total());
+    const char* plus = "";
+    for (const auto& [name, term] : c.terms()) {
+      os << plus << ' ' << name << ' ' << formatted("%.3g", term);
+      plus = " +";
+    }
+    os << '\n';
   };
   line("before", r.before);
   if (r.evaluations > 0) line("after", r.after);

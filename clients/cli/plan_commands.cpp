@@ -101,7 +101,10 @@ void printSummaryTable(const std::vector<SummaryRow>& rows, std::ostream& os) {
 
 // `plan --server`: the request as the server takes it, progress from PlanStream, and the plan
 // back as the very type the in-process path returns (so the files and summary are the same).
-Plan planRemote(const Args& a, const PlanRequest& req, const ProgressFn& progress) {
+// With `optimization`, the server optimizes the plan; *report gets what it did.
+Plan planRemote(const Args& a, const PlanRequest& req, const ProgressFn& progress,
+                const OptimizationOptions* optimization = nullptr,
+                std::optional<OptimizationReport>* report = nullptr) {
   for (const char* local_only : {"--roadmap", "--roadmap-vertices"})
     if (a.values.count(local_only))
       throw std::invalid_argument(std::string(local_only) +
@@ -121,6 +124,7 @@ Plan planRemote(const Args& a, const PlanRequest& req, const ProgressFn& progres
   r.set_seed(opt.seed);
   r.set_output_rate_hz(opt.rate_hz);
   r.set_step_s(opt.step_s);
+  if (optimization) wire::optimizationOptionsToProto(*optimization, r.mutable_optimization());
   grpc::ClientContext ctx;
   remote.prepare(ctx);
   auto stream = remote.stub().PlanStream(&ctx, r);
@@ -128,7 +132,11 @@ Plan planRemote(const Args& a, const PlanRequest& req, const ProgressFn& progres
   std::optional<Plan> plan;
   while (stream->Read(&event)) {
     if (event.has_progress() && progress) progress(wire::progressFromProto(event.progress()));
-    if (event.has_plan()) plan = wire::planFromProto(event.plan());
+    if (event.has_plan()) {
+      plan = wire::planFromProto(event.plan());
+      if (report && event.plan().has_optimization())
+        *report = wire::optimizationReportFromProto(event.plan().optimization());
+    }
   }
   remote.check(stream->Finish(), "PlanStream");
   if (!plan) throw RemoteError(6, "server " + a.values.at("--server") + ": PlanStream: no plan");
@@ -264,12 +272,11 @@ int cmdPlan(int argc, char** argv) {
     };
   const bool optimize = a.switches.count("--optimize");
   const OptimizationOptions optimization = parseOptimizationOptions(a);
-  if (optimize && a.values.count("--server"))
-    throw std::invalid_argument("--optimize: not available with --server yet; plan locally");
-  Plan plan =
-      a.values.count("--server") ? planRemote(a, req, progress) : planMotion(req, progress);
   std::optional<OptimizationReport> optimized;
-  if (optimize && plan.outcome == PlanOutcome::Exact) {
+  const bool remote = a.values.count("--server");
+  Plan plan = remote ? planRemote(a, req, progress, optimize ? &optimization : nullptr, &optimized)
+                     : planMotion(req, progress);
+  if (!remote && optimize && plan.outcome == PlanOutcome::Exact) {
     OptimizedPlan better = optimizePlan(req, plan, optimization, progress);
     plan = std::move(better.plan);
     optimized = better.report;

@@ -117,10 +117,14 @@ Status PlannerService::PlanStream(ServerContext* ctx, const v1::PlanRequest* req
   if (Status s = authorize(ctx->client_metadata(), options_.token); !s.ok()) return rl.finish(s);
   return rl.finish(withWorker(ctx, rl, [&] {
     auto last = SteadyClock::now() - std::chrono::seconds(1);
+    std::string last_phase;
     const ProgressFn progress = [&](const PlanProgress& p) {
-      // At most 10 events a second (the planner reports more often).
-      if (SteadyClock::now() - last < std::chrono::milliseconds(100) && p.phase != "verify") return;
+      // At most 10 events a second (the planner and the optimizer report more often), but the
+      // first of each phase always.
+      if (SteadyClock::now() - last < std::chrono::milliseconds(100) && p.phase == last_phase)
+        return;
       last = SteadyClock::now();
+      last_phase = p.phase;
       v1::PlanEvent e;
       wire::progressToProto(p, e.mutable_progress());
       writer->Write(e);
@@ -136,20 +140,29 @@ Status PlannerService::PlanStream(ServerContext* ctx, const v1::PlanRequest* req
 
 Status PlannerService::plan(ServerContext* ctx, const v1::PlanRequest& req, v1::PlanResponse* out,
                             const ProgressFn& progress, RequestLog& rl) {
-  PlanRequest request = checkPlan(resolver_, req, options_.max_time_limit_s);
+  CheckedPlan checked = checkPlan(resolver_, req, options_.max_time_limit_s);
+  PlanRequest& request = checked.request;
   request.roadmaps = &roadmaps_;
   // Planners poll this every iteration; asking gRPC (a completion-queue pluck) that often cost
   // ~1 ms per short plan.  Once a millisecond is enough to stop within 100 ms.
   auto next_check = SteadyClock::now();
   bool stop = false;
-  const marionette::Plan p = planMotion(request, progress, [&] {
+  const CancelFn cancelled = [&] {
     if (stop || SteadyClock::now() < next_check) return stop;
     next_check = SteadyClock::now() + std::chrono::milliseconds(1);
     return stop = shouldStop(ctx);
-  });
+  };
+  marionette::Plan p = planMotion(request, progress, cancelled);
+  std::optional<OptimizationReport> optimized;
+  if (checked.optimization && p.outcome == PlanOutcome::Exact) {
+    OptimizedPlan better = optimizePlan(request, p, *checked.optimization, progress, cancelled);
+    p = std::move(better.plan);
+    optimized = std::move(better.report);
+  }
   if (shouldStop(ctx)) return stoppedStatus(ctx);
   wire::planToProto(p, out);
   wire::startAndGoalToProto(request, p, out);
+  if (optimized) wire::optimizationToProto(*optimized, out->mutable_optimization());
   rl.set("outcome", toString(p.outcome));
   return Status::OK;
 }

@@ -17,14 +17,17 @@ CheckedSimulation checkSimulate(Resolver& resolver, const v1::SimulateRequest& r
   return out;
 }
 
-PlanRequest checkPlan(Resolver& resolver, const v1::PlanRequest& request,
+CheckedPlan checkPlan(Resolver& resolver, const v1::PlanRequest& request,
                       double max_time_limit_s) {
   wire::checkRequestSizes(request);
   const ModelPtr model = resolver.model(request.model(), "model");
   const CollisionModelPtr collision =
       resolver.collision(model, request.model(), request.scene(), "scene");
-  PlanRequest out = wire::planRequestFromProto(request, model, collision, max_time_limit_s);
-  checkPlannerOptions(out.options);
+  CheckedPlan out;
+  out.request = wire::planRequestFromProto(request, model, collision, max_time_limit_s);
+  checkPlannerOptions(out.request.options);
+  if (request.optimization().enabled())
+    out.optimization = wire::optimizationFromProto(request.optimization(), max_time_limit_s);
   return out;
 }
 

@@ -4,6 +4,8 @@
 // the fuzz targets (fuzz/), which thereby drive the very code a request meets.
 #pragma once
 
+#include <optional>
+
 #include <memory>
 
 #include "marionette/environments/collision.hpp"
@@ -25,8 +27,13 @@ struct CheckedSimulation {
 };
 CheckedSimulation checkSimulate(Resolver& resolver, const v1::SimulateRequest& request);
 
-// The plan request with its model and collision model; options checked (checkPlannerOptions).
-PlanRequest checkPlan(Resolver& resolver, const v1::PlanRequest& request,
+// The plan request with its model and collision model; options checked (checkPlannerOptions),
+// and the optimization's when it is enabled.
+struct CheckedPlan {
+  PlanRequest request;
+  std::optional<OptimizationOptions> optimization;
+};
+CheckedPlan checkPlan(Resolver& resolver, const v1::PlanRequest& request,
                       double max_time_limit_s);
 
 }  // namespace marionette::service

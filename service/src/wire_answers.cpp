@@ -135,7 +135,10 @@ ScalarFields<P> progressScalars(P& p) {
           {"elapsed_s", &p.elapsed_s},
           {"propagations", &p.propagations},
           {"states", &p.states},
-          {"best_goal_distance", &p.best_goal_distance}};
+          {"best_goal_distance", &p.best_goal_distance},
+          {"iteration", &p.iteration},
+          {"cost", &p.cost},
+          {"constraint_violation", &p.constraint_violation}};
 }
 
 }  // namespace
@@ -240,6 +243,53 @@ Plan planFromProto(const v1::PlanResponse& r) {
 
 void progressToProto(const PlanProgress& p, v1::PlanProgress* out) {
   scalarsToProto(progressScalars(p), *out);
+}
+
+namespace {
+void costToProto(const OptimizationCost& c, google::protobuf::Map<std::string, double>* out) {
+  for (const auto& [name, term] : c.terms()) (*out)[name] = term;
+  (*out)["total"] = c.total();
+}
+}  // namespace
+
+void optimizationToProto(const OptimizationReport& r, v1::OptimizationReport* out) {
+  out->set_improved(r.improved);
+  out->set_method(r.method);
+  out->set_iterations(r.iterations);
+  out->set_evaluations(r.evaluations);
+  out->set_time_s(r.time_s);
+  costToProto(r.before, out->mutable_cost_before());
+  costToProto(r.after, out->mutable_cost_after());
+  out->set_message(r.message);
+}
+
+OptimizationReport optimizationReportFromProto(const v1::OptimizationReport& r) {
+  OptimizationReport out;
+  out.improved = r.improved();
+  out.method = r.method();
+  out.iterations = r.iterations();
+  out.evaluations = r.evaluations();
+  out.time_s = r.time_s();
+  out.message = r.message();
+  auto cost = [](const google::protobuf::Map<std::string, double>& m) {
+    OptimizationCost c;
+    for (const auto& [name, term] : m)
+      if (double* t = c.byName(name)) *t = term;  // "total" and unknown names are derived
+    return c;
+  };
+  out.before = cost(r.cost_before());
+  out.after = cost(r.cost_after());
+  return out;
+}
+
+void optimizationOptionsToProto(const OptimizationOptions& o, v1::Optimization* out) {
+  out->set_enabled(true);
+  out->set_margin_m(o.margin_m);
+  out->set_settle_s(o.settle_s);
+  out->set_time_limit_s(o.time_limit_s);
+  OptimizationWeights w = o.weights;
+  for (const std::string& name : OptimizationWeights::names())
+    (*out->mutable_weights())[name] = *w.byName(name);
 }
 
 PlanProgress progressFromProto(const v1::PlanProgress& e) {

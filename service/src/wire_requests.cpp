@@ -357,6 +357,30 @@ PlanRequest planRequestFromProto(const v1::PlanRequest& r, ModelPtr model,
   return req;
 }
 
+OptimizationOptions optimizationFromProto(const v1::Optimization& o, double max_time_limit_s) {
+  OptimizationOptions out;
+  if (o.margin_m() != 0) out.margin_m = o.margin_m();
+  if (o.settle_s() != 0) out.settle_s = o.settle_s();
+  if (o.time_limit_s() != 0) out.time_limit_s = o.time_limit_s();
+  for (const auto& [name, value] :
+       std::map<std::string, double>(o.weights().begin(), o.weights().end())) {
+    double* w = out.weights.byName(name);
+    if (!w)
+      invalid("optimization.weights" + fieldKey(name),
+              "unknown weight (" + joinNames(OptimizationWeights::names()) + ")");
+    *w = value;
+  }
+  try {
+    checkOptimizationOptions(out);
+  } catch (const FieldError& e) {
+    invalid(protoField(e.field()), e.problem());
+  }
+  if (out.time_limit_s > max_time_limit_s)
+    invalid("optimization.time_limit_s", "must be at most " + formatNumber(max_time_limit_s) +
+                                             " s (the server's maximum)");
+  return out;
+}
+
 // ---- Simulations -------------------------------------------------------------------------------
 
 SimulationCall simulationCallFromProto(const v1::SimulateRequest& req, const Model& m) {

@@ -17,6 +17,7 @@
 #pragma once
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "marionette/plan/plan.hpp"
@@ -47,6 +48,9 @@ struct OptimizationCost {
   double total() const {
     return effort + jerk + swing + settle + tension_rate + slack + duration + clearance;
   }
+  // (weight name, its term), in OptimizationWeights::names() order.
+  std::vector<std::pair<std::string, double>> terms() const;
+  double* byName(const std::string& name);  // the term of that weight; nullptr if unknown
 };
 
 struct OptimizationOptions {

@@ -15,6 +15,7 @@
 //   startAndGoalToProto          PlanResponse.start_state and goal_spec: what was planned from
 //                                and for, in full.
 //   planRequestFromProto         v1::PlanRequest -> PlanRequest, every field checked.
+//   optimizationFromProto / optimizationToProto   PlanRequest.optimization, its report.
 //   progressToProto / progressFromProto   PlanStream's progress events.
 //   protoField                   a library's field path (FieldError) as the proto's field.
 #pragma once
@@ -29,6 +30,7 @@
 #include "marionette/plan/plan.hpp"
 #include "marionette/planner/goal.hpp"
 #include "marionette/planner/planner.hpp"
+#include "marionette/planner/trajectory_optimization.hpp"
 #include "marionette/v1/planner.pb.h"
 
 namespace marionette::wire {
@@ -88,6 +90,15 @@ void startAndGoalToProto(const PlanRequest& request, const Plan& plan, v1::PlanR
 // lie in (0, max_time_limit_s].
 PlanRequest planRequestFromProto(const v1::PlanRequest& request, ModelPtr model,
                                  CollisionModelPtr collision, double max_time_limit_s);
+
+// PlanRequest.optimization: defaults for zeros, every field checked (RequestError naming
+// "optimization.weights[\"x\"]", ...); its time limit at most max_time_limit_s.
+OptimizationOptions optimizationFromProto(const v1::Optimization& optimization,
+                                          double max_time_limit_s);
+void optimizationToProto(const OptimizationReport& report, v1::OptimizationReport* out);
+OptimizationReport optimizationReportFromProto(const v1::OptimizationReport& report);
+// The request's form of options (every weight by name).
+void optimizationOptionsToProto(const OptimizationOptions& options, v1::Optimization* out);
 
 void progressToProto(const PlanProgress& progress, v1::PlanProgress* out);
 PlanProgress progressFromProto(const v1::PlanProgress& progress);
