@@ -438,6 +438,16 @@ TEST(Service, AnApproximatePlanListsEveryShortfall) {
   wire::planToProto(p, &out);
   ASSERT_EQ(out.shortfalls_size(), 1);
   EXPECT_EQ(out.shortfalls(0), v1::SHORTFALL_GOAL_NOT_REACHED);
+  // An optimized plan that came within 1 cm of the stage against a 2 cm margin.
+  p.goal_sample = 10;
+  p.min_stage_clearance_m = 0.01;
+  p.clearance_margin_m = 0.02;
+  wire::planToProto(p, &out);
+  ASSERT_EQ(out.shortfalls_size(), 1);
+  EXPECT_EQ(out.shortfalls(0), v1::SHORTFALL_CLEARANCE_MARGIN);
+  EXPECT_EQ(out.clearance_margin_m(), 0.02);
+  EXPECT_EQ(wire::planFromProto(out).clearance_margin_m, 0.02);
+  p.clearance_margin_m = 0.0;
   p.outcome = PlanOutcome::Exact;
   p.goal_sample = 10;
   wire::planToProto(p, &out);

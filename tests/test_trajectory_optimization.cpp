@@ -255,6 +255,28 @@ TEST(OptimizePlan, ThePlanarArmSwingsLessAndTheResultIsVerifiedByIndependentReSi
   EXPECT_LE(std::abs(q.back()[0] - (-0.2)), 0.05);
 }
 
+TEST(OptimizePlan, AMarginThatCannotBeMetGivesTheBestVerifiedPlanMarkedApproximate) {
+  // The planar arm hangs 0.39 m above the floor: a 1 m margin is out of reach for any motion.
+  const ModelPtr arm = loadModel("planar-arm");
+  PlanRequest req;
+  req.model = arm;
+  req.scene = loadScene("empty");
+  req.goal = GoalSpec::parse("q:theta1=-0.2");
+  req.options.seed = 1;
+  const Plan raw = planMotion(req);
+  ASSERT_EQ(raw.outcome, PlanOutcome::Exact) << raw.message;
+  ASSERT_LT(raw.min_stage_clearance_m, 1.0);
+  OptimizationOptions o;
+  o.margin_m = 1.0;
+  o.weights.clearance = 0.0;  // (the penalty would only pull the arm up against the goal)
+  const OptimizedPlan out = optimizePlan(req, raw, o);
+  ASSERT_TRUE(out.report.improved) << out.report.message;
+  EXPECT_EQ(out.plan.outcome, PlanOutcome::Approximate);
+  EXPECT_EQ(out.plan.clearance_margin_m, 1.0);
+  EXPECT_NE(out.plan.message.find("below the margin 1 m"), std::string::npos) << out.plan.message;
+  EXPECT_NE(out.report.message.find("could not meet the margin"), std::string::npos);
+}
+
 TEST(OptimizePlan, APlanThatCannotBeImprovedComesBackUnchangedWithAMessage) {
   // The goal is where the arm already hangs: the plan holds still, and nothing costs less.
   const ModelPtr arm = loadModel("planar-arm");

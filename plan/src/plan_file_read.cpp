@@ -131,6 +131,10 @@ Plan readPlanJson(const std::string& text, const std::string& source) {
   plan.min_clearance_m = minimum("min_clearance_m");
   plan.min_stage_clearance_m = minimum("min_stage_clearance_m");
   plan.max_violation_m = r.number(root["max_string_violation_m"], "max_string_violation_m");
+  if (root["clearance_margin_m"]) {
+    plan.clearance_margin_m = r.number(root["clearance_margin_m"], "clearance_margin_m");
+    if (!(plan.clearance_margin_m >= 0)) r.fail("clearance_margin_m", "must be a number >= 0");
+  }
   plan.min_tension_N = r.number(root["min_tension_N"], "min_tension_N");
   if (root["limit_violations"])
     plan.limit_violations = r.names(root["limit_violations"], "limit_violations");

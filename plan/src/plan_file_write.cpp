@@ -81,6 +81,7 @@ void writePlanJson(const Plan& plan, std::ostream& os) {
   top.number("min_clearance_m", plan.min_clearance_m);
   top.number("min_stage_clearance_m", plan.min_stage_clearance_m);
   top.time("min_stage_clearance_at_s", plan.min_stage_clearance_sample, plan.rate_hz);
+  top.number("clearance_margin_m", plan.clearance_margin_m);
   top.number("max_string_violation_m", plan.max_violation_m);
   top.number("min_tension_N", plan.min_tension_N);
   top.names("limit_violations", plan.limit_violations);

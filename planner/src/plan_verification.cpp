@@ -63,7 +63,8 @@ void verifyPlan(const PlanRequest& req, const CollisionModelPtr& collision, Plan
 
 
 void classifyPlan(const GoalSpec& goal, Plan& plan) {
-  if (plan.collision_free && plan.goal_sample >= 0 && plan.limit_violations.empty()) {
+  const bool clear = !(plan.min_stage_clearance_m < plan.clearance_margin_m);
+  if (plan.collision_free && plan.goal_sample >= 0 && plan.limit_violations.empty() && clear) {
     plan.outcome = PlanOutcome::Exact;
     plan.message.clear();
     return;
@@ -75,6 +76,10 @@ void classifyPlan(const GoalSpec& goal, Plan& plan) {
         << plan.collision_pair << ")";
   else if (!plan.limit_violations.empty())
     why << "input limits: " << plan.limit_violations.front();
+  else if (!clear)
+    why << "clearance to the stage " << plan.min_stage_clearance_m << " m at t="
+        << plan.min_stage_clearance_sample / plan.rate_hz << " s, below the margin "
+        << plan.clearance_margin_m << " m";
   else
     why << "goal not reached: closest " << plan.goal_distance_min << " (tolerance "
         << goal.effectiveTolerance() << ")";

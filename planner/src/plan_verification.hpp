@@ -12,8 +12,8 @@ namespace marionette::detail {
 // Fills plan's prediction (states, tensions, clearances, goal distances, the figures) from
 // plan.inputs and plan.rate_hz.  Throws SimulationError when a step fails.
 void verifyPlan(const PlanRequest& request, const CollisionModelPtr& collision, Plan& plan);
-// Exact when collision-free, within the limits and reaching the goal; else approximate, with
-// the first reason in plan.message.
+// Exact when collision-free, within the limits, reaching the goal and (with a clearance margin)
+// at least that far from the stage; else approximate, with the first reason in plan.message.
 void classifyPlan(const GoalSpec& goal, Plan& plan);
 
 }  // namespace marionette::detail

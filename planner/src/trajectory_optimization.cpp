@@ -152,9 +152,16 @@ OptimizedPlan optimizePlan(const PlanRequest& request, const Plan& plan,
     report.message = std::string("the optimized motion's re-simulation failed: ") + e.what();
     return out;
   }
+  candidate.clearance_margin_m = options.margin_m;
   detail::classifyPlan(request.goal, candidate);
   report.time_s = secondsSince(t0);
-  if (candidate.outcome != PlanOutcome::Exact) {
+  // Short of the margin only: the best verified plan when the plan given is short of it too
+  // (approximate, saying so); else the plan given, which keeps it.
+  const bool only_margin = candidate.outcome == PlanOutcome::Approximate &&
+                           candidate.collision_free && candidate.goal_sample >= 0 &&
+                           candidate.limit_violations.empty();
+  const bool given_meets_margin = !(plan.min_stage_clearance_m < options.margin_m);
+  if (candidate.outcome != PlanOutcome::Exact && !(only_margin && !given_meets_margin)) {
     report.message = "the optimized motion is not exact (" + candidate.message +
                      "); the plan is unchanged";
     return out;
@@ -167,6 +174,7 @@ OptimizedPlan optimizePlan(const PlanRequest& request, const Plan& plan,
   }
   measurePlanQuality(request, candidate, options.settle_s);
   candidate.stats.total_time_s = plan.stats.total_time_s + report.time_s;
+  if (only_margin) report.message = "could not meet the margin: " + candidate.message;
   out.plan = std::move(candidate);
   report.improved = true;
   return out;

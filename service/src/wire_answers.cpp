@@ -108,6 +108,7 @@ ScalarFields<P> planScalars(P& p) {
           {"min_clearance_m", &p.min_clearance_m},
           {"min_stage_clearance_m", &p.min_stage_clearance_m},
           {"min_stage_clearance_sample", &p.min_stage_clearance_sample},
+          {"clearance_margin_m", &p.clearance_margin_m},
           {"max_violation_m", &p.max_violation_m},
           {"min_tension_n", &p.min_tension_N}};
 }
@@ -183,6 +184,8 @@ void planToProto(const Plan& p, v1::PlanResponse* out) {
     if (!p.collision_free) out->add_shortfalls(v1::SHORTFALL_COLLISION);
     if (!p.limit_violations.empty()) out->add_shortfalls(v1::SHORTFALL_INPUT_LIMITS);
     if (p.goal_sample < 0) out->add_shortfalls(v1::SHORTFALL_GOAL_NOT_REACHED);
+    if (p.min_stage_clearance_m < p.clearance_margin_m)
+      out->add_shortfalls(v1::SHORTFALL_CLEARANCE_MARGIN);
   }
 }
 

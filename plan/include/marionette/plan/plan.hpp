@@ -92,6 +92,9 @@ struct Plan {
   double min_clearance_m = std::numeric_limits<double>::infinity();
   double min_stage_clearance_m = std::numeric_limits<double>::infinity();
   int min_stage_clearance_sample = -1;
+  // The clearance to the stage the plan was held to (an optimized plan's margin), or 0: below
+  // it the plan is approximate.
+  double clearance_margin_m = 0.0;
   double max_violation_m = 0.0;  // strings over-stretched, over the re-simulation
   double min_tension_N = 0.0;
   std::vector<std::string> limit_violations;  // empty for every plan a planner returns
