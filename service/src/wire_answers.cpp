@@ -130,6 +130,20 @@ ScalarFields<S> statisticsScalars(S& s) {
           {"best_goal_distance", &s.best_goal_distance}};
 }
 
+template <class Q>
+ScalarFields<Q> qualityScalars(Q& q) {
+  return {{"duration_s", &q.duration_s},
+          {"input_jerk_rms_overall", &q.input_jerk_rms_overall},
+          {"string_catches", &q.string_catches},
+          {"peak_tension_ratio", &q.peak_tension_ratio},
+          {"peak_tension_string", &q.peak_tension_string},
+          {"settle_s", &q.settle_s},
+          {"residual_kinetic_energy_j", &q.residual_kinetic_energy_J},
+          {"residual_joint_speed_rms", &q.residual_joint_speed_rms},
+          {"min_clearance_m", &q.min_clearance_m},
+          {"min_stage_clearance_m", &q.min_stage_clearance_m}};
+}
+
 template <class P>
 ScalarFields<P> progressScalars(P& p) {
   return {{"phase", &p.phase},
@@ -166,19 +180,8 @@ void planToProto(const Plan& p, v1::PlanResponse* out) {
   vectorToProto(p.goal_distance, out->mutable_goal_distance());
   for (const auto& v : p.limit_violations) out->add_limit_violations(v);
   if (p.quality.measured) {
-    const PlanQuality& q = p.quality;
-    v1::PlanQuality* o = out->mutable_quality();
-    o->set_duration_s(q.duration_s);
-    vectorToProto(q.input_jerk_rms, o->mutable_input_jerk_rms());
-    o->set_input_jerk_rms_overall(q.input_jerk_rms_overall);
-    o->set_string_catches(q.string_catches);
-    o->set_peak_tension_ratio(q.peak_tension_ratio);
-    o->set_peak_tension_string(q.peak_tension_string);
-    o->set_settle_s(q.settle_s);
-    o->set_residual_kinetic_energy_j(q.residual_kinetic_energy_J);
-    o->set_residual_joint_speed_rms(q.residual_joint_speed_rms);
-    o->set_min_clearance_m(q.min_clearance_m);
-    o->set_min_stage_clearance_m(q.min_stage_clearance_m);
+    scalarsToProto(qualityScalars(p.quality), *out->mutable_quality());
+    vectorToProto(p.quality.input_jerk_rms, out->mutable_quality()->mutable_input_jerk_rms());
   }
   if (p.outcome == PlanOutcome::Approximate) {
     if (!p.collision_free) out->add_shortfalls(v1::SHORTFALL_COLLISION);
@@ -215,20 +218,9 @@ Plan planFromProto(const v1::PlanResponse& r) {
   p.stage_clearance_m = vectorFromProto(r.stage_clearance_m());
   p.goal_distance = vectorFromProto(r.goal_distance());
   if (r.has_quality()) {
-    const v1::PlanQuality& q = r.quality();
-    PlanQuality& o = p.quality;
-    o.measured = true;
-    o.duration_s = q.duration_s();
-    o.input_jerk_rms = vectorFromProto(q.input_jerk_rms());
-    o.input_jerk_rms_overall = q.input_jerk_rms_overall();
-    o.string_catches = q.string_catches();
-    o.peak_tension_ratio = q.peak_tension_ratio();
-    o.peak_tension_string = q.peak_tension_string();
-    o.settle_s = q.settle_s();
-    o.residual_kinetic_energy_J = q.residual_kinetic_energy_j();
-    o.residual_joint_speed_rms = q.residual_joint_speed_rms();
-    o.min_clearance_m = q.min_clearance_m();
-    o.min_stage_clearance_m = q.min_stage_clearance_m();
+    p.quality.measured = true;
+    scalarsFromProto(r.quality(), qualityScalars(p.quality));
+    p.quality.input_jerk_rms = vectorFromProto(r.quality().input_jerk_rms());
   }
   for (auto [size, what] : {std::pair<long, const char*>{p.states.rows(), "states"},
                             {p.tensions_N.rows(), "tensions_n"},
