@@ -217,15 +217,21 @@ TEST(TrajectoryProblem, TheClearancePenaltyMatchesFiniteDifferences) {
                                                               << fd.transpose();
 }
 
-// planMotion then optimizePlan, the end to end path of `plan --optimize`.
-TEST(OptimizePlan, ThePlanarArmSwingsLessAndTheResultIsVerifiedByIndependentReSimulation) {
-  const ModelPtr arm = loadModel("planar-arm");
+// The planar arm swung to theta1 = -0.2 by EST (seed 1), on the empty stage.
+PlanRequest armRequest() {
   PlanRequest req;
-  req.model = arm;
+  req.model = loadModel("planar-arm");
   req.scene = loadScene("empty");
   req.goal = GoalSpec::parse("q:theta1=-0.2");
   req.options.planner = "est";
   req.options.seed = 1;
+  return req;
+}
+
+// planMotion then optimizePlan, the end to end path of `plan --optimize`.
+TEST(OptimizePlan, ThePlanarArmSwingsLessAndTheResultIsVerifiedByIndependentReSimulation) {
+  const PlanRequest req = armRequest();
+  const ModelPtr& arm = req.model;
   const Plan raw = planMotion(req);
   ASSERT_EQ(raw.outcome, PlanOutcome::Exact) << raw.message;
   OptimizationOptions o;
@@ -257,12 +263,7 @@ TEST(OptimizePlan, ThePlanarArmSwingsLessAndTheResultIsVerifiedByIndependentReSi
 
 TEST(OptimizePlan, AMarginThatCannotBeMetGivesTheBestVerifiedPlanMarkedApproximate) {
   // The planar arm hangs 0.39 m above the floor: a 1 m margin is out of reach for any motion.
-  const ModelPtr arm = loadModel("planar-arm");
-  PlanRequest req;
-  req.model = arm;
-  req.scene = loadScene("empty");
-  req.goal = GoalSpec::parse("q:theta1=-0.2");
-  req.options.seed = 1;
+  const PlanRequest req = armRequest();
   const Plan raw = planMotion(req);
   ASSERT_EQ(raw.outcome, PlanOutcome::Exact) << raw.message;
   ASSERT_LT(raw.min_stage_clearance_m, 1.0);
