@@ -56,10 +56,14 @@ class UdpRig:
         self.thread.start()
 
     def serve(self):
-        while not self.done:
+        # After close(), still reads what is already on its way (the HOLD a stopping host sends
+        # last), until the socket stays quiet for a timeout.
+        while True:
             try:
                 data, peer = self.sock.recvfrom(2048)
             except socket.timeout:
+                if self.done:
+                    break
                 continue
             body, _, crc = data.decode().strip()[1:].partition("*")
             assert int(crc, 16) == crc16(body), data
