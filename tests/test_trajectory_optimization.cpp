@@ -2,6 +2,7 @@
 // the problem's gradients and constraint Jacobian against finite differences.
 #include <gtest/gtest.h>
 
+#include <Eigen/Eigenvalues>
 #include <cmath>
 
 #include "input_spline.hpp"
@@ -133,10 +134,10 @@ OptimizationCost checkDerivatives(const ProblemSetup& setup, const Eigen::Vector
     Eigen::VectorXd zp = z, zm = z;
     zp[i] += h;
     zm[i] -= h;
-    EXPECT_TRUE(problem.evaluate(zp));
+    EXPECT_TRUE(problem.evaluate(zp, Evaluation::Value));
     const double fp = problem.cost().total();
     const Eigen::VectorXd gp = problem.constraintValues().tail(jac.rows());
-    EXPECT_TRUE(problem.evaluate(zm));
+    EXPECT_TRUE(problem.evaluate(zm, Evaluation::Value));
     fd[i] = (fp - problem.cost().total()) / (2 * h);
     jfd.col(i) = (gp - problem.constraintValues().tail(jac.rows())) / (2 * h);
   }
@@ -178,6 +179,51 @@ TEST(TrajectoryProblem, GradientsMatchFiniteDifferencesWithStringsGoingSlack) {
   int slack_steps = 0;
   EXPECT_GT(countCatches(mass, s.start, probe.spline().sampleInputs(z), 0, &slack_steps), 0);
   EXPECT_GT(slack_steps, 0);
+}
+
+TEST(TrajectoryProblem, AValueIsTheDerivativeRolloutsToTheBitAndTheHessianIsGaussNewtons) {
+  // The thrown mass (a slack/taut switch): a line search's value-only rollout must take the very
+  // steps the linearized one takes.
+  const ModelPtr mass = loadModel("suspended-mass");
+  ProblemSetup s = throwSetup(mass);
+  TrajectoryProblem full(s), value(s);
+  const Eigen::VectorXd z = throwVariables(mass);
+  ASSERT_TRUE(full.evaluate(z, Evaluation::Derivatives));
+  ASSERT_TRUE(value.evaluate(z, Evaluation::Value));
+  for (const auto& [name, term] : full.cost().terms()) {
+    OptimizationCost c = value.cost();
+    EXPECT_EQ(*c.byName(name), term) << name;
+  }
+  EXPECT_EQ(value.constraintValues(), full.constraintValues());
+  // Asking for derivatives at the value's point rolls out again; the same point again does not.
+  const int rollouts = value.rollouts();
+  ASSERT_TRUE(value.evaluate(z, Evaluation::Derivatives));
+  ASSERT_TRUE(value.evaluate(z, Evaluation::Value));
+  EXPECT_EQ(value.rollouts(), rollouts + 1);
+
+  // The Gauss-Newton Hessian: symmetric positive semidefinite (its lower triangle), and exact
+  // for the terms quadratic in z (effort and jerk alone): against central differences of the
+  // gradient.
+  const Eigen::MatrixXd H = full.hessian().selfadjointView<Eigen::Lower>();
+  EXPECT_GT(Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd>(H).eigenvalues().minCoeff(),
+            -1e-9 * H.diagonal().maxCoeff());
+  for (const std::string& name : OptimizationWeights::names())
+    if (name != "effort" && name != "jerk") *s.weights.byName(name) = 0.0;
+  TrajectoryProblem quadratic(s);
+  ASSERT_TRUE(quadratic.evaluate(z));
+  const Eigen::MatrixXd Hq = quadratic.hessian().selfadjointView<Eigen::Lower>();
+  Eigen::MatrixXd fd(z.size(), z.size());
+  for (int i = 0; i < z.size(); ++i) {
+    Eigen::VectorXd zp = z, zm = z;
+    zp[i] += 1e-5;
+    zm[i] -= 1e-5;
+    ASSERT_TRUE(quadratic.evaluate(zp));
+    const Eigen::VectorXd gp = quadratic.gradient();
+    ASSERT_TRUE(quadratic.evaluate(zm));
+    fd.col(i) = (gp - quadratic.gradient()) / 2e-5;
+  }
+  EXPECT_LE((Hq - fd).cwiseAbs().maxCoeff(), 1e-6 * fd.cwiseAbs().maxCoeff()) << Hq << "\n"
+                                                                              << fd;
 }
 
 TEST(TrajectoryProblem, TheClearancePenaltyMatchesFiniteDifferences) {

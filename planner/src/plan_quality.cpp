@@ -52,7 +52,9 @@ void measurePlanQuality(const PlanRequest& request, Plan& plan, double settle_s)
   const int hold_steps = static_cast<int>(std::lround(settle_s * plan.rate_hz));
   const RestPose at_end = computeRestPose(request.model, plan.inputs.row(n - 1).transpose());
   Eigen::VectorXd static_start, peak = Eigen::VectorXd::Zero(ns);
-  std::vector<char> taut(ns, 1);
+  // A catch: a loaded string that has been taut, went slack and snaps taut again.  (A string
+  // slack at the start that takes up its load once is not a catch.)
+  std::vector<char> taut(ns, 1), was_taut(ns, 0);
   std::vector<Eigen::VectorXd> late_q;  // the hold's second half
   const int late_from = n - 1 + hold_steps - hold_steps / 2;
   int row = 0;
@@ -61,8 +63,10 @@ void measurePlanQuality(const PlanRequest& request, Plan& plan, double settle_s)
     for (int j = 0; j < ns; ++j) {
       const bool now_taut = (*r.tension_N)[j] > 0.0;
       const double load = std::max(static_start[j], at_end.ok ? at_end.tension_N[j] : 0.0);
-      if (row > 0 && load >= kLoadedString_N && now_taut && !taut[j]) ++q.string_catches;
+      if (row > 0 && load >= kLoadedString_N && now_taut && !taut[j] && was_taut[j])
+        ++q.string_catches;
       taut[j] = now_taut;
+      was_taut[j] = was_taut[j] || now_taut;
       peak[j] = std::max(peak[j], (*r.tension_N)[j]);
     }
     if (row >= late_from - 1) late_q.push_back(*r.q);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 
 namespace marionette::detail {
 
@@ -16,11 +17,10 @@ TrajectoryNlp::TrajectoryNlp(TrajectoryProblem& problem, Eigen::VectorXd start,
   start_ = start_.cwiseMax(z_lower_).cwiseMin(z_upper_);
 }
 
-bool TrajectoryNlp::at(const Number* x, Index n) {
+bool TrajectoryNlp::at(const Number* x, Index n, Evaluation level) {
   const Eigen::Map<const Eigen::VectorXd> z(x, n);
-  const bool ok = problem_.evaluate(z);
+  const bool ok = problem_.evaluate(z, level);
   if (!ok) return false;
-  ++evaluations_;
   // Feasible: every row within its bounds, up to rounding of the linear rows.
   const Eigen::VectorXd& g = problem_.constraintValues();
   bool feasible = true;
@@ -45,7 +45,7 @@ bool TrajectoryNlp::get_nlp_info(Index& n, Index& m, Index& nnz_jac_g, Index& nn
   m = problem_.constraints();
   nnz_jac_g = static_cast<Index>(problem_.limitRows().matrix.nonZeros()) +
               (m - problem_.linearConstraints()) * n;
-  nnz_h_lag = 0;
+  nnz_h_lag = n * (n + 1) / 2;  // dense lower triangle
   index_style = C_STYLE;
   return true;
 }
@@ -66,19 +66,19 @@ bool TrajectoryNlp::get_starting_point(Index n, bool init_x, Number* x, bool, Nu
 }
 
 bool TrajectoryNlp::eval_f(Index n, const Number* x, bool, Number& obj_value) {
-  if (!at(x, n)) return false;
+  if (!at(x, n, Evaluation::Value)) return false;
   obj_value = problem_.cost().total();
   return true;
 }
 
 bool TrajectoryNlp::eval_grad_f(Index n, const Number* x, bool, Number* grad_f) {
-  if (!at(x, n)) return false;
+  if (!at(x, n, Evaluation::Derivatives)) return false;
   std::copy_n(problem_.gradient().data(), n, grad_f);
   return true;
 }
 
 bool TrajectoryNlp::eval_g(Index n, const Number* x, bool, Index m, Number* g) {
-  if (!at(x, n)) return false;
+  if (!at(x, n, Evaluation::Value)) return false;
   std::copy_n(problem_.constraintValues().data(), m, g);
   return true;
 }
@@ -101,13 +101,35 @@ bool TrajectoryNlp::eval_jac_g(Index n, const Number* x, bool, Index m, Index, I
       }
     return true;
   }
-  if (!at(x, n)) return false;
+  if (!at(x, n, Evaluation::Derivatives)) return false;
   Index e = 0;
   for (Index r = 0; r < limits.outerSize(); ++r)
     for (LimitMatrix::InnerIterator it(limits, r); it; ++it) values[e++] = it.value();
   const Eigen::MatrixXd& J = problem_.nonlinearJacobian();
   for (Index r = 0; r < J.rows(); ++r)
     for (Index c = 0; c < n; ++c) values[e++] = J(r, c);
+  return true;
+}
+
+bool TrajectoryNlp::eval_h(Index n, const Number* x, bool, Number obj_factor, Index,
+                           const Number*, bool, Index, Index* iRow, Index* jCol,
+                           Number* values) {
+  if (values == nullptr) {
+    Index e = 0;
+    for (Index r = 0; r < n; ++r)
+      for (Index c = 0; c <= r; ++c, ++e) {
+        iRow[e] = r;
+        jCol[e] = c;
+      }
+    return true;
+  }
+  if (!at(x, n, Evaluation::Derivatives)) return false;
+  const Eigen::MatrixXd& H = problem_.hessian();
+  static const double damp = std::getenv("MARIONETTE_OPT_DAMP") ? std::atof(std::getenv("MARIONETTE_OPT_DAMP")) : 0.0;
+  const double mean = H.diagonal().mean();
+  Index e = 0;
+  for (Index r = 0; r < n; ++r)
+    for (Index c = 0; c <= r; ++c) values[e++] = obj_factor * (H(r, c) + (r == c ? damp * (H(r, r) + 1e-3 * mean) : 0.0));
   return true;
 }
 
@@ -123,7 +145,7 @@ void TrajectoryNlp::finalize_solution(Ipopt::SolverReturn, Index n, const Number
                                       const Number*, const Number*, Index, const Number*,
                                       const Number*, Number, const Ipopt::IpoptData*,
                                       Ipopt::IpoptCalculatedQuantities*) {
-  at(x, n);  // the final point competes for best like every other
+  at(x, n, Evaluation::Value);  // the final point competes for best like every other
 }
 
 }  // namespace marionette::detail

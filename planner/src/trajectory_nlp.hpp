@@ -1,5 +1,6 @@
-// The trajectory problem as Ipopt's nonlinear program (first derivatives only: a limited-memory
-// quasi-Newton Hessian).  Remembers the best feasible point it was asked to evaluate, since an
+// The trajectory problem as Ipopt's nonlinear program, with the objective's Gauss-Newton Hessian
+// as the Lagrangian's (the goal rows' curvature left out: Ipopt's inertia correction and line
+// search make up for it).  Remembers the best feasible point it was asked to evaluate, since an
 // interior-point iterate need not end on the best one, and stops when told to or out of time.
 #pragma once
 
@@ -27,7 +28,6 @@ class TrajectoryNlp : public Ipopt::TNLP {
   const Eigen::VectorXd& best() const { return best_z_; }
   double bestCost() const { return best_cost_; }
   int iterations() const { return iterations_; }
-  int evaluations() const { return evaluations_; }
 
   bool get_nlp_info(Ipopt::Index& n, Ipopt::Index& m, Ipopt::Index& nnz_jac_g,
                     Ipopt::Index& nnz_h_lag, IndexStyleEnum& index_style) override;
@@ -42,6 +42,10 @@ class TrajectoryNlp : public Ipopt::TNLP {
                    Ipopt::Number* grad_f) override;
   bool eval_g(Ipopt::Index n, const Ipopt::Number* x, bool new_x, Ipopt::Index m,
               Ipopt::Number* g) override;
+  bool eval_h(Ipopt::Index n, const Ipopt::Number* x, bool new_x, Ipopt::Number obj_factor,
+              Ipopt::Index m, const Ipopt::Number* lambda, bool new_lambda,
+              Ipopt::Index nele_hess, Ipopt::Index* iRow, Ipopt::Index* jCol,
+              Ipopt::Number* values) override;
   bool eval_jac_g(Ipopt::Index n, const Ipopt::Number* x, bool new_x, Ipopt::Index m,
                   Ipopt::Index nele_jac, Ipopt::Index* iRow, Ipopt::Index* jCol,
                   Ipopt::Number* values) override;
@@ -59,14 +63,14 @@ class TrajectoryNlp : public Ipopt::TNLP {
                          Ipopt::IpoptCalculatedQuantities* ip_cq) override;
 
  private:
-  bool at(const Ipopt::Number* x, Ipopt::Index n);
+  bool at(const Ipopt::Number* x, Ipopt::Index n, Evaluation level);
 
   TrajectoryProblem& problem_;
   Eigen::VectorXd start_, z_lower_, z_upper_, g_lower_, g_upper_;
   std::function<bool(const Progress&)> keep_going_;
   Eigen::VectorXd best_z_;
   double best_cost_ = 0.0;
-  int iterations_ = 0, evaluations_ = 0;
+  int iterations_ = 0;
 };
 
 }  // namespace marionette::detail

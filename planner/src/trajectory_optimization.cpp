@@ -5,6 +5,7 @@
 
 #include <IpIpoptApplication.hpp>
 #include <cmath>
+#include <cstdlib>
 #include <sstream>
 
 #include "marionette/common/clock.hpp"
@@ -72,7 +73,7 @@ OptimizedPlan optimizePlan(const PlanRequest& request, const Plan& plan,
   setup.goal = request.goal;
   setup.start = vi.stateFromVelocity(start.q, start.qdot, rho0);
   setup.rate_hz = plan.rate_hz;
-  setup.duration_s = plan.duration_s();
+  setup.duration_s = plan.duration_s() * (std::getenv("MARIONETTE_OPT_TSCALE") ? std::atof(std::getenv("MARIONETTE_OPT_TSCALE")) : 1.0);
   setup.segments = std::max(3, static_cast<int>(std::lround(setup.duration_s *
                                                             options.knots_per_s)));
   setup.settle_s = options.settle_s;
@@ -86,7 +87,16 @@ OptimizedPlan optimizePlan(const PlanRequest& request, const Plan& plan,
     m << "ipopt single shooting, cubic B-spline inputs, " << setup.segments << " segments";
     report.method = m.str();
   }
-  const Eigen::VectorXd z0 = problem.spline().fit(plan.inputs);
+  Eigen::VectorXd z0 = problem.spline().fit(plan.inputs);
+  if (std::getenv("MARIONETTE_OPT_LINE")) {
+    const int nf = problem.spline().freePerInput();
+    for (int j = 0; j < model->nk(); ++j)
+      for (int f = 0; f < nf; ++f) {
+        const double s = (f + 1.0) / nf;
+        const double w = s * s * s * (10 - 15 * s + 6 * s * s);
+        z0[problem.spline().variable(j, f)] = (1 - w) * rho0[j] + w * plan.inputs(plan.samples() - 1, j);
+      }
+  }
   if (!problem.evaluate(z0)) {
     // The rollout takes single steps (their exact linearization); a motion whose steps need the
     // integrator's substep fallback cannot be differentiated so.
@@ -111,9 +121,10 @@ OptimizedPlan optimizePlan(const PlanRequest& request, const Plan& plan,
   };
   Ipopt::SmartPtr<detail::TrajectoryNlp> nlp = new detail::TrajectoryNlp(problem, z0, keepGoing);
   Ipopt::SmartPtr<Ipopt::IpoptApplication> app = IpoptApplicationFactory();
-  app->Options()->SetIntegerValue("print_level", 0);
+  app->Options()->SetIntegerValue("print_level", std::getenv("MARIONETTE_OPT_PRINT") ? std::atoi(std::getenv("MARIONETTE_OPT_PRINT")) : 0);
   app->Options()->SetStringValue("sb", "yes");
-  app->Options()->SetStringValue("hessian_approximation", "limited-memory");
+  if (const char* h = std::getenv("MARIONETTE_OPT_HESSIAN"))
+    app->Options()->SetStringValue("hessian_approximation", h);
   app->Options()->SetStringValue("mu_strategy", "adaptive");
   app->Options()->SetIntegerValue("max_iter", options.max_iterations);
   app->Options()->SetNumericValue("tol", 1e-6);
@@ -128,7 +139,7 @@ OptimizedPlan optimizePlan(const PlanRequest& request, const Plan& plan,
   const Ipopt::ApplicationReturnStatus status = app->OptimizeTNLP(nlp);
   if (cancelled && cancelled()) throw PlanCancelled("plan optimization");
   report.iterations = nlp->iterations();
-  report.evaluations = nlp->evaluations();
+  report.evaluations = problem.rollouts();
 
   if (nlp->best().size() == 0) {
     report.time_s = secondsSince(t0);

@@ -1,5 +1,6 @@
 #include "trajectory_problem.hpp"
 
+#include <Eigen/Cholesky>
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -14,7 +15,7 @@ namespace {
 constexpr double kTimeRef_s = 0.1;         // tension rate and jerk are measured over this
 constexpr double kSlackPerRef_m = 0.01;    // 1 cm of slack counts as losing T_ref
 constexpr double kLoadedString_N = 0.05;   // strings lighter than this at both ends are left out
-constexpr double kFloorShare = 0.3;        // tau below this share of the lighter static load
+constexpr double kFloorShare = 0.3;        // tau below this share of the start's static load
 }  // namespace
 
 TrajectoryProblem::TrajectoryProblem(const ProblemSetup& s)
@@ -24,6 +25,7 @@ TrajectoryProblem::TrajectoryProblem(const ProblemSetup& s)
       vi_(s.model, [&] {
         IntegratorOptions o;
         o.dt_s = 1.0 / s.rate_hz;
+        o.max_substep_halvings = 0;  // a value's step is the linearized one: a single solve
         return o;
       }()),
       goal_(s.model, s.goal),
@@ -35,6 +37,7 @@ TrajectoryProblem::TrajectoryProblem(const ProblemSetup& s)
   forwardKinematics(m, data_, q0);
   computeLagrangian(m, data_, q0, Eigen::VectorXd::Zero(nd), LagrangianOrder::MassMatrix);
   mass_ref_ = data_.M;
+  mass_ref_factor_ = Eigen::LLT<Eigen::MatrixXd>(mass_ref_).matrixL();
   double total_mass = 0.0;
   for (const Mass& mass : m.masses) total_mass += mass.mass_kg;
   energy_ref_J_ = std::max(1e-9, total_mass * std::max(m.gravity_mps2, 0.1) * 0.01);
@@ -52,7 +55,10 @@ TrajectoryProblem::TrajectoryProblem(const ProblemSetup& s)
     if (std::max(a, b) < kLoadedString_N) continue;
     loaded_.push_back(j);
     tension_ref_[j] = std::max(a, b);
-    tension_floor_[j] = kFloorShare * std::min(a, b);
+    // Keep what carries the puppet at the start carrying it: the end's rest pose is the
+    // optimizer's to choose (a puppet hung from other strings at the end got there by letting
+    // these go slack).
+    tension_floor_[j] = kFloorShare * a;
   }
   // Goal rows: one per joint (joint and rest-of goals) or per point target, plus at-rest.
   goal_rows_ = goal_.spec().kind == GoalSpec::Kind::Point
@@ -61,6 +67,16 @@ TrajectoryProblem::TrajectoryProblem(const ProblemSetup& s)
   if (goal_.spec().at_rest) ++goal_rows_;
   if (s.collision) checker_ = std::make_unique<CollisionChecker>(s.collision);
   point_jacobian_.resize(3, m.nq());
+  // Effort and jerk are quadratic in z: their Hessian once.
+  const int nz = variables();
+  gradient_.setZero(nz);
+  input_hessian_.setZero(nz, nz);
+  inputCosts(spline_.sampleInputs(Eigen::VectorXd::Zero(nz)), &input_hessian_);
+  cost_ = OptimizationCost{};
+}
+
+void TrajectoryProblem::addOuter(const Eigen::Ref<const Eigen::RowVectorXd>& r, double c) {
+  hessian_.selfadjointView<Eigen::Lower>().rankUpdate(r.transpose(), c);
 }
 
 int TrajectoryProblem::constraints() const { return linearConstraints() + goal_rows_; }
@@ -103,19 +119,28 @@ void TrajectoryProblem::bounds(Eigen::VectorXd& z_lower, Eigen::VectorXd& z_uppe
   }
 }
 
-void TrajectoryProblem::inputCosts(const Eigen::MatrixXd& u) {
+void TrajectoryProblem::inputCosts(const Eigen::MatrixXd& u, Eigen::MatrixXd* hessian) {
   const Model& m = *setup_.model;
   const double dt = 1.0 / setup_.rate_hz;
   const int n = static_cast<int>(u.rows());
   const OptimizationWeights& w = setup_.weights;
-  // sum over samples of c * (sum_a coef_a u_{s+a,j})^2: value and gradient.
+  // sum over samples of c * (sum_a coef_a u_{s+a,j})^2: value, gradient and Hessian.
+  std::vector<double> dd(spline_.freePerInput());  // d(difference)/d(input j's variables)
   auto difference = [&](int j, int s, const std::vector<double>& coef, double c, double& term) {
     double d = 0.0;
     for (std::size_t a = 0; a < coef.size(); ++a) d += coef[a] * u(s + static_cast<int>(a), j);
     term += c * d * d;
+    std::fill(dd.begin(), dd.end(), 0.0);
     for (std::size_t a = 0; a < coef.size(); ++a)
       for (const auto& [f, weight] : spline_.sampleWeights(s + static_cast<int>(a)))
-        gradient_[spline_.variable(j, f)] += 2.0 * c * d * coef[a] * weight;
+        dd[f] += coef[a] * weight;
+    for (int f = 0; f < spline_.freePerInput(); ++f) {
+      if (dd[f] == 0.0) continue;
+      gradient_[spline_.variable(j, f)] += 2.0 * c * d * dd[f];
+      if (hessian)
+        for (int g = 0; g <= f; ++g)
+          (*hessian)(spline_.variable(j, f), spline_.variable(j, g)) += 2.0 * c * dd[f] * dd[g];
+    }
   };
   for (int j = 0; j < m.nk(); ++j) {
     const KinematicVariable& kv = m.kinematic[j];
@@ -131,31 +156,38 @@ void TrajectoryProblem::inputCosts(const Eigen::MatrixXd& u) {
   }
 }
 
-bool TrajectoryProblem::evaluate(const Eigen::VectorXd& z) {
-  if (valid_ && z.size() == z_.size() && z == z_) return true;
+bool TrajectoryProblem::evaluate(const Eigen::VectorXd& z, Evaluation level) {
+  const bool derivatives = level == Evaluation::Derivatives;
+  if (valid_ && z.size() == z_.size() && z == z_ && (derivatives_ || !derivatives)) return true;
   valid_ = false;
+  derivatives_ = derivatives;
+  ++rollouts_;
   failure_.clear();
   z_ = z;
   const Model& m = *setup_.model;
-  const int nd = m.nd(), nk = m.nk(), ns = m.nstrings(), nx = 2 * nd + nk, nz = variables();
+  const int nd = m.nd(), nk = m.nk(), ns = m.nstrings(), nx = 2 * nd + nk;
+  const int nz = derivatives ? variables() : 0;  // no sensitivities for a value
   const double dt = 1.0 / setup_.rate_hz;
   const OptimizationWeights& w = setup_.weights;
   cost_ = OptimizationCost{};
   min_stage_clearance_m_ = std::numeric_limits<double>::infinity();
-  gradient_.setZero(nz);
+  gradient_.setZero(variables());
   g_.setZero(constraints());
   jacobian_.setZero(goal_rows_, nz);
 
   const Eigen::MatrixXd u = spline_.sampleInputs(z);
   const int motion_steps = spline_.samples() - 1;
   const int steps = motion_steps + static_cast<int>(std::lround(setup_.settle_s * setup_.rate_hz));
-  inputCosts(u);
+  inputCosts(u, nullptr);
+  if (derivatives) hessian_ = input_hessian_;
   cost_.duration = w.duration * motion_steps * dt;
 
   // Rolls out with X_k = dx_k/dz; the input of step k is sample k + 1 (held after the end).
   State x = setup_.start;
   Eigen::MatrixXd X = Eigen::MatrixXd::Zero(nx, nz), X_next(nx, nz);
   StepLinearization lin;
+  lin.next = vi_.makeState();
+  lin.report = vi_.makeReport();
   Eigen::VectorXd tau(ns), tau_prev(ns);
   Eigen::MatrixXd dtau(ns, nz), dtau_prev(ns, nz);
   Eigen::VectorXd q_full(m.nq()), v(nd), v_last(nd);
@@ -165,23 +197,33 @@ bool TrajectoryProblem::evaluate(const Eigen::VectorXd& z) {
   for (int k = 0; k < steps; ++k) {
     const int s = std::min(k + 1, motion_steps);
     const Eigen::VectorXd u_next = u.row(s).transpose();
-    if (const StepStatus st = vi_.linearizeStep(x, u_next, lin); st != StepStatus::Ok) {
+    // The same single-step solve either way (vi_ has no substep fallback).
+    const StepStatus st = derivatives ? vi_.linearizeStep(x, u_next, lin)
+                                      : vi_.step(x, u_next, lin.next, &lin.report);
+    if (st != StepStatus::Ok) {
       failure_ = "step " + std::to_string(k + 1) + " (t = " + formatNumber((k + 1) * dt) +
                  " s): " + toString(st);
       return false;
     }
-    X_next.noalias() = lin.A * X;
-    for (int j = 0; j < nk; ++j)
-      for (const auto& [f, weight] : spline_.sampleWeights(s))
-        X_next.col(spline_.variable(j, f)) += weight * lin.B.col(j);
+    if (derivatives) {
+      X_next.noalias() = lin.A * X;
+      for (int j = 0; j < nk; ++j)
+        for (const auto& [f, weight] : spline_.sampleWeights(s))
+          X_next.col(spline_.variable(j, f)) += weight * lin.B.col(j);
+    }
 
     // Swing: 1/2 v^T M_ref v with v = (q_{k+1} - q_k) / dt, over the motion and the hold.
     v = (lin.next.q - x.q) / dt;
-    dv = (X_next.topRows(nd) - X.topRows(nd)) / dt;
     const double c = (k < motion_steps ? w.swing : w.settle) * dt / energy_ref_J_;
     const Eigen::VectorXd Mv = mass_ref_ * v;
     (k < motion_steps ? cost_.swing : cost_.settle) += c * 0.5 * v.dot(Mv);
-    gradient_.noalias() += c * (dv.transpose() * Mv);
+    if (derivatives) {
+      dv = (X_next.topRows(nd) - X.topRows(nd)) / dt;
+      gradient_.noalias() += c * (dv.transpose() * Mv);
+      // Gauss-Newton: c dv^T M dv = c (L^T dv)^T (L^T dv).
+      const Eigen::MatrixXd W = mass_ref_factor_.transpose() * dv;
+      hessian_.selfadjointView<Eigen::Lower>().rankUpdate(W.transpose(), c);
+    }
 
     // Tension measure tau_j: the step's tension while taut, -kappa * slackness while slack.
     q_full << lin.next.q, lin.next.rho;
@@ -190,29 +232,39 @@ bool TrajectoryProblem::evaluate(const Eigen::VectorXd& z) {
     for (int j : loaded_) {
       if (lin.report.taut[j]) {
         tau[j] = lin.report.tension_N[j];
-        dtau.row(j).noalias() = lin.tension_x.row(j) * X;
-        for (int i = 0; i < nk; ++i)
-          if (lin.tension_u(j, i) != 0.0)
-            for (const auto& [f, weight] : spline_.sampleWeights(s))
-              dtau(j, spline_.variable(i, f)) += weight * lin.tension_u(j, i);
+        if (derivatives) {
+          dtau.row(j).noalias() = lin.tension_x.row(j) * X;
+          for (int i = 0; i < nk; ++i)
+            if (lin.tension_u(j, i) != 0.0)
+              for (const auto& [f, weight] : spline_.sampleWeights(s))
+                dtau(j, spline_.variable(i, f)) += weight * lin.tension_u(j, i);
+        }
       } else {
         const double kappa = tension_ref_[j] / kSlackPerRef_m / slack_length_[j];
         tau[j] = kappa * data_.h[j];  // h < 0 while slack
-        dtau.row(j).noalias() = kappa * data_.Dh.row(j).head(nd) * X_next.topRows(nd);
-        dtau.row(j).noalias() += kappa * data_.Dh.row(j).tail(nk) * X_next.bottomRows(nk);
+        if (derivatives) {
+          dtau.row(j).noalias() = kappa * data_.Dh.row(j).head(nd) * X_next.topRows(nd);
+          dtau.row(j).noalias() += kappa * data_.Dh.row(j).tail(nk) * X_next.bottomRows(nk);
+        }
       }
       const double below = tension_floor_[j] - tau[j];
       if (below > 0) {
         const double cs = w.slack * dt / (tension_ref_[j] * tension_ref_[j]);
         cost_.slack += cs * below * below;
-        gradient_.noalias() -= 2.0 * cs * below * dtau.row(j).transpose();
+        if (derivatives) {
+          gradient_.noalias() -= 2.0 * cs * below * dtau.row(j).transpose();
+          addOuter(dtau.row(j), 2.0 * cs);
+        }
       }
       if (k > 0) {
         const double d = tau[j] - tau_prev[j];
         const double cr = w.tension_rate * kTimeRef_s * kTimeRef_s /
                           (tension_ref_[j] * tension_ref_[j] * dt);
         cost_.tension_rate += cr * d * d;
-        gradient_.noalias() += 2.0 * cr * d * (dtau.row(j) - dtau_prev.row(j)).transpose();
+        if (derivatives) {
+          gradient_.noalias() += 2.0 * cr * d * (dtau.row(j) - dtau_prev.row(j)).transpose();
+          addOuter(dtau.row(j) - dtau_prev.row(j), 2.0 * cr);
+        }
       }
     }
     std::swap(tau, tau_prev);
@@ -247,7 +299,7 @@ void TrajectoryProblem::fillGoalRows(const State& end, const Eigen::MatrixXd& X_
                                      const Eigen::VectorXd& v_last,
                                      const Eigen::MatrixXd& dv_last) {
   const Model& m = *setup_.model;
-  const int nd = m.nd(), nk = m.nk(), nz = variables();
+  const int nd = m.nd(), nk = m.nk(), nz = derivatives_ ? variables() : 0;
   const int r0 = linearConstraints();
   // d(q_full)/dz at the end: the q_d rows and the rho rows of X.
   Eigen::MatrixXd dq(m.nq(), nz);
@@ -336,10 +388,12 @@ void TrajectoryProblem::clearanceCost(const State& x, const Eigen::MatrixXd& X) 
     const double c0 = setup_.weights.clearance * dt / (margin * margin);
     const double below = margin - d;
     cost_.clearance += c0 * below * below;
+    if (!derivatives_) return;
     const Eigen::RowVectorXd dd = distanceGradient(kind, first, second, p1, p2);
-    gradient_.noalias() -= 2.0 * c0 * below * (X.topRows(nd).transpose() * dd.head(nd).transpose());
-    gradient_.noalias() -=
-        2.0 * c0 * below * (X.bottomRows(nk).transpose() * dd.tail(nk).transpose());
+    Eigen::RowVectorXd dd_dz = dd.head(nd) * X.topRows(nd);
+    dd_dz.noalias() += dd.tail(nk) * X.bottomRows(nk);
+    gradient_.noalias() -= 2.0 * c0 * below * dd_dz.transpose();
+    addOuter(dd_dz, 2.0 * c0);
   };
   if (std::isfinite(c.stage_distance_m))
     penalize(c.stage_distance_m, setup_.margin_m, c.stage_pair.kind, c.stage_first_index, -1,

@@ -43,6 +43,11 @@ struct ProblemSetup {
   double self_margin_m = 0.001;
 };
 
+// What an evaluation computes: the objective's terms and the constraint rows only (a line
+// search's trial point), or also their derivatives: the gradient, the goal rows' Jacobian and the
+// Gauss-Newton Hessian (every term is a sum of squares r^2: the sum of 2 dr^T dr).
+enum class Evaluation { Value, Derivatives };
+
 class TrajectoryProblem {
  public:
   explicit TrajectoryProblem(const ProblemSetup& setup);
@@ -58,19 +63,27 @@ class TrajectoryProblem {
 
   // Rolls out at z (remembered: the same z again costs nothing).  False when a step fails (its
   // single-step solve: a step that needs the integrator's substeps has no linearization), or a
-  // value is not finite; failure() says which.
-  bool evaluate(const Eigen::VectorXd& z);
+  // value is not finite; failure() says which.  Both levels take the same steps, so their
+  // values agree to the last bit.
+  bool evaluate(const Eigen::VectorXd& z, Evaluation level = Evaluation::Derivatives);
   const std::string& failure() const { return failure_; }
+  int rollouts() const { return rollouts_; }  // evaluations that rolled out (not remembered)
   const OptimizationCost& cost() const { return cost_; }
   double minStageClearance() const { return min_stage_clearance_m_; }  // over the motion (m)
   const Eigen::VectorXd& gradient() const { return gradient_; }    // d total / dz
+  // The Gauss-Newton Hessian of the total (lower triangle).
+  const Eigen::MatrixXd& hessian() const { return hessian_; }
   const Eigen::VectorXd& constraintValues() const { return g_; }  // every row
   // The goal rows' Jacobian, dense.
   const Eigen::MatrixXd& nonlinearJacobian() const { return jacobian_; }
   int goalRows() const { return goal_rows_; }
 
  private:
-  void inputCosts(const Eigen::MatrixXd& u);
+  // Effort and jerk (quadratic in z): into cost_ and gradient_, and their constant Hessian into
+  // `hessian` when not null.
+  void inputCosts(const Eigen::MatrixXd& u, Eigen::MatrixXd* hessian);
+  // hessian_ += c r^T r for a row r over z.
+  void addOuter(const Eigen::Ref<const Eigen::RowVectorXd>& r, double c);
   void fillGoalRows(const State& end, const Eigen::MatrixXd& X_end,
                     const Eigen::VectorXd& v_last, const Eigen::MatrixXd& dv_last);
   // The clearance penalty of one motion sample (state x, sensitivities X), from data_'s
@@ -90,6 +103,8 @@ class TrajectoryProblem {
   GoalEvaluator goal_;
   DynamicsData data_;
   Eigen::MatrixXd mass_ref_;  // M at the start pose: the fixed metric of the swing terms
+  Eigen::MatrixXd mass_ref_factor_;  // L with L L^T = mass_ref_ (lower)
+  Eigen::MatrixXd input_hessian_;    // the effort and jerk terms' (constant) Hessian
   double energy_ref_J_ = 1.0;
   std::vector<int> loaded_;   // strings whose tension terms count
   Eigen::VectorXd tension_ref_, tension_floor_, slack_length_;  // n_s
@@ -99,10 +114,13 @@ class TrajectoryProblem {
 
   Eigen::VectorXd z_;
   bool valid_ = false;
+  bool derivatives_ = false;  // the valid z's gradient, Jacobian and Hessian are held
+  int rollouts_ = 0;
   std::string failure_;
   OptimizationCost cost_;
   double min_stage_clearance_m_ = 0.0;
   Eigen::VectorXd gradient_, g_;
+  Eigen::MatrixXd hessian_;
   Eigen::MatrixXd jacobian_;
 };
 
