@@ -99,6 +99,28 @@ void printSummaryTable(const std::vector<SummaryRow>& rows, std::ostream& os) {
        << cell(r.median_clearance_m, "%.4f") << " | " << cell(r.roadmap_build_s, "%.1f") << " |\n";
 }
 
+// `bench planners --optimize`: per problem and planner, the optimization's success and time and
+// the quality medians of the plans before -> after.
+void printOptimizationTable(const std::vector<SummaryRow>& rows, std::ostream& os) {
+  os << "| problem | planner | optimized | exact & better | median time (s) | duration (s) | "
+        "input jerk rms | string catches | peak tension ratio | joint speed rms after 1 s | "
+        "min stage clearance (m) |\n"
+     << "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n";
+  auto pair = [](double before, double after, const char* format) {
+    return cell(before, format) + " → " + cell(after, format);
+  };
+  for (const SummaryRow& r : rows)
+    os << "| " << r.problem << " | " << r.planner << " | " << r.optimized << " | "
+       << r.optimization_succeeded << " | " << cell(r.median_optimization_time_s, "%.1f") << " | "
+       << pair(r.before.duration_s, r.after.duration_s, "%.2f") << " | "
+       << pair(r.before.input_jerk_rms, r.after.input_jerk_rms, "%.3g") << " | "
+       << pair(r.before.string_catches, r.after.string_catches, "%g") << " | "
+       << pair(r.before.peak_tension_ratio, r.after.peak_tension_ratio, "×%.1f") << " | "
+       << pair(r.before.residual_joint_speed_rms, r.after.residual_joint_speed_rms, "%.2f")
+       << " | " << pair(r.before.min_stage_clearance_m, r.after.min_stage_clearance_m, "%.4f")
+       << " |\n";
+}
+
 // `plan --server`: the request as the server takes it, progress from PlanStream, and the plan
 // back as the very type the in-process path returns (so the files and summary are the same).
 // With `optimization`, the server optimizes the plan; *report gets what it did.
@@ -149,8 +171,10 @@ int cmdBenchPlanners(int argc, char** argv) {
   if (argc < 3 || std::string(argv[2]) != "planners")
     throw std::invalid_argument("bench: expected 'bench planners' (the only benchmark here)");
   const Args a = parseArgs(
-      argc, argv, 3, {"--runs", "--time-limit", "--seed", "--problems", "--planners", "--out"},
-      {"--quick"});
+      argc, argv, 3,
+      {"--runs", "--time-limit", "--seed", "--problems", "--planners", "--out", "--settle",
+       "--optimize-time", "--weight", "--margin"},
+      {"--quick", "--optimize"});
   if (!a.values.count("--out")) throw std::invalid_argument("bench planners needs --out DIR");
   BenchmarkOptions opt;
   const bool quick = a.switches.count("--quick");
@@ -171,6 +195,11 @@ int cmdBenchPlanners(int argc, char** argv) {
     opt.planners = splitCommas(a.values.at("--planners"));
     for (const std::string& p : opt.planners) plannerParameters(p);  // names an unknown one
   }
+  opt.optimize = a.switches.count("--optimize") > 0;
+  for (const char* flag : {"--settle", "--optimize-time", "--weight", "--margin"})
+    if (!opt.optimize && (a.values.count(flag) || a.all.count(flag)))
+      throw std::invalid_argument(std::string(flag) + " applies to --optimize only");
+  if (opt.optimize) opt.optimization = parseOptimizationOptions(a);
   std::vector<BenchmarkProblem> problems = benchmarkProblems();
   if (a.values.count("--problems")) {
     std::vector<BenchmarkProblem> chosen;
@@ -209,6 +238,13 @@ int cmdBenchPlanners(int argc, char** argv) {
                      opt.runs, opt.time_limit_s, opt.first_seed, opt.first_seed + opt.runs - 1,
                      total_s);
   printSummaryTable(rows, table);
+  if (opt.optimize) {
+    table << formatted("\nOptimized (margin %g m, settle %g s, at most %g s each); medians, the "
+                       "plans -> the optimized plans:\n\n",
+                       opt.optimization.margin_m, opt.optimization.settle_s,
+                       opt.optimization.time_limit_s);
+    printOptimizationTable(rows, table);
+  }
   writeFileAtomically((dir / "summary.md").string(), [&](std::ostream& os) { os << table.str(); });
   std::cout << table.str() << "logs: " << dir.string()
             << "/*.log (ompl_benchmark_statistics DIR/*.log -d bench.db)\n";

@@ -51,6 +51,13 @@ const std::vector<BenchmarkProblem>& benchmarkProblems() {
        "table",
        "point:hand_l=0.05,0.24,0.40;radius=0.04",
        {}},
+      {"marionette25-table",
+       "marionette25 (25 joints, 21 inputs): the right hand across the body, over the table's "
+       "near edge",
+       "marionette25",
+       "table",
+       "point:hand_r=0.10,0.16,0.45;radius=0.05",
+       {}},
       {"puppetcopter-living-room",
        "PuppetCopter among 20,848 mesh triangles: left hand up towards the coffee table",
        "puppetcopter",
@@ -114,7 +121,8 @@ std::string number(double x) {
   return os.str();
 }
 
-BenchmarkRun runOnce(const PlanRequest& base, const std::string& planner, unsigned long seed) {
+BenchmarkRun runOnce(const PlanRequest& base, const std::string& planner, unsigned long seed,
+                     const BenchmarkOptions& options) {
   PlanRequest req = base;
   req.options.planner = planner;
   req.options.seed = seed;
@@ -122,8 +130,10 @@ BenchmarkRun runOnce(const PlanRequest& base, const std::string& planner, unsign
   run.seed = seed;
   const double memory0 = residentMegabytes();
   const auto t0 = std::chrono::steady_clock::now();
+  double planned_s = NAN;  // planning and verification, without any optimization
   try {
     const Plan plan = planMotion(req);
+    planned_s = secondsSince(t0);
     run.outcome = plan.outcome;
     run.message = plan.message;
     run.stats = plan.stats;
@@ -137,13 +147,24 @@ BenchmarkRun runOnce(const PlanRequest& base, const std::string& planner, unsign
       run.collision_free = plan.collision_free;
       run.within_limits = plan.limit_violations.empty();
       if (plan.goal_sample >= 0) run.goal_time_s = plan.goal_sample / plan.rate_hz;
+      run.quality = plan.quality;
+    }
+    if (options.optimize && plan.samples() > 1 && plan.goal_sample >= 0) {
+      // Timed on its own: the planning figures above stay the planner's.
+      const OptimizedPlan out = optimizePlan(req, plan, options.optimization);
+      run.optimization_tried = true;
+      run.optimization = out.report;
+      run.optimized_outcome = out.plan.outcome;
+      run.optimized_quality = out.plan.quality;
+      run.optimization_succeeded =
+          out.report.improved && out.plan.outcome == PlanOutcome::Exact;
     }
   } catch (const std::exception& e) {
     run.error = true;
     run.message = e.what();
     run.time_s = secondsSince(t0);
   }
-  run.total_time_s = secondsSince(t0);
+  run.total_time_s = std::isnan(planned_s) ? secondsSince(t0) : planned_s;
   run.memory_mb = std::max(0.0, residentMegabytes() - memory0);
   return run;
 }
@@ -199,7 +220,7 @@ ProblemRuns runBenchmark(const BenchmarkProblem& problem, const BenchmarkOptions
     }
     for (int r = 0; r < options.runs; ++r) {
       if (options.on_run) options.on_run(planner, r);
-      pr.runs.push_back(runOnce(base, planner, options.first_seed + r));
+      pr.runs.push_back(runOnce(base, planner, options.first_seed + r, options));
     }
     out.planners.push_back(std::move(pr));
   }
@@ -240,7 +261,7 @@ void writeOmplBenchmarkLog(const ProblemRuns& runs, std::ostream& out) {
   out << '\n' << runs.planners.size() << " planners\n";
 
   // Property names become SQL column names in ompl_benchmark_statistics: words and spaces only.
-  const std::vector<std::string> properties = {"approximate solution BOOLEAN",
+  std::vector<std::string> properties = {"approximate solution BOOLEAN",
                                                "collision checks INTEGER",
                                                "correct solution BOOLEAN",
                                                "edges rejected INTEGER",
@@ -261,7 +282,26 @@ void writeOmplBenchmarkLog(const ProblemRuns& runs, std::ostream& out) {
                                                "status ENUM",
                                                "time REAL",
                                                "total time REAL",
-                                               "verification time REAL"};
+                                               "verification time REAL",
+                                               "input jerk REAL",
+                                               "string catches INTEGER",
+                                               "peak tension ratio REAL",
+                                               "residual joint speed REAL",
+                                               "residual kinetic energy REAL"};
+  // With optimization: whether and how it worked, and the quality of the plan it returned.
+  const std::vector<std::string> optimization_properties = {
+      "optimization tried BOOLEAN",          "optimization success BOOLEAN",
+      "optimization time REAL",              "optimization iterations INTEGER",
+      "optimization cost before REAL",       "optimization cost after REAL",
+      "optimized plan duration REAL",        "optimized input jerk REAL",
+      "optimized string catches INTEGER",    "optimized peak tension ratio REAL",
+      "optimized residual joint speed REAL", "optimized residual kinetic energy REAL",
+      "optimized solution clearance REAL"};
+  if (runs.options.optimize)
+    properties.insert(properties.end(), optimization_properties.begin(),
+                      optimization_properties.end());
+  // A quality figure, or nothing when it was not measured.
+  auto figure = [](const PlanQuality& q, double value) { return q.measured ? number(value) : ""; };
   for (const PlannerRuns& pr : runs.planners) {
     out << findPlanner(pr.planner)->log_name << '\n';
     out << pr.settings.size() << " common properties\n";
@@ -294,8 +334,32 @@ void writeOmplBenchmarkLog(const ProblemRuns& runs, std::ostream& out) {
           std::to_string(omplStatus(r)),
           number(r.time_s),
           number(r.total_time_s),
-          number(r.stats.verification_time_s)};
+          number(r.stats.verification_time_s),
+          figure(r.quality, r.quality.input_jerk_rms_overall),
+          r.quality.measured ? std::to_string(r.quality.string_catches) : "",
+          figure(r.quality, r.quality.peak_tension_ratio),
+          figure(r.quality, r.quality.residual_joint_speed_rms),
+          figure(r.quality, r.quality.residual_kinetic_energy_J)};
       for (const std::string& v : values) out << v << "; ";
+      if (runs.options.optimize) {
+        const PlanQuality& q = r.optimized_quality;
+        const bool tried = r.optimization_tried;
+        const std::vector<std::string> more = {
+            std::to_string(tried),
+            std::to_string(r.optimization_succeeded),
+            tried ? number(r.optimization.time_s) : "",
+            tried ? std::to_string(r.optimization.iterations) : "",
+            tried ? number(r.optimization.before.total()) : "",
+            tried ? number(r.optimization.after.total()) : "",
+            figure(q, q.duration_s),
+            figure(q, q.input_jerk_rms_overall),
+            q.measured ? std::to_string(q.string_catches) : "",
+            figure(q, q.peak_tension_ratio),
+            figure(q, q.residual_joint_speed_rms),
+            figure(q, q.residual_kinetic_energy_J),
+            figure(q, q.min_stage_clearance_m)};
+        for (const std::string& v : more) out << v << "; ";
+      }
       out << '\n';
     }
     out << ".\n";
@@ -323,6 +387,31 @@ std::vector<SummaryRow> summarize(const ProblemRuns& runs) {
       for (const BenchmarkRun& r : pr.runs)
         row.roadmap_build_s = std::max(row.roadmap_build_s, r.stats.roadmap_build_time_s);
     }
+    // Quality before and after optimization, over the runs that tried it.
+    std::vector<std::vector<double>> before(7), after(7);
+    auto collect = [](const PlanQuality& q, std::vector<std::vector<double>>& into) {
+      const double figures[7] = {q.duration_s,          q.input_jerk_rms_overall,
+                                 double(q.string_catches), q.peak_tension_ratio,
+                                 q.residual_joint_speed_rms, q.residual_kinetic_energy_J,
+                                 q.min_stage_clearance_m};
+      for (int i = 0; i < 7; ++i) into[i].push_back(figures[i]);
+    };
+    std::vector<double> optimization_time;
+    for (const BenchmarkRun& r : pr.runs) {
+      if (!r.optimization_tried) continue;
+      ++row.optimized;
+      row.optimization_succeeded += r.optimization_succeeded;
+      optimization_time.push_back(r.optimization.time_s);
+      collect(r.quality, before);
+      collect(r.optimized_quality, after);
+    }
+    auto medians = [](const std::vector<std::vector<double>>& v, SummaryRow::QualityMedians& m) {
+      m = {median(v[0]), median(v[1]), median(v[2]), median(v[3]),
+           median(v[4]), median(v[5]), median(v[6])};
+    };
+    medians(before, row.before);
+    medians(after, row.after);
+    row.median_optimization_time_s = median(optimization_time);
     row.success_rate = row.runs ? static_cast<double>(row.exact) / row.runs : 0.0;
     row.median_time_s = median(times);
     row.median_duration_s = median(durations);

@@ -89,6 +89,17 @@ Eigen::VectorXd InputSpline::fit(const Eigen::MatrixXd& samples) const {
   return z;
 }
 
+Eigen::VectorXd InputSpline::transfer(const Eigen::VectorXd& end) const {
+  const int nf = freePerInput();
+  Eigen::VectorXd z(variables());
+  for (int f = 0; f < nf; ++f) {
+    const double s = (f + 1.0) / nf;  // the end value at s = 1
+    const double w = s * s * s * (10 - 15 * s + 6 * s * s);
+    for (int j = 0; j < nk_; ++j) z[variable(j, f)] = (1 - w) * start_[j] + w * end[j];
+  }
+  return z;
+}
+
 InputSpline::LimitRows InputSpline::limitRows(const Model& model, double share) const {
   std::vector<Eigen::Triplet<double>> entries;
   std::vector<double> lower, upper;

@@ -45,6 +45,9 @@ class InputSpline {
   // The variables that best fit (least squares) a sampled motion of the same duration
   // (rows at rate_hz; missing rows held at the last).
   Eigen::VectorXd fit(const Eigen::MatrixXd& samples) const;
+  // The variables of a smooth transfer from the start to `end` (n_k): the control points follow
+  // the quintic smoothstep 10 s^3 - 15 s^4 + 6 s^5 of their index.
+  Eigen::VectorXd transfer(const Eigen::VectorXd& end) const;
 
   // The linear limit rows: for each input, each first difference P_{c+1} - P_c (speed, bound
   // max_speed * H) and second difference P_{c+1} - 2 P_c + P_{c-1} (acceleration, bound

@@ -80,32 +80,32 @@ OptimizedPlan optimizePlan(const PlanRequest& request, const Plan& plan,
   setup.weights = options.weights;
   setup.end_reference = plan.inputs.row(plan.samples() - 1).transpose();
   setup.collision = collision;
-  setup.margin_m = options.margin_m;
+  setup.margin_m = options.margin_m * (std::getenv("MARIONETTE_OPT_PAD") ? std::atof(std::getenv("MARIONETTE_OPT_PAD")) : 1.0);
   detail::TrajectoryProblem problem(setup);
   {
     std::ostringstream m;
     m << "ipopt single shooting, cubic B-spline inputs, " << setup.segments << " segments";
     report.method = m.str();
   }
+  // Start from the plan's motion fitted by the spline; when that cannot be rolled out in single
+  // steps (its linearization), from a smooth transfer to the plan's end inputs.
   Eigen::VectorXd z0 = problem.spline().fit(plan.inputs);
-  if (std::getenv("MARIONETTE_OPT_LINE")) {
-    const int nf = problem.spline().freePerInput();
-    for (int j = 0; j < model->nk(); ++j)
-      for (int f = 0; f < nf; ++f) {
-        const double s = (f + 1.0) / nf;
-        const double w = s * s * s * (10 - 15 * s + 6 * s * s);
-        z0[problem.spline().variable(j, f)] = (1 - w) * rho0[j] + w * plan.inputs(plan.samples() - 1, j);
-      }
-  }
-  if (!problem.evaluate(z0)) {
-    // The rollout takes single steps (their exact linearization); a motion whose steps need the
-    // integrator's substep fallback cannot be differentiated so.
-    report.time_s = secondsSince(t0);
+  bool before_known = problem.evaluate(z0, detail::Evaluation::Value);
+  if (!before_known) {
+    const std::string why = problem.failure();
+    z0 = problem.spline().transfer(plan.inputs.row(plan.samples() - 1).transpose());
+    if (!problem.evaluate(z0, detail::Evaluation::Value)) {
+      report.time_s = secondsSince(t0);
+      report.message = "neither the plan's motion, fitted by the spline (" + why +
+                       "), nor a smooth transfer to its end inputs (" + problem.failure() +
+                       ") can be rolled out in single steps; the plan is unchanged";
+      return out;
+    }
     report.message = "the plan's motion, fitted by the spline, cannot be rolled out in single "
-                     "steps (" + problem.failure() + "); the plan is unchanged";
-    return out;
+                     "steps (" + why + "): started from a smooth transfer to its end inputs";
   }
-  report.before = problem.cost();
+  if (before_known) report.before = problem.cost();
+  const double start_cost = problem.cost().total();
   auto keepGoing = [&](const detail::TrajectoryNlp::Progress& p) {
     if (cancelled && cancelled()) return false;
     if (progress) {
@@ -130,8 +130,7 @@ OptimizedPlan optimizePlan(const PlanRequest& request, const Plan& plan,
   app->Options()->SetNumericValue("tol", 1e-6);
   app->Options()->SetNumericValue("acceptable_tol", 1e-3);
   // The objective in units of the starting motion's: O(1) like the constraints' rows.
-  if (report.before.total() > 0)
-    app->Options()->SetNumericValue("obj_scaling_factor", 1.0 / report.before.total());
+  if (start_cost > 0) app->Options()->SetNumericValue("obj_scaling_factor", 1.0 / start_cost);
   if (app->Initialize() != Ipopt::Solve_Succeeded) {
     report.message = "the solver could not start";
     return out;
@@ -178,7 +177,8 @@ OptimizedPlan optimizePlan(const PlanRequest& request, const Plan& plan,
     return out;
   }
   // Cheaper by at least 1 % (and by more than rounding): else not worth changing the plan.
-  if (!(report.after.total() < 0.99 * report.before.total() - 1e-12)) {
+  // (A plan whose own motion the rollout cannot take has no cost to beat.)
+  if (before_known && !(report.after.total() < 0.99 * report.before.total() - 1e-12)) {
     report.message = "no motion 1 % cheaper found (cost " + formatNumber(report.before.total()) +
                      " -> " + formatNumber(report.after.total()) + "); the plan is unchanged";
     return out;

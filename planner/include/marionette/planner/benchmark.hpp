@@ -5,7 +5,7 @@
 // Contents
 //   BenchmarkProblem     a named (model, scene, start, goal) problem and the planners to run.
 //   benchmarkProblems()  the built-in problems: the planner tests' problems plus living-room.
-//   BenchmarkOptions     runs, time limit, planners, progress.
+//   BenchmarkOptions     runs, time limit, planners, progress, and whether to optimize each plan.
 //   BenchmarkRun / PlannerRuns / ProblemRuns   what was measured.
 //   runBenchmark()       runs one problem.
 //   writeOmplBenchmarkLog()   one problem's runs as an OMPL benchmark log.
@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "marionette/planner/planner.hpp"
+#include "marionette/planner/trajectory_optimization.hpp"
 
 namespace marionette {
 
@@ -42,6 +43,9 @@ struct BenchmarkOptions {
   unsigned long first_seed = 1;
   std::vector<std::string> planners;  // empty = the problem's planners
   RoadmapOptions roadmap;             // prm: built once per problem (seed fixed), then queried
+  // Each plan that reaches its goal is then optimized (optimizePlan) with these options.
+  bool optimize = false;
+  OptimizationOptions optimization;
   // Called before each run: (planner, run index).
   std::function<void(const std::string&, int)> on_run;
 };
@@ -63,6 +67,13 @@ struct BenchmarkRun {
   bool collision_free = false;
   bool within_limits = false;
   PlanStatistics stats;
+  PlanQuality quality;  // the plan's (measured when it has samples)
+  // With BenchmarkOptions::optimize, for a plan that reaches its goal:
+  bool optimization_tried = false;
+  bool optimization_succeeded = false;  // an improved plan that is exact
+  PlanOutcome optimized_outcome = PlanOutcome::NotFound;
+  OptimizationReport optimization;      // what it did (time_s, iterations, cost before/after)
+  PlanQuality optimized_quality;        // the plan it returned (the same plan when unchanged)
 };
 
 struct PlannerRuns {
@@ -97,6 +108,16 @@ struct SummaryRow {
   double median_duration_s = NAN;   // over exact runs
   double median_clearance_m = NAN;  // over exact runs
   double roadmap_build_s = NAN;     // prm: the build, once per problem
+  // With optimization: over the runs that tried it (plans that reached their goal).
+  int optimized = 0, optimization_succeeded = 0;
+  double median_optimization_time_s = NAN;
+  // Medians of the quality figures before (the plans) and after (what optimization returned).
+  struct QualityMedians {
+    double duration_s = NAN, input_jerk_rms = NAN, string_catches = NAN,
+           peak_tension_ratio = NAN, residual_joint_speed_rms = NAN,
+           residual_kinetic_energy_J = NAN, min_stage_clearance_m = NAN;
+  };
+  QualityMedians before, after;
 };
 std::vector<SummaryRow> summarize(const ProblemRuns& runs);
 
