@@ -20,7 +20,11 @@ void cubicWeights(double w, double out[4]) {
 
 InputSpline::InputSpline(const Model& model, double duration_s, int segments, double rate_hz,
                          const Eigen::VectorXd& start)
-    : nk_(model.nk()), segments_(segments), start_(start) {
+    : nk_(model.nk()),
+      segments_(segments),
+      start_(start),
+      rate_hz_(rate_hz),
+      model_(&model) {
   if (segments < 3) throw std::invalid_argument("InputSpline: at least 3 segments");
   if (!(duration_s > 0) || !(rate_hz > 0)) throw std::invalid_argument("InputSpline: duration");
   const int n = static_cast<int>(std::lround(duration_s * rate_hz));
@@ -87,6 +91,13 @@ Eigen::VectorXd InputSpline::fit(const Eigen::MatrixXd& samples) const {
     z.segment(j * nf, nf) = ldlt.solve(A.transpose() * rhs);
   }
   return z;
+}
+
+Eigen::VectorXd InputSpline::smoothedFit(const Eigen::MatrixXd& samples, int segments) const {
+  segments = std::clamp(segments, 3, segments_);
+  if (segments == segments_) return fit(samples);
+  const InputSpline coarse(*model_, (this->samples() - 1) / rate_hz_, segments, rate_hz_, start_);
+  return fit(coarse.sampleInputs(coarse.fit(samples)));
 }
 
 Eigen::VectorXd InputSpline::transfer(const Eigen::VectorXd& end) const {

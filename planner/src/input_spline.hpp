@@ -45,6 +45,9 @@ class InputSpline {
   // The variables that best fit (least squares) a sampled motion of the same duration
   // (rows at rate_hz; missing rows held at the last).
   Eigen::VectorXd fit(const Eigen::MatrixXd& samples) const;
+  // The same fit through a coarser spline of `segments` pieces (3 .. segments()), then
+  // re-expressed in this one: the motion's course without its wiggles.
+  Eigen::VectorXd smoothedFit(const Eigen::MatrixXd& samples, int segments) const;
   // The variables of a smooth transfer from the start to `end` (n_k): the control points follow
   // the quintic smoothstep 10 s^3 - 15 s^4 + 6 s^5 of their index.
   Eigen::VectorXd transfer(const Eigen::VectorXd& end) const;
@@ -64,6 +67,8 @@ class InputSpline {
   int nk_, segments_;
   double spacing_s_;
   Eigen::VectorXd start_;
+  double rate_hz_;
+  const Model* model_;  // outlives the spline (the problem's)
   Eigen::MatrixXd basis_;  // (N + 1) x (K + 3): sample n's weight on control point c
   std::vector<std::vector<std::pair<int, double>>> weights_;
   // Control point c (0 .. K + 2, i.e. P_{c-1}) as (variable f or -1 for the start, factor).

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdlib>
 
 namespace marionette::detail {
 
@@ -125,11 +124,9 @@ bool TrajectoryNlp::eval_h(Index n, const Number* x, bool, Number obj_factor, In
   }
   if (!at(x, n, Evaluation::Derivatives)) return false;
   const Eigen::MatrixXd& H = problem_.hessian();
-  static const double damp = std::getenv("MARIONETTE_OPT_DAMP") ? std::atof(std::getenv("MARIONETTE_OPT_DAMP")) : 0.0;
-  const double mean = H.diagonal().mean();
   Index e = 0;
   for (Index r = 0; r < n; ++r)
-    for (Index c = 0; c <= r; ++c) values[e++] = obj_factor * (H(r, c) + (r == c ? damp * (H(r, r) + 1e-3 * mean) : 0.0));
+    for (Index c = 0; c <= r; ++c) values[e++] = obj_factor * H(r, c);
   return true;
 }
 

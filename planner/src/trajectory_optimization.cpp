@@ -5,7 +5,6 @@
 
 #include <IpIpoptApplication.hpp>
 #include <cmath>
-#include <cstdlib>
 #include <sstream>
 
 #include "marionette/common/clock.hpp"
@@ -73,39 +72,53 @@ OptimizedPlan optimizePlan(const PlanRequest& request, const Plan& plan,
   setup.goal = request.goal;
   setup.start = vi.stateFromVelocity(start.q, start.qdot, rho0);
   setup.rate_hz = plan.rate_hz;
-  setup.duration_s = plan.duration_s() * (std::getenv("MARIONETTE_OPT_TSCALE") ? std::atof(std::getenv("MARIONETTE_OPT_TSCALE")) : 1.0);
+  setup.duration_s = plan.duration_s();
   setup.segments = std::max(3, static_cast<int>(std::lround(setup.duration_s *
                                                             options.knots_per_s)));
   setup.settle_s = options.settle_s;
   setup.weights = options.weights;
   setup.end_reference = plan.inputs.row(plan.samples() - 1).transpose();
   setup.collision = collision;
-  setup.margin_m = options.margin_m * (std::getenv("MARIONETTE_OPT_PAD") ? std::atof(std::getenv("MARIONETTE_OPT_PAD")) : 1.0);
+  // The penalty starts half a margin (at least 5 mm) farther out, so that the balance of the
+  // terms settles clear of the margin rather than on it.
+  setup.margin_m = options.margin_m > 0 ? options.margin_m + std::max(0.005, 0.5 * options.margin_m)
+                                        : 0.0;
   detail::TrajectoryProblem problem(setup);
   {
     std::ostringstream m;
-    m << "ipopt single shooting, cubic B-spline inputs, " << setup.segments << " segments";
+    m << "ipopt single shooting (Gauss-Newton Hessian), cubic B-spline inputs, " << setup.segments
+      << " segments";
     report.method = m.str();
   }
-  // Start from the plan's motion fitted by the spline; when that cannot be rolled out in single
-  // steps (its linearization), from a smooth transfer to the plan's end inputs.
-  Eigen::VectorXd z0 = problem.spline().fit(plan.inputs);
-  bool before_known = problem.evaluate(z0, detail::Evaluation::Value);
-  if (!before_known) {
-    const std::string why = problem.failure();
-    z0 = problem.spline().transfer(plan.inputs.row(plan.samples() - 1).transpose());
-    if (!problem.evaluate(z0, detail::Evaluation::Value)) {
-      report.time_s = secondsSince(t0);
-      report.message = "neither the plan's motion, fitted by the spline (" + why +
-                       "), nor a smooth transfer to its end inputs (" + problem.failure() +
-                       ") can be rolled out in single steps; the plan is unchanged";
-      return out;
-    }
-    report.message = "the plan's motion, fitted by the spline, cannot be rolled out in single "
-                     "steps (" + why + "): started from a smooth transfer to its end inputs";
-  }
+  // The plan's motion fitted by the spline is what the optimization must beat.  It starts from
+  // the cheapest of that fit, coarser fits (the motion's course without its wiggles) and a
+  // smooth transfer to the plan's end inputs, of those that can be rolled out in single steps
+  // (the linearization's).
+  const detail::InputSpline& spline = problem.spline();
+  const Eigen::VectorXd fitted = spline.fit(plan.inputs);
+  const bool before_known = problem.evaluate(fitted, detail::Evaluation::Value);
+  const std::string fit_failure = problem.failure();
   if (before_known) report.before = problem.cost();
-  const double start_cost = problem.cost().total();
+  std::vector<Eigen::VectorXd> starts = {fitted};
+  for (int segments : {3, spline.segments() / 2}) starts.push_back(spline.smoothedFit(plan.inputs, segments));
+  starts.push_back(spline.transfer(plan.inputs.row(plan.samples() - 1).transpose()));
+  Eigen::VectorXd z0;
+  double start_cost = std::numeric_limits<double>::infinity();
+  for (const Eigen::VectorXd& z : starts)
+    if (problem.evaluate(z, detail::Evaluation::Value) && problem.cost().total() < start_cost) {
+      z0 = z;
+      start_cost = problem.cost().total();
+    }
+  if (z0.size() == 0) {
+    report.time_s = secondsSince(t0);
+    report.message = "neither the plan's motion, fitted by the spline (" + fit_failure +
+                     "), nor a smoother version of it can be rolled out in single steps; the "
+                     "plan is unchanged";
+    return out;
+  }
+  if (!before_known)
+    report.message = "the plan's motion, fitted by the spline, cannot be rolled out in single "
+                     "steps (" + fit_failure + ")";
   auto keepGoing = [&](const detail::TrajectoryNlp::Progress& p) {
     if (cancelled && cancelled()) return false;
     if (progress) {
@@ -121,10 +134,9 @@ OptimizedPlan optimizePlan(const PlanRequest& request, const Plan& plan,
   };
   Ipopt::SmartPtr<detail::TrajectoryNlp> nlp = new detail::TrajectoryNlp(problem, z0, keepGoing);
   Ipopt::SmartPtr<Ipopt::IpoptApplication> app = IpoptApplicationFactory();
-  app->Options()->SetIntegerValue("print_level", std::getenv("MARIONETTE_OPT_PRINT") ? std::atoi(std::getenv("MARIONETTE_OPT_PRINT")) : 0);
+  app->Options()->SetIntegerValue("print_level", 0);
   app->Options()->SetStringValue("sb", "yes");
-  if (const char* h = std::getenv("MARIONETTE_OPT_HESSIAN"))
-    app->Options()->SetStringValue("hessian_approximation", h);
+  // The Hessian is the objective's Gauss-Newton one (TrajectoryNlp::eval_h).
   app->Options()->SetStringValue("mu_strategy", "adaptive");
   app->Options()->SetIntegerValue("max_iter", options.max_iterations);
   app->Options()->SetNumericValue("tol", 1e-6);

@@ -15,7 +15,7 @@ namespace {
 constexpr double kTimeRef_s = 0.1;         // tension rate and jerk are measured over this
 constexpr double kSlackPerRef_m = 0.01;    // 1 cm of slack counts as losing T_ref
 constexpr double kLoadedString_N = 0.05;   // strings lighter than this at both ends are left out
-constexpr double kFloorShare = 0.3;        // tau below this share of the start's static load
+constexpr double kFloorShare = 0.3;        // tau below this share of the lighter static load
 }  // namespace
 
 TrajectoryProblem::TrajectoryProblem(const ProblemSetup& s)
@@ -55,10 +55,9 @@ TrajectoryProblem::TrajectoryProblem(const ProblemSetup& s)
     if (std::max(a, b) < kLoadedString_N) continue;
     loaded_.push_back(j);
     tension_ref_[j] = std::max(a, b);
-    // Keep what carries the puppet at the start carrying it: the end's rest pose is the
-    // optimizer's to choose (a puppet hung from other strings at the end got there by letting
-    // these go slack).
-    tension_floor_[j] = kFloorShare * a;
+    // A string that carries less at the end's rest than at the start may unload on the way
+    // (a quasi-static transfer of the load is no catch).
+    tension_floor_[j] = kFloorShare * std::min(a, b);
   }
   // Goal rows: one per joint (joint and rest-of goals) or per point target, plus at-rest.
   goal_rows_ = goal_.spec().kind == GoalSpec::Kind::Point
