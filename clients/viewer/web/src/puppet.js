@@ -13,6 +13,7 @@ import { placed, shapeGeometry, vec } from './shapes.js';
 
 export const SLACK_COLOR = new THREE.Color('#868e96');
 const SAG_POINTS = 17;  // vertices of a string's polyline (a slack string sags)
+const qa = new THREE.Quaternion(), qb = new THREE.Quaternion();  // scratch
 
 export class Puppet {
   // view: the document (frames, links, strings); track: a MotionTrack of this puppet's motion;
@@ -101,7 +102,6 @@ export class Puppet {
     const motion = this.track.doc;
     const s = this.track.sampleAt(t);
     const a = motion.frame_poses[s.i], b = motion.frame_poses[s.j];
-    const qa = new THREE.Quaternion(), qb = new THREE.Quaternion();
     this.frameGroups.forEach((g, k) => {
       const o = 7 * k;
       g.position.set(lerp(a[o], b[o], s.f), lerp(a[o + 1], b[o + 1], s.f),

@@ -308,18 +308,21 @@ plots.add('tensions', 'string tensions', '(N)', perPlan((doc) => doc.tensions.na
   (name, k) => ({ name, values: column(doc.tensions.samples, k), color: seriesColor(k) }))),
 { collisions });
 if (view.clearance) {
+  // The minima of each plan; the compared plan's go unlabelled where they are the shown plan's.
   const markers = [];
   tracks.forEach((track, plan) => {
     const c = track.doc.clearance, t = track.doc.t;
-    const who = plan ? track.name + ': ' : '';
+    const mark = (k, value, label) => {
+      const same = markers.some((m) => m.t === t[k] && m.value === value);
+      markers.push({ t: t[k], value, plan,
+        label: plan ? (same ? '' : track.name + ': ' + label) : label });
+    };
     if (c.min_index >= 0)
-      markers.push({ t: t[c.min_index], value: c.samples[c.min_index], plan,
-        label: who + 'min ' + (100 * c.samples[c.min_index]).toFixed(1) + ' cm at ' +
-          t[c.min_index].toFixed(2) + ' s' });
+      mark(c.min_index, c.samples[c.min_index], 'min ' +
+        (100 * c.samples[c.min_index]).toFixed(1) + ' cm at ' + t[c.min_index].toFixed(2) + ' s');
     if (c.stage_min_index >= 0 && c.stage_min_index !== c.min_index)
-      markers.push({ t: t[c.stage_min_index], value: c.stage_samples[c.stage_min_index], plan,
-        label: who + 'stage min ' + (100 * c.stage_samples[c.stage_min_index]).toFixed(1) +
-          ' cm' });
+      mark(c.stage_min_index, c.stage_samples[c.stage_min_index], 'stage min ' +
+        (100 * c.stage_samples[c.stage_min_index]).toFixed(1) + ' cm');
   });
   plots.add('clearance', 'clearance', '(m)', perPlan((doc) => [
     { name: 'nearest pair (self included)', values: doc.clearance.samples, color: '#d62728' },
