@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
-"""`marionette render` as a user runs it, without a browser: pages for a plan, a rest pose and a
-simulated input sequence; bad input (a plan for another model, a missing mesh, a truncated plan,
+"""`marionette render` as a user runs it, without a browser: pages for a plan, a rest pose, a
+simulated input sequence and two plans compared; bad input (a plan for another model, a missing mesh, a truncated plan,
 options out of range) gives a clear error and leaves no file behind, nor touches one already
 there.  (tests/viewer_browser_test.mjs opens the pages in Chromium.)
 Usage: render_cli_test.py PATH/TO/marionette SOURCE_DIR"""
 import json
+import math
 import os
 import re
 import subprocess
@@ -39,6 +40,14 @@ class RenderCli(unittest.TestCase):
         cls.plan = os.path.join(cls.dir, "plan.json")
         with open(cls.plan) as f:
             cls.plan_json = json.load(f)
+        # Another plan of the same problem, at another rate and of another duration, to compare.
+        r = run("plan", "--model", "planar-arm", "--planner", "est", "--goal", "q:theta1=0.3",
+                "--seed", "2", "--rate", "25", "--time-limit", "20", "--out", "other.json",
+                "--quiet", cwd=cls.dir)
+        assert r.returncode == 0, r.stderr
+        cls.other = os.path.join(cls.dir, "other.json")
+        with open(cls.other) as f:
+            cls.other_json = json.load(f)
 
     @classmethod
     def tearDownClass(cls):
@@ -154,6 +163,86 @@ class RenderCli(unittest.TestCase):
         r = run("render", self.plan)
         self.assertEqual(r.returncode, 2)
         self.assertIn("nothing to write", r.stderr)
+
+    def test_compare_holds_the_second_plan_as_its_own_motion(self):
+        out = self.path("cmp.html")
+        r = run("render", self.plan, "--compare", self.other, "--out", out)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        _, doc = view_document(out)
+        a, b, c = self.plan_json, self.other_json, doc["compare"]
+        self.assertEqual((doc["name"], c["name"]), ("plan.json", "other.json"))
+        # Different rates and durations, each kept: the page's timeline spans the longer.
+        self.assertEqual((a["inputs"]["rate_hz"], b["inputs"]["rate_hz"]), (50, 25))
+        self.assertNotEqual(a["inputs"]["duration_s"], b["inputs"]["duration_s"])
+        self.assertEqual(len(doc["t"]), len(a["inputs"]["samples"]))
+        self.assertEqual(len(c["t"]), len(b["inputs"]["samples"]))
+        self.assertEqual(c["rate_hz"], 25)
+        self.assertAlmostEqual(c["t"][-1], b["inputs"]["duration_s"], places=9)
+        # The compared samples are the other plan's: its inputs, its predicted tensions and
+        # clearance, and its predicted states -- link 1 turns by theta1 about y, so its pose's
+        # quaternion (x, y, z, w) is (0, sin theta1/2, 0, cos theta1/2).
+        self.assertEqual(b["predicted"]["state_names"][0], "theta1")
+        self.assertEqual(doc["frames"][0], "link1")
+        for i, (u, states, tensions, clearance) in enumerate(zip(
+                b["inputs"]["samples"], b["predicted"]["states"], b["predicted"]["tensions_N"],
+                b["predicted"]["clearance_m"])):
+            for x, y in zip(c["inputs"]["samples"][i], u):
+                self.assertAlmostEqual(x, y, delta=1e-6)
+            for x, y in zip(c["tensions"]["samples"][i], tensions):
+                self.assertAlmostEqual(x, y, delta=1e-6 * (1 + y))
+            self.assertAlmostEqual(c["clearance"]["samples"][i], clearance, delta=1e-6)
+            pose = c["frame_poses"][i]
+            self.assertAlmostEqual(2 * math.atan2(pose[4], pose[6]), states[0], delta=1e-6)
+        # The shown plan is still the first one.
+        for x, y in zip(doc["tensions"]["samples"][-1], a["predicted"]["tensions_N"][-1]):
+            self.assertAlmostEqual(x, y, delta=1e-6 * (1 + y))
+        # Both plans' quality figures, for the header.
+        for d, plan in ((doc, a), (c, b)):
+            quality = dict(d["quality"])
+            self.assertEqual(quality["string catches"], str(plan["quality"]["string_catches"]))
+            self.assertEqual(quality["input jerk rms"],
+                             "%.3g /s³" % plan["quality"]["input_jerk_rms_overall"])
+
+    def test_compare_names_plans_of_the_same_file_name_by_their_paths(self):
+        os.makedirs(self.path("optimized"), exist_ok=True)
+        same_name = self.path("optimized/plan.json")
+        with open(self.other) as f, open(same_name, "w") as g:
+            g.write(f.read())
+        out = self.path("same.html")
+        r = run("render", "plan.json", "--compare", "optimized/plan.json", "--out", out,
+                cwd=self.dir)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        _, doc = view_document(out)
+        self.assertEqual((doc["name"], doc["compare"]["name"]),
+                         ("plan.json", "optimized/plan.json"))
+
+    def test_compare_in_another_scene_says_so(self):
+        out = self.path("scene.html")
+        r = run("render", self.plan, "--compare", self.other, "--scene", "pillars", "--out", out)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        _, doc = view_document(out)
+        self.assertEqual(dict(doc["setting"])["scene"], "pillars")
+        problems = [value for key, value, bad in doc["compare"]["info"] if bad]
+        self.assertIn("planned in 'empty', shown in 'pillars'", problems)
+
+    def test_compare_a_plan_for_another_model(self):
+        r = run("plan", "--model", "suspended-mass", "--goal", "q:xm=0.05", "--seed", "1",
+                "--out", "mass.json", "--quiet", cwd=self.dir)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assert_refused(["render", self.plan, "--compare", self.path("mass.json")],
+                            "mass.json: model: the plan is for 'suspended-mass', not 'planar-arm'")
+
+    def test_compare_needs_two_plan_files(self):
+        csv = os.path.join(SOURCE, "examples", "mass-through-window.csv")
+        self.assert_refused(["render", self.plan, "--compare", self.other, "--inputs", csv],
+                            "--compare: compares two plan files; not with --inputs")
+        self.assert_refused(["render", "--model", "suspended-mass", "--inputs", csv,
+                             "--compare", self.other],
+                            "--compare: compares two plan files; not with --inputs")
+        self.assert_refused(["render", "--model", "planar-arm", "--compare", self.other],
+                            "--compare: give the plan to compare it with first")
+        self.assert_refused(["render", self.plan, "--compare", self.path("missing.json")],
+                            "missing.json")
 
     def test_png_without_a_browser_is_a_clear_error_and_writes_nothing(self):
         png = self.path("x.png")

@@ -5,7 +5,9 @@
 #include <gtest/gtest.h>
 #include <yaml-cpp/yaml.h>
 
+#include <cmath>
 #include <fstream>
+#include <map>
 #include <sstream>
 
 #include "marionette/environments/collision.hpp"
@@ -35,6 +37,25 @@ const Plan& tablePlan() {
     return planMotion(req);
   }();
   return plan;
+}
+
+// Two planar-arm plans of one problem that differ in rate and duration: the one shown and the
+// one compared with it (`render A.json --compare B.json`).
+const Plan& armPlan(unsigned seed, double rate_hz) {
+  static std::map<std::pair<unsigned, double>, Plan> plans;
+  auto [it, added] = plans.try_emplace({seed, rate_hz});
+  if (added) {
+    PlanRequest req;
+    req.model = loadModel("planar-arm");
+    req.scene = loadScene("empty");
+    req.options.planner = "est";
+    req.options.seed = seed;
+    req.options.rate_hz = rate_hz;
+    req.options.time_limit_s = 20;
+    req.goal = GoalSpec::parse("q:theta1=0.3");
+    it->second = planMotion(req);
+  }
+  return it->second;
 }
 
 std::string planText(const Plan& plan) {
@@ -299,6 +320,90 @@ TEST(ViewerDocument, UnknownTracedPointIsNamed) {
   } catch (const FieldError& e) {
     EXPECT_EQ(e.field(), "trace_points");
     EXPECT_NE(e.problem().find("'nose' is not a named point of 'planar-arm'"), std::string::npos)
+        << e.what();
+  }
+}
+
+TEST(ViewerMotion, APlansNameIsItsFileNameAndItsQualityFiguresAreItsOwn) {
+  const Plan& plan = armPlan(1, 50);
+  ASSERT_TRUE(plan.quality.measured);
+  const Motion m = viewer::motionOfPlan(plan, "runs/raw.json", *loadModel("planar-arm"));
+  EXPECT_EQ(m.name, "raw.json");
+  std::map<std::string, std::string> quality(m.quality.begin(), m.quality.end());
+  EXPECT_EQ(quality["string catches"], std::to_string(plan.quality.string_catches));
+  std::ostringstream jerk, ratio;
+  jerk.precision(3);
+  jerk << plan.quality.input_jerk_rms_overall << " /s³";
+  EXPECT_EQ(quality["input jerk rms"], jerk.str());
+  ratio.precision(3);
+  ratio << "×" << plan.quality.peak_tension_ratio << " (" << plan.quality.peak_tension_string
+        << ")";
+  EXPECT_EQ(quality["peak tension / static"], ratio.str());
+  // A plan file from before quality was measured has no figures to show.
+  Plan old = plan;
+  old.quality = PlanQuality{};
+  EXPECT_TRUE(viewer::motionOfPlan(old, "old.json", *loadModel("planar-arm")).quality.empty());
+}
+
+TEST(ViewerDocument, AComparedPlanIsWrittenAsItsOwnDocumentWouldBe) {
+  const ModelPtr model = loadModel("planar-arm");
+  const ScenePtr scene = loadScene("empty");
+  const Plan& a = armPlan(1, 50);
+  const Plan& b = armPlan(2, 25);
+  ASSERT_NE(a.samples(), b.samples());
+  const Motion shown = viewer::motionOfPlan(a, "a.json", *model);
+  const Motion compared = viewer::motionOfPlan(b, "b.json", *model);
+  viewer::ViewOptions options;
+  options.compare = &compared;
+  const YAML::Node doc = viewDocument(model, scene, shown, options);
+  const YAML::Node c = doc["compare"];
+  ASSERT_TRUE(c.IsMap());
+  EXPECT_EQ(doc["name"].as<std::string>(), "a.json");
+  EXPECT_EQ(c["name"].as<std::string>(), "b.json");
+  // The shown plan stays at the top level, untouched by the compared one.
+  ASSERT_EQ(static_cast<int>(doc["t"].size()), a.samples());
+  EXPECT_NEAR(doc["tensions"]["samples"][a.samples() - 1][0].as<double>(),
+              a.tensions_N(a.samples() - 1, 0), 1e-6);
+  // The compared plan: its own rate, times, inputs, tensions and FCL clearance ...
+  ASSERT_EQ(static_cast<int>(c["t"].size()), b.samples());
+  EXPECT_EQ(c["rate_hz"].as<double>(), 25.0);
+  EXPECT_NEAR(c["t"][b.samples() - 1].as<double>(), b.duration_s(), 1e-9);
+  for (int i = 0; i < b.samples(); ++i) {
+    for (int k = 0; k < model->nk(); ++k)
+      EXPECT_NEAR(c["inputs"]["samples"][i][k].as<double>(), b.inputs(i, k), 1e-6) << i;
+    EXPECT_NEAR(c["tensions"]["samples"][i][0].as<double>(), b.tensions_N(i, 0),
+                1e-6 * (1 + b.tensions_N(i, 0)))
+        << i;
+    EXPECT_NEAR(c["clearance"]["samples"][i].as<double>(), b.clearance_m[i], 1e-6) << i;
+  }
+  // ... and its poses: link 1 turns by theta1 about y, exactly as b's predicted states say.
+  for (int i = 0; i < b.samples(); ++i) {
+    const YAML::Node pose = c["frame_poses"][i];
+    const double angle = 2 * std::atan2(pose[4].as<double>(), pose[6].as<double>());
+    EXPECT_NEAR(angle, b.states(i, 0), 1e-6) << i;
+  }
+  // Member for member what b's own document holds.
+  const YAML::Node alone = viewDocument(model, scene, compared);
+  EXPECT_TRUE(alone["compare"].IsNull());
+  for (const char* key : {"frame_poses", "string_ends", "string_lengths", "points"})
+    EXPECT_EQ(YAML::Dump(c[key]), YAML::Dump(alone[key])) << key;
+  EXPECT_EQ(YAML::Dump(c["quality"]), YAML::Dump(alone["quality"]));
+  EXPECT_EQ(c["goal_index"].as<int>(), b.goal_sample);
+}
+
+TEST(ViewerDocument, AComparedMotionOfTheWrongSizeIsNamed) {
+  const ModelPtr model = loadModel("planar-arm");
+  Motion other = viewer::motionAtRest(loadModel("arm3d"));
+  other.name = "arm3d.json";
+  viewer::ViewOptions options;
+  options.compare = &other;
+  std::ostringstream os;
+  try {
+    viewer::writeViewJson(model, nullptr, viewer::motionAtRest(model), options, os);
+    FAIL();
+  } catch (const ViewError& e) {
+    EXPECT_NE(std::string(e.what()).find("arm3d.json: its sizes do not fit 'planar-arm'"),
+              std::string::npos)
         << e.what();
   }
 }

@@ -7,7 +7,8 @@
 // page from disk with the network off, and checks: no console errors and no request leaves the
 // page; the 3-D canvas is not blank; scrubbing to two times changes the pixels where the puppet
 // is; the tension plot has one series per string; play, orbit and the path toggle change what
-// is drawn; the minimum-clearance button goes to the marked moment.  Then `--png` at a given size.
+// is drawn; the minimum-clearance button goes to the marked moment; a plan compared with another
+// (`--compare`) is drawn as a ghost that can be seen.  Then `--png` at a given size.
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -322,6 +323,55 @@ try {
     assert.ok(variance > 100, `luminance variance ${variance.toFixed(1)}`);
     assert.deepEqual(outside, []);
   });
+  // Two plans compared: a raw planar-arm plan and its optimized version, the second a ghost.
+  await check('a compared plan is a translucent ghost, dashed in the plots, named in the header',
+    async () => {
+      run('plan', '--model', 'planar-arm', '--goal', 'q:theta1=-0.2', '--seed', '1', '--out',
+        'raw.json', '--quiet');
+      run('optimize', 'raw.json', '--out', 'better.json', '--quiet');
+      run('render', 'raw.json', '--compare', 'better.json', '--out', 'cmp.html');
+      const [raw, better] = ['raw.json', 'better.json'].map((f) =>
+        JSON.parse(readFileSync(join(workDir, f), 'utf8')));
+      consoleErrors.length = 0;
+      await page.goto('file://' + join(workDir, 'cmp.html'));
+      await page.waitForFunction(() => window.marionetteViewer && window.marionetteViewer.ready);
+      assert.deepEqual(consoleErrors, []);
+      const viewer = await page.evaluate(() => ({ duration: window.marionetteViewer.duration,
+        name: window.marionetteViewer.compareName, opacity: window.marionetteViewer.ghostOpacity }));
+      assert.equal(viewer.name, 'better.json');
+      assert.ok(Math.abs(viewer.duration - Math.max(raw.inputs.duration_s,
+        better.inputs.duration_s)) < 1e-9, `duration ${viewer.duration}`);
+      // The ghost's strings are drawn at its opacity, coloured like the shown plan's.
+      const ghostStrings = await page.evaluate(() => window.marionetteViewer.ghostStrings());
+      assert.equal(ghostStrings.length, 1);
+      assert.equal(ghostStrings[0].opacity, viewer.opacity);
+      assert.ok(viewer.opacity > 0.2 && viewer.opacity < 0.5, `opacity ${viewer.opacity}`);
+      // Each plot: the shown plan's series solid, the compared plan's dashed; the legend names
+      // both files.
+      const series = await page.locator('#plot-tensions path.series').evaluateAll((paths) =>
+        paths.map((p) => [p.getAttribute('data-plan'), p.getAttribute('stroke-dasharray')]));
+      assert.deepEqual(series, [['raw.json', null], ['better.json', '5 3']]);
+      const legend = await page.locator('#plot-tensions .legend').textContent();
+      assert.ok(legend.includes('raw.json') && legend.includes('better.json'), legend);
+      // The header: one row per plan with its own quality figures.
+      const rows = await page.locator('#comparison tr').evaluateAll((trs) =>
+        trs.map((tr) => [...tr.cells].map((c) => c.textContent)));
+      const column = rows[0].indexOf('string catches');
+      assert.ok(column > 0, `header ${rows[0]}`);
+      assert.deepEqual(rows.slice(1).map((r) => [r[0], r[column]]),
+        [['raw.json', String(raw.quality.string_catches)],
+          ['better.json (ghost)', String(better.quality.string_catches)]]);
+      // The ghost is seen: hiding it changes the pixels where it is.
+      await page.evaluate((t) => window.marionetteViewer.setTime(t), raw.inputs.duration_s / 2);
+      const region = await page.evaluate(() => window.marionetteViewer.ghostScreenBox());
+      assert.ok(region.width > 10 && region.height > 10, `ghost box ${JSON.stringify(region)}`);
+      const shown = await shot();
+      await page.evaluate(() => window.marionetteViewer.setGhostVisible(false));
+      const hidden = await shot();
+      const share = changedShare(shown, hidden, region);
+      assert.ok(share > 0.02, `hiding the ghost changed ${(100 * share).toFixed(2)}% of its box`);
+      assert.deepEqual(outside, []);
+    });
   await context.close();
 } finally {
   await browser.close();
@@ -341,6 +391,19 @@ await check('--png makes a still of the requested size that is not blank', async
   const other = decodePng(readFileSync(join(workDir, 'still2.png')));
   const all = { x: 0, y: 0, width: 640, height: 360 };
   assert.ok(changedShare(img, other, all) > 0.002, 'stills at 0 s and 1 s are the same');
+});
+
+// (That the ghost is seen is checked on the page above; here, that the still is the compared page.)
+await check('--png works with --compare', async () => {
+  const still = (name, ...compare) => {
+    run('render', 'raw.json', ...compare, '--png', name, '--size', '640x360', '--at', '0.7');
+    return decodePng(readFileSync(join(workDir, name)));
+  };
+  const alone = still('raw.png'), both = still('cmp.png', '--compare', 'better.json');
+  assert.equal(both.width, 640);
+  assert.equal(both.height, 360);
+  const all = { x: 0, y: 0, width: 640, height: 360 };
+  assert.ok(changedShare(alone, both, all) > 0.002, 'the still with --compare is the plain one');
 });
 
 if (failures) {

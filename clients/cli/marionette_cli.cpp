@@ -70,7 +70,7 @@ constexpr const char* kUsage =
     "                  [--log FILE.csv] [--dry-run]\n"
     "    exit: 0 done, 2 refused (nothing sent), 3 stopped by SIGINT/SIGTERM, 4 link lost or\n"
     "    rig refused, 5 too many missed deadlines (each stop holds the last setpoints)\n"
-    "  marionette render PLAN.json | --model NAME|FILE [--scene NAME|FILE]\n"
+    "  marionette render PLAN.json [--compare B.json] | --model NAME|FILE [--scene NAME|FILE]\n"
     "                  [--inputs FILE.csv [--dt S] [--duration S]]\n"
     "                  [--out FILE.html] [--png FILE.png [--at S] [--size WxH] [--chromium PATH]]\n"
     "                  [--points NAME,...]   (a plan may also take --model / --scene files)\n"

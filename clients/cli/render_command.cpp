@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -31,6 +32,23 @@ std::pair<int, int> parseSize(const std::string& text) {
   return {w, h};
 }
 
+// `--compare B.json`: the plan drawn as a ghost beside `shown`'s (same model, refused otherwise
+// by motionOfPlan naming the file and field), in the shown plan's scene.  Where the two names
+// would read the same in the legends, both are their paths.
+Motion comparedMotion(const std::string& path, const Model& model, const ScenePtr& scene,
+                      const std::string& shown_path, Motion& shown) {
+  const Plan plan = readPlanFile(path);
+  Motion m = motionOfPlan(plan, path, model);
+  if (!plan.scene.empty() && (!scene || plan.scene != scene->name))
+    m.problems.push_back("planned in '" + plan.scene + "', shown in '" +
+                         (scene ? scene->name : "no scene") + "'");
+  if (m.name == shown.name) {
+    m.name = path;
+    shown.name = shown_path;
+  }
+  return m;
+}
+
 }  // namespace
 
 int cmdRender(int argc, char** argv) {
@@ -39,8 +57,15 @@ int cmdRender(int argc, char** argv) {
   const std::string plan_path = takePositional(argc, argv, rest);
   const Args a = parseArgs(static_cast<int>(rest.size()), rest.data(), 2,
                            {"--model", "--scene", "--inputs", "--dt", "--duration", "--out",
-                            "--png", "--at", "--size", "--points", "--chromium"},
+                            "--png", "--at", "--size", "--points", "--chromium", "--compare"},
                            {});
+  const bool comparing = a.values.count("--compare") > 0;
+  if (comparing && a.values.count("--inputs"))
+    throw std::invalid_argument("--compare: compares two plan files; not with --inputs");
+  if (comparing && plan_path.empty())
+    throw std::invalid_argument(
+        "--compare: give the plan to compare it with first (marionette render A.json "
+        "--compare B.json)");
   if (!a.values.count("--out") && !a.values.count("--png"))
     throw std::invalid_argument("nothing to write: give --out FILE.html and/or --png FILE.png");
   if (plan_path.empty() && !a.values.count("--model"))
@@ -54,7 +79,7 @@ int cmdRender(int argc, char** argv) {
   // What to show.
   ModelPtr model = a.values.count("--model") ? loadModel(a.values.at("--model")) : nullptr;
   ScenePtr scene;
-  Motion motion;
+  Motion motion, compared;
   if (!plan_path.empty()) {
     const Plan plan = readPlanFile(plan_path);
     if (!model) {
@@ -76,6 +101,8 @@ int cmdRender(int argc, char** argv) {
                                     " (give the scene file with --scene)");
       }
     }
+    if (comparing)
+      compared = comparedMotion(a.values.at("--compare"), *model, scene, plan_path, motion);
   } else {
     if (a.values.count("--scene")) scene = loadScene(a.values.at("--scene"));
     if (a.values.count("--inputs")) {
@@ -97,8 +124,13 @@ int cmdRender(int argc, char** argv) {
       motion = motionAtRest(model);
     }
   }
-  const double duration = (motion.q.rows() - 1) / motion.rate_hz;
+  // The timeline spans the longer motion.
+  double duration = (motion.q.rows() - 1) / motion.rate_hz;
   ViewOptions options;
+  if (comparing) {
+    options.compare = &compared;
+    duration = std::max(duration, (compared.q.rows() - 1) / compared.rate_hz);
+  }
   if (a.values.count("--points")) options.trace_points = splitCommas(a.values.at("--points"));
   const bool at_given = a.values.count("--at") > 0;
   if (at_given) {
@@ -133,7 +165,9 @@ int cmdRender(int argc, char** argv) {
   if (a.values.count("--out")) {
     writePage(a.values.at("--out"));
     std::cerr << "render: wrote " << a.values.at("--out") << " (" << html.size() / 1024 << " KiB, "
-              << motion.q.rows() << " samples, " << formatted("%.2f", duration) << " s)\n";
+              << motion.q.rows() << " samples"
+              << (comparing ? " and " + std::to_string(compared.q.rows()) + " compared" : "")
+              << ", " << formatted("%.2f", duration) << " s)\n";
   }
   if (a.values.count("--png")) {
     const std::string png = a.values.at("--png");

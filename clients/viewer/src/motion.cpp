@@ -2,6 +2,7 @@
 #include <cmath>
 #include <sstream>
 
+#include "marionette/common/text.hpp"
 #include "marionette/models/field_error.hpp"
 #include "marionette/models/rest_pose.hpp"
 #include "marionette/plan/goal_spec.hpp"
@@ -16,13 +17,6 @@ std::string fixed(double v, int digits) {
   os.precision(digits);
   os << v;
   return os.str();
-}
-
-template <class Items>
-std::vector<std::string> namesOf(const Items& items) {
-  std::vector<std::string> out;
-  for (const auto& x : items) out.push_back(x.name);
-  return out;
 }
 
 void requireNames(const std::vector<std::string>& got, const std::vector<std::string>& expected,
@@ -56,24 +50,57 @@ std::vector<GoalRegion> goalRegions(const std::string& goal_text) {
   return out;
 }
 
+// What a puppeteer judges a plan by (plan-format.md, `quality`), as the header shows it.
+std::vector<std::pair<std::string, std::string>> qualityFacts(const PlanQuality& q) {
+  if (!q.measured) return {};
+  auto g3 = [](double v) {
+    std::ostringstream os;
+    os.precision(3);
+    os << v;
+    return os.str();
+  };
+  const std::string hold = "after a " + g3(q.settle_s) + " s hold";
+  std::vector<std::pair<std::string, std::string>> out = {
+      {"input jerk rms", g3(q.input_jerk_rms_overall) + " /s³"},
+      {"string catches", std::to_string(q.string_catches)},
+      {"peak tension / static",
+       "×" + g3(q.peak_tension_ratio) +
+           (q.peak_tension_string.empty() ? "" : " (" + q.peak_tension_string + ")")},
+      {"joint speed rms " + hold, g3(q.residual_joint_speed_rms)},
+      {"kinetic energy " + hold, g3(1000 * q.residual_kinetic_energy_J) + " mJ"}};
+  if (std::isfinite(q.min_clearance_m))
+    out.push_back({"min clearance", fixed(100 * q.min_clearance_m, 1) + " cm"});
+  if (std::isfinite(q.min_stage_clearance_m))
+    out.push_back({"min stage clearance", fixed(100 * q.min_stage_clearance_m, 1) + " cm"});
+  return out;
+}
+
+// "runs/raw.json" -> "raw.json"
+std::string fileName(const std::string& path) {
+  const std::size_t slash = path.find_last_of('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
 }  // namespace
 
 Motion motionOfPlan(const Plan& plan, const std::string& source, const Model& model) {
   if (plan.model != model.name)
     throw ViewError(source + ": model: the plan is for '" + plan.model + "', not '" + model.name +
                     "'");
-  requireNames(plan.input_names, namesOf(model.kinematic), source, "inputs.names",
+  requireNames(plan.input_names, itemNames(model.kinematic), source, "inputs.names",
                "kinematic variables", model);
   if (plan.states.rows() != plan.samples())
     throw ViewError(source +
                     ": predicted.states: missing (a plan from `marionette plan --out` "
                     "has them)");
-  requireNames(plan.state_names, namesOf(model.dynamic), source, "predicted.state_names",
+  requireNames(plan.state_names, itemNames(model.dynamic), source, "predicted.state_names",
                "dynamic variables", model);
-  requireNames(plan.string_names, namesOf(model.strings), source, "predicted.string_names",
+  requireNames(plan.string_names, itemNames(model.strings), source, "predicted.string_names",
                "strings", model);
   Motion m;
   m.title = plan.model + (plan.scene.empty() ? "" : " in " + plan.scene) + ": " + plan.goal;
+  m.name = fileName(source);
+  m.quality = qualityFacts(plan.quality);
   m.info = {{"planner", plan.stats.planner.empty() ? "?" : plan.stats.planner},
             {"outcome", toString(plan.outcome)},
             {"duration", fixed(plan.duration_s(), 2) + " s at " + fixed(plan.rate_hz, 0) + " Hz"}};
@@ -101,6 +128,7 @@ Motion motionAtRest(const ModelPtr& model) {
     throw ViewError(model->name + ": no rest pose for the default inputs: " + rest.message);
   Motion m;
   m.title = model->name + " at rest";
+  m.name = "rest pose";
   m.info = {{"inputs", "defaults"}, {"potential energy", fixed(rest.potential_J, 4) + " J"}};
   m.rate_hz = 1.0;
   m.q.resize(1, model->nq());
@@ -129,6 +157,7 @@ Motion motionOfInputs(const ModelPtr& model, const InputSchedule& inputs,
   });
   Motion m;
   m.title = model->name + ": " + inputs_source;
+  m.name = fileName(inputs_source);
   m.info = {{"simulated", "midpoint VI, dt " + fixed(dt_s * 1000, 1) + " ms"},
             {"duration", fixed(duration_s, 2) + " s"},
             {"max string over-stretch", fixed(summary.max_violation_m * 1e6, 3) + " µm"}};

@@ -1,68 +1,19 @@
-// The view document (JSON) and the page around it.
+// The view document (JSON) -- the model's links and strings, the stage, and one motion or two
+// (motion_json.cpp) -- and the page around it.
 #include <cmath>
 #include <memory>
 #include <sstream>
 
 #include "embedded_viewer_assets.hpp"  // generated: page.html, viewer.js
-#include "marionette/common/json_text.hpp"
+#include "json_parts.hpp"
 #include "marionette/common/text.hpp"
-#include "marionette/environments/collision.hpp"
 #include "marionette/environments/mesh.hpp"
-#include "marionette/models/dynamics.hpp"
 #include "marionette/models/field_error.hpp"
 #include "marionette/viewer/view.hpp"
+#include "motion_json.hpp"
 
 namespace marionette::viewer {
 namespace {
-
-void jsonVector3(std::ostream& os, const Eigen::Vector3d& v) {
-  os << '[';
-  writeJsonNumber(os, v.x());
-  os << ',';
-  writeJsonNumber(os, v.y());
-  os << ',';
-  writeJsonNumber(os, v.z());
-  os << ']';
-}
-
-// Position then unit quaternion (x, y, z, w): three.js's order.
-void jsonPose(std::ostream& os, const Eigen::Isometry3d& pose) {
-  const Eigen::Quaterniond q(pose.linear());
-  const Eigen::Vector3d& p = pose.translation();
-  os << p.x() << ',' << p.y() << ',' << p.z() << ',' << q.x() << ',' << q.y() << ',' << q.z() << ','
-     << q.w();
-}
-
-template <class T, class Write>
-void jsonList(std::ostream& os, const std::vector<T>& items, Write write) {
-  os << '[';
-  for (std::size_t i = 0; i < items.size(); ++i) {
-    if (i) os << ',';
-    write(items[i]);
-  }
-  os << ']';
-}
-
-void jsonNames(std::ostream& os, const std::vector<std::string>& names) {
-  jsonList(os, names, [&](const std::string& n) { writeJsonString(os, n); });
-}
-
-void jsonRows(std::ostream& os, const Eigen::MatrixXd& m) {
-  os << '[';
-  for (Eigen::Index i = 0; i < m.rows(); ++i) {
-    os << (i ? ",\n[" : "\n[");
-    for (Eigen::Index j = 0; j < m.cols(); ++j) {
-      if (j) os << ',';
-      writeJsonNumber(os, m(i, j));
-    }
-    os << ']';
-  }
-  os << ']';
-}
-
-void jsonColumn(std::ostream& os, const std::vector<double>& v) {
-  jsonList(os, v, [&](double x) { writeJsonNumber(os, x); });
-}
 
 void jsonShape(std::ostream& os, const Shape& shape, const TriangleMesh* mesh) {
   os << "{\"type\":";
@@ -94,25 +45,11 @@ void jsonShape(std::ostream& os, const Shape& shape, const TriangleMesh* mesh) {
   os << '}';
 }
 
-// The unit of each kinematic variable: rad when it turns a joint, m otherwise (a translation or
-// a string's length).
-std::vector<std::string> inputUnits(const Model& model) {
-  std::vector<std::string> units(model.nk(), "m");
-  for (const Frame& f : model.frames)
-    if (f.type == JointType::Rotate && f.variable >= model.nd())
-      units[f.variable - model.nd()] = "rad";
-  return units;
-}
-
 }  // namespace
 
 void writeViewJson(const ModelPtr& model_ptr, const ScenePtr& scene, const Motion& motion,
                    const ViewOptions& options, std::ostream& os) {
   const Model& model = *model_ptr;
-  const int n = static_cast<int>(motion.q.rows());
-  if (n < 1 || motion.q.cols() != model.nq() || motion.tensions_N.rows() != n ||
-      motion.tensions_N.cols() != model.nstrings())
-    throw ViewError("the motion's sizes do not fit '" + model.name + "'");
   const std::vector<std::string>& traced =
       options.trace_points.empty() ? motion.trace_points : options.trace_points;
   for (const auto& p : traced)
@@ -121,122 +58,33 @@ void writeViewJson(const ModelPtr& model_ptr, const ScenePtr& scene, const Motio
                                            "' (it has: " + joinNames(itemNames(model.points)) +
                                            ")");
     }
-
-  // Frames that carry link geometry, in model order; their meshes.
-  std::vector<int> link_frames;
+  const std::vector<int> link_frames = linkFrames(model);
   std::vector<int> frame_slot(model.frames.size(), -1);
-  for (const Geometry& g : model.geometry)
-    if (frame_slot[g.frame] < 0) {
-      frame_slot[g.frame] = static_cast<int>(link_frames.size());
-      link_frames.push_back(g.frame);
-    }
+  for (std::size_t k = 0; k < link_frames.size(); ++k)
+    frame_slot[link_frames[k]] = static_cast<int>(k);
   std::vector<TriangleMeshPtr> link_meshes;
   for (const Geometry& g : model.geometry)
     link_meshes.push_back(g.shape.type == ShapeType::Mesh
                               ? loadMeshFile(g.shape.mesh_path, g.shape.mesh_scale)
                               : nullptr);
 
-  // Per sample: kinematics in the stage frame.
-  const Eigen::Isometry3d& stage = model.stage_pose;
-  DynamicsData data(model);
-  std::vector<std::string> frame_rows, end_rows;
-  Eigen::MatrixXd lengths(n, model.nstrings());
-  std::vector<std::vector<Eigen::Vector3d>> point_paths(model.points.size());
-  Eigen::Vector3d lo = Eigen::Vector3d::Constant(INFINITY), hi = -lo;
-  for (int i = 0; i < n; ++i) {
-    const Eigen::VectorXd q = motion.q.row(i).transpose();
-    forwardKinematics(model, data, q);
-    computeStrings(model, data, q, false);
-    std::ostringstream fr, er;
-    fr.precision(7);
-    er.precision(7);
-    for (std::size_t k = 0; k < link_frames.size(); ++k) {
-      Eigen::Isometry3d pose = Eigen::Isometry3d::Identity();
-      pose.linear() = data.frame_R[link_frames[k]];
-      pose.translation() = data.frame_p[link_frames[k]];
-      if (k) fr << ',';
-      jsonPose(fr, stage * pose);
-      lo = lo.cwiseMin((stage * pose).translation());
-      hi = hi.cwiseMax((stage * pose).translation());
-    }
-    for (int s = 0; s < model.nstrings(); ++s) {
-      const Eigen::Vector3d a = stage * data.string_puppet_end[s];
-      const Eigen::Vector3d e = stage * data.string_rig_end[s];
-      er << (s ? "," : "") << a.x() << ',' << a.y() << ',' << a.z() << ',' << e.x() << ',' << e.y()
-         << ',' << e.z();
-      lengths(i, s) = data.length[s];
-      lo = lo.cwiseMin(e);
-      hi = hi.cwiseMax(e);
-    }
-    for (std::size_t p = 0; p < model.points.size(); ++p)
-      point_paths[p].push_back(
-          stage * pointPosition(data, model.points[p].frame, model.points[p].position_m));
-    frame_rows.push_back(fr.str());
-    end_rows.push_back(er.str());
-  }
-
-  // Clearance with FCL, as the planner checks it.
-  std::vector<double> clearance, stage_clearance;
-  int min_index = -1, stage_min_index = -1, first_collision = -1;
-  std::string collision_pair;
-  if (scene) {
-    auto collision = std::make_shared<CollisionModel>(model_ptr, scene);
-    CollisionChecker checker(collision);
-    const TrajectoryCheck check = checker.checkTrajectory(motion.q.transpose(), true);
-    for (int i = 0; i < n; ++i) {
-      clearance.push_back(check.samples[i].clearance_m);
-      stage_clearance.push_back(check.samples[i].stage_clearance_m);
-      if (std::isfinite(clearance[i]) && (min_index < 0 || clearance[i] < clearance[min_index]))
-        min_index = i;
-      if (std::isfinite(stage_clearance[i]) &&
-          (stage_min_index < 0 || stage_clearance[i] < stage_clearance[stage_min_index]))
-        stage_min_index = i;
-    }
-    first_collision = check.first_collision;
-    if (first_collision >= 0) collision_pair = check.first_pair.describe();
-  }
-
-  // The floor: under the stage bounds, or under the motion.
-  Eigen::Vector3d floor_center(0.5 * (lo.x() + hi.x()), 0.5 * (lo.y() + hi.y()), 0.0);
-  double floor_size = std::max(hi.x() - lo.x(), hi.y() - lo.y()) + 1.5;
-  if (scene && scene->bounds) {
-    const StageBounds& b = *scene->bounds;
-    floor_center =
-        Eigen::Vector3d(0.5 * (b.min_m.x() + b.max_m.x()), 0.5 * (b.min_m.y() + b.max_m.y()), 0.0);
-    floor_size = std::max(b.max_m.x() - b.min_m.x(), b.max_m.y() - b.min_m.y()) + 1.0;
-  }
-  floor_size = std::ceil(std::max(floor_size, 2.0) * 2.0) / 2.0;
-
   os.precision(7);
-  os << "{\"format\":\"marionette-view\",\"version\":1,\n\"title\":";
-  writeJsonString(os, motion.title);
-  os << ",\n\"info\":[";
-  std::vector<std::pair<std::string, std::string>> info = {{"model", model.name}};
-  info.push_back({"scene", scene ? scene->name : "none"});
-  info.insert(info.end(), motion.info.begin(), motion.info.end());
-  for (std::size_t i = 0; i < info.size(); ++i) {
-    os << (i ? "," : "") << '[';
-    writeJsonString(os, info[i].first);
-    os << ',';
-    writeJsonString(os, info[i].second);
-    os << ",false]";
+  os << "{\"format\":\"marionette-view\",\"version\":1,\n\"setting\":";
+  jsonPairs(os, {{"model", model.name}, {"scene", scene ? scene->name : "none"}});
+  // The motion shown, then the one compared with it (drawn as a ghost), member for member.
+  Eigen::AlignedBox3d extent;
+  os << ",\n";
+  writeMotionMembers(model_ptr, scene, link_frames, motion, extent, os);
+  os << ",\n\"compare\":";
+  if (options.compare) {
+    os << '{';
+    writeMotionMembers(model_ptr, scene, link_frames, *options.compare, extent, os);
+    os << '}';
+  } else {
+    os << "null";
   }
-  std::vector<std::string> problems = motion.problems;
-  if (first_collision >= 0) {
-    std::ostringstream c;
-    c.precision(3);
-    c << "collision at " << first_collision / motion.rate_hz << " s: " << collision_pair;
-    problems.insert(problems.begin(), c.str());
-  }
-  for (const auto& p : problems) {
-    os << (info.empty() ? "" : ",") << "[\"\",";
-    writeJsonString(os, p);
-    os << ",true]";
-  }
-  os << "],\n\"rate_hz\":" << motion.rate_hz << ",\"default_time\":" << options.at_s;
-  os << ",\n\"t\":[";
-  for (int i = 0; i < n; ++i) os << (i ? "," : "") << i / motion.rate_hz;
-  os << "],\n\"frames\":";
+
+  os << ",\n\"default_time\":" << options.at_s << ",\n\"frames\":";
   std::vector<std::string> frame_names;
   for (int f : link_frames) frame_names.push_back(model.frames[f].name);
   jsonNames(os, frame_names);
@@ -251,63 +99,14 @@ void writeViewJson(const ModelPtr& model_ptr, const ScenePtr& scene, const Motio
     jsonShape(os, geo.shape, link_meshes[g].get());
     os << '}';
   }
-  os << "],\n\"frame_poses\":[";
-  for (int i = 0; i < n; ++i) os << (i ? ",\n[" : "\n[") << frame_rows[i] << ']';
   os << "],\n\"strings\":";
   jsonList(os, model.strings, [&](const String& s) {
     os << "{\"name\":";
     writeJsonString(os, s.name);
     os << '}';
   });
-  os << ",\n\"string_ends\":[";
-  for (int i = 0; i < n; ++i) os << (i ? ",\n[" : "\n[") << end_rows[i] << ']';
-  os << "],\n\"string_lengths\":";
-  jsonRows(os, lengths);
-  os << ",\n\"tensions\":{\"names\":";
-  std::vector<std::string> string_names;
-  for (const auto& s : model.strings) string_names.push_back(s.name);
-  jsonNames(os, string_names);
-  os << ",\"samples\":";
-  jsonRows(os, motion.tensions_N);
-  os << "},\n\"inputs\":{\"names\":";
-  std::vector<std::string> input_names;
-  for (const auto& k : model.kinematic) input_names.push_back(k.name);
-  jsonNames(os, input_names);
-  os << ",\"units\":";
-  jsonNames(os, inputUnits(model));
-  os << ",\"samples\":";
-  jsonRows(os, motion.q.rightCols(model.nk()));
-  os << "},\n\"points\":[";
-  for (std::size_t p = 0; p < model.points.size(); ++p) {
-    os << (p ? ",\n" : "\n") << "{\"name\":";
-    writeJsonString(os, model.points[p].name);
-    os << ",\"path\":";
-    jsonList(os, point_paths[p], [&](const Eigen::Vector3d& x) { jsonVector3(os, x); });
-    os << '}';
-  }
-  os << "],\n\"highlight_points\":";
+  os << ",\n\"highlight_points\":";
   jsonNames(os, traced);
-  os << ",\n\"targets\":";
-  jsonList(os, motion.goals, [&](const GoalRegion& g) {
-    os << "{\"name\":";
-    writeJsonString(os, g.point);
-    os << ",\"position\":";
-    jsonVector3(os, g.position_m);
-    os << ",\"radius\":" << g.radius_m << '}';
-  });
-  os << ",\n\"clearance\":";
-  if (scene) {
-    os << "{\"samples\":";
-    jsonColumn(os, clearance);
-    os << ",\n\"stage_samples\":";
-    jsonColumn(os, stage_clearance);
-    os << ",\"min_index\":" << min_index << ",\"stage_min_index\":" << stage_min_index << '}';
-  } else {
-    os << "null";
-  }
-  os << ",\n\"collision\":{\"first_index\":" << first_collision << ",\"pair\":";
-  writeJsonString(os, collision_pair);
-  os << "},\n\"goal_index\":" << motion.goal_sample;
   os << ",\n\"obstacles\":[";
   if (scene)
     for (std::size_t o = 0; o < scene->obstacles.size(); ++o) {
@@ -331,6 +130,18 @@ void writeViewJson(const ModelPtr& model_ptr, const ScenePtr& scene, const Motio
   } else {
     os << "null";
   }
+
+  // The floor: under the stage bounds, or under the motions.
+  const Eigen::Vector3d lo = extent.min(), hi = extent.max();
+  Eigen::Vector3d floor_center(0.5 * (lo.x() + hi.x()), 0.5 * (lo.y() + hi.y()), 0.0);
+  double floor_size = std::max(hi.x() - lo.x(), hi.y() - lo.y()) + 1.5;
+  if (scene && scene->bounds) {
+    const StageBounds& b = *scene->bounds;
+    floor_center =
+        Eigen::Vector3d(0.5 * (b.min_m.x() + b.max_m.x()), 0.5 * (b.min_m.y() + b.max_m.y()), 0.0);
+    floor_size = std::max(b.max_m.x() - b.min_m.x(), b.max_m.y() - b.min_m.y()) + 1.0;
+  }
+  floor_size = std::ceil(std::max(floor_size, 2.0) * 2.0) / 2.0;
   os << ",\n\"floor_center_m\":";
   jsonVector3(os, floor_center);
   os << ",\"floor_size_m\":" << floor_size;

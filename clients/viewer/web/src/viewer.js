@@ -2,21 +2,28 @@
 // <script id="marionette-view">, written by clients/viewer/src/view_json.cpp) with three.js --
 // the puppet's collision shapes, its strings coloured by tension (slack ones dashed and sagging),
 // the rig points, the stage -- and plots its inputs, tensions and clearance against time under a
-// timeline.  All physics comes from the document; this file only interpolates between samples
-// and draws.
+// timeline.  A document with a "compare" motion (`render A.json --compare B.json`) shows that
+// plan's puppet too, as a translucent ghost in the same view, dashed in the plots; the timeline
+// spans the longer motion and the shorter holds its end.  All physics comes from the document;
+// this page only interpolates between samples and draws.
+//
+// Files: motion.js (sampling a motion), puppet.js (a puppet posed from one), plots.js (the SVG
+// plots), shapes.js (shapes and poses as three.js objects).
 //
 // URL parameters: ?at=T (seconds) starts there; ?still=1 lays the page out as one still image
 // (no controls) for `marionette render --png`.
 //
 // For tests, window.marionetteViewer exposes: ready, duration, sampleCount, setTime(t), time(),
 // puppetScreenBox() (the puppet's bounding rectangle in canvas pixels), strings() (each one's
-// slack flag and colour as drawn), render().
+// slack flag and colour as drawn), render(); and with a compared plan, compareName,
+// ghostScreenBox(), ghostStrings() (the same for the ghost, with its opacity), setGhostVisible(on).
 
 import * as THREE from 'three';
 import { OrbitControls } from 'three/examples/jsm/controls/OrbitControls.js';
-import { Line2 } from 'three/examples/jsm/lines/Line2.js';
-import { LineGeometry } from 'three/examples/jsm/lines/LineGeometry.js';
-import { LineMaterial } from 'three/examples/jsm/lines/LineMaterial.js';
+import { MotionTrack } from './motion.js';
+import { Plots } from './plots.js';
+import { Puppet } from './puppet.js';
+import { placed, shapeGeometry, vec } from './shapes.js';
 
 // Named points' markers and paths: vivid, to stand out against the stage's greys.
 const POINT_COLORS = ['#e64980', '#7048e8', '#1c7ed6', '#0ca678', '#f76707', '#ae3ec9',
@@ -24,9 +31,9 @@ const POINT_COLORS = ['#e64980', '#7048e8', '#1c7ed6', '#0ca678', '#f76707', '#a
 const SERIES_COLORS = ['#1f77b4', '#ff7f0e', '#2ca02c', '#d62728', '#9467bd', '#8c564b',
   '#e377c2', '#7f7f7f', '#bcbd22', '#17becf'];
 const TENSION_STOPS = [[0, '#3b5bdb'], [0.33, '#2fb344'], [0.66, '#f59f00'], [1, '#e03131']];
-const SLACK_COLOR = new THREE.Color('#868e96');
-const SAG_POINTS = 17;  // vertices of a string's polyline (a slack string sags)
-const SVG_NS = 'http://www.w3.org/2000/svg';
+const LINK_COLOR = '#d9a066';
+const GHOST_COLOR = '#4f7fd1';  // the compared plan's puppet, translucent
+const GHOST_OPACITY = 0.35;
 
 const params = new URLSearchParams(window.location.search);
 const still = params.get('still') === '1';
@@ -48,23 +55,12 @@ const view = (() => {
 })();
 if (view.format !== 'marionette-view') fail('not a marionette view document');
 
-const N = view.t.length;
-const duration = N > 1 ? view.t[N - 1] : 0;
-
-// ---- Sampling: linear between samples (poses: lerp + slerp) ----------------------------------
-
-function sampleAt(t) {
-  if (N <= 1) return { i: 0, j: 0, f: 0 };
-  const x = Math.min(Math.max(t, 0), duration) * view.rate_hz;
-  const i = Math.min(Math.floor(x), N - 2);
-  return { i, j: i + 1, f: Math.min(Math.max(x - i, 0), 1) };
-}
-const lerp = (a, b, f) => a + (b - a) * f;
-function lerpRow(rows, s, out) {
-  const a = rows[s.i], b = rows[s.j];
-  for (let k = 0; k < a.length; ++k) out[k] = lerp(a[k], b[k], s.f);
-  return out;
-}
+// The motion shown and, when comparing, the one drawn as a ghost.
+const tracks = [new MotionTrack(view)];
+if (view.compare) tracks.push(new MotionTrack(view.compare));
+const main = tracks[0];
+const duration = Math.max(...tracks.map((t) => t.duration));
+const playable = duration > 0;
 
 // ---- three.js scene ------------------------------------------------------------------------
 
@@ -88,40 +84,6 @@ const sun = new THREE.DirectionalLight('#ffffff', 1.8);
 sun.castShadow = true;
 sun.shadow.mapSize.set(2048, 2048);
 scene.add(sun, sun.target);
-
-const quat = (p) => new THREE.Quaternion(p[3], p[4], p[5], p[6]);
-const vec = (p, o = 0) => new THREE.Vector3(p[o], p[o + 1], p[o + 2]);
-
-function shapeGeometry(shape) {
-  let g;
-  switch (shape.type) {
-    case 'sphere': g = new THREE.SphereGeometry(shape.radius, 32, 16); break;
-    case 'box': g = new THREE.BoxGeometry(shape.size[0], shape.size[1], shape.size[2]); break;
-    case 'capsule':  // three.js capsules and cylinders lie along y; FCL's along z
-      g = new THREE.CapsuleGeometry(shape.radius, shape.length, 8, 24).rotateX(Math.PI / 2);
-      break;
-    case 'cylinder':
-      g = new THREE.CylinderGeometry(shape.radius, shape.radius, shape.length, 32)
-        .rotateX(Math.PI / 2);
-      break;
-    case 'mesh': {
-      g = new THREE.BufferGeometry();
-      g.setAttribute('position', new THREE.Float32BufferAttribute(shape.vertices, 3));
-      g.setIndex(shape.triangles);
-      g = g.toNonIndexed();  // flat faces: furniture and props read better faceted
-      g.computeVertexNormals();
-      break;
-    }
-    default: return null;
-  }
-  return g;
-}
-
-function placed(object, pose) {
-  object.position.copy(vec(pose));
-  object.quaternion.copy(quat(pose));
-  return object;
-}
 
 // The stage: obstacles, floor grid, bounds.
 for (const ob of view.obstacles) {
@@ -158,77 +120,29 @@ if (view.bounds) {
   const box = new THREE.Box3(vec(view.bounds.min), vec(view.bounds.max));
   scene.add(new THREE.Box3Helper(box, new THREE.Color('#5c7cfa')));
 }
-
-// The puppet: one group per frame carrying geometry.
-const linkMaterial = new THREE.MeshStandardMaterial({ color: '#d9a066', roughness: 0.6 });
-const frameGroups = view.frames.map((name) => {
-  const g = new THREE.Group();
-  g.name = 'frame:' + name;
-  scene.add(g);
-  return g;
-});
-const puppetMeshes = [];
-for (const link of view.links) {
-  const geometry = shapeGeometry(link.shape);
-  if (!geometry) continue;
-  const mesh = placed(new THREE.Mesh(geometry, linkMaterial), link.pose);
-  mesh.castShadow = true;
-  mesh.name = 'link:' + link.name;
-  frameGroups[link.frame].add(mesh);
-  puppetMeshes.push(mesh);
+// Goal regions (a compared plan's only where they differ from the shown one's).
+{
+  const drawn = new Set();
+  for (const track of tracks)
+    for (const target of track.doc.targets) {
+      const key = JSON.stringify(target);
+      if (drawn.has(key)) continue;
+      drawn.add(key);
+      const sphere = new THREE.Mesh(new THREE.SphereGeometry(target.radius, 24, 16),
+        new THREE.MeshBasicMaterial({ color: '#2fb344', transparent: true, opacity: 0.25,
+          depthWrite: false }));
+      sphere.position.copy(vec(target.position));
+      sphere.name = 'target:' + target.name;
+      scene.add(sphere);
+    }
 }
 
-// Strings as fat lines (solid when taut, dashed and sagging when slack), rig points as spheres.
-const resolution = new THREE.Vector2(1, 1);
-const strings = view.strings.map((s) => {
-  const geometry = new LineGeometry();
-  geometry.setPositions(new Float32Array(SAG_POINTS * 3));
-  const material = new LineMaterial({ color: 0xffffff, linewidth: 2.5, dashSize: 0.012,
-    gapSize: 0.008, resolution });
-  const line = new Line2(geometry, material);
-  line.name = 'string:' + s.name;
-  line.frustumCulled = false;
-  scene.add(line);
-  const rigPoint = new THREE.Mesh(new THREE.SphereGeometry(0.009, 16, 8),
-    new THREE.MeshStandardMaterial({ color: '#495057' }));
-  rigPoint.name = 'rig-point:' + s.name;
-  scene.add(rigPoint);
-  return { line, geometry, material, rigPoint, positions: new Float32Array(SAG_POINTS * 3) };
-});
-
-// Named points: a marker each, and their paths over the whole motion (toggled).
-const pointObjects = view.points.map((p, k) => {
-  const color = new THREE.Color(POINT_COLORS[k % POINT_COLORS.length]);
-  const marker = new THREE.Mesh(new THREE.SphereGeometry(0.008, 16, 8),
-    new THREE.MeshBasicMaterial({ color }));
-  marker.visible = false;
-  scene.add(marker);
-  let path = null;
-  if (N > 1) {
-    const geometry = new LineGeometry();
-    geometry.setPositions(p.path.flat());
-    path = new Line2(geometry, new LineMaterial({ color, linewidth: 3, resolution }));
-    path.name = 'path:' + p.name;
-    path.visible = false;
-    scene.add(path);
-  }
-  return { name: p.name, marker, path, color };
-});
-for (const target of view.targets) {
-  const sphere = new THREE.Mesh(new THREE.SphereGeometry(target.radius, 24, 16),
-    new THREE.MeshBasicMaterial({ color: '#2fb344', transparent: true, opacity: 0.25,
-      depthWrite: false }));
-  sphere.position.copy(vec(target.position));
-  sphere.name = 'target:' + target.name;
-  scene.add(sphere);
-}
-
-// ---- Posing at time t ----------------------------------------------------------------------
-
-// The colour scale ends at the 95th percentile of the loaded samples: a plan's brief jerks
-// would otherwise leave every steady tension at the blue end.  Above it is red.
+// The colour scale of string tension ends at the 95th percentile of the loaded samples (of both
+// plans when comparing): a plan's brief jerks would otherwise leave every steady tension at the
+// blue end.  Above it is red.
 const tensionMax = (() => {
-  const loaded = view.tensions.samples.flat().filter((x) => x > 0).sort((a, b) => a - b);
+  const loaded = tracks.flatMap((t) => t.doc.tensions.samples.flat()).filter((x) => x > 0)
+    .sort((a, b) => a - b);
   return loaded.length ? Math.max(loaded[Math.floor(0.95 * (loaded.length - 1))], 1e-6) : 1;
 })();
 const stopColors = TENSION_STOPS.map(([x, c]) => [x, new THREE.Color(c)]);
@@ -243,70 +157,24 @@ function tensionColor(tension, out) {
   return out.copy(stopColors[stopColors.length - 1][1]);
 }
 
-const qa = new THREE.Quaternion(), qb = new THREE.Quaternion();
-const endsNow = new Float64Array(view.strings.length * 6);
-const lengthsNow = new Float64Array(view.strings.length);
-const tensionsNow = new Float64Array(view.strings.length);
-const pointNow = new Float64Array(3);
-let currentTime = 0;
+// The puppets: the plan shown, solid; the compared one, a ghost.
+const resolution = new THREE.Vector2(1, 1);
+const puppets = tracks.map((track, k) => new Puppet(scene, view, track, {
+  opacity: k ? GHOST_OPACITY : 1, linkColor: k ? GHOST_COLOR : LINK_COLOR, resolution,
+  pointColors: POINT_COLORS, tensionColor }));
+const puppet = puppets[0];
+const ghost = puppets[1] || null;
 
+let currentTime = 0;
 function poseAt(t) {
   currentTime = Math.min(Math.max(t, 0), duration);
-  const s = sampleAt(currentTime);
-  const a = view.frame_poses[s.i], b = view.frame_poses[s.j];
-  frameGroups.forEach((g, k) => {
-    const o = 7 * k;
-    g.position.set(lerp(a[o], b[o], s.f), lerp(a[o + 1], b[o + 1], s.f),
-      lerp(a[o + 2], b[o + 2], s.f));
-    qa.set(a[o + 3], a[o + 4], a[o + 5], a[o + 6]);
-    qb.set(b[o + 3], b[o + 4], b[o + 5], b[o + 6]);
-    g.quaternion.slerpQuaternions(qa, qb, s.f);
-  });
-  lerpRow(view.string_ends, s, endsNow);
-  lerpRow(view.string_lengths, s, lengthsNow);
-  lerpRow(view.tensions.samples, s, tensionsNow);
-  strings.forEach((st, k) => {
-    const A = vec(endsNow, 6 * k), E = vec(endsNow, 6 * k + 3);
-    const chord = A.distanceTo(E);
-    // Slack: the ends are nearer than the string is long (1 mm), or it carries no tension.
-    const slack = chord < lengthsNow[k] - 1e-3 || tensionsNow[k] <= 0;
-    // A slack string hangs: a parabola whose arc length is about the string's length
-    // (s ~ c + 8 d^2 / (3 c) for a sag d small beside the chord c).
-    const extra = Math.max(lengthsNow[k] - chord, 0);
-    const sag = slack ? Math.min(Math.sqrt(3 * chord * extra / 8), 0.5 * lengthsNow[k]) : 0;
-    for (let i = 0; i < SAG_POINTS; ++i) {
-      const u = i / (SAG_POINTS - 1);
-      const p = A.clone().lerp(E, u);
-      p.z -= 4 * sag * u * (1 - u);
-      st.positions.set([p.x, p.y, p.z], 3 * i);
-    }
-    st.geometry.setPositions(st.positions);
-    st.line.computeLineDistances();
-    st.material.dashed = slack;
-    st.slack = slack;
-    if (slack) st.material.color.copy(SLACK_COLOR); else tensionColor(tensionsNow[k], st.material.color);
-    st.rigPoint.position.copy(E);
-  });
-  pointObjects.forEach((po, k) => {
-    const p = view.points[k].path;
-    for (let c = 0; c < 3; ++c) pointNow[c] = lerp(p[s.i][c], p[s.j][c], s.f);
-    po.marker.position.set(pointNow[0], pointNow[1], pointNow[2]);
-  });
+  puppets.forEach((p) => p.poseAt(currentTime));
 }
 
 // ---- Camera ---------------------------------------------------------------------------------
 
-// Everything that moves, over the whole motion: link frames, string ends, named points, goals.
-const motionPoints = (() => {
-  const pts = [];
-  for (const row of view.frame_poses)
-    for (let k = 0; k < view.frames.length; ++k) pts.push(vec(row, 7 * k));
-  for (const row of view.string_ends)
-    for (let k = 0; k < 2 * view.strings.length; ++k) pts.push(vec(row, 3 * k));
-  for (const p of view.points) for (const x of p.path) pts.push(vec(x));
-  for (const target of view.targets) pts.push(vec(target.position));
-  return pts;
-})();
+// Everything that moves, over the whole motion (both when comparing).
+const motionPoints = puppets.flatMap((p) => p.movingPoints());
 const homeBox = new THREE.Box3().setFromPoints(motionPoints).expandByScalar(0.05);
 function resetCamera() {
   const center = homeBox.getCenter(new THREE.Vector3());
@@ -354,23 +222,6 @@ function render() {
   renderer.render(scene, camera);
 }
 
-// The puppet's bounding rectangle on the canvas (pixels, origin top-left), for tests.
-function puppetScreenBox() {
-  const box = new THREE.Box3();
-  for (const m of puppetMeshes) { m.updateMatrixWorld(true); box.expandByObject(m); }
-  const w = renderer.domElement.width, h = renderer.domElement.height;
-  let x0 = Infinity, y0 = Infinity, x1 = -Infinity, y1 = -Infinity;
-  for (let c = 0; c < 8; ++c) {
-    const p = new THREE.Vector3(c & 1 ? box.max.x : box.min.x, c & 2 ? box.max.y : box.min.y,
-      c & 4 ? box.max.z : box.min.z).project(camera);
-    const x = (p.x + 1) / 2 * w, y = (1 - p.y) / 2 * h;
-    x0 = Math.min(x0, x); y0 = Math.min(y0, y); x1 = Math.max(x1, x); y1 = Math.max(y1, y);
-  }
-  const clamp = (v, hi) => Math.round(Math.min(Math.max(v, 0), hi));
-  return { x: clamp(x0, w), y: clamp(y0, h), width: clamp(x1, w) - clamp(x0, w),
-    height: clamp(y1, h) - clamp(y0, h), canvasWidth: w, canvasHeight: h };
-}
-
 // ---- Header, legend, overlay ------------------------------------------------------------------
 
 function text(tag, content, cls) {
@@ -379,14 +230,49 @@ function text(tag, content, cls) {
   if (cls) e.className = cls;
   return e;
 }
+function swatch(plan) {
+  const i = document.createElement('i');
+  i.className = 'swatch' + (plan ? ' ghost' : '');
+  i.style.background = plan ? GHOST_COLOR : LINK_COLOR;
+  return i;
+}
+
+// Two plans side by side: one row each (its file name, then its facts and quality figures in
+// the order they first appear, then its problems).
+function comparisonTable() {
+  const facts = tracks.map((t) => new Map([...t.doc.info.filter(([, , bad]) => !bad),
+    ...t.doc.quality].map(([key, value]) => [key, value])));
+  const problems = tracks.map((t) => t.doc.info.filter(([, , bad]) => bad).map(([, v]) => v));
+  const keys = [...new Set(facts.flatMap((f) => [...f.keys()]))];
+  const anyProblem = problems.some((p) => p.length);
+  const table = document.createElement('table');
+  table.id = 'comparison';
+  const head = table.insertRow();
+  for (const key of ['plan', ...keys, ...(anyProblem ? ['problems'] : [])])
+    head.append(text('th', key));
+  tracks.forEach((t, k) => {
+    const row = table.insertRow();
+    const name = text('td', '', 'plan');
+    name.append(swatch(k), t.name + (k ? ' (ghost)' : ''));
+    row.append(name);
+    for (const key of keys) row.append(text('td', facts[k].has(key) ? facts[k].get(key) : '–'));
+    if (anyProblem) row.append(text('td', problems[k].join('; '), 'bad'));
+  });
+  return table;
+}
+
 document.getElementById('title').textContent = view.title;
 {
   const info = document.getElementById('info');
-  for (const [key, value, bad] of view.info) {
+  const fact = (key, value, bad) => {
     const span = document.createElement('span');
     span.append(key + ' ', text('b', value, bad ? 'bad' : ''));
     info.append(span);
-  }
+  };
+  for (const [key, value] of view.setting) fact(key, value, false);
+  if (ghost) document.querySelector('header').append(comparisonTable());
+  else for (const [key, value, bad] of view.info) fact(key, value, bad);
+
   const legend = document.getElementById('legend');
   legend.append(text('div', 'string tension'), Object.assign(document.createElement('div'),
     { className: 'bar' }));
@@ -394,138 +280,54 @@ document.getElementById('title').textContent = view.title;
   row.className = 'row';
   row.append(text('span', '0 N'), text('span', '≥ ' + tensionMax.toFixed(2) + ' N'));
   legend.append(row, text('div', '- - - slack'));
+  if (ghost)
+    tracks.forEach((t, k) => {
+      const line = text('div', '', 'plan');
+      line.append(swatch(k), t.name + (k ? ' (ghost)' : ''));
+      legend.append(line);
+    });
 }
 const overlay = document.getElementById('overlay');
 
-// ---- Plots (SVG) ------------------------------------------------------------------------------
+// ---- Plots ----------------------------------------------------------------------------------
 
-function niceTicks(lo, hi, count) {
-  const span = hi - lo || 1;
-  const raw = span / count, mag = Math.pow(10, Math.floor(Math.log10(raw)));
-  const step = [1, 2, 5, 10].map((m) => m * mag).find((s) => s >= raw) || 10 * mag;
-  const ticks = [];
-  for (let v = Math.ceil(lo / step) * step; v <= hi + 1e-9 * span; v += step) ticks.push(v);
-  return ticks;
-}
-const fmt = (v) => Math.abs(v) >= 100 ? v.toFixed(0) : Math.abs(v) >= 1 ? v.toPrecision(3) :
-  v === 0 ? '0' : v.toPrecision(2);
-function svgEl(tag, attrs, parent) {
-  const e = document.createElementNS(SVG_NS, tag);
-  for (const [k, v] of Object.entries(attrs)) e.setAttribute(k, v);
-  if (parent) parent.append(e);
-  return e;
-}
-
-const plots = [];
-// series: [{name, values (N), color}]; markers: [{index, label}]
-function addPlot(id, title, unit, series, markers = []) {
-  const div = document.createElement('div');
-  div.className = 'plot';
-  div.id = 'plot-' + id;
-  const h2 = text('h2', title + ' ');
-  h2.append(text('small', unit + (duration > 0 ? ' against time (s)' : '')));
-  const svg = svgEl('svg', { role: 'img', 'aria-label': title });
-  const legend = document.createElement('div');
-  legend.className = 'legend';
-  for (const s of series) {
-    const item = document.createElement('span');
-    const swatch = document.createElement('i');
-    swatch.style.background = s.color;
-    item.append(swatch, s.name);
-    legend.append(item);
-  }
-  div.append(h2, svg, legend);
-  document.getElementById('plots').append(div);
-  const plot = { id, svg, series, markers, cursor: null, x: null };
-  plots.push(plot);
-  const seek = (ev) => {
-    if (!plot.x || N <= 1) return;
-    const r = svg.getBoundingClientRect();
-    setTime(plot.x.invert(ev.clientX - r.left));
-  };
-  svg.addEventListener('pointerdown', (ev) => { svg.setPointerCapture(ev.pointerId); seek(ev); });
-  svg.addEventListener('pointermove', (ev) => { if (ev.buttons & 1) seek(ev); });
-  return plot;
-}
-
-function drawPlot(plot) {
-  const svg = plot.svg;
-  while (svg.firstChild) svg.firstChild.remove();
-  const W = Math.max(svg.clientWidth, 50), H = Math.max(svg.clientHeight, 40);
-  svg.setAttribute('viewBox', `0 0 ${W} ${H}`);
-  const m = { l: 42, r: 16, t: 6, b: 18 };
-  let lo = Infinity, hi = -Infinity;
-  for (const s of plot.series)
-    for (const v of s.values) if (Number.isFinite(v)) { lo = Math.min(lo, v); hi = Math.max(hi, v); }
-  if (!Number.isFinite(lo)) { lo = 0; hi = 1; }
-  if (plot.id !== 'inputs') lo = Math.min(lo, 0);
-  if (hi - lo < 1e-9) { hi += 0.5; lo -= 0.5; }
-  const pad = 0.05 * (hi - lo);
-  lo -= plot.id === 'inputs' ? pad : 0; hi += pad;
-  const t1 = Math.max(duration, 1e-9);
-  const X = (t) => m.l + (W - m.l - m.r) * t / t1;
-  X.invert = (px) => (px - m.l) / (W - m.l - m.r) * t1;
-  const Y = (v) => H - m.b - (H - m.t - m.b) * (v - lo) / (hi - lo);
-  plot.x = X;
-  for (const v of niceTicks(lo, hi, 4)) {
-    svgEl('line', { class: 'grid', x1: m.l, x2: W - m.r, y1: Y(v), y2: Y(v) }, svg);
-    svgEl('text', { x: m.l - 4, y: Y(v) + 3, 'text-anchor': 'end' }, svg).textContent = fmt(v);
-  }
-  if (duration > 0) {  // a rest pose has no time axis
-    for (const t of niceTicks(0, t1, 8))
-      svgEl('text', { x: X(t), y: H - 5, 'text-anchor': 'middle' }, svg).textContent = fmt(t);
-  }
-  if (view.collision && view.collision.first_index >= 0) {
-    const x0 = X(view.t[view.collision.first_index]);
-    svgEl('rect', { class: 'collision', x: x0, y: m.t, width: Math.max(W - m.r - x0, 1),
-      height: H - m.t - m.b }, svg);
-  }
-  svgEl('path', { class: 'axis', d: `M${m.l},${m.t}V${H - m.b}H${W - m.r}` }, svg);
-  for (const s of plot.series) {
-    let d = '';
-    s.values.forEach((v, i) => {
-      if (Number.isFinite(v)) d += (d ? 'L' : 'M') + X(view.t[i]).toFixed(1) + ',' + Y(v).toFixed(1);
-    });
-    if (N === 1 && d) d += 'H' + (W - m.r);
-    svgEl('path', { class: 'series', d, stroke: s.color, 'data-series': s.name }, svg);
-  }
-  for (const mk of plot.markers) {
-    const x = X(view.t[mk.index]), y = Y(mk.value);
-    svgEl('circle', { class: 'min-marker', cx: x, cy: y, r: 3.5 }, svg);
-    const label = svgEl('text', { class: 'min-label', x: x + (x > W / 2 ? -6 : 6), y: y - 6,
-      'text-anchor': x > W / 2 ? 'end' : 'start' }, svg);
-    label.textContent = mk.label;
-  }
-  plot.cursor = svgEl('line', { class: 'cursor', y1: m.t, y2: H - m.b }, svg);
-  placeCursor(plot);
-}
-function placeCursor(plot) {
-  if (!plot.cursor) return;
-  const x = plot.x(currentTime);
-  plot.cursor.setAttribute('x1', x);
-  plot.cursor.setAttribute('x2', x);
-}
-
+const plots = new Plots(document.getElementById('plots'), { duration,
+  plans: tracks.map((t) => t.name), seek: (t) => setTime(t), now: () => currentTime });
+// Each plan's series, the shown plan's first: make(doc) -> [{name, values, color}].
+const perPlan = (make) => tracks.flatMap((track, plan) =>
+  make(track.doc).map((s) => ({ ...s, plan, t: track.doc.t })));
 const column = (rows, k) => rows.map((r) => r[k]);
-addPlot('inputs', 'rig inputs', view.inputs.names.length ? '(' + [...new Set(view.inputs.units)]
-  .join(', ') + ')' : '', view.inputs.names.map((name, k) => ({ name: name + ' [' +
-  view.inputs.units[k] + ']', values: column(view.inputs.samples, k),
-  color: SERIES_COLORS[k % SERIES_COLORS.length] })));
-addPlot('tensions', 'string tensions', '(N)', view.tensions.names.map((name, k) => ({ name,
-  values: column(view.tensions.samples, k), color: SERIES_COLORS[k % SERIES_COLORS.length] })));
+const seriesColor = (k) => SERIES_COLORS[k % SERIES_COLORS.length];
+const collisions = tracks.filter((t) => t.doc.collision.first_index >= 0)
+  .map((t) => ({ t: t.doc.t[t.doc.collision.first_index], plan: tracks.indexOf(t) }));
+plots.add('inputs', 'rig inputs', view.inputs.names.length ? '(' + [...new Set(view.inputs.units)]
+  .join(', ') + ')' : '', perPlan((doc) => doc.inputs.names.map((name, k) => ({
+  name: name + ' [' + doc.inputs.units[k] + ']', values: column(doc.inputs.samples, k),
+  color: seriesColor(k) }))), { collisions, includeZero: false });
+plots.add('tensions', 'string tensions', '(N)', perPlan((doc) => doc.tensions.names.map(
+  (name, k) => ({ name, values: column(doc.tensions.samples, k), color: seriesColor(k) }))),
+{ collisions });
 if (view.clearance) {
-  const c = view.clearance;
+  // The minima of each plan; the compared plan's go unlabelled where they are the shown plan's.
   const markers = [];
-  if (c.min_index >= 0)
-    markers.push({ index: c.min_index, value: c.samples[c.min_index],
-      label: 'min ' + (100 * c.samples[c.min_index]).toFixed(1) + ' cm at ' +
-        view.t[c.min_index].toFixed(2) + ' s' });
-  if (c.stage_min_index >= 0 && c.stage_min_index !== c.min_index)
-    markers.push({ index: c.stage_min_index, value: c.stage_samples[c.stage_min_index],
-      label: 'stage min ' + (100 * c.stage_samples[c.stage_min_index]).toFixed(1) + ' cm' });
-  addPlot('clearance', 'clearance', '(m)', [
-    { name: 'nearest pair (self included)', values: c.samples, color: '#d62728' },
-    { name: 'to the stage', values: c.stage_samples, color: '#1f77b4' }], markers);
+  tracks.forEach((track, plan) => {
+    const c = track.doc.clearance, t = track.doc.t;
+    const mark = (k, value, label) => {
+      const same = markers.some((m) => m.t === t[k] && m.value === value);
+      markers.push({ t: t[k], value, plan,
+        label: plan ? (same ? '' : track.name + ': ' + label) : label });
+    };
+    if (c.min_index >= 0)
+      mark(c.min_index, c.samples[c.min_index], 'min ' +
+        (100 * c.samples[c.min_index]).toFixed(1) + ' cm at ' + t[c.min_index].toFixed(2) + ' s');
+    if (c.stage_min_index >= 0 && c.stage_min_index !== c.min_index)
+      mark(c.stage_min_index, c.stage_samples[c.stage_min_index], 'stage min ' +
+        (100 * c.stage_samples[c.stage_min_index]).toFixed(1) + ' cm');
+  });
+  plots.add('clearance', 'clearance', '(m)', perPlan((doc) => [
+    { name: 'nearest pair (self included)', values: doc.clearance.samples, color: '#d62728' },
+    { name: 'to the stage', values: doc.clearance.stage_samples, color: '#1f77b4' }]),
+  { markers, collisions });
 }
 
 // ---- Timeline and playback -----------------------------------------------------------------
@@ -536,35 +338,40 @@ const playButton = document.getElementById('play');
 const speedSelect = document.getElementById('speed');
 const loopBox = document.getElementById('loop');
 timeline.max = String(Math.max(duration, 1e-9));
-timeline.disabled = N <= 1;
-playButton.disabled = N <= 1;
+timeline.disabled = !playable;
+playButton.disabled = !playable;
 {
   const marks = document.getElementById('timeline-marks');
-  const mark = (t, color, title) => {
+  const mark = (t, color, title, plan) => {
     const i = document.createElement('i');
     i.style.left = (100 * t / Math.max(duration, 1e-9)) + '%';
     i.style.background = color;
-    i.title = title;
+    i.title = (plan ? tracks[plan].name + ': ' : '') + title;
+    if (plan) i.className = 'ghost';
     marks.append(i);
   };
-  if (view.clearance && view.clearance.min_index >= 0)
-    mark(view.t[view.clearance.min_index], '#e03131', 'minimum clearance');
-  if (view.collision && view.collision.first_index >= 0)
-    mark(view.t[view.collision.first_index], '#000', 'first collision');
-  if (view.goal_index >= 0) mark(view.t[view.goal_index], '#2fb344', 'goal reached');
+  tracks.forEach((track, plan) => {
+    const doc = track.doc;
+    if (doc.clearance && doc.clearance.min_index >= 0)
+      mark(doc.t[doc.clearance.min_index], '#e03131', 'minimum clearance', plan);
+    if (doc.collision.first_index >= 0)
+      mark(doc.t[doc.collision.first_index], '#000', 'first collision', plan);
+    if (doc.goal_index >= 0) mark(doc.t[doc.goal_index], '#2fb344', 'goal reached', plan);
+  });
 }
 const minButton = document.getElementById('min-clearance');
 minButton.disabled = !(view.clearance && view.clearance.min_index >= 0);
 minButton.addEventListener('click', () => { pause(); setTime(view.t[view.clearance.min_index]); });
 
 function updateOverlay() {
-  const s = sampleAt(currentTime);
-  const k = s.f < 0.5 ? s.i : s.j;
   let line = `t = ${currentTime.toFixed(2)} s`;
   if (view.clearance) {
     const cm = (v) => (v === null ? '–' : (100 * v).toFixed(1) + ' cm');
-    line += ` · clearance to the stage ${cm(view.clearance.stage_samples[k])}`;
-    line += `, to anything ${cm(view.clearance.samples[k])}`;
+    tracks.forEach((track, plan) => {
+      const c = track.doc.clearance, k = track.nearest(currentTime);
+      line += plan ? ` · ${track.name}: ${cm(c.stage_samples[k])}, ${cm(c.samples[k])}`
+        : ` · clearance to the stage ${cm(c.stage_samples[k])}, to anything ${cm(c.samples[k])}`;
+    });
   }
   overlay.textContent = line;
   timeLabel.textContent = `${currentTime.toFixed(2)} / ${duration.toFixed(2)} s`;
@@ -577,7 +384,7 @@ function requestRender() {
 function setTime(t) {
   poseAt(t);
   timeline.value = String(currentTime);
-  plots.forEach(placeCursor);
+  plots.placeCursors();
   updateOverlay();
   requestRender();
 }
@@ -596,7 +403,7 @@ function tick(now) {
   if (playing) requestAnimationFrame(tick);
 }
 function play() {
-  if (N <= 1) return;
+  if (!playable) return;
   if (currentTime >= duration) setTime(0);
   playing = true;
   playButton.textContent = 'Pause';
@@ -609,27 +416,27 @@ function pause() {
 }
 playButton.addEventListener('click', () => (playing ? pause() : play()));
 timeline.addEventListener('input', () => { pause(); setTime(Number(timeline.value)); });
-// Space plays / pauses; the arrow keys step one sample back or forward.
+// Space plays / pauses; the arrow keys step one sample (of the shown plan) back or forward.
 window.addEventListener('keydown', (ev) => {
   if (ev.target.tagName === 'SELECT' || (ev.target.tagName === 'INPUT' && ev.target.type !== 'range'))
     return;
   if (ev.code === 'Space') {
     ev.preventDefault();
     playing ? pause() : play();
-  } else if ((ev.code === 'ArrowLeft' || ev.code === 'ArrowRight') && N > 1) {
+  } else if ((ev.code === 'ArrowLeft' || ev.code === 'ArrowRight') && playable) {
     ev.preventDefault();
     pause();
-    const k = Math.round(currentTime * view.rate_hz) + (ev.code === 'ArrowRight' ? 1 : -1);
-    setTime(Math.min(Math.max(k, 0), N - 1) / view.rate_hz);
+    const k = Math.round(currentTime * main.rate) + (ev.code === 'ArrowRight' ? 1 : -1);
+    setTime(Math.min(Math.max(k, 0) / main.rate, duration));
   }
 });
 document.getElementById('reset-camera').addEventListener('click', () => { resetCamera(); render(); });
 controls.addEventListener('change', requestRender);
 
-// Paths of named points.
+// Paths of named points (of both plans when comparing).
 const pathsBox = document.getElementById('paths');
 const pointsSpan = document.getElementById('points');
-const pointChecks = pointObjects.map((po) => {
+const pointChecks = puppet.points.map((po) => {
   const label = document.createElement('label');
   const box = document.createElement('input');
   box.type = 'checkbox';
@@ -641,38 +448,47 @@ const pointChecks = pointObjects.map((po) => {
   return box;
 });
 function showPaths() {
-  pointObjects.forEach((po, k) => {
-    const on = pathsBox.checked && pointChecks[k].checked;
-    if (po.path) po.path.visible = on;
-    po.marker.visible = on;
-  });
+  const on = pointChecks.map((box) => pathsBox.checked && box.checked);
+  puppets.forEach((p) => p.showPaths(on));
   requestRender();
 }
 pathsBox.checked = view.highlight_points.length > 0;
-pathsBox.disabled = pointObjects.length === 0;
+pathsBox.disabled = puppet.points.length === 0;
 pathsBox.addEventListener('change', showPaths);
+
+// The ghost can be hidden.
+const ghostBox = document.getElementById('ghost');
+if (ghost) {
+  document.getElementById('ghost-toggle').hidden = false;
+  document.getElementById('ghost-name').textContent = ghost.track.name;
+  ghostBox.addEventListener('change', () => { ghost.setVisible(ghostBox.checked); requestRender(); });
+}
 
 // ---- Start ----------------------------------------------------------------------------------
 
 if (still) document.body.classList.add('still');
 resize();
 resetCamera();
-plots.forEach(drawPlot);
+plots.drawAll();
 showPaths();
 const startAt = params.has('at') ? Number(params.get('at')) : view.default_time;
 setTime(Number.isFinite(startAt) ? startAt : 0);
 render();  // synchronously, so that a screenshot taken at load sees the finished picture
-window.addEventListener('resize', () => { resize(); plots.forEach(drawPlot); render(); });
+window.addEventListener('resize', () => { resize(); plots.drawAll(); render(); });
 
 window.marionetteViewer = {
   ready: true,
   duration,
-  sampleCount: N,
+  sampleCount: main.N,
   setTime: (t) => { setTime(t); render(); },
   time: () => currentTime,
-  puppetScreenBox,
+  puppetScreenBox: () => puppet.screenBox(camera, renderer.domElement),
   // Each string as drawn now: slack (dashed, grey) or taut, and its colour ('#rrggbb').
-  strings: () => strings.map((st, k) => ({ name: view.strings[k].name, slack: st.slack,
-    color: '#' + st.material.color.getHexString() })),
+  strings: () => puppet.drawnStrings().map(({ name, slack, color }) => ({ name, slack, color })),
   render,
+  compareName: ghost ? ghost.track.name : null,
+  ghostScreenBox: () => (ghost ? ghost.screenBox(camera, renderer.domElement) : null),
+  ghostStrings: () => (ghost ? ghost.drawnStrings() : []),
+  ghostOpacity: ghost ? GHOST_OPACITY : null,
+  setGhostVisible: (on) => { if (ghost) { ghostBox.checked = on; ghost.setVisible(on); render(); } },
 };

@@ -5,13 +5,16 @@
 // Contents
 //   ViewError        what a bad plan or motion throws: names the file and the field.
 //   Motion           what to show: configurations and string tensions sampled at a rate, plus
-//                    the header facts, the named points to trace and the goal regions.
+//                    the header facts and quality figures, the named points to trace and the
+//                    goal regions.
 //   motionOfPlan     a plan file's verified re-simulation.
 //   motionAtRest     the rest pose of the default inputs (one sample).
 //   motionOfInputs   a simulation (the VI) of an input schedule from rest.
+//   ViewOptions      where the page opens, the traced points, a second motion to compare.
 //   writeViewJson    the view document: per sample, every link frame's pose, the strings' ends
 //                    and lengths, tensions, inputs, named points, and -- with a scene -- FCL's
 //                    clearance per sample; the scene's obstacles (meshes as triangles), bounds.
+//                    The same again under "compare" for a compared motion.
 //   writeViewPage    the page: clients/viewer/web/src/page.html with the document and the
 //                    bundled script inlined.
 //
@@ -46,8 +49,12 @@ struct GoalRegion {
 
 struct Motion {
   std::string title;
+  std::string name;  // what the legends call it when two are compared: a plan's file name
   std::vector<std::pair<std::string, std::string>> info;  // header facts, in order
   std::vector<std::string> problems;  // header facts shown as bad (e.g. "collision at 1.2 s")
+  // A plan's quality figures (PlanQuality), formatted with their units; empty when the plan
+  // file has none.  The header shows them side by side when two plans are compared.
+  std::vector<std::pair<std::string, std::string>> quality;
   double rate_hz = 50.0;
   Eigen::MatrixXd q;           // N x n_q: joints then rig inputs; row i at t = i / rate_hz
   Eigen::MatrixXd tensions_N;  // N x n_s (0 when slack)
@@ -58,7 +65,8 @@ struct Motion {
 
 // The plan's inputs and predicted states.  Throws ViewError when the plan is for another model
 // (its name, input, state or string names differ from `model`'s) or has no predicted states.
-// Point goals become goal regions and their points are traced.
+// Point goals become goal regions and their points are traced; the motion's name is the
+// source's file name (without its folder).
 Motion motionOfPlan(const Plan& plan, const std::string& plan_source, const Model& model);
 
 // The rest pose of the model's default inputs.  Throws ViewError when it cannot be found.
@@ -72,10 +80,15 @@ Motion motionOfInputs(const ModelPtr& model, const InputSchedule& inputs,
 struct ViewOptions {
   double at_s = 0.0;                      // where the page opens (a URL's ?at= overrides it)
   std::vector<std::string> trace_points;  // replaces the motion's when not empty
+  // Another motion of the same model (not owned; null for none), shown in the same view as a
+  // translucent ghost and in the plots dashed (`marionette render A.json --compare B.json`).
+  // The timeline spans the longer of the two; the shorter holds its last sample.
+  const Motion* compare = nullptr;
 };
 
 // scene may be null (no obstacles, no clearance).  Throws FieldError("trace_points") for an
-// unknown traced point and MeshError for a link mesh that cannot be read.
+// unknown traced point, MeshError for a link mesh that cannot be read, and ViewError (naming the
+// motion) for a motion whose sizes do not fit the model.
 void writeViewJson(const ModelPtr& model, const ScenePtr& scene, const Motion& motion,
                    const ViewOptions& options, std::ostream& out);
 
