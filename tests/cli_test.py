@@ -475,8 +475,51 @@ class BenchPlanners(unittest.TestCase):
                 self.assertEqual(rows_, [("control_KPIECE1", 2, 2),
                                          ("marionette_RestPosePRM", 2, 2)])
 
+    def test_optimize_logs_each_runs_optimization_as_the_plan_command_gives_it(self):
+        with tempfile.TemporaryDirectory() as d:
+            out = os.path.join(d, "bench")
+            p = run("bench", "planners", "--problems", "planar-arm-empty", "--planners", "kpiece",
+                    "--runs", "2", "--time-limit", "2", "--optimize", "--optimize-time", "20",
+                    "--out", out)
+            log = open(os.path.join(out, "planar-arm-empty.log")).read().splitlines()
+            goal = next(l for l in log if ", goal " in l).split(", goal ")[1]
+            i = next(k for k, l in enumerate(log) if l.endswith("properties for each run"))
+            n = int(log[i].split()[0])
+            names = [l.rsplit(" ", 1)[0] for l in log[i + 1:i + 1 + n]]
+            for required in ("string catches", "optimization success", "optimization time",
+                             "optimized input jerk", "optimized string catches",
+                             "optimized residual joint speed", "optimized solution clearance"):
+                self.assertIn(required, names)
+            runs = [dict(zip(names, l.split("; "))) for l in log[i + 2 + n:i + 4 + n]]
+            for r in runs:
+                self.assertEqual(r["optimization tried"], "1")
+                # The same plan and optimization through `marionette plan --optimize`: the log's
+                # figures are that plan's file's, before and after.
+                plain, better = os.path.join(d, "plain.json"), os.path.join(d, "better.json")
+                common = ["plan", "--model", "planar-arm", "--scene", "empty", "--goal", goal,
+                          "--planner", "kpiece", "--seed", r["seed"], "--time-limit", "2",
+                          "--quiet"]
+                run(*common, "--out", plain)
+                run(*common, "--optimize", "--optimize-time", "20", "--out", better)
+                q0 = json.load(open(plain))["quality"]
+                q1 = json.load(open(better))["quality"]
+                self.assertAlmostEqual(float(r["input jerk"]), q0["input_jerk_rms_overall"],
+                                       places=5)
+                self.assertEqual(int(r["string catches"]), q0["string_catches"])
+                self.assertAlmostEqual(float(r["optimized input jerk"]),
+                                       q1["input_jerk_rms_overall"], places=5)
+                self.assertAlmostEqual(float(r["optimized residual joint speed"]),
+                                       q1["residual_joint_speed_rms"], places=6)
+                self.assertEqual(r["optimization success"], "1")  # the arm: exact and better
+                self.assertLess(float(r["optimization cost after"]),
+                                float(r["optimization cost before"]))
+            self.assertIn("| planar-arm-empty | kpiece | 2 | 2 |", p.stdout)  # optimized, exact
+
     def test_bad_arguments(self):
         for args, needle in ((["bench", "planners", "--problems", "nope", "--out", "x"], "nope"),
+                             (["bench", "planners", "--margin", "0.1", "--out", "x"], "--margin"),
+                             (["bench", "planners", "--optimize", "--weight", "wobble=1", "--out",
+                               "x"], "wobble"),
                              (["bench", "planners", "--planners", "fast", "--out", "x"], "fast"),
                              (["bench", "planners", "--runs", "0", "--out", "x"], "--runs"),
                              (["bench", "planners"], "--out"),

@@ -93,14 +93,14 @@ OptimizedPlan optimizePlan(const PlanRequest& request, const Plan& plan,
   // The plan's motion fitted by the spline is what the optimization must beat.  It starts from
   // the cheapest of that fit, coarser fits (the motion's course without its wiggles) and a
   // smooth transfer to the plan's end inputs, of those that can be rolled out in single steps
-  // (the linearization's).
+  // (the linearization's).  When the fit cannot be, the start's cost is the one to beat.
   const detail::InputSpline& spline = problem.spline();
   const Eigen::VectorXd fitted = spline.fit(plan.inputs);
-  const bool before_known = problem.evaluate(fitted, detail::Evaluation::Value);
+  const bool fit_rolls_out = problem.evaluate(fitted, detail::Evaluation::Value);
   const std::string fit_failure = problem.failure();
-  if (before_known) report.before = problem.cost();
   std::vector<Eigen::VectorXd> starts = {fitted};
-  for (int segments : {3, spline.segments() / 2}) starts.push_back(spline.smoothedFit(plan.inputs, segments));
+  for (int segments : {3, spline.segments() / 2})
+    starts.push_back(spline.smoothedFit(plan.inputs, segments));
   starts.push_back(spline.transfer(plan.inputs.row(plan.samples() - 1).transpose()));
   Eigen::VectorXd z0;
   double start_cost = std::numeric_limits<double>::infinity();
@@ -108,7 +108,10 @@ OptimizedPlan optimizePlan(const PlanRequest& request, const Plan& plan,
     if (problem.evaluate(z, detail::Evaluation::Value) && problem.cost().total() < start_cost) {
       z0 = z;
       start_cost = problem.cost().total();
+      if (!fit_rolls_out) report.before = problem.cost();
     }
+  if (fit_rolls_out && problem.evaluate(fitted, detail::Evaluation::Value))
+    report.before = problem.cost();
   if (z0.size() == 0) {
     report.time_s = secondsSince(t0);
     report.message = "neither the plan's motion, fitted by the spline (" + fit_failure +
@@ -116,9 +119,9 @@ OptimizedPlan optimizePlan(const PlanRequest& request, const Plan& plan,
                      "plan is unchanged";
     return out;
   }
-  if (!before_known)
+  if (!fit_rolls_out)
     report.message = "the plan's motion, fitted by the spline, cannot be rolled out in single "
-                     "steps (" + fit_failure + ")";
+                     "steps (" + fit_failure + "); the cost before is its smoothed start's";
   auto keepGoing = [&](const detail::TrajectoryNlp::Progress& p) {
     if (cancelled && cancelled()) return false;
     if (progress) {
@@ -189,8 +192,7 @@ OptimizedPlan optimizePlan(const PlanRequest& request, const Plan& plan,
     return out;
   }
   // Cheaper by at least 1 % (and by more than rounding): else not worth changing the plan.
-  // (A plan whose own motion the rollout cannot take has no cost to beat.)
-  if (before_known && !(report.after.total() < 0.99 * report.before.total() - 1e-12)) {
+  if (!(report.after.total() < 0.99 * report.before.total() - 1e-12)) {
     report.message = "no motion 1 % cheaper found (cost " + formatNumber(report.before.total()) +
                      " -> " + formatNumber(report.after.total()) + "); the plan is unchanged";
     return out;
