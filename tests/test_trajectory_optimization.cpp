@@ -9,6 +9,7 @@
 #include "marionette/environments/scene.hpp"
 #include "marionette/models/input_limits.hpp"
 #include "marionette/models/model_io.hpp"
+#include "marionette/models/rest_pose.hpp"
 #include "marionette/models/simulation.hpp"
 #include "marionette/planner/plan_quality.hpp"
 #include "marionette/planner/planner.hpp"
@@ -335,11 +336,48 @@ TEST(OptimizePlan, APlanThatCannotBeImprovedComesBackUnchangedWithAMessage) {
   still.model = arm->name;
   still.rate_hz = 50.0;
   still.inputs = arm->defaultInputs().transpose().replicate(26, 1);
-  const OptimizedPlan out = optimizePlan(req, still, {});
+  OptimizationOptions o;
+  o.weights.duration = 0.0;  // (with a price on time, the shortest stillness would be cheaper)
+  const OptimizedPlan out = optimizePlan(req, still, o);
   EXPECT_FALSE(out.report.improved) << out.report.before.total() << " -> "
                                     << out.report.after.total();
   EXPECT_NE(out.report.message.find("unchanged"), std::string::npos) << out.report.message;
   EXPECT_EQ(out.plan.inputs, still.inputs);
+}
+
+Plan planOf(const ModelPtr& model, const Eigen::MatrixXd& inputs, double rate_hz);
+
+TEST(OptimizePlan, TheDurationIsAVariable) {
+  // A straight line in input space over 8 s to inputs whose rest pose meets the goal: with the
+  // default price on time the optimized motion is shorter, with none it keeps its length or
+  // grows; both are exact and verified.
+  const PlanRequest req = armRequest();
+  const ModelPtr& arm = req.model;
+  Eigen::VectorXd end = arm->defaultInputs();
+  end[0] -= 0.06;  // x of the rig: the arm hangs to the left
+  const RestPose rest = computeRestPose(arm, end);
+  ASSERT_TRUE(rest.ok);
+  PlanRequest at = req;
+  at.goal = GoalSpec::parse("q:theta1=" + std::to_string(rest.q[0]) + ";tol=0.02");
+  const int n = 401;  // 8 s at 50 Hz
+  Eigen::MatrixXd u(n, arm->nk());
+  for (int i = 0; i < n; ++i) {
+    const double s = i / (n - 1.0), w = s * s * s * (10 - 15 * s + 6 * s * s);
+    u.row(i) = ((1 - w) * arm->defaultInputs() + w * end).transpose();
+  }
+  const Plan slow = verifyMotion(at, u, 50.0);
+  ASSERT_EQ(slow.outcome, PlanOutcome::Exact) << slow.message;
+  OptimizationOptions o;
+  o.time_limit_s = 30.0;
+  const OptimizedPlan shorter = optimizePlan(at, slow, o);
+  ASSERT_TRUE(shorter.report.improved) << shorter.report.message;
+  EXPECT_EQ(shorter.plan.outcome, PlanOutcome::Exact) << shorter.plan.message;
+  EXPECT_LT(shorter.plan.duration_s(), 0.5 * slow.duration_s());
+  EXPECT_LT(shorter.report.after.duration, shorter.report.before.duration);
+  EXPECT_NE(shorter.report.method.find(" s, from "), std::string::npos) << shorter.report.method;
+  o.weights.duration = 0.0;
+  const OptimizedPlan free = optimizePlan(at, slow, o);
+  if (free.report.improved) EXPECT_GE(free.plan.duration_s(), shorter.plan.duration_s());
 }
 
 Plan planOf(const ModelPtr& model, const Eigen::MatrixXd& inputs, double rate_hz) {

@@ -29,6 +29,7 @@ class InputSpline {
   int segments() const { return segments_; }
   int samples() const { return static_cast<int>(basis_.rows()); }  // N + 1
   double knotSpacing() const { return spacing_s_; }
+  double duration_s() const { return spacing_s_ * segments_; }  // on the sample grid
   // Variables per input: the free inner control points P_2 .. P_{K-2}, then the end value.
   int freePerInput() const { return segments_ - 2; }
   int variables() const { return nk_ * freePerInput(); }

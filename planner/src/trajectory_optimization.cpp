@@ -5,12 +5,15 @@
 
 #include <IpIpoptApplication.hpp>
 #include <cmath>
+#include <memory>
+#include <optional>
 #include <sstream>
 
 #include "marionette/common/clock.hpp"
 #include "marionette/common/text.hpp"
 #include "marionette/models/field_error.hpp"
 #include "marionette/planner/plan_quality.hpp"
+#include "goal_vertex.hpp"
 #include "plan_verification.hpp"
 #include "trajectory_nlp.hpp"
 #include "trajectory_problem.hpp"
@@ -41,6 +44,92 @@ void checkOptimizationOptions(const OptimizationOptions& o) {
   }
 }
 
+namespace {
+
+// `samples` stretched (or compressed) in time to `rows` rows, linearly interpolated.
+Eigen::MatrixXd stretched(const Eigen::MatrixXd& samples, int rows) {
+  const int n = static_cast<int>(samples.rows());
+  if (rows == n || n < 2) return samples;
+  Eigen::MatrixXd out(rows, samples.cols());
+  for (int r = 0; r < rows; ++r) {
+    const double x = rows > 1 ? r * (n - 1.0) / (rows - 1.0) : 0.0;
+    const int i = std::min(static_cast<int>(x), n - 2);
+    const double w = x - i;
+    out.row(r) = (1 - w) * samples.row(i) + w * samples.row(i + 1);
+  }
+  return out;
+}
+
+// The shortest duration (s) in which a quintic move from a to b keeps within every input's
+// speed and acceleration limits: its peak speed is 15/8 |b - a| / T, its peak acceleration
+// 10 / sqrt(3) |b - a| / T^2.
+double quinticMoveTime(const Model& model, const Eigen::VectorXd& a, const Eigen::VectorXd& b) {
+  double T = 0.0;
+  for (int j = 0; j < model.nk(); ++j) {
+    const double d = std::abs(b[j] - a[j]);
+    const KinematicVariable& kv = model.kinematic[j];
+    if (std::isfinite(kv.max_speed) && kv.max_speed > 0) T = std::max(T, 1.875 * d / kv.max_speed);
+    if (std::isfinite(kv.max_accel) && kv.max_accel > 0)
+      T = std::max(T, std::sqrt(5.7735 * d / kv.max_accel));
+  }
+  return T;
+}
+
+// The durations the search for a start tries: the plan's own first, shorter and longer ones,
+// and multiples of the shortest comfortable transfer's (1.25 x the limits' bound), on the sample
+// grid, none shorter than that transfer or 0.2 s.
+std::vector<double> candidateDurations(const Model& model, double plan_duration_s, double rate_hz,
+                                       const Eigen::VectorXd& rho0, const Eigen::VectorXd& rho_end,
+                                       const std::optional<Eigen::VectorXd>& goal_rest) {
+  double shortest = quinticMoveTime(model, rho0, rho_end);
+  if (goal_rest) shortest = std::max(shortest, quinticMoveTime(model, rho0, *goal_rest));
+  shortest = std::max(0.2, 1.25 * shortest);
+  std::vector<double> out = {plan_duration_s};
+  auto add = [&](double T) {
+    T = std::lround(T * rate_hz) / rate_hz;
+    if (T < shortest - 0.5 / rate_hz) return;
+    for (double d : out)
+      if (std::abs(d - T) < 0.5 / rate_hz) return;
+    out.push_back(T);
+  };
+  for (double f : {0.5, 0.75, 1.25, 1.5}) add(f * plan_duration_s);
+  for (double f : {1.0, 1.5, 2.0, 3.0}) add(f * shortest);
+  return out;
+}
+
+// The inputs of a collision-free rest pose that meets the goal (within half its tolerance),
+// by damped Gauss-Newton on the rest pose's inputs (the roadmap's goal search) from the rest
+// poses of the plan's inputs where it first reaches the goal, where it ends, and at its start;
+// nullopt when none is found by the deadline.
+std::optional<Eigen::VectorXd> restInputsAtGoal(const PlanRequest& request,
+                                                const CollisionModelPtr& collision,
+                                                const Plan& plan, const StartState& start,
+                                                SteadyClock::time_point deadline) {
+  CollisionChecker checker(collision);
+  GoalEvaluator goal(request.model, request.goal);
+  const double aim = 0.5 * goal.tolerance();
+  const auto in_time = [&] { return SteadyClock::now() < deadline; };
+  std::vector<std::pair<Eigen::VectorXd, const Eigen::VectorXd*>> froms;
+  if (plan.goal_sample >= 0 && plan.goal_sample < plan.samples())
+    froms.emplace_back(plan.inputs.row(plan.goal_sample).transpose(), nullptr);
+  froms.emplace_back(plan.inputs.row(plan.samples() - 1).transpose(), nullptr);
+  froms.emplace_back(plan.inputs.row(0).transpose(), &start.q);
+  for (const auto& [rho, guess] : froms) {
+    if (!in_time()) break;
+    const auto from = roadmap::restVertex(request.model, checker, rho, guess);
+    if (!from) continue;
+    if (goal.poseError(from->q, from->rho) <= aim) return from->rho;
+    if (const auto v = roadmap::descendToGoal(request.model, checker, goal, *from, aim, in_time))
+      return v->rho;
+    std::mt19937_64 rng(request.options.seed);
+    if (const auto v = roadmap::randomDescent(request.model, checker, goal, *from, aim, rng, in_time))
+      return v->rho;
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
 OptimizedPlan optimizePlan(const PlanRequest& request, const Plan& plan,
                            const OptimizationOptions& options, const ProgressFn& progress,
                            const CancelFn& cancelled) {
@@ -67,61 +156,102 @@ OptimizedPlan optimizePlan(const PlanRequest& request, const Plan& plan,
   io.dt_s = 1.0 / plan.rate_hz;
   VariationalIntegrator vi(model, io);
 
+  // A rest pose that meets the goal: the end's static tensions (the tension terms' reference)
+  // and the end of the transfer starts.  Searched from the rest poses of the plan's inputs where
+  // it reaches the goal, where it ends, and at its start, within a share of the time budget.
+  const Eigen::VectorXd rho_end = plan.inputs.row(plan.samples() - 1).transpose();
+  const std::optional<Eigen::VectorXd> goal_rest =
+      restInputsAtGoal(request, collision, plan, start, t0 + std::chrono::duration_cast<SteadyClock::duration>(
+                              std::chrono::duration<double>(0.25 * options.time_limit_s)));
+
   detail::ProblemSetup setup;
   setup.model = model;
   setup.goal = request.goal;
   setup.start = vi.stateFromVelocity(start.q, start.qdot, rho0);
   setup.rate_hz = plan.rate_hz;
-  setup.duration_s = plan.duration_s();
-  setup.segments = std::max(3, static_cast<int>(std::lround(setup.duration_s *
-                                                            options.knots_per_s)));
   setup.settle_s = options.settle_s;
   setup.weights = options.weights;
-  setup.end_reference = plan.inputs.row(plan.samples() - 1).transpose();
+  setup.end_reference = goal_rest ? *goal_rest : rho_end;
   setup.collision = collision;
   // The penalty starts half a margin (at least 5 mm) farther out, so that the balance of the
   // terms settles clear of the margin rather than on it.
   setup.margin_m = options.margin_m > 0 ? options.margin_m + std::max(0.005, 0.5 * options.margin_m)
                                         : 0.0;
-  detail::TrajectoryProblem problem(setup);
-  {
-    std::ostringstream m;
-    m << "ipopt single shooting (Gauss-Newton Hessian), cubic B-spline inputs, " << setup.segments
-      << " segments";
-    report.method = m.str();
+  auto problemOf = [&](double duration_s) {
+    detail::ProblemSetup s = setup;
+    s.duration_s = duration_s;
+    s.segments = std::max(3, static_cast<int>(std::lround(duration_s * options.knots_per_s)));
+    return std::make_unique<detail::TrajectoryProblem>(s);
+  };
+
+  // The plan's own motion is what the optimization must beat; when it cannot be rolled out in
+  // single steps (the linearization's), its fit by the spline, or else the best start.
+  const double plan_duration_s = plan.duration_s();
+  std::unique_ptr<detail::TrajectoryProblem> problem = problemOf(plan_duration_s);
+  bool before_known = problem->evaluateSamples(plan.inputs);
+  const std::string plan_failure = problem->failure();
+  if (before_known) report.before = problem->cost();
+  const Eigen::VectorXd fitted = problem->spline().fit(plan.inputs);
+  if (!before_known && problem->evaluate(fitted, detail::Evaluation::Value)) {
+    report.before = problem->cost();
+    before_known = true;
+    report.message = "the plan's motion cannot be rolled out in single steps (" + plan_failure +
+                     "); the cost before is its fit's by the spline";
   }
-  // The plan's motion fitted by the spline is what the optimization must beat.  It starts from
-  // the cheapest of that fit, coarser fits (the motion's course without its wiggles) and a
-  // smooth transfer to the plan's end inputs, of those that can be rolled out in single steps
-  // (the linearization's).  When the fit cannot be, the start's cost is the one to beat.
-  const detail::InputSpline& spline = problem.spline();
-  const Eigen::VectorXd fitted = spline.fit(plan.inputs);
-  const bool fit_rolls_out = problem.evaluate(fitted, detail::Evaluation::Value);
-  const std::string fit_failure = problem.failure();
-  std::vector<Eigen::VectorXd> starts = {fitted};
-  for (int segments : {3, spline.segments() / 2})
-    starts.push_back(spline.smoothedFit(plan.inputs, segments));
-  starts.push_back(spline.transfer(plan.inputs.row(plan.samples() - 1).transpose()));
-  Eigen::VectorXd z0;
-  double start_cost = std::numeric_limits<double>::infinity();
-  for (const Eigen::VectorXd& z : starts)
-    if (problem.evaluate(z, detail::Evaluation::Value) && problem.cost().total() < start_cost) {
-      z0 = z;
-      start_cost = problem.cost().total();
-      if (!fit_rolls_out) report.before = problem.cost();
-    }
-  if (fit_rolls_out && problem.evaluate(fitted, detail::Evaluation::Value))
-    report.before = problem.cost();
-  if (z0.size() == 0) {
+
+  // The duration is a variable of the search for a start: at each candidate duration, the
+  // plan's motion fitted (stretched in time), coarser fits of it (its course without its
+  // wiggles) and smooth transfers to the plan's end inputs and to the goal's rest pose; the
+  // optimization starts from the cheapest (the duration's own term included) that can be rolled
+  // out in single steps (the linearization's).  Ipopt then shapes the inputs at that duration.
+  const std::vector<double> durations =
+      candidateDurations(*model, plan_duration_s, plan.rate_hz, rho0, rho_end, goal_rest);
+  std::vector<std::unique_ptr<detail::TrajectoryProblem>> problems;
+  struct Start {
+    double violation, cost;
+    detail::TrajectoryProblem* problem;
+    Eigen::VectorXd z;
+    std::string name;
+  };
+  std::vector<Start> starts;
+  for (double duration_s : durations) {
+    if (duration_s == plan_duration_s)
+      problems.push_back(std::move(problem));
+    else
+      problems.push_back(problemOf(duration_s));
+    detail::TrajectoryProblem& at = *problems.back();
+    const detail::InputSpline& spline = at.spline();
+    const Eigen::MatrixXd motion = stretched(plan.inputs, spline.samples());
+    std::vector<std::pair<std::string, Eigen::VectorXd>> tries = {
+        {"the plan's motion", spline.fit(motion)}};
+    for (int segments : {3, spline.segments() / 2})
+      tries.emplace_back("the plan's motion smoothed", spline.smoothedFit(motion, segments));
+    tries.emplace_back("a transfer to the plan's end inputs", spline.transfer(rho_end));
+    if (goal_rest)
+      tries.emplace_back("a transfer to a rest pose at the goal", spline.transfer(*goal_rest));
+    for (auto& [name, z] : tries)
+      // Within a tenth of their scales, the limits and the goal count as met.
+      if (at.evaluate(z, detail::Evaluation::Value))
+        starts.push_back({std::max(0.1, at.constraintViolation()), at.cost().total(), &at,
+                          std::move(z), name});
+  }
+  // Nearest to meeting the limits and the goal first, then the cheapest.
+  std::sort(starts.begin(), starts.end(), [](const Start& a, const Start& b) {
+    return std::make_pair(a.violation, a.cost) < std::make_pair(b.violation, b.cost);
+  });
+  if (starts.empty()) {
     report.time_s = secondsSince(t0);
-    report.message = "neither the plan's motion, fitted by the spline (" + fit_failure +
-                     "), nor a smoother version of it can be rolled out in single steps; the "
-                     "plan is unchanged";
+    report.message = "neither the plan's motion (" + plan_failure +
+                     ") nor a smoother motion to the goal can be rolled out in single steps; "
+                     "the plan is unchanged";
     return out;
   }
-  if (!fit_rolls_out)
-    report.message = "the plan's motion, fitted by the spline, cannot be rolled out in single "
-                     "steps (" + fit_failure + "); the cost before is its smoothed start's";
+  if (!before_known) {
+    starts.front().problem->evaluate(starts.front().z, detail::Evaluation::Value);
+    report.before = starts.front().problem->cost();
+    report.message = "neither the plan's motion nor its fit by the spline can be rolled out in "
+                     "single steps (" + plan_failure + "); the cost before is the start's";
+  }
   auto keepGoing = [&](const detail::TrajectoryNlp::Progress& p) {
     if (cancelled && cancelled()) return false;
     if (progress) {
@@ -135,38 +265,55 @@ OptimizedPlan optimizePlan(const PlanRequest& request, const Plan& plan,
     }
     return secondsSince(t0) < options.time_limit_s;
   };
-  Ipopt::SmartPtr<detail::TrajectoryNlp> nlp = new detail::TrajectoryNlp(problem, z0, keepGoing);
-  Ipopt::SmartPtr<Ipopt::IpoptApplication> app = IpoptApplicationFactory();
-  app->Options()->SetIntegerValue("print_level", 0);
-  app->Options()->SetStringValue("sb", "yes");
-  // The Hessian is the objective's Gauss-Newton one (TrajectoryNlp::eval_h).
-  app->Options()->SetStringValue("mu_strategy", "adaptive");
-  app->Options()->SetIntegerValue("max_iter", options.max_iterations);
-  app->Options()->SetNumericValue("tol", 1e-6);
-  app->Options()->SetNumericValue("acceptable_tol", 1e-3);
-  // The objective in units of the starting motion's: O(1) like the constraints' rows.
-  if (start_cost > 0) app->Options()->SetNumericValue("obj_scaling_factor", 1.0 / start_cost);
-  if (app->Initialize() != Ipopt::Solve_Succeeded) {
-    report.message = "the solver could not start";
-    return out;
+  // From the best start; from the next ones while the solver finds no motion that meets the
+  // limits and the goal and there is time left.
+  detail::TrajectoryProblem* chosen = nullptr;
+  Eigen::VectorXd best;
+  int status = 0;
+  for (const Start& start_point : starts) {
+    if (chosen && secondsSince(t0) >= options.time_limit_s) break;
+    chosen = start_point.problem;
+    std::ostringstream m;
+    m << "ipopt single shooting (Gauss-Newton Hessian), cubic B-spline inputs, "
+      << chosen->spline().segments() << " segments over "
+      << formatNumber(chosen->spline().duration_s()) << " s, from " << start_point.name;
+    report.method = m.str();
+    Ipopt::SmartPtr<detail::TrajectoryNlp> nlp =
+        new detail::TrajectoryNlp(*chosen, start_point.z, keepGoing);
+    Ipopt::SmartPtr<Ipopt::IpoptApplication> app = IpoptApplicationFactory();
+    app->Options()->SetIntegerValue("print_level", 0);
+    app->Options()->SetStringValue("sb", "yes");
+    // The Hessian is the objective's Gauss-Newton one (TrajectoryNlp::eval_h).
+    app->Options()->SetStringValue("mu_strategy", "adaptive");
+    app->Options()->SetIntegerValue("max_iter", options.max_iterations);
+    app->Options()->SetNumericValue("tol", 1e-6);
+    app->Options()->SetNumericValue("acceptable_tol", 1e-3);
+    // The objective in units of the starting motion's: O(1) like the constraints' rows.
+    if (start_point.cost > 0)
+      app->Options()->SetNumericValue("obj_scaling_factor", 1.0 / start_point.cost);
+    if (app->Initialize() != Ipopt::Solve_Succeeded) {
+      report.message = "the solver could not start";
+      return out;
+    }
+    status = static_cast<int>(app->OptimizeTNLP(nlp));
+    if (cancelled && cancelled()) throw PlanCancelled("plan optimization");
+    report.iterations += nlp->iterations();
+    best = nlp->best();
+    if (best.size() > 0) break;
   }
-  const Ipopt::ApplicationReturnStatus status = app->OptimizeTNLP(nlp);
-  if (cancelled && cancelled()) throw PlanCancelled("plan optimization");
-  report.iterations = nlp->iterations();
-  report.evaluations = problem.rollouts();
-
-  if (nlp->best().size() == 0) {
+  for (const auto& p : problems) report.evaluations += p->rollouts();
+  if (best.size() == 0) {
     report.time_s = secondsSince(t0);
     report.message = "no motion met the limits and the goal (solver status " +
-                     std::to_string(static_cast<int>(status)) + ")";
+                     std::to_string(status) + ")";
     return out;
   }
-  problem.evaluate(nlp->best());
-  report.after = problem.cost();
+  chosen->evaluate(best);
+  report.after = chosen->cost();
 
   // The candidate, verified as every plan is.
   Plan candidate = plan;
-  candidate.inputs = problem.spline().sampleInputs(nlp->best());
+  candidate.inputs = chosen->spline().sampleInputs(best);
   candidate.limit_violations.clear();
   candidate.goal_sample = -1;
   candidate.goal_distance_min = std::numeric_limits<double>::infinity();

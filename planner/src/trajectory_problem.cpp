@@ -118,6 +118,21 @@ void TrajectoryProblem::bounds(Eigen::VectorXd& z_lower, Eigen::VectorXd& z_uppe
   }
 }
 
+double TrajectoryProblem::constraintViolation() const {
+  Eigen::VectorXd z_lower, z_upper, lower, upper;
+  bounds(z_lower, z_upper, lower, upper);
+  double worst = 0.0;
+  for (int r = 0; r < constraints(); ++r) {
+    const double excess = std::max(g_[r] - upper[r], lower[r] - g_[r]);
+    if (!(excess > 0)) continue;
+    double scale = std::max(std::abs(upper[r]) < 1e19 ? std::abs(upper[r]) : 0.0,
+                            std::abs(lower[r]) < 1e19 ? std::abs(lower[r]) : 0.0);
+    if (r >= linearConstraints()) scale = std::max(scale, goal_.tolerance());
+    worst = std::max(worst, excess / std::max(scale, 1e-9));
+  }
+  return worst;
+}
+
 void TrajectoryProblem::inputCosts(const Eigen::MatrixXd& u, Eigen::MatrixXd* hessian) {
   const Model& m = *setup_.model;
   const double dt = 1.0 / setup_.rate_hz;
@@ -158,11 +173,27 @@ void TrajectoryProblem::inputCosts(const Eigen::MatrixXd& u, Eigen::MatrixXd* he
 bool TrajectoryProblem::evaluate(const Eigen::VectorXd& z, Evaluation level) {
   const bool derivatives = level == Evaluation::Derivatives;
   if (valid_ && z.size() == z_.size() && z == z_ && (derivatives_ || !derivatives)) return true;
+  z_ = z;
+  if (!rollOut(spline_.sampleInputs(z), derivatives)) return false;
+  g_.head(linearConstraints()) = limits_.matrix * z;
+  return true;
+}
+
+bool TrajectoryProblem::evaluateSamples(const Eigen::MatrixXd& u) {
+  z_.resize(0);  // no z: the next evaluate rolls out again
+  if (u.rows() != spline_.samples() || u.cols() != setup_.model->nk()) {
+    valid_ = false;
+    failure_ = "the samples are not the spline's";
+    return false;
+  }
+  return rollOut(u, false);
+}
+
+bool TrajectoryProblem::rollOut(const Eigen::MatrixXd& u, bool derivatives) {
   valid_ = false;
   derivatives_ = derivatives;
   ++rollouts_;
   failure_.clear();
-  z_ = z;
   const Model& m = *setup_.model;
   const int nd = m.nd(), nk = m.nk(), ns = m.nstrings(), nx = 2 * nd + nk;
   const int nz = derivatives ? variables() : 0;  // no sensitivities for a value
@@ -174,7 +205,6 @@ bool TrajectoryProblem::evaluate(const Eigen::VectorXd& z, Evaluation level) {
   g_.setZero(constraints());
   jacobian_.setZero(goal_rows_, nz);
 
-  const Eigen::MatrixXd u = spline_.sampleInputs(z);
   const int motion_steps = spline_.samples() - 1;
   const int steps = motion_steps + static_cast<int>(std::lround(setup_.settle_s * setup_.rate_hz));
   inputCosts(u, nullptr);
@@ -282,7 +312,6 @@ bool TrajectoryProblem::evaluate(const Eigen::VectorXd& z, Evaluation level) {
   }
   if (motion_steps == 0) return false;
   fillGoalRows(end, X_end, v_last, dv_last);
-  g_.head(linearConstraints()) = limits_.matrix * z;
   // A number that is not finite (a solver probing far out) is a failed evaluation, never a
   // value the solver takes.
   if (!std::isfinite(cost_.total()) || !gradient_.allFinite() || !g_.allFinite() ||

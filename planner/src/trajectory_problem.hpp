@@ -66,9 +66,15 @@ class TrajectoryProblem {
   // value is not finite; failure() says which.  Both levels take the same steps, so their
   // values agree to the last bit.
   bool evaluate(const Eigen::VectorXd& z, Evaluation level = Evaluation::Derivatives);
+  // The value level at sampled inputs that need not be the spline's (spline().samples() rows
+  // of n_k): a plan's own motion.  The limit rows are left at zero.
+  bool evaluateSamples(const Eigen::MatrixXd& u);
   const std::string& failure() const { return failure_; }
   int rollouts() const { return rollouts_; }  // evaluations that rolled out (not remembered)
   const OptimizationCost& cost() const { return cost_; }
+  // How far the evaluated z is from meeting the rows: the largest excess over a row's bound,
+  // relative to the bound's scale (the goal's tolerance, the rest energy, a limit's bound).
+  double constraintViolation() const;
   double minStageClearance() const { return min_stage_clearance_m_; }  // over the motion (m)
   const Eigen::VectorXd& gradient() const { return gradient_; }    // d total / dz
   // The Gauss-Newton Hessian of the total (lower triangle).
@@ -79,6 +85,7 @@ class TrajectoryProblem {
   int goalRows() const { return goal_rows_; }
 
  private:
+  bool rollOut(const Eigen::MatrixXd& u, bool derivatives);
   // Effort and jerk (quadratic in z): into cost_ and gradient_, and their constant Hessian into
   // `hessian` when not null.
   void inputCosts(const Eigen::MatrixXd& u, Eigen::MatrixXd* hessian);

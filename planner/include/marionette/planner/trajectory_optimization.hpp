@@ -33,7 +33,7 @@ struct OptimizationWeights {
   double settle = 10.0;       // the same over the settle hold after it
   double tension_rate = 1.0;  // integral of sum_j (0.1 s * T_j' / T_ref_j)^2 dt (s)
   double slack = 10.0;        // integral of sum_j (max(0, T_floor_j - tau_j) / T_ref_j)^2 dt
-  double duration = 0.0;      // the motion's duration (s)
+  double duration = 1.0;      // the motion's duration (s)
   double clearance = 100.0;   // integral of (max(0, margin - d) / margin)^2 dt, d the clearance
                               // to the stage (and to anything, with a 1 mm margin)
 
