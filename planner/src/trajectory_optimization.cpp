@@ -338,8 +338,10 @@ OptimizedPlan optimizePlan(const PlanRequest& request, const Plan& plan,
                      "); the plan is unchanged";
     return out;
   }
-  // Cheaper by at least 1 % (and by more than rounding): else not worth changing the plan.
-  if (!(report.after.total() < 0.99 * report.before.total() - 1e-12)) {
+  // Cheaper by at least 1 % (and by more than rounding), not counting the price of the time
+  // both motions take: else not worth changing the plan.
+  const double common = std::min(report.before.duration, report.after.duration);
+  if (!(report.after.total() - common < 0.99 * (report.before.total() - common) - 1e-12)) {
     report.message = "no motion 1 % cheaper found (cost " + formatNumber(report.before.total()) +
                      " -> " + formatNumber(report.after.total()) + "); the plan is unchanged";
     return out;

@@ -5,7 +5,8 @@
 // every evaluation rolls the variational integrator out over the motion and a settle hold, and
 // derivatives come from its exact linearization (forward sensitivities), never from finite
 // differences; Ipopt takes the nonlinear program (limits as linear constraints on the control
-// points, the goal as constraints at the motion's end).
+// points, the goal as constraints at the motion's end).  The duration is searched outside the
+// NLP: starts are rolled out at several durations, and the inputs are optimized at the best's.
 //
 // Contents
 //   OptimizationWeights   the objective's terms and their weights (each term is normalized:
@@ -33,7 +34,7 @@ struct OptimizationWeights {
   double settle = 10.0;       // the same over the settle hold after it
   double tension_rate = 1.0;  // integral of sum_j (0.1 s * T_j' / T_ref_j)^2 dt (s)
   double slack = 10.0;        // integral of sum_j (max(0, T_floor_j - tau_j) / T_ref_j)^2 dt
-  double duration = 1.0;      // the motion's duration (s)
+  double duration = 1.0;      // the motion's duration (s): 0 lets it take as long as it likes
   double clearance = 100.0;   // integral of (max(0, margin - d) / margin)^2 dt, d the clearance
                               // to the stage (and to anything, with a 1 mm margin)
 
@@ -68,7 +69,7 @@ struct OptimizationReport {
   int iterations = 0;
   int evaluations = 0;    // rollouts
   double time_s = 0.0;
-  OptimizationCost before;  // the plan's motion fitted by the spline
+  OptimizationCost before;  // the plan's own motion (its spline fit if it cannot be rolled out)
   OptimizationCost after;
   std::string message;
 };
