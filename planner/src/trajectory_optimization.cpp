@@ -160,9 +160,10 @@ OptimizedPlan optimizePlan(const PlanRequest& request, const Plan& plan,
   // and the end of the transfer starts.  Searched from the rest poses of the plan's inputs where
   // it reaches the goal, where it ends, and at its start, within a share of the time budget.
   const Eigen::VectorXd rho_end = plan.inputs.row(plan.samples() - 1).transpose();
+  const auto goal_search_end = t0 + std::chrono::duration_cast<SteadyClock::duration>(
+                                         std::chrono::duration<double>(0.25 * options.time_limit_s));
   const std::optional<Eigen::VectorXd> goal_rest =
-      restInputsAtGoal(request, collision, plan, start, t0 + std::chrono::duration_cast<SteadyClock::duration>(
-                              std::chrono::duration<double>(0.25 * options.time_limit_s)));
+      restInputsAtGoal(request, collision, plan, start, goal_search_end);
 
   detail::ProblemSetup setup;
   setup.model = model;
@@ -201,9 +202,10 @@ OptimizedPlan optimizePlan(const PlanRequest& request, const Plan& plan,
 
   // The duration is a variable of the search for a start: at each candidate duration, the
   // plan's motion fitted (stretched in time), coarser fits of it (its course without its
-  // wiggles) and smooth transfers to the plan's end inputs and to the goal's rest pose; the
-  // optimization starts from the cheapest (the duration's own term included) that can be rolled
-  // out in single steps (the linearization's).  Ipopt then shapes the inputs at that duration.
+  // wiggles) and smooth transfers to the plan's end inputs and to the goal's rest pose, of those
+  // that can be rolled out in single steps (the linearization's).  Ipopt then shapes the inputs
+  // at the duration of the best start: the nearest to meeting the limits and the goal, then the
+  // cheapest (the duration's own term included).
   const std::vector<double> durations =
       candidateDurations(*model, plan_duration_s, plan.rate_hz, rho0, rho_end, goal_rest);
   std::vector<std::unique_ptr<detail::TrajectoryProblem>> problems;
