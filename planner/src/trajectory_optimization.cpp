@@ -15,6 +15,7 @@
 #include "marionette/planner/plan_quality.hpp"
 #include "goal_vertex.hpp"
 #include "plan_verification.hpp"
+#include "roadmap_graph.hpp"
 #include "trajectory_nlp.hpp"
 #include "trajectory_problem.hpp"
 
@@ -60,29 +61,15 @@ Eigen::MatrixXd stretched(const Eigen::MatrixXd& samples, int rows) {
   return out;
 }
 
-// The shortest duration (s) in which a quintic move from a to b keeps within every input's
-// speed and acceleration limits: its peak speed is 15/8 |b - a| / T, its peak acceleration
-// 10 / sqrt(3) |b - a| / T^2.
-double quinticMoveTime(const Model& model, const Eigen::VectorXd& a, const Eigen::VectorXd& b) {
-  double T = 0.0;
-  for (int j = 0; j < model.nk(); ++j) {
-    const double d = std::abs(b[j] - a[j]);
-    const KinematicVariable& kv = model.kinematic[j];
-    if (std::isfinite(kv.max_speed) && kv.max_speed > 0) T = std::max(T, 1.875 * d / kv.max_speed);
-    if (std::isfinite(kv.max_accel) && kv.max_accel > 0)
-      T = std::max(T, std::sqrt(5.7735 * d / kv.max_accel));
-  }
-  return T;
-}
-
 // The durations the search for a start tries: the plan's own first, shorter and longer ones,
 // and multiples of the shortest comfortable transfer's (1.25 x the limits' bound), on the sample
 // grid, none shorter than that transfer or 0.2 s.
 std::vector<double> candidateDurations(const Model& model, double plan_duration_s, double rate_hz,
                                        const Eigen::VectorXd& rho0, const Eigen::VectorXd& rho_end,
                                        const std::optional<Eigen::VectorXd>& goal_rest) {
-  double shortest = quinticMoveTime(model, rho0, rho_end);
-  if (goal_rest) shortest = std::max(shortest, quinticMoveTime(model, rho0, *goal_rest));
+  const double dt = 1.0 / rate_hz;
+  double shortest = roadmap::moveDuration(model, rho0, rho_end, dt, 1.0);
+  if (goal_rest) shortest = std::max(shortest, roadmap::moveDuration(model, rho0, *goal_rest, dt, 1.0));
   shortest = std::max(0.2, 1.25 * shortest);
   std::vector<double> out = {plan_duration_s};
   auto add = [&](double T) {
