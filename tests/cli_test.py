@@ -480,7 +480,7 @@ class BenchPlanners(unittest.TestCase):
             out = os.path.join(d, "bench")
             p = run("bench", "planners", "--problems", "planar-arm-empty", "--planners", "kpiece",
                     "--runs", "2", "--time-limit", "2", "--optimize", "--optimize-time", "20",
-                    "--out", out)
+                    "--save-plans", "--out", out)
             log = open(os.path.join(out, "planar-arm-empty.log")).read().splitlines()
             goal = next(l for l in log if ", goal " in l).split(", goal ")[1]
             i = next(k for k, l in enumerate(log) if l.endswith("properties for each run"))
@@ -508,12 +508,31 @@ class BenchPlanners(unittest.TestCase):
                 self.assertEqual(int(r["string catches"]), q0["string_catches"])
                 self.assertAlmostEqual(float(r["optimized input jerk"]),
                                        q1["input_jerk_rms_overall"], places=5)
+                # The plans it saved are those plans.
+                stem = os.path.join(out, "plans", "planar-arm-empty-kpiece-" + r["seed"])
+                for saved, made in ((stem + ".json", plain), (stem + "-optimized.json", better)):
+                    self.assertEqual(json.load(open(saved))["inputs"],
+                                     json.load(open(made))["inputs"])
                 self.assertAlmostEqual(float(r["optimized residual joint speed"]),
                                        q1["residual_joint_speed_rms"], places=6)
                 self.assertEqual(r["optimization success"], "1")  # the arm: exact and better
                 self.assertLess(float(r["optimization cost after"]),
                                 float(r["optimization cost before"]))
             self.assertIn("| planar-arm-empty | kpiece | 2 | 2 |", p.stdout)  # optimized, exact
+            # Each saved plan re-simulates from its CSV and passes execute --dry-run; a plan
+            # whose predicted states were altered is caught.
+            check = [sys.executable, os.path.join(SRC, "benchmarks", "check_plans.py"), out,
+                     "--marionette", BIN]
+            c = subprocess.run(check, capture_output=True, text=True, timeout=300)
+            self.assertEqual(c.returncode, 0, c.stdout + c.stderr)
+            self.assertIn("4/4 plans re-simulate within 1e-06", c.stdout)
+            altered = os.path.join(out, "plans", "planar-arm-empty-kpiece-1-optimized.json")
+            plan = json.load(open(altered))
+            plan["predicted"]["states"][-1][0] += 1e-5
+            json.dump(plan, open(altered, "w"))
+            c = subprocess.run(check, capture_output=True, text=True, timeout=300)
+            self.assertEqual(c.returncode, 1, c.stdout + c.stderr)
+            self.assertIn("FAIL planar-arm-empty-kpiece-1-optimized.json", c.stdout)
 
     def test_bad_arguments(self):
         for args, needle in ((["bench", "planners", "--problems", "nope", "--out", "x"], "nope"),
@@ -531,4 +550,4 @@ class BenchPlanners(unittest.TestCase):
 
 if __name__ == "__main__":
     BIN, SRC = sys.argv[1], sys.argv[2]
-    unittest.main(argv=[sys.argv[0], "-v"])
+    unittest.main(argv=[sys.argv[0], "-v", *sys.argv[3:]])  # then any test names

@@ -174,7 +174,7 @@ int cmdBenchPlanners(int argc, char** argv) {
       argc, argv, 3,
       {"--runs", "--time-limit", "--seed", "--problems", "--planners", "--out", "--settle",
        "--optimize-time", "--weight", "--margin"},
-      {"--quick", "--optimize"});
+      {"--quick", "--optimize", "--save-plans"});
   if (!a.values.count("--out")) throw std::invalid_argument("bench planners needs --out DIR");
   BenchmarkOptions opt;
   const bool quick = a.switches.count("--quick");
@@ -221,6 +221,21 @@ int cmdBenchPlanners(int argc, char** argv) {
   const auto t0 = SteadyClock::now();
   std::vector<SummaryRow> rows;
   for (const BenchmarkProblem& problem : problems) {
+    if (a.switches.count("--save-plans")) {
+      // DIR/plans/PROBLEM-PLANNER-SEED.json and .csv, and -optimized.json/.csv beside them.
+      std::filesystem::create_directories(dir / "plans");
+      opt.on_plans = [&](const std::string& planner, unsigned long seed, const Plan& plan,
+                         const Plan* optimized) {
+        const std::string stem =
+            (dir / "plans" / (problem.name + "-" + planner + "-" + std::to_string(seed))).string();
+        const auto save = [](const Plan& p, const std::string& path) {
+          writeFileAtomically(path + ".json", [&](std::ostream& os) { writePlanJson(p, os); });
+          writeFileAtomically(path + ".csv", [&](std::ostream& os) { writeInputsCsv(p, os); });
+        };
+        save(plan, stem);
+        if (optimized) save(*optimized, stem + "-optimized");
+      };
+    }
     opt.on_run = [&](const std::string& planner, int run) {
       if (run == 0)
         std::cerr << formatted("[%6.0f s] %s: %s ", secondsSince(t0), problem.name.c_str(),

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <optional>
 #include <sstream>
 #include <stdexcept>
 
@@ -149,16 +150,19 @@ BenchmarkRun runOnce(const PlanRequest& base, const std::string& planner, unsign
       if (plan.goal_sample >= 0) run.goal_time_s = plan.goal_sample / plan.rate_hz;
       run.quality = plan.quality;
     }
+    std::optional<OptimizedPlan> optimized;
     if (options.optimize && plan.samples() > 1 && plan.goal_sample >= 0) {
       // Timed on its own: the planning figures above stay the planner's.
-      const OptimizedPlan out = optimizePlan(req, plan, options.optimization);
+      optimized = optimizePlan(req, plan, options.optimization);
       run.optimization_tried = true;
-      run.optimization = out.report;
-      run.optimized_outcome = out.plan.outcome;
-      run.optimized_quality = out.plan.quality;
+      run.optimization = optimized->report;
+      run.optimized_outcome = optimized->plan.outcome;
+      run.optimized_quality = optimized->plan.quality;
       run.optimization_succeeded =
-          out.report.improved && out.plan.outcome == PlanOutcome::Exact;
+          optimized->report.improved && optimized->plan.outcome == PlanOutcome::Exact;
     }
+    if (options.on_plans && plan.samples() > 0)
+      options.on_plans(planner, seed, plan, optimized ? &optimized->plan : nullptr);
   } catch (const std::exception& e) {
     run.error = true;
     run.message = e.what();

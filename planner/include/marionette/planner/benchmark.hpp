@@ -48,6 +48,9 @@ struct BenchmarkOptions {
   OptimizationOptions optimization;
   // Called before each run: (planner, run index).
   std::function<void(const std::string&, int)> on_run;
+  // Called after each run that returned a plan: (planner, seed, the plan, the plan the optimizer
+  // returned or nullptr when it was not optimized); e.g. to save them.
+  std::function<void(const std::string&, unsigned long, const Plan&, const Plan*)> on_plans;
 };
 
 struct BenchmarkRun {
