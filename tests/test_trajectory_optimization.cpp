@@ -85,10 +85,26 @@ TEST(InputSpline, StartsAndEndsAtRestAndItsLimitRowsBoundEverySampledDifference)
   const InputSpline spline(*arm, 1.5, 6, 50.0, start);
   ASSERT_EQ(spline.samples(), 76);
   ASSERT_EQ(spline.variables(), 2 * 4);
+  const double points[2][4] = {{0.35, 0.40, 0.38, 0.36},   // x: inner points, then the end value
+                               {0.45, 0.50, 0.52, 0.50}};  // L
   Eigen::VectorXd z(spline.variables());
-  z << 0.35, 0.40, 0.38, 0.36,   // x: inner points, then the end value
-      0.45, 0.50, 0.52, 0.50;    // L
+  for (int j = 0; j < 2; ++j)
+    for (int f = 0; f < 4; ++f) z[spline.variable(j, f)] = points[j][f];
   const Eigen::MatrixXd u = spline.sampleInputs(z);
+  // Samples 0 .. n do not move when a variable past activeVariables(n) does, and do when the
+  // last active one does (a prefix: what the sensitivities are computed over).
+  for (int n = 0; n < spline.samples(); ++n) {
+    const int a = spline.activeVariables(n);
+    ASSERT_LE(a, spline.variables());
+    Eigen::VectorXd moved = z;
+    moved.tail(spline.variables() - a).array() += 0.01;
+    EXPECT_EQ(spline.sampleInputs(moved).topRows(n + 1), u.topRows(n + 1)) << n;
+    if (a == 0) continue;
+    moved = z;
+    moved[a - 1] += 0.01;
+    EXPECT_NE(spline.sampleInputs(moved).topRows(n + 1), u.topRows(n + 1)) << n;
+  }
+  EXPECT_EQ(spline.activeVariables(75), spline.variables());
   EXPECT_NEAR((u.row(0).transpose() - start).norm(), 0.0, 1e-15);
   EXPECT_NEAR(u(75, 0), 0.36, 1e-15);
   EXPECT_NEAR(u(75, 1), 0.50, 1e-15);
@@ -108,8 +124,8 @@ TEST(InputSpline, StartsAndEndsAtRestAndItsLimitRowsBoundEverySampledDifference)
   EXPECT_TRUE(checkInputLimits(*arm, fine.sampleInputs(z), 400.0).empty());
   // A motion that breaks a row: 30 cm in 0.25 s.
   Eigen::VectorXd fast = z;
-  fast[3] = 0.60;
-  fast[2] = 0.60;
+  fast[spline.variable(0, 3)] = 0.60;
+  fast[spline.variable(0, 2)] = 0.60;
   const Eigen::VectorXd gf = rows.matrix * fast;
   EXPECT_TRUE(((gf - rows.lower).array() < 0).any() || ((rows.upper - gf).array() < 0).any());
 }
@@ -377,7 +393,9 @@ TEST(OptimizePlan, TheDurationIsAVariable) {
   EXPECT_NE(shorter.report.method.find(" s, from "), std::string::npos) << shorter.report.method;
   o.weights.duration = 0.0;
   const OptimizedPlan free = optimizePlan(at, slow, o);
-  if (free.report.improved) EXPECT_GE(free.plan.duration_s(), shorter.plan.duration_s());
+  if (free.report.improved) {
+    EXPECT_GE(free.plan.duration_s(), shorter.plan.duration_s());
+  }
 }
 
 Plan planOf(const ModelPtr& model, const Eigen::MatrixXd& inputs, double rate_hz) {

@@ -32,6 +32,7 @@ InputSpline::InputSpline(const Model& model, double duration_s, int segments, do
   spacing_s_ = T / segments;
   basis_.setZero(n + 1, segments + 3);
   weights_.assign(n + 1, {});
+  active_.assign(n + 1, 0);
   for (int s = 0; s <= n; ++s) {
     const double x = (s / rate_hz) / spacing_s_;
     int i = std::min(static_cast<int>(std::floor(x)), segments - 1);
@@ -44,8 +45,12 @@ InputSpline::InputSpline(const Model& model, double duration_s, int segments, do
       const int f = pointVariable(c);
       if (f >= 0) per_variable[f] += basis_(s, c);
     }
+    active_[s] = s > 0 ? active_[s - 1] : 0;
     for (int f = 0; f < freePerInput(); ++f)
-      if (per_variable[f] != 0.0) weights_[s].emplace_back(f, per_variable[f]);
+      if (per_variable[f] != 0.0) {
+        weights_[s].emplace_back(f, per_variable[f]);
+        active_[s] = std::max(active_[s], variable(nk_ - 1, f) + 1);
+      }
   }
 }
 
@@ -88,7 +93,8 @@ Eigen::VectorXd InputSpline::fit(const Eigen::MatrixXd& samples) const {
       const int row = std::min(s, static_cast<int>(samples.rows()) - 1);
       rhs[s] = samples(row, j) - fixed[s] * start_[j];
     }
-    z.segment(j * nf, nf) = ldlt.solve(A.transpose() * rhs);
+    const Eigen::VectorXd points = ldlt.solve(A.transpose() * rhs);
+    for (int f = 0; f < nf; ++f) z[variable(j, f)] = points[f];
   }
   return z;
 }

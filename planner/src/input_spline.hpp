@@ -33,8 +33,11 @@ class InputSpline {
   // Variables per input: the free inner control points P_2 .. P_{K-2}, then the end value.
   int freePerInput() const { return segments_ - 2; }
   int variables() const { return nk_ * freePerInput(); }
-  // Variable index of input j's free point f (0 .. freePerInput() - 1).
-  int variable(int j, int f) const { return j * freePerInput() + f; }
+  // Variable index of input j's free point f (0 .. freePerInput() - 1): point by point, so that
+  // what the motion up to a sample depends on is a prefix of z (activeVariables).
+  int variable(int j, int f) const { return f * nk_ + j; }
+  // How many leading variables samples 0 .. n depend on (the later ones do not touch them).
+  int activeVariables(int n) const { return active_[n]; }
 
   // Control points (K + 3 rows: P_-1 .. P_{K+1}, n_k columns) from the variables z.
   Eigen::MatrixXd controlPoints(const Eigen::VectorXd& z) const;
@@ -72,6 +75,7 @@ class InputSpline {
   const Model* model_;  // outlives the spline (the problem's)
   Eigen::MatrixXd basis_;  // (N + 1) x (K + 3): sample n's weight on control point c
   std::vector<std::vector<std::pair<int, double>>> weights_;
+  std::vector<int> active_;  // activeVariables(n)
   // Control point c (0 .. K + 2, i.e. P_{c-1}) as (variable f or -1 for the start, factor).
   int pointVariable(int c) const;
 };

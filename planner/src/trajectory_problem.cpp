@@ -75,7 +75,9 @@ TrajectoryProblem::TrajectoryProblem(const ProblemSetup& s)
 }
 
 void TrajectoryProblem::addOuter(const Eigen::Ref<const Eigen::RowVectorXd>& r, double c) {
-  hessian_.selfadjointView<Eigen::Lower>().rankUpdate(r.transpose(), c);
+  hessian_.topLeftCorner(active_, active_)
+      .selfadjointView<Eigen::Lower>()
+      .rankUpdate(r.head(active_).transpose(), c);
 }
 
 int TrajectoryProblem::constraints() const { return linearConstraints() + goal_rows_; }
@@ -83,15 +85,16 @@ int TrajectoryProblem::constraints() const { return linearConstraints() + goal_r
 void TrajectoryProblem::bounds(Eigen::VectorXd& z_lower, Eigen::VectorXd& z_upper,
                                Eigen::VectorXd& g_lower, Eigen::VectorXd& g_upper) const {
   const Model& m = *setup_.model;
-  const int nf = spline_.freePerInput();
   z_lower.resize(variables());
   z_upper.resize(variables());
   for (int j = 0; j < m.nk(); ++j) {
     // A hair inside the range: interior-point solvers relax their bounds by ~1e-8.
     const KinematicVariable& kv = m.kinematic[j];
     const double inset = 1e-6 * (kv.upper - kv.lower);
-    z_lower.segment(j * nf, nf).setConstant(kv.lower + inset);
-    z_upper.segment(j * nf, nf).setConstant(kv.upper - inset);
+    for (int f = 0; f < spline_.freePerInput(); ++f) {
+      z_lower[spline_.variable(j, f)] = kv.lower + inset;
+      z_upper[spline_.variable(j, f)] = kv.upper - inset;
+    }
   }
   g_lower.resize(constraints());
   g_upper.resize(constraints());
@@ -213,14 +216,16 @@ bool TrajectoryProblem::rollOut(const Eigen::MatrixXd& u, bool derivatives) {
 
   // Rolls out with X_k = dx_k/dz; the input of step k is sample k + 1 (held after the end).
   State x = setup_.start;
-  Eigen::MatrixXd X = Eigen::MatrixXd::Zero(nx, nz), X_next(nx, nz);
+  Eigen::MatrixXd X = Eigen::MatrixXd::Zero(nx, nz), X_next = X;
   StepLinearization lin;
   lin.next = vi_.makeState();
   lin.report = vi_.makeReport();
   Eigen::VectorXd tau(ns), tau_prev(ns);
-  Eigen::MatrixXd dtau(ns, nz), dtau_prev(ns, nz);
+  // Sensitivities to the variables the motion so far does not depend on stay 0: every product
+  // below is taken over the active prefix of z only (a = spline_.activeVariables(sample)).
+  Eigen::MatrixXd dtau = Eigen::MatrixXd::Zero(ns, nz), dtau_prev = dtau;
   Eigen::VectorXd q_full(m.nq()), v(nd), v_last(nd);
-  Eigen::MatrixXd dv(nd, nz), dv_last(nd, nz);
+  Eigen::MatrixXd dv = Eigen::MatrixXd::Zero(nd, nz), dv_last(nd, nz);
   State end;
   Eigen::MatrixXd X_end;
   for (int k = 0; k < steps; ++k) {
@@ -234,8 +239,10 @@ bool TrajectoryProblem::rollOut(const Eigen::MatrixXd& u, bool derivatives) {
                  " s): " + toString(st);
       return false;
     }
+    const int a = derivatives ? spline_.activeVariables(s) : 0;
+    active_ = a;
     if (derivatives) {
-      X_next.noalias() = lin.A * X;
+      X_next.leftCols(a).noalias() = lin.A * X.leftCols(a);
       for (int j = 0; j < nk; ++j)
         for (const auto& [f, weight] : spline_.sampleWeights(s))
           X_next.col(spline_.variable(j, f)) += weight * lin.B.col(j);
@@ -247,11 +254,11 @@ bool TrajectoryProblem::rollOut(const Eigen::MatrixXd& u, bool derivatives) {
     const Eigen::VectorXd Mv = mass_ref_ * v;
     (k < motion_steps ? cost_.swing : cost_.settle) += c * 0.5 * v.dot(Mv);
     if (derivatives) {
-      dv = (X_next.topRows(nd) - X.topRows(nd)) / dt;
-      gradient_.noalias() += c * (dv.transpose() * Mv);
+      dv.leftCols(a) = (X_next.topLeftCorner(nd, a) - X.topLeftCorner(nd, a)) / dt;
+      gradient_.head(a).noalias() += c * (dv.leftCols(a).transpose() * Mv);
       // Gauss-Newton: c dv^T M dv = c (L^T dv)^T (L^T dv).
-      const Eigen::MatrixXd W = mass_ref_factor_.transpose() * dv;
-      hessian_.selfadjointView<Eigen::Lower>().rankUpdate(W.transpose(), c);
+      const Eigen::MatrixXd W = mass_ref_factor_.transpose() * dv.leftCols(a);
+      hessian_.topLeftCorner(a, a).selfadjointView<Eigen::Lower>().rankUpdate(W.transpose(), c);
     }
 
     // Tension measure tau_j: the step's tension while taut, -kappa * slackness while slack.
@@ -262,7 +269,7 @@ bool TrajectoryProblem::rollOut(const Eigen::MatrixXd& u, bool derivatives) {
       if (lin.report.taut[j]) {
         tau[j] = lin.report.tension_N[j];
         if (derivatives) {
-          dtau.row(j).noalias() = lin.tension_x.row(j) * X;
+          dtau.row(j).head(a).noalias() = lin.tension_x.row(j) * X.leftCols(a);
           for (int i = 0; i < nk; ++i)
             if (lin.tension_u(j, i) != 0.0)
               for (const auto& [f, weight] : spline_.sampleWeights(s))
@@ -272,8 +279,10 @@ bool TrajectoryProblem::rollOut(const Eigen::MatrixXd& u, bool derivatives) {
         const double kappa = tension_ref_[j] / kSlackPerRef_m / slack_length_[j];
         tau[j] = kappa * data_.h[j];  // h < 0 while slack
         if (derivatives) {
-          dtau.row(j).noalias() = kappa * data_.Dh.row(j).head(nd) * X_next.topRows(nd);
-          dtau.row(j).noalias() += kappa * data_.Dh.row(j).tail(nk) * X_next.bottomRows(nk);
+          dtau.row(j).head(a).noalias() =
+              kappa * data_.Dh.row(j).head(nd) * X_next.topLeftCorner(nd, a);
+          dtau.row(j).head(a).noalias() +=
+              kappa * data_.Dh.row(j).tail(nk) * X_next.bottomLeftCorner(nk, a);
         }
       }
       const double below = tension_floor_[j] - tau[j];
@@ -281,7 +290,7 @@ bool TrajectoryProblem::rollOut(const Eigen::MatrixXd& u, bool derivatives) {
         const double cs = w.slack * dt / (tension_ref_[j] * tension_ref_[j]);
         cost_.slack += cs * below * below;
         if (derivatives) {
-          gradient_.noalias() -= 2.0 * cs * below * dtau.row(j).transpose();
+          gradient_.head(a).noalias() -= 2.0 * cs * below * dtau.row(j).head(a).transpose();
           addOuter(dtau.row(j), 2.0 * cs);
         }
       }
@@ -291,7 +300,8 @@ bool TrajectoryProblem::rollOut(const Eigen::MatrixXd& u, bool derivatives) {
                           (tension_ref_[j] * tension_ref_[j] * dt);
         cost_.tension_rate += cr * d * d;
         if (derivatives) {
-          gradient_.noalias() += 2.0 * cr * d * (dtau.row(j) - dtau_prev.row(j)).transpose();
+          gradient_.head(a).noalias() +=
+              2.0 * cr * d * (dtau.row(j).head(a) - dtau_prev.row(j).head(a)).transpose();
           addOuter(dtau.row(j) - dtau_prev.row(j), 2.0 * cr);
         }
       }
@@ -418,9 +428,9 @@ void TrajectoryProblem::clearanceCost(const State& x, const Eigen::MatrixXd& X) 
     cost_.clearance += c0 * below * below;
     if (!derivatives_) return;
     const Eigen::RowVectorXd dd = distanceGradient(kind, first, second, p1, p2);
-    Eigen::RowVectorXd dd_dz = dd.head(nd) * X.topRows(nd);
-    dd_dz.noalias() += dd.tail(nk) * X.bottomRows(nk);
-    gradient_.noalias() -= 2.0 * c0 * below * dd_dz.transpose();
+    Eigen::RowVectorXd dd_dz = dd.head(nd) * X.topLeftCorner(nd, active_);
+    dd_dz.noalias() += dd.tail(nk) * X.bottomLeftCorner(nk, active_);
+    gradient_.head(active_).noalias() -= 2.0 * c0 * below * dd_dz.transpose();
     addOuter(dd_dz, 2.0 * c0);
   };
   if (std::isfinite(c.stage_distance_m))

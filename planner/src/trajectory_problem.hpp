@@ -122,6 +122,7 @@ class TrajectoryProblem {
   Eigen::VectorXd z_;
   bool valid_ = false;
   bool derivatives_ = false;  // the valid z's gradient, Jacobian and Hessian are held
+  int active_ = 0;            // the step's active prefix of z (spline_.activeVariables)
   int rollouts_ = 0;
   std::string failure_;
   OptimizationCost cost_;
