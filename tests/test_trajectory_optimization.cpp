@@ -14,6 +14,7 @@
 #include "marionette/planner/plan_quality.hpp"
 #include "marionette/planner/planner.hpp"
 #include "marionette/planner/trajectory_optimization.hpp"
+#include "trajectory_nlp.hpp"
 #include "trajectory_problem.hpp"
 
 namespace {
@@ -49,11 +50,14 @@ ProblemSetup setupFor(const ModelPtr& m, const std::string& goal, double duratio
 ProblemSetup throwSetup(const ModelPtr& mass) {
   return setupFor(mass, "point:mass=0.1,0,0.4;radius=0.05", 0.8, 5, 0.3);
 }
+// Per input, its points' offsets from the default inputs (throwSetup's spline).
 Eigen::VectorXd throwVariables(const ModelPtr& mass) {
   const Eigen::VectorXd d = mass->defaultInputs();
-  Eigen::VectorXd z(6);
-  z << d[0] + 0.05, d[0] + 0.08, d[0] + 0.1,  //
-      d[1] - 0.15, d[1] + 0.02, d[1] + 0.05;
+  const double offsets[2][3] = {{0.05, 0.08, 0.1}, {-0.15, 0.02, 0.05}};
+  const InputSpline spline(*mass, 0.8, 5, 50.0, d);
+  Eigen::VectorXd z(spline.variables());
+  for (int j = 0; j < 2; ++j)
+    for (int f = 0; f < 3; ++f) z[spline.variable(j, f)] = d[j] + offsets[j][f];
   return z;
 }
 
@@ -177,8 +181,9 @@ TEST(TrajectoryProblem, GradientsMatchFiniteDifferencesOnThePlanarArm) {
   TrajectoryProblem probe(s);
   Eigen::VectorXd z(probe.variables());
   ASSERT_EQ(z.size(), 8);
-  z << 0.31, 0.34, 0.355, 0.35,  //
-      0.45, 0.44, 0.445, 0.45;
+  const double points[2][4] = {{0.31, 0.34, 0.355, 0.35}, {0.45, 0.44, 0.445, 0.45}};  // x, L
+  for (int j = 0; j < 2; ++j)
+    for (int f = 0; f < 4; ++f) z[probe.spline().variable(j, f)] = points[j][f];
   checkDerivatives(s, z, 1e-5);
 }
 
@@ -278,6 +283,55 @@ TEST(TrajectoryProblem, TheClearancePenaltyMatchesFiniteDifferences) {
   ASSERT_GT(scale, 1e-6);
   EXPECT_LE((grad - fd).cwiseAbs().maxCoeff() / scale, 1e-3) << grad.transpose() << "\n"
                                                               << fd.transpose();
+}
+
+TEST(TrajectoryNlp, TheBestPointIsClearOfCollisionThenKeepsTheMarginThenIsCheapest) {
+  // The suspended mass lowered toward the floor (its string lengthened) or raised, over 3 s; a
+  // goal met anywhere, so that only collision, the margin and the cost decide.
+  const ModelPtr mass = loadModel("suspended-mass");
+  ProblemSetup s = setupFor(mass, "point:mass=0,0,0.3;radius=10", 3.0, 3, 0.2);
+  s.collision = std::make_shared<CollisionModel>(mass, loadScene("empty"));
+  s.margin_m = 0.2;
+  for (const std::string& name : OptimizationWeights::names()) *s.weights.byName(name) = 0.0;
+  s.weights.effort = 1.0;  // the cost: how far the string moves
+  TrajectoryProblem problem(s);
+  ASSERT_EQ(problem.variables(), 2);  // the end values
+  const Eigen::VectorXd d = mass->defaultInputs();
+  auto lengthened = [&](double by_m) {
+    Eigen::VectorXd z(2);
+    z[problem.spline().variable(0, 0)] = d[0];
+    z[problem.spline().variable(1, 0)] = d[1] + by_m;
+    return z;
+  };
+  const Eigen::VectorXd through_floor = lengthened(0.6), near_floor = lengthened(0.38),
+                        raised = lengthened(-0.45);
+  ASSERT_TRUE(problem.evaluate(through_floor));
+  EXPECT_EQ(problem.minClearance(), 0.0);
+  ASSERT_TRUE(problem.evaluate(near_floor));
+  EXPECT_GT(problem.minClearance(), 0.0);
+  EXPECT_LT(problem.minStageClearance(), s.margin_m);
+  const double near_cost = problem.cost().total();
+  ASSERT_TRUE(problem.evaluate(raised));
+  EXPECT_GE(problem.minStageClearance(), s.margin_m);
+  EXPECT_GT(problem.cost().total(), near_cost);
+
+  auto bestOf = [&](const std::vector<Eigen::VectorXd>& points) {
+    TrajectoryNlp nlp(problem, points.front(), [](const TrajectoryNlp::Progress&) { return true; });
+    for (const Eigen::VectorXd& z : points) {
+      double f = 0.0;
+      EXPECT_TRUE(nlp.eval_f(2, z.data(), true, f));
+    }
+    return nlp.best();
+  };
+  EXPECT_EQ(bestOf({through_floor}).size(), 0);   // in collision: never the best
+  EXPECT_EQ(bestOf({near_floor}), near_floor);    // clear, short of the margin: better than none
+  EXPECT_EQ(bestOf({through_floor, raised, near_floor}), raised);  // the margin before the cost
+  // Then the cheaper: 4 cm less far down, short of the margin too.
+  const Eigen::VectorXd less_near = lengthened(0.34);
+  ASSERT_TRUE(problem.evaluate(less_near));
+  ASSERT_LT(problem.minStageClearance(), s.margin_m);
+  EXPECT_EQ(bestOf({near_floor, less_near}), less_near);
+  EXPECT_EQ(bestOf({less_near, near_floor}), less_near);
 }
 
 // The planar arm swung to theta1 = -0.2 by EST (seed 1), on the empty stage.

@@ -30,10 +30,16 @@ bool TrajectoryNlp::at(const Number* x, Index n, Evaluation level) {
     const double slack = 1e-9 * std::max({1.0, std::abs(lo), std::abs(hi)});
     feasible = g[i] >= g_lower_[i] - slack && g[i] <= g_upper_[i] + slack;
   }
+  // Its samples clear of collision too (the clearance is a penalty, not a row); one that keeps
+  // the margin beats one that does not.
+  feasible = feasible && problem_.minClearance() > 0;
   const double cost = problem_.cost().total();
-  if (feasible && (best_z_.size() == 0 || cost < best_cost_)) {
+  const bool margin = !(problem_.minStageClearance() < problem_.margin());
+  if (feasible && (best_z_.size() == 0 || margin > best_meets_margin_ ||
+                   (margin == best_meets_margin_ && cost < best_cost_))) {
     best_z_ = z;
     best_cost_ = cost;
+    best_meets_margin_ = margin;
   }
   return true;
 }

@@ -24,7 +24,8 @@ class TrajectoryNlp : public Ipopt::TNLP {
                 std::function<bool(const Progress&)> keep_going);
 
   // The best feasible point evaluated (limits and goal rows within `feasibility` of their
-  // bounds), and its cost; empty when none was.
+  // bounds, every sample clear of collision; one that keeps the stage margin first, then the
+  // cheapest), and its cost; empty when none was.
   const Eigen::VectorXd& best() const { return best_z_; }
   double bestCost() const { return best_cost_; }
   int iterations() const { return iterations_; }
@@ -70,6 +71,7 @@ class TrajectoryNlp : public Ipopt::TNLP {
   std::function<bool(const Progress&)> keep_going_;
   Eigen::VectorXd best_z_;
   double best_cost_ = 0.0;
+  bool best_meets_margin_ = false;
   int iterations_ = 0;
 };
 

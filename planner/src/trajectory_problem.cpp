@@ -204,6 +204,7 @@ bool TrajectoryProblem::rollOut(const Eigen::MatrixXd& u, bool derivatives) {
   const OptimizationWeights& w = setup_.weights;
   cost_ = OptimizationCost{};
   min_stage_clearance_m_ = std::numeric_limits<double>::infinity();
+  min_clearance_m_ = std::numeric_limits<double>::infinity();
   gradient_.setZero(variables());
   g_.setZero(constraints());
   jacobian_.setZero(goal_rows_, nz);
@@ -441,6 +442,7 @@ void TrajectoryProblem::clearanceCost(const State& x, const Eigen::MatrixXd& X) 
     penalize(c.distance_m, setup_.self_margin_m, c.pair.kind, c.first_index, c.second_index,
              c.point_first_m, c.point_second_m);
   min_stage_clearance_m_ = std::min(min_stage_clearance_m_, c.stage_distance_m);
+  min_clearance_m_ = std::min(min_clearance_m_, c.distance_m);
 }
 
 }  // namespace marionette::detail

@@ -76,6 +76,8 @@ class TrajectoryProblem {
   // relative to the bound's scale (the goal's tolerance, the rest energy, a limit's bound).
   double constraintViolation() const;
   double minStageClearance() const { return min_stage_clearance_m_; }  // over the motion (m)
+  double minClearance() const { return min_clearance_m_; }  // to anything, over the motion (m)
+  double margin() const { return setup_.margin_m; }
   const Eigen::VectorXd& gradient() const { return gradient_; }    // d total / dz
   // The Gauss-Newton Hessian of the total (lower triangle).
   const Eigen::MatrixXd& hessian() const { return hessian_; }
@@ -126,7 +128,7 @@ class TrajectoryProblem {
   int rollouts_ = 0;
   std::string failure_;
   OptimizationCost cost_;
-  double min_stage_clearance_m_ = 0.0;
+  double min_stage_clearance_m_ = 0.0, min_clearance_m_ = 0.0;
   Eigen::VectorXd gradient_, g_;
   Eigen::MatrixXd hessian_;
   Eigen::MatrixXd jacobian_;
