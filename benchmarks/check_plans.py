@@ -2,7 +2,8 @@
 """Checks the plans a benchmark saved (`marionette bench planners ... --save-plans --out DIR`) the
 way their users would: each plan's inputs CSV re-simulated with `marionette simulate --inputs`
 at the plan's rate must reproduce its predicted states, and `marionette execute --plan ...
---dry-run` must accept it.
+--dry-run` must accept it (or refuse it with exit 2 when the plan says it collides: execute
+never plays those).
 
 Usage: check_plans.py DIR [--marionette PATH] [--tolerance RAD]
 Prints one line per plan and a summary; exits 1 when any plan fails, 2 on bad arguments."""
@@ -62,18 +63,22 @@ def main():
     failed = 0
     for path in plans:
         csv_path = path[:-len(".json")] + ".csv"
+        plan = json.load(open(path))
         error, why = resimulation_error(a.marionette, path, csv_path)
         dry = run(a.marionette, "execute", "--plan", path, "--dry-run")
-        ok = error is not None and error <= a.tolerance and dry.returncode == 0
+        expected = 0 if plan["collision_free"] else 2
+        ok = error is not None and error <= a.tolerance and dry.returncode == expected
         if dry.returncode != 0:
             why += f" execute --dry-run exit {dry.returncode}: " + dry.stderr.strip()
+        if dry.returncode == 2 and expected == 2:
+            why = "(refused as it should be: the plan collides)"
         failed += not ok
-        outcome = json.load(open(path))["outcome"]
+        outcome = plan["outcome"]
         shown = "-" if error is None else f"{error:.1e}"
         print(f"{'ok  ' if ok else 'FAIL'} {os.path.basename(path)}: {outcome}, "
               f"re-simulation error {shown}, dry run exit {dry.returncode} {why}".rstrip())
     print(f"{len(plans) - failed}/{len(plans)} plans re-simulate within {a.tolerance:g} and pass "
-          f"execute --dry-run")
+          f"execute --dry-run (or are refused by it as colliding)")
     return 1 if failed else 0
 
 

@@ -241,8 +241,13 @@ OptimizedPlan optimizePlan(const PlanRequest& request, const Plan& plan,
     report.message = "neither the plan's motion nor its fit by the spline can be rolled out in "
                      "single steps (" + plan_failure + "); the cost before is the start's";
   }
+  // Within the budget, verification included: another iteration only if it and the
+  // verification (less than an iteration: two value rollouts) fit, timed by the last one.
+  double last_call_s = secondsSince(t0);
   auto keepGoing = [&](const detail::TrajectoryNlp::Progress& p) {
     if (cancelled && cancelled()) return false;
+    const double now_s = secondsSince(t0), iteration_s = now_s - last_call_s;
+    last_call_s = now_s;
     if (progress) {
       PlanProgress e;
       e.phase = "optimize";
@@ -252,7 +257,7 @@ OptimizedPlan optimizePlan(const PlanRequest& request, const Plan& plan,
       e.constraint_violation = p.constraint_violation;
       progress(e);
     }
-    return secondsSince(t0) < options.time_limit_s;
+    return now_s + 2.0 * iteration_s < options.time_limit_s;
   };
   // From the best start; from the next ones while the solver finds no motion that meets the
   // limits and the goal and there is time left.
