@@ -304,7 +304,7 @@ TEST(TrajectoryNlp, TheBestPointIsClearOfCollisionThenKeepsTheMarginThenIsCheape
     return z;
   };
   const Eigen::VectorXd through_floor = lengthened(0.6), near_floor = lengthened(0.38),
-                        raised = lengthened(-0.45);
+                        raised = lengthened(-0.42);
   ASSERT_TRUE(problem.evaluate(through_floor));
   EXPECT_EQ(problem.minClearance(), 0.0);
   ASSERT_TRUE(problem.evaluate(near_floor));
@@ -323,6 +323,14 @@ TEST(TrajectoryNlp, TheBestPointIsClearOfCollisionThenKeepsTheMarginThenIsCheape
     }
     return nlp.best();
   };
+  // The start competes too, before the solver moves it off its bounds.
+  {
+    TrajectoryNlp nlp(problem, raised, [](const TrajectoryNlp::Progress&) { return true; });
+    Eigen::VectorXd x(2);
+    ASSERT_TRUE(nlp.get_starting_point(2, true, x.data(), false, nullptr, nullptr, 0, false,
+                                       nullptr));
+    EXPECT_EQ(nlp.best(), raised);
+  }
   EXPECT_EQ(bestOf({through_floor}).size(), 0);   // in collision: never the best
   EXPECT_EQ(bestOf({near_floor}), near_floor);    // clear, short of the margin: better than none
   EXPECT_EQ(bestOf({through_floor, raised, near_floor}), raised);  // the margin before the cost

@@ -67,6 +67,8 @@ bool TrajectoryNlp::get_bounds_info(Index n, Number* x_l, Number* x_u, Index m, 
 bool TrajectoryNlp::get_starting_point(Index n, bool init_x, Number* x, bool, Number*, Number*,
                                        Index, bool, Number*) {
   if (init_x) std::copy_n(start_.data(), n, x);
+  // The start competes for best like every point (the solver first moves it off its bounds).
+  at(start_.data(), n, Evaluation::Value);
   return true;
 }
 

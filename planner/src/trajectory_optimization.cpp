@@ -165,17 +165,18 @@ OptimizedPlan optimizePlan(const PlanRequest& request, const Plan& plan,
   // terms settles clear of the margin rather than on it.
   setup.margin_m = options.margin_m > 0 ? options.margin_m + std::max(0.005, 0.5 * options.margin_m)
                                         : 0.0;
-  auto problemOf = [&](double duration_s) {
+  auto problemOf = [&](double duration_s, double knots_per_s) {
     detail::ProblemSetup s = setup;
     s.duration_s = duration_s;
-    s.segments = std::max(3, static_cast<int>(std::lround(duration_s * options.knots_per_s)));
+    s.segments = std::max(3, static_cast<int>(std::lround(duration_s * knots_per_s)));
     return std::make_unique<detail::TrajectoryProblem>(s);
   };
 
   // The plan's own motion is what the optimization must beat; when it cannot be rolled out in
   // single steps (the linearization's), its fit by the spline, or else the best start.
   const double plan_duration_s = plan.duration_s();
-  std::unique_ptr<detail::TrajectoryProblem> problem = problemOf(plan_duration_s);
+  std::unique_ptr<detail::TrajectoryProblem> problem =
+      problemOf(plan_duration_s, options.knots_per_s);
   bool before_known = problem->evaluateSamples(plan.inputs);
   const std::string plan_failure = problem->failure();
   if (before_known) report.before = problem->cost();
@@ -197,17 +198,25 @@ OptimizedPlan optimizePlan(const PlanRequest& request, const Plan& plan,
       candidateDurations(*model, plan_duration_s, plan.rate_hz, rho0, rho_end, goal_rest);
   std::vector<std::unique_ptr<detail::TrajectoryProblem>> problems;
   struct Start {
-    double violation, cost;
+    bool feasible;     // meets the limits and the goal, every sample clear of collision
+    double violation;  // else how far from meeting them (within a tenth of their scales: 0.1)
+    double cost;
     detail::TrajectoryProblem* problem;
     Eigen::VectorXd z;
     std::string name;
   };
   std::vector<Start> starts;
+  auto addStart = [&](detail::TrajectoryProblem& at, Eigen::VectorXd z, const std::string& name) {
+    if (!at.evaluate(z, detail::Evaluation::Value)) return;
+    const double violation = at.constraintViolation();
+    starts.push_back({violation == 0 && at.minClearance() > 0, std::max(0.1, violation),
+                      at.cost().total(), &at, std::move(z), name});
+  };
   for (double duration_s : durations) {
     if (duration_s == plan_duration_s)
       problems.push_back(std::move(problem));
     else
-      problems.push_back(problemOf(duration_s));
+      problems.push_back(problemOf(duration_s, options.knots_per_s));
     detail::TrajectoryProblem& at = *problems.back();
     const detail::InputSpline& spline = at.spline();
     const Eigen::MatrixXd motion = stretched(plan.inputs, spline.samples());
@@ -218,16 +227,30 @@ OptimizedPlan optimizePlan(const PlanRequest& request, const Plan& plan,
     tries.emplace_back("a transfer to the plan's end inputs", spline.transfer(rho_end));
     if (goal_rest)
       tries.emplace_back("a transfer to a rest pose at the goal", spline.transfer(*goal_rest));
-    for (auto& [name, z] : tries)
-      // Within a tenth of their scales, the limits and the goal count as met.
-      if (at.evaluate(z, detail::Evaluation::Value))
-        starts.push_back({std::max(0.1, at.constraintViolation()), at.cost().total(), &at,
-                          std::move(z), name});
+    for (auto& [name, z] : tries) addStart(at, std::move(z), name);
   }
-  // Nearest to meeting the limits and the goal first, then the cheapest.
+  // A plan that reaches its goal swinging loses it in those fits (arm3d behind the pillars):
+  // when no start meets everything, the plan's own motion up to where it first meets a goal it
+  // need not rest at, through a spline that follows it (a segment per two samples).  The
+  // solver's best point can then be no worse than that.
+  if (std::none_of(starts.begin(), starts.end(), [](const Start& a) { return a.feasible; })) {
+    const Eigen::MatrixXd reach = !request.goal.at_rest && plan.goal_sample > 0
+                                      ? Eigen::MatrixXd(plan.inputs.topRows(plan.goal_sample + 1))
+                                      : plan.inputs;
+    problems.push_back(problemOf((reach.rows() - 1) / plan.rate_hz, 0.5 * plan.rate_hz));
+    detail::TrajectoryProblem& fine = *problems.back();
+    addStart(fine, fine.spline().fit(reach), "the plan's motion, finely fitted");
+  }
+  // The nearest to meeting the limits and the goal first, then the cheapest; then, if that one
+  // does not meet them outright, the cheapest that does (from it the solver's best point is at
+  // least as good), should the first lead nowhere.
   std::sort(starts.begin(), starts.end(), [](const Start& a, const Start& b) {
     return std::make_pair(a.violation, a.cost) < std::make_pair(b.violation, b.cost);
   });
+  const auto feasible = std::find_if(starts.begin(), starts.end(),
+                                     [](const Start& a) { return a.feasible; });
+  if (feasible != starts.end() && feasible - starts.begin() > 1)
+    std::rotate(starts.begin() + 1, feasible, feasible + 1);
   if (starts.empty()) {
     report.time_s = secondsSince(t0);
     report.message = "neither the plan's motion (" + plan_failure +
@@ -243,11 +266,15 @@ OptimizedPlan optimizePlan(const PlanRequest& request, const Plan& plan,
   }
   // Within the budget, verification included: another iteration only if it and the
   // verification (less than an iteration: two value rollouts) fit, timed by the last one.
-  double last_call_s = secondsSince(t0);
+  // A start from which the solver has met nothing by half the time left when it began gives way
+  // to the next.
+  double last_call_s = secondsSince(t0), attempt_until_s = options.time_limit_s;
+  const detail::TrajectoryNlp* attempt = nullptr;
   auto keepGoing = [&](const detail::TrajectoryNlp::Progress& p) {
     if (cancelled && cancelled()) return false;
     const double now_s = secondsSince(t0), iteration_s = now_s - last_call_s;
     last_call_s = now_s;
+    if (attempt && attempt->best().size() == 0 && now_s > attempt_until_s) return false;
     if (progress) {
       PlanProgress e;
       e.phase = "optimize";
@@ -264,8 +291,12 @@ OptimizedPlan optimizePlan(const PlanRequest& request, const Plan& plan,
   detail::TrajectoryProblem* chosen = nullptr;
   Eigen::VectorXd best;
   int status = 0;
-  for (const Start& start_point : starts) {
-    if (chosen && secondsSince(t0) >= options.time_limit_s) break;
+  for (std::size_t i = 0; i < starts.size(); ++i) {
+    const Start& start_point = starts[i];
+    const double now_s = secondsSince(t0);
+    if (chosen && now_s >= options.time_limit_s) break;
+    attempt_until_s = i + 1 < starts.size() ? now_s + 0.5 * (options.time_limit_s - now_s)
+                                            : options.time_limit_s;
     chosen = start_point.problem;
     std::ostringstream m;
     m << "ipopt single shooting (Gauss-Newton Hessian), cubic B-spline inputs, "
@@ -274,6 +305,7 @@ OptimizedPlan optimizePlan(const PlanRequest& request, const Plan& plan,
     report.method = m.str();
     Ipopt::SmartPtr<detail::TrajectoryNlp> nlp =
         new detail::TrajectoryNlp(*chosen, start_point.z, keepGoing);
+    attempt = GetRawPtr(nlp);
     Ipopt::SmartPtr<Ipopt::IpoptApplication> app = IpoptApplicationFactory();
     app->Options()->SetIntegerValue("print_level", 0);
     app->Options()->SetStringValue("sb", "yes");

@@ -33,7 +33,7 @@ struct ProblemSetup {
   double settle_s = 1.0;
   OptimizationWeights weights;
   Eigen::VectorXd end_reference;  // n_k: inputs whose rest pose sets the end's static tensions
-  double goal_fraction = 0.6;     // the goal constraint asks for this share of its tolerance
+  double goal_fraction = 0.95;    // the goal constraint asks for this share of its tolerance
   double limit_share = 0.97;      // the limit rows ask for this share of each limit
   // With a collision model: at every sample of the motion, clearance to the stage (obstacles
   // and bounds) below margin_m, and to anything (self-collision too) below self_margin_m, is
