@@ -69,7 +69,8 @@ std::vector<double> candidateDurations(const Model& model, double plan_duration_
                                        const std::optional<Eigen::VectorXd>& goal_rest) {
   const double dt = 1.0 / rate_hz;
   double shortest = roadmap::moveDuration(model, rho0, rho_end, dt, 1.0);
-  if (goal_rest) shortest = std::max(shortest, roadmap::moveDuration(model, rho0, *goal_rest, dt, 1.0));
+  if (goal_rest)
+    shortest = std::max(shortest, roadmap::moveDuration(model, rho0, *goal_rest, dt, 1.0));
   shortest = std::max(0.2, 1.25 * shortest);
   std::vector<double> out = {plan_duration_s};
   auto add = [&](double T) {
@@ -109,8 +110,9 @@ std::optional<Eigen::VectorXd> restInputsAtGoal(const PlanRequest& request,
     if (const auto v = roadmap::descendToGoal(request.model, checker, goal, *from, aim, in_time))
       return v->rho;
     std::mt19937_64 rng(request.options.seed);
-    if (const auto v = roadmap::randomDescent(request.model, checker, goal, *from, aim, rng, in_time))
-      return v->rho;
+    const auto found = roadmap::randomDescent(request.model, checker, goal, *from, aim, rng,
+                                              in_time);
+    if (found) return found->rho;
   }
   return std::nullopt;
 }
@@ -147,8 +149,9 @@ OptimizedPlan optimizePlan(const PlanRequest& request, const Plan& plan,
   // and the end of the transfer starts.  Searched from the rest poses of the plan's inputs where
   // it reaches the goal, where it ends, and at its start, within a share of the time budget.
   const Eigen::VectorXd rho_end = plan.inputs.row(plan.samples() - 1).transpose();
-  const auto goal_search_end = t0 + std::chrono::duration_cast<SteadyClock::duration>(
-                                         std::chrono::duration<double>(0.25 * options.time_limit_s));
+  const auto goal_search_end =
+      t0 + std::chrono::duration_cast<SteadyClock::duration>(
+               std::chrono::duration<double>(0.25 * options.time_limit_s));
   const std::optional<Eigen::VectorXd> goal_rest =
       restInputsAtGoal(request, collision, plan, start, goal_search_end);
 
@@ -180,8 +183,8 @@ OptimizedPlan optimizePlan(const PlanRequest& request, const Plan& plan,
   bool before_known = problem->evaluateSamples(plan.inputs);
   const std::string plan_failure = problem->failure();
   if (before_known) report.before = problem->cost();
-  const Eigen::VectorXd fitted = problem->spline().fit(plan.inputs);
-  if (!before_known && problem->evaluate(fitted, detail::Evaluation::Value)) {
+  if (!before_known &&
+      problem->evaluate(problem->spline().fit(plan.inputs), detail::Evaluation::Value)) {
     report.before = problem->cost();
     before_known = true;
     report.message = "the plan's motion cannot be rolled out in single steps (" + plan_failure +
