@@ -1,5 +1,6 @@
 // Trajectory optimization (planner/trajectory_optimization.hpp): the input spline's guarantees,
 // the problem's gradients and constraint Jacobian against finite differences.
+#include <IpIpoptApplication.hpp>
 #include <gtest/gtest.h>
 
 #include <Eigen/Eigenvalues>
@@ -340,6 +341,85 @@ TEST(TrajectoryNlp, TheBestPointIsClearOfCollisionThenKeepsTheMarginThenIsCheape
   ASSERT_LT(problem.minStageClearance(), s.margin_m);
   EXPECT_EQ(bestOf({near_floor, less_near}), less_near);
   EXPECT_EQ(bestOf({less_near, near_floor}), less_near);
+}
+
+TEST(TrajectoryNlp, OnAProblemWithAKnownOptimumTheCostFallsMonotonicallyToIt) {
+  // The suspended mass lowered 0.2 m by its winch in 1 s, jerk the only cost.  While its string
+  // is taut the mass hangs where the string puts it (z = 1 - r), so the optimum is known without
+  // the dynamics: the robot still, and for r the least-jerk spline whose end is the goal row's
+  // nearest edge (r = 0.7 - 0.95 * 0.01), a linear least-squares solve made here from the
+  // spline's samples and the definition of jerk alone.
+  const ModelPtr mass = loadModel("suspended-mass");
+  ProblemSetup s = setupFor(mass, "point:mass=0,0,0.3;radius=0.01", 1.0, 6, 0.2);
+  for (const std::string& name : OptimizationWeights::names()) *s.weights.byName(name) = 0.0;
+  s.weights.jerk = 1.0;
+  TrajectoryProblem problem(s);
+  const InputSpline& spline = problem.spline();
+  const int nz = spline.variables(), nf = spline.freePerInput(), n = spline.samples();
+  const Eigen::VectorXd d = mass->defaultInputs();
+  const double r_end = 0.7 - s.goal_fraction * 0.01;
+
+  // r's samples are affine in its variables: u_r = base + B z_r.  Third differences D u_r.
+  Eigen::VectorXd z0(nz);
+  for (int f = 0; f < nf; ++f) {
+    z0[spline.variable(0, f)] = d[0];
+    z0[spline.variable(1, f)] = 0.0;
+  }
+  const Eigen::VectorXd base = spline.sampleInputs(z0).col(1);
+  Eigen::MatrixXd B(n, nf);
+  for (int f = 0; f < nf; ++f) {
+    Eigen::VectorXd e = z0;
+    e[spline.variable(1, f)] = 1.0;
+    B.col(f) = spline.sampleInputs(e).col(1) - base;
+  }
+  Eigen::MatrixXd D = Eigen::MatrixXd::Zero(n - 3, n);
+  for (int i = 0; i + 3 < n; ++i) D.row(i).segment(i, 4) << -1.0, 3.0, -3.0, 1.0;
+  // The inner points (all but the end value, the last) by least squares with the end fixed.
+  const Eigen::MatrixXd A = D * B.leftCols(nf - 1);
+  const Eigen::VectorXd b = -D * (base + B.col(nf - 1) * r_end);
+  const Eigen::VectorXd inner = A.colPivHouseholderQr().solve(b);
+  Eigen::VectorXd optimum = z0;
+  for (int f = 0; f + 1 < nf; ++f) optimum[spline.variable(1, f)] = inner[f];
+  optimum[spline.variable(1, nf - 1)] = r_end;
+  ASSERT_TRUE(problem.evaluate(optimum));
+  ASSERT_EQ(problem.constraintViolation(), 0.0);
+  const double optimum_cost = problem.cost().total();
+
+  // From the smooth transfer to r = 0.7 (inside the goal, not the least jerk).
+  Eigen::VectorXd end = d;
+  end[1] = 0.7;
+  const Eigen::VectorXd start = spline.transfer(end);
+  ASSERT_TRUE(problem.evaluate(start));
+  ASSERT_EQ(problem.constraintViolation(), 0.0);
+  ASSERT_GT(problem.cost().total(), 1.5 * optimum_cost);
+  std::vector<double> costs, violations;
+  Ipopt::SmartPtr<TrajectoryNlp> nlp =
+      new TrajectoryNlp(problem, start, [&](const TrajectoryNlp::Progress& p) {
+        costs.push_back(p.cost);
+        violations.push_back(p.constraint_violation);
+        return true;
+      });
+  Ipopt::SmartPtr<Ipopt::IpoptApplication> app = IpoptApplicationFactory();
+  app->Options()->SetIntegerValue("print_level", 0);
+  app->Options()->SetStringValue("sb", "yes");
+  app->Options()->SetStringValue("mu_strategy", "adaptive");
+  app->Options()->SetNumericValue("tol", 1e-9);
+  ASSERT_EQ(app->Initialize(), Ipopt::Solve_Succeeded);
+  const Ipopt::ApplicationReturnStatus status = app->OptimizeTNLP(nlp);
+  EXPECT_EQ(status, Ipopt::Solve_Succeeded);
+  ASSERT_GT(costs.size(), 2u);
+  // Every iteration's cost at most the last one's, or within 1 % of the optimum: an interior
+  // point iterate may step a little past the goal row's edge (cheaper, infeasible) and back.
+  for (std::size_t i = 1; i < costs.size(); ++i)
+    EXPECT_TRUE(costs[i] <= costs[i - 1] || std::abs(costs[i] / optimum_cost - 1) < 0.01)
+        << "iteration " << i << ": costs " << ::testing::PrintToString(costs)
+        << ", violations " << ::testing::PrintToString(violations);
+  EXPECT_LT(violations.back(), 1e-9);
+  const Eigen::VectorXd& best = nlp->best();
+  ASSERT_EQ(best.size(), nz);
+  EXPECT_LT((best - optimum).cwiseAbs().maxCoeff(), 1e-5) << best.transpose() << "\n"
+                                                          << optimum.transpose();
+  EXPECT_NEAR(nlp->bestCost(), optimum_cost, 1e-6 * optimum_cost);
 }
 
 // The planar arm swung to theta1 = -0.2 by EST (seed 1), on the empty stage.
