@@ -395,9 +395,21 @@ class Plan(unittest.TestCase):
             p = run("optimize", "--inputs", csv_path, "--model", "planar-arm", "--goal",
                     "q:theta1=-0.2", "--out", os.path.join(d, "b2.json"), "--quiet")
             self.assertEqual(json.load(open(os.path.join(d, "b2.json")))["outcome"], "exact")
+            # From a straight-line guess: no plan, no CSV; the start's inputs held 2 s miss the
+            # goal, and the optimized motion reaches it within the limits.
+            guess = os.path.join(d, "guess.json")
+            p = run("optimize", "--model", "planar-arm", "--goal", "q:theta1=-0.2", "--out", guess)
+            self.assertIn("with straight line", p.stdout)
+            self.assertIn("goal not reached", p.stdout.split("optimized:")[0])
+            g = json.load(open(guess))
+            self.assertEqual(g["outcome"], "exact")
+            k = round(g["goal_reached_at_s"] * g["inputs"]["rate_hz"])
+            self.assertLess(abs(g["predicted"]["states"][k][0] + 0.2), 0.05)
+            run("execute", "--plan", guess, "--rig", "sim:", "--dry-run")
             for args, needle in [([raw], "--out"), ([raw, "--inputs", csv_path, "--out", better],
-                                                   "one of them"),
+                                                   "not both"),
                                  (["--inputs", csv_path, "--out", better], "--inputs needs --model"),
+                                 (["--out", better], "optimize needs PLAN.json, or --model"),
                                  ([raw, "--out", better, "--weight", "x=1"], "unknown weight")]:
                 p = run("optimize", *args, check=False)
                 self.assertEqual(p.returncode, 2, args)

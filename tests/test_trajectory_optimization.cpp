@@ -490,10 +490,8 @@ TEST(OptimizePlan, APlanThatCannotBeImprovedComesBackUnchangedWithAMessage) {
   PlanRequest req;
   req.model = arm;
   req.goal = GoalSpec::parse("q:theta1=" + std::to_string(rest.q[0]));
-  Plan still;
-  still.model = arm->name;
-  still.rate_hz = 50.0;
-  still.inputs = arm->defaultInputs().transpose().replicate(26, 1);
+  const Plan still = verifyMotion(req, arm->defaultInputs().transpose().replicate(26, 1), 50.0);
+  ASSERT_EQ(still.outcome, PlanOutcome::Exact) << still.message;
   OptimizationOptions o;
   o.weights.duration = 0.0;  // (with a price on time, the shortest stillness would be cheaper)
   const OptimizedPlan out = optimizePlan(req, still, o);
@@ -504,6 +502,24 @@ TEST(OptimizePlan, APlanThatCannotBeImprovedComesBackUnchangedWithAMessage) {
 }
 
 Plan planOf(const ModelPtr& model, const Eigen::MatrixXd& inputs, double rate_hz);
+
+TEST(OptimizePlan, AGuessThatMissesItsGoalIsReplacedByAnExactPlanThoughItCostsMore) {
+  // The start's inputs held 0.3 s (the CLI's straight-line guess, shorter): it misses the goal
+  // and costs only its duration; any motion that reaches the goal costs more, and replaces it.
+  const PlanRequest req = armRequest();
+  const ModelPtr& arm = req.model;
+  const Plan held = verifyMotion(req, arm->defaultInputs().transpose().replicate(16, 1), 50.0);
+  ASSERT_EQ(held.outcome, PlanOutcome::Approximate) << held.message;
+  ASSERT_LT(held.goal_sample, 0);
+  OptimizationOptions o;
+  o.time_limit_s = 30.0;
+  const OptimizedPlan out = optimizePlan(req, held, o);
+  ASSERT_TRUE(out.report.improved) << out.report.message;
+  EXPECT_EQ(out.plan.outcome, PlanOutcome::Exact) << out.plan.message;
+  EXPECT_GT(out.report.after.total(), out.report.before.total());
+  EXPECT_TRUE(checkInputLimits(*arm, out.plan.inputs, out.plan.rate_hz).empty());
+}
+
 
 TEST(OptimizePlan, TheDurationIsAVariable) {
   // A straight line in input space over 8 s to inputs whose rest pose meets the goal: with the

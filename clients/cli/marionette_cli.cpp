@@ -56,7 +56,7 @@ constexpr const char* kUsage =
     "                  [--rate HZ] [--step S] [--param NAME=VALUE]... [--roadmap FILE]\n"
     "                  [--roadmap-vertices N] [--out plan.json] [--inputs-csv FILE] [--quiet]\n"
     "                  [--optimize [OPTIMIZE]] [SERVER]\n"
-    "  marionette optimize PLAN.json | --inputs FILE.csv --model NAME|FILE [--rate HZ]\n"
+    "  marionette optimize PLAN.json | [--inputs FILE.csv] --model NAME|FILE [--rate HZ]\n"
     "                  [--scene NAME|FILE] [--goal G] [--start S] [OPTIMIZE] --out BETTER.json\n"
     "                  [--inputs-csv FILE] [--quiet]\n"
     "    OPTIMIZE: [--margin M] [--settle S] [--optimize-time S] [--weight NAME=V]...\n"

@@ -357,8 +357,8 @@ int cmdOptimize(int argc, char** argv) {
                             "--out", "--inputs-csv", "--settle", "--optimize-time", "--weight",
                             "--margin"},
                            {"--quiet"});
-  if (plan_path.empty() == !a.values.count("--inputs"))
-    throw std::invalid_argument("optimize takes PLAN.json or --inputs FILE.csv (one of them)");
+  if (!plan_path.empty() && a.values.count("--inputs"))
+    throw std::invalid_argument("optimize takes PLAN.json or --inputs FILE.csv, not both");
   if (!a.values.count("--out")) throw std::invalid_argument("optimize needs --out BETTER.json");
   PlanRequest req;
   Eigen::MatrixXd inputs;
@@ -384,11 +384,21 @@ int cmdOptimize(int argc, char** argv) {
     planner = given.stats.planner;
     seed = given.seed;
   } else {
-    if (!a.values.count("--model")) throw std::invalid_argument("--inputs needs --model");
+    if (!a.values.count("--model"))
+      throw std::invalid_argument(a.values.count("--inputs") ? "--inputs needs --model"
+                                                             : "optimize needs PLAN.json, or "
+                                                               "--model (with --inputs FILE.csv "
+                                                               "or a straight-line guess)");
     req.model = loadModel(a.values.at("--model"));
     req.scene = loadScene(a.values.count("--scene") ? a.values.at("--scene") : "empty");
-    const InputSchedule csv = InputSchedule::fromCsvFile(*req.model, a.values.at("--inputs"));
     rate_hz = a.values.count("--rate") ? parseNumber("--rate", a.values.at("--rate")) : 50.0;
+  }
+  if (plan_path.empty() && !a.values.count("--inputs")) {
+    // A straight-line guess: the start's inputs held 2 s.  The optimizer's own starts then
+    // include straight lines in input space to a rest pose at the goal.
+    planner = "straight line";
+  } else if (plan_path.empty()) {
+    const InputSchedule csv = InputSchedule::fromCsvFile(*req.model, a.values.at("--inputs"));
     const double end_s = csv.times_s.empty() ? 0.0 : csv.times_s.back();
     const int n = static_cast<int>(std::lround(end_s * rate_hz)) + 1;
     inputs.resize(n, req.model->nk());
@@ -401,6 +411,11 @@ int cmdOptimize(int argc, char** argv) {
   if (!start_text.empty() && start_text != "rest")
     applyStartText(*req.model, parseStartText(start_text), req);
   const OptimizationOptions options = parseOptimizationOptions(a);
+  if (inputs.size() == 0) {
+    const Eigen::VectorXd rho0 =
+        req.start_inputs.size() ? req.start_inputs : req.model->defaultInputs();
+    inputs = rho0.transpose().replicate(static_cast<int>(std::lround(2.0 * rate_hz)) + 1, 1);
+  }
 
   Plan before = verifyMotion(req, inputs, rate_hz);
   before.stats.planner = planner;  // the optimized plan keeps where it came from

@@ -356,21 +356,32 @@ OptimizedPlan optimizePlan(const PlanRequest& request, const Plan& plan,
   candidate.clearance_margin_m = options.margin_m;
   detail::classifyPlan(request.goal, candidate);
   report.time_s = secondsSince(t0);
-  // Short of the margin only: the best verified plan when the plan given is short of it too
-  // (approximate, saying so); else the plan given, which keeps it.
-  const bool only_margin = candidate.outcome == PlanOutcome::Approximate &&
-                           candidate.collision_free && candidate.goal_sample >= 0 &&
-                           candidate.limit_violations.empty();
+  // Ranks: 2 exact and keeping the margin, 1 short of the margin only (approximate, saying so),
+  // 0 anything else (the goal missed, a limit broken, a collision: a user's motion, a guess).
+  // The candidate replaces a plan of a lower rank whatever their costs, never one of a higher.
+  auto onlyShortOfMargin = [](const Plan& p) {
+    return p.collision_free && p.goal_sample >= 0 && p.limit_violations.empty();
+  };
+  const int candidate_rank = candidate.outcome == PlanOutcome::Exact ? 2
+                             : candidate.outcome == PlanOutcome::Approximate &&
+                                     onlyShortOfMargin(candidate)
+                                 ? 1
+                                 : 0;
   const bool given_meets_margin = !(plan.min_stage_clearance_m < options.margin_m);
-  if (candidate.outcome != PlanOutcome::Exact && !(only_margin && !given_meets_margin)) {
+  const int given_rank = plan.outcome == PlanOutcome::Exact && given_meets_margin ? 2
+                         : plan.outcome != PlanOutcome::NotFound && onlyShortOfMargin(plan) ? 1
+                                                                                            : 0;
+  if (candidate_rank == 0 || candidate_rank < given_rank) {
     report.message = "the optimized motion is not exact (" + candidate.message +
                      "); the plan is unchanged";
     return out;
   }
-  // Cheaper by at least 1 % (and by more than rounding), not counting the price of the time
-  // both motions take: else not worth changing the plan.
+  const bool only_margin = candidate_rank == 1;
+  // Of the same rank: cheaper by at least 1 % (and by more than rounding), not counting the
+  // price of the time both motions take; else not worth changing the plan.
   const double common = std::min(report.before.duration, report.after.duration);
-  if (!(report.after.total() - common < 0.99 * (report.before.total() - common) - 1e-12)) {
+  if (candidate_rank == given_rank &&
+      !(report.after.total() - common < 0.99 * (report.before.total() - common) - 1e-12)) {
     report.message = "no motion 1 % cheaper found (cost " + formatNumber(report.before.total()) +
                      " -> " + formatNumber(report.after.total()) + "); the plan is unchanged";
     return out;
