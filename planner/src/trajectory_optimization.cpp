@@ -359,18 +359,15 @@ OptimizedPlan optimizePlan(const PlanRequest& request, const Plan& plan,
   // Ranks: 2 exact and keeping the margin, 1 short of the margin only (approximate, saying so),
   // 0 anything else (the goal missed, a limit broken, a collision: a user's motion, a guess).
   // The candidate replaces a plan of a lower rank whatever their costs, never one of a higher.
-  auto onlyShortOfMargin = [](const Plan& p) {
+  auto meetsAllButTheMargin = [](const Plan& p) {
     return p.collision_free && p.goal_sample >= 0 && p.limit_violations.empty();
   };
-  const int candidate_rank = candidate.outcome == PlanOutcome::Exact ? 2
-                             : candidate.outcome == PlanOutcome::Approximate &&
-                                     onlyShortOfMargin(candidate)
-                                 ? 1
-                                 : 0;
-  const bool given_meets_margin = !(plan.min_stage_clearance_m < options.margin_m);
-  const int given_rank = plan.outcome == PlanOutcome::Exact && given_meets_margin ? 2
-                         : plan.outcome != PlanOutcome::NotFound && onlyShortOfMargin(plan) ? 1
-                                                                                            : 0;
+  auto rank = [&](const Plan& p, bool meets_margin) {
+    if (p.outcome == PlanOutcome::Exact && meets_margin) return 2;
+    return p.outcome != PlanOutcome::NotFound && meetsAllButTheMargin(p) ? 1 : 0;
+  };
+  const int candidate_rank = rank(candidate, candidate.outcome == PlanOutcome::Exact);
+  const int given_rank = rank(plan, !(plan.min_stage_clearance_m < options.margin_m));
   if (candidate_rank == 0 || candidate_rank < given_rank) {
     report.message = "the optimized motion is not exact (" + candidate.message +
                      "); the plan is unchanged";
