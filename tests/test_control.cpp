@@ -1,0 +1,379 @@
+// Estimation and control on the variational integrator: the EKF against the Kalman filter on a
+// linear system (and a late measurement fused at its own tick), the Euler baseline likewise,
+// the tracking LQR's gains against a Riccati recursion on finite-difference linearizations and
+// against the cost they minimize, and the estimators on the suspended mass (seed 002).
+#include <gtest/gtest.h>
+
+#include <Eigen/Cholesky>
+#include <cmath>
+#include <random>
+
+#include "marionette/control/estimator.hpp"
+#include "marionette/control/measurement.hpp"
+#include "marionette/control/tracking_lqr.hpp"
+#include "marionette/models/field_error.hpp"
+#include "marionette/models/model_io.hpp"
+#include "marionette/models/rest_pose.hpp"
+
+namespace marionette::control {
+namespace {
+
+constexpr double kG = 9.81;
+constexpr double kMass = 0.5, kDamping = 0.3, kDt = 0.02;
+
+// A point mass on two slides (x, z) with viscous damping, under gravity, no strings: the VI's
+// one-step map is affine in (q, p), so the EKF must be the Kalman filter.  The rig (one input)
+// moves a carriage that touches nothing.
+ModelPtr slidingMass() {
+  ModelBuilder b("sliding-mass");
+  for (const char* name : {"x", "z"}) {
+    DynamicVariable v;
+    v.name = name;
+    v.damping = kDamping;
+    b.addDynamic(v);
+  }
+  KinematicVariable r;
+  r.name = "carriage";
+  b.addKinematic(r);
+  b.addJointFrame("slide_x", "world", JointType::Translate, Eigen::Vector3d::UnitX(), "x");
+  b.addJointFrame("body", "slide_x", JointType::Translate, Eigen::Vector3d::UnitZ(), "z");
+  b.addJointFrame("carriage", "world", JointType::Translate, Eigen::Vector3d::UnitY(), "carriage");
+  b.addMass("body", "body", kMass, Eigen::Vector3d::Zero(), 1e-4 * Eigen::Matrix3d::Identity());
+  b.addPoint("marker", "body", Eigen::Vector3d::Zero());
+  return b.build();
+}
+
+// The textbook Kalman filter on z = (x, z, p_x, p_z), written from the midpoint rule by hand:
+//   m (q' - q) / dt + c (q' - q) = p - dt m g e_z / 2,   p' = m (q' - q) / dt - dt m g e_z / 2.
+struct KalmanFilter {
+  Eigen::Matrix4d A = Eigen::Matrix4d::Identity();
+  Eigen::Vector4d affine = Eigen::Vector4d::Zero();
+  Eigen::Matrix4d Q = Eigen::Matrix4d::Zero();
+  Eigen::Matrix<double, 4, 4> H = Eigen::Matrix4d::Zero();  // marker x, y, z; encoder x
+  Eigen::Vector4d R;
+  Eigen::Vector4d x;
+  Eigen::Matrix4d P;
+
+  KalmanFilter(double sq, double sv, double sm, double se) {
+    const double a = kMass / kDt + kDamping;
+    const Eigen::Vector2d gz(0, -kDt * kMass * kG / 2);  // the gravity term of both equations
+    A.block<2, 2>(0, 2) = Eigen::Matrix2d::Identity() / a;
+    A.block<2, 2>(2, 2) = Eigen::Matrix2d::Identity() * (kMass / kDt) / a;
+    affine.head<2>() = gz / a;
+    affine.tail<2>() = (kMass / kDt) * gz / a + gz;
+    Q.topLeftCorner<2, 2>().diagonal().setConstant(sq * sq);
+    Q.bottomRightCorner<2, 2>().diagonal().setConstant(sv * sv * kMass * kMass);  // p = m v
+    H(0, 0) = 1;  // marker x
+    H(2, 1) = 1;  // marker z (its y is 0 whatever the state)
+    H(3, 0) = 1;  // encoder x
+    R << sm * sm, sm * sm, sm * sm, se * se;
+  }
+  void predict() {
+    x = A * x + affine;
+    P = A * P * A.transpose() + Q;
+  }
+  void update(const Eigen::Vector4d& y) {
+    const Eigen::Matrix4d S = H * P * H.transpose() + Eigen::Matrix4d(R.asDiagonal());
+    const Eigen::Matrix4d K = P * H.transpose() * S.inverse();
+    x += K * (y - H * x);
+    P = (Eigen::Matrix4d::Identity() - K * H) * P;
+  }
+};
+
+EstimatorOptions linearOptions(ProcessModel process) {
+  EstimatorOptions o;
+  o.process = process;
+  o.dt_s = kDt;
+  o.position_std = 1e-3;
+  o.velocity_std = 0.05;
+  o.initial_position_std = 0.1;
+  o.initial_velocity_std = 0.2;
+  return o;
+}
+
+std::shared_ptr<const MeasurementModel> markerAndEncoder(const ModelPtr& m) {
+  MeasurementSpec spec;
+  spec.markers = {"marker"};
+  spec.encoders = {"x"};
+  spec.marker_noise_m = 0.004;
+  spec.encoder_noise = 0.01;
+  return std::make_shared<MeasurementModel>(m, spec);
+}
+
+TEST(Estimator, OnALinearSystemTheVariationalEkfIsTheKalmanFilter) {
+  const ModelPtr m = slidingMass();
+  const EstimatorOptions o = linearOptions(ProcessModel::VariationalIntegrator);
+  Estimator ekf(m, markerAndEncoder(m), o);
+  const Eigen::Vector2d q0(0.1, 0.3), v0(0.5, 1.0);
+  ekf.reset(q0, v0, Eigen::VectorXd::Zero(1));
+
+  KalmanFilter kf(o.position_std, o.velocity_std, 0.004, 0.01);
+  // The start: p0 = m v0 + dt/2 dL/dq = m v0 - dt/2 m g e_z.
+  kf.x << q0, kMass * v0 + Eigen::Vector2d(0, -0.5 * kDt * kMass * kG);
+  kf.P.setZero();
+  kf.P.topLeftCorner<2, 2>().diagonal().setConstant(0.01);
+  kf.P.bottomRightCorner<2, 2>().diagonal().setConstant(0.04 * kMass * kMass);
+  EXPECT_LT((ekf.covariance() - kf.P).cwiseAbs().maxCoeff(), 1e-15);
+
+  std::mt19937 rng(7);
+  std::normal_distribution<double> noise(0.0, 0.02);
+  Eigen::VectorXd u(1);
+  for (int k = 1; k <= 60; ++k) {
+    u[0] = 0.01 * k;  // the rig moves; nothing here depends on it
+    ASSERT_EQ(ekf.predict(u), StepStatus::Ok);
+    kf.predict();
+    if (k % 3 != 0) {  // a measurement two ticks in three
+      Eigen::Vector4d y(std::sin(0.1 * k) + noise(rng), noise(rng), 0.3 + noise(rng),
+                        std::sin(0.1 * k) + noise(rng));
+      ASSERT_EQ(ekf.update(k, y), Estimator::Fusion::Used);
+      kf.update(y);
+    }
+    const State& x = ekf.viState();
+    Eigen::Vector4d z;
+    z << x.q, x.p;
+    ASSERT_LT((z - kf.x).cwiseAbs().maxCoeff(), 1e-10) << "tick " << k;
+    ASSERT_LT((ekf.covariance() - kf.P).cwiseAbs().maxCoeff(), 1e-10) << "tick " << k;
+  }
+  EXPECT_EQ(ekf.counts().updates, 40);
+}
+
+TEST(Estimator, ALateMeasurementIsFusedAtItsOwnTickAndPredictedAgainToNow) {
+  const ModelPtr m = slidingMass();
+  const EstimatorOptions o = linearOptions(ProcessModel::VariationalIntegrator);
+  Estimator ekf(m, markerAndEncoder(m), o);
+  ekf.reset(Eigen::Vector2d(0, 0.3), Eigen::Vector2d(0.2, 0), Eigen::VectorXd::Zero(1));
+  KalmanFilter kf(o.position_std, o.velocity_std, 0.004, 0.01);
+  kf.x << 0, 0.3, 0.2 * kMass, -0.5 * kDt * kMass * kG;
+  kf.P.setZero();
+  kf.P.topLeftCorner<2, 2>().diagonal().setConstant(0.01);
+  kf.P.bottomRightCorner<2, 2>().diagonal().setConstant(0.04 * kMass * kMass);
+  const Eigen::VectorXd u = Eigen::VectorXd::Zero(1);
+  // Ticks 1..3 predicted; a measurement of tick 1 arrives after tick 3.
+  const Eigen::Vector4d y1(0.01, 0.0, 0.29, 0.012);
+  kf.predict();
+  kf.update(y1);
+  kf.predict();
+  kf.predict();
+  for (int k = 0; k < 3; ++k) ekf.predict(u);
+  EXPECT_EQ(ekf.update(1, y1), Estimator::Fusion::Used);
+  EXPECT_EQ(ekf.counts().repredictions, 2);
+  Eigen::Vector4d z;
+  z << ekf.viState().q, ekf.viState().p;
+  EXPECT_LT((z - kf.x).cwiseAbs().maxCoeff(), 1e-12);
+  EXPECT_LT((ekf.covariance() - kf.P).cwiseAbs().maxCoeff(), 1e-12);
+  // One older than the last fused, or beyond the history, or from the future: not used.
+  EXPECT_EQ(ekf.update(0, y1), Estimator::Fusion::TooOld);
+  EXPECT_EQ(ekf.update(4, y1), Estimator::Fusion::TooOld);
+  EXPECT_EQ(ekf.counts().too_old, 2);
+}
+
+TEST(Estimator, OnALinearSystemTheEulerEkfIsTheKalmanFilterOfEulersMap) {
+  const ModelPtr m = slidingMass();
+  const EstimatorOptions o = linearOptions(ProcessModel::Euler);
+  Estimator ekf(m, markerAndEncoder(m), o);
+  ekf.reset(Eigen::Vector2d(0, 0.3), Eigen::Vector2d(0.2, 0.1), Eigen::VectorXd::Zero(1));
+  // Explicit Euler on (q, qdot): q' = q + dt qdot, qdot' = qdot + dt (-g e_z - c/m qdot).
+  KalmanFilter kf(o.position_std, o.velocity_std, 0.004, 0.01);
+  kf.A.setIdentity();
+  kf.A.block<2, 2>(0, 2) = kDt * Eigen::Matrix2d::Identity();
+  kf.A.block<2, 2>(2, 2) *= 1 - kDt * kDamping / kMass;
+  kf.affine << 0, 0, 0, -kDt * kG;
+  kf.Q.bottomRightCorner<2, 2>().diagonal().setConstant(o.velocity_std * o.velocity_std);
+  kf.x << 0, 0.3, 0.2, 0.1;
+  kf.P.setZero();
+  kf.P.topLeftCorner<2, 2>().diagonal().setConstant(0.01);
+  kf.P.bottomRightCorner<2, 2>().diagonal().setConstant(0.04);
+  EXPECT_LT((ekf.covariance() - kf.P).cwiseAbs().maxCoeff(), 1e-15);
+  for (int k = 1; k <= 30; ++k) {
+    ASSERT_EQ(ekf.predict(Eigen::VectorXd::Zero(1)), StepStatus::Ok);
+    kf.predict();
+    const Eigen::Vector4d y(0.01 * k, 0.0, 0.3 - 0.001 * k, 0.01 * k);
+    ekf.update(k, y);
+    kf.update(y);
+    // The Jacobian is taken by central differences: exact on a linear map but for rounding.
+    ASSERT_LT((ekf.q() - kf.x.head<2>()).cwiseAbs().maxCoeff(), 1e-8) << "tick " << k;
+    ASSERT_LT((ekf.covariance() - kf.P).cwiseAbs().maxCoeff(), 1e-8) << "tick " << k;
+  }
+}
+
+TEST(Estimator, BadOptionsNameTheField) {
+  const ModelPtr m = slidingMass();
+  EstimatorOptions o;
+  o.dt_s = 0;
+  try {
+    Estimator e(m, markerAndEncoder(m), o);
+    FAIL() << "accepted dt_s = 0";
+  } catch (const FieldError& e) {
+    EXPECT_EQ(e.field(), "dt_s");
+  }
+  MeasurementSpec spec;
+  spec.markers = {"marker", "elbow"};
+  try {
+    MeasurementModel mm(m, spec);
+    FAIL() << "accepted an unknown point";
+  } catch (const FieldError& e) {
+    EXPECT_EQ(e.field(), "markers[1]");
+  }
+  spec.markers = {};
+  spec.encoders = {"carriage"};
+  EXPECT_THROW(MeasurementModel(m, spec), FieldError);  // a rig input is not a joint
+  EXPECT_THROW(parseProcessModel("ukf"), FieldError);
+}
+
+// The measurement Jacobian against central differences of h on a model with rotations.
+TEST(Measurement, PointJacobiansMatchFiniteDifferences) {
+  const ModelPtr m = loadModel("puppetcopter");
+  MeasurementSpec spec = MeasurementSpec::allPoints(*m, 0.002);
+  spec.encoders = {m->dynamic[0].name, m->dynamic[5].name};
+  const MeasurementModel mm(m, spec);
+  EXPECT_EQ(mm.size(), 3 * static_cast<int>(m->points.size()) + 2);
+  DynamicsData d(*m);
+  std::mt19937 rng(3);
+  std::uniform_real_distribution<double> u(-0.5, 0.5);
+  Eigen::VectorXd q = m->configuration(m->initialDynamic(), m->defaultInputs());
+  for (int i = 0; i < m->nd(); ++i) q[i] += u(rng);
+  Eigen::VectorXd y, yp, ym;
+  Eigen::MatrixXd H;
+  mm.evaluate(d, q, y, &H);
+  for (int i = 0; i < m->nd(); ++i) {
+    Eigen::VectorXd qp = q, qm = q;
+    qp[i] += 1e-6;
+    qm[i] -= 1e-6;
+    mm.evaluate(d, qp, yp);
+    mm.evaluate(d, qm, ym);
+    EXPECT_LT(((yp - ym) / 2e-6 - H.col(i)).cwiseAbs().maxCoeff(), 1e-7) << m->dynamic[i].name;
+  }
+  // Markers are in stage coordinates: the model hangs 1.2 m up.
+  const int head = m->pointIndex("head_top");
+  forwardKinematics(*m, d, q);
+  const Eigen::Vector3d world = pointPosition(d, m->points[head].frame, m->points[head].position_m);
+  EXPECT_LT((y.segment<3>(3 * head) - (world + Eigen::Vector3d(0, 0, 1.2))).norm(), 1e-12);
+}
+
+// ---- The tracking LQR ------------------------------------------------------------------------
+
+// The suspended mass swung by its robot: inputs for 1 s at 30 Hz from rest.
+struct SwingPlan {
+  ModelPtr model = loadModel("suspended-mass");
+  IntegratorOptions options;
+  Eigen::MatrixXd inputs;
+  State start;
+  SwingPlan() {
+    options.dt_s = 1.0 / 30;
+    const int n = 31;
+    inputs.resize(n, 2);
+    for (int k = 0; k < n; ++k) {
+      const double t = k * options.dt_s;
+      inputs(k, 0) = 0.1 * (1 - std::cos(M_PI * t));
+      inputs(k, 1) = 0.5 - 0.05 * std::sin(M_PI * t);
+    }
+    const RestPose rest = computeRestPose(model, inputs.row(0).transpose());
+    VariationalIntegrator vi(model, options);
+    start = vi.stateFromVelocity(rest.q, Eigen::VectorXd::Zero(2), inputs.row(0).transpose());
+  }
+};
+
+Eigen::VectorXd flatten(const State& x) {
+  Eigen::VectorXd v(x.q.size() + x.p.size() + x.rho.size());
+  v << x.q, x.p, x.rho;
+  return v;
+}
+
+TEST(TrackingLqr, GainsEqualTheRiccatiRecursionOnFiniteDifferenceLinearizations) {
+  const SwingPlan plan;
+  const TrajectoryLinearization lin =
+      linearizeTrajectory(plan.model, plan.inputs, plan.start, plan.options);
+  ASSERT_EQ(lin.A.size(), 30u);
+  // A_k, B_k by central differences of the step on (q, p, rho) and u.
+  IntegratorOptions tight = plan.options;  // converged far below the differences' step
+  tight.residual_rel_tol = 1e-14;
+  tight.constraint_tol_m = 1e-14;
+  VariationalIntegrator vi(plan.model, tight);
+  std::vector<Eigen::MatrixXd> A_fd, B_fd;
+  const int nd = 2, nk = 2, nx = 6;
+  for (std::size_t k = 0; k < lin.A.size(); ++k) {
+    const Eigen::VectorXd u = plan.inputs.row(k + 1).transpose();
+    Eigen::MatrixXd A(nx, nx), B(nx, nk);
+    for (int i = 0; i < nx + nk; ++i) {
+      const double h = 1e-5;
+      State xp = lin.x[k], xm = lin.x[k];
+      Eigen::VectorXd up = u, um = u;
+      auto bump = [&](State& s, Eigen::VectorXd& uu, double d) {
+        if (i < nd) s.q[i] += d;
+        else if (i < 2 * nd) s.p[i - nd] += d;
+        else if (i < nx) s.rho[i - 2 * nd] += d;
+        else uu[i - nx] += d;
+      };
+      bump(xp, up, h);
+      bump(xm, um, -h);
+      State np = vi.makeState(), nm = vi.makeState();
+      ASSERT_EQ(vi.step(xp, up, np), StepStatus::Ok);
+      ASSERT_EQ(vi.step(xm, um, nm), StepStatus::Ok);
+      const Eigen::VectorXd col = (flatten(np) - flatten(nm)) / (2 * h);
+      if (i < nx) A.col(i) = col;
+      else B.col(i - nx) = col;
+    }
+    ASSERT_LT((A - lin.A[k]).cwiseAbs().maxCoeff(), 1e-5 * (1 + lin.A[k].cwiseAbs().maxCoeff()));
+    A_fd.push_back(A);
+    B_fd.push_back(B);
+  }
+  const LqrWeights w;
+  const TrackingGains gains = computeTrackingGains(plan.model, lin, w);
+  std::vector<Eigen::MatrixXd> Q;
+  for (std::size_t k = 0; k < lin.A.size(); ++k) Q.push_back(stateCost(*plan.model, lin.x[k], w));
+  const Eigen::MatrixXd R = w.correction * Eigen::MatrixXd::Identity(nk, nk);
+  const Eigen::MatrixXd QN = w.terminal * stateCost(*plan.model, lin.x.back(), w);
+  const std::vector<Eigen::MatrixXd> K_fd = riccatiGains(A_fd, B_fd, Q, R, QN);
+  for (std::size_t k = 0; k < K_fd.size(); ++k) {
+    const double scale = 1 + gains.K[k].cwiseAbs().maxCoeff();
+    EXPECT_LT((gains.K[k] - K_fd[k]).cwiseAbs().maxCoeff(), 1e-4 * scale) << "step " << k;
+  }
+  // The gains act: the position error feeds the robot's input.
+  EXPECT_GT(gains.K[0].cwiseAbs().maxCoeff(), 0.1);
+}
+
+// The gains minimize the quadratic cost of the linear system: x_0^T P_0 x_0 is the closed loop's
+// cost, and the cost is stationary in every gain (a finite-difference check of its gradient).
+TEST(TrackingLqr, GainsMinimizeTheQuadraticCostAndTheValueIsItsCost) {
+  const SwingPlan plan;
+  const TrajectoryLinearization lin =
+      linearizeTrajectory(plan.model, plan.inputs, plan.start, plan.options);
+  const LqrWeights w;
+  std::vector<Eigen::MatrixXd> Q;
+  for (std::size_t k = 0; k < lin.A.size(); ++k) Q.push_back(stateCost(*plan.model, lin.x[k], w));
+  const Eigen::MatrixXd R = w.correction * Eigen::MatrixXd::Identity(2, 2);
+  const Eigen::MatrixXd QN = w.terminal * stateCost(*plan.model, lin.x.back(), w);
+  std::vector<Eigen::MatrixXd> P;
+  const std::vector<Eigen::MatrixXd> K = riccatiGains(lin.A, lin.B, Q, R, QN, &P);
+  auto cost = [&](const std::vector<Eigen::MatrixXd>& gains, const Eigen::VectorXd& x0) {
+    Eigen::VectorXd x = x0;
+    double J = 0;
+    for (std::size_t k = 0; k < gains.size(); ++k) {
+      const Eigen::VectorXd u = -gains[k] * x;
+      J += x.dot(Q[k] * x) + u.dot(R * u);
+      x = lin.A[k] * x + lin.B[k] * u;
+    }
+    return J + x.dot(QN * x);
+  };
+  Eigen::VectorXd x0(6);
+  x0 << 0.02, -0.01, 0.003, 0.0, 0.0, 0.0;  // the mass off the plan, moving
+  const double J = cost(K, x0);
+  EXPECT_NEAR(J, x0.dot(P[0] * x0), 1e-9 * J);
+  std::mt19937 rng(5);
+  std::normal_distribution<double> g(0, 1);
+  for (int trial = 0; trial < 5; ++trial) {
+    const std::size_t k = static_cast<std::size_t>(trial * 6);
+    Eigen::MatrixXd D(2, 6);
+    for (int i = 0; i < D.size(); ++i) D.data()[i] = g(rng);
+    D *= 1e-3 * K[k].norm() / D.norm();
+    std::vector<Eigen::MatrixXd> Kp = K, Km = K;
+    Kp[k] += D;
+    Km[k] -= D;
+    const double Jp = cost(Kp, x0), Jm = cost(Km, x0);
+    EXPECT_LT(std::abs(Jp - Jm) / 2, 1e-6 * J) << "gradient at step " << k;  // stationary
+    EXPECT_GT(Jp + Jm - 2 * J, 0.0) << "a minimum at step " << k;
+  }
+}
+
+}  // namespace
+}  // namespace marionette::control
