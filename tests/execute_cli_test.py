@@ -3,6 +3,7 @@
 refused before anything reaches a (UDP) rig, SIGINT mid-performance, bad options.
 Usage: execute_cli_test.py PATH/TO/marionette"""
 import csv
+import json
 import os
 import re
 import signal
@@ -264,6 +265,61 @@ class Execute(unittest.TestCase):
         p = run("execute", "--plan", plan, "--dry-run")
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assertIn("dry run: nothing was sent", p.stdout)
+
+    def test_feedback_needs_a_measuring_rig_and_its_options_name_the_flag(self):
+        p = run("plan", "--model", "planar-arm", "--goal", "q:theta1=0.3;tol=0.05", "--seed", "1",
+                "--out", self.path("plan.json"), "--quiet")
+        plan = self.path("plan.json")
+        measuring = "sim:?noise=0.002&rate=50"
+        cases = [
+            # A rig that declares no measurements: refused before anything is sent.
+            (["--plan", plan, "--rig", "sim:", "--feedback", "lqr"], "declares no measurements"),
+            (["--plan", plan, "--rig", measuring, "--feedback", "pid"], "--feedback: 'pid'"),
+            (["--plan", plan, "--rig", measuring, "--estimator", "ekf"],
+             "--estimator: only with --feedback lqr"),
+            (["--plan", plan, "--rig", measuring, "--feedback", "lqr", "--estimator", "ukf"],
+             "--estimator: 'ukf'"),
+            (["--plan", plan, "--rig", measuring, "--feedback", "lqr", "--q", "1,2,3,4"], "--q"),
+            (["--plan", plan, "--rig", measuring, "--feedback", "lqr", "--r", "0"], "--r"),
+            (["--plan", plan, "--rig", measuring, "--feedback", "lqr", "--rate-scale", "0.5"],
+             "--rate-scale"),
+            (["--plan", plan, "--rig", measuring, "--feedback", "lqr", "--max-correction", "-1"],
+             "--max-correction"),
+            (["--plan", plan, "--rig", "sim:?truth=nosuch.yaml", "--feedback", "lqr"],
+             "truth: "),
+            (["--plan", plan, "--rig", "sim:?rate=5000", "--feedback", "lqr"], "rate"),
+        ]
+        for args, fragment in cases:
+            p = run("execute", *args, "--log", self.path("log.csv"))
+            self.assertEqual(p.returncode, 2, f"{args}: {p.stdout} {p.stderr}")
+            self.assertIn(fragment, p.stderr, args)
+            self.assertFalse(os.path.exists(self.path("log.csv")), f"{args}: something was sent")
+
+    def test_open_and_closed_loop_write_the_same_report(self):
+        p = run("plan", "--model", "planar-arm", "--goal", "q:theta1=0.3;tol=0.05", "--seed", "1",
+                "--out", self.path("plan.json"), "--quiet")
+        rig = "sim:?noise=0.001&rate=50&latency=0.01&seed=3"
+        reports = {}
+        for mode in ("none", "lqr"):
+            out = self.path(f"{mode}.json")
+            p = run("execute", "--plan", self.path("plan.json"), "--rig", rig, "--feedback", mode,
+                    "--report", out)
+            self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+            with open(out) as f:
+                reports[mode] = json.load(f)
+        self.assertEqual(set(reports["none"]), set(reports["lqr"]))
+        self.assertEqual(reports["none"]["feedback"], "none")
+        self.assertIsNone(reports["none"]["estimator"])
+        self.assertEqual(reports["lqr"]["estimator"], "ekf")
+        for r in reports.values():
+            self.assertEqual(r["motion_from"], "truth")
+            self.assertEqual(set(r["points"]), {"tip", "elbow"})
+            # The truth is the model: both follow the plan closely.
+            self.assertLess(r["points"]["tip"]["at_goal_m"], 0.01)
+        lqr = reports["lqr"]
+        self.assertGreater(lqr["measurements"]["fused"], 50)
+        self.assertLess(lqr["estimation_rms"]["points_m"], 0.002)
+        self.assertLess(lqr["cycle_ms"]["p99"], 5)
 
 
 if __name__ == "__main__":

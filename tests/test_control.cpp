@@ -319,11 +319,14 @@ TEST(TrackingLqr, GainsEqualTheRiccatiRecursionOnFiniteDifferenceLinearizations)
   }
   const LqrWeights w;
   const TrackingGains gains = computeTrackingGains(plan.model, lin, w);
+  const double dt = plan.options.dt_s;
   std::vector<Eigen::MatrixXd> Q;
-  for (std::size_t k = 0; k < lin.A.size(); ++k) Q.push_back(stateCost(*plan.model, lin.x[k], w));
-  const Eigen::MatrixXd R = w.correction * Eigen::MatrixXd::Identity(nk, nk);
-  const Eigen::MatrixXd QN = w.terminal * stateCost(*plan.model, lin.x.back(), w);
-  const std::vector<Eigen::MatrixXd> K_fd = riccatiGains(A_fd, B_fd, Q, R, QN);
+  for (std::size_t k = 0; k < lin.A.size(); ++k)
+    Q.push_back(stateCost(*plan.model, lin.x[k], w, dt));
+  const Eigen::MatrixXd QN = w.terminal * stateCost(*plan.model, lin.x.back(), w, dt);
+  const std::vector<Eigen::MatrixXd> K_fd =
+      riccatiGains(A_fd, B_fd, Q, inputCost(*plan.model, w, dt), QN, nullptr,
+                   crossCost(*plan.model, w, dt));
   for (std::size_t k = 0; k < K_fd.size(); ++k) {
     const double scale = 1 + gains.K[k].cwiseAbs().maxCoeff();
     EXPECT_LT((gains.K[k] - K_fd[k]).cwiseAbs().maxCoeff(), 1e-4 * scale) << "step " << k;
@@ -339,24 +342,27 @@ TEST(TrackingLqr, GainsMinimizeTheQuadraticCostAndTheValueIsItsCost) {
   const TrajectoryLinearization lin =
       linearizeTrajectory(plan.model, plan.inputs, plan.start, plan.options);
   const LqrWeights w;
+  const double dt = plan.options.dt_s;
   std::vector<Eigen::MatrixXd> Q;
-  for (std::size_t k = 0; k < lin.A.size(); ++k) Q.push_back(stateCost(*plan.model, lin.x[k], w));
-  const Eigen::MatrixXd R = w.correction * Eigen::MatrixXd::Identity(2, 2);
-  const Eigen::MatrixXd QN = w.terminal * stateCost(*plan.model, lin.x.back(), w);
+  for (std::size_t k = 0; k < lin.A.size(); ++k)
+    Q.push_back(stateCost(*plan.model, lin.x[k], w, dt));
+  const Eigen::MatrixXd R = inputCost(*plan.model, w, dt);
+  const Eigen::MatrixXd N = crossCost(*plan.model, w, dt);
+  const Eigen::MatrixXd QN = w.terminal * stateCost(*plan.model, lin.x.back(), w, dt);
   std::vector<Eigen::MatrixXd> P;
-  const std::vector<Eigen::MatrixXd> K = riccatiGains(lin.A, lin.B, Q, R, QN, &P);
+  const std::vector<Eigen::MatrixXd> K = riccatiGains(lin.A, lin.B, Q, R, QN, &P, N);
   auto cost = [&](const std::vector<Eigen::MatrixXd>& gains, const Eigen::VectorXd& x0) {
     Eigen::VectorXd x = x0;
     double J = 0;
     for (std::size_t k = 0; k < gains.size(); ++k) {
       const Eigen::VectorXd u = -gains[k] * x;
-      J += x.dot(Q[k] * x) + u.dot(R * u);
+      J += x.dot(Q[k] * x) + u.dot(R * u) + 2 * x.dot(N * u);
       x = lin.A[k] * x + lin.B[k] * u;
     }
     return J + x.dot(QN * x);
   };
   Eigen::VectorXd x0(6);
-  x0 << 0.02, -0.01, 0.003, 0.0, 0.0, 0.0;  // the mass off the plan, moving
+  x0 << 0.02, -0.01, 0.003, 0.0, 0.01, 0.0;  // the mass off the plan, moving; the rig off
   const double J = cost(K, x0);
   EXPECT_NEAR(J, x0.dot(P[0] * x0), 1e-9 * J);
   std::mt19937 rng(5);
@@ -373,6 +379,39 @@ TEST(TrackingLqr, GainsMinimizeTheQuadraticCostAndTheValueIsItsCost) {
     EXPECT_LT(std::abs(Jp - Jm) / 2, 1e-6 * J) << "gradient at step " << k;  // stationary
     EXPECT_GT(Jp + Jm - 2 * J, 0.0) << "a minimum at step " << k;
   }
+}
+
+// A push on the swinging mass: open loop it swings on; the LQR's feedback on the true state
+// brings it back onto the plan.
+TEST(TrackingLqr, APushOnTheSuspendedMassIsRejected) {
+  SwingPlan plan;
+  // 3 s: the plan's swing, then held.
+  const Eigen::Index n = plan.inputs.rows();
+  plan.inputs.conservativeResize(91, Eigen::NoChange);
+  for (Eigen::Index k = n; k < 91; ++k) plan.inputs.row(k) = plan.inputs.row(n - 1);
+  const TrajectoryLinearization lin =
+      linearizeTrajectory(plan.model, plan.inputs, plan.start, plan.options);
+  const TrackingGains gains = computeTrackingGains(plan.model, lin, LqrWeights{});
+  VariationalIntegrator vi(plan.model, plan.options);
+  DynamicsData d(*plan.model);
+  double end_error[2], max_correction = 0.0;
+  for (int closed = 0; closed < 2; ++closed) {
+    State x = plan.start, next = x;
+    for (Eigen::Index k = 1; k < plan.inputs.rows(); ++k) {
+      if (k == 10) x.p[0] += 0.1244 * 0.3;  // 0.3 m/s sideways
+      Eigen::VectorXd u = plan.inputs.row(k).transpose();
+      if (closed) {
+        u -= gains.K[k - 1] * feasibleDeviation(*plan.model, d, x, lin.x[k - 1], lin.taut[k - 1]);
+        max_correction = std::max(max_correction, (u - plan.inputs.row(k).transpose()).norm());
+      }
+      ASSERT_EQ(vi.step(x, u, next), StepStatus::Ok);
+      std::swap(x, next);
+    }
+    end_error[closed] = (x.q - lin.x.back().q).norm();
+  }
+  EXPECT_GT(end_error[0], 0.02);                  // open loop: still swinging
+  EXPECT_LT(end_error[1], 0.05 * end_error[0]);   // closed loop: back on the plan
+  EXPECT_LT(max_correction, 0.1);  // the rate weight keeps the robot from jumping
 }
 
 }  // namespace

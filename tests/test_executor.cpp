@@ -20,6 +20,7 @@
 #include <sstream>
 #include <thread>
 
+#include "marionette/executor/closed_loop.hpp"
 #include "marionette/executor/executor.hpp"
 #include "marionette/executor/resample.hpp"
 #include "marionette/models/input_limits.hpp"
@@ -460,6 +461,27 @@ TEST(Deadlines, LoopsReplayWithARampBackBetween) {
 // ---- The simulated rig
 // -----------------------------------------------------------------------------
 
+// A plan for the planar arm: theta1 swung by 0.3 rad, written to a plan file and read back.
+Performance armPlan(const std::string& name) {
+  const ModelPtr arm = loadModel("planar-arm");
+  PlanRequest req;
+  req.model = arm;
+  req.options.planner = "est";
+  req.options.seed = 1;
+  req.options.time_limit_s = 10;
+  const StartState rest = resolveStart(arm, arm->defaultInputs(), StartSpec{});
+  req.goal =
+      GoalSpec::parse("q:theta1=" + std::to_string(rest.q[arm->variableIndex("theta1")] + 0.3));
+  const Plan plan = planMotion(req);
+  EXPECT_EQ(plan.outcome, PlanOutcome::Exact) << plan.message;
+  const std::string path = tempPath(name);
+  {
+    std::ofstream out(path);
+    writePlanJson(plan, out);
+  }
+  return loadPlanFile(path, arm);
+}
+
 TEST(SimRig, ExecutingAPlanReproducesItsPredictedStates) {
   const ModelPtr arm = loadModel("planar-arm");
   PlanRequest req;
@@ -794,4 +816,82 @@ TEST(Udp, ARigThatStopsAnsweringIsALostLink) {
   EXPECT_EQ(dev.received().back().type, "HOLD");
 }
 
-}  // namespace
+}  // namespace// ---- Closed loop (closed_loop.hpp) --------------------------------------------------------------
+
+// The truth is the model, measured without noise at every tick: the estimate is the truth, on
+// the plan, and the controller corrects nothing -- closed loop sends exactly the plan's rows.
+TEST(ClosedLoop, WithNoNoiseAndTheModelAsTruthItSendsExactlyThePlan) {
+  const Performance perf = armPlan("closed-loop-plan.json");
+  SimTruth truth;
+  truth.sensing.markers = {"tip", "elbow"};
+  truth.sensing.rate_hz = perf.rate_hz;
+  truth.noise = 0.0;
+  SimRig rig(perf.model, perf.rate_hz, truth);
+  const Stream s = buildStream(perf, rig.readSetpoints(), {});
+  ASSERT_TRUE(validateStream(*perf.model, s).empty());
+  ClosedLoop loop(perf, s, *rig.sensing(), {}, ClosedLoopOptions{});
+  ExecuteOptions o;
+  o.closed_loop = &loop;
+  const ExecuteReport r = execute(rig, s, o);
+  ASSERT_EQ(r.reason, StopReason::Completed) << r.message;
+  ASSERT_EQ(r.missed_ticks, 0) << "the machine was too busy to keep 50 Hz";
+  EXPECT_EQ(loop.stats().max_correction, 0.0);
+  EXPECT_EQ(loop.stats().clamped, 0);
+  EXPECT_GT(loop.stats().fused, s.rows.rows() / 2);
+  EXPECT_EQ(loop.stats().late + loop.stats().corrupt, 0);
+  // The estimate is the truth (the same integrator on the same inputs, exact measurements).
+  double worst = 0.0;
+  for (std::size_t t = 0; t < loop.estimates().size(); ++t)
+    worst = std::max(worst, (loop.estimates()[t] - rig.measuredQ()[t]).cwiseAbs().maxCoeff());
+  EXPECT_LT(worst, 1e-9);
+}
+
+TEST(ClosedLoop, TheRigFileDeclaresSensingAndBadEntriesNameTheLine) {
+  const ModelPtr arm = loadModel("planar-arm");
+  const std::string head =
+      "rig: bench\nchannels:\n  x: {channel: 0, unit: mm, scale: 1000}\n"
+      "  L: {channel: 1, unit: mm, scale: 1000}\n";
+  const RigConfig ok = RigConfig::parse(
+      head + "sensing:\n  markers: [tip]\n  encoders: [theta1]\n  marker_unit: mm\n"
+             "  encoder_unit: deg\n  rate_hz: 30\n  latency_s: 0.01\n",
+      "rig.yaml", *arm);
+  ASSERT_TRUE(ok.sensing.declared());
+  EXPECT_EQ(ok.sensing.names(),
+            (std::vector<std::string>{"tip.x", "tip.y", "tip.z", "theta1"}));
+  // A measurement frame round trip, in the wire's units.
+  const Eigen::Vector4d values(0.1, -0.2, 0.3, 0.5);
+  std::vector<std::string> fields = {"1.25"};
+  for (const std::string& f : encodeMeasurement(ok.sensing, values)) fields.push_back(f);
+  EXPECT_EQ(fields[1], "tip.x:100:mm");
+  MeasurementFrame m;
+  std::string why;
+  ASSERT_TRUE(decodeMeasurement(ok.sensing, fields, m, &why)) << why;
+  EXPECT_DOUBLE_EQ(m.stamp_s, 1.25);
+  EXPECT_LT((m.values - values).cwiseAbs().maxCoeff(), 1e-9);
+  fields.pop_back();
+  EXPECT_FALSE(decodeMeasurement(ok.sensing, fields, m, &why));
+  EXPECT_NE(why.find("'theta1' is missing"), std::string::npos) << why;
+  fields.push_back("theta1:28.6:rad");
+  EXPECT_FALSE(decodeMeasurement(ok.sensing, fields, m, &why));
+  EXPECT_NE(why.find("unit 'rad'"), std::string::npos) << why;
+
+  auto error = [&](const std::string& sensing) {
+    try {
+      RigConfig::parse(head + "sensing:\n" + sensing, "rig.yaml", *arm);
+    } catch (const std::invalid_argument& e) {
+      return std::string(e.what());
+    }
+    return std::string("accepted");
+  };
+  EXPECT_EQ(error("  markers: [hand]\n  rate_hz: 30\n"),
+            "rig.yaml:6: sensing.markers[0]: 'hand' is not a named point of 'planar-arm'");
+  EXPECT_EQ(error("  encoders: [x]\n  rate_hz: 30\n"),
+            "rig.yaml:6: sensing.encoders[0]: 'x' is not a joint (dynamic variable) of "
+            "'planar-arm'");
+  EXPECT_EQ(error("  markers: [tip]\n"), "rig.yaml:6: sensing.rate_hz: give the measurement rate");
+  EXPECT_EQ(error("  markers: [tip]\n  rate_hz: -3\n"), "rig.yaml:7: sensing.rate_hz: give a number > 0");
+  EXPECT_EQ(error("  markers: [tip]\n  rate_hz: 30\n  marker_unit: cm\n"),
+            "rig.yaml:8: sensing.marker_unit: 'cm' (m or mm)");
+}
+
+

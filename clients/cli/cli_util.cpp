@@ -47,15 +47,6 @@ double parseNumber(const std::string& flag, const std::string& text) {
   return x;
 }
 
-std::string formatted(const char* format, ...) {
-  char buf[512];
-  va_list args;
-  va_start(args, format);
-  std::vsnprintf(buf, sizeof buf, format, args);
-  va_end(args);
-  return buf;
-}
-
 std::string readFlagFile(const std::string& flag, const std::string& path) {
   try {
     return readTextFile(path);

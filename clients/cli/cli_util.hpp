@@ -30,8 +30,6 @@ std::string takePositional(int argc, char** argv, std::vector<char*>& rest);
 // A finite number, or std::invalid_argument naming the flag.
 double parseNumber(const std::string& flag, const std::string& text);
 
-std::string formatted(const char* format, ...) __attribute__((format(printf, 1, 2)));
-
 // A file named by a flag: its text, or its first line (a token); std::invalid_argument naming
 // the flag and the path.
 std::string readFlagFile(const std::string& flag, const std::string& path);

@@ -10,7 +10,12 @@
 #include <sstream>
 
 #include "cli_util.hpp"
+#include "marionette/environments/collision.hpp"
+#include "marionette/environments/scene.hpp"
+#include "marionette/executor/closed_loop.hpp"
 #include "marionette/executor/executor.hpp"
+#include "marionette/executor/tracking_report.hpp"
+#include "marionette/models/simulation.hpp"
 #include "marionette/models/model_io.hpp"
 
 namespace marionette::cli {
@@ -33,16 +38,95 @@ void installStopHandlers() {
   sigaction(SIGTERM, &sa, nullptr);
 }
 
-double percentileOf(std::vector<double> v, double p) {
-  if (v.empty()) return NAN;
-  std::sort(v.begin(), v.end());
-  return v[std::min(v.size() - 1, static_cast<std::size_t>(p * (v.size() - 1) + 0.5))];
-}
-
 std::string vectorText(const Model& m, const Eigen::VectorXd& v) {
   std::ostringstream os;
   for (int j = 0; j < m.nk(); ++j) os << (j ? " " : "") << m.kinematic[j].name << "=" << v[j];
   return os.str();
+}
+
+struct Feedback {
+  bool enabled = false;
+  ClosedLoopOptions options;
+};
+
+// --feedback and its options; each only with --feedback lqr.
+Feedback parseFeedback(const Args& a, const Performance& perf, const StreamOptions& so,
+                       double rate) {
+  Feedback fb;
+  const char* only[] = {"--estimator", "--q", "--r", "--process-noise", "--max-correction",
+                        "--max-deviation"};
+  if (a.values.count("--feedback")) {
+    const std::string f = a.values.at("--feedback");
+    if (f != "lqr" && f != "none")
+      throw std::invalid_argument("--feedback: '" + f + "' (lqr, or none for open loop)");
+    fb.enabled = f == "lqr";
+  }
+  for (const char* flag : only)
+    if (a.values.count(flag) && !fb.enabled)
+      throw std::invalid_argument(std::string(flag) + ": only with --feedback lqr");
+  if (!fb.enabled) return fb;
+  if (a.values.count("--inputs"))
+    throw std::invalid_argument("--feedback: needs a plan file (--plan): its predicted states "
+                                "are the reference");
+  if (so.rate_scale != 1.0)
+    throw std::invalid_argument("--rate-scale: feedback plays the plan at its own speed");
+  if (rate != perf.rate_hz)
+    throw std::invalid_argument(formatted(
+        "--send-rate: feedback runs at the plan's own rate (%g Hz)", perf.rate_hz));
+  ClosedLoopOptions& o = fb.options;
+  if (a.values.count("--estimator")) {
+    try {
+      o.estimator.process = control::parseProcessModel(a.values.at("--estimator"));
+    } catch (const FieldError& e) {
+      throw std::invalid_argument("--estimator: " + e.problem());
+    }
+  }
+  auto numbers = [&](const char* flag, std::size_t min, std::size_t max) {
+    std::vector<double> v;
+    for (const std::string& t : splitFields(a.values.at(flag), ','))
+      v.push_back(parseNumber(flag, t));
+    if (v.size() < min || v.size() > max)
+      throw std::invalid_argument(std::string(flag) + ": give " + std::to_string(min) +
+                                  (min == max ? "" : " to " + std::to_string(max)) +
+                                  " comma-separated numbers");
+    for (double x : v)
+      if (!(x >= 0)) throw std::invalid_argument(std::string(flag) + ": weights are >= 0");
+    return v;
+  };
+  if (a.values.count("--q")) {
+    const std::vector<double> q = numbers("--q", 1, 3);
+    o.weights.position = q[0];
+    if (q.size() > 1) o.weights.velocity = q[1];
+    if (q.size() > 2) o.weights.rig = q[2];
+  }
+  if (a.values.count("--r")) {
+    o.weights.correction = numbers("--r", 1, 1)[0];
+    if (!(o.weights.correction > 0)) throw std::invalid_argument("--r: must be > 0");
+  }
+  if (a.values.count("--process-noise")) {
+    const std::vector<double> n = numbers("--process-noise", 2, 2);
+    o.estimator.position_std = n[0];
+    o.estimator.velocity_std = n[1];
+  }
+  auto positive = [&](const char* flag, double& out) {
+    if (!a.values.count(flag)) return;
+    out = parseNumber(flag, a.values.at(flag));
+    if (!(out > 0)) throw std::invalid_argument(std::string(flag) + ": must be > 0 (m or rad)");
+  };
+  positive("--max-correction", o.max_correction);
+  positive("--max-deviation", o.max_deviation);
+  // The estimate is checked against the plan's scene: a collision ahead stops the run.
+  if (!perf.scene.empty()) {
+    const ScenePtr scene = loadScene(perf.scene);
+    auto checker = std::make_shared<CollisionChecker>(
+        std::make_shared<const CollisionModel>(perf.model, scene));
+    o.collides = [checker](const Eigen::VectorXd& q, std::string& what) {
+      const CollisionResult c = checker->inCollision(q);
+      if (c.in_collision) what = c.pair.describe();
+      return c.in_collision;
+    };
+  }
+  return fb;
 }
 
 }  // namespace
@@ -51,7 +135,9 @@ int cmdExecute(int argc, char** argv) {
   const Args a = parseArgs(argc, argv, 2,
                            {"--plan", "--inputs", "--model", "--rig", "--rig-config",
                             "--rate-scale", "--send-rate", "--loops", "--hold", "--log",
-                            "--max-misses", "--settle", "--ack-timeout", "--max-lost-acks"},
+                            "--max-misses", "--settle", "--ack-timeout", "--max-lost-acks",
+                            "--report", "--feedback", "--estimator", "--q", "--r",
+                            "--process-noise", "--max-correction", "--max-deviation"},
                            {"--loop", "--dry-run"});
   if (a.values.count("--plan") == a.values.count("--inputs"))
     throw std::invalid_argument("give one of --plan plan.json or --inputs FILE.csv");
@@ -96,6 +182,7 @@ int cmdExecute(int argc, char** argv) {
   }
   if (a.values.count("--ack-timeout"))
     eo.ack_timeout_s = parseNumber("--ack-timeout", a.values.at("--ack-timeout"));
+  const Feedback fb = parseFeedback(a, perf, so, rate);
 
   std::cout << "execute: " << perf.source << " (" << m.name << ", " << perf.duration_s
             << " s, sent at " << rate << " Hz";
@@ -127,6 +214,12 @@ int cmdExecute(int argc, char** argv) {
     std::cout << "  no rig (--dry-run): taking the rig to be at the performance's start\n";
   }
 
+  if (fb.enabled && rig && !rig->sensing()) {
+    std::cerr << "marionette execute: refused, nothing was sent: --feedback: the rig " << rig->uri()
+              << " declares no measurements (give the rig file a sensing: section, or "
+                 "sim:?noise=0.002&rate=30)\n";
+    return 2;
+  }
   const Stream stream = buildStream(perf, now, so);
   const std::vector<std::string> problems = validateStream(m, stream);
   if (!problems.empty()) {
@@ -145,6 +238,27 @@ int cmdExecute(int argc, char** argv) {
       "within every range, speed and acceleration limit\n",
       ramp / rate, settle / rate, (stream.play_rows - 1) / rate,
       static_cast<int>(stream.rows.rows()));
+  // Feedback: the gains and the estimator, before anything moves.
+  std::unique_ptr<ClosedLoop> loop;
+  if (fb.enabled && rig) {
+    try {
+      loop = std::make_unique<ClosedLoop>(perf, stream, *rig->sensing(), so.hold, fb.options);
+    } catch (const std::invalid_argument& e) {
+      std::cerr << "marionette execute: refused, nothing was sent: --feedback: " << e.what()
+                << "\n";
+      return 2;
+    } catch (const SimulationError& e) {
+      std::cerr << "marionette execute: refused, nothing was sent: --feedback: " << perf.source
+                << ": " << e.what() << "\n";
+      return 2;
+    }
+    const Sensing& sensing = *rig->sensing();
+    std::cout << formatted(
+        "  feedback: LQR along the plan (%zu gains), %s estimator on %d measured values at "
+        "%g Hz (latency %g s)\n",
+        loop->gains().K.size(), toString(fb.options.estimator.process),
+        static_cast<int>(sensing.names().size()), sensing.rate_hz, sensing.latency_s);
+  }
   if (a.switches.count("--dry-run")) {
     std::cout << "  dry run: nothing was sent\n";
     return 0;
@@ -153,6 +267,7 @@ int cmdExecute(int argc, char** argv) {
   std::unique_ptr<CommandLog> log;
   if (a.values.count("--log")) log = std::make_unique<CommandLog>(a.values.at("--log"), m);
   eo.log = log.get();
+  eo.closed_loop = loop.get();
   eo.stop_requested = &g_stop;
   installStopHandlers();
   const ExecuteReport r = execute(*rig, stream, eo);
@@ -165,11 +280,38 @@ int cmdExecute(int argc, char** argv) {
   std::cout << "\n";
   if (!r.late_ms.empty())
     std::cout << formatted("  send time after deadline: p50 %.3f ms, p99 %.3f ms, max %.3f ms\n",
-                           percentileOf(r.late_ms, 0.5), percentileOf(r.late_ms, 0.99),
+                           percentile(r.late_ms, 0.5), percentile(r.late_ms, 0.99),
                            *std::max_element(r.late_ms.begin(), r.late_ms.end()));
+  if (loop) {
+    const ClosedLoopStats& st = loop->stats();
+    std::cout << formatted(
+        "  feedback: measurements %ld (fused %ld, late %ld, corrupt %ld); largest correction "
+        "%.3g, clamped %ld; cycle p50 %.3f ms, p99 %.3f ms\n",
+        st.measurements, st.fused, st.late, st.corrupt, st.max_correction, st.clamped,
+        percentile(st.cycle_ms, 0.5), percentile(st.cycle_ms, 0.99));
+  }
+  if (a.values.count("--report")) {
+    const TrackingReport tr =
+        buildTrackingReport(perf, stream, r, *rig, loop.get(), fb.enabled ? "lqr" : "none",
+                            fb.enabled ? toString(fb.options.estimator.process) : "");
+    writeFileAtomically(a.values.at("--report"), [&](std::ostream& os) { os << toJson(tr); });
+    if (!tr.points.empty()) {
+      double worst_goal = 0.0;
+      std::string at;
+      for (const auto& p : tr.points)
+        if (p.at_goal_m > worst_goal) worst_goal = p.at_goal_m, at = p.name;
+      std::cout << formatted(
+          "  report %s: joints rms %.3g (from the %s), worst point at the end %s %.3g m\n",
+          a.values.at("--report").c_str(), tr.joints_rms, tr.motion_from.c_str(), at.c_str(),
+          worst_goal);
+    } else {
+      std::cout << "  report " << a.values.at("--report") << " (the puppet's motion is unknown: "
+                << "no truth, no estimate)\n";
+    }
+  }
   // The simulated rig measured the puppet: how closely it followed the plan's prediction.
   if (auto* sim = dynamic_cast<SimRig*>(rig.get());
-      sim && r.reason == StopReason::Completed && perf.predicted_q.rows() > 0 &&
+      sim && !loop && r.reason == StopReason::Completed && perf.predicted_q.rows() > 0 &&
       so.rate_scale == 1.0 && rate == perf.rate_hz && so.hold.empty() && r.missed_ticks == 0) {
     const auto& q = sim->measuredQ();
     const long first = sim->frameTicks()[stream.play_begin];

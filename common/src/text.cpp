@@ -1,6 +1,7 @@
 #include "marionette/common/text.hpp"
 
 #include <algorithm>
+#include <cstdarg>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -53,6 +54,15 @@ bool parseFiniteNumber(const std::string& text, double& value) {
 std::string formatNumber(double x, int digits) {
   char buf[40];
   std::snprintf(buf, sizeof buf, "%.*g", digits, x);
+  return buf;
+}
+
+std::string formatted(const char* format, ...) {
+  char buf[512];
+  va_list args;
+  va_start(args, format);
+  std::vsnprintf(buf, sizeof buf, format, args);
+  va_end(args);
   return buf;
 }
 

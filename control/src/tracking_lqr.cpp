@@ -20,6 +20,7 @@ TrajectoryLinearization linearizeTrajectory(const ModelPtr& model, const Eigen::
   out.x.reserve(inputs.rows());
   out.x.push_back(start);
   StepLinearization lin;
+  out.taut.emplace_back(model->nstrings(), 0);
   for (Eigen::Index k = 0; k + 1 < inputs.rows(); ++k) {
     const StepStatus st = vi.linearizeStep(out.x.back(), inputs.row(k + 1).transpose(), lin);
     if (st != StepStatus::Ok)
@@ -29,32 +30,77 @@ TrajectoryLinearization linearizeTrajectory(const ModelPtr& model, const Eigen::
     out.x.push_back(lin.next);
     out.A.push_back(lin.A);
     out.B.push_back(lin.B);
+    out.taut.push_back(lin.report.taut);
+    if (k == 0) out.taut[0] = lin.report.taut;
   }
   return out;
+}
+
+Eigen::VectorXd feasibleDeviation(const Model& model, DynamicsData& d, const State& x,
+                                  const State& ref, const std::vector<char>& taut) {
+  const int nd = model.nd(), nk = model.nk();
+  Eigen::VectorXd dx(2 * nd + nk);
+  dx << x.q - ref.q, x.p - ref.p, x.rho - ref.rho;
+  std::vector<int> rows;
+  for (int j = 0; j < model.nstrings(); ++j)
+    if (j < static_cast<int>(taut.size()) && taut[j]) rows.push_back(j);
+  if (rows.empty()) return dx;
+  const Eigen::VectorXd q = model.configuration(ref.q, ref.rho);
+  forwardKinematics(model, d, q);
+  computeStrings(model, d, q, false);
+  computeLagrangian(model, d, q, Eigen::VectorXd::Zero(nd), LagrangianOrder::MassMatrix);
+  const int m = static_cast<int>(rows.size());
+  Eigen::MatrixXd Gq(m, nd), Gr(m, nk);
+  for (int i = 0; i < m; ++i) {
+    Gq.row(i) = d.Dh.row(rows[i]).head(nd);
+    Gr.row(i) = d.Dh.row(rows[i]).tail(nk);
+  }
+  const Eigen::LLT<Eigen::MatrixXd> Mllt(d.M);
+  const Eigen::MatrixXd MinvGt = Mllt.solve(Gq.transpose());  // nd x m
+  const Eigen::LDLT<Eigen::MatrixXd> S(Gq * MinvGt);
+  // dq -= M^-1 G^T S^-1 (G_q dq + G_rho drho);  dp -= G^T S^-1 G M^-1 dp.
+  dx.head(nd) -= MinvGt * S.solve(Gq * dx.head(nd) + Gr * dx.tail(nk));
+  dx.segment(nd, nd) -= Gq.transpose() * S.solve(MinvGt.transpose() * dx.segment(nd, nd));
+  return dx;
 }
 
 std::vector<Eigen::MatrixXd> riccatiGains(const std::vector<Eigen::MatrixXd>& A,
                                           const std::vector<Eigen::MatrixXd>& B,
                                           const std::vector<Eigen::MatrixXd>& Q,
                                           const Eigen::MatrixXd& R, const Eigen::MatrixXd& Q_N,
-                                          std::vector<Eigen::MatrixXd>* P_out) {
-  const std::size_t N = A.size();
-  std::vector<Eigen::MatrixXd> K(N);
-  if (P_out) P_out->assign(N + 1, Eigen::MatrixXd());
+                                          std::vector<Eigen::MatrixXd>* P_out,
+                                          const Eigen::MatrixXd& N) {
+  const std::size_t steps = A.size();
+  std::vector<Eigen::MatrixXd> K(steps);
+  if (P_out) P_out->assign(steps + 1, Eigen::MatrixXd());
   Eigen::MatrixXd P = Q_N;
-  if (P_out) (*P_out)[N] = P;
-  for (std::size_t i = N; i-- > 0;) {
+  if (P_out) (*P_out)[steps] = P;
+  for (std::size_t i = steps; i-- > 0;) {
     const Eigen::MatrixXd BtP = B[i].transpose() * P;
     const Eigen::MatrixXd S = R + BtP * B[i];
-    K[i] = S.ldlt().solve(BtP * A[i]);
-    const Eigen::MatrixXd Pn = Q[i] + A[i].transpose() * P * (A[i] - B[i] * K[i]);
+    Eigen::MatrixXd cross = BtP * A[i];  // B^T P A + N^T
+    if (N.size()) cross += N.transpose();
+    K[i] = S.ldlt().solve(cross);
+    const Eigen::MatrixXd Pn = Q[i] + A[i].transpose() * P * A[i] - cross.transpose() * K[i];
     P = 0.5 * (Pn + Pn.transpose());
     if (P_out) (*P_out)[i] = P;
   }
   return K;
 }
 
-Eigen::MatrixXd stateCost(const Model& model, const State& x, const LqrWeights& w) {
+Eigen::MatrixXd inputCost(const Model& model, const LqrWeights& w, double dt_s) {
+  return (w.correction + w.correction_rate / (dt_s * dt_s)) *
+         Eigen::MatrixXd::Identity(model.nk(), model.nk());
+}
+
+Eigen::MatrixXd crossCost(const Model& model, const LqrWeights& w, double dt_s) {
+  const int nd = model.nd(), nk = model.nk();
+  Eigen::MatrixXd N = Eigen::MatrixXd::Zero(2 * nd + nk, nk);
+  N.bottomRows(nk).diagonal().setConstant(-w.correction_rate / (dt_s * dt_s));
+  return N;
+}
+
+Eigen::MatrixXd stateCost(const Model& model, const State& x, const LqrWeights& w, double dt_s) {
   const int nd = model.nd(), nk = model.nk();
   Eigen::MatrixXd Q = Eigen::MatrixXd::Zero(2 * nd + nk, 2 * nd + nk);
   Q.topLeftCorner(nd, nd).diagonal().setConstant(w.position);
@@ -64,7 +110,7 @@ Eigen::MatrixXd stateCost(const Model& model, const State& x, const LqrWeights& 
   computeLagrangian(model, d, q, Eigen::VectorXd::Zero(nd), LagrangianOrder::MassMatrix);
   const Eigen::MatrixXd Minv = d.M.llt().solve(Eigen::MatrixXd::Identity(nd, nd));
   Q.block(nd, nd, nd, nd) = w.velocity * Minv.transpose() * Minv;
-  Q.bottomRightCorner(nk, nk).diagonal().setConstant(w.rig);
+  Q.bottomRightCorner(nk, nk).diagonal().setConstant(w.rig + w.correction_rate / (dt_s * dt_s));
   return Q;
 }
 
@@ -77,18 +123,19 @@ TrackingGains computeTrackingGains(const ModelPtr& model, const TrajectoryLinear
   atLeastZero("velocity", w.velocity);
   atLeastZero("rig", w.rig);
   atLeastZero("terminal", w.terminal);
+  atLeastZero("correction_rate", w.correction_rate);
   if (!(w.correction > 0) || !std::isfinite(w.correction))
     throw FieldError("correction", "must be > 0");
   std::vector<Eigen::MatrixXd> Q;
   Q.reserve(lin.A.size());
-  for (std::size_t k = 0; k < lin.A.size(); ++k) Q.push_back(stateCost(*model, lin.x[k], w));
-  const Eigen::MatrixXd R =
-      w.correction * Eigen::MatrixXd::Identity(model->nk(), model->nk());
-  const Eigen::MatrixXd QN = w.terminal * stateCost(*model, lin.x.back(), w);
+  for (std::size_t k = 0; k < lin.A.size(); ++k)
+    Q.push_back(stateCost(*model, lin.x[k], w, lin.dt_s));
+  const Eigen::MatrixXd QN = w.terminal * stateCost(*model, lin.x.back(), w, lin.dt_s);
   TrackingGains g;
   g.dt_s = lin.dt_s;
   g.weights = w;
-  g.K = riccatiGains(lin.A, lin.B, Q, R, QN);
+  g.K = riccatiGains(lin.A, lin.B, Q, inputCost(*model, w, lin.dt_s), QN, nullptr,
+                     crossCost(*model, w, lin.dt_s));
   return g;
 }
 

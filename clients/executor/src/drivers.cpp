@@ -6,6 +6,7 @@
 #include <termios.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstring>
@@ -15,6 +16,7 @@
 
 #include "marionette/executor/rig.hpp"
 #include "marionette/models/field_error.hpp"
+#include "marionette/models/model_io.hpp"
 #include "marionette/models/simulation.hpp"
 
 namespace marionette::executor {
@@ -22,6 +24,8 @@ namespace marionette::executor {
 void RigDriver::awaitReply(Clock::time_point until) {
   std::this_thread::sleep_until(until);
 }
+
+void RigDriver::pollMeasurements(std::vector<MeasurementFrame>&, long*) {}
 
 // ---- sim: ----------------------------------------------------------------------------------
 
@@ -34,20 +38,60 @@ IntegratorOptions simOptions(double rate_hz, double damping_scale) {
   o.damping_scale = damping_scale;
   return o;
 }
+
+// The truth must be the same puppet and rig by name: the executor streams the model's inputs to
+// it and its sensors measure the model's points.
+const SimTruth& checkedTruth(const ModelPtr& model, SimTruth& t) {
+  if (!t.truth) t.truth = model;
+  const Model& a = *model;
+  const Model& b = *t.truth;
+  auto names = [](const auto& items) {
+    std::vector<std::string> n;
+    for (const auto& i : items) n.push_back(i.name);
+    return n;
+  };
+  if (names(a.kinematic) != names(b.kinematic) || names(a.dynamic) != names(b.dynamic))
+    throw std::invalid_argument("sim: truth: '" + b.name + "' (" + b.source_file +
+                                ") does not have the joints and rig inputs of '" + a.name + "'");
+  for (const std::string& p : t.sensing.markers)
+    if (b.pointIndex(p) < 0)
+      throw std::invalid_argument("sim: truth: '" + b.name + "' has no point '" + p + "'");
+  if (!(t.noise >= 0) || !std::isfinite(t.noise))
+    throw std::invalid_argument("sim: noise must be >= 0");
+  return t;
+}
 }  // namespace
 
 SimRig::SimRig(ModelPtr model, double rate_hz, double damping_scale,
                const Eigen::VectorXd& start_inputs)
+    : SimRig(std::move(model), rate_hz, SimTruth{nullptr, damping_scale, {}, 0.0, 1, {}},
+             start_inputs) {}
+
+SimRig::SimRig(ModelPtr model, double rate_hz, SimTruth truth,
+               const Eigen::VectorXd& start_inputs)
     : model_(std::move(model)),
+      truth_(checkedTruth(model_, truth)),
       period_s_(1.0 / rate_hz),
-      vi_(model_, simOptions(rate_hz, damping_scale)) {
-  const Eigen::VectorXd rho0 = start_inputs.size() ? start_inputs : model_->defaultInputs();
+      vi_(truth_.truth, simOptions(rate_hz, truth_.damping_scale)),
+      rng_(truth_.seed) {
+  const Eigen::VectorXd rho0 = start_inputs.size() ? start_inputs : truth_.truth->defaultInputs();
   if (rho0.size() != model_->nk())
     throw std::invalid_argument("sim: start inputs need " + std::to_string(model_->nk()) +
                                 " values");
-  const StartState start = resolveStart(model_, rho0, StartSpec{});
+  const StartState start = resolveStart(truth_.truth, rho0, StartSpec{});
   state_ = vi_.stateFromVelocity(start.q, start.qdot, rho0);
   next_ = state_;
+  if (truth_.sensing.declared()) {
+    if (!(truth_.sensing.rate_hz > 0)) throw std::invalid_argument("sim: rate must be > 0 Hz");
+    measurement_ =
+        std::make_unique<control::MeasurementModel>(truth_.truth, truth_.sensing.spec());
+    truth_data_ = std::make_unique<DynamicsData>(*truth_.truth);
+  }
+  for (const SimTruth::Push& p : truth_.pushes)
+    if (!truth_.truth->isDynamic(p.joint))
+      throw std::invalid_argument("sim: a push must act on a joint");
+  std::sort(truth_.pushes.begin(), truth_.pushes.end(),
+            [](const SimTruth::Push& a, const SimTruth::Push& b) { return a.at_s < b.at_s; });
 }
 
 void SimRig::stepTo(const Eigen::VectorXd& rho_next) {
@@ -57,7 +101,38 @@ void SimRig::stepTo(const Eigen::VectorXd& rho_next) {
                     std::to_string(tick_ * period_s_) + " s (" + toString(st) + ")");
   std::swap(state_, next_);
   ++tick_;
+  // A push: the velocity jumps by dv, so the momentum by M dv (p = dL/dv + dt/2 dL/dq).
+  while (pushes_done_ < truth_.pushes.size() &&
+         truth_.pushes[pushes_done_].at_s <= tick_ * period_s_ + 1e-9) {
+    const SimTruth::Push& p = truth_.pushes[pushes_done_++];
+    Eigen::VectorXd dv = Eigen::VectorXd::Zero(model_->nd());
+    dv[p.joint] = p.delta_velocity;
+    DynamicsData d(*truth_.truth);
+    const Eigen::VectorXd q = truth_.truth->configuration(state_.q, state_.rho);
+    forwardKinematics(*truth_.truth, d, q);
+    computeLagrangian(*truth_.truth, d, q, dv, LagrangianOrder::MassMatrix);
+    state_.p += d.M * dv;
+  }
   q_history_.push_back(state_.q);
+  measure();
+}
+
+void SimRig::measure() {
+  if (!measurement_) return;
+  const double t = tick_ * period_s_;
+  if (t + 1e-9 < next_measurement_s_) return;
+  while (next_measurement_s_ <= t + 1e-9) next_measurement_s_ += 1.0 / truth_.sensing.rate_hz;
+  MeasurementFrame f;
+  f.seq = ++measurement_seq_;
+  f.stamp_s = t;
+  measurement_->evaluate(*truth_data_, truth_.truth->configuration(state_.q, state_.rho),
+                         f.values);
+  std::normal_distribution<double> noise(0.0, 1.0);
+  for (Eigen::Index i = 0; i < f.values.size(); ++i) f.values[i] += truth_.noise * noise(rng_);
+  in_flight_.emplace_back(
+      t0_ + std::chrono::duration_cast<Clock::duration>(
+                std::chrono::duration<double>(t + truth_.sensing.latency_s)),
+      f);
 }
 
 void SimRig::send(std::uint32_t seq, const Eigen::VectorXd& values) {
@@ -70,6 +145,7 @@ void SimRig::send(std::uint32_t seq, const Eigen::VectorXd& values) {
     t0_ = now;
     state_.rho = values;
     q_history_.push_back(state_.q);
+    measure();
   } else {
     const long target = std::max(
         tick_ + 1, std::lround(std::chrono::duration<double>(now - t0_).count() / period_s_));
@@ -87,6 +163,18 @@ void SimRig::poll(std::vector<AckEvent>& out) {
     out.push_back(e);
   }
   pending_.clear();
+}
+
+void SimRig::pollMeasurements(std::vector<MeasurementFrame>& out, long*) {
+  // Taken in time order, each delivered its latency later: the due times are in order too.
+  const auto now = Clock::now();
+  std::size_t delivered = 0;
+  while (delivered < in_flight_.size() && in_flight_[delivered].first <= now) {
+    MeasurementFrame& f = in_flight_[delivered++].second;
+    f.received = now;
+    out.push_back(std::move(f));
+  }
+  in_flight_.erase(in_flight_.begin(), in_flight_.begin() + static_cast<long>(delivered));
 }
 
 // ---- The line protocol over a byte link
@@ -129,20 +217,21 @@ class FramedRig : public RigDriver {
   }
 
   void poll(std::vector<AckEvent>& out) override {
-    for (const std::string& line : receiveLines()) {
-      WireFrame f;
-      const DecodeResult r = decodeFrame(line, f);
-      const auto now = Clock::now();
-      if (r != DecodeResult::Ok) {
-        out.push_back({AckEvent::Kind::Corrupt, readableSeq(line), line, now});
-      } else if (f.type == "ACK") {
-        out.push_back({AckEvent::Kind::Ack, f.seq, "", now});
-      } else if (f.type == "NAK") {
-        std::string why;
-        for (const auto& x : f.fields) why += (why.empty() ? "" : ",") + x;
-        out.push_back({AckEvent::Kind::Nak, f.seq, why, now});
-      }  // POS answers to an earlier GET, anything else: ignored
-    }
+    pump();
+    out.insert(out.end(), acks_.begin(), acks_.end());
+    acks_.clear();
+  }
+
+  const Sensing* sensing() const override {
+    return rig_.sensing.declared() ? &rig_.sensing : nullptr;
+  }
+
+  void pollMeasurements(std::vector<MeasurementFrame>& out, long* corrupt) override {
+    pump();
+    for (auto& f : measurements_) out.push_back(std::move(f));
+    measurements_.clear();
+    if (corrupt) *corrupt += corrupt_measurements_;
+    corrupt_measurements_ = 0;
   }
 
   void awaitReply(Clock::time_point until) override { waitReadable(until); }
@@ -161,6 +250,39 @@ class FramedRig : public RigDriver {
 
   std::string uri_;
   RigConfig rig_;
+
+ private:
+  // Reads what came in: acknowledgements for poll(), measurements for pollMeasurements().
+  void pump() {
+    for (const std::string& line : receiveLines()) {
+      WireFrame f;
+      const DecodeResult r = decodeFrame(line, f);
+      const auto now = Clock::now();
+      if (r != DecodeResult::Ok) {
+        if (line.rfind("$MEA,", 0) == 0)
+          ++corrupt_measurements_;  // unsolicited: it acknowledges nothing
+        else
+          acks_.push_back({AckEvent::Kind::Corrupt, readableSeq(line), line, now});
+      } else if (f.type == "ACK") {
+        acks_.push_back({AckEvent::Kind::Ack, f.seq, "", now});
+      } else if (f.type == "NAK") {
+        std::string why;
+        for (const auto& x : f.fields) why += (why.empty() ? "" : ",") + x;
+        acks_.push_back({AckEvent::Kind::Nak, f.seq, why, now});
+      } else if (f.type == "MEA" && rig_.sensing.declared()) {
+        MeasurementFrame m;
+        m.seq = f.seq;
+        m.received = now;
+        if (decodeMeasurement(rig_.sensing, f.fields, m, nullptr))
+          measurements_.push_back(std::move(m));
+        else
+          ++corrupt_measurements_;
+      }  // POS answers to an earlier GET, anything else: ignored
+    }
+  }
+  std::vector<AckEvent> acks_;
+  std::vector<MeasurementFrame> measurements_;
+  long corrupt_measurements_ = 0;
 };
 
 class FileDescriptor {
@@ -368,9 +490,42 @@ std::unique_ptr<RigDriver> openRig(const std::string& uri, const ModelPtr& model
       throw std::invalid_argument(uri + ": unknown option '" + q.begin()->first + "'");
   };
   if (head == "sim:" || head == "sim") {
-    const std::string d = take("damping");
+    SimTruth t;
+    const std::string d = take("damping"), truth = take("truth"), noise = take("noise"),
+                      rate = take("rate"), latency = take("latency"), seed = take("seed");
     noMore();
-    return std::make_unique<SimRig>(model, rate_hz, d.empty() ? 1.0 : number(uri, "damping", d));
+    t.damping_scale = d.empty() ? 1.0 : number(uri, "damping", d);
+    if (!(t.damping_scale >= 0)) throw std::invalid_argument(uri + ": damping must be >= 0");
+    // Sensing: the rig file's, or every named point when the URI asks for measurements.
+    t.sensing = rig.sensing;
+    const bool measuring = !(truth + noise + rate + latency + seed).empty();
+    if (!t.sensing.declared() && measuring) {
+      for (const Point& p : model->points) t.sensing.markers.push_back(p.name);
+      t.sensing.rate_hz = 30.0;
+    }
+    if (!rate.empty()) t.sensing.rate_hz = number(uri, "rate", rate);
+    if (!latency.empty()) t.sensing.latency_s = number(uri, "latency", latency);
+    t.noise = noise.empty() ? t.sensing.marker_noise_m : number(uri, "noise", noise);
+    if (!noise.empty()) t.sensing.marker_noise_m = t.sensing.encoder_noise = t.noise;
+    if (!(t.sensing.rate_hz > 0 && t.sensing.rate_hz <= 1000) && t.sensing.declared())
+      throw std::invalid_argument(uri + ": rate must be in (0, 1000] Hz");
+    if (!(t.sensing.latency_s >= 0 && t.sensing.latency_s <= 1))
+      throw std::invalid_argument(uri + ": latency must be in [0, 1] s");
+    if (!(t.noise >= 0 && t.noise <= 1)) throw std::invalid_argument(uri + ": noise must be in [0, 1]");
+    if (!seed.empty()) {
+      const double n = number(uri, "seed", seed);
+      if (!(n >= 0 && n == std::floor(n) && n < 4294967296.0))
+        throw std::invalid_argument(uri + ": seed must be an integer >= 0");
+      t.seed = static_cast<unsigned>(n);
+    }
+    if (!truth.empty()) {
+      try {
+        t.truth = loadModel(truth);
+      } catch (const std::exception& e) {
+        throw std::invalid_argument(uri + ": truth: " + e.what());
+      }
+    }
+    return std::make_unique<SimRig>(model, rate_hz, std::move(t));
   }
   if (head.rfind("serial:", 0) == 0) {
     const std::string path = head.substr(7);

@@ -2,6 +2,8 @@
 // up, acknowledgements tracked, safe stops.
 #include "marionette/executor/executor.hpp"
 
+#include "marionette/executor/closed_loop.hpp"
+
 #include <time.h>
 
 #include <cerrno>
@@ -20,6 +22,7 @@ const char* toString(StopReason r) {
     case StopReason::LinkLost: return "link lost";
     case StopReason::RigRefused: return "the rig refused a command";
     case StopReason::DeadlineMisses: return "too many consecutive missed deadlines";
+    case StopReason::Unsafe: return "the estimate left its bounds";
   }
   return "?";
 }
@@ -31,6 +34,7 @@ int exitStatus(StopReason r) {
     case StopReason::LinkLost:
     case StopReason::RigRefused: return 4;
     case StopReason::DeadlineMisses: return 5;
+    case StopReason::Unsafe: return 7;
   }
   return 1;
 }
@@ -288,7 +292,21 @@ ExecuteReport execute(RigDriver& rig, const Stream& stream, const ExecuteOptions
     }
     consecutive_misses = 0;
     const Cursor c = current();
-    const Eigen::VectorXd values = c.rows->row(index).transpose();
+    Eigen::VectorXd values = c.rows->row(index).transpose();
+    if (o.closed_loop) {
+      Eigen::VectorXd corrected;
+      std::string why;
+      const bool go =
+          o.closed_loop->beforeSend(rig, k, c.phase, c.sample, values, corrected, why);
+      if (o.log)
+        for (const std::string& clamp : o.closed_loop->frameClamps())
+          o.log->event("clamp", rig.nextSeq(), since(Clock::now()), NAN, clamp);
+      if (!go) {
+        stop(StopReason::Unsafe, why);
+        break;
+      }
+      values = corrected;
+    }
     const std::uint32_t seq = rig.takeSeq();
     try {
       rig.send(seq, values);
@@ -308,6 +326,7 @@ ExecuteReport execute(RigDriver& rig, const Stream& stream, const ExecuteOptions
     if (o.keep_send_lateness) rep.late_ms.push_back(1e3 * seconds(sent - deadline));
     if (o.log) o.log->sent(seq, c.phase, c.sample, since(deadline), since(sent), values);
     if (acks) pending.push_back({seq, sent});
+    if (o.closed_loop) o.closed_loop->afterSend(values);
     if (!collect()) break;
     more = advance();
     ++k;

@@ -69,6 +69,7 @@ Performance loadPlanFile(const std::string& path, const ModelPtr& model_in) {
   p.rate_hz = plan.rate_hz;
   p.inputs = scheduleFromRows(*model, plan.inputs, plan.rate_hz);
   p.duration_s = plan.duration_s();
+  p.scene = plan.scene;
   if (static_cast<int>(plan.state_names.size()) == model->nd()) p.predicted_q = plan.states;
   return p;
 }

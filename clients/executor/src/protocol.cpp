@@ -133,10 +133,14 @@ RigConfig parseRig(const YAML::Node& root, const std::string& source, const Mode
   const YAML::Node channels = root["channels"];
   if (!channels || !channels.IsMap())
     throw std::invalid_argument(source + ": 'channels' must map each kinematic variable");
-  for (const auto& kv : root)
-    if (kv.first.as<std::string>() != "rig" && kv.first.as<std::string>() != "channels")
+  for (const auto& kv : root) {
+    const std::string key = kv.first.as<std::string>();
+    if (key == "sensing")
+      rig.sensing = Sensing::parse(kv.second, source, model);
+    else if (key != "rig" && key != "channels")
       throw std::invalid_argument(
-          where(kv.first, "unknown key '" + kv.first.as<std::string>() + "' (rig, channels)"));
+          where(kv.first, "unknown key '" + key + "' (rig, channels, sensing)"));
+  }
   std::set<int> used;
   for (const auto& kv : model.kinematic) {
     const YAML::Node c = channels[kv.name];

@@ -30,6 +30,9 @@ std::vector<std::string> splitFields(const std::string& text, char separator);
 // Whether the whole of `text` is one finite number (strtod's syntax); if so, it is in `value`.
 bool parseFiniteNumber(const std::string& text, double& value);
 
+// printf into a string (at most 511 characters).
+std::string formatted(const char* format, ...) __attribute__((format(printf, 1, 2)));
+
 // A number with up to `digits` significant digits ("%.*g").
 std::string formatNumber(double x, int digits = 10);
 

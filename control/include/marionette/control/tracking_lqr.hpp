@@ -8,6 +8,7 @@
 //   LqrWeights               the cost: joint position and velocity errors, the rig's deviation,
 //                            the correction; a terminal factor.
 //   riccatiGains             the backward Riccati recursion for any A_k, B_k, Q_k, R.
+//   feasibleDeviation        x - x_ref without what crosses the reference's taut strings.
 //   TrackingGains            K_k for every step: u_{k+1} = u_ref_{k+1} - K_k (x_k - x_ref_k).
 //   computeTrackingGains     the gains for a plan.
 //
@@ -20,6 +21,7 @@
 #include <Eigen/Core>
 #include <vector>
 
+#include "marionette/models/dynamics.hpp"
 #include "marionette/models/integrator.hpp"
 
 namespace marionette::control {
@@ -29,6 +31,8 @@ struct TrajectoryLinearization {
   std::vector<State> x;           // N: x_0 (the start) ... x_{N-1}
   std::vector<Eigen::MatrixXd> A;  // N - 1: dx_{k+1}/dx_k
   std::vector<Eigen::MatrixXd> B;  // N - 1: dx_{k+1}/du_k
+  std::vector<std::vector<char>> taut;  // N: the strings taut at x_k (those of the step into
+                                        // it; x_0: of the first step)
 };
 
 // inputs: N x n_k, row k the rig's setpoints at step k (row 0 = start.rho's time); the step k ->
@@ -38,24 +42,43 @@ TrajectoryLinearization linearizeTrajectory(const ModelPtr& model, const Eigen::
                                             const State& start, const IntegratorOptions& options);
 
 struct LqrWeights {
-  double position = 1e4;   // per (m or rad)^2 of each joint's error
-  double velocity = 1e1;   // per (m/s or rad/s)^2 of each joint's velocity error
-  double rig = 1e2;        // per (m or rad)^2 of each rig input's deviation from the plan
-  double correction = 1e2;  // R: per (m or rad)^2 of each setpoint's correction
-  double terminal = 10.0;   // the last state's cost is this times a step's
+  double position = 1e4;    // per (m or rad)^2 of each joint's error
+  double velocity = 1e1;    // per (m/s or rad/s)^2 of each joint's velocity error
+  double rig = 1e2;         // per (m or rad)^2 of each rig input's deviation from the plan
+  double correction = 1e2;  // per (m or rad)^2 of each setpoint's correction u - u_ref
+  // Per (m/s or rad/s)^2 of the speed at which a correction changes, (du_k - drho_k) / dt: a
+  // rig that jumps its setpoints is what its speed and acceleration limits forbid.
+  double correction_rate = 1e1;
+  double terminal = 10.0;  // the last state's cost is this times a step's
 };
 
-// K_k = (R + B_k^T P_{k+1} B_k)^-1 B_k^T P_{k+1} A_k,
-// P_k = Q_k + A_k^T P_{k+1} (A_k - B_k K_k),  P_N = Q_N; k = N-1 ... 0 for N = A.size().
-// With P, also the cost-to-go matrices P_0 ... P_N.
+// K_k = (R + B^T P_{k+1} B)^-1 (B^T P_{k+1} A + N^T),
+// P_k = Q_k + A^T P_{k+1} A - (A^T P_{k+1} B + N) K_k,  P_N = Q_N; k = N-1 ... 0 for N = A.size():
+// the minimizer of sum_k x_k^T Q_k x_k + u_k^T R u_k + 2 x_k^T N u_k + x_N^T Q_N x_N (N = 0 when
+// `N` is empty).  With P, also the cost-to-go matrices P_0 ... P_N.
 std::vector<Eigen::MatrixXd> riccatiGains(const std::vector<Eigen::MatrixXd>& A,
                                           const std::vector<Eigen::MatrixXd>& B,
                                           const std::vector<Eigen::MatrixXd>& Q,
                                           const Eigen::MatrixXd& R, const Eigen::MatrixXd& Q_N,
-                                          std::vector<Eigen::MatrixXd>* P = nullptr);
+                                          std::vector<Eigen::MatrixXd>* P = nullptr,
+                                          const Eigen::MatrixXd& N = Eigen::MatrixXd());
 
-// Q_k for the state x_k (block diagonal: position, velocity through M(q_k), rig).
-Eigen::MatrixXd stateCost(const Model& model, const State& x, const LqrWeights& w);
+// Q_k for the state x_k (block diagonal: position, velocity through M(q_k), rig; and the
+// correction rate's drho^T R_rate drho).
+Eigen::MatrixXd stateCost(const Model& model, const State& x, const LqrWeights& w, double dt_s);
+// R and N: the correction's weight plus the rate's R_rate = correction_rate / dt^2, and the
+// cross term -E^T R_rate (E picks drho out of dx): (du - drho)^T R_rate (du - drho) expanded.
+Eigen::MatrixXd inputCost(const Model& model, const LqrWeights& w, double dt_s);
+Eigen::MatrixXd crossCost(const Model& model, const LqrWeights& w, double dt_s);
+
+// The deviation x - ref (n_x: q, p, rho) that the plan's model can have: a measured puppet is
+// never exactly on the model's constraints (its strings are not the model's), and a deviation
+// across a taut string would read to the linearization as an impulse.  The q part is projected
+// onto the reference's taut strings at the rig x has (G_q dq + G_rho drho = 0), the p part onto
+// their velocity constraint, both in the mass matrix's metric (M^-1 G^T (G M^-1 G^T)^-1 G): the
+// projection of constrained mechanics.  `data` is the caller's scratch for this model.
+Eigen::VectorXd feasibleDeviation(const Model& model, DynamicsData& data, const State& x,
+                                  const State& ref, const std::vector<char>& taut);
 
 struct TrackingGains {
   double dt_s = 0.0;
@@ -64,8 +87,8 @@ struct TrackingGains {
   bool empty() const { return K.empty(); }
 };
 
-// Throws FieldError naming a weight that is not > 0 (position, velocity, rig and terminal may
-// be 0).
+// Throws FieldError naming a weight that is not > 0 (position, velocity, rig, correction_rate
+// and terminal may be 0).
 TrackingGains computeTrackingGains(const ModelPtr& model, const TrajectoryLinearization& lin,
                                    const LqrWeights& weights);
 

@@ -30,6 +30,8 @@
 
 namespace marionette::executor {
 
+class ClosedLoop;
+
 struct Performance {
   ModelPtr model;
   InputSchedule inputs;  // rig setpoints over [0, duration_s] (model units)
@@ -37,6 +39,7 @@ struct Performance {
   double rate_hz = 50.0;        // its own sample rate: the default send rate
   Eigen::MatrixXd predicted_q;  // rows at rate_hz from t = 0 (n_d columns), or empty
   std::string source;           // the file, for messages
+  std::string scene;            // the plan's scene (name or file), "" for none
 };
 
 // plan.json as `marionette plan --out` writes it.  model: the model to use (nullptr = load the
@@ -85,9 +88,10 @@ Stream buildStream(const Performance& perf, const Eigen::VectorXd& rig_now,
 //   "act_arm_l_len: speed 0.41 > max_speed 0.3 at play sample 12 (t = 0.24 s)".
 std::vector<std::string> validateStream(const Model& model, const Stream& stream);
 
-enum class StopReason { Completed, Signal, LinkLost, RigRefused, DeadlineMisses };
+// Unsafe: with feedback, the estimate said the puppet drifted beyond its bound or will collide.
+enum class StopReason { Completed, Signal, LinkLost, RigRefused, DeadlineMisses, Unsafe };
 const char* toString(StopReason r);
-// The executable's exit status for each: 0, 3, 4, 4, 5.
+// The executable's exit status for each: 0, 3, 4, 4, 5, 7.
 int exitStatus(StopReason r);
 
 // One CSV line per event, written and flushed at once:
@@ -119,6 +123,8 @@ struct ExecuteOptions {
   const std::atomic<bool>* stop_requested = nullptr;  // e.g. set by SIGINT / SIGTERM
   CommandLog* log = nullptr;
   bool keep_send_lateness = true;  // fill ExecuteReport::late_ms
+  // Feedback: corrects every frame from the rig's measurements (closed_loop.hpp), or nullptr.
+  ClosedLoop* closed_loop = nullptr;
 };
 
 struct ExecuteReport {

@@ -10,7 +10,8 @@
 //   decodeFrame        parses a line; says whether the checksum or the layout was bad.
 //   readableSeq        the SEQ a corrupt line still shows, for the log.
 //   ChannelMap         one kinematic variable on the wire: channel, scale, offset, unit.
-//   RigConfig          the per-rig YAML: a channel for every kinematic variable.
+//   RigConfig          the per-rig YAML: a channel for every kinematic variable, and what the
+//                      rig measures (sensing.hpp).
 //   encodeSetpoints / decodeSetpoints   "CH:VALUE:UNIT" fields <-> values in model units.
 #pragma once
 
@@ -19,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "marionette/executor/sensing.hpp"
 #include "marionette/models/model.hpp"
 
 namespace marionette::executor {
@@ -57,10 +59,12 @@ struct ChannelMap {
 struct RigConfig {
   std::string name;
   std::vector<ChannelMap> channels;  // one per kinematic variable, in the model's order
+  Sensing sensing;                   // what the rig measures (none: it runs open loop only)
 
   // Model units on the wire (m, rad), channel i = variable i.
   static RigConfig identity(const Model& model);
-  // The YAML file: `rig: NAME` and `channels: {VARIABLE: {channel, scale, offset, unit}}`.
+  // The YAML file: `rig: NAME`, `channels: {VARIABLE: {channel, scale, offset, unit}}` and,
+  // optionally, `sensing:` (sensing.hpp).
   // Every kinematic variable must be mapped, to distinct channels; errors name the file, the
   // variable and the field.
   static RigConfig load(const std::string& path, const Model& model);

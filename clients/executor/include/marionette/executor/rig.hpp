@@ -1,13 +1,18 @@
 // Rig drivers: one small interface, chosen by URI.
 //
-//   sim:[?damping=X]                 the integrator run in real time on the commanded inputs
+//   sim:[?damping=X][&truth=MODEL.yaml&noise=S&rate=HZ&latency=S&seed=N]
+//                                    the integrator run in real time on the commanded inputs;
+//                                    with sensing, a truth (the puppet it simulates, not the
+//                                    plan's model) measured with Gaussian noise
 //   serial:/dev/ttyX[?baud=115200]   the line protocol (PROTOCOL.md) on a serial line
 //   udp:HOST:PORT                    the same frames, one per datagram
 //
 // Contents
 //   LinkError     the rig cannot be reached any more (device gone, port refused, no answer).
 //   AckEvent      what came back for a frame: ACK, NAK, or a line that failed its checksum.
-//   RigDriver     readSetpoints / send / poll / awaitReply / hold.
+//   RigDriver     readSetpoints / send / poll / awaitReply / hold; pollMeasurements and
+//                 sensing for a rig that measures its puppet (PROTOCOL.md v2).
+//   SimTruth      the simulated rig's puppet, its sensing and its pushes.
 //   SimRig        the simulated rig; keeps what the puppet did (for comparison with a plan).
 //   openRig       a driver for a URI.
 #pragma once
@@ -16,17 +21,18 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <random>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
+#include "marionette/control/measurement.hpp"
 #include "marionette/executor/protocol.hpp"
+#include "marionette/executor/sensing.hpp"
 #include "marionette/models/integrator.hpp"
 #include "marionette/models/model.hpp"
 
 namespace marionette::executor {
-
-using Clock = std::chrono::steady_clock;
 
 class LinkError : public std::runtime_error {
  public:
@@ -60,6 +66,11 @@ class RigDriver {
   virtual void hold(std::uint32_t seq) noexcept = 0;
   // Whether the rig answers every SET with an ACK (the executor then counts what is missing).
   virtual bool acknowledges() const { return true; }
+  // What the rig measures; nullptr for a rig that declares no sensing (it runs open loop).
+  virtual const Sensing* sensing() const { return nullptr; }
+  // Measurement frames that came in since the last call, each stamped when it was read; MEA
+  // lines that failed their checksum or layout are counted in *corrupt.  Throws LinkError.
+  virtual void pollMeasurements(std::vector<MeasurementFrame>& out, long* corrupt);
 
   // Frames (GET, SET, HOLD) are numbered 1, 2, 3, ... in the order they are sent, whoever sends
   // them (PROTOCOL.md): the number for the next frame, and taking it.
@@ -70,28 +81,60 @@ class RigDriver {
   std::uint32_t next_seq_ = 1;
 };
 
+// The simulated rig's puppet.  By default the model itself, unmeasured; with sensing, `truth`
+// (a model with the same variables and points, but its own masses, string lengths, damping)
+// measured at `sensing.rate_hz` with Gaussian noise of `noise` (m for markers, rad or m for
+// encoders), each measurement delivered `sensing.latency_s` after it was taken.  Only a report
+// reads the truth's states; the executor sees the measurements.
+struct SimTruth {
+  ModelPtr truth;             // nullptr: the model the rig was made for
+  double damping_scale = 1.0;
+  Sensing sensing;            // none declared: no measurements
+  double noise = 0.0;         // standard deviation of the added noise
+  unsigned seed = 1;
+  struct Push {
+    double at_s;               // on the rig's clock
+    int joint;                 // a dynamic variable
+    double delta_velocity;     // m/s or rad/s, added to the truth's velocity at that time
+  };
+  std::vector<Push> pushes;
+};
+
 // The simulated rig.  Its clock starts at the first frame; a frame received at time t (rounded
 // to the rig's period) steps the integrator up to t, holding the previous setpoints over
 // any period no frame arrived for (a late frame shows as the puppet seeing a held input), and
-// ending at the new ones.  Starts at rest at the model's default inputs, or at `start_inputs`.
+// ending at the new ones.  Starts at rest at the truth's default inputs, or at `start_inputs`.
+// A measuring rig samples its truth at the first tick at or after each measurement time and
+// stamps the measurement with that tick's time.
 class SimRig : public RigDriver {
  public:
   SimRig(ModelPtr model, double rate_hz, double damping_scale = 1.0,
+         const Eigen::VectorXd& start_inputs = Eigen::VectorXd());
+  // Throws std::invalid_argument when the truth's variables or points are not the model's.
+  SimRig(ModelPtr model, double rate_hz, SimTruth truth,
          const Eigen::VectorXd& start_inputs = Eigen::VectorXd());
   std::string uri() const override { return "sim:"; }
   Eigen::VectorXd readSetpoints() override { return state_.rho; }
   void send(std::uint32_t seq, const Eigen::VectorXd& values) override;
   void poll(std::vector<AckEvent>& out) override;
   void hold(std::uint32_t) noexcept override {}
+  const Sensing* sensing() const override {
+    return truth_.sensing.declared() ? &truth_.sensing : nullptr;
+  }
+  void pollMeasurements(std::vector<MeasurementFrame>& out, long* corrupt) override;
 
-  // Measured puppet state: one row per rig period since the first frame (row 0 = the start).
+  const Model& truthModel() const { return *truth_.truth; }
+  double period_s() const { return period_s_; }
+  // The truth's state: one row per rig period since the first frame (row 0 = the start).
   const std::vector<Eigen::VectorXd>& measuredQ() const { return q_history_; }
   // The period index each frame landed on, in the order received.
   const std::vector<long>& frameTicks() const { return frame_ticks_; }
 
  private:
   void stepTo(const Eigen::VectorXd& rho_next);
+  void measure();  // at the current tick, when one is due
   ModelPtr model_;
+  SimTruth truth_;
   double period_s_;
   VariationalIntegrator vi_;
   State state_, next_;
@@ -101,10 +144,20 @@ class SimRig : public RigDriver {
   std::vector<Eigen::VectorXd> q_history_;
   std::vector<long> frame_ticks_;
   std::vector<AckEvent> pending_;
+  // Sensing.
+  std::unique_ptr<control::MeasurementModel> measurement_;
+  std::unique_ptr<DynamicsData> truth_data_;
+  std::mt19937 rng_;
+  double next_measurement_s_ = 0.0;
+  std::uint32_t measurement_seq_ = 0;
+  std::vector<std::pair<Clock::time_point, MeasurementFrame>> in_flight_;
+  std::size_t pushes_done_ = 0;
 };
 
 // rate_hz: the rate frames will be sent at (the simulated rig steps at it).  rig: the channel
-// map for serial / UDP (ignored by sim:).  Throws std::invalid_argument for a bad URI, LinkError
+// map and sensing for serial / UDP; for sim: only its sensing (when declared, the simulated rig
+// measures those values; sim: with truth, noise, rate, latency or seed and no sensing declared
+// measures every named point of the model).  Throws std::invalid_argument for a bad URI, LinkError
 // when it cannot be opened.
 std::unique_ptr<RigDriver> openRig(const std::string& uri, const ModelPtr& model,
                                    const RigConfig& rig, double rate_hz);

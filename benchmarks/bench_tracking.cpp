@@ -1,0 +1,162 @@
+// Estimation and tracking on perturbed puppets (seed 002; docs/benchmarks.md, "Closed loop").
+//
+//   build/bin/bench_tracking estimation [--seeds N] [--rates 30,60,120]
+//       The EKF on the VI one-step map against the Euler-process EKF (Schultz & Murphey, ACC
+//       2013, Fig. 3): the suspended mass swung by its robot, and the README's PuppetCopter
+//       plan; the truth simulated at 1 kHz (inputs interpolated linearly between the filter's
+//       ticks), markers measured at the filter's rate with 2 mm noise.  Prints the rms joint
+//       error of each filter and their ratio, per rate.
+//   (in progress: the tracking part, the executor open and closed loop on perturbed truths)
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <cstdio>
+#include <iostream>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "marionette/common/text.hpp"
+#include "marionette/control/estimator.hpp"
+#include "marionette/models/model_io.hpp"
+#include "marionette/models/rest_pose.hpp"
+#include "marionette/models/simulation.hpp"
+#include "marionette/plan/plan_file.hpp"
+
+namespace {
+
+using namespace marionette;
+using namespace marionette::control;
+
+struct Motion {
+  std::string name;
+  ModelPtr model;
+  Eigen::MatrixXd inputs;  // rows at `rate_hz`
+  double rate_hz;
+  Eigen::VectorXd q0;      // the start (at rest)
+};
+
+Motion swingingMass() {
+  Motion m{"suspended-mass", loadModel("suspended-mass"), {}, 600.0, {}};
+  const int n = 6 * 600 + 1;
+  m.inputs.resize(n, 2);
+  for (int k = 0; k < n; ++k) {
+    const double t = k / m.rate_hz;
+    m.inputs(k, 0) = 0.25 * std::sin(2.5 * t);
+    m.inputs(k, 1) = 0.5 - 0.1 * std::sin(1.3 * t);
+  }
+  m.q0 = computeRestPose(m.model, m.inputs.row(0).transpose()).q;
+  return m;
+}
+
+// Linear interpolation of rows given at `rate` to time t.
+Eigen::VectorXd inputAt(const Motion& m, double t) {
+  const double x = std::min(t * m.rate_hz, static_cast<double>(m.inputs.rows() - 1));
+  const Eigen::Index i = std::min<Eigen::Index>(static_cast<Eigen::Index>(x), m.inputs.rows() - 2);
+  const double f = x - static_cast<double>(i);
+  return ((1 - f) * m.inputs.row(i) + f * m.inputs.row(i + 1)).transpose();
+}
+
+struct EstimationResult {
+  double rms_vi = 0, rms_euler = 0;
+};
+
+// The truth at 1 kHz; both filters at `rate` on the same measurements.
+EstimationResult estimate(const Motion& m, double rate, unsigned seed, double noise_m) {
+  const double duration = (m.inputs.rows() - 1) / m.rate_hz;
+  const int fine = std::max(1, static_cast<int>(std::lround(1000.0 / rate)));
+  IntegratorOptions to;
+  to.dt_s = 1.0 / (rate * fine);
+  VariationalIntegrator truth(m.model, to);
+  State x = truth.stateFromVelocity(m.q0, Eigen::VectorXd::Zero(m.model->nd()), inputAt(m, 0));
+  State next = x;
+  const auto meas = std::make_shared<MeasurementModel>(
+      m.model, MeasurementSpec::allPoints(*m.model, noise_m));
+  DynamicsData d(*m.model);
+  std::mt19937 rng(seed);
+  std::normal_distribution<double> g(0, 1);
+  EstimatorOptions o;
+  o.dt_s = 1.0 / rate;
+  o.position_std = 1e-4;  // the defaults of EstimatorOptions, for both filters
+  o.velocity_std = 0.02;
+  o.process = ProcessModel::VariationalIntegrator;
+  Estimator vi(m.model, meas, o);
+  o.process = ProcessModel::Euler;
+  Estimator eu(m.model, meas, o);
+  vi.reset(m.q0, Eigen::VectorXd::Zero(m.model->nd()), inputAt(m, 0));
+  eu.reset(m.q0, Eigen::VectorXd::Zero(m.model->nd()), inputAt(m, 0));
+  double e_vi = 0, e_eu = 0;
+  long n = 0;
+  const int ticks = static_cast<int>(std::floor(duration * rate + 1e-9));
+  Eigen::VectorXd y;
+  for (int k = 1; k <= ticks; ++k) {
+    for (int s = 1; s <= fine; ++s) {
+      const double t = ((k - 1) * fine + s) * to.dt_s;
+      if (truth.step(x, inputAt(m, t), next) != StepStatus::Ok) throw std::runtime_error("truth");
+      std::swap(x, next);
+    }
+    const Eigen::VectorXd u = inputAt(m, k / rate);
+    vi.predict(u);
+    eu.predict(u);
+    meas->evaluate(d, m.model->configuration(x.q, x.rho), y);
+    for (Eigen::Index i = 0; i < y.size(); ++i) y[i] += noise_m * g(rng);
+    vi.update(k, y);
+    eu.update(k, y);
+    e_vi += (vi.q() - x.q).squaredNorm();
+    e_eu += (eu.q() - x.q).squaredNorm();
+    n += m.model->nd();
+  }
+  return {std::sqrt(e_vi / n), std::sqrt(e_eu / n)};
+}
+
+int estimation(int seeds, const std::vector<double>& rates, const std::string& plan_path) {
+  std::vector<Motion> motions = {swingingMass()};
+  if (!plan_path.empty()) {
+    const Plan p = readPlanFile(plan_path);
+    Motion m{"plan " + plan_path, loadModel(p.model), p.inputs, p.rate_hz, {}};
+    m.q0 = p.states.row(0).transpose();
+    motions.push_back(m);
+  }
+  std::printf("| motion | filter rate | VI-EKF rms | Euler-EKF rms | VI / Euler |\n");
+  std::printf("| --- | --- | --- | --- | --- |\n");
+  for (const Motion& m : motions)
+    for (double rate : rates) {
+      double vi = 0, eu = 0;
+      for (int s = 0; s < seeds; ++s) {
+        const EstimationResult r = estimate(m, rate, 1000 + s, 0.002);
+        vi += r.rms_vi / seeds;
+        eu += r.rms_euler / seeds;
+      }
+      std::printf("| %s | %g Hz | %.4g | %.4g | %.2f |\n", m.name.c_str(), rate, vi, eu, vi / eu);
+      std::fflush(stdout);
+    }
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2) {
+    std::cerr << "usage: bench_tracking estimation [--seeds N] [--rates HZ,...] [--plan P.json]\n";
+    return 2;
+  }
+  const std::string what = argv[1];
+  int seeds = 5;
+  std::vector<double> rates = {30};
+  std::string plan;
+  for (int i = 2; i + 1 < argc; i += 2) {
+    const std::string a = argv[i];
+    if (a == "--seeds") seeds = std::max(1, std::atoi(argv[i + 1]));
+    else if (a == "--rates") {
+      rates.clear();
+      for (const std::string& r : splitCommas(argv[i + 1])) rates.push_back(std::atof(r.c_str()));
+    } else if (a == "--plan") plan = argv[i + 1];
+    else {
+      std::cerr << "bench_tracking: unknown option " << a << "\n";
+      return 2;
+    }
+  }
+  if (what == "estimation") return estimation(seeds, rates, plan);
+  std::cerr << "bench_tracking: unknown part '" << what << "' (estimation, tracking)\n";
+  return 2;
+}

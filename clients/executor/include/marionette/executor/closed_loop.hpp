@@ -1,0 +1,113 @@
+// Closing the loop on a rig that measures its puppet: at every tick the estimate of the puppet's
+// state (an EKF on the VI one-step map, or the Euler baseline: control/estimator.hpp) gives a
+// correction of the plan's setpoints by time-varying LQR along the plan (control/
+// tracking_lqr.hpp), clamped to every range, speed and acceleration limit and to a maximum
+// deviation from the plan.  The executor's loop calls it around every frame it sends.
+//
+// Contents
+//   ClosedLoopOptions   estimator, weights, bounds.
+//   ClosedLoopStats     measurements used / late / corrupt, corrections and clamps, cycle times.
+//   ClosedLoop          the per-tick work: beforeSend (measurements in, the setpoints out, or a
+//                       reason to stop) and afterSend (the prediction with what was sent).
+//
+// Time: tick 0 is the run's first frame (the rig's clock starts there, PROTOCOL.md); frame k
+// takes the rig's puppet from tick k - 1 to tick k.  A measurement stamped s seconds is of tick
+// round(s * rate).  Only the play is corrected (its first sample is the plan's start, sent as
+// planned); ramps and settles are estimated, not corrected.
+#pragma once
+
+#include <Eigen/Core>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "marionette/control/estimator.hpp"
+#include "marionette/control/tracking_lqr.hpp"
+#include "marionette/executor/executor.hpp"
+#include "marionette/executor/rig.hpp"
+
+namespace marionette::executor {
+
+struct ClosedLoopOptions {
+  control::EstimatorOptions estimator;  // dt_s is the stream's period
+  control::LqrWeights weights;
+  bool correct = true;           // false: estimate only (the setpoints are the plan's)
+  double max_correction = 0.05;  // m or rad: a setpoint is never further than this from the plan
+  double max_deviation = 0.3;    // m or rad: an estimated joint further than this from the plan
+                                 // stops the run (hold)
+  // Whether the puppet at configuration q (n_q) touches the stage or itself, and what; empty:
+  // no check.  Checked on the state each corrected frame leads to, predicted from the estimate.
+  std::function<bool(const Eigen::VectorXd& q, std::string& what)> collides;
+};
+
+struct ClosedLoopStats {
+  long measurements = 0;  // frames received
+  long fused = 0;
+  long late = 0;     // stamped before the last fused one, or older than latency + 2 periods on
+                     // arrival, or beyond the filter's history
+  long corrupt = 0;  // failed their checksum or layout
+  long ahead = 0;    // stamped after the tick the estimate has reached (a clock off): not used
+  double max_correction = 0.0;  // largest |correction| sent, m or rad
+  long clamped = 0;             // setpoints the limits or --max-correction clamped
+  std::vector<double> cycle_ms;        // per frame: measurements in, correction, prediction
+};
+
+class ClosedLoop {
+ public:
+  // perf: a plan (its inputs and predicted states) whose stream plays it at its own rate; the
+  // gains computed here unless `gains` has them for this plan's rate and length.  The estimator
+  // starts with the puppet at rest at the stream's first row.  Throws std::invalid_argument
+  // (the plan cannot be re-simulated from rest, gains of the wrong size, ...) before anything
+  // moves.
+  ClosedLoop(const Performance& perf, const Stream& stream, const Sensing& sensing,
+             const std::vector<std::string>& held, ClosedLoopOptions options,
+             const control::TrackingGains* gains = nullptr);
+
+  // The frame for host tick `tick` (first frame: the first call), row `row` of its phase and
+  // sample, is about to go out: reads the rig's measurements, fuses them, and sets `values`.
+  // False when the run must stop, and why.
+  bool beforeSend(RigDriver& rig, long tick, Phase phase, int sample, const Eigen::VectorXd& row,
+                  Eigen::VectorXd& values, std::string& why);
+  // The frame went out: the estimate is predicted through it.
+  void afterSend(const Eigen::VectorXd& values);
+
+  const ClosedLoopStats& stats() const { return stats_; }
+  // The clamps of the frame beforeSend just made, one line each (for the command log).
+  const std::vector<std::string>& frameClamps() const { return frame_clamps_; }
+  const control::TrackingGains& gains() const { return gains_; }
+  // The filtered joint estimate of every rig tick, as it was when the next frame was computed
+  // (row t: tick t; NaN where no frame followed).
+  const std::vector<Eigen::VectorXd>& estimates() const { return estimates_; }
+  const control::Estimator& estimator() const { return *estimator_; }
+
+ private:
+  bool correctFrame(RigDriver& rig, long tick, Phase phase, int sample, const Eigen::VectorXd& row,
+                    Eigen::VectorXd& values, std::string& why);
+  void fuseMeasurements(RigDriver& rig);
+  // Clamps u (n_k) in place to the limits given the last two frames; counts and logs.
+  void clamp(const Eigen::VectorXd& row, Eigen::VectorXd& u, long tick);
+
+  ModelPtr model_;
+  ClosedLoopOptions options_;
+  Sensing sensing_;
+  double rate_hz_;
+  control::TrackingGains gains_;
+  std::vector<State> reference_;  // the plan re-simulated: x_ref per play sample
+  std::vector<std::vector<char>> taut_;  // its taut strings per sample
+  std::unique_ptr<DynamicsData> dyn_scratch_;
+  std::unique_ptr<control::Estimator> estimator_;
+  std::unique_ptr<VariationalIntegrator> predictor_;  // for the collision look-ahead
+  std::vector<char> held_;                            // n_k: never corrected
+  long first_tick_ = -1;
+  long rig_tick_ = 0;  // the rig's tick of the frame about to go out
+  Clock::time_point first_sent_;
+  Eigen::VectorXd last_sent_, before_last_sent_;
+  std::vector<Eigen::VectorXd> estimates_;
+  std::vector<MeasurementFrame> inbox_;
+  ClosedLoopStats stats_;
+  double before_ms_ = 0.0;  // this frame's beforeSend
+  std::vector<std::string> frame_clamps_;
+};
+
+}  // namespace marionette::executor

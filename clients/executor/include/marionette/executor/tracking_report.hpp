@@ -1,0 +1,55 @@
+// How closely a run followed its plan: what `marionette execute --report FILE.json` writes, open
+// loop and closed loop alike, so the two compare field by field (docs/executor.md, "The report").
+//
+// Contents
+//   TrackingReport        per named point {rms_m, max_m, at_goal_m}, joints' rms, the
+//                         estimate's rms error, corrections, cycle times, misses, measurements.
+//   buildTrackingReport   from the run: on sim: its truth; on a measuring rig with feedback: the
+//                         estimate; otherwise the motion is unknown (null fields).
+//   toJson
+#pragma once
+
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "marionette/executor/closed_loop.hpp"
+#include "marionette/executor/executor.hpp"
+#include "marionette/executor/rig.hpp"
+
+namespace marionette::executor {
+
+struct TrackingReport {
+  std::string feedback = "none";  // "lqr" or "none"
+  std::string estimator;          // "ekf", "ekf-euler", or "" (none)
+  std::string motion_from;        // "truth" (sim:), "estimate", or "" (unknown)
+  std::string stop;               // StopReason
+  int exit_status = 0;
+  struct PointError {
+    std::string name;
+    double rms_m = NAN, max_m = NAN, at_goal_m = NAN;  // distance from the plan's prediction
+  };
+  std::vector<PointError> points;
+  double joints_rms = NAN;  // rad (m for slides), over the play's samples and every joint
+  double estimation_rms_joints = NAN;    // estimate vs truth, over the play (sim: only)
+  double estimation_rms_points_m = NAN;  // the same for every named point's position
+  double correction_max = 0.0;           // m or rad
+  long clamped = 0;
+  double cycle_p50_ms = NAN, cycle_p99_ms = NAN;
+  long misses = 0;
+  long measurements = 0, fused = 0, late = 0, corrupt = 0;
+  int samples = 0;  // play samples compared
+};
+
+// rig: the driver that ran (a SimRig has the truth); loop: the closed loop, or nullptr.
+TrackingReport buildTrackingReport(const Performance& perf, const Stream& stream,
+                                   const ExecuteReport& run, const RigDriver& rig,
+                                   const ClosedLoop* loop, const std::string& feedback,
+                                   const std::string& estimator);
+
+std::string toJson(const TrackingReport& r);
+
+// The p-quantile (0..1) of v, nearest rank; NaN when empty.
+double percentile(std::vector<double> v, double p);
+
+}  // namespace marionette::executor

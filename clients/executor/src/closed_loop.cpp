@@ -1,0 +1,207 @@
+#include "marionette/executor/closed_loop.hpp"
+
+#include <cmath>
+#include <limits>
+#include <sstream>
+
+#include "marionette/common/text.hpp"
+#include "marionette/models/simulation.hpp"
+
+namespace marionette::executor {
+
+namespace {
+constexpr double kNegligible = 1e-9;  // m or rad
+
+double millisecondsSince(Clock::time_point t) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - t).count();
+}
+}  // namespace
+
+ClosedLoop::ClosedLoop(const Performance& perf, const Stream& stream, const Sensing& sensing,
+                       const std::vector<std::string>& held, ClosedLoopOptions options,
+                       const control::TrackingGains* gains)
+    : model_(perf.model), options_(std::move(options)), sensing_(sensing),
+      rate_hz_(stream.rate_hz) {
+  const Model& m = *model_;
+  if (perf.predicted_q.rows() == 0)
+    throw std::invalid_argument(perf.source + ": feedback needs a plan file (its predicted states)");
+  if (stream.rate_hz != perf.rate_hz || stream.play_rows != perf.predicted_q.rows())
+    throw std::invalid_argument("feedback plays a plan at its own rate and speed (" +
+                                formatted("%g", perf.rate_hz) + " Hz, rate scale 1)");
+  if (!(options_.max_correction > 0) || !(options_.max_deviation > 0))
+    throw std::invalid_argument("max_correction and max_deviation must be > 0");
+  const double dt = 1.0 / rate_hz_;
+  // The plan re-simulated from rest at its first sample, linearized step by step: the reference
+  // (q, p, rho) and the gains' A_k, B_k.
+  const Eigen::MatrixXd rows = stream.rows.middleRows(stream.play_begin, stream.play_rows);
+  IntegratorOptions io;
+  io.dt_s = dt;
+  VariationalIntegrator vi(model_, io);
+  const State start = vi.stateFromVelocity(perf.predicted_q.row(0).transpose(),
+                                           Eigen::VectorXd::Zero(m.nd()), rows.row(0).transpose());
+  const control::TrajectoryLinearization lin =
+      control::linearizeTrajectory(model_, rows, start, io);
+  double worst = 0.0;
+  for (std::size_t i = 0; i < lin.x.size(); ++i)
+    worst = std::max(worst, (lin.x[i].q - perf.predicted_q.row(static_cast<Eigen::Index>(i))
+                                               .transpose())
+                                .cwiseAbs()
+                                .maxCoeff());
+  if (worst > 1e-6)
+    throw std::invalid_argument(perf.source +
+                                ": the plan's predicted states are not its inputs re-simulated "
+                                "from rest at its first sample (off by " +
+                                formatted("%.3g", worst) + "); feedback needs that reference");
+  reference_ = lin.x;
+  taut_ = lin.taut;
+  if (gains && gains->K.size() + 1 == lin.x.size() && std::abs(gains->dt_s - dt) < 1e-12 &&
+      !gains->K.empty() && gains->K[0].rows() == m.nk() && gains->K[0].cols() == 2 * m.nd() + m.nk())
+    gains_ = *gains;
+  else
+    gains_ = control::computeTrackingGains(model_, lin, options_.weights);
+
+  options_.estimator.dt_s = dt;
+  estimator_ = std::make_unique<control::Estimator>(
+      model_, std::make_shared<control::MeasurementModel>(model_, sensing_.spec()),
+      options_.estimator);
+  const Eigen::VectorXd rho0 = stream.rows.row(0).transpose();
+  const StartState rest = resolveStart(model_, rho0, StartSpec{});
+  estimator_->reset(rest.q, Eigen::VectorXd::Zero(m.nd()), rho0);
+  predictor_ = std::make_unique<VariationalIntegrator>(model_, io);
+  dyn_scratch_ = std::make_unique<DynamicsData>(m);
+  held_.assign(m.nk(), 0);
+  for (const std::string& h : held)
+    for (int j = 0; j < m.nk(); ++j) held_[j] |= m.kinematic[j].name == h;
+  last_sent_ = rho0;
+  stats_.cycle_ms.reserve(static_cast<std::size_t>(stream.rows.rows()));
+}
+
+void ClosedLoop::fuseMeasurements(RigDriver& rig) {
+  inbox_.clear();
+  rig.pollMeasurements(inbox_, &stats_.corrupt);
+  const double max_age_s = sensing_.latency_s + 2.0 / rate_hz_;
+  for (const MeasurementFrame& f : inbox_) {
+    ++stats_.measurements;
+    const long tick = std::lround(f.stamp_s * rate_hz_);
+    const double age_s =
+        std::chrono::duration<double>(f.received - first_sent_).count() - f.stamp_s;
+    if (tick > estimator_->tick()) {
+      ++stats_.ahead;
+    } else if (age_s > max_age_s ||
+               estimator_->update(tick, f.values) != control::Estimator::Fusion::Used) {
+      ++stats_.late;
+    } else {
+      ++stats_.fused;
+    }
+  }
+}
+
+bool ClosedLoop::beforeSend(RigDriver& rig, long tick, Phase phase, int sample,
+                            const Eigen::VectorXd& row, Eigen::VectorXd& values, std::string& why) {
+  const Clock::time_point start = Clock::now();
+  frame_clamps_.clear();
+  const bool go = correctFrame(rig, tick, phase, sample, row, values, why);
+  before_ms_ = millisecondsSince(start);
+  return go;
+}
+
+bool ClosedLoop::correctFrame(RigDriver& rig, long tick, Phase phase, int sample,
+                              const Eigen::VectorXd& row, Eigen::VectorXd& values,
+                              std::string& why) {
+  if (first_tick_ < 0) {
+    first_tick_ = tick;
+    first_sent_ = Clock::now();
+  }
+  rig_tick_ = tick - first_tick_;
+  // Missed ticks: the rig held its input over them.
+  while (estimator_->tick() < rig_tick_ - 1) estimator_->predict(last_sent_);
+  fuseMeasurements(rig);
+  if (rig_tick_ >= 1) {
+    if (static_cast<long>(estimates_.size()) < rig_tick_)
+      estimates_.resize(static_cast<std::size_t>(rig_tick_),
+                        Eigen::VectorXd::Constant(model_->nd(), NAN));
+    estimates_[static_cast<std::size_t>(rig_tick_ - 1)] = estimator_->q();
+  }
+  values = row;
+  if (phase != Phase::Play || sample < 1 || !options_.correct) return true;
+
+  const std::size_t i = static_cast<std::size_t>(sample - 1);
+  const State& x = estimator_->viState();
+  const State& ref = reference_[i];
+  Eigen::Index worst = 0;
+  const double deviation = (x.q - ref.q).cwiseAbs().maxCoeff(&worst);
+  if (deviation > options_.max_deviation) {
+    why = formatted("the estimated '%s' is %.3g from the plan at play sample %d (t = %.2f s), "
+                    "beyond the bound %.3g",
+                    model_->dynamic[static_cast<std::size_t>(worst)].name.c_str(), deviation,
+                    sample - 1, (sample - 1) / rate_hz_, options_.max_deviation);
+    return false;
+  }
+  const int nk = model_->nk();
+  values.noalias() -= gains_.K[i] * control::feasibleDeviation(*model_, *dyn_scratch_, x, ref, taut_[i]);
+  // Corrections below a nanometre or nanoradian are rounding (the wire carries 9 digits): a
+  // puppet on its plan gets the plan's rows exactly.
+  for (int j = 0; j < nk; ++j)
+    if (held_[j] || std::abs(values[j] - row[j]) < kNegligible) values[j] = row[j];
+  clamp(row, values, rig_tick_);
+  stats_.max_correction = std::max(stats_.max_correction, (values - row).cwiseAbs().maxCoeff());
+  if (options_.collides) {
+    State next = x;
+    if (predictor_->step(x, values, next) == StepStatus::Ok) {
+      std::string what;
+      if (options_.collides(model_->configuration(next.q, next.rho), what)) {
+        why = formatted("the estimate says the puppet will touch %s at play sample %d (t = %.2f s)",
+                        what.c_str(), sample, sample / rate_hz_);
+        return false;
+      }
+    }
+  }
+  return true;
+}
+
+void ClosedLoop::clamp(const Eigen::VectorXd& row, Eigen::VectorXd& u, long tick) {
+  const double dt = 1.0 / rate_hz_;
+  const bool have_prev = first_tick_ >= 0 && rig_tick_ >= 1;
+  const bool have_prev2 = before_last_sent_.size() == u.size() && rig_tick_ >= 2;
+  for (int j = 0; j < model_->nk(); ++j) {
+    const KinematicVariable& kv = model_->kinematic[j];
+    double lo = kv.lower, hi = kv.upper;
+    if (have_prev) {
+      lo = std::max(lo, last_sent_[j] - kv.max_speed * dt);
+      hi = std::min(hi, last_sent_[j] + kv.max_speed * dt);
+    }
+    if (have_prev2) {
+      const double centre = 2 * last_sent_[j] - before_last_sent_[j];
+      lo = std::max(lo, centre - kv.max_accel * dt * dt);
+      hi = std::min(hi, centre + kv.max_accel * dt * dt);
+    }
+    if (lo > hi) lo = hi = std::min(std::max(row[j], kv.lower), kv.upper);  // cannot happen on a
+                                                                            // valid stream
+    const double want = u[j];
+    // A value on a limit may sit a rounding error outside it.
+    const double tol = kNegligible * (1 + std::abs(want));
+    if (want >= lo - tol && want <= hi + tol && std::abs(want - row[j]) <= options_.max_correction)
+      continue;
+    // Within the limits first, then as near the plan as the correction bound allows.
+    double v = std::min(std::max(want, lo), hi);
+    const double clo = std::max(lo, row[j] - options_.max_correction);
+    const double chi = std::min(hi, row[j] + options_.max_correction);
+    if (clo <= chi) v = std::min(std::max(v, clo), chi);
+    if (v != want) {
+      ++stats_.clamped;
+      frame_clamps_.push_back(formatted("%s corrected to %.6g, clamped to %.6g at tick %ld",
+                                        kv.name.c_str(), want, v, tick));
+    }
+    u[j] = v;
+  }
+}
+
+void ClosedLoop::afterSend(const Eigen::VectorXd& values) {
+  const Clock::time_point t = Clock::now();
+  if (rig_tick_ >= 1) estimator_->predict(values);
+  before_last_sent_ = last_sent_;
+  last_sent_ = values;
+  stats_.cycle_ms.push_back(before_ms_ + millisecondsSince(t));
+}
+
+}  // namespace marionette::executor

@@ -1,0 +1,161 @@
+#include <algorithm>
+#include <cmath>
+#include <sstream>
+
+#include "marionette/common/json_text.hpp"
+#include "marionette/executor/tracking_report.hpp"
+#include "marionette/models/dynamics.hpp"
+
+namespace marionette::executor {
+
+double percentile(std::vector<double> v, double p) {
+  if (v.empty()) return NAN;
+  std::sort(v.begin(), v.end());
+  return v[std::min(v.size() - 1, static_cast<std::size_t>(p * (v.size() - 1) + 0.5))];
+}
+
+namespace {
+
+// Stage positions of every named point of `model` at q_d (rig at rho): 3 per point.
+Eigen::VectorXd pointsAt(const Model& model, DynamicsData& d, const Eigen::VectorXd& q,
+                         const Eigen::VectorXd& rho) {
+  forwardKinematics(model, d, model.configuration(q, rho));
+  Eigen::VectorXd out(3 * model.points.size());
+  for (std::size_t i = 0; i < model.points.size(); ++i)
+    out.segment<3>(3 * static_cast<Eigen::Index>(i)) =
+        model.stage_pose *
+        pointPosition(d, model.points[i].frame, model.points[i].position_m);
+  return out;
+}
+
+}  // namespace
+
+TrackingReport buildTrackingReport(const Performance& perf, const Stream& stream,
+                                   const ExecuteReport& run, const RigDriver& rig,
+                                   const ClosedLoop* loop, const std::string& feedback,
+                                   const std::string& estimator) {
+  TrackingReport r;
+  r.feedback = feedback;
+  r.estimator = estimator;
+  r.stop = toString(run.reason);
+  r.exit_status = exitStatus(run.reason);
+  r.misses = run.missed_ticks;
+  const Model& model = *perf.model;
+  if (loop) {
+    const ClosedLoopStats& s = loop->stats();
+    r.correction_max = s.max_correction;
+    r.clamped = s.clamped;
+    r.cycle_p50_ms = percentile(s.cycle_ms, 0.5);
+    r.cycle_p99_ms = percentile(s.cycle_ms, 0.99);
+    r.measurements = s.measurements;
+    r.fused = s.fused;
+    r.late = s.late;
+    r.corrupt = s.corrupt;
+  }
+  // The puppet's motion over the first play: the sim's truth, else the estimate.
+  const auto* sim = dynamic_cast<const SimRig*>(&rig);
+  if (perf.predicted_q.rows() == 0 || stream.rate_hz != perf.rate_hz) return r;
+  std::vector<Eigen::VectorXd> motion;  // per play sample
+  std::vector<Eigen::VectorXd> estimate;
+  const std::vector<long>& ticks = sim ? sim->frameTicks() : std::vector<long>();
+  const int played = std::min<int>(static_cast<int>(perf.predicted_q.rows()),
+                                   static_cast<int>(run.frames_sent) - stream.play_begin);
+  for (int i = 0; i < played; ++i) {
+    // The rig tick of play sample i: where its frame landed (sim), else the frame's index.
+    const long t = sim ? ticks[static_cast<std::size_t>(stream.play_begin + i)]
+                       : static_cast<long>(stream.play_begin + i);
+    if (sim) motion.push_back(sim->measuredQ()[static_cast<std::size_t>(t)]);
+    if (loop) {
+      const auto& e = loop->estimates();
+      estimate.push_back(t < static_cast<long>(e.size()) ? e[static_cast<std::size_t>(t)]
+                                                         : Eigen::VectorXd());
+    }
+  }
+  if (!sim && loop) {
+    motion = estimate;
+    estimate.clear();
+  }
+  r.motion_from = sim ? "truth" : (loop ? "estimate" : "");
+  if (motion.empty()) return r;
+  const Model& truth = sim ? sim->truthModel() : model;
+  DynamicsData dm(model), dt(truth);
+  const std::size_t np = model.points.size();
+  std::vector<double> sum2(np, 0.0), worst(np, 0.0), last(np, NAN);
+  double joint2 = 0.0, est_joint2 = 0.0, est_point2 = 0.0;
+  long joint_n = 0, est_n = 0, est_pn = 0;
+  int n = 0;
+  for (std::size_t i = 0; i < motion.size(); ++i) {
+    if (motion[i].size() != model.nd() || !motion[i].allFinite()) continue;
+    const Eigen::VectorXd rho = stream.rows.row(stream.play_begin + static_cast<long>(i)).transpose();
+    const Eigen::VectorXd q_plan = perf.predicted_q.row(static_cast<Eigen::Index>(i)).transpose();
+    const Eigen::VectorXd planned = pointsAt(model, dm, q_plan, rho);
+    // The rig's inputs as sent may differ from the plan's (corrections): the points' positions
+    // are the puppet's, at the rig it had; the plan's at the plan's.
+    const Eigen::VectorXd actual = pointsAt(truth, dt, motion[i], rho);
+    for (std::size_t p = 0; p < np; ++p) {
+      const double d = (actual.segment<3>(3 * p) - planned.segment<3>(3 * p)).norm();
+      sum2[p] += d * d;
+      worst[p] = std::max(worst[p], d);
+      last[p] = d;
+    }
+    joint2 += (motion[i] - q_plan).squaredNorm();
+    joint_n += model.nd();
+    ++n;
+    if (i < estimate.size() && estimate[i].size() == model.nd() && estimate[i].allFinite()) {
+      est_joint2 += (estimate[i] - motion[i]).squaredNorm();
+      est_n += model.nd();
+      const Eigen::VectorXd est_points = pointsAt(model, dm, estimate[i], rho);
+      est_point2 += (est_points - actual).squaredNorm() / 1.0;
+      est_pn += static_cast<long>(np);
+    }
+  }
+  r.samples = n;
+  if (n == 0) return r;
+  for (std::size_t p = 0; p < np; ++p)
+    r.points.push_back({model.points[p].name, std::sqrt(sum2[p] / n), worst[p], last[p]});
+  r.joints_rms = std::sqrt(joint2 / static_cast<double>(joint_n));
+  if (est_n > 0) r.estimation_rms_joints = std::sqrt(est_joint2 / static_cast<double>(est_n));
+  if (est_pn > 0) r.estimation_rms_points_m = std::sqrt(est_point2 / static_cast<double>(est_pn));
+  return r;
+}
+
+std::string toJson(const TrackingReport& r) {
+  std::ostringstream os;
+  os.precision(6);
+  auto num = [&](double v) { writeJsonNumber(os, v); };
+  os << "{\n  \"format\": \"marionette-tracking-report\",\n  \"version\": 1,\n";
+  os << "  \"feedback\": " << jsonString(r.feedback) << ",\n  \"estimator\": ";
+  if (r.estimator.empty()) os << "null"; else os << jsonString(r.estimator);
+  os << ",\n  \"motion_from\": ";
+  if (r.motion_from.empty()) os << "null"; else os << jsonString(r.motion_from);
+  os << ",\n  \"stop\": " << jsonString(r.stop) << ",\n  \"exit_status\": " << r.exit_status
+     << ",\n  \"samples\": " << r.samples << ",\n  \"points\": {";
+  for (std::size_t i = 0; i < r.points.size(); ++i) {
+    const auto& p = r.points[i];
+    os << (i ? ",\n" : "\n") << "    " << jsonString(p.name) << ": {\"rms_m\": ";
+    num(p.rms_m);
+    os << ", \"max_m\": ";
+    num(p.max_m);
+    os << ", \"at_goal_m\": ";
+    num(p.at_goal_m);
+    os << "}";
+  }
+  os << (r.points.empty() ? "},\n" : "\n  },\n") << "  \"joints_rms_rad\": ";
+  num(r.joints_rms);
+  os << ",\n  \"estimation_rms\": {\"joints_rad\": ";
+  num(r.estimation_rms_joints);
+  os << ", \"points_m\": ";
+  num(r.estimation_rms_points_m);
+  os << "},\n  \"corrections\": {\"max\": ";
+  num(r.correction_max);
+  os << ", \"clamped\": " << r.clamped << "},\n  \"cycle_ms\": {\"p50\": ";
+  num(r.cycle_p50_ms);
+  os << ", \"p99\": ";
+  num(r.cycle_p99_ms);
+  os << "},\n  \"misses\": " << r.misses << ",\n  \"measurements\": {\"received\": "
+     << r.measurements << ", \"fused\": " << r.fused << ", \"late\": " << r.late
+     << ", \"corrupt\": " << r.corrupt << "}\n}\n";
+  return os.str();
+}
+
+}  // namespace marionette::executor
