@@ -80,6 +80,18 @@ struct KalmanFilter {
   }
 };
 
+// The Kalman filter started where Estimator::reset(q0, v0) starts: p0 = m v0 + dt/2 dL/dq =
+// m v0 - dt/2 m g e_z, covariance diag(0.1^2, (0.2 m)^2) (linearOptions' initial uncertainty).
+KalmanFilter startedKalmanFilter(double sq, double sv, const Eigen::Vector2d& q0,
+                                 const Eigen::Vector2d& v0) {
+  KalmanFilter kf(sq, sv, 0.004, 0.01);
+  kf.x << q0, kMass * v0 + Eigen::Vector2d(0, -0.5 * kDt * kMass * kG);
+  kf.P.setZero();
+  kf.P.topLeftCorner<2, 2>().diagonal().setConstant(0.01);
+  kf.P.bottomRightCorner<2, 2>().diagonal().setConstant(0.04 * kMass * kMass);
+  return kf;
+}
+
 EstimatorOptions linearOptions(ProcessModel process) {
   EstimatorOptions o;
   o.process = process;
@@ -107,12 +119,7 @@ TEST(Estimator, OnALinearSystemTheVariationalEkfIsTheKalmanFilter) {
   const Eigen::Vector2d q0(0.1, 0.3), v0(0.5, 1.0);
   ekf.reset(q0, v0, Eigen::VectorXd::Zero(1));
 
-  KalmanFilter kf(o.position_std, o.velocity_std, 0.004, 0.01);
-  // The start: p0 = m v0 + dt/2 dL/dq = m v0 - dt/2 m g e_z.
-  kf.x << q0, kMass * v0 + Eigen::Vector2d(0, -0.5 * kDt * kMass * kG);
-  kf.P.setZero();
-  kf.P.topLeftCorner<2, 2>().diagonal().setConstant(0.01);
-  kf.P.bottomRightCorner<2, 2>().diagonal().setConstant(0.04 * kMass * kMass);
+  KalmanFilter kf = startedKalmanFilter(o.position_std, o.velocity_std, q0, v0);
   EXPECT_LT((ekf.covariance() - kf.P).cwiseAbs().maxCoeff(), 1e-15);
 
   std::mt19937 rng(7);
@@ -141,12 +148,9 @@ TEST(Estimator, ALateMeasurementIsFusedAtItsOwnTickAndPredictedAgainToNow) {
   const ModelPtr m = slidingMass();
   const EstimatorOptions o = linearOptions(ProcessModel::VariationalIntegrator);
   Estimator ekf(m, markerAndEncoder(m), o);
-  ekf.reset(Eigen::Vector2d(0, 0.3), Eigen::Vector2d(0.2, 0), Eigen::VectorXd::Zero(1));
-  KalmanFilter kf(o.position_std, o.velocity_std, 0.004, 0.01);
-  kf.x << 0, 0.3, 0.2 * kMass, -0.5 * kDt * kMass * kG;
-  kf.P.setZero();
-  kf.P.topLeftCorner<2, 2>().diagonal().setConstant(0.01);
-  kf.P.bottomRightCorner<2, 2>().diagonal().setConstant(0.04 * kMass * kMass);
+  const Eigen::Vector2d q0(0, 0.3), v0(0.2, 0);
+  ekf.reset(q0, v0, Eigen::VectorXd::Zero(1));
+  KalmanFilter kf = startedKalmanFilter(o.position_std, o.velocity_std, q0, v0);
   const Eigen::VectorXd u = Eigen::VectorXd::Zero(1);
   // Ticks 1..3 predicted; a measurement of tick 1 arrives after tick 3.
   const Eigen::Vector4d y1(0.01, 0.0, 0.29, 0.012);

@@ -483,24 +483,9 @@ Performance armPlan(const std::string& name) {
 }
 
 TEST(SimRig, ExecutingAPlanReproducesItsPredictedStates) {
-  const ModelPtr arm = loadModel("planar-arm");
-  PlanRequest req;
-  req.model = arm;
-  req.options.planner = "est";
-  req.options.seed = 1;
-  req.options.time_limit_s = 10;
-  const StartState rest = resolveStart(arm, arm->defaultInputs(), StartSpec{});
-  req.goal =
-      GoalSpec::parse("q:theta1=" + std::to_string(rest.q[arm->variableIndex("theta1")] + 0.3));
-  const Plan plan = planMotion(req);
-  ASSERT_EQ(plan.outcome, PlanOutcome::Exact) << plan.message;
-  const std::string path = tempPath("plan.json");
-  {
-    std::ofstream out(path);
-    writePlanJson(plan, out);
-  }
-  const Performance perf = loadPlanFile(path, nullptr);
-  ASSERT_EQ(perf.predicted_q.rows(), plan.samples());
+  const Performance perf = armPlan("plan.json");
+  const ModelPtr arm = perf.model;
+  ASSERT_GT(perf.predicted_q.rows(), 10);
   SimRig rig(arm, perf.rate_hz);
   const Stream s = buildStream(perf, rig.readSetpoints(), {});
   ASSERT_TRUE(validateStream(*arm, s).empty());
