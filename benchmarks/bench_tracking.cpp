@@ -1,4 +1,5 @@
-// Estimation and tracking on perturbed puppets (seed 002; docs/benchmarks.md, "Closed loop").
+// Estimation and tracking on perturbed puppets (Schultz & Murphey, "Embedded Control Synthesis
+// Using One-Step Methods in Discrete Mechanics", ACC 2013; docs/benchmarks.md, "Closed loop").
 //
 //   build/bin/bench_tracking estimation [--seeds N] [--rates 30,60,120]
 //       The EKF on the VI one-step map against the Euler-process EKF (Schultz & Murphey, ACC

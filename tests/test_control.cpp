@@ -1,7 +1,7 @@
 // Estimation and control on the variational integrator: the EKF against the Kalman filter on a
 // linear system (and a late measurement fused at its own tick), the Euler baseline likewise,
 // the tracking LQR's gains against a Riccati recursion on finite-difference linearizations and
-// against the cost they minimize, and the estimators on the suspended mass (seed 002).
+// against the cost they minimize, and a push on the suspended mass rejected.
 #include <gtest/gtest.h>
 
 #include <Eigen/Cholesky>

@@ -72,19 +72,14 @@ void Estimator::reset(const Eigen::VectorXd& q, const Eigen::VectorXd& qdot,
   e.vi = vi_.stateFromVelocity(q, qdot, rho);
   e.euler = {q, qdot, rho, Eigen::VectorXd::Zero(nk_)};
   // The initial uncertainty on (q, qdot), mapped to (q, p) for the VI as the process noise is.
-  EstimatorOptions init = options_;
-  init.position_std = options_.initial_position_std;
-  init.velocity_std = options_.initial_velocity_std;
-  std::swap(init, options_);
-  processNoise(q, rho, e.P);
-  std::swap(init, options_);
+  covarianceOf(options_.initial_position_std, options_.initial_velocity_std, q, rho, e.P);
 }
 
-void Estimator::processNoise(const Eigen::VectorXd& q, const Eigen::VectorXd& rho,
-                             Eigen::MatrixXd& Q) {
+void Estimator::covarianceOf(double position_std, double velocity_std, const Eigen::VectorXd& q,
+                             const Eigen::VectorXd& rho, Eigen::MatrixXd& Q) {
   Q.setZero(2 * nd_, 2 * nd_);
-  Q.topLeftCorner(nd_, nd_).diagonal().setConstant(options_.position_std * options_.position_std);
-  const double sv2 = options_.velocity_std * options_.velocity_std;
+  Q.topLeftCorner(nd_, nd_).diagonal().setConstant(position_std * position_std);
+  const double sv2 = velocity_std * velocity_std;
   if (options_.process == ProcessModel::Euler) {
     Q.bottomRightCorner(nd_, nd_).diagonal().setConstant(sv2);
     return;
@@ -111,7 +106,7 @@ StepStatus Estimator::propagate(const Entry& from, const Eigen::VectorXd& u, Ent
       if (st == StepStatus::Ok) to.vi = next;
       else to.vi = from.vi, to.vi.rho = u;
     }
-    processNoise(to.vi.q, to.vi.rho, Q_);
+    covarianceOf(options_.position_std, options_.velocity_std, to.vi.q, to.vi.rho, Q_);
   } else {
     ContinuousState next = from.euler;
     st = euler_.step(from.euler, u, next);
@@ -140,7 +135,7 @@ StepStatus Estimator::propagate(const Entry& from, const Eigen::VectorXd& u, Ent
       to.euler.rho = u;
       to.euler.rhodot.setZero();
     }
-    processNoise(to.euler.q, to.euler.rho, Q_);
+    covarianceOf(options_.position_std, options_.velocity_std, to.euler.q, to.euler.rho, Q_);
   }
   if (linearized) {
     to.P.noalias() = F_ * from.P * F_.transpose();
@@ -168,7 +163,6 @@ void Estimator::fuse(Entry& e, const Eigen::VectorXd& y) {
   const Eigen::VectorXd& rho = vi ? e.vi.rho : e.euler.rho;
   qfull_ << q, rho;
   measurement_->evaluate(dyn_, qfull_, y_pred_, &H_);
-  const int m = measurement_->size();
   // S = H P_qq H^T + R, K = P [H 0]^T S^-1 (H only sees q).
   const Eigen::MatrixXd PHt = e.P.leftCols(nd_) * H_.transpose();  // 2nd x m
   Eigen::MatrixXd S = H_ * PHt.topRows(nd_);
@@ -187,7 +181,6 @@ void Estimator::fuse(Entry& e, const Eigen::VectorXd& y) {
   Eigen::MatrixXd P = IKH * e.P * IKH.transpose();
   P.noalias() += K * measurement_->noiseVariance().asDiagonal() * K.transpose();
   e.P = 0.5 * (P + P.transpose());
-  (void)m;
 }
 
 Estimator::Fusion Estimator::update(long tick, const Eigen::VectorXd& y) {

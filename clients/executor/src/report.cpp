@@ -57,12 +57,11 @@ TrackingReport buildTrackingReport(const Performance& perf, const Stream& stream
   if (perf.predicted_q.rows() == 0 || stream.rate_hz != perf.rate_hz) return r;
   std::vector<Eigen::VectorXd> motion;  // per play sample
   std::vector<Eigen::VectorXd> estimate;
-  const std::vector<long>& ticks = sim ? sim->frameTicks() : std::vector<long>();
   const int played = std::min<int>(static_cast<int>(perf.predicted_q.rows()),
                                    static_cast<int>(run.frames_sent) - stream.play_begin);
   for (int i = 0; i < played; ++i) {
     // The rig tick of play sample i: where its frame landed (sim), else the frame's index.
-    const long t = sim ? ticks[static_cast<std::size_t>(stream.play_begin + i)]
+    const long t = sim ? sim->frameTicks()[static_cast<std::size_t>(stream.play_begin + i)]
                        : static_cast<long>(stream.play_begin + i);
     if (sim) motion.push_back(sim->measuredQ()[static_cast<std::size_t>(t)]);
     if (loop) {
@@ -105,7 +104,7 @@ TrackingReport buildTrackingReport(const Performance& perf, const Stream& stream
       est_joint2 += (estimate[i] - motion[i]).squaredNorm();
       est_n += model.nd();
       const Eigen::VectorXd est_points = pointsAt(model, dm, estimate[i], rho);
-      est_point2 += (est_points - actual).squaredNorm() / 1.0;
+      est_point2 += (est_points - actual).squaredNorm();
       est_pn += static_cast<long>(np);
     }
   }

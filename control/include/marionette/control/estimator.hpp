@@ -4,7 +4,7 @@
 // model the model's point Jacobians (measurement.hpp).  The baseline replaces the process model
 // with explicit Euler on (q, qdot) and its linearization with the one-step Euler Jacobian
 // I + dt df/dx, evaluated at the estimate (by central differences of the Euler step): what
-// seed 002's Fig. 3 compares.
+// Schultz & Murphey's Fig. 3 compares.
 //
 // Contents
 //   ProcessModel       the VI one-step map, or explicit Euler.
@@ -111,7 +111,9 @@ class Estimator {
   Entry& at(long tick) { return ring_[static_cast<std::size_t>(tick % ring_.size())]; }
   const Entry& at(long tick) const { return ring_[static_cast<std::size_t>(tick % ring_.size())]; }
   StepStatus propagate(const Entry& from, const Eigen::VectorXd& u, Entry& to);
-  void processNoise(const Eigen::VectorXd& q, const Eigen::VectorXd& rho, Eigen::MatrixXd& Q);
+  // diag(s_q^2 I, s_v^2 I) on (q, qdot); on (q, p) the velocity part s_v^2 M(q) M(q)^T.
+  void covarianceOf(double position_std, double velocity_std, const Eigen::VectorXd& q,
+                    const Eigen::VectorXd& rho, Eigen::MatrixXd& Q);
   void fuse(Entry& e, const Eigen::VectorXd& y);
 
   ModelPtr model_;
