@@ -24,8 +24,11 @@ BUILD = SRC = None
 TOKEN = "hostile-test-token-0123456789"
 AUTH = (("authorization", "Bearer " + TOKEN),)
 # The server's resident memory after the whole suite may exceed its idle size (measured after a
-# warm-up that loads the built-in models) by at most this (docs/service.md, limits).
-RSS_BOUND_MB = 32
+# warm-up that loads the built-in models) by at most this (docs/service.md, limits).  Measured:
+# +2 to +6 MB alone, +26 MB once in a full ctest run, +42 MB once on the CI machine (live
+# allocations scattered over pages that malloc_trim cannot give back); one of the 400 MB requests
+# kept, or glibc's default thresholds (+90 MB), exceed it.
+RSS_BOUND_MB = 64
 INVALID = grpc.StatusCode.INVALID_ARGUMENT
 
 
@@ -53,6 +56,21 @@ def start_server(directory, roadmaps):
     log = []
     threading.Thread(target=lambda: log.extend(proc.stderr), daemon=True).start()
     return proc, "127.0.0.1:" + port.group(1), log
+
+
+def largest_mappings(pid, count=8):
+    """The process's `count` largest resident mappings, for a failure's message."""
+    mappings, current = [], None
+    with open(f"/proc/{pid}/smaps") as f:
+        for line in f:
+            fields = line.split()
+            if re.match(r"^[0-9a-f]+-[0-9a-f]+$", fields[0]):
+                current = [" ".join(fields[:1] + fields[5:]) or fields[0], 0]
+                mappings.append(current)
+            elif fields[0] == "Rss:" and current:
+                current[1] = int(fields[1]) // 1024
+    mappings.sort(key=lambda m: -m[1])
+    return "; ".join(f"{name or 'anonymous'}: {mb} MB" for name, mb in mappings[:count])
 
 
 def channel_to(target):
@@ -333,7 +351,8 @@ class HostileClient(unittest.TestCase):
         print(f"\nserver RSS: idle {self.idle_rss_mb:.0f} MB, after the hostile suite "
               f"{after:.0f} MB after {time.monotonic() - t0:.0f} s (bound: idle + "
               f"{RSS_BOUND_MB} MB)", file=sys.stderr)
-        self.assertLessEqual(after, self.idle_rss_mb + RSS_BOUND_MB)
+        self.assertLessEqual(after, self.idle_rss_mb + RSS_BOUND_MB,
+                             largest_mappings(self.proc.pid))
 
 
 if __name__ == "__main__":
