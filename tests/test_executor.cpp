@@ -16,9 +16,11 @@
 #include <cstdio>
 #include <fstream>
 #include <functional>
+#include <iterator>
 #include <mutex>
 #include <sstream>
 #include <thread>
+#include <tuple>
 
 #include "marionette/executor/closed_loop.hpp"
 #include "marionette/executor/executor.hpp"
@@ -461,8 +463,9 @@ TEST(Deadlines, LoopsReplayWithARampBackBetween) {
 // ---- The simulated rig
 // -----------------------------------------------------------------------------
 
-// A plan for the planar arm: theta1 swung by 0.3 rad, written to a plan file and read back.
-Performance armPlan(const std::string& name) {
+// A plan for the planar arm: theta1 swung by 0.3 rad, written to a plan file (with its feedback
+// gains when `gains`) and read back.
+Performance armPlan(const std::string& name, bool gains = false) {
   const ModelPtr arm = loadModel("planar-arm");
   PlanRequest req;
   req.model = arm;
@@ -472,8 +475,11 @@ Performance armPlan(const std::string& name) {
   const StartState rest = resolveStart(arm, arm->defaultInputs(), StartSpec{});
   req.goal =
       GoalSpec::parse("q:theta1=" + std::to_string(rest.q[arm->variableIndex("theta1")] + 0.3));
-  const Plan plan = planMotion(req);
+  Plan plan = planMotion(req);
   EXPECT_EQ(plan.outcome, PlanOutcome::Exact) << plan.message;
+  if (gains)
+    plan.gains = control::planTrackingGains(arm, plan.inputs, plan.states.row(0).transpose(),
+                                            plan.rate_hz, control::LqrWeights{});
   const std::string path = tempPath(name);
   {
     std::ofstream out(path);
@@ -829,6 +835,63 @@ TEST(ClosedLoop, WithNoNoiseAndTheModelAsTruthItSendsExactlyThePlan) {
   for (std::size_t t = 0; t < loop.estimates().size(); ++t)
     worst = std::max(worst, (loop.estimates()[t] - rig.measuredQ()[t]).cwiseAbs().maxCoeff());
   EXPECT_LT(worst, 1e-9);
+}
+
+// `plan --gains`: the gains travel in the plan file (9 significant digits) and the executor uses
+// them when its weights are theirs; other weights, gains computed anew; gains that do not fit
+// the plan are refused before anything moves.
+TEST(ClosedLoop, ThePlanFileCarriesItsGainsAndTheExecutorUsesThem) {
+  const Performance perf = armPlan("gains-plan.json", true);
+  ASSERT_FALSE(perf.gains.empty());
+  SimTruth truth;
+  truth.sensing.markers = {"tip"};
+  truth.sensing.rate_hz = perf.rate_hz;
+  SimRig rig(perf.model, perf.rate_hz, truth);
+  const Stream s = buildStream(perf, rig.readSetpoints(), {});
+  const ClosedLoop planned(perf, s, *rig.sensing(), {}, ClosedLoopOptions{});
+  EXPECT_TRUE(planned.gainsFromPlan());
+  ClosedLoopOptions other;
+  other.weights.position = 1e3;
+  const ClosedLoop computed(perf, s, *rig.sensing(), {}, other);
+  EXPECT_FALSE(computed.gainsFromPlan());
+  Performance same = perf;
+  same.gains = control::TrackingGains{};
+  const ClosedLoop recomputed(same, s, *rig.sensing(), {}, ClosedLoopOptions{});
+  ASSERT_EQ(recomputed.gains().K.size(), planned.gains().K.size());
+  for (std::size_t k = 0; k < planned.gains().K.size(); ++k) {
+    const Eigen::MatrixXd& K = recomputed.gains().K[k];
+    EXPECT_LE((planned.gains().K[k] - K).cwiseAbs().maxCoeff(), 1e-8 * K.cwiseAbs().maxCoeff())
+        << "step " << k;
+  }
+  EXPECT_GT((computed.gains().K[0] - planned.gains().K[0]).norm(), 1e-3 * planned.gains().K[0].norm());
+  Performance short_gains = perf;
+  short_gains.gains.K.pop_back();
+  try {
+    ClosedLoop refused(short_gains, s, *rig.sensing(), {}, ClosedLoopOptions{});
+    ADD_FAILURE() << "gains one step short were taken";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("gains: do not fit the plan"), std::string::npos)
+        << e.what();
+  }
+  // A plan file whose gains are not the plan's shape names the field.
+  std::ifstream in(tempPath("gains-plan.json"));
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  for (const auto& [from, to, field] :
+       {std::tuple<std::string, std::string, std::string>{"\"rows\": ", "\"rows\": 1", "gains.rows"},
+        {"\"rate_hz\": 50,\n    \"weights", "\"rate_hz\": 25,\n    \"weights", "gains.rate_hz"},
+        {"\"correction\": 100", "\"correction\": \"x\"", "gains.weights.correction"}}) {
+    std::string bad = text;
+    const std::size_t at = bad.find(from, bad.find("\"gains\""));
+    ASSERT_NE(at, std::string::npos) << from;
+    bad.replace(at, from.size(), to);
+    try {
+      readPlanJson(bad, "bad-gains.json");
+      ADD_FAILURE() << field << " was not refused";
+    } catch (const PlanFileError& e) {
+      EXPECT_NE(std::string(e.what()).find("bad-gains.json: " + field), std::string::npos)
+          << e.what();
+    }
+  }
 }
 
 TEST(ClosedLoop, TheRigFileDeclaresSensingAndBadEntriesNameTheLine) {

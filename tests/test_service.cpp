@@ -17,6 +17,7 @@
 #include <regex>
 #include <sstream>
 #include <thread>
+#include <tuple>
 
 #include "marionette/environments/scene.hpp"
 #include "marionette/models/model_io.hpp"
@@ -390,6 +391,45 @@ TEST(Service, APlanIsOptimizedWhenAskedAndBadOptimizationOptionsNameTheirField) 
     grpc::ClientContext c;
     v1::PlanResponse out;
     const grpc::Status st = s.stub->Plan(&c, bad, &out);
+    EXPECT_EQ(st.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << field;
+    EXPECT_NE(st.error_message().find(field), std::string::npos) << st.error_message();
+  }
+}
+
+// PlanRequest.gains: the plan comes with its feedback gains, the very ones computed in-process
+// with those weights, and they survive planFromProto; bad weights name their field.
+TEST(Service, APlanComesWithItsFeedbackGainsWhenAsked) {
+  Running s;
+  v1::PlanRequest req = armRequest();
+  setArmGoal(req);
+  req.mutable_gains()->set_enabled(true);
+  (*req.mutable_gains()->mutable_weights())["position"] = 1e3;
+  grpc::ClientContext ctx;
+  v1::PlanResponse out;
+  ASSERT_TRUE(s.stub->Plan(&ctx, req, &out).ok());
+  ASSERT_EQ(out.outcome(), v1::OUTCOME_EXACT) << out.message();
+  const Plan plan = wire::planFromProto(out);
+  ASSERT_EQ(plan.gains.K.size() + 1, static_cast<std::size_t>(plan.samples()));
+  EXPECT_EQ(plan.gains.weights.position, 1e3);
+  EXPECT_EQ(plan.gains.weights.velocity, control::LqrWeights{}.velocity);
+  control::LqrWeights w;
+  w.position = 1e3;
+  const control::TrackingGains local = control::planTrackingGains(
+      loadModel("planar-arm"), plan.inputs, plan.states.row(0).transpose(), plan.rate_hz, w);
+  ASSERT_EQ(local.K.size(), plan.gains.K.size());
+  for (std::size_t k = 0; k < local.K.size(); ++k)
+    EXPECT_LE((local.K[k] - plan.gains.K[k]).cwiseAbs().maxCoeff(),
+              1e-12 * local.K[k].cwiseAbs().maxCoeff());
+  for (const auto& [name, value, field] :
+       std::vector<std::tuple<std::string, double, std::string>>{
+           {"nope", 1.0, "gains.weights[\"nope\"]: unknown weight"},
+           {"correction", 0.0, "gains.weights[\"correction\"]: must be > 0"},
+           {"rig", -1.0, "gains.weights[\"rig\"]: must be >= 0"}}) {
+    v1::PlanRequest bad = req;
+    (*bad.mutable_gains()->mutable_weights())[name] = value;
+    grpc::ClientContext c;
+    v1::PlanResponse r;
+    const grpc::Status st = s.stub->Plan(&c, bad, &r);
     EXPECT_EQ(st.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << field;
     EXPECT_NE(st.error_message().find(field), std::string::npos) << st.error_message();
   }

@@ -254,9 +254,11 @@ int cmdExecute(int argc, char** argv) {
     }
     const Sensing& sensing = *rig->sensing();
     std::cout << formatted(
-        "  feedback: LQR along the plan (%zu gains), %s estimator on %d measured values at "
-        "%g Hz (latency %g s)\n",
-        loop->gains().K.size(), toString(fb.options.estimator.process),
+        "  feedback: LQR along the plan (%zu gains, %s), %s estimator on %d measured values "
+        "at %g Hz (latency %g s)\n",
+        loop->gains().K.size(),
+        loop->gainsFromPlan() ? "the plan's" : "computed for these weights",
+        toString(fb.options.estimator.process),
         static_cast<int>(sensing.names().size()), sensing.rate_hz, sensing.latency_s);
   }
   if (a.switches.count("--dry-run")) {

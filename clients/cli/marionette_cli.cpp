@@ -55,7 +55,7 @@ constexpr const char* kUsage =
     "                  [--start rest|q:NAME=V,...|rest-of:VAR=V,...] [--time-limit S] [--seed N]\n"
     "                  [--rate HZ] [--step S] [--param NAME=VALUE]... [--roadmap FILE]\n"
     "                  [--roadmap-vertices N] [--out plan.json] [--inputs-csv FILE] [--quiet]\n"
-    "                  [--optimize [OPTIMIZE]] [SERVER]\n"
+    "                  [--optimize [OPTIMIZE]] [--gains] [SERVER]\n"
     "  marionette optimize PLAN.json | [--inputs FILE.csv] --model NAME|FILE [--rate HZ]\n"
     "                  [--scene NAME|FILE] [--goal G] [--start S] [OPTIMIZE] --out BETTER.json\n"
     "                  [--inputs-csv FILE] [--quiet]\n"

@@ -126,7 +126,7 @@ void printOptimizationTable(const std::vector<SummaryRow>& rows, std::ostream& o
 // With `optimization`, the server optimizes the plan; *report gets what it did.
 Plan planRemote(const Args& a, const PlanRequest& req, const ProgressFn& progress,
                 const OptimizationOptions* optimization = nullptr,
-                std::optional<OptimizationReport>* report = nullptr) {
+                std::optional<OptimizationReport>* report = nullptr, bool gains = false) {
   for (const char* local_only : {"--roadmap", "--roadmap-vertices"})
     if (a.values.count(local_only))
       throw std::invalid_argument(std::string(local_only) +
@@ -147,6 +147,7 @@ Plan planRemote(const Args& a, const PlanRequest& req, const ProgressFn& progres
   r.set_output_rate_hz(opt.rate_hz);
   r.set_step_s(opt.step_s);
   if (optimization) wire::optimizationOptionsToProto(*optimization, r.mutable_optimization());
+  if (gains) r.mutable_gains()->set_enabled(true);
   grpc::ClientContext ctx;
   remote.prepare(ctx);
   auto stream = remote.stub().PlanStream(&ctx, r);
@@ -273,7 +274,7 @@ int cmdPlan(int argc, char** argv) {
                  "--rate", "--step", "--param", "--roadmap", "--roadmap-vertices", "--out",
                  "--inputs-csv", "--server", "--token-file", "--tls-ca", "--settle",
                  "--optimize-time", "--weight", "--margin"},
-                {"--quiet", "--optimize"});
+                {"--quiet", "--optimize", "--gains"});
   if (!a.values.count("--model")) throw std::invalid_argument("plan needs --model NAME|FILE");
   if (!a.values.count("--goal"))
     throw std::invalid_argument(
@@ -325,12 +326,25 @@ int cmdPlan(int argc, char** argv) {
   const OptimizationOptions optimization = parseOptimizationOptions(a);
   std::optional<OptimizationReport> optimized;
   const bool remote = a.values.count("--server");
-  Plan plan = remote ? planRemote(a, req, progress, optimize ? &optimization : nullptr, &optimized)
+  const bool gains = a.switches.count("--gains");
+  Plan plan = remote ? planRemote(a, req, progress, optimize ? &optimization : nullptr, &optimized,
+                                  gains)
                      : planMotion(req, progress);
   if (!remote && optimize && plan.outcome == PlanOutcome::Exact) {
     OptimizedPlan better = optimizePlan(req, plan, optimization, progress);
     plan = std::move(better.plan);
     optimized = better.report;
+  }
+  // The feedback gains along the plan (the server computes them itself), with default weights.
+  std::string no_gains = "no plan";
+  if (!remote && gains && plan.samples() > 1 && plan.states.rows() == plan.samples()) {
+    try {
+      plan.gains = control::planTrackingGains(req.model, plan.inputs,
+                                              plan.states.row(0).transpose(), plan.rate_hz,
+                                              control::LqrWeights{});
+    } catch (const SimulationError& e) {  // the plan is kept, without gains
+      no_gains = e.what();
+    }
   }
   if (a.values.count("--out") && plan.samples() > 0)
     writeFileAtomically(a.values.at("--out"), [&](std::ostream& os) { writePlanJson(plan, os); });
@@ -339,6 +353,10 @@ int cmdPlan(int argc, char** argv) {
                         [&](std::ostream& os) { writeInputsCsv(plan, os); });
   printSummary(plan, std::cout);
   if (optimized) printOptimization(*optimized, std::cout);
+  if (gains)
+    std::cout << (plan.gains.empty() ? "  no feedback gains (" + no_gains + ")\n"
+                                     : formatted("  feedback gains: %zu steps at %g Hz\n",
+                                                 plan.gains.K.size(), plan.rate_hz));
   switch (plan.outcome) {
     case PlanOutcome::Exact: return 0;
     case PlanOutcome::Approximate: return 4;

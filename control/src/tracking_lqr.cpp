@@ -2,6 +2,7 @@
 
 #include <Eigen/Cholesky>
 #include <cmath>
+#include <string>
 
 #include "marionette/models/dynamics.hpp"
 #include "marionette/models/field_error.hpp"
@@ -114,18 +115,52 @@ Eigen::MatrixXd stateCost(const Model& model, const State& x, const LqrWeights& 
   return Q;
 }
 
+std::vector<std::pair<const char*, double*>> weightFields(LqrWeights& w) {
+  return {{"position", &w.position},     {"velocity", &w.velocity},
+          {"rig", &w.rig},               {"correction", &w.correction},
+          {"correction_rate", &w.correction_rate}, {"terminal", &w.terminal}};
+}
+
+std::vector<std::pair<const char*, double>> weightFields(const LqrWeights& w) {
+  LqrWeights copy = w;
+  std::vector<std::pair<const char*, double>> out;
+  for (const auto& [name, value] : weightFields(copy)) out.emplace_back(name, *value);
+  return out;
+}
+
+void checkLqrWeights(const LqrWeights& w) {
+  for (const auto& [name, value] : weightFields(w)) {
+    if (!(value >= 0) || !std::isfinite(value)) throw FieldError(name, "must be >= 0");
+    if (std::string(name) == "correction" && !(value > 0)) throw FieldError(name, "must be > 0");
+  }
+}
+
+bool LqrWeights::operator==(const LqrWeights& o) const {
+  return position == o.position && velocity == o.velocity && rig == o.rig &&
+         correction == o.correction && correction_rate == o.correction_rate &&
+         terminal == o.terminal;
+}
+
+TrackingGains planTrackingGains(const ModelPtr& model, const Eigen::MatrixXd& inputs,
+                                const Eigen::VectorXd& q0, double rate_hz,
+                                const LqrWeights& weights) {
+  if (!(rate_hz > 0) || !std::isfinite(rate_hz)) throw FieldError("rate_hz", "must be > 0");
+  if (q0.size() != model->nd())
+    throw FieldError("q0", "needs " + std::to_string(model->nd()) + " values");
+  IntegratorOptions io;
+  io.dt_s = 1.0 / rate_hz;
+  VariationalIntegrator vi(model, io);
+  if (inputs.rows() < 1 || inputs.cols() != model->nk())
+    throw FieldError("inputs", "needs at least one row of " + std::to_string(model->nk()) +
+                                   " values");
+  const State start =
+      vi.stateFromVelocity(q0, Eigen::VectorXd::Zero(model->nd()), inputs.row(0).transpose());
+  return computeTrackingGains(model, linearizeTrajectory(model, inputs, start, io), weights);
+}
+
 TrackingGains computeTrackingGains(const ModelPtr& model, const TrajectoryLinearization& lin,
                                    const LqrWeights& w) {
-  auto atLeastZero = [](const char* field, double v) {
-    if (!(v >= 0) || !std::isfinite(v)) throw FieldError(field, "must be >= 0");
-  };
-  atLeastZero("position", w.position);
-  atLeastZero("velocity", w.velocity);
-  atLeastZero("rig", w.rig);
-  atLeastZero("terminal", w.terminal);
-  atLeastZero("correction_rate", w.correction_rate);
-  if (!(w.correction > 0) || !std::isfinite(w.correction))
-    throw FieldError("correction", "must be > 0");
+  checkLqrWeights(w);
   std::vector<Eigen::MatrixXd> Q;
   Q.reserve(lin.A.size());
   for (std::size_t k = 0; k < lin.A.size(); ++k)

@@ -193,6 +193,36 @@ Plan readPlanJson(const std::string& text, const std::string& source) {
     plan.stage_clearance_m = r.column(p["stage_clearance_m"], "predicted.stage_clearance_m", n);
     plan.goal_distance = r.column(p["goal_distance"], "predicted.goal_distance", n);
   }
+
+  if (const YAML::Node g = root["gains"]; g) {
+    if (!g.IsMap()) r.fail("gains", "not an object");
+    const double rate = r.number(g["rate_hz"], "gains.rate_hz", true);
+    if (std::abs(rate - plan.rate_hz) > 1e-9 * plan.rate_hz)
+      r.fail("gains.rate_hz", "must be the plan's rate (inputs.rate_hz)");
+    control::TrackingGains& out = plan.gains;
+    out.dt_s = 1.0 / plan.rate_hz;
+    if (const YAML::Node w = g["weights"]; w) {
+      if (!w.IsMap()) r.fail("gains.weights", "not an object");
+      for (const auto& [name, value] : control::weightFields(out.weights))
+        if (w[name]) *value = r.number(w[name], std::string("gains.weights.") + name);
+    }
+    const int nk = static_cast<int>(plan.input_names.size());
+    const int nd = static_cast<int>(plan.state_names.size());
+    if (nd == 0) r.fail("gains", "needs predicted.state_names");
+    const double rows = r.number(g["rows"], "gains.rows", true);
+    const double cols = r.number(g["cols"], "gains.cols", true);
+    if (rows != nk) r.fail("gains.rows", "must be the number of inputs, " + std::to_string(nk));
+    if (cols != 2 * nd + nk)
+      r.fail("gains.cols", "must be 2 x joints + inputs, " + std::to_string(2 * nd + nk));
+    const YAML::Node K = g["K"];
+    if (!K || !K.IsSequence() || static_cast<int>(K.size()) != n - 1)
+      r.fail("gains.K", "needs one gain per step, " + std::to_string(n - 1) + " rows");
+    const Eigen::MatrixXd flat = r.matrix(K, "gains.K", n - 1, nk * (2 * nd + nk));
+    for (Eigen::Index k = 0; k < flat.rows(); ++k) {
+      const Eigen::RowVectorXd row = flat.row(k);
+      out.K.push_back(Eigen::Map<const Eigen::MatrixXd>(row.data(), 2 * nd + nk, nk).transpose());
+    }
+  }
   return plan;
 }
 

@@ -138,7 +138,33 @@ void writePlanJson(const Plan& plan, std::ostream& os) {
   predicted.vector("clearance_m", plan.clearance_m);
   predicted.vector("stage_clearance_m", plan.stage_clearance_m);
   predicted.vector("goal_distance", plan.goal_distance);
-  os << "\n  }\n}\n";
+  os << "\n  }";
+
+  if (!plan.gains.empty()) {
+    const control::TrackingGains& g = plan.gains;
+    const Eigen::Index rows = g.K[0].rows(), cols = g.K[0].cols();
+    top.key("gains") << "{\n    ";
+    Members gains(os, ",\n    ");
+    gains.number("rate_hz", 1.0 / g.dt_s);
+    gains.key("weights") << '{';
+    Members weights(os, ", ");
+    for (const auto& [name, value] : control::weightFields(g.weights)) weights.number(name, value);
+    os << '}';
+    gains.text("state", "q (predicted.state_names), p (n_d), rho (inputs.names)");
+    gains.key("rows") << rows;
+    gains.key("cols") << cols;
+    // One gain a line, row-major; 9 significant digits are plenty for a feedback gain.
+    Eigen::MatrixXd flat(static_cast<Eigen::Index>(g.K.size()), rows * cols);
+    for (std::size_t k = 0; k < g.K.size(); ++k)
+      flat.row(static_cast<Eigen::Index>(k)) =
+          Eigen::Map<const Eigen::RowVectorXd>(Eigen::MatrixXd(g.K[k].transpose()).data(),
+                                               rows * cols);
+    const std::streamsize precision = os.precision(9);
+    gains.rows("K", flat, "    ");
+    os.precision(precision);
+    os << "\n  }";
+  }
+  os << "\n}\n";
 }
 
 void writeInputsCsv(const Plan& plan, std::ostream& os) {

@@ -159,6 +159,14 @@ Status PlannerService::plan(ServerContext* ctx, const v1::PlanRequest& req, v1::
     p = std::move(better.plan);
     optimized = std::move(better.report);
   }
+  if (checked.gains && p.samples() > 1 && p.states.rows() == p.samples()) {
+    try {
+      p.gains = control::planTrackingGains(request.model, p.inputs, p.states.row(0).transpose(),
+                                           p.rate_hz, *checked.gains);
+    } catch (const SimulationError& e) {  // a step the linearization cannot take: no gains
+      p.message += std::string(p.message.empty() ? "" : "; ") + "no feedback gains: " + e.what();
+    }
+  }
   if (shouldStop(ctx)) return stoppedStatus(ctx);
   wire::planToProto(p, out);
   wire::startAndGoalToProto(request, p, out);

@@ -28,6 +28,7 @@ CheckedPlan checkPlan(Resolver& resolver, const v1::PlanRequest& request,
   checkPlannerOptions(out.request.options);
   if (request.optimization().enabled())
     out.optimization = wire::optimizationFromProto(request.optimization(), max_time_limit_s);
+  if (request.gains().enabled()) out.gains = wire::gainsWeightsFromProto(request.gains());
   return out;
 }
 

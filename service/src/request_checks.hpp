@@ -28,10 +28,11 @@ struct CheckedSimulation {
 CheckedSimulation checkSimulate(Resolver& resolver, const v1::SimulateRequest& request);
 
 // The plan request with its model and collision model; options checked (checkPlannerOptions),
-// and the optimization's when it is enabled.
+// the optimization's and the gains' when they are enabled.
 struct CheckedPlan {
   PlanRequest request;
   std::optional<OptimizationOptions> optimization;
+  std::optional<control::LqrWeights> gains;  // PlanRequest.gains enabled
 };
 CheckedPlan checkPlan(Resolver& resolver, const v1::PlanRequest& request,
                       double max_time_limit_s);

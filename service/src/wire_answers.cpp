@@ -190,6 +190,13 @@ void planToProto(const Plan& p, v1::PlanResponse* out) {
     if (p.min_stage_clearance_m < p.clearance_margin_m)
       out->add_shortfalls(v1::SHORTFALL_CLEARANCE_MARGIN);
   }
+  if (!p.gains.empty()) {
+    v1::TrackingGains* g = out->mutable_gains();
+    g->set_rate_hz(1.0 / p.gains.dt_s);
+    for (const auto& [name, value] : control::weightFields(p.gains.weights))
+      (*g->mutable_weights())[name] = value;
+    for (const Eigen::MatrixXd& K : p.gains.K) matrixToProto(K, g->add_k());
+  }
 }
 
 Plan planFromProto(const v1::PlanResponse& r) {
@@ -231,6 +238,23 @@ Plan planFromProto(const v1::PlanResponse& r) {
       throw std::invalid_argument(std::string("plan.") + what + ": " + std::to_string(size) +
                                   " rows for " + std::to_string(n) + " input samples");
   p.limit_violations.assign(r.limit_violations().begin(), r.limit_violations().end());
+  if (r.has_gains() && r.gains().k_size() > 0) {
+    const v1::TrackingGains& g = r.gains();
+    p.gains.dt_s = 1.0 / g.rate_hz();
+    for (const auto& [name, value] : control::weightFields(p.gains.weights))
+      if (g.weights().count(name)) *value = g.weights().at(name);
+    const long cols = 2 * static_cast<long>(p.state_names.size()) + nk;
+    if (g.rate_hz() != p.rate_hz || g.k_size() != n - 1)
+      throw std::invalid_argument("plan.gains: " + std::to_string(g.k_size()) + " gains at " +
+                                  formatNumber(g.rate_hz()) + " Hz for " + std::to_string(n) +
+                                  " samples at " + formatNumber(p.rate_hz) + " Hz");
+    for (int k = 0; k < g.k_size(); ++k) {
+      p.gains.K.push_back(matrixFromProto(g.k(k), "plan.gains.k"));
+      if (p.gains.K.back().rows() != nk || p.gains.K.back().cols() != cols)
+        throw std::invalid_argument("plan.gains.k[" + std::to_string(k) + "]: not " +
+                                    std::to_string(nk) + " x " + std::to_string(cols));
+    }
+  }
   return p;
 }
 

@@ -381,6 +381,28 @@ OptimizationOptions optimizationFromProto(const v1::Optimization& o, double max_
   return out;
 }
 
+control::LqrWeights gainsWeightsFromProto(const v1::GainsRequest& g) {
+  control::LqrWeights out;
+  std::vector<std::string> known;
+  for (const auto& [name, value] : control::weightFields(out)) known.push_back(name);
+  for (const auto& [name, value] :
+       std::map<std::string, double>(g.weights().begin(), g.weights().end())) {
+    bool found = false;
+    for (const auto& [field, weight] : control::weightFields(out))
+      if (name == field) {
+        *weight = value;
+        found = true;
+      }
+    if (!found) invalid("gains.weights" + fieldKey(name), "unknown weight (" + joinNames(known) + ")");
+  }
+  try {
+    control::checkLqrWeights(out);
+  } catch (const FieldError& e) {
+    invalid("gains.weights" + fieldKey(e.field()), e.problem());
+  }
+  return out;
+}
+
 // ---- Simulations -------------------------------------------------------------------------------
 
 SimulationCall simulationCallFromProto(const v1::SimulateRequest& req, const Model& m) {

@@ -1,5 +1,6 @@
 #include "marionette/executor/closed_loop.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <sstream>
@@ -18,8 +19,7 @@ double millisecondsSince(Clock::time_point t) {
 }  // namespace
 
 ClosedLoop::ClosedLoop(const Performance& perf, const Stream& stream, const Sensing& sensing,
-                       const std::vector<std::string>& held, ClosedLoopOptions options,
-                       const control::TrackingGains* gains)
+                       const std::vector<std::string>& held, ClosedLoopOptions options)
     : model_(perf.model), options_(std::move(options)), sensing_(sensing),
       rate_hz_(stream.rate_hz) {
   const Model& m = *model_;
@@ -54,11 +54,22 @@ ClosedLoop::ClosedLoop(const Performance& perf, const Stream& stream, const Sens
                                 formatted("%.3g", worst) + "); feedback needs that reference");
   reference_ = lin.x;
   taut_ = lin.taut;
-  if (gains && gains->K.size() + 1 == lin.x.size() && std::abs(gains->dt_s - dt) < 1e-12 &&
-      !gains->K.empty() && gains->K[0].rows() == m.nk() && gains->K[0].cols() == 2 * m.nd() + m.nk())
-    gains_ = *gains;
-  else
+  const control::TrackingGains& planned = perf.gains;
+  if (!planned.empty() && planned.weights == options_.weights) {
+    const bool fits = planned.K.size() + 1 == lin.x.size() &&
+                      std::abs(planned.dt_s - dt) < 1e-12 * dt &&
+                      std::all_of(planned.K.begin(), planned.K.end(), [&](const auto& K) {
+                        return K.rows() == m.nk() && K.cols() == 2 * m.nd() + m.nk();
+                      });
+    if (!fits)
+      throw std::invalid_argument(perf.source + ": gains: do not fit the plan (" +
+                                  std::to_string(planned.K.size()) + " gains for " +
+                                  std::to_string(lin.x.size()) + " samples)");
+    gains_ = planned;
+    gains_from_plan_ = true;
+  } else {
     gains_ = control::computeTrackingGains(model_, lin, options_.weights);
+  }
 
   options_.estimator.dt_s = dt;
   estimator_ = std::make_unique<control::Estimator>(

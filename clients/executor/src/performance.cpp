@@ -70,6 +70,7 @@ Performance loadPlanFile(const std::string& path, const ModelPtr& model_in) {
   p.inputs = scheduleFromRows(*model, plan.inputs, plan.rate_hz);
   p.duration_s = plan.duration_s();
   p.scene = plan.scene;
+  p.gains = plan.gains;
   if (static_cast<int>(plan.state_names.size()) == model->nd()) p.predicted_q = plan.states;
   return p;
 }

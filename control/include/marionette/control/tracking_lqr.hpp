@@ -10,7 +10,9 @@
 //   riccatiGains             the backward Riccati recursion for any A_k, B_k, Q_k, R.
 //   feasibleDeviation        x - x_ref without what crosses the reference's taut strings.
 //   TrackingGains            K_k for every step: u_{k+1} = u_ref_{k+1} - K_k (x_k - x_ref_k).
-//   computeTrackingGains     the gains for a plan.
+//   computeTrackingGains     the gains along a linearization.
+//   planTrackingGains        the gains for a plan's inputs from its first state, at rest.
+//   weightFields             the weights by name (plan files, the proto, flags); checkLqrWeights.
 //
 // The state is the VI's x = (q_d, p, rho) (n_x = 2 n_d + n_k) and the input u_k = rho_{k+1},
 // the next setpoints: the rig's deviation from the plan is part of the state (it is what the
@@ -19,6 +21,7 @@
 #pragma once
 
 #include <Eigen/Core>
+#include <utility>
 #include <vector>
 
 #include "marionette/models/dynamics.hpp"
@@ -50,7 +53,16 @@ struct LqrWeights {
   // rig that jumps its setpoints is what its speed and acceleration limits forbid.
   double correction_rate = 1e1;
   double terminal = 10.0;  // the last state's cost is this times a step's
+  bool operator==(const LqrWeights& o) const;
+  bool operator!=(const LqrWeights& o) const { return !(*this == o); }
 };
+
+// Each weight with its name ("position", "velocity", "rig", "correction", "correction_rate",
+// "terminal"), in that order.
+std::vector<std::pair<const char*, double*>> weightFields(LqrWeights& w);
+std::vector<std::pair<const char*, double>> weightFields(const LqrWeights& w);
+// Throws FieldError naming a weight that is not finite and >= 0 (correction: > 0).
+void checkLqrWeights(const LqrWeights& w);
 
 // K_k = (R + B^T P_{k+1} B)^-1 (B^T P_{k+1} A + N^T),
 // P_k = Q_k + A^T P_{k+1} A - (A^T P_{k+1} B + N) K_k,  P_N = Q_N; k = N-1 ... 0 for N = A.size():
@@ -87,9 +99,15 @@ struct TrackingGains {
   bool empty() const { return K.empty(); }
 };
 
-// Throws FieldError naming a weight that is not > 0 (position, velocity, rig, correction_rate
-// and terminal may be 0).
+// Throws FieldError as checkLqrWeights.
 TrackingGains computeTrackingGains(const ModelPtr& model, const TrajectoryLinearization& lin,
                                    const LqrWeights& weights);
+
+// The gains for a plan: `inputs` (N x n_k, rows at rate_hz) re-simulated at dt = 1 / rate_hz
+// from the joints q0 (n_d) at rest at the first row, as the plan's own verification does.
+// Throws what linearizeTrajectory and computeTrackingGains throw.
+TrackingGains planTrackingGains(const ModelPtr& model, const Eigen::MatrixXd& inputs,
+                                const Eigen::VectorXd& q0, double rate_hz,
+                                const LqrWeights& weights);
 
 }  // namespace marionette::control

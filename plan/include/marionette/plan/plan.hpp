@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "marionette/control/tracking_lqr.hpp"
 #include "marionette/models/simulation.hpp"
 
 namespace marionette {
@@ -100,6 +101,8 @@ struct Plan {
   std::vector<std::string> limit_violations;  // empty for every plan a planner returns
   PlanStatistics stats;
   PlanQuality quality;
+  // Feedback gains along the plan (`plan --gains`; control/tracking_lqr.hpp): empty unless asked.
+  control::TrackingGains gains;
 
   int samples() const { return static_cast<int>(inputs.rows()); }
   double duration_s() const { return samples() > 0 ? (samples() - 1) / rate_hz : 0.0; }

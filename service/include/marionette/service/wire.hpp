@@ -16,6 +16,7 @@
 //                                and for, in full.
 //   planRequestFromProto         v1::PlanRequest -> PlanRequest, every field checked.
 //   optimizationFromProto / optimizationToProto   PlanRequest.optimization, its report.
+//   gainsWeightsFromProto        PlanRequest.gains' weights (the gains travel in the plan).
 //   progressToProto / progressFromProto   PlanStream's progress events.
 //   protoField                   a library's field path (FieldError) as the proto's field.
 #pragma once
@@ -99,6 +100,10 @@ void optimizationToProto(const OptimizationReport& report, v1::OptimizationRepor
 OptimizationReport optimizationReportFromProto(const v1::OptimizationReport& report);
 // The request's form of options (every weight by name).
 void optimizationOptionsToProto(const OptimizationOptions& options, v1::Optimization* out);
+
+// PlanRequest.gains' weights: the defaults for those not given, each checked (RequestError naming
+// "gains.weights[\"x\"]").
+control::LqrWeights gainsWeightsFromProto(const v1::GainsRequest& gains);
 
 void progressToProto(const PlanProgress& progress, v1::PlanProgress* out);
 PlanProgress progressFromProto(const v1::PlanProgress& progress);

@@ -55,14 +55,13 @@ struct ClosedLoopStats {
 
 class ClosedLoop {
  public:
-  // perf: a plan (its inputs and predicted states) whose stream plays it at its own rate; the
-  // gains computed here unless `gains` has them for this plan's rate and length.  The estimator
-  // starts with the puppet at rest at the stream's first row.  Throws std::invalid_argument
-  // (the plan cannot be re-simulated from rest, gains of the wrong size, ...) before anything
-  // moves.
+  // perf: a plan (its inputs and predicted states) whose stream plays it at its own rate.  The
+  // gains: the plan's own (perf.gains) when they were computed with options.weights, else
+  // computed here.  The estimator starts with the puppet at rest at the stream's first row.
+  // Throws std::invalid_argument (the plan cannot be re-simulated from rest, its gains do not
+  // fit it, ...) before anything moves.
   ClosedLoop(const Performance& perf, const Stream& stream, const Sensing& sensing,
-             const std::vector<std::string>& held, ClosedLoopOptions options,
-             const control::TrackingGains* gains = nullptr);
+             const std::vector<std::string>& held, ClosedLoopOptions options);
 
   // The frame for host tick `tick` (first frame: the first call), row `row` of its phase and
   // sample, is about to go out: reads the rig's measurements, fuses them, and sets `values`.
@@ -76,6 +75,7 @@ class ClosedLoop {
   // The clamps of the frame beforeSend just made, one line each (for the command log).
   const std::vector<std::string>& frameClamps() const { return frame_clamps_; }
   const control::TrackingGains& gains() const { return gains_; }
+  bool gainsFromPlan() const { return gains_from_plan_; }
   // The filtered joint estimate of every rig tick, as it was when the next frame was computed
   // (row t: tick t; NaN where no frame followed).
   const std::vector<Eigen::VectorXd>& estimates() const { return estimates_; }
@@ -93,6 +93,7 @@ class ClosedLoop {
   Sensing sensing_;
   double rate_hz_;
   control::TrackingGains gains_;
+  bool gains_from_plan_ = false;
   std::vector<State> reference_;  // the plan re-simulated: x_ref per play sample
   std::vector<std::vector<char>> taut_;  // its taut strings per sample
   std::unique_ptr<DynamicsData> dyn_scratch_;

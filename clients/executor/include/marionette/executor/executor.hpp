@@ -24,6 +24,7 @@
 #include <string>
 #include <vector>
 
+#include "marionette/control/tracking_lqr.hpp"
 #include "marionette/executor/rig.hpp"
 #include "marionette/models/model.hpp"
 #include "marionette/models/simulation.hpp"
@@ -40,6 +41,7 @@ struct Performance {
   Eigen::MatrixXd predicted_q;  // rows at rate_hz from t = 0 (n_d columns), or empty
   std::string source;           // the file, for messages
   std::string scene;            // the plan's scene (name or file), "" for none
+  control::TrackingGains gains;  // the plan's feedback gains (`plan --gains`), or empty
 };
 
 // plan.json as `marionette plan --out` writes it.  model: the model to use (nullptr = load the
