@@ -197,7 +197,10 @@ void ClosedLoop::clamp(const Eigen::VectorXd& row, Eigen::VectorXd& u, long tick
     double v = std::min(std::max(want, lo), hi);
     const double clo = std::max(lo, row[j] - options_.max_correction);
     const double chi = std::min(hi, row[j] + options_.max_correction);
-    if (clo <= chi) v = std::min(std::max(v, clo), chi);
+    if (clo <= chi)
+      v = std::min(std::max(v, clo), chi);
+    else  // the limits keep the rig out of the bound this tick: as near the plan as they allow
+      v = std::min(std::max(row[j], lo), hi);
     if (v != want) {
       ++stats_.clamped;
       frame_clamps_.push_back(formatted("%s corrected to %.6g, clamped to %.6g at tick %ld",
