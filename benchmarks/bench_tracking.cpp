@@ -143,24 +143,38 @@ int estimation(int seeds, const std::vector<double>& rates, const std::string& p
   return 0;
 }
 
-// The truth for seed `seed`: masses (and their inertias) each x U[0.9, 1.1], constant-length
+// What the truth changes: masses (and their inertias) each x U[0.9, 1.1], constant-length
 // strings + 5 mm, joint damping x 3.
-ModelPtr perturbedTruth(const Model& model, unsigned seed) {
+struct Perturbation {
+  bool masses = true, strings = true, damping = true;
+};
+
+// The truth for seed `seed`.
+ModelPtr perturbedTruth(const Model& model, unsigned seed, const Perturbation& what) {
   auto truth = std::make_shared<Model>(model);
   std::mt19937 rng(seed);
   std::uniform_real_distribution<double> scale(0.9, 1.1);
-  for (Mass& m : truth->masses) {
-    const double f = scale(rng);
-    m.mass_kg *= f;
-    m.inertia_kgm2 *= f;
-  }
-  for (String& s : truth->strings)
-    if (s.length_variable < 0) s.length_m += 0.005;
-  for (DynamicVariable& d : truth->dynamic) d.damping *= 3.0;
+  if (what.masses)
+    for (Mass& m : truth->masses) {
+      const double f = scale(rng);
+      m.mass_kg *= f;
+      m.inertia_kgm2 *= f;
+    }
+  if (what.strings)
+    for (String& s : truth->strings)
+      if (s.length_variable < 0) s.length_m += 0.005;
+  if (what.damping)
+    for (DynamicVariable& d : truth->dynamic) d.damping *= 3.0;
   return truth;
 }
 
-int tracking(int seeds, const std::vector<std::string>& plans) {
+// Closed-loop options the command line changes (0: the default).
+struct ClosedLoopOptionsPatch {
+  double max_deviation = 0.0;
+};
+
+int tracking(int seeds, const std::vector<std::string>& plans, const Perturbation& what,
+             const ClosedLoopOptionsPatch& patch) {
   using namespace marionette::executor;
   if (plans.empty()) {
     std::cerr << "bench_tracking tracking: needs --plan PLAN.json[,...]\n";
@@ -179,7 +193,7 @@ int tracking(int seeds, const std::vector<std::string>& plans) {
     for (int s = 0; s < seeds; ++s) {
       for (int closed = 0; closed < 2; ++closed) {
         SimTruth truth;
-        truth.truth = perturbedTruth(*perf.model, 100 + s);
+        truth.truth = perturbedTruth(*perf.model, 100 + s, what);
         for (const Point& p : perf.model->points) truth.sensing.markers.push_back(p.name);
         truth.sensing.rate_hz = 30.0;
         truth.sensing.latency_s = 0.01;
@@ -190,8 +204,10 @@ int tracking(int seeds, const std::vector<std::string>& plans) {
         const Stream stream = buildStream(perf, rig.readSetpoints(), {});
         std::unique_ptr<ClosedLoop> loop;
         if (closed) {
+          ClosedLoopOptions options;
+          if (patch.max_deviation > 0) options.max_deviation = patch.max_deviation;
           loop = std::make_unique<ClosedLoop>(perf, stream, *rig.sensing(),
-                                              std::vector<std::string>{}, ClosedLoopOptions{});
+                                              std::vector<std::string>{}, options);
         }
         ExecuteOptions eo;
         eo.closed_loop = loop.get();
@@ -219,13 +235,16 @@ int tracking(int seeds, const std::vector<std::string>& plans) {
 int main(int argc, char** argv) {
   if (argc < 2) {
     std::cerr << "usage: bench_tracking estimation [--seeds N] [--rates HZ,...] [--plan P.json]\n"
-                 "       bench_tracking tracking --plan P.json[,P2.json] [--seeds N]\n";
+                 "       bench_tracking tracking --plan P.json[,P2.json] [--seeds N]\n"
+                 "                      [--perturb masses,strings,damping] [--max-deviation X]\n";
     return 2;
   }
   const std::string what = argv[1];
   int seeds = 5;
   std::vector<double> rates = {30};
   std::string plan;
+  Perturbation perturb;
+  ClosedLoopOptionsPatch patch;
   for (int i = 2; i + 1 < argc; i += 2) {
     const std::string a = argv[i];
     if (a == "--seeds") seeds = std::max(1, std::atoi(argv[i + 1]));
@@ -233,14 +252,28 @@ int main(int argc, char** argv) {
       rates.clear();
       for (const std::string& r : splitCommas(argv[i + 1])) rates.push_back(std::atof(r.c_str()));
     } else if (a == "--plan") plan = argv[i + 1];
-    else {
+    else if (a == "--max-deviation") patch.max_deviation = std::atof(argv[i + 1]);
+    else if (a == "--perturb") {
+      perturb = Perturbation{false, false, false};
+      for (const std::string& p : splitCommas(argv[i + 1])) {
+        if (p == "masses") perturb.masses = true;
+        else if (p == "strings") perturb.strings = true;
+        else if (p == "damping") perturb.damping = true;
+        else {
+          std::cerr << "bench_tracking: --perturb: unknown '" << p
+                    << "' (masses, strings, damping)\n";
+          return 2;
+        }
+      }
+    } else {
       std::cerr << "bench_tracking: unknown option " << a << "\n";
       return 2;
     }
   }
   if (what == "estimation") return estimation(seeds, rates, plan);
-  if (what == "tracking") return tracking(seeds, plan.empty() ? std::vector<std::string>{}
-                                                              : splitCommas(plan));
+  if (what == "tracking")
+    return tracking(seeds, plan.empty() ? std::vector<std::string>{} : splitCommas(plan), perturb,
+                    patch);
   std::cerr << "bench_tracking: unknown part '" << what << "' (estimation, tracking)\n";
   return 2;
 }

@@ -288,6 +288,12 @@ class Execute(unittest.TestCase):
             (["--plan", plan, "--rig", "sim:?truth=nosuch.yaml", "--feedback", "lqr"],
              "truth: "),
             (["--plan", plan, "--rig", "sim:?rate=5000", "--feedback", "lqr"], "rate"),
+            (["--plan", plan, "--rig", measuring, "--feedback", "lqr", "--r", "100,10,-1"],
+             "--r: weights are >= 0"),
+            # Outputs are checked before the run: no run is lost for want of its report.
+            (["--plan", plan, "--rig", measuring, "--feedback", "lqr", "--report",
+              os.path.join(self.tmp, "nosuch", "report.json")], "--report: '" + self.path("nosuch")),
+            (["--plan", plan, "--rig", measuring, "--report", self.tmp], "--report: "),
         ]
         for args, fragment in cases:
             p = run("execute", *args, "--log", self.path("log.csv"))

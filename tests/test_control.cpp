@@ -325,18 +325,63 @@ TEST(TrackingLqr, GainsEqualTheRiccatiRecursionOnFiniteDifferenceLinearizations)
   const TrackingGains gains = computeTrackingGains(plan.model, lin, w);
   const double dt = plan.options.dt_s;
   std::vector<Eigen::MatrixXd> Q;
-  for (std::size_t k = 0; k < lin.A.size(); ++k)
+  for (std::size_t k = 0; k < lin.A.size(); ++k) {
     Q.push_back(stateCost(*plan.model, lin.x[k], w, dt));
+    gainDynamics(Eigen::MatrixXd(A_fd[k]), Eigen::MatrixXd(B_fd[k]), nk, A_fd[k], B_fd[k]);
+  }
   const Eigen::MatrixXd QN = w.terminal * stateCost(*plan.model, lin.x.back(), w, dt);
   const std::vector<Eigen::MatrixXd> K_fd =
       riccatiGains(A_fd, B_fd, Q, inputCost(*plan.model, w, dt), QN, nullptr,
                    crossCost(*plan.model, w, dt));
+  ASSERT_EQ(gains.K[0].cols(), nx + nk);
   for (std::size_t k = 0; k < K_fd.size(); ++k) {
     const double scale = 1 + gains.K[k].cwiseAbs().maxCoeff();
     EXPECT_LT((gains.K[k] - K_fd[k]).cwiseAbs().maxCoeff(), 1e-4 * scale) << "step " << k;
   }
   // The gains act: the position error feeds the robot's input.
   EXPECT_GT(gains.K[0].cwiseAbs().maxCoeff(), 0.1);
+}
+
+// The quadratic form is the cost the header writes out term by term: position, velocity
+// through the mass matrix, rig, correction, its rate and its acceleration.
+TEST(TrackingLqr, TheQuadraticCostIsEachTermOfTheWeights) {
+  const SwingPlan plan;
+  const Model& m = *plan.model;
+  LqrWeights w;
+  w.position = 3e3, w.velocity = 7, w.rig = 50, w.correction = 20;
+  w.correction_rate = 4, w.correction_accel = 0.3;
+  const double dt = plan.options.dt_s;
+  const Eigen::MatrixXd Q = stateCost(m, plan.start, w, dt), R = inputCost(m, w, dt),
+                        N = crossCost(m, w, dt);
+  ASSERT_EQ(Q.rows(), 8);
+  ASSERT_EQ(N.rows(), 8);
+  DynamicsData d(m);
+  const Eigen::VectorXd q = m.configuration(plan.start.q, plan.start.rho);
+  forwardKinematics(m, d, q);
+  computeLagrangian(m, d, q, Eigen::VectorXd::Zero(2), LagrangianOrder::MassMatrix);
+  std::mt19937 rng(11);
+  std::normal_distribution<double> g(0, 0.01);
+  for (int trial = 0; trial < 4; ++trial) {
+    Eigen::VectorXd s(8), u(2);
+    for (int i = 0; i < 8; ++i) s[i] = g(rng);
+    for (int i = 0; i < 2; ++i) u[i] = g(rng);
+    const Eigen::VectorXd dq = s.head(2), dp = s.segment(2, 2), drho = s.segment(4, 2),
+                          prev = s.tail(2);
+    const double direct = w.position * dq.squaredNorm() +
+                          w.velocity * d.M.llt().solve(dp).squaredNorm() +
+                          w.rig * drho.squaredNorm() + w.correction * u.squaredNorm() +
+                          w.correction_rate * ((u - drho) / dt).squaredNorm() +
+                          w.correction_accel * ((u - 2 * drho + prev) / (dt * dt)).squaredNorm();
+    const double form = s.dot(Q * s) + u.dot(R * u) + 2 * s.dot(N * u);
+    EXPECT_NEAR(form, direct, 1e-10 * direct) << "trial " << trial;
+  }
+  // The gains' state carries the rig a step later into its previous slot.
+  Eigen::MatrixXd A = Eigen::MatrixXd::Random(6, 6), B = Eigen::MatrixXd::Random(6, 2), As, Bs;
+  gainDynamics(A, B, 2, As, Bs);
+  Eigen::VectorXd s = Eigen::VectorXd::Random(8), u = Eigen::VectorXd::Random(2);
+  const Eigen::VectorXd next = As * s + Bs * u;
+  EXPECT_LT((next.head(6) - (A * s.head(6) + B * u)).norm(), 1e-14);
+  EXPECT_EQ(next.tail(2), s.segment(4, 2));
 }
 
 // The gains minimize the quadratic cost of the linear system: x_0^T P_0 x_0 is the closed loop's
@@ -347,33 +392,36 @@ TEST(TrackingLqr, GainsMinimizeTheQuadraticCostAndTheValueIsItsCost) {
       linearizeTrajectory(plan.model, plan.inputs, plan.start, plan.options);
   const LqrWeights w;
   const double dt = plan.options.dt_s;
-  std::vector<Eigen::MatrixXd> Q;
-  for (std::size_t k = 0; k < lin.A.size(); ++k)
+  std::vector<Eigen::MatrixXd> Q, A(lin.A.size()), B(lin.A.size());
+  for (std::size_t k = 0; k < lin.A.size(); ++k) {
     Q.push_back(stateCost(*plan.model, lin.x[k], w, dt));
+    gainDynamics(lin.A[k], lin.B[k], 2, A[k], B[k]);
+  }
   const Eigen::MatrixXd R = inputCost(*plan.model, w, dt);
   const Eigen::MatrixXd N = crossCost(*plan.model, w, dt);
   const Eigen::MatrixXd QN = w.terminal * stateCost(*plan.model, lin.x.back(), w, dt);
   std::vector<Eigen::MatrixXd> P;
-  const std::vector<Eigen::MatrixXd> K = riccatiGains(lin.A, lin.B, Q, R, QN, &P, N);
+  const std::vector<Eigen::MatrixXd> K = riccatiGains(A, B, Q, R, QN, &P, N);
   auto cost = [&](const std::vector<Eigen::MatrixXd>& gains, const Eigen::VectorXd& x0) {
     Eigen::VectorXd x = x0;
     double J = 0;
     for (std::size_t k = 0; k < gains.size(); ++k) {
       const Eigen::VectorXd u = -gains[k] * x;
       J += x.dot(Q[k] * x) + u.dot(R * u) + 2 * x.dot(N * u);
-      x = lin.A[k] * x + lin.B[k] * u;
+      x = A[k] * x + B[k] * u;
     }
     return J + x.dot(QN * x);
   };
-  Eigen::VectorXd x0(6);
-  x0 << 0.02, -0.01, 0.003, 0.0, 0.01, 0.0;  // the mass off the plan, moving; the rig off
+  Eigen::VectorXd x0(8);
+  // The mass off the plan, moving; the rig off, and off differently a step earlier.
+  x0 << 0.02, -0.01, 0.003, 0.0, 0.01, 0.0, 0.004, -0.002;
   const double J = cost(K, x0);
   EXPECT_NEAR(J, x0.dot(P[0] * x0), 1e-9 * J);
   std::mt19937 rng(5);
   std::normal_distribution<double> g(0, 1);
   for (int trial = 0; trial < 5; ++trial) {
     const std::size_t k = static_cast<std::size_t>(trial * 6);
-    Eigen::MatrixXd D(2, 6);
+    Eigen::MatrixXd D(2, 8);
     for (int i = 0; i < D.size(); ++i) D.data()[i] = g(rng);
     D *= 1e-3 * K[k].norm() / D.norm();
     std::vector<Eigen::MatrixXd> Kp = K, Km = K;
@@ -398,16 +446,38 @@ TEST(TrackingLqr, APushOnTheSuspendedMassIsRejected) {
   const TrackingGains gains = computeTrackingGains(plan.model, lin, LqrWeights{});
   VariationalIntegrator vi(plan.model, plan.options);
   DynamicsData d(*plan.model);
-  double end_error[2], max_correction = 0.0;
-  for (int closed = 0; closed < 2; ++closed) {
+  double end_error[3], max_correction = 0.0;
+  // closed = 2: no weight on the correction's acceleration; its setpoints jerk harder.
+  LqrWeights no_accel;
+  no_accel.correction_accel = 0;
+  const TrackingGains jerky = computeTrackingGains(plan.model, lin, no_accel);
+  double max_accel[3] = {0, 0, 0};
+  for (int closed = 0; closed < 3; ++closed) {
+    Eigen::VectorXd sent[2] = {plan.inputs.row(0).transpose(), plan.inputs.row(0).transpose()};
     State x = plan.start, next = x;
+    Eigen::VectorXd previous_rig = Eigen::VectorXd::Zero(2);
     for (Eigen::Index k = 1; k < plan.inputs.rows(); ++k) {
       if (k == 10) x.p[0] += 0.1244 * 0.3;  // 0.3 m/s sideways
       Eigen::VectorXd u = plan.inputs.row(k).transpose();
       if (closed) {
-        u -= gains.K[k - 1] * feasibleDeviation(*plan.model, d, x, lin.x[k - 1], lin.taut[k - 1]);
-        max_correction = std::max(max_correction, (u - plan.inputs.row(k).transpose()).norm());
+        const Eigen::VectorXd dx =
+            feasibleDeviation(*plan.model, d, x, lin.x[k - 1], lin.taut[k - 1]);
+        u += (closed == 1 ? gains : jerky)
+                 .correction(static_cast<std::size_t>(k - 1), dx, previous_rig);
+        previous_rig = dx.tail(2);
+        if (closed == 1)
+          max_correction = std::max(max_correction, (u - plan.inputs.row(k).transpose()).norm());
       }
+      // The sent setpoints' second difference less the plan's: the correction's acceleration.
+      if (k >= 2) {
+        const Eigen::VectorXd plan_accel =
+            plan.inputs.row(k) - 2 * plan.inputs.row(k - 1) + plan.inputs.row(k - 2);
+        const double dt2 = plan.options.dt_s * plan.options.dt_s;
+        max_accel[closed] =
+            std::max(max_accel[closed], ((u - 2 * sent[1] + sent[0]) - plan_accel).norm() / dt2);
+      }
+      sent[0] = sent[1];
+      sent[1] = u;
       ASSERT_EQ(vi.step(x, u, next), StepStatus::Ok);
       std::swap(x, next);
     }
@@ -416,6 +486,9 @@ TEST(TrackingLqr, APushOnTheSuspendedMassIsRejected) {
   EXPECT_GT(end_error[0], 0.02);                  // open loop: still swinging
   EXPECT_LT(end_error[1], 0.05 * end_error[0]);   // closed loop: back on the plan
   EXPECT_LT(max_correction, 0.1);  // the rate weight keeps the robot from jumping
+  // The acceleration weight smooths the corrections (the push is in the open-loop rows too).
+  EXPECT_LT(max_accel[1], 0.5 * max_accel[2])
+      << "with the acceleration weight " << max_accel[1] << " m/s^2, without " << max_accel[2];
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "cli_util.hpp"
+#include "marionette/common/files.hpp"
 #include "marionette/environments/collision.hpp"
 #include "marionette/environments/scene.hpp"
 #include "marionette/executor/closed_loop.hpp"
@@ -100,8 +101,11 @@ Feedback parseFeedback(const Args& a, const Performance& perf, const StreamOptio
     if (q.size() > 2) o.weights.rig = q[2];
   }
   if (a.values.count("--r")) {
-    o.weights.correction = numbers("--r", 1, 1)[0];
+    const std::vector<double> r = numbers("--r", 1, 3);
+    o.weights.correction = r[0];
     if (!(o.weights.correction > 0)) throw std::invalid_argument("--r: must be > 0");
+    if (r.size() > 1) o.weights.correction_rate = r[1];
+    if (r.size() > 2) o.weights.correction_accel = r[2];
   }
   if (a.values.count("--process-noise")) {
     const std::vector<double> n = numbers("--process-noise", 2, 2);
@@ -141,6 +145,15 @@ int cmdExecute(int argc, char** argv) {
                            {"--loop", "--dry-run"});
   if (a.values.count("--plan") == a.values.count("--inputs"))
     throw std::invalid_argument("give one of --plan plan.json or --inputs FILE.csv");
+  // Outputs are checked before anything moves: a run is not repeated for a report it lost.
+  for (const char* flag : {"--report", "--log"})
+    if (a.values.count(flag)) {
+      try {
+        checkWritable(a.values.at(flag));
+      } catch (const FileError& e) {
+        throw std::invalid_argument(std::string(flag) + ": " + e.what());
+      }
+    }
   if (!a.values.count("--rig") && !a.switches.count("--dry-run"))
     throw std::invalid_argument(
         "--rig: give the rig (sim:, serial:/dev/ttyX?baud=N, "

@@ -27,6 +27,18 @@ std::string readTextFile(const std::string& path, std::size_t max_bytes) {
   return text;
 }
 
+void checkWritable(const std::string& path) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (path.empty()) throw FileError("an empty path");
+  if (fs::is_directory(path, ec)) throw FileError("'" + path + "' is a directory");
+  const fs::path parent = fs::path(path).parent_path();
+  const std::string folder = parent.empty() ? "." : parent.string();
+  if (!fs::is_directory(folder, ec)) throw FileError("'" + folder + "': no such folder");
+  if (::access(folder.c_str(), W_OK) != 0)
+    throw FileError("'" + folder + "': cannot write there");
+}
+
 std::string readFirstLine(const std::string& path) {
   std::istringstream is(readTextFile(path));
   std::string line;

@@ -89,36 +89,72 @@ std::vector<Eigen::MatrixXd> riccatiGains(const std::vector<Eigen::MatrixXd>& A,
   return K;
 }
 
+namespace {
+// The correction's acceleration is C s + du, C = [0 .. -2 I_rho, I_prev] (n_k x n_s).
+Eigen::MatrixXd accelerationRows(const Model& model) {
+  const int nx = 2 * model.nd() + model.nk(), nk = model.nk();
+  Eigen::MatrixXd C = Eigen::MatrixXd::Zero(nk, nx + nk);
+  C.block(0, nx - nk, nk, nk).diagonal().setConstant(-2.0);
+  C.rightCols(nk).diagonal().setOnes();
+  return C;
+}
+}  // namespace
+
+void gainDynamics(const Eigen::MatrixXd& A, const Eigen::MatrixXd& B, int nk,
+                  Eigen::MatrixXd& A_s, Eigen::MatrixXd& B_s) {
+  const Eigen::Index nx = A.rows();
+  A_s.setZero(nx + nk, nx + nk);
+  A_s.topLeftCorner(nx, nx) = A;
+  A_s.block(nx, nx - nk, nk, nk).setIdentity();
+  B_s.setZero(nx + nk, B.cols());
+  B_s.topRows(nx) = B;
+}
+
 Eigen::MatrixXd inputCost(const Model& model, const LqrWeights& w, double dt_s) {
-  return (w.correction + w.correction_rate / (dt_s * dt_s)) *
+  const double dt2 = dt_s * dt_s;
+  return (w.correction + w.correction_rate / dt2 + w.correction_accel / (dt2 * dt2)) *
          Eigen::MatrixXd::Identity(model.nk(), model.nk());
 }
 
 Eigen::MatrixXd crossCost(const Model& model, const LqrWeights& w, double dt_s) {
-  const int nd = model.nd(), nk = model.nk();
-  Eigen::MatrixXd N = Eigen::MatrixXd::Zero(2 * nd + nk, nk);
-  N.bottomRows(nk).diagonal().setConstant(-w.correction_rate / (dt_s * dt_s));
+  const int nd = model.nd(), nk = model.nk(), nx = 2 * nd + nk;
+  const double dt2 = dt_s * dt_s;
+  Eigen::MatrixXd N = w.correction_accel / (dt2 * dt2) * accelerationRows(model).transpose();
+  N.block(nx - nk, 0, nk, nk).diagonal().array() -= w.correction_rate / dt2;
   return N;
 }
 
 Eigen::MatrixXd stateCost(const Model& model, const State& x, const LqrWeights& w, double dt_s) {
-  const int nd = model.nd(), nk = model.nk();
-  Eigen::MatrixXd Q = Eigen::MatrixXd::Zero(2 * nd + nk, 2 * nd + nk);
-  Q.topLeftCorner(nd, nd).diagonal().setConstant(w.position);
+  const int nd = model.nd(), nk = model.nk(), nx = 2 * nd + nk;
+  const double dt2 = dt_s * dt_s;
+  const Eigen::MatrixXd C = accelerationRows(model);
+  Eigen::MatrixXd Q = w.correction_accel / (dt2 * dt2) * C.transpose() * C;
+  Q.topLeftCorner(nd, nd).diagonal().array() += w.position;
   DynamicsData d(model);
   const Eigen::VectorXd q = model.configuration(x.q, x.rho);
   forwardKinematics(model, d, q);
   computeLagrangian(model, d, q, Eigen::VectorXd::Zero(nd), LagrangianOrder::MassMatrix);
   const Eigen::MatrixXd Minv = d.M.llt().solve(Eigen::MatrixXd::Identity(nd, nd));
-  Q.block(nd, nd, nd, nd) = w.velocity * Minv.transpose() * Minv;
-  Q.bottomRightCorner(nk, nk).diagonal().setConstant(w.rig + w.correction_rate / (dt_s * dt_s));
+  Q.block(nd, nd, nd, nd) += w.velocity * Minv.transpose() * Minv;
+  Q.block(nx - nk, nx - nk, nk, nk).diagonal().array() += w.rig + w.correction_rate / dt2;
   return Q;
 }
 
+Eigen::VectorXd TrackingGains::correction(std::size_t k, const Eigen::VectorXd& deviation,
+                                          const Eigen::VectorXd& previous_rig_deviation) const {
+  const Eigen::MatrixXd& G = K.at(k);
+  const Eigen::Index nx = deviation.size();
+  return -(G.leftCols(nx) * deviation + G.rightCols(G.cols() - nx) * previous_rig_deviation);
+}
+
 std::vector<std::pair<const char*, double*>> weightFields(LqrWeights& w) {
-  return {{"position", &w.position},     {"velocity", &w.velocity},
-          {"rig", &w.rig},               {"correction", &w.correction},
-          {"correction_rate", &w.correction_rate}, {"terminal", &w.terminal}};
+  return {{"position", &w.position},
+          {"velocity", &w.velocity},
+          {"rig", &w.rig},
+          {"correction", &w.correction},
+          {"correction_rate", &w.correction_rate},
+          {"correction_accel", &w.correction_accel},
+          {"terminal", &w.terminal}};
 }
 
 std::vector<std::pair<const char*, double>> weightFields(const LqrWeights& w) {
@@ -138,7 +174,7 @@ void checkLqrWeights(const LqrWeights& w) {
 bool LqrWeights::operator==(const LqrWeights& o) const {
   return position == o.position && velocity == o.velocity && rig == o.rig &&
          correction == o.correction && correction_rate == o.correction_rate &&
-         terminal == o.terminal;
+         correction_accel == o.correction_accel && terminal == o.terminal;
 }
 
 TrackingGains planTrackingGains(const ModelPtr& model, const Eigen::MatrixXd& inputs,
@@ -161,15 +197,17 @@ TrackingGains planTrackingGains(const ModelPtr& model, const Eigen::MatrixXd& in
 TrackingGains computeTrackingGains(const ModelPtr& model, const TrajectoryLinearization& lin,
                                    const LqrWeights& w) {
   checkLqrWeights(w);
-  std::vector<Eigen::MatrixXd> Q;
-  Q.reserve(lin.A.size());
-  for (std::size_t k = 0; k < lin.A.size(); ++k)
-    Q.push_back(stateCost(*model, lin.x[k], w, lin.dt_s));
+  const std::size_t steps = lin.A.size();
+  std::vector<Eigen::MatrixXd> Q(steps), A(steps), B(steps);
+  for (std::size_t k = 0; k < steps; ++k) {
+    Q[k] = stateCost(*model, lin.x[k], w, lin.dt_s);
+    gainDynamics(lin.A[k], lin.B[k], model->nk(), A[k], B[k]);
+  }
   const Eigen::MatrixXd QN = w.terminal * stateCost(*model, lin.x.back(), w, lin.dt_s);
   TrackingGains g;
   g.dt_s = lin.dt_s;
   g.weights = w;
-  g.K = riccatiGains(lin.A, lin.B, Q, inputCost(*model, w, lin.dt_s), QN, nullptr,
+  g.K = riccatiGains(A, B, Q, inputCost(*model, w, lin.dt_s), QN, nullptr,
                      crossCost(*model, w, lin.dt_s));
   return g;
 }

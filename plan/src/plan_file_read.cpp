@@ -212,15 +212,16 @@ Plan readPlanJson(const std::string& text, const std::string& source) {
     const double rows = r.number(g["rows"], "gains.rows", true);
     const double cols = r.number(g["cols"], "gains.cols", true);
     if (rows != nk) r.fail("gains.rows", "must be the number of inputs, " + std::to_string(nk));
-    if (cols != 2 * nd + nk)
-      r.fail("gains.cols", "must be 2 x joints + inputs, " + std::to_string(2 * nd + nk));
+    const int ns = 2 * nd + 2 * nk;  // the gains' state: (q, p, rho) and the previous rho
+    if (cols != ns)
+      r.fail("gains.cols", "must be 2 x (joints + inputs), " + std::to_string(ns));
     const YAML::Node K = g["K"];
     if (!K || !K.IsSequence() || static_cast<int>(K.size()) != n - 1)
       r.fail("gains.K", "needs one gain per step, " + std::to_string(n - 1) + " rows");
-    const Eigen::MatrixXd flat = r.matrix(K, "gains.K", n - 1, nk * (2 * nd + nk));
+    const Eigen::MatrixXd flat = r.matrix(K, "gains.K", n - 1, nk * ns);
     for (Eigen::Index k = 0; k < flat.rows(); ++k) {
       const Eigen::RowVectorXd row = flat.row(k);
-      out.K.push_back(Eigen::Map<const Eigen::MatrixXd>(row.data(), 2 * nd + nk, nk).transpose());
+      out.K.push_back(Eigen::Map<const Eigen::MatrixXd>(row.data(), ns, nk).transpose());
     }
   }
   return plan;

@@ -150,7 +150,7 @@ void writePlanJson(const Plan& plan, std::ostream& os) {
     Members weights(os, ", ");
     for (const auto& [name, value] : control::weightFields(g.weights)) weights.number(name, value);
     os << '}';
-    gains.text("state", "q (predicted.state_names), p (n_d), rho (inputs.names)");
+    gains.text("state", "q (predicted.state_names), p (n_d), rho (inputs.names), the previous rho");
     gains.key("rows") << rows;
     gains.key("cols") << cols;
     // One gain a line, row-major; 9 significant digits are plenty for a feedback gain.

@@ -243,7 +243,7 @@ Plan planFromProto(const v1::PlanResponse& r) {
     p.gains.dt_s = 1.0 / g.rate_hz();
     for (const auto& [name, value] : control::weightFields(p.gains.weights))
       if (g.weights().count(name)) *value = g.weights().at(name);
-    const long cols = 2 * static_cast<long>(p.state_names.size()) + nk;
+    const long cols = 2 * (static_cast<long>(p.state_names.size()) + nk);  // (q, p, rho, rho_prev)
     if (g.rate_hz() != p.rate_hz || g.k_size() != n - 1)
       throw std::invalid_argument("plan.gains: " + std::to_string(g.k_size()) + " gains at " +
                                   formatNumber(g.rate_hz()) + " Hz for " + std::to_string(n) +

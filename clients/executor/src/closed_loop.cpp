@@ -59,7 +59,7 @@ ClosedLoop::ClosedLoop(const Performance& perf, const Stream& stream, const Sens
     const bool fits = planned.K.size() + 1 == lin.x.size() &&
                       std::abs(planned.dt_s - dt) < 1e-12 * dt &&
                       std::all_of(planned.K.begin(), planned.K.end(), [&](const auto& K) {
-                        return K.rows() == m.nk() && K.cols() == 2 * m.nd() + m.nk();
+                        return K.rows() == m.nk() && K.cols() == 2 * m.nd() + 2 * m.nk();
                       });
     if (!fits)
       throw std::invalid_argument(perf.source + ": gains: do not fit the plan (" +
@@ -149,7 +149,12 @@ bool ClosedLoop::correctFrame(RigDriver& rig, long tick, Phase phase, int sample
     return false;
   }
   const int nk = model_->nk();
-  values.noalias() -= gains_.K[i] * control::feasibleDeviation(*model_, *dyn_scratch_, x, ref, taut_[i]);
+  // The rig's deviation a step earlier (before the plan's first step it stood on the plan).
+  Eigen::VectorXd previous_rig = Eigen::VectorXd::Zero(nk);
+  if (i >= 1 && before_last_sent_.size() == nk)
+    previous_rig = before_last_sent_ - reference_[i - 1].rho;
+  values += gains_.correction(
+      i, control::feasibleDeviation(*model_, *dyn_scratch_, x, ref, taut_[i]), previous_rig);
   // Corrections below a nanometre or nanoradian are rounding (the wire carries 9 digits): a
   // puppet on its plan gets the plan's rows exactly.
   for (int j = 0; j < nk; ++j)

@@ -40,4 +40,8 @@ std::string readFirstLine(const std::string& path);
 // fills the stream; what it throws is passed on after the cleanup.
 void writeFileAtomically(const std::string& path, const std::function<void(std::ostream&)>& write);
 
+// Whether writeFileAtomically(path) can succeed, checked before work whose result it would lose:
+// FileError if path is a directory, or its folder does not exist or cannot be written.
+void checkWritable(const std::string& path);
+
 }  // namespace marionette

@@ -8,8 +8,9 @@
 //   LqrWeights               the cost: joint position and velocity errors, the rig's deviation,
 //                            the correction; a terminal factor.
 //   riccatiGains             the backward Riccati recursion for any A_k, B_k, Q_k, R.
+//   gainDynamics             A_k, B_k on the gains' state (the deviation and the rig's last).
 //   feasibleDeviation        x - x_ref without what crosses the reference's taut strings.
-//   TrackingGains            K_k for every step: u_{k+1} = u_ref_{k+1} - K_k (x_k - x_ref_k).
+//   TrackingGains            K_k for every step: u_{k+1} = u_ref_{k+1} - K_k s_k.
 //   computeTrackingGains     the gains along a linearization.
 //   planTrackingGains        the gains for a plan's inputs from its first state, at rest.
 //   weightFields             the weights by name (plan files, the proto, flags); checkLqrWeights.
@@ -18,6 +19,12 @@
 // the next setpoints: the rig's deviation from the plan is part of the state (it is what the
 // last corrections left), so the cost can hold it near the plan.  The velocity error is
 // weighted through the reference's mass matrix, p = M qdot: dp^T M^-T W_v M^-1 dp.
+//
+// The gains act on s_k = (x_k - x_ref_k, rho_{k-1} - rho_ref_{k-1}) (n_s = n_x + n_k): with the
+// rig's previous deviation the cost weighs the correction's acceleration as well as its rate.
+// A string is inextensible: a jump in a setpoint's speed reaches the part it holds as an
+// impulse, and the light parts of a puppet (PuppetCopter's hands and feet) answer a 0.1 mm
+// random walk of the setpoints with 0.05 rad of flailing; corrections must be smooth.
 #pragma once
 
 #include <Eigen/Core>
@@ -52,13 +59,16 @@ struct LqrWeights {
   // Per (m/s or rad/s)^2 of the speed at which a correction changes, (du_k - drho_k) / dt: a
   // rig that jumps its setpoints is what its speed and acceleration limits forbid.
   double correction_rate = 1e1;
+  // Per (m/s^2 or rad/s^2)^2 of the correction's acceleration, (du_k - 2 drho_k +
+  // drho_{k-1}) / dt^2.
+  double correction_accel = 1.0;
   double terminal = 10.0;  // the last state's cost is this times a step's
   bool operator==(const LqrWeights& o) const;
   bool operator!=(const LqrWeights& o) const { return !(*this == o); }
 };
 
 // Each weight with its name ("position", "velocity", "rig", "correction", "correction_rate",
-// "terminal"), in that order.
+// "correction_accel", "terminal"), in that order.
 std::vector<std::pair<const char*, double*>> weightFields(LqrWeights& w);
 std::vector<std::pair<const char*, double>> weightFields(const LqrWeights& w);
 // Throws FieldError naming a weight that is not finite and >= 0 (correction: > 0).
@@ -75,11 +85,16 @@ std::vector<Eigen::MatrixXd> riccatiGains(const std::vector<Eigen::MatrixXd>& A,
                                           std::vector<Eigen::MatrixXd>* P = nullptr,
                                           const Eigen::MatrixXd& N = Eigen::MatrixXd());
 
-// Q_k for the state x_k (block diagonal: position, velocity through M(q_k), rig; and the
-// correction rate's drho^T R_rate drho).
+// The gains' state's dynamics: s_{k+1} = A_s s_k + B_s u_k with A_s = [A 0; E 0], B_s = [B; 0]
+// (E picks drho out of dx).
+void gainDynamics(const Eigen::MatrixXd& A, const Eigen::MatrixXd& B, int nk,
+                  Eigen::MatrixXd& A_s, Eigen::MatrixXd& B_s);
+
+// The cost of a step is s^T Q s + u^T R u + 2 s^T N u (n_s = n_x + n_k, u = du):
+//   position |dq|^2 + velocity |M^-1 dp|^2 + rig |drho|^2 + correction |du|^2
+//   + correction_rate |du - drho|^2 / dt^2 + correction_accel |du - 2 drho + drho_prev|^2 / dt^4.
+// Q_k at the reference state x_k (the velocity through M(q_k)); R; N.
 Eigen::MatrixXd stateCost(const Model& model, const State& x, const LqrWeights& w, double dt_s);
-// R and N: the correction's weight plus the rate's R_rate = correction_rate / dt^2, and the
-// cross term -E^T R_rate (E picks drho out of dx): (du - drho)^T R_rate (du - drho) expanded.
 Eigen::MatrixXd inputCost(const Model& model, const LqrWeights& w, double dt_s);
 Eigen::MatrixXd crossCost(const Model& model, const LqrWeights& w, double dt_s);
 
@@ -95,8 +110,11 @@ Eigen::VectorXd feasibleDeviation(const Model& model, DynamicsData& data, const 
 struct TrackingGains {
   double dt_s = 0.0;
   LqrWeights weights;
-  std::vector<Eigen::MatrixXd> K;  // N - 1 gains, n_k x n_x
+  std::vector<Eigen::MatrixXd> K;  // N - 1 gains, n_k x n_s
   bool empty() const { return K.empty(); }
+  // -K_k (deviation, previous_rig_deviation): what step k adds to the plan's next setpoints.
+  Eigen::VectorXd correction(std::size_t k, const Eigen::VectorXd& deviation,
+                             const Eigen::VectorXd& previous_rig_deviation) const;
 };
 
 // Throws FieldError as checkLqrWeights.
