@@ -112,14 +112,22 @@ std::shared_ptr<const MeasurementModel> markerAndEncoder(const ModelPtr& m) {
   return std::make_shared<MeasurementModel>(m, spec);
 }
 
-TEST(Estimator, OnALinearSystemTheVariationalEkfIsTheKalmanFilter) {
-  const ModelPtr m = slidingMass();
-  const EstimatorOptions o = linearOptions(ProcessModel::VariationalIntegrator);
-  Estimator ekf(m, markerAndEncoder(m), o);
-  const Eigen::Vector2d q0(0.1, 0.3), v0(0.5, 1.0);
-  ekf.reset(q0, v0, Eigen::VectorXd::Zero(1));
+// The VI-EKF and the hand-written Kalman filter, both started at (q0, v0) with the rig at 0.
+struct LinearFilters {
+  ModelPtr m = slidingMass();
+  EstimatorOptions o = linearOptions(ProcessModel::VariationalIntegrator);
+  Estimator ekf{m, markerAndEncoder(m), o};
+  KalmanFilter kf;
+  LinearFilters(const Eigen::Vector2d& q0, const Eigen::Vector2d& v0)
+      : kf(startedKalmanFilter(o.position_std, o.velocity_std, q0, v0)) {
+    ekf.reset(q0, v0, Eigen::VectorXd::Zero(1));
+  }
+};
 
-  KalmanFilter kf = startedKalmanFilter(o.position_std, o.velocity_std, q0, v0);
+TEST(Estimator, OnALinearSystemTheVariationalEkfIsTheKalmanFilter) {
+  LinearFilters f(Eigen::Vector2d(0.1, 0.3), Eigen::Vector2d(0.5, 1.0));
+  Estimator& ekf = f.ekf;
+  KalmanFilter& kf = f.kf;
   EXPECT_LT((ekf.covariance() - kf.P).cwiseAbs().maxCoeff(), 1e-15);
 
   std::mt19937 rng(7);
@@ -145,12 +153,9 @@ TEST(Estimator, OnALinearSystemTheVariationalEkfIsTheKalmanFilter) {
 }
 
 TEST(Estimator, ALateMeasurementIsFusedAtItsOwnTickAndPredictedAgainToNow) {
-  const ModelPtr m = slidingMass();
-  const EstimatorOptions o = linearOptions(ProcessModel::VariationalIntegrator);
-  Estimator ekf(m, markerAndEncoder(m), o);
-  const Eigen::Vector2d q0(0, 0.3), v0(0.2, 0);
-  ekf.reset(q0, v0, Eigen::VectorXd::Zero(1));
-  KalmanFilter kf = startedKalmanFilter(o.position_std, o.velocity_std, q0, v0);
+  LinearFilters f(Eigen::Vector2d(0, 0.3), Eigen::Vector2d(0.2, 0));
+  Estimator& ekf = f.ekf;
+  KalmanFilter& kf = f.kf;
   const Eigen::VectorXd u = Eigen::VectorXd::Zero(1);
   // Ticks 1..3 predicted; a measurement of tick 1 arrives after tick 3.
   const Eigen::Vector4d y1(0.01, 0.0, 0.29, 0.012);
