@@ -25,6 +25,7 @@
 
 #include "marionette/common/text.hpp"
 #include "marionette/control/estimator.hpp"
+#include "marionette/control/tracking_lqr.hpp"
 #include "marionette/executor/closed_loop.hpp"
 #include "marionette/executor/executor.hpp"
 #include "marionette/executor/tracking_report.hpp"
@@ -171,6 +172,9 @@ ModelPtr perturbedTruth(const Model& model, unsigned seed, const Perturbation& w
 // Closed-loop options the command line changes (0: the default).
 struct ClosedLoopOptionsPatch {
   double max_deviation = 0.0;
+  double marker_noise_m = 0.002;
+  std::vector<std::pair<std::string, double>> weights;  // --weight NAME=VALUE,...
+  double process_position_std = 0.0, process_velocity_std = 0.0;
 };
 
 int tracking(int seeds, const std::vector<std::string>& plans, const Perturbation& what,
@@ -197,8 +201,8 @@ int tracking(int seeds, const std::vector<std::string>& plans, const Perturbatio
         for (const Point& p : perf.model->points) truth.sensing.markers.push_back(p.name);
         truth.sensing.rate_hz = 30.0;
         truth.sensing.latency_s = 0.01;
-        truth.sensing.marker_noise_m = 0.002;
-        truth.noise = 0.002;
+        truth.sensing.marker_noise_m = patch.marker_noise_m;
+        truth.noise = patch.marker_noise_m;
         truth.seed = 100 + s;
         SimRig rig(perf.model, perf.rate_hz, truth);
         const Stream stream = buildStream(perf, rig.readSetpoints(), {});
@@ -206,6 +210,13 @@ int tracking(int seeds, const std::vector<std::string>& plans, const Perturbatio
         if (closed) {
           ClosedLoopOptions options;
           if (patch.max_deviation > 0) options.max_deviation = patch.max_deviation;
+          for (const auto& [name, value] : patch.weights)
+            for (const auto& [field, target] : control::weightFields(options.weights))
+              if (name == field) *target = value;
+          if (patch.process_position_std > 0) {
+            options.estimator.position_std = patch.process_position_std;
+            options.estimator.velocity_std = patch.process_velocity_std;
+          }
           loop = std::make_unique<ClosedLoop>(perf, stream, *rig.sensing(),
                                               std::vector<std::string>{}, options);
         }
@@ -236,7 +247,8 @@ int main(int argc, char** argv) {
   if (argc < 2) {
     std::cerr << "usage: bench_tracking estimation [--seeds N] [--rates HZ,...] [--plan P.json]\n"
                  "       bench_tracking tracking --plan P.json[,P2.json] [--seeds N]\n"
-                 "                      [--perturb masses,strings,damping] [--max-deviation X]\n";
+                 "                      [--perturb none|masses,strings,damping] [--max-deviation X]\n"
+                 "                      [--noise M] [--weight NAME=VALUE,...] [--process-noise POS,VEL]\n";
     return 2;
   }
   const std::string what = argv[1];
@@ -253,9 +265,33 @@ int main(int argc, char** argv) {
       for (const std::string& r : splitCommas(argv[i + 1])) rates.push_back(std::atof(r.c_str()));
     } else if (a == "--plan") plan = argv[i + 1];
     else if (a == "--max-deviation") patch.max_deviation = std::atof(argv[i + 1]);
+    else if (a == "--noise") patch.marker_noise_m = std::atof(argv[i + 1]);
+    else if (a == "--process-noise") {
+      const std::vector<std::string> n = splitCommas(argv[i + 1]);
+      if (n.size() != 2) {
+        std::cerr << "bench_tracking: --process-noise: give POS,VEL\n";
+        return 2;
+      }
+      patch.process_position_std = std::atof(n[0].c_str());
+      patch.process_velocity_std = std::atof(n[1].c_str());
+    } else if (a == "--weight") {
+      control::LqrWeights names;
+      for (const std::string& nv : splitCommas(argv[i + 1])) {
+        const std::size_t eq = nv.find('=');
+        bool known = false;
+        for (const auto& [field, value] : control::weightFields(names))
+          known = known || (eq != std::string::npos && nv.substr(0, eq) == field);
+        if (!known) {
+          std::cerr << "bench_tracking: --weight: '" << nv << "' is not NAME=VALUE of a weight\n";
+          return 2;
+        }
+        patch.weights.emplace_back(nv.substr(0, eq), std::atof(nv.c_str() + eq + 1));
+      }
+    }
     else if (a == "--perturb") {
       perturb = Perturbation{false, false, false};
       for (const std::string& p : splitCommas(argv[i + 1])) {
+        if (p == "none") continue;
         if (p == "masses") perturb.masses = true;
         else if (p == "strings") perturb.strings = true;
         else if (p == "damping") perturb.damping = true;

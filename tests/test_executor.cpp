@@ -807,7 +807,7 @@ TEST(Udp, ARigThatStopsAnsweringIsALostLink) {
   EXPECT_EQ(dev.received().back().type, "HOLD");
 }
 
-}  // namespace// ---- Closed loop (closed_loop.hpp) --------------------------------------------------------------
+// ---- Closed loop (closed_loop.hpp) --------------------------------------------------------------
 
 // The truth is the model, measured without noise at every tick: the estimate is the truth, on
 // the plan, and the controller corrects nothing -- closed loop sends exactly the plan's rows.
@@ -942,4 +942,159 @@ TEST(ClosedLoop, TheRigFileDeclaresSensingAndBadEntriesNameTheLine) {
             "rig.yaml:8: sensing.marker_unit: 'cm' (m or mm)");
 }
 
+// A MEA frame's time stamp, s.
+std::string stampField(double stamp_s) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.6f", stamp_s);
+  return buf;
+}
 
+// A measuring rig behind UDP: a simulated puppet (the model as its truth, its markers measured
+// exactly at every tick) answers each SET with its ACK and then the MEA frames taken since, one
+// datagram each.  `extra` may add lines after them (spoiled frames).
+class MeasuringUdpRig {
+ public:
+  MeasuringUdpRig(const Performance& perf, const RigConfig& rig,
+                  std::function<std::string(std::uint32_t set_seq)> extra)
+      : rig_(rig), sim_(perf.model, perf.rate_hz, truthOf(perf, rig.sensing)),
+        extra_(std::move(extra)), udp_([this](const std::string& line) { return answer(line); }) {}
+  std::string uri() const { return udp_.uri(); }
+  std::vector<Eigen::VectorXd> measuredQ() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return sim_.measuredQ();
+  }
+  // A MEA line in the rig file's units.
+  std::string mea(std::uint32_t seq, double stamp_s, const Eigen::VectorXd& values) const {
+    std::vector<std::string> fields = {stampField(stamp_s)};
+    for (const std::string& f : encodeMeasurement(rig_.sensing, values)) fields.push_back(f);
+    return encodeFrame("MEA", seq, fields);
+  }
+
+ private:
+  static SimTruth truthOf(const Performance& perf, const Sensing& sensing) {
+    SimTruth t;
+    t.sensing = sensing;
+    t.sensing.rate_hz = perf.rate_hz;
+    t.sensing.latency_s = 0.0;  // faster than the rig file says: late means the spoiled frame
+    return t;
+  }
+  std::string answer(const std::string& line) {
+    WireFrame f;
+    if (decodeFrame(line, f) != DecodeResult::Ok) return "";
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (f.type == "GET") return encodeFrame("POS", f.seq, encodeSetpoints(rig_, sim_.readSetpoints()));
+    if (f.type != "SET") return "";
+    Eigen::VectorXd values;
+    if (!decodeSetpoints(rig_, f.fields, values, nullptr)) return encodeFrame("NAK", f.seq, {"layout"});
+    sim_.send(f.seq, values);
+    std::string reply = encodeFrame("ACK", f.seq);
+    std::vector<MeasurementFrame> taken;
+    sim_.pollMeasurements(taken, nullptr);
+    for (const MeasurementFrame& m : taken) reply += mea(++mea_seq_, m.stamp_s, m.values);
+    return reply + (extra_ ? extra_(f.seq) : "");
+  }
+  RigConfig rig_;
+  SimRig sim_;
+  std::function<std::string(std::uint32_t)> extra_;
+  std::uint32_t mea_seq_ = 0;
+  std::mutex mutex_;
+  test::UdpResponder udp_;  // last: its thread starts once the rest is built
+};
+
+// PROTOCOL.md v2 over UDP: MEA frames that fail their checksum or layout are counted as corrupt,
+// one stamped long before its arrival as late, and none of them moves the estimate -- each
+// claims the arm's tip a metre from where it is.  The same claim in a frame on time is fused
+// and stops the run on the drift bound, so the test would see a spoiled frame that got in.
+TEST(ClosedLoop, CorruptAndLateMeasurementFramesOverUdpAreCountedAndIgnored) {
+  const Performance perf = armPlan("udp-closed-loop-plan.json");
+  const RigConfig rig = RigConfig::parse(
+      "channels:\n  x: {channel: 0, scale: 1000, unit: mm}\n  L: {channel: 1, scale: 50, unit: "
+      "rad}\nsensing:\n  markers: [tip, elbow]\n  rate_hz: 50\n  latency_s: 0.05\n",
+      "arm-rig.yaml", *perf.model);
+  ASSERT_EQ(perf.rate_hz, 50.0);
+  const Eigen::VectorXd wild = Eigen::VectorXd::Constant(6, 1.0);  // tip and elbow, m
+  for (const bool spoiled : {true, false}) {
+    SCOPED_TRACE(spoiled ? "spoiled frames" : "a wild frame on time");
+    MeasuringUdpRig* device = nullptr;
+    auto extra = [&](std::uint32_t set_seq) -> std::string {
+      const double now_s = (set_seq - 2) / perf.rate_hz;  // SET 2 is the rig's time 0
+      if (set_seq == 12) {
+        if (!spoiled) return device->mea(900, now_s, wild);
+        std::string bad_crc = device->mea(900, now_s, wild);
+        bad_crc[bad_crc.find(',', 5) + 1] ^= 1;  // a flipped bit in the stamp
+        std::vector<std::string> short_fields = {stampField(now_s), "tip.x:1000:mm"};
+        return bad_crc + encodeFrame("MEA", 901, short_fields);
+      }
+      if (set_seq == 22 && spoiled) return device->mea(902, 0.0, wild);  // 0.4 s old
+      return "";
+    };
+    MeasuringUdpRig dev(perf, rig, extra);
+    device = &dev;
+    const auto link = openRig(dev.uri(), perf.model, rig, perf.rate_hz);
+    ASSERT_NE(link->sensing(), nullptr);
+    const Stream s = buildStream(perf, link->readSetpoints(), {});
+    ASSERT_GT(s.rows.rows(), 30);
+    ClosedLoop loop(perf, s, *link->sensing(), {}, ClosedLoopOptions{});
+    ExecuteOptions o;
+    o.closed_loop = &loop;
+    const ExecuteReport r = execute(*link, s, o);
+    if (r.missed_ticks > 0) GTEST_SKIP() << "the machine was too busy to keep 50 Hz";
+    if (!spoiled) {  // fused: the estimate jumps and the run stops on the drift bound
+      EXPECT_EQ(r.reason, StopReason::Unsafe) << r.message;
+      EXPECT_NE(r.message.find("beyond the bound"), std::string::npos) << r.message;
+      continue;
+    }
+    ASSERT_EQ(r.reason, StopReason::Completed) << r.message;
+    EXPECT_EQ(loop.stats().corrupt, 2);
+    EXPECT_EQ(loop.stats().late, 1);
+    EXPECT_GT(loop.stats().fused, s.rows.rows() / 2);
+    // Exact markers through 9 printed digits: the estimate is the truth and nothing is corrected.
+    EXPECT_LT(loop.stats().max_correction, 1e-4);
+    const std::vector<Eigen::VectorXd> truth = dev.measuredQ();
+    double worst = 0.0;
+    for (std::size_t t = 0; t < loop.estimates().size() && t < truth.size(); ++t)
+      worst = std::max(worst, (loop.estimates()[t] - truth[t]).cwiseAbs().maxCoeff());
+    EXPECT_LT(worst, 1e-6);
+  }
+}
+
+// A push (the truth's joint velocity jumps 0.6 rad/s at t = 0.2 s, on a 1.2 s plan) through the
+// executor: closed loop brings the arm back to the plan by its end; open loop swings on.
+// Measured: 0.055 rad off at the end open loop, 0.004 closed.
+TEST(ClosedLoop, APushOnTheTruthIsRejected) {
+  const Performance perf = armPlan("push-plan.json");
+  const int joint = perf.model->variableIndex("theta1");
+  const int last = static_cast<int>(perf.predicted_q.rows()) - 1;
+  ASSERT_GT(last / perf.rate_hz, 0.8);
+  double rms[2] = {0, 0}, at_end[2] = {0, 0};
+  for (const bool closed : {false, true}) {
+    SimTruth truth;
+    truth.sensing.markers = {"tip", "elbow"};
+    truth.sensing.rate_hz = perf.rate_hz;
+    truth.sensing.marker_noise_m = 0.001;
+    truth.noise = 0.001;
+    truth.pushes.push_back({0.2, joint, 0.6});
+    SimRig rig(perf.model, perf.rate_hz, truth);
+    const Stream s = buildStream(perf, rig.readSetpoints(), {});
+    std::unique_ptr<ClosedLoop> loop;
+    if (closed)
+      loop = std::make_unique<ClosedLoop>(perf, s, *rig.sensing(), std::vector<std::string>{},
+                                          ClosedLoopOptions{});
+    ExecuteOptions o;
+    o.closed_loop = loop.get();
+    const ExecuteReport r = execute(rig, s, o);
+    ASSERT_EQ(r.reason, StopReason::Completed) << r.message;
+    const long first = rig.frameTicks()[s.play_begin];
+    auto error = [&](int i) {
+      return (rig.measuredQ()[first + i] - perf.predicted_q.row(i).transpose()).norm();
+    };
+    for (int i = 0; i <= last; ++i) rms[closed] += error(i) * error(i) / (last + 1);
+    rms[closed] = std::sqrt(rms[closed]);
+    at_end[closed] = error(last);
+  }
+  EXPECT_GT(at_end[0], 0.02) << "the push moved the arm too little to test anything";
+  EXPECT_LT(at_end[1], 0.2 * at_end[0]) << "open " << at_end[0] << ", closed " << at_end[1];
+  EXPECT_LT(rms[1], rms[0]);
+}
+
+}  // namespace

@@ -1,6 +1,6 @@
 // A UDP peer on loopback for the executor's tests and benchmark: every datagram it receives is
-// passed to `answer`, and a non-empty reply is sent back to the sender.  Header-only, so that
-// the benchmark (which does not link the test support library) can use it too.
+// passed to `answer`, and its reply is sent back to the sender, each line its own datagram.
+// Header-only, so that the benchmark (which does not link the test support library) can use it.
 #pragma once
 
 #include <arpa/inet.h>
@@ -9,6 +9,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <functional>
 #include <string>
@@ -52,8 +53,12 @@ class UdpResponder {
           ::recvfrom(fd_, buf, sizeof buf, 0, reinterpret_cast<sockaddr*>(&from), &len);
       if (n <= 0) continue;
       const std::string reply = answer_(std::string(buf, static_cast<std::size_t>(n)));
-      if (!reply.empty())
-        ::sendto(fd_, reply.data(), reply.size(), 0, reinterpret_cast<sockaddr*>(&from), len);
+      // One line per datagram, as the protocol carries them.
+      for (std::size_t at = 0; at < reply.size();) {
+        const std::size_t end = std::min(reply.find('\n', at), reply.size() - 1) + 1;
+        ::sendto(fd_, reply.data() + at, end - at, 0, reinterpret_cast<sockaddr*>(&from), len);
+        at = end;
+      }
     }
   }
   std::function<std::string(const std::string&)> answer_;
