@@ -14,6 +14,13 @@
 //       damping is x3; every named point measured at 30 Hz with 2 mm noise and 10 ms latency.
 //       Prints per plan, seed and loop: the stop, the rms joint error and each goal point's
 //       error at the end (from the truth), corrections, clamps and the cycle's p99.
+//       --perturb none|masses,strings,damping picks what the truth changes; --noise M the
+//       markers' noise; --weight NAME=VALUE,... the LQR's weights; --process-noise POS,VEL the
+//       filter's; --max-deviation X the drift bound.
+//   build/bin/bench_tracking state-feedback --plan PLAN.json[,...] [--seeds N]
+//       The bound on any estimator: LQR fed the truth's own state, off line (no noise, no
+//       limits), against open loop, on the same truths.  Prints the joints rms of each, their
+//       ratio, and the three joints with the largest closed-loop error.
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
@@ -177,6 +184,12 @@ struct ClosedLoopOptionsPatch {
   double process_position_std = 0.0, process_velocity_std = 0.0;
 };
 
+void applyWeights(const ClosedLoopOptionsPatch& patch, LqrWeights& weights) {
+  for (const auto& [name, value] : patch.weights)
+    for (const auto& [field, target] : weightFields(weights))
+      if (name == field) *target = value;
+}
+
 int tracking(int seeds, const std::vector<std::string>& plans, const Perturbation& what,
              const ClosedLoopOptionsPatch& patch) {
   using namespace marionette::executor;
@@ -210,9 +223,7 @@ int tracking(int seeds, const std::vector<std::string>& plans, const Perturbatio
         if (closed) {
           ClosedLoopOptions options;
           if (patch.max_deviation > 0) options.max_deviation = patch.max_deviation;
-          for (const auto& [name, value] : patch.weights)
-            for (const auto& [field, target] : control::weightFields(options.weights))
-              if (name == field) *target = value;
+          applyWeights(patch, options.weights);
           if (patch.process_position_std > 0) {
             options.estimator.position_std = patch.process_position_std;
             options.estimator.velocity_std = patch.process_velocity_std;
@@ -241,14 +252,103 @@ int tracking(int seeds, const std::vector<std::string>& plans, const Perturbatio
   return 0;
 }
 
+// The bound on what any estimator could give: LQR fed the truth's own state (no filter, no
+// noise, no limits), off line, against open loop, on the same perturbed truths.  The truth's
+// state is put in the model's coordinates as a filter would see it: q and rho as they are, p
+// from the midpoint velocity of the last step through the model's masses.
+int stateFeedback(int seeds, const std::vector<std::string>& plans, const Perturbation& what,
+                  const ClosedLoopOptionsPatch& patch) {
+  if (plans.empty()) {
+    std::cerr << "bench_tracking state-feedback: needs --plan PLAN.json[,...]\n";
+    return 2;
+  }
+  std::printf("| plan | seed | open: joints rms | LQR on the true state: joints rms "
+              "| closed / open | largest correction | joints with the largest closed-loop rms |\n");
+  std::printf("| --- | --- | --- | --- | --- | --- | --- |\n");
+  for (const std::string& path : plans) {
+    const Plan plan = readPlanFile(path);
+    const ModelPtr model = loadModel(plan.model);
+    IntegratorOptions io;
+    io.dt_s = 1.0 / plan.rate_hz;
+    VariationalIntegrator vm(model, io);
+    const State start = vm.stateFromVelocity(plan.states.row(0).transpose(),
+                                             Eigen::VectorXd::Zero(model->nd()),
+                                             plan.inputs.row(0).transpose());
+    const TrajectoryLinearization lin = linearizeTrajectory(model, plan.inputs, start, io);
+    LqrWeights weights;
+    applyWeights(patch, weights);
+    const TrackingGains gains = computeTrackingGains(model, lin, weights);
+    const int nd = model->nd(), nk = model->nk();
+    for (int s = 0; s < seeds; ++s) {
+      const ModelPtr truth = perturbedTruth(*model, 100 + static_cast<unsigned>(s), what);
+      VariationalIntegrator vt(truth, io);
+      DynamicsData scratch(*model);
+      double rms[2] = {0, 0}, largest = 0;
+      Eigen::VectorXd per_joint = Eigen::VectorXd::Zero(nd);
+      std::string failed;
+      for (int closed = 0; closed < 2; ++closed) {
+        State x = vt.stateFromVelocity(computeRestPose(truth, plan.inputs.row(0).transpose()).q,
+                                       Eigen::VectorXd::Zero(nd), plan.inputs.row(0).transpose());
+        State next = x;
+        Eigen::VectorXd q_prev = x.q, rho_prev = x.rho, previous_rig = Eigen::VectorXd::Zero(nk);
+        Eigen::Index i = 1;
+        double sum = 0;
+        for (; i < plan.inputs.rows(); ++i) {
+          Eigen::VectorXd u = plan.inputs.row(i).transpose();
+          if (closed) {
+            State seen = vm.stateFromVelocity(0.5 * (x.q + q_prev), (x.q - q_prev) * plan.rate_hz,
+                                              0.5 * (x.rho + rho_prev));
+            seen.q = x.q;
+            seen.rho = x.rho;
+            const std::size_t k = static_cast<std::size_t>(i - 1);
+            const Eigen::VectorXd dx =
+                feasibleDeviation(*model, scratch, seen, lin.x[k], lin.taut[k]);
+            u += gains.correction(k, dx, previous_rig);
+            previous_rig = dx.tail(nk);
+            largest =
+                std::max(largest, (u - plan.inputs.row(i).transpose()).cwiseAbs().maxCoeff());
+          }
+          q_prev = x.q;
+          rho_prev = x.rho;
+          if (vt.step(x, u, next) != StepStatus::Ok) {
+            failed += formatted(" (%s: the truth's step failed at t = %.2f s)",
+                                closed ? "closed" : "open", i / plan.rate_hz);
+            break;
+          }
+          std::swap(x, next);
+          const Eigen::VectorXd e = x.q - lin.x[static_cast<std::size_t>(i)].q;
+          sum += e.squaredNorm() / nd;
+          if (closed) per_joint += e.cwiseAbs2();
+        }
+        rms[closed] = std::sqrt(sum / static_cast<double>(i - 1));
+        if (closed) per_joint /= static_cast<double>(i - 1);
+      }
+      std::string worst;
+      for (int w = 0; w < std::min(3, nd); ++w) {
+        Eigen::Index j = 0;
+        const double v = per_joint.maxCoeff(&j);
+        worst += formatted("%s%s %.3f", w ? ", " : "",
+                           model->dynamic[static_cast<std::size_t>(j)].name.c_str(), std::sqrt(v));
+        per_joint[j] = -1;
+      }
+      std::printf("| %s | %d | %.4f | %.4f%s | %.2f | %.3g | %s |\n", plan.model.c_str(), 100 + s,
+                  rms[0], rms[1], failed.c_str(), rms[1] / rms[0], largest, worst.c_str());
+      std::fflush(stdout);
+    }
+  }
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   if (argc < 2) {
     std::cerr << "usage: bench_tracking estimation [--seeds N] [--rates HZ,...] [--plan P.json]\n"
                  "       bench_tracking tracking --plan P.json[,P2.json] [--seeds N]\n"
-                 "                      [--perturb none|masses,strings,damping] [--max-deviation X]\n"
-                 "                      [--noise M] [--weight NAME=VALUE,...] [--process-noise POS,VEL]\n";
+                 "           [--perturb none|masses,strings,damping] [--max-deviation X]\n"
+                 "           [--noise M] [--weight NAME=VALUE,...] [--process-noise POS,VEL]\n"
+                 "       bench_tracking state-feedback --plan P.json[,...] [--seeds N]\n"
+                 "           [--perturb ...] [--weight NAME=VALUE,...]\n";
     return 2;
   }
   const std::string what = argv[1];
@@ -307,9 +407,11 @@ int main(int argc, char** argv) {
     }
   }
   if (what == "estimation") return estimation(seeds, rates, plan);
-  if (what == "tracking")
-    return tracking(seeds, plan.empty() ? std::vector<std::string>{} : splitCommas(plan), perturb,
-                    patch);
-  std::cerr << "bench_tracking: unknown part '" << what << "' (estimation, tracking)\n";
+  const std::vector<std::string> plans =
+      plan.empty() ? std::vector<std::string>{} : splitCommas(plan);
+  if (what == "tracking") return tracking(seeds, plans, perturb, patch);
+  if (what == "state-feedback") return stateFeedback(seeds, plans, perturb, patch);
+  std::cerr << "bench_tracking: unknown part '" << what
+            << "' (estimation, tracking, state-feedback)\n";
   return 2;
 }

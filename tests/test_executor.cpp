@@ -982,10 +982,12 @@ class MeasuringUdpRig {
     WireFrame f;
     if (decodeFrame(line, f) != DecodeResult::Ok) return "";
     std::lock_guard<std::mutex> lock(mutex_);
-    if (f.type == "GET") return encodeFrame("POS", f.seq, encodeSetpoints(rig_, sim_.readSetpoints()));
+    if (f.type == "GET")
+      return encodeFrame("POS", f.seq, encodeSetpoints(rig_, sim_.readSetpoints()));
     if (f.type != "SET") return "";
     Eigen::VectorXd values;
-    if (!decodeSetpoints(rig_, f.fields, values, nullptr)) return encodeFrame("NAK", f.seq, {"layout"});
+    if (!decodeSetpoints(rig_, f.fields, values, nullptr))
+      return encodeFrame("NAK", f.seq, {"layout"});
     sim_.send(f.seq, values);
     std::string reply = encodeFrame("ACK", f.seq);
     std::vector<MeasurementFrame> taken;
@@ -1002,8 +1004,8 @@ class MeasuringUdpRig {
 };
 
 // PROTOCOL.md v2 over UDP: MEA frames that fail their checksum or layout are counted as corrupt,
-// one stamped long before its arrival as late, and none of them moves the estimate -- each
-// claims the arm's tip a metre from where it is.  The same claim in a frame on time is fused
+// one stamped long before its arrival as late, and none of them moves the estimate -- each puts
+// every marker coordinate at 1 m, far from the arm.  The same claim in a frame on time is fused
 // and stops the run on the drift bound, so the test would see a spoiled frame that got in.
 TEST(ClosedLoop, CorruptAndLateMeasurementFramesOverUdpAreCountedAndIgnored) {
   const Performance perf = armPlan("udp-closed-loop-plan.json");
