@@ -20,7 +20,7 @@
 //   build/bin/bench_tracking state-feedback --plan PLAN.json[,...] [--seeds N]
 //       The bound on any estimator: LQR fed the truth's own state, off line (no noise, no
 //       limits), against open loop, on the same truths.  Prints the joints rms of each, their
-//       ratio, and the three joints with the largest closed-loop error.
+//       ratio, and the three joints with the largest error in each; a failed step after the row.
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
@@ -263,8 +263,9 @@ int stateFeedback(int seeds, const std::vector<std::string>& plans, const Pertur
     return 2;
   }
   std::printf("| plan | seed | open: joints rms | LQR on the true state: joints rms "
-              "| closed / open | largest correction | joints with the largest closed-loop rms |\n");
-  std::printf("| --- | --- | --- | --- | --- | --- | --- |\n");
+              "| closed / open | largest correction | largest joints, open | largest joints, "
+              "closed |\n");
+  std::printf("| --- | --- | --- | --- | --- | --- | --- | --- |\n");
   for (const std::string& path : plans) {
     const Plan plan = readPlanFile(path);
     const ModelPtr model = loadModel(plan.model);
@@ -284,7 +285,7 @@ int stateFeedback(int seeds, const std::vector<std::string>& plans, const Pertur
       VariationalIntegrator vt(truth, io);
       DynamicsData scratch(*model);
       double rms[2] = {0, 0}, largest = 0;
-      Eigen::VectorXd per_joint = Eigen::VectorXd::Zero(nd);
+      Eigen::MatrixXd per_joint = Eigen::MatrixXd::Zero(nd, 2);  // mean square, open and closed
       std::string failed;
       for (int closed = 0; closed < 2; ++closed) {
         State x = vt.stateFromVelocity(computeRestPose(truth, plan.inputs.row(0).transpose()).q,
@@ -318,21 +319,24 @@ int stateFeedback(int seeds, const std::vector<std::string>& plans, const Pertur
           std::swap(x, next);
           const Eigen::VectorXd e = x.q - lin.x[static_cast<std::size_t>(i)].q;
           sum += e.squaredNorm() / nd;
-          if (closed) per_joint += e.cwiseAbs2();
+          per_joint.col(closed) += e.cwiseAbs2();
         }
         rms[closed] = std::sqrt(sum / static_cast<double>(i - 1));
-        if (closed) per_joint /= static_cast<double>(i - 1);
+        per_joint.col(closed) /= static_cast<double>(i - 1);
       }
-      std::string worst;
-      for (int w = 0; w < std::min(3, nd); ++w) {
-        Eigen::Index j = 0;
-        const double v = per_joint.maxCoeff(&j);
-        worst += formatted("%s%s %.3f", w ? ", " : "",
-                           model->dynamic[static_cast<std::size_t>(j)].name.c_str(), std::sqrt(v));
-        per_joint[j] = -1;
-      }
-      std::printf("| %s | %d | %.4f | %.4f%s | %.2f | %.3g | %s |\n", plan.model.c_str(), 100 + s,
-                  rms[0], rms[1], failed.c_str(), rms[1] / rms[0], largest, worst.c_str());
+      std::string worst[2];
+      for (int c = 0; c < 2; ++c)
+        for (int w = 0; w < std::min(3, nd); ++w) {
+          Eigen::Index j = 0;
+          const double v = per_joint.col(c).maxCoeff(&j);
+          worst[c] += formatted("%s%s %.3f", w ? ", " : "",
+                                model->dynamic[static_cast<std::size_t>(j)].name.c_str(),
+                                std::sqrt(v));
+          per_joint(j, c) = -1;
+        }
+      std::printf("| %s | %d | %.4f | %.4f | %.2f | %.3g | %s | %s |%s\n", plan.model.c_str(),
+                  100 + s, rms[0], rms[1], rms[1] / rms[0], largest, worst[0].c_str(),
+                  worst[1].c_str(), failed.c_str());
       std::fflush(stdout);
     }
   }
@@ -365,7 +369,13 @@ int main(int argc, char** argv) {
       for (const std::string& r : splitCommas(argv[i + 1])) rates.push_back(std::atof(r.c_str()));
     } else if (a == "--plan") plan = argv[i + 1];
     else if (a == "--max-deviation") patch.max_deviation = std::atof(argv[i + 1]);
-    else if (a == "--noise") patch.marker_noise_m = std::atof(argv[i + 1]);
+    else if (a == "--noise") {
+      patch.marker_noise_m = std::atof(argv[i + 1]);
+      if (!(patch.marker_noise_m > 0)) {
+        std::cerr << "bench_tracking: --noise: give a standard deviation > 0, m\n";
+        return 2;
+      }
+    }
     else if (a == "--process-noise") {
       const std::vector<std::string> n = splitCommas(argv[i + 1]);
       if (n.size() != 2) {
@@ -374,6 +384,10 @@ int main(int argc, char** argv) {
       }
       patch.process_position_std = std::atof(n[0].c_str());
       patch.process_velocity_std = std::atof(n[1].c_str());
+      if (!(patch.process_position_std > 0) || !(patch.process_velocity_std > 0)) {
+        std::cerr << "bench_tracking: --process-noise: give two numbers > 0\n";
+        return 2;
+      }
     } else if (a == "--weight") {
       control::LqrWeights names;
       for (const std::string& nv : splitCommas(argv[i + 1])) {
@@ -397,7 +411,7 @@ int main(int argc, char** argv) {
         else if (p == "damping") perturb.damping = true;
         else {
           std::cerr << "bench_tracking: --perturb: unknown '" << p
-                    << "' (masses, strings, damping)\n";
+                    << "' (none, or masses, strings, damping)\n";
           return 2;
         }
       }
@@ -409,8 +423,13 @@ int main(int argc, char** argv) {
   if (what == "estimation") return estimation(seeds, rates, plan);
   const std::vector<std::string> plans =
       plan.empty() ? std::vector<std::string>{} : splitCommas(plan);
-  if (what == "tracking") return tracking(seeds, plans, perturb, patch);
-  if (what == "state-feedback") return stateFeedback(seeds, plans, perturb, patch);
+  try {
+    if (what == "tracking") return tracking(seeds, plans, perturb, patch);
+    if (what == "state-feedback") return stateFeedback(seeds, plans, perturb, patch);
+  } catch (const std::exception& e) {  // a bad weight, an unreadable plan
+    std::cerr << "bench_tracking: " << e.what() << "\n";
+    return 1;
+  }
   std::cerr << "bench_tracking: unknown part '" << what
             << "' (estimation, tracking, state-feedback)\n";
   return 2;
