@@ -560,6 +560,62 @@ class BenchPlanners(unittest.TestCase):
             self.assertIn(needle, p.stderr)
 
 
+class Perform(unittest.TestCase):
+    """`perform` as a puppeteer runs it: a marker CSV played by the suspended mass, the plan file
+    re-read; bad files and flags exit 2 naming the file, line and field or the flag."""
+
+    def setUp(self):
+        self.dir = tempfile.TemporaryDirectory()
+        self.addCleanup(self.dir.cleanup)
+
+    def write(self, name, text):
+        path = os.path.join(self.dir.name, name)
+        with open(path, "w") as f:
+            f.write(text)
+        return path
+
+    def test_markers_are_played_and_the_plan_file_has_targets_and_tracking(self):
+        csv_path = self.write("sway.csv", "t,mass_x,mass_y,mass_z\n0,0,0,0.5\n2,0.04,0,0.5\n"
+                                          "4,0.04,0,0.46\n")
+        out = os.path.join(self.dir.name, "sway.json")
+        p = run("perform", "--model", "suspended-mass", "--markers", csv_path, "--loop", "2",
+                "--speed", "2", "--out", out)
+        self.assertIn("tracking", p.stdout)
+        plan = json.load(open(out))
+        self.assertEqual(plan["targets"]["names"], ["mass"])
+        self.assertEqual(len(plan["targets"]["samples"]), len(plan["inputs"]["samples"]))
+        # 4 s twice as fast, twice, with a 1 s return: 5 s.
+        self.assertAlmostEqual(plan["inputs"]["duration_s"], 5.0, places=6)
+        self.assertLess(plan["tracking"]["dynamic"]["mass"]["rms_m"], 0.02)
+        self.assertIn("points", plan["predicted"])
+        self.assertEqual(plan["limit_violations"], [])
+
+    def test_bad_sources_and_flags_exit_2_naming_them(self):
+        bad = self.write("bad.csv", "t,mass_x,mass_y,mass_z\n0,0,0,0.5\n1,0,zero,0.5\n")
+        out = os.path.join(self.dir.name, "x.json")
+        for args, needles in (
+                (["--markers", bad], [bad + ":3:", "column 'mass_y'", "zero"]),
+                (["--keyframes", self.write("k.yaml", "keyframes:\n  - {t: 0}\n"
+                                                      "  - {t: 1, joints: {elbow: 1}}\n")],
+                 [":3:", "keyframes[1].joints.elbow"]),
+                (["--bvh", self.write("b.bvh", "HIERARCHY\nROOT Hips\n{\n  OFFSET 0 0\n")],
+                 ["b.bvh:", "Hips.OFFSET"]),
+                (["--bvh", self.write("a.bvh", "HIERARCHY\nROOT Hips\n{\n  OFFSET 0 0 0\n"
+                                               "  CHANNELS 3 Xposition Yposition Zposition\n}\n"
+                                               "MOTION\nFrames: 2\nFrame Time: 0.5\n0 0 0\n"
+                                               "0 0 1\n")], ["no built-in map", "--map"]),
+                (["--pcr", self.write("p.pcr", "0\t1\n")], ["PuppetCopter"]),
+                (["--markers", self.write("ok.csv", "t,mass_x,mass_y,mass_z\n0,0,0,0.5\n"
+                                                    "1,0,0,0.5\n"), "--speed", "0"],
+                 ["--speed"]),
+                ([], ["needs a source"])):
+            p = run("perform", "--model", "suspended-mass", *args, "--out", out, check=False)
+            self.assertEqual(p.returncode, 2, (args, p.stderr))
+            for needle in needles:
+                self.assertIn(needle, p.stderr, args)
+            self.assertFalse(os.path.exists(out))
+
+
 if __name__ == "__main__":
     BIN, SRC = sys.argv[1], sys.argv[2]
     unittest.main(argv=[sys.argv[0], "-v", *sys.argv[3:]])  # then any test names

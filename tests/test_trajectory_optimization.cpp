@@ -168,6 +168,7 @@ OptimizationCost checkDerivatives(const ProblemSetup& setup, const Eigen::Vector
   EXPECT_LE((grad - fd).cwiseAbs().maxCoeff() / scale, rel_tol) << "gradient\n"
                                                                  << grad.transpose() << "\nfd\n"
                                                                  << fd.transpose();
+  if (jac.rows() == 0) return c0;  // no goal rows (a performance's problem)
   const double jscale = std::max(1e-12, jfd.cwiseAbs().maxCoeff());
   EXPECT_LE((jac - jfd).cwiseAbs().maxCoeff() / jscale, rel_tol) << "jacobian\n"
                                                                   << jac << "\nfd\n"
@@ -202,6 +203,31 @@ TEST(TrajectoryProblem, GradientsMatchFiniteDifferencesWithStringsGoingSlack) {
   int slack_steps = 0;
   EXPECT_GT(countCatches(mass, s.start, probe.spline().sampleInputs(z), 0, &slack_steps), 0);
   EXPECT_GT(slack_steps, 0);
+}
+
+TEST(TrajectoryProblem, ThePerformancesTrackingTermMatchesFiniteDifferences) {
+  // A performance's problem: no goal rows; the arm's tip follows a target moving in a circle
+  // (some samples without a target), its error weighed by the tracking term.
+  const ModelPtr arm = loadModel("planar-arm");
+  ProblemSetup s = setupFor(arm, "q:theta1=0.2", 1.0, 6, 0.4);
+  s.goal_rows = false;
+  TrajectoryProblem probe(s);
+  s.track_points = {arm->pointIndex("tip")};
+  const int n = probe.spline().samples();
+  s.track_targets_m.resize(n, 3);
+  for (int i = 0; i < n; ++i) {
+    const double a = 2 * M_PI * i / (n - 1.0);
+    s.track_targets_m.row(i) << 0.1 + 0.05 * std::cos(a), 0.0, -0.3 + 0.05 * std::sin(a);
+  }
+  s.track_targets_m.row(n / 2).setConstant(NAN);
+  Eigen::VectorXd z(probe.variables());
+  const double points[2][4] = {{0.31, 0.34, 0.355, 0.35}, {0.45, 0.44, 0.445, 0.45}};  // x, L
+  for (int j = 0; j < 2; ++j)
+    for (int f = 0; f < 4; ++f) z[probe.spline().variable(j, f)] = points[j][f];
+  TrajectoryProblem problem(s);
+  EXPECT_EQ(problem.goalRows(), 0);
+  const OptimizationCost c = checkDerivatives(s, z, 1e-5);
+  EXPECT_GT(c.tracking, 0.1 * c.total());
 }
 
 TEST(TrajectoryProblem, AValueIsTheDerivativeRolloutsToTheBitAndTheHessianIsGaussNewtons) {

@@ -91,6 +91,17 @@ std::string flagMessage(const FieldError& e) {
       {"optimization.margin_m", "--margin"},
       {"optimization.time_limit_s", "--optimize-time"},
       {"optimization.weights", "--weight"},
+      {"from_s", "--from"},
+      {"to_s", "--to"},
+      {"speed", "--speed"},
+      {"loop", "--loop"},
+      {"blend_s", "--blend"},
+      {"options.margin_m", "--margin"},
+      {"options.tolerance_m", "--tolerance"},
+      {"options.key_rate_hz", "--key-rate"},
+      {"options.knots_per_s", "--knots"},
+      {"options.settle_s", "--settle"},
+      {"options.held_inputs", "--disable"},
   };
   for (auto it = kFlags.rbegin(); it != kFlags.rend(); ++it)  // the longest prefix first
     if (fieldWithin(e.field(), it->first)) return it->second + ": " + e.problem();

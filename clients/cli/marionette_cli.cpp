@@ -14,7 +14,7 @@
 // and, with --scene, two more columns: collision (0/1) and clearance (m); or, with --summary, one
 // JSON object.  Errors go to stderr with a non-zero exit status: 1 a failed step, 2 bad input,
 // 3 a collision with --stop-on-collision (after printing the row where it happened).
-// plan, bench: plan_commands.hpp; execute, render: their own files.  Every flag: docs/cli.md.
+// plan, bench: plan_commands.hpp; perform, execute, render: their own files.  Every flag: docs/cli.md.
 #include <cmath>
 #include <cstdarg>
 #include <cstdio>
@@ -30,6 +30,7 @@
 #include "marionette/models/model_io.hpp"
 #include "marionette/models/simulation.hpp"
 #include "marionette/service/wire.hpp"
+#include "perform_command.hpp"
 #include "plan_commands.hpp"
 #include "remote.hpp"
 #include "render_command.hpp"
@@ -60,6 +61,14 @@ constexpr const char* kUsage =
     "                  [--scene NAME|FILE] [--goal G] [--start S] [OPTIMIZE] --out BETTER.json\n"
     "                  [--inputs-csv FILE] [--quiet]\n"
     "    OPTIMIZE: [--margin M] [--settle S] [--optimize-time S] [--weight NAME=V]...\n"
+    "  marionette perform --model NAME|FILE [--scene NAME|FILE]\n"
+    "                  (--markers F.csv | --pcr F.pcr | --bvh F.bvh [--map MAP.yaml] |\n"
+    "                   --keyframes F.yaml)... [--blend S] [--from S] [--to S] [--speed X]\n"
+    "                  [--loop N] [--disable STRING|INPUT,...] [--margin M] [--tolerance M]\n"
+    "                  [--rate HZ] [--key-rate HZ] [--knots N] [--settle S] [--time-limit S]\n"
+    "                  [--kinematic-only] [--weight NAME=V]... --out perf.json\n"
+    "                  [--inputs-csv FILE] [--quiet]\n"
+    "    exit: 0 exact (collision-free with the margin, within every limit), 4 approximate\n"
     "  marionette bench planners [--quick] [--runs N] [--time-limit S] [--seed N]\n"
     "                  [--problems NAME,...] [--planners P,...] [--optimize [OPTIMIZE]]\n"
     "                  [--save-plans] --out DIR\n"
@@ -411,6 +420,7 @@ int main(int argc, char** argv) {
     if (cmd == "simulate") return cmdSimulate(argc, argv);
     if (cmd == "plan") return cmdPlan(argc, argv);
     if (cmd == "optimize") return cmdOptimize(argc, argv);
+    if (cmd == "perform") return cmdPerform(argc, argv);
     if (cmd == "bench") return cmdBenchPlanners(argc, argv);
     if (cmd == "execute") return cmdExecute(argc, argv);
     if (cmd == "render") return cmdRender(argc, argv);

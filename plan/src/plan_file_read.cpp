@@ -49,8 +49,10 @@ struct Reader {
     return out;
   }
 
-  // rows x cols of finite numbers; rows < 0: any number of rows.
-  Eigen::MatrixXd matrix(const YAML::Node& n, const std::string& field, int rows, int cols) const {
+  // rows x cols of finite numbers (or null, read as NaN, when `gaps`); rows < 0: any number of
+  // rows.
+  Eigen::MatrixXd matrix(const YAML::Node& n, const std::string& field, int rows, int cols,
+                         bool gaps = false) const {
     if (!n || !n.IsSequence()) fail(field, "missing or not a list of rows");
     if (rows >= 0 && static_cast<int>(n.size()) != rows)
       fail(field, std::to_string(n.size()) + " rows, expected " + std::to_string(rows) +
@@ -62,7 +64,7 @@ struct Reader {
         fail(row_field, "expected " + std::to_string(cols) + " numbers");
       for (int j = 0; j < cols; ++j) {
         const double v = number(n[i][j], row_field + "[" + std::to_string(j) + "]");
-        if (!std::isfinite(v))
+        if (!std::isfinite(v) && !(gaps && std::isnan(v)))
           fail(row_field + "[" + std::to_string(j) + "]", "not a finite number");
         m(static_cast<Eigen::Index>(i), j) = v;
       }
@@ -192,6 +194,65 @@ Plan readPlanJson(const std::string& text, const std::string& source) {
     plan.clearance_m = r.column(p["clearance_m"], "predicted.clearance_m", n);
     plan.stage_clearance_m = r.column(p["stage_clearance_m"], "predicted.stage_clearance_m", n);
     plan.goal_distance = r.column(p["goal_distance"], "predicted.goal_distance", n);
+    if (p["point_names"]) {
+      plan.point_names = r.names(p["point_names"], "predicted.point_names");
+      plan.points_m = r.matrix(p["points"], "predicted.points", n,
+                               3 * static_cast<int>(plan.point_names.size()));
+    }
+  }
+
+  if (const YAML::Node t = root["targets"]; t) {
+    if (!t.IsMap()) r.fail("targets", "not an object");
+    TargetMotion& out = plan.targets;
+    out.source = r.text(t["source"], "targets.source");
+    out.points = r.names(t["names"], "targets.names");
+    out.positions_m = r.matrix(t["samples"], "targets.samples", -1,
+                               3 * static_cast<int>(out.points.size()), true);
+    if (out.positions_m.rows() > n) r.fail("targets.samples", "more rows than inputs.samples");
+    if (t["variable_names"]) {
+      out.variables = r.names(t["variable_names"], "targets.variable_names");
+      out.values = r.matrix(t["variables"], "targets.variables",
+                            static_cast<int>(out.positions_m.rows()),
+                            static_cast<int>(out.variables.size()), true);
+    } else {
+      out.values.resize(out.positions_m.rows(), 0);
+    }
+    for (Eigen::Index i = 0; i < out.positions_m.rows(); ++i)
+      out.times_s.push_back(static_cast<double>(i) / plan.rate_hz);
+  }
+  if (const YAML::Node t = root["tracking"]; t) {
+    if (!t.IsMap()) r.fail("tracking", "not an object");
+    for (const auto& [name, into] : {std::pair{"kinematic", &plan.tracking.kinematic},
+                                     std::pair{"dynamic", &plan.tracking.dynamic}}) {
+      const std::string field = std::string("tracking.") + name;
+      const YAML::Node section = t[name];
+      if (!section) continue;
+      if (!section.IsMap()) r.fail(field, "not an object");
+      for (const auto& item : section) {
+        PointTracking p;
+        p.point = item.first.as<std::string>();
+        const std::string at = field + "." + p.point;
+        if (!item.second.IsMap()) r.fail(at, "not an object");
+        p.rms_m = r.number(item.second["rms_m"], at + ".rms_m", true);
+        p.max_m = r.number(item.second["max_m"], at + ".max_m", true);
+        p.max_at_s = r.number(item.second["max_at_s"], at + ".max_at_s", true);
+        into->push_back(p);
+      }
+    }
+    if (const YAML::Node u = t["unreachable"]; u) {
+      if (!u.IsSequence()) r.fail("tracking.unreachable", "not a list");
+      for (std::size_t i = 0; i < u.size(); ++i) {
+        const std::string at = "tracking.unreachable[" + std::to_string(i) + "]";
+        if (!u[i].IsMap()) r.fail(at, "not an object");
+        UnreachableSpan span;
+        span.point = r.text(u[i]["point"], at + ".point");
+        span.from_s = r.number(u[i]["from_s"], at + ".from_s", true);
+        span.to_s = r.number(u[i]["to_s"], at + ".to_s", true);
+        span.worst_m = r.number(u[i]["worst_m"], at + ".worst_m", true);
+        span.reason = r.text(u[i]["reason"], at + ".reason");
+        plan.tracking.unreachable.push_back(span);
+      }
+    }
   }
 
   if (const YAML::Node g = root["gains"]; g) {

@@ -15,10 +15,10 @@ namespace {
 class Members {
  public:
   Members(std::ostream& os, std::string separator) : os_(os), separator_(std::move(separator)) {}
-  std::ostream& key(const char* name) {
-    os_ << (first_ ? "" : separator_.c_str()) << '"' << name << "\": ";
+  std::ostream& key(const std::string& name) {
+    writeJsonString(os_ << (first_ ? "" : separator_.c_str()), name);
     first_ = false;
-    return os_;
+    return os_ << ": ";
   }
   void text(const char* name, const std::string& v) { writeJsonString(key(name), v); }
   void number(const char* name, double v) { writeJsonNumber(key(name), v); }
@@ -55,6 +55,40 @@ class Members {
   std::string separator_;
   bool first_ = true;
 };
+
+// "tracking": {"kinematic": {POINT: {rms_m, max_m, max_at_s}}, "dynamic": {...},
+//              "unreachable": [{point, from_s, to_s, worst_m, reason}]}
+void writeTracking(Members& top, std::ostream& os, const TargetTracking& tracking) {
+  top.key("tracking") << "{\n    ";
+  Members sections(os, ",\n    ");
+  for (const auto& [name, points] : {std::pair{"kinematic", &tracking.kinematic},
+                                     std::pair{"dynamic", &tracking.dynamic}}) {
+    sections.key(name) << '{';
+    Members each(os, ", ");
+    for (const PointTracking& p : *points) {
+      each.key(p.point) << '{';
+      Members fields(os, ", ");
+      fields.number("rms_m", p.rms_m);
+      fields.number("max_m", p.max_m);
+      fields.number("max_at_s", p.max_at_s);
+      os << '}';
+    }
+    os << '}';
+  }
+  sections.key("unreachable") << '[';
+  for (std::size_t i = 0; i < tracking.unreachable.size(); ++i) {
+    const UnreachableSpan& u = tracking.unreachable[i];
+    os << (i ? ",\n      {" : "\n      {");
+    Members fields(os, ", ");
+    fields.text("point", u.point);
+    fields.number("from_s", u.from_s);
+    fields.number("to_s", u.to_s);
+    fields.number("worst_m", u.worst_m);
+    fields.text("reason", u.reason);
+    os << '}';
+  }
+  os << (tracking.unreachable.empty() ? "]" : "\n    ]") << "\n  }";
+}
 
 }  // namespace
 
@@ -138,7 +172,25 @@ void writePlanJson(const Plan& plan, std::ostream& os) {
   predicted.vector("clearance_m", plan.clearance_m);
   predicted.vector("stage_clearance_m", plan.stage_clearance_m);
   predicted.vector("goal_distance", plan.goal_distance);
+  if (!plan.point_names.empty()) {
+    predicted.names("point_names", plan.point_names);
+    predicted.rows("points", plan.points_m, "    ");
+  }
   os << "\n  }";
+
+  if (!plan.targets.points.empty() || !plan.targets.variables.empty()) {
+    top.key("targets") << "{\n    ";
+    Members targets(os, ",\n    ");
+    targets.text("source", plan.targets.source);
+    targets.names("names", plan.targets.points);
+    targets.rows("samples", plan.targets.positions_m, "    ");
+    if (!plan.targets.variables.empty()) {
+      targets.names("variable_names", plan.targets.variables);
+      targets.rows("variables", plan.targets.values, "    ");
+    }
+    os << "\n  }";
+  }
+  if (!plan.tracking.empty()) writeTracking(top, os, plan.tracking);
 
   if (!plan.gains.empty()) {
     const control::TrackingGains& g = plan.gains;

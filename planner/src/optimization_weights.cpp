@@ -4,7 +4,8 @@ namespace marionette {
 
 const std::vector<std::string>& OptimizationWeights::names() {
   static const std::vector<std::string> kNames = {"effort", "jerk",  "swing",    "settle",
-                                                  "tension_rate", "slack", "duration", "clearance"};
+                                                  "tension_rate", "slack", "duration", "clearance",
+                                                  "tracking"};
   return kNames;
 }
 
@@ -20,6 +21,7 @@ double* memberByName(Terms& t, const std::string& name) {
   if (name == "slack") return &t.slack;
   if (name == "duration") return &t.duration;
   if (name == "clearance") return &t.clearance;
+  if (name == "tracking") return &t.tracking;
   return nullptr;
 }
 }  // namespace

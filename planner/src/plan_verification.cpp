@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "marionette/environments/checked_simulation.hpp"
+#include "marionette/models/dynamics.hpp"
 #include "marionette/models/input_limits.hpp"
 
 namespace marionette::detail {
@@ -19,6 +20,10 @@ void verifyPlan(const PlanRequest& req, const CollisionModelPtr& collision, Plan
   plan.clearance_m.resize(n);
   plan.stage_clearance_m.resize(n);
   plan.goal_distance.resize(n);
+  plan.point_names.clear();
+  for (const Point& p : model.points) plan.point_names.push_back(p.name);
+  plan.points_m.resize(n, 3 * static_cast<Eigen::Index>(model.points.size()));
+  DynamicsData kinematics(model);
   CollisionChecker checker(collision);
   GoalEvaluator goal(req.model, req.goal);
   Eigen::VectorXd q_prev, rho_prev, qdot(nd), rhodot(model.nk());
@@ -32,6 +37,12 @@ void verifyPlan(const PlanRequest& req, const CollisionModelPtr& collision, Plan
     plan.max_violation_m = std::max(plan.max_violation_m, row.max_violation_m);
     plan.clearance_m[i] = sample.clearance_m;
     plan.stage_clearance_m[i] = sample.stage_clearance_m;
+    forwardKinematics(model, kinematics, model.configuration(*row.q, *row.rho));
+    for (std::size_t p = 0; p < model.points.size(); ++p)
+      plan.points_m.block<1, 3>(i, 3 * static_cast<Eigen::Index>(p)) =
+          (model.stage_pose * pointPosition(kinematics, model.points[p].frame,
+                                            model.points[p].position_m))
+              .transpose();
     // Velocities of the step that ended here (the VI's own step velocity).
     if (i == 0) {
       qdot.setZero();

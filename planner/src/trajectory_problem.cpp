@@ -64,6 +64,11 @@ TrajectoryProblem::TrajectoryProblem(const ProblemSetup& s)
                    ? static_cast<int>(goal_.goalPoints().size())
                    : static_cast<int>(goal_.poseResidual(s.start.q, s.start.rho).size());
   if (goal_.spec().at_rest) ++goal_rows_;
+  if (!s.goal_rows) goal_rows_ = 0;
+  if (!s.track_points.empty() &&
+      (s.track_targets_m.rows() != spline_.samples() ||
+       s.track_targets_m.cols() != 3 * static_cast<Eigen::Index>(s.track_points.size())))
+    throw std::invalid_argument("track_targets_m: one row of 3 per point for each sample");
   if (s.collision) checker_ = std::make_unique<CollisionChecker>(s.collision);
   point_jacobian_.resize(3, m.nq());
   // Effort and jerk are quadratic in z: their Hessian once.
@@ -100,6 +105,7 @@ void TrajectoryProblem::bounds(Eigen::VectorXd& z_lower, Eigen::VectorXd& z_uppe
   g_upper.resize(constraints());
   g_lower.head(linearConstraints()) = limits_.lower;
   g_upper.head(linearConstraints()) = limits_.upper;
+  if (!setup_.goal_rows) return;
   const double tol = setup_.goal_fraction * goal_.tolerance();
   int r = linearConstraints();
   if (goal_.spec().kind == GoalSpec::Kind::Point) {
@@ -311,6 +317,8 @@ bool TrajectoryProblem::rollOut(const Eigen::MatrixXd& u, bool derivatives) {
     std::swap(dtau, dtau_prev);
 
     if (checker_ && k < motion_steps) clearanceCost(lin.next, X_next);
+    // (data_ still holds q_full's kinematics: the clearance query keeps its own.)
+    if (!setup_.track_points.empty() && k < motion_steps) trackingCost(k + 1, X_next);
 
     std::swap(X, X_next);
     x = lin.next;
@@ -322,7 +330,7 @@ bool TrajectoryProblem::rollOut(const Eigen::MatrixXd& u, bool derivatives) {
     }
   }
   if (motion_steps == 0) return false;
-  fillGoalRows(end, X_end, v_last, dv_last);
+  if (setup_.goal_rows) fillGoalRows(end, X_end, v_last, dv_last);
   // A number that is not finite (a solver probing far out) is a failed evaluation, never a
   // value the solver takes.
   if (!std::isfinite(cost_.total()) || !gradient_.allFinite() || !g_.allFinite() ||
@@ -412,6 +420,29 @@ Eigen::RowVectorXd TrajectoryProblem::distanceGradient(ContactKind kind, int fir
   if ((kind == ContactKind::LinkLink || kind == ContactKind::StringLink) && second >= 0)
     g -= n * pointOnLink(second, p2);
   return g;
+}
+
+void TrajectoryProblem::trackingCost(int sample, const Eigen::MatrixXd& X) {
+  const Model& m = *setup_.model;
+  const int nd = m.nd(), nk = m.nk();
+  constexpr double kTrackRef_m = 0.01;
+  const double c = setup_.weights.tracking / (setup_.rate_hz * kTrackRef_m * kTrackRef_m);
+  for (std::size_t i = 0; i < setup_.track_points.size(); ++i) {
+    const Eigen::Vector3d target =
+        setup_.track_targets_m.block<1, 3>(sample, 3 * static_cast<Eigen::Index>(i)).transpose();
+    if (!target.allFinite()) continue;
+    const Point& p = m.points[setup_.track_points[i]];
+    const Eigen::Vector3d e = pointPosition(data_, p.frame, p.position_m) - target;
+    cost_.tracking += c * e.squaredNorm();
+    if (!derivatives_) continue;
+    pointJacobian(m, data_, p.frame, p.position_m, point_jacobian_);
+    Eigen::MatrixXd de = point_jacobian_.leftCols(nd) * X.topLeftCorner(nd, active_);
+    de.noalias() += point_jacobian_.rightCols(nk) * X.bottomLeftCorner(nk, active_);
+    gradient_.head(active_).noalias() += 2.0 * c * (de.transpose() * e);
+    hessian_.topLeftCorner(active_, active_)
+        .selfadjointView<Eigen::Lower>()
+        .rankUpdate(de.transpose(), 2.0 * c);
+  }
 }
 
 void TrajectoryProblem::clearanceCost(const State& x, const Eigen::MatrixXd& X) {

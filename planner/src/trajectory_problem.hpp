@@ -41,6 +41,13 @@ struct ProblemSetup {
   CollisionModelPtr collision;
   double margin_m = 0.02;
   double self_margin_m = 0.001;
+  // Without goal rows (a performance), `goal` only names the end's rest pose.
+  bool goal_rows = true;
+  // Performances: named points (Model::points indices) follow targets in the model's world
+  // frame, a row of 3 per point for each motion sample (spline().samples() rows; NaN: none),
+  // weighed by weights.tracking.
+  std::vector<int> track_points;
+  Eigen::MatrixXd track_targets_m;
 };
 
 // What an evaluation computes: the objective's terms and the constraint rows only (a line
@@ -98,6 +105,9 @@ class TrajectoryProblem {
   // The clearance penalty of one motion sample (state x, sensitivities X), from data_'s
   // kinematics.
   void clearanceCost(const State& x, const Eigen::MatrixXd& X);
+  // The tracking term of motion sample `sample` (state x, sensitivities X), from data_'s
+  // kinematics at x.
+  void trackingCost(int sample, const Eigen::MatrixXd& X);
   // d(distance)/dq of a nearest pair (CollisionChecker::clearance's indices); zero when the
   // points coincide.
   Eigen::RowVectorXd distanceGradient(ContactKind kind, int first, int second,

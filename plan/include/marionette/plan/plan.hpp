@@ -7,7 +7,8 @@
 //   PlanStatistics   planner time, tree / roadmap size, propagations, collision checks.
 //   PlanOutcome      exact, approximate, or nothing found.
 //   PlanQuality      smoothness, string catches, tension peaks, swing after the end, clearance.
-//   Plan             inputs (N x n_k at rate_hz), states, tensions, clearance, goal result.
+//   Plan             inputs (N x n_k at rate_hz), states, tensions, clearance, points, goal
+//                    result; a performance's targets and tracking errors.
 // The files: plan_file.hpp.
 #pragma once
 
@@ -19,6 +20,7 @@
 
 #include "marionette/control/tracking_lqr.hpp"
 #include "marionette/models/simulation.hpp"
+#include "marionette/plan/targets.hpp"
 
 namespace marionette {
 
@@ -85,6 +87,8 @@ struct Plan {
   Eigen::VectorXd clearance_m;            // N: nearest distance to anything checked
   Eigen::VectorXd stage_clearance_m;      // N: to the scene's obstacles and bounds only
   Eigen::VectorXd goal_distance;          // N: the goal's error measure (rad or m)
+  std::vector<std::string> point_names;   // the model's named points
+  Eigen::MatrixXd points_m;               // N x 3 n_points: their positions (stage coordinates)
   bool collision_free = false;
   int first_collision = -1;    // sample index, -1 if none
   std::string collision_pair;  // what touched there
@@ -101,6 +105,10 @@ struct Plan {
   std::vector<std::string> limit_violations;  // empty for every plan a planner returns
   PlanStatistics stats;
   PlanQuality quality;
+  // A performance (`marionette perform`): its targets sampled at rate_hz (a row per sample of
+  // the motion; the hold after it has none), and how closely the puppet follows them.
+  TargetMotion targets;
+  TargetTracking tracking;
   // Feedback gains along the plan (`plan --gains`; control/tracking_lqr.hpp): empty unless asked.
   control::TrackingGains gains;
 

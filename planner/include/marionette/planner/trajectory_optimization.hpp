@@ -37,6 +37,8 @@ struct OptimizationWeights {
   double duration = 1.0;      // the motion's duration (s): 0 lets it take as long as it likes
   double clearance = 100.0;   // integral of (max(0, margin - d) / margin)^2 dt, d the clearance
                               // to the stage (and to anything, with a 1 mm margin)
+  double tracking = 1.0;      // performances: integral of sum_i (|p_i - target_i| / 1 cm)^2 dt
+                              // over the named points that have targets (plans have none)
 
   // Names as `--weight NAME=V` and the proto give them.
   static const std::vector<std::string>& names();
@@ -45,9 +47,9 @@ struct OptimizationWeights {
 
 struct OptimizationCost {
   double effort = 0, jerk = 0, swing = 0, settle = 0, tension_rate = 0, slack = 0, duration = 0,
-         clearance = 0;
+         clearance = 0, tracking = 0;
   double total() const {
-    return effort + jerk + swing + settle + tension_rate + slack + duration + clearance;
+    return effort + jerk + swing + settle + tension_rate + slack + duration + clearance + tracking;
   }
   // (weight name, its term), in OptimizationWeights::names() order.
   std::vector<std::pair<std::string, double>> terms() const;

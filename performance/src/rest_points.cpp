@@ -1,0 +1,34 @@
+#include "rest_points.hpp"
+
+#include <stdexcept>
+
+#include "marionette/models/dynamics.hpp"
+#include "marionette/models/rest_pose.hpp"
+
+namespace marionette::detail {
+
+RestPoints restPoints(const ModelPtr& model) {
+  const Model& m = *model;
+  const RestPose rest = computeRestPose(model, m.defaultInputs());
+  if (!rest.ok)
+    throw std::runtime_error("model " + m.name + " has no rest pose at its default inputs (" +
+                             rest.message + ")");
+  DynamicsData data(m);
+  forwardKinematics(m, data, m.configuration(rest.q, m.defaultInputs()));
+  RestPoints out;
+  out.q = rest.q;
+  out.points_m.resize(3, static_cast<Eigen::Index>(m.points.size()));
+  for (std::size_t p = 0; p < m.points.size(); ++p)
+    out.points_m.col(static_cast<Eigen::Index>(p)) =
+        m.stage_pose * pointPosition(data, m.points[p].frame, m.points[p].position_m);
+  return out;
+}
+
+Eigen::Vector3d restFrameOrigin(const ModelPtr& model, const RestPoints& rest, int frame) {
+  const Model& m = *model;
+  DynamicsData data(m);
+  forwardKinematics(m, data, m.configuration(rest.q, m.defaultInputs()));
+  return m.stage_pose * pointPosition(data, frame, Eigen::Vector3d::Zero());
+}
+
+}  // namespace marionette::detail

@@ -1,0 +1,75 @@
+// What a performance asks of the puppet (docs/performance.md): target tracks for named points
+// in stage coordinates, and target values for joints or rig inputs, over time; and how well a
+// plan followed them.  Plain data, as the rest of the plan library: the formats that produce
+// target tracks are the performance library's, the step that follows them the planner's.
+//
+// Contents
+//   TargetMotion      named point tracks and variable tracks, frames at increasing times.
+//   sampleTargets     the tracks at a uniform rate (linear or Catmull-Rom interpolation).
+//   PointTracking     one point's error between its target and the puppet (rms, max, when).
+//   UnreachableSpan   a point the puppet cannot follow for a while, and why.
+//   TargetTracking    the errors after the kinematic step and after the dynamics step.
+#pragma once
+
+#include <Eigen/Core>
+#include <string>
+#include <vector>
+
+namespace marionette {
+
+struct TargetMotion {
+  std::string source;               // where it came from, for messages ("walk.bvh", ...)
+  std::vector<double> times_s;      // F frames, strictly increasing
+  std::vector<std::string> points;  // the model's named points
+  Eigen::MatrixXd positions_m;      // F x 3P: x, y, z of each point (stage coordinates); NaN:
+                                    // no target at that frame (interpolated from its neighbours)
+  std::vector<std::string> variables;  // dynamic or kinematic variables by name (keyframes)
+  Eigen::MatrixXd values;              // F x V (rad or m); NaN: none at that frame
+  // Keyframes are few and far apart: interpolated by Catmull-Rom splines (C1, through every
+  // key).  Dense tracks (motion capture) are interpolated linearly.
+  bool smooth = false;
+
+  int frames() const { return static_cast<int>(times_s.size()); }
+  double start_s() const { return times_s.empty() ? 0.0 : times_s.front(); }
+  double duration_s() const { return times_s.empty() ? 0.0 : times_s.back() - times_s.front(); }
+  int pointIndex(const std::string& name) const;  // -1 if absent
+  Eigen::Vector3d position(int frame, int point) const {
+    return positions_m.block<1, 3>(frame, 3 * point).transpose();
+  }
+};
+
+// The tracks at t_n = start_s + n / rate_hz, n = 0 .. round(duration_s * rate_hz): rows of the
+// result are those samples (times_s re-based to 0).  A point's or variable's gaps (NaN) are
+// interpolated between the frames that have it and held before its first and after its last;
+// one that no frame has stays NaN.
+TargetMotion sampleTargets(const TargetMotion& motion, double rate_hz);
+
+struct PointTracking {
+  std::string point;
+  double rms_m = 0.0;  // over the samples that have a target
+  double max_m = 0.0;
+  double max_at_s = 0.0;
+};
+
+struct UnreachableSpan {
+  std::string point;
+  double from_s = 0.0, to_s = 0.0;
+  double worst_m = 0.0;  // the largest error over the span
+  std::string reason;    // "out of reach", "inside an obstacle", "faster than the rig", ...
+};
+
+struct TargetTracking {
+  std::vector<PointTracking> kinematic;  // after the kinematic step alone, re-simulated
+  std::vector<PointTracking> dynamic;    // after the dynamics step, re-simulated
+  std::vector<UnreachableSpan> unreachable;
+  bool empty() const { return kinematic.empty() && dynamic.empty() && unreachable.empty(); }
+};
+
+// Each target point's error against `points_m` (the puppet's points, N x 3P' named by
+// `point_names`; rows at rate_hz), over the samples where `targets` (sampled at the same rate,
+// as many rows or more) has one.
+std::vector<PointTracking> measureTracking(const TargetMotion& targets,
+                                           const std::vector<std::string>& point_names,
+                                           const Eigen::MatrixXd& points_m, double rate_hz);
+
+}  // namespace marionette

@@ -1,0 +1,109 @@
+// Target tracks: sampling at a uniform rate, and a plan's error against them.
+#include "marionette/plan/targets.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace marionette {
+namespace {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+// One column's known values (t_i, v_i) evaluated at t: linear, or a cubic Hermite spline with
+// Catmull-Rom tangents (v_{i+1} - v_{i-1}) / (t_{i+1} - t_{i-1}) inside and zero at both ends
+// (a keyframed motion starts and ends at rest).  Held outside [t_0, t_last].
+class Track {
+ public:
+  Track(const std::vector<double>& times, const Eigen::VectorXd& column, bool smooth)
+      : smooth_(smooth) {
+    for (int i = 0; i < column.size(); ++i)
+      if (!std::isnan(column[i])) {
+        t_.push_back(times[i]);
+        v_.push_back(column[i]);
+      }
+    slope_.assign(t_.size(), 0.0);
+    for (std::size_t i = 1; i + 1 < t_.size(); ++i)
+      slope_[i] = (v_[i + 1] - v_[i - 1]) / (t_[i + 1] - t_[i - 1]);
+  }
+
+  double operator()(double t) const {
+    if (t_.empty()) return kNaN;
+    if (t <= t_.front()) return v_.front();
+    if (t >= t_.back()) return v_.back();
+    const std::size_t i = std::upper_bound(t_.begin(), t_.end(), t) - t_.begin() - 1;
+    const double h = t_[i + 1] - t_[i], s = (t - t_[i]) / h;
+    if (!smooth_) return (1 - s) * v_[i] + s * v_[i + 1];
+    const double s2 = s * s, s3 = s2 * s;
+    return (2 * s3 - 3 * s2 + 1) * v_[i] + (s3 - 2 * s2 + s) * h * slope_[i] +
+           (-2 * s3 + 3 * s2) * v_[i + 1] + (s3 - s2) * h * slope_[i + 1];
+  }
+
+ private:
+  bool smooth_;
+  std::vector<double> t_, v_, slope_;
+};
+
+Eigen::MatrixXd sampleColumns(const std::vector<double>& times, const Eigen::MatrixXd& m,
+                              bool smooth, double t0, double rate_hz, int n) {
+  Eigen::MatrixXd out(n, m.cols());
+  for (int c = 0; c < m.cols(); ++c) {
+    const Track track(times, m.col(c), smooth);
+    for (int i = 0; i < n; ++i) out(i, c) = track(t0 + i / rate_hz);
+  }
+  return out;
+}
+
+}  // namespace
+
+int TargetMotion::pointIndex(const std::string& name) const {
+  const auto it = std::find(points.begin(), points.end(), name);
+  return it == points.end() ? -1 : static_cast<int>(it - points.begin());
+}
+
+TargetMotion sampleTargets(const TargetMotion& motion, double rate_hz) {
+  TargetMotion out;
+  out.source = motion.source;
+  out.points = motion.points;
+  out.variables = motion.variables;
+  out.smooth = false;  // dense now
+  const int n = static_cast<int>(std::lround(motion.duration_s() * rate_hz)) + 1;
+  for (int i = 0; i < n; ++i) out.times_s.push_back(i / rate_hz);
+  const double t0 = motion.start_s();
+  out.positions_m = sampleColumns(motion.times_s, motion.positions_m, motion.smooth, t0, rate_hz, n);
+  out.values = sampleColumns(motion.times_s, motion.values, motion.smooth, t0, rate_hz, n);
+  return out;
+}
+
+std::vector<PointTracking> measureTracking(const TargetMotion& targets,
+                                           const std::vector<std::string>& point_names,
+                                           const Eigen::MatrixXd& points_m, double rate_hz) {
+  std::vector<PointTracking> out;
+  const int n = std::min<int>(targets.frames(), static_cast<int>(points_m.rows()));
+  for (std::size_t p = 0; p < targets.points.size(); ++p) {
+    const auto it = std::find(point_names.begin(), point_names.end(), targets.points[p]);
+    if (it == point_names.end()) continue;
+    const int col = 3 * static_cast<int>(it - point_names.begin());
+    PointTracking t;
+    t.point = targets.points[p];
+    double sum2 = 0.0;
+    int count = 0;
+    for (int i = 0; i < n; ++i) {
+      const Eigen::Vector3d target = targets.position(i, static_cast<int>(p));
+      if (!target.allFinite()) continue;
+      const double e = (points_m.block<1, 3>(i, col).transpose() - target).norm();
+      sum2 += e * e;
+      ++count;
+      if (e > t.max_m) {
+        t.max_m = e;
+        t.max_at_s = i / rate_hz;
+      }
+    }
+    if (count == 0) continue;
+    t.rms_m = std::sqrt(sum2 / count);
+    out.push_back(t);
+  }
+  return out;
+}
+
+}  // namespace marionette

@@ -1,0 +1,72 @@
+// From a performance's targets to rig commands (docs/performance.md; Egger 2013, §3.2, and
+// Zimmermann, Poranne, Bern and Coros, "PuppetMaster: Robotic Animation of Marionettes", ACM TOG
+// 38(4), 2019):
+//   1. the kinematic step: at key frames, the rig inputs whose rest pose puts the points on
+//      their targets (damped Gauss-Newton on rest poses, each frame continued from the last),
+//      clear of the stage by the margin; then a B-spline through them within every speed and
+//      acceleration limit (a least-squares fit with the limits as linear constraints, Ipopt);
+//   2. the dynamics step: the trajectory optimizer on that spline with a tracking cost on the
+//      points, the swing, string catches and clearance terms, and a settle hold after the end.
+// Both are re-simulated and measured against the targets; targets the puppet cannot follow are
+// reported per point and time span, and the nearest feasible motion is played.
+//
+// Contents
+//   PerformanceOptions   rate, margin, tolerance, key rate, held inputs, the optimizer's weights.
+//   PerformanceRequest   model, scene, targets, options.
+//   planPerformance      a verified Plan with targets, tracking and quality.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "marionette/environments/collision.hpp"
+#include "marionette/environments/scene.hpp"
+#include "marionette/plan/plan.hpp"
+#include "marionette/plan/targets.hpp"
+#include "marionette/planner/cancel.hpp"
+#include "marionette/planner/planner.hpp"
+#include "marionette/planner/trajectory_optimization.hpp"
+
+namespace marionette {
+
+struct PerformanceOptions {
+  double rate_hz = 50.0;       // output rate (and the integrator's step)
+  double key_rate_hz = 10.0;   // the kinematic step's key frames per second
+  double margin_m = 0.02;      // clearance to the stage kept by both steps
+  double tolerance_m = 0.02;   // a point farther than this from its target is reported
+  double settle_s = 1.0;       // the hold after the motion (in the plan, and penalized)
+  double knots_per_s = 4.0;    // B-spline segments per second of the rig's motion
+  double time_limit_s = 60.0;  // both steps together
+  bool dynamics = true;        // false: the kinematic step's motion is the plan
+  // Inputs held at the start's values throughout (a limb disabled: editing.hpp limbInputs).
+  std::vector<int> held_inputs;
+  // The dynamics step's objective: tracking first; the swing of a performance is its motion,
+  // so only its excess is penalized lightly.
+  OptimizationWeights weights = [] {
+    OptimizationWeights w;
+    w.tracking = 1.0;
+    w.swing = 0.01;
+    w.settle = 10.0;
+    w.duration = 0.0;
+    return w;
+  }();
+};
+
+struct PerformanceRequest {
+  ModelPtr model;
+  ScenePtr scene;               // null = the empty stage
+  CollisionModelPtr collision;  // optional: built from model and scene when null
+  TargetMotion targets;         // stage coordinates
+  PerformanceOptions options;
+};
+
+// Throws FieldError for bad options or targets ("options.rate_hz", "targets.points[2]" ...),
+// PlanCancelled when `cancelled` says stop.  The plan: inputs over the motion and the settle
+// hold, verified as every plan (outcome exact when collision-free with the margin and within
+// every limit, whatever the tracking), targets sampled at rate_hz, tracking after each step,
+// quality; progress phases "kinematic" and "optimize".
+Plan planPerformance(const PerformanceRequest& request, const ProgressFn& progress = {},
+                     const CancelFn& cancelled = {});
+void checkPerformanceOptions(const Model& model, const PerformanceOptions& options);
+
+}  // namespace marionette

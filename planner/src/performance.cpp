@@ -1,0 +1,323 @@
+// planPerformance: targets -> kinematic step -> limits -> dynamics step -> verified plan
+// (performance.hpp).
+#include "marionette/planner/performance.hpp"
+
+#include <IpIpoptApplication.hpp>
+#include <algorithm>
+#include <cmath>
+#include <sstream>
+
+#include "marionette/common/clock.hpp"
+#include "marionette/common/text.hpp"
+#include "marionette/models/field_error.hpp"
+#include "marionette/planner/plan_quality.hpp"
+#include "performance_kinematics.hpp"
+#include "plan_verification.hpp"
+#include "spline_fit.hpp"
+#include "trajectory_nlp.hpp"
+#include "trajectory_problem.hpp"
+
+namespace marionette {
+
+void checkPerformanceOptions(const Model& model, const PerformanceOptions& o) {
+  auto within = [](const char* field, double v, double lo, double hi, const char* unit) {
+    if (!(v >= lo && v <= hi))
+      throw FieldError(field, "must be in [" + formatNumber(lo) + ", " + formatNumber(hi) + "] " +
+                                  unit + ", got " + formatNumber(v));
+  };
+  within("options.rate_hz", o.rate_hz, 10, 1000, "Hz");
+  within("options.key_rate_hz", o.key_rate_hz, 1, o.rate_hz, "Hz (at most rate_hz)");
+  within("options.margin_m", o.margin_m, 0, 1, "m");
+  within("options.tolerance_m", o.tolerance_m, 1e-4, 1, "m");
+  within("options.settle_s", o.settle_s, 0, 10, "s");
+  within("options.knots_per_s", o.knots_per_s, 0.5, 50, "per s");
+  within("options.time_limit_s", o.time_limit_s, 0.1, 3600, "s");
+  for (std::size_t i = 0; i < o.held_inputs.size(); ++i)
+    if (o.held_inputs[i] < 0 || o.held_inputs[i] >= model.nk())
+      throw FieldError("options.held_inputs[" + std::to_string(i) + "]", "not an input");
+  OptimizationOptions check;
+  check.weights = o.weights;
+  checkOptimizationOptions(check);
+}
+
+namespace {
+
+// Rows of `keys` (at key times) interpolated linearly at `n` samples of rate_hz.
+Eigen::MatrixXd upsample(const std::vector<double>& key_times, const Eigen::MatrixXd& keys,
+                         int n, double rate_hz) {
+  Eigen::MatrixXd out(n, keys.cols());
+  for (int s = 0; s < n; ++s) {
+    const double t = s / rate_hz;
+    const auto it = std::upper_bound(key_times.begin(), key_times.end(), t);
+    if (it == key_times.begin()) {
+      out.row(s) = keys.row(0);
+    } else if (it == key_times.end()) {
+      out.row(s) = keys.row(keys.rows() - 1);
+    } else {
+      const int i = static_cast<int>(it - key_times.begin()) - 1;
+      const double w = (t - key_times[i]) / (key_times[i + 1] - key_times[i]);
+      out.row(s) = (1 - w) * keys.row(i) + w * keys.row(i + 1);
+    }
+  }
+  return out;
+}
+
+// Exact for a performance: collision-free, within every limit, clear of the stage by the
+// margin.  (Its goal, the rest pose at its last inputs, is measured but not required: a
+// performance is judged by its tracking, which the plan reports.)
+void classifyPerformance(const GoalSpec& goal, Plan& plan) {
+  const int goal_sample = plan.goal_sample;
+  plan.goal_sample = std::max(goal_sample, 0);
+  detail::classifyPlan(goal, plan);
+  plan.goal_sample = goal_sample;
+}
+
+// Each target point's spans of samples where the plan's point is farther than `tolerance_m`
+// from its target, with the reason at the span's worst sample.
+std::vector<UnreachableSpan> unreachableSpans(
+    const Plan& plan, const TargetMotion& targets, double tolerance_m,
+    const std::function<std::string(int point, int sample)>& reason) {
+  std::vector<UnreachableSpan> out;
+  for (int p = 0; p < static_cast<int>(targets.points.size()); ++p) {
+    const auto it = std::find(plan.point_names.begin(), plan.point_names.end(), targets.points[p]);
+    if (it == plan.point_names.end()) continue;
+    const int col = 3 * static_cast<int>(it - plan.point_names.begin());
+    int begin = -1, worst = -1;
+    double worst_m = 0.0;
+    const int n = std::min(targets.frames(), plan.samples());
+    for (int s = 0; s <= n; ++s) {
+      double e = 0.0;
+      if (s < n) {
+        const Eigen::Vector3d target = targets.position(s, p);
+        if (target.allFinite())
+          e = (plan.points_m.block<1, 3>(s, col).transpose() - target).norm();
+      }
+      if (e > tolerance_m) {
+        if (begin < 0) {
+          begin = s;
+          worst_m = 0.0;
+        }
+        if (e > worst_m) {
+          worst_m = e;
+          worst = s;
+        }
+      } else if (begin >= 0) {
+        out.push_back({targets.points[p], begin / plan.rate_hz, (s - 1) / plan.rate_hz, worst_m,
+                       reason(p, worst)});
+        begin = -1;
+      }
+    }
+  }
+  std::sort(out.begin(), out.end(), [](const UnreachableSpan& a, const UnreachableSpan& b) {
+    return std::tie(a.from_s, a.point) < std::tie(b.from_s, b.point);
+  });
+  return out;
+}
+
+double rmsTotal(const std::vector<PointTracking>& t) {
+  double sum = 0.0;
+  for (const PointTracking& p : t) sum += p.rms_m * p.rms_m;
+  return std::sqrt(sum / std::max<std::size_t>(1, t.size()));
+}
+
+}  // namespace
+
+Plan planPerformance(const PerformanceRequest& req, const ProgressFn& progress,
+                     const CancelFn& cancelled) {
+  const auto t0 = SteadyClock::now();
+  if (!req.model) throw FieldError("model", "none given");
+  const ModelPtr& model = req.model;
+  const Model& m = *model;
+  const PerformanceOptions& o = req.options;
+  checkPerformanceOptions(m, o);
+  const TargetMotion& targets = req.targets;
+  for (std::size_t i = 0; i < targets.points.size(); ++i)
+    if (m.pointIndex(targets.points[i]) < 0)
+      throw FieldError("targets.points[" + std::to_string(i) + "]",
+                       "model " + m.name + " has no point '" + targets.points[i] + "'");
+  for (std::size_t i = 0; i < targets.variables.size(); ++i)
+    if (m.variableIndex(targets.variables[i]) < 0)
+      throw FieldError("targets.variables[" + std::to_string(i) + "]",
+                       "model " + m.name + " has no variable '" + targets.variables[i] + "'");
+  if (targets.frames() < 2 || !(targets.duration_s() >= 2.0 / o.rate_hz))
+    throw FieldError("targets", "needs a motion of at least two samples");
+  CollisionModelPtr collision = req.collision;
+  if (!collision)
+    collision = std::make_shared<CollisionModel>(model, req.scene ? req.scene : loadScene("empty"));
+  auto stopIfCancelled = [&] {
+    if (cancelled && cancelled()) throw PlanCancelled("performance");
+  };
+  auto report = [&](const char* phase, int iteration, double cost) {
+    if (!progress) return;
+    PlanProgress e;
+    e.phase = phase;
+    e.elapsed_s = secondsSince(t0);
+    e.iteration = iteration;
+    e.cost = cost;
+    progress(e);
+  };
+
+  // Targets at the output rate (the plan's, stage coordinates) and at the key rate (the
+  // kinematic step's, the model's world frame).
+  const Eigen::Isometry3d to_world = m.stage_pose.inverse();
+  auto inWorld = [&](TargetMotion t) {
+    for (Eigen::Index r = 0; r < t.positions_m.rows(); ++r)
+      for (Eigen::Index c = 0; c + 2 < t.positions_m.cols(); c += 3) {
+        const Eigen::Vector3d p = t.positions_m.block<1, 3>(r, c).transpose();
+        if (p.allFinite()) t.positions_m.block<1, 3>(r, c) = (to_world * p).transpose();
+      }
+    return t;
+  };
+  const TargetMotion sampled = sampleTargets(targets, o.rate_hz);
+  const TargetMotion keys = inWorld(sampleTargets(targets, o.key_rate_hz));
+
+  // 1. The kinematic step at the key frames, within a share of the budget.
+  const double kinematic_budget_s = o.dynamics ? 0.4 * o.time_limit_s : o.time_limit_s;
+  detail::KinematicSetup ks;
+  ks.model = model;
+  ks.collision = collision;
+  ks.margin_m = o.margin_m;
+  ks.held_inputs = o.held_inputs;
+  ks.start_inputs = m.defaultInputs();
+  ks.in_time = [&] {
+    return secondsSince(t0) < kinematic_budget_s && !(cancelled && cancelled());
+  };
+  const std::vector<detail::KinematicFrame> frames = detail::solveKeyFrames(ks, keys);
+  stopIfCancelled();
+  report("kinematic", 0, 0.0);
+  Eigen::MatrixXd key_inputs(static_cast<Eigen::Index>(frames.size()), m.nk());
+  for (std::size_t f = 0; f < frames.size(); ++f)
+    key_inputs.row(static_cast<Eigen::Index>(f)) = frames[f].rho.transpose();
+
+  // ... time-parameterized within the limits: the spline nearest to them.
+  const Eigen::VectorXd rho0 = frames.front().rho;
+  const int samples = sampled.frames();
+  const double duration_s = (samples - 1) / o.rate_hz;
+  const int segments = std::max(3, static_cast<int>(std::lround(duration_s * o.knots_per_s)));
+  const detail::InputSpline spline(m, duration_s, segments, o.rate_hz, rho0);
+  const Eigen::MatrixXd wanted = upsample(keys.times_s, key_inputs, spline.samples(), o.rate_hz);
+  const Eigen::VectorXd z_kinematic = detail::fitWithinLimits(spline, m, wanted, 0.97);
+  const Eigen::MatrixXd u_free = spline.sampleInputs(spline.fit(wanted));
+
+  PlanRequest request;
+  request.model = model;
+  request.scene = req.scene;
+  request.collision = collision;
+  request.start_inputs = rho0;
+  request.goal.kind = GoalSpec::Kind::RestOf;
+  request.options.rate_hz = o.rate_hz;
+  const Eigen::MatrixXd u_kinematic = spline.sampleInputs(z_kinematic);
+  for (int j = 0; j < m.nk(); ++j)
+    request.goal.values.emplace_back(m.kinematic[j].name, u_kinematic(u_kinematic.rows() - 1, j));
+  request.goal.at_rest = true;
+
+  auto planOf = [&](const Eigen::MatrixXd& inputs, const char* planner) {
+    Plan plan;
+    plan.model = m.name;
+    plan.scene = req.scene ? req.scene->name : "empty";
+    plan.goal = "performance of " + targets.source;
+    plan.start = "rest";
+    plan.rate_hz = o.rate_hz;
+    plan.stats.planner = planner;
+    for (const auto& kv : m.kinematic) plan.input_names.push_back(kv.name);
+    for (const auto& dv : m.dynamic) plan.state_names.push_back(dv.name);
+    for (const auto& s : m.strings) plan.string_names.push_back(s.name);
+    plan.inputs = inputs;
+    plan.clearance_margin_m = o.margin_m;
+    detail::verifyPlan(request, collision, plan);
+    classifyPerformance(request.goal, plan);
+    plan.targets = sampled;
+    return plan;
+  };
+  Plan kinematic = planOf(u_kinematic, "performance (kinematic step)");
+  kinematic.tracking.kinematic =
+      measureTracking(sampled, kinematic.point_names, kinematic.points_m, o.rate_hz);
+  Plan out = kinematic;
+  stopIfCancelled();
+
+  // 2. The dynamics step from the kinematic step's motion.
+  if (o.dynamics) {
+    IntegratorOptions io;
+    io.dt_s = 1.0 / o.rate_hz;
+    VariationalIntegrator vi(model, io);
+    const StartState start = resolveStart(model, rho0, StartSpec{});
+    detail::ProblemSetup setup;
+    setup.model = model;
+    setup.goal = request.goal;
+    setup.goal_rows = false;
+    setup.start = vi.stateFromVelocity(start.q, start.qdot, rho0);
+    setup.rate_hz = o.rate_hz;
+    setup.duration_s = duration_s;
+    setup.segments = segments;
+    setup.settle_s = o.settle_s;
+    setup.weights = o.weights;
+    setup.end_reference = u_kinematic.row(u_kinematic.rows() - 1).transpose();
+    setup.collision = collision;
+    setup.margin_m = o.margin_m > 0 ? o.margin_m + std::max(0.005, 0.5 * o.margin_m) : 0.0;
+    for (const std::string& name : sampled.points) setup.track_points.push_back(m.pointIndex(name));
+    setup.track_targets_m = inWorld(sampled).positions_m;
+    detail::TrajectoryProblem problem(setup);
+    double last_call_s = secondsSince(t0);
+    auto keepGoing = [&](const detail::TrajectoryNlp::Progress& p) {
+      if (cancelled && cancelled()) return false;
+      const double now_s = secondsSince(t0), iteration_s = now_s - last_call_s;
+      last_call_s = now_s;
+      report("optimize", p.iteration, p.cost);
+      return now_s + 2.0 * iteration_s < o.time_limit_s;
+    };
+    Ipopt::SmartPtr<detail::TrajectoryNlp> nlp =
+        new detail::TrajectoryNlp(problem, z_kinematic, keepGoing);
+    Ipopt::SmartPtr<Ipopt::IpoptApplication> app = IpoptApplicationFactory();
+    app->Options()->SetIntegerValue("print_level", 0);
+    app->Options()->SetStringValue("sb", "yes");
+    app->Options()->SetStringValue("mu_strategy", "adaptive");
+    app->Options()->SetIntegerValue("max_iter", 200);
+    app->Options()->SetNumericValue("tol", 1e-6);
+    app->Options()->SetNumericValue("acceptable_tol", 1e-3);
+    if (problem.evaluate(z_kinematic, detail::Evaluation::Value) && problem.cost().total() > 0)
+      app->Options()->SetNumericValue("obj_scaling_factor", 1.0 / problem.cost().total());
+    if (app->Initialize() == Ipopt::Solve_Succeeded) app->OptimizeTNLP(nlp);
+    stopIfCancelled();
+    if (nlp->best().size() > 0) {
+      try {
+        Plan dynamic = planOf(spline.sampleInputs(nlp->best()), "performance (dynamics step)");
+        dynamic.tracking.kinematic = kinematic.tracking.kinematic;
+        dynamic.tracking.dynamic =
+            measureTracking(sampled, dynamic.point_names, dynamic.points_m, o.rate_hz);
+        // It replaces the kinematic step's unless it broke what that one kept.
+        const bool worse = (kinematic.outcome == PlanOutcome::Exact &&
+                            dynamic.outcome != PlanOutcome::Exact) ||
+                           rmsTotal(dynamic.tracking.dynamic) >
+                               rmsTotal(kinematic.tracking.kinematic);
+        if (!worse) out = std::move(dynamic);
+      } catch (const SimulationError&) {
+        // the optimized motion's re-simulation failed: the kinematic step's stands
+      }
+    }
+  }
+
+  // Targets the puppet does not follow, and why.
+  const double hold_tol = 1e-3;
+  out.tracking.unreachable = unreachableSpans(out, sampled, o.tolerance_m, [&](int p, int s) {
+    const double t = s / o.rate_hz;
+    const int f = std::min(static_cast<int>(std::lround(t * o.key_rate_hz)),
+                           static_cast<int>(frames.size()) - 1);
+    const detail::KinematicFrame& key = frames[f];
+    if (key.error_m[p] > o.tolerance_m)
+      return key.stage_clearance_m < 1.5 * o.margin_m + 0.005
+                 ? "out of reach clear of the stage (nearest: " + key.nearest + ")"
+                 : std::string("out of the puppet's reach at rest");
+    for (int j = 0; j < m.nk(); ++j) {
+      const double range = m.kinematic[j].upper - m.kinematic[j].lower;
+      const int row = std::min(s, static_cast<int>(u_free.rows()) - 1);
+      if (std::abs(u_free(row, j) - u_kinematic(row, j)) > hold_tol * range + 0.01 * range)
+        return "faster than the rig (" + m.kinematic[j].name + " at its speed or acceleration limit)";
+    }
+    return std::string("the puppet swings off it");
+  });
+  measurePlanQuality(request, out, o.settle_s);
+  out.stats.total_time_s = secondsSince(t0);
+  return out;
+}
+
+}  // namespace marionette

@@ -1,0 +1,196 @@
+#include "performance_kinematics.hpp"
+
+#include <Eigen/Cholesky>
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "marionette/models/dynamics.hpp"
+#include "marionette/models/rest_pose.hpp"
+
+namespace marionette::detail {
+namespace {
+
+constexpr double kJointWeight_m = 0.1;   // a joint target's radian weighs as 10 cm
+constexpr double kStepWeight_m = 0.01;  // a move of an input's whole range weighs as 1 cm
+constexpr int kIterations = 8;
+
+class FrameSolver {
+ public:
+  FrameSolver(const KinematicSetup& setup, const TargetMotion& keys)
+      : setup_(setup), model_(*setup.model), keys_(keys), data_(model_),
+        checker_(setup.collision) {
+    const int nk = model_.nk();
+    lower_.resize(nk);
+    range_.resize(nk);
+    for (int i = 0; i < nk; ++i) {
+      lower_[i] = model_.kinematic[i].lower;
+      range_[i] = model_.kinematic[i].upper - model_.kinematic[i].lower;
+    }
+    for (const std::string& name : keys.points) points_.push_back(model_.pointIndex(name));
+    for (const std::string& name : keys.variables) variables_.push_back(model_.variableIndex(name));
+    free_.assign(nk, 1);
+    for (int i : setup.held_inputs) free_[i] = 0;
+  }
+
+  // The inputs of frame f with its targets: fixed inputs set, the rest solved.
+  KinematicFrame solve(int f, const KinematicFrame& previous) {
+    frame_ = f;
+    Eigen::VectorXd rho = previous.rho;
+    for (std::size_t v = 0; v < variables_.size(); ++v) {
+      const int k = variables_[v] - model_.nd();
+      if (k >= 0 && !std::isnan(keys_.values(f, static_cast<int>(v))) && free_[k])
+        rho[k] = keys_.values(f, static_cast<int>(v));
+    }
+    previous_rho_ = previous.rho;
+    RestPose cur = restPose(rho, previous.q, nullptr);
+    if (!cur.ok) return finish(previous.rho, restPose(previous.rho, previous.q, nullptr));
+    double clearance = stageClearance(cur.q, rho);
+    Eigen::VectorXd r = residual(cur.q, rho);
+    double err = r.squaredNorm();
+    const int nk = model_.nk();
+    Eigen::MatrixXd J(r.size(), nk);
+    double damping = 1e-3;
+    for (int it = 0; it < kIterations && (!setup_.in_time || setup_.in_time()); ++it) {
+      for (int i = 0; i < nk; ++i) {
+        J.col(i).setZero();
+        if (!free_[i] || setFromTarget(i)) continue;
+        const double h = rho[i] + 1e-5 * range_[i] > lower_[i] + range_[i] ? -1e-5 : 1e-5;
+        Eigen::VectorXd trial = rho;
+        trial[i] += h * range_[i];
+        const RestPose rest = restPose(trial, cur.q, &cur);
+        if (rest.ok) J.col(i) = (residual(rest.q, trial) - r) / h;
+      }
+      const Eigen::MatrixXd JJt = J * J.transpose();
+      const double scale = std::max(JJt.diagonal().maxCoeff(), 1e-12);
+      bool improved = false;
+      while (!improved && damping < 1e2) {
+        Eigen::MatrixXd A = JJt;
+        A.diagonal().array() += damping * scale;
+        Eigen::VectorXd dx = J.transpose() * A.ldlt().solve(-r);
+        const double big = dx.cwiseAbs().maxCoeff();
+        if (!(big > 1e-9)) break;
+        if (big > 0.1) dx *= 0.1 / big;  // a tenth of any range per iteration
+        const Eigen::VectorXd trial =
+            (rho + dx.cwiseProduct(range_)).cwiseMax(lower_).cwiseMin(lower_ + range_);
+        RestPose next = restPose(trial, cur.q, &cur);
+        const double e = next.ok ? residual(next.q, trial).squaredNorm() : err;
+        double c = 0.0;
+        if (e < err && (c = stageClearance(next.q, trial)) >=
+                           std::min(setup_.margin_m, clearance)) {
+          cur = std::move(next);
+          rho = trial;
+          const double gain = err - e;
+          err = e;
+          clearance = c;
+          r = residual(cur.q, rho);
+          damping = std::max(1e-6, damping / 4);
+          improved = true;
+          if (gain < 1e-8) it = kIterations;  // (1e-4 m of error squared: done)
+        } else {
+          damping *= 8;
+        }
+      }
+      if (!improved) break;
+    }
+    return finish(rho, cur);
+  }
+
+ private:
+  bool setFromTarget(int input) const {
+    for (std::size_t v = 0; v < variables_.size(); ++v)
+      if (variables_[v] - model_.nd() == input &&
+          !std::isnan(keys_.values(frame_, static_cast<int>(v))))
+        return true;
+    return false;
+  }
+
+  RestPose restPose(const Eigen::VectorXd& rho, const Eigen::VectorXd& guess,
+                    const RestPose* from) {
+    if (from) {
+      RestPoseOptions continuation;
+      continuation.max_settle_steps = 0;
+      continuation.continue_from = from;
+      RestPose rest = computeRestPose(setup_.model, rho, &guess, continuation);
+      if (rest.ok) return rest;
+    }
+    return computeRestPose(setup_.model, rho, &guess);
+  }
+
+  double stageClearance(const Eigen::VectorXd& q, const Eigen::VectorXd& rho) {
+    const ClearanceResult c = checker_.clearance(model_.configuration(q, rho));
+    if (!(c.distance_m > 0)) return -1.0;  // touching anything (itself too)
+    last_nearest_ = c.stage_pair.describe();
+    return c.stage_distance_m;
+  }
+
+  // Point errors (m), joint errors (weighted), and the step from the last frame's inputs.
+  Eigen::VectorXd residual(const Eigen::VectorXd& q, const Eigen::VectorXd& rho) {
+    forwardKinematics(model_, data_, model_.configuration(q, rho));
+    const int nk = model_.nk();
+    Eigen::VectorXd r(3 * points_.size() + variables_.size() + nk);
+    int k = 0;
+    for (std::size_t i = 0; i < points_.size(); ++i) {
+      const Eigen::Vector3d target = keys_.position(frame_, static_cast<int>(i));
+      const Point& p = model_.points[points_[i]];
+      const Eigen::Vector3d e =
+          target.allFinite() ? Eigen::Vector3d(pointPosition(data_, p.frame, p.position_m) - target)
+                             : Eigen::Vector3d::Zero();
+      r.segment<3>(k) = e;
+      k += 3;
+    }
+    for (std::size_t v = 0; v < variables_.size(); ++v, ++k) {
+      const double target = keys_.values(frame_, static_cast<int>(v));
+      r[k] = variables_[v] < model_.nd() && !std::isnan(target)
+                 ? (q[variables_[v]] - target) * kJointWeight_m
+                 : 0.0;
+    }
+    r.tail(nk) = kStepWeight_m * (rho - previous_rho_).cwiseQuotient(range_);
+    return r;
+  }
+
+  KinematicFrame finish(const Eigen::VectorXd& rho, const RestPose& rest) {
+    KinematicFrame out;
+    out.rho = rho;
+    out.q = rest.ok ? rest.q : model_.initialDynamic();
+    out.stage_clearance_m = stageClearance(out.q, rho);
+    out.nearest = last_nearest_;
+    forwardKinematics(model_, data_, model_.configuration(out.q, rho));
+    out.error_m.resize(static_cast<Eigen::Index>(points_.size()));
+    for (std::size_t i = 0; i < points_.size(); ++i) {
+      const Eigen::Vector3d target = keys_.position(frame_, static_cast<int>(i));
+      const Point& p = model_.points[points_[i]];
+      out.error_m[static_cast<Eigen::Index>(i)] =
+          target.allFinite() ? (pointPosition(data_, p.frame, p.position_m) - target).norm()
+                             : std::numeric_limits<double>::quiet_NaN();
+    }
+    return out;
+  }
+
+  const KinematicSetup& setup_;
+  const Model& model_;
+  const TargetMotion& keys_;
+  DynamicsData data_;
+  CollisionChecker checker_;
+  Eigen::VectorXd lower_, range_, previous_rho_;
+  std::vector<int> points_, variables_;
+  std::vector<char> free_;
+  int frame_ = 0;
+  std::string last_nearest_;
+};
+
+}  // namespace
+
+std::vector<KinematicFrame> solveKeyFrames(const KinematicSetup& setup, const TargetMotion& keys) {
+  FrameSolver solver(setup, keys);
+  std::vector<KinematicFrame> frames;
+  KinematicFrame start;
+  start.rho = setup.start_inputs;
+  const RestPose rest = computeRestPose(setup.model, start.rho);
+  start.q = rest.ok ? rest.q : setup.model->initialDynamic();
+  for (int f = 0; f < keys.frames(); ++f)
+    frames.push_back(solver.solve(f, f == 0 ? start : frames.back()));
+  return frames;
+}
+
+}  // namespace marionette::detail

@@ -1,0 +1,38 @@
+// A performance's kinematic step at its key frames (performance.hpp, step 1; Egger 2013, §3.2,
+// done on the model instead of by hand): per frame, the rig inputs whose rest pose puts the
+// named points on their targets, by damped Gauss-Newton on the inputs from the last frame's
+// (the rest pose followed by continuation, as the roadmap's goal search), clear of the stage.
+#pragma once
+
+#include <Eigen/Core>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "marionette/environments/collision.hpp"
+#include "marionette/plan/targets.hpp"
+
+namespace marionette::detail {
+
+struct KinematicFrame {
+  Eigen::VectorXd rho;      // n_k
+  Eigen::VectorXd q;        // n_d: its rest pose
+  Eigen::VectorXd error_m;  // per target point: |point - target| (NaN without a target)
+  double stage_clearance_m = 0.0;
+  std::string nearest;  // the stage's nearest pair, described
+};
+
+struct KinematicSetup {
+  ModelPtr model;
+  CollisionModelPtr collision;
+  double margin_m = 0.02;
+  std::vector<int> held_inputs;      // kept at the start's values
+  Eigen::VectorXd start_inputs;      // n_k: the first frame's search starts here
+  std::function<bool()> in_time;     // false: stop refining (each frame keeps its best)
+};
+
+// `keys` sampled at the key rate, in the model's world frame (points) with their variable
+// targets (dynamic variables pulled toward, inputs set).  One frame per key row.
+std::vector<KinematicFrame> solveKeyFrames(const KinematicSetup& setup, const TargetMotion& keys);
+
+}  // namespace marionette::detail

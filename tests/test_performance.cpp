@@ -1,0 +1,295 @@
+// Performances: the sources (BVH, .pcr, marker CSV, keyframes) against hand-computed values and
+// with their errors; editing; the step from targets to rig commands on the suspended mass, where
+// the rest pose is known in closed form (the mass hangs r below the robot's point).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <sstream>
+
+#include "marionette/models/input_limits.hpp"
+#include "marionette/models/model_io.hpp"
+#include "marionette/performance/editing.hpp"
+#include "marionette/performance/sources.hpp"
+#include "marionette/plan/plan_file.hpp"
+#include "marionette/planner/performance.hpp"
+
+namespace marionette {
+namespace {
+
+// A two-joint arm: the root at (1, 0, 0) turned by its Zrotation, a child 1 unit along x.
+const char* kTinyBvh = R"(HIERARCHY
+ROOT Hips
+{
+  OFFSET 1 0 0
+  CHANNELS 6 Xposition Yposition Zposition Zrotation Yrotation Xrotation
+  JOINT Arm
+  {
+    OFFSET 1 0 0
+    CHANNELS 3 Zrotation Yrotation Xrotation
+    End Site
+    {
+      OFFSET 0 2 0
+    }
+  }
+}
+MOTION
+Frames: 2
+Frame Time: 0.5
+0 0 0 0 0 0 0 0 0
+0 0 1 90 0 0 0 0 90
+)";
+
+TEST(Bvh, JointPositionsAreTheChainOfOffsetsAndRotationsInFileOrder) {
+  const BvhClip clip = parseBvh(kTinyBvh, "tiny.bvh");
+  ASSERT_EQ(clip.joints.size(), 3u);
+  EXPECT_EQ(clip.joints[2].name, "Arm/end");
+  EXPECT_EQ(clip.frames(), 2);
+  EXPECT_DOUBLE_EQ(clip.frame_time_s, 0.5);
+  const Eigen::MatrixXd p0 = jointPositions(clip, 0);
+  EXPECT_TRUE(p0.row(1).isApprox(Eigen::RowVector3d(2, 0, 0)));
+  EXPECT_TRUE(p0.row(2).isApprox(Eigen::RowVector3d(2, 2, 0)));
+  // Frame 2: the root moved to (1, 0, 1) and turned 90 deg about z: the arm's offset (1, 0, 0)
+  // becomes (0, 1, 0); the arm's own 90 deg about x turns the end's (0, 2, 0) into (0, 0, 2),
+  // which the root's turn leaves alone.
+  const Eigen::MatrixXd p1 = jointPositions(clip, 1);
+  EXPECT_TRUE(p1.row(0).isApprox(Eigen::RowVector3d(1, 0, 1)));
+  EXPECT_TRUE(p1.row(1).isApprox(Eigen::RowVector3d(1, 1, 1)));
+  EXPECT_TRUE(p1.row(2).isApprox(Eigen::RowVector3d(1, 1, 3), 1e-12));
+}
+
+TEST(Bvh, ABadFileNamesItsLineAndField) {
+  std::string bad = kTinyBvh;
+  bad.replace(bad.find("Yrotation Xrotation\n  JOINT"), 9, "Wrotation");
+  try {
+    parseBvh(bad, "bad.bvh");
+    FAIL() << "no error";
+  } catch (const PerformanceFileError& e) {
+    EXPECT_EQ(e.line(), 5);
+    EXPECT_EQ(e.field(), "Hips.CHANNELS");
+    EXPECT_NE(std::string(e.what()).find("Wrotation"), std::string::npos);
+  }
+  std::string short_motion = kTinyBvh;
+  short_motion.resize(short_motion.size() - 4);  // the last value cut
+  try {
+    parseBvh(short_motion, "short.bvh");
+    FAIL() << "no error";
+  } catch (const PerformanceFileError& e) {
+    EXPECT_EQ(e.field(), "frame 2 channel 9");
+  }
+}
+
+TEST(Pcr, EggersEquationsOnHandComputedFrames) {
+  // Eq. 3.1: a puppet facing +x has its left shoulder at +y: yaw 0; facing +y (left at -x): pi/2.
+  EXPECT_NEAR(pcr::puppetYaw({0, 0.1, 1}, {0, -0.1, 1}), 0.0, 1e-15);
+  EXPECT_NEAR(pcr::puppetYaw({-0.1, 0, 1}, {0.1, 0, 1}), M_PI / 2, 1e-15);
+  // Eqs. 3.2-3.4 with yaw pi/2: A_PM = [[0, 1, 0], [-1, 0, 0], [0, 0, 1]]; a point 0.1 m ahead
+  // of the body (+y in M) and 0.1 m below it ends 0.1 m ahead (+x in P), at z_body - 0.1.
+  const Eigen::Vector3d p =
+      pcr::toPuppetFrame({1.0, 2.1, 0.4}, {1.0, 2.0, 0.5}, M_PI / 2, 0.6);
+  EXPECT_TRUE(p.isApprox(Eigen::Vector3d(0.1, 0.0, 0.5), 1e-12)) << p.transpose();
+  // Eq. 3.5: the bar's markers (x_r - x_l, y_r - y_l) = (1, 1): atan2(1, 1) - yaw0.
+  EXPECT_NEAR(pcr::copterYaw({0, 0, 0}, {1, 1, 0}, 0.25), M_PI / 4 - 0.25, 1e-15);
+}
+
+std::string pcrLine(double t, const Eigen::Vector3d& body, double yaw,
+                    const std::vector<Eigen::Vector3d>& limbs) {
+  std::ostringstream os;
+  os.precision(17);
+  os << t;
+  for (int i = 0; i < 7; ++i) os << "\t0";
+  os << '\t' << body.x() << '\t' << body.y() << '\t' << body.z() << '\t' << yaw;
+  for (const auto& r : limbs) os << '\t' << r.x() << '\t' << r.y() << '\t' << r.z();
+  os << "\t0\t0\n";
+  return os.str();
+}
+
+TEST(Pcr, TheFileBecomesStageTargetsAtTheLimbsStringPoints) {
+  const ModelPtr model = loadModel("puppetcopter");
+  const Eigen::Vector3d body(2.0, 3.0, 0.7);
+  std::vector<Eigen::Vector3d> limbs;
+  for (int l = 0; l < 5; ++l) limbs.push_back(body + Eigen::Vector3d(0.01 * l, 0.1, -0.2));
+  const std::string text = pcrLine(0.0, body, M_PI / 2, limbs) +
+                           pcrLine(0.1, body, M_PI / 2, limbs);
+  const TargetMotion m = readPcr(model, text, "show.pcr");
+  ASSERT_EQ(m.points, (std::vector<std::string>{"leg_l_front", "leg_r_front", "hand_l", "hand_r",
+                                                "head_top"}));
+  ASSERT_EQ(m.frames(), 2);
+  // r - body = (0.01 l, 0.1, -0.2) turned by A_PM(pi/2): (0.1, -0.01 l, -0.2), on W_O = the
+  // floor below the platform (x = y = 0 in the stage), at z_body above the floor.
+  const double z_body = m.position(0, 0).z() + 0.2;
+  EXPECT_GT(z_body, 0.4);
+  EXPECT_LT(z_body, 0.6);
+  for (int l = 0; l < 5; ++l)
+    EXPECT_TRUE(m.position(1, l).isApprox(Eigen::Vector3d(0.1, -0.01 * l, z_body - 0.2), 1e-12));
+  try {
+    readPcr(model, text + "0.2\t1\t2\n", "short.pcr");
+    FAIL() << "no error";
+  } catch (const PerformanceFileError& e) {
+    EXPECT_EQ(e.file(), "short.pcr");
+    EXPECT_EQ(e.line(), 3);
+    EXPECT_EQ(e.field(), "line");
+  }
+  EXPECT_THROW(readPcr(loadModel("planar-arm"), text, "x.pcr"), PerformanceFileError);
+}
+
+TEST(MarkerCsv, ReadsTracksAndNamesBadLinesAndColumns) {
+  const ModelPtr model = loadModel("suspended-mass");
+  const TargetMotion m = readMarkerCsv(
+      model, "t,mass_x,mass_y,mass_z\n0,0,0,0.5\n0.5,,,\n1.0,0.1,0,0.4\n", "m.csv");
+  ASSERT_EQ(m.points, std::vector<std::string>{"mass"});
+  EXPECT_TRUE(std::isnan(m.positions_m(1, 0)));  // an occluded marker
+  // Sampled, the gap is interpolated between its neighbours.
+  const TargetMotion s = sampleTargets(m, 4.0);
+  ASSERT_EQ(s.frames(), 5);
+  EXPECT_TRUE(s.position(2, 0).isApprox(Eigen::Vector3d(0.05, 0, 0.45)));
+  auto fails = [&](const std::string& text, int line, const std::string& field) {
+    try {
+      readMarkerCsv(model, text, "bad.csv");
+      ADD_FAILURE() << "no error for " << text;
+    } catch (const PerformanceFileError& e) {
+      EXPECT_EQ(e.line(), line) << e.what();
+      EXPECT_EQ(e.field(), field) << e.what();
+    }
+  };
+  fails("t,hand_x,hand_y,hand_z\n0,0,0,0\n1,0,0,0\n", 1, "column 'hand_x'");
+  fails("t,mass_x,mass_y\n0,0,0\n1,0,0\n", 1, "column 'mass_x'");
+  fails("t,mass_x,mass_y,mass_z\n0,0,0,0.5\n0,0,0,0.5\n", 3, "t");
+  fails("t,mass_x,mass_y,mass_z\n0,0,0,0.5\n1,0,zero,0.5\n", 3, "column 'mass_y'");
+}
+
+TEST(Keyframes, OffsetsFromRestAndSmoothInterpolationThroughTheKeys) {
+  const ModelPtr model = loadModel("suspended-mass");
+  const TargetMotion k = readKeyframes(model, R"(keyframes:
+  - {t: 0, points: {mass: {offset: [0, 0, 0]}}}
+  - {t: 1, points: {mass: {offset: [0.1, 0, 0]}}}
+  - {t: 2, points: {mass: [0, 0, 0.5]}, joints: {xr: 0.0}}
+)", "wave.yaml");
+  EXPECT_TRUE(k.smooth);
+  // The mass hangs at (0, 0, 0.5) at the default inputs.
+  EXPECT_TRUE(k.position(1, 0).isApprox(Eigen::Vector3d(0.1, 0, 0.5), 1e-9));
+  const TargetMotion s = sampleTargets(k, 100.0);
+  EXPECT_NEAR(s.position(100, 0).x(), 0.1, 1e-9);  // through the key
+  // At rest at both ends (zero end slopes): the first step moves far less than a linear one.
+  EXPECT_LT(s.position(1, 0).x() - s.position(0, 0).x(), 0.1 * 0.001);
+  try {
+    readKeyframes(model, "keyframes:\n  - {t: 0}\n  - {t: 1, joints: {elbow: 1}}\n", "k.yaml");
+    FAIL() << "no error";
+  } catch (const PerformanceFileError& e) {
+    EXPECT_EQ(e.line(), 3);
+    EXPECT_EQ(e.field(), "keyframes[1].joints.elbow");
+  }
+  EXPECT_THROW(readKeyframes(model, "keyframes:\n  - {t: 0, joints: {r: 5}}\n  - {t: 1}\n", "k"),
+               PerformanceFileError);  // outside the input's range
+}
+
+TEST(Editing, TimeScaleConcatenateLoopAndLimbs) {
+  const ModelPtr model = loadModel("suspended-mass");
+  const TargetMotion m = readMarkerCsv(
+      model, "t,mass_x,mass_y,mass_z\n0,0,0,0.5\n1,0.1,0,0.5\n2,0.1,0,0.4\n", "m.csv");
+  const TargetMotion slow = scaleTime(m, 0.5);
+  EXPECT_DOUBLE_EQ(slow.duration_s(), 4.0);
+  const TargetMotion both = concatenateTargets(m, slow, 1.0);
+  EXPECT_DOUBLE_EQ(both.duration_s(), 2.0 + 1.0 + 4.0);
+  // The blend runs from the first's last targets to the second's first, monotonically.
+  const TargetMotion s = sampleTargets(both, 10.0);
+  for (int i = 21; i <= 30; ++i) EXPECT_LE(s.position(i, 0).x(), s.position(i - 1, 0).x() + 1e-12);
+  EXPECT_TRUE(s.position(30, 0).isApprox(Eigen::Vector3d(0, 0, 0.5)));
+  const TargetMotion looped = loopTargets(m, 3, 0.5);
+  EXPECT_DOUBLE_EQ(looped.duration_s(), 3 * 2.0 + 2 * 0.5);
+  const TargetMotion part = sliceTargets(m, 0.5, 1.5);
+  EXPECT_DOUBLE_EQ(part.duration_s(), 1.0);
+  EXPECT_TRUE(part.position(0, 0).isApprox(Eigen::Vector3d(0.05, 0, 0.5)));
+  EXPECT_THROW(scaleTime(m, 0.0), FieldError);
+  EXPECT_THROW(sliceTargets(m, 3.0, 4.0), FieldError);
+  const ModelPtr pc = loadModel("puppetcopter");
+  std::vector<std::string> names;
+  for (int i : limbInputs(*pc, "arm_l")) names.push_back(pc->kinematic[i].name);
+  EXPECT_EQ(names, (std::vector<std::string>{"act_arm_l_yaw", "act_arm_l_pitch", "act_arm_l_len"}));
+  EXPECT_EQ(limbInputs(*pc, "act_head_len").size(), 1u);
+  EXPECT_TRUE(limbInputs(*pc, "nothing").empty());
+}
+
+PerformanceRequest massRequest(const std::string& keyframes) {
+  PerformanceRequest req;
+  req.model = loadModel("suspended-mass");
+  req.targets = readKeyframes(req.model, keyframes, "test.yaml");
+  req.options.time_limit_s = 30.0;
+  return req;
+}
+
+TEST(Performance, SlowTargetsArePutOnTheirRestPosesByTheKinematicStep) {
+  // 4 s to move the mass 5 cm aside and 5 cm down: at rest under the robot's point, r below it,
+  // so the inputs must end at xr = 0.05, r = 0.55.
+  PerformanceRequest req = massRequest(R"(keyframes:
+  - {t: 0, points: {mass: [0, 0, 0.5]}}
+  - {t: 4, points: {mass: [0.05, 0, 0.45]}}
+)");
+  req.options.dynamics = false;
+  const Plan plan = planPerformance(req);
+  EXPECT_EQ(plan.outcome, PlanOutcome::Exact) << plan.message;
+  const Eigen::RowVectorXd end = plan.inputs.row(plan.samples() - 1);
+  EXPECT_NEAR(end[0], 0.05, 1e-3);
+  EXPECT_NEAR(end[1], 0.55, 1e-3);
+  ASSERT_EQ(plan.tracking.kinematic.size(), 1u);
+  EXPECT_LT(plan.tracking.kinematic[0].max_m, 5e-3);
+  EXPECT_TRUE(plan.tracking.unreachable.empty());
+  EXPECT_TRUE(checkInputLimits(*req.model, plan.inputs, plan.rate_hz).empty());
+  // The plan's points are its states' (the mass point is (xm, 0, zm)).
+  for (int i = 0; i < plan.samples(); i += 20) {
+    EXPECT_NEAR(plan.points_m(i, 0), plan.states(i, 0), 1e-12);
+    EXPECT_NEAR(plan.points_m(i, 2), plan.states(i, 1), 1e-12);
+  }
+}
+
+TEST(Performance, TheDynamicsStepLowersTheErrorOfAFastMotion) {
+  // 12 cm aside in 0.6 s and back: at rest poses, the pendulum lags and swings.
+  const PerformanceRequest req = massRequest(R"(keyframes:
+  - {t: 0, points: {mass: [0, 0, 0.5]}}
+  - {t: 0.6, points: {mass: [0.12, 0, 0.5]}}
+  - {t: 1.2, points: {mass: [0.0, 0, 0.5]}}
+)");
+  const Plan plan = planPerformance(req);
+  ASSERT_EQ(plan.tracking.kinematic.size(), 1u);
+  ASSERT_EQ(plan.tracking.dynamic.size(), 1u) << "the dynamics step's plan was not kept";
+  EXPECT_LT(plan.tracking.dynamic[0].rms_m, 0.7 * plan.tracking.kinematic[0].rms_m)
+      << plan.tracking.kinematic[0].rms_m << " -> " << plan.tracking.dynamic[0].rms_m;
+  EXPECT_TRUE(checkInputLimits(*req.model, plan.inputs, plan.rate_hz).empty());
+}
+
+TEST(Performance, AnUnreachableTargetIsReportedWithItsPointAndTime) {
+  // 1.5 m below the robot's point is beyond the longest string (0.95 m) from 1 s to 2 s.
+  PerformanceRequest req = massRequest(R"(keyframes:
+  - {t: 0, points: {mass: [0, 0, 0.5]}}
+  - {t: 1, points: {mass: [0, 0, -0.5]}}
+  - {t: 2, points: {mass: [0, 0, -0.5]}}
+  - {t: 3, points: {mass: [0, 0, 0.5]}}
+)");
+  req.options.dynamics = false;
+  const Plan plan = planPerformance(req);
+  ASSERT_FALSE(plan.tracking.unreachable.empty());
+  const UnreachableSpan& u = plan.tracking.unreachable.front();
+  EXPECT_EQ(u.point, "mass");
+  EXPECT_LT(u.from_s, 1.0);
+  EXPECT_GT(u.to_s, 2.0);
+  EXPECT_GT(u.worst_m, 0.4);
+  EXPECT_NE(u.reason.find("reach"), std::string::npos) << u.reason;
+  // The nearest feasible motion is played: the string let out to its limit, within the limits.
+  EXPECT_NEAR(plan.inputs.col(1).maxCoeff(), 0.95, 0.03);
+  EXPECT_TRUE(checkInputLimits(*req.model, plan.inputs, plan.rate_hz).empty());
+
+  // The plan file carries the targets, the tracking and the points.
+  std::ostringstream os;
+  writePlanJson(plan, os);
+  const Plan back = readPlanJson(os.str(), "perf.json");
+  EXPECT_EQ(back.targets.points, plan.targets.points);
+  EXPECT_TRUE(back.targets.positions_m.isApprox(plan.targets.positions_m));
+  EXPECT_EQ(back.point_names, plan.point_names);
+  EXPECT_TRUE(back.points_m.isApprox(plan.points_m));
+  ASSERT_EQ(back.tracking.unreachable.size(), plan.tracking.unreachable.size());
+  EXPECT_EQ(back.tracking.unreachable[0].reason, u.reason);
+  ASSERT_EQ(back.tracking.kinematic.size(), 1u);
+  EXPECT_DOUBLE_EQ(back.tracking.kinematic[0].rms_m, plan.tracking.kinematic[0].rms_m);
+}
+
+}  // namespace
+}  // namespace marionette
