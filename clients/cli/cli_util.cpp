@@ -47,9 +47,9 @@ double parseNumber(const std::string& flag, const std::string& text) {
   return x;
 }
 
-std::string readFlagFile(const std::string& flag, const std::string& path) {
+std::string readFlagFile(const std::string& flag, const std::string& path, std::size_t max_bytes) {
   try {
-    return readTextFile(path);
+    return readTextFile(path, max_bytes);
   } catch (const FileError& e) {
     throw std::invalid_argument(flag + ": " + e.what());
   }

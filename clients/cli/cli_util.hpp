@@ -2,6 +2,8 @@
 // atomic file writes and name lists come from common (marionette/common/*.hpp).
 #pragma once
 
+#include <cstddef>
+#include <limits>
 #include <map>
 #include <string>
 #include <vector>
@@ -32,7 +34,8 @@ double parseNumber(const std::string& flag, const std::string& text);
 
 // A file named by a flag: its text, or its first line (a token); std::invalid_argument naming
 // the flag and the path.
-std::string readFlagFile(const std::string& flag, const std::string& path);
+std::string readFlagFile(const std::string& flag, const std::string& path,
+                         std::size_t max_bytes = std::numeric_limits<std::size_t>::max());
 std::string readFlagToken(const std::string& flag, const std::string& path);
 
 // A library's FieldError in the CLI's words: the flag that gave the field, and the problem

@@ -4,24 +4,28 @@
 
 namespace marionette::cli {
 
+void parseWeightFlags(const Args& a, OptimizationWeights& weights) {
+  if (!a.all.count("--weight")) return;
+  for (const std::string& item : a.all.at("--weight")) {
+    const auto eq = item.find('=');
+    if (eq == std::string::npos || eq == 0)
+      throw std::invalid_argument("--weight: expected NAME=VALUE, got '" + item + "'");
+    const std::string name = item.substr(0, eq);
+    double* w = weights.byName(name);
+    if (!w)
+      throw std::invalid_argument("--weight: unknown weight '" + name + "' (" +
+                                  joinNames(OptimizationWeights::names()) + ")");
+    *w = parseNumber("--weight " + name, item.substr(eq + 1));
+  }
+}
+
 OptimizationOptions parseOptimizationOptions(const Args& a) {
   OptimizationOptions o;
   if (a.values.count("--settle")) o.settle_s = parseNumber("--settle", a.values.at("--settle"));
   if (a.values.count("--margin")) o.margin_m = parseNumber("--margin", a.values.at("--margin"));
   if (a.values.count("--optimize-time"))
     o.time_limit_s = parseNumber("--optimize-time", a.values.at("--optimize-time"));
-  if (a.all.count("--weight"))
-    for (const std::string& item : a.all.at("--weight")) {
-      const auto eq = item.find('=');
-      if (eq == std::string::npos || eq == 0)
-        throw std::invalid_argument("--weight: expected NAME=VALUE, got '" + item + "'");
-      const std::string name = item.substr(0, eq);
-      double* w = o.weights.byName(name);
-      if (!w)
-        throw std::invalid_argument("--weight: unknown weight '" + name + "' (" +
-                                    joinNames(OptimizationWeights::names()) + ")");
-      *w = parseNumber("--weight " + name, item.substr(eq + 1));
-    }
+  parseWeightFlags(a, o.weights);
   checkOptimizationOptions(o);  // FieldError: the caller words it as the flag
   return o;
 }

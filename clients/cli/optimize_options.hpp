@@ -11,6 +11,8 @@ namespace marionette::cli {
 
 // Throws std::invalid_argument naming the flag.
 OptimizationOptions parseOptimizationOptions(const Args& args);
+// Each --weight NAME=V into `weights` (also `perform`'s); std::invalid_argument naming the flag.
+void parseWeightFlags(const Args& args, OptimizationWeights& weights);
 void printOptimization(const OptimizationReport& report, std::ostream& os);
 
 }  // namespace marionette::cli

@@ -10,19 +10,12 @@
 #include "marionette/performance/sources.hpp"
 #include "marionette/plan/plan_file.hpp"
 #include "marionette/planner/performance.hpp"
+#include "optimize_options.hpp"
 
 namespace marionette::cli {
 namespace {
 
 const std::vector<std::string> kSourceFlags = {"--markers", "--pcr", "--bvh", "--keyframes"};
-
-std::string readClip(const std::string& flag, const std::string& path) {
-  try {
-    return readTextFile(path, kMaxClipBytes);
-  } catch (const FileError& e) {
-    throw std::invalid_argument(flag + ": " + e.what());
-  }
-}
 
 void printTracking(const Plan& plan, std::ostream& os) {
   const TargetTracking& t = plan.tracking;
@@ -70,7 +63,7 @@ int cmdPerform(int argc, char** argv) {
     const std::string flag = argv[i];
     if (std::find(kSourceFlags.begin(), kSourceFlags.end(), flag) == kSourceFlags.end()) continue;
     const std::string path = argv[++i];
-    const std::string text = readClip(flag, path);
+    const std::string text = readFlagFile(flag, path, kMaxClipBytes);
     if (flag == "--markers") {
       clips.push_back(readMarkerCsv(model, text, path));
     } else if (flag == "--pcr") {
@@ -80,7 +73,7 @@ int cmdPerform(int argc, char** argv) {
     } else {
       std::optional<RetargetMap> map;
       if (a.values.count("--map"))
-        map = parseRetargetMap(readClip("--map", a.values.at("--map")), a.values.at("--map"));
+        map = parseRetargetMap(readFlagFile("--map", a.values.at("--map"), kMaxClipBytes), a.values.at("--map"));
       else
         map = builtinRetargetMap(model->name);
       if (!map) {
@@ -124,16 +117,7 @@ int cmdPerform(int argc, char** argv) {
   number("--settle", o.settle_s);
   number("--time-limit", o.time_limit_s);
   o.dynamics = !a.switches.count("--kinematic-only");
-  if (a.all.count("--weight"))
-    for (const std::string& item : a.all.at("--weight")) {
-      const std::size_t eq = item.find('=');
-      double* w = eq == std::string::npos ? nullptr : o.weights.byName(item.substr(0, eq));
-      if (!w)
-        throw std::invalid_argument("--weight: expected NAME=VALUE with NAME one of " +
-                                    joinNames(OptimizationWeights::names()) + ", got '" + item +
-                                    "'");
-      *w = parseNumber("--weight", item.substr(eq + 1));
-    }
+  parseWeightFlags(a, o.weights);
   if (a.values.count("--disable")) {
     std::stringstream list(a.values.at("--disable"));
     std::string limb;

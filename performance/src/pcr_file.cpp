@@ -63,7 +63,7 @@ TargetMotion readPcr(const ModelPtr& model, const std::string& text, const std::
                                      "' or frame 'body'");
   // z_body: the body origin B0's height above the floor at rest; W_O: the floor below O.
   const detail::RestPoints rest = detail::restPoints(model);
-  const double z_body = detail::restFrameOrigin(model, rest, model->frameIndex("body")).z();
+  const double z_body = rest.frame_origins_m(2, model->frameIndex("body"));
   const Eigen::Vector3d w_o(model->stage_pose.translation().x(),
                             model->stage_pose.translation().y(), 0.0);
   const std::vector<detail::TableLine> rows = detail::splitTable(text, '\t');

@@ -21,14 +21,11 @@ RestPoints restPoints(const ModelPtr& model) {
   for (std::size_t p = 0; p < m.points.size(); ++p)
     out.points_m.col(static_cast<Eigen::Index>(p)) =
         m.stage_pose * pointPosition(data, m.points[p].frame, m.points[p].position_m);
+  out.frame_origins_m.resize(3, static_cast<Eigen::Index>(m.frames.size()));
+  for (std::size_t f = 0; f < m.frames.size(); ++f)
+    out.frame_origins_m.col(static_cast<Eigen::Index>(f)) =
+        m.stage_pose * pointPosition(data, static_cast<int>(f), Eigen::Vector3d::Zero());
   return out;
-}
-
-Eigen::Vector3d restFrameOrigin(const ModelPtr& model, const RestPoints& rest, int frame) {
-  const Model& m = *model;
-  DynamicsData data(m);
-  forwardKinematics(m, data, m.configuration(rest.q, m.defaultInputs()));
-  return m.stage_pose * pointPosition(data, frame, Eigen::Vector3d::Zero());
 }
 
 }  // namespace marionette::detail

@@ -9,12 +9,11 @@
 namespace marionette::detail {
 
 struct RestPoints {
-  Eigen::Matrix3Xd points_m;  // 3 x n_points, Model::points order
-  Eigen::VectorXd q;          // the rest pose (n_d)
+  Eigen::Matrix3Xd points_m;         // 3 x n_points, Model::points order
+  Eigen::Matrix3Xd frame_origins_m;  // 3 x n_frames, Model::frames order
+  Eigen::VectorXd q;                 // the rest pose (n_d)
 };
 // Throws std::runtime_error when the model has no rest pose at its defaults.
 RestPoints restPoints(const ModelPtr& model);
-// A frame's origin at that rest pose (stage coordinates).
-Eigen::Vector3d restFrameOrigin(const ModelPtr& model, const RestPoints& rest, int frame);
 
 }  // namespace marionette::detail
