@@ -203,6 +203,25 @@ class Service(unittest.TestCase):
         self.assertIn(b"marionette.v1.Planner", replies[0])
         self.assertIn(b"grpc.health.v1.Health", replies[0])
 
+    def test_a_keyframed_performance_over_rpc(self):
+        keys = ("keyframes:\n  - {t: 0, points: {mass: {offset: [0, 0, 0]}}}\n"
+                "  - {t: 2, points: {mass: {offset: [0.03, 0, 0]}}}\n")
+        with Client(self.target) as c:
+            events = list(c.perform("suspended-mass", [("keyframes", keys)], loop=2,
+                                    weights={"tracking": 2.0}, timeout=120))
+            self.assertEqual(events[0].progress.phase, "kinematic")
+            plan = events[-1].plan
+            self.assertEqual(OUTCOMES[plan.outcome], "exact", plan.message)
+            self.assertEqual(list(plan.targets.names), ["mass"])
+            self.assertEqual(plan.targets.positions_m.rows, plan.inputs.values.__len__() // 2)
+            self.assertEqual([t.point for t in plan.tracking.dynamic], ["mass"])
+            self.assertLess(plan.tracking.dynamic[0].rms_m, 0.01)
+            with self.assertRaises(grpc.RpcError) as bad:
+                list(c.perform("suspended-mass", [("keyframes", keys)], speed=50, timeout=30))
+            self.assertEqual(bad.exception.code(), grpc.StatusCode.INVALID_ARGUMENT)
+            self.assertTrue(bad.exception.details().startswith("speed:"),
+                            bad.exception.details())
+
     def test_the_example_plans_and_prints_the_inputs(self):
         env = dict(os.environ)
         p = subprocess.run([sys.executable, os.path.join(SRC, "clients/python/examples",

@@ -22,7 +22,9 @@
 #include "marionette/environments/scene.hpp"
 #include "marionette/models/model_io.hpp"
 #include "marionette/models/simulation.hpp"
+#include "marionette/performance/program.hpp"
 #include "marionette/plan/plan_file.hpp"
+#include "marionette/planner/performance.hpp"
 #include "marionette/planner/planner.hpp"
 #include "marionette/service/server.hpp"
 #include "marionette/service/wire.hpp"
@@ -853,6 +855,134 @@ TEST(Service, RoadmapsAreSavedToTheRoadmapDir) {
                                std::regex("[0-9a-f]{32}\\.roadmap")))
       << files[0];
   EXPECT_GT(std::filesystem::file_size(files[0]), 100u);
+}
+
+// ---- Perform -------------------------------------------------------------------------------
+
+const char* kSwayCsv = "t,mass_x,mass_y,mass_z\n0,0,0,0.5\n2,0.04,0,0.5\n4,0.04,0,0.46\n";
+const char* kReturnKeys = "keyframes:\n  - {t: 0, points: {mass: [0.04, 0, 0.46]}}\n"
+                          "  - {t: 2, points: {mass: [0, 0, 0.5]}}\n";
+
+v1::PerformRequest swayRequest() {
+  v1::PerformRequest r;
+  r.mutable_model()->set_name("suspended-mass");
+  v1::PerformanceClip* c = r.add_clips();
+  c->set_format(v1::PerformanceClip::FORMAT_MARKERS);
+  c->set_text(kSwayCsv);
+  c = r.add_clips();
+  c->set_format(v1::PerformanceClip::FORMAT_KEYFRAMES);
+  c->set_text(kReturnKeys);
+  r.set_blend_s(0.5);
+  r.set_speed(2.0);
+  r.set_kinematic_only(true);  // deterministic: compared with the library's below
+  return r;
+}
+
+TEST(Service, PerformOverRpcEqualsTheInProcessPerformance) {
+  Running s;
+  grpc::ClientContext ctx;
+  auto reader = s.stub->Perform(&ctx, swayRequest());
+  v1::PlanEvent e;
+  std::vector<std::string> phases;
+  while (reader->Read(&e))
+    if (e.has_progress()) phases.push_back(e.progress().phase());
+  const grpc::Status st = reader->Finish();
+  ASSERT_TRUE(st.ok()) << st.error_message();
+  ASSERT_TRUE(e.has_plan());
+  EXPECT_EQ(phases, std::vector<std::string>{"kinematic"});
+  const Plan rpc = wire::planFromProto(e.plan());
+
+  // The same clips and edits in process.
+  PerformanceRequest req;
+  req.model = loadModel("suspended-mass");
+  PerformanceEdits edits;
+  edits.blend_s = 0.5;
+  edits.speed = 2.0;
+  const PerformanceProgram program = assemblePerformance(
+      req.model,
+      {{ClipFormat::Markers, kSwayCsv, "a", "", ""}, {ClipFormat::Keyframes, kReturnKeys, "b", "", ""}},
+      edits);
+  req.targets = program.targets;
+  req.options.dynamics = false;
+  const Plan local = planPerformance(req);
+
+  EXPECT_EQ(rpc.outcome, local.outcome);
+  ASSERT_EQ(rpc.inputs.rows(), local.inputs.rows());
+  // (4 s + 0.5 s blend + 2 s) at twice the speed, within a sample.
+  EXPECT_NEAR((rpc.samples() - 1) / rpc.rate_hz, 3.25, 0.5 / rpc.rate_hz + 1e-9);
+  EXPECT_LT((rpc.inputs - local.inputs).cwiseAbs().maxCoeff(), 1e-9);
+  EXPECT_EQ(rpc.targets.points, std::vector<std::string>{"mass"});
+  ASSERT_EQ(rpc.targets.positions_m.rows(), local.targets.positions_m.rows());
+  EXPECT_TRUE(rpc.targets.positions_m.isApprox(local.targets.positions_m));
+  EXPECT_EQ(rpc.point_names, local.point_names);
+  EXPECT_LT((rpc.points_m - local.points_m).cwiseAbs().maxCoeff(), 1e-9);
+  ASSERT_EQ(rpc.tracking.kinematic.size(), 1u);
+  EXPECT_NEAR(rpc.tracking.kinematic[0].rms_m, local.tracking.kinematic[0].rms_m, 1e-9);
+  EXPECT_TRUE(rpc.tracking.dynamic.empty());
+  EXPECT_TRUE(e.plan().has_quality());
+  EXPECT_EQ(e.plan().targets().source(), "clips[0].text + clips[1].text");
+}
+
+TEST(Service, BadPerformRequestsNameTheirField) {
+  ServerOptions o;
+  o.max_time_limit_s = 100;
+  Running s(o);
+  struct Case {
+    std::function<void(v1::PerformRequest&)> spoil;
+    const char* field;
+  };
+  const std::vector<Case> cases = {
+      {[](v1::PerformRequest& r) { r.clear_clips(); }, "clips: "},
+      {[](v1::PerformRequest& r) { r.mutable_clips(1)->clear_format(); }, "clips[1].format"},
+      {[](v1::PerformRequest& r) { r.mutable_clips(0)->set_text("t,mass_x,mass_y,mass_z\n0,0,0\n"); },
+       "clips[0].text:2"},
+      {[](v1::PerformRequest& r) { r.mutable_clips(1)->set_text("keyframes: [{t: 0, points: {nose: [0, 0, 0]}}]\n"); },
+       "clips[1].text:1"},
+      {[](v1::PerformRequest& r) { r.mutable_clips(0)->set_map_yaml("points: {}"); },
+       "clips[0].map_yaml"},
+      {[](v1::PerformRequest& r) {
+         r.mutable_clips(0)->set_format(v1::PerformanceClip::FORMAT_BVH);  // no built-in map
+         r.mutable_clips(0)->set_text(
+             "HIERARCHY\nROOT Hips\n{\n  OFFSET 0 0 0\n  CHANNELS 3 Xposition Yposition Zposition\n"
+             "  End Site\n  {\n    OFFSET 0 1 0\n  }\n}\nMOTION\nFrames: 2\nFrame Time: 0.1\n"
+             "0 0 0\n0 0 0\n");
+       },
+       "clips[0].map_yaml"},
+      {[](v1::PerformRequest& r) { r.mutable_clips(0)->set_text(std::string(9 << 20, ' ')); },
+       "clips[0].text: 9437184 bytes"},
+      {[](v1::PerformRequest& r) { r.set_speed(100); }, "speed"},
+      {[](v1::PerformRequest& r) { r.set_from_s(50); }, "from_s"},
+      {[](v1::PerformRequest& r) { r.set_blend_s(std::nan("")); }, "blend_s"},
+      {[](v1::PerformRequest& r) { r.set_loop(1000); }, "loop"},
+      {[](v1::PerformRequest& r) { r.add_disable("tail"); }, "disable[0]"},
+      {[](v1::PerformRequest& r) { r.set_rate_hz(5); }, "rate_hz"},
+      {[](v1::PerformRequest& r) { r.set_margin_m(-1); }, "margin_m"},
+      {[](v1::PerformRequest& r) { r.set_time_limit_s(500); }, "time_limit_s"},
+      {[](v1::PerformRequest& r) { (*r.mutable_weights())["nope"] = 1; }, "weights[\"nope\"]"},
+      {[](v1::PerformRequest& r) { (*r.mutable_weights())["tracking"] = -1; }, "weights"},
+      {[](v1::PerformRequest& r) { r.mutable_model()->set_name("nope"); }, "model"},
+  };
+  for (std::size_t i = 0; i < cases.size(); ++i) {
+    v1::PerformRequest r = swayRequest();
+    cases[i].spoil(r);
+    grpc::ClientContext ctx;
+    auto reader = s.stub->Perform(&ctx, r);
+    v1::PlanEvent e;
+    while (reader->Read(&e)) {
+    }
+    const grpc::Status st = reader->Finish();
+    EXPECT_NE(st.error_code(), grpc::StatusCode::OK) << "case " << i;
+    EXPECT_NE(st.error_code(), grpc::StatusCode::INTERNAL) << "case " << i;
+    EXPECT_EQ(st.error_message().rfind(cases[i].field, 0), 0u)
+        << "case " << i << ": " << st.error_message();
+  }
+  // And the server goes on.
+  grpc::ClientContext ctx;
+  auto reader = s.stub->Perform(&ctx, swayRequest());
+  v1::PlanEvent e;
+  while (reader->Read(&e)) {
+  }
+  EXPECT_TRUE(reader->Finish().ok());
 }
 
 TEST(Service, WireRoundTripsAreLossless) {

@@ -95,6 +95,7 @@ std::string flagMessage(const FieldError& e) {
       {"to_s", "--to"},
       {"speed", "--speed"},
       {"loop", "--loop"},
+      {"disable", "--disable"},
       {"blend_s", "--blend"},
       {"options.margin_m", "--margin"},
       {"options.tolerance_m", "--tolerance"},

@@ -6,8 +6,8 @@
 #include "cli_util.hpp"
 #include "marionette/environments/scene.hpp"
 #include "marionette/models/model_io.hpp"
-#include "marionette/performance/editing.hpp"
-#include "marionette/performance/sources.hpp"
+#include "marionette/performance/performance_error.hpp"
+#include "marionette/performance/program.hpp"
 #include "marionette/plan/plan_file.hpp"
 #include "marionette/planner/performance.hpp"
 #include "optimize_options.hpp"
@@ -58,57 +58,54 @@ int cmdPerform(int argc, char** argv) {
   const ModelPtr& model = req.model;
 
   // The sources in the order given.
-  std::vector<TargetMotion> clips;
+  std::vector<Clip> clips;
   for (int i = 2; i + 1 < argc; ++i) {
     const std::string flag = argv[i];
-    if (std::find(kSourceFlags.begin(), kSourceFlags.end(), flag) == kSourceFlags.end()) continue;
-    const std::string path = argv[++i];
-    const std::string text = readFlagFile(flag, path, kMaxClipBytes);
-    if (flag == "--markers") {
-      clips.push_back(readMarkerCsv(model, text, path));
-    } else if (flag == "--pcr") {
-      clips.push_back(readPcr(model, text, path));
-    } else if (flag == "--keyframes") {
-      clips.push_back(readKeyframes(model, text, path));
-    } else {
-      std::optional<RetargetMap> map;
-      if (a.values.count("--map"))
-        map = parseRetargetMap(readFlagFile("--map", a.values.at("--map"), kMaxClipBytes), a.values.at("--map"));
-      else
-        map = builtinRetargetMap(model->name);
-      if (!map) {
-        parseBvh(text, path);  // the clip's own mistakes first
-        throw std::invalid_argument("--bvh: model " + model->name +
-                                    " has no built-in map; give one with --map MAP.yaml");
-      }
-      clips.push_back(readBvhPerformance(model, text, path, *map));
+    const auto known = std::find(kSourceFlags.begin(), kSourceFlags.end(), flag);
+    if (known == kSourceFlags.end()) continue;
+    Clip clip;
+    clip.format = static_cast<ClipFormat>(known - kSourceFlags.begin());
+    clip.source = argv[++i];
+    clip.text = readFlagFile(flag, clip.source, kMaxClipBytes);
+    if (clip.format == ClipFormat::Bvh && a.values.count("--map")) {
+      clip.map_source = a.values.at("--map");
+      clip.map_text = readFlagFile("--map", clip.map_source, kMaxClipBytes);
     }
+    clips.push_back(std::move(clip));
   }
   if (clips.empty())
     throw std::invalid_argument(
         "perform needs a source: --markers F.csv, --pcr F.pcr, --bvh F.bvh or --keyframes F.yaml");
-  const double blend_s = a.values.count("--blend") ? parseNumber("--blend", a.values.at("--blend"))
-                                                   : 1.0;
-  TargetMotion motion = clips.front();
-  for (std::size_t i = 1; i < clips.size(); ++i)
-    motion = concatenateTargets(motion, clips[i], blend_s);
-  if (a.values.count("--from") || a.values.count("--to"))
-    motion = sliceTargets(
-        motion, a.values.count("--from") ? parseNumber("--from", a.values.at("--from")) : 0.0,
-        a.values.count("--to") ? parseNumber("--to", a.values.at("--to")) : 1e300);
-  if (a.values.count("--speed"))
-    motion = scaleTime(motion, parseNumber("--speed", a.values.at("--speed")));
-  if (a.values.count("--loop")) {
-    const double n = parseNumber("--loop", a.values.at("--loop"));
-    if (n != std::floor(n)) throw std::invalid_argument("--loop: expected a whole number");
-    motion = loopTargets(motion, static_cast<int>(n), blend_s);
-  }
-  req.targets = motion;
-
-  PerformanceOptions& o = req.options;
+  PerformanceEdits edits;
   auto number = [&](const char* flag, double& into) {
     if (a.values.count(flag)) into = parseNumber(flag, a.values.at(flag));
   };
+  number("--blend", edits.blend_s);
+  number("--from", edits.from_s);
+  number("--to", edits.to_s);
+  number("--speed", edits.speed);
+  if (a.values.count("--loop")) {
+    const double n = parseNumber("--loop", a.values.at("--loop"));
+    if (n != std::floor(n) || std::abs(n) > 1e6)
+      throw std::invalid_argument("--loop: expected a whole number");
+    edits.loop = static_cast<int>(n);
+  }
+  if (a.values.count("--disable")) {
+    std::stringstream list(a.values.at("--disable"));
+    for (std::string limb; std::getline(list, limb, ',');) edits.disable.push_back(limb);
+  }
+  PerformanceProgram program;
+  try {
+    program = assemblePerformance(model, clips, edits);
+  } catch (const FieldError& e) {
+    if (e.argument() == "clips")  // a BVH clip with no map
+      throw std::invalid_argument("--map: " + e.problem());
+    throw;
+  }
+  const TargetMotion& motion = program.targets;
+  req.targets = program.targets;
+
+  PerformanceOptions& o = req.options;
   number("--margin", o.margin_m);
   number("--tolerance", o.tolerance_m);
   number("--rate", o.rate_hz);
@@ -118,26 +115,7 @@ int cmdPerform(int argc, char** argv) {
   number("--time-limit", o.time_limit_s);
   o.dynamics = !a.switches.count("--kinematic-only");
   parseWeightFlags(a, o.weights);
-  if (a.values.count("--disable")) {
-    std::stringstream list(a.values.at("--disable"));
-    std::string limb;
-    while (std::getline(list, limb, ',')) {
-      const std::vector<int> inputs = limbInputs(*model, limb);
-      if (inputs.empty())
-        throw std::invalid_argument("--disable: '" + limb + "' is neither a string nor an input of " +
-                                    model->name);
-      o.held_inputs.insert(o.held_inputs.end(), inputs.begin(), inputs.end());
-      // The string's puppet point no longer has a target: nothing moves it.
-      const int s = model->stringIndex(limb);
-      if (s < 0) continue;
-      for (std::size_t p = 0; p < req.targets.points.size(); ++p) {
-        const Point& point = model->points[model->pointIndex(req.targets.points[p])];
-        const String& str = model->strings[s];
-        if (point.frame == str.puppet_frame && point.position_m == str.puppet_point_m)
-          req.targets.positions_m.middleCols(3 * static_cast<int>(p), 3).setConstant(NAN);
-      }
-    }
-  }
+  o.held_inputs = program.held_inputs;
 
   const bool quiet = a.switches.count("--quiet");
   if (!quiet)

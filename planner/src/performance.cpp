@@ -40,6 +40,23 @@ void checkPerformanceOptions(const Model& model, const PerformanceOptions& o) {
   checkOptimizationOptions(check);
 }
 
+void checkPerformanceTargets(const Model& m, const TargetMotion& targets,
+                             const PerformanceOptions& o) {
+  for (std::size_t i = 0; i < targets.points.size(); ++i)
+    if (m.pointIndex(targets.points[i]) < 0)
+      throw FieldError("targets.points[" + std::to_string(i) + "]",
+                       "model " + m.name + " has no point '" + targets.points[i] + "'");
+  for (std::size_t i = 0; i < targets.variables.size(); ++i)
+    if (m.variableIndex(targets.variables[i]) < 0)
+      throw FieldError("targets.variables[" + std::to_string(i) + "]",
+                       "model " + m.name + " has no variable '" + targets.variables[i] + "'");
+  if (targets.frames() < 2 || !(targets.duration_s() >= 2.0 / o.rate_hz))
+    throw FieldError("targets", "needs a motion of at least two samples");
+  if (targets.duration_s() > kMaxPerformance_s)
+    throw FieldError("targets", formatNumber(targets.duration_s()) + " s long; at most " +
+                                    formatNumber(kMaxPerformance_s) + " s");
+}
+
 namespace {
 
 // Rows of `keys` (at key times) interpolated linearly at `n` samples of rate_hz.
@@ -131,16 +148,7 @@ Plan planPerformance(const PerformanceRequest& req, const ProgressFn& progress,
   const PerformanceOptions& o = req.options;
   checkPerformanceOptions(m, o);
   const TargetMotion& targets = req.targets;
-  for (std::size_t i = 0; i < targets.points.size(); ++i)
-    if (m.pointIndex(targets.points[i]) < 0)
-      throw FieldError("targets.points[" + std::to_string(i) + "]",
-                       "model " + m.name + " has no point '" + targets.points[i] + "'");
-  for (std::size_t i = 0; i < targets.variables.size(); ++i)
-    if (m.variableIndex(targets.variables[i]) < 0)
-      throw FieldError("targets.variables[" + std::to_string(i) + "]",
-                       "model " + m.name + " has no variable '" + targets.variables[i] + "'");
-  if (targets.frames() < 2 || !(targets.duration_s() >= 2.0 / o.rate_hz))
-    throw FieldError("targets", "needs a motion of at least two samples");
+  checkPerformanceTargets(m, targets, o);
   CollisionModelPtr collision = req.collision;
   if (!collision)
     collision = std::make_shared<CollisionModel>(model, req.scene ? req.scene : loadScene("empty"));
@@ -214,7 +222,7 @@ Plan planPerformance(const PerformanceRequest& req, const ProgressFn& progress,
   auto planOf = [&](const Eigen::MatrixXd& inputs, const char* planner) {
     Plan plan;
     plan.model = m.name;
-    plan.scene = req.scene ? req.scene->name : "empty";
+    plan.scene = collision->scene().name;
     plan.goal = "performance of " + targets.source;
     plan.start = "rest";
     plan.rate_hz = o.rate_hz;

@@ -6,6 +6,7 @@
 #include "marionette/models/model_io.hpp"
 #include "marionette/models/rest_pose.hpp"
 #include "marionette/planner/goal.hpp"
+#include "marionette/planner/performance.hpp"
 #include "marionette/service/wire.hpp"
 #include "request_checks.hpp"
 #include "wire_support.hpp"
@@ -116,24 +117,63 @@ Status PlannerService::PlanStream(ServerContext* ctx, const v1::PlanRequest* req
   describePlanRequest(*req, rl);
   if (Status s = authorize(ctx->client_metadata(), options_.token); !s.ok()) return rl.finish(s);
   return rl.finish(withWorker(ctx, rl, [&] {
-    auto last = SteadyClock::now() - std::chrono::seconds(1);
-    std::string last_phase;
-    const ProgressFn progress = [&](const PlanProgress& p) {
-      // At most 10 events a second (the planner and the optimizer report more often), but the
-      // first of each phase always.
-      if (SteadyClock::now() - last < std::chrono::milliseconds(100) && p.phase == last_phase)
-        return;
-      last = SteadyClock::now();
-      last_phase = p.phase;
-      v1::PlanEvent e;
-      wire::progressToProto(p, e.mutable_progress());
-      writer->Write(e);
-    };
     v1::PlanEvent result;
-    Status s = plan(ctx, *req, result.mutable_plan(), progress, rl);
+    Status s = plan(ctx, *req, result.mutable_plan(), streamedProgress(writer), rl);
     if (s.ok()) writer->Write(result);
     return s;
   }));
+}
+
+Status PlannerService::Perform(ServerContext* ctx, const v1::PerformRequest* req,
+                               grpc::ServerWriter<v1::PlanEvent>* writer) {
+  RequestLog rl(log_, "Perform", ctx);
+  rl.set("model", modelLabel(req->model()));
+  rl.set("scene", sceneLabel(req->scene()));
+  if (Status s = authorize(ctx->client_metadata(), options_.token); !s.ok()) return rl.finish(s);
+  return rl.finish(withWorker(ctx, rl, [&] {
+    const PerformanceRequest request = checkPerform(resolver_, *req, options_.max_time_limit_s);
+    const marionette::Plan p = planPerformance(request, streamedProgress(writer), cancelFor(ctx));
+    if (shouldStop(ctx)) return stoppedStatus(ctx);
+    v1::PlanEvent result;
+    wire::planToProto(p, result.mutable_plan());
+    rl.set("outcome", toString(p.outcome));
+    writer->Write(result);
+    return Status::OK;
+  }));
+}
+
+ProgressFn PlannerService::streamedProgress(grpc::ServerWriter<v1::PlanEvent>* writer) {
+  struct Throttle {
+    SteadyClock::time_point last = SteadyClock::now() - std::chrono::seconds(1);
+    std::string last_phase;
+  };
+  auto throttle = std::make_shared<Throttle>();
+  return [writer, throttle](const PlanProgress& p) {
+    // The planner and the optimizer report more often than a client wants to read.
+    if (SteadyClock::now() - throttle->last < std::chrono::milliseconds(100) &&
+        p.phase == throttle->last_phase)
+      return;
+    throttle->last = SteadyClock::now();
+    throttle->last_phase = p.phase;
+    v1::PlanEvent e;
+    wire::progressToProto(p, e.mutable_progress());
+    writer->Write(e);
+  };
+}
+
+CancelFn PlannerService::cancelFor(ServerContext* ctx) {
+  // Planners poll this every iteration; asking gRPC (a completion-queue pluck) that often cost
+  // ~1 ms per short plan.  Once a millisecond is enough to stop within 100 ms.
+  struct State {
+    SteadyClock::time_point next_check = SteadyClock::now();
+    bool stop = false;
+  };
+  auto state = std::make_shared<State>();
+  return [this, ctx, state] {
+    if (state->stop || SteadyClock::now() < state->next_check) return state->stop;
+    state->next_check = SteadyClock::now() + std::chrono::milliseconds(1);
+    return state->stop = shouldStop(ctx);
+  };
 }
 
 // ---- Work --------------------------------------------------------------------------------------
@@ -143,15 +183,7 @@ Status PlannerService::plan(ServerContext* ctx, const v1::PlanRequest& req, v1::
   CheckedPlan checked = checkPlan(resolver_, req, options_.max_time_limit_s);
   PlanRequest& request = checked.request;
   request.roadmaps = &roadmaps_;
-  // Planners poll this every iteration; asking gRPC (a completion-queue pluck) that often cost
-  // ~1 ms per short plan.  Once a millisecond is enough to stop within 100 ms.
-  auto next_check = SteadyClock::now();
-  bool stop = false;
-  const CancelFn cancelled = [&] {
-    if (stop || SteadyClock::now() < next_check) return stop;
-    next_check = SteadyClock::now() + std::chrono::milliseconds(1);
-    return stop = shouldStop(ctx);
-  };
+  const CancelFn cancelled = cancelFor(ctx);
   marionette::Plan p = planMotion(request, progress, cancelled);
   std::optional<OptimizationReport> optimized;
   if (checked.optimization && p.outcome == PlanOutcome::Exact) {

@@ -38,12 +38,18 @@ class PlannerService final : public v1::Planner::Service {
                     v1::PlanResponse* out) override;
   grpc::Status PlanStream(grpc::ServerContext* ctx, const v1::PlanRequest* req,
                           grpc::ServerWriter<v1::PlanEvent>* writer) override;
+  grpc::Status Perform(grpc::ServerContext* ctx, const v1::PerformRequest* req,
+                       grpc::ServerWriter<v1::PlanEvent>* writer) override;
 
  private:
   grpc::Status plan(grpc::ServerContext* ctx, const v1::PlanRequest& req, v1::PlanResponse* out,
                     const ProgressFn& progress, RequestLog& log);
   grpc::Status simulate(grpc::ServerContext* ctx, const v1::SimulateRequest& req,
                         v1::SimulateResponse* out);
+  // Progress events written to `writer`: at most 10 a second, the first of each phase always.
+  static ProgressFn streamedProgress(grpc::ServerWriter<v1::PlanEvent>* writer);
+  // What the planners poll: shouldStop, asked of gRPC at most once a millisecond.
+  CancelFn cancelFor(grpc::ServerContext* ctx);
   // Runs fn, turning exceptions into statuses: the server never dies of a request.  An
   // unexpected exception's text goes to the log, not to the client.
   grpc::Status guarded(grpc::ServerContext* ctx, RequestLog& log,

@@ -32,4 +32,13 @@ CheckedPlan checkPlan(Resolver& resolver, const v1::PlanRequest& request,
   return out;
 }
 
+PerformanceRequest checkPerform(Resolver& resolver, const v1::PerformRequest& request,
+                                double max_time_limit_s) {
+  wire::checkRequestSizes(request);
+  const ModelPtr model = resolver.model(request.model(), "model");
+  const CollisionModelPtr collision =
+      resolver.collision(model, request.model(), request.scene(), "scene");
+  return wire::performRequestFromProto(request, model, collision, max_time_limit_s);
+}
+
 }  // namespace marionette::service

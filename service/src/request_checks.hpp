@@ -37,4 +37,8 @@ struct CheckedPlan {
 CheckedPlan checkPlan(Resolver& resolver, const v1::PlanRequest& request,
                       double max_time_limit_s);
 
+// Perform: the clips read and edited, every option checked.
+PerformanceRequest checkPerform(Resolver& resolver, const v1::PerformRequest& request,
+                                double max_time_limit_s);
+
 }  // namespace marionette::service

@@ -197,6 +197,7 @@ void planToProto(const Plan& p, v1::PlanResponse* out) {
       (*g->mutable_weights())[name] = value;
     for (const Eigen::MatrixXd& K : p.gains.K) matrixToProto(K, g->add_k());
   }
+  performanceToProto(p, out);
 }
 
 Plan planFromProto(const v1::PlanResponse& r) {
@@ -238,6 +239,7 @@ Plan planFromProto(const v1::PlanResponse& r) {
       throw std::invalid_argument(std::string("plan.") + what + ": " + std::to_string(size) +
                                   " rows for " + std::to_string(n) + " input samples");
   p.limit_violations.assign(r.limit_violations().begin(), r.limit_violations().end());
+  performanceFromProto(r, p);
   if (r.has_gains() && r.gains().k_size() > 0) {
     const v1::TrackingGains& g = r.gains();
     p.gains.dt_s = 1.0 / g.rate_hz();

@@ -261,7 +261,9 @@ void checkSizes(const google::protobuf::Message& m, const std::string& prefix) {
   r.ListFields(m, &fields);
   for (const FieldDescriptor* f : fields) {
     const std::string name = prefix + f->name();
-    const std::size_t limit = f->name() == "yaml" ? kMaxDescriptionBytes : kMaxNameBytes;
+    const std::size_t limit = f->name() == "yaml" || f->name() == "map_yaml" ? kMaxDescriptionBytes
+                              : f->name() == "text"                          ? kMaxInlineClipBytes
+                                                                             : kMaxNameBytes;
     auto checkString = [&](const std::string& text, const std::string& field) {
       if (text.size() > limit)
         invalid(field, std::to_string(text.size()) + " bytes; at most " + std::to_string(limit));
@@ -362,14 +364,7 @@ OptimizationOptions optimizationFromProto(const v1::Optimization& o, double max_
   if (o.margin_m() != 0) out.margin_m = o.margin_m();
   if (o.settle_s() != 0) out.settle_s = o.settle_s();
   if (o.time_limit_s() != 0) out.time_limit_s = o.time_limit_s();
-  for (const auto& [name, value] :
-       std::map<std::string, double>(o.weights().begin(), o.weights().end())) {
-    double* w = out.weights.byName(name);
-    if (!w)
-      invalid("optimization.weights" + fieldKey(name),
-              "unknown weight (" + joinNames(OptimizationWeights::names()) + ")");
-    *w = value;
-  }
+  weightsFromProto(o.weights(), "optimization.weights", out.weights);
   try {
     checkOptimizationOptions(out);
   } catch (const FieldError& e) {
@@ -379,6 +374,17 @@ OptimizationOptions optimizationFromProto(const v1::Optimization& o, double max_
     invalid("optimization.time_limit_s", "must be at most " + formatNumber(max_time_limit_s) +
                                              " s (the server's maximum)");
   return out;
+}
+
+void detail::weightsFromProto(const google::protobuf::Map<std::string, double>& weights,
+                      const std::string& field, OptimizationWeights& out) {
+  for (const auto& [name, value] : std::map<std::string, double>(weights.begin(), weights.end())) {
+    double* w = out.byName(name);
+    if (!w)
+      invalid(field + fieldKey(name),
+              "unknown weight (" + joinNames(OptimizationWeights::names()) + ")");
+    *w = value;
+  }
 }
 
 control::LqrWeights gainsWeightsFromProto(const v1::GainsRequest& g) {

@@ -23,6 +23,15 @@ inline void requireFinite(const std::string& field, double x) {
   if (!std::isfinite(x)) invalid(field, "must be a finite number, got " + formatNumber(x));
 }
 
+// A plan's named points and, for a performance, its targets and tracking (wire_performance.cpp).
+void performanceToProto(const Plan& plan, v1::PlanResponse* out);
+void performanceFromProto(const v1::PlanResponse& plan, Plan& out);  // after the inputs
+
+// Weights by name into `out` (unknown names refused, naming field["name"]); the values are
+// checked with the options they belong to.
+void weightsFromProto(const google::protobuf::Map<std::string, double>& weights,
+                      const std::string& field, OptimizationWeights& out);
+
 inline v1::VariableKind kindOf(const Model& model, int q_index) {
   for (const Frame& f : model.frames)
     if (f.variable == q_index && f.type == JointType::Rotate) return v1::VARIABLE_KIND_ROTATION;

@@ -171,3 +171,20 @@ class Client:
         """Plans with progress: yields pb.PlanEvent (progress events, then the plan)."""
         return self.stub.PlanStream(self.plan_request(model, goal, **kwargs),
                                     metadata=self.metadata, timeout=timeout)
+
+    def perform(self, model, clips, scene=None, timeout=None, weights=None, disable=(), **fields):
+        """Plays a performance: yields pb.PlanEvent (progress, then the plan with `targets` and
+        `tracking`).  clips: (format, text) or (format, text, map_yaml) in playing order, format
+        one of "markers", "pcr", "bvh", "keyframes"; fields: PerformRequest's numbers by name
+        (speed=0.5, loop=2, margin_m=0.03, kinematic_only=True, ...)."""
+        req = pb.PerformRequest(model=_model_ref(model), **fields)
+        if scene is not None:
+            req.scene.CopyFrom(_scene_ref(scene))
+        for clip in clips:
+            fmt, text, map_yaml = (tuple(clip) + ("",))[:3]
+            req.clips.add(format=getattr(pb.PerformanceClip, "FORMAT_" + fmt.upper()), text=text,
+                          map_yaml=map_yaml)
+        req.disable.extend(disable)
+        for name, value in (weights or {}).items():
+            req.weights[name] = value
+        return self.stub.Perform(req, metadata=self.metadata, timeout=timeout)

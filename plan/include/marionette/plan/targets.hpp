@@ -17,6 +17,10 @@
 
 namespace marionette {
 
+// The longest performance planned (s): a show's scene, bounded so that a request's samples stay
+// within memory.
+constexpr double kMaxPerformance_s = 600.0;
+
 struct TargetMotion {
   std::string source;               // where it came from, for messages ("walk.bvh", ...)
   std::vector<double> times_s;      // F frames, strictly increasing

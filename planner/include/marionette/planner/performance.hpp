@@ -14,6 +14,7 @@
 //   PerformanceOptions   rate, margin, tolerance, key rate, held inputs, the optimizer's weights.
 //   PerformanceRequest   model, scene, targets, options.
 //   planPerformance      a verified Plan with targets, tracking and quality.
+//   checkPerformanceOptions / checkPerformanceTargets   what planPerformance checks first.
 #pragma once
 
 #include <string>
@@ -68,5 +69,9 @@ struct PerformanceRequest {
 Plan planPerformance(const PerformanceRequest& request, const ProgressFn& progress = {},
                      const CancelFn& cancelled = {});
 void checkPerformanceOptions(const Model& model, const PerformanceOptions& options);
+// The targets' points and variables are the model's; at least two samples, at most
+// kMaxPerformance_s.
+void checkPerformanceTargets(const Model& model, const TargetMotion& targets,
+                             const PerformanceOptions& options);
 
 }  // namespace marionette

@@ -17,7 +17,10 @@
 //   planRequestFromProto         v1::PlanRequest -> PlanRequest, every field checked.
 //   optimizationFromProto / optimizationToProto   PlanRequest.optimization, its report.
 //   gainsWeightsFromProto        PlanRequest.gains' weights (the gains travel in the plan).
-//   progressToProto / progressFromProto   PlanStream's progress events.
+//   progressToProto / progressFromProto   PlanStream's and Perform's progress events.
+//   performRequestFromProto      v1::PerformRequest -> PerformanceRequest, every field checked
+//                                (the clips read and edited); planToProto carries a
+//                                performance's targets and tracking, and every plan's points.
 //   protoField                   a library's field path (FieldError) as the proto's field.
 #pragma once
 
@@ -30,6 +33,7 @@
 #include "marionette/models/simulation.hpp"
 #include "marionette/plan/plan.hpp"
 #include "marionette/planner/goal.hpp"
+#include "marionette/planner/performance.hpp"
 #include "marionette/planner/planner.hpp"
 #include "marionette/planner/trajectory_optimization.hpp"
 #include "marionette/v1/planner.pb.h"
@@ -51,10 +55,12 @@ class RequestError : public std::invalid_argument {
 };
 
 // Bounds on what one request may hold, checked before anything is built from it: every string
-// field at most kMaxNameBytes, except `yaml` (an inline model or scene) at most the library's
-// description limit (256 KiB); every repeated string or message field at most kMaxListEntries.
+// field at most kMaxNameBytes, except `yaml` (an inline model or scene) and `map_yaml` (a
+// retarget map) at most the library's description limit (256 KiB) and a clip's `text` at most
+// kMaxInlineClipBytes; every repeated string or message field at most kMaxListEntries.
 // Throws RequestError naming the field and the size, never echoing its contents.
 constexpr std::size_t kMaxNameBytes = 256;
+constexpr std::size_t kMaxInlineClipBytes = 8 << 20;
 constexpr int kMaxListEntries = 4096;
 void checkRequestSizes(const google::protobuf::Message& request);
 
@@ -104,6 +110,11 @@ void optimizationOptionsToProto(const OptimizationOptions& options, v1::Optimiza
 // PlanRequest.gains' weights: the defaults for those not given, each checked (RequestError naming
 // "gains.weights[\"x\"]").
 control::LqrWeights gainsWeightsFromProto(const v1::GainsRequest& gains);
+
+// Perform: the clips read (errors name "clips[i].text", the line and the field) and edited, the
+// options checked; time_limit_s at most max_time_limit_s.
+PerformanceRequest performRequestFromProto(const v1::PerformRequest& request, ModelPtr model,
+                                           CollisionModelPtr collision, double max_time_limit_s);
 
 void progressToProto(const PlanProgress& progress, v1::PlanProgress* out);
 PlanProgress progressFromProto(const v1::PlanProgress& progress);
