@@ -1,0 +1,10 @@
+#include "rpc_requests.hpp"
+
+void fuzzOne(const std::string& input) {
+  fuzzRequest<marionette::v1::PerformRequest>(
+      input, [](auto& resolver, const auto& request) {
+        marionette::service::checkPerform(resolver, request, 300.0);
+      });
+}
+
+MARIONETTE_FUZZ_ENTRY
