@@ -14,6 +14,7 @@
 #include "marionette/models/dynamics.hpp"
 #include "marionette/models/model_io.hpp"
 #include "marionette/plan/plan_file.hpp"
+#include "marionette/planner/performance.hpp"
 #include "marionette/planner/planner.hpp"
 #include "marionette/viewer/view.hpp"
 #include "support/test_paths.hpp"
@@ -322,6 +323,40 @@ TEST(ViewerDocument, UnknownTracedPointIsNamed) {
     EXPECT_NE(e.problem().find("'nose' is not a named point of 'planar-arm'"), std::string::npos)
         << e.what();
   }
+}
+
+TEST(ViewerDocument, APerformancesTargetsAreWrittenPerSampleBesideItsPoints) {
+  // The suspended mass 4 cm aside in 2 s: its target track, and the hold after it without one.
+  PerformanceRequest req;
+  req.model = loadModel("suspended-mass");
+  req.targets.source = "test";
+  req.targets.times_s = {0.0, 2.0};
+  req.targets.points = {"mass"};
+  req.targets.positions_m.resize(2, 3);
+  req.targets.positions_m << 0, 0, 0.5, 0.04, 0, 0.5;
+  req.options.dynamics = false;
+  const Plan plan = planPerformance(req);
+  const Motion m = viewer::motionOfPlan(plan, "perf.json", *req.model);
+  EXPECT_EQ(m.performance_points, std::vector<std::string>{"mass"});
+  EXPECT_NE(std::find(m.trace_points.begin(), m.trace_points.end(), "mass"), m.trace_points.end());
+  std::map<std::string, std::string> quality(m.quality.begin(), m.quality.end());
+  EXPECT_EQ(quality.count("tracking mass rms"), 1u);
+  const YAML::Node doc = viewDocument(req.model, loadScene("empty"), m);
+  const YAML::Node samples = doc["performance"]["samples"];
+  ASSERT_EQ(doc["performance"]["names"][0].as<std::string>(), "mass");
+  ASSERT_EQ(static_cast<Eigen::Index>(samples.size()), plan.targets.positions_m.rows());
+  ASSERT_LE(static_cast<int>(samples.size()), plan.samples());
+  for (std::size_t i = 0; i < samples.size(); i += 10)
+    EXPECT_TRUE(at3(samples[i], 0).isApprox(
+        plan.targets.position(static_cast<int>(i), 0), 1e-9))
+        << "sample " << i;
+  // 1 s: halfway along the straight track (linear interpolation of two frames).
+  EXPECT_NEAR(at3(samples[static_cast<int>(plan.rate_hz)], 0).x(), 0.02, 1e-9);
+  // A plan that is not a performance writes none.
+  const YAML::Node plain = viewDocument(loadModel("planar-arm"), loadScene("empty"),
+                                        viewer::motionOfPlan(armPlan(1, 50), "a.json",
+                                                             *loadModel("planar-arm")));
+  EXPECT_EQ(plain["performance"]["names"].size(), 0u);
 }
 
 TEST(ViewerMotion, APlansNameIsItsFileNameAndItsQualityFiguresAreItsOwn) {

@@ -8,8 +8,9 @@
 // page; the 3-D canvas is not blank; scrubbing to two times changes the pixels where the puppet
 // is; the tension plot has one series per string; play, orbit and the path toggle change what
 // is drawn; the minimum-clearance button goes to the marked moment; a plan compared with another
-// (`--compare`) is drawn as a ghost that can be seen.  Then `--png` at a given size.
-import { execFileSync } from 'node:child_process';
+// (`--compare`) is drawn as a ghost that can be seen; a performance (examples/wave.yaml) shows its
+// targets as markers where its plan file says and plots the tracking error.  Then `--png`.
+import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join, resolve } from 'node:path';
@@ -17,6 +18,7 @@ import { inflateSync } from 'node:zlib';
 import assert from 'node:assert/strict';
 
 const [binDir, webDir, workDir] = process.argv.slice(2).map((p) => resolve(p));
+const srcDir = resolve(webDir, '..', '..', '..');  // the repository (WEB_DIR is clients/viewer/web)
 if (!workDir) {
   console.error('usage: node viewer_browser_test.mjs BUILD_BIN_DIR WEB_DIR WORK_DIR');
   process.exit(2);
@@ -373,6 +375,40 @@ try {
       assert.deepEqual(outside, []);
     });
   await context.close();
+
+  // ---- A performance -------------------------------------------------------------------------
+
+  await check('a performance shows its targets as markers and plots the tracking error', async () => {
+    // Exit 0 or 4 (exact or approximate: the kinematic step alone may swing into itself).
+    const p = spawnSync(marionette, ['perform', '--model', 'puppetcopter', '--scene',
+      'living-room', '--keyframes', join(srcDir, 'examples', 'wave.yaml'), '--kinematic-only',
+      '--out', 'wave.json', '--quiet'], { cwd: workDir, encoding: 'utf8' });
+    assert.ok(p.status === 0 || p.status === 4, `perform exited ${p.status}: ${p.stderr}`);
+    const wave = JSON.parse(readFileSync(join(workDir, 'wave.json'), 'utf8'));
+    run('render', 'wave.json', '--out', 'wave.html');
+    const context = await browser.newContext({ viewport: { width: 1100, height: 900 },
+      deviceScaleFactor: 1, offline: true });
+    try {
+      const page = await context.newPage();
+      const errors = [];
+      page.on('pageerror', (err) => errors.push(String(err)));
+      await page.goto('file://' + join(workDir, 'wave.html'));
+      await page.waitForFunction(() => window.marionetteViewer && window.marionetteViewer.ready,
+        null, { timeout: 30000 });
+      assert.deepEqual(errors, []);
+      assert.equal(await page.locator('#plot-tracking path.series').count(), 1);
+      // At 2 s the marker is where the plan's target is; during the hold after the end, hidden.
+      const i = Math.round(2.0 * wave.inputs.rate_hz);
+      await page.evaluate(() => window.marionetteViewer.setTime(2.0));
+      const [target] = await page.evaluate(() => window.marionetteViewer.performanceTargets());
+      assert.equal(target.name, 'hand_r');
+      assert.ok(target.visible, 'the target marker is hidden at 2 s');
+      target.position.forEach((x, k) => assert.ok(Math.abs(x - wave.targets.samples[i][k]) < 1e-6,
+        `marker ${target.position} vs target ${wave.targets.samples[i].slice(0, 3)}`));
+    } finally {
+      await context.close();
+    }
+  });
 } finally {
   await browser.close();
 }

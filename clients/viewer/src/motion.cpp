@@ -118,6 +118,30 @@ Motion motionOfPlan(const Plan& plan, const std::string& source, const Model& mo
   if (m.goal_sample >= 0)
     m.info.push_back({"goal reached", "at " + fixed(m.goal_sample / plan.rate_hz, 2) + " s"});
   for (const auto& g : m.goals) m.trace_points.push_back(g.point);
+  // A performance: its targets, and how well each step followed them.
+  if (!plan.targets.points.empty()) {
+    for (const std::string& name : plan.targets.points) {
+      if (model.pointIndex(name) < 0)
+        throw ViewError(source + ": targets.names: '" + name + "' is not a point of '" +
+                        model.name + "'");
+      m.trace_points.push_back(name);
+    }
+    m.performance_points = plan.targets.points;
+    m.performance_m = plan.targets.positions_m.topRows(
+        std::min<Eigen::Index>(plan.targets.positions_m.rows(), plan.samples()));
+    const bool dynamic = !plan.tracking.dynamic.empty();
+    for (const PointTracking& t :
+         dynamic ? plan.tracking.dynamic : plan.tracking.kinematic)
+      m.quality.push_back({"tracking " + t.point + " rms",
+                           fixed(100 * t.rms_m, 1) + " cm (max " + fixed(100 * t.max_m, 1) +
+                               " at " + fixed(t.max_at_s, 2) + " s)"});
+    if (!plan.tracking.unreachable.empty())
+      m.problems.push_back(std::to_string(plan.tracking.unreachable.size()) +
+                           " spans not followed within the tolerance (first: " +
+                           plan.tracking.unreachable.front().point + " at " +
+                           fixed(plan.tracking.unreachable.front().from_s, 2) + " s, " +
+                           plan.tracking.unreachable.front().reason + ")");
+  }
   return m;
 }
 

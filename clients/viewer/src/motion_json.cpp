@@ -185,6 +185,11 @@ void writeMotionMembers(const ModelPtr& model_ptr, const ScenePtr& scene,
     jsonVector3(os, g.position_m);
     os << ",\"radius\":" << g.radius_m << '}';
   });
+  os << ",\n\"performance\":{\"names\":";
+  jsonNames(os, motion.performance_points);
+  os << ",\"samples\":";
+  jsonRows(os, motion.performance_m);
+  os << '}';
   os << ",\n\"clearance\":";
   if (scene) {
     os << "{\"samples\":";

@@ -20,7 +20,8 @@ std::vector<int> linkFrames(const Model& model);
 //   first), "quality" ([label, value]), "rate_hz", "t", "frame_poses" (N rows of 7 numbers per
 //   link frame), "string_ends" (N rows of 6 per string: puppet end, rig end), "string_lengths",
 //   "tensions" {names, samples}, "inputs" {names, units, samples}, "points" [{name, path}],
-//   "targets", "clearance" ({samples, stage_samples, min_index, stage_min_index} with a scene,
+//   "targets", "performance" {names, samples: rows of 3 per name, null where none},
+//   "clearance" ({samples, stage_samples, min_index, stage_min_index} with a scene,
 //   else null), "collision" {first_index, pair}, "goal_index"
 // in stage coordinates, and grows `extent` by every link frame and rig point it passes.  Throws
 // ViewError when the motion's sizes do not fit the model.

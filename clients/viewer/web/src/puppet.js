@@ -12,7 +12,8 @@ import { lerp, lerpRow } from './motion.js';
 import { placed, shapeGeometry, vec } from './shapes.js';
 
 export const SLACK_COLOR = new THREE.Color('#868e96');
-const SAG_POINTS = 17;  // vertices of a string's polyline (a slack string sags)
+const SAG_POINTS = 17;
+const TARGET_COLOR = '#2fb344';  // a performance target whose point has no colour of its own  // vertices of a string's polyline (a slack string sags)
 const qa = new THREE.Quaternion(), qb = new THREE.Quaternion();  // scratch
 
 export class Puppet {
@@ -93,12 +94,27 @@ export class Puppet {
 
     this.visible = true;
     this.pathsOn = this.points.map(() => false);
+    // A performance's targets: a wire sphere in each target point's colour where that point
+    // should be now (hidden where it has none, and in the hold after the performance).
+    const perf = motion.performance || { names: [], samples: [] };
+    this.targets = perf.names.map((name, k) => {
+      const point = this.points.find((po) => po.name === name);
+      const marker = new THREE.Mesh(new THREE.SphereGeometry(0.016, 12, 8),
+        new THREE.MeshBasicMaterial({ color: point ? point.color : TARGET_COLOR, wireframe: true,
+          transparent: true, opacity: 0.7 * style.opacity, depthWrite: false }));
+      marker.name = tag + 'performance-target:' + name;
+      marker.visible = false;
+      scene.add(marker);
+      return { name, column: 3 * k, marker };
+    });
+
     const nStrings = view.strings.length;
     this.now = { ends: new Float64Array(nStrings * 6), lengths: new Float64Array(nStrings),
       tensions: new Float64Array(nStrings) };
   }
 
   poseAt(t) {
+    this.time = t;
     const motion = this.track.doc;
     const s = this.track.sampleAt(t);
     const a = motion.frame_poses[s.i], b = motion.frame_poses[s.j];
@@ -142,6 +158,27 @@ export class Puppet {
       po.marker.position.set(lerp(p[s.i][0], p[s.j][0], s.f), lerp(p[s.i][1], p[s.j][1], s.f),
         lerp(p[s.i][2], p[s.j][2], s.f));
     });
+    const row = this.targets.length ? motion.performance.samples[this.track.nearest(t)] : null;
+    for (const target of this.targets) {
+      const x = row ? row[target.column] : null;
+      target.marker.visible = this.visible !== false && x !== null && x !== undefined;
+      if (target.marker.visible)
+        target.marker.position.set(x, row[target.column + 1], row[target.column + 2]);
+    }
+  }
+
+  // Each target point's distance to its target per sample (m; null where it has none).
+  trackingErrors() {
+    const motion = this.track.doc;
+    return this.targets.map((target) => {
+      const path = (motion.points.find((p) => p.name === target.name) || { path: [] }).path;
+      return { name: target.name, values: path.map((x, i) => {
+        const row = motion.performance.samples[i];
+        if (!row || row[target.column] === null) return null;
+        return Math.hypot(x[0] - row[target.column], x[1] - row[target.column + 1],
+          x[2] - row[target.column + 2]);
+      }) };
+    });
   }
 
   // on[k]: whether named point k's marker and path show (while the puppet does).
@@ -159,6 +196,7 @@ export class Puppet {
     for (const g of this.frameGroups) g.visible = on;
     for (const st of this.strings) st.line.visible = st.rigPoint.visible = on;
     this.showPaths(this.pathsOn);
+    if (this.time !== undefined) this.poseAt(this.time);  // the targets' markers follow
   }
 
   // Everything that moves over the whole motion: link frames, string ends, named points, goals.
@@ -170,6 +208,8 @@ export class Puppet {
       for (let k = 0; k < 2 * this.strings.length; ++k) pts.push(vec(row, 3 * k));
     for (const p of motion.points) for (const x of p.path) pts.push(vec(x));
     for (const target of motion.targets) pts.push(vec(target.position));
+    for (const row of (motion.performance || { samples: [] }).samples)
+      for (let k = 0; k + 2 < row.length; k += 3) if (row[k] !== null) pts.push(vec(row, k));
     return pts;
   }
 

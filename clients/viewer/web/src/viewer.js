@@ -16,7 +16,8 @@
 // For tests, window.marionetteViewer exposes: ready, duration, sampleCount, setTime(t), time(),
 // puppetScreenBox() (the puppet's bounding rectangle in canvas pixels), strings() (each one's
 // slack flag and colour as drawn), render(); and with a compared plan, compareName,
-// ghostScreenBox(), ghostStrings() (the same for the ghost, with its opacity), setGhostVisible(on).
+// ghostScreenBox(), ghostStrings() (the same for the ghost, with its opacity), setGhostVisible(on);
+// performanceTargets() (each performance target's marker now: name, visible, position).
 
 import * as THREE from 'three';
 import { OrbitControls } from 'three/examples/jsm/controls/OrbitControls.js';
@@ -307,6 +308,12 @@ plots.add('inputs', 'rig inputs', view.inputs.names.length ? '(' + [...new Set(v
 plots.add('tensions', 'string tensions', '(N)', perPlan((doc) => doc.tensions.names.map(
   (name, k) => ({ name, values: column(doc.tensions.samples, k), color: seriesColor(k) }))),
 { collisions });
+if (puppets.some((p) => p.targets.length)) {
+  // A performance: each target point's distance to its target (the ghost markers in the view).
+  plots.add('tracking', 'tracking error', '(m)', puppets.flatMap((p, plan) =>
+    p.trackingErrors().map((e, k) => ({ name: e.name, values: e.values, plan, t: p.track.doc.t,
+      color: seriesColor(k) }))), { collisions });
+}
 if (view.clearance) {
   // The minima of each plan; the compared plan's go unlabelled where they are the shown plan's.
   const markers = [];
@@ -485,6 +492,8 @@ window.marionetteViewer = {
   puppetScreenBox: () => puppet.screenBox(camera, renderer.domElement),
   // Each string as drawn now: slack (dashed, grey) or taut, and its colour ('#rrggbb').
   strings: () => puppet.drawnStrings().map(({ name, slack, color }) => ({ name, slack, color })),
+  performanceTargets: () => puppet.targets.map(({ name, marker }) => ({ name,
+    visible: marker.visible, position: marker.position.toArray() })),
   render,
   compareName: ghost ? ghost.track.name : null,
   ghostScreenBox: () => (ghost ? ghost.screenBox(camera, renderer.domElement) : null),

@@ -61,12 +61,18 @@ struct Motion {
   std::vector<std::string> trace_points;  // named points whose paths show at first
   std::vector<GoalRegion> goals;
   int goal_sample = -1;  // where the goal first holds, -1 if never (or no goal)
+  // A performance's targets (plan.targets): named points' target positions per sample, rows at
+  // rate_hz from t = 0 (fewer rows than q: none during the settle hold); NaN where a point has
+  // none.  Drawn as ghost markers beside the points, their errors plotted.
+  std::vector<std::string> performance_points;
+  Eigen::MatrixXd performance_m;  // rows x 3 P, stage coordinates
 };
 
 // The plan's inputs and predicted states.  Throws ViewError when the plan is for another model
 // (its name, input, state or string names differ from `model`'s) or has no predicted states.
-// Point goals become goal regions and their points are traced; the motion's name is the
-// source's file name (without its folder).
+// Point goals become goal regions and their points are traced; a performance's targets are
+// kept and their points traced; the motion's name is the source's file name (without its
+// folder).
 Motion motionOfPlan(const Plan& plan, const std::string& plan_source, const Model& model);
 
 // The rest pose of the model's default inputs.  Throws ViewError when it cannot be found.
