@@ -125,6 +125,30 @@ class Execute(unittest.TestCase):
         for i, r in enumerate(sent):
             self.assertAlmostEqual(float(r[4]), i * 0.02, places=5)
 
+    def test_a_performance_plays_on_the_simulated_rig_as_predicted(self):
+        # PuppetCopter's right hand raised and lowered (the kinematic step), the suspended mass
+        # swayed (the dynamics step): the simulated puppet follows each plan's predicted states.
+        with open(self.path("raise.yaml"), "w") as f:
+            f.write("keyframes:\n  - {t: 0, points: {hand_r: {offset: [0, 0, 0]}}}\n"
+                    "  - {t: 1.5, points: {hand_r: {offset: [0.03, -0.05, 0.12]}}}\n"
+                    "  - {t: 3, points: {hand_r: {offset: [0, 0, 0]}}}\n")
+        with open(self.path("sway.csv"), "w") as f:
+            f.write("t,mass_x,mass_y,mass_z\n0,0,0,0.5\n1,0.05,0,0.5\n2,0,0,0.5\n")
+        for name, args in (("raise", ["--model", "puppetcopter", "--keyframes",
+                                      self.path("raise.yaml"), "--kinematic-only"]),
+                           ("sway", ["--model", "suspended-mass", "--markers",
+                                     self.path("sway.csv")])):
+            plan = self.path(name + ".json")
+            p = run("perform", *args, "--out", plan, "--quiet")
+            self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+            p = run("execute", "--plan", plan, "--rig", "sim:")
+            self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+            dev = re.search(r"predicted states within (\S+)", p.stdout)
+            self.assertIsNotNone(dev, p.stdout)
+            self.assertLess(float(dev.group(1)), 1e-8, name)
+            samples = len(json.load(open(plan))["inputs"]["samples"])
+            self.assertIn(f"over {samples} samples", p.stdout)
+
     def execute_on_udp(self, rig, xs, *more):
         """Plays planar-arm inputs (x from `xs`, L = 0.45, 50 Hz) on `rig` over UDP, with a rig
         file in mm and spool radians; closes the rig."""
