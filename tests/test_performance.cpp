@@ -1,9 +1,14 @@
 // Performances: the sources (BVH, .pcr, marker CSV, keyframes) against hand-computed values and
 // with their errors; editing; the step from targets to rig commands on the suspended mass, where
 // the rest pose is known in closed form (the mass hangs r below the robot's point).
+#include <assimp/Importer.hpp>
+#include <assimp/scene.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <functional>
+#include <map>
+#include <random>
 #include <sstream>
 
 #include "marionette/models/input_limits.hpp"
@@ -55,6 +60,94 @@ TEST(Bvh, JointPositionsAreTheChainOfOffsetsAndRotationsInFileOrder) {
   EXPECT_TRUE(p1.row(0).isApprox(Eigen::RowVector3d(1, 0, 1)));
   EXPECT_TRUE(p1.row(1).isApprox(Eigen::RowVector3d(1, 1, 1)));
   EXPECT_TRUE(p1.row(2).isApprox(Eigen::RowVector3d(1, 1, 3), 1e-12));
+}
+
+// Every node's position at `frame` as assimp's BVH loader reads the clip: its hierarchy's
+// transformations, each animated node's position and rotation keys of that frame.
+std::map<std::string, Eigen::Vector3d> assimpPositions(const std::string& text, int frame) {
+  Assimp::Importer importer;
+  const aiScene* scene = importer.ReadFileFromMemory(text.data(), text.size(), 0, "bvh");
+  if (!scene || scene->mNumAnimations == 0) {
+    ADD_FAILURE() << "assimp: " << importer.GetErrorString();
+    return {};
+  }
+  std::map<std::string, const aiNodeAnim*> channels;
+  const aiAnimation& anim = *scene->mAnimations[0];
+  for (unsigned c = 0; c < anim.mNumChannels; ++c)
+    channels[anim.mChannels[c]->mNodeName.C_Str()] = anim.mChannels[c];
+  std::map<std::string, Eigen::Vector3d> out;
+  std::function<void(const aiNode*, const aiMatrix4x4&)> walk = [&](const aiNode* node,
+                                                                    const aiMatrix4x4& parent) {
+    aiMatrix4x4 local = node->mTransformation;
+    const auto it = channels.find(node->mName.C_Str());
+    if (it != channels.end()) {
+      const aiNodeAnim& ch = *it->second;
+      const aiVector3D position = ch.mPositionKeys[std::min<unsigned>(frame, ch.mNumPositionKeys - 1)].mValue;
+      const aiQuaternion rotation = ch.mRotationKeys[std::min<unsigned>(frame, ch.mNumRotationKeys - 1)].mValue;
+      local = aiMatrix4x4(aiVector3D(1, 1, 1), rotation, position);
+    }
+    const aiMatrix4x4 global = parent * local;
+    out[node->mName.C_Str()] = {global.a4, global.b4, global.c4};
+    for (unsigned k = 0; k < node->mNumChildren; ++k) walk(node->mChildren[k], global);
+  };
+  walk(scene->mRootNode, aiMatrix4x4());
+  return out;
+}
+
+// A random clip: a chain and a branch, every joint's rotation channels in a random order.
+std::string randomBvh(std::mt19937& rng) {
+  std::uniform_real_distribution<double> offset(-1.0, 1.0), angle(-170.0, 170.0);
+  const char* orders[] = {"Zrotation Xrotation Yrotation", "Xrotation Yrotation Zrotation",
+                          "Yrotation Zrotation Xrotation", "Zrotation Yrotation Xrotation"};
+  auto order = [&] { return std::string(orders[rng() % 4]); };
+  auto xyz = [&] {
+    std::ostringstream os;
+    os << offset(rng) << ' ' << offset(rng) << ' ' << offset(rng);
+    return os.str();
+  };
+  std::ostringstream os;
+  os << "HIERARCHY\nROOT Hips\n{\n  OFFSET " << xyz() << "\n  CHANNELS 6 Xposition Yposition "
+     << "Zposition " << order() << "\n  JOINT Spine\n  {\n    OFFSET " << xyz()
+     << "\n    CHANNELS 3 " << order() << "\n    JOINT Head\n    {\n      OFFSET " << xyz()
+     << "\n      CHANNELS 3 " << order() << "\n      End Site\n      {\n        OFFSET " << xyz()
+     << "\n      }\n    }\n  }\n  JOINT Leg\n  {\n    OFFSET " << xyz() << "\n    CHANNELS 3 "
+     << order() << "\n    End Site\n    {\n      OFFSET " << xyz() << "\n    }\n  }\n}\n"
+     << "MOTION\nFrames: 3\nFrame Time: 0.0083333\n";
+  for (int f = 0; f < 3; ++f) {
+    os << xyz();
+    for (int c = 0; c < 3 * 4; ++c) os << ' ' << angle(rng);
+    os << '\n';
+  }
+  return os.str();
+}
+
+TEST(Bvh, JointPositionsAgreeWithAssimpsReading) {
+  std::mt19937 rng(7);
+  int compared = 0;
+  for (int clip_index = 0; clip_index < 20; ++clip_index) {
+    const std::string text = clip_index == 0 ? std::string(kTinyBvh) : randomBvh(rng);
+    const BvhClip clip = parseBvh(text, "random.bvh");
+    for (int f = 0; f < clip.frames(); ++f) {
+      const std::map<std::string, Eigen::Vector3d> theirs = assimpPositions(text, f);
+      const Eigen::MatrixXd ours = jointPositions(clip, f);
+      for (std::size_t j = 0; j < clip.joints.size(); ++j) {
+        // assimp names an end site "EndSite_<joint>"; we name it "<joint>/end".
+        std::string name = clip.joints[j].name;
+        const std::size_t slash = name.find("/end");
+        if (slash != std::string::npos) name = "EndSite_" + name.substr(0, slash);
+        const auto it = theirs.find(name);
+        if (it == theirs.end()) continue;  // (counted below)
+        // Relative to the root: assimp's root translation is its position channels alone (it
+        // drops the root's OFFSET); ours adds the OFFSET, as every other joint's does.
+        const Eigen::Vector3d mine = (ours.row(static_cast<Eigen::Index>(j)) - ours.row(0)).transpose();
+        const Eigen::Vector3d assimp = it->second - theirs.at(clip.joints[0].name);
+        EXPECT_LT((mine - assimp).norm(), 1e-4)
+            << "clip " << clip_index << " frame " << f << " joint " << name << "\n" << text;
+        ++compared;
+      }
+    }
+  }
+  EXPECT_EQ(compared, 2 * 3 + 19 * 3 * 6);  // every joint and end site of every clip and frame
 }
 
 TEST(Bvh, ABadFileNamesItsLineAndField) {
