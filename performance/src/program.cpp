@@ -38,7 +38,7 @@ TargetMotion readClip(const ModelPtr& model, const Clip& clip, std::size_t index
   if (!map) {
     parseBvh(clip.text, clip.source);  // the clip's own mistakes first
     throw FieldError("clips[" + std::to_string(index) + "].map",
-                     "model " + model->name + " has no built-in retarget map; give one");
+                     "model " + model->name + " has no built-in map: give a retarget map");
   }
   return readBvhPerformance(model, clip.text, clip.source, *map);
 }

@@ -13,7 +13,7 @@ namespace {
 
 constexpr double kJointWeight_m = 0.1;   // a joint target's radian weighs as 10 cm
 constexpr double kStepWeight_m = 0.01;  // a move of an input's whole range weighs as 1 cm
-constexpr int kIterations = 40;
+constexpr int kIterations = 8;
 
 class FrameSolver {
  public:
