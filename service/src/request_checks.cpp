@@ -17,12 +17,23 @@ CheckedSimulation checkSimulate(Resolver& resolver, const v1::SimulateRequest& r
   return out;
 }
 
+namespace {
+
+// A request that plans in a scene: its sizes, then its model and the collision model of both.
+template <class Request>
+std::pair<ModelPtr, CollisionModelPtr> modelInScene(Resolver& resolver, const Request& request) {
+  wire::checkRequestSizes(request);
+  ModelPtr model = resolver.model(request.model(), "model");
+  CollisionModelPtr collision =
+      resolver.collision(model, request.model(), request.scene(), "scene");
+  return {std::move(model), std::move(collision)};
+}
+
+}  // namespace
+
 CheckedPlan checkPlan(Resolver& resolver, const v1::PlanRequest& request,
                       double max_time_limit_s) {
-  wire::checkRequestSizes(request);
-  const ModelPtr model = resolver.model(request.model(), "model");
-  const CollisionModelPtr collision =
-      resolver.collision(model, request.model(), request.scene(), "scene");
+  const auto [model, collision] = modelInScene(resolver, request);
   CheckedPlan out;
   out.request = wire::planRequestFromProto(request, model, collision, max_time_limit_s);
   checkPlannerOptions(out.request.options);
@@ -34,10 +45,7 @@ CheckedPlan checkPlan(Resolver& resolver, const v1::PlanRequest& request,
 
 PerformanceRequest checkPerform(Resolver& resolver, const v1::PerformRequest& request,
                                 double max_time_limit_s) {
-  wire::checkRequestSizes(request);
-  const ModelPtr model = resolver.model(request.model(), "model");
-  const CollisionModelPtr collision =
-      resolver.collision(model, request.model(), request.scene(), "scene");
+  const auto [model, collision] = modelInScene(resolver, request);
   return wire::performRequestFromProto(request, model, collision, max_time_limit_s);
 }
 
