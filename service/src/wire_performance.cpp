@@ -1,5 +1,6 @@
 // Perform's request, and a performance's targets and tracking in the plan, on the wire.
 #include <cmath>
+#include <cstring>
 #include <map>
 
 #include "marionette/performance/performance_error.hpp"
