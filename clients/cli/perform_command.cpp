@@ -102,8 +102,8 @@ int cmdPerform(int argc, char** argv) {
       throw std::invalid_argument("--map: " + e.problem());
     throw;
   }
-  const TargetMotion& motion = program.targets;
-  req.targets = program.targets;
+  req.targets = std::move(program.targets);
+  const TargetMotion& motion = req.targets;
 
   PerformanceOptions& o = req.options;
   number("--margin", o.margin_m);
