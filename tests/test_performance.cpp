@@ -7,7 +7,6 @@
 
 #include <cmath>
 #include <functional>
-#include <map>
 #include <random>
 #include <sstream>
 
@@ -299,6 +298,20 @@ TEST(Editing, TimeScaleConcatenateLoopAndLimbs) {
   for (int i : limbInputs(*pc, "arm_l")) names.push_back(pc->kinematic[i].name);
   EXPECT_EQ(names, (std::vector<std::string>{"act_arm_l_yaw", "act_arm_l_pitch", "act_arm_l_len"}));
   EXPECT_EQ(limbInputs(*pc, "act_head_len").size(), 1u);
+  // A point's own inputs (what "faster than the rig" may name): its limb's strings, and those
+  // above it or below it in the tree; not another limb's.
+  auto pointInputs = [&](const std::string& point) {
+    std::vector<std::string> out;
+    for (int i : pc->pointInputs(pc->pointIndex(point))) out.push_back(pc->kinematic[i].name);
+    return out;
+  };
+  EXPECT_EQ(pointInputs("hand_r"),
+            (std::vector<std::string>{"act_arm_r_yaw", "act_arm_r_pitch", "act_arm_r_len"}));
+  EXPECT_EQ(pointInputs("foot_l"), (std::vector<std::string>{"act_leg_l_len", "act_leg_back_len"}));
+  EXPECT_EQ(pointInputs("head_top"),
+            (std::vector<std::string>{"act_head_yaw", "act_head_pitch", "act_head_len"}));
+  // The body carries every limb: each limb's strings move its points.
+  EXPECT_EQ(pc->pointInputs(pc->pointIndex("shoulder_l")).size(), 12u);
   EXPECT_TRUE(limbInputs(*pc, "nothing").empty());
 }
 

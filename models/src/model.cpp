@@ -2,6 +2,7 @@
 
 #include <Eigen/Cholesky>
 #include <Eigen/Eigenvalues>
+#include <algorithm>
 #include <cmath>
 #include <functional>
 #include <map>
@@ -63,6 +64,33 @@ int Model::stringIndex(const std::string& n) const {
     if (strings[i].name == n) return static_cast<int>(i);
   return -1;
 }
+std::vector<int> Model::stringInputs(int s) const {
+  std::vector<int> out;
+  const String& str = strings.at(s);
+  if (str.length_variable >= nd()) out.push_back(str.length_variable - nd());
+  for (int f = str.rig_frame; f >= 0; f = frames[f].parent)
+    if (frames[f].variable >= nd()) out.push_back(frames[f].variable - nd());
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
+std::vector<int> Model::pointInputs(int p) const {
+  auto above = [&](int ancestor, int frame) {  // ancestor is frame or one of its parents
+    for (; frame >= 0; frame = frames[frame].parent)
+      if (frame == ancestor) return true;
+    return false;
+  };
+  const int frame = points.at(p).frame;
+  std::vector<int> out;
+  for (int s = 0; s < nstrings(); ++s)
+    if (above(strings[s].puppet_frame, frame) || above(frame, strings[s].puppet_frame))
+      for (int i : stringInputs(s)) out.push_back(i);
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
 std::string Model::variableName(int i) const {
   if (i >= 0 && i < nd()) return dynamic[i].name;
   if (i >= nd() && i < nq()) return kinematic[i - nd()].name;

@@ -146,18 +146,10 @@ TargetMotion loopTargets(const TargetMotion& m, int times, double return_s) {
 }
 
 std::vector<int> limbInputs(const Model& model, const std::string& name) {
-  std::vector<int> out;
   const int nd = model.nd();
   if (const int v = model.variableIndex(name); v >= nd) return {v - nd};
   const int s = model.stringIndex(name);
-  if (s < 0) return out;
-  const String& str = model.strings[s];
-  if (str.length_variable >= nd) out.push_back(str.length_variable - nd);
-  for (int f = str.rig_frame; f >= 0; f = model.frames[f].parent)
-    if (model.frames[f].variable >= nd) out.push_back(model.frames[f].variable - nd);
-  std::sort(out.begin(), out.end());
-  out.erase(std::unique(out.begin(), out.end()), out.end());
-  return out;
+  return s < 0 ? std::vector<int>{} : model.stringInputs(s);
 }
 
 }  // namespace marionette

@@ -306,6 +306,9 @@ Plan planPerformance(const PerformanceRequest& req, const ProgressFn& progress,
 
   // Targets the puppet does not follow, and why.
   const double hold_tol = 1e-3;
+  std::vector<std::vector<int>> own_inputs;  // per target point: its limb's (Model::pointInputs)
+  for (const std::string& name : sampled.points)
+    own_inputs.push_back(m.pointInputs(m.pointIndex(name)));
   out.tracking.unreachable = unreachableSpans(out, sampled, o.tolerance_m, [&](int p, int s) {
     const double t = s / o.rate_hz;
     const int f = std::min(static_cast<int>(std::lround(t * o.key_rate_hz)),
@@ -315,7 +318,7 @@ Plan planPerformance(const PerformanceRequest& req, const ProgressFn& progress,
       return key.stage_clearance_m < 1.5 * o.margin_m + 0.005
                  ? "out of reach clear of the stage (nearest: " + key.nearest + ")"
                  : std::string("out of the puppet's reach at rest");
-    for (int j = 0; j < m.nk(); ++j) {
+    for (int j : own_inputs[p]) {
       const double range = m.kinematic[j].upper - m.kinematic[j].lower;
       const int row = std::min(s, static_cast<int>(u_free.rows()) - 1);
       if (std::abs(u_free(row, j) - u_kinematic(row, j)) > hold_tol * range + 0.01 * range)

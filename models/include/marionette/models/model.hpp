@@ -183,6 +183,12 @@ class Model {
   std::string variableName(int q_index) const;
   bool isDynamic(int q_index) const { return q_index >= 0 && q_index < nd(); }
 
+  // The rig inputs (indices into rho, ascending) that set string s's length or move its rig end.
+  std::vector<int> stringInputs(int s) const;
+  // The rig inputs that move point p through its own limb's strings: those attached to the
+  // point's frame, to a frame above it or to one below it (not another limb's).
+  std::vector<int> pointInputs(int p) const;
+
   Eigen::VectorXd defaultInputs() const;  // n_k: each kinematic variable's default
   // The configuration vector q (n_q) from its dynamic part (n_d) and the rig's (n_k).
   Eigen::VectorXd configuration(const Eigen::VectorXd& q_d, const Eigen::VectorXd& rho) const;
