@@ -3,7 +3,16 @@
 # runtimes for the fuzz targets, scripts/fuzz.sh), and the viewer's npm packages
 # (three.js, esbuild, playwright-core, pinned in clients/viewer/web/package-lock.json) with
 # `npm ci`.  Idempotent: does nothing when everything is present.  Needs root, or sudo.
+#   --bench   also MuJoCo (libmujoco-dev), for benchmarks/bench_peer.cpp only: nothing builds or
+#             tests with it.
 set -euo pipefail
+bench=0
+for arg in "$@"; do
+  case "$arg" in
+    --bench) bench=1 ;;
+    *) echo "install-deps.sh: unknown flag '$arg' (--bench)" >&2; exit 2 ;;
+  esac
+done
 packages=(
   build-essential cmake
   libeigen3-dev libyaml-cpp-dev
@@ -17,6 +26,7 @@ packages=(
   nodejs chromium fonts-dejavu-core
   clang libclang-rt-14-dev
 )
+if [ "$bench" = 1 ]; then packages+=(libmujoco-dev); fi
 # Debian's nodejs comes without npm; NodeSource's (on some machines) has it built in.
 command -v npm > /dev/null 2>&1 || packages+=(npm)
 missing=()
