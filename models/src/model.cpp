@@ -64,6 +64,7 @@ int Model::stringIndex(const std::string& n) const {
     if (strings[i].name == n) return static_cast<int>(i);
   return -1;
 }
+
 std::vector<int> Model::stringInputs(int s) const {
   std::vector<int> out;
   const String& str = strings.at(s);
