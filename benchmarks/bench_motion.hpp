@@ -9,6 +9,12 @@
 
 namespace marionette {
 
+// The median of a benchmark's rounds (the upper one of an even count; 0 for none).
+inline double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0.0 : v[v.size() / 2];
+}
+
 // Input i oscillates at 0.3 + 0.07 i Hz with an amplitude by kind (angle 0.08 rad, rig
 // translation 3 cm, winch 2 cm; all times amplitude_scale), enveloped by sin^2 over move_s so it
 // starts and stops smoothly, then holds until total_s.  Values are kept in the actuator ranges.

@@ -66,11 +66,6 @@ PeerRun runPeer(const mjModel* m, double dt, double duration_s) {
   return r;
 }
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {

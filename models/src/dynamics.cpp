@@ -46,12 +46,14 @@ DynamicsData::DynamicsData(const Model& model) {
 
 void forwardKinematics(const Model& model, DynamicsData& d, const Eigen::VectorXd& q,
                        bool puppet_only) {
+  static const Mat3 kIdentity = Mat3::Identity();
+  static const Vec3 kOrigin = Vec3::Zero();
   const int nf = static_cast<int>(model.frames.size());
   for (int i = 0; i < nf; ++i) {
     if (puppet_only && !model.frame_moved_by_dynamic[i]) continue;
     const Frame& f = model.frames[i];
-    const Mat3 Rp = f.parent >= 0 ? d.frame_R[f.parent] : Mat3::Identity();
-    const Vec3 pp = f.parent >= 0 ? d.frame_p[f.parent] : Vec3::Zero();
+    const Mat3& Rp = f.parent >= 0 ? d.frame_R[f.parent] : kIdentity;
+    const Vec3& pp = f.parent >= 0 ? d.frame_p[f.parent] : kOrigin;
     switch (f.type) {
       case JointType::Fixed:
         if (f.pure_translation)
@@ -64,6 +66,7 @@ void forwardKinematics(const Model& model, DynamicsData& d, const Eigen::VectorX
         // g = g_parent * Rot(axis, q): joint twist (p x w, w), w = R_parent axis (docs/design.md,
         // derivatives on the frame tree).
         Mat3& R = d.frame_R[i];
+        Vec3 w;
         if (f.axis_index >= 0) {
           // About a coordinate axis k: only the other two columns of R_parent mix.
           const double th = f.axis_sign * q[f.variable];
@@ -72,10 +75,11 @@ void forwardKinematics(const Model& model, DynamicsData& d, const Eigen::VectorX
           R.col(k) = Rp.col(k);
           R.col(a) = c * Rp.col(a) + s * Rp.col(b);
           R.col(b) = c * Rp.col(b) - s * Rp.col(a);
+          w = f.axis_sign * Rp.col(k);
         } else {
           R.noalias() = Rp * spatial::rotation(f.axis, q[f.variable]);
+          w.noalias() = Rp * f.axis;
         }
-        const Vec3 w = Rp * f.axis;
         d.frame_p[i] = pp;
         d.joint_twist[f.variable] = spatial::twist(pp.cross(w), w);
         break;

@@ -4,6 +4,7 @@
 #include <limits>
 
 #include "marionette/models/rest_pose.hpp"
+#include "step_kkt.hpp"
 
 namespace marionette {
 
@@ -70,10 +71,11 @@ VariationalIntegrator::VariationalIntegrator(ModelPtr model, IntegratorOptions o
   damping_slope_.setZero(nd_);
   for (int m = 0; m <= m_max_; ++m) {
     jac_.emplace_back(Eigen::MatrixXd::Zero(nd_ + m, nd_ + m));
-    lu_.emplace_back(nd_ + m);
     rhs_.emplace_back(Eigen::VectorXd::Zero(nd_ + m));
     sol_.emplace_back(Eigen::VectorXd::Zero(nd_ + m));
   }
+  kkt_ = std::make_unique<StepKkt>(*model_, m_max_);
+  residual_free_.setZero(nd_);
   sub_ = makeState();
   sub_u_.setZero(nk_);
   sub_report_ = makeReport();
@@ -81,6 +83,10 @@ VariationalIntegrator::VariationalIntegrator(ModelPtr model, IntegratorOptions o
   llt_ = Eigen::LLT<Eigen::MatrixXd>(nd_);
   tmp_nd_.setZero(nd_);
 }
+
+VariationalIntegrator::~VariationalIntegrator() = default;
+VariationalIntegrator::VariationalIntegrator(VariationalIntegrator&&) noexcept = default;
+VariationalIntegrator& VariationalIntegrator::operator=(VariationalIntegrator&&) noexcept = default;
 
 State VariationalIntegrator::makeState() const {
   State s;
@@ -144,15 +150,20 @@ void VariationalIntegrator::evaluateResidual(const State& x, const Eigen::Vector
     damping_slope_[k] = t.dc;
   }
   // p1 + D1Ld + f- - Dh_A(q1)^T lambda, with D1Ld = dt/2 Lq - Lv and f- = -c(q_m) (q2 - q1).
-  residual_ = x.p;
-  residual_.noalias() += 0.5 * dt * dyn_.Lq;
-  residual_ -= dyn_.Lv;
-  residual_.array() -= damping_now_.array() * (qd2_ - x.q).array();
-  for (int c : active_) residual_.noalias() -= lambda_[c] * G1_.row(c).head(nd_).transpose();
+  residual_free_ = x.p;
+  residual_free_.noalias() += 0.5 * dt * dyn_.Lq;
+  residual_free_ -= dyn_.Lv;
+  residual_free_.array() -= damping_now_.array() * (qd2_ - x.q).array();
+  applyMultipliers();
   momentum_scale_ = std::max({x.p.cwiseAbs().maxCoeff(), dyn_.Lv.cwiseAbs().maxCoeff(),
                               0.5 * dt * dyn_.Lq.cwiseAbs().maxCoeff(), 1e-300});
 
   if (jacobian) assembleJacobian();
+}
+
+void VariationalIntegrator::applyMultipliers() {
+  residual_ = residual_free_;
+  for (int c : active_) residual_.noalias() -= lambda_[c] * G1_.row(c).head(nd_).transpose();
 }
 
 // The Newton Jacobian at the current evaluation (Lagrangian second derivatives at q_m,
@@ -192,7 +203,7 @@ void VariationalIntegrator::assembleJacobian() {
 // judged on the true residual and on complementarity.  Returns the iterations taken, or -1.
 int VariationalIntegrator::solveNewton(const State& x, const Eigen::VectorXd& rho_next) {
   constexpr int kMaxFlips = 4;
-  bool factored = false;  // lu_[m] holds the Jacobian for the current taut set
+  bool factored = false;  // kkt_ holds the Jacobian for the current taut set
   double last_update = std::numeric_limits<double>::infinity();
   double prev_merit = std::numeric_limits<double>::infinity();
   double alpha = 0.0;  // fraction of the current direction sol_[m] applied so far
@@ -258,7 +269,7 @@ int VariationalIntegrator::solveNewton(const State& x, const Eigen::VectorXd& rh
       m = static_cast<int>(active_.size());
       factored = false;
       alpha = 0.0;
-      evaluateResidual(x, rho_next, /*jacobian=*/false);  // lambda changed
+      applyMultipliers();  // lambda changed (the kinematics did not)
       rerr = residual_.cwiseAbs().maxCoeff();
       cerr = constraintError();
       merit = meritOf(rtol);
@@ -279,7 +290,7 @@ int VariationalIntegrator::solveNewton(const State& x, const Eigen::VectorXd& rh
       // the Lagrangian sweep is redone).
       computeLagrangian(*model_, dyn_, qm_full_, vel_, LagrangianOrder::Second);
       assembleJacobian();
-      lu_[m].compute(jac_[m]);
+      kkt_->factor(jac_[m], m, !options_.tree_factorization);
       factored = true;
       ++factorizations_;
     }
@@ -287,7 +298,7 @@ int VariationalIntegrator::solveNewton(const State& x, const Eigen::VectorXd& rh
     Eigen::VectorXd& rhs = rhs_[m];
     rhs.head(nd_) = -residual_;
     for (int i = 0; i < m; ++i) rhs[nd_ + i] = -h2_[active_[i]];
-    sol_[m].noalias() = lu_[m].solve(rhs);
+    kkt_->solve(rhs, sol_[m]);
     const double size = sol_[m].head(nd_).cwiseAbs().maxCoeff();
     if (!sol_[m].allFinite()) return -1;
     if (size > kStepLimit) sol_[m] *= kStepLimit / size;  // trust region

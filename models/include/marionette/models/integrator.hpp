@@ -26,6 +26,7 @@
 #include <Eigen/Cholesky>
 #include <Eigen/Core>
 #include <Eigen/LU>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -75,11 +76,22 @@ struct IntegratorOptions {
   double residual_rel_tol = 1e-10;   // |DEL residual| relative to the momentum scale
   int max_newton_iterations = 50;
   int max_substep_halvings = 4;  // a step that fails is retried as 2, 4, ..., 16 substeps
+  // Solve each Newton system by the joint tree's fill-free factorisation and a Schur complement
+  // on the taut constraints (models/src/step_kkt.hpp) instead of a pivoting dense LU: the same
+  // step to round-off (tests/test_step_equivalence.cpp), ~10 % faster on marionette25.  Off by
+  // default until the random-rig robustness test no longer depends on round-off: see
+  // docs/design.md, the cost of a step.
+  bool tree_factorization = false;
 };
+
+class StepKkt;  // the Newton system's factorisation (models/src/step_kkt.hpp)
 
 class VariationalIntegrator {
  public:
   explicit VariationalIntegrator(ModelPtr model, IntegratorOptions options = {});
+  ~VariationalIntegrator();
+  VariationalIntegrator(VariationalIntegrator&&) noexcept;
+  VariationalIntegrator& operator=(VariationalIntegrator&&) noexcept;
 
   const Model& model() const { return *model_; }
   const IntegratorOptions& options() const { return options_; }
@@ -121,6 +133,8 @@ class VariationalIntegrator {
   // Semismooth Newton on (q_{d,k+1}, lambda) and the taut set.  Iterations, or -1.
   int solveNewton(const State& x, const Eigen::VectorXd& rho_next);
   void evaluateResidual(const State& x, const Eigen::VectorXd& rho_next, bool jacobian);
+  void applyMultipliers();  // residual_ from residual_free_ and the taut set's lambda
+  // The first guess of (q_{d,k+1}, lambda) (stepOnce).
   void assembleJacobian();
   StepStatus stepOnce(const State& x, const Eigen::VectorXd& rho_next, State& next,
                       StepReport* report);
@@ -152,6 +166,7 @@ class VariationalIntegrator {
   Eigen::VectorXd gap1_, gap2_, h2_;             // n_c
   Eigen::VectorXd dist1_;                        // n_s: string spans at q_k
   Eigen::VectorXd residual_;                     // n_d
+  Eigen::VectorXd residual_free_;                // n_d: residual_ without the constraint forces
   std::vector<int> active_;                      // indices of taut constraints, ascending
   std::vector<char> is_active_;
   std::vector<int> flips_;         // per constraint: taut-set changes this step
@@ -161,7 +176,7 @@ class VariationalIntegrator {
   Eigen::VectorXd damping_now_, damping_slope_;  // n_d: c(q_m), dc/dq at this evaluation
   // Newton systems, one per active-set size m = 0..m_max (no allocation when m changes).
   std::vector<Eigen::MatrixXd> jac_;
-  std::vector<Eigen::PartialPivLU<Eigen::MatrixXd>> lu_;
+  std::unique_ptr<StepKkt> kkt_;
   std::vector<Eigen::VectorXd> rhs_, sol_;
   double h_ = 0.0;  // the step size being solved (dt or a substep)
   State sub_;       // substep fallback scratch

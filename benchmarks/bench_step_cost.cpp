@@ -1,0 +1,164 @@
+// What a step and its linearization cost, side by side in one run: the step with the Newton
+// systems solved by the pivoting dense LU (the default) and by the joint tree's factorisation
+// (IntegratorOptions::tree_factorization), and the exact linearization (linearizeStep: A_k, B_k
+// and the tensions' derivatives, the optimizer's and the filter's workload), each timed over the
+// same 20 s of rig motion (bench_motion.hpp), alternately over several rounds.  Prints per round
+// the microseconds per step of each, then the medians and the ratios tree / dense and
+// linearization / step.  The two steps' states are compared too (they must agree to round-off).
+//
+//   build/bin/bench_step_cost [--models marionette25,puppetcopter] [--dt 0.01] [--rounds 5]
+//                             [--duration 20]
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "bench_motion.hpp"
+#include "marionette/common/text.hpp"
+#include "marionette/models/integrator.hpp"
+#include "marionette/models/model_io.hpp"
+#include "marionette/models/rest_pose.hpp"
+
+using namespace marionette;
+
+namespace {
+
+struct Run {
+  double us_per_step = 0.0;
+  std::vector<State> states;  // x_0 .. x_n
+};
+
+// Steps through the schedule from x0 (kept in `states` when asked); -1 us on a failed step.
+Run runSteps(const ModelPtr& m, const InputSchedule& in, const State& x0, IntegratorOptions o,
+             bool keep) {
+  VariationalIntegrator vi(m, o);
+  Run r;
+  State x = x0, next = vi.makeState();
+  const int n = static_cast<int>(in.values.rows()) - 1;
+  if (keep) r.states.reserve(n + 1), r.states.push_back(x);
+  Eigen::VectorXd u(m->nk());
+  const auto t0 = std::chrono::steady_clock::now();
+  for (int k = 0; k < n; ++k) {
+    u = in.values.row(k + 1).transpose();
+    if (vi.step(x, u, next) != StepStatus::Ok) return Run{-1.0, {}};
+    std::swap(x, next);
+    if (keep) r.states.push_back(x);
+  }
+  r.us_per_step =
+      1e6 * std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() / n;
+  return r;
+}
+
+// linearizeStep at every state of a run (each from the recorded state, as an optimizer does).
+double runLinearizations(const ModelPtr& m, const InputSchedule& in, const std::vector<State>& xs,
+                         const IntegratorOptions& o) {
+  VariationalIntegrator vi(m, o);
+  StepLinearization lin;
+  const int n = static_cast<int>(xs.size()) - 1;
+  Eigen::VectorXd u(m->nk());
+  const auto t0 = std::chrono::steady_clock::now();
+  for (int k = 0; k < n; ++k) {
+    u = in.values.row(k + 1).transpose();
+    if (vi.linearizeStep(xs[k], u, lin) != StepStatus::Ok) return -1.0;
+  }
+  return 1e6 * std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() / n;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::vector<std::string> models = {"marionette25", "puppetcopter"};
+  double dt = 0.01, duration_s = 20.0;
+  int rounds = 5;
+  for (int i = 1; i < argc; ++i) {
+    const char* flag = argv[i];
+    const auto value = [&]() -> const char* {
+      if (i + 1 >= argc) {
+        std::fprintf(stderr, "bench_step_cost: %s needs a value\n", flag);
+        std::exit(2);
+      }
+      return argv[++i];
+    };
+    if (!std::strcmp(flag, "--models")) {
+      models = splitCommas(value());
+    } else if (!std::strcmp(flag, "--dt")) {
+      dt = std::atof(value());
+    } else if (!std::strcmp(flag, "--rounds")) {
+      rounds = std::atoi(value());
+    } else if (!std::strcmp(flag, "--duration")) {
+      duration_s = std::atof(value());
+    } else {
+      std::fprintf(stderr,
+                   "bench_step_cost: unknown flag %s\nusage: bench_step_cost [--models a,b] "
+                   "[--dt S] [--rounds N] [--duration S]\n",
+                   flag);
+      return 2;
+    }
+  }
+  if (!(dt > 0 && dt <= 0.1) || rounds < 1 || !(duration_s >= 1 && duration_s <= 600)) {
+    std::fprintf(stderr,
+                 "bench_step_cost: --dt in (0, 0.1] s, --rounds >= 1, --duration in [1, 600] s\n");
+    return 2;
+  }
+  for (const std::string& name : models) {
+    ModelPtr m;
+    try {
+      m = loadModel(name);
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "bench_step_cost: --models: %s\n", e.what());
+      return 2;
+    }
+    const InputSchedule in = oscillatingInputs(*m, duration_s, duration_s, dt);
+    const Eigen::VectorXd rho0 = in.values.row(0).transpose();
+    const RestPose rest = computeRestPose(m, rho0);
+    IntegratorOptions dense;
+    dense.dt_s = dt;
+    IntegratorOptions tree = dense;
+    tree.tree_factorization = true;
+    const State x0 =
+        VariationalIntegrator(m, dense).stateFromVelocity(rest.q, Eigen::VectorXd::Zero(m->nd()), rho0);
+    std::printf("\n%s, dt = %g s, %g s of rig motion (n_d = %d, %d strings)\n", name.c_str(), dt,
+                duration_s, m->nd(), m->nstrings());
+    std::printf("| round | step, dense LU (us) | step, tree (us) | linearizeStep (us) |\n");
+    std::printf("| --- | --- | --- | --- |\n");
+    std::vector<double> d_us, t_us, l_us, tree_ratio, lin_ratio;
+    double max_dq = 0.0;
+    for (int r = 1; r <= rounds; ++r) {
+      Run d, t;
+      if (r % 2) {
+        d = runSteps(m, in, x0, dense, true);
+        t = runSteps(m, in, x0, tree, true);
+      } else {
+        t = runSteps(m, in, x0, tree, true);
+        d = runSteps(m, in, x0, dense, true);
+      }
+      if (d.us_per_step < 0 || t.us_per_step < 0) {
+        std::fprintf(stderr, "bench_step_cost: %s: a step failed\n", name.c_str());
+        return 1;
+      }
+      const double l = runLinearizations(m, in, d.states, dense);
+      if (l < 0) {
+        std::fprintf(stderr, "bench_step_cost: %s: a linearization failed\n", name.c_str());
+        return 1;
+      }
+      for (std::size_t k = 0; k < d.states.size(); ++k)
+        max_dq = std::max(max_dq, (d.states[k].q - t.states[k].q).cwiseAbs().maxCoeff());
+      d_us.push_back(d.us_per_step);
+      t_us.push_back(t.us_per_step);
+      l_us.push_back(l);
+      tree_ratio.push_back(t.us_per_step / d.us_per_step);
+      lin_ratio.push_back(l / d.us_per_step);
+      std::printf("| %d | %.2f | %.2f | %.2f |\n", r, d.us_per_step, t.us_per_step, l);
+      std::fflush(stdout);
+    }
+    std::printf(
+        "%s: step %.2f us (dense LU), %.2f us (tree): ratio %.2f; linearizeStep %.2f us = %.2f "
+        "steps; the two steps' trajectories differ by at most %.1e (rad or m)\n",
+        name.c_str(), median(d_us), median(t_us), median(tree_ratio), median(l_us),
+        median(lin_ratio), max_dq);
+  }
+  return 0;
+}

@@ -1,0 +1,44 @@
+// The linear system of one Newton iteration of the integrator step (private to the models
+// library):
+//     [ J11    -G1^T ] [dq]   [r1]        J12 = -G1^T, J21 = G2
+//     [ G2      0    ] [dl] = [r2]
+// J11 (n_d x n_d) with the joint tree's pattern, G1 and G2 (m x n_d) the gradients of the m taut
+// constraints at q_k and q_{k+1}.  Solved by the tree factorisation of J11 (TreeLu: E J11 = R)
+// and the m x m Schur complement S = J21 J11^-1 J12 = (R^-T J21^T)^T (E J12): a constraint's
+// gradient lives on the joints above its string's puppet end (a path from the root), and E and
+// R^-T keep it there, so S costs a few hundred multiply-adds.  A pivoting dense LU of the whole
+// system is the fallback when J11 has an unsafe pivot, and the reference
+// (IntegratorOptions::reference_step).  Allocates nothing after construction.
+#pragma once
+
+#include <Eigen/Core>
+#include <Eigen/LU>
+#include <vector>
+
+#include "tree_lu.hpp"
+
+namespace marionette {
+
+class StepKkt {
+ public:
+  StepKkt(const Model& model, int m_max);
+
+  // Factorises `system` ((n_d + m) square, laid out as above; its lower-right block is ignored).
+  // With dense, by the pivoting dense LU only.
+  void factor(const Eigen::MatrixXd& system, int m, bool dense);
+  // sol <- system^-1 rhs for the last factor() (both of size n_d + m).
+  void solve(const Eigen::VectorXd& rhs, Eigen::VectorXd& sol);
+  bool usedTree() const { return tree_ok_; }
+
+ private:
+  int nd_, m_ = 0;
+  bool tree_ok_ = false;
+  TreeLu tree_;
+  Eigen::MatrixXd W1_, W2_;  // n_d x m_max: E J12 and R^-T J21^T
+  Eigen::VectorXd tmp_, tmp_nd_;  // m_max, n_d
+  const Eigen::MatrixXd* system_ = nullptr;
+  std::vector<Eigen::MatrixXd> schur_;                       // m x m, m = 0..m_max
+  std::vector<Eigen::PartialPivLU<Eigen::MatrixXd>> schur_lu_, dense_lu_;  // per m
+};
+
+}  // namespace marionette
