@@ -78,5 +78,34 @@ TEST(StepEquivalence, TreeFactorisationGivesTheDenseStepOnRandomStatesOfEveryMod
   }
 }
 
+// The tree path allocates nothing either (Eigen's allocator switched off; std containers are
+// sized at construction).
+TEST(StepEquivalence, TreeFactorisedStepDoesNotAllocate) {
+  for (const std::string& name : builtinModelNames()) {
+    SCOPED_TRACE(name);
+    const ModelPtr m = loadModel(name);
+    IntegratorOptions o;
+    o.tree_factorization = true;
+    VariationalIntegrator vi(m, o);
+    const RestPose rest = computeRestPose(m, m->defaultInputs());
+    ASSERT_TRUE(rest.ok) << rest.message;
+    State next = vi.makeState();
+    StepReport rep = vi.makeReport();
+    Eigen::VectorXd u = m->defaultInputs();
+    ASSERT_EQ(vi.step(State{rest.q, Eigen::VectorXd::Zero(m->nd()), u}, u, next, &rep),
+              StepStatus::Ok);
+    Eigen::internal::set_is_malloc_allowed(false);
+    for (int k = 0; k < 50; ++k) {
+      u[0] += 1e-4;
+      const StepStatus st = vi.step(next, u, next, &rep);
+      if (st != StepStatus::Ok) {
+        Eigen::internal::set_is_malloc_allowed(true);
+        FAIL() << toString(st);
+      }
+    }
+    Eigen::internal::set_is_malloc_allowed(true);
+  }
+}
+
 }  // namespace
 }  // namespace marionette
