@@ -78,7 +78,7 @@ struct IntegratorOptions {
   int max_substep_halvings = 4;  // a step that fails is retried as 2, 4, ..., 16 substeps
   // Solve each Newton system by the joint tree's fill-free factorisation and a Schur complement
   // on the taut constraints (models/src/step_kkt.hpp) instead of a pivoting dense LU: the same
-  // step to round-off (tests/test_step_equivalence.cpp), ~10 % faster on marionette25.  Off by
+  // step to round-off (tests/test_step_equivalence.cpp), ~5 % faster on marionette25.  Off by
   // default until the random-rig robustness test no longer depends on round-off: see
   // docs/design.md, the cost of a step.
   bool tree_factorization = false;
