@@ -80,7 +80,7 @@ struct IntegratorOptions {
   // on the taut constraints (models/src/step_kkt.hpp) instead of a pivoting dense LU: the same
   // step to round-off (tests/test_step_equivalence.cpp), ~5 % faster on marionette25.  Off by
   // default until the random-rig robustness test no longer depends on round-off: see
-  // docs/design.md, the cost of a step.
+  // docs/design.md, the integrator, where the time goes.
   bool tree_factorization = false;
 };
 
