@@ -134,7 +134,6 @@ class VariationalIntegrator {
   int solveNewton(const State& x, const Eigen::VectorXd& rho_next);
   void evaluateResidual(const State& x, const Eigen::VectorXd& rho_next, bool jacobian);
   void applyMultipliers();  // residual_ from residual_free_ and the taut set's lambda
-  // The first guess of (q_{d,k+1}, lambda) (stepOnce).
   void assembleJacobian();
   StepStatus stepOnce(const State& x, const Eigen::VectorXd& rho_next, State& next,
                       StepReport* report);
