@@ -31,21 +31,22 @@ struct Run {
   std::vector<State> states;  // x_0 .. x_n
 };
 
-// Steps through the schedule from x0 (kept in `states` when asked); -1 us on a failed step.
-Run runSteps(const ModelPtr& m, const InputSchedule& in, const State& x0, IntegratorOptions o,
-             bool keep) {
+// Steps through the schedule from x0, keeping every state; -1 us on a failed step.
+Run runSteps(const ModelPtr& m, const InputSchedule& in, const State& x0,
+             const IntegratorOptions& o) {
   VariationalIntegrator vi(m, o);
   Run r;
   State x = x0, next = vi.makeState();
   const int n = static_cast<int>(in.values.rows()) - 1;
-  if (keep) r.states.reserve(n + 1), r.states.push_back(x);
+  r.states.reserve(n + 1);
+  r.states.push_back(x);
   Eigen::VectorXd u(m->nk());
   const auto t0 = std::chrono::steady_clock::now();
   for (int k = 0; k < n; ++k) {
     u = in.values.row(k + 1).transpose();
     if (vi.step(x, u, next) != StepStatus::Ok) return Run{-1.0, {}};
     std::swap(x, next);
-    if (keep) r.states.push_back(x);
+    r.states.push_back(x);
   }
   r.us_per_step =
       1e6 * std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() / n;
@@ -129,11 +130,11 @@ int main(int argc, char** argv) {
     for (int r = 1; r <= rounds; ++r) {
       Run d, t;
       if (r % 2) {
-        d = runSteps(m, in, x0, dense, true);
-        t = runSteps(m, in, x0, tree, true);
+        d = runSteps(m, in, x0, dense);
+        t = runSteps(m, in, x0, tree);
       } else {
-        t = runSteps(m, in, x0, tree, true);
-        d = runSteps(m, in, x0, dense, true);
+        t = runSteps(m, in, x0, tree);
+        d = runSteps(m, in, x0, dense);
       }
       if (d.us_per_step < 0 || t.us_per_step < 0) {
         std::fprintf(stderr, "bench_step_cost: %s: a step failed\n", name.c_str());

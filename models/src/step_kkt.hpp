@@ -28,7 +28,6 @@ class StepKkt {
   void factor(const Eigen::MatrixXd& system, int m, bool dense);
   // sol <- system^-1 rhs for the last factor() (both of size n_d + m).
   void solve(const Eigen::VectorXd& rhs, Eigen::VectorXd& sol);
-  bool usedTree() const { return tree_ok_; }
 
  private:
   int nd_, m_ = 0;

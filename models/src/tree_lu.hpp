@@ -25,10 +25,8 @@ namespace marionette {
 
 class TreeLu {
  public:
-  TreeLu() = default;
   explicit TreeLu(const Model& model);
 
-  int size() const { return n_; }
   // Factorises A (n_d x n_d; entries off the tree pattern are ignored, they must be zero).
   // False if a pivot is unsafe; the factorisation is then unusable.
   bool factor(const Eigen::MatrixXd& A);
