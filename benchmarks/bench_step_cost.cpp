@@ -1,6 +1,6 @@
 // What a step and its linearization cost, side by side in one run: the step with the Newton
-// systems solved by the pivoting dense LU (the default) and by the joint tree's factorisation
-// (IntegratorOptions::tree_factorization), and the exact linearization (linearizeStep: A_k, B_k
+// systems solved by the pivoting dense LU and by the joint tree's factorisation (the default,
+// IntegratorOptions::tree_factorization), and the exact linearization (linearizeStep: A_k, B_k
 // and the tensions' derivatives, the optimizer's and the filter's workload), each timed over the
 // same 20 s of rig motion (bench_motion.hpp), alternately over several rounds.  Prints per round
 // the microseconds per step of each, then the medians and the ratios tree / dense and
@@ -117,10 +117,11 @@ int main(int argc, char** argv) {
     const RestPose rest = computeRestPose(m, rho0);
     IntegratorOptions dense;
     dense.dt_s = dt;
+    dense.tree_factorization = false;
     IntegratorOptions tree = dense;
     tree.tree_factorization = true;
-    const State x0 =
-        VariationalIntegrator(m, dense).stateFromVelocity(rest.q, Eigen::VectorXd::Zero(m->nd()), rho0);
+    const State x0 = VariationalIntegrator(m, dense).stateFromVelocity(
+        rest.q, Eigen::VectorXd::Zero(m->nd()), rho0);
     std::printf("\n%s, dt = %g s, %g s of rig motion (n_d = %d, %d strings)\n", name.c_str(), dt,
                 duration_s, m->nd(), m->nstrings());
     std::printf("| round | step, dense LU (us) | step, tree (us) | linearizeStep (us) |\n");

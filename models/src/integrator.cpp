@@ -231,7 +231,11 @@ int VariationalIntegrator::solveNewton(const State& x, const Eigen::VectorXd& rh
     double cerr = constraintError();
     if (!std::isfinite(rerr) || !std::isfinite(cerr)) return -1;
     double merit = meritOf(rtol);
-    if (alpha > 1e-4 && merit > (1.0 - 1e-4 * alpha) * prev_merit) {
+    // A correction of a few ulps of q: the residual is at its round-off floor, where neither a
+    // smaller step nor another Newton step can decrease it.
+    const bool at_roundoff = last_update <= 16 * std::numeric_limits<double>::epsilon() *
+                                                (1.0 + qd2_.cwiseAbs().maxCoeff());
+    if (alpha > 1e-4 && merit > (1.0 - 1e-4 * alpha) * prev_merit && !at_roundoff) {
       // No sufficient decrease (Armijo): take half of the last step back.
       alpha *= 0.5;
       qd2_ -= alpha * sol_[m].head(nd_);
@@ -280,8 +284,7 @@ int VariationalIntegrator::solveNewton(const State& x, const Eigen::VectorXd& rh
             (!is_active_[c] && gap2_[c] > options_.constraint_tol_m))
           return -1;
       return it;
-    } else if (last_update <= 1e-15 * (1.0 + qd2_.cwiseAbs().maxCoeff()) && rerr <= 1e3 * rtol &&
-               cerr <= 1e3 * options_.constraint_tol_m) {
+    } else if (at_roundoff && rerr <= 1e3 * rtol && cerr <= 1e3 * options_.constraint_tol_m) {
       return it;  // stagnation at round-off, within a thousand times the tolerances
     }
     if (it == options_.max_newton_iterations) break;
@@ -322,14 +325,19 @@ StepStatus VariationalIntegrator::step(const State& x, const Eigen::VectorXd& rh
 
   // Fallback: the same step as n = 2, 4, ... substeps, the rig moving linearly.  Light, fast
   // degrees of freedom (a thin limb's twist) can fold the step equation at a large dt so that it
-  // has no solution near the last state; a smaller step has one.  The discrete momentum depends
-  // on the step size (p = dL/dv + h/2 dL/dq to second order), so it is converted on the way in
-  // and out.  Strings stay exact on every substep.
+  // has no solution near the last state; a smaller step has one.  Strings stay exact on every
+  // substep.  The discrete momentum needs no conversion between step sizes: with the constraint
+  // and damping forces F_k lumped at the start of each step, p_k = D2 L_d(q_{k-1}, q_k) =
+  // dL/dv(q_k, qdot_k) - dt/2 F_k + O(dt^2), and the string and stop part of F_k lies along the
+  // taut constraints' gradients, which the next step's multipliers absorb (the damping part,
+  // (dt - h)/2 c qdot, is left out).  (Converting p as dL/dv + h/2 dL/dq with the velocity
+  // M^-1 (p - dt/2 dL/dq) shifted it by (h - dt)/2 dL/dq: by half a step of every smooth force,
+  // velocity-dependent ones included, which in a violent motion pumped energy in and left the
+  // puppet spinning at thousands of rad/s; docs/design.md, the integrator.)
   for (int level = 1; level <= options_.max_substep_halvings; ++level) {
     const int n = 1 << level;
     const double h = dt / n;
     sub_ = x;
-    convertMomentum(sub_, dt, h);
     h_ = h;
     tension_sum_.setZero();
     int iterations = 0, changes = 0;
@@ -350,7 +358,6 @@ StepStatus VariationalIntegrator::step(const State& x, const Eigen::VectorXd& rh
       if (st != StepStatus::NotConverged) break;
       continue;
     }
-    convertMomentum(sub_, h, dt);
     h_ = dt;
     next = sub_;
     if (report) {
@@ -383,18 +390,6 @@ StepStatus VariationalIntegrator::step(const State& x, const Eigen::VectorXd& rh
     }
   }
   return st;
-}
-
-// p_h = dL/dv + h/2 dL/dq at (q, v): re-expresses the discrete momentum for step size `to`.
-void VariationalIntegrator::convertMomentum(State& x, double from, double to) {
-  assembleFullQ(x.q, x.rho, q1_full_);
-  forwardKinematics(*model_, dyn_, q1_full_);
-  computeLagrangian(*model_, dyn_, q1_full_, tmp_nd_.setZero(), LagrangianOrder::MassMatrix);
-  llt_.compute(dyn_.M);
-  tmp_nd_ = x.p - 0.5 * from * dyn_.Lq;
-  llt_.solveInPlace(tmp_nd_);  // the velocity
-  computeLagrangian(*model_, dyn_, q1_full_, tmp_nd_, LagrangianOrder::First);
-  x.p += 0.5 * (to - from) * dyn_.Lq;
 }
 
 // One step of size h_ (no fallback).

@@ -77,11 +77,9 @@ struct IntegratorOptions {
   int max_newton_iterations = 50;
   int max_substep_halvings = 4;  // a step that fails is retried as 2, 4, ..., 16 substeps
   // Solve each Newton system by the joint tree's fill-free factorisation and a Schur complement
-  // on the taut constraints (models/src/step_kkt.hpp) instead of a pivoting dense LU: the same
-  // step to round-off (tests/test_step_equivalence.cpp), ~5 % faster on marionette25.  Off by
-  // default until the random-rig robustness test no longer depends on round-off: see
-  // docs/design.md, the integrator, where the time goes.
-  bool tree_factorization = false;
+  // on the taut constraints (models/src/step_kkt.hpp); false: a pivoting dense LU, the same step to
+  // round-off (tests/test_step_equivalence.cpp) and slower.
+  bool tree_factorization = true;
 };
 
 class StepKkt;  // the Newton system's factorisation (models/src/step_kkt.hpp)
@@ -115,8 +113,7 @@ class VariationalIntegrator {
                        Eigen::MatrixXd* tension_u = nullptr);
   // The step itself and all of the above in one solve (a trajectory optimizer's rollout): the
   // same x_{k+1} as step() gives whenever step() needs no substeps.
-  StepStatus linearizeStep(const State& x, const Eigen::VectorXd& rho_next,
-                           StepLinearization& out);
+  StepStatus linearizeStep(const State& x, const Eigen::VectorXd& rho_next, StepLinearization& out);
 
   // x from configuration and velocity (n_d each): p_0 = dL/dv + dt/2 dL/dq, which is
   // D2 L_d(q_-1, q_0) to second order and exact at rest, so a puppet started at rest stays
@@ -137,7 +134,6 @@ class VariationalIntegrator {
   void assembleJacobian();
   StepStatus stepOnce(const State& x, const Eigen::VectorXd& rho_next, State& next,
                       StepReport* report);
-  void convertMomentum(State& x, double from_dt, double to_dt);
   void assembleFullQ(const Eigen::VectorXd& qd, const Eigen::VectorXd& rho, Eigen::VectorXd& q);
   // Fills G, gap (and h) for every constraint at q, the strings taken from d (computed at q).
   void constraintsAt(const Eigen::VectorXd& q, const DynamicsData& d, Eigen::MatrixXd& G,
