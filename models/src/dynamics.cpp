@@ -111,8 +111,10 @@ void computeLagrangian(const Model& model, DynamicsData& d, const Eigen::VectorX
   const int nd = model.nd();
   const Vec3 G(0.0, 0.0, -model.gravity_mps2);
 
-  // Forward: spatial velocity of every frame from the dynamic joints above it.
+  // Forward: spatial velocity of every frame from the dynamic joints above it (zero, and never
+  // written, for the frames no dynamic joint moves: the rig's).
   for (int i = 0; i < nf; ++i) {
+    if (!model.frame_moved_by_dynamic[i]) continue;
     const Frame& f = model.frames[i];
     Vec6 V = f.parent >= 0 ? d.frame_velocity[f.parent] : Vec6::Zero();
     if (f.variable >= 0 && f.variable < nd) {
@@ -127,6 +129,7 @@ void computeLagrangian(const Model& model, DynamicsData& d, const Eigen::VectorX
   const bool need_J = order != LagrangianOrder::First;
   double T = 0.0, Vg = 0.0;
   for (int i = nf - 1; i >= 0; --i) {
+    if (!model.frame_has_mass_below[i]) continue;  // stays zero
     d.comp_m[i] = 0.0;
     d.comp_h[i].setZero();
     if (need_J) d.comp_J[i].setZero();

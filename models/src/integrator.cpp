@@ -47,13 +47,6 @@ VariationalIntegrator::VariationalIntegrator(ModelPtr model, IntegratorOptions o
   qd2_.setZero(nd_);
   vel_.setZero(nd_);
   lambda_.setZero(nc_);
-  G1_.setZero(nc_, nq);
-  G2_.setZero(nc_, nq);
-  for (int i = 0; i < nc_ - ns_; ++i) {  // stop gradients are constant: sign e_var
-    const Model::StopRow& r = model_->stops[i];
-    G1_(ns_ + i, r.variable) = r.sign;
-    G2_(ns_ + i, r.variable) = r.sign;
-  }
   gap1_.setZero(nc_);
   gap2_.setZero(nc_);
   h2_.setZero(nc_);
@@ -110,9 +103,7 @@ void VariationalIntegrator::assembleFullQ(const Eigen::VectorXd& qd, const Eigen
 }
 
 void VariationalIntegrator::constraintsAt(const Eigen::VectorXd& q, const DynamicsData& d,
-                                          Eigen::MatrixXd& G, Eigen::VectorXd& gap,
-                                          Eigen::VectorXd* h) {
-  G.topRows(ns_) = d.Dh;
+                                          Eigen::VectorXd& gap, Eigen::VectorXd* h) {
   gap.head(ns_) = d.distance - d.length;
   if (h) h->head(ns_) = d.h;
   for (int i = 0; i < nc_ - ns_; ++i) {
@@ -123,9 +114,9 @@ void VariationalIntegrator::constraintsAt(const Eigen::VectorXd& q, const Dynami
 }
 
 // Residual of the DEL equation and the active constraints at the current guess (qd2_, lambda_),
-// and, if asked, the Newton Jacobian.
+// and, if asked, the Newton Jacobian, or just the Lagrangian's second derivatives for it.
 void VariationalIntegrator::evaluateResidual(const State& x, const Eigen::VectorXd& rho_next,
-                                             bool jacobian) {
+                                             bool jacobian, bool second_derivatives) {
   const double dt = h_;
   // The rig's frames depend on rho only, fixed within a step: each scratch computes them once
   // per step (rig2_valid_, rigm_valid_) and then updates just the puppet.
@@ -133,14 +124,15 @@ void VariationalIntegrator::evaluateResidual(const State& x, const Eigen::Vector
   forwardKinematics(*model_, dyn2_, q2_full_, rig2_valid_);
   rig2_valid_ = true;
   computeStrings(*model_, dyn2_, q2_full_, false);
-  constraintsAt(q2_full_, dyn2_, G2_, gap2_, &h2_);
+  constraintsAt(q2_full_, dyn2_, gap2_, &h2_);
 
   qm_full_.noalias() = 0.5 * (q1_full_ + q2_full_);
   vel_.noalias() = (qd2_ - x.q) / dt;
   forwardKinematics(*model_, dyn_, qm_full_, rigm_valid_);
   rigm_valid_ = true;
+  second_valid_ = jacobian || second_derivatives;
   computeLagrangian(*model_, dyn_, qm_full_, vel_,
-                    jacobian ? LagrangianOrder::Second : LagrangianOrder::First);
+                    second_valid_ ? LagrangianOrder::Second : LagrangianOrder::First);
 
   // Joint damping plus the joint-limit dampers at the midpoint (Egger, BSc thesis, ETH Zurich 2013
   // eq. 2.12, damper part, faded in smoothly: jointLimitTerms).
@@ -163,7 +155,14 @@ void VariationalIntegrator::evaluateResidual(const State& x, const Eigen::Vector
 
 void VariationalIntegrator::applyMultipliers() {
   residual_ = residual_free_;
-  for (int c : active_) residual_.noalias() -= lambda_[c] * G1_.row(c).head(nd_).transpose();
+  for (int c : active_) {
+    if (c < ns_) {
+      residual_.noalias() -= lambda_[c] * dyn_.Dh.row(c).head(nd_).transpose();
+    } else {
+      const Model::StopRow& r = model_->stops[c - ns_];
+      residual_[r.variable] -= lambda_[c] * r.sign;
+    }
+  }
 }
 
 // The Newton Jacobian at the current evaluation (Lagrangian second derivatives at q_m,
@@ -184,8 +183,16 @@ void VariationalIntegrator::assembleJacobian() {
       damping_now_.array() + 0.5 * damping_slope_.array() * (qd2_ - q1_full_.head(nd_)).array();
   for (int i = 0; i < m; ++i) {
     const int c = active_[i];
-    J.block(0, nd_ + i, nd_, 1) = -G1_.row(c).head(nd_).transpose();
-    J.block(nd_ + i, 0, 1, nd_) = G2_.row(c).head(nd_);
+    if (c < ns_) {
+      J.block(0, nd_ + i, nd_, 1) = -dyn_.Dh.row(c).head(nd_).transpose();
+      J.block(nd_ + i, 0, 1, nd_) = dyn2_.Dh.row(c).head(nd_);
+    } else {
+      const Model::StopRow& r = model_->stops[c - ns_];
+      J.block(0, nd_ + i, nd_, 1).setZero();
+      J.block(nd_ + i, 0, 1, nd_).setZero();
+      J(r.variable, nd_ + i) = -r.sign;
+      J(nd_ + i, r.variable) = r.sign;
+    }
   }
   J.bottomRightCorner(m, m).setZero();
 }
@@ -225,7 +232,9 @@ int VariationalIntegrator::solveNewton(const State& x, const Eigen::VectorXd& rh
     return cerr;
   };
   for (int it = 0; it <= options_.max_newton_iterations; ++it) {
-    evaluateResidual(x, rho_next, /*jacobian=*/false);
+    // Without a factorisation for the current taut set, this iterate's Jacobian is next (unless it
+    // has converged): its second derivatives come with the residual's sweep.
+    evaluateResidual(x, rho_next, /*jacobian=*/false, /*second_derivatives=*/!factored);
     const double rtol = options_.residual_rel_tol * momentum_scale_;
     double rerr = residual_.cwiseAbs().maxCoeff();
     double cerr = constraintError();
@@ -289,9 +298,10 @@ int VariationalIntegrator::solveNewton(const State& x, const Eigen::VectorXd& rh
     }
     if (it == options_.max_newton_iterations) break;
     if (!factored || merit > 0.25 * prev_merit) {
-      // Exact Jacobian at this iterate (q_m is still the current forward kinematics, so only
+      // Exact Jacobian at this iterate (q_m is still the current forward kinematics, so at most
       // the Lagrangian sweep is redone).
-      computeLagrangian(*model_, dyn_, qm_full_, vel_, LagrangianOrder::Second);
+      if (!second_valid_) computeLagrangian(*model_, dyn_, qm_full_, vel_, LagrangianOrder::Second);
+      second_valid_ = true;
       assembleJacobian();
       kkt_->factor(jac_[m], m, !options_.tree_factorization);
       factored = true;
@@ -404,7 +414,7 @@ StepStatus VariationalIntegrator::stepOnce(const State& x, const Eigen::VectorXd
   assembleFullQ(x.q, x.rho, q1_full_);
   forwardKinematics(*model_, dyn_, q1_full_);
   computeStrings(*model_, dyn_, q1_full_, false);
-  constraintsAt(q1_full_, dyn_, G1_, gap1_, nullptr);
+  constraintsAt(q1_full_, dyn_, gap1_, nullptr);
   rig2_valid_ = rigm_valid_ = false;  // new step: new rig inputs
   dist1_ = dyn_.distance;
   computeLagrangian(*model_, dyn_, q1_full_, tmp_nd_.setZero(), LagrangianOrder::MassMatrix);
@@ -522,7 +532,8 @@ StepStatus VariationalIntegrator::linearizeStep(const State& x, const Eigen::Vec
   dFdx.block(0, 0, nd_, nd_) = dR_dq1;
   dFdx.block(0, nd_, nd_, nd_).setIdentity();
   dFdx.block(0, 2 * nd_, nd_, nk_) = -lambdaD2h.topRightCorner(nd_, nk_);
-  for (int i = 0; i < m; ++i) dFdu.row(nd_ + i) = G2_.row(active_[i]).tail(nk_);
+  for (int i = 0; i < m; ++i)  // (a stop's gradient has no rig part)
+    if (active_[i] < ns_) dFdu.row(nd_ + i) = dyn2_.Dh.row(active_[i]).tail(nk_);
 
   const Eigen::MatrixXd Zx = -lu.solve(dFdx);  // d(q2, lambda)/dx
   const Eigen::MatrixXd Zu = -lu.solve(dFdu);  // d(q2, lambda)/du

@@ -129,15 +129,16 @@ class VariationalIntegrator {
  private:
   // Semismooth Newton on (q_{d,k+1}, lambda) and the taut set.  Iterations, or -1.
   int solveNewton(const State& x, const Eigen::VectorXd& rho_next);
-  void evaluateResidual(const State& x, const Eigen::VectorXd& rho_next, bool jacobian);
+  void evaluateResidual(const State& x, const Eigen::VectorXd& rho_next, bool jacobian,
+                        bool second_derivatives = false);
   void applyMultipliers();  // residual_ from residual_free_ and the taut set's lambda
   void assembleJacobian();
   StepStatus stepOnce(const State& x, const Eigen::VectorXd& rho_next, State& next,
                       StepReport* report);
   void assembleFullQ(const Eigen::VectorXd& qd, const Eigen::VectorXd& rho, Eigen::VectorXd& q);
-  // Fills G, gap (and h) for every constraint at q, the strings taken from d (computed at q).
-  void constraintsAt(const Eigen::VectorXd& q, const DynamicsData& d, Eigen::MatrixXd& G,
-                     Eigen::VectorXd& gap, Eigen::VectorXd* h);
+  // Fills gap (and h) for every constraint at q, the strings taken from d (computed at q).
+  void constraintsAt(const Eigen::VectorXd& q, const DynamicsData& d, Eigen::VectorXd& gap,
+                     Eigen::VectorXd* h);
 
   ModelPtr model_;
   IntegratorOptions options_;
@@ -145,19 +146,20 @@ class VariationalIntegrator {
   // Unilateral constraints: the n_s strings, then the model's joint stops (n_c in all).  Row c
   // is g_c(q) <= 0 with gap_c its violation in metres (strings: |a - e| - l) or radians/metres
   // (stops: sign (q - bound)), G_c its gradient, and h_c the function Newton drives to zero
-  // (strings: 1/2 (|a-e|^2 - l^2); stops: the gap).
+  // (strings: 1/2 (|a-e|^2 - l^2); stops: the gap).  A string's G_c is Dh's row c in dyn_ (at
+  // q_k) or dyn2_ (at q_{k+1}); a stop's is sign e_variable, the same at both.
   int nc_;
   int m_max_;          // largest feasible taut set: every string and one stop per limited joint
   DynamicsData dyn_;   // kinematics at q_k and the midpoint, the Lagrangian
   DynamicsData dyn2_;  // kinematics and strings at q_{k+1}
   bool rig2_valid_ = false, rigm_valid_ = false;  // rig frames current in dyn2_ / dyn_
-  Eigen::VectorXd damping_;                       // n_d, scaled
+  bool second_valid_ = false;  // dyn_ holds the Lagrangian's second derivatives at this q_m
+  Eigen::VectorXd damping_;    // n_d, scaled
 
   // Per-step scratch.
   Eigen::VectorXd q1_full_, q2_full_, qm_full_;  // n_q
   Eigen::VectorXd qd2_, vel_;                    // n_d
   Eigen::VectorXd lambda_;                       // n_c (entries for active constraints)
-  Eigen::MatrixXd G1_, G2_;                      // n_c x n_q gradients at q_k and q_{k+1}
   Eigen::VectorXd gap1_, gap2_, h2_;             // n_c
   Eigen::VectorXd dist1_;                        // n_s: string spans at q_k
   Eigen::VectorXd residual_;                     // n_d
