@@ -21,6 +21,7 @@ DynamicsData::DynamicsData(const Model& model) {
   frame_R.assign(nf, Mat3::Identity());
   frame_p.assign(nf, Vec3::Zero());
   joint_twist.assign(nq, Vec6::Zero());
+  joint_cos_sin = Eigen::Matrix2Xd::Zero(2, nq);
   Lq = Eigen::VectorXd::Zero(nd);
   Lv = Eigen::VectorXd::Zero(nd);
   M = Eigen::MatrixXd::Zero(nd, nd);
@@ -45,7 +46,8 @@ DynamicsData::DynamicsData(const Model& model) {
 }
 
 void forwardKinematics(const Model& model, DynamicsData& d, const Eigen::VectorXd& q,
-                       bool puppet_only) {
+                       bool puppet_only, const Eigen::Matrix2Xd* dynamic_cos_sin) {
+  const int nd = model.nd();
   static const Mat3 kIdentity = Mat3::Identity();
   static const Vec3 kOrigin = Vec3::Zero();
   const int nf = static_cast<int>(model.frames.size());
@@ -69,8 +71,17 @@ void forwardKinematics(const Model& model, DynamicsData& d, const Eigen::VectorX
         Vec3 w;
         if (f.axis_index >= 0) {
           // About a coordinate axis k: only the other two columns of R_parent mix.
-          const double th = f.axis_sign * q[f.variable];
-          const double c = std::cos(th), s = std::sin(th);
+          double c, s;  // of q
+          if (dynamic_cos_sin && f.variable < nd) {
+            c = (*dynamic_cos_sin)(0, f.variable);
+            s = (*dynamic_cos_sin)(1, f.variable);
+          } else {
+            c = std::cos(q[f.variable]);
+            s = std::sin(q[f.variable]);
+          }
+          d.joint_cos_sin(0, f.variable) = c;
+          d.joint_cos_sin(1, f.variable) = s;
+          s *= f.axis_sign;  // of the angle about the axis
           const int k = f.axis_index, a = (k + 1) % 3, b = (k + 2) % 3;
           R.col(k) = Rp.col(k);
           R.col(a) = c * Rp.col(a) + s * Rp.col(b);
@@ -284,7 +295,7 @@ void pointJacobian(const Model& model, const DynamicsData& d, int frame,
 }
 
 void computeStrings(const Model& model, DynamicsData& d, const Eigen::VectorXd& q,
-                    bool second_derivatives) {
+                    bool second_derivatives, const std::vector<char>* second_for) {
   const int ns = model.nstrings();
   for (int s = 0; s < ns; ++s) {
     const String& st = model.strings[s];
@@ -308,7 +319,7 @@ void computeStrings(const Model& model, DynamicsData& d, const Eigen::VectorXd& 
       for (int c : model.frame_variable_chain[st.rig_frame])
         row[c] -= dv.dot(ang(d.joint_twist[c]).cross(e) + lin(d.joint_twist[c]));
     if (st.length_variable >= 0) row[st.length_variable] -= len;
-    if (!second_derivatives) continue;
+    if (!second_derivatives || (second_for && !(*second_for)[s])) continue;
     pointJacobian(model, d, st.puppet_frame, st.puppet_point_m, d.Ja);
     pointJacobian(model, d, st.rig_frame, st.rig_point_m, d.Je);
     d.Ja -= d.Je;  // Ja now holds d(a - e)/dq

@@ -1,5 +1,6 @@
 #include "marionette/models/integrator.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -60,6 +61,14 @@ VariationalIntegrator::VariationalIntegrator(ModelPtr model, IntegratorOptions o
     for (int j = 0; j < nc_ - ns_; ++j)
       if (i != j && model_->stops[i].variable == model_->stops[j].variable)
         stop_partner_[ns_ + i] = ns_ + j;
+  for (const Frame& f : model_->frames)
+    if (f.type == JointType::Rotate && f.axis_index >= 0 && f.variable < nd_ &&
+        std::find(angle_variables_.begin(), angle_variables_.end(), f.variable) ==
+            angle_variables_.end())
+      angle_variables_.push_back(f.variable);
+  cos_sin1_.setZero(2, nd_);
+  cos_sin_m_.setZero(2, nd_);
+  cos_sin2_.setZero(2, nd_);
   damping_now_.setZero(nd_);
   damping_slope_.setZero(nd_);
   for (int m = 0; m <= m_max_; ++m) {
@@ -120,15 +129,27 @@ void VariationalIntegrator::evaluateResidual(const State& x, const Eigen::Vector
   const double dt = h_;
   // The rig's frames depend on rho only, fixed within a step: each scratch computes them once
   // per step (rig2_valid_, rigm_valid_) and then updates just the puppet.
+  // The joint angles' cos and sin at q_m and q_{k+1} by angle addition from q_k's: one sincos of
+  // the half step per angle instead of two of the angles.
+  for (int k : angle_variables_) {
+    const double half = 0.5 * (qd2_[k] - x.q[k]);
+    const double ch = std::cos(half), sh = std::sin(half);
+    const double c1 = cos_sin1_(0, k), s1 = cos_sin1_(1, k);
+    const double cm = c1 * ch - s1 * sh, sm = s1 * ch + c1 * sh;
+    cos_sin_m_(0, k) = cm;
+    cos_sin_m_(1, k) = sm;
+    cos_sin2_(0, k) = cm * ch - sm * sh;
+    cos_sin2_(1, k) = sm * ch + cm * sh;
+  }
   assembleFullQ(qd2_, rho_next, q2_full_);
-  forwardKinematics(*model_, dyn2_, q2_full_, rig2_valid_);
+  forwardKinematics(*model_, dyn2_, q2_full_, rig2_valid_, &cos_sin2_);
   rig2_valid_ = true;
   computeStrings(*model_, dyn2_, q2_full_, false);
   constraintsAt(q2_full_, dyn2_, gap2_, &h2_);
 
   qm_full_.noalias() = 0.5 * (q1_full_ + q2_full_);
   vel_.noalias() = (qd2_ - x.q) / dt;
-  forwardKinematics(*model_, dyn_, qm_full_, rigm_valid_);
+  forwardKinematics(*model_, dyn_, qm_full_, rigm_valid_, &cos_sin_m_);
   rigm_valid_ = true;
   second_valid_ = jacobian || second_derivatives;
   computeLagrangian(*model_, dyn_, qm_full_, vel_,
@@ -413,6 +434,7 @@ StepStatus VariationalIntegrator::stepOnce(const State& x, const Eigen::VectorXd
   // would be free fall, without them a puppet at rest is guessed exactly.
   assembleFullQ(x.q, x.rho, q1_full_);
   forwardKinematics(*model_, dyn_, q1_full_);
+  cos_sin1_ = dyn_.joint_cos_sin.leftCols(nd_);
   computeStrings(*model_, dyn_, q1_full_, false);
   constraintsAt(q1_full_, dyn_, gap1_, nullptr);
   rig2_valid_ = rigm_valid_ = false;  // new step: new rig inputs
@@ -508,8 +530,8 @@ StepStatus VariationalIntegrator::linearizeStep(const State& x, const Eigen::Vec
 
   // Second derivatives of the strings at q_k (for d(Dh(q_k)^T lambda)/d(q_k, rho_k)).
   forwardKinematics(*model_, dyn_, q1_full_);
-  computeStrings(*model_, dyn_, q1_full_, true);
-  rigm_valid_ = false;  // dyn_ now holds q_k's rig
+  computeStrings(*model_, dyn_, q1_full_, true, &is_active_);  // (the taut strings' D2h)
+  rigm_valid_ = false;                                         // dyn_ now holds q_k's rig
   Eigen::MatrixXd lambdaD2h = Eigen::MatrixXd::Zero(nq, nq);
   for (int c : active_)
     if (c < ns_) lambdaD2h += lambda_[c] * dyn_.D2h[c];  // stops are linear in q
@@ -521,8 +543,10 @@ StepStatus VariationalIntegrator::linearizeStep(const State& x, const Eigen::Vec
   const Eigen::MatrixXd& Lqq = dyn_.Lqq;
   const Eigen::MatrixXd& Lqv = dyn_.Lqv;
   const Eigen::MatrixXd& M = dyn_.M;
-  Eigen::MatrixXd dFdx = Eigen::MatrixXd::Zero(nd_ + m, nx);
-  Eigen::MatrixXd dFdu = Eigen::MatrixXd::Zero(nd_ + m, nk_);
+  // dF = [dF/dx, dF/du], solved and multiplied as one block.
+  Eigen::MatrixXd dF = Eigen::MatrixXd::Zero(nd_ + m, nx + nk_);
+  auto dFdx = dF.leftCols(nx);
+  auto dFdu = dF.rightCols(nk_);
   // dD1Ld/dq1 = dt/4 Lqq - 1/2 Lqv - 1/2 Lqv^T + M/dt;  df-/dq1 = +C.
   Eigen::MatrixXd dR_dq1 = 0.25 * dt * Lqq - 0.5 * (Lqv + Lqv.transpose()) + M / dt;
   // d/dq1 of -c(q_m)(q2 - q1) = +c - c'(q_m)/2 (q2 - q1).
@@ -535,8 +559,9 @@ StepStatus VariationalIntegrator::linearizeStep(const State& x, const Eigen::Vec
   for (int i = 0; i < m; ++i)  // (a stop's gradient has no rig part)
     if (active_[i] < ns_) dFdu.row(nd_ + i) = dyn2_.Dh.row(active_[i]).tail(nk_);
 
-  const Eigen::MatrixXd Zx = -lu.solve(dFdx);  // d(q2, lambda)/dx
-  const Eigen::MatrixXd Zu = -lu.solve(dFdu);  // d(q2, lambda)/du
+  const Eigen::MatrixXd Z = -lu.solve(dF);  // d(q2, lambda)/d(x, u)
+  const auto Zx = Z.leftCols(nx);
+  const auto Zu = Z.rightCols(nk_);
   // p2 = D2Ld(q1, q2): dD2Ld/dq1 = dt/4 Lqq - 1/2 Lqv + 1/2 Lqv^T - M/dt,
   //                    dD2Ld/dq2 = dt/4 Lqq + 1/2 Lqv + 1/2 Lqv^T + M/dt.
   const Eigen::MatrixXd dP_dq1 = 0.25 * dt * Lqq - 0.5 * Lqv + 0.5 * Lqv.transpose() - M / dt;
@@ -544,11 +569,12 @@ StepStatus VariationalIntegrator::linearizeStep(const State& x, const Eigen::Vec
 
   A.setZero(nx, nx);
   B.setZero(nx, nk_);
+  const Eigen::MatrixXd dP = dP_dq2 * Z.topRows(nd_);
   A.topRows(nd_) = Zx.topRows(nd_);
-  A.middleRows(nd_, nd_) = dP_dq2 * Zx.topRows(nd_);
+  A.middleRows(nd_, nd_) = dP.leftCols(nx);
   A.block(nd_, 0, nd_, nd_) += dP_dq1;
   B.topRows(nd_) = Zu.topRows(nd_);
-  B.middleRows(nd_, nd_) = dP_dq2 * Zu.topRows(nd_);
+  B.middleRows(nd_, nd_) = dP.rightCols(nk_);
   B.bottomRows(nk_).setIdentity();
 
   {

@@ -34,6 +34,8 @@ struct DynamicsData {
   std::vector<Eigen::Matrix3d> frame_R;  // per frame: world rotation
   std::vector<Eigen::Vector3d> frame_p;  // per frame: world position of the origin (m)
   std::vector<Vector6d> joint_twist;     // per q index: spatial twist xi^s of its joint (v, w)
+  Eigen::Matrix2Xd joint_cos_sin;        // 2 x n_q: cos q_i, sin q_i of each coordinate-axis
+                                         // rotation's variable (unset for the others)
 
   // ---- computeLagrangian outputs ----
   double kinetic_J = 0.0;
@@ -65,9 +67,11 @@ struct DynamicsData {
 };
 
 // Frame poses and joint twists at q (n_q).  With puppet_only, only the frames a dynamic
-// variable moves are updated: the rig's must already hold this q's kinematic part.
+// variable moves are updated: the rig's must already hold this q's kinematic part.  With
+// dynamic_cos_sin (2 x n_d), the coordinate-axis rotations of dynamic variables take their cos and
+// sin from it instead of computing them (a caller that has them by angle addition).
 void forwardKinematics(const Model& model, DynamicsData& data, const Eigen::VectorXd& q,
-                       bool puppet_only = false);
+                       bool puppet_only = false, const Eigen::Matrix2Xd* dynamic_cos_sin = nullptr);
 
 enum class LagrangianOrder { First, MassMatrix, Second };
 
@@ -77,9 +81,10 @@ enum class LagrangianOrder { First, MassMatrix, Second };
 void computeLagrangian(const Model& model, DynamicsData& data, const Eigen::VectorXd& q,
                        const Eigen::VectorXd& v, LagrangianOrder order);
 
-// After forwardKinematics at q: fills h, distance, length, Dh, string ends; D2h if second.
+// After forwardKinematics at q: fills h, distance, length, Dh, string ends; D2h if second (with
+// second_for, n_s flags, only the flagged strings' D2h).
 void computeStrings(const Model& model, DynamicsData& data, const Eigen::VectorXd& q,
-                    bool second_derivatives);
+                    bool second_derivatives, const std::vector<char>* second_for = nullptr);
 
 // After forwardKinematics: world position of a point given in frame coordinates (-1 = world).
 Eigen::Vector3d pointPosition(const DynamicsData& data, int frame, const Eigen::Vector3d& local);

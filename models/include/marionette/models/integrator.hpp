@@ -153,8 +153,11 @@ class VariationalIntegrator {
   DynamicsData dyn_;   // kinematics at q_k and the midpoint, the Lagrangian
   DynamicsData dyn2_;  // kinematics and strings at q_{k+1}
   bool rig2_valid_ = false, rigm_valid_ = false;  // rig frames current in dyn2_ / dyn_
-  bool second_valid_ = false;  // dyn_ holds the Lagrangian's second derivatives at this q_m
-  Eigen::VectorXd damping_;    // n_d, scaled
+  bool second_valid_ = false;         // dyn_ holds the Lagrangian's second derivatives at this q_m
+  Eigen::VectorXd damping_;           // n_d, scaled
+  std::vector<int> angle_variables_;  // dynamic variables of coordinate-axis rotations
+  // 2 x n_d: their cos and sin at q_k, q_m and q_{k+1}.
+  Eigen::Matrix2Xd cos_sin1_, cos_sin_m_, cos_sin2_;
 
   // Per-step scratch.
   Eigen::VectorXd q1_full_, q2_full_, qm_full_;  // n_q
