@@ -127,8 +127,6 @@ void VariationalIntegrator::constraintsAt(const Eigen::VectorXd& q, const Dynami
 void VariationalIntegrator::evaluateResidual(const State& x, const Eigen::VectorXd& rho_next,
                                              bool jacobian, bool second_derivatives) {
   const double dt = h_;
-  // The rig's frames depend on rho only, fixed within a step: each scratch computes them once
-  // per step (rig2_valid_, rigm_valid_) and then updates just the puppet.
   // The joint angles' cos and sin at q_m and q_{k+1} by angle addition from q_k's: one sincos of
   // the half step per angle instead of two of the angles.
   for (int k : angle_variables_) {
@@ -141,6 +139,8 @@ void VariationalIntegrator::evaluateResidual(const State& x, const Eigen::Vector
     cos_sin2_(0, k) = cm * ch - sm * sh;
     cos_sin2_(1, k) = sm * ch + cm * sh;
   }
+  // The rig's frames depend on rho only, fixed within a step: each scratch computes them once
+  // per step (rig2_valid_, rigm_valid_) and then updates just the puppet.
   assembleFullQ(qd2_, rho_next, q2_full_);
   forwardKinematics(*model_, dyn2_, q2_full_, rig2_valid_, &cos_sin2_);
   rig2_valid_ = true;
