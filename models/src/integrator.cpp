@@ -6,6 +6,7 @@
 
 #include "marionette/models/rest_pose.hpp"
 #include "step_kkt.hpp"
+#include "tree_lu.hpp"
 
 namespace marionette {
 
@@ -78,11 +79,13 @@ VariationalIntegrator::VariationalIntegrator(ModelPtr model, IntegratorOptions o
   }
   kkt_ = std::make_unique<StepKkt>(*model_, m_max_);
   residual_free_.setZero(nd_);
+  last_correction_.setZero(nd_);
   sub_ = makeState();
   sub_u_.setZero(nk_);
   sub_report_ = makeReport();
   tension_sum_.setZero(ns_);
   llt_ = Eigen::LLT<Eigen::MatrixXd>(nd_);
+  mass_lu_ = std::make_unique<TreeLu>(*model_);
   tmp_nd_.setZero(nd_);
 }
 
@@ -236,6 +239,7 @@ int VariationalIntegrator::solveNewton(const State& x, const Eigen::VectorXd& rh
   double prev_merit = std::numeric_limits<double>::infinity();
   double alpha = 0.0;  // fraction of the current direction sol_[m] applied so far
   int m = static_cast<int>(active_.size());
+  corrected_after_evaluation_ = false;
   for (int c = 0; c < nc_; ++c) flips_[c] = 0;
   // Merit for the line search: the 2-norm of the residual scaled by its tolerances, for which
   // the Newton direction is a descent direction with slope -1.
@@ -318,7 +322,10 @@ int VariationalIntegrator::solveNewton(const State& x, const Eigen::VectorXd& rh
       return it;  // stagnation at round-off, within a thousand times the tolerances
     }
     if (it == options_.max_newton_iterations) break;
-    if (!factored || merit > 0.25 * prev_merit) {
+    const bool refactor = !factored || merit > 0.25 * prev_merit;
+    // The contraction of the last correction, made with the matrix that is about to be reused.
+    const double theta = !refactor && alpha == 1.0 ? merit / prev_merit : 1.0;
+    if (refactor) {
       // Exact Jacobian at this iterate (q_m is still the current forward kinematics, so at most
       // the Lagrangian sweep is redone).
       if (!second_valid_) computeLagrangian(*model_, dyn_, qm_full_, vel_, LagrangianOrder::Second);
@@ -340,6 +347,24 @@ int VariationalIntegrator::solveNewton(const State& x, const Eigen::VectorXd& rh
     last_update = std::min(size, kStepLimit);
     qd2_ += sol_[m].head(nd_);
     for (int i = 0; i < m; ++i) lambda_[active_[i]] += sol_[m][nd_ + i];
+    // The stopping rule of the simplified Newton method (Hairer & Wanner, "Solving Ordinary
+    // Differential Equations II", Springer 1996, sec. IV.8): the iteration contracts by about
+    // theta per correction with this matrix, so after this one the residual is about theta times
+    // this evaluation's.  Where that is a tenth of the tolerances or less, and the taut
+    // constraints already hold (so the step's report of them stands), this correction ends the
+    // iteration without evaluating again, and the caller corrects p_{k+1} to first order.
+    if (theta <= 0.05 && theta * merit <= 0.1 && cerr <= options_.constraint_tol_m &&
+        size <= kStepLimit) {
+      bool complementary = true;
+      for (int c = 0; c < nc_; ++c)
+        complementary &= is_active_[c] ? lambda_[c] >= -lambda_tol
+                                       : gap2_[c] <= options_.constraint_tol_m;
+      if (complementary) {
+        last_correction_ = sol_[m].head(nd_);
+        corrected_after_evaluation_ = true;
+        return it + 1;
+      }
+    }
   }
   return -1;
 }
@@ -440,8 +465,6 @@ StepStatus VariationalIntegrator::stepOnce(const State& x, const Eigen::VectorXd
   rig2_valid_ = rigm_valid_ = false;  // new step: new rig inputs
   dist1_ = dyn_.distance;
   computeLagrangian(*model_, dyn_, q1_full_, tmp_nd_.setZero(), LagrangianOrder::MassMatrix);
-  llt_.compute(dyn_.M);
-  if (llt_.info() != Eigen::Success) return StepStatus::NotConverged;
   // The first guess is the velocity of the previous interval, M^-1 (p - dt/2 dL/dq) (p carries
   // half a step of forces, which is not velocity), and every multiplier starts at 0.  It is a
   // function of this step's arguments only, never of the previous call: with a strings'
@@ -451,7 +474,13 @@ StepStatus VariationalIntegrator::stepOnce(const State& x, const Eigen::VectorXd
   // diverge from their re-simulations.)
   tmp_nd_ = x.p;
   tmp_nd_.noalias() -= 0.5 * dt * dyn_.Lq;
-  llt_.solveInPlace(tmp_nd_);
+  if (options_.tree_factorization && mass_lu_->factor(dyn_.M)) {
+    mass_lu_->solveInPlace(tmp_nd_);
+  } else {
+    llt_.compute(dyn_.M);
+    if (llt_.info() != Eigen::Success) return StepStatus::NotConverged;
+    llt_.solveInPlace(tmp_nd_);
+  }
   // Keep the guess sane: along a light direction of M (a thin limb's twist) p / M is no velocity
   // at all, so the move is capped at the trust region and clamped into the joint stops.
   tmp_nd_ *= dt;
@@ -493,6 +522,16 @@ StepStatus VariationalIntegrator::stepOnce(const State& x, const Eigen::VectorXd
   // p_{k+1} = D2 L_d(q_k, q_{k+1}) = dt/2 Lq + Lv at the converged midpoint.
   tmp_nd_.noalias() = 0.5 * dt * dyn_.Lq;
   tmp_nd_ += dyn_.Lv;
+  if (corrected_after_evaluation_) {
+    // The last correction dq came after the last evaluation: add dD2Ld/dq2 dq, with
+    // dD2Ld/dq2 = dt/4 Lqq + 1/2 (Lqv + Lqv^T) + M/dt from the factorised iterate's second
+    // derivatives (dq is at the tolerance's scale, so the error is of its square).
+    const Eigen::VectorXd& dq = last_correction_;
+    tmp_nd_.noalias() += (0.25 * dt) * dyn_.Lqq * dq;
+    tmp_nd_.noalias() += 0.5 * dyn_.Lqv * dq;
+    tmp_nd_.noalias() += 0.5 * dyn_.Lqv.transpose() * dq;
+    tmp_nd_.noalias() += (1.0 / dt) * dyn_.M * dq;
+  }
   next.q = qd2_;
   next.p = tmp_nd_;
   next.rho = rho_next;

@@ -83,6 +83,7 @@ struct IntegratorOptions {
 };
 
 class StepKkt;  // the Newton system's factorisation (models/src/step_kkt.hpp)
+class TreeLu;   // a matrix with the joint tree's pattern, factorised (models/src/tree_lu.hpp)
 
 class VariationalIntegrator {
  public:
@@ -173,6 +174,10 @@ class VariationalIntegrator {
   std::vector<int> stop_partner_;  // per constraint: the same joint's other stop, or -1
   int active_set_changes_ = 0;
   double momentum_scale_ = 1.0;
+  // The iteration ended on a correction without evaluating after it (the stopping rule in
+  // solveNewton): dyn_ holds the iterate before last_correction_ (n_d).
+  bool corrected_after_evaluation_ = false;
+  Eigen::VectorXd last_correction_;
   Eigen::VectorXd damping_now_, damping_slope_;  // n_d: c(q_m), dc/dq at this evaluation
   // Newton systems, one per active-set size m = 0..m_max (no allocation when m changes).
   std::vector<Eigen::MatrixXd> jac_;
@@ -183,7 +188,9 @@ class VariationalIntegrator {
   Eigen::VectorXd sub_u_, tension_sum_;
   StepReport sub_report_;
   long factorizations_ = 0;
-  // Mass matrix factorisation for initial guesses and energies.
+  // Mass matrix factorisation for the initial guess: by the tree's pattern, or (the reference
+  // step, or an unsafe pivot) dense Cholesky.
+  std::unique_ptr<TreeLu> mass_lu_;
   Eigen::LLT<Eigen::MatrixXd> llt_;
   Eigen::VectorXd tmp_nd_;
 };
