@@ -154,16 +154,17 @@ void computeLagrangian(const Model& model, DynamicsData& d, const Eigen::VectorX
       const Mass& ms = model.masses[mi];
       const Vec3 c = d.frame_p[i] + R * ms.com_m;
       // Momentum of the body: linear m v_c (v_c = v + w x c), angular c x m v_c + I_c w with
-      // I_c w = R I (R^T w): two matrix-vector products, no rotated inertia needed.
-      const Vec3 w = ang(V);
-      const Vec3 lin_mom = ms.mass_kg * (lin(V) + w.cross(c));
-      const Vec3 spin = R * (ms.inertia_kgm2 * (R.transpose() * w));
-      const Vec6 h = spatial::twist(lin_mom, c.cross(lin_mom) + spin);
-      T += 0.5 * h.dot(V);
+      // I_c w = R I (R^T w): two matrix-vector products, no rotated inertia needed.  (In 3-vector
+      // halves: a 6-vector assembled from two 3-vectors and read back whole stalls the loads.)
+      const Vec3 w = ang(V), v_origin = lin(V);
+      const Vec3 lin_mom = ms.mass_kg * (v_origin + w.cross(c));
+      const Vec3 ang_mom = c.cross(lin_mom) + R * (ms.inertia_kgm2 * (R.transpose() * w));
+      T += 0.5 * (lin_mom.dot(v_origin) + ang_mom.dot(w));
       Vg -= ms.mass_kg * G.dot(c);
       d.comp_m[i] += ms.mass_kg;
       d.comp_h[i] += ms.mass_kg * c;
-      d.frame_momentum[i] += h;
+      d.frame_momentum[i].head<3>() += lin_mom;
+      d.frame_momentum[i].tail<3>() += ang_mom;
       if (need_J)
         d.comp_J[i] += Inertia::fromCom(ms.mass_kg, c, R * ms.inertia_kgm2 * R.transpose()).J;
     }
@@ -178,14 +179,20 @@ void computeLagrangian(const Model& model, DynamicsData& d, const Eigen::VectorX
 
   // First derivatives: L_v[k] = xi_k . H_k;  L_q[k] = H_k . [U_k, xi_k] + xi_k . W_k with W_k the
   // gravity wrench on the subtree (force m G at the subtree's centre of mass).
+  // (Z_k = [xi_k, U_k] is kept for the second derivatives.)
   for (int k = 0; k < nd; ++k) {
     const int f = model.dynamic_frame[k];
     const Vec6& xi = d.joint_twist[k];
     const Vec6& H = d.frame_momentum[f];
-    const Vec6 W = spatial::twist(d.comp_m[f] * G, d.comp_h[f].cross(G));
-    d.Lv[k] = xi.dot(H);
-    d.z_twist[k] = ad(xi, d.parent_velocity[k]);
-    d.Lq[k] = -H.dot(d.z_twist[k]) + xi.dot(W);
+    const Vec6& U = d.parent_velocity[k];
+    const Vec3 xl = lin(xi), xa = ang(xi), Hl = lin(H), Ha = ang(H);
+    const Vec3 Zl = xa.cross(lin(U)) + xl.cross(ang(U)), Za = xa.cross(ang(U));
+    d.Lv[k] = xl.dot(Hl) + xa.dot(Ha);
+    d.Lq[k] = -(Hl.dot(Zl) + Ha.dot(Za)) + d.comp_m[f] * xl.dot(G) + xa.dot(d.comp_h[f].cross(G));
+    if (need_J) {
+      d.z_twist[k].head<3>() = Zl;
+      d.z_twist[k].tail<3>() = Za;
+    }
   }
   // Joint-limit springs (Egger, BSc thesis, ETH Zurich 2013 eq. 2.12, spring part), smoothed: see
   // jointLimitTerms.
