@@ -41,8 +41,8 @@ DynamicsData::DynamicsData(const Model& model) {
   comp_J.assign(nf, Mat3::Zero());
   parent_velocity.assign(nd, Vec6::Zero());
   z_twist.assign(nd, Vec6::Zero());
-  Ja = Eigen::MatrixXd::Zero(3, nq);
-  Je = Eigen::MatrixXd::Zero(3, nq);
+  hessian_variables.assign(nq, 0);
+  hessian_columns.assign(nq, Vec3::Zero());
 }
 
 void forwardKinematics(const Model& model, DynamicsData& d, const Eigen::VectorXd& q,
@@ -302,7 +302,7 @@ void pointJacobian(const Model& model, const DynamicsData& d, int frame,
 }
 
 void computeStrings(const Model& model, DynamicsData& d, const Eigen::VectorXd& q,
-                    bool second_derivatives, const std::vector<char>* second_for) {
+                    bool second_derivatives) {
   const int ns = model.nstrings();
   for (int s = 0; s < ns; ++s) {
     const String& st = model.strings[s];
@@ -326,34 +326,59 @@ void computeStrings(const Model& model, DynamicsData& d, const Eigen::VectorXd& 
       for (int c : model.frame_variable_chain[st.rig_frame])
         row[c] -= dv.dot(ang(d.joint_twist[c]).cross(e) + lin(d.joint_twist[c]));
     if (st.length_variable >= 0) row[st.length_variable] -= len;
-    if (!second_derivatives || (second_for && !(*second_for)[s])) continue;
-    pointJacobian(model, d, st.puppet_frame, st.puppet_point_m, d.Ja);
-    pointJacobian(model, d, st.rig_frame, st.rig_point_m, d.Je);
-    d.Ja -= d.Je;  // Ja now holds d(a - e)/dq
-
-    // d2h = J^T J + d . d2(a - e) - dl dl^T, with d2x/dq_l dq_k = w_l x (w_k x x + v_k) for joint
-    // l above (or equal to) joint k on the point's chain.
-    Eigen::MatrixXd& H = d.D2h[s];
-    H.noalias() = d.Ja.transpose() * d.Ja;
-    if (st.length_variable >= 0) H(st.length_variable, st.length_variable) -= 1.0;
-    auto addSecond = [&](int frame, const Vec3& x, double sign) {
-      if (frame < 0) return;
-      const auto& chain = model.frame_variable_chain[frame];
-      for (size_t ik = 0; ik < chain.size(); ++ik) {
-        const int k = chain[ik];
-        const Vec6& xk = d.joint_twist[k];
-        const Vec3 dk = ang(xk).cross(x) + lin(xk);
-        for (size_t il = 0; il <= ik; ++il) {
-          const int l = chain[il];
-          const double val = sign * dv.dot(ang(d.joint_twist[l]).cross(dk));
-          H(l, k) += val;
-          if (l != k) H(k, l) += val;
-        }
-      }
-    };
-    addSecond(st.puppet_frame, a, 1.0);
-    addSecond(st.rig_frame, e, -1.0);
+    if (!second_derivatives) continue;
+    d.D2h[s].setZero();
+    addStringHessian(model, d, s, 1.0, d.D2h[s]);
   }
+}
+
+void addStringHessian(const Model& model, DynamicsData& d, int s, double weight,
+                      Eigen::MatrixXd& H) {
+  const String& st = model.strings[s];
+  const Vec3& a = d.string_puppet_end[s];
+  const Vec3& e = d.string_rig_end[s];
+  const Vec3 dv = a - e;
+  // d2h = J^T J + d . d2(a - e) - dl dl^T with J = d(a - e)/dq, whose columns are those of the
+  // variables on the two ends' chains: dx/dq_c = w_c x x + v_c.
+  std::vector<int>& vars = d.hessian_variables;
+  std::vector<Vec3>& cols = d.hessian_columns;
+  int n = 0;
+  auto gather = [&](int frame, const Vec3& x, double sign) {
+    if (frame < 0) return;
+    for (int c : model.frame_variable_chain[frame]) {
+      const Vec3 col = sign * (ang(d.joint_twist[c]).cross(x) + lin(d.joint_twist[c]));
+      const int at = static_cast<int>(std::find(vars.begin(), vars.begin() + n, c) - vars.begin());
+      if (at < n) {
+        cols[at] += col;
+      } else {
+        vars[n] = c;
+        cols[n++] = col;
+      }
+    }
+  };
+  gather(st.puppet_frame, a, 1.0);
+  gather(st.rig_frame, e, -1.0);
+  for (int i = 0; i < n; ++i)
+    for (int j = 0; j < n; ++j) H(vars[i], vars[j]) += weight * cols[i].dot(cols[j]);
+  if (st.length_variable >= 0) H(st.length_variable, st.length_variable) -= weight;
+  // d2x/dq_l dq_k = w_l x (w_k x x + v_k) for joint l above (or equal to) joint k on x's chain.
+  auto addSecond = [&](int frame, const Vec3& x, double sign) {
+    if (frame < 0) return;
+    const auto& chain = model.frame_variable_chain[frame];
+    for (size_t ik = 0; ik < chain.size(); ++ik) {
+      const int k = chain[ik];
+      const Vec6& xk = d.joint_twist[k];
+      const Vec3 dk = ang(xk).cross(x) + lin(xk);
+      for (size_t il = 0; il <= ik; ++il) {
+        const int l = chain[il];
+        const double val = weight * sign * dv.dot(ang(d.joint_twist[l]).cross(dk));
+        H(l, k) += val;
+        if (l != k) H(k, l) += val;
+      }
+    }
+  };
+  addSecond(st.puppet_frame, a, 1.0);
+  addSecond(st.rig_frame, e, -1.0);
 }
 
 double maxOverStretch(const Model& model, DynamicsData& d, const Eigen::VectorXd& q) {

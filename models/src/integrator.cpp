@@ -569,11 +569,11 @@ StepStatus VariationalIntegrator::linearizeStep(const State& x, const Eigen::Vec
 
   // Second derivatives of the strings at q_k (for d(Dh(q_k)^T lambda)/d(q_k, rho_k)).
   forwardKinematics(*model_, dyn_, q1_full_);
-  computeStrings(*model_, dyn_, q1_full_, true, &is_active_);  // (the taut strings' D2h)
-  rigm_valid_ = false;                                         // dyn_ now holds q_k's rig
+  computeStrings(*model_, dyn_, q1_full_, false);
+  rigm_valid_ = false;  // dyn_ now holds q_k's rig
   Eigen::MatrixXd lambdaD2h = Eigen::MatrixXd::Zero(nq, nq);
   for (int c : active_)
-    if (c < ns_) lambdaD2h += lambda_[c] * dyn_.D2h[c];  // stops are linear in q
+    if (c < ns_) addStringHessian(*model_, dyn_, c, lambda_[c], lambdaD2h);  // stops are linear
   // The converged step's Jacobian (strings at q_{k+1}, Lagrangian at the midpoint).
   evaluateResidual(x, rho_next, /*jacobian=*/true);
   Eigen::PartialPivLU<Eigen::MatrixXd> lu(jac_[m]);

@@ -8,6 +8,7 @@
 //   forwardKinematics     frame poses and joint twists at q.
 //   computeLagrangian     L = T - V and dL/dq, dL/dv, and optionally M, d2L/dqdv, d2L/dq2.
 //   computeStrings        string constraint values h, distances, Dh and (optionally) D2h.
+//   addStringHessian      weight * D2h of one string added into a matrix, sparsely.
 //   pointPosition / pointJacobian   world position of a point fixed in a frame, and d/dq.
 //
 // Sizes: n_d dynamic variables, n_k kinematic, n_q = n_d + n_k, n_s strings.
@@ -63,7 +64,8 @@ struct DynamicsData {
   std::vector<Eigen::Matrix3d> comp_J;    // subtree rotational inertia about world origin
   std::vector<Vector6d> parent_velocity;  // per dynamic variable: U_k (velocity above joint)
   std::vector<Vector6d> z_twist;          // per dynamic variable: Z_k = [xi_k, U_k]
-  Eigen::MatrixXd Ja, Je;                 // 3 x n_q point Jacobians for strings
+  std::vector<int> hessian_variables;          // addStringHessian: the variables moving a string
+  std::vector<Eigen::Vector3d> hessian_columns;  // and d(a - e)/dq's columns for them
 };
 
 // Frame poses and joint twists at q (n_q).  With puppet_only, only the frames a dynamic
@@ -81,10 +83,15 @@ enum class LagrangianOrder { First, MassMatrix, Second };
 void computeLagrangian(const Model& model, DynamicsData& data, const Eigen::VectorXd& q,
                        const Eigen::VectorXd& v, LagrangianOrder order);
 
-// After forwardKinematics at q: fills h, distance, length, Dh, string ends; D2h if second (with
-// second_for, n_s flags, only the flagged strings' D2h).
+// After forwardKinematics at q: fills h, distance, length, Dh, string ends; D2h if second.
 void computeStrings(const Model& model, DynamicsData& data, const Eigen::VectorXd& q,
-                    bool second_derivatives, const std::vector<char>* second_for = nullptr);
+                    bool second_derivatives);
+
+// After computeStrings at q: H += weight * D2h of string s (H n_q x n_q), touching only the
+// entries of the variables that move the string's ends (a few dozen of D2h's n_q^2), the way to
+// form sum_j lambda_j D2h_j.
+void addStringHessian(const Model& model, DynamicsData& data, int string, double weight,
+                      Eigen::MatrixXd& H);
 
 // After forwardKinematics: world position of a point given in frame coordinates (-1 = world).
 Eigen::Vector3d pointPosition(const DynamicsData& data, int frame, const Eigen::Vector3d& local);
