@@ -22,7 +22,7 @@ packages=(
   coinor-libipopt-dev
   libgtest-dev libbenchmark-dev
   libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc
-  python3 python3-grpcio python3-protobuf openssl
+  python3 python3-grpcio python3-protobuf python3-yaml openssl nginx
   nodejs chromium fonts-dejavu-core
   clang libclang-rt-14-dev
 )

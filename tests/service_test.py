@@ -21,6 +21,7 @@ import unittest
 import grpc
 
 from marionette_client import OUTCOMES, Client, input_rows, parse_goal, pb
+from marionette.v1 import planner_pb2_grpc as pb_grpc
 
 BUILD = None
 SRC = None
@@ -243,11 +244,13 @@ class Shutdown(unittest.TestCase):
         result = {}
 
         def long_plan():
-            with Client(target) as c:
+            # A plain channel (no retry policy): the server's own answer, not a retry's.
+            with Client(target) as c, grpc.insecure_channel(target) as plain:
                 try:
                     # The arm's hand cannot reach this: the search runs its whole time limit.
-                    c.plan("arm3d", "point:hand=0,0,0.05", scene="pillars", planner="kpiece",
-                           time_limit=60)
+                    pb_grpc.PlannerStub(plain).Plan(
+                        c.plan_request("arm3d", "point:hand=0,0,0.05", scene="pillars",
+                                       planner="kpiece", time_limit=60))
                     result["status"] = grpc.StatusCode.OK
                 except grpc.RpcError as e:
                     result["status"] = e.code()
@@ -289,9 +292,10 @@ class Shutdown(unittest.TestCase):
                                             seed=1, time_limit=30))
                 finally:
                     self.assertEqual(stop_server(proc), 0)
-            files = os.listdir(d)
-            self.assertEqual(len(files), 1, files)
+            files = sorted(os.listdir(d))
+            self.assertEqual(len(files), 2, files)
             self.assertRegex(files[0], r"^[0-9a-f]{32}\.roadmap$")  # the fingerprint alone
+            self.assertEqual(files[1], files[0] + ".lock")  # who builds it, among servers
         built, loaded = plans
         self.assertGreater(built.statistics.roadmap_build_time_s, 0.0)  # built, not read
         self.assertEqual(loaded.statistics.roadmap_build_time_s, 0.0)  # read, not built

@@ -1,6 +1,7 @@
 // Planning: the benchmark problems, each plan re-simulated independently of the
 // planner from its CSV and checked for collisions, the goal, and the rig's limits; plus the
 // pieces (rig trajectories, goals, roadmap files, reproducibility, bad requests).
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/socket.h>
 #include <sys/un.h>
@@ -11,8 +12,10 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <functional>
+#include <map>
 #include <sstream>
 #include <thread>
 
@@ -734,12 +737,19 @@ TEST(Roadmap, ABadFileInTheFolderIsSetAsideRebuiltAndReplaced) {
   const std::size_t first_edge = negative.find('\n', edges) + 1;
   const std::size_t third_field = negative.find(' ', negative.find(' ', first_edge) + 1) + 1;
   negative.insert(third_field, "-");
+  // One digit of a vertex changed: still a well-formed file, caught by its checksum alone.
+  std::string digit = good;
+  const std::size_t first_vertex = digit.find('\n', digit.find("vertices ")) + 1;
+  const std::size_t some_digit = digit.find_first_of("123456789", first_vertex + 3);
+  digit[some_digit] = digit[some_digit] == '9' ? '8' : char(digit[some_digit] + 1);
   const std::pair<const char*, std::function<void()>> damages[] = {
+      {"a digit changed", [&] { std::ofstream(path) << digit; }},
       {"truncated", [&] { std::ofstream(path) << good.substr(0, good.size() / 2); }},
       {"bytes flipped", [&] { std::ofstream(path) << flipped; }},
       {"another roadmap's", [&] { std::ofstream(path) << fileText(path_other); }},
       {"a negative weight", [&] { std::ofstream(path) << negative; }},
-      {"a directory", [&] {
+      {"a directory",
+       [&] {
          std::filesystem::remove(path);
          std::filesystem::create_directories(path + "/inside");
        }},
@@ -759,7 +769,13 @@ TEST(Roadmap, ABadFileInTheFolderIsSetAsideRebuiltAndReplaced) {
   int set_aside = 0;
   for (const auto& entry : std::filesystem::directory_iterator(dir))
     set_aside += entry.path().string().find(".bad-") != std::string::npos;
-  EXPECT_EQ(set_aside, 5);
+  EXPECT_EQ(set_aside, 6);
+  // Version 1, before checksums, is still read.
+  std::string version1 = good.substr(0, good.rfind("checksum "));
+  ASSERT_EQ(version1.rfind("marionette-roadmap 2\n", 0), 0u);
+  version1[std::strlen("marionette-roadmap ")] = '1';
+  std::ofstream(path) << version1;
+  EXPECT_NO_THROW(RestPoseRoadmap::load(path, collision, options));
 
   // A file that cannot be opened (here a socket; as root, permissions would not stop a read) is
   // not set aside: its content may be good.  Rebuilt, told, and replaced by the new one.
@@ -782,7 +798,7 @@ TEST(Roadmap, ABadFileInTheFolderIsSetAsideRebuiltAndReplaced) {
   int set_aside_now = 0;
   for (const auto& entry : std::filesystem::directory_iterator(dir))
     set_aside_now += entry.path().string().find(".bad-") != std::string::npos;
-  EXPECT_EQ(set_aside_now, 5);
+  EXPECT_EQ(set_aside_now, 6);
   EXPECT_NO_THROW(RestPoseRoadmap::load(path, collision, options));
 
   // A folder that cannot be written: the roadmap is served from memory, the failure told.
@@ -801,4 +817,81 @@ TEST(Roadmap, ABadFileInTheFolderIsSetAsideRebuiltAndReplaced) {
   } catch (const FieldError& e) {
     EXPECT_EQ(e.field(), "options.roadmap.step_s");
   }
+}
+
+// Servers sharing a roadmap folder (on NFS, say): one builds while the others wait for its lock
+// and load its file; a write-back first takes over the verdicts already on disk, so none is lost
+// to another server's write; a server takes up the verdicts others wrote when it next gets the
+// roadmap; a waiter whose own request is cancelled stops waiting.
+TEST(Roadmap, ServersSharingAFolderBuildOnceAndKeepEveryonesVerdicts) {
+  const ModelPtr model = loadModel("puppetcopter");
+  auto collision = std::make_shared<CollisionModel>(model, loadScene("table"));
+  RoadmapOptions options;
+  options.vertices = 40;
+  RoadmapCacheOptions folder;
+  folder.directory = test::scratchDir("shared_roadmaps");
+  std::filesystem::remove_all(folder.directory);
+  std::filesystem::create_directories(folder.directory);
+  RoadmapCache server_a(folder), server_b(folder), server_c(folder);
+  RoadmapCache::Lookup a, b;
+  std::thread other([&] { b = server_b.get(collision, options); });
+  a = server_a.get(collision, options);
+  other.join();
+  const auto c = server_c.get(collision, options);
+  EXPECT_FALSE(c.built);
+  EXPECT_EQ(int(a.built) + int(b.built), 1) << "exactly one server builds";
+  EXPECT_NE(a.roadmap, b.roadmap);  // two processes' own copies ...
+  ASSERT_EQ(a.roadmap->vertices().size(), b.roadmap->vertices().size());  // ... of one roadmap
+  for (std::size_t i = 0; i < a.roadmap->vertices().size(); ++i)
+    EXPECT_EQ(a.roadmap->vertices()[i].rho, b.roadmap->vertices()[i].rho);
+
+  const Eigen::VectorXd rho = model->defaultInputs();
+  const RestPose rest = computeRestPose(model, rho);
+  const Eigen::VectorXd still = Eigen::VectorXd::Zero(model->nd());
+  using State = RestPoseRoadmap::EdgeState;
+  auto checked = [](const RestPoseRoadmap& roadmap) {
+    std::map<std::pair<int, int>, State> out;
+    for (const auto& e : roadmap.edges())
+      if (e.state != State::Unknown) out[{e.from, e.to}] = e.state;
+    return out;
+  };
+  const auto built_with = checked(*b.roadmap);
+  GoalEvaluator goal(model, GoalSpec::parse("point:hand_l=0.05,0.24,0.40;radius=0.04"));
+  const auto r = a.roadmap->query(rest.q, still, rho, goal, 30.0, 1);
+  ASSERT_TRUE(r.found) << r.message;
+  EXPECT_GT(r.roadmap_edges_validated, 0);
+  server_a.remember(*a.roadmap);
+  const auto found_by_a = checked(*a.roadmap);
+  ASSERT_GT(found_by_a.size(), built_with.size());
+  // b has not seen a's verdicts: its write must not lose them (it takes them over first).
+  EXPECT_EQ(checked(*b.roadmap), built_with);
+  server_b.remember(*b.roadmap);
+  const std::string path = server_a.pathFor(a.roadmap->fingerprintId());
+  const auto on_disk = checked(*RestPoseRoadmap::load(path, collision, options));
+  EXPECT_EQ(on_disk, found_by_a);
+  EXPECT_EQ(checked(*b.roadmap), found_by_a);
+  // A third server that loaded the roadmap before a's write takes a's verdicts up when it next
+  // gets it (the file changed).
+  EXPECT_EQ(checked(*c.roadmap), built_with);
+  EXPECT_EQ(server_c.get(collision, options).roadmap, c.roadmap);
+  EXPECT_EQ(checked(*c.roadmap), found_by_a);
+
+  // Another server holds the lock (building, say): a request that needs the roadmap waits, and
+  // stops waiting when it is cancelled; the holder's death (its descriptor closed) frees it.
+  const int holder = ::open((path + ".lock").c_str(), O_RDWR);
+  ASSERT_GE(holder, 0);
+  struct flock whole {};
+  whole.l_type = F_WRLCK;
+  whole.l_whence = SEEK_SET;
+  ASSERT_EQ(::fcntl(holder, F_OFD_SETLK, &whole), 0);
+  std::filesystem::remove(path);  // to be built again, by whoever holds the lock
+  RoadmapCache server_d(folder);
+  const auto t0 = std::chrono::steady_clock::now();
+  EXPECT_THROW(
+      server_d.get(
+          collision, options, {},
+          [&] { return std::chrono::steady_clock::now() - t0 > std::chrono::milliseconds(200); }),
+      PlanCancelled);
+  ::close(holder);
+  EXPECT_TRUE(server_d.get(collision, options).built);
 }

@@ -8,7 +8,6 @@
 #include <sstream>
 
 #include "cli_util.hpp"
-#include "optimize_options.hpp"
 #include "marionette/common/clock.hpp"
 #include "marionette/models/model_io.hpp"
 #include "marionette/plan/plan_file.hpp"
@@ -16,6 +15,7 @@
 #include "marionette/planner/planner.hpp"
 #include "marionette/planner/trajectory_optimization.hpp"
 #include "marionette/service/wire.hpp"
+#include "optimize_options.hpp"
 #include "remote.hpp"
 #include "start_text.hpp"
 
@@ -116,9 +116,8 @@ void printOptimizationTable(const std::vector<SummaryRow>& rows, std::ostream& o
        << pair(r.before.input_jerk_rms, r.after.input_jerk_rms, "%.3g") << " | "
        << pair(r.before.string_catches, r.after.string_catches, "%g") << " | "
        << pair(r.before.peak_tension_ratio, r.after.peak_tension_ratio, "×%.1f") << " | "
-       << pair(r.before.residual_joint_speed_rms, r.after.residual_joint_speed_rms, "%.2f")
-       << " | " << pair(r.before.min_stage_clearance_m, r.after.min_stage_clearance_m, "%.4f")
-       << " |\n";
+       << pair(r.before.residual_joint_speed_rms, r.after.residual_joint_speed_rms, "%.2f") << " | "
+       << pair(r.before.min_stage_clearance_m, r.after.min_stage_clearance_m, "%.4f") << " |\n";
 }
 
 // `plan --server`: the request as the server takes it, progress from PlanStream, and the plan
@@ -148,20 +147,25 @@ Plan planRemote(const Args& a, const PlanRequest& req, const ProgressFn& progres
   r.set_step_s(opt.step_s);
   if (optimization) wire::optimizationOptionsToProto(*optimization, r.mutable_optimization());
   if (gains) r.mutable_gains()->set_enabled(true);
-  grpc::ClientContext ctx;
-  remote.prepare(ctx);
-  auto stream = remote.stub().PlanStream(&ctx, r);
-  v1::PlanEvent event;
   std::optional<Plan> plan;
-  while (stream->Read(&event)) {
-    if (event.has_progress() && progress) progress(wire::progressFromProto(event.progress()));
-    if (event.has_plan()) {
-      plan = wire::planFromProto(event.plan());
-      if (report && event.plan().has_optimization())
-        *report = wire::optimizationReportFromProto(event.plan().optimization());
-    }
-  }
-  remote.check(stream->Finish(), "PlanStream");
+  remote.check(remote.streamed("PlanStream",
+                               [&](grpc::ClientContext& ctx) {
+                                 plan.reset();
+                                 auto stream = remote.stub().PlanStream(&ctx, r);
+                                 v1::PlanEvent event;
+                                 while (stream->Read(&event)) {
+                                   if (event.has_progress() && progress)
+                                     progress(wire::progressFromProto(event.progress()));
+                                   if (event.has_plan()) {
+                                     plan = wire::planFromProto(event.plan());
+                                     if (report && event.plan().has_optimization())
+                                       *report = wire::optimizationReportFromProto(
+                                           event.plan().optimization());
+                                   }
+                                 }
+                                 return stream->Finish();
+                               }),
+               "PlanStream");
   if (!plan) throw RemoteError(6, "server " + a.values.at("--server") + ": PlanStream: no plan");
   return *plan;
 }
@@ -171,11 +175,10 @@ Plan planRemote(const Args& a, const PlanRequest& req, const ProgressFn& progres
 int cmdBenchPlanners(int argc, char** argv) {
   if (argc < 3 || std::string(argv[2]) != "planners")
     throw std::invalid_argument("bench: expected 'bench planners' (the only benchmark here)");
-  const Args a = parseArgs(
-      argc, argv, 3,
-      {"--runs", "--time-limit", "--seed", "--problems", "--planners", "--out", "--settle",
-       "--optimize-time", "--weight", "--margin"},
-      {"--quick", "--optimize", "--save-plans"});
+  const Args a = parseArgs(argc, argv, 3,
+                           {"--runs", "--time-limit", "--seed", "--problems", "--planners", "--out",
+                            "--settle", "--optimize-time", "--weight", "--margin"},
+                           {"--quick", "--optimize", "--save-plans"});
   if (!a.values.count("--out")) throw std::invalid_argument("bench planners needs --out DIR");
   BenchmarkOptions opt;
   const bool quick = a.switches.count("--quick");
@@ -255,10 +258,10 @@ int cmdBenchPlanners(int argc, char** argv) {
                      total_s);
   printSummaryTable(rows, table);
   if (opt.optimize) {
-    table << formatted("\nOptimized (margin %g m, settle %g s, at most %g s each); medians, the "
-                       "plans -> the optimized plans:\n\n",
-                       opt.optimization.margin_m, opt.optimization.settle_s,
-                       opt.optimization.time_limit_s);
+    table << formatted(
+        "\nOptimized (margin %g m, settle %g s, at most %g s each); medians, the "
+        "plans -> the optimized plans:\n\n",
+        opt.optimization.margin_m, opt.optimization.settle_s, opt.optimization.time_limit_s);
     printOptimizationTable(rows, table);
   }
   writeFileAtomically((dir / "summary.md").string(), [&](std::ostream& os) { os << table.str(); });
@@ -269,11 +272,12 @@ int cmdBenchPlanners(int argc, char** argv) {
 
 int cmdPlan(int argc, char** argv) {
   const Args a =
-      parseArgs(argc, argv, 2,
-                {"--model", "--scene", "--planner", "--goal", "--start", "--time-limit", "--seed",
-                 "--rate", "--step", "--param", "--roadmap", "--roadmap-vertices", "--out",
-                 "--inputs-csv", "--server", "--token-file", "--tls-ca", "--settle",
-                 "--optimize-time", "--weight", "--margin"},
+      parseArgs(argc, argv, 2, {"--model",  "--scene",      "--planner",       "--goal",
+                                "--start",  "--time-limit", "--seed",          "--rate",
+                                "--step",   "--param",      "--roadmap",       "--roadmap-vertices",
+                                "--out",    "--inputs-csv", "--server",        "--token-file",
+                                "--tls-ca", "--settle",     "--optimize-time", "--weight",
+                                "--margin"},
                 {"--quiet", "--optimize", "--gains"});
   if (!a.values.count("--model")) throw std::invalid_argument("plan needs --model NAME|FILE");
   if (!a.values.count("--goal"))
@@ -327,9 +331,9 @@ int cmdPlan(int argc, char** argv) {
   std::optional<OptimizationReport> optimized;
   const bool remote = a.values.count("--server");
   const bool gains = a.switches.count("--gains");
-  Plan plan = remote ? planRemote(a, req, progress, optimize ? &optimization : nullptr, &optimized,
-                                  gains)
-                     : planMotion(req, progress);
+  Plan plan =
+      remote ? planRemote(a, req, progress, optimize ? &optimization : nullptr, &optimized, gains)
+             : planMotion(req, progress);
   if (!remote && optimize && plan.outcome == PlanOutcome::Exact) {
     OptimizedPlan better = optimizePlan(req, plan, optimization, progress);
     plan = std::move(better.plan);
@@ -339,9 +343,9 @@ int cmdPlan(int argc, char** argv) {
   std::string no_gains = "no plan";
   if (!remote && gains && plan.samples() > 1 && plan.states.rows() == plan.samples()) {
     try {
-      plan.gains = control::planTrackingGains(req.model, plan.inputs,
-                                              plan.states.row(0).transpose(), plan.rate_hz,
-                                              control::LqrWeights{});
+      plan.gains =
+          control::planTrackingGains(req.model, plan.inputs, plan.states.row(0).transpose(),
+                                     plan.rate_hz, control::LqrWeights{});
     } catch (const SimulationError& e) {  // the plan is kept, without gains
       no_gains = e.what();
     }
@@ -370,11 +374,11 @@ int cmdOptimize(int argc, char** argv) {
   // given), or a CSV.
   std::vector<char*> rest;
   const std::string plan_path = takePositional(argc, argv, rest);
-  const Args a = parseArgs(static_cast<int>(rest.size()), rest.data(), 2,
-                           {"--model", "--scene", "--inputs", "--goal", "--start", "--rate",
-                            "--out", "--inputs-csv", "--settle", "--optimize-time", "--weight",
-                            "--margin"},
-                           {"--quiet"});
+  const Args a =
+      parseArgs(static_cast<int>(rest.size()), rest.data(), 2,
+                {"--model", "--scene", "--inputs", "--goal", "--start", "--rate", "--out",
+                 "--inputs-csv", "--settle", "--optimize-time", "--weight", "--margin"},
+                {"--quiet"});
   if (!plan_path.empty() && a.values.count("--inputs"))
     throw std::invalid_argument("optimize takes PLAN.json or --inputs FILE.csv, not both");
   if (!a.values.count("--out")) throw std::invalid_argument("optimize needs --out BETTER.json");
@@ -393,8 +397,8 @@ int cmdOptimize(int argc, char** argv) {
                                   " (give the model file with --model)");
     }
     req.scene = loadScene(a.values.count("--scene") ? a.values.at("--scene")
-                          : given.scene.empty()    ? "empty"
-                                                   : given.scene);
+                          : given.scene.empty()     ? "empty"
+                                                    : given.scene);
     inputs = given.inputs;
     rate_hz = given.rate_hz;
     goal_text = given.goal;

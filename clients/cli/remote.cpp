@@ -5,7 +5,9 @@
 #include <sstream>
 
 #include "marionette/environments/scene.hpp"
+#include "marionette/models/field_error.hpp"
 #include "marionette/models/model_io.hpp"
+#include "marionette/service/channel.hpp"
 #include "marionette/service/wire.hpp"
 
 namespace marionette::cli {
@@ -39,7 +41,23 @@ Remote::Remote(const RemoteOptions& options) : options_(options) {
   }
   grpc::ChannelArguments args;
   args.SetMaxReceiveMessageSize(-1);  // long simulations come back in one message
-  stub_ = v1::Planner::NewStub(grpc::CreateCustomChannel(options.server, creds, args));
+  try {
+    stub_ = v1::Planner::NewStub(service::plannerChannel(options.server, creds, args));
+  } catch (const FieldError& e) {
+    throw std::invalid_argument("--server: " + e.problem());
+  }
+}
+
+grpc::Status Remote::streamed(const std::string& call,
+                              const std::function<grpc::Status(grpc::ClientContext&)>& attempt) {
+  for (int n = 1;; ++n) {
+    grpc::ClientContext ctx;
+    prepare(ctx);
+    const grpc::Status status = attempt(ctx);
+    if (status.error_code() != grpc::StatusCode::UNAVAILABLE || n == kStreamAttempts) return status;
+    std::cerr << "marionette: " << call << ": the server went away (" << status.error_message()
+              << "); asking again (attempt " << n + 1 << " of " << kStreamAttempts << ")\n";
+  }
 }
 
 void Remote::prepare(grpc::ClientContext& ctx) const {

@@ -1,5 +1,6 @@
-// The CLI as a client of marionette-server: --server HOST:PORT [--token-file FILE]
-// [--tls-ca FILE] on models, scenes, simulate and plan.
+// The CLI as a client of marionette-server: --server HOST:PORT[,HOST:PORT...] or a dns: name
+// [--token-file FILE] [--tls-ca FILE] on models, scenes, simulate and plan; balanced over the
+// servers with health checking, and retried on UNAVAILABLE (marionette/service/channel.hpp).
 //
 // Contents
 //   RemoteOptions / remoteOptions   the flags.
@@ -10,6 +11,7 @@
 
 #include <grpcpp/grpcpp.h>
 
+#include <functional>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -22,7 +24,7 @@ namespace marionette::cli {
 namespace v1 = ::marionette::v1;
 
 struct RemoteOptions {
-  std::string server;  // host:port
+  std::string server;  // host:port, a list of them, or a gRPC target URI (dns:///name:port)
   std::string token;   // from --token-file ("" = none)
   std::string tls_ca;  // PEM text of the CA that signed the server's certificate ("" = no TLS)
 };
@@ -47,6 +49,13 @@ class Remote {
   // Throws RemoteError unless ok: INVALID_ARGUMENT / NOT_FOUND exit 2, ABORTED (a failed
   // simulation step) 1, anything else 6.
   void check(const grpc::Status& status, const std::string& call) const;
+  // A server-streaming call made by `attempt` on a fresh context, and made again from the start
+  // when it ends UNAVAILABLE: before its first event the channel's retry policy resends it, but
+  // after one only the client can (a server killed or drained mid-stream).  At most
+  // kStreamAttempts in all; the last status is returned.
+  static constexpr int kStreamAttempts = 5;
+  grpc::Status streamed(const std::string& call,
+                        const std::function<grpc::Status(grpc::ClientContext&)>& attempt);
 
  private:
   RemoteOptions options_;

@@ -1,9 +1,11 @@
 #include "marionette/common/files.hpp"
 
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <cctype>
+#include <cerrno>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -35,8 +37,7 @@ void checkWritable(const std::string& path) {
   const fs::path parent = fs::path(path).parent_path();
   const std::string folder = parent.empty() ? "." : parent.string();
   if (!fs::is_directory(folder, ec)) throw FileError("'" + folder + "': no such folder");
-  if (::access(folder.c_str(), W_OK) != 0)
-    throw FileError("'" + folder + "': cannot write there");
+  if (::access(folder.c_str(), W_OK) != 0) throw FileError("'" + folder + "': cannot write there");
 }
 
 std::string readFirstLine(const std::string& path) {
@@ -49,23 +50,45 @@ std::string readFirstLine(const std::string& path) {
 }
 
 void writeFileAtomically(const std::string& path, const std::function<void(std::ostream&)>& write) {
-  // A temporary of this call's own beside the file, then one rename: readers see the old file or
-  // the new one, never a part, however many writers there are.
+  // A temporary of this call's own beside the file (named by host, process and call, so that
+  // servers on several machines sharing the folder never pick the same one), written and synced,
+  // then one rename, then the folder synced: readers see the old file or the whole new one,
+  // however many writers there are, and a crash leaves one of the two on disk.
   static std::atomic<unsigned long> calls{0};
-  const std::string tmp = path + ".tmp" + std::to_string(getpid()) + "-" + std::to_string(++calls);
-  try {
-    std::ofstream os(tmp, std::ios::binary);
-    if (!os) throw FileError("cannot write '" + path + "'");
-    write(os);
-    os.flush();
-    if (!os) throw FileError("writing '" + path + "' failed");
-  } catch (...) {
+  char host[64] = "host";
+  ::gethostname(host, sizeof host - 1);
+  host[sizeof host - 1] = '\0';
+  for (char* c = host; *c; ++c)
+    if (*c == '/') *c = '_';
+  const std::string tmp =
+      path + ".tmp-" + host + "-" + std::to_string(getpid()) + "-" + std::to_string(++calls);
+  std::ostringstream text;
+  write(text);  // what it throws leaves nothing behind
+  const std::string bytes = text.str();
+  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  if (fd < 0) throw FileError("cannot write '" + path + "'");
+  std::size_t written = 0;
+  while (written < bytes.size()) {
+    const ssize_t n = ::write(fd, bytes.data() + written, bytes.size() - written);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    written += static_cast<std::size_t>(n);
+  }
+  const bool ok = written == bytes.size() && ::fsync(fd) == 0;
+  ::close(fd);
+  if (!ok) {
     std::remove(tmp.c_str());  // a failed write leaves nothing behind
-    throw;
+    throw FileError("writing '" + path + "' failed");
   }
   if (std::rename(tmp.c_str(), path.c_str()) != 0) {
     std::remove(tmp.c_str());
     throw FileError("cannot replace '" + path + "'");
+  }
+  const std::filesystem::path parent = std::filesystem::path(path).parent_path();
+  const int dir = ::open(parent.empty() ? "." : parent.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dir >= 0) {
+    ::fsync(dir);  // the rename itself, on disk
+    ::close(dir);
   }
 }
 

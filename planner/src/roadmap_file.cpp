@@ -1,8 +1,10 @@
-// Roadmap files: a text format, written atomically, refused when its fingerprint is not the
-// caller's (another model, scene or options).
+// Roadmap files: a text format, written atomically with a checksum of its content, refused when
+// the checksum or its fingerprint is not the caller's (another model, scene or options).
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <iomanip>
+#include <iterator>
 #include <sstream>
 
 #include "marionette/common/files.hpp"
@@ -16,9 +18,10 @@ void RestPoseRoadmap::save(const std::string& path) const {
   // snapshot.  Vertices do not change after the build.
   std::lock_guard<std::mutex> saving(save_mutex_);
   const std::vector<Edge> snapshot = edges();
-  writeFileAtomically(path, [&](std::ostream& os) {
+  writeFileAtomically(path, [&](std::ostream& file) {
+    std::ostringstream os;
     os << std::setprecision(17);
-    os << "marionette-roadmap 1\n";
+    os << "marionette-roadmap 2\n";
     os << "fingerprint " << fingerprint_ << '\n';
     os << "options " << options_.describe() << '\n';
     os << "build_time_s " << build_time_s_ << '\n';
@@ -33,6 +36,9 @@ void RestPoseRoadmap::save(const std::string& path) const {
     for (const Edge& e : snapshot)
       os << e.from << ' ' << e.to << ' ' << e.move_s << ' ' << e.settle_s << ' ' << int(e.state)
          << '\n';
+    // Version 2's last line: what a file copied in part, or damaged, no longer matches.
+    const std::string text = os.str();
+    file << text << "checksum " << roadmap::hash128(text) << '\n';
   });
 }
 
@@ -40,7 +46,9 @@ std::shared_ptr<RestPoseRoadmap> RestPoseRoadmap::load(const std::string& path,
                                                        CollisionModelPtr collision,
                                                        const RoadmapOptions& options) {
   options.check();
-  std::ifstream is(path);
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) throw RoadmapFileError(path + ": a directory");
+  std::ifstream is(path, std::ios::binary);
   if (!is) throw RoadmapFileUnreadable(path + ": cannot open");
   return read(is, path, std::move(collision), options);
 }
@@ -49,20 +57,32 @@ std::shared_ptr<RestPoseRoadmap> RestPoseRoadmap::read(std::istream& is, const s
                                                        CollisionModelPtr collision,
                                                        const RoadmapOptions& options) {
   options.check();
+  // The whole text first: version 2 ends with the checksum of everything before its last line.
+  std::string text((std::istreambuf_iterator<char>(is)), std::istreambuf_iterator<char>());
+  if (text.rfind("marionette-roadmap 2\n", 0) == 0) {
+    const std::size_t last =
+        text.size() > 1 ? text.rfind('\n', text.size() - 2) : std::string::npos;
+    const std::string tail = last == std::string::npos ? "" : text.substr(last + 1);
+    const std::string content = text.substr(0, last == std::string::npos ? 0 : last + 1);
+    if (tail != "checksum " + roadmap::hash128(content) + "\n")
+      throw RoadmapFileError(path + ": damaged or incomplete (its checksum does not match)");
+    text = content;
+  }
+  std::istringstream lines(text);
   int line_no = 0;
   std::string line;
   auto fail = [&](const std::string& what) {
     return RoadmapFileError(path + ":" + std::to_string(line_no) + ": " + what);
   };
   auto next = [&]() -> std::istringstream {
-    if (!std::getline(is, line)) throw fail("unexpected end of file");
+    if (!std::getline(lines, line)) throw fail("unexpected end of file");
     ++line_no;
     return std::istringstream(line);
   };
   std::string word;
   int version = 0;
-  if (!(next() >> word >> version) || word != "marionette-roadmap" || version != 1)
-    throw fail("not a marionette roadmap (version 1)");
+  if (!(next() >> word >> version) || word != "marionette-roadmap" || version < 1 || version > 2)
+    throw fail("not a marionette roadmap (version 1 or 2)");
   std::string fp;
   {
     auto ls = next();
@@ -126,6 +146,29 @@ std::shared_ptr<RestPoseRoadmap> RestPoseRoadmap::read(std::istream& is, const s
     boost::add_edge(a, b, p, g);
   }
   return rm;
+}
+
+int RestPoseRoadmap::adoptVerdicts(const RestPoseRoadmap& other) {
+  if (&other == this || other.fingerprint_ != fingerprint_ ||
+      other.vertices_.size() != vertices_.size())
+    return -1;
+  for (std::size_t i = 0; i < vertices_.size(); ++i)
+    if (other.vertices_[i].rho != vertices_[i].rho || other.vertices_[i].q != vertices_[i].q)
+      return -1;  // another build (one a time limit cut short)
+  const std::vector<Edge> theirs = other.edges();
+  int adopted = 0;
+  std::lock_guard<std::mutex> lock(mutex_);
+  BGraph& g = graph_->g;
+  for (const Edge& e : theirs) {
+    if (e.state == EdgeState::Unknown) continue;
+    const auto [mine, present] = boost::edge(e.from, e.to, g);
+    if (!present || g[mine].state != EdgeState::Unknown) continue;
+    g[mine].state = e.state;
+    g[mine].settle_s = e.settle_s;
+    g[mine].cost = roadmap::edgeCost(g[mine], options_);
+    ++adopted;
+  }
+  return adopted;
 }
 
 }  // namespace marionette

@@ -5,8 +5,8 @@
 #include <sstream>
 
 #include "marionette/models/field_error.hpp"
-
 #include "marionette/planner/roadmap.hpp"
+#include "roadmap_graph.hpp"
 
 namespace marionette {
 namespace {
@@ -95,8 +95,10 @@ void serialise(Canonical& c, const Scene& sc) {
   if (sc.bounds) c << sc.bounds->min_m << sc.bounds->max_m;
 }
 
+}  // namespace
+
 // FNV-1a, 128 bits.  (unsigned __int128: GCC's and Clang's; __extension__ tells -Wpedantic so.)
-std::string hash128(const std::string& text) {
+std::string roadmap::hash128(const std::string& text) {
   __extension__ typedef unsigned __int128 u128;
   const u128 prime = (u128(1) << 88) + 0x13B;
   u128 h = (u128(0x6c62272e07bb0142ull) << 64) | 0x62b821756295c58dull;
@@ -106,8 +108,6 @@ std::string hash128(const std::string& text) {
      << std::setw(16) << static_cast<std::uint64_t>(h);
   return os.str();
 }
-
-}  // namespace
 
 std::string RoadmapOptions::describe() const {
   std::ostringstream os;
@@ -147,7 +147,7 @@ std::string RestPoseRoadmap::fingerprint(const CollisionModel& collision,
                      << int(co.stage_pose.has_value());
   if (co.stage_pose) c << *co.stage_pose;
   c.tag("roadmap") << options.describe();
-  return hash128(c.str());
+  return roadmap::hash128(c.str());
 }
 
 }  // namespace marionette

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <boost/graph/adjacency_list.hpp>
+#include <string>
 #include <vector>
 
 #include "marionette/planner/roadmap.hpp"
@@ -38,6 +39,8 @@ double edgeCost(const EdgeProps& e, const RoadmapOptions& opt);
 // Unchecked edges a -> b and b -> a, unless there already.
 void addEdgePair(BGraph& g, const Model& model, const std::vector<RestPoseRoadmap::Vertex>& vs,
                  int a, int b, const RoadmapOptions& opt);
+// FNV-1a, 128 bits, as 32 hex digits: the fingerprint's hash and a roadmap file's checksum.
+std::string hash128(const std::string& text);
 
 }  // namespace roadmap
 }  // namespace marionette

@@ -23,19 +23,23 @@ class Admission {
     std::unique_lock<std::mutex> lock(mutex_);
     if (running_ < workers_) {
       ++running_;
+      tellLocked();
       return Result::Admitted;
     }
     if (waiting_ >= queue_) return Result::Full;
     ++waiting_;
+    tellLocked();
     while (true) {
       cv_.wait_for(lock, std::chrono::milliseconds(10));
       if (running_ < workers_) {
         --waiting_;
         ++running_;
+        tellLocked();
         return Result::Admitted;
       }
       if (stop()) {
         --waiting_;
+        tellLocked();
         return Result::Stopped;
       }
     }
@@ -44,15 +48,30 @@ class Admission {
     {
       std::lock_guard<std::mutex> lock(mutex_);
       --running_;
+      tellLocked();
     }
     cv_.notify_one();
   }
+  // Told whether the gate is full (the next call would be refused) at once, then on each change;
+  // called under the gate's lock, so that the changes arrive in order.
+  void onFullChange(std::function<void(bool full)> tell) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    on_full_change_ = std::move(tell);
+    told_full_ = full();
+    if (on_full_change_) on_full_change_(told_full_);
+  }
 
  private:
+  bool full() const { return running_ >= workers_ && waiting_ >= queue_; }
+  void tellLocked() {
+    if (on_full_change_ && full() != told_full_) on_full_change_(told_full_ = full());
+  }
   std::mutex mutex_;
   std::condition_variable cv_;
   const int workers_, queue_;
   int running_ = 0, waiting_ = 0;
+  std::function<void(bool)> on_full_change_;
+  bool told_full_ = false;
 };
 
 // OK when no token is required or the call's metadata carries "authorization: Bearer <token>"

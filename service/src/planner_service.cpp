@@ -47,6 +47,11 @@ PlannerService::PlannerService(const ServerOptions& options)
       admission_(options.workers, options.max_queue),
       roadmaps_(roadmapCacheOptions(options, log_)) {}
 
+void PlannerService::warmUp() {
+  for (const std::string& name : builtinModelNames()) resolver_.builtinModel(name);
+  for (const std::string& name : builtinSceneNames()) resolver_.builtinScene(name);
+}
+
 void PlannerService::beginShutdown(SteadyClock::time_point deadline) {
   std::lock_guard<std::mutex> lock(shutdown_mutex_);
   shutdown_deadline_ = deadline;
@@ -217,21 +222,18 @@ Status PlannerService::simulate(ServerContext* ctx, const v1::SimulateRequest& r
   bool stopped = false;
   DynamicsData data(*model);
   std::vector<Eigen::Vector3d> points;
-  const CheckedSimulationReport report =
-      simulateChecked(model, call.inputs, call.options, checker.get(), call.check,
-                      [&](const CheckedSample& sample) {
-                        if ((sample.index & 63) == 63 && shouldStop(ctx)) return !(stopped = true);
-                        v1::SimulationSample* s = out->add_samples();
-                        wire::sampleToProto(sample, s);
-                        if (call.with_points) {
-                          pointsInStage(*model, data,
-                                        model->configuration(*sample.row.q, *sample.row.rho),
-                                        points);
-                          for (const Eigen::Vector3d& p : points)
-                            wire::detail::toProto(p, s->add_points_m());
-                        }
-                        return true;
-                      });
+  const CheckedSimulationReport report = simulateChecked(
+      model, call.inputs, call.options, checker.get(), call.check,
+      [&](const CheckedSample& sample) {
+        if ((sample.index & 63) == 63 && shouldStop(ctx)) return !(stopped = true);
+        v1::SimulationSample* s = out->add_samples();
+        wire::sampleToProto(sample, s);
+        if (call.with_points) {
+          pointsInStage(*model, data, model->configuration(*sample.row.q, *sample.row.rho), points);
+          for (const Eigen::Vector3d& p : points) wire::detail::toProto(p, s->add_points_m());
+        }
+        return true;
+      });
   if (stopped) return stoppedStatus(ctx);
   wire::simulationToProto(*model, checker ? checker->collisionModel().scene().name : "", report,
                           out);

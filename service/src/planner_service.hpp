@@ -23,6 +23,12 @@ class PlannerService final : public v1::Planner::Service {
   explicit PlannerService(const ServerOptions& options);
   LogSink& log() { return log_; }
 
+  // Loads the built-in models and scenes, so that the first requests do not wait for them.
+  void warmUp();
+  // Told at once, then whenever it changes, whether every worker is busy and the queue full.
+  void onOverloadChange(std::function<void(bool overloaded)> tell) {
+    admission_.onFullChange(std::move(tell));
+  }
   // Shutdown: running work gets until `deadline`, then stops.
   void beginShutdown(SteadyClock::time_point deadline);
 

@@ -43,8 +43,17 @@ class LogSink {
 // One request's log record, written when it goes out of scope.
 class RequestLog {
  public:
+  // A call that a client's retry policy sent again carries the attempts before it: logged as
+  // "attempt" (2 for the first retry), absent on a first attempt.
   RequestLog(LogSink& sink, const char* method, grpc::ServerContextBase* ctx)
-      : sink_(sink), method_(method), peer_(ctx->peer()), t0_(SteadyClock::now()) {}
+      : sink_(sink), method_(method), peer_(ctx->peer()), t0_(SteadyClock::now()) {
+    const auto& metadata = ctx->client_metadata();
+    if (const auto it = metadata.find("grpc-previous-rpc-attempts"); it != metadata.end()) {
+      const std::string previous(it->second.data(), std::min<std::size_t>(it->second.size(), 4));
+      if (!previous.empty() && previous.find_first_not_of("0123456789") == std::string::npos)
+        set("attempt", std::to_string(std::stoi(previous) + 1));
+    }
+  }
   ~RequestLog();
   void set(const std::string& key, const std::string& value) { fields_.emplace_back(key, value); }
   grpc::Status finish(grpc::Status s) {

@@ -1,7 +1,7 @@
 #include "marionette/service/server.hpp"
 
-#include <grpcpp/ext/proto_server_reflection_plugin.h>
 #include <google/protobuf/stubs/logging.h>
+#include <grpcpp/ext/proto_server_reflection_plugin.h>
 #include <grpcpp/grpcpp.h>
 #include <grpcpp/health_check_service_interface.h>
 #include <grpcpp/resource_quota.h>
@@ -25,6 +25,7 @@
 namespace marionette::service {
 
 using Clock = SteadyClock;
+constexpr const char* kPlannerService = "marionette.v1.Planner";
 
 namespace {
 // libprotobuf writes its complaints (a string field that is not UTF-8, ...) as plain text on
@@ -42,14 +43,14 @@ LibraryLogs& libraryLogs() {
 void routeLibraryLogs(LogSink& sink) {
   static std::once_flag installed;
   std::call_once(installed, [] {
-    google::protobuf::SetLogHandler([](google::protobuf::LogLevel, const char* file, int line,
-                                       const std::string& message) {
-      LibraryLogs& logs = libraryLogs();
-      std::lock_guard<std::mutex> lock(logs.mutex);
-      if (!logs.sinks.empty())
-        logs.sinks.back()->event("protobuf",
-                                 std::string(file) + ":" + std::to_string(line) + ": " + message);
-    });
+    google::protobuf::SetLogHandler(
+        [](google::protobuf::LogLevel, const char* file, int line, const std::string& message) {
+          LibraryLogs& logs = libraryLogs();
+          std::lock_guard<std::mutex> lock(logs.mutex);
+          if (!logs.sinks.empty())
+            logs.sinks.back()->event(
+                "protobuf", std::string(file) + ":" + std::to_string(line) + ": " + message);
+        });
   });
   LibraryLogs& logs = libraryLogs();
   std::lock_guard<std::mutex> lock(logs.mutex);
@@ -185,8 +186,22 @@ void PlannerServer::start() {
     throw FieldError("listen", o.listen +
                                    ": cannot listen there (in use, or not an address of this "
                                    "machine)");
-  if (auto* health = impl_->server->GetHealthCheckService())
-    health->SetServingStatus("marionette.v1.Planner", true);
+  // Readiness is the health of "marionette.v1.Planner": NOT_SERVING while starting (the built-in
+  // models and scenes loading), while every worker is busy and the queue full, and from the
+  // moment a shutdown begins; balancing clients and front doors send elsewhere meanwhile.  The
+  // server's own "" stays SERVING until the shutdown (liveness: an overloaded server is alive).
+  if (auto* health = impl_->server->GetHealthCheckService()) {
+    health->SetServingStatus(kPlannerService, false);
+    impl_->service->warmUp();
+    LogSink& log = impl_->service->log();
+    impl_->service->onOverloadChange([health, &log, told = false](bool overloaded) mutable {
+      health->SetServingStatus(kPlannerService, !overloaded);
+      if (overloaded || told)  // the first SERVING is the start line's
+        log.event("health",
+                  overloaded ? "NOT_SERVING: every worker busy and the queue full" : "SERVING");
+      told = true;
+    });
+  }
   // glibc keeps what a call freed in its arenas (a 400 MB request left the server at 684 MB);
   // once a second, hand it back.  Cheap (a few ms at most) and off every call's path.
   impl_->trimmer = std::thread([impl = impl_.get()] {

@@ -5,24 +5,31 @@ proto/marionette/v1/planner.proto into build/python (put that folder on PYTHONPA
 copies this package there too).
 
     from marionette_client import Client, parse_goal
-    with Client("127.0.0.1:50051") as c:
+    with Client("127.0.0.1:50051") as c:          # or "a:50051,b:50051", or "dns:///name:50051"
         plan = c.plan("puppetcopter", parse_goal("point:hand_l=0.05,0.24,0.40;radius=0.04"),
                       scene="table", planner="est", time_limit=30, seed=1)
         for t, values in input_rows(plan):
             ...
+
+Several servers ("a:1,b:2,c:3", or a dns: name that resolves to many) are balanced with gRPC's
+round_robin and health checking, and calls that fail UNAVAILABLE (a server gone or draining) are
+sent again elsewhere (service_config.json, shared with the C++ clients; docs/fleet.md).
 
 Errors are grpc.RpcError with the server's status code and a message naming the field.
 Units are SI (m, rad, s, N, J); points in stage coordinates (floor at z = 0).
 """
 
 import math
+import os
+import socket
+import time
 
 import grpc
 
 from marionette.v1 import planner_pb2 as pb
 from marionette.v1 import planner_pb2_grpc as pb_grpc
 
-__all__ = ["Client", "parse_goal", "input_rows", "pb", "OUTCOMES"]
+__all__ = ["Client", "parse_goal", "input_rows", "channel_target", "pb", "OUTCOMES"]
 
 OUTCOMES = {pb.OUTCOME_EXACT: "exact", pb.OUTCOME_APPROXIMATE: "approximate",
             pb.OUTCOME_NOT_FOUND: "not-found"}
@@ -85,6 +92,54 @@ def input_rows(plan):
         yield t, dict(zip(seq.variables, seq.values[i * n:(i + 1) * n]))
 
 
+def _service_config():
+    with open(os.path.join(os.path.dirname(__file__), "service_config.json")) as f:
+        return f.read()
+
+
+def _split_host_port(entry):
+    host, sep, port = entry.rpartition(":")
+    if host.startswith("[") and host.endswith("]"):
+        host = host[1:-1]
+    if not sep or not host or not port.isdigit() or len(port) > 5:
+        raise ValueError(f"server: '{entry}': expected HOST:PORT")
+    return host, port
+
+
+def channel_target(servers):
+    """(target, authority) for a server text, as the C++ clients read it: one "host:port" or any
+    gRPC target with a scheme ("dns:///name:port", "ipv4:...") as it is; a list "a:1,b:2" resolved
+    here, every name to all its addresses, into one "ipv4:" (or "ipv6:") list whose authority is
+    the first entry.  ValueError naming the entry otherwise."""
+    if not servers:
+        raise ValueError("server: empty: expected HOST:PORT[,HOST:PORT...]")
+    scheme = servers.partition(":")[0]
+    if scheme in ("dns", "ipv4", "ipv6", "unix", "unix-abstract") or "://" in servers:
+        return servers, None
+    entries = servers.split(",")
+    parsed = [_split_host_port(e) for e in entries]
+    if len(entries) == 1:
+        return servers, None
+    for family, prefix in ((socket.AF_INET, "ipv4:"), (socket.AF_INET6, "ipv6:")):
+        found = []
+        for host, port in parsed:
+            try:
+                infos = socket.getaddrinfo(host, int(port), family, socket.SOCK_STREAM)
+            except socket.gaierror:
+                infos = []
+            addresses = []
+            for info in infos:
+                address = info[4][0]
+                text = f"[{address}]:{port}" if family == socket.AF_INET6 else f"{address}:{port}"
+                if text not in addresses:
+                    addresses.append(text)
+            found.append(addresses)
+        if all(found):
+            return prefix + ",".join(a for addresses in found for a in addresses), entries[0]
+    raise ValueError(f"server: '{servers}': a name does not resolve, or the entries share no "
+                     "address family (IPv4 for all, or IPv6 for all); use a dns: name")
+
+
 def _model_ref(model):
     """A built-in name, or YAML text (anything with a newline)."""
     return pb.ModelRef(yaml=model) if "\n" in model else pb.ModelRef(name=model)
@@ -97,11 +152,20 @@ def _scene_ref(scene):
 
 
 class Client:
-    """One channel to a server.  target: "host:port"; token: sent as "authorization: Bearer
-    <token>"; root_certificates: PEM bytes of the CA for TLS (None = plain text)."""
+    """One channel to a server or a fleet.  target: "host:port", "a:1,b:2,c:3" or a gRPC target
+    such as "dns:///name:port" (balanced, health-checked, retried: see the module's text); token:
+    sent as "authorization: Bearer <token>"; root_certificates: PEM bytes of the CA for TLS (None
+    = plain text)."""
+
+    STREAM_ATTEMPTS = 5
 
     def __init__(self, target="127.0.0.1:50051", token=None, root_certificates=None):
-        options = [("grpc.max_receive_message_length", -1)]
+        target, authority = channel_target(target)
+        options = [("grpc.max_receive_message_length", -1),
+                   ("grpc.service_config", _service_config()),
+                   ("grpc.per_rpc_retry_buffer_size", 32 << 20)]
+        if authority:
+            options.append(("grpc.default_authority", authority))
         if root_certificates is not None:
             creds = grpc.ssl_channel_credentials(root_certificates=root_certificates)
             self.channel = grpc.secure_channel(target, creds, options=options)
@@ -168,9 +232,23 @@ class Client:
                               timeout=timeout)
 
     def plan_stream(self, model, goal, timeout=None, **kwargs):
-        """Plans with progress: yields pb.PlanEvent (progress events, then the plan)."""
-        return self.stub.PlanStream(self.plan_request(model, goal, **kwargs),
-                                    metadata=self.metadata, timeout=timeout)
+        """Plans with progress: yields pb.PlanEvent (progress events, then the plan).  A stream
+        that ends UNAVAILABLE after its first event (its server killed or drained) is asked
+        again from the start, within the same timeout: its progress starts over."""
+        request = self.plan_request(model, goal, **kwargs)
+        return self._streamed(self.stub.PlanStream, request, timeout)
+
+    def _streamed(self, method, request, timeout):
+        deadline = None if timeout is None else time.monotonic() + timeout
+        for attempt in range(1, self.STREAM_ATTEMPTS + 1):
+            left = None if deadline is None else max(0.0, deadline - time.monotonic())
+            try:
+                yield from method(request, metadata=self.metadata, timeout=left)
+                return
+            except grpc.RpcError as e:
+                if (e.code() != grpc.StatusCode.UNAVAILABLE or attempt == self.STREAM_ATTEMPTS
+                        or (deadline is not None and time.monotonic() >= deadline)):
+                    raise
 
     def perform(self, model, clips, scene=None, timeout=None, weights=None, disable=(), **fields):
         """Plays a performance: yields pb.PlanEvent (progress, then the plan with `targets` and
@@ -187,4 +265,4 @@ class Client:
         req.disable.extend(disable)
         for name, value in (weights or {}).items():
             req.weights[name] = value
-        return self.stub.Perform(req, metadata=self.metadata, timeout=timeout)
+        return self._streamed(self.stub.Perform, req, timeout)

@@ -69,15 +69,22 @@ class RestPoseRoadmap {
       CollisionModelPtr collision, const RoadmapOptions& options,
       const std::function<void(int vertices, double elapsed_s)>& progress = {},
       const CancelFn& cancelled = {});
-  // Throws RoadmapFileError naming the file and line when it cannot be read, or when it was
-  // built for another model, scene or options (their fingerprints differ).
+  // Throws RoadmapFileError naming the file and line when it cannot be read, is incomplete or
+  // damaged (version 2's checksum), or was built for another model, scene or options (their
+  // fingerprints differ).
   static std::shared_ptr<RestPoseRoadmap> load(const std::string& path, CollisionModelPtr collision,
                                                const RoadmapOptions& options);
   // The same from a stream; `source` names it in errors.
   static std::shared_ptr<RestPoseRoadmap> read(std::istream& in, const std::string& source,
                                                CollisionModelPtr collision,
                                                const RoadmapOptions& options);
-  void save(const std::string& path) const;  // atomically (temp file, then rename)
+  // Atomically (temp file, then rename), version 2: its last line is a checksum of the rest.
+  void save(const std::string& path) const;
+  // Takes over the verdicts `other` holds for edges this one has not checked: a roadmap of the
+  // same fingerprint and vertices (another server's, read back from a shared folder).  Edge
+  // checks are deterministic, so a verdict found by anyone holds for everyone.  Returns how many
+  // were taken, or -1 when `other` is another build (its vertices differ).
+  int adoptVerdicts(const RestPoseRoadmap& other);
 
   const RoadmapOptions& options() const { return options_; }
   const std::vector<Vertex>& vertices() const { return vertices_; }

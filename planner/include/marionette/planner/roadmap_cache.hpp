@@ -7,9 +7,14 @@
 //                         else built -- once per key: a second request for a roadmap being built
 //                         waits for that build (or stops when its own cancel says so).
 //                         remember(): writes a roadmap's edge verdicts back to disk.
+//   A folder may be shared by many servers (on NFS, say): a roadmap is built by one of them at a
+//   time (a lock file per fingerprint), the others wait for it and load it; writes merge the
+//   verdicts already on disk first, and a server takes up the verdicts others wrote when the
+//   file changes.
 #pragma once
 
 #include <condition_variable>
+#include <cstdint>
 #include <functional>
 #include <map>
 #include <memory>
@@ -24,7 +29,8 @@ namespace marionette {
 struct RoadmapCacheOptions {
   std::size_t capacity = 16;  // roadmaps kept in memory (the least recently used goes first)
   // A folder to save roadmaps in and load them from; file names are the fingerprint alone
-  // ("<32 hex digits>.roadmap"), never a name from a request.  "" = none.
+  // ("<32 hex digits>.roadmap", and "<...>.roadmap.lock" beside it), never a name from a
+  // request.  "" = none.
   std::string directory;
   // Or one file (the CLI's --roadmap): loaded if it exists -- and then it must fit, else an
   // error names it -- and written after every build and query.  "" = none.
@@ -53,9 +59,10 @@ class RoadmapCache {
              const std::function<void(int vertices, double elapsed_s)>& progress = {},
              const CancelFn& cancelled = {});
   // Saves the roadmap (with the edge verdicts its queries found) where it came from on disk;
-  // nothing without a folder or file.  A folder's file that cannot be written is told to
-  // on_file_problem; options.file's throws FileError.
-  void remember(const RestPoseRoadmap& roadmap);
+  // nothing without a folder or file.  In a folder, first takes over (adoptVerdicts) the
+  // verdicts other servers wrote to the file, under its lock.  A folder's file that cannot be
+  // written is told to on_file_problem; options.file's throws FileError.
+  void remember(RestPoseRoadmap& roadmap);
 
   // The file a roadmap of this fingerprint lives in ("" without a folder or file).
   std::string pathFor(const std::string& fingerprint) const;
@@ -66,10 +73,18 @@ class RoadmapCache {
   struct Entry {
     std::shared_ptr<RestPoseRoadmap> roadmap;  // null while being built
     unsigned long last_use = 0;
+    std::uint64_t file_id = 0;  // the folder's file as last read or written here
   };
   void evictLocked();
-  // A folder's file: saved, or the failure told; renamed out of the way, and told.
-  void save(const RestPoseRoadmap& roadmap, const std::string& path) const;
+  // A folder's file: saved, or the failure told; renamed out of the way, and told.  Returns the
+  // saved file's id (0 when not saved).
+  std::uint64_t save(const RestPoseRoadmap& roadmap, const std::string& path) const;
+  // The verdicts of a folder's file that changed since `known_id` taken over by `roadmap`;
+  // returns the file's id now.
+  std::uint64_t adoptFromDisk(RestPoseRoadmap& roadmap, const std::string& path,
+                              std::uint64_t known_id) const;
+  std::uint64_t knownFileId(const std::string& key) const;
+  void setFileId(const std::string& key, std::uint64_t id);
   void setAside(const std::string& path, const std::string& why) const;
   void tell(const std::string& message) const;
 

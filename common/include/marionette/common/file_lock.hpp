@@ -1,0 +1,31 @@
+// Internal (not installed): an exclusive lock on a file, between threads, processes and machines
+// sharing a folder.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+
+namespace marionette {
+
+// An open-file-description lock (Linux's F_OFD_SETLK) on a lock file: exclusive between any two
+// FileLocks, whether in one process or on two machines over NFS (the kernel and the NFS lock
+// protocol hold it, and release it when the holder dies, SIGKILL included).  The lock file
+// itself is left in place; only the lock on it matters.
+class FileLock {
+ public:
+  // Waits for the lock on `path` (created if missing), polling every 20 ms while `keep_waiting`
+  // (if given) says so.  Returns null when the lock file cannot be opened (a read-only folder, a
+  // missing one: the caller goes on without it) or when keep_waiting said stop.
+  static std::unique_ptr<FileLock> acquire(const std::string& path,
+                                           const std::function<bool()>& keep_waiting = {});
+  ~FileLock();
+  FileLock(const FileLock&) = delete;
+  FileLock& operator=(const FileLock&) = delete;
+
+ private:
+  explicit FileLock(int fd) : fd_(fd) {}
+  int fd_;
+};
+
+}  // namespace marionette
