@@ -24,8 +24,11 @@ import unittest
 
 import grpc
 
-from marionette.v1 import planner_pb2 as pb
-from marionette.v1 import planner_pb2_grpc as pb_grpc
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "support"))
+from server_process import health_request, start_server, stop_server  # noqa: E402
+
+from marionette.v1 import planner_pb2 as pb  # noqa: E402
+from marionette.v1 import planner_pb2_grpc as pb_grpc  # noqa: E402
 
 BUILD = SRC = None
 NGINX = "/usr/sbin/nginx"
@@ -37,43 +40,9 @@ SERVING = b"\x08\x01"  # grpc.health.v1.HealthCheckResponse {status: SERVING}
 REST_THETA1 = -0.0918
 
 
-def health_request(service):
-    """grpc.health.v1.HealthCheckRequest {service} by hand (field 1, a string of fewer than
-    128 bytes: its length is one byte)."""
-    name = service.encode()
-    return b"\x0a" + bytes([len(name)]) + name if name else b""
-
-
-def start_server(token_file):
-    """A marionette-server with one worker on a free loopback port, the token required:
-    (process, "127.0.0.1:PORT"); its log lines gather in process.log."""
-    proc = subprocess.Popen([os.path.join(BUILD, "bin", "marionette-server"), "--listen",
-                             "127.0.0.1:0", "--workers", "1", "--token-file", token_file],
-                            stderr=subprocess.PIPE, text=True)
-    line = proc.stderr.readline()
-    m = re.search(r"\(port (\d+)\)", line)
-    if not m:
-        proc.kill()
-        raise AssertionError(f"the server did not start: {line}{proc.stderr.read()}")
-    # Keep draining its log so that it never blocks on a full pipe.
-    proc.log = []
-    proc.drain = threading.Thread(target=lambda: proc.log.extend(proc.stderr), daemon=True)
-    proc.drain.start()
-    return proc, f"127.0.0.1:{m.group(1)}"
-
-
-def stop_server(proc):
-    """SIGTERM (SIGKILL after 30 s) unless it has already gone; then its log is read to the
-    end."""
-    if proc.poll() is None:
-        proc.send_signal(signal.SIGTERM)
-        try:
-            proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(timeout=30)
-    proc.drain.join(timeout=30)
-    proc.stderr.close()
+def start_backend(token_file):
+    """A marionette-server with one worker, the token required: (process, "127.0.0.1:PORT")."""
+    return start_server(BUILD, "--workers", "1", "--token-file", token_file)
 
 
 def render(template, listen, upstreams, prefix):
@@ -183,7 +152,7 @@ class FrontDoor(unittest.TestCase):
             f.write(TOKEN + "\n")
         self.servers = []
         for _ in range(2):
-            proc, target = start_server(token_file)
+            proc, target = start_backend(token_file)
             self.addCleanup(stop_server, proc)
             self.servers.append((proc, target))
         self.nginx, self.target = start_nginx(self.dir, [t for _, t in self.servers])

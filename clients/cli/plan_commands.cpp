@@ -3,7 +3,9 @@
 #include <chrono>
 #include <cmath>
 #include <filesystem>
+#include <functional>
 #include <iostream>
+#include <mutex>
 #include <optional>
 #include <sstream>
 
@@ -170,6 +172,72 @@ Plan planRemote(const Args& a, const PlanRequest& req, const ProgressFn& progres
   return *plan;
 }
 
+// `bench planners --server`: each run a Plan call to the fleet (balanced, retried on
+// UNAVAILABLE: a seeded plan is the same on any server).  A run the server refuses
+// (INVALID_ARGUMENT, NOT_FOUND, ABORTED) is a failed run, as a planner's throw is here; a fleet
+// that cannot answer stops the sweep (`failure` says why).
+class FleetRuns {
+ public:
+  explicit FleetRuns(const Args& a) : remote_(remoteOptions(a)), server_(a.values.at("--server")) {}
+
+  RunResult operator()(const BenchmarkProblem& problem, const PlanRequest& req, bool optimize,
+                       const OptimizationOptions& optimization) {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (!failure_.empty()) throw std::runtime_error("the sweep stopped: " + failure_);
+    }
+    v1::PlanRequest r;
+    *r.mutable_model() = modelRef(problem.model);
+    *r.mutable_scene() = sceneRef(problem.scene);
+    wire::goalToProto(req.goal, r.mutable_goal());
+    const PlannerOptions& opt = req.options;
+    r.set_planner(opt.planner);
+    for (const auto& [k, v] : opt.params) (*r.mutable_parameters())[k] = v;
+    r.set_time_limit_s(opt.time_limit_s);
+    r.set_seed(opt.seed);
+    r.set_output_rate_hz(opt.rate_hz);
+    r.set_step_s(opt.step_s);
+    r.set_roadmap_as_built(opt.roadmap_as_built);
+    RunResult out{wire::planFromProto(call(r)), std::nullopt};
+    // The optimizer's run: the same seeded request with optimization (the server plans the same
+    // plan again, then optimizes it), so that the log has the plan's figures and the optimized
+    // plan's, as a local run's.
+    if (optimize && out.plan.samples() > 1 && out.plan.goal_sample >= 0) {
+      wire::optimizationOptionsToProto(optimization, r.mutable_optimization());
+      const v1::PlanResponse optimized = call(r);
+      out.optimized = OptimizedPlan{wire::planFromProto(optimized),
+                                    wire::optimizationReportFromProto(optimized.optimization())};
+    }
+    return out;
+  }
+  std::string failure() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return failure_;
+  }
+
+ private:
+  v1::PlanResponse call(const v1::PlanRequest& r) {
+    grpc::ClientContext ctx;
+    remote_.prepare(ctx);
+    v1::PlanResponse response;
+    const grpc::Status status = remote_.stub().Plan(&ctx, r, &response);
+    try {
+      remote_.check(status, "Plan");
+    } catch (const RemoteError& e) {
+      if (e.exitStatus() == 6) {
+        std::lock_guard<std::mutex> lock(mutex_);
+        if (failure_.empty()) failure_ = e.what();
+      }
+      throw;
+    }
+    return response;
+  }
+  Remote remote_;
+  std::string server_;
+  mutable std::mutex mutex_;
+  std::string failure_;
+};
+
 }  // namespace
 
 int cmdBenchPlanners(int argc, char** argv) {
@@ -177,7 +245,8 @@ int cmdBenchPlanners(int argc, char** argv) {
     throw std::invalid_argument("bench: expected 'bench planners' (the only benchmark here)");
   const Args a = parseArgs(argc, argv, 3,
                            {"--runs", "--time-limit", "--seed", "--problems", "--planners", "--out",
-                            "--settle", "--optimize-time", "--weight", "--margin"},
+                            "--settle", "--optimize-time", "--weight", "--margin", "--server",
+                            "--token-file", "--tls-ca", "--parallel"},
                            {"--quick", "--optimize", "--save-plans"});
   if (!a.values.count("--out")) throw std::invalid_argument("bench planners needs --out DIR");
   BenchmarkOptions opt;
@@ -204,6 +273,21 @@ int cmdBenchPlanners(int argc, char** argv) {
     if (!opt.optimize && (a.values.count(flag) || a.all.count(flag)))
       throw std::invalid_argument(std::string(flag) + " applies to --optimize only");
   if (opt.optimize) opt.optimization = parseOptimizationOptions(a);
+  // A fleet sweep: every run a Plan call to --server, --parallel at once (default: one per
+  // server listed).
+  std::optional<FleetRuns> fleet;
+  if (a.values.count("--server")) {
+    fleet.emplace(a);
+    opt.plan_run = std::ref(*fleet);
+    opt.parallel = static_cast<int>(splitCommas(a.values.at("--server")).size());
+  } else {
+    for (const char* flag : {"--token-file", "--tls-ca", "--parallel"})
+      if (a.values.count(flag))
+        throw std::invalid_argument(std::string(flag) +
+                                    " applies to a fleet sweep (--server) only");
+  }
+  if (a.values.count("--parallel"))
+    opt.parallel = static_cast<int>(wholeNumber("--parallel", a.values.at("--parallel"), 1, 1024));
   std::vector<BenchmarkProblem> problems = benchmarkProblems();
   if (a.values.count("--problems")) {
     std::vector<BenchmarkProblem> chosen;
@@ -247,15 +331,18 @@ int cmdBenchPlanners(int argc, char** argv) {
       std::cerr << '.' << (run + 1 == opt.runs ? "\n" : "") << std::flush;
     };
     const ProblemRuns runs = runBenchmark(problem, opt);
+    if (fleet && !fleet->failure().empty()) throw RemoteError(6, fleet->failure());
     const std::string log = (dir / (problem.name + ".log")).string();
     writeFileAtomically(log, [&](std::ostream& os) { writeOmplBenchmarkLog(runs, os); });
     for (const SummaryRow& row : summarize(runs)) rows.push_back(row);
   }
   const double total_s = secondsSince(t0);
   std::ostringstream table;
-  table << formatted("%d runs per planner, %g s per run, seeds %lu..%lu; %.0f s in all\n\n",
-                     opt.runs, opt.time_limit_s, opt.first_seed, opt.first_seed + opt.runs - 1,
-                     total_s);
+  table << formatted("%d runs per planner, %g s per run, seeds %lu..%lu; %.0f s in all", opt.runs,
+                     opt.time_limit_s, opt.first_seed, opt.first_seed + opt.runs - 1, total_s);
+  if (fleet)
+    table << formatted(" (on %s, %d at once)", a.values.at("--server").c_str(), opt.parallel);
+  table << "\n\n";
   printSummaryTable(rows, table);
   if (opt.optimize) {
     table << formatted(

@@ -7,9 +7,12 @@
 
 #include <algorithm>
 #include <chrono>
+#include <mutex>
 #include <optional>
 #include <sstream>
 #include <stdexcept>
+#include <thread>
+#include <tuple>
 
 #include "marionette/common/clock.hpp"
 #include "marionette/models/model_io.hpp"
@@ -122,7 +125,8 @@ std::string number(double x) {
   return os.str();
 }
 
-BenchmarkRun runOnce(const PlanRequest& base, const std::string& planner, unsigned long seed,
+BenchmarkRun runOnce(const BenchmarkProblem& problem, const PlanRequest& base,
+                     const std::string& planner, unsigned long seed,
                      const BenchmarkOptions& options) {
   PlanRequest req = base;
   req.options.planner = planner;
@@ -131,10 +135,10 @@ BenchmarkRun runOnce(const PlanRequest& base, const std::string& planner, unsign
   run.seed = seed;
   const double memory0 = residentMegabytes();
   const auto t0 = std::chrono::steady_clock::now();
-  double planned_s = NAN;  // planning and verification, without any optimization
   try {
-    const Plan plan = planMotion(req);
-    planned_s = secondsSince(t0);
+    const RunResult result = (options.plan_run ? options.plan_run : planHere)(
+        problem, req, options.optimize, options.optimization);
+    const Plan& plan = result.plan;
     run.outcome = plan.outcome;
     run.message = plan.message;
     run.stats = plan.stats;
@@ -150,10 +154,8 @@ BenchmarkRun runOnce(const PlanRequest& base, const std::string& planner, unsign
       if (plan.goal_sample >= 0) run.goal_time_s = plan.goal_sample / plan.rate_hz;
       run.quality = plan.quality;
     }
-    std::optional<OptimizedPlan> optimized;
-    if (options.optimize && plan.samples() > 1 && plan.goal_sample >= 0) {
-      // Timed on its own: the planning figures above stay the planner's.
-      optimized = optimizePlan(req, plan, options.optimization);
+    const std::optional<OptimizedPlan>& optimized = result.optimized;
+    if (optimized) {
       run.optimization_tried = true;
       run.optimization = optimized->report;
       run.optimized_outcome = optimized->plan.outcome;
@@ -163,17 +165,27 @@ BenchmarkRun runOnce(const PlanRequest& base, const std::string& planner, unsign
     }
     if (options.on_plans && plan.samples() > 0)
       options.on_plans(planner, seed, plan, optimized ? &optimized->plan : nullptr);
+    // Planning and verification, any roadmap build included, without any optimization.
+    run.total_time_s = plan.stats.total_time_s;
   } catch (const std::exception& e) {
     run.error = true;
     run.message = e.what();
-    run.time_s = secondsSince(t0);
+    run.time_s = run.total_time_s = secondsSince(t0);
   }
-  run.total_time_s = std::isnan(planned_s) ? secondsSince(t0) : planned_s;
   run.memory_mb = std::max(0.0, residentMegabytes() - memory0);
   return run;
 }
 
 }  // namespace
+
+RunResult planHere(const BenchmarkProblem&, const PlanRequest& request, bool optimize,
+                   const OptimizationOptions& optimization) {
+  RunResult out{planMotion(request), std::nullopt};
+  // Timed on its own (its report's time_s): the plan's figures stay the planner's.
+  if (optimize && out.plan.samples() > 1 && out.plan.goal_sample >= 0)
+    out.optimized = optimizePlan(request, out.plan, optimization);
+  return out;
+}
 
 ProblemRuns runBenchmark(const BenchmarkProblem& problem, const BenchmarkOptions& options) {
   if (options.runs < 1) throw std::invalid_argument("benchmark: runs must be >= 1");
@@ -193,8 +205,10 @@ ProblemRuns runBenchmark(const BenchmarkProblem& problem, const BenchmarkOptions
   base.goal = GoalSpec::parse(out.problem.goal);
   base.options.time_limit_s = options.time_limit_s;
   // One roadmap per problem: its seed stays fixed while the query seeds vary, so prm's first
-  // run builds it (measured as roadmap build time) and the others query the cached one.
+  // run builds it (measured as roadmap build time) and the others query the cached one, as
+  // built: no run depends on another's verdicts (nor, in a fleet sweep, on a server's history).
   base.options.roadmap = options.roadmap;
+  base.options.roadmap_as_built = true;
   RoadmapCache roadmaps;
   base.roadmaps = &roadmaps;
 
@@ -222,12 +236,34 @@ ProblemRuns runBenchmark(const BenchmarkProblem& problem, const BenchmarkOptions
         if (eq != std::string::npos) pr.settings[item.substr(0, eq)] = item.substr(eq + 1);
       }
     }
-    for (int r = 0; r < options.runs; ++r) {
-      if (options.on_run) options.on_run(planner, r);
-      pr.runs.push_back(runOnce(base, planner, options.first_seed + r, options));
-    }
     out.planners.push_back(std::move(pr));
   }
+  // Every (planner, run), handed out in order to `parallel` threads; each result in its place.
+  std::vector<std::pair<std::size_t, int>> work;
+  for (std::size_t p = 0; p < out.planners.size(); ++p) {
+    out.planners[p].runs.resize(options.runs);
+    for (int r = 0; r < options.runs; ++r) work.emplace_back(p, r);
+  }
+  std::mutex handing_out;
+  std::size_t next = 0;
+  auto worker = [&] {
+    while (true) {
+      std::size_t p;
+      int r;
+      {
+        std::lock_guard<std::mutex> lock(handing_out);
+        if (next == work.size()) return;
+        std::tie(p, r) = work[next++];
+        if (options.on_run) options.on_run(out.planners[p].planner, r);
+      }
+      out.planners[p].runs[r] =
+          runOnce(out.problem, base, out.planners[p].planner, options.first_seed + r, options);
+    }
+  };
+  std::vector<std::thread> threads;
+  for (int t = 1; t < std::max(1, options.parallel); ++t) threads.emplace_back(worker);
+  worker();
+  for (std::thread& t : threads) t.join();
   out.total_time_s = secondsSince(t0);
   return out;
 }
@@ -294,12 +330,18 @@ void writeOmplBenchmarkLog(const ProblemRuns& runs, std::ostream& out) {
                                          "residual kinetic energy REAL"};
   // With optimization: whether and how it worked, and the quality of the plan it returned.
   const std::vector<std::string> optimization_properties = {
-      "optimization tried BOOLEAN",          "optimization success BOOLEAN",
-      "optimization time REAL",              "optimization iterations INTEGER",
-      "optimization cost before REAL",       "optimization cost after REAL",
-      "optimized plan duration REAL",        "optimized input jerk REAL",
-      "optimized string catches INTEGER",    "optimized peak tension ratio REAL",
-      "optimized residual joint speed REAL", "optimized residual kinetic energy REAL",
+      "optimization tried BOOLEAN",
+      "optimization success BOOLEAN",
+      "optimization time REAL",
+      "optimization iterations INTEGER",
+      "optimization cost before REAL",
+      "optimization cost after REAL",
+      "optimized plan duration REAL",
+      "optimized input jerk REAL",
+      "optimized string catches INTEGER",
+      "optimized peak tension ratio REAL",
+      "optimized residual joint speed REAL",
+      "optimized residual kinetic energy REAL",
       "optimized solution clearance REAL"};
   if (runs.options.optimize)
     properties.insert(properties.end(), optimization_properties.begin(),
@@ -394,10 +436,10 @@ std::vector<SummaryRow> summarize(const ProblemRuns& runs) {
     // Quality before and after optimization, over the runs that tried it.
     std::vector<std::vector<double>> before(7), after(7);
     auto collect = [](const PlanQuality& q, std::vector<std::vector<double>>& into) {
-      const double figures[7] = {q.duration_s,          q.input_jerk_rms_overall,
-                                 double(q.string_catches), q.peak_tension_ratio,
-                                 q.residual_joint_speed_rms, q.residual_kinetic_energy_J,
-                                 q.min_stage_clearance_m};
+      const double figures[7] = {
+          q.duration_s,           q.input_jerk_rms_overall,   double(q.string_catches),
+          q.peak_tension_ratio,   q.residual_joint_speed_rms, q.residual_kinetic_energy_J,
+          q.min_stage_clearance_m};
       for (int i = 0; i < 7; ++i) into[i].push_back(figures[i]);
     };
     std::vector<double> optimization_time;

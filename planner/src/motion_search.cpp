@@ -43,7 +43,7 @@ class RoadmapSearch final : public MotionSearch {
     const auto tq = SteadyClock::now();
     RestPoseRoadmap::QueryResult r =
         roadmap.query(problem.start.q, problem.start.qdot, problem.rho0, problem.goal,
-                      opt.time_limit_s, opt.seed, problem.cancelled);
+                      opt.time_limit_s, opt.seed, problem.cancelled, !opt.roadmap_as_built);
     out.stats.planning_time_s = secondsSince(tq);
     if (r.edges_validated > 0) cache.remember(roadmap);  // the edges it checked, on disk too
     out.stats.roadmap_vertices = static_cast<long>(roadmap.vertices().size());

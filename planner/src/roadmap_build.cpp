@@ -30,7 +30,8 @@ std::vector<RestPoseRoadmap::Edge> RestPoseRoadmap::edges() const {
   for (auto [it, end] = boost::edges(graph_->g); it != end; ++it) {
     const EdgeProps& p = graph_->g[*it];
     out.push_back({static_cast<int>(boost::source(*it, graph_->g)),
-                   static_cast<int>(boost::target(*it, graph_->g)), p.move_s, p.settle_s, p.state});
+                   static_cast<int>(boost::target(*it, graph_->g)), p.move_s, p.settle_s, p.state,
+                   p.from_build});
   }
   return out;
 }
@@ -97,6 +98,7 @@ std::shared_ptr<RestPoseRoadmap> RestPoseRoadmap::build(
           moveDuration(model, rm->vertices_[base].rho, rho, options.step_s, options.slowdown);
       e.settle_s = found->second.settle_s;
       e.state = EdgeState::Valid;
+      e.from_build = true;
       e.cost = roadmap::edgeCost(e, options);
       checked.push_back({base, static_cast<int>(rm->vertices_.size()) - 1, e});
     }
@@ -108,8 +110,8 @@ std::shared_ptr<RestPoseRoadmap> RestPoseRoadmap::build(
   if (rm->vertices_.size() < 2)
     throw FieldError("options.planner",
                      "prm cannot build its roadmap here: fewer than two collision-free rest "
-                     "poses found in " + formatNumber(secondsSince(t0), 3) +
-                         " s (use a tree planner)");
+                     "poses found in " +
+                         formatNumber(secondsSince(t0), 3) + " s (use a tree planner)");
   BGraph& g = rm->graph_->g;
   g = BGraph(rm->vertices_.size());
   for (const CheckedEdge& e : checked) boost::add_edge(e.from, e.to, e.props, g);

@@ -35,7 +35,7 @@ void RestPoseRoadmap::save(const std::string& path) const {
     os << "edges " << snapshot.size() << '\n';
     for (const Edge& e : snapshot)
       os << e.from << ' ' << e.to << ' ' << e.move_s << ' ' << e.settle_s << ' ' << int(e.state)
-         << '\n';
+         << ' ' << int(e.from_build) << '\n';
     // Version 2's last line: what a file copied in part, or damaged, no longer matches.
     const std::string text = os.str();
     file << text << "checksum " << roadmap::hash128(text) << '\n';
@@ -134,10 +134,13 @@ std::shared_ptr<RestPoseRoadmap> RestPoseRoadmap::read(std::istream& is, const s
     std::size_t a, b;
     EdgeProps p;
     int state;
+    int from_build = 0;  // version 2: whether the learning phase found the verdict
     if (!(ls >> a >> b >> p.move_s >> p.settle_s >> state) || a >= nv || b >= nv || state < 0 ||
-        state > 2)
-      throw fail("edge: expected FROM TO MOVE_S SETTLE_S STATE(0-2) with vertex indices < " +
+        state > 2 || (version == 2 && !(ls >> from_build)) || from_build < 0 || from_build > 1)
+      throw fail("edge: expected FROM TO MOVE_S SETTLE_S STATE(0-2)" +
+                 std::string(version == 2 ? " BUILD(0-1)" : "") + " with vertex indices < " +
                  std::to_string(nv));
+    p.from_build = from_build == 1;
     if (!(std::isfinite(p.move_s) && p.move_s >= 0.0 && std::isfinite(p.settle_s) &&
           p.settle_s >= 0.0))
       throw fail("edge: MOVE_S and SETTLE_S must be finite and >= 0");

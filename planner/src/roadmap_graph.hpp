@@ -16,6 +16,7 @@ struct EdgeProps {
   double settle_s = 0.0;
   RestPoseRoadmap::EdgeState state = RestPoseRoadmap::EdgeState::Unknown;
   double cost = 0.0;  // A* weight (s): move + settle (an estimate until the edge is simulated)
+  bool from_build = false;  // a verdict of the learning phase (its reach simulations)
 };
 using BGraph = boost::adjacency_list<boost::vecS, boost::vecS, boost::directedS, boost::no_property,
                                      EdgeProps>;

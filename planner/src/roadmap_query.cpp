@@ -42,7 +42,8 @@ RestPoseRoadmap::QueryResult RestPoseRoadmap::query(const Eigen::VectorXd& start
                                                     const Eigen::VectorXd& start_qdot,
                                                     const Eigen::VectorXd& start_rho,
                                                     GoalEvaluator& goal, double time_limit_s,
-                                                    unsigned long seed, const CancelFn& cancelled) {
+                                                    unsigned long seed, const CancelFn& cancelled,
+                                                    bool earlier_verdicts) {
   const auto t0 = std::chrono::steady_clock::now();
   const ModelPtr model_ptr = collision_->modelPtr();
   const Model& model = *model_ptr;
@@ -83,10 +84,16 @@ RestPoseRoadmap::QueryResult RestPoseRoadmap::query(const Eigen::VectorXd& start
   BGraph g(vs.size());
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    for (auto [it, end] = boost::edges(graph_->g); it != end; ++it)
-      if (graph_->g[*it].state != EdgeState::Invalid)
-        boost::add_edge(boost::source(*it, graph_->g), boost::target(*it, graph_->g),
-                        graph_->g[*it], g);
+    for (auto [it, end] = boost::edges(graph_->g); it != end; ++it) {
+      EdgeProps p = graph_->g[*it];
+      if (!earlier_verdicts && !p.from_build && p.state != EdgeState::Unknown) {
+        p.state = EdgeState::Unknown;  // as built: a query's verdict forgotten
+        p.settle_s = 0.0;
+        p.cost = roadmap::edgeCost(p, options_);
+      }
+      if (p.state != EdgeState::Invalid)
+        boost::add_edge(boost::source(*it, graph_->g), boost::target(*it, graph_->g), p, g);
+    }
   }
   const int permanent = static_cast<int>(vs.size());
   const int s = static_cast<int>(vs.size());

@@ -313,6 +313,7 @@ PlanRequest planRequestFromProto(const v1::PlanRequest& r, ModelPtr model,
                                 formatNumber(r.time_limit_s()));
   opt.time_limit_s = r.time_limit_s();
   opt.seed = r.seed() ? r.seed() : 1;
+  opt.roadmap_as_built = r.roadmap_as_built();
   requireFinite("output_rate_hz", r.output_rate_hz());
   if (r.output_rate_hz() != 0) opt.rate_hz = r.output_rate_hz();
   requireFinite("step_s", r.step_s());
@@ -371,13 +372,13 @@ OptimizationOptions optimizationFromProto(const v1::Optimization& o, double max_
     invalid(protoField(e.field()), e.problem());
   }
   if (out.time_limit_s > max_time_limit_s)
-    invalid("optimization.time_limit_s", "must be at most " + formatNumber(max_time_limit_s) +
-                                             " s (the server's maximum)");
+    invalid("optimization.time_limit_s",
+            "must be at most " + formatNumber(max_time_limit_s) + " s (the server's maximum)");
   return out;
 }
 
 void detail::weightsFromProto(const google::protobuf::Map<std::string, double>& weights,
-                      const std::string& field, OptimizationWeights& out) {
+                              const std::string& field, OptimizationWeights& out) {
   for (const auto& [name, value] : std::map<std::string, double>(weights.begin(), weights.end())) {
     double* w = out.byName(name);
     if (!w)
@@ -399,7 +400,8 @@ control::LqrWeights gainsWeightsFromProto(const v1::GainsRequest& g) {
         *weight = value;
         found = true;
       }
-    if (!found) invalid("gains.weights" + fieldKey(name), "unknown weight (" + joinNames(known) + ")");
+    if (!found)
+      invalid("gains.weights" + fieldKey(name), "unknown weight (" + joinNames(known) + ")");
   }
   try {
     control::checkLqrWeights(out);
@@ -422,9 +424,9 @@ SimulationCall simulationCallFromProto(const v1::SimulateRequest& req, const Mod
   // 0: the inputs' sample period when they come at a rate that is a valid step (a plan's inputs
   // were verified at dt = 1 / rate_hz, for output rates of 1 to 1000 Hz: re-simulated so, they
   // give its states), else 0.01 s.
-  const double sample_period_s =
-      req.inputs().times_s_size() == 0 && req.inputs().rate_hz() > 0 ? 1.0 / req.inputs().rate_hz()
-                                                                      : 0.0;
+  const double sample_period_s = req.inputs().times_s_size() == 0 && req.inputs().rate_hz() > 0
+                                     ? 1.0 / req.inputs().rate_hz()
+                                     : 0.0;
   const double default_dt_s =
       sample_period_s >= kMinSimulationStep_s && sample_period_s <= kMaxSimulationStep_s
           ? sample_period_s
@@ -447,7 +449,8 @@ SimulationCall simulationCallFromProto(const v1::SimulateRequest& req, const Mod
         if (given && std::abs(rho0[k] - first[k]) > 1e-9)
           invalid(startInputField(req.start(), name),
                   formatNumber(rho0[k]) + " is not the first sample of `inputs` (" +
-                      formatNumber(first[k]) + "): the inputs start there; leave it out or "
+                      formatNumber(first[k]) +
+                      "): the inputs start there; leave it out or "
                       "give the same");
       }
     } else {
@@ -457,8 +460,8 @@ SimulationCall simulationCallFromProto(const v1::SimulateRequest& req, const Mod
   const double default_duration = call.inputs.times_s.empty() ? 1.0 : call.inputs.times_s.back();
   opt.duration_s = bounded("duration_s", req.duration_s(), default_duration, 3600.0);
   if (opt.duration_s > 3600.0)  // the default: inputs at a tiny rate end late
-    invalid("duration_s", "0 means the inputs' last time, " + formatNumber(opt.duration_s) +
-                              " s: beyond 3600 s");
+    invalid("duration_s",
+            "0 means the inputs' last time, " + formatNumber(opt.duration_s) + " s: beyond 3600 s");
   const double steps = opt.duration_s / opt.dt_s;
   if (steps > kMaxSimulationSteps)
     invalid("duration_s", formatNumber(std::ceil(steps)) +

@@ -5,7 +5,10 @@
 // Contents
 //   BenchmarkProblem     a named (model, scene, start, goal) problem and the planners to run.
 //   benchmarkProblems()  the built-in problems: the planner tests' problems plus living-room.
-//   BenchmarkOptions     runs, time limit, planners, progress, and whether to optimize each plan.
+//   RunResult / RunPlanner   one run's plan, and who plans it: this process by default, a fleet
+//                        of servers in a fleet sweep (the CLI's bench planners --server).
+//   BenchmarkOptions     runs, time limit, planners, progress, whether to optimize each plan, and
+//                        how many runs at once.
 //   BenchmarkRun / PlannerRuns / ProblemRuns   what was measured.
 //   runBenchmark()       runs one problem.
 //   writeOmplBenchmarkLog()   one problem's runs as an OMPL benchmark log.
@@ -15,6 +18,7 @@
 #include <cmath>
 #include <functional>
 #include <map>
+#include <optional>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -37,19 +41,41 @@ struct BenchmarkProblem {
 // living-room.
 const std::vector<BenchmarkProblem>& benchmarkProblems();
 
+// One run: the plan, and with BenchmarkOptions::optimize (for a plan that reached its goal) what
+// optimizing it returned.
+struct RunResult {
+  Plan plan;
+  std::optional<OptimizedPlan> optimized;
+};
+// Plans one run: `problem` names its model and scene, `request` is complete (model and scene
+// loaded, goal, options with planner and seed; request.options.roadmap_as_built is set, so that
+// runs do not depend on one another).  Throws what planning throws (a failed run).
+using RunPlanner =
+    std::function<RunResult(const BenchmarkProblem& problem, const PlanRequest& request,
+                            bool optimize, const OptimizationOptions& optimization)>;
+// planMotion, then optimizePlan when asked and the plan reached its goal: the local run.
+RunResult planHere(const BenchmarkProblem& problem, const PlanRequest& request, bool optimize,
+                   const OptimizationOptions& optimization);
+
 struct BenchmarkOptions {
   int runs = 10;               // per planner; run r uses seed first_seed + r
   double time_limit_s = 10.0;  // per run (a prm roadmap build is extra, and measured)
   unsigned long first_seed = 1;
   std::vector<std::string> planners;  // empty = the problem's planners
-  RoadmapOptions roadmap;             // prm: built once per problem (seed fixed), then queried
+  // prm: built once per problem (seed fixed), then queried by every run as built (no run sees
+  // the edge verdicts of another).
+  RoadmapOptions roadmap;
   // Each plan that reaches its goal is then optimized (optimizePlan) with these options.
   bool optimize = false;
   OptimizationOptions optimization;
-  // Called before each run: (planner, run index).
+  // Who plans each run (default: planHere); with `parallel` > 1, called from that many threads
+  // at once, runs handed out in order.  Results land in run order whatever order they finish in.
+  RunPlanner plan_run;
+  int parallel = 1;
+  // Called as each run is handed out: (planner, run index), in order.
   std::function<void(const std::string&, int)> on_run;
-  // Called after each run that returned a plan: (planner, seed, the plan, the plan the optimizer
-  // returned or nullptr when it was not optimized); e.g. to save them.
+  // Called after each run that returned a plan (from its thread): (planner, seed, the plan, the
+  // plan the optimizer returned or nullptr when it was not optimized); e.g. to save them.
   std::function<void(const std::string&, unsigned long, const Plan&, const Plan*)> on_plans;
 };
 
@@ -75,8 +101,8 @@ struct BenchmarkRun {
   bool optimization_tried = false;
   bool optimization_succeeded = false;  // an improved plan that is exact
   PlanOutcome optimized_outcome = PlanOutcome::NotFound;
-  OptimizationReport optimization;      // what it did (time_s, iterations, cost before/after)
-  PlanQuality optimized_quality;        // the plan it returned (the same plan when unchanged)
+  OptimizationReport optimization;  // what it did (time_s, iterations, cost before/after)
+  PlanQuality optimized_quality;    // the plan it returned (the same plan when unchanged)
 };
 
 struct PlannerRuns {
@@ -93,9 +119,10 @@ struct ProblemRuns {
   std::vector<PlannerRuns> planners;
 };
 
-// Runs every planner `options.runs` times on `problem`, sequentially (timings are not shared
-// with other work).  A planner that throws is recorded as a failed run, not propagated;
-// a problem that cannot be set up (unknown model or scene) throws std::invalid_argument.
+// Runs every planner `options.runs` times on `problem`, `options.parallel` runs at once (1:
+// sequentially, so that timings are not shared with other work).  A planner that throws is recorded
+// as a failed run, not propagated; a problem that cannot be set up (unknown model or scene) throws
+// std::invalid_argument.
 ProblemRuns runBenchmark(const BenchmarkProblem& problem, const BenchmarkOptions& options);
 
 // OMPL's benchmark log format.  Per run: time, memory, status (OMPL's PlannerStatus enum),
@@ -116,9 +143,9 @@ struct SummaryRow {
   double median_optimization_time_s = NAN;
   // Medians of the quality figures before (the plans) and after (what optimization returned).
   struct QualityMedians {
-    double duration_s = NAN, input_jerk_rms = NAN, string_catches = NAN,
-           peak_tension_ratio = NAN, residual_joint_speed_rms = NAN,
-           residual_kinetic_energy_J = NAN, min_stage_clearance_m = NAN;
+    double duration_s = NAN, input_jerk_rms = NAN, string_catches = NAN, peak_tension_ratio = NAN,
+           residual_joint_speed_rms = NAN, residual_kinetic_energy_J = NAN,
+           min_stage_clearance_m = NAN;
   };
   QualityMedians before, after;
 };

@@ -51,6 +51,10 @@ struct PlannerOptions {
   // (roadmap.seed), so that queries with any `seed` share one roadmap; `seed` drives the query.
   // Where roadmaps are kept is the request's RoadmapCache.
   RoadmapOptions roadmap;
+  // prm: query the roadmap as built, without the verdicts earlier queries found (which the
+  // query's own are still added to).  A benchmark's runs are then independent of each other
+  // and of the server that answers them.
+  bool roadmap_as_built = false;
 };
 
 struct PlanRequest {

@@ -60,6 +60,7 @@ class RestPoseRoadmap {
     double move_s = 0.0;    // the quintic move's duration
     double settle_s = 0.0;  // hold after the move until settled (when Valid)
     EdgeState state = EdgeState::Unknown;
+    bool from_build = false;  // its verdict found by the learning phase, not by a query
   };
 
   // The learning phase.  Throws PlanCancelled if cancelled, FieldError("options.planner", ...)
@@ -115,10 +116,14 @@ class RestPoseRoadmap {
   // Those verdicts are all that a query changes: later queries skip the edges found invalid
   // and do not simulate again the ones found valid.  The answer depends only on the arguments
   // and on the verdicts the roadmap holds when the query starts -- unless the time limit cuts
-  // the query short (every search in it is bounded by a count first).  Throws PlanCancelled.
+  // the query short (every search in it is bounded by a count first).  With
+  // `earlier_verdicts` false the query sees the roadmap as built (the learning phase's verdicts
+  // only) and depends on its arguments alone; what it finds is still written back.  Throws
+  // PlanCancelled.
   QueryResult query(const Eigen::VectorXd& start_q, const Eigen::VectorXd& start_qdot,
                     const Eigen::VectorXd& start_rho, GoalEvaluator& goal, double time_limit_s,
-                    unsigned long seed, const CancelFn& cancelled = {});
+                    unsigned long seed, const CancelFn& cancelled = {},
+                    bool earlier_verdicts = true);
 
   // What a roadmap depends on, as 32 hex digits: a hash of a complete, canonical serialisation
   // of the model (every variable with its limits, softening and defaults, frames, full
