@@ -21,6 +21,7 @@ import unittest
 import grpc
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "support"))
+from ompl_log import comparable  # noqa: E402
 from server_process import (NOT_SERVING, SERVING, check_health, start_server,  # noqa: E402
                             stop_server, watch_health)
 
@@ -213,39 +214,6 @@ class ClientsAndSweeps(unittest.TestCase):
         # Both servers answered part of the sweep.
         for proc, _ in servers:
             self.assertTrue(any(r.get("method") == "Plan" for r in log_records(proc)))
-
-
-# What depends on the clock (and on which machine ran it), not on the plans.
-CLOCK_PROPERTIES = {"time REAL", "total time REAL", "verification time REAL", "memory REAL",
-                    "roadmap build time REAL"}
-CLOCK_LINES = re.compile(r"^(Starting at |Running on |.* seconds spent to collect the data$)")
-
-
-def comparable(path):
-    """An OMPL benchmark log's lines, each run's clock-dependent values blanked."""
-    with open(path) as f:
-        lines = f.read().splitlines()
-    out, properties, i = [], [], 0
-    while i < len(lines):
-        line = lines[i]
-        if CLOCK_LINES.match(line):
-            i += 1
-            continue
-        m = re.match(r"^(\d+) properties for each run$", line)
-        if m:
-            properties = lines[i + 1:i + 1 + int(m.group(1))]
-            out += lines[i:i + 1 + len(properties)]
-            i += 1 + len(properties)
-            continue
-        if properties and line.endswith("; "):
-            values = line.split("; ")[:-1]
-            out.append("run " + "; ".join(
-                "-" if name in CLOCK_PROPERTIES else value
-                for name, value in zip(properties, values)))
-        else:
-            out.append(line)
-        i += 1
-    return out
 
 
 if __name__ == "__main__":

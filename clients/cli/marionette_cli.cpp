@@ -6,8 +6,8 @@
 //                       [--integrator vi|euler|rk4] [--damping-scale X]
 //                       [--start rest|q:NAME=V,...] [--scene NAME|FILE [--stop-on-collision]]
 //                       [--summary] [SERVER]
-//   SERVER = --server HOST:PORT [--token-file FILE] [--tls-ca FILE] (remote.hpp): the same
-//   output from a marionette-server; exit 6 when it cannot answer.
+//   SERVER = --server HOST:PORT[,...]|dns:... [--token-file FILE] [--tls-ca FILE] (remote.hpp):
+//   the same output from marionette-servers; exit 6 when none can answer.
 //
 // simulate prints CSV to stdout, one row at t = 0 and one after every step, with the header
 //   t,<dynamic variables>,<kinematic variables>,energy,max_violation,<string>_tension...
@@ -71,7 +71,7 @@ constexpr const char* kUsage =
     "    exit: 0 exact (collision-free with the margin, within every limit), 4 approximate\n"
     "  marionette bench planners [--quick] [--runs N] [--time-limit S] [--seed N]\n"
     "                  [--problems NAME,...] [--planners P,...] [--optimize [OPTIMIZE]]\n"
-    "                  [--save-plans] --out DIR\n"
+    "                  [--save-plans] [--parallel N] [SERVER] --out DIR\n"
     "  marionette execute --plan plan.json | --inputs FILE.csv --model M\n"
     "                  --rig sim: | serial:/dev/ttyX[?baud=N] | udp:HOST:PORT\n"
     "                  [--rig-config RIG.yaml]\n"
@@ -88,8 +88,9 @@ constexpr const char* kUsage =
     "                  [--inputs FILE.csv [--dt S] [--duration S]]\n"
     "                  [--out FILE.html] [--png FILE.png [--at S] [--size WxH] [--chromium PATH]]\n"
     "                  [--points NAME,...]   (a plan may also take --model / --scene files)\n"
-    "SERVER: --server HOST:PORT [--token-file FILE] [--tls-ca FILE]: ask a marionette-server\n"
-    "  instead of working in-process (same output; exit 6 when the server cannot answer).\n";
+    "SERVER: --server HOST:PORT[,HOST:PORT...]|dns:///NAME:PORT [--token-file FILE]\n"
+    "  [--tls-ca FILE]: ask marionette-servers instead of working in-process (same output;\n"
+    "  balanced, retried on UNAVAILABLE; exit 6 when no server can answer).\n";
 
 void printUsage(std::ostream& os) {
   os << kUsage << "PLANNER: " << joinNames(plannerNames(), " | ") << " (default "

@@ -274,14 +274,14 @@ int cmdBenchPlanners(int argc, char** argv) {
       throw std::invalid_argument(std::string(flag) + " applies to --optimize only");
   if (opt.optimize) opt.optimization = parseOptimizationOptions(a);
   // A fleet sweep: every run a Plan call to --server, --parallel at once (default: one per
-  // server listed).
+  // server listed).  In-process, --parallel runs share the machine (and their timings do).
   std::optional<FleetRuns> fleet;
   if (a.values.count("--server")) {
     fleet.emplace(a);
     opt.plan_run = std::ref(*fleet);
     opt.parallel = static_cast<int>(splitCommas(a.values.at("--server")).size());
   } else {
-    for (const char* flag : {"--token-file", "--tls-ca", "--parallel"})
+    for (const char* flag : {"--token-file", "--tls-ca"})
       if (a.values.count(flag))
         throw std::invalid_argument(std::string(flag) +
                                     " applies to a fleet sweep (--server) only");

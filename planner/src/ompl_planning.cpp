@@ -479,10 +479,13 @@ ob::PlannerPtr makePlanner(const PlannerInfo& info, const oc::SpaceInformationPt
 }
 
 // OMPL's seed generator is process-wide: planners take their RNG seeds from it when they are
-// constructed and set up.  Seeding it and constructing under one lock makes that part a
-// function of the request's seed even with searches running in other threads.
-std::mutex& omplSeedMutex() {
-  static std::mutex m;
+// constructed and set up, and every sampler draws one as it is made (its ompl::RNG member, then
+// re-seeded locally).  Seeding it and constructing under one lock, and making samplers under it
+// too (they are made during searches, in other threads), makes that part a function of the
+// request's seed even with searches running in other threads.  Recursive: a planner's setup,
+// under the lock, makes samplers.
+std::recursive_mutex& omplSeedMutex() {
+  static std::recursive_mutex m;
   return m;
 }
 
@@ -512,7 +515,7 @@ ob::PlannerPtr throwawayPlanner(const PlannerInfo& info) {
   quietOmpl();
   // Constructing a planner draws a seed from OMPL's process-wide generator: under the same lock
   // as a search's seeding, so that it cannot take a search's seed.
-  std::lock_guard<std::mutex> lock(omplSeedMutex());
+  std::lock_guard<std::recursive_mutex> lock(omplSeedMutex());
   auto space = std::make_shared<ob::RealVectorStateSpace>(1);
   space->setBounds(0, 1);
   auto cspace = std::make_shared<oc::RealVectorControlSpace>(space, 1);
@@ -531,10 +534,14 @@ struct ParameterRange {
 };
 const std::map<std::string, ParameterRange>& parameterRanges() {
   static const std::map<std::string, ParameterRange> ranges = {
-      {"goal_bias", {0, 1, false, false}},          {"intermediate_states", {0, 1, false, true}},
-      {"border_fraction", {0, 1, true, false}},     {"bad_score_factor", {0, 1, true, false}},
-      {"good_score_factor", {0, 1, true, false}},   {"max_close_samples", {1, 1e6, false, true}},
-      {"range", {0, 1e4, false, false}},            {"pruning_radius", {0, 100, false, false}},
+      {"goal_bias", {0, 1, false, false}},
+      {"intermediate_states", {0, 1, false, true}},
+      {"border_fraction", {0, 1, true, false}},
+      {"bad_score_factor", {0, 1, true, false}},
+      {"good_score_factor", {0, 1, true, false}},
+      {"max_close_samples", {1, 1e6, false, true}},
+      {"range", {0, 1e4, false, false}},
+      {"pruning_radius", {0, 100, false, false}},
       {"selection_radius", {0, 100, false, false}},
   };
   return ranges;
@@ -711,14 +718,12 @@ SearchResult searchTree(const SearchProblem& problem) {
   cspace->setBounds(cbounds);
 
   SeedSequence seeds{opt.seed};
-  std::mutex seeds_mutex;  // samplers are allocated from the planner's thread only; cheap anyway
-  space->setStateSamplerAllocator(
-      [space_raw = space.get(), &seeds, &seeds_mutex](const ob::StateSpace*) {
-        std::lock_guard<std::mutex> lock(seeds_mutex);
-        return std::make_shared<SeededStateSampler>(space_raw, seeds());
-      });
-  cspace->setControlSamplerAllocator([&seeds, &seeds_mutex](const oc::ControlSpace* cs) {
-    std::lock_guard<std::mutex> lock(seeds_mutex);
+  space->setStateSamplerAllocator([space_raw = space.get(), &seeds](const ob::StateSpace*) {
+    std::lock_guard<std::recursive_mutex> lock(omplSeedMutex());
+    return std::make_shared<SeededStateSampler>(space_raw, seeds());
+  });
+  cspace->setControlSamplerAllocator([&seeds](const oc::ControlSpace* cs) {
+    std::lock_guard<std::recursive_mutex> lock(omplSeedMutex());
     return std::make_shared<SeededControlSampler>(cs, seeds());
   });
 
@@ -768,7 +773,7 @@ SearchResult searchTree(const SearchProblem& problem) {
 
   ob::PlannerPtr planner;
   {
-    std::lock_guard<std::mutex> lock(omplSeedMutex());
+    std::lock_guard<std::recursive_mutex> lock(omplSeedMutex());
     ompl::RNG::setSeed(static_cast<std::uint_fast32_t>(seeds()));
     planner = makePlanner(*findPlanner(opt.planner), si);
     applyParameters(*planner, opt.planner, opt.params);
