@@ -23,6 +23,9 @@ import grpc
 from marionette_client import OUTCOMES, Client, input_rows, parse_goal, pb
 from marionette.v1 import planner_pb2_grpc as pb_grpc
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "support"))
+import server_process  # noqa: E402
+
 BUILD = None
 SRC = None
 GOAL = "point:hand_l=0.05,0.24,0.40;radius=0.04"
@@ -30,27 +33,12 @@ GOAL = "point:hand_l=0.05,0.24,0.40;radius=0.04"
 
 def start_server(*args):
     """Starts marionette-server on a free loopback port; returns (process, "127.0.0.1:PORT")."""
-    proc = subprocess.Popen([os.path.join(BUILD, "bin", "marionette-server"), "--listen",
-                             "127.0.0.1:0", *args], stderr=subprocess.PIPE, text=True)
-    line = proc.stderr.readline()
-    m = re.search(r"\(port (\d+)\)", line)
-    if not m:
-        proc.kill()
-        raise AssertionError(f"the server did not start: {line}{proc.stderr.read()}")
-    # Keep draining its log so that it never blocks on a full pipe.
-    proc.log = []
-    proc.drain = threading.Thread(target=lambda: proc.log.extend(proc.stderr), daemon=True)
-    proc.drain.start()
-    return proc, f"127.0.0.1:{m.group(1)}"
+    return server_process.start_server(BUILD, *args)
 
 
 def stop_server(proc):
     """SIGTERM, then its exit status (once its log is read to the end)."""
-    proc.send_signal(signal.SIGTERM)
-    status = proc.wait(timeout=30)
-    proc.drain.join(timeout=30)
-    proc.stderr.close()
-    return status
+    return server_process.stop_server(proc)
 
 
 def cli(*args, check=True):

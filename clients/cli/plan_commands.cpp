@@ -122,6 +122,19 @@ void printOptimizationTable(const std::vector<SummaryRow>& rows, std::ostream& o
        << pair(r.before.min_stage_clearance_m, r.after.min_stage_clearance_m, "%.4f") << " |\n";
 }
 
+// A request's goal and planner options as the server takes them.
+void goalAndOptionsToProto(const PlanRequest& req, v1::PlanRequest& r) {
+  wire::goalToProto(req.goal, r.mutable_goal());
+  const PlannerOptions& opt = req.options;
+  r.set_planner(opt.planner);
+  for (const auto& [k, v] : opt.params) (*r.mutable_parameters())[k] = v;
+  r.set_time_limit_s(opt.time_limit_s);
+  r.set_seed(opt.seed);
+  r.set_output_rate_hz(opt.rate_hz);
+  r.set_step_s(opt.step_s);
+  r.set_roadmap_as_built(opt.roadmap_as_built);
+}
+
 // `plan --server`: the request as the server takes it, progress from PlanStream, and the plan
 // back as the very type the in-process path returns (so the files and summary are the same).
 // With `optimization`, the server optimizes the plan; *report gets what it did.
@@ -139,14 +152,7 @@ Plan planRemote(const Args& a, const PlanRequest& req, const ProgressFn& progres
   if (a.values.count("--scene")) *r.mutable_scene() = sceneRef(a.values.at("--scene"));
   if (a.values.count("--start"))
     *r.mutable_start() = startToProto(parseStartText(a.values.at("--start")));
-  wire::goalToProto(req.goal, r.mutable_goal());
-  const PlannerOptions& opt = req.options;
-  r.set_planner(opt.planner);
-  for (const auto& [k, v] : opt.params) (*r.mutable_parameters())[k] = v;
-  r.set_time_limit_s(opt.time_limit_s);
-  r.set_seed(opt.seed);
-  r.set_output_rate_hz(opt.rate_hz);
-  r.set_step_s(opt.step_s);
+  goalAndOptionsToProto(req, r);
   if (optimization) wire::optimizationOptionsToProto(*optimization, r.mutable_optimization());
   if (gains) r.mutable_gains()->set_enabled(true);
   std::optional<Plan> plan;
@@ -189,15 +195,7 @@ class FleetRuns {
     v1::PlanRequest r;
     *r.mutable_model() = modelRef(problem.model);
     *r.mutable_scene() = sceneRef(problem.scene);
-    wire::goalToProto(req.goal, r.mutable_goal());
-    const PlannerOptions& opt = req.options;
-    r.set_planner(opt.planner);
-    for (const auto& [k, v] : opt.params) (*r.mutable_parameters())[k] = v;
-    r.set_time_limit_s(opt.time_limit_s);
-    r.set_seed(opt.seed);
-    r.set_output_rate_hz(opt.rate_hz);
-    r.set_step_s(opt.step_s);
-    r.set_roadmap_as_built(opt.roadmap_as_built);
+    goalAndOptionsToProto(req, r);
     RunResult out{wire::planFromProto(call(r)), std::nullopt};
     // The optimizer's run: the same seeded request with optimization (the server plans the same
     // plan again, then optimizes it), so that the log has the plan's figures and the optimized
