@@ -9,7 +9,6 @@ local sweep's.  Usage:
 import concurrent.futures
 import json
 import os
-import re
 import signal
 import subprocess
 import sys

@@ -9,8 +9,6 @@ import csv
 import io
 import json
 import os
-import re
-import signal
 import subprocess
 import sys
 import tempfile

@@ -184,7 +184,7 @@ Plan planRemote(const Args& a, const PlanRequest& req, const ProgressFn& progres
 // that cannot answer stops the sweep (`failure` says why).
 class FleetRuns {
  public:
-  explicit FleetRuns(const Args& a) : remote_(remoteOptions(a)), server_(a.values.at("--server")) {}
+  explicit FleetRuns(const Args& a) : remote_(remoteOptions(a)) {}
 
   RunResult operator()(const BenchmarkProblem& problem, const PlanRequest& req, bool optimize,
                        const OptimizationOptions& optimization) {
@@ -231,7 +231,6 @@ class FleetRuns {
     return response;
   }
   Remote remote_;
-  std::string server_;
   mutable std::mutex mutex_;
   std::string failure_;
 };

@@ -93,11 +93,9 @@ RoadmapCache::Lookup RoadmapCache::get(const CollisionModelPtr& collision,
         const std::uint64_t known = it->second.file_id;
         lock.unlock();
         // Another server wrote verdicts to the shared file since: take them up.
-        if (shared_folder) {
-          const std::string path = pathFor(key);
-          if (const std::uint64_t now = fileId(path); now != 0 && now != known)
-            setFileId(key, adoptFromDisk(*found, path, known));
-        }
+        if (shared_folder)
+          if (const std::uint64_t now = adoptFromDisk(*found, pathFor(key), known); now != known)
+            setFileId(key, now);
         return {found, false};
       }
       // Being built by another call: wait for it, polling our own cancel (without the lock:

@@ -3,6 +3,7 @@
 #include <netdb.h>
 #include <sys/socket.h>
 
+#include <algorithm>
 #include <vector>
 
 #include "embedded_kServiceConfig.hpp"  // generated: proto/marionette/v1/service_config.json
