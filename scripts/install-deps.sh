@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Installs the Debian 12 packages the project builds with (clang and its sanitizer and libFuzzer
-# runtimes for the fuzz targets, scripts/fuzz.sh), and the viewer's npm packages
+# Installs the Debian 12 packages the project builds, packages and tests with (clang and its sanitizer
+# and libFuzzer runtimes for the fuzz targets, scripts/fuzz.sh; dpkg-dev, debootstrap, venv and pip
+# for the install tests), and the viewer's npm packages
 # (three.js, esbuild, playwright-core, pinned in clients/viewer/web/package-lock.json) with
 # `npm ci`.  Idempotent: does nothing when everything is present.  Needs root, or sudo.
 #   --bench   also MuJoCo (libmujoco-dev), for benchmarks/bench_peer.cpp only: nothing builds or
@@ -23,6 +24,7 @@ packages=(
   libgtest-dev libbenchmark-dev
   libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc
   python3 python3-grpcio python3-protobuf python3-yaml openssl nginx
+  python3-venv python3-pip python3-setuptools python3-wheel dpkg-dev debootstrap
   nodejs chromium fonts-dejavu-core
   clang libclang-rt-14-dev
 )

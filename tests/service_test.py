@@ -9,6 +9,7 @@ import csv
 import io
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -18,7 +19,8 @@ import unittest
 
 import grpc
 
-from marionette_client import OUTCOMES, Client, input_rows, parse_goal, pb
+import marionette_client
+from marionette_client import OUTCOMES, Client, input_rows, pb
 from marionette.v1 import planner_pb2_grpc as pb_grpc
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "support"))
@@ -76,6 +78,20 @@ class Service(unittest.TestCase):
         scenes = {s.name: s for s in self.client.scenes()}
         self.assertEqual(sorted(scenes), ["empty", "living-room", "pillars", "table", "window"])
         self.assertIn("table_top", scenes["table"].obstacles)
+
+    def test_server_info_reports_the_projects_version(self):
+        with open(os.path.join(SRC, "CMakeLists.txt")) as f:
+            version = re.search(r"project\(marionette VERSION ([0-9.]+)", f.read()).group(1)
+        info = self.client.server_info()
+        self.assertEqual((info.version, info.api, info.workers, info.max_queue),
+                         (version, "marionette.v1.Planner", 2, 2))
+        self.assertEqual(marionette_client.__version__, version)
+        self.assertIn(f"marionette-server {version}: listening on", self.proc.log[0])
+        self.assertEqual(json.loads(cli("version", "--json", "--server", self.target).stdout),
+                         {"version": version, "server": {"version": version,
+                                                         "api": "marionette.v1.Planner",
+                                                         "workers": 2, "max_queue": 2}})
+        self.assertEqual(cli("--version").stdout, f"marionette {version}\n")
 
     def test_simulate_matches_the_cli_in_process(self):
         rows = [[0.68 - 0.05 * (i / 50.0)] for i in range(51)]
@@ -302,6 +318,9 @@ class Shutdown(unittest.TestCase):
             try:
                 with self.assertRaises(grpc.RpcError) as e:
                     Client(target).models()
+                self.assertEqual(e.exception.code(), grpc.StatusCode.UNAUTHENTICATED)
+                with self.assertRaises(grpc.RpcError) as e:
+                    Client(target).server_info()
                 self.assertEqual(e.exception.code(), grpc.StatusCode.UNAUTHENTICATED)
                 self.assertTrue(Client(target, token="let-me-in").models())
                 p = cli("models", "--server", target, "--token-file", token)

@@ -1,5 +1,6 @@
 // marionette: the command-line client.
 //
+//   marionette --version | version [--json] [SERVER]
 //   marionette models [--json] [SERVER]
 //   marionette scenes [--json] [SERVER]
 //   marionette simulate --model NAME|FILE [--dt S] [--duration S] [--inputs FILE.csv]
@@ -29,6 +30,7 @@
 #include "marionette/environments/checked_simulation.hpp"
 #include "marionette/models/model_io.hpp"
 #include "marionette/models/simulation.hpp"
+#include "marionette/models/version.hpp"
 #include "marionette/service/wire.hpp"
 #include "perform_command.hpp"
 #include "plan_commands.hpp"
@@ -44,6 +46,7 @@ namespace wire = marionette::wire;
 
 constexpr const char* kUsage =
     "usage:\n"
+    "  marionette --version | version [--json] [SERVER]\n"
     "  marionette models [--json] [SERVER]\n"
     "  marionette scenes [--json] [SERVER]\n"
     "  marionette simulate --model NAME|FILE [--dt S] [--duration S] [--inputs FILE.csv]\n"
@@ -115,6 +118,17 @@ int listBuiltins(int argc, char** argv, const std::vector<std::string>& all, Loa
       std::cout << text_line(*item) << "\n";
   }
   if (json) std::cout << "]\n";
+  return 0;
+}
+
+// This program's version, and with SERVER the server's (GetServerInfo).
+int cmdVersion(int argc, char** argv) {
+  const Args a = parseArgs(argc, argv, 2, {"--server", "--token-file", "--tls-ca"}, {"--json"});
+  const bool json = a.switches.count("--json");
+  if (a.values.count("--server")) return cmdVersionRemote(a, json, MARIONETTE_VERSION);
+  std::cout << (json ? "{\"version\": " + jsonString(MARIONETTE_VERSION) + "}"
+                     : std::string("marionette " MARIONETTE_VERSION))
+            << "\n";
   return 0;
 }
 
@@ -415,7 +429,12 @@ int main(int argc, char** argv) {
     return argc < 2 ? 2 : 0;
   }
   const std::string cmd = argv[1];
+  if (cmd == "--version") {
+    std::cout << "marionette " MARIONETTE_VERSION "\n";
+    return 0;
+  }
   try {
+    if (cmd == "version") return cmdVersion(argc, argv);
     if (cmd == "models") return cmdModels(argc, argv);
     if (cmd == "scenes") return cmdScenes(argc, argv);
     if (cmd == "simulate") return cmdSimulate(argc, argv);

@@ -5,6 +5,7 @@
 #include "marionette/models/dynamics.hpp"
 #include "marionette/models/model_io.hpp"
 #include "marionette/models/rest_pose.hpp"
+#include "marionette/models/version.hpp"
 #include "marionette/planner/goal.hpp"
 #include "marionette/planner/performance.hpp"
 #include "marionette/service/wire.hpp"
@@ -98,6 +99,17 @@ Status PlannerService::ListScenes(ServerContext* ctx, const v1::ListScenesReques
       *out->add_scenes() = wire::summarize(*resolver_.builtinScene(name));
     return Status::OK;
   }));
+}
+
+Status PlannerService::GetServerInfo(ServerContext* ctx, const v1::GetServerInfoRequest*,
+                                     v1::ServerInfo* out) {
+  RequestLog rl(log_, "GetServerInfo", ctx);
+  if (Status s = authorize(ctx->client_metadata(), options_.token); !s.ok()) return rl.finish(s);
+  out->set_version(MARIONETTE_VERSION);
+  out->set_api(v1::Planner::service_full_name());
+  out->set_workers(options_.workers);
+  out->set_max_queue(options_.max_queue);
+  return rl.finish(Status::OK);
 }
 
 Status PlannerService::Simulate(ServerContext* ctx, const v1::SimulateRequest* req,

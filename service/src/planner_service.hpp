@@ -46,6 +46,8 @@ class PlannerService final : public v1::Planner::Service {
                           grpc::ServerWriter<v1::PlanEvent>* writer) override;
   grpc::Status Perform(grpc::ServerContext* ctx, const v1::PerformRequest* req,
                        grpc::ServerWriter<v1::PlanEvent>* writer) override;
+  grpc::Status GetServerInfo(grpc::ServerContext* ctx, const v1::GetServerInfoRequest* req,
+                             v1::ServerInfo* out) override;
 
  private:
   grpc::Status plan(grpc::ServerContext* ctx, const v1::PlanRequest& req, v1::PlanResponse* out,

@@ -4,6 +4,7 @@
 //                     [--roadmap-dir DIR] [--tls-cert FILE --tls-key FILE] [--token-file FILE]
 //                     [--max-request-bytes N] [--max-receive-memory BYTES] [--max-time-limit S]
 //                     [--shutdown-grace S]
+//   marionette-server --version
 //
 // Logs one JSON line per request on stderr.  SIGTERM or SIGINT: stop accepting calls, give
 // running plans the grace period, cancel the rest (their clients see UNAVAILABLE), exit 0.
@@ -21,6 +22,7 @@
 #include "marionette/common/files.hpp"
 #include "marionette/common/text.hpp"
 #include "marionette/models/field_error.hpp"
+#include "marionette/models/version.hpp"
 #include "marionette/service/server.hpp"
 
 namespace {
@@ -30,7 +32,8 @@ constexpr const char* kUsage =
     "                         [--roadmap-dir DIR] [--tls-cert FILE --tls-key FILE]\n"
     "                         [--token-file FILE] [--max-request-bytes N]\n"
     "                         [--max-receive-memory BYTES]\n"
-    "                         [--max-time-limit S] [--shutdown-grace S]\n";
+    "                         [--max-time-limit S] [--shutdown-grace S]\n"
+    "       marionette-server --version\n";
 
 double number(const std::string& flag, const std::string& text) {
   double v;
@@ -77,6 +80,10 @@ int main(int argc, char** argv) {
         std::cout << kUsage;
         return 0;
       }
+      if (a == "--version") {
+        std::cout << "marionette-server " << MARIONETTE_VERSION << "\n";
+        return 0;
+      }
       if (i + 1 >= argc) throw std::invalid_argument(a + ": needs a value (or is unknown)");
       const std::string v = argv[++i];
       if (a == "--listen")
@@ -121,9 +128,10 @@ int main(int argc, char** argv) {
 
     PlannerServer server(opt);
     server.start();
-    std::cerr << "marionette-server: listening on " << opt.listen << " (port " << server.port()
-              << "), " << server.options().workers << " workers, " << server.options().max_queue
-              << " queued at most" << (opt.token.empty() ? "" : ", token required")
+    std::cerr << "marionette-server " MARIONETTE_VERSION ": listening on " << opt.listen
+              << " (port " << server.port() << "), " << server.options().workers << " workers, "
+              << server.options().max_queue << " queued at most"
+              << (opt.token.empty() ? "" : ", token required")
               << (opt.tls_cert_file.empty() ? "" : ", TLS") << std::endl;
     int sig = 0;
     sigwait(&signals, &sig);

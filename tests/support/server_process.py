@@ -12,8 +12,14 @@ SERVING, NOT_SERVING = 1, 2  # grpc.health.v1.HealthCheckResponse.ServingStatus
 def start_server(build, *args):
     """marionette-server on a free loopback port with `args`: (process, "127.0.0.1:PORT"); its
     log lines gather in process.log (drained, so that it never blocks on a full pipe)."""
-    proc = subprocess.Popen([os.path.join(build, "bin", "marionette-server"), "--listen",
-                             "127.0.0.1:0", *args], stderr=subprocess.PIPE, text=True)
+    return start_server_command([os.path.join(build, "bin", "marionette-server"), "--listen",
+                                 "127.0.0.1:0", *args])
+
+
+def start_server_command(command):
+    """start_server for a whole command line (an installed server, run as some user): it must
+    listen on a free port (--listen HOST:0)."""
+    proc = subprocess.Popen(command, stderr=subprocess.PIPE, text=True)
     line = proc.stderr.readline()
     m = re.search(r"\(port (\d+)\)", line)
     if not m:

@@ -1,16 +1,18 @@
 #!/usr/bin/env python3
 """Asks a marionette-server for a plan and prints its input sequence (the motor setpoints).
 
-    PYTHONPATH=build/python python3 clients/python/examples/plan_and_print.py \
-        --server 127.0.0.1:50051 [--model puppetcopter --scene table \
+    python3 plan_and_print.py --server 127.0.0.1:50051 [--model puppetcopter --scene table \
         --goal "point:hand_l=0.05,0.24,0.40;radius=0.04" --planner est --seed 1]
+
+With the client installed (pip install clients/python: docs/install.md), from any folder; or from
+a build tree with PYTHONPATH=build/python.
 """
 import argparse
 import sys
 
 import grpc
 
-from marionette_client import OUTCOMES, Client, input_rows
+from marionette_client import OUTCOMES, Client, __version__, input_rows
 
 
 def main():
@@ -26,6 +28,9 @@ def main():
     args = ap.parse_args()
     with Client(args.server, token=args.token) as client:
         try:
+            info = client.server_info()
+            print(f"# marionette_client {__version__}, marionette-server {info.version}",
+                  file=sys.stderr)
             plan = None
             for event in client.plan_stream(args.model, args.goal, scene=args.scene,
                                             planner=args.planner, seed=args.seed,

@@ -1,8 +1,9 @@
 """A Python client for marionette-server (the marionette.v1.Planner gRPC service).
 
-Uses Debian's python3-grpcio and python3-protobuf, and the stubs generated at build time from
-proto/marionette/v1/planner.proto into build/python (put that folder on PYTHONPATH; the build
-copies this package there too).
+Uses Debian's python3-grpcio and python3-protobuf, and the stubs generated from
+proto/marionette/v1/planner.proto: by `pip install clients/python` (docs/install.md), or by the
+project's build into build/python (put that folder on PYTHONPATH; the build copies this package
+there too).
 
     from marionette_client import Client, parse_goal
     with Client("127.0.0.1:50051") as c:          # or "a:50051,b:50051", or "dns:///name:50051"
@@ -29,7 +30,10 @@ import grpc
 from marionette.v1 import planner_pb2 as pb
 from marionette.v1 import planner_pb2_grpc as pb_grpc
 
-__all__ = ["Client", "parse_goal", "input_rows", "channel_target", "pb", "OUTCOMES"]
+from ._version import __version__
+
+__all__ = ["Client", "parse_goal", "input_rows", "channel_target", "pb", "OUTCOMES",
+           "__version__"]
 
 OUTCOMES = {pb.OUTCOME_EXACT: "exact", pb.OUTCOME_APPROXIMATE: "approximate",
             pb.OUTCOME_NOT_FOUND: "not-found"}
@@ -182,6 +186,10 @@ class Client:
 
     def __exit__(self, *exc):
         self.close()
+
+    def server_info(self):
+        """What this client talks to: pb.ServerInfo (version, api, workers, max_queue)."""
+        return self.stub.GetServerInfo(pb.GetServerInfoRequest(), metadata=self.metadata)
 
     def models(self):
         return list(self.stub.ListModels(pb.ListModelsRequest(), metadata=self.metadata).models)

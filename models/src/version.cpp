@@ -1,0 +1,9 @@
+#include "marionette/models/version.hpp"
+
+namespace marionette {
+
+const char* libraryVersion() {
+  return MARIONETTE_VERSION;
+}
+
+}  // namespace marionette

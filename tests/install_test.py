@@ -1,0 +1,178 @@
+#!/usr/bin/env python3
+"""`cmake --install` into a fresh prefix, then used from there as a C++ user would
+(docs/install.md): the layout, only the public headers, the CMake package (its version check
+included), the programs running from the prefix on the prefix's libraries, and examples/cpp built
+out of tree against the prefix, whose plan equals the installed CLI's.
+
+    install_test.py BUILD_DIR SOURCE_DIR
+"""
+import glob
+import json
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+import tempfile
+import unittest
+
+BUILD, SOURCE = (os.path.abspath(p) for p in sys.argv[1:3])
+del sys.argv[1:3]
+
+API_LIBRARIES = ["models", "control", "plan", "environments", "planner"]
+# What a public header may include besides the installed headers: the standard library and Eigen.
+ALLOWED_INCLUDE = re.compile(r"#include\s+(<[a-z_]+>|<Eigen/[A-Za-z]+>|\"marionette/[a-z_/]+\.hpp\")")
+
+
+def run(*command, cwd=None, env=None, check=True):
+    result = subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True)
+    if check and result.returncode != 0:
+        raise AssertionError(f"{shlex.join(command)} exited {result.returncode}:\n"
+                             f"{result.stdout}\n{result.stderr}")
+    return result
+
+
+def project_version():
+    with open(os.path.join(SOURCE, "CMakeLists.txt")) as f:
+        return re.search(r"project\(marionette VERSION ([0-9.]+)", f.read()).group(1)
+
+
+def clean_env():
+    """The environment of a user who never saw the build tree."""
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("LD_LIBRARY_PATH", "CMAKE_PREFIX_PATH", "PYTHONPATH", "CPATH")}
+    return env
+
+
+class InstalledPrefix(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.mkdtemp(prefix="marionette-install-")
+        cls.prefix = os.path.join(cls.tmp, "prefix")
+        run("cmake", "--install", BUILD, "--prefix", cls.prefix)
+        cls.version = project_version()
+        cls.libdir = os.path.join(cls.prefix, "lib")
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.tmp, ignore_errors=True)
+
+    def test_layout(self):
+        p = self.prefix
+        for path in ["bin/marionette", "bin/marionette-server",
+                     "lib/cmake/marionette/marionetteConfig.cmake",
+                     "lib/cmake/marionette/marionetteConfigVersion.cmake",
+                     "lib/cmake/marionette/marionetteTargets.cmake",
+                     "include/marionette/models/version.hpp",
+                     "include/marionette/planner/planner.hpp",
+                     "share/marionette/models/puppetcopter.yaml",
+                     "share/marionette/scenes/living-room.yaml",
+                     "share/marionette/maps/puppetcopter.yaml",
+                     "share/marionette/examples/cpp/CMakeLists.txt",
+                     "share/doc/marionette/install.md",
+                     "lib/systemd/system/marionette-server.service"]:
+            self.assertTrue(os.path.exists(os.path.join(p, path)), path)
+        self.assertTrue(glob.glob(os.path.join(p, "share/marionette/scenes/meshes/*")))
+        for name in API_LIBRARIES + ["common"]:
+            lib = os.path.join(self.libdir, f"libmarionette_{name}.so")
+            self.assertTrue(os.path.islink(lib), lib)  # the development link ...
+            major, minor = self.version.split(".")[:2]
+            self.assertTrue(os.path.exists(f"{lib}.{major}.{minor}"))  # ... and the soname
+        # Only the API's headers: no internal library's, no front end's, no generated stubs.
+        self.assertEqual(sorted(os.listdir(os.path.join(p, "include/marionette"))),
+                         sorted(API_LIBRARIES))
+        self.assertFalse(glob.glob(os.path.join(p, "lib/*.a")))
+
+    def test_headers_include_only_std_eigen_and_each_other(self):
+        headers = glob.glob(os.path.join(self.prefix, "include/marionette/*/*.hpp"))
+        self.assertGreater(len(headers), 30)
+        installed = {os.path.relpath(h, os.path.join(self.prefix, "include")) for h in headers}
+        for header in headers:
+            with open(header) as f:
+                for number, line in enumerate(f, 1):
+                    if not line.startswith("#include"):
+                        continue
+                    where = f"{header}:{number}: {line.strip()}"
+                    self.assertRegex(line, ALLOWED_INCLUDE, where)
+                    quoted = re.search(r'"(.*)"', line)
+                    if quoted:
+                        self.assertIn(quoted.group(1), installed, where)
+
+    def test_programs_run_from_the_prefix_on_its_libraries(self):
+        env = clean_env()
+        out = run(os.path.join(self.prefix, "bin/marionette"), "--version", env=env).stdout
+        self.assertEqual(out, f"marionette {self.version}\n")
+        out = run(os.path.join(self.prefix, "bin/marionette-server"), "--version", env=env).stdout
+        self.assertEqual(out, f"marionette-server {self.version}\n")
+        # Every project library resolves into the prefix, none into the build tree.
+        for program in ["bin/marionette", "bin/marionette-server"]:
+            ldd = run("ldd", os.path.join(self.prefix, program), env=env).stdout
+            resolved = re.findall(r"(libmarionette_\w+\.so[.0-9]*) => (\S+)", ldd)
+            self.assertTrue(resolved, ldd)
+            for name, path in resolved:
+                self.assertTrue(os.path.realpath(path).startswith(os.path.realpath(self.prefix)),
+                                f"{program}: {name} => {path}")
+            self.assertNotIn("not found", ldd)
+
+    def test_example_builds_out_of_tree_and_plans_as_the_cli_does(self):
+        env = clean_env()
+        example = os.path.join(self.tmp, "example-src")
+        shutil.copytree(os.path.join(self.prefix, "share/marionette/examples/cpp"), example)
+        build = os.path.join(self.tmp, "example-build")
+        run("cmake", "-S", example, "-B", build, f"-DCMAKE_PREFIX_PATH={self.prefix}",
+            "-DCMAKE_BUILD_TYPE=Release", "-DCMAKE_EXPORT_COMPILE_COMMANDS=ON", env=env)
+        run("cmake", "--build", build, env=env)
+
+        # Its compile line reaches the prefix's headers and Eigen's, nothing of the sources' tree
+        # and none of the libraries' private dependencies.
+        with open(os.path.join(build, "compile_commands.json")) as f:
+            command = json.load(f)[0]["command"]
+        includes = re.findall(r"-(?:I|isystem)\s*(\S+)", command)
+        self.assertIn(os.path.join(self.prefix, "include"), includes)
+        for path in includes:
+            self.assertTrue(path.startswith(self.prefix) or path.endswith("eigen3"), command)
+        self.assertNotIn(SOURCE, command)
+        with open(os.path.join(build, "CMakeFiles/marionette_example.dir/link.txt")) as f:
+            link = f.read()
+        for private in ["fcl", "ompl", "assimp", "ipopt", "yaml-cpp", "grpc", BUILD]:
+            self.assertNotIn(private, link)
+
+        out = run(os.path.join(build, "marionette_example"), cwd=self.tmp, env=env).stdout
+        self.assertIn(f"marionette headers {self.version}, libraries {self.version}", out)
+        self.assertIn("model planar-arm: 2 joints, 2 rig inputs, 1 strings", out)
+        moved = float(re.search(r"simulated 1 s at rest: joints moved (\S+)", out).group(1))
+        self.assertLess(moved, 1e-9)  # started at rest, it stays (the integrator's p_0)
+        self.assertRegex(out, r"at rest in 'empty': clear, [0-9.]+ m from the stage")
+        plan = re.search(r"plan est seed 1: exact, (\d+) samples at 50 Hz, goal reached at "
+                         r"sample (\d+)", out)
+        self.assertIsNotNone(plan, out)
+
+        # The installed CLI plans the same motion.
+        csv = os.path.join(self.tmp, "cli.csv")
+        run(os.path.join(self.prefix, "bin/marionette"), "plan", "--model", "planar-arm",
+            "--goal", "q:theta1=0.3", "--planner", "est", "--seed", "1", "--time-limit", "10",
+            "--inputs-csv", csv, "--quiet", cwd=self.tmp, env=env)
+        with open(csv) as f:
+            rows = [line for line in f if line.strip() and not line.startswith("t")]
+        self.assertEqual(len(rows), int(plan.group(1)))
+
+    def test_package_version_is_checked(self):
+        env = clean_env()
+        for wanted, ok in [(self.version, True), ("0.0", False), ("99.0", False)]:
+            src = os.path.join(self.tmp, f"want-{wanted}")
+            os.makedirs(src, exist_ok=True)
+            with open(os.path.join(src, "CMakeLists.txt"), "w") as f:
+                f.write("cmake_minimum_required(VERSION 3.16)\nproject(want LANGUAGES CXX)\n"
+                        f"find_package(marionette {wanted} REQUIRED)\n"
+                        "message(STATUS \"found ${marionette_VERSION} at ${marionette_DATA_DIR}\")\n")
+            result = run("cmake", "-S", src, "-B", os.path.join(src, "build"),
+                         f"-DCMAKE_PREFIX_PATH={self.prefix}", env=env, check=False)
+            self.assertEqual(result.returncode == 0, ok, result.stdout + result.stderr)
+            if ok:
+                self.assertIn(f"found {self.version} at {self.prefix}/share/marionette",
+                              result.stdout)
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
