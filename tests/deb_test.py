@@ -26,7 +26,6 @@ import shlex
 import shutil
 import signal
 import stat
-import subprocess
 import sys
 import tempfile
 import unittest
@@ -34,6 +33,7 @@ import unittest
 BUILD, SOURCE = (os.path.abspath(p) for p in sys.argv[1:3])
 del sys.argv[1:3]
 sys.path.insert(0, os.path.join(SOURCE, "tests"))
+from support.commands import project_version, run  # noqa: E402
 from support.server_process import start_server_command, stop_server  # noqa: E402
 
 PACKAGE = "marionette"
@@ -42,22 +42,11 @@ QUICK_START = ["plan", "--model", "puppetcopter", "--scene", "table", "--planner
                "1", "--goal", "point:hand_l=0.05,0.24,0.40;radius=0.04"]
 
 
-def run(*command, cwd=None, check=True):
-    result = subprocess.run(command, cwd=cwd, capture_output=True, text=True)
-    if check and result.returncode != 0:
-        raise AssertionError(f"{shlex.join(command)} exited {result.returncode}:\n"
-                             f"{result.stdout}\n{result.stderr}")
-    return result
-
 
 def installed(package):
     result = run("dpkg-query", "-W", "-f=${Status}", package, check=False)
     return result.returncode == 0 and "ok installed" in result.stdout
 
-
-def project_version():
-    with open(os.path.join(SOURCE, "CMakeLists.txt")) as f:
-        return re.search(r"project\(marionette VERSION ([0-9.]+)", f.read()).group(1)
 
 
 def is_elf(path):
@@ -99,7 +88,7 @@ class DebianPackage(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         cls.tmp = tempfile.mkdtemp(prefix="marionette-deb-")
-        cls.version = project_version()
+        cls.version = project_version(SOURCE)
         run("cpack", "--config", os.path.join(BUILD, "CPackConfig.cmake"), "-B", cls.tmp)
         debs = glob.glob(os.path.join(cls.tmp, "*.deb"))
         assert len(debs) == 1, debs

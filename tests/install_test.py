@@ -10,32 +10,21 @@ import glob
 import json
 import os
 import re
-import shlex
 import shutil
-import subprocess
 import sys
 import tempfile
 import unittest
 
 BUILD, SOURCE = (os.path.abspath(p) for p in sys.argv[1:3])
 del sys.argv[1:3]
+sys.path.insert(0, os.path.join(SOURCE, "tests"))
+from support.commands import project_version, run  # noqa: E402
 
 API_LIBRARIES = ["models", "control", "plan", "environments", "planner"]
 # What a public header may include besides the installed headers: the standard library and Eigen.
 ALLOWED_INCLUDE = re.compile(r"#include\s+(<[a-z_]+>|<Eigen/[A-Za-z]+>|\"marionette/[a-z_/]+\.hpp\")")
 
 
-def run(*command, cwd=None, env=None, check=True):
-    result = subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True)
-    if check and result.returncode != 0:
-        raise AssertionError(f"{shlex.join(command)} exited {result.returncode}:\n"
-                             f"{result.stdout}\n{result.stderr}")
-    return result
-
-
-def project_version():
-    with open(os.path.join(SOURCE, "CMakeLists.txt")) as f:
-        return re.search(r"project\(marionette VERSION ([0-9.]+)", f.read()).group(1)
 
 
 def clean_env():
@@ -51,7 +40,7 @@ class InstalledPrefix(unittest.TestCase):
         cls.tmp = tempfile.mkdtemp(prefix="marionette-install-")
         cls.prefix = os.path.join(cls.tmp, "prefix")
         run("cmake", "--install", BUILD, "--prefix", cls.prefix)
-        cls.version = project_version()
+        cls.version = project_version(SOURCE)
         cls.libdir = os.path.join(cls.prefix, "lib")
 
     @classmethod

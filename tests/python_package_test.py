@@ -10,9 +10,7 @@ reports the server's version; uninstalled, nothing of it is left.
 """
 import os
 import re
-import shlex
 import shutil
-import subprocess
 import sys
 import tempfile
 import unittest
@@ -20,22 +18,12 @@ import unittest
 BUILD, SOURCE = (os.path.abspath(p) for p in sys.argv[1:3])
 del sys.argv[1:3]
 sys.path.insert(0, os.path.join(SOURCE, "tests"))
+from support.commands import project_version, run  # noqa: E402
 from support.server_process import start_server, stop_server  # noqa: E402
 
 SYSTEM_PYTHON = "/usr/bin/python3"
 
 
-def run(*command, cwd=None, env=None, check=True):
-    result = subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True)
-    if check and result.returncode != 0:
-        raise AssertionError(f"{shlex.join(command)} exited {result.returncode}:\n"
-                             f"{result.stdout}\n{result.stderr}")
-    return result
-
-
-def project_version():
-    with open(os.path.join(SOURCE, "CMakeLists.txt")) as f:
-        return re.search(r"project\(marionette VERSION ([0-9.]+)", f.read()).group(1)
 
 
 class PipPackage(unittest.TestCase):
@@ -64,10 +52,10 @@ class PipPackage(unittest.TestCase):
     def test_1_version_and_where_it_comes_from(self):
         self.assertEqual(self.python_says("import marionette_client; "
                                           "print(marionette_client.__version__)"),
-                         project_version())
+                         project_version(SOURCE))
         self.assertEqual(self.python_says("import importlib.metadata as m; "
                                           "print(m.version('marionette-client'))"),
-                         project_version())
+                         project_version(SOURCE))
         site = self.python_says("import sysconfig; print(sysconfig.get_paths()['purelib'])")
         self.assertTrue(site.startswith(self.venv), site)
         for module in ["marionette_client", "marionette.v1.planner_pb2",
@@ -93,7 +81,7 @@ class PipPackage(unittest.TestCase):
                          "--seed", "1", cwd=self.work, env=self.env)
         finally:
             self.assertEqual(stop_server(server), 0)
-        version = project_version()
+        version = project_version(SOURCE)
         self.assertIn(f"# marionette_client {version}, marionette-server {version}",
                       result.stderr)
         lines = result.stdout.splitlines()
