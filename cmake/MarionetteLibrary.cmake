@@ -38,7 +38,8 @@ function(marionette_library name)
 endfunction()
 
 # marionette_shared_library(<target> <export name>): the properties and install rules of every
-# shared library of the project (the API's and the internal common one).
+# shared library of the project (the API's and the internal common one; static in a fuzz build,
+# which installs nothing).
 function(marionette_shared_library target export_name)
   set_target_properties(${target} PROPERTIES
     VERSION ${PROJECT_VERSION}

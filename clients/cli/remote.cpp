@@ -114,24 +114,6 @@ v1::SceneRef sceneRef(const std::string& name_or_path) {
 }
 
 // The same lines as the in-process `models` / `scenes` (marionette_cli.cpp).
-int cmdVersionRemote(const Args& a, bool json, const std::string& own_version) {
-  Remote remote(remoteOptions(a));
-  v1::ServerInfo info;
-  grpc::ClientContext ctx;
-  remote.prepare(ctx);
-  remote.check(remote.stub().GetServerInfo(&ctx, {}, &info), "GetServerInfo");
-  if (json)
-    std::cout << "{\"version\": " << jsonString(own_version)
-              << ", \"server\": {\"version\": " << jsonString(info.version())
-              << ", \"api\": " << jsonString(info.api()) << ", \"workers\": " << info.workers()
-              << ", \"max_queue\": " << info.max_queue() << "}}\n";
-  else
-    std::cout << "marionette " << own_version << "\nserver: marionette-server " << info.version()
-              << " (" << info.api() << "), " << info.workers() << " workers, " << info.max_queue()
-              << " queued at most\n";
-  return 0;
-}
-
 int cmdModelsRemote(const Args& a, bool json) {
   Remote remote(remoteOptions(a));
   v1::ListModelsResponse list;
@@ -197,6 +179,24 @@ int cmdScenesRemote(const Args& a, bool json) {
               << "}" << (i + 1 < list.scenes_size() ? "," : "") << "\n";
   }
   if (json) std::cout << "]\n";
+  return 0;
+}
+
+int cmdVersionRemote(const Args& a, bool json, const std::string& own_version) {
+  Remote remote(remoteOptions(a));
+  v1::ServerInfo info;
+  grpc::ClientContext ctx;
+  remote.prepare(ctx);
+  remote.check(remote.stub().GetServerInfo(&ctx, {}, &info), "GetServerInfo");
+  if (json)
+    std::cout << "{\"version\": " << jsonString(own_version)
+              << ", \"server\": {\"version\": " << jsonString(info.version())
+              << ", \"api\": " << jsonString(info.api()) << ", \"workers\": " << info.workers()
+              << ", \"max_queue\": " << info.max_queue() << "}}\n";
+  else
+    std::cout << "marionette " << own_version << "\nserver: marionette-server " << info.version()
+              << " (" << info.api() << "), " << info.workers() << " workers, " << info.max_queue()
+              << " queued at most\n";
   return 0;
 }
 

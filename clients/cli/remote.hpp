@@ -66,8 +66,8 @@ v1::ModelRef modelRef(const std::string& name_or_path);
 v1::SceneRef sceneRef(const std::string& name_or_path);
 
 int cmdModelsRemote(const Args& args, bool json);
+int cmdScenesRemote(const Args& args, bool json);
 // `version --server ...`: this program's version and the server's.
 int cmdVersionRemote(const Args& args, bool json, const std::string& own_version);
-int cmdScenesRemote(const Args& args, bool json);
 
 }  // namespace marionette::cli
