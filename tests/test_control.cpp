@@ -6,7 +6,10 @@
 
 #include <Eigen/Cholesky>
 #include <cmath>
+#include <functional>
 #include <random>
+#include <utility>
+#include <vector>
 
 #include "marionette/control/estimator.hpp"
 #include "marionette/control/measurement.hpp"
@@ -215,6 +218,20 @@ TEST(Estimator, BadOptionsNameTheField) {
   } catch (const FieldError& e) {
     EXPECT_EQ(e.field(), "dt_s");
   }
+  // Noise beyond its bounds overflows the covariance (1e300 made it NaN in one step).
+  for (const auto& [field, set] : std::vector<std::pair<std::string, std::function<void()>>>{
+           {"position_std", [&] { o.position_std = 1e300; }},
+           {"velocity_std", [&] { o.velocity_std = 1e3; }},
+           {"initial_position_std", [&] { o.initial_position_std = 2; }}}) {
+    o = EstimatorOptions{};
+    set();
+    try {
+      Estimator e(m, markerAndEncoder(m), o);
+      FAIL() << "accepted " << field;
+    } catch (const FieldError& e) {
+      EXPECT_EQ(e.field(), field);
+    }
+  }
   MeasurementSpec spec;
   spec.markers = {"marker", "elbow"};
   try {
@@ -267,9 +284,9 @@ struct SwingPlan {
   IntegratorOptions options;
   Eigen::MatrixXd inputs;
   State start;
-  SwingPlan() {
-    options.dt_s = 1.0 / 30;
-    const int n = 31;
+  explicit SwingPlan(double rate_hz = 30) {
+    options.dt_s = 1.0 / rate_hz;
+    const int n = static_cast<int>(std::lround(rate_hz)) + 1;  // 1 s
     inputs.resize(n, 2);
     for (int k = 0; k < n; ++k) {
       const double t = k * options.dt_s;
@@ -435,6 +452,40 @@ TEST(TrackingLqr, GainsMinimizeTheQuadraticCostAndTheValueIsItsCost) {
     const double Jp = cost(Kp, x0), Jm = cost(Km, x0);
     EXPECT_LT(std::abs(Jp - Jm) / 2, 1e-6 * J) << "gradient at step " << k;  // stationary
     EXPECT_GT(Jp + Jm - 2 * J, 0.0) << "a minimum at step " << k;
+  }
+}
+
+// The weights' bounds: outside them a weight is refused by name (1e308 everywhere made half of a
+// plan's gains NaN); at their extremes, at 30 Hz and at 1 kHz, every gain is finite.
+TEST(TrackingLqr, WeightsOutsideTheirBoundsAreRefusedAndAtTheBoundsTheGainsAreFinite) {
+  LqrWeights huge;
+  for (auto& [name, value] : weightFields(huge)) *value = 1e308;
+  try {
+    checkLqrWeights(huge);
+    FAIL() << "accepted weights of 1e308";
+  } catch (const FieldError& e) {
+    EXPECT_EQ(e.field(), "position");
+  }
+  LqrWeights none;
+  none.correction = 0;
+  EXPECT_THROW(checkLqrWeights(none), FieldError);
+  for (const double rate_hz : {30.0, 1000.0}) {
+    const SwingPlan plan(rate_hz);
+    const TrajectoryLinearization lin =
+        linearizeTrajectory(plan.model, plan.inputs, plan.start, plan.options);
+    LqrWeights top, lopsided;
+    for (auto& [name, value] : weightFields(top)) *value = kMaxLqrWeight;
+    for (auto& [name, value] : weightFields(lopsided)) *value = 0;
+    lopsided.position = lopsided.terminal = kMaxLqrWeight;
+    for (LqrWeights w : {top, lopsided}) {
+      for (const double correction : {kMinCorrectionWeight, kMaxLqrWeight}) {
+        w.correction = correction;
+        const TrackingGains g = computeTrackingGains(plan.model, lin, w);
+        ASSERT_EQ(g.K.size(), lin.A.size());
+        for (const Eigen::MatrixXd& K : g.K)
+          ASSERT_TRUE(K.allFinite()) << rate_hz << " Hz, correction " << correction;
+      }
+    }
   }
 }
 

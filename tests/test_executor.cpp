@@ -47,13 +47,17 @@ std::string writeText(const std::string& name, const std::string& text) {
   return path;
 }
 
-// A performance of the planar arm's rig: x and L move smoothly (within 0.5 m/s, 4 m/s^2).
+// A performance of the planar arm's rig: x and L move smoothly from rest to rest, within 0.5 m/s
+// and 4 m/s^2 (an out-and-back of 5 cm, smaller below 0.5 s: the peak acceleration of
+// 0.025 m (2 pi / T)^2 is 3.95 m/s^2 at T = 0.5 s).
 Performance smoothPerformance(const ModelPtr& arm, double duration_s, double rate_hz = 50.0) {
   std::ostringstream csv;
   csv << "t,x,L\n";
   const int n = static_cast<int>(std::lround(duration_s * rate_hz));
+  const double amplitude = std::min(1.0, std::pow(duration_s / 0.5, 2));
   for (int i = 0; i <= n; ++i) {
-    const double t = i / rate_hz, s = 0.5 - 0.5 * std::cos(2 * M_PI * t / duration_s);
+    const double t = i / rate_hz,
+                 s = amplitude * (0.5 - 0.5 * std::cos(2 * M_PI * t / duration_s));
     csv << t << "," << 0.30 + 0.05 * s << "," << 0.45 - 0.04 * s << "\n";
   }
   return loadInputsCsv(writeText("smooth.csv", csv.str()), arm);
@@ -182,6 +186,36 @@ TEST(RigFile, MapsEveryVariableToAChannelWithScaleOffsetAndUnit) {
   EXPECT_EQ(error("channels:\n  ? [x]\n  : {channel: 0}\n").rfind("rig.yaml:", 0), 0u);
   EXPECT_NE(error("channels: {}\n---\nchannels: {}\n").find("a second YAML document"),
             std::string::npos);
+}
+
+// A position a rig reports beyond its variable's range (1e12 mm on a 1 m track crashed the
+// stream builder) is refused where it is read, naming the channel and the range in the rig's
+// unit; at the range's end (read back through millimetres) it is taken.
+TEST(RigFile, APositionBeyondTheVariablesRangeIsRefusedAtRead) {
+  const ModelPtr arm = loadModel("planar-arm");  // x in [-0.40, 0.60] m
+  const RigConfig rig = RigConfig::parse(
+      "channels:\n  x: {channel: 2, scale: 1000, offset: 5, unit: mm}\n"
+      "  L: {channel: 0, scale: 50, unit: rad}\n",
+      "rig.yaml", *arm);
+  Eigen::VectorXd back;
+  std::string why;
+  EXPECT_TRUE(decodeSetpoints(rig, {"0:22.5:rad", "2:605:mm"}, back, &why)) << why;
+  EXPECT_NEAR(back[0], 0.60, 1e-12);
+  for (const char* far : {"2:1e12:mm", "2:1e308:mm", "2:-1e20:mm", "2:605.01:mm"}) {
+    SCOPED_TRACE(far);
+    EXPECT_FALSE(decodeSetpoints(rig, {"0:22.5:rad", far}, back, &why));
+    EXPECT_NE(why.find("channel 2 (x) is beyond its range [-395, 605] mm"), std::string::npos)
+        << why;
+  }
+  for (const char* bad : {"2:nan:mm", "2:inf:mm", "2:-inf:mm", "2:1e999:mm"})
+    EXPECT_FALSE(decodeSetpoints(rig, {"0:22.5:rad", bad}, back, &why)) << bad;
+  // A rig's bytes are shown printable, whatever they are.
+  EXPECT_FALSE(decodeSetpoints(rig, {std::string("0:\xff\x01:rad"), "2:305:mm"}, back, &why));
+  EXPECT_NE(why.find("field '0:\\xFF\\x01:rad': bad value"), std::string::npos) << why;
+  // And the stream builder refuses such a position too (a driver that does not read POS).
+  const Performance p = smoothPerformance(arm, 1.0);
+  EXPECT_THROW(buildStream(p, Eigen::Vector2d(1e9, 0.45), {}), std::invalid_argument);
+  EXPECT_THROW(buildStream(p, Eigen::Vector2d(NAN, 0.45), {}), std::invalid_argument);
 }
 
 // ---- Validation before anything moves
@@ -435,6 +469,52 @@ TEST(Deadlines, AStopRequestHoldsTheLastSetpointAndTheLogHasEveryFrame) {
   EXPECT_EQ(sent, 30);
   EXPECT_EQ(acks, 30);
   EXPECT_EQ(stops, 1);
+}
+
+// The last check before hardware: a frame that is not a number, outside a range, or faster or
+// more abrupt than the limits from the two frames before it.
+TEST(Guard, EveryFrameIsCheckedAgainstTheLimitsBeforeItIsSent) {
+  const ModelPtr arm = loadModel("planar-arm");  // 0.5 m/s, 4 m/s^2 on both; x in [-0.4, 0.6]
+  const Eigen::Vector2d at(0.30, 0.45);
+  auto problem = [&](double x, double last_x, double before_x) {
+    return frameProblem(*arm, 50.0, Eigen::Vector2d(x, 0.45), Eigen::Vector2d(last_x, 0.45),
+                        Eigen::Vector2d(before_x, 0.45));
+  };
+  EXPECT_EQ(problem(0.30, 0.30, 0.30), "");
+  EXPECT_EQ(problem(NAN, 0.30, 0.30), "x: nan is not a number");
+  EXPECT_EQ(problem(-INFINITY, 0.30, 0.30), "x: -inf is not a number");
+  EXPECT_EQ(problem(0.70, 0.70, 0.70).rfind("x: 0.7 outside the range [-0.4, 0.6]", 0), 0u);
+  // At 50 Hz: 0.5 m/s is 1 cm per frame, 4 m/s^2 is 1.6 mm per frame per frame.
+  EXPECT_EQ(problem(0.3100, 0.3000, 0.2900), "");
+  EXPECT_EQ(problem(0.3101, 0.3000, 0.2901).rfind("x: speed 0.505", 0), 0u);
+  EXPECT_EQ(problem(0.3016, 0.30, 0.30), "");
+  EXPECT_EQ(problem(0.3017, 0.30, 0.30).rfind("x: acceleration 4.25 > max_accel 4", 0), 0u);
+
+  // In the loop: a row spoiled after validation (NaN, then a jump) is never sent; the run stops
+  // with HOLD at the frame before, and every frame that went out keeps the limits.
+  const Performance p = smoothPerformance(arm, 1.0);
+  const Stream good = buildStream(p, at, {});
+  ASSERT_TRUE(validateStream(*arm, good).empty());
+  for (const double spoil : {double(NAN), 0.05}) {
+    SCOPED_TRACE(spoil);
+    Stream s = good;
+    s.rows(20, 0) = std::isnan(spoil) ? spoil : s.rows(19, 0) + spoil;
+    RecordingRig rig(at);
+    const ExecuteReport r = execute(rig, s, {});
+    EXPECT_EQ(r.reason, StopReason::Unsafe);
+    EXPECT_EQ(exitStatus(r.reason), 7);
+    EXPECT_NE(r.message.find("a frame that breaks a limit was not sent (x: "), std::string::npos)
+        << r.message;
+    EXPECT_EQ(r.frames_sent, 20);
+    EXPECT_EQ(rig.holds, 1);
+    EXPECT_EQ(r.last_sent.transpose(), s.rows.row(19));
+    Eigen::VectorXd last = at, before = at;
+    for (const Eigen::VectorXd& v : rig.values) {
+      EXPECT_EQ(frameProblem(*arm, s.rate_hz, v, last, before), "");
+      before = last;
+      last = v;
+    }
+  }
 }
 
 TEST(Deadlines, LoopsReplayWithARampBackBetween) {
@@ -922,6 +1002,39 @@ TEST(ClosedLoop, TheRigFileDeclaresSensingAndBadEntriesNameTheLine) {
   fields.push_back("theta1:28.6:rad");
   EXPECT_FALSE(decodeMeasurement(ok.sensing, fields, m, &why));
   EXPECT_NE(why.find("unit 'rad'"), std::string::npos) << why;
+  // Values beyond the stage's range (a kilometre, or a thousand radians) are not measurements.
+  fields.back() = "theta1:57296:deg";
+  EXPECT_FALSE(decodeMeasurement(ok.sensing, fields, m, &why));
+  EXPECT_NE(why.find("beyond the stage's range"), std::string::npos) << why;
+  fields.back() = "theta1:57295:deg";
+  EXPECT_TRUE(decodeMeasurement(ok.sensing, fields, m, &why)) << why;
+  fields[1] = "tip.x:1e300:mm";
+  EXPECT_FALSE(decodeMeasurement(ok.sensing, fields, m, &why));
+
+  // The loop's options, each within the range that keeps the filter and the gains finite.
+  auto optionError = [](const std::function<void(ClosedLoopOptions&)>& set) {
+    ClosedLoopOptions o;
+    set(o);
+    try {
+      checkClosedLoopOptions(o);
+    } catch (const FieldError& e) {
+      return std::string(e.what());
+    }
+    return std::string("accepted");
+  };
+  EXPECT_EQ(optionError([](ClosedLoopOptions&) {}), "accepted");
+  EXPECT_EQ(optionError([](ClosedLoopOptions& o) { o.estimator.position_std = 1e300; }),
+            "estimator.position_std: must be in [0, 1], got 1e+300");
+  EXPECT_EQ(optionError([](ClosedLoopOptions& o) { o.estimator.velocity_std = 101; }),
+            "estimator.velocity_std: must be in [0, 100], got 101");
+  EXPECT_EQ(optionError([](ClosedLoopOptions& o) { o.weights.position = 1e308; }),
+            "weights.position: must be in [0, 1e+09], got 1e+308");
+  EXPECT_EQ(optionError([](ClosedLoopOptions& o) { o.weights.correction = 0; }),
+            "weights.correction: must be in [1e-09, 1e+09], got 0");
+  EXPECT_EQ(optionError([](ClosedLoopOptions& o) { o.max_correction = 1e308; }),
+            "max_correction: must be in (0, 10] (m or rad), got 1e+308");
+  EXPECT_EQ(optionError([](ClosedLoopOptions& o) { o.max_deviation = NAN; }),
+            "max_deviation: must be in (0, 10] (m or rad), got nan");
 
   auto error = [&](const std::string& sensing) {
     try {
@@ -954,10 +1067,12 @@ std::string stampField(double stamp_s) {
 // datagram each.  `extra` may add lines after them (spoiled frames).
 class MeasuringUdpRig {
  public:
+  // repeat: every MEA frame goes out twice (a network that duplicates datagrams).
   MeasuringUdpRig(const Performance& perf, const RigConfig& rig,
-                  std::function<std::string(std::uint32_t set_seq)> extra)
+                  std::function<std::string(std::uint32_t set_seq)> extra, bool repeat = false)
       : rig_(rig), sim_(perf.model, perf.rate_hz, truthOf(perf, rig.sensing)),
-        extra_(std::move(extra)), udp_([this](const std::string& line) { return answer(line); }) {}
+        extra_(std::move(extra)), repeat_(repeat),
+        udp_([this](const std::string& line) { return answer(line); }) {}
   std::string uri() const { return udp_.uri(); }
   std::vector<Eigen::VectorXd> measuredQ() {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -1001,12 +1116,16 @@ class MeasuringUdpRig {
     std::string reply = encodeFrame("ACK", f.seq);
     std::vector<MeasurementFrame> taken;
     sim_.pollMeasurements(taken, nullptr);
-    for (const MeasurementFrame& m : taken) reply += mea(++mea_seq_, m.stamp_s, m.values);
+    for (const MeasurementFrame& m : taken) {
+      const std::string line = mea(++mea_seq_, m.stamp_s, m.values);
+      reply += repeat_ ? line + line : line;
+    }
     return reply + (extra_ ? extra_(f.seq) : "");
   }
   RigConfig rig_;
   SimRig sim_;
   std::function<std::string(std::uint32_t)> extra_;
+  bool repeat_;
   std::uint32_t mea_seq_ = 0;
   std::mutex mutex_;
   test::UdpResponder udp_;  // last: its thread starts once the rest is built
@@ -1068,6 +1187,44 @@ TEST(ClosedLoop, CorruptAndLateMeasurementFramesOverUdpAreCountedAndIgnored) {
       worst = std::max(worst, (loop.estimates()[t] - truth[t]).cwiseAbs().maxCoeff());
     EXPECT_LT(worst, 1e-6);
   }
+}
+
+// Every MEA frame twice (a network that duplicates datagrams), and a frame stamped 1e300 s:
+// each repeat is counted and not fused again, the far stamp counted ahead (it has no tick in a
+// long); the estimate stays the truth.
+TEST(ClosedLoop, RepeatedAndFarAheadMeasurementFramesAreCountedAndNotFused) {
+  const Performance perf = armPlan("udp-repeat-plan.json");
+  const RigConfig rig = RigConfig::parse(
+      "channels:\n  x: {channel: 0, scale: 1000, unit: mm}\n  L: {channel: 1, scale: 50, unit: "
+      "rad}\nsensing:\n  markers: [tip, elbow]\n  rate_hz: 50\n  latency_s: 0.05\n",
+      "arm-rig.yaml", *perf.model);
+  MeasuringUdpRig* device = nullptr;
+  auto extra = [&](std::uint32_t set_seq) -> std::string {
+    if (set_seq != 12) return "";
+    return device->mea(7000, 1e300, Eigen::VectorXd::Constant(6, 1.0));
+  };
+  MeasuringUdpRig dev(perf, rig, extra, /*repeat=*/true);
+  device = &dev;
+  const auto link = openRig(dev.uri(), perf.model, rig, perf.rate_hz);
+  const Stream s = buildStream(perf, link->readSetpoints(), {});
+  ClosedLoop loop(perf, s, *link->sensing(), {}, ClosedLoopOptions{});
+  ExecuteOptions o;
+  o.closed_loop = &loop;
+  const ExecuteReport r = execute(*link, s, o);
+  if (r.missed_ticks > 0 || !dev.everyFrameOneTick())
+    GTEST_SKIP() << "the machine was too busy to keep 50 Hz over loopback";
+  ASSERT_EQ(r.reason, StopReason::Completed) << r.message;
+  const ClosedLoopStats& st = loop.stats();
+  EXPECT_EQ(st.ahead, 1);
+  EXPECT_GT(st.fused, s.rows.rows() / 2);
+  // Every frame but the far one came twice: each second copy is a repeat.
+  EXPECT_EQ(st.repeated, (st.measurements - 1) / 2);
+  EXPECT_EQ(st.fused + st.late + st.ahead + st.repeated, st.measurements);
+  const std::vector<Eigen::VectorXd> truth = dev.measuredQ();
+  double worst = 0.0;
+  for (std::size_t t = 0; t < loop.estimates().size() && t < truth.size(); ++t)
+    worst = std::max(worst, (loop.estimates()[t] - truth[t]).cwiseAbs().maxCoeff());
+  EXPECT_LT(worst, 1e-6);
 }
 
 // A push (the truth's joint velocity jumps 0.6 rad/s at t = 0.2 s, on a 1.2 s plan) through the

@@ -119,6 +119,25 @@ Feedback parseFeedback(const Args& a, const Performance& perf, const StreamOptio
   };
   positive("--max-correction", o.max_correction);
   positive("--max-deviation", o.max_deviation);
+  // Every option within its range, so that the filter and the gains stay finite.
+  try {
+    checkClosedLoopOptions(o);
+  } catch (const FieldError& e) {
+    static const std::pair<const char*, const char*> kFlags[] = {
+        {"weights.position", "--q"},         {"weights.velocity", "--q"},
+        {"weights.rig", "--q"},              {"weights.correction", "--r"},
+        {"weights.correction_rate", "--r"},  {"weights.correction_accel", "--r"},
+        {"estimator.position_std", "--process-noise"},
+        {"estimator.velocity_std", "--process-noise"},
+        {"max_correction", "--max-correction"},
+        {"max_deviation", "--max-deviation"}};
+    for (const auto& [field, flag] : kFlags)
+      if (e.field() == field)
+        throw std::invalid_argument(std::string(flag) + ": " +
+                                    e.field().substr(e.field().find('.') + 1) + " " +
+                                    e.problem());
+    throw;
+  }
   // The estimate is checked against the plan's scene: a collision ahead stops the run.
   if (!perf.scene.empty()) {
     const ScenePtr scene = loadScene(perf.scene);
@@ -300,10 +319,10 @@ int cmdExecute(int argc, char** argv) {
   if (loop) {
     const ClosedLoopStats& st = loop->stats();
     std::cout << formatted(
-        "  feedback: measurements %ld (fused %ld, late %ld, corrupt %ld); largest correction "
-        "%.3g, clamped %ld; cycle p50 %.3f ms, p99 %.3f ms\n",
-        st.measurements, st.fused, st.late, st.corrupt, st.max_correction, st.clamped,
-        percentile(st.cycle_ms, 0.5), percentile(st.cycle_ms, 0.99));
+        "  feedback: measurements %ld (fused %ld, late %ld, corrupt %ld, ahead %ld, repeated "
+        "%ld); largest correction %.3g, clamped %ld; cycle p50 %.3f ms, p99 %.3f ms\n",
+        st.measurements, st.fused, st.late, st.corrupt, st.ahead, st.repeated, st.max_correction,
+        st.clamped, percentile(st.cycle_ms, 0.5), percentile(st.cycle_ms, 0.99));
   }
   if (a.values.count("--report")) {
     const TrackingReport tr =

@@ -57,6 +57,24 @@ std::string formatNumber(double x, int digits) {
   return buf;
 }
 
+std::string printableBytes(const std::string& bytes, std::size_t max_bytes) {
+  std::string out;
+  const std::size_t n = std::min(bytes.size(), max_bytes);
+  out.reserve(n + 8);
+  for (std::size_t i = 0; i < n; ++i) {
+    const unsigned char c = static_cast<unsigned char>(bytes[i]);
+    if (c >= 0x20 && c <= 0x7e) {
+      out += static_cast<char>(c);
+    } else {
+      char hex[5];
+      std::snprintf(hex, sizeof hex, "\\x%02X", c);
+      out += hex;
+    }
+  }
+  if (n < bytes.size()) out += "...";
+  return out;
+}
+
 std::string formatted(const char* format, ...) {
   char buf[512];
   va_list args;

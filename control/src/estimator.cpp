@@ -3,6 +3,7 @@
 #include <Eigen/Cholesky>
 #include <cmath>
 
+#include "marionette/common/text.hpp"
 #include "marionette/models/field_error.hpp"
 
 namespace marionette::control {
@@ -17,22 +18,26 @@ ProcessModel parseProcessModel(const std::string& name) {
   throw FieldError("estimator", "'" + name + "' is not an estimator (ekf, ekf-euler)");
 }
 
-namespace {
-IntegratorOptions viOptions(const EstimatorOptions& o) {
-  auto positive = [](const char* field, double v) {
-    if (!(v > 0) || !std::isfinite(v)) throw FieldError(field, "must be > 0");
+void checkEstimatorOptions(const EstimatorOptions& o) {
+  auto within = [](const char* field, double v, double lo, double hi, bool zero_ok) {
+    if (!(v >= lo && v <= hi) || (!zero_ok && v == 0))
+      throw FieldError(field, std::string("must be in ") + (zero_ok ? "[" : "(") +
+                                  formatNumber(lo) + ", " + formatNumber(hi) + "], got " +
+                                  formatNumber(v));
   };
-  auto nonNegative = [](const char* field, double v) {
-    if (!(v >= 0) || !std::isfinite(v)) throw FieldError(field, "must be >= 0");
-  };
-  positive("dt_s", o.dt_s);
-  nonNegative("damping_scale", o.damping_scale);
-  nonNegative("position_std", o.position_std);
-  nonNegative("velocity_std", o.velocity_std);
-  positive("initial_position_std", o.initial_position_std);
-  positive("initial_velocity_std", o.initial_velocity_std);
+  within("dt_s", o.dt_s, 0, 1, false);
+  within("damping_scale", o.damping_scale, 0, 1e3, true);
+  within("position_std", o.position_std, 0, kMaxPositionStd, true);
+  within("velocity_std", o.velocity_std, 0, kMaxVelocityStd, true);
+  within("initial_position_std", o.initial_position_std, 0, kMaxPositionStd, false);
+  within("initial_velocity_std", o.initial_velocity_std, 0, kMaxVelocityStd, false);
   if (o.history_steps < 1 || o.history_steps > 100000)
     throw FieldError("history_steps", "must be in [1, 100000]");
+}
+
+namespace {
+IntegratorOptions viOptions(const EstimatorOptions& o) {
+  checkEstimatorOptions(o);
   IntegratorOptions vi;
   vi.dt_s = o.dt_s;
   vi.damping_scale = o.damping_scale;

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <string>
 
+#include "marionette/common/text.hpp"
 #include "marionette/models/dynamics.hpp"
 #include "marionette/models/field_error.hpp"
 #include "marionette/models/simulation.hpp"
@@ -166,8 +167,12 @@ std::vector<std::pair<const char*, double>> weightFields(const LqrWeights& w) {
 
 void checkLqrWeights(const LqrWeights& w) {
   for (const auto& [name, value] : weightFields(w)) {
-    if (!(value >= 0) || !std::isfinite(value)) throw FieldError(name, "must be >= 0");
-    if (std::string(name) == "correction" && !(value > 0)) throw FieldError(name, "must be > 0");
+    const bool correction = std::string(name) == "correction";
+    const double lowest = correction ? kMinCorrectionWeight : 0.0;
+    if (!(value >= lowest && value <= kMaxLqrWeight))
+      throw FieldError(name, "must be in [" + formatNumber(lowest, 6) + ", " +
+                                 formatNumber(kMaxLqrWeight, 6) + "], got " +
+                                 formatNumber(value, 6));
   }
 }
 
@@ -209,6 +214,12 @@ TrackingGains computeTrackingGains(const ModelPtr& model, const TrajectoryLinear
   g.weights = w;
   g.K = riccatiGains(A, B, Q, inputCost(*model, w, lin.dt_s), QN, nullptr,
                      crossCost(*model, w, lin.dt_s));
+  // Within the weights' bounds the recursion stays finite; should it not, no gain leaves here.
+  for (std::size_t k = 0; k < g.K.size(); ++k)
+    if (!g.K[k].allFinite())
+      throw SimulationError(static_cast<int>(k), static_cast<double>(k) * lin.dt_s,
+                            "the feedback gains are not finite (the Riccati recursion "
+                            "overflowed for these weights)");
   return g;
 }
 

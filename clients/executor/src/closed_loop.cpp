@@ -6,17 +6,38 @@
 #include <sstream>
 
 #include "marionette/common/text.hpp"
+#include "marionette/models/field_error.hpp"
 #include "marionette/models/simulation.hpp"
 
 namespace marionette::executor {
 
 namespace {
 constexpr double kNegligible = 1e-9;  // m or rad
+constexpr double kMaxBound = 10.0;    // m or rad: max_correction and max_deviation at most
+constexpr std::size_t kRecentSeqs = 256;  // MEA SEQs remembered to tell a repeat
 
 double millisecondsSince(Clock::time_point t) {
   return std::chrono::duration<double, std::milli>(Clock::now() - t).count();
 }
 }  // namespace
+
+void checkClosedLoopOptions(const ClosedLoopOptions& o) {
+  for (const auto& [field, value] : {std::make_pair("max_correction", o.max_correction),
+                                      std::make_pair("max_deviation", o.max_deviation)})
+    if (!(value > 0 && value <= kMaxBound))
+      throw FieldError(field, "must be in (0, " + formatNumber(kMaxBound) + "] (m or rad), got " +
+                                  formatNumber(value));
+  try {
+    control::checkLqrWeights(o.weights);
+  } catch (const FieldError& e) {
+    throw FieldError("weights." + e.field(), e.problem());
+  }
+  try {
+    control::checkEstimatorOptions(o.estimator);
+  } catch (const FieldError& e) {
+    throw FieldError("estimator." + e.field(), e.problem());
+  }
+}
 
 ClosedLoop::ClosedLoop(const Performance& perf, const Stream& stream, const Sensing& sensing,
                        const std::vector<std::string>& held, ClosedLoopOptions options)
@@ -28,8 +49,7 @@ ClosedLoop::ClosedLoop(const Performance& perf, const Stream& stream, const Sens
   if (stream.rate_hz != perf.rate_hz || stream.play_rows != perf.predicted_q.rows())
     throw std::invalid_argument("feedback plays a plan at its own rate and speed (" +
                                 formatted("%g", perf.rate_hz) + " Hz, rate scale 1)");
-  if (!(options_.max_correction > 0) || !(options_.max_deviation > 0))
-    throw std::invalid_argument("max_correction and max_deviation must be > 0");
+  checkClosedLoopOptions(options_);
   const double dt = 1.0 / rate_hz_;
   // The plan re-simulated from rest at its first sample, linearized step by step: the reference
   // (q, p, rho) and the gains' A_k, B_k.
@@ -65,6 +85,10 @@ ClosedLoop::ClosedLoop(const Performance& perf, const Stream& stream, const Sens
       throw std::invalid_argument(perf.source + ": gains: do not fit the plan (" +
                                   std::to_string(planned.K.size()) + " gains for " +
                                   std::to_string(lin.x.size()) + " samples)");
+    for (std::size_t k = 0; k < planned.K.size(); ++k)
+      if (!planned.K[k].allFinite())
+        throw std::invalid_argument(perf.source + ": gains: gain " + std::to_string(k) +
+                                    " is not finite");
     gains_ = planned;
     gains_from_plan_ = true;
   } else {
@@ -84,6 +108,7 @@ ClosedLoop::ClosedLoop(const Performance& perf, const Stream& stream, const Sens
   for (const std::string& h : held)
     for (int j = 0; j < m.nk(); ++j) held_[j] |= m.kinematic[j].name == h;
   last_sent_ = rho0;
+  before_last_sent_ = rho0;
   stats_.cycle_ms.reserve(static_cast<std::size_t>(stream.rows.rows()));
 }
 
@@ -93,13 +118,24 @@ void ClosedLoop::fuseMeasurements(RigDriver& rig) {
   const double max_age_s = sensing_.latency_s + 2.0 / rate_hz_;
   for (const MeasurementFrame& f : inbox_) {
     ++stats_.measurements;
-    const long tick = std::lround(f.stamp_s * rate_hz_);
+    // The rig numbers its frames 1, 2, 3, ...: a SEQ among the last ones received is the same
+    // frame again (a datagram duplicated), never fused twice.  (An older frame that is not a
+    // repeat, reordered or replayed, is refused by its stamp: late.)
+    if (std::find(recent_seqs_.begin(), recent_seqs_.end(), f.seq) != recent_seqs_.end()) {
+      ++stats_.repeated;
+      continue;
+    }
+    if (recent_seqs_.size() == kRecentSeqs) recent_seqs_.pop_front();
+    recent_seqs_.push_back(f.seq);
+    // Compared as a time first: a stamp far ahead (1e300 s) has no tick in a long.
+    const double at_tick = f.stamp_s * rate_hz_;
     const double age_s =
         std::chrono::duration<double>(f.received - first_sent_).count() - f.stamp_s;
-    if (tick > estimator_->tick()) {
+    if (at_tick >= static_cast<double>(estimator_->tick()) + 0.5) {
       ++stats_.ahead;
     } else if (age_s > max_age_s ||
-               estimator_->update(tick, f.values) != control::Estimator::Fusion::Used) {
+               estimator_->update(std::lround(at_tick), f.values) !=
+                   control::Estimator::Fusion::Used) {
       ++stats_.late;
     } else {
       ++stats_.fused;
@@ -139,6 +175,14 @@ bool ClosedLoop::correctFrame(RigDriver& rig, long tick, Phase phase, int sample
   const std::size_t i = static_cast<std::size_t>(sample - 1);
   const State& x = estimator_->viState();
   const State& ref = reference_[i];
+  // A filter that overflowed (its noise options, a measurement it could not explain) has
+  // nothing to say: never a correction from it, and NaN compares as within every bound.
+  if (!x.q.allFinite() || !x.p.allFinite() || !estimator_->covariance().allFinite()) {
+    why = formatted("the estimate is not finite at play sample %d (t = %.2f s): the filter "
+                    "diverged",
+                    sample - 1, (sample - 1) / rate_hz_);
+    return false;
+  }
   Eigen::Index worst = 0;
   const double deviation = (x.q - ref.q).cwiseAbs().maxCoeff(&worst);
   if (deviation > options_.max_deviation) {
@@ -151,10 +195,16 @@ bool ClosedLoop::correctFrame(RigDriver& rig, long tick, Phase phase, int sample
   const int nk = model_->nk();
   // The rig's deviation a step earlier (before the plan's first step it stood on the plan).
   Eigen::VectorXd previous_rig = Eigen::VectorXd::Zero(nk);
-  if (i >= 1 && before_last_sent_.size() == nk)
+  if (i >= 1)
     previous_rig = before_last_sent_ - reference_[i - 1].rho;
   values += gains_.correction(
       i, control::feasibleDeviation(*model_, *dyn_scratch_, x, ref, taut_[i]), previous_rig);
+  if (!values.allFinite()) {
+    why = formatted("the correction at play sample %d (t = %.2f s) is not finite (the gains "
+                    "or the estimate overflowed); it was not sent",
+                    sample - 1, (sample - 1) / rate_hz_);
+    return false;
+  }
   // Corrections below a nanometre or nanoradian are rounding (the wire carries 9 digits): a
   // puppet on its plan gets the plan's rows exactly.
   for (int j = 0; j < nk; ++j)
@@ -176,25 +226,22 @@ bool ClosedLoop::correctFrame(RigDriver& rig, long tick, Phase phase, int sample
 }
 
 void ClosedLoop::clamp(const Eigen::VectorXd& row, Eigen::VectorXd& u, long tick) {
+  // The last two frames (before the run: the rig at rest at the stream's first row, as
+  // validateStream takes it), so that the speed and acceleration the rig sees stay in bounds
+  // from the first frame on; execute() checks every frame against the same limits.
   const double dt = 1.0 / rate_hz_;
-  const bool have_prev = first_tick_ >= 0 && rig_tick_ >= 1;
-  const bool have_prev2 = before_last_sent_.size() == u.size() && rig_tick_ >= 2;
   for (int j = 0; j < model_->nk(); ++j) {
     const KinematicVariable& kv = model_->kinematic[j];
-    double lo = kv.lower, hi = kv.upper;
-    if (have_prev) {
-      lo = std::max(lo, last_sent_[j] - kv.max_speed * dt);
-      hi = std::min(hi, last_sent_[j] + kv.max_speed * dt);
-    }
-    if (have_prev2) {
-      const double centre = 2 * last_sent_[j] - before_last_sent_[j];
-      lo = std::max(lo, centre - kv.max_accel * dt * dt);
-      hi = std::min(hi, centre + kv.max_accel * dt * dt);
-    }
-    if (lo > hi) lo = hi = std::min(std::max(row[j], kv.lower), kv.upper);  // cannot happen on a
-                                                                            // valid stream
+    const double centre = 2 * last_sent_[j] - before_last_sent_[j];
+    double lo = std::max({kv.lower, last_sent_[j] - kv.max_speed * dt,
+                          centre - kv.max_accel * dt * dt});
+    double hi = std::min({kv.upper, last_sent_[j] + kv.max_speed * dt,
+                          centre + kv.max_accel * dt * dt});
+    // Cannot happen after frames within the limits; execute() refuses what breaks them.
+    if (lo > hi) lo = hi = std::min(std::max(row[j], kv.lower), kv.upper);
     const double want = u[j];
-    // A value on a limit may sit a rounding error outside it.
+    // A value on a limit may sit a rounding error outside it (well within execute()'s
+    // tolerance): kept as it is.
     const double tol = kNegligible * (1 + std::abs(want));
     if (want >= lo - tol && want <= hi + tol && std::abs(want - row[j]) <= options_.max_correction)
       continue;

@@ -6,11 +6,13 @@
 
 #include <time.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <deque>
 #include <sstream>
 
+#include "marionette/common/text.hpp"
 #include "marionette/models/field_error.hpp"
 
 namespace marionette::executor {
@@ -65,9 +67,10 @@ void CommandLog::sent(std::uint32_t seq, Phase phase, int sample, double deadlin
 
 void CommandLog::event(const char* what, std::uint32_t seq, double time_s, double rtt_ms,
                        const std::string& detail) {
-  std::string clean = detail;
+  // A detail may hold a rig's bytes: printable ASCII only, and no CSV separators or quotes.
+  std::string clean = printableBytes(detail, 512);
   for (char& c : clean)
-    if (c == ',' || c == '\n' || c == '\r' || c == '"') c = ' ';
+    if (c == ',' || c == '"') c = ' ';
   std::fprintf(f_, "%s,%u,,,,%.6f,,", what, seq, time_s);
   if (std::isfinite(rtt_ms)) std::fprintf(f_, "%.3f", rtt_ms);
   for (int j = 0; j < nk_; ++j) std::fputc(',', f_);
@@ -76,6 +79,31 @@ void CommandLog::event(const char* what, std::uint32_t seq, double time_s, doubl
 }
 
 // ---- The loop ----------------------------------------------------------------------------------
+
+std::string frameProblem(const Model& model, double rate_hz, const Eigen::VectorXd& frame,
+                         const Eigen::VectorXd& last, const Eigen::VectorXd& before_last) {
+  const double h = 1.0 / rate_hz;
+  for (int j = 0; j < model.nk(); ++j) {
+    const KinematicVariable& kv = model.kinematic[j];
+    const double x = frame[j];
+    if (!std::isfinite(x)) return kv.name + ": " + formatNumber(x) + " is not a number";
+    // checkInputLimits' tolerances: a relative 1e-6 of each limit, and rounding.
+    const double eps = 1e-11 * std::max({1.0, std::abs(x), std::abs(last[j]),
+                                         std::abs(before_last[j])});
+    const double tol_r = 1e-6 * std::max({1.0, std::abs(kv.lower), std::abs(kv.upper)});
+    if (x < kv.lower - tol_r - eps || x > kv.upper + tol_r + eps)
+      return formatted("%s: %.9g outside the range [%.9g, %.9g]", kv.name.c_str(), x, kv.lower,
+                       kv.upper);
+    const double speed = std::abs(x - last[j]) / h;
+    if (speed > kv.max_speed * (1 + 1e-6) + 2 * eps / h)
+      return formatted("%s: speed %.6g > max_speed %.6g", kv.name.c_str(), speed, kv.max_speed);
+    const double accel = std::abs(x - 2 * last[j] + before_last[j]) / (h * h);
+    if (accel > kv.max_accel * (1 + 1e-6) + 4 * eps / (h * h))
+      return formatted("%s: acceleration %.6g > max_accel %.6g", kv.name.c_str(), accel,
+                       kv.max_accel);
+  }
+  return "";
+}
 
 namespace {
 
@@ -152,6 +180,10 @@ ExecuteReport execute(RigDriver& rig, const Stream& stream, const ExecuteOptions
   std::uint32_t last_set_seq = 0;     // the last SET sent
   std::uint32_t before_last_seq = 0;  // the one before it, and its values
   Eigen::VectorXd before_last_sent;
+  // The frames the next one is checked against: before the first, the rig at rest where the
+  // stream starts.
+  Eigen::VectorXd guard_last, guard_before_last;
+  if (stream.rows.rows() > 0) guard_last = guard_before_last = stream.rows.row(0).transpose();
   const Clock::time_point t0 = Clock::now() + std::chrono::milliseconds(1);
   auto since = [&](Clock::time_point t) { return seconds(t - t0); };
 
@@ -307,6 +339,13 @@ ExecuteReport execute(RigDriver& rig, const Stream& stream, const ExecuteOptions
       }
       values = corrected;
     }
+    // The last check before hardware: whatever made this frame, it keeps every limit.
+    if (const std::string broken = frameProblem(*stream.model, stream.rate_hz, values,
+                                                guard_last, guard_before_last);
+        !broken.empty()) {
+      stop(StopReason::Unsafe, "a frame that breaks a limit was not sent (" + broken + ")");
+      break;
+    }
     const std::uint32_t seq = rig.takeSeq();
     try {
       rig.send(seq, values);
@@ -321,6 +360,8 @@ ExecuteReport execute(RigDriver& rig, const Stream& stream, const ExecuteOptions
     if (first_set_seq == 0) first_set_seq = seq;
     last_set_seq = seq;
     rep.last_sent = values;
+    guard_before_last.swap(guard_last);
+    guard_last = values;
     rep.stopped_phase = c.phase;
     rep.stopped_sample = c.sample;
     if (o.keep_send_lateness) rep.late_ms.push_back(1e3 * seconds(sent - deadline));

@@ -100,6 +100,12 @@ Performance loadInputsCsv(const std::string& path, const ModelPtr& model, double
 
 namespace {
 
+// The longest ramp (s): at the slowest limits a model allows, a ramp could otherwise outlast
+// any run (and its rows any memory).
+constexpr double kMaxRamp_s = 600.0;
+// The longest play (s), at most 3.6 million rows at 1 kHz.
+constexpr double kMaxPlay_s = 3600.0;
+
 // Quintic smoothstep: s(0) = 0, s(1) = 1, zero velocity and acceleration at both ends.
 // Peak |s'| = 15/8, peak |s''| = 10/sqrt(3).
 double smoothstep5(double u) {
@@ -123,6 +129,9 @@ Eigen::MatrixXd rampRows(const Model& model, const Eigen::VectorXd& from, const 
   }
   if (!moves) return Eigen::MatrixXd(0, model.nk());
   duration = std::max(duration, o.min_ramp_s);
+  if (!(duration <= kMaxRamp_s))
+    throw FieldError("ramp", "a ramp within the limits would last " + formatNumber(duration, 4) +
+                                 " s (at most " + formatNumber(kMaxRamp_s) + " s)");
   const int k = static_cast<int>(std::ceil(duration * rate_hz));
   Eigen::MatrixXd rows(k, model.nk());
   for (int i = 0; i < k; ++i)
@@ -162,11 +171,34 @@ Stream buildStream(const Performance& perf, const Eigen::VectorXd& rig_now,
   if (rig_now.size() != nk)
     throw std::invalid_argument("the rig reported " + std::to_string(rig_now.size()) +
                                 " setpoints; '" + model.name + "' has " + std::to_string(nk));
+  for (int j = 0; j < nk; ++j) {
+    const KinematicVariable& kv = model.kinematic[j];
+    const double tol = 1e-6 * std::max({1.0, std::abs(kv.lower), std::abs(kv.upper)});
+    if (!(rig_now[j] >= kv.lower - tol && rig_now[j] <= kv.upper + tol))
+      throw FieldError("rig_now", "the rig reports " + kv.name + " = " +
+                                      formatNumber(rig_now[j]) + ", beyond its range [" +
+                                      formatNumber(kv.lower) + ", " + formatNumber(kv.upper) +
+                                      "]");
+  }
   if (!(o.rate_scale > 0.0) || o.rate_scale > 4.0 || !std::isfinite(o.rate_scale))
     throw FieldError("rate_scale", "must be in (0, 4], got " + formatNumber(o.rate_scale));
+  if (!(o.settle_s >= 0 && o.settle_s <= 60))
+    throw FieldError("settle_s", "must be in [0, 60] s, got " + formatNumber(o.settle_s));
+  if (!(o.min_ramp_s >= 0 && o.min_ramp_s <= 60))
+    throw FieldError("min_ramp_s", "must be in [0, 60] s, got " + formatNumber(o.min_ramp_s));
+  if (!(o.ramp_limit_fraction > 0 && o.ramp_limit_fraction <= 1))
+    throw FieldError("ramp_limit_fraction",
+                     "must be in (0, 1], got " + formatNumber(o.ramp_limit_fraction));
+  if (!(o.ramp_tolerance >= 0 && o.ramp_tolerance <= 1e-3))
+    throw FieldError("ramp_tolerance",
+                     "must be in [0, 0.001], got " + formatNumber(o.ramp_tolerance));
   const double rate = o.send_rate_hz > 0 ? o.send_rate_hz : perf.rate_hz;
   if (!(rate >= 1.0 && rate <= 1000.0))
     throw FieldError("send_rate_hz", "must be in [1, 1000] Hz, got " + formatNumber(rate));
+  if (!(perf.duration_s / o.rate_scale <= kMaxPlay_s))
+    throw FieldError("rate_scale", perf.source + " would play for " +
+                                       formatNumber(perf.duration_s / o.rate_scale, 4) +
+                                       " s (at most " + formatNumber(kMaxPlay_s) + " s)");
   std::vector<char> held(nk, 0);
   for (const std::string& name : o.hold) {
     const int v = model.variableIndex(name) - model.nd();
@@ -178,6 +210,7 @@ Stream buildStream(const Performance& perf, const Eigen::VectorXd& rig_now,
   }
 
   Stream s;
+  s.model = perf.model;
   s.rate_hz = rate;
   // Play: the performance's samples as they are at its own rate, else resampled at the send rate
   // and speed so that the limits they kept still hold (resample.hpp).

@@ -2,6 +2,7 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <cstdio>
@@ -14,6 +15,8 @@
 
 #include "marionette/common/files.hpp"
 #include "marionette/common/yaml_document.hpp"
+
+#include "marionette/common/text.hpp"
 
 namespace marionette::executor {
 
@@ -84,7 +87,7 @@ RigConfig RigConfig::identity(const Model& model) {
     const auto& kv = model.kinematic[i];
     // A variable whose source is a rotation is in radians, else metres; the model says which
     // by its range only, so the unit on the wire is the generic "si".
-    rig.channels.push_back({kv.name, i, 1.0, 0.0, "si"});
+    rig.channels.push_back({kv.name, i, 1.0, 0.0, "si", kv.lower, kv.upper});
   }
   return rig;
 }
@@ -151,6 +154,8 @@ RigConfig parseRig(const YAML::Node& root, const std::string& source, const Mode
       throw std::invalid_argument(where(c, "channels." + kv.name + ": expected a map"));
     ChannelMap m;
     m.variable = kv.name;
+    m.lower = kv.lower;
+    m.upper = kv.upper;
     for (const auto& f : c) {
       const std::string key = f.first.as<std::string>();
       const std::string field = "channels." + kv.name + "." + key;
@@ -237,25 +242,38 @@ bool decodeSetpoints(const RigConfig& rig, const std::vector<std::string>& field
   values.setConstant(static_cast<Eigen::Index>(rig.channels.size()),
                      std::numeric_limits<double>::quiet_NaN());
   for (const std::string& f : fields) {
+    // The rig's bytes as they may be shown (a message, a log).
+    auto bad = [&](const std::string& why) {
+      return fail("field '" + printableBytes(f, 64) + "': " + why);
+    };
     const auto a = f.find(':'), b = f.rfind(':');
-    if (a == std::string::npos || a == b) return fail("field '" + f + "': expected CH:VALUE:UNIT");
+    if (a == std::string::npos || a == b) return bad("expected CH:VALUE:UNIT");
     char* end = nullptr;
     const long ch = std::strtol(f.c_str(), &end, 10);
-    if (end != f.c_str() + a) return fail("field '" + f + "': bad channel");
+    if (end != f.c_str() + a) return bad("bad channel");
     const std::string num = f.substr(a + 1, b - a - 1);
     const double v = std::strtod(num.c_str(), &end);
-    if (num.empty() || *end != '\0' || !std::isfinite(v))
-      return fail("field '" + f + "': bad value");
+    if (num.empty() || *end != '\0' || !std::isfinite(v)) return bad("bad value");
     const std::string unit = f.substr(b + 1);
     std::size_t i = 0;
     while (i < rig.channels.size() && rig.channels[i].channel != ch) ++i;
-    if (i == rig.channels.size()) return fail("field '" + f + "': no such channel in the rig");
+    if (i == rig.channels.size()) return bad("no such channel in the rig");
+    const ChannelMap& c = rig.channels[i];
     if (!std::isnan(values[static_cast<Eigen::Index>(i)]))
-      return fail("field '" + f + "': channel " + std::to_string(ch) + " is given twice");
-    if (unit != rig.channels[i].unit)
-      return fail("field '" + f + "': unit '" + unit + "', the rig file says '" +
-                  rig.channels[i].unit + "'");
-    values[static_cast<Eigen::Index>(i)] = (v - rig.channels[i].offset) / rig.channels[i].scale;
+      return bad("channel " + std::to_string(ch) + " is given twice");
+    if (unit != c.unit)
+      return bad("unit '" + printableBytes(unit, 16) + "', the rig file says '" + c.unit + "'");
+    const double x = (v - c.offset) / c.scale;
+    // The range as checkInputLimits takes it (a position read back through degrees or steps
+    // may sit a rounding error outside); beyond it, a position is not one the rig can be at.
+    const double tol = 1e-6 * std::max({1.0, std::abs(c.lower), std::abs(c.upper)});
+    if (!(x >= c.lower - tol && x <= c.upper + tol)) {
+      const double lo = c.scale * c.lower + c.offset, hi = c.scale * c.upper + c.offset;
+      return bad("channel " + std::to_string(ch) + " (" + c.variable + ") is beyond its range [" +
+                 formatNumber(std::min(lo, hi), 9) + ", " + formatNumber(std::max(lo, hi), 9) +
+                 "] " + c.unit);
+    }
+    values[static_cast<Eigen::Index>(i)] = x;
   }
   for (std::size_t i = 0; i < rig.channels.size(); ++i)
     if (std::isnan(values[static_cast<Eigen::Index>(i)]))

@@ -51,6 +51,8 @@ TrackingReport buildTrackingReport(const Performance& perf, const Stream& stream
     r.fused = s.fused;
     r.late = s.late;
     r.corrupt = s.corrupt;
+    r.ahead = s.ahead;
+    r.repeated = s.repeated;
   }
   // The puppet's motion over the first play: the sim's truth, else the estimate.
   const auto* sim = dynamic_cast<const SimRig*>(&rig);
@@ -153,7 +155,8 @@ std::string toJson(const TrackingReport& r) {
   num(r.cycle_p99_ms);
   os << "},\n  \"misses\": " << r.misses << ",\n  \"measurements\": {\"received\": "
      << r.measurements << ", \"fused\": " << r.fused << ", \"late\": " << r.late
-     << ", \"corrupt\": " << r.corrupt << "}\n}\n";
+     << ", \"corrupt\": " << r.corrupt << ", \"ahead\": " << r.ahead
+     << ", \"repeated\": " << r.repeated << "}\n}\n";
   return os.str();
 }
 

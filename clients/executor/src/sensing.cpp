@@ -9,10 +9,14 @@
 #include <set>
 #include <stdexcept>
 
+#include "marionette/common/text.hpp"
+
 namespace marionette::executor {
 
 namespace {
 constexpr double kDegree = M_PI / 180.0;
+// The largest value a measurement can have, in model units (m or rad): the stage's range.
+constexpr double kMaxMeasured = 1e3;
 
 // Model units per wire unit.
 double unitScale(const std::string& unit) {
@@ -141,29 +145,35 @@ bool decodeMeasurement(const Sensing& sensing, const std::vector<std::string>& f
   char* end = nullptr;
   const double stamp = std::strtod(fields[0].c_str(), &end);
   if (fields[0].empty() || *end != '\0' || !std::isfinite(stamp) || stamp < 0)
-    return fail("time stamp '" + fields[0] + "' is not a number of seconds >= 0");
+    return fail("time stamp '" + printableBytes(fields[0], 64) +
+                "' is not a number of seconds >= 0");
   out.stamp_s = stamp;
   const std::size_t nm = 3 * sensing.markers.size();
   out.values.setConstant(static_cast<Eigen::Index>(names.size()),
                          std::numeric_limits<double>::quiet_NaN());
   for (std::size_t f = 1; f < fields.size(); ++f) {
     const std::string& field = fields[f];
+    // The rig's bytes as they may be shown (a message, a log).
+    auto bad = [&](const std::string& why) {
+      return fail("field '" + printableBytes(field, 64) + "': " + why);
+    };
     const auto b = field.rfind(':');
     const auto a = b == std::string::npos || b == 0 ? std::string::npos : field.rfind(':', b - 1);
-    if (a == std::string::npos) return fail("field '" + field + "': expected NAME:VALUE:UNIT");
+    if (a == std::string::npos) return bad("expected NAME:VALUE:UNIT");
     const std::string name = field.substr(0, a), num = field.substr(a + 1, b - a - 1),
                       unit = field.substr(b + 1);
     std::size_t i = 0;
     while (i < names.size() && names[i] != name) ++i;
-    if (i == names.size()) return fail("field '" + field + "': '" + name + "' is not declared");
+    if (i == names.size()) return bad("not declared");
     const std::string& expected = i < nm ? sensing.marker_unit : sensing.encoder_unit;
     if (unit != expected)
-      return fail("field '" + field + "': unit '" + unit + "', the rig file says '" + expected + "'");
+      return bad("unit '" + printableBytes(unit, 16) + "', the rig file says '" + expected + "'");
     const double v = std::strtod(num.c_str(), &end);
-    if (num.empty() || *end != '\0' || !std::isfinite(v))
-      return fail("field '" + field + "': bad value");
+    if (num.empty() || *end != '\0' || !std::isfinite(v)) return bad("bad value");
+    if (!(std::abs(v * unitScale(unit)) <= kMaxMeasured))
+      return bad("beyond the stage's range (1 km, or 1000 rad)");
     if (!std::isnan(out.values[static_cast<Eigen::Index>(i)]))
-      return fail("field '" + field + "': '" + name + "' is given twice");
+      return bad("'" + name + "' is given twice");
     out.values[static_cast<Eigen::Index>(i)] = v * unitScale(unit);
   }
   for (std::size_t i = 0; i < names.size(); ++i)

@@ -36,4 +36,9 @@ std::string formatted(const char* format, ...) __attribute__((format(printf, 1, 
 // A number with up to `digits` significant digits ("%.*g").
 std::string formatNumber(double x, int digits = 10);
 
+// Bytes from outside (a device's reply, a peer's line) as printable ASCII for a log or a
+// message: every byte outside 0x20..0x7e as \xNN, and at most `max_bytes` of the input (then
+// "...").
+std::string printableBytes(const std::string& bytes, std::size_t max_bytes = 256);
+
 }  // namespace marionette

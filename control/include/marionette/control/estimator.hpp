@@ -9,7 +9,7 @@
 // Contents
 //   ProcessModel       the VI one-step map, or explicit Euler.
 //   EstimatorOptions   time step, process noise, initial uncertainty, how far back a late
-//                      measurement is fused.
+//                      measurement is fused; checkEstimatorOptions.
 //   Estimator          reset / predict (one tick, an input) / update (a measurement of a past
 //                      tick: fused there, then re-predicted to now).
 //
@@ -47,6 +47,11 @@ const char* toString(ProcessModel p);
 // The reverse; FieldError("estimator", ...) for anything else.
 ProcessModel parseProcessModel(const std::string& name);
 
+// The noise options' bounds (m or rad, m/s or rad/s): a puppet's joint does not jump a metre
+// in a step; larger values only overflow the covariance (1e300 made it NaN in one step).
+constexpr double kMaxPositionStd = 1.0;
+constexpr double kMaxVelocityStd = 100.0;
+
 struct EstimatorOptions {
   ProcessModel process = ProcessModel::VariationalIntegrator;
   double dt_s = 0.02;
@@ -57,6 +62,9 @@ struct EstimatorOptions {
   double initial_velocity_std = 0.05;  // m/s or rad/s
   int history_steps = 64;  // a measurement of a tick up to this many ticks ago is still fused
 };
+
+// Throws FieldError naming an option outside its range ("position_std", ...).
+void checkEstimatorOptions(const EstimatorOptions& options);
 
 struct EstimatorCounts {
   long predictions = 0;
@@ -69,7 +77,7 @@ struct EstimatorCounts {
 
 class Estimator {
  public:
-  // Throws FieldError naming the option ("dt_s", "position_std", ...).
+  // Throws FieldError naming the option ("dt_s", "position_std", ...): each in its range.
   Estimator(ModelPtr model, std::shared_ptr<const MeasurementModel> measurement,
             EstimatorOptions options);
 

@@ -71,7 +71,12 @@ struct LqrWeights {
 // "correction_accel", "terminal"), in that order.
 std::vector<std::pair<const char*, double*>> weightFields(LqrWeights& w);
 std::vector<std::pair<const char*, double>> weightFields(const LqrWeights& w);
-// Throws FieldError naming a weight that is not finite and >= 0 (correction: > 0).
+// Every weight is in [0, kMaxLqrWeight], correction in [kMinCorrectionWeight, kMaxLqrWeight]:
+// within them the Riccati recursion stays finite at any rate up to 1 kHz (its largest term,
+// correction_accel / dt^4, is then at most 1e21).
+constexpr double kMaxLqrWeight = 1e9;
+constexpr double kMinCorrectionWeight = 1e-9;
+// Throws FieldError naming a weight outside its range.
 void checkLqrWeights(const LqrWeights& w);
 
 // K_k = (R + B^T P_{k+1} B)^-1 (B^T P_{k+1} A + N^T),
@@ -117,7 +122,8 @@ struct TrackingGains {
                              const Eigen::VectorXd& previous_rig_deviation) const;
 };
 
-// Throws FieldError as checkLqrWeights.
+// Throws FieldError as checkLqrWeights; SimulationError (naming the step) if a gain is not
+// finite.
 TrackingGains computeTrackingGains(const ModelPtr& model, const TrajectoryLinearization& lin,
                                    const LqrWeights& weights);
 

@@ -5,7 +5,7 @@
 // deviation from the plan.  The executor's loop calls it around every frame it sends.
 //
 // Contents
-//   ClosedLoopOptions   estimator, weights, bounds.
+//   ClosedLoopOptions   estimator, weights, bounds; checkClosedLoopOptions.
 //   ClosedLoopStats     measurements used / late / corrupt, corrections and clamps, cycle times.
 //   ClosedLoop          the per-tick work: beforeSend (measurements in, the setpoints out, or a
 //                       reason to stop) and afterSend (the prediction with what was sent).
@@ -17,6 +17,7 @@
 #pragma once
 
 #include <Eigen/Core>
+#include <deque>
 #include <functional>
 #include <memory>
 #include <string>
@@ -33,13 +34,18 @@ struct ClosedLoopOptions {
   control::EstimatorOptions estimator;  // dt_s is the stream's period
   control::LqrWeights weights;
   bool correct = true;           // false: estimate only (the setpoints are the plan's)
-  double max_correction = 0.05;  // m or rad: a setpoint is never further than this from the plan
-  double max_deviation = 0.3;    // m or rad: an estimated joint further than this from the plan
-                                 // stops the run (hold)
+  double max_correction = 0.05;  // m or rad, in (0, 10]: a setpoint is never further than this
+                                 // from the plan
+  double max_deviation = 0.3;    // m or rad, in (0, 10]: an estimated joint further than this
+                                 // from the plan stops the run (hold)
   // Whether the puppet at configuration q (n_q) touches the stage or itself, and what; empty:
   // no check.  Checked on the state each corrected frame leads to, predicted from the estimate.
   std::function<bool(const Eigen::VectorXd& q, std::string& what)> collides;
 };
+
+// Throws FieldError naming an option outside its range: "max_correction", "weights.position",
+// "estimator.velocity_std", ... (the estimator's dt_s is the stream's, set by ClosedLoop).
+void checkClosedLoopOptions(const ClosedLoopOptions& options);
 
 struct ClosedLoopStats {
   long measurements = 0;  // frames received
@@ -48,6 +54,7 @@ struct ClosedLoopStats {
                      // arrival, or beyond the filter's history
   long corrupt = 0;  // failed their checksum or layout
   long ahead = 0;    // stamped after the tick the estimate has reached (a clock off): not used
+  long repeated = 0;  // a SEQ among the last 256 received (a frame duplicated): not used
   double max_correction = 0.0;  // largest |correction| sent, m or rad
   long clamped = 0;             // setpoints the limits or --max-correction clamped
   std::vector<double> cycle_ms;        // per frame: measurements in, correction, prediction
@@ -106,6 +113,7 @@ class ClosedLoop {
   Eigen::VectorXd last_sent_, before_last_sent_;
   std::vector<Eigen::VectorXd> estimates_;
   std::vector<MeasurementFrame> inbox_;
+  std::deque<std::uint32_t> recent_seqs_;  // the last MEA SEQs received
   ClosedLoopStats stats_;
   double before_ms_ = 0.0;  // this frame's beforeSend
   std::vector<std::string> frame_clamps_;

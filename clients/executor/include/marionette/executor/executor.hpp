@@ -70,6 +70,7 @@ struct StreamOptions {
 };
 
 struct Stream {
+  ModelPtr model;  // whose kinematic variables' limits every frame is checked against
   double rate_hz = 50.0;
   Eigen::MatrixXd rows;         // M x n_k: ramp-in, settle, play
   std::vector<Phase> phase;     // M
@@ -80,8 +81,9 @@ struct Stream {
   int play_rows = 0;
 };
 
-// rig_now: the rig's current setpoints (n_k).  Throws std::invalid_argument for bad options
-// (an unknown held variable, rate scale <= 0, ...).
+// rig_now: the rig's current setpoints (n_k), each finite and within its variable's range (up
+// to checkInputLimits' tolerance).  Throws std::invalid_argument for bad options (an unknown
+// held variable, rate scale <= 0, ...) and a rig position beyond its range.
 Stream buildStream(const Performance& perf, const Eigen::VectorXd& rig_now,
                    const StreamOptions& options);
 
@@ -90,7 +92,8 @@ Stream buildStream(const Performance& perf, const Eigen::VectorXd& rig_now,
 //   "act_arm_l_len: speed 0.41 > max_speed 0.3 at play sample 12 (t = 0.24 s)".
 std::vector<std::string> validateStream(const Model& model, const Stream& stream);
 
-// Unsafe: with feedback, the estimate said the puppet drifted beyond its bound or will collide.
+// Unsafe: with feedback, the estimate said the puppet drifted beyond its bound or will collide,
+// or was not finite; or a frame would have broken a limit (it was not sent).
 enum class StopReason { Completed, Signal, LinkLost, RigRefused, DeadlineMisses, Unsafe };
 const char* toString(StopReason r);
 // The executable's exit status for each: 0, 3, 4, 4, 5, 7.
@@ -146,8 +149,17 @@ struct ExecuteReport {
   double elapsed_s = 0.0;
 };
 
+// "" when `frame` (n_k) may follow `last` and `before_last` at rate_hz: finite, within each
+// variable's range, speed and acceleration limits (with checkInputLimits' tolerances); else
+// what it breaks, e.g. "xr: nan is not a number", "r: speed 1.3 > max_speed 1".
+std::string frameProblem(const Model& model, double rate_hz, const Eigen::VectorXd& frame,
+                         const Eigen::VectorXd& last, const Eigen::VectorXd& before_last);
+
 // Plays `stream` on `rig` (the stream must have passed validateStream).  Never throws for the
-// rig's sake: a lost link is a stop reason.
+// rig's sake: a lost link is a stop reason.  Every frame is checked (frameProblem) before it is
+// sent, against the two frames before it (before the first: the rig at rest at the stream's
+// first row); a frame that breaks a limit (a correction gone wrong) is not sent, and the run
+// stops (Unsafe: HOLD).
 ExecuteReport execute(RigDriver& rig, const Stream& stream, const ExecuteOptions& options);
 
 }  // namespace marionette::executor

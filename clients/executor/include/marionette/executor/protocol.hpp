@@ -9,7 +9,8 @@
 //   encodeFrame        builds a line (with its '\n').
 //   decodeFrame        parses a line; says whether the checksum or the layout was bad.
 //   readableSeq        the SEQ a corrupt line still shows, for the log.
-//   ChannelMap         one kinematic variable on the wire: channel, scale, offset, unit.
+//   ChannelMap         one kinematic variable on the wire: channel, scale, offset, unit, and
+//                      the variable's range.
 //   RigConfig          the per-rig YAML: a channel for every kinematic variable, and what the
 //                      rig measures (sensing.hpp).
 //   encodeSetpoints / decodeSetpoints   "CH:VALUE:UNIT" fields <-> values in model units.
@@ -17,6 +18,7 @@
 
 #include <Eigen/Core>
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -54,6 +56,10 @@ struct ChannelMap {
   double scale = 1.0;
   double offset = 0.0;
   std::string unit;  // the motor's unit, sent with every value ("rad", "deg", "steps", ...)
+  // The variable's range in the model's units (Model::kinematic): a position the rig reports
+  // beyond it is refused (decodeSetpoints).
+  double lower = -std::numeric_limits<double>::infinity();
+  double upper = std::numeric_limits<double>::infinity();
 };
 
 struct RigConfig {
@@ -77,8 +83,9 @@ struct RigConfig {
 
 // values: n_k in model units -> one "CH:VALUE:UNIT" field per variable.
 std::vector<std::string> encodeSetpoints(const RigConfig& rig, const Eigen::VectorXd& values);
-// The reverse (fields in any order; every channel of the rig exactly once).  On failure returns
-// false and says why in *error.
+// The reverse (fields in any order; every channel of the rig exactly once, each a finite number
+// within its variable's range, up to checkInputLimits' tolerance).  On failure returns false
+// and says why in *error.
 bool decodeSetpoints(const RigConfig& rig, const std::vector<std::string>& fields,
                      Eigen::VectorXd& values, std::string* error);
 

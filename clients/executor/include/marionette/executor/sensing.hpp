@@ -57,8 +57,9 @@ struct MeasurementFrame {
 
 // The MEA fields (after the stamp) for values in model units, in names() order.
 std::vector<std::string> encodeMeasurement(const Sensing& sensing, const Eigen::VectorXd& values);
-// The reverse: every declared value exactly once, in any order, in the declared unit; a stamp
-// that is a finite number >= 0.  On failure returns false and says why.
+// The reverse: every declared value exactly once, in any order, in the declared unit, within
+// the stage's range (1,000 m, or 1,000 rad); a stamp that is a finite number >= 0.  On failure
+// returns false and says why.
 bool decodeMeasurement(const Sensing& sensing, const std::vector<std::string>& fields,
                        MeasurementFrame& out, std::string* error);
 

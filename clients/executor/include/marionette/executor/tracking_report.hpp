@@ -37,7 +37,7 @@ struct TrackingReport {
   long clamped = 0;
   double cycle_p50_ms = NAN, cycle_p99_ms = NAN;
   long misses = 0;
-  long measurements = 0, fused = 0, late = 0, corrupt = 0;
+  long measurements = 0, fused = 0, late = 0, corrupt = 0, ahead = 0, repeated = 0;
   int samples = 0;  // play samples compared
 };
 
