@@ -1117,8 +1117,8 @@ class MeasuringUdpRig {
     std::vector<MeasurementFrame> taken;
     sim_.pollMeasurements(taken, nullptr);
     for (const MeasurementFrame& m : taken) {
-      const std::string line = mea(++mea_seq_, m.stamp_s, m.values);
-      reply += repeat_ ? line + line : line;
+      const std::string frame = mea(++mea_seq_, m.stamp_s, m.values);
+      reply += repeat_ ? frame + frame : frame;
     }
     return reply + (extra_ ? extra_(f.seq) : "");
   }

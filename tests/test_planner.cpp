@@ -3,8 +3,7 @@
 // pieces (rig trajectories, goals, roadmap files, reproducibility, bad requests).
 #include <fcntl.h>
 #include <gtest/gtest.h>
-#include <sys/socket.h>
-#include <sys/un.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -777,29 +776,20 @@ TEST(Roadmap, ABadFileInTheFolderIsSetAsideRebuiltAndReplaced) {
   std::ofstream(path) << version1;
   EXPECT_NO_THROW(RestPoseRoadmap::load(path, collision, options));
 
-  // A file that cannot be opened (here a socket; as root, permissions would not stop a read) is
-  // not set aside: its content may be good.  Rebuilt, told, and replaced by the new one.
-  std::filesystem::remove(path);
-  {
-    const int fd = ::socket(AF_UNIX, SOCK_STREAM, 0);
-    ASSERT_GE(fd, 0);
-    sockaddr_un address{};
-    address.sun_family = AF_UNIX;
-    ASSERT_LT(path.size(), sizeof(address.sun_path));
-    std::strcpy(address.sun_path, path.c_str());
-    ASSERT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)), 0);
-    ::close(fd);
+  // A regular file that cannot be opened (permissions) is not set aside: its content may be
+  // good.  Rebuilt, told, and replaced by the new one.  (As root, permissions stop no read.)
+  if (::geteuid() != 0) {
+    std::filesystem::permissions(path, std::filesystem::perms::none);
+    told.clear();
+    EXPECT_TRUE(RoadmapCache(cache_options).get(collision, options).built);
+    ASSERT_EQ(told.size(), 1u);
+    EXPECT_NE(told[0].find("roadmap file not read"), std::string::npos) << told[0];
+    int set_aside_now = 0;
+    for (const auto& entry : std::filesystem::directory_iterator(dir))
+      set_aside_now += entry.path().string().find(".bad-") != std::string::npos;
+    EXPECT_EQ(set_aside_now, 6);
+    EXPECT_NO_THROW(RestPoseRoadmap::load(path, collision, options));
   }
-  told.clear();
-  EXPECT_THROW(RestPoseRoadmap::load(path, collision, options), RoadmapFileUnreadable);
-  EXPECT_TRUE(RoadmapCache(cache_options).get(collision, options).built);
-  ASSERT_EQ(told.size(), 1u);
-  EXPECT_NE(told[0].find("roadmap file not read"), std::string::npos) << told[0];
-  int set_aside_now = 0;
-  for (const auto& entry : std::filesystem::directory_iterator(dir))
-    set_aside_now += entry.path().string().find(".bad-") != std::string::npos;
-  EXPECT_EQ(set_aside_now, 6);
-  EXPECT_NO_THROW(RestPoseRoadmap::load(path, collision, options));
 
   // A folder that cannot be written: the roadmap is served from memory, the failure told.
   RoadmapCacheOptions unwritable = cache_options;
@@ -817,6 +807,91 @@ TEST(Roadmap, ABadFileInTheFolderIsSetAsideRebuiltAndReplaced) {
   } catch (const FieldError& e) {
     EXPECT_EQ(e.field(), "options.roadmap.step_s");
   }
+}
+
+// The folder turned against the server (issue 46): a FIFO in a roadmap's place blocked its
+// open() for ever; a roadmap linked to /dev/zero was read without bound, one linked to
+// /etc/passwd read; a lock linked outside the folder made the server create that file; a sparse
+// gigabyte was read whole.  Now nothing in the folder is followed or waited on, a file is read
+// only if it is regular and no larger than such a roadmap can be, and each of these is set
+// aside (the link itself renamed), rebuilt and replaced -- quickly, and leaving what the links
+// named untouched.
+TEST(Roadmap, AHostileFolderIsNeitherFollowedNorWaitedOnNorReadWithoutBound) {
+  auto collision = std::make_shared<CollisionModel>(loadModel("planar-arm"), loadScene("empty"));
+  RoadmapOptions options;
+  options.vertices = 4;
+  options.build_time_limit_s = 5;
+  const std::string dir = test::scratchDir("hostile_roadmaps");
+  const std::string outside = test::scratchDir("hostile_outside");
+  std::vector<std::string> told;
+  RoadmapCacheOptions cache_options;
+  cache_options.directory = dir;
+  cache_options.on_file_problem = [&](const std::string& m) { told.push_back(m); };
+  const std::string path =
+      RoadmapCache(cache_options).pathFor(RestPoseRoadmap::fingerprint(*collision, options));
+  ASSERT_TRUE(RoadmapCache(cache_options).get(collision, options).built);
+  const std::string good = fileText(path);
+  ASSERT_LT(good.size(), RestPoseRoadmap::maxFileBytes(collision->model(), options));
+  std::filesystem::remove(path);
+  std::filesystem::remove(path + ".lock");
+
+  const std::string target = outside + "/made-by-the-server";
+  const std::pair<const char*, std::function<void()>> hostile[] = {
+      {"a FIFO", [&] { ASSERT_EQ(::mkfifo(path.c_str(), 0644), 0); }},
+      {"a link to /dev/zero", [&] { std::filesystem::create_symlink("/dev/zero", path); }},
+      {"a link to /etc/passwd", [&] { std::filesystem::create_symlink("/etc/passwd", path); }},
+      {"a link to a good roadmap outside",
+       [&] {
+         std::ofstream(outside + "/good.roadmap") << good;
+         std::filesystem::create_symlink(outside + "/good.roadmap", path);
+       }},
+      {"a sparse gigabyte",
+       [&] {
+         std::ofstream(path) << good;
+         std::filesystem::resize_file(path, std::uintmax_t(1) << 30);
+       }},
+      {"a lock linked outside the folder",
+       [&] {
+         std::ofstream(path) << good;
+         std::filesystem::create_symlink(target, path + ".lock");
+       }},
+      {"a FIFO as the lock",
+       [&] {
+         std::ofstream(path) << good;
+         ASSERT_EQ(::mkfifo((path + ".lock").c_str(), 0644), 0);
+       }},
+  };
+  for (const auto& [what, plant] : hostile) {
+    SCOPED_TRACE(what);
+    plant();
+    told.clear();
+    const auto t0 = std::chrono::steady_clock::now();
+    RoadmapCache cache(cache_options);
+    RoadmapCache::Lookup found;
+    ASSERT_NO_THROW(found = cache.get(collision, options));
+    EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(5));
+    const bool lock_planted = std::string(what).find("lock") != std::string::npos;
+    // A hostile roadmap is set aside and rebuilt; a hostile lock is set aside, and the good
+    // roadmap beside it loaded.
+    EXPECT_EQ(found.built, !lock_planted);
+    ASSERT_EQ(told.size(), 1u);
+    EXPECT_NE(told[0].find("set aside as " + path + (lock_planted ? ".lock" : "") + ".bad-"),
+              std::string::npos)
+        << told[0];
+    EXPECT_FALSE(std::filesystem::exists(target));
+    // In place now: a regular roadmap file and a regular lock file of the folder's own.
+    EXPECT_TRUE(std::filesystem::is_regular_file(std::filesystem::symlink_status(path)));
+    EXPECT_NO_THROW(RestPoseRoadmap::load(path, collision, options));
+    cache.remember(*found.roadmap);  // a write-back takes the lock again
+    EXPECT_TRUE(std::filesystem::is_regular_file(std::filesystem::symlink_status(path + ".lock")));
+    for (const auto& entry : std::filesystem::directory_iterator(dir))
+      std::filesystem::remove(entry.path());
+  }
+  EXPECT_EQ(fileText(outside + "/good.roadmap"), good);  // what a link named is untouched
+  // Load (a caller's own file) refuses more bytes than such a roadmap takes, before reading.
+  std::ofstream(path) << good;
+  std::filesystem::resize_file(path, std::uintmax_t(1) << 30);
+  EXPECT_THROW(RestPoseRoadmap::load(path, collision, options), RoadmapFileError);
 }
 
 // Servers sharing a roadmap folder (on NFS, say): one builds while the others wait for its lock

@@ -426,8 +426,9 @@ TEST(Service, APlanComesWithItsFeedbackGainsWhenAsked) {
   for (const auto& [name, value, field] :
        std::vector<std::tuple<std::string, double, std::string>>{
            {"nope", 1.0, "gains.weights[\"nope\"]: unknown weight"},
-           {"correction", 0.0, "gains.weights[\"correction\"]: must be > 0"},
-           {"rig", -1.0, "gains.weights[\"rig\"]: must be >= 0"}}) {
+           {"correction", 0.0, "gains.weights[\"correction\"]: must be in [1e-09, 1e+09]"},
+           {"rig", -1.0, "gains.weights[\"rig\"]: must be in [0, 1e+09]"},
+           {"position", 1e308, "gains.weights[\"position\"]: must be in [0, 1e+09]"}}) {
     v1::PlanRequest bad = req;
     (*bad.mutable_gains()->mutable_weights())[name] = value;
     grpc::ClientContext c;

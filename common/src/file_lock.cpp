@@ -1,6 +1,7 @@
 #include "marionette/common/file_lock.hpp"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -11,8 +12,21 @@ namespace marionette {
 
 std::unique_ptr<FileLock> FileLock::acquire(const std::string& path,
                                             const std::function<bool()>& keep_waiting) {
-  const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  return acquireAt(AT_FDCWD, path, keep_waiting);
+}
+
+std::unique_ptr<FileLock> FileLock::acquireAt(int folder_fd, const std::string& name,
+                                              const std::function<bool()>& keep_waiting) {
+  // Never through a symbolic link (it could name a file anywhere, which O_CREAT would make), and
+  // never waiting on a FIFO to open.
+  const int fd = ::openat(folder_fd, name.c_str(),
+                          O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0644);
   if (fd < 0) return nullptr;
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    return nullptr;
+  }
   struct flock whole {};
   whole.l_type = F_WRLCK;
   whole.l_whence = SEEK_SET;  // from the start, l_len 0: the whole file

@@ -50,6 +50,24 @@ std::string readFirstLine(const std::string& path) {
 }
 
 void writeFileAtomically(const std::string& path, const std::function<void(std::ostream&)>& write) {
+  std::ostringstream text;
+  write(text);  // what it throws leaves nothing behind
+  const std::filesystem::path parent = std::filesystem::path(path).parent_path();
+  const int folder =
+      ::open(parent.empty() ? "." : parent.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (folder < 0) throw FileError("cannot write '" + path + "'");
+  try {
+    writeBytesAtomicallyAt(folder, std::filesystem::path(path).filename().string(), text.str(),
+                           path);
+  } catch (...) {
+    ::close(folder);
+    throw;
+  }
+  ::close(folder);
+}
+
+void writeBytesAtomicallyAt(int folder_fd, const std::string& name, const std::string& bytes,
+                            const std::string& shown) {
   // A temporary of this call's own beside the file (named by host, process and call, so that
   // servers on several machines sharing the folder never pick the same one), written and synced,
   // then one rename, then the folder synced: readers see the old file or the whole new one,
@@ -61,12 +79,10 @@ void writeFileAtomically(const std::string& path, const std::function<void(std::
   for (char* c = host; *c; ++c)
     if (*c == '/') *c = '_';
   const std::string tmp =
-      path + ".tmp-" + host + "-" + std::to_string(getpid()) + "-" + std::to_string(++calls);
-  std::ostringstream text;
-  write(text);  // what it throws leaves nothing behind
-  const std::string bytes = text.str();
-  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-  if (fd < 0) throw FileError("cannot write '" + path + "'");
+      name + ".tmp-" + host + "-" + std::to_string(getpid()) + "-" + std::to_string(++calls);
+  const int fd = ::openat(folder_fd, tmp.c_str(),
+                          O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+  if (fd < 0) throw FileError("cannot write '" + shown + "'");
   std::size_t written = 0;
   while (written < bytes.size()) {
     const ssize_t n = ::write(fd, bytes.data() + written, bytes.size() - written);
@@ -77,19 +93,14 @@ void writeFileAtomically(const std::string& path, const std::function<void(std::
   const bool ok = written == bytes.size() && ::fsync(fd) == 0;
   ::close(fd);
   if (!ok) {
-    std::remove(tmp.c_str());  // a failed write leaves nothing behind
-    throw FileError("writing '" + path + "' failed");
+    ::unlinkat(folder_fd, tmp.c_str(), 0);  // a failed write leaves nothing behind
+    throw FileError("writing '" + shown + "' failed");
   }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    std::remove(tmp.c_str());
-    throw FileError("cannot replace '" + path + "'");
+  if (::renameat(folder_fd, tmp.c_str(), folder_fd, name.c_str()) != 0) {
+    ::unlinkat(folder_fd, tmp.c_str(), 0);
+    throw FileError("cannot replace '" + shown + "'");
   }
-  const std::filesystem::path parent = std::filesystem::path(path).parent_path();
-  const int dir = ::open(parent.empty() ? "." : parent.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (dir >= 0) {
-    ::fsync(dir);  // the rename itself, on disk
-    ::close(dir);
-  }
+  ::fsync(folder_fd);  // the rename itself, on disk
 }
 
 }  // namespace marionette

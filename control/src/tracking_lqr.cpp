@@ -5,6 +5,7 @@
 #include <string>
 
 #include "marionette/common/text.hpp"
+#include "marionette/models/cancel.hpp"
 #include "marionette/models/dynamics.hpp"
 #include "marionette/models/field_error.hpp"
 #include "marionette/models/simulation.hpp"
@@ -24,6 +25,7 @@ TrajectoryLinearization linearizeTrajectory(const ModelPtr& model, const Eigen::
   StepLinearization lin;
   out.taut.emplace_back(model->nstrings(), 0);
   for (Eigen::Index k = 0; k + 1 < inputs.rows(); ++k) {
+    throwIfCancelled("linearization");
     const StepStatus st = vi.linearizeStep(out.x.back(), inputs.row(k + 1).transpose(), lin);
     if (st != StepStatus::Ok)
       throw SimulationError(static_cast<int>(k), k * options.dt_s,
@@ -78,6 +80,7 @@ std::vector<Eigen::MatrixXd> riccatiGains(const std::vector<Eigen::MatrixXd>& A,
   Eigen::MatrixXd P = Q_N;
   if (P_out) (*P_out)[steps] = P;
   for (std::size_t i = steps; i-- > 0;) {
+    throwIfCancelled("feedback gains");
     const Eigen::MatrixXd BtP = B[i].transpose() * P;
     const Eigen::MatrixXd S = R + BtP * B[i];
     Eigen::MatrixXd cross = BtP * A[i];  // B^T P A + N^T
@@ -205,6 +208,7 @@ TrackingGains computeTrackingGains(const ModelPtr& model, const TrajectoryLinear
   const std::size_t steps = lin.A.size();
   std::vector<Eigen::MatrixXd> Q(steps), A(steps), B(steps);
   for (std::size_t k = 0; k < steps; ++k) {
+    throwIfCancelled("feedback gains");
     Q[k] = stateCost(*model, lin.x[k], w, lin.dt_s);
     gainDynamics(lin.A[k], lin.B[k], model->nk(), A[k], B[k]);
   }

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 
+#include "marionette/models/cancel.hpp"
 #include "marionette/models/rest_pose.hpp"
 #include "step_kkt.hpp"
 #include "tree_lu.hpp"
@@ -257,6 +258,8 @@ int VariationalIntegrator::solveNewton(const State& x, const Eigen::VectorXd& rh
     return cerr;
   };
   for (int it = 0; it <= options_.max_newton_iterations; ++it) {
+    // A long solve of a large model (a step of 254 joints iterates at ~3 ms) answers a cancel.
+    if ((it & 7) == 7) throwIfCancelled("integrator step");
     // Without a factorisation for the current taut set, this iterate's Jacobian is next (unless it
     // has converged): its second derivatives come with the residual's sweep.
     evaluateResidual(x, rho_next, /*jacobian=*/false, /*second_derivatives=*/!factored);
@@ -391,6 +394,7 @@ StepStatus VariationalIntegrator::step(const State& x, const Eigen::VectorXd& rh
   // velocity-dependent ones included, which in a violent motion pumped energy in and left the
   // puppet spinning at thousands of rad/s; docs/design.md, the integrator.)
   for (int level = 1; level <= options_.max_substep_halvings; ++level) {
+    throwIfCancelled("integrator step");
     const int n = 1 << level;
     const double h = dt / n;
     sub_ = x;

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "marionette/models/cancel.hpp"
 #include "marionette/models/dynamics.hpp"
 #include "marionette/models/integrator.hpp"
 
@@ -102,6 +103,7 @@ RestPose computeRestPose(const ModelPtr& model_ptr, const Eigen::VectorXd& rho,
     rep = vi.makeReport();
     bool failed = false;
     for (; out.settle_steps < options.max_settle_steps; ++out.settle_steps) {
+      throwIfCancelled("rest pose");
       if (vi.step(x, rho, next, &rep) != StepStatus::Ok) {
         failed = true;
         break;
@@ -166,6 +168,7 @@ RestPose computeRestPose(const ModelPtr& model_ptr, const Eigen::VectorXd& rho,
     const int m = static_cast<int>(A.size());
     bool converged = false;
     for (int it = 0; it < 60; ++it) {
+      throwIfCancelled("rest pose");
       const Eigen::VectorXd qf = constraints(true);
       computeLagrangian(model, d, qf, Eigen::VectorXd::Zero(nd), LagrangianOrder::Second);
       const Eigen::VectorXd grad = -d.Lq;  // dV/dq at rest

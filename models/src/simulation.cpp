@@ -10,6 +10,7 @@
 #include "marionette/common/files.hpp"
 #include "marionette/common/text.hpp"
 #include "marionette/models/baseline.hpp"
+#include "marionette/models/cancel.hpp"
 #include "marionette/models/dynamics.hpp"
 #include "marionette/models/integrator.hpp"
 #include "marionette/models/rest_pose.hpp"
@@ -305,6 +306,7 @@ SimulationSummary simulate(const ModelPtr& model_ptr, const InputSchedule& input
       return;
     }
     for (int k = 1; k <= steps; ++k) {
+      throwIfCancelled("simulation");
       const double t = k * opt.dt_s;
       inputs.at(t, u);
       const auto t0 = std::chrono::steady_clock::now();

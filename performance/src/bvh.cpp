@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdlib>
 
+#include "marionette/common/text.hpp"
 #include "marionette/performance/performance_error.hpp"
 
 namespace marionette {
@@ -145,8 +146,16 @@ BvhClip parseBvh(const std::string& text, const std::string& source) {
   if (!(clip.frame_time_s > 0 && clip.frame_time_s <= 10))
     in.fail("Frame Time", "expected a time in (0, 10] s");
   const int n = static_cast<int>(frames);
-  if (static_cast<double>(n) * std::max(channels, 1) > 2e8)
-    in.fail("Frames", "too many values (frames x channels over 2e8)");
+  if (n * clip.frame_time_s > kMaxClip_s)
+    in.fail("Frames", formatNumber(n * clip.frame_time_s, 6) + " s long; a clip is at most " +
+                          formatNumber(kMaxClip_s) + " s");
+  // The channels read, and the retargeted points (3 per joint at most) built from them.
+  const double values = static_cast<double>(n) *
+                        (channels + 3.0 * static_cast<double>(clip.joints.size()));
+  if (values > kMaxClipValues)
+    in.fail("Frames", "too many values (frames x (channels + 3 x joints) = " +
+                          formatNumber(values, 6) + ", at most " + formatNumber(kMaxClipValues) +
+                          ")");
   clip.motion.resize(n, channels);
   for (int f = 0; f < n; ++f)
     for (int c = 0; c < channels; ++c)

@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "marionette/common/text.hpp"
+#include "marionette/models/cancel.hpp"
 #include "marionette/models/field_error.hpp"
 #include "marionette/performance/editing.hpp"
 #include "marionette/performance/sources.hpp"
@@ -58,11 +59,42 @@ void dropTargetsOf(const Model& model, int string_index, TargetMotion& targets) 
 PerformanceProgram assemblePerformance(const ModelPtr& model, const std::vector<Clip>& clips,
                                        const PerformanceEdits& edits) {
   if (clips.empty()) throw FieldError("clips", "no clip to play");
+  // The blend joins clips and a loop's repetitions; checked whether or not there are any.
+  if (!(edits.blend_s > 0 && edits.blend_s <= 60))
+    throw FieldError("blend_s", "must be in (0, 60] s, got " + formatNumber(edits.blend_s));
+  // Each clip read (a reader bounds its own: an hour, kMaxClipValues numbers), then the program
+  // they make bounded before it is built: what a request may ask for is known up front.
+  std::vector<TargetMotion> read;
+  read.reserve(clips.size());
+  double total_s = 0.0, total_values = 0.0;
+  for (std::size_t i = 0; i < clips.size(); ++i) {
+    throwIfCancelled("reading clips");
+    read.push_back(readClip(model, clips[i], i));
+    const TargetMotion& m = read.back();
+    total_s += m.duration_s() + (i > 0 ? edits.blend_s : 0.0);
+    // Joined, a smooth clip is sampled at 30 Hz, and a blend adds frames at 30 Hz.
+    const double frames =
+        (m.smooth ? std::ceil(m.duration_s() * 30.0) + 1 : m.frames()) + edits.blend_s * 30.0;
+    total_values += frames * static_cast<double>(m.positions_m.cols() + m.values.cols());
+    if (total_s > kMaxClip_s)
+      throw FieldError("clips", "clips[0.." + std::to_string(i) + "] together last " +
+                                    formatNumber(total_s, 6) + " s, blends included; at most " +
+                                    formatNumber(kMaxClip_s) + " s");
+    if (total_values > kMaxClipValues)
+      throw FieldError("clips", "clips[0.." + std::to_string(i) + "] together hold " +
+                                    formatNumber(total_values, 6) + " values; at most " +
+                                    formatNumber(kMaxClipValues));
+  }
   PerformanceProgram out;
   TargetMotion& motion = out.targets;
-  motion = readClip(model, clips.front(), 0);
-  for (std::size_t i = 1; i < clips.size(); ++i)
-    motion = concatenateTargets(motion, readClip(model, clips[i], i), edits.blend_s);
+  if (read.size() == 1) {
+    motion = std::move(read.front());
+  } else {
+    std::vector<const TargetMotion*> parts;
+    for (const TargetMotion& m : read) parts.push_back(&m);
+    motion = joinTargets(parts, edits.blend_s);
+  }
+  read.clear();
   if (edits.from_s != 0.0 || !std::isinf(edits.to_s))
     motion = sliceTargets(motion, edits.from_s, edits.to_s);
   if (edits.speed != 1.0) motion = scaleTime(motion, edits.speed);

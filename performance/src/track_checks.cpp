@@ -24,8 +24,14 @@ void checkTracks(const TargetMotion& m, const std::function<int(int)>& line_of) 
                                        static_cast<char>('x' + c % 3),
                                    "farther than 100 m from the stage's origin");
   }
-  if (m.duration_s() > 3600.0)
+  if (m.duration_s() > kMaxClip_s)
     throw PerformanceFileError(source, 0, "t", "longer than an hour");
+  const double values = static_cast<double>(m.frames()) *
+                        static_cast<double>(m.positions_m.cols() + m.values.cols());
+  if (values > kMaxClipValues)
+    throw PerformanceFileError(source, 0, "frames",
+                               "too many values (" + formatNumber(values, 6) + ", at most " +
+                                   formatNumber(kMaxClipValues) + ")");
   for (std::size_t p = 0; p < m.points.size(); ++p)
     if (!m.positions_m.middleCols(3 * static_cast<Eigen::Index>(p), 3).array().isFinite().any())
       throw PerformanceFileError(source, 0, m.points[p], "no frame gives this point");

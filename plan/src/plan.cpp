@@ -1,5 +1,8 @@
 #include "marionette/plan/plan.hpp"
 
+#include <cmath>
+#include <utility>
+
 namespace marionette {
 
 const char* toString(PlanOutcome outcome) {
@@ -17,6 +20,34 @@ InputSchedule planInputs(const Plan& plan) {
   schedule.values = plan.inputs;
   for (int i = 0; i < plan.samples(); ++i) schedule.times_s.push_back(i / plan.rate_hz);
   return schedule;
+}
+
+void requireFiniteNumbers(const Plan& plan) {
+  // The first row of `m` with a value that is not finite (or, with nan_only, NaN), else -1.
+  auto badRow = [](const auto& m, bool nan_only) -> long {
+    for (Eigen::Index r = 0; r < m.rows(); ++r)
+      for (Eigen::Index c = 0; c < m.cols(); ++c)
+        if (nan_only ? std::isnan(m(r, c)) : !std::isfinite(m(r, c))) return r;
+    return -1;
+  };
+  const std::pair<const char*, long> rows[] = {
+      {"inputs", badRow(plan.inputs, false)},
+      {"states", badRow(plan.states, false)},
+      {"tensions", badRow(plan.tensions_N, false)},
+      {"named points", badRow(plan.points_m, false)},
+      {"goal distance", badRow(plan.goal_distance, true)},
+      // No obstacle in reach is an infinite clearance, never a NaN one.
+      {"clearance", badRow(plan.clearance_m, true)},
+      {"stage clearance", badRow(plan.stage_clearance_m, true)}};
+  for (const auto& [what, row] : rows)
+    if (row >= 0)
+      throw SimulationError(static_cast<int>(row), row / plan.rate_hz,
+                            std::string("the plan's ") + what +
+                                " are not finite there (a numerical failure); it is not returned");
+  for (std::size_t k = 0; k < plan.gains.K.size(); ++k)
+    if (!plan.gains.K[k].allFinite())
+      throw SimulationError(static_cast<int>(k), k / plan.rate_hz,
+                            "the plan's feedback gains are not finite there; it is not returned");
 }
 
 SimulationOptions planSimulation(const Plan& plan, double hold_s) {

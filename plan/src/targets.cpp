@@ -4,6 +4,9 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <string>
+
+#include "marionette/models/field_error.hpp"
 
 namespace marionette {
 namespace {
@@ -67,7 +70,12 @@ TargetMotion sampleTargets(const TargetMotion& motion, double rate_hz) {
   out.points = motion.points;
   out.variables = motion.variables;
   out.smooth = false;  // dense now
-  const int n = static_cast<int>(std::lround(motion.duration_s() * rate_hz)) + 1;
+  const double samples = motion.duration_s() * rate_hz;
+  if (!(rate_hz > 0 && samples <= kMaxTargetSamples))
+    throw FieldError("targets", "sampling " + std::to_string(motion.duration_s()) + " s at " +
+                                    std::to_string(rate_hz) + " Hz: more than 10^7 samples");
+  const int n = static_cast<int>(std::lround(samples)) + 1;
+  out.times_s.reserve(static_cast<std::size_t>(n));
   for (int i = 0; i < n; ++i) out.times_s.push_back(i / rate_hz);
   const double t0 = motion.start_s();
   out.positions_m = sampleColumns(motion.times_s, motion.positions_m, motion.smooth, t0, rate_hz, n);

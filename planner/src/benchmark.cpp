@@ -167,6 +167,8 @@ BenchmarkRun runOnce(const BenchmarkProblem& problem, const PlanRequest& base,
       options.on_plans(planner, seed, plan, optimized ? &optimized->plan : nullptr);
     // Planning and verification, any roadmap build included, without any optimization.
     run.total_time_s = plan.stats.total_time_s;
+  } catch (const PlanCancelled&) {
+    throw;  // the sweep was stopped: not a run's error
   } catch (const std::exception& e) {
     run.error = true;
     run.message = e.what();

@@ -201,7 +201,11 @@ class Propagator : public oc::StatePropagator {
       rigStep(model_, x_.rho.data(), rhodot_next_.data(), u, dt_, rho_next_.data(),
               rhodot_next_.data());
       ++counters_.propagations;
-      ok = vi_.step(x_, rho_next_, x_) == StepStatus::Ok;
+      try {
+        ok = vi_.step(x_, rho_next_, x_) == StepStatus::Ok;
+      } catch (const PlanCancelled&) {
+        ok = false;  // never thrown through OMPL: the termination condition ends the search
+      }
     }
     if (!ok) {
       // A failed step is an invalid state, never a wrong one.
@@ -802,10 +806,10 @@ SearchResult searchTree(const SearchProblem& problem) {
       progress(p);
     }
     return now >= deadline || counters.goal_reached || pdef->hasExactSolution() ||
-           (cancelled && cancelled());
+           (cancelled && cancelled()) || cancelRequested();
   });
   const ob::PlannerStatus status = ss.solve(ptc);
-  if (cancelled && cancelled()) throw PlanCancelled("tree search");
+  if ((cancelled && cancelled()) || cancelRequested()) throw PlanCancelled("tree search");
   result.stats.planning_time_s = secondsSince(t_start);
   result.stats.propagations = counters.propagations;
   result.stats.collision_checks = counters.collision_checks;

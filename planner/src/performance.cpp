@@ -55,6 +55,13 @@ void checkPerformanceTargets(const Model& m, const TargetMotion& targets,
   if (targets.duration_s() > kMaxPerformance_s)
     throw FieldError("targets", formatNumber(targets.duration_s()) + " s long; at most " +
                                     formatNumber(kMaxPerformance_s) + " s");
+  const double samples = (targets.duration_s() + o.settle_s) * o.rate_hz;
+  if (samples > kMaxPerformanceSamples)
+    throw FieldError("targets", formatNumber(targets.duration_s()) + " s and a " +
+                                    formatNumber(o.settle_s) + " s hold at " +
+                                    formatNumber(o.rate_hz) + " Hz are " +
+                                    formatNumber(samples, 6) + " samples; at most " +
+                                    formatNumber(kMaxPerformanceSamples));
 }
 
 namespace {
@@ -142,6 +149,7 @@ double rmsTotal(const std::vector<PointTracking>& t) {
 Plan planPerformance(const PerformanceRequest& req, const ProgressFn& progress,
                      const CancelFn& cancelled) {
   const auto t0 = SteadyClock::now();
+  const CancelScope scope(cancelled);  // reaches every rest pose, fit and re-simulation below
   if (!req.model) throw FieldError("model", "none given");
   const ModelPtr& model = req.model;
   const Model& m = *model;
@@ -152,9 +160,7 @@ Plan planPerformance(const PerformanceRequest& req, const ProgressFn& progress,
   CollisionModelPtr collision = req.collision;
   if (!collision)
     collision = std::make_shared<CollisionModel>(model, req.scene ? req.scene : loadScene("empty"));
-  auto stopIfCancelled = [&] {
-    if (cancelled && cancelled()) throw PlanCancelled("performance");
-  };
+  auto stopIfCancelled = [&] { throwIfCancelled("performance"); };
   auto report = [&](const char* phase, int iteration, double cost) {
     if (!progress) return;
     PlanProgress e;
@@ -282,9 +288,16 @@ Plan planPerformance(const PerformanceRequest& req, const ProgressFn& progress,
     app->Options()->SetIntegerValue("max_iter", 200);
     app->Options()->SetNumericValue("tol", 1e-6);
     app->Options()->SetNumericValue("acceptable_tol", 1e-3);
-    if (problem.evaluate(z_kinematic, detail::Evaluation::Value) && problem.cost().total() > 0)
-      app->Options()->SetNumericValue("obj_scaling_factor", 1.0 / problem.cost().total());
-    if (app->Initialize() == Ipopt::Solve_Succeeded) app->OptimizeTNLP(nlp);
+    try {
+      // The time limit stops a rollout mid-way (one of a long performance takes seconds); the
+      // verification of the best motion found comes after it.
+      const CancelScope budget([&] { return secondsSince(t0) >= o.time_limit_s; });
+      if (problem.evaluate(z_kinematic, detail::Evaluation::Value) && problem.cost().total() > 0)
+        app->Options()->SetNumericValue("obj_scaling_factor", 1.0 / problem.cost().total());
+      if (app->Initialize() == Ipopt::Solve_Succeeded) app->OptimizeTNLP(nlp);
+    } catch (const PlanCancelled&) {
+      // the caller's cancel is asked below; the time limit leaves the best motion found so far
+    }
     stopIfCancelled();
     if (nlp->best().size() > 0) {
       try {
@@ -328,6 +341,7 @@ Plan planPerformance(const PerformanceRequest& req, const ProgressFn& progress,
   });
   measurePlanQuality(request, out, o.settle_s);
   out.stats.total_time_s = secondsSince(t0);
+  requireFiniteNumbers(out);
   return out;
 }
 

@@ -39,6 +39,7 @@ void checkPlannerOptions(const PlannerOptions& opt) {
 
 Plan planMotion(const PlanRequest& req, const ProgressFn& progress, const CancelFn& cancelled) {
   const auto t0 = SteadyClock::now();
+  const CancelScope scope(cancelled);  // reaches the rest poses and re-simulations below
   if (!req.model) throw FieldError("model", "none given");
   const Model& model = *req.model;
   const PlannerOptions& opt = req.options;
@@ -122,6 +123,7 @@ Plan planMotion(const PlanRequest& req, const ProgressFn& progress, const Cancel
     plan.quality = PlanQuality{};  // the hold after the end failed a step: not measured
   }
   plan.stats.total_time_s = secondsSince(t0);
+  requireFiniteNumbers(plan);
   return plan;
 }
 
@@ -168,6 +170,7 @@ Plan verifyMotion(const PlanRequest& req, const Eigen::MatrixXd& inputs, double 
     plan.quality = PlanQuality{};
   }
   plan.stats.verification_time_s = plan.stats.total_time_s = secondsSince(t0);
+  requireFiniteNumbers(plan);
   return plan;
 }
 

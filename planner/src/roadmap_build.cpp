@@ -45,6 +45,7 @@ std::shared_ptr<RestPoseRoadmap> RestPoseRoadmap::build(
     CollisionModelPtr collision, const RoadmapOptions& options,
     const std::function<void(int, double)>& progress, const CancelFn& cancelled) {
   const auto t0 = std::chrono::steady_clock::now();
+  const CancelScope scope(cancelled);  // reaches the edges' simulations and rest poses
   options.check();
   std::shared_ptr<RestPoseRoadmap> rm(new RestPoseRoadmap(collision, options));
   const ModelPtr model_ptr = collision->modelPtr();

@@ -6,25 +6,20 @@
 #include <chrono>
 #include <ctime>
 #include <filesystem>
+#include <sstream>
 
 #include "marionette/common/clock.hpp"
 #include "marionette/common/file_lock.hpp"
+#include "roadmap_folder.hpp"
 
 namespace marionette {
 namespace {
 
-// Which file a path names now, 0 when none: its inode, size and modification time together (a
-// rename puts another file there, whose inode may be one the file before last had).
+// Which file a path names now (RoadmapFolder::idOf), 0 when none.
 std::uint64_t fileId(const std::string& path) {
   struct stat st {};
-  if (path.empty() || ::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return 0;
-  std::uint64_t id = 1469598103934665603ull;  // FNV-1a over the four numbers
-  for (const std::uint64_t part :
-       {static_cast<std::uint64_t>(st.st_ino), static_cast<std::uint64_t>(st.st_size),
-        static_cast<std::uint64_t>(st.st_mtim.tv_sec),
-        static_cast<std::uint64_t>(st.st_mtim.tv_nsec)})
-    id = (id ^ part) * 1099511628211ull;
-  return id == 0 ? 1 : id;
+  if (path.empty() || ::stat(path.c_str(), &st) != 0) return 0;
+  return detail::RoadmapFolder::idOf(st);
 }
 
 // How long a write-back waits for another server's hold on the lock (a build can take minutes:
@@ -35,12 +30,52 @@ constexpr double kRememberLockWait_s = 5.0;
 
 RoadmapCache::RoadmapCache(RoadmapCacheOptions options) : options_(std::move(options)) {
   if (options_.capacity < 1) options_.capacity = 1;
+  if (options_.file.empty() && !options_.directory.empty())
+    folder_ = std::make_unique<detail::RoadmapFolder>(options_.directory);
 }
+
+RoadmapCache::~RoadmapCache() = default;
 
 std::string RoadmapCache::pathFor(const std::string& fingerprint) const {
   if (!options_.file.empty()) return options_.file;
-  if (options_.directory.empty()) return "";
-  return options_.directory + "/" + fingerprint + ".roadmap";
+  if (!folder_) return "";
+  return folder_->pathOf(fileName(fingerprint));
+}
+
+std::string RoadmapCache::fileName(const std::string& fingerprint) {
+  return fingerprint + ".roadmap";
+}
+
+std::uint64_t RoadmapCache::currentFileId(const std::string& key) const {
+  return folder_ ? folder_->fileId(fileName(key)) : fileId(pathFor(key));
+}
+
+bool RoadmapCache::fileExists(const std::string& key) const {
+  if (folder_) return folder_->exists(fileName(key));
+  std::error_code ec;
+  return !options_.file.empty() && std::filesystem::exists(options_.file, ec);
+}
+
+std::shared_ptr<RestPoseRoadmap> RoadmapCache::loadFile(const std::string& key,
+                                                        const CollisionModelPtr& collision,
+                                                        const RoadmapOptions& options) const {
+  if (!folder_) return RestPoseRoadmap::load(options_.file, collision, options);
+  std::istringstream text(folder_->read(
+      fileName(key), RestPoseRoadmap::maxFileBytes(collision->model(), options)));
+  return RestPoseRoadmap::read(text, pathFor(key), collision, options);
+}
+
+std::unique_ptr<FileLock> RoadmapCache::lockFile(const std::string& key,
+                                                 const std::function<bool()>& keep_waiting) const {
+  const std::string name = fileName(key) + ".lock";
+  std::unique_ptr<FileLock> held = folder_->lock(name, keep_waiting);
+  // Something other than a regular file in the lock's place (a symbolic link, a FIFO) is never
+  // followed: it is set aside, and a lock file of the folder's own made once.
+  if (!held && folder_->exists(name) && folder_->fileId(name) == 0) {
+    setAside(name, "the lock is not a regular file");
+    held = folder_->lock(name, keep_waiting);
+  }
+  return held;
 }
 
 std::size_t RoadmapCache::size() const {
@@ -78,7 +113,7 @@ RoadmapCache::Lookup RoadmapCache::get(const CollisionModelPtr& collision,
                                        const std::function<void(int, double)>& progress,
                                        const CancelFn& cancelled) {
   const std::string key = RestPoseRoadmap::fingerprint(*collision, options);
-  const bool shared_folder = !options_.directory.empty();
+  const bool shared_folder = folder_ != nullptr;
   {
     std::unique_lock<std::mutex> lock(mutex_);
     while (true) {
@@ -94,7 +129,7 @@ RoadmapCache::Lookup RoadmapCache::get(const CollisionModelPtr& collision,
         lock.unlock();
         // Another server wrote verdicts to the shared file since: take them up.
         if (shared_folder)
-          if (const std::uint64_t now = adoptFromDisk(*found, pathFor(key), known); now != known)
+          if (const std::uint64_t now = adoptFromDisk(*found, known); now != known)
             setFileId(key, now);
         return {found, false};
       }
@@ -111,32 +146,30 @@ RoadmapCache::Lookup RoadmapCache::get(const CollisionModelPtr& collision,
   bool built = false;
   std::uint64_t file_id = 0;
   try {
-    const std::string path = pathFor(key);
     // In a folder other servers may share, one builds at a time; the others wait here and then
     // load its file.  (Without a lock -- a read-only folder -- each works alone.)
     std::unique_ptr<FileLock> building;
     if (shared_folder) {
-      building = FileLock::acquire(path + ".lock", [&] { return !(cancelled && cancelled()); });
-      if (!building && cancelled && cancelled())
+      building = lockFile(key, [&] { return !(cancelled && cancelled()) && !cancelRequested(); });
+      if (!building && ((cancelled && cancelled()) || cancelRequested()))
         throw PlanCancelled("waiting for another server's roadmap build");
     }
-    std::error_code ec;
-    if (!path.empty() && std::filesystem::exists(path, ec)) {
+    if (fileExists(key)) {
       try {
-        roadmap = RestPoseRoadmap::load(path, collision, options);
-        file_id = fileId(path);
+        roadmap = loadFile(key, collision, options);
+        file_id = currentFileId(key);
       } catch (const RoadmapFileUnreadable& e) {
         if (!options_.file.empty()) throw;
         tell(std::string("roadmap file not read (") + e.what() + "): rebuilding");  // kept
       } catch (const RoadmapFileError& e) {
         if (!options_.file.empty()) throw;  // a file the caller named must fit
-        setAside(path, e.what());           // rebuilt below, and saved in its place
+        setAside(fileName(key), e.what());  // rebuilt below, and saved in its place
       }
     }
     if (!roadmap) {
       roadmap = RestPoseRoadmap::build(collision, options, progress, cancelled);
       built = true;
-      file_id = save(*roadmap, path);
+      file_id = save(*roadmap);
     }
   } catch (...) {
     {
@@ -160,27 +193,28 @@ RoadmapCache::Lookup RoadmapCache::get(const CollisionModelPtr& collision,
 
 void RoadmapCache::remember(RestPoseRoadmap& roadmap) {
   const std::string& key = roadmap.fingerprintId();
-  const std::string path = pathFor(key);
-  if (options_.directory.empty()) {
-    save(roadmap, path);
+  if (!folder_) {
+    save(roadmap);
     return;
   }
   // Read, merge and write under the lock, so that no server's verdicts are lost to another's
   // write.
   const auto t0 = SteadyClock::now();
-  const auto held =
-      FileLock::acquire(path + ".lock", [&] { return secondsSince(t0) < kRememberLockWait_s; });
-  adoptFromDisk(roadmap, path, knownFileId(key));
-  if (const std::uint64_t saved = save(roadmap, path)) setFileId(key, saved);
+  const auto held = lockFile(key, [&] { return secondsSince(t0) < kRememberLockWait_s; });
+  adoptFromDisk(roadmap, knownFileId(key));
+  if (const std::uint64_t saved = save(roadmap)) setFileId(key, saved);
 }
 
-std::uint64_t RoadmapCache::adoptFromDisk(RestPoseRoadmap& roadmap, const std::string& path,
+std::uint64_t RoadmapCache::adoptFromDisk(RestPoseRoadmap& roadmap,
                                           std::uint64_t known_id) const {
-  const std::uint64_t id = fileId(path);
+  const std::string& key = roadmap.fingerprintId();
+  const std::uint64_t id = currentFileId(key);
   if (id == 0 || id == known_id) return id;
   try {
-    const auto theirs = RestPoseRoadmap::load(path, roadmap.collisionModel(), roadmap.options());
+    const auto theirs = loadFile(key, roadmap.collisionModel(), roadmap.options());
     roadmap.adoptVerdicts(*theirs);
+  } catch (const PlanCancelled&) {
+    throw;
   } catch (const std::exception& e) {
     // A file that does not fit is replaced by the next save; nothing is taken from it.
     tell(std::string("roadmap file not merged (") + e.what() + ")");
@@ -188,29 +222,30 @@ std::uint64_t RoadmapCache::adoptFromDisk(RestPoseRoadmap& roadmap, const std::s
   return id;
 }
 
-std::uint64_t RoadmapCache::save(const RestPoseRoadmap& roadmap, const std::string& path) const {
-  if (path.empty()) return 0;
+std::uint64_t RoadmapCache::save(const RestPoseRoadmap& roadmap) const {
+  const std::string& key = roadmap.fingerprintId();
   if (!options_.file.empty()) {
-    roadmap.save(path);  // the caller's file: its errors too
-    return fileId(path);
+    roadmap.save(options_.file);  // the caller's file: its errors too
+    return fileId(options_.file);
   }
+  if (!folder_) return 0;
   try {
-    roadmap.save(path);
-    return fileId(path);
+    folder_->write(fileName(key), roadmap.serialize());
+    return currentFileId(key);
   } catch (const std::exception& e) {
     tell(std::string("roadmap not saved (kept in memory): ") + e.what());
     return 0;
   }
 }
 
-void RoadmapCache::setAside(const std::string& path, const std::string& why) const {
+void RoadmapCache::setAside(const std::string& name, const std::string& why) const {
   static std::atomic<unsigned> count{0};
   const std::string aside =
-      path + ".bad-" + std::to_string(std::time(nullptr)) + "-" + std::to_string(++count);
-  std::error_code ec;
-  std::filesystem::rename(path, aside, ec);
-  tell("roadmap file does not fit (" + why +
-       "): " + (ec ? "could not set it aside (" + ec.message() + ")" : "set aside as " + aside) +
+      name + ".bad-" + std::to_string(std::time(nullptr)) + "-" + std::to_string(++count);
+  const std::string failed = folder_->rename(name, aside);
+  tell("roadmap file does not fit (" + why + "): " +
+       (failed.empty() ? "set aside as " + folder_->pathOf(aside)
+                       : "could not set it aside (" + failed + ")") +
        "; rebuilding");
 }
 

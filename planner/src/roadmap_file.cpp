@@ -1,5 +1,6 @@
 // Roadmap files: a text format, written atomically with a checksum of its content, refused when
 // the checksum or its fingerprint is not the caller's (another model, scene or options).
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -13,33 +14,49 @@
 namespace marionette {
 
 void RestPoseRoadmap::save(const std::string& path) const {
-  // The edges under the graph's lock (queries write verdicts back), the file outside it: a query
-  // waits for a copy, not for the disk.  Saves take turns, so a later save writes a later
-  // snapshot.  Vertices do not change after the build.
+  // Saves take turns, so that a later save writes a later snapshot.
   std::lock_guard<std::mutex> saving(save_mutex_);
+  const std::string text = serialize();
+  writeFileAtomically(path, [&](std::ostream& file) { file << text; });
+}
+
+std::size_t RestPoseRoadmap::maxFileBytes(const Model& model, const RoadmapOptions& options) {
+  // Its lines at their longest: the header (the options' line included), a vertex's n_k + n_d
+  // numbers of at most 25 characters each, and an edge's two indices and two numbers; at most
+  // `vertices` vertices, and an edge to each of its `neighbours` both ways plus the one the
+  // build reached it by.  Twice that, for what this estimate misses.
+  const double vertex = 26.0 * (model.nk() + model.nd()) + 2;
+  const double edge = 2 * 8 + 2 * 26 + 6;
+  const double v = options.vertices;
+  const double bytes =
+      2 * (8192 + options.describe().size() + v * vertex + v * (2 * options.neighbours + 1) * edge);
+  return static_cast<std::size_t>(std::min(bytes, 4e9));
+}
+
+std::string RestPoseRoadmap::serialize() const {
+  // The edges under the graph's lock (queries write verdicts back), the text outside it: a query
+  // waits for a copy, not for the disk.  Vertices do not change after the build.
   const std::vector<Edge> snapshot = edges();
-  writeFileAtomically(path, [&](std::ostream& file) {
-    std::ostringstream os;
-    os << std::setprecision(17);
-    os << "marionette-roadmap 2\n";
-    os << "fingerprint " << fingerprint_ << '\n';
-    os << "options " << options_.describe() << '\n';
-    os << "build_time_s " << build_time_s_ << '\n';
-    const Model& m = collision_->model();
-    os << "vertices " << vertices_.size() << ' ' << m.nk() << ' ' << m.nd() << '\n';
-    for (const Vertex& v : vertices_) {
-      for (int i = 0; i < v.rho.size(); ++i) os << v.rho[i] << ' ';
-      for (int i = 0; i < v.q.size(); ++i) os << v.q[i] << (i + 1 < v.q.size() ? " " : "");
-      os << '\n';
-    }
-    os << "edges " << snapshot.size() << '\n';
-    for (const Edge& e : snapshot)
-      os << e.from << ' ' << e.to << ' ' << e.move_s << ' ' << e.settle_s << ' ' << int(e.state)
-         << ' ' << int(e.from_build) << '\n';
-    // Version 2's last line: what a file copied in part, or damaged, no longer matches.
-    const std::string text = os.str();
-    file << text << "checksum " << roadmap::hash128(text) << '\n';
-  });
+  std::ostringstream os;
+  os << std::setprecision(17);
+  os << "marionette-roadmap 2\n";
+  os << "fingerprint " << fingerprint_ << '\n';
+  os << "options " << options_.describe() << '\n';
+  os << "build_time_s " << build_time_s_ << '\n';
+  const Model& m = collision_->model();
+  os << "vertices " << vertices_.size() << ' ' << m.nk() << ' ' << m.nd() << '\n';
+  for (const Vertex& v : vertices_) {
+    for (int i = 0; i < v.rho.size(); ++i) os << v.rho[i] << ' ';
+    for (int i = 0; i < v.q.size(); ++i) os << v.q[i] << (i + 1 < v.q.size() ? " " : "");
+    os << '\n';
+  }
+  os << "edges " << snapshot.size() << '\n';
+  for (const Edge& e : snapshot)
+    os << e.from << ' ' << e.to << ' ' << e.move_s << ' ' << e.settle_s << ' ' << int(e.state)
+       << ' ' << int(e.from_build) << '\n';
+  // Version 2's last line: what a file copied in part, or damaged, no longer matches.
+  const std::string text = os.str();
+  return text + "checksum " + roadmap::hash128(text) + '\n';
 }
 
 std::shared_ptr<RestPoseRoadmap> RestPoseRoadmap::load(const std::string& path,
@@ -48,8 +65,18 @@ std::shared_ptr<RestPoseRoadmap> RestPoseRoadmap::load(const std::string& path,
   options.check();
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec)) throw RoadmapFileError(path + ": a directory");
-  std::ifstream is(path, std::ios::binary);
-  if (!is) throw RoadmapFileUnreadable(path + ": cannot open");
+  // Never more than such a roadmap can be (a file of zeros or a sparse gigabyte is refused).
+  const std::size_t limit = maxFileBytes(collision->model(), options);
+  if (const auto size = std::filesystem::file_size(path, ec); !ec && size > limit)
+    throw RoadmapFileError(path + ": " + std::to_string(size) + " bytes, more than such a roadmap "
+                           "takes (" + std::to_string(limit) + ")");
+  std::string text;
+  try {
+    text = readTextFile(path, limit);
+  } catch (const FileError& e) {
+    throw RoadmapFileUnreadable(path + ": " + e.what());
+  }
+  std::istringstream is(text);
   return read(is, path, std::move(collision), options);
 }
 
@@ -112,8 +139,9 @@ std::shared_ptr<RestPoseRoadmap> RestPoseRoadmap::read(std::istream& is, const s
   int nk = 0, nd = 0;
   if (!(next() >> word >> nv >> nk >> nd) || word != "vertices")
     throw fail("expected 'vertices N NK ND'");
-  if (nv > kMaxRoadmapVertices)
-    throw fail("more than " + std::to_string(kMaxRoadmapVertices) + " vertices");
+  // What the header declares, against what this roadmap's options can make.
+  if (nv > kMaxRoadmapVertices || nv > static_cast<std::size_t>(options.vertices))
+    throw fail("more than the " + std::to_string(options.vertices) + " vertices its options make");
   if (nk != m.nk() || nd != m.nd()) throw fail("vertex sizes do not match the model");
   for (std::size_t i = 0; i < nv; ++i) {
     auto ls = next();
@@ -127,6 +155,9 @@ std::shared_ptr<RestPoseRoadmap> RestPoseRoadmap::read(std::istream& is, const s
   }
   std::size_t ne = 0;
   if (!(next() >> word >> ne) || word != "edges") throw fail("expected 'edges M'");
+  if (ne > nv * (2 * static_cast<std::size_t>(options.neighbours) + 1))
+    throw fail("more edges than " + std::to_string(nv) + " vertices with " +
+               std::to_string(options.neighbours) + " neighbours have");
   BGraph& g = rm->graph_->g;
   g = BGraph(nv);
   for (std::size_t i = 0; i < ne; ++i) {

@@ -45,6 +45,7 @@ RestPoseRoadmap::QueryResult RestPoseRoadmap::query(const Eigen::VectorXd& start
                                                     unsigned long seed, const CancelFn& cancelled,
                                                     bool earlier_verdicts) {
   const auto t0 = std::chrono::steady_clock::now();
+  const CancelScope scope(cancelled);  // reaches the edges' simulations and rest poses
   const ModelPtr model_ptr = collision_->modelPtr();
   const Model& model = *model_ptr;
   const int nd = model.nd();

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "marionette/models/cancel.hpp"
+
 namespace marionette::detail {
 namespace {
 
@@ -119,6 +121,12 @@ class SplineFitQp : public Ipopt::TNLP {
         }
     return true;
   }
+  // A long performance's fit (thousands of variables) stops when the thread's scope says so.
+  bool intermediate_callback(Ipopt::AlgorithmMode, Index, Number, Number, Number, Number, Number,
+                             Number, Number, Number, Index, const Ipopt::IpoptData*,
+                             Ipopt::IpoptCalculatedQuantities*) override {
+    return !cancelRequested();
+  }
   void finalize_solution(Ipopt::SolverReturn, Index n, const Number* x, const Number*,
                          const Number*, Index, const Number*, const Number*, Number,
                          const Ipopt::IpoptData*, Ipopt::IpoptCalculatedQuantities*) override {
@@ -148,6 +156,7 @@ Eigen::VectorXd fitWithinLimits(const InputSpline& spline, const Model& model,
   app->Options()->SetIntegerValue("max_iter", 500);
   Ipopt::ApplicationReturnStatus status = app->Initialize();
   if (status == Ipopt::Solve_Succeeded) status = app->OptimizeTNLP(qp);
+  throwIfCancelled("spline fit");
   if (converged)
     *converged = status == Ipopt::Solve_Succeeded || status == Ipopt::Solved_To_Acceptable_Level;
   if (qp->solution().size() != spline.variables()) return spline.fit(samples);

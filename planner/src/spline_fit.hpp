@@ -13,7 +13,8 @@ namespace marionette::detail {
 
 // samples: spline.samples() rows of n_k.  share: the limits' share kept (as limitRows).
 // Returns the variables z; `converged` says whether Ipopt met its tolerance (else the best
-// point it reached, which meets the constraints to its tolerance).
+// point it reached, which meets the constraints to its tolerance).  PlanCancelled when the
+// thread's CancelScope says stop.
 Eigen::VectorXd fitWithinLimits(const InputSpline& spline, const Model& model,
                                 const Eigen::MatrixXd& samples, double share,
                                 bool* converged = nullptr);

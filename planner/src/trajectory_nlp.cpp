@@ -18,7 +18,14 @@ TrajectoryNlp::TrajectoryNlp(TrajectoryProblem& problem, Eigen::VectorXd start,
 
 bool TrajectoryNlp::at(const Number* x, Index n, Evaluation level) {
   const Eigen::Map<const Eigen::VectorXd> z(x, n);
-  const bool ok = problem_.evaluate(z, level);
+  bool ok = false;
+  try {
+    ok = problem_.evaluate(z, level);
+  } catch (const PlanCancelled&) {
+    // Never thrown through Ipopt: the evaluation fails and the next iteration's callback stops
+    // the solve; the caller asks the scope again.
+    return false;
+  }
   if (!ok) return false;
   // Feasible: every row within its bounds, up to rounding of the linear rows.
   const Eigen::VectorXd& g = problem_.constraintValues();
@@ -143,6 +150,7 @@ bool TrajectoryNlp::intermediate_callback(Ipopt::AlgorithmMode, Index iter, Numb
                                           Number, Index, const Ipopt::IpoptData*,
                                           Ipopt::IpoptCalculatedQuantities*) {
   iterations_ = iter;
+  if (cancelRequested()) return false;
   return !keep_going_ || keep_going_(Progress{iter, obj_value, inf_pr});
 }
 

@@ -1,7 +1,9 @@
 // The trajectory problem as Ipopt's nonlinear program, with the objective's Gauss-Newton Hessian
 // as the Lagrangian's (the goal rows' curvature left out: Ipopt's inertia correction and line
 // search make up for it).  Remembers the best feasible point it was asked to evaluate, since an
-// interior-point iterate need not end on the best one, and stops when told to or out of time.
+// interior-point iterate need not end on the best one, and stops when told to or out of time, or
+// when the thread's CancelScope says stop (an evaluation it cuts short fails; the caller then
+// asks the scope).
 #pragma once
 
 #include <IpTNLP.hpp>

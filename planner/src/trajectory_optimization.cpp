@@ -8,6 +8,7 @@
 #include <memory>
 #include <optional>
 #include <sstream>
+#include <vector>
 
 #include "marionette/common/clock.hpp"
 #include "marionette/common/text.hpp"
@@ -123,6 +124,7 @@ OptimizedPlan optimizePlan(const PlanRequest& request, const Plan& plan,
                            const OptimizationOptions& options, const ProgressFn& progress,
                            const CancelFn& cancelled) {
   const auto t0 = SteadyClock::now();
+  const CancelScope scope(cancelled);
   checkOptimizationOptions(options);
   if (!request.model) throw FieldError("model", "none given");
   const ModelPtr& model = request.model;
@@ -137,204 +139,227 @@ OptimizedPlan optimizePlan(const PlanRequest& request, const Plan& plan,
     ScenePtr scene = request.scene ? request.scene : loadScene("empty");
     collision = std::make_shared<CollisionModel>(model, scene);
   }
-
-  // The start, exactly as the verification resolves it.
-  const Eigen::VectorXd rho0 = plan.inputs.row(0).transpose();
-  const StartState start = resolveStart(model, rho0, request.start);
-  IntegratorOptions io;
-  io.dt_s = 1.0 / plan.rate_hz;
-  VariationalIntegrator vi(model, io);
-
-  // A rest pose that meets the goal: the end's static tensions (the tension terms' reference)
-  // and the end of the transfer starts.  Searched from the rest poses of the plan's inputs where
-  // it reaches the goal, where it ends, and at its start, within a share of the time budget.
-  const Eigen::VectorXd rho_end = plan.inputs.row(plan.samples() - 1).transpose();
-  const auto goal_search_end =
-      t0 + std::chrono::duration_cast<SteadyClock::duration>(
-               std::chrono::duration<double>(0.25 * options.time_limit_s));
-  const std::optional<Eigen::VectorXd> goal_rest =
-      restInputsAtGoal(request, collision, plan, start, goal_search_end);
-
-  detail::ProblemSetup setup;
-  setup.model = model;
-  setup.goal = request.goal;
-  setup.start = vi.stateFromVelocity(start.q, start.qdot, rho0);
-  setup.rate_hz = plan.rate_hz;
-  setup.settle_s = options.settle_s;
-  setup.weights = options.weights;
-  setup.end_reference = goal_rest ? *goal_rest : rho_end;
-  setup.collision = collision;
-  // The penalty starts half a margin (at least 5 mm) farther out, so that the balance of the
-  // terms settles clear of the margin rather than on it.
-  setup.margin_m = options.margin_m > 0 ? options.margin_m + std::max(0.005, 0.5 * options.margin_m)
-                                        : 0.0;
-  auto problemOf = [&](double duration_s, double knots_per_s) {
-    detail::ProblemSetup s = setup;
-    s.duration_s = duration_s;
-    s.segments = std::max(3, static_cast<int>(std::lround(duration_s * knots_per_s)));
-    return std::make_unique<detail::TrajectoryProblem>(s);
-  };
-
-  // The plan's own motion is what the optimization must beat; when it cannot be rolled out in
-  // single steps (the linearization's), its fit by the spline, or else the best start.
-  const double plan_duration_s = plan.duration_s();
-  std::unique_ptr<detail::TrajectoryProblem> problem =
-      problemOf(plan_duration_s, options.knots_per_s);
-  bool before_known = problem->evaluateSamples(plan.inputs);
-  const std::string plan_failure = problem->failure();
-  if (before_known) report.before = problem->cost();
-  if (!before_known &&
-      problem->evaluate(problem->spline().fit(plan.inputs), detail::Evaluation::Value)) {
-    report.before = problem->cost();
-    before_known = true;
-    report.message = "the plan's motion cannot be rolled out in single steps (" + plan_failure +
-                     "); the cost before is its fit's by the spline";
-  }
-
-  // The duration is a variable of the search for a start: at each candidate duration, the
-  // plan's motion fitted (stretched in time), coarser fits of it (its course without its
-  // wiggles) and smooth transfers to the plan's end inputs and to the goal's rest pose, of those
-  // that can be rolled out in single steps (the linearization's).  Ipopt then shapes the inputs
-  // at the duration of the best start: the nearest to meeting the limits and the goal, then the
-  // cheapest (the duration's own term included).
-  const std::vector<double> durations =
-      candidateDurations(*model, plan_duration_s, plan.rate_hz, rho0, rho_end, goal_rest);
+  // The time budget is a CancelScope of its own: it stops the work wherever it is (a rest pose,
+  // a rollout's step), not only between the solver's iterations; the verification of what was
+  // found comes after it.
+  const auto budget_end = t0 + std::chrono::duration_cast<SteadyClock::duration>(
+                                   std::chrono::duration<double>(options.time_limit_s));
+  std::optional<CancelScope> budget;
+  budget.emplace([budget_end] { return SteadyClock::now() >= budget_end; });
   std::vector<std::unique_ptr<detail::TrajectoryProblem>> problems;
-  struct Start {
-    bool feasible;     // meets the limits and the goal, every sample clear of collision
-    double violation;  // else how far from meeting them (within a tenth of their scales: 0.1)
-    double cost;
-    detail::TrajectoryProblem* problem;
-    Eigen::VectorXd z;
-    std::string name;
-  };
-  std::vector<Start> starts;
-  auto addStart = [&](detail::TrajectoryProblem& at, Eigen::VectorXd z, const std::string& name) {
-    if (!at.evaluate(z, detail::Evaluation::Value)) return;
-    const double violation = at.constraintViolation();
-    starts.push_back({violation == 0 && at.minClearance() > 0, std::max(0.1, violation),
-                      at.cost().total(), &at, std::move(z), name});
-  };
-  for (double duration_s : durations) {
-    if (duration_s == plan_duration_s)
-      problems.push_back(std::move(problem));
-    else
-      problems.push_back(problemOf(duration_s, options.knots_per_s));
-    detail::TrajectoryProblem& at = *problems.back();
-    const detail::InputSpline& spline = at.spline();
-    const Eigen::MatrixXd motion = stretched(plan.inputs, spline.samples());
-    std::vector<std::pair<std::string, Eigen::VectorXd>> tries = {
-        {"the plan's motion", spline.fit(motion)}};
-    for (int segments : {3, spline.segments() / 2})
-      tries.emplace_back("the plan's motion smoothed", spline.smoothedFit(motion, segments));
-    tries.emplace_back("a transfer to the plan's end inputs", spline.transfer(rho_end));
-    if (goal_rest)
-      tries.emplace_back("a transfer to a rest pose at the goal", spline.transfer(*goal_rest));
-    for (auto& [name, z] : tries) addStart(at, std::move(z), name);
-  }
-  // A plan that reaches its goal swinging loses it in those fits (arm3d behind the pillars):
-  // when no start meets everything, the plan's own motion up to where it first meets a goal it
-  // need not rest at, through a spline that follows it (a segment per two samples).  The
-  // solver's best point can then be no worse than that.
-  if (std::none_of(starts.begin(), starts.end(), [](const Start& a) { return a.feasible; })) {
-    const Eigen::MatrixXd reach = !request.goal.at_rest && plan.goal_sample > 0
-                                      ? Eigen::MatrixXd(plan.inputs.topRows(plan.goal_sample + 1))
-                                      : plan.inputs;
-    problems.push_back(problemOf((reach.rows() - 1) / plan.rate_hz, 0.5 * plan.rate_hz));
-    detail::TrajectoryProblem& fine = *problems.back();
-    addStart(fine, fine.spline().fit(reach), "the plan's motion, finely fitted");
-  }
-  // The nearest to meeting the limits and the goal first, then the cheapest; then, if that one
-  // does not meet them outright, the cheapest that does (from it the solver's best point is at
-  // least as good), should the first lead nowhere.
-  std::sort(starts.begin(), starts.end(), [](const Start& a, const Start& b) {
-    return std::make_pair(a.violation, a.cost) < std::make_pair(b.violation, b.cost);
-  });
-  const auto feasible = std::find_if(starts.begin(), starts.end(),
-                                     [](const Start& a) { return a.feasible; });
-  if (feasible != starts.end() && feasible - starts.begin() > 1)
-    std::rotate(starts.begin() + 1, feasible, feasible + 1);
-  if (starts.empty()) {
-    report.time_s = secondsSince(t0);
-    report.message = "neither the plan's motion (" + plan_failure +
-                     ") nor a smoother motion to the goal can be rolled out in single steps; "
-                     "the plan is unchanged";
-    return out;
-  }
-  if (!before_known) {
-    starts.front().problem->evaluate(starts.front().z, detail::Evaluation::Value);
-    report.before = starts.front().problem->cost();
-    report.message = "neither the plan's motion nor its fit by the spline can be rolled out in "
-                     "single steps (" + plan_failure + "); the cost before is the start's";
-  }
-  // Within the budget, verification included: another iteration only if it and the
-  // verification (less than an iteration: two value rollouts) fit, timed by the last one.
-  // A start from which the solver has met nothing by half the time left when it began gives way
-  // to the next.
-  double last_call_s = secondsSince(t0), attempt_until_s = options.time_limit_s;
-  const detail::TrajectoryNlp* attempt = nullptr;
-  auto keepGoing = [&](const detail::TrajectoryNlp::Progress& p) {
-    if (cancelled && cancelled()) return false;
-    const double now_s = secondsSince(t0), iteration_s = now_s - last_call_s;
-    last_call_s = now_s;
-    if (attempt && attempt->best().size() == 0 && now_s > attempt_until_s) return false;
-    if (progress) {
-      PlanProgress e;
-      e.phase = "optimize";
-      e.elapsed_s = secondsSince(t0);
-      e.iteration = p.iteration;
-      e.cost = p.cost;
-      e.constraint_violation = p.constraint_violation;
-      progress(e);
-    }
-    return now_s + 2.0 * iteration_s < options.time_limit_s;
-  };
-  // From the best start; from the next ones while the solver finds no motion that meets the
-  // limits and the goal and there is time left.
   detail::TrajectoryProblem* chosen = nullptr;
   Eigen::VectorXd best;
   int status = 0;
-  for (std::size_t i = 0; i < starts.size(); ++i) {
-    const Start& start_point = starts[i];
-    const double now_s = secondsSince(t0);
-    if (chosen && now_s >= options.time_limit_s) break;
-    attempt_until_s = i + 1 < starts.size() ? now_s + 0.5 * (options.time_limit_s - now_s)
-                                            : options.time_limit_s;
-    chosen = start_point.problem;
-    std::ostringstream m;
-    m << "ipopt single shooting (Gauss-Newton Hessian), cubic B-spline inputs, "
-      << chosen->spline().segments() << " segments over "
-      << formatNumber(chosen->spline().duration_s()) << " s, from " << start_point.name;
-    report.method = m.str();
-    Ipopt::SmartPtr<detail::TrajectoryNlp> nlp =
-        new detail::TrajectoryNlp(*chosen, start_point.z, keepGoing);
-    attempt = GetRawPtr(nlp);
-    Ipopt::SmartPtr<Ipopt::IpoptApplication> app = IpoptApplicationFactory();
-    app->Options()->SetIntegerValue("print_level", 0);
-    app->Options()->SetStringValue("sb", "yes");
-    // The Hessian is the objective's Gauss-Newton one (TrajectoryNlp::eval_h).
-    app->Options()->SetStringValue("mu_strategy", "adaptive");
-    app->Options()->SetIntegerValue("max_iter", options.max_iterations);
-    app->Options()->SetNumericValue("tol", 1e-6);
-    app->Options()->SetNumericValue("acceptable_tol", 1e-3);
-    // The objective in units of the starting motion's: O(1) like the constraints' rows.
-    if (start_point.cost > 0)
-      app->Options()->SetNumericValue("obj_scaling_factor", 1.0 / start_point.cost);
-    if (app->Initialize() != Ipopt::Solve_Succeeded) {
-      report.message = "the solver could not start";
+  try {
+    // The start, exactly as the verification resolves it.
+    const Eigen::VectorXd rho0 = plan.inputs.row(0).transpose();
+    const StartState start = resolveStart(model, rho0, request.start);
+    IntegratorOptions io;
+    io.dt_s = 1.0 / plan.rate_hz;
+    VariationalIntegrator vi(model, io);
+
+    // A rest pose that meets the goal: the end's static tensions (the tension terms' reference)
+    // and the end of the transfer starts.  Searched from the rest poses of the plan's inputs where
+    // it reaches the goal, where it ends, and at its start, within a share of the time budget.
+    const Eigen::VectorXd rho_end = plan.inputs.row(plan.samples() - 1).transpose();
+    const auto goal_search_end =
+        t0 + std::chrono::duration_cast<SteadyClock::duration>(
+                 std::chrono::duration<double>(0.25 * options.time_limit_s));
+    const std::optional<Eigen::VectorXd> goal_rest =
+        restInputsAtGoal(request, collision, plan, start, goal_search_end);
+
+    detail::ProblemSetup setup;
+    setup.model = model;
+    setup.goal = request.goal;
+    setup.start = vi.stateFromVelocity(start.q, start.qdot, rho0);
+    setup.rate_hz = plan.rate_hz;
+    setup.settle_s = options.settle_s;
+    setup.weights = options.weights;
+    setup.end_reference = goal_rest ? *goal_rest : rho_end;
+    setup.collision = collision;
+    // The penalty starts half a margin (at least 5 mm) farther out, so that the balance of the
+    // terms settles clear of the margin rather than on it.
+    setup.margin_m = options.margin_m > 0
+                         ? options.margin_m + std::max(0.005, 0.5 * options.margin_m)
+                         : 0.0;
+    auto problemOf = [&](double duration_s, double knots_per_s) {
+      detail::ProblemSetup s = setup;
+      s.duration_s = duration_s;
+      s.segments = std::max(3, static_cast<int>(std::lround(duration_s * knots_per_s)));
+      return std::make_unique<detail::TrajectoryProblem>(s);
+    };
+
+    // The plan's own motion is what the optimization must beat; when it cannot be rolled out in
+    // single steps (the linearization's), its fit by the spline, or else the best start.
+    const double plan_duration_s = plan.duration_s();
+    std::unique_ptr<detail::TrajectoryProblem> problem =
+        problemOf(plan_duration_s, options.knots_per_s);
+    bool before_known = problem->evaluateSamples(plan.inputs);
+    const std::string plan_failure = problem->failure();
+    if (before_known) report.before = problem->cost();
+    if (!before_known &&
+        problem->evaluate(problem->spline().fit(plan.inputs), detail::Evaluation::Value)) {
+      report.before = problem->cost();
+      before_known = true;
+      report.message = "the plan's motion cannot be rolled out in single steps (" + plan_failure +
+                       "); the cost before is its fit's by the spline";
+    }
+
+    // The duration is a variable of the search for a start: at each candidate duration, the
+    // plan's motion fitted (stretched in time), coarser fits of it (its course without its
+    // wiggles) and smooth transfers to the plan's end inputs and to the goal's rest pose, of those
+    // that can be rolled out in single steps (the linearization's).  Ipopt then shapes the inputs
+    // at the duration of the best start: the nearest to meeting the limits and the goal, then the
+    // cheapest (the duration's own term included).
+    const std::vector<double> durations =
+        candidateDurations(*model, plan_duration_s, plan.rate_hz, rho0, rho_end, goal_rest);
+    struct Start {
+      bool feasible;     // meets the limits and the goal, every sample clear of collision
+      double violation;  // else how far from meeting them (within a tenth of their scales: 0.1)
+      double cost;
+      detail::TrajectoryProblem* problem;
+      Eigen::VectorXd z;
+      std::string name;
+    };
+    std::vector<Start> starts;
+    auto addStart = [&](detail::TrajectoryProblem& at, Eigen::VectorXd z, const std::string& name) {
+      if (!at.evaluate(z, detail::Evaluation::Value)) return;
+      const double violation = at.constraintViolation();
+      starts.push_back({violation == 0 && at.minClearance() > 0, std::max(0.1, violation),
+                        at.cost().total(), &at, std::move(z), name});
+    };
+    for (double duration_s : durations) {
+      if (duration_s == plan_duration_s)
+        problems.push_back(std::move(problem));
+      else
+        problems.push_back(problemOf(duration_s, options.knots_per_s));
+      detail::TrajectoryProblem& at = *problems.back();
+      const detail::InputSpline& spline = at.spline();
+      const Eigen::MatrixXd motion = stretched(plan.inputs, spline.samples());
+      std::vector<std::pair<std::string, Eigen::VectorXd>> tries = {
+          {"the plan's motion", spline.fit(motion)}};
+      for (int segments : {3, spline.segments() / 2})
+        tries.emplace_back("the plan's motion smoothed", spline.smoothedFit(motion, segments));
+      tries.emplace_back("a transfer to the plan's end inputs", spline.transfer(rho_end));
+      if (goal_rest)
+        tries.emplace_back("a transfer to a rest pose at the goal", spline.transfer(*goal_rest));
+      for (auto& [name, z] : tries) addStart(at, std::move(z), name);
+    }
+    // A plan that reaches its goal swinging loses it in those fits (arm3d behind the pillars):
+    // when no start meets everything, the plan's own motion up to where it first meets a goal it
+    // need not rest at, through a spline that follows it (a segment per two samples).  The
+    // solver's best point can then be no worse than that.
+    if (std::none_of(starts.begin(), starts.end(), [](const Start& a) { return a.feasible; })) {
+      const Eigen::MatrixXd reach = !request.goal.at_rest && plan.goal_sample > 0
+                                        ? Eigen::MatrixXd(plan.inputs.topRows(plan.goal_sample + 1))
+                                        : plan.inputs;
+      problems.push_back(problemOf((reach.rows() - 1) / plan.rate_hz, 0.5 * plan.rate_hz));
+      detail::TrajectoryProblem& fine = *problems.back();
+      addStart(fine, fine.spline().fit(reach), "the plan's motion, finely fitted");
+    }
+    // The nearest to meeting the limits and the goal first, then the cheapest; then, if that one
+    // does not meet them outright, the cheapest that does (from it the solver's best point is at
+    // least as good), should the first lead nowhere.
+    std::sort(starts.begin(), starts.end(), [](const Start& a, const Start& b) {
+      return std::make_pair(a.violation, a.cost) < std::make_pair(b.violation, b.cost);
+    });
+    const auto feasible = std::find_if(starts.begin(), starts.end(),
+                                       [](const Start& a) { return a.feasible; });
+    if (feasible != starts.end() && feasible - starts.begin() > 1)
+      std::rotate(starts.begin() + 1, feasible, feasible + 1);
+    if (starts.empty()) {
+      report.time_s = secondsSince(t0);
+      report.message = "neither the plan's motion (" + plan_failure +
+                       ") nor a smoother motion to the goal can be rolled out in single steps; "
+                       "the plan is unchanged";
       return out;
     }
-    status = static_cast<int>(app->OptimizeTNLP(nlp));
-    if (cancelled && cancelled()) throw PlanCancelled("plan optimization");
-    report.iterations += nlp->iterations();
-    best = nlp->best();
-    if (best.size() > 0) break;
+    if (!before_known) {
+      starts.front().problem->evaluate(starts.front().z, detail::Evaluation::Value);
+      report.before = starts.front().problem->cost();
+      report.message = "neither the plan's motion nor its fit by the spline can be rolled out in "
+                       "single steps (" + plan_failure + "); the cost before is the start's";
+    }
+    // Within the budget, verification included: another iteration only if it and the
+    // verification (less than an iteration: two value rollouts) fit, timed by the last one.
+    // A start from which the solver has met nothing by half the time left when it began gives way
+    // to the next.
+    double last_call_s = secondsSince(t0), attempt_until_s = options.time_limit_s;
+    const detail::TrajectoryNlp* attempt = nullptr;
+    auto keepGoing = [&](const detail::TrajectoryNlp::Progress& p) {
+      if (cancelled && cancelled()) return false;
+      const double now_s = secondsSince(t0), iteration_s = now_s - last_call_s;
+      last_call_s = now_s;
+      if (attempt && attempt->best().size() == 0 && now_s > attempt_until_s) return false;
+      if (progress) {
+        PlanProgress e;
+        e.phase = "optimize";
+        e.elapsed_s = secondsSince(t0);
+        e.iteration = p.iteration;
+        e.cost = p.cost;
+        e.constraint_violation = p.constraint_violation;
+        progress(e);
+      }
+      return now_s + 2.0 * iteration_s < options.time_limit_s;
+    };
+    // From the best start; from the next ones while the solver finds no motion that meets the
+    // limits and the goal and there is time left.
+    for (std::size_t i = 0; i < starts.size(); ++i) {
+      const Start& start_point = starts[i];
+      const double now_s = secondsSince(t0);
+      if (chosen && now_s >= options.time_limit_s) break;
+      attempt_until_s = i + 1 < starts.size() ? now_s + 0.5 * (options.time_limit_s - now_s)
+                                              : options.time_limit_s;
+      chosen = start_point.problem;
+      std::ostringstream m;
+      m << "ipopt single shooting (Gauss-Newton Hessian), cubic B-spline inputs, "
+        << chosen->spline().segments() << " segments over "
+        << formatNumber(chosen->spline().duration_s()) << " s, from " << start_point.name;
+      report.method = m.str();
+      Ipopt::SmartPtr<detail::TrajectoryNlp> nlp =
+          new detail::TrajectoryNlp(*chosen, start_point.z, keepGoing);
+      attempt = GetRawPtr(nlp);
+      Ipopt::SmartPtr<Ipopt::IpoptApplication> app = IpoptApplicationFactory();
+      app->Options()->SetIntegerValue("print_level", 0);
+      app->Options()->SetStringValue("sb", "yes");
+      // The Hessian is the objective's Gauss-Newton one (TrajectoryNlp::eval_h).
+      app->Options()->SetStringValue("mu_strategy", "adaptive");
+      app->Options()->SetIntegerValue("max_iter", options.max_iterations);
+      app->Options()->SetNumericValue("tol", 1e-6);
+      app->Options()->SetNumericValue("acceptable_tol", 1e-3);
+      // The objective in units of the starting motion's: O(1) like the constraints' rows.
+      if (start_point.cost > 0)
+        app->Options()->SetNumericValue("obj_scaling_factor", 1.0 / start_point.cost);
+      if (app->Initialize() != Ipopt::Solve_Succeeded) {
+        report.message = "the solver could not start";
+        return out;
+      }
+      status = static_cast<int>(app->OptimizeTNLP(nlp));
+      if (cancelled && cancelled()) throw PlanCancelled("plan optimization");
+      report.iterations += nlp->iterations();
+      best = nlp->best();
+      if (best.size() > 0) break;
+    }
+  } catch (const PlanCancelled&) {
+    budget.reset();
+    throwIfCancelled("plan optimization");  // the caller's cancel, not the budget
+    if (cancelled && cancelled()) throw;
+    for (const auto& p : problems) report.evaluations += p->rollouts();
+    report.time_s = secondsSince(t0);
+    report.message = "the time limit (" + formatNumber(options.time_limit_s) +
+                     " s) ran out before a motion that meets the limits and the goal was found";
+    return out;
   }
+  budget.reset();
+  throwIfCancelled("plan optimization");
   for (const auto& p : problems) report.evaluations += p->rollouts();
   if (best.size() == 0) {
     report.time_s = secondsSince(t0);
     report.message = "no motion met the limits and the goal (solver status " +
                      std::to_string(status) + ")";
+    if (report.time_s >= options.time_limit_s)
+      report.message += " before the time limit (" + formatNumber(options.time_limit_s) +
+                        " s) ran out";
     return out;
   }
   chosen->evaluate(best);
@@ -386,6 +411,7 @@ OptimizedPlan optimizePlan(const PlanRequest& request, const Plan& plan,
   measurePlanQuality(request, candidate, options.settle_s);
   candidate.stats.total_time_s = plan.stats.total_time_s + report.time_s;
   if (only_margin) report.message = "could not meet the margin: " + candidate.message;
+  requireFiniteNumbers(candidate);
   out.plan = std::move(candidate);
   report.improved = true;
   return out;

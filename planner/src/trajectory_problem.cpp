@@ -236,6 +236,7 @@ bool TrajectoryProblem::rollOut(const Eigen::MatrixXd& u, bool derivatives) {
   State end;
   Eigen::MatrixXd X_end;
   for (int k = 0; k < steps; ++k) {
+    throwIfCancelled("trajectory optimization");  // valid_ stays false
     const int s = std::min(k + 1, motion_steps);
     const Eigen::VectorXd u_next = u.row(s).transpose();
     // The same single-step solve either way (vi_ has no substep fallback).

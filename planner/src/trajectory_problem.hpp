@@ -71,7 +71,7 @@ class TrajectoryProblem {
   // Rolls out at z (remembered: the same z again costs nothing).  False when a step fails (its
   // single-step solve: a step that needs the integrator's substeps has no linearization), or a
   // value is not finite; failure() says which.  Both levels take the same steps, so their
-  // values agree to the last bit.
+  // values agree to the last bit.  Polls the thread's CancelScope at every step (PlanCancelled).
   bool evaluate(const Eigen::VectorXd& z, Evaluation level = Evaluation::Derivatives);
   // The value level at sampled inputs that need not be the spline's (spline().samples() rows
   // of n_k): a plan's own motion.  The limit rows are left at zero.

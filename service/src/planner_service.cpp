@@ -118,7 +118,7 @@ Status PlannerService::Simulate(ServerContext* ctx, const v1::SimulateRequest* r
   rl.set("model", modelLabel(req->model()));
   rl.set("scene", sceneLabel(req->scene()));
   if (Status s = authorize(ctx->client_metadata(), options_.token); !s.ok()) return rl.finish(s);
-  return rl.finish(withWorker(ctx, rl, [&] { return simulate(ctx, *req, out); }));
+  return rl.finish(withWorker(ctx, rl, [&] { return simulate(*req, out); }));
 }
 
 Status PlannerService::Plan(ServerContext* ctx, const v1::PlanRequest* req, v1::PlanResponse* out) {
@@ -133,12 +133,15 @@ Status PlannerService::PlanStream(ServerContext* ctx, const v1::PlanRequest* req
   RequestLog rl(log_, "PlanStream", ctx);
   describePlanRequest(*req, rl);
   if (Status s = authorize(ctx->client_metadata(), options_.token); !s.ok()) return rl.finish(s);
-  return rl.finish(withWorker(ctx, rl, [&] {
+  StreamOut out(ctx, writer);
+  Status s = withWorker(ctx, rl, [&] {
     v1::PlanEvent result;
-    Status s = plan(ctx, *req, result.mutable_plan(), streamedProgress(writer), rl);
-    if (s.ok()) writer->Write(result);
-    return s;
-  }));
+    Status planned = plan(ctx, *req, result.mutable_plan(), streamedProgress(out), rl);
+    if (planned.ok()) out.result(std::move(result));
+    return planned;
+  });
+  // The worker is free; the plan goes out as fast as the client reads it, within a bound.
+  return rl.finish(s.ok() ? finishStream(ctx, out) : s);
 }
 
 Status PlannerService::Perform(ServerContext* ctx, const v1::PerformRequest* req,
@@ -147,25 +150,35 @@ Status PlannerService::Perform(ServerContext* ctx, const v1::PerformRequest* req
   rl.set("model", modelLabel(req->model()));
   rl.set("scene", sceneLabel(req->scene()));
   if (Status s = authorize(ctx->client_metadata(), options_.token); !s.ok()) return rl.finish(s);
-  return rl.finish(withWorker(ctx, rl, [&] {
+  StreamOut out(ctx, writer);
+  Status s = withWorker(ctx, rl, [&] {
     const PerformanceRequest request = checkPerform(resolver_, *req, options_.max_time_limit_s);
-    const marionette::Plan p = planPerformance(request, streamedProgress(writer), cancelFor(ctx));
+    const marionette::Plan p = planPerformance(request, streamedProgress(out), cancelFor(ctx));
     if (shouldStop(ctx)) return stoppedStatus(ctx);
     v1::PlanEvent result;
     wire::planToProto(p, result.mutable_plan());
     rl.set("outcome", toString(p.outcome));
-    writer->Write(result);
+    out.result(std::move(result));
     return Status::OK;
-  }));
+  });
+  return rl.finish(s.ok() ? finishStream(ctx, out) : s);
 }
 
-ProgressFn PlannerService::streamedProgress(grpc::ServerWriter<v1::PlanEvent>* writer) {
+Status PlannerService::finishStream(ServerContext* ctx, StreamOut& out) {
+  if (out.finish()) return Status::OK;
+  if (shouldStop(ctx)) return stoppedStatus(ctx);
+  return Status(StatusCode::DEADLINE_EXCEEDED,
+                "the client did not read the result within " +
+                    std::to_string(kMaxUnreadStream.count()) + " s; the call was cancelled");
+}
+
+ProgressFn PlannerService::streamedProgress(StreamOut& out) {
   struct Throttle {
     SteadyClock::time_point last = SteadyClock::now() - std::chrono::seconds(1);
     std::string last_phase;
   };
   auto throttle = std::make_shared<Throttle>();
-  return [writer, throttle](const PlanProgress& p) {
+  return [&out, throttle](const PlanProgress& p) {
     // The planner and the optimizer report more often than a client wants to read.
     if (SteadyClock::now() - throttle->last < std::chrono::milliseconds(100) &&
         p.phase == throttle->last_phase)
@@ -174,7 +187,7 @@ ProgressFn PlannerService::streamedProgress(grpc::ServerWriter<v1::PlanEvent>* w
     throttle->last_phase = p.phase;
     v1::PlanEvent e;
     wire::progressToProto(p, e.mutable_progress());
-    writer->Write(e);
+    out.progress(std::move(e));  // never waits for the client
   };
 }
 
@@ -224,20 +237,18 @@ Status PlannerService::plan(ServerContext* ctx, const v1::PlanRequest& req, v1::
   return Status::OK;
 }
 
-Status PlannerService::simulate(ServerContext* ctx, const v1::SimulateRequest& req,
-                                v1::SimulateResponse* out) {
+Status PlannerService::simulate(const v1::SimulateRequest& req, v1::SimulateResponse* out) {
   const CheckedSimulation checked = checkSimulate(resolver_, req);
   const ModelPtr& model = checked.model;
   const wire::SimulationCall& call = checked.call;
   std::unique_ptr<CollisionChecker> checker;
   if (checked.collision) checker = std::make_unique<CollisionChecker>(checked.collision);
-  bool stopped = false;
   DynamicsData data(*model);
   std::vector<Eigen::Vector3d> points;
+  // Stopped at any step by the call's CancelScope (withWorker).
   const CheckedSimulationReport report = simulateChecked(
       model, call.inputs, call.options, checker.get(), call.check,
       [&](const CheckedSample& sample) {
-        if ((sample.index & 63) == 63 && shouldStop(ctx)) return !(stopped = true);
         v1::SimulationSample* s = out->add_samples();
         wire::sampleToProto(sample, s);
         if (call.with_points) {
@@ -246,7 +257,6 @@ Status PlannerService::simulate(ServerContext* ctx, const v1::SimulateRequest& r
         }
         return true;
       });
-  if (stopped) return stoppedStatus(ctx);
   wire::simulationToProto(*model, checker ? checker->collisionModel().scene().name : "", report,
                           out);
   for (const std::string& warning : call.inputs.speedWarnings(*model)) out->add_warnings(warning);
@@ -327,6 +337,9 @@ Status PlannerService::withWorker(ServerContext* ctx, RequestLog& rl,
     Admission& a;
     ~Release() { a.release(); }
   } release{admission_};
+  // Every loop the call runs -- rest poses, simulations, linearizations, optimizers, editing --
+  // answers its deadline, its client's cancel and a shutdown (models/cancel.hpp).
+  const CancelScope scope(cancelFor(ctx));
   return guarded(ctx, rl, fn);
 }
 

@@ -15,6 +15,7 @@
 #include "marionette/v1/planner.grpc.pb.h"
 #include "request_log.hpp"
 #include "resolver.hpp"
+#include "stream_out.hpp"
 
 namespace marionette::service {
 
@@ -52,10 +53,12 @@ class PlannerService final : public v1::Planner::Service {
  private:
   grpc::Status plan(grpc::ServerContext* ctx, const v1::PlanRequest& req, v1::PlanResponse* out,
                     const ProgressFn& progress, RequestLog& log);
-  grpc::Status simulate(grpc::ServerContext* ctx, const v1::SimulateRequest& req,
-                        v1::SimulateResponse* out);
-  // Progress events written to `writer`: at most 10 a second, the first of each phase always.
-  static ProgressFn streamedProgress(grpc::ServerWriter<v1::PlanEvent>* writer);
+  grpc::Status simulate(const v1::SimulateRequest& req, v1::SimulateResponse* out);
+  // Progress events offered to `out`: at most 10 a second, the first of each phase always.
+  static ProgressFn streamedProgress(StreamOut& out);
+  // After the work (the worker released): OK once the result reached the transport, else the
+  // call's stop status, or DEADLINE_EXCEEDED for a client that did not read it in time.
+  grpc::Status finishStream(grpc::ServerContext* ctx, StreamOut& out);
   // What the planners poll: shouldStop, asked of gRPC at most once a millisecond.
   CancelFn cancelFor(grpc::ServerContext* ctx);
   // Runs fn, turning exceptions into statuses: the server never dies of a request.  An

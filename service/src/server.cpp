@@ -13,6 +13,8 @@
 #include <cmath>
 #include <condition_variable>
 #include <cstdint>
+#include <future>
+#include <memory>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -102,6 +104,7 @@ struct PlannerServer::Impl {
   std::condition_variable done_cv;
   bool done = false;
   std::once_flag shutdown_once;
+  bool drained = true;  // every handler returned within the drain's bound
   std::thread trimmer;  // gives freed memory back to the system (see start())
 };
 
@@ -214,15 +217,24 @@ void PlannerServer::start() {
   });
 }
 
-void PlannerServer::shutdown() {
-  if (!impl_->server) return;
+bool PlannerServer::shutdown() {
+  if (!impl_->server) return true;
   std::call_once(impl_->shutdown_once, [&] {
     if (auto* health = impl_->server->GetHealthCheckService()) health->Shutdown();
     const auto grace = std::chrono::duration_cast<Clock::duration>(
         std::chrono::duration<double>(impl_->options.shutdown_grace_s));
     impl_->service->beginShutdown(Clock::now() + grace);
-    // Handlers stop on their own once the grace is over; gRPC cancels what is left after that.
-    impl_->server->Shutdown(std::chrono::system_clock::now() + grace + std::chrono::seconds(1));
+    // Handlers stop on their own once the grace is over; gRPC cancels what is left after that,
+    // and waits for every handler to return.  One stuck where no cancel reaches (a system call
+    // that never returns) would hold the drain for ever: it is waited for kDrainMargin more.
+    auto drained = std::make_shared<std::promise<void>>();
+    std::future<void> done = drained->get_future();
+    std::thread([server = impl_->server.get(), grace, drained] {
+      server->Shutdown(std::chrono::system_clock::now() + grace + std::chrono::seconds(1));
+      drained->set_value();
+    }).detach();
+    impl_->drained =
+        done.wait_for(grace + std::chrono::seconds(1) + kDrainMargin) == std::future_status::ready;
     {
       std::lock_guard<std::mutex> lock(impl_->mutex);
       impl_->done = true;
@@ -230,6 +242,7 @@ void PlannerServer::shutdown() {
     }
     if (impl_->trimmer.joinable()) impl_->trimmer.join();
   });
+  return impl_->drained;
 }
 
 void PlannerServer::wait() {

@@ -7,7 +7,8 @@
 //   marionette-server --version
 //
 // Logs one JSON line per request on stderr.  SIGTERM or SIGINT: stop accepting calls, give
-// running plans the grace period, cancel the rest (their clients see UNAVAILABLE), exit 0.
+// running plans the grace period, cancel the rest (their clients see UNAVAILABLE), exit 0 (1
+// when a call still runs 5 s after that: it is abandoned).
 // Exit 2 on bad options or an address that cannot be bound.
 #include <pthread.h>
 
@@ -137,7 +138,14 @@ int main(int argc, char** argv) {
     sigwait(&signals, &sig);
     std::cerr << "marionette-server: " << (sig == SIGTERM ? "SIGTERM" : "SIGINT")
               << ": shutting down" << std::endl;
-    server.shutdown();
+    if (!server.shutdown()) {
+      // A call stuck where no cancel reaches: the process ends anyway (its clients' calls end
+      // with it), rather than never.
+      std::cerr << "marionette-server: calls still running "
+                << marionette::service::kDrainMargin.count()
+                << " s after the grace; exiting without them" << std::endl;
+      std::_Exit(1);
+    }
     std::cerr << "marionette-server: stopped" << std::endl;
     return 0;
   } catch (const marionette::FieldError& e) {

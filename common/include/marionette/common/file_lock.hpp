@@ -16,9 +16,14 @@ class FileLock {
  public:
   // Waits for the lock on `path` (created if missing), polling every 20 ms while `keep_waiting`
   // (if given) says so.  Returns null when the lock file cannot be opened (a read-only folder, a
-  // missing one: the caller goes on without it) or when keep_waiting said stop.
+  // missing one: the caller goes on without it), is not a regular file (a symbolic link is
+  // never followed, a FIFO never waited on), or when keep_waiting said stop.
   static std::unique_ptr<FileLock> acquire(const std::string& path,
                                            const std::function<bool()>& keep_waiting = {});
+  // The same for `name` in the folder open as `folder_fd` (openat): a lock file that a symbolic
+  // link elsewhere in the path cannot redirect either.
+  static std::unique_ptr<FileLock> acquireAt(int folder_fd, const std::string& name,
+                                             const std::function<bool()>& keep_waiting = {});
   ~FileLock();
   FileLock(const FileLock&) = delete;
   FileLock& operator=(const FileLock&) = delete;

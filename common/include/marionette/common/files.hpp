@@ -39,6 +39,11 @@ std::string readFirstLine(const std::string& path);
 // or the whole new one, and a failure leaves the old file and no temporary behind.  `write`
 // fills the stream; what it throws is passed on after the cleanup.
 void writeFileAtomically(const std::string& path, const std::function<void(std::ostream&)>& write);
+// The same for `name` in the folder open as `folder_fd` (openat, renameat): the temporary is
+// created exclusively (never through a symbolic link), and the rename replaces a link at `name`
+// rather than the file it names.  FileError names `shown` (the file as the caller knows it).
+void writeBytesAtomicallyAt(int folder_fd, const std::string& name, const std::string& bytes,
+                            const std::string& shown);
 
 // Whether writeFileAtomically(path) can succeed, checked before work whose result it would lose:
 // FileError if path is a directory, or its folder does not exist or cannot be written.

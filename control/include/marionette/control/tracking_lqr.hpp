@@ -14,6 +14,8 @@
 //   computeTrackingGains     the gains along a linearization.
 //   planTrackingGains        the gains for a plan's inputs from its first state, at rest.
 //   weightFields             the weights by name (plan files, the proto, flags); checkLqrWeights.
+// The loops over a plan's steps poll the calling thread's CancelScope (models/cancel.hpp): a
+// linearization or gains told to stop throw PlanCancelled.
 //
 // The state is the VI's x = (q_d, p, rho) (n_x = 2 n_d + n_k) and the input u_k = rho_{k+1},
 // the next setpoints: the rig's deviation from the plan is part of the state (it is what the

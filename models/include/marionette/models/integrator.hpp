@@ -98,7 +98,9 @@ class VariationalIntegrator {
 
   // One step x_k -> x_{k+1} for the input u_k = rho_{k+1} (n_k).  `next` may be `x`.
   // A successful step allocates nothing once `next` and `report` have the right sizes (see
-  // makeState/makeReport); diagnosing a failure (Unreachable or not) may.
+  // makeState/makeReport); diagnosing a failure (Unreachable or not) may.  Inside a CancelScope
+  // that says stop (cancel.hpp), a long solve throws PlanCancelled (every 8th Newton iteration,
+  // and between substep attempts).
   StepStatus step(const State& x, const Eigen::VectorXd& rho_next, State& next,
                   StepReport* report = nullptr);
 

@@ -6,7 +6,9 @@
 // Contents
 //   sliceTargets        the frames from..to (s), re-based to 0.
 //   scaleTime           played `speed` times as fast (0.5: twice as long).
-//   concatenateTargets  the second starts where the first ended, after a smooth blend.
+//   joinTargets         many, each starting where the one before ended, after a smooth blend;
+//                       in one pass (time and memory linear in the result).
+//   concatenateTargets  two of them.
 //   loopTargets         repeated, with a smooth return to its start between repetitions.
 //   limbInputs          the rig inputs that move a string (a limb), or an input by its name.
 #pragma once
@@ -21,9 +23,11 @@ namespace marionette {
 
 TargetMotion sliceTargets(const TargetMotion& motion, double from_s, double to_s);
 TargetMotion scaleTime(const TargetMotion& motion, double speed);
-// `blend_s` after the first's last frame the second's first frame begins; in between the
-// targets move from one to the other along a smoothstep (3 s^2 - 2 s^3), frames every 1/30 s.
-// Points and variables are the union of both (NaN where one has none).
+// `blend_s` after a part's last frame the next one's first frame begins; in between the targets
+// move from one to the other along a smoothstep (3 s^2 - 2 s^3), frames every 1/30 s (a target
+// only one of the two has is none there).  Points and variables are the union of all parts (NaN
+// where one has none).  Polls the thread's CancelScope (models/cancel.hpp).
+TargetMotion joinTargets(const std::vector<const TargetMotion*>& parts, double blend_s = 1.0);
 TargetMotion concatenateTargets(const TargetMotion& first, const TargetMotion& second,
                                 double blend_s = 1.0);
 TargetMotion loopTargets(const TargetMotion& motion, int times, double return_s = 1.0);

@@ -47,8 +47,10 @@ struct PerformanceProgram {
 };
 
 // Throws PerformanceFileError for a clip's or a map's text (its source, line and field),
-// FieldError for the edits ("from_s", "speed", "loop", "disable[1]", ...) and for a BVH clip of a
-// model without a built-in map ("clips[0].map").
+// FieldError for the edits ("blend_s", "from_s", "speed", "loop", "disable[1]", ...), for clips
+// that together exceed kMaxClip_s or kMaxClipValues ("clips", before they are joined) and for a
+// BVH clip of a model without a built-in map ("clips[0].map"); PlanCancelled when the thread's
+// CancelScope says stop (between clips, and while they are joined).
 PerformanceProgram assemblePerformance(const ModelPtr& model, const std::vector<Clip>& clips,
                                        const PerformanceEdits& edits);
 

@@ -9,6 +9,7 @@
 //   PlanQuality      smoothness, string catches, tension peaks, swing after the end, clearance.
 //   Plan             inputs (N x n_k at rate_hz), states, tensions, clearance, points, goal
 //                    result; a performance's targets and tracking errors.
+//   requireFiniteNumbers   every number of a plan finite before it is returned.
 // The files: plan_file.hpp.
 #pragma once
 
@@ -115,6 +116,11 @@ struct Plan {
   int samples() const { return static_cast<int>(inputs.rows()); }
   double duration_s() const { return samples() > 0 ? (samples() - 1) / rate_hz : 0.0; }
 };
+
+// Throws SimulationError naming the first sample whose inputs, states, tensions, named points or
+// feedback gains are not finite, or whose clearances or goal distance are NaN (a clearance with
+// nothing in reach is +infinity): what a library checks before a plan leaves it.
+void requireFiniteNumbers(const Plan& plan);
 
 // The plan's inputs as a schedule (sample i at i / rate_hz, held before the first), and the
 // simulation options that re-simulate exactly them: dt = 1 / rate_hz over the plan's duration

@@ -20,6 +20,8 @@ namespace marionette {
 // The longest performance planned (s): a show's scene, bounded so that a request's samples stay
 // within memory.
 constexpr double kMaxPerformance_s = 600.0;
+// The most samples sampleTargets makes (a last line: its callers bound far below it).
+constexpr double kMaxTargetSamples = 1e7;
 
 struct TargetMotion {
   std::string source;               // where it came from, for messages ("walk.bvh", ...)
@@ -43,7 +45,8 @@ struct TargetMotion {
 };
 
 // The tracks at t_n = start_s + n / rate_hz, n = 0 .. round(duration_s * rate_hz): rows of the
-// result are those samples (times_s re-based to 0).  A point's or variable's gaps (NaN) are
+// result are those samples (times_s re-based to 0); FieldError("targets") beyond
+// kMaxTargetSamples.  A point's or variable's gaps (NaN) are
 // interpolated between the frames that have it and held before its first and after its last;
 // one that no frame has stays NaN.
 TargetMotion sampleTargets(const TargetMotion& motion, double rate_hz);

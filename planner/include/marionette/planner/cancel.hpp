@@ -1,19 +1,7 @@
 // Stopping a plan early: callers pass a CancelFn that planners poll; when it says stop, the
-// planner throws PlanCancelled (its own type, so that a server tells a stopped call from a
-// failure without asking its transport again).
+// planner throws PlanCancelled.  Both live in models (marionette/models/cancel.hpp), with the
+// CancelScope through which a cancel reaches the rest poses, simulations and linearizations a
+// plan runs.
 #pragma once
 
-#include <functional>
-#include <stdexcept>
-#include <string>
-
-namespace marionette {
-
-using CancelFn = std::function<bool()>;  // true = stop as soon as possible
-
-class PlanCancelled : public std::runtime_error {
- public:
-  explicit PlanCancelled(const std::string& where) : std::runtime_error(where + ": cancelled") {}
-};
-
-}  // namespace marionette
+#include "marionette/models/cancel.hpp"

@@ -69,8 +69,11 @@ struct PerformanceRequest {
 Plan planPerformance(const PerformanceRequest& request, const ProgressFn& progress = {},
                      const CancelFn& cancelled = {});
 void checkPerformanceOptions(const Model& model, const PerformanceOptions& options);
+// The most samples a performance is planned at (its duration times rate_hz, the hold after it
+// included): 600 s at 100 Hz, or 60 s at 1 kHz.  Each is an integrator step of every rollout.
+constexpr double kMaxPerformanceSamples = 60000;
 // The targets' points and variables are the model's; at least two samples, at most
-// kMaxPerformance_s.
+// kMaxPerformance_s and kMaxPerformanceSamples.
 void checkPerformanceTargets(const Model& model, const TargetMotion& targets,
                              const PerformanceOptions& options);
 

@@ -91,9 +91,11 @@ void checkPlannerOptions(const PlannerOptions& options);
 
 // Throws FieldError on a bad request (unknown planner or parameter, bad goal or start, start in
 // collision, rate or limits out of range), naming the field ("options.time_limit_s",
-// "goal.points[0].point", "start"); PlanCancelled when `cancelled` said stop.  Never returns an
-// unverified plan: Plan::outcome is Exact only if the re-simulation of the returned inputs is
-// collision-free, within every limit, and satisfies the goal.
+// "goal.points[0].point", "start"); PlanCancelled when `cancelled` (installed as the thread's
+// CancelScope for the whole call, rest poses and re-simulations included) said stop;
+// SimulationError when a number of the plan is not finite (requireFiniteNumbers).  Never
+// returns an unverified plan: Plan::outcome is Exact only if the re-simulation of the returned
+// inputs is collision-free, within every limit, and satisfies the goal.
 Plan planMotion(const PlanRequest& request, const ProgressFn& progress = {},
                 const CancelFn& cancelled = {});
 

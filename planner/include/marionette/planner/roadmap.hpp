@@ -71,8 +71,9 @@ class RestPoseRoadmap {
       const std::function<void(int vertices, double elapsed_s)>& progress = {},
       const CancelFn& cancelled = {});
   // Throws RoadmapFileError naming the file and line when it cannot be read, is incomplete or
-  // damaged (version 2's checksum), or was built for another model, scene or options (their
-  // fingerprints differ).
+  // damaged (version 2's checksum), larger than maxFileBytes, declares more vertices or edges
+  // than its options make, or was built for another model, scene or options (their
+  // fingerprints differ); RoadmapFileUnreadable when it cannot be opened.
   static std::shared_ptr<RestPoseRoadmap> load(const std::string& path, CollisionModelPtr collision,
                                                const RoadmapOptions& options);
   // The same from a stream; `source` names it in errors.
@@ -81,6 +82,10 @@ class RestPoseRoadmap {
                                                const RoadmapOptions& options);
   // Atomically (temp file, then rename), version 2: its last line is a checksum of the rest.
   void save(const std::string& path) const;
+  // The file's text, as save writes it.
+  std::string serialize() const;
+  // The largest file a roadmap of this model and these options can make: no more is read.
+  static std::size_t maxFileBytes(const Model& model, const RoadmapOptions& options);
   // Takes over the verdicts `other` holds for edges this one has not checked: a roadmap of the
   // same fingerprint and vertices (another server's, read back from a shared folder).  Edge
   // checks are deterministic, so a verdict found by anyone holds for everyone.  Returns how many

@@ -42,9 +42,15 @@ struct RoadmapCacheOptions {
   std::function<void(const std::string& message)> on_file_problem;
 };
 
+class FileLock;
+namespace detail {
+class RoadmapFolder;
+}
+
 class RoadmapCache {
  public:
   explicit RoadmapCache(RoadmapCacheOptions options = {});
+  ~RoadmapCache();
   RoadmapCache(const RoadmapCache&) = delete;
   RoadmapCache& operator=(const RoadmapCache&) = delete;
 
@@ -76,19 +82,30 @@ class RoadmapCache {
     std::uint64_t file_id = 0;  // the folder's file as last read or written here
   };
   void evictLocked();
-  // A folder's file: saved, or the failure told; renamed out of the way, and told.  Returns the
-  // saved file's id (0 when not saved).
-  std::uint64_t save(const RestPoseRoadmap& roadmap, const std::string& path) const;
+  // The file of the roadmap with fingerprint `key` (the folder's "<key>.roadmap", or
+  // options.file): whether anything is there, which file it is now (0: none), its roadmap
+  // (bounded by RestPoseRoadmap::maxFileBytes; what load throws), its lock (a folder's).
+  static std::string fileName(const std::string& key);
+  bool fileExists(const std::string& key) const;
+  std::uint64_t currentFileId(const std::string& key) const;
+  std::shared_ptr<RestPoseRoadmap> loadFile(const std::string& key,
+                                            const CollisionModelPtr& collision,
+                                            const RoadmapOptions& options) const;
+  std::unique_ptr<FileLock> lockFile(const std::string& key,
+                                     const std::function<bool()>& keep_waiting) const;
+  // Saved, or in a folder the failure told.  Returns the saved file's id (0 when not saved).
+  std::uint64_t save(const RestPoseRoadmap& roadmap) const;
   // The verdicts of a folder's file that changed since `known_id` taken over by `roadmap`;
   // returns the file's id now.
-  std::uint64_t adoptFromDisk(RestPoseRoadmap& roadmap, const std::string& path,
-                              std::uint64_t known_id) const;
+  std::uint64_t adoptFromDisk(RestPoseRoadmap& roadmap, std::uint64_t known_id) const;
   std::uint64_t knownFileId(const std::string& key) const;
   void setFileId(const std::string& key, std::uint64_t id);
-  void setAside(const std::string& path, const std::string& why) const;
+  // A folder's file renamed out of the way ("<name>.bad-<time>-<n>"), and told.
+  void setAside(const std::string& name, const std::string& why) const;
   void tell(const std::string& message) const;
 
   RoadmapCacheOptions options_;
+  std::unique_ptr<detail::RoadmapFolder> folder_;  // with options.directory
   mutable std::mutex mutex_;
   std::condition_variable built_;
   std::map<std::string, Entry> entries_;

@@ -60,7 +60,9 @@ struct OptimizationOptions {
   OptimizationWeights weights;
   double margin_m = 0.02;     // every sample's clearance to the stage at least this (m)
   double settle_s = 1.0;      // the hold after the motion whose swing is penalized (s)
-  double time_limit_s = 5.0;  // wall-clock budget of the optimization
+  // Wall-clock budget of the search and the solver, enforced at every integrator step (a
+  // CancelScope); the verification of what they found comes after it.
+  double time_limit_s = 5.0;
   int max_iterations = 500;
   double knots_per_s = 4.0;   // B-spline segments per second of motion (at least 3 in all)
 };
@@ -85,7 +87,7 @@ struct OptimizedPlan {
 // plan.rate_hz).  Returns a verified plan (planMotion's verification) that is exact and costs
 // less, or `plan` unchanged with report.message saying why.  Progress events have phase
 // "optimize".  Throws FieldError for bad options ("optimization.settle_s", ...), PlanCancelled
-// when `cancelled` says stop.
+// when `cancelled` (or the thread's CancelScope) says stop.
 OptimizedPlan optimizePlan(const PlanRequest& request, const Plan& plan,
                            const OptimizationOptions& options, const ProgressFn& progress = {},
                            const CancelFn& cancelled = {});

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <ostream>
@@ -41,6 +42,10 @@ void releaseFreedMemory();
 // Whether a listen address is on the loopback interface (127.0.0.0/8, ::1, localhost).
 bool isLoopback(const std::string& listen_address);
 
+// How long a drain waits, after the grace and the cancellation's second, for a handler that
+// does not return.
+constexpr std::chrono::seconds kDrainMargin{5};
+
 class PlannerServer {
  public:
   // Throws FieldError naming the option that is wrong ("listen", "tls_key_file", "workers"): an
@@ -56,8 +61,10 @@ class PlannerServer {
   int port() const;  // the bound port
   const ServerOptions& options() const;
   // Stops accepting calls; running plans get the grace period, then are cancelled (their
-  // clients see UNAVAILABLE).  Returns when every handler has finished.  Idempotent.
-  void shutdown();
+  // clients see UNAVAILABLE).  Returns true when every handler has finished; false when one is
+  // still running kDrainMargin after the grace and its second of cancellation (stuck where no
+  // cancel reaches): the caller should then exit without destroying the server.  Idempotent.
+  bool shutdown();
   // Blocks until shutdown() has completed.
   void wait();
 
