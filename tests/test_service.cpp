@@ -30,6 +30,7 @@
 #include "marionette/service/server.hpp"
 #include "marionette/service/wire.hpp"
 #include "marionette/v1/planner.grpc.pb.h"
+#include "support/running_server.hpp"
 #include "support/test_paths.hpp"
 
 namespace marionette {
@@ -37,59 +38,10 @@ namespace {
 
 using service::PlannerServer;
 using service::ServerOptions;
+using test::durationMs;
+using test::Running;
 namespace v1 = ::marionette::v1;
 using Clock = std::chrono::steady_clock;
-
-// A thread-safe text sink for the server's request log.
-class LogSink : public std::stringbuf {
- public:
-  std::string text() {
-    std::lock_guard<std::mutex> lock(mutex_);
-    return str();
-  }
-
- protected:
-  int sync() override { return 0; }
-  std::streamsize xsputn(const char* s, std::streamsize n) override {
-    std::lock_guard<std::mutex> lock(mutex_);
-    return std::stringbuf::xsputn(s, n);
-  }
-
- private:
-  std::mutex mutex_;
-};
-
-struct Running {
-  LogSink sink;
-  std::ostream log{&sink};
-  std::unique_ptr<PlannerServer> server;
-  std::shared_ptr<grpc::Channel> channel;
-  std::unique_ptr<v1::Planner::Stub> stub;
-
-  explicit Running(ServerOptions o = {}) {
-    if (o.listen == ServerOptions{}.listen) o.listen = "127.0.0.1:0";
-    o.log = &log;
-    server = std::make_unique<PlannerServer>(o);
-    server->start();
-    channel = grpc::CreateChannel("127.0.0.1:" + std::to_string(server->port()),
-                                  grpc::InsecureChannelCredentials());
-    stub = v1::Planner::NewStub(channel);
-  }
-  // The log line of the n-th request of `method` (JSON as text), or "".
-  std::string logLine(const std::string& method, int n = 0) {
-    std::istringstream is(sink.text());
-    std::string line;
-    while (std::getline(is, line))
-      if (line.find("\"method\": \"" + method + "\"") != std::string::npos && n-- == 0) return line;
-    return "";
-  }
-};
-
-double durationMs(const std::string& log_line) {
-  std::smatch m;
-  if (!std::regex_search(log_line, m, std::regex("\"duration_ms\": ([0-9.]+)"))) return -1.0;
-  return std::stod(m[1]);
-}
 
 v1::PlanRequest armRequest(double time_limit_s = 10.0) {
   v1::PlanRequest r;

@@ -432,6 +432,8 @@ int cmdPlan(int argc, char** argv) {
                                      plan.rate_hz, control::LqrWeights{});
     } catch (const SimulationError& e) {  // the plan is kept, without gains
       no_gains = e.what();
+    } catch (const FieldError& e) {  // too long a plan for them
+      no_gains = e.problem();
     }
   }
   if (a.values.count("--out") && plan.samples() > 0)

@@ -68,29 +68,49 @@ Eigen::VectorXd feasibleDeviation(const Model& model, DynamicsData& d, const Sta
   return dx;
 }
 
-std::vector<Eigen::MatrixXd> riccatiGains(const std::vector<Eigen::MatrixXd>& A,
-                                          const std::vector<Eigen::MatrixXd>& B,
-                                          const std::vector<Eigen::MatrixXd>& Q,
-                                          const Eigen::MatrixXd& R, const Eigen::MatrixXd& Q_N,
-                                          std::vector<Eigen::MatrixXd>* P_out,
-                                          const Eigen::MatrixXd& N) {
-  const std::size_t steps = A.size();
+namespace {
+// The backward recursion, step i's A, B and Q from step(i, A, B, Q) (references into the
+// caller's storage, or scratch it fills): a caller that makes them step by step holds one set
+// in memory, not one per step.
+template <class StepFn>
+std::vector<Eigen::MatrixXd> riccati(std::size_t steps, const StepFn& step,
+                                     const Eigen::MatrixXd& R, const Eigen::MatrixXd& Q_N,
+                                     std::vector<Eigen::MatrixXd>* P_out,
+                                     const Eigen::MatrixXd& N) {
   std::vector<Eigen::MatrixXd> K(steps);
   if (P_out) P_out->assign(steps + 1, Eigen::MatrixXd());
   Eigen::MatrixXd P = Q_N;
   if (P_out) (*P_out)[steps] = P;
   for (std::size_t i = steps; i-- > 0;) {
     throwIfCancelled("feedback gains");
-    const Eigen::MatrixXd BtP = B[i].transpose() * P;
-    const Eigen::MatrixXd S = R + BtP * B[i];
-    Eigen::MatrixXd cross = BtP * A[i];  // B^T P A + N^T
+    const Eigen::MatrixXd *A = nullptr, *B = nullptr, *Q = nullptr;
+    step(i, A, B, Q);
+    const Eigen::MatrixXd BtP = B->transpose() * P;
+    const Eigen::MatrixXd S = R + BtP * *B;
+    Eigen::MatrixXd cross = BtP * *A;  // B^T P A + N^T
     if (N.size()) cross += N.transpose();
     K[i] = S.ldlt().solve(cross);
-    const Eigen::MatrixXd Pn = Q[i] + A[i].transpose() * P * A[i] - cross.transpose() * K[i];
+    const Eigen::MatrixXd Pn = *Q + A->transpose() * P * *A - cross.transpose() * K[i];
     P = 0.5 * (Pn + Pn.transpose());
     if (P_out) (*P_out)[i] = P;
   }
   return K;
+}
+}  // namespace
+
+std::vector<Eigen::MatrixXd> riccatiGains(const std::vector<Eigen::MatrixXd>& A,
+                                          const std::vector<Eigen::MatrixXd>& B,
+                                          const std::vector<Eigen::MatrixXd>& Q,
+                                          const Eigen::MatrixXd& R, const Eigen::MatrixXd& Q_N,
+                                          std::vector<Eigen::MatrixXd>* P_out,
+                                          const Eigen::MatrixXd& N) {
+  auto step = [&](std::size_t i, const Eigen::MatrixXd*& Ai, const Eigen::MatrixXd*& Bi,
+                  const Eigen::MatrixXd*& Qi) {
+    Ai = &A[i];
+    Bi = &B[i];
+    Qi = &Q[i];
+  };
+  return riccati(A.size(), step, R, Q_N, P_out, N);
 }
 
 namespace {
@@ -197,6 +217,15 @@ TrackingGains planTrackingGains(const ModelPtr& model, const Eigen::MatrixXd& in
   if (inputs.rows() < 1 || inputs.cols() != model->nk())
     throw FieldError("inputs", "needs at least one row of " + std::to_string(model->nk()) +
                                    " values");
+  // The linearization holds A_k and B_k for every step: bounded before it is made.
+  const double nx = 2.0 * model->nd() + model->nk();
+  const double values = static_cast<double>(inputs.rows()) * nx * (nx + model->nk());
+  if (values > kMaxGainsValues)
+    throw FieldError("inputs", std::to_string(inputs.rows()) + " samples of a " +
+                                   formatNumber(nx) + "-dimensional state: " +
+                                   formatNumber(values, 3) +
+                                   " linearization values, more than the " +
+                                   formatNumber(kMaxGainsValues, 3) + " gains are computed over");
   const State start =
       vi.stateFromVelocity(q0, Eigen::VectorXd::Zero(model->nd()), inputs.row(0).transpose());
   return computeTrackingGains(model, linearizeTrajectory(model, inputs, start, io), weights);
@@ -205,19 +234,22 @@ TrackingGains planTrackingGains(const ModelPtr& model, const Eigen::MatrixXd& in
 TrackingGains computeTrackingGains(const ModelPtr& model, const TrajectoryLinearization& lin,
                                    const LqrWeights& w) {
   checkLqrWeights(w);
-  const std::size_t steps = lin.A.size();
-  std::vector<Eigen::MatrixXd> Q(steps), A(steps), B(steps);
-  for (std::size_t k = 0; k < steps; ++k) {
-    throwIfCancelled("feedback gains");
-    Q[k] = stateCost(*model, lin.x[k], w, lin.dt_s);
-    gainDynamics(lin.A[k], lin.B[k], model->nk(), A[k], B[k]);
-  }
+  // Each step's cost and the gains' dynamics made as the recursion reaches it.
+  Eigen::MatrixXd A_s, B_s, Q;
+  auto step = [&](std::size_t k, const Eigen::MatrixXd*& A, const Eigen::MatrixXd*& B,
+                  const Eigen::MatrixXd*& Qk) {
+    Q = stateCost(*model, lin.x[k], w, lin.dt_s);
+    gainDynamics(lin.A[k], lin.B[k], model->nk(), A_s, B_s);
+    A = &A_s;
+    B = &B_s;
+    Qk = &Q;
+  };
   const Eigen::MatrixXd QN = w.terminal * stateCost(*model, lin.x.back(), w, lin.dt_s);
   TrackingGains g;
   g.dt_s = lin.dt_s;
   g.weights = w;
-  g.K = riccatiGains(A, B, Q, inputCost(*model, w, lin.dt_s), QN, nullptr,
-                     crossCost(*model, w, lin.dt_s));
+  g.K = riccati(lin.A.size(), step, inputCost(*model, w, lin.dt_s), QN, nullptr,
+                crossCost(*model, w, lin.dt_s));
   // Within the weights' bounds the recursion stays finite; should it not, no gain leaves here.
   for (std::size_t k = 0; k < g.K.size(); ++k)
     if (!g.K[k].allFinite())

@@ -18,6 +18,9 @@ TrajectoryNlp::TrajectoryNlp(TrajectoryProblem& problem, Eigen::VectorXd start,
 
 bool TrajectoryNlp::at(const Number* x, Index n, Evaluation level) {
   const Eigen::Map<const Eigen::VectorXd> z(x, n);
+  // Told to stop: every evaluation fails at once (one of a long performance sets up tens of MB
+  // before its first step), so that the solver gives up within its line search.
+  if (cancelRequested()) return false;
   bool ok = false;
   try {
     ok = problem_.evaluate(z, level);

@@ -146,6 +146,7 @@ OptimizedPlan optimizePlan(const PlanRequest& request, const Plan& plan,
                                    std::chrono::duration<double>(options.time_limit_s));
   std::optional<CancelScope> budget;
   budget.emplace([budget_end] { return SteadyClock::now() >= budget_end; });
+  report.method = "ipopt single shooting (Gauss-Newton Hessian), cubic B-spline inputs";
   std::vector<std::unique_ptr<detail::TrajectoryProblem>> problems;
   detail::TrajectoryProblem* chosen = nullptr;
   Eigen::VectorXd best;

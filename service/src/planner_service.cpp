@@ -166,10 +166,12 @@ Status PlannerService::Perform(ServerContext* ctx, const v1::PerformRequest* req
 
 Status PlannerService::finishStream(ServerContext* ctx, StreamOut& out) {
   if (out.finish()) return Status::OK;
-  if (shouldStop(ctx)) return stoppedStatus(ctx);
+  if (!out.unread() || shuttingDownNow() ||
+      std::chrono::system_clock::now() + std::chrono::milliseconds(100) >= ctx->deadline())
+    return stoppedStatus(ctx);
   return Status(StatusCode::DEADLINE_EXCEEDED,
                 "the client did not read the result within " +
-                    std::to_string(kMaxUnreadStream.count()) + " s; the call was cancelled");
+                    std::to_string(kMaxUnreadStream.count()) + " s; the call was ended");
 }
 
 ProgressFn PlannerService::streamedProgress(StreamOut& out) {
@@ -227,6 +229,8 @@ Status PlannerService::plan(ServerContext* ctx, const v1::PlanRequest& req, v1::
                                            p.rate_hz, *checked.gains);
     } catch (const SimulationError& e) {  // a step the linearization cannot take: no gains
       p.message += std::string(p.message.empty() ? "" : "; ") + "no feedback gains: " + e.what();
+    } catch (const FieldError& e) {  // a plan too long for them
+      p.message += std::string(p.message.empty() ? "" : "; ") + "no feedback gains: " + e.problem();
     }
   }
   if (shouldStop(ctx)) return stoppedStatus(ctx);

@@ -50,7 +50,10 @@ bool StreamOut::finish() {
     return failed_ || (!writing_ && !progress_ && !result_);
   });
   if (written && !failed_) return true;
-  ctx_->TryCancel();  // frees a write the client never let through
+  if (!written) {
+    unread_ = true;
+    ctx_->TryCancel();  // frees a write the client never let through
+  }
   return false;
 }
 

@@ -40,6 +40,8 @@ class StreamOut {
   // Waits until everything offered has been written, or until the bound; false (and the call
   // cancelled) when the client did not read it in time or the call ended first.
   bool finish();
+  // Whether finish() cancelled the call because its client did not read in time.
+  bool unread() const { return unread_; }
 
  private:
   void run();
@@ -50,7 +52,7 @@ class StreamOut {
   std::mutex mutex_;
   std::condition_variable changed_;
   std::optional<v1::PlanEvent> progress_, result_;
-  bool writing_ = false, failed_ = false, stop_ = false;
+  bool writing_ = false, failed_ = false, stop_ = false, unread_ = false;
   std::thread thread_;  // last: starts once the rest is built
 };
 

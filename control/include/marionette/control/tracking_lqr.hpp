@@ -129,9 +129,14 @@ struct TrackingGains {
 TrackingGains computeTrackingGains(const ModelPtr& model, const TrajectoryLinearization& lin,
                                    const LqrWeights& weights);
 
+// The most numbers a plan's linearization may hold for its gains (N (n_x^2 + n_x n_k); 200 MB):
+// PuppetCopter's over 7,500 samples (2.5 min at 50 Hz, 7.5 s at 1 kHz).
+constexpr double kMaxGainsValues = 2.5e7;
+
 // The gains for a plan: `inputs` (N x n_k, rows at rate_hz) re-simulated at dt = 1 / rate_hz
 // from the joints q0 (n_d) at rest at the first row, as the plan's own verification does.
-// Throws what linearizeTrajectory and computeTrackingGains throw.
+// Throws what linearizeTrajectory and computeTrackingGains throw, and FieldError("inputs") for
+// a plan beyond kMaxGainsValues.
 TrackingGains planTrackingGains(const ModelPtr& model, const Eigen::MatrixXd& inputs,
                                 const Eigen::VectorXd& q0, double rate_hz,
                                 const LqrWeights& weights);
