@@ -247,7 +247,8 @@ ExecuteReport execute(RigDriver& rig, const Stream& stream, const ExecuteOptions
         ++rep.naks;
         if (o.log) o.log->event("nak", e.seq, since(e.received), rtt_ms, e.detail);
         stop(StopReason::RigRefused,
-             rig.uri() + " refused frame " + std::to_string(e.seq) + " (" + e.detail + ")",
+             rig.uri() + " refused frame " + std::to_string(e.seq) + " (" +
+                 printableBytes(e.detail, 64) + ")",
              e.seq);
         return false;
       }
