@@ -338,6 +338,156 @@ class HostileClient(unittest.TestCase):
         self.assertEqual(remote.returncode, 0, remote.stderr)
         self.assertEqual(local.stdout, remote.stdout)
 
+    # ---- Issue 46: work a request asks for, and clients that hold on -------------------------
+
+    def handler_ms(self, method, after):
+        """The duration of the first `method` call logged after log line `after`."""
+        for _ in range(500):
+            for line in self.log[after:]:
+                if line.startswith("{") and f'"method": "{method}"' in line:
+                    return json.loads(line)["duration_ms"]
+            time.sleep(0.01)
+        raise AssertionError(f"no {method} in the log")
+
+    def perform(self, clips, **fields):
+        r = pb.PerformRequest(**fields)
+        r.model.name = "puppetcopter"
+        for fmt, text in clips:
+            c = r.clips.add()
+            c.format = fmt
+            c.text = text
+        return r
+
+    def test_07_a_performance_asks_for_bounded_work_and_lets_go_at_its_deadline(self):
+        keyframes = pb.PerformanceClip.FORMAT_KEYFRAMES
+        hour = ("keyframes:\n  - {t: 0, points: {hand_r: {offset: [0, 0, 0]}}}\n"
+                "  - {t: 3600, points: {hand_r: {offset: [0.01, 0, 0]}}}\n")
+        tiny = ("keyframes:\n  - {t: 0, points: {hand_r: {offset: [0, 0, 0]}}}\n"
+                "  - {t: 0.1, points: {hand_r: {offset: [0.01, 0, 0]}}}\n")
+        # Refused up front, in well under a second each (they held a worker for minutes).
+        for request, contains in [
+                (self.perform([(keyframes, hour)] * 2), "clips[0..1] together last 7201 s"),
+                (self.perform([(keyframes, tiny)] * 4096), "together last"),
+                (self.perform([(keyframes, tiny)], blend_s=-1), "blend_s"),
+                (self.perform([(keyframes, tiny)], blend_s=1e308), "blend_s")]:
+            t0 = time.monotonic()
+            self.refused(lambda r, **kw: list(self.stub.Perform(r, **kw)), request,
+                         contains=[contains])
+            self.assertLess(time.monotonic() - t0, 5)
+        # Within the bounds but long (a BVH of no channels and 64,000 frames: 533 s; a 2,000-
+        # frame CSV looped 1,000 times): stopped at the deadline, the worker let go within 100 ms.
+        joints = "".join(
+            f"JOINT {name}\n{{\n OFFSET {offset}\n CHANNELS 0\n JOINT {child}\n {{\n"
+            f"  OFFSET 0 -0.5 0\n  CHANNELS 0\n  End Site\n  {{\n   OFFSET 0 -0.1 0\n  }}\n"
+            f" }}\n}}\n"
+            for name, child, offset in [("LeftHip", "LeftAnkle", "0.1 0 0"),
+                                        ("RightHip", "RightAnkle", "-0.1 0 0"),
+                                        ("LeftShoulder", "LeftWrist", "0.2 0.5 0"),
+                                        ("RightShoulder", "RightWrist", "-0.2 0.5 0")])
+        head = ("JOINT Head\n{\n OFFSET 0 0.6 0\n CHANNELS 0\n End Site\n {\n  OFFSET 0 0.1 0\n"
+                " }\n}\n")
+        bvh = ("HIERARCHY\nROOT Hips\n{\n OFFSET 0 1 0\n CHANNELS 0\n" + joints + head +
+               "}\nMOTION\nFrames: 64000\nFrame Time: 0.0083333\n")
+        rows = "".join(f"{i / 20000:.5f},0.1,0.2,0.5\n" for i in range(2000))
+        for request in [self.perform([(pb.PerformanceClip.FORMAT_BVH, bvh)]),
+                        self.perform([(pb.PerformanceClip.FORMAT_MARKERS,
+                                       "t,hand_r_x,hand_r_y,hand_r_z\n" + rows)],
+                                     loop=1000, blend_s=0.05)]:
+            after = len(self.log)
+            self.refused(lambda r, **kw: list(self.stub.Perform(r, **kw)), request,
+                         code=grpc.StatusCode.DEADLINE_EXCEEDED, timeout=3)
+            self.assertLessEqual(self.handler_ms("Perform", after), 3100)
+        self.assert_healthy()
+
+    def test_08_clients_that_never_read_hold_no_worker(self):
+        sys.path.insert(0, os.path.join(SRC, "tests", "support"))
+        import raw_http2
+        request = pb.PlanRequest(planner="est", seed=3, time_limit_s=10)
+        request.model.name = "planar-arm"
+        request.goal.joints.values["theta1"] = 0.3
+        request.goal.tolerance = 0.1
+        after = len(self.log)
+        # Two streams whose clients set their window to 0 and never read: as many as workers.
+        stalled = [raw_http2.open_call(self.target, "/marionette.v1.Planner/PlanStream",
+                                       request.SerializeToString(),
+                                       metadata=(("authorization", "Bearer " + TOKEN),))
+                   for _ in range(2)]
+        try:
+            time.sleep(2)
+            # Both workers are free: their plans are done, their results wait on the clients.
+            for _ in range(2):
+                reply = self.stub.Plan(request, metadata=AUTH, timeout=10)
+                self.assertEqual(reply.outcome, pb.OUTCOME_EXACT)
+            self.assert_healthy()
+            # Each stalled call ends kMaxUnreadStream (10 s) after its result was ready.
+            ended = []
+            for _ in range(200):
+                ended = [json.loads(line) for line in self.log[after:]
+                         if '"method": "PlanStream"' in line]
+                if len(ended) == 2:
+                    break
+                time.sleep(0.1)
+            self.assertEqual(len(ended), 2, self.log[after:])
+            for call in ended:
+                self.assertEqual(call["status"], "DEADLINE_EXCEEDED")
+                self.assertIn("did not read the result within 10 s", call["message"])
+                self.assertLess(call["duration_ms"], 15000)
+        finally:
+            for sock in stalled:
+                sock.close()
+
+    def test_09_a_roadmap_folder_turned_against_the_servers(self):
+        prm = pb.PlanRequest(planner="prm", seed=1, time_limit_s=60)
+        prm.model.name = "planar-arm"
+        prm.goal.joints.values["theta1"] = 0.3
+        prm.goal.tolerance = 0.1
+        self.stub.Plan(prm, metadata=AUTH, timeout=60)
+        # Its file: the one the query just wrote its verdicts to.
+        roadmap = max(glob.glob(os.path.join(self.roadmaps, "*.roadmap")), key=os.path.getmtime)
+        outside = os.path.join(self.dir, "outside")
+        os.mkdir(outside)
+        target = os.path.join(outside, "created-by-the-server")
+        def sparse_gigabyte():
+            with open(roadmap, "w"):
+                pass
+            os.truncate(roadmap, 1 << 30)
+
+        plants = [
+            ("a FIFO", lambda: os.mkfifo(roadmap)),
+            ("a link to /dev/zero", lambda: os.symlink("/dev/zero", roadmap)),
+            ("a link to /etc/passwd", lambda: os.symlink("/etc/passwd", roadmap)),
+            ("a sparse gigabyte", sparse_gigabyte),
+            ("a lock linked outside", lambda: (os.remove(roadmap + ".lock"),
+                                               os.symlink(target, roadmap + ".lock"))),
+        ]
+        for what, plant in plants:
+            with self.subTest(what):
+                if os.path.lexists(roadmap):
+                    os.remove(roadmap)
+                plant()
+                # Another server on the same folder: its first prm request meets the file.
+                other_dir = tempfile.mkdtemp(prefix="marionette-hostile-other-")
+                proc, target_addr, log = start_server(other_dir, self.roadmaps)
+                try:
+                    with channel_to(target_addr) as channel:
+                        t0 = time.monotonic()
+                        reply = pb_grpc.PlannerStub(channel).Plan(prm, metadata=AUTH, timeout=30)
+                        self.assertLess(time.monotonic() - t0, 15)
+                        self.assertEqual(reply.outcome, pb.OUTCOME_EXACT)
+                    self.assertFalse(os.path.lexists(target), "a file made outside the folder")
+                    self.assertTrue(any('"event": "roadmap"' in line and "set aside" in line
+                                        for line in log), log)
+                finally:
+                    t0 = time.monotonic()
+                    proc.send_signal(signal.SIGTERM)
+                    self.assertEqual(proc.wait(timeout=30), 0)
+                    self.assertLess(time.monotonic() - t0, 10)
+        # The folder holds regular files again, and this server still plans from it.
+        self.assertTrue(os.path.isfile(roadmap) and not os.path.islink(roadmap))
+        self.assertTrue(os.path.isfile(roadmap + ".lock") and not os.path.islink(roadmap + ".lock"))
+        self.stub.Plan(prm, metadata=AUTH, timeout=60)
+        self.assert_healthy()
+
     def test_99_memory_returns_within_its_bound(self):
         self.assert_healthy()
         # Memory is handed back once a second, after the calls still finishing (a loaded machine
