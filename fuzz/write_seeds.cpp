@@ -76,6 +76,19 @@ int main(int argc, char** argv) {
   write("rig_protocol", "pos",
         executor::encodeFrame("POS", 9, executor::encodeSetpoints(identity, arm->defaultInputs())));
 
+  // A rig's replies (rig_replies.cpp's rig): its position at the arm's defaults, then an
+  // acknowledgement, measurements (one far off, one stamped far ahead, one repeated), a
+  // refusal, noise.
+  using executor::encodeFrame;
+  const std::string measured = "mass.x:0:mm,mass.y:0:mm,mass.z:500:mm,xm:0:mm";
+  write("rig_replies", "replies",
+        encodeFrame("POS", 1, {"0:0:mm", "1:25:rad"}) + encodeFrame("ACK", 2) +
+            encodeFrame("MEA", 1, {"0.0", measured}) + encodeFrame("ACK", 3) +
+            encodeFrame("MEA", 2, {"0.1", "mass.x:1e300:mm,mass.y:0:mm,mass.z:500:mm,xm:0:mm"}) +
+            encodeFrame("MEA", 3, {"1e300", measured}) + encodeFrame("MEA", 3, {"0.2", measured}) +
+            encodeFrame("NAK", 5, {"range"}) + "$ACK,\xff*0000\n" + encodeFrame("ACK", 6));
+  write("rig_replies", "far", encodeFrame("POS", 1, {"0:1e12:mm", "1:25:rad"}));
+
   // Requests: built-in and inline models and scenes, every goal kind, inputs and a start.
   const std::string inline_model = fileText(models_dir + "/suspended-mass.yaml");
   // Primitives only: a request's mesh obstacles cost a BVH build each (the scene_yaml target
@@ -134,5 +147,39 @@ int main(int argc, char** argv) {
   plan_request.set_planner("est");
   (*plan_request.mutable_parameters())["range"] = "2";
   write("rpc_plan", "joints", plan_request.SerializeAsString());
+
+  // Performances, among them what issue 46 found holding a worker for minutes: two keyframe
+  // clips of an hour, 4,096 tiny clips, a CSV looped 1,000 times, a blend of -1 s.
+  const std::string hour =
+      "keyframes:\n  - {t: 0, points: {hand_r: {offset: [0, 0, 0]}}}\n"
+      "  - {t: 3600, points: {hand_r: {offset: [0.01, 0, 0]}}}\n";
+  const std::string tiny =
+      "keyframes:\n  - {t: 0, points: {hand_r: {offset: [0, 0, 0]}}}\n"
+      "  - {t: 0.1, points: {hand_r: {offset: [0.01, 0, 0]}}}\n";
+  auto perform = [](std::vector<std::pair<v1::PerformanceClip::Format, std::string>> clips) {
+    v1::PerformRequest r;
+    r.mutable_model()->set_name("puppetcopter");
+    for (const auto& [format, text] : clips) {
+      v1::PerformanceClip* c = r.add_clips();
+      c->set_format(format);
+      c->set_text(text);
+    }
+    return r;
+  };
+  const auto keyframes = v1::PerformanceClip::FORMAT_KEYFRAMES;
+  write("rpc_perform", "keyframes", perform({{keyframes, tiny}}).SerializeAsString());
+  write("rpc_perform", "hours",
+        perform({{keyframes, hour}, {keyframes, hour}}).SerializeAsString());
+  write("rpc_perform", "many", perform(std::vector(512, std::make_pair(keyframes, tiny)))
+                                   .SerializeAsString());
+  std::string rows = "t,hand_r_x,hand_r_y,hand_r_z\n";
+  for (int i = 0; i < 200; ++i) rows += std::to_string(i / 2000.0) + ",0.1,0.2,0.5\n";
+  v1::PerformRequest looped = perform({{v1::PerformanceClip::FORMAT_MARKERS, rows}});
+  looped.set_loop(1000);
+  looped.set_blend_s(0.05);
+  write("rpc_perform", "looped", looped.SerializeAsString());
+  v1::PerformRequest blend = perform({{keyframes, tiny}});
+  blend.set_blend_s(-1);
+  write("rpc_perform", "blend", blend.SerializeAsString());
   return 0;
 }

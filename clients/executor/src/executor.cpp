@@ -24,7 +24,7 @@ const char* toString(StopReason r) {
     case StopReason::LinkLost: return "link lost";
     case StopReason::RigRefused: return "the rig refused a command";
     case StopReason::DeadlineMisses: return "too many consecutive missed deadlines";
-    case StopReason::Unsafe: return "the estimate left its bounds";
+    case StopReason::Unsafe: return "safe stop";
   }
   return "?";
 }

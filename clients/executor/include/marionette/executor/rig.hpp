@@ -14,6 +14,7 @@
 //                 sensing for a rig that measures its puppet (PROTOCOL.md v2).
 //   SimTruth      the simulated rig's puppet, its sensing and its pushes.
 //   SimRig        the simulated rig; keeps what the puppet did (for comparison with a plan).
+//   readReply     one line a rig sent, as the serial and UDP drivers read it.
 //   openRig       a driver for a URI.
 #pragma once
 
@@ -153,6 +154,15 @@ class SimRig : public RigDriver {
   std::vector<std::pair<Clock::time_point, MeasurementFrame>> in_flight_;
   std::size_t pushes_done_ = 0;
 };
+
+// One line a rig sent (without its line end), as the executor reads it between frames: an
+// ACK, a NAK (its reason, the rig's bytes as they came) or a line that fails its checksum or
+// layout into `acks`; a MEA frame of a rig that declares sensing into `measurements`, or counted
+// in *corrupt_measurements when it does not decode; a POS (a late answer to GET) and anything
+// else ignored.
+void readReply(const RigConfig& rig, const std::string& line, Clock::time_point received,
+               std::vector<AckEvent>& acks, std::vector<MeasurementFrame>& measurements,
+               long* corrupt_measurements);
 
 // rate_hz: the rate frames will be sent at (the simulated rig steps at it).  rig: the channel
 // map and sensing for serial / UDP; for sim: only its sensing (when declared, the simulated rig
