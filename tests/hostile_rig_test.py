@@ -210,10 +210,10 @@ class HostileRigTest(unittest.TestCase):
                       b"mass.x:0:mm,mass.y:0:mm", b"", b"mass.x:0:m,mass.y:0:mm,mass.z:500:mm"]
 
         def measurements(n, t):
-            seq = 2 * n
+            seq = 3 * n  # each frame its own SEQ: the honest one, the hostile one, the odd stamp
             honest = frame(f"MEA,{seq},{t:.4f},{HONEST_MEA}")
             hostile = frame(b"MEA,%d,%.4f,%s" % (seq + 1, t, bad_fields[n % len(bad_fields)]))
-            stamps = [frame(f"MEA,{seq + 1},{s},{HONEST_MEA}")
+            stamps = [frame(f"MEA,{seq + 2},{s},{HONEST_MEA}")
                       for s in ("1e300", "-1", "nan", "inf", "1e-300")]
             # The honest one twice (a repeat), the hostile one, odd stamps, noise.
             return [honest, honest, hostile, stamps[n % len(stamps)], b"$MEA,\xff*0000\n",

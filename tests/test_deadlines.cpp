@@ -6,12 +6,16 @@
 // different phases; the server's log says when each handler returned.  Measured before the
 // calls polled a CancelScope: gains at 1 kHz +481 ms, a performance +214 ms, an optimization
 // +111 ms, a 254-joint model's plan or simulation its whole rest pose (~20 s) late.
+#include <fcntl.h>
 #include <grpcpp/grpcpp.h>
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <chrono>
+#include <filesystem>
 #include <functional>
 #include <map>
+#include <memory>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -20,6 +24,7 @@
 
 #include "marionette/v1/planner.grpc.pb.h"
 #include "support/running_server.hpp"
+#include "support/test_paths.hpp"
 
 namespace marionette {
 namespace {
@@ -77,12 +82,15 @@ using Call = std::function<grpc::Status(v1::Planner::Stub&, grpc::ClientContext&
 
 class Deadlines : public ::testing::Test {
  protected:
-  Deadlines() : server_([] {
-      test::ServerOptions o;
-      o.workers = 1;
-      o.max_queue = 0;
-      return o;
-    }()) {}
+  Deadlines() { serve({}); }
+
+  // A server of one worker (and no queue) with these options.
+  void serve(test::ServerOptions o) {
+    o.workers = 1;
+    o.max_queue = 0;
+    server_ = std::make_unique<Running>(o);
+    calls_.clear();
+  }
 
   // The call with a deadline (0: none): its status, and how long its handler ran.
   std::pair<grpc::StatusCode, double> run(const std::string& method, const Call& call,
@@ -91,10 +99,10 @@ class Deadlines : public ::testing::Test {
     if (deadline_s > 0)
       ctx.set_deadline(std::chrono::system_clock::now() +
                        std::chrono::microseconds(static_cast<long>(deadline_s * 1e6)));
-    const grpc::Status status = call(*server_.stub, ctx);
+    const grpc::Status status = call(*server_->stub, ctx);
     const int n = calls_[method]++;
     std::string line;
-    for (int i = 0; i < 500 && (line = server_.logLine(method, n)).empty(); ++i)
+    for (int i = 0; i < 500 && (line = server_->logLine(method, n)).empty(); ++i)
       std::this_thread::sleep_for(std::chrono::milliseconds(10));
     return {status.error_code(), durationMs(line)};
   }
@@ -120,7 +128,7 @@ class Deadlines : public ::testing::Test {
     expectStopsAt(what, method, call, {2.5e-4 * full_ms, 5e-4 * full_ms, 7.5e-4 * full_ms});
   }
 
-  Running server_;
+  std::unique_ptr<Running> server_;
   std::map<std::string, int> calls_;
 };
 
@@ -175,6 +183,52 @@ TEST_F(Deadlines, GainsAtOneKilohertzStopWithinMs100) {
                            v1::PlanResponse out;
                            return stub.Plan(&ctx, r, &out);
                          });
+}
+
+TEST_F(Deadlines, AnOptimizationStopsWithinMs100) {
+  v1::PlanRequest r = readmePlan();
+  r.mutable_optimization()->set_enabled(true);
+  r.mutable_optimization()->set_time_limit_s(4);
+  expectStopsAtFractions("plan with optimization", "Plan",
+                         [&](v1::Planner::Stub& stub, grpc::ClientContext& ctx) {
+                           v1::PlanResponse out;
+                           return stub.Plan(&ctx, r, &out);
+                         });
+}
+
+// A prm query writes the edge verdicts it found back to the folder under the roadmap's lock; a
+// lock another server holds kept the call 5 s past its deadline.
+TEST_F(Deadlines, APrmWriteBackWaitingOnAnotherServersLockStopsWithinMs100) {
+  const std::string dir = test::scratchDir("deadline_roadmaps");
+  test::ServerOptions o;
+  o.roadmap_dir = dir;
+  serve(o);
+  v1::PlanRequest r;
+  r.mutable_model()->set_name("planar-arm");
+  r.set_planner("prm");
+  r.set_seed(1);
+  r.set_time_limit_s(60);
+  r.set_roadmap_as_built(true);  // every query checks edges: every one writes back
+  (*r.mutable_goal()->mutable_joints()->mutable_values())["theta1"] = 0.3;
+  r.mutable_goal()->set_tolerance(0.1);
+  const Call plan = [&](v1::Planner::Stub& stub, grpc::ClientContext& ctx) {
+    v1::PlanResponse out;
+    return stub.Plan(&ctx, r, &out);
+  };
+  ASSERT_EQ(run("Plan", plan, 0).first, grpc::StatusCode::OK);  // built, saved
+  std::string lock_path;
+  for (const auto& entry : std::filesystem::directory_iterator(dir))
+    if (entry.path().extension() == ".lock") lock_path = entry.path().string();
+  ASSERT_FALSE(lock_path.empty());
+  // Another server's hold on the lock (an open-file-description lock, as FileLock takes).
+  const int fd = ::open(lock_path.c_str(), O_RDWR | O_CLOEXEC);
+  ASSERT_GE(fd, 0);
+  struct flock whole {};
+  whole.l_type = F_WRLCK;
+  whole.l_whence = SEEK_SET;
+  ASSERT_EQ(::fcntl(fd, F_OFD_SETLK, &whole), 0);
+  expectStopsAt("prm, the folder's lock held elsewhere", "Plan", plan, {1.0});
+  ::close(fd);
 }
 
 TEST_F(Deadlines, AnOptimizationStreamedStopsWithinMs100) {

@@ -16,6 +16,10 @@ std::string LimitViolation::describe() const {
   return os.str();
 }
 
+double rangeTolerance(double lower, double upper, double rel_tol) {
+  return rel_tol * std::max({1.0, std::abs(lower), std::abs(upper)});
+}
+
 std::vector<LimitViolation> checkInputLimits(const Model& model, const Eigen::MatrixXd& samples,
                                              double rate_hz, double rel_tol) {
   if (samples.cols() != model.nk())
@@ -48,8 +52,7 @@ std::vector<LimitViolation> checkInputLimits(const Model& model, const Eigen::Ma
         note(0, i, "range", x, kv.lower, std::numeric_limits<double>::infinity());
         continue;
       }
-      const double tol_r =
-          rel_tol * std::max(1.0, std::max(std::abs(kv.lower), std::abs(kv.upper)));
+      const double tol_r = rangeTolerance(kv, rel_tol);
       if (x < kv.lower - tol_r - eps) note(0, i, "range", x, kv.lower, kv.lower - x);
       if (x > kv.upper + tol_r + eps) note(0, i, "range", x, kv.upper, x - kv.upper);
     }

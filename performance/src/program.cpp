@@ -1,6 +1,7 @@
 #include "marionette/performance/program.hpp"
 
 #include <cmath>
+#include <set>
 
 #include "marionette/common/text.hpp"
 #include "marionette/models/cancel.hpp"
@@ -66,16 +67,20 @@ PerformanceProgram assemblePerformance(const ModelPtr& model, const std::vector<
   // they make bounded before it is built: what a request may ask for is known up front.
   std::vector<TargetMotion> read;
   read.reserve(clips.size());
-  double total_s = 0.0, total_values = 0.0;
+  double total_s = 0.0, total_frames = 0.0;
+  std::set<std::string> points, variables;  // the joined tracks' columns: the union of all
   for (std::size_t i = 0; i < clips.size(); ++i) {
     throwIfCancelled("reading clips");
     read.push_back(readClip(model, clips[i], i));
     const TargetMotion& m = read.back();
     total_s += m.duration_s() + (i > 0 ? edits.blend_s : 0.0);
     // Joined, a smooth clip is sampled at 30 Hz, and a blend adds frames at 30 Hz.
-    const double frames =
+    total_frames +=
         (m.smooth ? std::ceil(m.duration_s() * 30.0) + 1 : m.frames()) + edits.blend_s * 30.0;
-    total_values += frames * static_cast<double>(m.positions_m.cols() + m.values.cols());
+    points.insert(m.points.begin(), m.points.end());
+    variables.insert(m.variables.begin(), m.variables.end());
+    const double total_values =
+        total_frames * static_cast<double>(3 * points.size() + variables.size());
     if (total_s > kMaxClip_s)
       throw FieldError("clips", "clips[0.." + std::to_string(i) + "] together last " +
                                     formatNumber(total_s, 6) + " s, blends included; at most " +

@@ -665,7 +665,7 @@ SearchResult searchTree(const SearchProblem& problem) {
   const Eigen::VectorXd &q0 = problem.start.q, &qdot0 = problem.start.qdot, &rho0 = problem.rho0;
   const GoalSpec& goal_spec = request.goal;
   const ProgressFn& progress = problem.progress;
-  const CancelFn& cancelled = problem.cancelled;
+  // problem.cancelled is this thread's CancelScope (planMotion installed it): cancelRequested().
   quietOmpl();
   const auto t_start = SteadyClock::now();
   const PlannerOptions& opt = request.options;
@@ -806,10 +806,10 @@ SearchResult searchTree(const SearchProblem& problem) {
       progress(p);
     }
     return now >= deadline || counters.goal_reached || pdef->hasExactSolution() ||
-           (cancelled && cancelled()) || cancelRequested();
+           cancelRequested();
   });
   const ob::PlannerStatus status = ss.solve(ptc);
-  if ((cancelled && cancelled()) || cancelRequested()) throw PlanCancelled("tree search");
+  throwIfCancelled("tree search");
   result.stats.planning_time_s = secondsSince(t_start);
   result.stats.propagations = counters.propagations;
   result.stats.collision_checks = counters.collision_checks;

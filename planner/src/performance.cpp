@@ -55,10 +55,9 @@ void checkPerformanceTargets(const Model& m, const TargetMotion& targets,
   if (targets.duration_s() > kMaxPerformance_s)
     throw FieldError("targets", formatNumber(targets.duration_s()) + " s long; at most " +
                                     formatNumber(kMaxPerformance_s) + " s");
-  const double samples = (targets.duration_s() + o.settle_s) * o.rate_hz;
+  const double samples = targets.duration_s() * o.rate_hz;
   if (samples > kMaxPerformanceSamples)
-    throw FieldError("targets", formatNumber(targets.duration_s()) + " s and a " +
-                                    formatNumber(o.settle_s) + " s hold at " +
+    throw FieldError("targets", formatNumber(targets.duration_s()) + " s at " +
                                     formatNumber(o.rate_hz) + " Hz are " +
                                     formatNumber(samples, 6) + " samples; at most " +
                                     formatNumber(kMaxPerformanceSamples));

@@ -72,7 +72,7 @@ std::unique_ptr<FileLock> RoadmapCache::lockFile(const std::string& key,
   // Something other than a regular file in the lock's place (a symbolic link, a FIFO) is never
   // followed: it is set aside, and a lock file of the folder's own made once.
   if (!held && folder_->exists(name) && folder_->fileId(name) == 0) {
-    setAside(name, "the lock is not a regular file");
+    setAside(name, "a lock that is not a regular file");
     held = folder_->lock(name, keep_waiting);
   }
   return held;
@@ -112,6 +112,7 @@ RoadmapCache::Lookup RoadmapCache::get(const CollisionModelPtr& collision,
                                        const RoadmapOptions& options,
                                        const std::function<void(int, double)>& progress,
                                        const CancelFn& cancelled) {
+  const CancelScope scope(cancelled);  // waits and builds below answer it
   const std::string key = RestPoseRoadmap::fingerprint(*collision, options);
   const bool shared_folder = folder_ != nullptr;
   {
@@ -137,7 +138,7 @@ RoadmapCache::Lookup RoadmapCache::get(const CollisionModelPtr& collision,
       // the caller's check may be slow).
       built_.wait_for(lock, std::chrono::milliseconds(10));
       lock.unlock();
-      if (cancelled && cancelled()) throw PlanCancelled("waiting for a roadmap build");
+      throwIfCancelled("waiting for a roadmap build");
       lock.lock();
     }
   }
@@ -150,9 +151,8 @@ RoadmapCache::Lookup RoadmapCache::get(const CollisionModelPtr& collision,
     // load its file.  (Without a lock -- a read-only folder -- each works alone.)
     std::unique_ptr<FileLock> building;
     if (shared_folder) {
-      building = lockFile(key, [&] { return !(cancelled && cancelled()) && !cancelRequested(); });
-      if (!building && ((cancelled && cancelled()) || cancelRequested()))
-        throw PlanCancelled("waiting for another server's roadmap build");
+      building = lockFile(key, [&] { return !cancelRequested(); });
+      if (!building) throwIfCancelled("waiting for another server's roadmap build");
     }
     if (fileExists(key)) {
       try {
@@ -200,7 +200,9 @@ void RoadmapCache::remember(RestPoseRoadmap& roadmap) {
   // Read, merge and write under the lock, so that no server's verdicts are lost to another's
   // write.
   const auto t0 = SteadyClock::now();
-  const auto held = lockFile(key, [&] { return secondsSince(t0) < kRememberLockWait_s; });
+  const auto held = lockFile(
+      key, [&] { return secondsSince(t0) < kRememberLockWait_s && !cancelRequested(); });
+  throwIfCancelled("writing a roadmap's verdicts back");
   adoptFromDisk(roadmap, knownFileId(key));
   if (const std::uint64_t saved = save(roadmap)) setFileId(key, saved);
 }
@@ -243,10 +245,11 @@ void RoadmapCache::setAside(const std::string& name, const std::string& why) con
   const std::string aside =
       name + ".bad-" + std::to_string(std::time(nullptr)) + "-" + std::to_string(++count);
   const std::string failed = folder_->rename(name, aside);
-  tell("roadmap file does not fit (" + why + "): " +
+  const bool lock = name.size() > 5 && name.compare(name.size() - 5, 5, ".lock") == 0;
+  tell(std::string(lock ? "roadmap lock file" : "roadmap file") + " does not fit (" + why + "): " +
        (failed.empty() ? "set aside as " + folder_->pathOf(aside)
                        : "could not set it aside (" + failed + ")") +
-       "; rebuilding");
+       (lock ? "; a new lock file made" : "; rebuilding"));
 }
 
 void RoadmapCache::tell(const std::string& message) const {

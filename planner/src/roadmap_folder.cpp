@@ -79,8 +79,10 @@ std::string RoadmapFolder::read(const std::string& name, std::size_t max_bytes) 
     ~Closer() { ::close(fd); }
   } closer{file};
   struct stat st {};
-  if (::fstat(file, &st) != 0)
-    throw RoadmapFileUnreadable(shown + ": cannot read (" + std::strerror(errno) + ")");
+  if (::fstat(file, &st) != 0) {
+    const int error = errno;
+    throw RoadmapFileUnreadable(shown + ": cannot read (" + std::strerror(error) + ")");
+  }
   if (!S_ISREG(st.st_mode))
     throw RoadmapFileError(shown + ": " + kindOf(st.st_mode) + ", not a regular file");
   if (static_cast<std::uint64_t>(st.st_size) > max_bytes)
@@ -92,8 +94,9 @@ std::string RoadmapFolder::read(const std::string& name, std::size_t max_bytes) 
   char buffer[1 << 16];
   while (true) {
     const ssize_t n = ::read(file, buffer, sizeof buffer);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) throw RoadmapFileUnreadable(shown + ": cannot read (" + std::strerror(errno) + ")");
+    const int error = errno;
+    if (n < 0 && error == EINTR) continue;
+    if (n < 0) throw RoadmapFileUnreadable(shown + ": cannot read (" + std::strerror(error) + ")");
     if (n == 0) break;
     bytes.append(buffer, static_cast<std::size_t>(n));
     if (bytes.size() > max_bytes)
@@ -116,7 +119,10 @@ std::unique_ptr<FileLock> RoadmapFolder::lock(const std::string& name,
 
 std::string RoadmapFolder::rename(const std::string& from, const std::string& to) const {
   if (fd() < 0) return "cannot open its folder";
-  if (::renameat(fd(), from.c_str(), fd(), to.c_str()) != 0) return std::strerror(errno);
+  if (::renameat(fd(), from.c_str(), fd(), to.c_str()) != 0) {
+    const int error = errno;
+    return std::strerror(error);
+  }
   return "";
 }
 

@@ -342,9 +342,10 @@ OptimizedPlan optimizePlan(const PlanRequest& request, const Plan& plan,
       if (best.size() > 0) break;
     }
   } catch (const PlanCancelled&) {
+    const bool budget_spent = SteadyClock::now() >= budget_end;
     budget.reset();
-    throwIfCancelled("plan optimization");  // the caller's cancel, not the budget
-    if (cancelled && cancelled()) throw;
+    if (!budget_spent) throw;               // the caller's cancel
+    throwIfCancelled("plan optimization");  // and the caller's, should it have come too
     for (const auto& p : problems) report.evaluations += p->rollouts();
     report.time_s = secondsSince(t0);
     report.message = "the time limit (" + formatNumber(options.time_limit_s) +
@@ -363,7 +364,7 @@ OptimizedPlan optimizePlan(const PlanRequest& request, const Plan& plan,
                         " s) ran out";
     return out;
   }
-  chosen->evaluate(best);
+  chosen->evaluate(best, detail::Evaluation::Value);  // its cost: no derivatives past the budget
   report.after = chosen->cost();
 
   // The candidate, verified as every plan is.
@@ -412,7 +413,12 @@ OptimizedPlan optimizePlan(const PlanRequest& request, const Plan& plan,
   measurePlanQuality(request, candidate, options.settle_s);
   candidate.stats.total_time_s = plan.stats.total_time_s + report.time_s;
   if (only_margin) report.message = "could not meet the margin: " + candidate.message;
-  requireFiniteNumbers(candidate);
+  try {
+    requireFiniteNumbers(candidate);
+  } catch (const SimulationError& e) {
+    report.message = std::string("the optimized motion is not returned: ") + e.what();
+    return out;
+  }
   out.plan = std::move(candidate);
   report.improved = true;
   return out;

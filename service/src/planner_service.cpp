@@ -133,15 +133,19 @@ Status PlannerService::PlanStream(ServerContext* ctx, const v1::PlanRequest* req
   RequestLog rl(log_, "PlanStream", ctx);
   describePlanRequest(*req, rl);
   if (Status s = authorize(ctx->client_metadata(), options_.token); !s.ok()) return rl.finish(s);
-  StreamOut out(ctx, writer);
-  Status s = withWorker(ctx, rl, [&] {
-    v1::PlanEvent result;
-    Status planned = plan(ctx, *req, result.mutable_plan(), streamedProgress(out), rl);
-    if (planned.ok()) out.result(std::move(result));
-    return planned;
-  });
-  // The worker is free; the plan goes out as fast as the client reads it, within a bound.
-  return rl.finish(s.ok() ? finishStream(ctx, out) : s);
+  Status s;
+  {
+    StreamOut out(ctx, writer);
+    s = withWorker(ctx, rl, [&] {
+      v1::PlanEvent result;
+      Status planned = plan(ctx, *req, result.mutable_plan(), streamedProgress(out), rl);
+      if (planned.ok()) out.result(std::move(result));
+      return planned;
+    });
+    // The worker is free; the plan goes out as fast as the client reads it, within a bound.
+    if (s.ok()) s = finishStream(ctx, out);
+  }  // (its writes done or cut before the call is logged)
+  return rl.finish(s);
 }
 
 Status PlannerService::Perform(ServerContext* ctx, const v1::PerformRequest* req,
@@ -150,18 +154,22 @@ Status PlannerService::Perform(ServerContext* ctx, const v1::PerformRequest* req
   rl.set("model", modelLabel(req->model()));
   rl.set("scene", sceneLabel(req->scene()));
   if (Status s = authorize(ctx->client_metadata(), options_.token); !s.ok()) return rl.finish(s);
-  StreamOut out(ctx, writer);
-  Status s = withWorker(ctx, rl, [&] {
-    const PerformanceRequest request = checkPerform(resolver_, *req, options_.max_time_limit_s);
-    const marionette::Plan p = planPerformance(request, streamedProgress(out), cancelFor(ctx));
-    if (shouldStop(ctx)) return stoppedStatus(ctx);
-    v1::PlanEvent result;
-    wire::planToProto(p, result.mutable_plan());
-    rl.set("outcome", toString(p.outcome));
-    out.result(std::move(result));
-    return Status::OK;
-  });
-  return rl.finish(s.ok() ? finishStream(ctx, out) : s);
+  Status s;
+  {
+    StreamOut out(ctx, writer);
+    s = withWorker(ctx, rl, [&] {
+      const PerformanceRequest request = checkPerform(resolver_, *req, options_.max_time_limit_s);
+      const marionette::Plan p = planPerformance(request, streamedProgress(out), cancelFor(ctx));
+      if (shouldStop(ctx)) return stoppedStatus(ctx);
+      v1::PlanEvent result;
+      wire::planToProto(p, result.mutable_plan());
+      rl.set("outcome", toString(p.outcome));
+      out.result(std::move(result));
+      return Status::OK;
+    });
+    if (s.ok()) s = finishStream(ctx, out);
+  }
+  return rl.finish(s);
 }
 
 Status PlannerService::finishStream(ServerContext* ctx, StreamOut& out) {
@@ -289,9 +297,7 @@ Status PlannerService::guarded(ServerContext* ctx, RequestLog& rl,
     return Status(StatusCode::INVALID_ARGUMENT, wire::describeForClient(e));
   } catch (const SimulationError& e) {
     // ABORTED: the request was well formed; the motion it asks for cannot be simulated.
-    return Status(
-        StatusCode::ABORTED,
-        std::string("the simulation failed (a Newton step did not converge) at ") + e.what());
+    return Status(StatusCode::ABORTED, std::string("the simulation failed at ") + e.what());
   } catch (const std::invalid_argument& e) {
     return Status(StatusCode::INVALID_ARGUMENT, e.what());
   } catch (const std::exception& e) {

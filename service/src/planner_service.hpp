@@ -54,7 +54,8 @@ class PlannerService final : public v1::Planner::Service {
   grpc::Status plan(grpc::ServerContext* ctx, const v1::PlanRequest& req, v1::PlanResponse* out,
                     const ProgressFn& progress, RequestLog& log);
   grpc::Status simulate(const v1::SimulateRequest& req, v1::SimulateResponse* out);
-  // Progress events offered to `out`: at most 10 a second, the first of each phase always.
+  // Progress events offered to `out` (one not yet written is replaced by the next): at most 10 a
+  // second, the first of each phase always offered.
   static ProgressFn streamedProgress(StreamOut& out);
   // After the work (the worker released): OK once the result reached the transport, else the
   // call's stop status, or DEADLINE_EXCEEDED for a client that did not read it in time.

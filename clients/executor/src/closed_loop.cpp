@@ -54,6 +54,12 @@ ClosedLoop::ClosedLoop(const Performance& perf, const Stream& stream, const Sens
   // The plan re-simulated from rest at its first sample, linearized step by step: the reference
   // (q, p, rho) and the gains' A_k, B_k.
   const Eigen::MatrixXd rows = stream.rows.middleRows(stream.play_begin, stream.play_rows);
+  // The linearization holds A_k and B_k for every sample, as the gains' does: the same bound.
+  const double nx = 2.0 * m.nd() + m.nk();
+  if (static_cast<double>(rows.rows()) * nx * (nx + m.nk()) > control::kMaxGainsValues)
+    throw std::invalid_argument(perf.source + ": " + std::to_string(rows.rows()) +
+                                " samples of a " + formatNumber(nx) +
+                                "-dimensional state: too long a plan for feedback at its rate");
   IntegratorOptions io;
   io.dt_s = dt;
   VariationalIntegrator vi(model_, io);

@@ -177,34 +177,6 @@ void SimRig::pollMeasurements(std::vector<MeasurementFrame>& out, long*) {
   in_flight_.erase(in_flight_.begin(), in_flight_.begin() + static_cast<long>(delivered));
 }
 
-void readReply(const RigConfig& rig, const std::string& line, Clock::time_point received,
-               std::vector<AckEvent>& acks, std::vector<MeasurementFrame>& measurements,
-               long* corrupt_measurements) {
-  WireFrame f;
-  const DecodeResult r = decodeFrame(line, f);
-  if (r != DecodeResult::Ok) {
-    if (line.rfind("$MEA,", 0) == 0) {
-      if (corrupt_measurements) ++*corrupt_measurements;  // unsolicited: it acknowledges nothing
-    } else {
-      acks.push_back({AckEvent::Kind::Corrupt, readableSeq(line), line, received});
-    }
-  } else if (f.type == "ACK") {
-    acks.push_back({AckEvent::Kind::Ack, f.seq, "", received});
-  } else if (f.type == "NAK") {
-    std::string why;
-    for (const auto& x : f.fields) why += (why.empty() ? "" : ",") + x;
-    acks.push_back({AckEvent::Kind::Nak, f.seq, why, received});
-  } else if (f.type == "MEA" && rig.sensing.declared()) {
-    MeasurementFrame m;
-    m.seq = f.seq;
-    m.received = received;
-    if (decodeMeasurement(rig.sensing, f.fields, m, nullptr))
-      measurements.push_back(std::move(m));
-    else if (corrupt_measurements)
-      ++*corrupt_measurements;
-  }  // POS answers to an earlier GET, anything else: ignored
-}
-
 // ---- The line protocol over a byte link
 // ----------------------------------------------------------
 

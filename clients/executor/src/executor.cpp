@@ -14,6 +14,7 @@
 
 #include "marionette/common/text.hpp"
 #include "marionette/models/field_error.hpp"
+#include "marionette/models/input_limits.hpp"
 
 namespace marionette::executor {
 
@@ -90,7 +91,7 @@ std::string frameProblem(const Model& model, double rate_hz, const Eigen::Vector
     // checkInputLimits' tolerances: a relative 1e-6 of each limit, and rounding.
     const double eps = 1e-11 * std::max({1.0, std::abs(x), std::abs(last[j]),
                                          std::abs(before_last[j])});
-    const double tol_r = 1e-6 * std::max({1.0, std::abs(kv.lower), std::abs(kv.upper)});
+    const double tol_r = rangeTolerance(kv);
     if (x < kv.lower - tol_r - eps || x > kv.upper + tol_r + eps)
       return formatted("%s: %.9g outside the range [%.9g, %.9g]", kv.name.c_str(), x, kv.lower,
                        kv.upper);

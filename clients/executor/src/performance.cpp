@@ -173,7 +173,7 @@ Stream buildStream(const Performance& perf, const Eigen::VectorXd& rig_now,
                                 " setpoints; '" + model.name + "' has " + std::to_string(nk));
   for (int j = 0; j < nk; ++j) {
     const KinematicVariable& kv = model.kinematic[j];
-    const double tol = 1e-6 * std::max({1.0, std::abs(kv.lower), std::abs(kv.upper)});
+    const double tol = rangeTolerance(kv);
     if (!(rig_now[j] >= kv.lower - tol && rig_now[j] <= kv.upper + tol))
       throw FieldError("rig_now", "the rig reports " + kv.name + " = " +
                                       formatNumber(rig_now[j]) + ", beyond its range [" +

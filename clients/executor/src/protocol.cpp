@@ -1,4 +1,5 @@
 #include "marionette/executor/protocol.hpp"
+#include "marionette/executor/rig.hpp"
 
 #include <yaml-cpp/yaml.h>
 
@@ -15,6 +16,7 @@
 
 #include "marionette/common/files.hpp"
 #include "marionette/common/yaml_document.hpp"
+#include "marionette/models/input_limits.hpp"
 
 #include "marionette/common/text.hpp"
 
@@ -264,9 +266,9 @@ bool decodeSetpoints(const RigConfig& rig, const std::vector<std::string>& field
     if (unit != c.unit)
       return bad("unit '" + printableBytes(unit, 16) + "', the rig file says '" + c.unit + "'");
     const double x = (v - c.offset) / c.scale;
-    // The range as checkInputLimits takes it (a position read back through degrees or steps
-    // may sit a rounding error outside); beyond it, a position is not one the rig can be at.
-    const double tol = 1e-6 * std::max({1.0, std::abs(c.lower), std::abs(c.upper)});
+    // The range as checkInputLimits takes it; beyond it, a position is not one the rig can be
+    // at.
+    const double tol = rangeTolerance(c.lower, c.upper);
     if (!(x >= c.lower - tol && x <= c.upper + tol)) {
       const double lo = c.scale * c.lower + c.offset, hi = c.scale * c.upper + c.offset;
       return bad("channel " + std::to_string(ch) + " (" + c.variable + ") is beyond its range [" +
@@ -280,6 +282,34 @@ bool decodeSetpoints(const RigConfig& rig, const std::vector<std::string>& field
       return fail("channel " + std::to_string(rig.channels[i].channel) + " (" +
                   rig.channels[i].variable + ") is missing");
   return true;
+}
+
+void readReply(const RigConfig& rig, const std::string& line, Clock::time_point received,
+               std::vector<AckEvent>& acks, std::vector<MeasurementFrame>& measurements,
+               long* corrupt_measurements) {
+  WireFrame f;
+  const DecodeResult r = decodeFrame(line, f);
+  if (r != DecodeResult::Ok) {
+    if (line.rfind("$MEA,", 0) == 0) {
+      if (corrupt_measurements) ++*corrupt_measurements;  // unsolicited: it acknowledges nothing
+    } else {
+      acks.push_back({AckEvent::Kind::Corrupt, readableSeq(line), line, received});
+    }
+  } else if (f.type == "ACK") {
+    acks.push_back({AckEvent::Kind::Ack, f.seq, "", received});
+  } else if (f.type == "NAK") {
+    std::string why;
+    for (const auto& x : f.fields) why += (why.empty() ? "" : ",") + x;
+    acks.push_back({AckEvent::Kind::Nak, f.seq, why, received});
+  } else if (f.type == "MEA" && rig.sensing.declared()) {
+    MeasurementFrame m;
+    m.seq = f.seq;
+    m.received = received;
+    if (decodeMeasurement(rig.sensing, f.fields, m, nullptr))
+      measurements.push_back(std::move(m));
+    else if (corrupt_measurements)
+      ++*corrupt_measurements;
+  }  // POS answers to an earlier GET, anything else: ignored
 }
 
 }  // namespace marionette::executor

@@ -42,7 +42,9 @@ class YamlReader {
                 const std::set<std::string>& allowed) const {
     if (!map.IsMap()) fail(map, field, "expected a mapping");
     for (const auto& kv : map) {
-      const std::string key = kv.first.as<std::string>();
+      // A key that is no name (a mapping, an anchor's alias: found by fuzzing keyframes).
+      if (!kv.first.IsScalar()) fail(kv.first, field, "a key must be a name");
+      const std::string key = kv.first.Scalar();
       if (!allowed.count(key)) {
         std::string list;
         for (const auto& a : allowed) list += (list.empty() ? "" : ", ") + a;

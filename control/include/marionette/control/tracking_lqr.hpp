@@ -12,8 +12,10 @@
 //   feasibleDeviation        x - x_ref without what crosses the reference's taut strings.
 //   TrackingGains            K_k for every step: u_{k+1} = u_ref_{k+1} - K_k s_k.
 //   computeTrackingGains     the gains along a linearization.
-//   planTrackingGains        the gains for a plan's inputs from its first state, at rest.
-//   weightFields             the weights by name (plan files, the proto, flags); checkLqrWeights.
+//   planTrackingGains        the gains for a plan's inputs from its first state, at rest (at most
+//                            kMaxGainsValues of linearization).
+//   weightFields             the weights by name (plan files, the proto, flags); checkLqrWeights
+//                            and its bounds kMaxLqrWeight, kMinCorrectionWeight.
 // The loops over a plan's steps poll the calling thread's CancelScope (models/cancel.hpp): a
 // linearization or gains told to stop throw PlanCancelled.
 //

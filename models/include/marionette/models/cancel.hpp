@@ -43,7 +43,7 @@ class CancelScope {
   CancelFn cancelled_;
   CancelScope* outer_;
   bool installed_;
-  bool said_stop_ = false;
+  mutable bool said_stop_ = false;  // latched: a scope that said stop is not asked again
 };
 
 // Whether a scope on this thread says stop (once one has, it keeps saying so).

@@ -69,8 +69,9 @@ struct PerformanceRequest {
 Plan planPerformance(const PerformanceRequest& request, const ProgressFn& progress = {},
                      const CancelFn& cancelled = {});
 void checkPerformanceOptions(const Model& model, const PerformanceOptions& options);
-// The most samples a performance is planned at (its duration times rate_hz, the hold after it
-// included): 600 s at 100 Hz, or 60 s at 1 kHz.  Each is an integrator step of every rollout.
+// The most samples a performance's motion is planned at (its duration times rate_hz; the hold
+// after it adds at most 10 s): 600 s at 100 Hz, or 60 s at 1 kHz.  Each is an integrator step of
+// every rollout.
 constexpr double kMaxPerformanceSamples = 60000;
 // The targets' points and variables are the model's; at least two samples, at most
 // kMaxPerformance_s and kMaxPerformanceSamples.

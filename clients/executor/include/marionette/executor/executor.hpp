@@ -11,10 +11,13 @@
 //   buildStream       the stream from where the rig is now.
 //   validateStream    every row against the rig's range, speed and acceleration limits;
 //                     messages name the variable, the phase and sample, and the limit.
+//   frameProblem      the last check of a frame before it is sent: finite, within range, speed
+//                     and acceleration from the two frames before it.
 //   ExecuteOptions / ExecuteReport / execute
 //                     the loop on absolute deadlines: misses counted, never made up; replies
-//                     read as they arrive between ticks; stops safely (hold) on a signal, a
-//                     lost link, a NAK (before the next frame) or too many consecutive misses.
+//                     read as they arrive between ticks; every frame checked (frameProblem);
+//                     stops safely (hold) on a signal, a lost link, a NAK (before the next
+//                     frame), too many consecutive misses, or a frame that breaks a limit.
 //   CommandLog        one CSV line per command sent and per ack, flushed as it goes.
 #pragma once
 
