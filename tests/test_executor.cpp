@@ -1131,16 +1131,42 @@ class MeasuringUdpRig {
   test::UdpResponder udp_;  // last: its thread starts once the rest is built
 };
 
+// A plan played closed loop over UDP on a MeasuringUdpRig: whether the machine kept 50 Hz over
+// loopback (every frame on its tick), the stream, the loop and the run's report.
+struct UdpClosedRun {
+  bool kept_time = false;
+  Stream stream;
+  std::unique_ptr<ClosedLoop> loop;
+  ExecuteReport report;
+};
+UdpClosedRun playClosedLoop(const Performance& perf, const RigConfig& rig, MeasuringUdpRig& dev) {
+  UdpClosedRun run;
+  const auto link = openRig(dev.uri(), perf.model, rig, perf.rate_hz);
+  run.stream = buildStream(perf, link->readSetpoints(), {});
+  run.loop = std::make_unique<ClosedLoop>(perf, run.stream, *link->sensing(),
+                                          std::vector<std::string>{}, ClosedLoopOptions{});
+  ExecuteOptions o;
+  o.closed_loop = run.loop.get();
+  run.report = execute(*link, run.stream, o);
+  run.kept_time = run.report.missed_ticks == 0 && dev.everyFrameOneTick();
+  return run;
+}
+
+// The arm's rig in mm and spool radians, its tip and elbow measured at 50 Hz.
+RigConfig measuringArmRig(const Model& arm) {
+  return RigConfig::parse(
+      "channels:\n  x: {channel: 0, scale: 1000, unit: mm}\n  L: {channel: 1, scale: 50, unit: "
+      "rad}\nsensing:\n  markers: [tip, elbow]\n  rate_hz: 50\n  latency_s: 0.05\n",
+      "arm-rig.yaml", arm);
+}
+
 // PROTOCOL.md v2 over UDP: MEA frames that fail their checksum or miss a value are counted as
 // corrupt, one stamped long before its arrival as late, and none of them moves the estimate --
 // they put the markers at 1 m, far from the arm.  The same claim in a frame on time is fused
 // and stops the run on the drift bound, so the test would see a spoiled frame that got in.
 TEST(ClosedLoop, CorruptAndLateMeasurementFramesOverUdpAreCountedAndIgnored) {
   const Performance perf = armPlan("udp-closed-loop-plan.json");
-  const RigConfig rig = RigConfig::parse(
-      "channels:\n  x: {channel: 0, scale: 1000, unit: mm}\n  L: {channel: 1, scale: 50, unit: "
-      "rad}\nsensing:\n  markers: [tip, elbow]\n  rate_hz: 50\n  latency_s: 0.05\n",
-      "arm-rig.yaml", *perf.model);
+  const RigConfig rig = measuringArmRig(*perf.model);
   ASSERT_EQ(perf.rate_hz, 50.0);
   const Eigen::VectorXd wild = Eigen::VectorXd::Constant(6, 1.0);  // tip and elbow, m
   for (const bool spoiled : {true, false}) {
@@ -1160,16 +1186,12 @@ TEST(ClosedLoop, CorruptAndLateMeasurementFramesOverUdpAreCountedAndIgnored) {
     };
     MeasuringUdpRig dev(perf, rig, extra);
     device = &dev;
-    const auto link = openRig(dev.uri(), perf.model, rig, perf.rate_hz);
-    ASSERT_NE(link->sensing(), nullptr);
-    const Stream s = buildStream(perf, link->readSetpoints(), {});
+    const UdpClosedRun run = playClosedLoop(perf, rig, dev);
+    const Stream& s = run.stream;
+    const ClosedLoop& loop = *run.loop;
+    const ExecuteReport& r = run.report;
     ASSERT_GT(s.rows.rows(), 30);
-    ClosedLoop loop(perf, s, *link->sensing(), {}, ClosedLoopOptions{});
-    ExecuteOptions o;
-    o.closed_loop = &loop;
-    const ExecuteReport r = execute(*link, s, o);
-    if (r.missed_ticks > 0 || !dev.everyFrameOneTick())
-      GTEST_SKIP() << "the machine was too busy to keep 50 Hz over loopback";
+    if (!run.kept_time) GTEST_SKIP() << "the machine was too busy to keep 50 Hz over loopback";
     if (!spoiled) {  // fused: the estimate jumps and the run stops on the drift bound
       EXPECT_EQ(r.reason, StopReason::Unsafe) << r.message;
       EXPECT_NE(r.message.find("beyond the bound"), std::string::npos) << r.message;
@@ -1194,10 +1216,7 @@ TEST(ClosedLoop, CorruptAndLateMeasurementFramesOverUdpAreCountedAndIgnored) {
 // long); the estimate stays the truth.
 TEST(ClosedLoop, RepeatedAndFarAheadMeasurementFramesAreCountedAndNotFused) {
   const Performance perf = armPlan("udp-repeat-plan.json");
-  const RigConfig rig = RigConfig::parse(
-      "channels:\n  x: {channel: 0, scale: 1000, unit: mm}\n  L: {channel: 1, scale: 50, unit: "
-      "rad}\nsensing:\n  markers: [tip, elbow]\n  rate_hz: 50\n  latency_s: 0.05\n",
-      "arm-rig.yaml", *perf.model);
+  const RigConfig rig = measuringArmRig(*perf.model);
   MeasuringUdpRig* device = nullptr;
   auto extra = [&](std::uint32_t set_seq) -> std::string {
     if (set_seq != 12) return "";
@@ -1205,14 +1224,11 @@ TEST(ClosedLoop, RepeatedAndFarAheadMeasurementFramesAreCountedAndNotFused) {
   };
   MeasuringUdpRig dev(perf, rig, extra, /*repeat=*/true);
   device = &dev;
-  const auto link = openRig(dev.uri(), perf.model, rig, perf.rate_hz);
-  const Stream s = buildStream(perf, link->readSetpoints(), {});
-  ClosedLoop loop(perf, s, *link->sensing(), {}, ClosedLoopOptions{});
-  ExecuteOptions o;
-  o.closed_loop = &loop;
-  const ExecuteReport r = execute(*link, s, o);
-  if (r.missed_ticks > 0 || !dev.everyFrameOneTick())
-    GTEST_SKIP() << "the machine was too busy to keep 50 Hz over loopback";
+  const UdpClosedRun run = playClosedLoop(perf, rig, dev);
+  const Stream& s = run.stream;
+  const ClosedLoop& loop = *run.loop;
+  const ExecuteReport& r = run.report;
+  if (!run.kept_time) GTEST_SKIP() << "the machine was too busy to keep 50 Hz over loopback";
   ASSERT_EQ(r.reason, StopReason::Completed) << r.message;
   const ClosedLoopStats& st = loop.stats();
   EXPECT_EQ(st.ahead, 1);

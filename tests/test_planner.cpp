@@ -710,20 +710,32 @@ std::string fileText(const std::string& path) {
   return os.str();
 }
 
-TEST(Roadmap, ABadFileInTheFolderIsSetAsideRebuiltAndReplaced) {
-  auto collision = std::make_shared<CollisionModel>(loadModel("planar-arm"), loadScene("empty"));
+// A roadmap folder holding the planar arm's small roadmap (a folder of each test's own), and
+// what the caches tell of its files.
+class RoadmapFolder : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    static int folders = 0;  // short names: a socket's path in it must fit in 108 bytes
+    dir = test::scratchDir("roadmaps-" + std::to_string(++folders));
+    options.vertices = 4;
+    options.build_time_limit_s = 5;
+    cache_options.directory = dir;
+    cache_options.on_file_problem = [this](const std::string& m) { told.push_back(m); };
+    path = RoadmapCache(cache_options).pathFor(RestPoseRoadmap::fingerprint(*collision, options));
+    ASSERT_TRUE(RoadmapCache(cache_options).get(collision, options).built);
+    good = fileText(path);
+  }
+  CollisionModelPtr collision =
+      std::make_shared<CollisionModel>(loadModel("planar-arm"), loadScene("empty"));
   RoadmapOptions options;
-  options.vertices = 4;
-  options.build_time_limit_s = 5;
-  const std::string dir = test::scratchDir("bad_roadmaps");
+  std::string dir;
   std::vector<std::string> told;
   RoadmapCacheOptions cache_options;
-  cache_options.directory = dir;
-  cache_options.on_file_problem = [&](const std::string& m) { told.push_back(m); };
-  const std::string path =
-      RoadmapCache(cache_options).pathFor(RestPoseRoadmap::fingerprint(*collision, options));
-  ASSERT_TRUE(RoadmapCache(cache_options).get(collision, options).built);
-  const std::string good = fileText(path);
+  std::string path;  // the roadmap's file
+  std::string good;  // its text as built
+};
+
+TEST_F(RoadmapFolder, ABadFileIsSetAsideRebuiltAndReplaced) {
   RoadmapOptions other_options = options;
   other_options.vertices = 5;
   const std::string path_other =
@@ -800,19 +812,8 @@ TEST(Roadmap, ABadFileInTheFolderIsSetAsideRebuiltAndReplaced) {
 // A regular file in the folder that cannot be opened (permissions) is not set aside: its
 // content may be good.  Rebuilt, told, and replaced by the new one.  (Anything else that cannot
 // be opened -- a socket, a FIFO -- is not a roadmap file and is set aside: the next test.)
-TEST(Roadmap, ARoadmapFileThatCannotBeOpenedIsRebuiltNotSetAside) {
+TEST_F(RoadmapFolder, ARoadmapFileThatCannotBeOpenedIsRebuiltNotSetAside) {
   if (::geteuid() == 0) GTEST_SKIP() << "as root, permissions stop no read";
-  auto collision = std::make_shared<CollisionModel>(loadModel("planar-arm"), loadScene("empty"));
-  RoadmapOptions options;
-  options.vertices = 4;
-  const std::string dir = test::scratchDir("unreadable_roadmaps");
-  std::vector<std::string> told;
-  RoadmapCacheOptions cache_options;
-  cache_options.directory = dir;
-  cache_options.on_file_problem = [&](const std::string& m) { told.push_back(m); };
-  const std::string path =
-      RoadmapCache(cache_options).pathFor(RestPoseRoadmap::fingerprint(*collision, options));
-  ASSERT_TRUE(RoadmapCache(cache_options).get(collision, options).built);
   std::filesystem::permissions(path, std::filesystem::perms::none);
   EXPECT_THROW(RestPoseRoadmap::load(path, collision, options), RoadmapFileUnreadable);
   EXPECT_TRUE(RoadmapCache(cache_options).get(collision, options).built);
@@ -830,21 +831,8 @@ TEST(Roadmap, ARoadmapFileThatCannotBeOpenedIsRebuiltNotSetAside) {
 // only if it is regular and no larger than such a roadmap can be, and each of these is set
 // aside (the link itself renamed), rebuilt and replaced -- quickly, and leaving what the links
 // named untouched.
-TEST(Roadmap, AHostileFolderIsNeitherFollowedNorWaitedOnNorReadWithoutBound) {
-  auto collision = std::make_shared<CollisionModel>(loadModel("planar-arm"), loadScene("empty"));
-  RoadmapOptions options;
-  options.vertices = 4;
-  options.build_time_limit_s = 5;
-  const std::string dir = test::scratchDir("hostile_roadmaps");
+TEST_F(RoadmapFolder, AHostileOneIsNeitherFollowedNorWaitedOnNorReadWithoutBound) {
   const std::string outside = test::scratchDir("hostile_outside");
-  std::vector<std::string> told;
-  RoadmapCacheOptions cache_options;
-  cache_options.directory = dir;
-  cache_options.on_file_problem = [&](const std::string& m) { told.push_back(m); };
-  const std::string path =
-      RoadmapCache(cache_options).pathFor(RestPoseRoadmap::fingerprint(*collision, options));
-  ASSERT_TRUE(RoadmapCache(cache_options).get(collision, options).built);
-  const std::string good = fileText(path);
   ASSERT_LT(good.size(), RestPoseRoadmap::maxFileBytes(collision->model(), options));
   std::filesystem::remove(path);
   std::filesystem::remove(path + ".lock");
