@@ -636,10 +636,11 @@ struct FakeDevice {
   }
 };
 
-RigConfig armRig(const Model& arm) {
+// The arm's rig in mm and spool radians; `extra` appends sections such as sensing.
+RigConfig armRig(const Model& arm, const std::string& extra = "") {
   return RigConfig::parse(
       "channels:\n  x: {channel: 0, scale: 1000, unit: mm}\n  L: {channel: 1, scale: 50, unit: "
-      "rad}\n",
+      "rad}\n" + extra,
       "arm-rig.yaml", arm);
 }
 
@@ -1152,12 +1153,9 @@ UdpClosedRun playClosedLoop(const Performance& perf, const RigConfig& rig, Measu
   return run;
 }
 
-// The arm's rig in mm and spool radians, its tip and elbow measured at 50 Hz.
+// The arm's rig with its tip and elbow measured at 50 Hz.
 RigConfig measuringArmRig(const Model& arm) {
-  return RigConfig::parse(
-      "channels:\n  x: {channel: 0, scale: 1000, unit: mm}\n  L: {channel: 1, scale: 50, unit: "
-      "rad}\nsensing:\n  markers: [tip, elbow]\n  rate_hz: 50\n  latency_s: 0.05\n",
-      "arm-rig.yaml", arm);
+  return armRig(arm, "sensing:\n  markers: [tip, elbow]\n  rate_hz: 50\n  latency_s: 0.05\n");
 }
 
 // PROTOCOL.md v2 over UDP: MEA frames that fail their checksum or miss a value are counted as
