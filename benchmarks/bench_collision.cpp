@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Collision benchmark: full-state checks (links + strings + self) and clearance queries per
 // second for a puppet in the built-in stages, over the states of a real simulated motion (the
 // rig swinging every input, by default 3x bench_integrators' amplitude: bars +-0.24 rad, rig

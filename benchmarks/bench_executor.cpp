@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Executor send-time jitter: the executor streams a constant performance of the planar arm's
 // rig to a UDP receiver on loopback (which ACKs every frame, like a rig) at 50, 100 and 200 Hz
 // and reports, per rate, how late each frame left after its deadline (p50, p99, max), the

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """Fleet throughput on loopback (docs/fleet.md): the same sweep of seeded plans run in-process
 (`marionette bench planners`, 1 and 2 threads: the machine's ceiling) and as a fleet sweep
 (`--server`) over 1, 2 and 3 marionette-server processes of one worker each, in alternating

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Integrator benchmark: for every built-in model, the VI and the Euler / RK4 baselines, at
 // dt = 10 ms and 1/30 s, a fixed 60 s motion: the rig moves for 20 s (every input oscillates
 // about its default under a smooth envelope), then holds still for 40 s.  Undamped, so the hold

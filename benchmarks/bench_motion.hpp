@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The rig motion the benchmarks use: smooth, repeatable, every input moving.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The step against a peer, side by side: the MuJoCo marionette of ../shared/peers (25 joints,
 // 7 strings as length-limited tendons, rig hooks moved as mocap bodies) and this project's
 // variational integrator on a built-in model, alternately in one process over several rounds

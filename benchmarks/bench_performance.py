@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """The performance figures of docs/benchmarks.md#performances, as a puppeteer gets them: each case
 run with `marionette perform`, its plan file read back.  Per case and step (kinematic, dynamics):
 the rms error of the hands, feet and head (range over the points of each group), string

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Service load: N concurrent clients for T seconds issuing Simulate (1 s of puppetcopter at
 // 50 Hz) and short Plans against a marionette-server on loopback (real channels), with 1 and
 // then 2 workers.  Prints requests per second, p50/p99 latency, errors, and the server's

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // What a step and its linearization cost, side by side in one run: the step with the Newton
 // systems solved by the pivoting dense LU and by the joint tree's factorisation (the default,
 // IntegratorOptions::tree_factorization), and the exact linearization (linearizeStep: A_k, B_k

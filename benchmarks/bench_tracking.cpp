@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Estimation and tracking on perturbed puppets (Schultz & Murphey, "Embedded Control Synthesis
 // Using One-Step Methods in Discrete Mechanics", ACC 2013; docs/benchmarks.md, "Closed loop").
 //

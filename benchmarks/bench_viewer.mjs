@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // How fast a `marionette render` page is in headless Chromium (software WebGL on a machine
 // without a GPU): from opening the file to the first picture, and per frame while scrubbing.
 //

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """Checks the plans a benchmark saved (`marionette bench planners ... --save-plans --out DIR`) the
 way their users would: each plan's inputs CSV re-simulated with `marionette simulate --inputs`
 at the plan's rate must reproduce its predicted states, and `marionette execute --plan ...

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """Integration steps per second of each planner, from `marionette bench planners` logs.
 
 Reads the OMPL benchmark logs (DIR/*.log) and prints, per problem and planner, the median over

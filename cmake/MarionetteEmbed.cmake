@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # marionette_embed_files(<out_var> SYMBOL <name> BASE <folder> FILES <file>...)
 # Generates a C++ source that embeds FILES (paths relative to BASE) as
 #   const marionette::embedded::FileSet marionette::embedded::<name>,

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # marionette_library(<name> [INSTALLED] <source>...)
 # The project's library layout in one place: target marionette_<name> (alias marionette::<name>)
 # built from the sources, its public headers in include/ of the calling folder, its private ones

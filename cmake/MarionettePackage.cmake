@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # What `cmake --install` puts beside the programs and libraries (their own folders install
 # those), and the Debian package CPack makes of it all (docs/install.md).
 include(CMakePackageConfigHelpers)
@@ -21,7 +22,10 @@ install(FILES ${PROJECT_BINARY_DIR}/package/marionetteConfig.cmake
 install(DIRECTORY examples/ DESTINATION ${MARIONETTE_INSTALL_DATADIR}/examples COMPONENT runtime)
 install(FILES deploy/systemd/marionette-server.service
         DESTINATION lib/systemd/system COMPONENT runtime)
-install(FILES README.md docs/install.md DESTINATION ${CMAKE_INSTALL_DOCDIR} COMPONENT runtime)
+# The licence (LICENSE), what of others the build contains (THIRD-PARTY.md), and the Debian
+# copyright file of both (the .deb's /usr/share/doc/marionette/copyright).
+install(FILES README.md LICENSE THIRD-PARTY.md docs/install.md deploy/debian/copyright
+        DESTINATION ${CMAKE_INSTALL_DOCDIR} COMPONENT runtime)
 
 # ---- The Debian package: cpack -G DEB in the build folder ----------------------------------
 # marionette_<version>_amd64.deb, installing under /usr.  Its Depends are the Debian runtime
@@ -29,6 +33,7 @@ install(FILES README.md docs/install.md DESTINATION ${CMAKE_INSTALL_DOCDIR} COMP
 set(CPACK_GENERATOR DEB)
 set(CPACK_PACKAGE_NAME marionette)
 set(CPACK_PACKAGE_VENDOR "the marionette project")
+set(CPACK_RESOURCE_FILE_LICENSE ${PROJECT_SOURCE_DIR}/LICENSE)
 set(CPACK_PACKAGE_CONTACT "marionette maintainers <marionette@localhost>")
 set(CPACK_PACKAGE_DESCRIPTION_SUMMARY
     "motion planning for robotic marionettes: gRPC server, CLI and C++ libraries")

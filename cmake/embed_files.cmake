@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # Writes a C++ source embedding files as byte arrays, so the binaries carry their data with them
 # (no install paths to resolve at run time).  Run by marionette_embed_files (MarionetteEmbed.cmake).
 # Inputs: -DOUTPUT=<.cpp> -DBASE=<folder the embedded paths are relative to>

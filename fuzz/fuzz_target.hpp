@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // What every fuzz target shares: its entry point over the input as text, and the one rule the
 // targets check beyond "no crash, no leak, no hang" -- a bad input is refused with one of the
 // errors the front ends turn into a message (a field error, a file/line error, a request error);

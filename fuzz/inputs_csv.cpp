@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Input CSV files, read for two models; a schedule that loads is sampled across its times.
 #include "fuzz_target.hpp"
 #include "marionette/models/model_io.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Model YAML: parsed and built (loadModelString).  A model that loads is stepped a few times by
 // the variational integrator from its initial configuration, as `simulate` would (a model with
 // no dynamic variable crashed there), and its rest pose solved by Newton's method alone.  (The

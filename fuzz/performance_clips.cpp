@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // A performance's sources: the first byte chooses the format (marker CSV and keyframes for the
 // suspended mass, .pcr and BVH with the built-in map for PuppetCopter, or a retarget map), the
 // rest is the file's text; what reads is then sampled as the planner would.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Plan files (JSON) as the executor and the viewer read them.
 #include "fuzz_target.hpp"
 #include "marionette/plan/plan_file.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Rig files (the executor's channel map), for PuppetCopter's 12 inputs.
 #include "fuzz_target.hpp"
 #include "marionette/executor/protocol.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The rig's protocol lines, as the executor reads the rig's replies: a frame decoded (a corrupt
 // one's SEQ read for the log), and a POS frame's fields read back as setpoints.
 #include "fuzz_target.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // A rig's replies as the executor meets them, from a hostile rig: the first line answers GET
 // (POS), and the stream is built from where it says the rig is and validated; every further
 // line arrives before one frame (ACK, NAK, MEA or anything else, read as the serial and UDP

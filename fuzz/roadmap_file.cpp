@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Roadmap files, read for the collision model and options they were written for (the seed's):
 // most mutations keep the fingerprint and reach the vertices and edges.
 #include <sstream>

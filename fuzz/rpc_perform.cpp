@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "rpc_requests.hpp"
 
 void fuzzOne(const std::string& input) {

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The service's requests as bytes off the wire: decoded as gRPC would (a message that does not
 // parse is refused there), then every check its handler makes before the work
 // (service/src/request_checks.hpp), with the server's own resolver.

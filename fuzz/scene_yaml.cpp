@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Scene YAML, as an inline scene of a request (built-in meshes only): parsed, its collision
 // geometry built for planar-arm, and one state checked against it (huge coordinates crashed FCL).
 #include "fuzz_target.hpp"

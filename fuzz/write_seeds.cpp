@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Writes the generated part of the fuzz targets' seed corpus into DIR/<target>/: a plan file, a
 // roadmap file, a rig file, protocol lines, and requests of every RPC (built-in and inline
 // models and scenes).  The built-in model, scene and CSV files are copied by scripts/fuzz.sh.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Configures and builds (Release) into build/; binaries land in build/bin/.
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Builds the fuzz targets (clang, libFuzzer, AddressSanitizer + UndefinedBehaviorSanitizer) into
 # build-fuzz/ and runs each one from its seed corpus (built-in files and generated seeds, in
 # build-fuzz/corpus/<target>/; what a run finds is kept there).  docs/testing.md has the figures.

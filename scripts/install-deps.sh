@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Installs the Debian 12 packages the project builds, packages and tests with (clang and its sanitizer
 # and libFuzzer runtimes for the fuzz targets, scripts/fuzz.sh; dpkg-dev, debootstrap, venv and pip
 # for the install tests), and the viewer's npm packages

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Quick start, main job: install dependencies, build, start the planning service
 # (marionette-server) on loopback, ask it for a plan through the CLI -- PuppetCopter raises its
 # left hand over the edge of the table -- print the plan's summary, write the verified plan to

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Quick start, tests: install dependencies, build, run the whole suite with ctest, then every
 # fuzz target for a few seconds (scripts/fuzz.sh --smoke: a second build, with clang and the
 # sanitizers, in build-fuzz/).

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """End-to-end tests of the `marionette` CLI, run as a user would: the exact CSV header and rows,
 the --summary JSON, inputs files, start states, the baselines, and every error path (non-zero
 exit, a message naming what was wrong).  Usage: cli_test.py PATH/TO/marionette SOURCE_DIR"""

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """The Debian package (docs/install.md), made by CPack from the build:
   - its name and control fields (the project's version, Depends with no -dev package);
   - its Depends against what its programs and libraries link: every library outside the package
@@ -119,8 +120,16 @@ class DebianPackage(unittest.TestCase):
                      "usr/include/marionette/planner/planner.hpp",
                      "usr/lib/cmake/marionette/marionetteConfig.cmake",
                      "usr/share/marionette/models/puppetcopter.yaml",
-                     "usr/lib/systemd/system/marionette-server.service"]:
+                     "usr/lib/systemd/system/marionette-server.service",
+                     "usr/share/doc/marionette/copyright"]:
             self.assertTrue(os.path.exists(os.path.join(self.root, path)), path)
+        # Debian's machine-readable copyright format: the project's licence, and three.js's
+        # (embedded in the viewer page the CLI writes).
+        with open(os.path.join(self.root, "usr/share/doc/marionette/copyright")) as f:
+            copyright_text = f.read()
+        self.assertTrue(copyright_text.startswith("Format: https://www.debian.org/doc/"))
+        self.assertIn("License: BSD-3-Clause\n", copyright_text)
+        self.assertIn("three.js authors", copyright_text)
 
     def test_2_depends_cover_every_library_it_links(self):
         elves = [os.path.join(d, f) for d, _, files in os.walk(self.root) for f in files

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """`marionette execute` as an operator runs it: plan then execute on the simulated rig, a plan
 refused before anything reaches a (UDP) rig, SIGINT mid-performance, bad options.
 Usage: execute_cli_test.py PATH/TO/marionette"""

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """A fleet of real marionette-server processes on loopback and the balancing clients
 (docs/fleet.md): readiness (NOT_SERVING while overloaded and draining), deadlines kept across
 retries, a load of seeded plans over three servers while one is killed (SIGKILL) and another

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """The front door (deploy/nginx.conf) in front of two real marionette-server processes: the
 template rendered as the test's own (its port, its servers, its temporary directory) and run by
 Debian's nginx.  Through it: the Planner with the token, health checking without it,

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """A hostile rig against `marionette execute`: a UDP rig written from PROTOCOL.md alone that
 answers with extreme, non-finite and malformed values -- positions, acknowledgements,
 measurements -- while the executor runs open and closed loop with its most extreme valid

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """`cmake --install` into a fresh prefix, then used from there as a C++ user would
 (docs/install.md): the layout, only the public headers, the CMake package (its version check
 included), the programs running from the prefix on the prefix's libraries, and examples/cpp built
@@ -60,6 +61,9 @@ class InstalledPrefix(unittest.TestCase):
                      "share/marionette/maps/puppetcopter.yaml",
                      "share/marionette/examples/cpp/CMakeLists.txt",
                      "share/doc/marionette/install.md",
+                     "share/doc/marionette/LICENSE",
+                     "share/doc/marionette/THIRD-PARTY.md",
+                     "share/doc/marionette/copyright",
                      "lib/systemd/system/marionette-server.service"]:
             self.assertTrue(os.path.exists(os.path.join(p, path)), path)
         self.assertTrue(glob.glob(os.path.join(p, "share/marionette/scenes/meshes/*")))

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """The Python client as a package (docs/install.md): `pip install clients/python` into a fresh
 venv that sees Debian's python3-grpcio and python3-protobuf (--system-site-packages), offline
 (--no-index: Debian's setuptools builds it, the stubs come from the project's proto at build
@@ -56,6 +57,10 @@ class PipPackage(unittest.TestCase):
         self.assertEqual(self.python_says("import importlib.metadata as m; "
                                           "print(m.version('marionette-client'))"),
                          project_version(SOURCE))
+        # Its licence, the project's.
+        self.assertEqual(self.python_says("import importlib.metadata as m; "
+                                          "print(m.metadata('marionette-client')['License'])"),
+                         "BSD-3-Clause")
         site = self.python_says("import sysconfig; print(sysconfig.get_paths()['purelib'])")
         self.assertTrue(site.startswith(self.venv), site)
         for module in ["marionette_client", "marionette.v1.planner_pb2",

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """`marionette render` as a user runs it, without a browser: pages for a plan, a rest pose, a
 simulated input sequence and two plans compared; bad input (a plan for another model, a missing mesh, a truncated plan,
 options out of range) gives a clear error and leaves no file behind, nor touches one already

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """The planning service from the outside: a real marionette-server process on a loopback port,
 asked by the Python client (clients/python) and by the CLI with --server.  Every RPC's round
 trip; a plan over RPC equals the in-process CLI plan for the same seed; health checking and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The collision layer: distances against analytic values, strings that snag, the built-in models
 // on the built-in stages, self-collision rules, and thread safety.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Estimation and control on the variational integrator: the EKF against the Kalman filter on a
 // linear system (and a late measurement fused at its own tick), the Euler baseline likewise,
 // the tracking LQR's gains against a Riccati recursion on finite-difference linearizations and

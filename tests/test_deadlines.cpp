@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Every call lets go of its worker within 100 ms of its deadline (docs/service.md), with the
 // heaviest requests the service takes within its documented limits: an inline model of 254
 // joints (its rest pose alone takes ~20 s), feedback gains at 1 kHz, an optimization, a

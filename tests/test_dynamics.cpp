@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The Lagrangian and string derivatives computed by tree recursion must equal central finite
 // differences, on random trees (every joint type, branching, full inertias) and on every
 // built-in model; and the kinetic energy itself must equal an independent sum over bodies of

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Energy behaviour over long runs: the undamped VI's energy error stays bounded and does not
 // drift over 10^5 steps at dt = 10 ms (a symplectic method), while explicit Euler at the same
 // dt visibly drifts.  And the baselines agree with the VI where they should: RK4 at a small step

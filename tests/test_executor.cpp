@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The executor (clients/executor): the line protocol, the rig file, validation before anything
 // moves, the serial driver against a fake device on a pseudo-terminal, UDP against a loopback
 // receiver, deadline behaviour under a slowed driver, safe stops, and the simulated rig against

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The midpoint variational integrator: periods against theory, exact constraints, unilateral
 // strings (slack, free fall, catch), exact linearization against finite differences, no
 // allocation in a step, and a model from a file behaving exactly like the same model in code.

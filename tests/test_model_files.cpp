@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Model files: every built-in loads and matches what its paper specifies; bad files get an error
 // that names the file, the line and the field, and never a crash or a half-built model.
 #include <gtest/gtest.h>

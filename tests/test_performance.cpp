@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Performances: the sources (BVH, .pcr, marker CSV, keyframes) against hand-computed values and
 // with their errors; editing; the step from targets to rig commands on the suspended mass, where
 // the rest pose is known in closed form (the mass hangs r below the robot's point).

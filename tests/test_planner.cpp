@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Planning: the benchmark problems, each plan re-simulated independently of the
 // planner from its CSV and checked for collisions, the goal, and the rig's limits; plus the
 // pieces (rig trajectories, goals, roadmap files, reproducibility, bad requests).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Rest poses: every built-in model has one at its default inputs; it is a true equilibrium
 // (checked independently by force and moment balance where the puppet is a free body hung from
 // its strings); it is stable (the integrator started there stays); and the PuppetCopter hangs as

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // What a planner will do to the integrator: drive every built-in puppet with random rig motion at
 // the actuators' speed limits, reversing at the ends of their travel.  Every step must either
 // succeed with the strings exact and the tensions non-negative, or fail with a reported status

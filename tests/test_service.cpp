@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The planning service over real channels on loopback: every RPC's round trip against the
 // in-process library; bad requests get the right code and a message naming the field (and the
 // server goes on serving); deadlines and cancellation stop a long plan within 100 ms; a full

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The step solved two ways gives the same step: the Newton systems by the pivoting dense LU (the
 // reference) and by the joint tree's factorisation with a Schur complement on the taut
 // constraints (IntegratorOptions::tree_factorization, the default), from the same states and inputs

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Trajectory optimization (planner/trajectory_optimization.hpp): the input spline's guarantees,
 // the problem's gradients and constraint Jacobian against finite differences.
 #include <IpIpoptApplication.hpp>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The viewer's data (clients/viewer) and plan files read back (planner/plan_io): what the page
 // draws must be the plan's physics, in stage coordinates, checked independently here --
 // strings no longer than their lengths and exactly as long when they pull, FCL's clearance

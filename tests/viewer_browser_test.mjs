@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // End-to-end test of `marionette render` in a real browser (Debian's headless Chromium, driven
 // by playwright-core from clients/viewer/web/node_modules; no browser download).
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Small helpers shared by the CLI's commands.
 #include "cli_util.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Small helpers shared by the CLI's commands: argument parsing, numbers, formatting.  JSON text,
 // atomic file writes and name lists come from common (marionette/common/*.hpp).
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "execute_command.hpp"
 
 #include <signal.h>

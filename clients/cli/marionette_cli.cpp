@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // marionette: the command-line client.
 //
 //   marionette --version | version [--json] [SERVER]

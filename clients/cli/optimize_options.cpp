@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "optimize_options.hpp"
 
 #include "marionette/common/text.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The optimizer's flags (`plan --optimize`, `optimize`): --settle S, --optimize-time S,
 // --weight NAME=V (repeated), and what the optimization did, in a few lines.
 #pragma once

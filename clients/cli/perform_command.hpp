@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // marionette perform: a recorded or authored motion played by a puppet (docs/performance.md).
 //   marionette perform --model M [--scene S]
 //       (--markers F.csv | --pcr F.pcr | --bvh F.bvh [--map MAP.yaml] | --keyframes F.yaml)...

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The planning commands of the CLI.
 //   marionette plan ...              one plan, written as JSON (and CSV inputs)
 //   marionette bench planners ...    every planner on the benchmark problems: OMPL logs, summary

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The CLI as a client of marionette-server: --server HOST:PORT[,HOST:PORT...] or a dns: name
 // [--token-file FILE] [--tls-ca FILE] on models, scenes, simulate and plan; balanced over the
 // servers with health checking, and retried on UNAVAILABLE (marionette/service/channel.hpp).

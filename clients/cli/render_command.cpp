@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "render_command.hpp"
 
 #include <unistd.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The CLI's --start text: "rest", "q:NAME=V,..." (joints set, the rest pose of the inputs
 // otherwise) or "rest-of:VAR=V,..." (the rest pose of those inputs, the others at their
 // defaults) -- for a plan or simulation in-process, or as the service's v1::Start.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Builds the marionette-client package (docs/install.md): the client, and, generated at build
 time, the gRPC stubs of the project's proto (package marionette.v1), the channel's service config
 and marionette_client/_version.py with the project's version.

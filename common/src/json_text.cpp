@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "marionette/common/json_text.hpp"
 
 #include <cmath>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "marionette/common/yaml_document.hpp"
 
 #include <yaml-cpp/eventhandler.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "marionette/control/tracking_lqr.hpp"
 
 #include <Eigen/Cholesky>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "marionette/environments/collision.hpp"
 
 #include <fcl/broadphase/broadphase_dynamic_AABB_tree.h>

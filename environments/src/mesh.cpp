@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "marionette/environments/mesh.hpp"
 
 #include <assimp/postprocess.h>

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """Makes the furniture meshes of the built-in `living-room` scene (environments/scenes/meshes/).
 
 A doll's-house living room at marionette scale (about 1:3 -- a sofa 0.3 m high for a 0.55 m

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The marionette libraries from an installed prefix: load a model, find its rest pose, simulate
 // it with the variational integrator, check a state for collision, plan a motion.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "marionette/models/cancel.hpp"
 
 namespace marionette {

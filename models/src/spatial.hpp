@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Spatial (twist / wrench) algebra in the notation of Murray, Li & Sastry (A Mathematical
 // Introduction to Robotic Manipulation, CRC Press 1994), as summarised in docs/design.md.  A twist
 // is xi = (v, w): v the velocity of the point at the world origin, w the angular velocity, both in

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The linear system of one Newton iteration of the integrator step (private to the models
 // library):
 //     [ J11    -G1^T ] [dq]   [r1]        J12 = -G1^T, J21 = G2

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Factorisation of an n_d x n_d matrix with the sparsity of the puppet's joint tree, without fill
 // and without pivoting (private to the models library).
 //

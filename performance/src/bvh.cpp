@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The BVH parser and its forward kinematics.
 #include "marionette/performance/bvh.hpp"
 

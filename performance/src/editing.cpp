@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Editing target tracks (editing.hpp).
 #include "marionette/performance/editing.hpp"
 

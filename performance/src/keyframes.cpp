@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Keyframes (docs/performance.md):
 //   keyframes:
 //     - t: 0.5

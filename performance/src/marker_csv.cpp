@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Marker tracks: "t,<point>_x,<point>_y,<point>_z,..." in stage coordinates.
 #include <map>
 

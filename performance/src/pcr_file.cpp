@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Egger's PuppetCopter performance file (.pcr; Egger 2013, App. B.1): tab-separated columns
 //   0 time (s); 1-3 the copter's recorded position; 4 its yaw; 5-7 its trajectory;
 //   8-10 the puppet body's position; 11 the puppet's yaw (eq. 3.1);

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Where a model's named points hang at rest at its default inputs (stage coordinates): the
 // reference of keyframe offsets, retargeted clips and Egger's body height z_body.
 #pragma once

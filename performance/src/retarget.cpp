@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Retarget maps and BVH clips retargeted by them (retarget.hpp).
 #include "marionette/performance/retarget.hpp"
 

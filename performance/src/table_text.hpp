@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Delimited text tables (the marker CSV, Egger's tab-separated .pcr): lines split into cells,
 // numbers read with the file, line and column in every error.
 #pragma once

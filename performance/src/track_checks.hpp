@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Checks every source applies to the tracks it read.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // A performance source's YAML document, with errors as PerformanceFileError.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The goal text: "q:NAME=V,...", "point:NAME=x,y,z", "rest-of:VAR=V,..." with options.
 #include "marionette/plan/goal_spec.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Reading plan files back (the format writePlanJson writes; docs/plan-format.md).
 #include <yaml-cpp/yaml.h>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Writing plan files (docs/plan-format.md) and inputs CSV.
 #include <cmath>
 #include <iomanip>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Target tracks: sampling at a uniform rate, and a plan's error against them.
 #include "marionette/plan/targets.hpp"
 

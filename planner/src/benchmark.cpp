@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "marionette/planner/benchmark.hpp"
 
 #include <ompl/base/PlannerStatus.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "edge_simulator.hpp"
 
 #include <cmath>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Internal to the roadmap: simulating its edges.  An edge moves the rig's inputs from one rest
 // pose's values to another's (the quintic move of rig_trajectory.hpp), with the real dynamics
 // and a collision check after every step, then holds them until the swing settles near the

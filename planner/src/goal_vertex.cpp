@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "goal_vertex.hpp"
 
 #include <Eigen/Cholesky>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Internal to the roadmap's query phase: rest poses that meet a goal, found from the roadmap's
 // vertices when none of them does (the query-phase expansion of Esteves, Arechavaleta &
 // Laumond, "Motion Planning for Human-Robot Interaction in Manipulation Tasks", IEEE ICMA 2005).

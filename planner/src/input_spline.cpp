@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "input_spline.hpp"
 
 #include <Eigen/Dense>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The rig's motion as the trajectory optimizer sees it: per input, a uniform cubic B-spline over
 // [0, T] whose control points are the decision variables (docs/design.md, trajectory
 // optimization).  It starts and ends at rest: the first three control points are the start

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The two motion searches behind the planner table: OMPL's tree planners over the integrator,
 // and the rest-pose roadmap.
 #include "motion_search.hpp"

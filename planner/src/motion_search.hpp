@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Internal: one interface for a motion search, with a tree-search (OMPL) and a roadmap
 // implementation.  planMotion validates the request, runs the search the planner table names,
 // then resamples and verifies what it found.

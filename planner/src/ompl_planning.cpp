@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The OMPL control glue (docs/design.md, planning; Johnson & Murphey, ICRA 2007 §VII): the state x
 // = (q_d, p, rho, rho_dot) in one real vector, controls = target rig velocities, a propagator that
 // steps the rig and the variational integrator, validity = finite (the integrator converged),

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Internal: the OMPL control-planning glue (state space, controls, propagator, validity, goal,
 // projection) and the search with one of OMPL's tree planners.
 #pragma once

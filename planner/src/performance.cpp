@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // planPerformance: targets -> kinematic step -> limits -> dynamics step -> verified plan
 // (performance.hpp).
 #include "marionette/planner/performance.hpp"

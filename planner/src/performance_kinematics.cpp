@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "performance_kinematics.hpp"
 
 #include <Eigen/Cholesky>

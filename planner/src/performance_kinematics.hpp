@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // A performance's kinematic step at its key frames (performance.hpp, step 1; Egger 2013, §3.2,
 // done on the model instead of by hand): per frame, the rig inputs whose rest pose puts the
 // named points on their targets, by damped Gauss-Newton on the inputs from the last frame's

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Verifying a plan: the re-simulation of exactly its inputs, every sample checked.
 #include "plan_verification.hpp"
 

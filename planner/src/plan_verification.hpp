@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Verifying a plan (planMotion's last stage, and the trajectory optimizer's): the re-simulation
 // of exactly its inputs at dt = 1 / rate_hz from the request's start, every sample checked for
 // collision and clearance, the goal measured, the input limits checked; then the outcome.

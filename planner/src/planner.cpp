@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // planMotion: validate the request, run the motion search the planner table names, resample
 // what it found at the output rate and verify it by the checked simulation.
 #include "marionette/planner/planner.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "marionette/planner/planners.hpp"
 
 #include <ompl/control/planners/est/EST.h>

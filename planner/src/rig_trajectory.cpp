@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "marionette/planner/rig_trajectory.hpp"
 
 #include <algorithm>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The roadmap's learning phase: sample inputs, reach their rest poses by simulated settling
 // moves, keep the collision-free ones, connect nearest neighbours without checking.
 #include <boost/graph/adjacency_list.hpp>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "marionette/planner/roadmap_cache.hpp"
 
 #include <sys/stat.h>

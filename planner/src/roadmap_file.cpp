@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Roadmap files: a text format, written atomically with a checksum of its content, refused when
 // the checksum or its fingerprint is not the caller's (another model, scene or options).
 #include <algorithm>

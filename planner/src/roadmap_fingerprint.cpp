@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // What a roadmap depends on, serialised canonically and hashed: the roadmap cache's key, the
 // name of its file in a roadmap folder, and the check that a saved roadmap fits.
 #include <cstdint>

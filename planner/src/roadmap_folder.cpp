@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "roadmap_folder.hpp"
 
 #include <fcntl.h>

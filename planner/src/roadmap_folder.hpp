@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The roadmap folder a cache keeps its files in, opened once: every file in it is reached
 // relative to the folder's descriptor (openat), never through a symbolic link (O_NOFOLLOW:
 // a roadmap linked to /etc/passwd or /dev/zero is not read, a lock linked elsewhere not

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Internal to the roadmap: its Boost.Graph type and the edge operations build and query share --
 // the time metric (a lower bound of a move's duration at the speed limits), k nearest
 // vertices in it, and adding a pair of unchecked edges.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The roadmap's query phase: connect the start and the goal, A* over edge durations, simulate
 // the path's unchecked edges, drop a failing one and search again (the lazy edge checks of
 // Esteves, Arechavaleta & Laumond, IEEE ICMA 2005, §IV-D).

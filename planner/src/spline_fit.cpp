@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "spline_fit.hpp"
 
 #include <IpIpoptApplication.hpp>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The input spline (input_spline.hpp) nearest to sampled inputs, in the least-squares sense
 // (each input's error relative to its range), within every speed, acceleration and range
 // limit: a convex QP, solved by Ipopt.  The kinematic step of a performance uses it to

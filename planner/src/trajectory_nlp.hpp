@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The trajectory problem as Ipopt's nonlinear program, with the objective's Gauss-Newton Hessian
 // as the Lagrangian's (the goal rows' curvature left out: Ipopt's inertia correction and line
 // search make up for it).  Remembers the best feasible point it was asked to evaluate, since an

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // optimizePlan: the plan's motion fitted by the input spline, improved by Ipopt on the shooting
 // problem, then verified exactly as planMotion verifies; the plan comes back unchanged unless
 // the result is exact and cheaper.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "trajectory_problem.hpp"
 
 #include <Eigen/Cholesky>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // One trajectory-optimization problem at a fixed duration: the variables (input_spline.hpp), the
 // objective's terms with their exact gradients, and the constraints with their Jacobian, from a
 // rollout of the variational integrator with forward sensitivities X_k = dx_k/dz:

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Internal to the server: who gets in.  A bounded worker pool as an admission gate (calls
 // beyond workers + queue are refused at once), and the bearer-token check.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "call_guard.hpp"
 
 #include <grpcpp/alarm.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Internal to the server: a gRPC server interceptor that sees every call, the Planner's and the
 // health and reflection services' alike, at the points a handler cannot:
 //   - a request gRPC could not decode (the handler never runs; gRPC answers INTERNAL with no

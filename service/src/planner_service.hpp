@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Internal to the server: the marionette.v1.Planner handlers.  Each one logs, authorizes, takes
 // a worker, converts the request (wire.hpp), calls the library, and converts the answer back;
 // stopping (deadline, cancel, shutdown) and errors become gRPC statuses here and nowhere else.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "request_checks.hpp"
 
 namespace marionette::service {

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Internal to the server: everything a handler checks of a request before the work, in one
 // function per RPC -- sizes (wire::checkRequestSizes), the model and scene (resolved, inline
 // YAML parsed and built), every field converted and checked.  The handlers call these, and so do

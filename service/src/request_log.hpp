@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Internal to the server: the request log, one JSON line per call (method, peer, the request's
 // labels, status, duration, the error's message), and one per server event (a roadmap file set
 // aside, a request that could not be decoded).

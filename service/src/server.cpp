@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "marionette/service/server.hpp"
 
 #include <google/protobuf/stubs/logging.h>

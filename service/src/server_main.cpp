@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // marionette-server: the planning service (docs/service.md).
 //
 //   marionette-server [--listen 127.0.0.1:50051] [--workers N] [--max-queue N]

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Internal to the server: a server stream's writes, off the worker.  A client that never reads
 // (its HTTP/2 window at 0) makes ServerWriter::Write wait for ever; two such clients held both
 // workers and every other plan timed out.  Here a thread of the call's own writes, so that:

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Answers out (and back, for the CLI): model and scene descriptions, plans, progress events,
 // simulation results.
 #include "marionette/environments/collision.hpp"

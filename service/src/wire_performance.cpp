@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Perform's request, and a performance's targets and tracking in the plan, on the wire.
 #include <cmath>
 #include <cstring>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Requests in: goals, starts, input sequences, plan and simulation requests, every field checked
 // and named in errors; library field paths in the proto's words.
 #include <cstring>

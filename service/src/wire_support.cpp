@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Copying scalars between library members and proto fields by the fields' names (reflection).
 #include "wire_support.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Internal to the wire library: what its converters share -- field-naming errors, finite
 // checks, vectors and matrices, variable lookups by name.
 #pragma once

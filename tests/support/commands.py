@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Commands for the Python tests that use what the project installs: run one and check it, and
 the project's version as CMakeLists.txt sets it."""
 import re

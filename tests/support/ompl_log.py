@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """OMPL benchmark logs (marionette bench planners) compared across runs and machines."""
 import re
 

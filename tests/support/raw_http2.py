@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """A gRPC call written as raw HTTP/2 frames (RFC 9113, HPACK literals of RFC 7541 §6.2.2), for
 the clients no library lets one write: one that sets its stream window to 0 and never reads."""
 import socket

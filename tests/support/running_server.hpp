@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // A marionette-server in the test's process, on a free loopback port, its request log kept:
 // what the service tests (test_service.cpp, test_deadlines.cpp) call and read.
 #pragma once

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Real marionette-server processes for the Python tests: started on a free loopback port,
 their JSON-lines log gathered, stopped by signal; and the grpc.health.v1 messages by hand."""
 import os

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "support/test_models.hpp"
 
 #include <Eigen/Geometry>

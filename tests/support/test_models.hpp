@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Models built in code for tests: random trees that exercise every joint type, branching and
 // strings on both kinds of variables.
 #pragma once

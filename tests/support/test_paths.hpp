@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Scratch folders for tests that write files (meshes, scene and model files).
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // A UDP peer on loopback for the executor's tests and benchmark: every datagram it receives is
 // passed to `answer`, and its reply is sent back to the sender, each line its own datagram.
 // Header-only, so that the benchmark (which does not link the test support library) can use it.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "marionette/executor/closed_loop.hpp"
 
 #include <algorithm>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The streaming loop: absolute deadlines on the monotonic clock, misses counted and never made
 // up, acknowledgements tracked, safe stops.
 #include "marionette/executor/executor.hpp"

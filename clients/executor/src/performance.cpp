@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Loading what to play, and turning it into the rows the executor sends.
 
 #include <algorithm>

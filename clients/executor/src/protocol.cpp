@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "marionette/executor/protocol.hpp"
 #include "marionette/executor/rig.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Limit-preserving resampling: the samples as the control points of a uniform quadratic B-spline
 // (see resample.hpp for why the limits hold).
 #include "marionette/executor/resample.hpp"

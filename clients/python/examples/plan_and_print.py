@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """Asks a marionette-server for a plan and prints its input sequence (the motor setpoints).
 
     python3 plan_and_print.py --server 127.0.0.1:50051 [--model puppetcopter --scene table \

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """A Python client for marionette-server (the marionette.v1.Planner gRPC service).
 
 Uses Debian's python3-grpcio and python3-protobuf, and the stubs generated from

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Internal: the pieces the view document is written from (vectors, poses, lists, rows, shapes).
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The motions the viewer shows: a plan's re-simulation, a rest pose, a simulated input schedule.
 #include <cmath>
 #include <sstream>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // One motion's members of the view document: the kinematics of every sample in the stage frame,
 // and FCL's clearance of every sample as the planner checks it.
 #include "motion_json.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Internal: one motion's members of the view document.  view_json.cpp writes them at the top
 // level for the motion shown, and again under "compare" for a second motion drawn as a ghost;
 // the page reads both with the same code.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Headless Chromium as a camera: the same page, laid out as a still, screenshot at load.
 #include "marionette/viewer/snapshot.hpp"
 

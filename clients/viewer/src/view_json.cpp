@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The view document (JSON) -- the model's links and strings, the stage, and one motion or two
 // (motion_json.cpp) -- and the page around it.
 #include <cmath>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Bundles src/viewer.js with three.js into one classic script for the page `marionette render`
 // writes, next to the page's shell (clients/viewer/src/view_json.cpp inlines both).
 // Run by CMake: node build.mjs OUT_DIR  (writes OUT_DIR/viewer.js and OUT_DIR/page.html)

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // One motion of the view document -- its top level, or its "compare" member (both written by
 // clients/viewer/src/motion_json.cpp) -- sampled at any time: linearly between samples, held at
 // the first before it and at the last after it (the shorter of two compared motions holds its

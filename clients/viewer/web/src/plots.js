@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The plots under the 3-D view (SVG): series against time with a cursor that follows the
 // timeline (click or drag a plot to seek), minima marked, collisions shaded.  When two plans are
 // compared, the second one's series are dashed and the legend names each plan.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // A puppet in the three.js scene, posed from one motion of the view document: its links as their
 // collision shapes, its strings as lines coloured by tension (slack ones grey, dashed and
 // sagging), its rig points, its named points' markers and paths.  A ghost (style.opacity < 1)

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Shapes of the view document (links and obstacles: sphere, box, capsule, cylinder, mesh) as
 // three.js geometry, and poses (position, then quaternion x, y, z, w) as object placements.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The viewer page of `marionette render`: draws a view document (the JSON in
 // <script id="marionette-view">, written by clients/viewer/src/view_json.cpp) with three.js --
 // the puppet's collision shapes, its strings coloured by tension (slack ones dashed and sagging),

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Internal (not installed): wall-clock intervals on the monotonic clock.
 #pragma once
 

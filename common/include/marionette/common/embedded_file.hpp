@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Files embedded in a library at build time (cmake/embed_files.cmake): the built-in models, the
 // built-in scenes and their meshes, so that the binaries need no data files at run time.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Internal (not installed): an exclusive lock on a file, between threads, processes and machines
 // sharing a folder.
 #pragma once

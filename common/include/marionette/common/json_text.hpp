@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Internal (not installed): JSON text for what the project writes (plan files, the viewer's
 // documents, the CLI's --json output, the server's request log).
 #pragma once

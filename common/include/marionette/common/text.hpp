@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Internal (not installed): small text helpers shared by the libraries and front ends.
 #pragma once
 

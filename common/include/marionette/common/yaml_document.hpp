@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Internal (not installed): one YAML document from text, checked for what yaml-cpp lets pass.
 #pragma once
 

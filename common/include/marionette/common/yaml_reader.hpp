@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Internal (not installed): reading description files (models, scenes, rig files) with yaml-cpp,
 // keeping the file, line and field path for error messages.  Shared by the loaders; nothing in
 // a public header includes it, so yaml-cpp stays out of the libraries' users' include paths.

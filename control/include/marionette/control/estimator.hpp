@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The extended Kalman filter of Schultz & Murphey ("Embedded Control Synthesis Using One-Step
 // Methods in Discrete Mechanics", ACC 2013, §IV): the process model is the variational
 // integrator's one-step map x_{k+1} = f(x_k, u_k) with its exact linearization, the measurement

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // What a rig's sensors measure of the puppet, as a function of its configuration: the stage
 // positions of named puppet points (markers, as motion capture gives them) and joint angles or
 // slides (encoders).  The estimator's measurement model y = h(q) + noise and its Jacobian

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Time-varying discrete LQR along a plan, on the variational integrator's exact linearization
 // (Schultz & Murphey, ACC 2013 §IV; Johnson, Schultz & Murphey, "Structured Linearization of
 // Discrete Mechanical Systems for Analysis and Optimal Control", IEEE T-ASE 2015).

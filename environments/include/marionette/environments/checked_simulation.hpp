@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // One checked simulation, used by every front end: run the integrator over an input schedule
 // and check every sample against the stage -- collision (the first pair FCL finds), clearance to
 // anything and to the stage alone -- and report what happened.  `marionette simulate`, the

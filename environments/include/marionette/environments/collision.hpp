@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Collision checking of a puppet -- its links *and its strings* -- against a stage, with FCL
 // (docs/design.md, the stage).
 //

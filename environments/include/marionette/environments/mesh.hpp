@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Triangle meshes (STL, OBJ, PLY, and whatever else assimp reads) for obstacles and links.
 #pragma once
 

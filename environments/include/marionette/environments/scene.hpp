@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The stage: obstacles and bounds (docs/design.md, the stage).  Scene files are YAML, documented in
 // docs/scene-format.md; the built-in scenes (empty, table, pillars, window, living-room) are
 // embedded in the library with their meshes.

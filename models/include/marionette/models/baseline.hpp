@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Baselines for comparison only: explicit Euler (as Egger, BSc thesis, ETH Zurich 2013 used) and
 // classical RK4 on the continuous constrained model of Johnson & Murphey, ICRA 2007 §III-C:
 //     M(q) qdd = dL/dq - (d2L/dv dq) qd + f - A_d^T Lambda          (eq. 10, our sign: Lambda >= 0

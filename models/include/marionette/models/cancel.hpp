@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Stopping long work early: a deadline, a client's cancel, a shutdown.
 //
 // Contents

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Kinematics, the puppet's Lagrangian and the string constraints, with exact first and second
 // derivatives computed by recursion over the frame tree (docs/design.md, derivatives on the frame
 // tree) -- no finite differences.

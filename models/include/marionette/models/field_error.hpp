@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // What the libraries throw for an argument that is wrong: the field, named as the library's own
 // types name it, and the problem.  Front ends say it in their words -- the CLI as its flag
 // ("--start: ..."), the service as its proto field ("start.position_values[theta9]: ...") --

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Checks a sampled input sequence against the rig's limits: actuator range, speed and
 // acceleration (finite differences at the sample rate; the rig is taken to be at rest before
 // the first sample and after the last, as an executor holds it).  Used by planners before they

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The midpoint variational integrator with kinematic inputs and unilateral strings
 // (Schultz & Murphey, "Embedded Control Synthesis Using One-Step Methods in Discrete
 // Mechanics", ACC 2013, §II; Johnson & Murphey, "Dynamic Modeling and Motion Planning for

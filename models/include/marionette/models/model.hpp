@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The puppet description: an immutable tree of frames with masses, named points, strings,
 // collision geometry and actuator limits (Johnson & Murphey, "Dynamic Modeling and Motion Planning
 // for Marionettes: Rigid Bodies Articulated by Massless Strings", ICRA 2007, §V; Schultz & Murphey,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Model files (YAML) and the built-in models.  The format is documented in docs/model-format.md.
 //
 // Every loader throws ModelError whose message names the file, the 1-based line and the field

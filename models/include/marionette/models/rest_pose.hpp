@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Start states: the rest pose of given inputs, and a configuration made consistent with the
 // strings (docs/design.md, the integrator, "Start states").
 //

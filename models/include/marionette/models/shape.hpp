@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Collision shapes, as written in model files (link geometry) and scene files (obstacles).
 // Conventions (FCL's): capsules and cylinders lie along their local z axis, centred on the origin;
 // boxes take full side lengths; a plane is the half-space {x : normal . x <= offset} (solid below,

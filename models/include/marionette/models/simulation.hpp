@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Running a simulation: an input schedule for the rig, a start state, and the step loop for any
 // of the integrators (the VI, or the Euler / RK4 baselines).  Used by `marionette simulate` and
 // by the integrator benchmark.

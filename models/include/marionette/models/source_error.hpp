@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Errors in description files (models, scenes): each names the file, the 1-based line and the
 // field, so that "models/x.yaml:12: masses[2].mass: must be > 0 kg (got -0.1)" points at the
 // mistake.

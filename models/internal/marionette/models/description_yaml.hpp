@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Internal to the description loaders (models and scenes; not installed): the YAML forms of the
 // domain types they share -- shapes and source references -- on top of common's YamlReader.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // BVH motion capture (Biovision hierarchy; Meredith and Maddock, "Motion capture file formats
 // explained", University of Sheffield, 2001): the skeleton, the channels, and each joint's
 // position in every frame.  Read by a small parser of our own rather than assimp's importer,

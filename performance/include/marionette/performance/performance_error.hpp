@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // What a performance source that cannot be read throws: "file:line: field: problem" (a
 // SourceError), the line 0 when the problem is not on one line (a point no frame has).
 #pragma once

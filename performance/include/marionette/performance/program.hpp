@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // A performance's program as a puppeteer writes it, in one place for every front end (the CLI's
 // flags, the service's PerformRequest): clips in playing order, each read from its text, then
 // cut, sped up or slowed down, looped, and limbs left out (Egger 2013, §3.3).

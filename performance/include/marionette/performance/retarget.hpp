@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Retargeting a human clip onto a puppet (docs/performance.md, "BVH and maps"): which BVH joint
 // drives which puppet point, how the clip's axes and units become the stage's, the scale from
 // the human's size to the puppet's, and what becomes of the clip's root motion.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The sources of a performance (docs/performance.md): each reads a clip's text into target
 // tracks for a model's named points, in stage coordinates.  A file that cannot be read throws
 // PerformanceFileError ("file:line: field: problem").

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // What a plan is for: a joint-space pose, task-space targets for named points, or the rest pose
 // of given inputs, each optionally "at rest" -- and its text form, which the CLI's --goal takes
 // and a plan file records.  Plain data: names are checked against a model by the planner's

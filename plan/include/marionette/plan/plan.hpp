@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // What a planner returns: the rig's input sequence at the output rate, and what the verifying
 // re-simulation of exactly those inputs predicts.  A light library (Eigen and the models' headers;
 // no OMPL, FCL or assimp): the executor and the viewer read plans through it without linking the

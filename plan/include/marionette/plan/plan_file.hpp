@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The plan file (JSON, docs/plan-format.md) and the inputs CSV that `marionette simulate
 // --inputs` reads, written and read back.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // What a performance asks of the puppet (docs/performance.md): target tracks for named points
 // in stage coordinates, and target values for joints or rig inputs, over time; and how well a
 // plan followed them.  Plain data, as the rest of the plan library: the formats that produce

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Planner benchmarks: the same planning problems run by every planner, N times with
 // different seeds, logged in OMPL's benchmark log format (doc/markdown/benchmark.md of OMPL) so
 // that OMPL's own `ompl_benchmark_statistics` turns the logs into a Planner Arena database.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Planning goals (docs/design.md, planning): a joint-space pose, task-space targets for named
 // points, or the rest pose of given inputs; each optionally "at rest".
 //

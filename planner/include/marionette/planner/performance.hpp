@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // From a performance's targets to rig commands (docs/performance.md; Egger 2013, §3.2, and
 // Zimmermann, Poranne, Bern and Coros, "PuppetMaster: Robotic Animation of Marionettes", ACM TOG
 // 38(4), 2019):

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // A plan's quality as a puppeteer judges a motion (PlanQuality, plan/plan.hpp): how smooth the
 // rig's inputs are, whether loaded strings snap taut, how far tensions peak over their static
 // loads, whether the puppet hangs still after the end, and how close it comes to things.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Planning a motion: one request in, one verified Plan out.
 //
 // Contents

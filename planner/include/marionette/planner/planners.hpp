@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The planners, listed once: every name the CLI, the service, the benchmarks and the docs know
 // comes from this table.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The rig's motion as planners produce it: knots every dt with setpoints and their rates,
 // constant acceleration in between (so speed and acceleration limits hold between knots too,
 // and sampling it at any rate keeps both: the sampled second differences average |rho''| <= a).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The rest-pose roadmap (`prm`): the learning and query phases and the lazy edge checks of
 // Esteves, Arechavaleta & Laumond, "Motion Planning for Human-Robot Interaction in Manipulation
 // Tasks", IEEE ICMA 2005 (§IV-A, §IV-D), over rest poses of the puppet.  Vertices are

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Where rest-pose roadmaps are kept between plans: owned by whoever answers many plans (the
 // server, the CLI process, a benchmark) and passed in with each request.
 //

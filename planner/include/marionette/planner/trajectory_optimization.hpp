@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Trajectory optimization: a plan's rig motion re-shaped on the exact dynamics so that the
 // puppet does what was meant and then hangs still (docs/design.md, trajectory optimization).
 // Single shooting in the manner of Zimmermann, Poranne, Bern and Coros, "PuppetMaster: Robotic

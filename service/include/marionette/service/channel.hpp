@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // How a client reaches one server or a fleet of them (docs/fleet.md).
 //
 // Contents

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The planning service (docs/service.md): marionette.v1.Planner over gRPC.
 //
 // Contents

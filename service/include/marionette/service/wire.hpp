@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Between the wire contract (proto/marionette/v1/planner.proto) and the library's own types.
 // The server turns requests into library calls with these; the CLI, talking to a server,
 // turns its flags into requests and the answers back into the very types it prints in-process.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Closing the loop on a rig that measures its puppet: at every tick the estimate of the puppet's
 // state (an EKF on the VI one-step map, or the Euler baseline: control/estimator.hpp) gives a
 // correction of the plan's setpoints by time-varying LQR along the plan (control/

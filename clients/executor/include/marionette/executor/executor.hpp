@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The executor: streams a plan's input sequence to a rig, with the loop, slow-down and per-limb
 // disable of PuppetCopter's executor (Egger, "Simulation and Animation of a Robotic Puppet",
 // BSc thesis, ETH Zurich 2013, §3.3).

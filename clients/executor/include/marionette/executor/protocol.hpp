@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The rig's line protocol (clients/executor/PROTOCOL.md): one ASCII line per frame,
 //   $TYPE,SEQ[,FIELD...]*CRC\n
 // with CRC the CRC-16/CCITT-FALSE of the characters between '$' and '*' as 4 upper-case hex

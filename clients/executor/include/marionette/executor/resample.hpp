@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Resampling a performance to another send rate or speed so that the speed, acceleration and
 // range limits its samples kept at their own rate hold at any send rate.
 //

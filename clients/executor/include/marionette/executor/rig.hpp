@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Rig drivers: one small interface, chosen by URI.
 //
 //   sim:[?damping=X][&truth=MODEL.yaml&noise=S&rate=HZ&latency=S&seed=N]

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // What a rig measures of its puppet (PROTOCOL.md v2, "Sensing"): the rig file's `sensing:`
 // section, and the measurement frames the rig sends unasked,
 //   $MEA,SEQ,STAMP,NAME:VALUE:UNIT,...*CRC

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // How closely a run followed its plan: what `marionette execute --report FILE.json` writes, open
 // loop and closed loop alike, so the two compare field by field (docs/executor.md, "The report").
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Still images of a viewer page, taken by headless Chromium (`marionette render --png`).
 #pragma once
 

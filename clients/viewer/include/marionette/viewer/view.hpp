@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The 3-D viewer (`marionette render`): a motion of one puppet in one stage, turned into one
 // self-contained HTML page -- three.js bundled in at build time, the data inline -- that opens
 // from disk with no server and no network (clients/viewer/web/).
