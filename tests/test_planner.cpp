@@ -120,20 +120,25 @@ void expectClean(const Replay& r, const Plan& plan) {
 }
 
 PlanRequest request(const std::string& model, const std::string& scene, const std::string& planner,
-                    const std::string& goal, double time_limit = 30.0, unsigned long seed = 1) {
+                    const std::string& goal, double time_limit = 600.0, unsigned long seed = 1) {
   PlanRequest req;
   req.model = loadModel(model);
   req.scene = loadScene(scene);
   req.goal = GoalSpec::parse(goal);
   req.options.planner = planner;
   req.options.time_limit_s = time_limit;
+  // Tree searches are budgeted in integrator steps, not seconds: a test's plan is the same on a
+  // loaded machine or under a sanitizer.  The budget is 4x what the hardest of them takes
+  // (arm3d behind the pillars, est: ~0.42 M); the time limit is only a backstop that no search
+  // here reaches on a working build (a run it ended would fail its test, not pass it).
+  req.options.max_propagations = 4'000'000;
   req.options.seed = seed;
   // No roadmap cache: a prm request builds its own roadmap, so no test depends on what another
   // one's queries found.  The tests of the cache give requests their own.
   return req;
 }
 
-// Plans `point` of `model` to within `radius` of `target` in `scene` (seed 1, 30 s), and checks
+// Plans `point` of `model` to within `radius` of `target` in `scene` (seed 1), and checks
 // the plan by an independent re-simulation of its CSV: clean, and the point gets there.
 void expectPointReached(const std::string& model_name, const std::string& scene,
                         const std::string& planner, const std::string& point,
@@ -142,7 +147,7 @@ void expectPointReached(const std::string& model_name, const std::string& scene,
   std::ostringstream goal;
   goal << "point:" << point << '=' << target.x() << ',' << target.y() << ',' << target.z()
        << ";radius=" << radius;
-  const PlanRequest req = request(model_name, scene, planner, goal.str(), 30.0, 1);
+  const PlanRequest req = request(model_name, scene, planner, goal.str(), 600.0, 1);
   const Plan plan = planMotion(req);
   ASSERT_EQ(plan.outcome, PlanOutcome::Exact) << plan.message;
   // The search's own measure met the goal (it stops at its first exact solution).
@@ -333,7 +338,7 @@ TEST(Plans, TheSameSeedGivesTheSamePlan) {
   const ModelPtr model = loadModel("planar-arm");
   const std::string goal = "q:theta1=" + std::to_string(restValue(model, "theta1") + 0.4);
   for (const char* planner : {"est", "kpiece", "rrt", "sst", "pdst", "prm"}) {
-    PlanRequest req = request("planar-arm", "empty", planner, goal, 30.0, 3);
+    PlanRequest req = request("planar-arm", "empty", planner, goal, 600.0, 3);
     const Plan a = planMotion(req), b = planMotion(req);
     ASSERT_EQ(a.samples(), b.samples()) << planner;
     EXPECT_EQ((a.inputs - b.inputs).cwiseAbs().maxCoeff(), 0.0) << planner;
@@ -488,7 +493,7 @@ TEST(Plans, ACancelledPlanThrowsPlanCancelled) {
 TEST(Roadmap, TheSameSeedOnAFreshCacheGivesTheSamePlan) {
   const ModelPtr model = loadModel("planar-arm");
   const std::string goal = "q:theta1=" + std::to_string(restValue(model, "theta1") + 0.4);
-  PlanRequest req = request("planar-arm", "empty", "prm", goal, 30.0, 5);
+  PlanRequest req = request("planar-arm", "empty", "prm", goal, 600.0, 5);
   req.options.roadmap.vertices = 40;
   RoadmapCache a, b;
   req.roadmaps = &a;

@@ -75,6 +75,7 @@ std::string flagMessage(const FieldError& e) {
       {"integrator", "--integrator"},
       {"options.planner", "--planner"},
       {"options.time_limit_s", "--time-limit"},
+      {"options.max_propagations", "--max-propagations"},
       {"options.rate_hz", "--rate"},
       {"options.step_s", "--step"},
       {"options.params", "--param"},

@@ -67,7 +67,8 @@ void printSummary(const Plan& plan, std::ostream& os) {
       "  planner %.3f s, verification %.3f s; %ld propagations, %ld collision "
       "checks",
       s.planning_time_s, s.verification_time_s, s.propagations, s.collision_checks);
-  if (const PlannerInfo* info = findPlanner(s.planner); info && info->kind == SearchKind::Roadmap)
+  if (const std::optional<PlannerInfo> info = findPlanner(s.planner);
+      info && info->kind == SearchKind::Roadmap)
     os << formatted(
         "; roadmap %ld vertices, %ld edges (built in %.2f s), %ld edges checked, "
         "%ld rejected",
@@ -134,6 +135,7 @@ void goalAndOptionsToProto(const PlanRequest& req, v1::PlanRequest& r) {
   r.set_output_rate_hz(opt.rate_hz);
   r.set_step_s(opt.step_s);
   r.set_roadmap_as_built(opt.roadmap_as_built);
+  r.set_max_propagations(static_cast<std::uint64_t>(opt.max_propagations));
 }
 
 // `plan --server`: the request as the server takes it, progress from PlanStream, and the plan
@@ -242,7 +244,8 @@ int cmdBenchPlanners(int argc, char** argv) {
   if (argc < 3 || std::string(argv[2]) != "planners")
     throw std::invalid_argument("bench: expected 'bench planners' (the only benchmark here)");
   const Args a = parseArgs(argc, argv, 3,
-                           {"--runs", "--time-limit", "--seed", "--problems", "--planners", "--out",
+                           {"--runs", "--time-limit", "--max-propagations", "--seed", "--problems",
+                            "--planners", "--out",
                             "--settle", "--optimize-time", "--weight", "--margin", "--server",
                             "--token-file", "--tls-ca", "--parallel"},
                            {"--quick", "--optimize", "--save-plans"});
@@ -258,13 +261,19 @@ int cmdBenchPlanners(int argc, char** argv) {
     opt.time_limit_s = parseNumber("--time-limit", a.values.at("--time-limit"));
     if (!(opt.time_limit_s > 0.0)) throw std::invalid_argument("--time-limit: must be > 0 s");
   }
+  if (a.values.count("--max-propagations"))
+    opt.max_propagations = static_cast<long>(
+        wholeNumber("--max-propagations", a.values.at("--max-propagations"), 0, 1e10));
   if (a.values.count("--seed")) {
     opt.first_seed =
         static_cast<unsigned long>(wholeNumber("--seed", a.values.at("--seed"), 0, 4e9));
   }
   if (a.values.count("--planners")) {
     opt.planners = splitCommas(a.values.at("--planners"));
-    for (const std::string& p : opt.planners) plannerParameters(p);  // names an unknown one
+    for (const std::string& p : opt.planners)
+      if (!findPlanner(p))
+        throw std::invalid_argument("--planners: unknown '" + p + "' (expected " +
+                                    joinNames(plannerNames()) + ")");
   }
   opt.optimize = a.switches.count("--optimize") > 0;
   for (const char* flag : {"--settle", "--optimize-time", "--weight", "--margin"})
@@ -290,14 +299,11 @@ int cmdBenchPlanners(int argc, char** argv) {
   if (a.values.count("--problems")) {
     std::vector<BenchmarkProblem> chosen;
     for (const std::string& name : splitCommas(a.values.at("--problems"))) {
-      const auto it = std::find_if(problems.begin(), problems.end(),
-                                   [&](const BenchmarkProblem& p) { return p.name == name; });
-      if (it == problems.end()) {
-        std::string known;
-        for (const BenchmarkProblem& p : problems) known += (known.empty() ? "" : ", ") + p.name;
-        throw std::invalid_argument("--problems: unknown '" + name + "' (known: " + known + ")");
+      try {
+        chosen.push_back(findBenchmarkProblem(name));
+      } catch (const FieldError& e) {
+        throw std::invalid_argument("--problems: " + e.problem());
       }
-      chosen.push_back(*it);
     }
     problems = chosen;
   }
@@ -362,7 +368,7 @@ int cmdPlan(int argc, char** argv) {
                                 "--step",   "--param",      "--roadmap",       "--roadmap-vertices",
                                 "--out",    "--inputs-csv", "--server",        "--token-file",
                                 "--tls-ca", "--settle",     "--optimize-time", "--weight",
-                                "--margin"},
+                                "--margin", "--max-propagations"},
                 {"--quiet", "--optimize", "--gains"});
   if (!a.values.count("--model")) throw std::invalid_argument("plan needs --model NAME|FILE");
   if (!a.values.count("--goal"))
@@ -381,6 +387,9 @@ int cmdPlan(int argc, char** argv) {
     applyStartText(*req.model, parseStartText(a.values.at("--start")), req);
   if (a.values.count("--time-limit"))
     opt.time_limit_s = parseNumber("--time-limit", a.values.at("--time-limit"));
+  if (a.values.count("--max-propagations"))
+    opt.max_propagations = static_cast<long>(
+        wholeNumber("--max-propagations", a.values.at("--max-propagations"), 0, 1e10));
   if (a.values.count("--seed")) {
     opt.seed = static_cast<unsigned long>(wholeNumber("--seed", a.values.at("--seed"), 0, 4e9));
   }

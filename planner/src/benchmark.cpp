@@ -16,71 +16,38 @@
 #include <tuple>
 
 #include "marionette/common/clock.hpp"
+#include "marionette/common/text.hpp"
+#include "marionette/models/field_error.hpp"
 #include "marionette/models/model_io.hpp"
 #include "marionette/planner/roadmap_cache.hpp"
-#include "ompl_planning.hpp"
+#include "motion_search.hpp"
 
 namespace marionette {
 
-const std::vector<BenchmarkProblem>& benchmarkProblems() {
-  // The goals are the planning tests' (tests/test_planner.cpp); planar-arm's is its rest pose's
-  // theta1 + 0.3 rad, filled in by runBenchmark.
-  static const std::vector<BenchmarkProblem> problems = {
-      {"planar-arm-empty",
-       "planar arm: swing the tip 0.3 rad (theta1) away from rest",
-       "planar-arm",
-       "empty",
-       "q:theta1=REST+0.3;tol=0.05",
-       {}},
-      {"arm3d-pillars",
-       "3-D arm: the hand behind the front row of pillars, between two of them",
-       "arm3d",
-       "pillars",
-       "point:hand=0.42,0,0.50;radius=0.05",
-       {}},
-      {"arm3d-pillars-past",
-       "3-D arm: the hand past the front pillar at (0.30, 0.12)",
-       "arm3d",
-       "pillars",
-       "point:hand=0.22,0.20,0.55;radius=0.05",
-       {}},
-      {"suspended-mass-window",
-       "suspended mass: through the window, then settle at rest",
-       "suspended-mass",
-       "window",
-       "rest-of:xr=0.7,r=0.3;at-rest",
-       {}},
-      {"puppetcopter-table",
-       "PuppetCopter: left hand over the table's near edge",
-       "puppetcopter",
-       "table",
-       "point:hand_l=0.05,0.24,0.40;radius=0.04",
-       {}},
-      {"marionette25-table",
-       "marionette25 (25 joints, 21 inputs): the right hand across the body, over the table's "
-       "near edge",
-       "marionette25",
-       "table",
-       "point:hand_r=0.10,0.16,0.45;radius=0.05",
-       {}},
-      {"puppetcopter-living-room",
-       "PuppetCopter among 20,848 mesh triangles: left hand up towards the coffee table",
-       "puppetcopter",
-       "living-room",
-       "point:hand_l=0.25,0.05,0.40;radius=0.04",
-       {}},
-  };
-  return problems;
+namespace {
+
+// How a planner's runs are named in OMPL's log: as runBenchmark recorded it, else as the
+// registry has it, else (runs of a planner this process does not know, e.g. a server's plugin's
+// in a fleet sweep) "control_" + its name.
+std::string logName(const PlannerRuns& pr) {
+  if (!pr.log_name.empty()) return pr.log_name;
+  if (const std::optional<PlannerInfo> info = findPlanner(pr.planner)) return info->log_name;
+  return "control_" + pr.planner;
 }
 
-namespace {
+bool isRoadmap(const PlannerRuns& pr) {
+  if (pr.roadmap) return true;
+  const std::optional<PlannerInfo> info = findPlanner(pr.planner);
+  return info && info->kind == SearchKind::Roadmap;
+}
 
 double residentMegabytes() {
   return static_cast<double>(ompl::machine::getProcessMemoryUsage()) / (1024.0 * 1024.0);
 }
 
-// "REST+0.3" in a joint goal: that joint's rest value at the default inputs plus an offset.
-std::string resolveRestOffsets(const ModelPtr& model, const std::string& goal) {
+// "REST+0.3" in a joint goal: that joint's value at the problem's start plus an offset.
+std::string resolveRestOffsets(const ModelPtr& model, const BenchmarkProblem& problem) {
+  const std::string& goal = problem.goal;
   const std::string marker = "=REST+";
   const auto at = goal.find(marker);
   if (at == std::string::npos) return goal;
@@ -89,7 +56,9 @@ std::string resolveRestOffsets(const ModelPtr& model, const std::string& goal) {
   const int i = model->variableIndex(joint);
   if (i < 0 || i >= model->nd())
     throw std::invalid_argument("benchmark goal: '" + joint + "' is not a joint");
-  const StartState rest = resolveStart(model, model->defaultInputs(), StartSpec{});
+  const StartState rest = resolveStart(
+      model, problem.start_inputs.size() ? problem.start_inputs : model->defaultInputs(),
+      problem.start);
   std::size_t used = 0;
   const double offset = std::stod(goal.substr(at + marker.size()), &used);
   std::ostringstream value;
@@ -181,6 +150,85 @@ BenchmarkRun runOnce(const BenchmarkProblem& problem, const PlanRequest& base,
 
 }  // namespace
 
+const std::vector<BenchmarkProblem>& benchmarkProblems() {
+  // The goals are the planning tests' (tests/test_planner.cpp); planar-arm's is its rest pose's
+  // theta1 + 0.3 rad, filled in by runBenchmark.
+  static const std::vector<BenchmarkProblem> problems = [] {
+    std::vector<BenchmarkProblem> list = {
+      {"planar-arm-empty",
+       "planar arm: swing the tip 0.3 rad (theta1) away from rest",
+       "planar-arm",
+       "empty",
+       "q:theta1=REST+0.3;tol=0.05",
+       {},
+       {},
+       {}},
+      {"arm3d-pillars",
+       "3-D arm: the hand behind the front row of pillars, between two of them",
+       "arm3d",
+       "pillars",
+       "point:hand=0.42,0,0.50;radius=0.05",
+       {},
+       {},
+       {}},
+      {"arm3d-pillars-past",
+       "3-D arm: the hand past the front pillar at (0.30, 0.12)",
+       "arm3d",
+       "pillars",
+       "point:hand=0.22,0.20,0.55;radius=0.05",
+       {},
+       {},
+       {}},
+      {"suspended-mass-window",
+       "suspended mass: through the window, then settle at rest",
+       "suspended-mass",
+       "window",
+       "rest-of:xr=0.7,r=0.3;at-rest",
+       {},
+       {},
+       {}},
+      {"puppetcopter-table",
+       "PuppetCopter: left hand over the table's near edge",
+       "puppetcopter",
+       "table",
+       "point:hand_l=0.05,0.24,0.40;radius=0.04",
+       {},
+       {},
+       {}},
+      {"marionette25-table",
+       "marionette25 (25 joints, 21 inputs): the right hand across the body, over the table's "
+       "near edge",
+       "marionette25",
+       "table",
+       "point:hand_r=0.10,0.16,0.45;radius=0.05",
+       {},
+       {},
+       {}},
+      {"puppetcopter-living-room",
+       "PuppetCopter among 20,848 mesh triangles: left hand up towards the coffee table",
+       "puppetcopter",
+       "living-room",
+       "point:hand_l=0.25,0.05,0.40;radius=0.04",
+       {},
+       {},
+       {}},
+    };
+    for (BenchmarkProblem& p : list) p.goal = resolveRestOffsets(loadModel(p.model), p);
+    return list;
+  }();
+  return problems;
+}
+
+const BenchmarkProblem& findBenchmarkProblem(const std::string& name) {
+  std::vector<std::string> known;
+  for (const BenchmarkProblem& p : benchmarkProblems()) {
+    if (p.name == name) return p;
+    known.push_back(p.name);
+  }
+  throw FieldError("problem", "unknown '" + name + "' (expected " + joinNames(known) + ")");
+}
+
+
 RunResult planHere(const BenchmarkProblem&, const PlanRequest& request, bool optimize,
                    const OptimizationOptions& optimization) {
   RunResult out{planMotion(request), std::nullopt};
@@ -202,11 +250,14 @@ ProblemRuns runBenchmark(const BenchmarkProblem& problem, const BenchmarkOptions
 
   PlanRequest base;
   base.model = loadModel(problem.model);
+  base.start_inputs = problem.start_inputs;
+  base.start = problem.start;
   base.scene = loadScene(problem.scene);
   base.collision = std::make_shared<CollisionModel>(base.model, base.scene);
-  out.problem.goal = resolveRestOffsets(base.model, problem.goal);
+  out.problem.goal = resolveRestOffsets(base.model, problem);
   base.goal = GoalSpec::parse(out.problem.goal);
   base.options.time_limit_s = options.time_limit_s;
+  base.options.max_propagations = options.max_propagations;
   // One roadmap per problem: its seed stays fixed while the query seeds vary, so prm's first
   // run builds it (measured as roadmap build time) and the others query the cached one, as
   // built: no run depends on another's verdicts (nor, in a fleet sweep, on a server's history).
@@ -222,7 +273,9 @@ ProblemRuns runBenchmark(const BenchmarkProblem& problem, const BenchmarkOptions
     PlannerRuns pr;
     pr.planner = planner;
     pr.settings = plannerParameters(planner);  // throws for an unknown planner
-    const PlannerInfo& info = *findPlanner(planner);
+    const PlannerInfo info = *findPlanner(planner);
+    pr.log_name = info.log_name;
+    pr.roadmap = info.kind == SearchKind::Roadmap;
     if (info.kind == SearchKind::Tree) {
       PlannerOptions po;
       po.planner = planner;
@@ -352,7 +405,7 @@ void writeOmplBenchmarkLog(const ProblemRuns& runs, std::ostream& out) {
   // A quality figure, or nothing when it was not measured.
   auto figure = [](const PlanQuality& q, double value) { return q.measured ? number(value) : ""; };
   for (const PlannerRuns& pr : runs.planners) {
-    out << findPlanner(pr.planner)->log_name << '\n';
+    out << logName(pr) << '\n';
     out << pr.settings.size() << " common properties\n";
     for (const auto& [name, value] : pr.settings) out << name << " = " << value << '\n';
     out << properties.size() << " properties for each run\n";
@@ -360,7 +413,7 @@ void writeOmplBenchmarkLog(const ProblemRuns& runs, std::ostream& out) {
     out << pr.runs.size() << " runs\n";
     for (const BenchmarkRun& r : pr.runs) {
       const bool exact = r.outcome == PlanOutcome::Exact && !r.error;
-      const bool prm = findPlanner(pr.planner)->kind == SearchKind::Roadmap;
+      const bool prm = isRoadmap(pr);
       const std::vector<std::string> values = {
           std::to_string(r.outcome == PlanOutcome::Approximate),
           std::to_string(r.stats.collision_checks),
@@ -431,7 +484,7 @@ std::vector<SummaryRow> summarize(const ProblemRuns& runs) {
       durations.push_back(r.plan_duration_s);
       clearances.push_back(r.min_clearance_m);
     }
-    if (findPlanner(pr.planner)->kind == SearchKind::Roadmap) {
+    if (isRoadmap(pr)) {
       row.roadmap_build_s = 0.0;
       for (const BenchmarkRun& r : pr.runs)
         row.roadmap_build_s = std::max(row.roadmap_build_s, r.stats.roadmap_build_time_s);

@@ -13,8 +13,8 @@
 #include "marionette/environments/collision.hpp"
 #include "marionette/models/dynamics.hpp"
 #include "marionette/models/integrator.hpp"
-#include "marionette/planner/goal.hpp"
-#include "marionette/planner/rig_trajectory.hpp"
+#include "marionette/plan/goal.hpp"
+#include "marionette/models/rig_trajectory.hpp"
 #include "marionette/planner/roadmap.hpp"
 
 namespace marionette::roadmap {

@@ -9,7 +9,7 @@
 #include <random>
 
 #include "marionette/environments/collision.hpp"
-#include "marionette/planner/goal.hpp"
+#include "marionette/plan/goal.hpp"
 #include "marionette/planner/roadmap.hpp"
 
 namespace marionette::roadmap {

@@ -4,15 +4,46 @@
 #include "motion_search.hpp"
 
 #include "marionette/common/clock.hpp"
+#include "marionette/models/field_error.hpp"
 #include "marionette/planner/roadmap_cache.hpp"
-#include "ompl_planning.hpp"
 
 namespace marionette::detail {
 namespace {
 
+// A registered tree planner (search/tree_search.hpp) on the request's problem.
 class TreeSearch final : public MotionSearch {
  public:
-  SearchResult search(const SearchProblem& problem) override { return searchTree(problem); }
+  SearchResult search(const SearchProblem& problem) override {
+    const PlanRequest& req = problem.request;
+    const TreeSearchSettings settings = treeSearchSettings(req.options);
+    TreeSearchProblem p;
+    p.collision = problem.collision;
+    p.q0 = problem.start.q;
+    p.qdot0 = problem.start.qdot;
+    p.rho0 = problem.rho0;
+    p.goal = req.goal;
+    p.step_s = req.options.step_s;
+    p.seed = req.options.seed;
+    p.min_control_steps = settings.min_control_steps;
+    p.max_control_steps = settings.max_control_steps;
+    p.point_cell_m = settings.point_cell_m;
+    TreeSearchOptions o;
+    o.planner = req.options.planner;
+    o.params = req.options.params;
+    o.time_limit_s = req.options.time_limit_s;
+    o.max_propagations = req.options.max_propagations;
+    if (problem.progress)
+      o.progress = [&progress = problem.progress](const SearchCounters& c, double elapsed_s) {
+        PlanProgress e;
+        e.phase = "search";
+        e.elapsed_s = elapsed_s;
+        e.propagations = c.propagations;
+        e.states = c.motions;
+        e.best_goal_distance = c.best_goal_distance;
+        progress(e);
+      };
+    return searchTree(p, o);
+  }
 };
 
 // The roadmap for this (model, scene, options) from the request's cache (a cache for this call
@@ -62,6 +93,18 @@ class RoadmapSearch final : public MotionSearch {
 };
 
 }  // namespace
+
+TreeSearchSettings treeSearchSettings(const PlannerOptions& options) {
+  const std::optional<PlannerInfo> info = findPlanner(options.planner);
+  if (!info) throw FieldError("options.planner", "unknown '" + options.planner + "'");
+  TreeSearchSettings s;
+  if (options.min_control_steps > 0) s.min_control_steps = options.min_control_steps;
+  s.max_control_steps =
+      std::max(s.min_control_steps,
+               options.max_control_steps > 0 ? options.max_control_steps : info->max_control_steps);
+  s.point_cell_m = info->point_cell_m;
+  return s;
+}
 
 std::unique_ptr<MotionSearch> makeMotionSearch(const PlannerInfo& planner) {
   switch (planner.kind) {

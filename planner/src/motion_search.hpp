@@ -7,10 +7,11 @@
 #include <memory>
 #include <string>
 
-#include "marionette/planner/goal.hpp"
+#include "marionette/plan/goal.hpp"
 #include "marionette/planner/planner.hpp"
-#include "marionette/planner/planners.hpp"
-#include "marionette/planner/rig_trajectory.hpp"
+#include "marionette/models/rig_trajectory.hpp"
+#include "marionette/search/registry.hpp"
+#include "marionette/search/tree_search.hpp"
 
 namespace marionette::detail {
 
@@ -24,12 +25,14 @@ struct SearchProblem {
   const CancelFn& cancelled;
 };
 
-struct SearchResult {
-  bool found = false;    // some path (exact or approximate)
-  RigTrajectory inputs;  // the rig's motion at the planning step, ending stopped
-  std::string message;   // why not exact, when it is not
-  PlanStatistics stats;  // the search's part: planning time, counts, best goal distance
+// The search settings that are ours, not the OMPL planner's: control durations (integration
+// steps) and the projection's cell size along a goal point (m): the options' where they set
+// them, else the planner's defaults (its PlannerInfo).
+struct TreeSearchSettings {
+  int min_control_steps = 2, max_control_steps = 15;
+  double point_cell_m = 0.05;
 };
+TreeSearchSettings treeSearchSettings(const PlannerOptions& options);
 
 class MotionSearch {
  public:

@@ -12,30 +12,27 @@
 #include "marionette/models/field_error.hpp"
 #include "marionette/models/input_limits.hpp"
 #include "motion_search.hpp"
-#include "ompl_planning.hpp"
 #include "marionette/planner/plan_quality.hpp"
 #include "plan_verification.hpp"
 
 namespace marionette {
 
 void checkPlannerOptions(const PlannerOptions& opt) {
-  const PlannerInfo* planner = findPlanner(opt.planner);
-  if (!planner)
+  if (!findPlanner(opt.planner))
     throw FieldError("options.planner",
                      "unknown '" + opt.planner + "' (expected " + joinNames(plannerNames()) + ")");
   if (!(opt.time_limit_s > 0.0) || !std::isfinite(opt.time_limit_s))
     throw FieldError("options.time_limit_s", "must be > 0 s");
+  if (!(opt.max_propagations >= 0 && opt.max_propagations <= 10'000'000'000L))
+    throw FieldError("options.max_propagations",
+                     "must be within [0, 1e10], got " + std::to_string(opt.max_propagations));
   if (!(opt.rate_hz >= 1.0 && opt.rate_hz <= 1000.0))
     throw FieldError("options.rate_hz",
                      "must be within [1, 1000] Hz, got " + formatNumber(opt.rate_hz));
   if (!(opt.step_s >= 1e-3 && opt.step_s <= 0.1))
     throw FieldError("options.step_s",
                      "must be within [0.001, 0.1] s, got " + formatNumber(opt.step_s));
-  if (opt.params.empty()) return;
-  if (planner->kind == SearchKind::Roadmap)
-    throw FieldError("options.params" + fieldKey(opt.params.begin()->first),
-                     "planner '" + opt.planner + "' takes no OMPL parameters");
-  detail::checkTreePlannerParameters(*planner, opt.params);
+  checkPlannerParameters(opt.planner, opt.params);
 }
 
 Plan planMotion(const PlanRequest& req, const ProgressFn& progress, const CancelFn& cancelled) {
@@ -45,7 +42,7 @@ Plan planMotion(const PlanRequest& req, const ProgressFn& progress, const Cancel
   const Model& model = *req.model;
   const PlannerOptions& opt = req.options;
   checkPlannerOptions(opt);
-  const PlannerInfo* planner = findPlanner(opt.planner);
+  const PlannerInfo planner = *findPlanner(opt.planner);
 
   CollisionModelPtr collision = req.collision;
   if (!collision) {
@@ -82,7 +79,7 @@ Plan planMotion(const PlanRequest& req, const ProgressFn& progress, const Cancel
   plan.string_names = itemNames(model.strings);
 
   const detail::SearchProblem problem{req, collision, start, rho0, goal, progress, cancelled};
-  detail::SearchResult found = detail::makeMotionSearch(*planner)->search(problem);
+  SearchResult found = detail::makeMotionSearch(planner)->search(problem);
   plan.stats = found.stats;
   plan.stats.planner = opt.planner;
   plan.message = found.message;

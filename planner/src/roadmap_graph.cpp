@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "marionette/planner/rig_trajectory.hpp"
+#include "marionette/models/rig_trajectory.hpp"
 
 namespace marionette::roadmap {
 

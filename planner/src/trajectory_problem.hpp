@@ -19,7 +19,7 @@
 #include "marionette/models/dynamics.hpp"
 #include "marionette/models/integrator.hpp"
 #include "marionette/plan/goal_spec.hpp"
-#include "marionette/planner/goal.hpp"
+#include "marionette/plan/goal.hpp"
 #include "marionette/planner/trajectory_optimization.hpp"
 
 namespace marionette::detail {

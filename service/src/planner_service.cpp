@@ -7,7 +7,7 @@
 #include "marionette/models/model_io.hpp"
 #include "marionette/models/rest_pose.hpp"
 #include "marionette/models/version.hpp"
-#include "marionette/planner/goal.hpp"
+#include "marionette/plan/goal.hpp"
 #include "marionette/planner/performance.hpp"
 #include "marionette/service/wire.hpp"
 #include "request_checks.hpp"

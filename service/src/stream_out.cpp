@@ -39,7 +39,8 @@ void StreamOut::result(v1::PlanEvent event) {
   {
     std::lock_guard<std::mutex> lock(mutex_);
     if (failed_) return;
-    progress_.reset();  // the plan says more than any progress still waiting
+    // A progress event still waiting goes out first (the writer takes it before the result):
+    // the last one before a plan is "verify", with the search's final figures.
     result_ = std::move(event);
   }
   changed_.notify_all();

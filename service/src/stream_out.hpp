@@ -36,7 +36,7 @@ class StreamOut {
 
   // A progress event: replaces one not yet written.
   void progress(v1::PlanEvent event);
-  // The last event (the plan).
+  // The last event (the plan), written after the progress event still waiting, if any.
   void result(v1::PlanEvent event);
   // Waits until everything offered has been written, or until the bound; false (and the call
   // cancelled) when the client did not read it in time or the call ended first.

@@ -4,7 +4,7 @@
 #include "marionette/environments/collision.hpp"
 #include "marionette/environments/scene.hpp"
 #include "marionette/models/dynamics.hpp"
-#include "marionette/planner/goal.hpp"
+#include "marionette/plan/goal.hpp"
 #include "marionette/service/wire.hpp"
 #include "wire_support.hpp"
 

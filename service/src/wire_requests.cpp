@@ -315,6 +315,9 @@ PlanRequest planRequestFromProto(const v1::PlanRequest& r, ModelPtr model,
   opt.time_limit_s = r.time_limit_s();
   opt.seed = r.seed() ? r.seed() : 1;
   opt.roadmap_as_built = r.roadmap_as_built();
+  if (r.max_propagations() > 10'000'000'000ull)
+    invalid("max_propagations", "must be at most 1e10, got " + std::to_string(r.max_propagations()));
+  opt.max_propagations = static_cast<long>(r.max_propagations());
   requireFinite("output_rate_hz", r.output_rate_hz());
   if (r.output_rate_hz() != 0) opt.rate_hz = r.output_rate_hz();
   requireFinite("step_s", r.step_s());

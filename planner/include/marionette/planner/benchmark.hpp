@@ -6,6 +6,7 @@
 // Contents
 //   BenchmarkProblem     a named (model, scene, start, goal) problem and the planners to run.
 //   benchmarkProblems()  the built-in problems: the planner tests' problems plus living-room.
+//   findBenchmarkProblem()  one of them by name.
 //   RunResult / RunPlanner   one run's plan, and who plans it: this process by default, a fleet
 //                        of servers in a fleet sweep (the CLI's bench planners --server).
 //   BenchmarkOptions     runs, time limit, planners, progress, whether to optimize each plan, and
@@ -34,13 +35,21 @@ struct BenchmarkProblem {
   std::string description;            // one line
   std::string model;                  // built-in model name or file
   std::string scene;                  // built-in scene name or file
-  std::string goal;                   // GoalSpec text
+  // GoalSpec text.  "NAME=REST+0.3" in a joint goal: that joint's value at the start plus an
+  // offset, resolved by runBenchmark (and already resolved in benchmarkProblems()).
+  std::string goal;
   std::vector<std::string> planners;  // empty = every planner
+  // The start: the rest pose of start_inputs (n_k; empty: the model's default inputs), joints
+  // set by `start` as in PlanRequest (every built-in problem starts at rest).
+  Eigen::VectorXd start_inputs;
+  StartSpec start;
 };
 
 // The problems of the planner tests (tests/test_planner.cpp, same goals), and PuppetCopter in
-// living-room.
+// living-room; every goal as GoalSpec::parse reads it.
 const std::vector<BenchmarkProblem>& benchmarkProblems();
+// FieldError("problem") naming the known ones for a name that is not one of them.
+const BenchmarkProblem& findBenchmarkProblem(const std::string& name);
 
 // One run: the plan, and with BenchmarkOptions::optimize (for a plan that reached its goal) what
 // optimizing it returned.
@@ -61,6 +70,9 @@ RunResult planHere(const BenchmarkProblem& problem, const PlanRequest& request, 
 struct BenchmarkOptions {
   int runs = 10;               // per planner; run r uses seed first_seed + r
   double time_limit_s = 10.0;  // per run (a prm roadmap build is extra, and measured)
+  // Tree planners: integrator steps per run (0: none but the time limit); with it, a run that
+  // fails is a function of (problem, planner, seed) as one that succeeds is.
+  long max_propagations = 0;
   unsigned long first_seed = 1;
   std::vector<std::string> planners;  // empty = the problem's planners
   // prm: built once per problem (seed fixed), then queried by every run as built (no run sees
@@ -108,6 +120,11 @@ struct BenchmarkRun {
 
 struct PlannerRuns {
   std::string planner;
+  // Its name in OMPL's log ("control_EST") and whether it is the roadmap: runBenchmark fills
+  // them in from the registry; empty/false: looked up there when the log is written (a planner
+  // the registry does not know is logged as "control_" + its name).
+  std::string log_name;
+  bool roadmap = false;
   std::map<std::string, std::string> settings;  // parameters, as OMPL's "common properties"
   std::vector<BenchmarkRun> runs;
 };

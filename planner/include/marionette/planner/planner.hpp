@@ -26,8 +26,8 @@
 #include "marionette/models/simulation.hpp"
 #include "marionette/plan/plan.hpp"
 #include "marionette/planner/cancel.hpp"
-#include "marionette/planner/goal.hpp"
-#include "marionette/planner/planners.hpp"
+#include "marionette/plan/goal.hpp"
+#include "marionette/search/registry.hpp"
 #include "marionette/planner/roadmap.hpp"
 #include "marionette/planner/roadmap_cache.hpp"
 
@@ -36,6 +36,10 @@ namespace marionette {
 struct PlannerOptions {
   std::string planner = "est";  // est | kpiece | rrt | sst | pdst | prm
   double time_limit_s = 10.0;   // wall-clock budget of the search (a prm build is extra)
+  // Tree planners: integrator steps the search may take (0: none but the time limit).  A search
+  // ended by it (or by reaching the goal) is a function of (request, planner, seed) alone; one
+  // the clock ends depends on the machine's speed and load.
+  long max_propagations = 0;
   unsigned long seed = 1;       // the same seed gives the same plan
   double rate_hz = 50.0;        // output rate of the input sequence (and of the re-simulation)
   double step_s = 0.02;         // integrator step while planning (s)

@@ -27,8 +27,8 @@
 
 #include "marionette/environments/collision.hpp"
 #include "marionette/planner/cancel.hpp"
-#include "marionette/planner/goal.hpp"
-#include "marionette/planner/rig_trajectory.hpp"
+#include "marionette/plan/goal.hpp"
+#include "marionette/models/rig_trajectory.hpp"
 
 namespace marionette {
 

@@ -33,7 +33,7 @@
 #include "marionette/models/model.hpp"
 #include "marionette/models/simulation.hpp"
 #include "marionette/plan/plan.hpp"
-#include "marionette/planner/goal.hpp"
+#include "marionette/plan/goal.hpp"
 #include "marionette/planner/performance.hpp"
 #include "marionette/planner/planner.hpp"
 #include "marionette/planner/trajectory_optimization.hpp"

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-3-Clause
-#include "marionette/planner/rig_trajectory.hpp"
+#include "marionette/models/rig_trajectory.hpp"
 
 #include <algorithm>
 #include <cmath>

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-3-Clause
-#include "marionette/planner/goal.hpp"
+#include "marionette/plan/goal.hpp"
 
 #include <Eigen/Cholesky>
 #include <cmath>

@@ -1,0 +1,137 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// TreeSearchSpace: the state and control spaces, propagator, validity, projection, start and goal
+// of a request, assembled in the order that keeps the search a function of its seed (the goal's
+// sampler takes the sequence's first number, OMPL's process-wide seed the second).
+#include "marionette/search/search_space.hpp"
+
+#include <ompl/base/ScopedState.h>
+
+#include <cmath>
+
+#include "goal_region.hpp"
+#include "marionette/models/field_error.hpp"
+#include "projection.hpp"
+#include "propagator.hpp"
+#include "seeding.hpp"
+#include "state_space.hpp"
+#include "validity.hpp"
+
+namespace ob = ompl::base;
+namespace oc = ompl::control;
+
+namespace marionette {
+
+struct TreeSearchSpace::Impl {
+  TreeSearchProblem problem;
+  ModelPtr model;
+  StateLayout layout;
+  mutable SearchCounters counters;
+  mutable detail::SeedSequence seeds;
+  oc::SpaceInformationPtr si;
+  ob::ProblemDefinitionPtr pdef;
+  ob::ProjectionEvaluatorPtr projection;
+};
+
+TreeSearchSpace::TreeSearchSpace(const TreeSearchProblem& problem) : impl_(new Impl) {
+  Impl& m = *impl_;
+  if (!problem.collision) throw FieldError("collision", "none given");
+  m.problem = problem;
+  m.model = problem.collision->modelPtr();
+  m.layout = StateLayout(*m.model);
+  m.seeds.base = problem.seed;
+  const Model& model = *m.model;
+  const double dt = problem.step_s;
+  if (problem.q0.size() != model.nd() || problem.qdot0.size() != model.nd() ||
+      problem.rho0.size() != model.nk())
+    throw FieldError("start", "expected " + std::to_string(model.nd()) + " joint values and " +
+                                  std::to_string(model.nk()) + " inputs");
+  if (!(problem.min_control_steps >= 1 && problem.max_control_steps >= problem.min_control_steps))
+    throw FieldError("options.min_control_steps", "must be >= 1 and <= max_control_steps");
+  detail::quietOmpl();
+
+  auto next_seed = [seeds = &m.seeds] { return (*seeds)(); };
+  auto space = detail::makeStateSpace(model, problem.q0, problem.rho0, next_seed);
+  auto cspace = detail::makeControlSpace(model, space, next_seed);
+  m.si = std::make_shared<oc::SpaceInformation>(space, cspace);
+  m.si->setPropagationStepSize(dt);
+  m.si->setMinMaxControlDuration(problem.min_control_steps, problem.max_control_steps);
+  m.si->setStatePropagator(std::make_shared<detail::Propagator>(m.si, m.model, dt, m.counters));
+  m.si->setStateValidityChecker(
+      std::make_shared<detail::Validity>(m.si, problem.collision, dt, m.counters));
+  {
+    // Cell sizes set explicitly make it "user configured": else the space's setup replaces it
+    // with OMPL's default random linear projection of the whole state.
+    auto projection = std::make_shared<detail::Projection>(space.get(), m.model, problem.goal,
+                                                           problem.point_cell_m);
+    projection->defaultCellSizes();
+    projection->setCellSizes(std::vector<double>(projection->getCellSizes()));
+    space->registerDefaultProjection(projection);
+    m.projection = projection;
+  }
+
+  ob::ScopedState<> start(space);
+  {
+    IntegratorOptions o;
+    o.dt_s = dt;
+    VariationalIntegrator vi(m.model, o);
+    const State x0 = vi.stateFromVelocity(problem.q0, problem.qdot0, problem.rho0);
+    const Eigen::VectorXd rest = Eigen::VectorXd::Zero(model.nk());
+    m.layout.write(x0, rest.data(),
+                   start->as<ob::RealVectorStateSpace::StateType>()->values);
+  }
+  m.pdef = std::make_shared<ob::ProblemDefinition>(m.si);
+  m.pdef->addStartState(start);
+  // The search aims a tenth inside the tolerance: the verifying re-simulation rounds the rig's
+  // inputs differently (resampled at the output rate), and a swinging puppet amplifies that.
+  GoalSpec search_goal = problem.goal;
+  search_goal.tolerance = 0.9 * problem.goal.effectiveTolerance();
+  {
+    // Its ompl::RNG draws a seed from OMPL's process-wide generator as it is made: under the lock
+    // of every search's seeded section, so that it cannot take another search's seed.
+    std::lock_guard<std::recursive_mutex> lock(detail::omplSeedMutex());
+    m.pdef->setGoal(std::make_shared<detail::GoalRegion>(m.si, m.model, search_goal, dt,
+                                                         m.seeds(), m.counters));
+  }
+  m.si->setup();
+  if (!m.si->isValid(start.get()))
+    throw FieldError("start", "the start state is in collision or outside the limits");
+}
+
+TreeSearchSpace::~TreeSearchSpace() = default;
+
+const TreeSearchProblem& TreeSearchSpace::problem() const { return impl_->problem; }
+const Model& TreeSearchSpace::model() const { return *impl_->model; }
+const StateLayout& TreeSearchSpace::layout() const { return impl_->layout; }
+const oc::SpaceInformationPtr& TreeSearchSpace::spaceInformation() const { return impl_->si; }
+const ob::ProblemDefinitionPtr& TreeSearchSpace::problemDefinition() const {
+  return impl_->pdef;
+}
+const ob::ProjectionEvaluatorPtr& TreeSearchSpace::projection() const {
+  return impl_->projection;
+}
+const SearchCounters& TreeSearchSpace::counters() const { return impl_->counters; }
+std::uint_fast32_t TreeSearchSpace::nextSeed() const { return impl_->seeds(); }
+
+RigTrajectory TreeSearchSpace::rigTrajectory(const oc::PathControl& path) const {
+  const Model& model = *impl_->model;
+  const double dt = impl_->problem.step_s;
+  RigTrajectory traj(dt, impl_->problem.rho0);
+  Eigen::VectorXd rho = impl_->problem.rho0, rhodot = Eigen::VectorXd::Zero(model.nk());
+  // OMPL 1.5 has no const accessors of a path's controls; nothing is changed through them.
+  auto& readable = const_cast<oc::PathControl&>(path);
+  const auto& controls = readable.getControls();
+  const auto& durations = readable.getControlDurations();
+  for (std::size_t c = 0; c < controls.size(); ++c) {
+    const double* u = detail::values(controls[c]);
+    const int steps = static_cast<int>(std::lround(durations[c] / dt));
+    for (int s = 0; s < steps; ++s) {
+      rigStep(model, rho.data(), rhodot.data(), u, dt, rho.data(), rhodot.data());
+      traj.append(rho, rhodot);
+    }
+  }
+  appendBrake(model, traj);
+  appendHold(traj, detail::kStopHoldSteps * dt);
+  return traj;
+}
+
+}  // namespace marionette

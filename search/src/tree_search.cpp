@@ -1,0 +1,101 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// searchTree: a registered tree planner on the request's TreeSearchSpace, seeded from the
+// request, stopped at the first state that meets the goal, the time limit, or a cancel.
+#include "marionette/search/tree_search.hpp"
+
+#include <ompl/base/Planner.h>
+
+#include <chrono>
+
+#include "marionette/common/clock.hpp"
+#include "marionette/models/cancel.hpp"
+#include "marionette/models/field_error.hpp"
+#include "marionette/search/registry.hpp"
+#include "marionette/search/search_space.hpp"
+#include "planner_parameters.hpp"
+#include "reaper.hpp"
+#include "seeding.hpp"
+
+namespace ob = ompl::base;
+namespace oc = ompl::control;
+
+namespace marionette {
+namespace {
+
+// The search's space and planner, released together on the reaper's thread (the planner, which
+// holds the tree, first).
+struct SearchObjects {
+  std::unique_ptr<TreeSearchSpace> space;
+  ob::PlannerPtr planner;
+  ~SearchObjects() { planner.reset(); }
+};
+
+}  // namespace
+
+SearchResult searchTree(const TreeSearchProblem& problem, const TreeSearchOptions& options) {
+  const auto t_start = SteadyClock::now();
+  const std::optional<PlannerInfo> info = findPlanner(options.planner);
+  const TreePlannerFactory make = treePlannerFactory(options.planner);  // FieldError if unknown
+  auto objects = std::make_shared<SearchObjects>();
+  // Freed off this thread when this function returns, however it returns.
+  struct DropLater {
+    std::shared_ptr<SearchObjects>& objects;
+    ~DropLater() { detail::dropLater(std::move(objects)); }
+  } drop{objects};
+  objects->space = std::make_unique<TreeSearchSpace>(problem);
+  const TreeSearchSpace& space = *objects->space;
+  {
+    std::lock_guard<std::recursive_mutex> lock(detail::omplSeedMutex());
+    ompl::RNG::setSeed(static_cast<std::uint_fast32_t>(space.nextSeed()));
+    objects->planner = make(space, *info);
+    if (!objects->planner)
+      throw FieldError("options.planner", "'" + options.planner + "' made no planner");
+    detail::applyParameters(*objects->planner, options.planner, options.params);
+    objects->planner->setProblemDefinition(space.problemDefinition());
+    objects->planner->setup();
+  }
+  ob::Planner& planner = *objects->planner;
+  const SearchCounters& counters = space.counters();
+
+  // Stops at the first state that meets the goal (SST included, so that a plan is a function of
+  // the seed, not of the machine's speed), at the time limit, or when cancelled; reports
+  // progress about once a second.
+  auto last_report = t_start;
+  const auto deadline = t_start + std::chrono::duration<double>(options.time_limit_s);
+  const ob::ProblemDefinitionPtr& pdef = space.problemDefinition();
+  std::string stopped_by;
+  ob::PlannerTerminationCondition ptc([&] {
+    const auto now = SteadyClock::now();
+    if (options.progress && now - last_report >= std::chrono::seconds(1)) {
+      last_report = now;
+      options.progress(counters, secondsSince(t_start));
+    }
+    if (counters.goal_reached || pdef->hasExactSolution()) stopped_by = "goal";
+    else if (options.max_propagations > 0 && counters.propagations >= options.max_propagations)
+      stopped_by = "propagations";
+    else if (now >= deadline) stopped_by = "time limit";
+    else stopped_by.clear();
+    return !stopped_by.empty() || cancelRequested();
+  });
+  const ob::PlannerStatus status = planner.solve(ptc);
+  throwIfCancelled("tree search");
+  SearchResult result;
+  result.stopped_by = stopped_by.empty() ? "planner" : stopped_by;  // it ended on its own
+  result.stats.planning_time_s = secondsSince(t_start);
+  result.stats.propagations = counters.propagations;
+  result.stats.collision_checks = counters.collision_checks;
+  // Motions added (every one is goal-checked once); OMPL's PlannerData would copy the tree.
+  result.stats.tree_states = counters.motions;
+  result.stats.best_goal_distance = counters.best_goal_distance;
+  if (!pdef->hasSolution()) {
+    result.message = "no motion found (" + std::string(status.asString()) + ")";
+    return result;
+  }
+  result.found = true;
+  if (pdef->hasExactSolution()) result.stats.best_goal_distance = pdef->getSolutionDifference();
+  const oc::PathControl path(*pdef->getSolutionPath()->as<oc::PathControl>());
+  result.inputs = space.rigTrajectory(path);
+  return result;
+}
+
+}  // namespace marionette

@@ -1,0 +1,223 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// The search library's door for outside planners: the registry, the OMPL layer a registered
+// planner gets (the same as the built-in ones'), the benchmark accepting it, and the propagation
+// budget that keeps a failing search a function of its seed.
+#include <gtest/gtest.h>
+#include <ompl/base/goals/GoalSampleableRegion.h>
+#include <ompl/control/planners/rrt/RRT.h>
+#include <ompl/control/planners/syclop/SyclopRRT.h>
+
+#include <mutex>
+#include <sstream>
+
+#include "marionette/models/field_error.hpp"
+#include "marionette/models/model_io.hpp"
+#include "marionette/planner/benchmark.hpp"
+#include "marionette/planner/planner.hpp"
+#include "marionette/search/decomposition.hpp"
+#include "marionette/search/registry.hpp"
+#include "marionette/search/search_space.hpp"
+#include "marionette/search/tree_search.hpp"
+
+using namespace marionette;
+
+namespace {
+
+// "outside-rrt": OMPL's control RRT made by a factory from outside, with the built-in rrt's goal
+// bias; "outside-syclop": SyclopRRT over the projection grid.  Registered once per process.
+void registerOutsidePlanners() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    PlannerInfo rrt;
+    rrt.name = "outside-rrt";
+    rrt.source = "OMPL's control RRT, registered from a test";
+    registerPlanner(rrt, [](const TreeSearchSpace& space, const PlannerInfo& info) {
+      auto p = std::make_shared<ompl::control::RRT>(space.spaceInformation());
+      p->setGoalBias(info.goal_bias);
+      return p;
+    });
+    PlannerInfo syclop;
+    syclop.name = "outside-syclop";
+    syclop.log_name = "control_SyclopRRT";
+    registerPlanner(syclop, [](const TreeSearchSpace& space, const PlannerInfo&) {
+      return std::make_shared<ompl::control::SyclopRRT>(space.spaceInformation(),
+                                                        projectionGrid(space, 8));
+    });
+  });
+}
+
+PlanRequest planarArmRequest(const std::string& planner, unsigned long seed) {
+  PlanRequest req;
+  req.model = loadModel("planar-arm");
+  req.scene = loadScene("empty");
+  req.goal = GoalSpec::parse(findBenchmarkProblem("planar-arm-empty").goal);
+  req.options.planner = planner;
+  req.options.seed = seed;
+  req.options.time_limit_s = 60.0;  // ended by the goal or the budget, never by the clock here
+  req.options.max_propagations = 2'000'000;
+  return req;
+}
+
+std::string fieldOf(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const FieldError& e) {
+    return e.field();
+  }
+  return "(nothing thrown)";
+}
+
+}  // namespace
+
+TEST(Registry, RefusesBadRegistrationsNamingTheField) {
+  registerOutsidePlanners();
+  auto rrt = [](const TreeSearchSpace& s, const PlannerInfo&) {
+    return std::make_shared<ompl::control::RRT>(s.spaceInformation());
+  };
+  PlannerInfo info;
+  for (const char* bad : {"", "Upper", "with space", "a/b", "rrt", "outside-rrt"}) {
+    info.name = bad;
+    EXPECT_EQ(fieldOf([&] { registerPlanner(info, rrt); }), "planner.name") << bad;
+  }
+  info.name = std::string(41, 'x');
+  EXPECT_EQ(fieldOf([&] { registerPlanner(info, rrt); }), "planner.name");
+  info.name = "never-registered";
+  EXPECT_EQ(fieldOf([&] { registerPlanner(info, nullptr); }), "planner.factory");
+  info.kind = SearchKind::Roadmap;
+  EXPECT_EQ(fieldOf([&] { registerPlanner(info, rrt); }), "planner.kind");
+  EXPECT_FALSE(findPlanner("never-registered"));
+  // The built-in planners first, in their order, then the registered ones with their log names.
+  const std::vector<std::string> names = plannerNames();
+  ASSERT_GE(names.size(), 8u);
+  EXPECT_EQ(std::vector<std::string>(names.begin(), names.begin() + 6),
+            (std::vector<std::string>{"est", "kpiece", "rrt", "sst", "pdst", "prm"}));
+  EXPECT_EQ(findPlanner("outside-rrt")->log_name, "control_outside-rrt");
+  EXPECT_FALSE(findPlanner("outside-rrt")->built_in);
+  EXPECT_EQ(findPlanner("outside-syclop")->log_name, "control_SyclopRRT");
+  EXPECT_EQ(plannerParameters("outside-rrt"), plannerParameters("rrt"));
+  EXPECT_EQ(fieldOf([] { plannerParameters("nope"); }), "options.planner");
+}
+
+// A planner registered from outside gets exactly what the built-in one gets: the same OMPL
+// planner made by a factory gives the same plan, sample for sample, for every seed.
+TEST(Registry, AnOutsideRrtPlansExactlyAsTheBuiltInRrt) {
+  registerOutsidePlanners();
+  for (unsigned long seed : {1ul, 2ul, 3ul}) {
+    const Plan builtin = planMotion(planarArmRequest("rrt", seed));
+    const Plan outside = planMotion(planarArmRequest("outside-rrt", seed));
+    ASSERT_EQ(builtin.outcome, PlanOutcome::Exact) << seed;
+    ASSERT_EQ(outside.samples(), builtin.samples()) << seed;
+    EXPECT_EQ((outside.inputs - builtin.inputs).cwiseAbs().maxCoeff(), 0.0) << seed;
+    EXPECT_EQ(outside.stats.propagations, builtin.stats.propagations) << seed;
+    EXPECT_EQ(outside.stats.planner, "outside-rrt");
+  }
+}
+
+// Syclop over the projection grid reaches the planar arm's goal, verified like every plan, and
+// the same seed gives the same plan.
+TEST(Registry, SyclopOnTheProjectionGridPlansAndRepeats) {
+  registerOutsidePlanners();
+  const Plan a = planMotion(planarArmRequest("outside-syclop", 1));
+  const Plan b = planMotion(planarArmRequest("outside-syclop", 1));
+  EXPECT_EQ(a.outcome, PlanOutcome::Exact) << a.message;
+  ASSERT_EQ(a.samples(), b.samples());
+  EXPECT_EQ((a.inputs - b.inputs).cwiseAbs().maxCoeff(), 0.0);
+}
+
+// The search's own space, as a planner gets it: bounds of the right size, a valid start whose
+// momentum is that of rest, the goal region a sampleable one for a joint goal.
+TEST(SearchSpace, IsTheProblemAsEveryPlannerGetsIt) {
+  const ModelPtr model = loadModel("planar-arm");
+  TreeSearchProblem p;
+  p.collision = std::make_shared<CollisionModel>(model, loadScene("empty"));
+  const StartState rest = resolveStart(model, model->defaultInputs(), StartSpec{});
+  p.q0 = rest.q;
+  p.qdot0 = rest.qdot;
+  p.rho0 = model->defaultInputs();
+  p.goal = GoalSpec::parse(findBenchmarkProblem("planar-arm-empty").goal);
+  const TreeSearchSpace space(p);
+  const StateLayout& L = space.layout();
+  EXPECT_EQ(L.dim(), 2 * model->nd() + 2 * model->nk());
+  EXPECT_EQ(space.spaceInformation()->getStateDimension(), static_cast<unsigned>(L.dim()));
+  const ompl::base::State* start = space.problemDefinition()->getStartState(0);
+  EXPECT_TRUE(space.spaceInformation()->isValid(start));
+  auto goal = space.problemDefinition()->getGoal();
+  ASSERT_TRUE(goal->hasType(ompl::base::GOAL_SAMPLEABLE_REGION));
+  EXPECT_GT(goal->as<ompl::base::GoalSampleableRegion>()->maxSampleCount(), 0u);
+  EXPECT_FALSE(goal->isSatisfied(start));  // 0.3 rad away
+  // An empty path is the rig at rest, braked and held: knots all at the start inputs.
+  ompl::control::PathControl empty(space.spaceInformation());
+  const RigTrajectory held = space.rigTrajectory(empty);
+  EXPECT_GE(held.knots(), 2);
+  EXPECT_EQ((held.lastPosition() - p.rho0).cwiseAbs().maxCoeff(), 0.0);
+  EXPECT_EQ(fieldOf([&] { projectionGrid(space, 0); }), "cells_per_side");
+  EXPECT_GT(projectionGrid(space, 4)->getNumRegions(), 15);
+  p.q0[0] = std::nan("");  // no state at all
+  EXPECT_EQ(fieldOf([&] { TreeSearchSpace bad(p); }), "start");
+}
+
+// The budget in propagations: a search it ends is a function of the seed (not of the clock),
+// stops within one expansion of the budget, and says so.
+TEST(SearchBudget, APropagationBudgetEndsTheSearchTheSameWayEveryTime) {
+  PlanRequest req = planarArmRequest("est", 1);
+  req.model = loadModel("arm3d");
+  req.scene = loadScene("pillars");
+  req.goal = GoalSpec::parse("point:hand=2,2,2;radius=0.01");  // 2 m out of its reach
+  req.options.max_propagations = 20'000;
+  const Plan a = planMotion(req), b = planMotion(req);
+  EXPECT_NE(a.outcome, PlanOutcome::Exact);
+  EXPECT_GE(a.stats.propagations, 20'000);
+  EXPECT_LE(a.stats.propagations, 20'000 + 16 * 50);  // one expansion's steps, a brake check's
+  EXPECT_EQ(a.stats.propagations, b.stats.propagations);
+  EXPECT_EQ(a.stats.tree_states, b.stats.tree_states);
+  EXPECT_EQ(a.stats.best_goal_distance, b.stats.best_goal_distance);
+  req.options.max_propagations = -1;
+  EXPECT_EQ(fieldOf([&] { planMotion(req); }), "options.max_propagations");
+}
+
+// Benchmark problems are complete and public: every goal parses as GoalSpec::parse reads it
+// (planar-arm's REST+0.3 resolved), every start is the rest pose, unknown names are refused.
+TEST(Benchmark, ProblemsAreCompleteAndTheirGoalsParse) {
+  for (const BenchmarkProblem& p : benchmarkProblems()) {
+    SCOPED_TRACE(p.name);
+    EXPECT_NO_THROW(GoalSpec::parse(p.goal));
+    EXPECT_EQ(p.goal.find("REST"), std::string::npos);
+    EXPECT_TRUE(p.start.from_rest);
+    EXPECT_EQ(p.start_inputs.size(), 0);
+    EXPECT_EQ(&findBenchmarkProblem(p.name), &p);
+  }
+  const ModelPtr arm = loadModel("planar-arm");
+  const double theta1 = resolveStart(arm, arm->defaultInputs(), StartSpec{}).q[0];
+  const GoalSpec goal = GoalSpec::parse(findBenchmarkProblem("planar-arm-empty").goal);
+  EXPECT_NEAR(goal.values.at(0).second, theta1 + 0.3, 1e-8);
+  EXPECT_EQ(fieldOf([] { findBenchmarkProblem("nope"); }), "problem");
+}
+
+// A registered planner runs in the benchmark and its OMPL log beside the built-in ones; a log
+// of runs of a planner this process does not know is written too (no crash), and summarized.
+TEST(Benchmark, RegisteredAndUnknownPlannersAreLoggedAndSummarized) {
+  registerOutsidePlanners();
+  BenchmarkOptions o;
+  o.runs = 1;
+  o.max_propagations = 200'000;
+  o.time_limit_s = 60;
+  o.planners = {"rrt", "outside-rrt"};
+  ProblemRuns runs = runBenchmark(findBenchmarkProblem("planar-arm-empty"), o);
+  ASSERT_EQ(runs.planners.size(), 2u);
+  EXPECT_EQ(runs.planners[1].runs[0].outcome, runs.planners[0].runs[0].outcome);
+  EXPECT_EQ(runs.planners[1].runs[0].stats.propagations,
+            runs.planners[0].runs[0].stats.propagations);
+  PlannerRuns stranger = runs.planners[1];
+  stranger.planner = "from-a-plugin-not-here";
+  stranger.log_name.clear();
+  runs.planners.push_back(stranger);
+  std::ostringstream log;
+  writeOmplBenchmarkLog(runs, log);
+  EXPECT_NE(log.str().find("\ncontrol_RRT\n"), std::string::npos);
+  EXPECT_NE(log.str().find("\ncontrol_outside-rrt\n"), std::string::npos);
+  EXPECT_NE(log.str().find("\ncontrol_from-a-plugin-not-here\n"), std::string::npos);
+  const std::vector<SummaryRow> rows = summarize(runs);
+  ASSERT_EQ(rows.size(), 3u);
+  EXPECT_EQ(rows[2].planner, "from-a-plugin-not-here");
+  EXPECT_EQ(rows[2].runs, 1);
+}
