@@ -20,6 +20,7 @@ BUILD, SOURCE = (os.path.abspath(p) for p in sys.argv[1:3])
 del sys.argv[1:3]
 sys.path.insert(0, os.path.join(SOURCE, "tests"))
 from support.commands import project_version, run  # noqa: E402
+from support.server_process import start_server_command, stop_server  # noqa: E402
 
 API_LIBRARIES = ["models", "control", "plan", "environments", "search", "planner"]
 # What a public header may include besides the installed headers: the standard library and Eigen;
@@ -168,8 +169,11 @@ class InstalledPrefix(unittest.TestCase):
         run("cmake", "-S", example, "-B", build, f"-DCMAKE_PREFIX_PATH={self.prefix}",
             "-DCMAKE_BUILD_TYPE=Release", env=env)
         run("cmake", "--build", build, env=env)
-        with open(os.path.join(example, "custom_planner.cpp")) as f:
-            self.assertLess(len(f.read().splitlines()), 80)
+        lines = 0
+        for source in ["custom_planner.cpp", "syclop_planners.cpp"]:
+            with open(os.path.join(example, source)) as f:
+                lines += len(f.read().splitlines())
+        self.assertLess(lines, 80)
         out = os.path.join(self.tmp, "custom-bench")
         p = run(os.path.join(build, "custom_planner"), "--problems", "planar-arm-empty", "--runs",
                 "2", "--planners", "est,syclop-rrt", "--time-limit", "20", "--out", out, env=env)
@@ -180,6 +184,30 @@ class InstalledPrefix(unittest.TestCase):
                   env=env, check=False)
         self.assertEqual(bad.returncode, 2)
         self.assertIn("unknown 'nope'", bad.stderr)
+        # The same planners from the plugin: in the installed server (it lists them, and plans
+        # with one) and in the installed CLI's benchmark.
+        plugin = os.path.join(build, "libsyclop_planners.so")
+        marionette = os.path.join(self.prefix, "bin/marionette")
+        server, address = start_server_command(
+            [os.path.join(self.prefix, "bin/marionette-server"), "--listen", "127.0.0.1:0",
+             "--plugin", plugin])
+        try:
+            self.assertIn("planners from plugins: syclop-rrt, syclop-est", server.log[0])
+            p = run(marionette, "plan", "--server", address, "--model", "planar-arm", "--goal",
+                    "q:theta1=0.3", "--planner", "syclop-est", "--seed", "1", "--quiet", env=env)
+            self.assertIn("with syclop-est (seed 1): exact", p.stdout)
+        finally:
+            self.assertEqual(stop_server(server), 0)
+        bench = os.path.join(self.tmp, "plugin-bench")
+        p = run(marionette, "bench", "planners", "--plugin", plugin, "--problems",
+                "planar-arm-empty", "--planners", "syclop-est", "--runs", "1", "--out", bench,
+                env=env)
+        self.assertIn("| planar-arm-empty | syclop-est | 1 | 1 |", p.stdout)
+        bad = run(marionette, "bench", "planners", "--plugin", "/nonexistent.so", "--out", bench,
+                  env=env, check=False)
+        self.assertEqual(bad.returncode, 2)
+        self.assertIn("--plugin: /nonexistent.so: cannot be loaded", bad.stderr)
+
         script = "/usr/bin/ompl_benchmark_statistics"
         if not os.path.exists(script):
             self.skipTest("OMPL's ompl_benchmark_statistics is not installed (ompl-demos)")

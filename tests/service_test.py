@@ -86,6 +86,8 @@ class Service(unittest.TestCase):
         info = self.client.server_info()
         self.assertEqual((info.version, info.api, info.workers, info.max_queue),
                          (version, "marionette.v1.Planner", 2, 2))
+        # The planners it accepts: the built-in ones (it loaded no plugin).
+        self.assertEqual(list(info.planners), ["est", "kpiece", "rrt", "sst", "pdst", "prm"])
         self.assertEqual(marionette_client.__version__, version)
         self.assertIn(f"marionette-server {version}: listening on", self.proc.log[0])
         self.assertEqual(json.loads(cli("version", "--json", "--server", self.target).stdout),

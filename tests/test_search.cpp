@@ -15,6 +15,7 @@
 #include "marionette/planner/benchmark.hpp"
 #include "marionette/planner/planner.hpp"
 #include "marionette/search/decomposition.hpp"
+#include "marionette/search/plugin.hpp"
 #include "marionette/search/registry.hpp"
 #include "marionette/search/search_space.hpp"
 #include "marionette/search/tree_search.hpp"
@@ -220,4 +221,30 @@ TEST(Benchmark, RegisteredAndUnknownPlannersAreLoggedAndSummarized) {
   ASSERT_EQ(rows.size(), 3u);
   EXPECT_EQ(rows[2].planner, "from-a-plugin-not-here");
   EXPECT_EQ(rows[2].runs, 1);
+}
+
+// A plugin registers its planners when loaded; what it registered plans as the built-in planner
+// it wraps.  A path that is not a plugin is refused naming it.
+TEST(Plugin, RegistersItsPlannersAndRefusesWhatIsNotOne) {
+  EXPECT_EQ(loadPlannerPlugin(MARIONETTE_TEST_PLUGIN), (std::vector<std::string>{"plugin-rrt"}));
+  const Plan plugin = planMotion(planarArmRequest("plugin-rrt", 2));
+  const Plan builtin = planMotion(planarArmRequest("rrt", 2));
+  ASSERT_EQ(plugin.samples(), builtin.samples());
+  EXPECT_EQ((plugin.inputs - builtin.inputs).cwiseAbs().maxCoeff(), 0.0);
+  // Loaded again, it would register the same name: refused, naming the plugin.
+  auto problem = [](const std::string& path) {
+    try {
+      loadPlannerPlugin(path);
+    } catch (const FieldError& e) {
+      EXPECT_EQ(e.field(), "plugin");
+      return e.problem();
+    }
+    return std::string("(nothing thrown)");
+  };
+  EXPECT_NE(problem(MARIONETTE_TEST_PLUGIN).find("already registered"), std::string::npos);
+  EXPECT_NE(problem("/nonexistent/plugin.so").find("/nonexistent/plugin.so: cannot be loaded"),
+            std::string::npos);
+  EXPECT_NE(problem("libm.so.6").find("cannot be loaded"), std::string::npos);  // not searched
+  const std::string libm = "/lib/x86_64-linux-gnu/libm.so.6";
+  EXPECT_NE(problem(libm).find("defines no marionette_register_planners()"), std::string::npos);
 }

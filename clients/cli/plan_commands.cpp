@@ -17,6 +17,7 @@
 #include "marionette/planner/benchmark.hpp"
 #include "marionette/planner/planner.hpp"
 #include "marionette/planner/trajectory_optimization.hpp"
+#include "marionette/search/plugin.hpp"
 #include "marionette/service/wire.hpp"
 #include "optimize_options.hpp"
 #include "remote.hpp"
@@ -238,6 +239,16 @@ class FleetRuns {
   std::string failure_;
 };
 
+// --plugin LIB.so (repeatable): planners registered from shared libraries (search/plugin.hpp).
+void loadPlugins(const Args& a) {
+  if (!a.all.count("--plugin")) return;
+  for (const std::string& path : a.all.at("--plugin")) try {
+      loadPlannerPlugin(path);
+    } catch (const FieldError& e) {
+      throw std::invalid_argument("--plugin: " + e.problem());
+    }
+}
+
 }  // namespace
 
 int cmdBenchPlanners(int argc, char** argv) {
@@ -245,11 +256,12 @@ int cmdBenchPlanners(int argc, char** argv) {
     throw std::invalid_argument("bench: expected 'bench planners' (the only benchmark here)");
   const Args a = parseArgs(argc, argv, 3,
                            {"--runs", "--time-limit", "--max-propagations", "--seed", "--problems",
-                            "--planners", "--out",
+                            "--planners", "--out", "--plugin",
                             "--settle", "--optimize-time", "--weight", "--margin", "--server",
                             "--token-file", "--tls-ca", "--parallel"},
                            {"--quick", "--optimize", "--save-plans"});
   if (!a.values.count("--out")) throw std::invalid_argument("bench planners needs --out DIR");
+  loadPlugins(a);
   BenchmarkOptions opt;
   const bool quick = a.switches.count("--quick");
   opt.runs = quick ? 2 : 10;
@@ -368,8 +380,9 @@ int cmdPlan(int argc, char** argv) {
                                 "--step",   "--param",      "--roadmap",       "--roadmap-vertices",
                                 "--out",    "--inputs-csv", "--server",        "--token-file",
                                 "--tls-ca", "--settle",     "--optimize-time", "--weight",
-                                "--margin", "--max-propagations"},
+                                "--margin", "--max-propagations", "--plugin"},
                 {"--quiet", "--optimize", "--gains"});
+  loadPlugins(a);
   if (!a.values.count("--model")) throw std::invalid_argument("plan needs --model NAME|FILE");
   if (!a.values.count("--goal"))
     throw std::invalid_argument(

@@ -110,6 +110,7 @@ Status PlannerService::GetServerInfo(ServerContext* ctx, const v1::GetServerInfo
   out->set_api(v1::Planner::service_full_name());
   out->set_workers(options_.workers);
   out->set_max_queue(options_.max_queue);
+  for (const std::string& name : plannerNames()) out->add_planners(name);
   return rl.finish(Status::OK);
 }
 

@@ -4,7 +4,7 @@
 //   marionette-server [--listen 127.0.0.1:50051] [--workers N] [--max-queue N]
 //                     [--roadmap-dir DIR] [--tls-cert FILE --tls-key FILE] [--token-file FILE]
 //                     [--max-request-bytes N] [--max-receive-memory BYTES] [--max-time-limit S]
-//                     [--shutdown-grace S]
+//                     [--shutdown-grace S] [--plugin LIB.so]...
 //   marionette-server --version
 //
 // Logs one JSON line per request on stderr.  SIGTERM or SIGINT: stop accepting calls, give
@@ -20,11 +20,13 @@
 #include <fstream>
 #include <iostream>
 #include <string>
+#include <vector>
 
 #include "marionette/common/files.hpp"
 #include "marionette/common/text.hpp"
 #include "marionette/models/field_error.hpp"
 #include "marionette/models/version.hpp"
+#include "marionette/search/plugin.hpp"
 #include "marionette/service/server.hpp"
 
 namespace {
@@ -35,6 +37,7 @@ constexpr const char* kUsage =
     "                         [--token-file FILE] [--max-request-bytes N]\n"
     "                         [--max-receive-memory BYTES]\n"
     "                         [--max-time-limit S] [--shutdown-grace S]\n"
+    "                         [--plugin LIB.so]...   (planners from a shared library)\n"
     "       marionette-server --version\n";
 
 double number(const std::string& flag, const std::string& text) {
@@ -75,6 +78,7 @@ int main(int argc, char** argv) {
   using marionette::service::PlannerServer;
   using marionette::service::ServerOptions;
   ServerOptions opt;
+  std::vector<std::string> plugin_planners;
   try {
     for (int i = 1; i < argc; ++i) {
       const std::string a = argv[i];
@@ -118,6 +122,13 @@ int main(int argc, char** argv) {
         opt.max_time_limit_s = number(a, v);
       else if (a == "--shutdown-grace")
         opt.shutdown_grace_s = number(a, v);
+      else if (a == "--plugin")
+        try {
+          for (const std::string& name : marionette::loadPlannerPlugin(v))
+            plugin_planners.push_back(name);
+        } catch (const marionette::FieldError& e) {
+          throw std::invalid_argument(a + ": " + e.problem());
+        }
       else
         throw std::invalid_argument("unknown option '" + a + "'");
     }
@@ -134,7 +145,11 @@ int main(int argc, char** argv) {
               << " (port " << server.port() << "), " << server.options().workers << " workers, "
               << server.options().max_queue << " queued at most"
               << (opt.token.empty() ? "" : ", token required")
-              << (opt.tls_cert_file.empty() ? "" : ", TLS") << std::endl;
+              << (opt.tls_cert_file.empty() ? "" : ", TLS")
+              << (plugin_planners.empty()
+                      ? ""
+                      : ", planners from plugins: " + marionette::joinNames(plugin_planners))
+              << std::endl;
     int sig = 0;
     sigwait(&signals, &sig);
     std::cerr << "marionette-server: " << (sig == SIGTERM ? "SIGTERM" : "SIGINT")

@@ -1,10 +1,8 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// Registers OMPL's SyclopRRT as "syclop-rrt", runs it beside the built-in planners on benchmark
-// problems, and writes one OMPL benchmark log per problem:
+// Registers OMPL's Syclop planners (syclop_planners.cpp), runs them beside the built-in planners
+// on benchmark problems, and writes one OMPL benchmark log per problem:
 //   custom_planner --problems puppetcopter-table,arm3d-pillars --runs 10 --out DIR
-//                  [--planners est,rrt,syclop-rrt] [--time-limit S]
-#include <ompl/control/planners/syclop/SyclopRRT.h>
-
+//                  [--planners est,rrt,syclop-rrt,syclop-est] [--time-limit S]
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -12,10 +10,10 @@
 #include <sstream>
 
 #include "marionette/planner/benchmark.hpp"
-#include "marionette/search/decomposition.hpp"
-#include "marionette/search/registry.hpp"
 
 namespace mt = marionette;
+
+extern "C" void marionette_register_planners();  // syclop_planners.cpp
 
 std::vector<std::string> split(const std::string& list) {
   std::vector<std::string> out;
@@ -30,15 +28,7 @@ int main(int argc, char** argv) try {
   if (!flags.count("--problems") || !flags.count("--out"))
     throw std::invalid_argument("usage: custom_planner --problems LIST --runs N --out DIR");
 
-  // The planner: Syclop's high-level guide over a grid of the search's projection, RRT below.
-  mt::PlannerInfo info;
-  info.name = "syclop-rrt";
-  info.log_name = "control_SyclopRRT";
-  info.source = "Syclop over RRT (Plaku, Kavraki & Vardi, IEEE T-RO 2010)";
-  mt::registerPlanner(info, [](const mt::TreeSearchSpace& space, const mt::PlannerInfo&) {
-    return std::make_shared<ompl::control::SyclopRRT>(space.spaceInformation(),
-                                                      mt::projectionGrid(space, 10));
-  });
+  marionette_register_planners();  // from here on, every part of the library knows them
 
   mt::BenchmarkOptions options;
   options.runs = std::stoi(flags["--runs"]);
