@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// The step against a peer, side by side: the MuJoCo marionette of ../shared/peers (25 joints,
+// The step against a peer, side by side: a MuJoCo marionette (--peer: its MJCF; 25 joints,
 // 7 strings as length-limited tendons, rig hooks moved as mocap bodies) and this project's
 // variational integrator on a built-in model, alternately in one process over several rounds
 // (this machine's timings drift by +-30 % between minutes: only a ratio taken side by side
@@ -8,7 +8,7 @@
 // moves every input (bench_motion.hpp).  Prints per round the microseconds per step of each and
 // their ratio, then the median ratio with its range over the rounds.
 //
-//   build/bin/bench_peer [--peer ../shared/peers/mujoco-marionette/puppet.xml]
+//   build/bin/bench_peer --peer PEER/puppet.xml
 //                        [--models marionette25,puppetcopter] [--dt 0.01] [--rounds 7]
 //                        [--duration 20]
 // Built only where MuJoCo is installed (scripts/install-deps.sh --bench: Debian's libmujoco-dev);
@@ -70,7 +70,7 @@ PeerRun runPeer(const mjModel* m, double dt, double duration_s) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string peer_path = "../shared/peers/mujoco-marionette/puppet.xml";
+  std::string peer_path;  // --peer: required
   std::vector<std::string> models{"marionette25", "puppetcopter"};
   double dt = 0.01, duration_s = 20.0;
   int rounds = 7;
@@ -94,10 +94,14 @@ int main(int argc, char** argv) {
       duration_s = std::atof(value("--duration"));
     } else {
       std::fprintf(stderr,
-                   "usage: bench_peer [--peer FILE.xml] [--models a,b] [--dt S] [--rounds N] "
+                   "usage: bench_peer --peer FILE.xml [--models a,b] [--dt S] [--rounds N] "
                    "[--duration S]\n");
       return 2;
     }
+  }
+  if (peer_path.empty()) {
+    std::fprintf(stderr, "bench_peer: --peer FILE.xml is required (the MuJoCo peer's model)\n");
+    return 2;
   }
   if (!(dt > 0 && dt <= 0.1) || rounds < 1 || !(duration_s >= 1 && duration_s <= 600)) {
     std::fprintf(stderr, "bench_peer: --dt in (0, 0.1] s, --rounds >= 1, --duration in [1, 600] s\n");

@@ -149,7 +149,7 @@ int main(int argc, char** argv) {
   (*plan_request.mutable_parameters())["range"] = "2";
   write("rpc_plan", "joints", plan_request.SerializeAsString());
 
-  // Performances, among them what issue 46 found holding a worker for minutes: two keyframe
+  // Performances, among them what was found holding a worker for minutes: two keyframe
   // clips of an hour, 4,096 tiny clips, a CSV looped 1,000 times, a blend of -1 s.
   const std::string hour =
       "keyframes:\n  - {t: 0, points: {hand_r: {offset: [0, 0, 0]}}}\n"

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: BSD-3-Clause
 """A hostile client against a real marionette-server: the crashers, oversized and malformed
-requests that were found by trying (issue 17), each answered with its documented status while
+requests that were found by trying, each answered with its documented status while
 the server stays healthy; its memory returns within a stated bound of its idle size.
 Usage:  hostile_client_test.py BUILD_DIR SOURCE_DIR   (BUILD_DIR/python on PYTHONPATH)"""
 import glob

@@ -22,7 +22,7 @@ sys.path.insert(0, os.path.join(SOURCE, "tests"))
 from support.commands import project_version, run  # noqa: E402
 from support.server_process import start_server_command, stop_server  # noqa: E402
 
-API_LIBRARIES = ["models", "control", "plan", "environments", "search", "planner"]
+API_LIBRARIES = ["models", "control", "plan", "environments", "search", "planner", "service"]
 # What a public header may include besides the installed headers: the standard library and Eigen;
 # the search library's OMPL layer (and only it) OMPL's headers too.
 ALLOWED_INCLUDE = re.compile(r"#include\s+(<[a-z_]+>|<Eigen/[A-Za-z]+>|\"marionette/[a-z_/]+\.hpp\")")
@@ -196,6 +196,15 @@ class InstalledPrefix(unittest.TestCase):
             p = run(marionette, "plan", "--server", address, "--model", "planar-arm", "--goal",
                     "q:theta1=0.3", "--planner", "syclop-est", "--seed", "1", "--quiet", env=env)
             self.assertIn("with syclop-est (seed 1): exact", p.stdout)
+        finally:
+            self.assertEqual(stop_server(server), 0)
+        # The service inside a program of one's own, with the planners registered first.
+        server, address = start_server_command(
+            [os.path.join(build, "custom_server"), "--listen", "127.0.0.1:0"])
+        try:
+            p = run(marionette, "plan", "--server", address, "--model", "planar-arm", "--goal",
+                    "q:theta1=0.3", "--planner", "syclop-rrt", "--seed", "1", "--quiet", env=env)
+            self.assertIn("with syclop-rrt (seed 1): exact", p.stdout)
         finally:
             self.assertEqual(stop_server(server), 0)
         bench = os.path.join(self.tmp, "plugin-bench")

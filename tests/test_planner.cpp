@@ -830,7 +830,7 @@ TEST_F(RoadmapFolder, ARoadmapFileThatCannotBeOpenedIsRebuiltNotSetAside) {
   EXPECT_NO_THROW(RestPoseRoadmap::load(path, collision, options));
 }
 
-// The folder turned against the server (issue 46): a FIFO in a roadmap's place blocked its
+// The folder turned against the server: a FIFO in a roadmap's place blocked its
 // open() for ever; a roadmap linked to /dev/zero was read without bound, one linked to
 // /etc/passwd read; a lock linked outside the folder made the server create that file; a sparse
 // gigabyte was read whole.  Now nothing in the folder is followed or waited on, a file is read
