@@ -16,7 +16,7 @@
 #include "marionette/performance/editing.hpp"
 #include "marionette/performance/sources.hpp"
 #include "marionette/plan/plan_file.hpp"
-#include "marionette/planner/performance.hpp"
+#include "marionette/performance/plan_performance.hpp"
 
 namespace marionette {
 namespace {

@@ -26,7 +26,7 @@
 #include "marionette/models/simulation.hpp"
 #include "marionette/performance/program.hpp"
 #include "marionette/plan/plan_file.hpp"
-#include "marionette/planner/performance.hpp"
+#include "marionette/performance/plan_performance.hpp"
 #include "marionette/planner/planner.hpp"
 #include "marionette/service/server.hpp"
 #include "marionette/service/wire.hpp"

@@ -13,9 +13,9 @@
 #include "marionette/models/model_io.hpp"
 #include "marionette/models/rest_pose.hpp"
 #include "marionette/models/simulation.hpp"
-#include "marionette/planner/plan_quality.hpp"
+#include "marionette/problem/plan_quality.hpp"
 #include "marionette/planner/planner.hpp"
-#include "marionette/planner/trajectory_optimization.hpp"
+#include "marionette/trajopt/trajectory_optimization.hpp"
 #include "trajectory_nlp.hpp"
 #include "trajectory_problem.hpp"
 

@@ -15,7 +15,7 @@
 #include "marionette/models/dynamics.hpp"
 #include "marionette/models/model_io.hpp"
 #include "marionette/plan/plan_file.hpp"
-#include "marionette/planner/performance.hpp"
+#include "marionette/performance/plan_performance.hpp"
 #include "marionette/planner/planner.hpp"
 #include "marionette/viewer/view.hpp"
 #include "support/test_paths.hpp"

@@ -6,7 +6,7 @@
 #include <ostream>
 
 #include "cli_util.hpp"
-#include "marionette/planner/trajectory_optimization.hpp"
+#include "marionette/trajopt/trajectory_optimization.hpp"
 
 namespace marionette::cli {
 

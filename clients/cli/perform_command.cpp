@@ -10,7 +10,7 @@
 #include "marionette/performance/performance_error.hpp"
 #include "marionette/performance/program.hpp"
 #include "marionette/plan/plan_file.hpp"
-#include "marionette/planner/performance.hpp"
+#include "marionette/performance/plan_performance.hpp"
 #include "optimize_options.hpp"
 
 namespace marionette::cli {

@@ -16,7 +16,7 @@
 #include "marionette/plan/plan_file.hpp"
 #include "marionette/planner/benchmark.hpp"
 #include "marionette/planner/planner.hpp"
-#include "marionette/planner/trajectory_optimization.hpp"
+#include "marionette/trajopt/trajectory_optimization.hpp"
 #include "marionette/search/plugin.hpp"
 #include "marionette/service/wire.hpp"
 #include "optimize_options.hpp"

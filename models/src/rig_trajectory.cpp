@@ -72,6 +72,36 @@ void appendBrake(const Model& model, RigTrajectory& trajectory) {
   }
 }
 
+namespace {
+
+// The whole steps of dt the quintic move by delta takes at the limits / slowdown; 0 when nothing
+// moves.
+int moveSteps(const Model& model, const Eigen::VectorXd& delta, double dt, double slowdown) {
+  const double T = quinticMoveDuration_s(model, delta);
+  if (T == 0.0) return 0;
+  return std::max(2, static_cast<int>(std::ceil(T * std::max(1.0, slowdown) / dt)));
+}
+
+}  // namespace
+
+double quinticMoveDuration_s(const Model& model, const Eigen::VectorXd& delta, double fraction,
+                             double ignore_below) {
+  double T = 0.0;
+  for (int i = 0; i < model.nk(); ++i) {
+    const KinematicVariable& kv = model.kinematic[i];
+    const double d = std::abs(delta[i]);
+    if (d == 0.0 || d <= ignore_below) continue;
+    T = std::max(T, 15.0 / 8.0 * d / (fraction * kv.max_speed));
+    T = std::max(T, std::sqrt(10.0 / std::sqrt(3.0) * d / (fraction * kv.max_accel)));
+  }
+  return T;
+}
+
+double moveDuration(const Model& model, const Eigen::VectorXd& a, const Eigen::VectorXd& b,
+                    double dt_s, double slowdown) {
+  return moveSteps(model, b - a, dt_s, slowdown) * dt_s;
+}
+
 void appendMove(const Model& model, RigTrajectory& trajectory, const Eigen::VectorXd& target,
                 double slowdown) {
   const double dt = trajectory.dt_s;
@@ -79,17 +109,8 @@ void appendMove(const Model& model, RigTrajectory& trajectory, const Eigen::Vect
   if (trajectory.lastVelocity().cwiseAbs().maxCoeff() > 0.0)
     throw std::logic_error("appendMove: the rig must be stopped");
   const Eigen::VectorXd delta = target - start;
-  // Quintic scaling: max s' = 15/8 / T, max s'' = 10/sqrt(3) / T^2.
-  double T = 0.0;
-  for (int i = 0; i < model.nk(); ++i) {
-    const KinematicVariable& kv = model.kinematic[i];
-    const double d = std::abs(delta[i]);
-    if (d == 0.0) continue;
-    T = std::max(T, 1.875 * d / kv.max_speed);
-    T = std::max(T, std::sqrt(10.0 / std::sqrt(3.0) * d / kv.max_accel));
-  }
-  if (T == 0.0) return;
-  const int n = std::max(2, static_cast<int>(std::ceil(T * std::max(1.0, slowdown) / dt)));
+  const int n = moveSteps(model, delta, dt, slowdown);
+  if (n == 0) return;
   const double Ts = n * dt;
   // Knot rates are the quintic's; between knots the acceleration is constant (the mean of the
   // quintic's over the interval, so within its bound).  The trapezoid sum of s' then misses 1

@@ -12,8 +12,8 @@
 #include "marionette/models/field_error.hpp"
 #include "marionette/models/input_limits.hpp"
 #include "motion_search.hpp"
-#include "marionette/planner/plan_quality.hpp"
-#include "plan_verification.hpp"
+#include "marionette/problem/plan_quality.hpp"
+#include "marionette/problem/verification.hpp"
 
 namespace marionette {
 
@@ -39,44 +39,17 @@ Plan planMotion(const PlanRequest& req, const ProgressFn& progress, const Cancel
   const auto t0 = SteadyClock::now();
   const CancelScope scope(cancelled);  // reaches the rest poses and re-simulations below
   if (!req.model) throw FieldError("model", "none given");
-  const Model& model = *req.model;
   const PlannerOptions& opt = req.options;
   checkPlannerOptions(opt);
   const PlannerInfo planner = *findPlanner(opt.planner);
+  const ResolvedProblem resolved = resolveProblem(req);
+  const CollisionModelPtr& collision = resolved.collision;
+  const Eigen::VectorXd& rho0 = resolved.rho0;
+  const StartState& start = resolved.start;
+  GoalEvaluator goal(req.model, req.goal);
 
-  CollisionModelPtr collision = req.collision;
-  if (!collision) {
-    ScenePtr scene = req.scene ? req.scene : loadScene("empty");
-    collision = std::make_shared<CollisionModel>(req.model, scene);
-  }
-  Eigen::VectorXd rho0 = req.start_inputs.size() ? req.start_inputs : model.defaultInputs();
-  if (rho0.size() != model.nk())
-    throw FieldError("start_inputs", "expected " + std::to_string(model.nk()) + " values, got " +
-                                         std::to_string(rho0.size()));
-  for (int i = 0; i < model.nk(); ++i) {
-    const KinematicVariable& kv = model.kinematic[i];
-    if (!std::isfinite(rho0[i]) || rho0[i] < kv.lower || rho0[i] > kv.upper)
-      throw FieldError("start_inputs" + fieldKey(kv.name),
-                       kv.name + " = " + std::to_string(rho0[i]) + " is outside its range");
-  }
-  GoalEvaluator goal(req.model, req.goal);  // checks the goal's names before any search
-  const StartState start = resolveStart(req.model, rho0, req.start);
-  {
-    CollisionChecker checker(collision);
-    const CollisionResult c = checker.inCollision(model.configuration(start.q, rho0));
-    if (c.in_collision) throw FieldError("start", "in collision (" + c.pair.describe() + ")");
-  }
-
-  Plan plan;
-  plan.model = model.name;
-  plan.scene = collision->scene().name;
-  plan.goal = req.goal.describe();
-  plan.start = req.start_text;
+  Plan plan = planHeader(req, *collision, opt.rate_hz);
   plan.seed = opt.seed;
-  plan.rate_hz = opt.rate_hz;
-  plan.input_names = itemNames(model.kinematic);
-  plan.state_names = itemNames(model.dynamic);
-  plan.string_names = itemNames(model.strings);
 
   const detail::SearchProblem problem{req, collision, start, rho0, goal, progress, cancelled};
   SearchResult found = detail::makeMotionSearch(planner)->search(problem);
@@ -104,7 +77,7 @@ Plan planMotion(const PlanRequest& req, const ProgressFn& progress, const Cancel
   Plan verified = plan;
   verified.inputs = found.inputs.resample(opt.rate_hz);
   try {
-    detail::verifyPlan(req, collision, verified);
+    verifyPlan(req, collision, verified);
   } catch (const SimulationError& e) {
     // Nothing usable: no inputs, and none of the half-filled prediction.
     plan.outcome = PlanOutcome::NotFound;
@@ -114,60 +87,13 @@ Plan planMotion(const PlanRequest& req, const ProgressFn& progress, const Cancel
   }
   plan = std::move(verified);
   plan.stats.verification_time_s = secondsSince(tv);
-  detail::classifyPlan(req.goal, plan);
+  classifyPlan(req.goal, plan);
   try {
     measurePlanQuality(req, plan);
   } catch (const SimulationError&) {
     plan.quality = PlanQuality{};  // the hold after the end failed a step: not measured
   }
   plan.stats.total_time_s = secondsSince(t0);
-  requireFiniteNumbers(plan);
-  return plan;
-}
-
-Plan verifyMotion(const PlanRequest& req, const Eigen::MatrixXd& inputs, double rate_hz) {
-  const auto t0 = SteadyClock::now();
-  if (!req.model) throw FieldError("model", "none given");
-  const Model& model = *req.model;
-  if (inputs.rows() < 2 || inputs.cols() != model.nk())
-    throw FieldError("inputs", "expected at least 2 rows of " + std::to_string(model.nk()) +
-                                   " values, got " + std::to_string(inputs.rows()) + " x " +
-                                   std::to_string(inputs.cols()));
-  if (!(rate_hz >= 1.0 && rate_hz <= 1000.0))
-    throw FieldError("options.rate_hz", "must be within [1, 1000] Hz, got " + formatNumber(rate_hz));
-  CollisionModelPtr collision = req.collision;
-  if (!collision) {
-    ScenePtr scene = req.scene ? req.scene : loadScene("empty");
-    collision = std::make_shared<CollisionModel>(req.model, scene);
-  }
-  GoalEvaluator goal(req.model, req.goal);  // names checked before anything runs
-  Plan plan;
-  plan.model = model.name;
-  plan.scene = collision->scene().name;
-  plan.goal = req.goal.describe();
-  plan.start = req.start_text;
-  plan.rate_hz = rate_hz;
-  plan.input_names = itemNames(model.kinematic);
-  plan.state_names = itemNames(model.dynamic);
-  plan.string_names = itemNames(model.strings);
-  plan.stats.planner = "given";
-  Plan verified = plan;
-  verified.inputs = inputs;
-  try {
-    detail::verifyPlan(req, collision, verified);
-  } catch (const SimulationError& e) {
-    plan.outcome = PlanOutcome::NotFound;
-    plan.message = std::string("the re-simulation of the inputs failed: ") + e.what();
-    return plan;
-  }
-  plan = std::move(verified);
-  detail::classifyPlan(req.goal, plan);
-  try {
-    measurePlanQuality(req, plan);
-  } catch (const SimulationError&) {
-    plan.quality = PlanQuality{};
-  }
-  plan.stats.verification_time_s = plan.stats.total_time_s = secondsSince(t0);
   requireFiniteNumbers(plan);
   return plan;
 }

@@ -5,7 +5,7 @@
 #include <random>
 
 #include "edge_simulator.hpp"
-#include "goal_vertex.hpp"
+#include "marionette/problem/goal_rest_pose.hpp"
 #include "marionette/common/clock.hpp"
 #include "marionette/common/text.hpp"
 #include "marionette/models/field_error.hpp"

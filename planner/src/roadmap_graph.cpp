@@ -15,13 +15,6 @@ double timeLowerBound(const Model& model, const Eigen::VectorXd& a, const Eigen:
   return t;
 }
 
-double moveDuration(const Model& model, const Eigen::VectorXd& a, const Eigen::VectorXd& b,
-                    double dt, double slowdown) {
-  RigTrajectory t(dt, a);
-  appendMove(model, t, b, slowdown);
-  return t.duration_s();
-}
-
 std::vector<int> nearest(const Model& model, const std::vector<RestPoseRoadmap::Vertex>& vs,
                          const Eigen::VectorXd& rho, int k, int self) {
   std::vector<std::pair<double, int>> d;

@@ -29,9 +29,6 @@ namespace roadmap {
 
 // Lower bound of the time to move the inputs from a to b (n_k each) at the speed limits (s).
 double timeLowerBound(const Model& model, const Eigen::VectorXd& a, const Eigen::VectorXd& b);
-// The quintic move's duration from a to b (s), at the limits divided by `slowdown`.
-double moveDuration(const Model& model, const Eigen::VectorXd& a, const Eigen::VectorXd& b,
-                    double dt, double slowdown);
 // The k nearest vertices to rho by the time metric (excluding `self`).
 std::vector<int> nearest(const Model& model, const std::vector<RestPoseRoadmap::Vertex>& vs,
                          const Eigen::VectorXd& rho, int k, int self);

@@ -8,7 +8,7 @@
 #include "marionette/models/rest_pose.hpp"
 #include "marionette/models/version.hpp"
 #include "marionette/plan/goal.hpp"
-#include "marionette/planner/performance.hpp"
+#include "marionette/performance/plan_performance.hpp"
 #include "marionette/service/wire.hpp"
 #include "request_checks.hpp"
 #include "wire_support.hpp"

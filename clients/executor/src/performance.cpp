@@ -12,6 +12,7 @@
 #include "marionette/models/field_error.hpp"
 #include "marionette/models/input_limits.hpp"
 #include "marionette/models/model_io.hpp"
+#include "marionette/models/rig_trajectory.hpp"
 #include "marionette/plan/plan_file.hpp"
 
 namespace marionette::executor {
@@ -117,18 +118,10 @@ double smoothstep5(double u) {
 // speed and acceleration limits; empty when no variable moves by more than o.ramp_tolerance.
 Eigen::MatrixXd rampRows(const Model& model, const Eigen::VectorXd& from, const Eigen::VectorXd& to,
                          double rate_hz, const StreamOptions& o) {
-  double duration = 0.0;
-  bool moves = false;
-  for (int j = 0; j < model.nk(); ++j) {
-    const double d = std::abs(to[j] - from[j]);
-    if (d <= o.ramp_tolerance) continue;
-    moves = true;
-    const auto& kv = model.kinematic[j];
-    duration = std::max(duration, 15.0 / 8.0 * d / (o.ramp_limit_fraction * kv.max_speed));
-    duration = std::max(
-        duration, std::sqrt(10.0 / std::sqrt(3.0) * d / (o.ramp_limit_fraction * kv.max_accel)));
-  }
-  if (!moves) return Eigen::MatrixXd(0, model.nk());
+  const Eigen::VectorXd delta = to - from;
+  if (!(delta.cwiseAbs().maxCoeff() > o.ramp_tolerance)) return Eigen::MatrixXd(0, model.nk());
+  double duration =
+      quinticMoveDuration_s(model, delta, o.ramp_limit_fraction, o.ramp_tolerance);
   duration = std::max(duration, o.min_ramp_s);
   if (!(duration <= kMaxRamp_s))
     throw FieldError("ramp", "a ramp within the limits would last " + formatNumber(duration, 4) +

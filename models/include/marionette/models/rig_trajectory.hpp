@@ -47,6 +47,15 @@ void appendBrake(const Model& model, RigTrajectory& trajectory);
 // `slowdown` (>= 1) allow, in whole steps, ending stopped exactly at the target.
 void appendMove(const Model& model, RigTrajectory& trajectory, const Eigen::VectorXd& target,
                 double slowdown = 1.1);
+// The shortest duration (s) of a quintic move by `delta` (n_k) with every variable within
+// `fraction` of its speed and acceleration limits (max s' = 15/8 / T, max s'' = 10/sqrt(3) / T^2);
+// variables that move by at most `ignore_below` do not count.  0 when none moves.
+double quinticMoveDuration_s(const Model& model, const Eigen::VectorXd& delta,
+                             double fraction = 1.0, double ignore_below = 0.0);
+// The duration (s) of the move appendMove makes from a to b (n_k each) at step dt_s.
+double moveDuration(const Model& model, const Eigen::VectorXd& a, const Eigen::VectorXd& b,
+                    double dt_s, double slowdown = 1.1);
+
 // Holds the last setpoints for at least `seconds` (whole steps).
 void appendHold(RigTrajectory& trajectory, double seconds);
 

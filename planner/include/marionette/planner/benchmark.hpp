@@ -26,7 +26,7 @@
 #include <vector>
 
 #include "marionette/planner/planner.hpp"
-#include "marionette/planner/trajectory_optimization.hpp"
+#include "marionette/trajopt/trajectory_optimization.hpp"
 
 namespace marionette {
 

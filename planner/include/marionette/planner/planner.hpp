@@ -4,13 +4,14 @@
 // Contents
 //   PlannerOptions   planner id and parameters, time limit, seed, output rate, control holding.
 //   PlanRequest      model, scene, start, goal, options.
-//   PlanProgress     what long plans report while they run.
+//   (PlanProgress, what long plans report while they run: problem/progress.hpp.)
 //   checkPlannerOptions()  the options alone, as planMotion checks them first.
 //   planMotion()     plans with a planner of the table (planners.hpp): OMPL's tree planners
 //                    over the variational integrator, or the rest-pose roadmap (prm); then
 //                    resamples the inputs at the output rate, re-simulates and re-checks them
 //                    (the Plan's states are that re-simulation's).
-//   verifyMotion()   the same verification of inputs given by the caller.
+//   (verifyMotion(), the same verification of inputs given by the caller, is in
+//   problem/verification.hpp.)
 #pragma once
 
 #include <Eigen/Core>
@@ -25,7 +26,10 @@
 #include "marionette/models/model.hpp"
 #include "marionette/models/simulation.hpp"
 #include "marionette/plan/plan.hpp"
-#include "marionette/planner/cancel.hpp"
+#include "marionette/problem/motion_problem.hpp"
+#include "marionette/problem/progress.hpp"
+#include "marionette/problem/verification.hpp"
+#include "marionette/models/cancel.hpp"
 #include "marionette/plan/goal.hpp"
 #include "marionette/search/registry.hpp"
 #include "marionette/planner/roadmap.hpp"
@@ -62,32 +66,13 @@ struct PlannerOptions {
   bool roadmap_as_built = false;
 };
 
-struct PlanRequest {
-  ModelPtr model;
-  ScenePtr scene;                   // null = the empty stage
-  CollisionModelPtr collision;      // optional: built from model and scene when null
-  Eigen::VectorXd start_inputs;     // n_k rig setpoints at the start; empty = defaults
-  StartSpec start;                  // rest pose of start_inputs, optionally with joints set
-  std::string start_text = "rest";  // for the plan's record
-  GoalSpec goal;
+// The motion problem (model, scene, start, goal: problem/motion_problem.hpp) and how to plan it.
+struct PlanRequest : MotionProblem {
   PlannerOptions options;
   // prm: where roadmaps are kept between requests (not owned; shared by concurrent requests).
   // Null: a roadmap is built for this request alone.
   RoadmapCache* roadmaps = nullptr;
 };
-
-struct PlanProgress {
-  std::string phase;  // "roadmap", "search", "verify", "optimize"
-  double elapsed_s = 0.0;
-  long propagations = 0;
-  long states = 0;  // tree planners: motions added so far; prm: roadmap vertices
-  double best_goal_distance = 0.0;
-  // "optimize": the solver's iteration, its objective and its largest constraint violation.
-  int iteration = 0;
-  double cost = 0.0;
-  double constraint_violation = 0.0;
-};
-using ProgressFn = std::function<void(const PlanProgress&)>;
 
 // FieldError naming the field ("options.planner", "options.params[\"range\"]",
 // "options.time_limit_s", "options.rate_hz", "options.step_s") when the planner is unknown, a
@@ -103,11 +88,5 @@ void checkPlannerOptions(const PlannerOptions& options);
 // inputs is collision-free, within every limit, and satisfies the goal.
 Plan planMotion(const PlanRequest& request, const ProgressFn& progress = {},
                 const CancelFn& cancelled = {});
-
-// A plan from given inputs (N x n_k at rate_hz; row 0 is the start's inputs), verified,
-// judged and measured exactly as planMotion's plans are: a user's motion as a plan, e.g. for
-// the optimizer.  Throws FieldError for bad sizes, rate or goal ("inputs", "options.rate_hz",
-// "goal..."); a motion whose re-simulation fails is not-found, with the reason.
-Plan verifyMotion(const PlanRequest& request, const Eigen::MatrixXd& inputs, double rate_hz);
 
 }  // namespace marionette

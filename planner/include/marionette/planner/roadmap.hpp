@@ -26,7 +26,8 @@
 #include <vector>
 
 #include "marionette/environments/collision.hpp"
-#include "marionette/planner/cancel.hpp"
+#include "marionette/problem/goal_rest_pose.hpp"
+#include "marionette/models/cancel.hpp"
 #include "marionette/plan/goal.hpp"
 #include "marionette/models/rig_trajectory.hpp"
 
@@ -51,10 +52,7 @@ constexpr std::size_t kMaxRoadmapVertices = 100000;
 
 class RestPoseRoadmap {
  public:
-  struct Vertex {
-    Eigen::VectorXd rho;  // n_k inputs
-    Eigen::VectorXd q;    // n_d their rest pose
-  };
+  using Vertex = RestVertex;  // inputs and their rest pose
   enum class EdgeState : unsigned char { Unknown = 0, Valid = 1, Invalid = 2 };
   struct Edge {
     int from = 0, to = 0;

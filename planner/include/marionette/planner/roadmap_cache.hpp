@@ -22,7 +22,7 @@
 #include <mutex>
 #include <string>
 
-#include "marionette/planner/cancel.hpp"
+#include "marionette/models/cancel.hpp"
 #include "marionette/planner/roadmap.hpp"
 
 namespace marionette {

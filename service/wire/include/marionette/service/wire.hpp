@@ -34,9 +34,9 @@
 #include "marionette/models/simulation.hpp"
 #include "marionette/plan/plan.hpp"
 #include "marionette/plan/goal.hpp"
-#include "marionette/planner/performance.hpp"
+#include "marionette/performance/plan_performance.hpp"
 #include "marionette/planner/planner.hpp"
-#include "marionette/planner/trajectory_optimization.hpp"
+#include "marionette/trajopt/trajectory_optimization.hpp"
 #include "marionette/v1/planner.pb.h"
 
 namespace marionette::wire {

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-3-Clause
-#include "marionette/planner/plan_quality.hpp"
+#include "marionette/problem/plan_quality.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -14,7 +14,7 @@ namespace {
 constexpr double kLoadedString_N = 0.05;
 }  // namespace
 
-void measurePlanQuality(const PlanRequest& request, Plan& plan, double settle_s) {
+void measurePlanQuality(const MotionProblem& request, Plan& plan, double settle_s) {
   PlanQuality q;
   q.settle_s = settle_s;
   const int n = plan.samples();

@@ -25,9 +25,9 @@
 #include "marionette/environments/scene.hpp"
 #include "marionette/plan/plan.hpp"
 #include "marionette/plan/targets.hpp"
-#include "marionette/planner/cancel.hpp"
-#include "marionette/planner/planner.hpp"
-#include "marionette/planner/trajectory_optimization.hpp"
+#include "marionette/models/cancel.hpp"
+#include "marionette/problem/progress.hpp"
+#include "marionette/trajopt/trajectory_optimization.hpp"
 
 namespace marionette {
 

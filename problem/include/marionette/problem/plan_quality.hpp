@@ -8,13 +8,13 @@
 #pragma once
 
 #include "marionette/plan/plan.hpp"
-#include "marionette/planner/planner.hpp"
+#include "marionette/problem/motion_problem.hpp"
 
 namespace marionette {
 
 // Fills plan.quality from plan.inputs (at plan.rate_hz) and the plan's verified clearances,
 // simulating from the request's start as the verification does.  Throws SimulationError when
 // the hold cannot be simulated.
-void measurePlanQuality(const PlanRequest& request, Plan& plan, double settle_s = 1.0);
+void measurePlanQuality(const MotionProblem& problem, Plan& plan, double settle_s = 1.0);
 
 }  // namespace marionette

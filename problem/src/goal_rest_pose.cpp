@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-3-Clause
-#include "goal_vertex.hpp"
+#include "marionette/problem/goal_rest_pose.hpp"
 
 #include <Eigen/Cholesky>
 #include <algorithm>
@@ -7,16 +7,16 @@
 
 #include "marionette/models/rest_pose.hpp"
 
-namespace marionette::roadmap {
+namespace marionette {
 
 // A rest pose of rho that is collision-free, or nullopt.
-std::optional<RestPoseRoadmap::Vertex> restVertex(const ModelPtr& model, CollisionChecker& checker,
+std::optional<RestVertex> restVertex(const ModelPtr& model, CollisionChecker& checker,
                                                   const Eigen::VectorXd& rho,
                                                   const Eigen::VectorXd* guess) {
   const RestPose rest = computeRestPose(model, rho, guess);
   if (!rest.ok) return std::nullopt;
   if (checker.inCollision(model->configuration(rest.q, rho)).in_collision) return std::nullopt;
-  return RestPoseRoadmap::Vertex{rho, rest.q};
+  return RestVertex{rho, rest.q};
 }
 
 // A collision-free rest pose whose goal error is at most `aim`, by damped Gauss-Newton
@@ -27,9 +27,9 @@ std::optional<RestPoseRoadmap::Vertex> restVertex(const ModelPtr& model, Collisi
 // answer is confirmed by a full rest-pose solve (damped settling, then Newton) from it, which
 // stays put only at a stable equilibrium.  nullopt if the error stops falling first (a
 // collision, a joint stop, an unreachable target) or when `in_time` says stop.
-std::optional<RestPoseRoadmap::Vertex> descendToGoal(const ModelPtr& model_ptr,
+std::optional<RestVertex> descendToGoal(const ModelPtr& model_ptr,
                                                      CollisionChecker& checker, GoalEvaluator& goal,
-                                                     const RestPoseRoadmap::Vertex& from,
+                                                     const RestVertex& from,
                                                      double aim,
                                                      const std::function<bool()>& in_time) {
   const Model& model = *model_ptr;
@@ -94,9 +94,9 @@ std::optional<RestPoseRoadmap::Vertex> descendToGoal(const ModelPtr& model_ptr,
 
 // The same by a local random search (for when Gauss-Newton stalls): Gaussian steps on the
 // inputs, kept when the rest pose gets nearer to the goal, narrowed when it does not.
-std::optional<RestPoseRoadmap::Vertex> randomDescent(const ModelPtr& model_ptr,
+std::optional<RestVertex> randomDescent(const ModelPtr& model_ptr,
                                                      CollisionChecker& checker, GoalEvaluator& goal,
-                                                     RestPoseRoadmap::Vertex cur, double aim,
+                                                     RestVertex cur, double aim,
                                                      std::mt19937_64& rng,
                                                      const std::function<bool()>& in_time) {
   const Model& model = *model_ptr;
@@ -123,4 +123,4 @@ std::optional<RestPoseRoadmap::Vertex> randomDescent(const ModelPtr& model_ptr,
   return std::nullopt;
 }
 
-}  // namespace marionette::roadmap
+}  // namespace marionette

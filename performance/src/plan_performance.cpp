@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // planPerformance: targets -> kinematic step -> limits -> dynamics step -> verified plan
 // (performance.hpp).
-#include "marionette/planner/performance.hpp"
+#include "marionette/performance/plan_performance.hpp"
 
 #include <IpIpoptApplication.hpp>
 #include <algorithm>
@@ -11,9 +11,9 @@
 #include "marionette/common/clock.hpp"
 #include "marionette/common/text.hpp"
 #include "marionette/models/field_error.hpp"
-#include "marionette/planner/plan_quality.hpp"
+#include "marionette/problem/plan_quality.hpp"
 #include "performance_kinematics.hpp"
-#include "plan_verification.hpp"
+#include "marionette/problem/verification.hpp"
 #include "spline_fit.hpp"
 #include "trajectory_nlp.hpp"
 #include "trajectory_problem.hpp"
@@ -92,7 +92,7 @@ Eigen::MatrixXd upsample(const std::vector<double>& key_times, const Eigen::Matr
 void classifyPerformance(const GoalSpec& goal, Plan& plan) {
   const int goal_sample = plan.goal_sample;
   plan.goal_sample = std::max(goal_sample, 0);
-  detail::classifyPlan(goal, plan);
+  classifyPlan(goal, plan);
   plan.goal_sample = goal_sample;
 }
 
@@ -213,13 +213,12 @@ Plan planPerformance(const PerformanceRequest& req, const ProgressFn& progress,
   const Eigen::VectorXd z_kinematic = detail::fitWithinLimits(spline, m, wanted, 0.97);
   const Eigen::MatrixXd u_free = spline.sampleInputs(spline.fit(wanted));
 
-  PlanRequest request;
+  MotionProblem request;
   request.model = model;
   request.scene = req.scene;
   request.collision = collision;
   request.start_inputs = rho0;
   request.goal.kind = GoalSpec::Kind::RestOf;
-  request.options.rate_hz = o.rate_hz;
   const Eigen::MatrixXd u_kinematic = spline.sampleInputs(z_kinematic);
   for (int j = 0; j < m.nk(); ++j)
     request.goal.values.emplace_back(m.kinematic[j].name, u_kinematic(u_kinematic.rows() - 1, j));
@@ -238,7 +237,7 @@ Plan planPerformance(const PerformanceRequest& req, const ProgressFn& progress,
     for (const auto& s : m.strings) plan.string_names.push_back(s.name);
     plan.inputs = inputs;
     plan.clearance_margin_m = o.margin_m;
-    detail::verifyPlan(request, collision, plan);
+    verifyPlan(request, collision, plan);
     classifyPerformance(request.goal, plan);
     plan.targets = sampled;
     return plan;

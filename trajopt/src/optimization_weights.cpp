@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-3-Clause
-#include "marionette/planner/trajectory_optimization.hpp"
+#include "marionette/trajopt/trajectory_optimization.hpp"
 
 namespace marionette {
 

@@ -1,16 +1,21 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // Verifying a plan: the re-simulation of exactly its inputs, every sample checked.
-#include "plan_verification.hpp"
+#include "marionette/problem/verification.hpp"
 
 #include <sstream>
 
 #include "marionette/environments/checked_simulation.hpp"
 #include "marionette/models/dynamics.hpp"
 #include "marionette/models/input_limits.hpp"
+#include "marionette/common/clock.hpp"
+#include "marionette/common/text.hpp"
+#include "marionette/models/field_error.hpp"
+#include "marionette/plan/goal.hpp"
+#include "marionette/problem/plan_quality.hpp"
 
-namespace marionette::detail {
+namespace marionette {
 
-void verifyPlan(const PlanRequest& req, const CollisionModelPtr& collision, Plan& plan) {
+void verifyPlan(const MotionProblem& req, const CollisionModelPtr& collision, Plan& plan) {
   const Model& model = *req.model;
   const int n = plan.samples(), nd = model.nd(), ns = model.nstrings();
   const InputSchedule schedule = planInputs(plan);
@@ -98,4 +103,53 @@ void classifyPlan(const GoalSpec& goal, Plan& plan) {
   plan.message = why.str();
 }
 
-}  // namespace marionette::detail
+Plan planHeader(const MotionProblem& problem, const CollisionModel& collision, double rate_hz) {
+  const Model& model = *problem.model;
+  Plan plan;
+  plan.model = model.name;
+  plan.scene = collision.scene().name;
+  plan.goal = problem.goal.describe();
+  plan.start = problem.start_text;
+  plan.rate_hz = rate_hz;
+  plan.input_names = itemNames(model.kinematic);
+  plan.state_names = itemNames(model.dynamic);
+  plan.string_names = itemNames(model.strings);
+  return plan;
+}
+
+Plan verifyMotion(const MotionProblem& req, const Eigen::MatrixXd& inputs, double rate_hz) {
+  const auto t0 = SteadyClock::now();
+  if (!req.model) throw FieldError("model", "none given");
+  const Model& model = *req.model;
+  if (inputs.rows() < 2 || inputs.cols() != model.nk())
+    throw FieldError("inputs", "expected at least 2 rows of " + std::to_string(model.nk()) +
+                                   " values, got " + std::to_string(inputs.rows()) + " x " +
+                                   std::to_string(inputs.cols()));
+  if (!(rate_hz >= 1.0 && rate_hz <= 1000.0))
+    throw FieldError("options.rate_hz", "must be within [1, 1000] Hz, got " + formatNumber(rate_hz));
+  const CollisionModelPtr collision = collisionModelOf(req);
+  GoalEvaluator goal(req.model, req.goal);  // names checked before anything runs
+  Plan plan = planHeader(req, *collision, rate_hz);
+  plan.stats.planner = "given";
+  Plan verified = plan;
+  verified.inputs = inputs;
+  try {
+    verifyPlan(req, collision, verified);
+  } catch (const SimulationError& e) {
+    plan.outcome = PlanOutcome::NotFound;
+    plan.message = std::string("the re-simulation of the inputs failed: ") + e.what();
+    return plan;
+  }
+  plan = std::move(verified);
+  classifyPlan(req.goal, plan);
+  try {
+    measurePlanQuality(req, plan);
+  } catch (const SimulationError&) {
+    plan.quality = PlanQuality{};
+  }
+  plan.stats.verification_time_s = plan.stats.total_time_s = secondsSince(t0);
+  requireFiniteNumbers(plan);
+  return plan;
+}
+
+}  // namespace marionette

@@ -1,7 +1,13 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// Internal to the roadmap's query phase: rest poses that meet a goal, found from the roadmap's
-// vertices when none of them does (the query-phase expansion of Esteves, Arechavaleta &
-// Laumond, "Motion Planning for Human-Robot Interaction in Manipulation Tasks", IEEE ICMA 2005).
+// Collision-free rest poses that meet a goal: the roadmap's query phase finds them from its
+// vertices when none of them does (the query-phase expansion of Esteves, Arechavaleta & Laumond,
+// "Motion Planning for Human-Robot Interaction in Manipulation Tasks", IEEE ICMA 2005), and the
+// trajectory optimizer from a plan's ends.
+//
+// Contents
+//   RestVertex      inputs and their rest pose.
+//   restVertex()    the collision-free rest pose of given inputs.
+//   descendToGoal() / randomDescent()   a rest pose within an error of the goal, from a vertex.
 #pragma once
 
 #include <functional>
@@ -10,29 +16,33 @@
 
 #include "marionette/environments/collision.hpp"
 #include "marionette/plan/goal.hpp"
-#include "marionette/planner/roadmap.hpp"
 
-namespace marionette::roadmap {
+namespace marionette {
+
+struct RestVertex {
+  Eigen::VectorXd rho;  // n_k inputs
+  Eigen::VectorXd q;    // n_d their rest pose
+};
 
 // A rest pose of rho (n_k) that is collision-free, or nullopt; `guess` (n_d) seeds the solve.
-std::optional<RestPoseRoadmap::Vertex> restVertex(const ModelPtr& model, CollisionChecker& checker,
+std::optional<RestVertex> restVertex(const ModelPtr& model, CollisionChecker& checker,
                                                   const Eigen::VectorXd& rho,
                                                   const Eigen::VectorXd* guess);
 
 // A collision-free rest pose whose goal error is at most `aim`, by damped Gauss-Newton
 // (Levenberg-Marquardt) on the inputs from the rest vertex `from`; nullopt if the error stops
 // falling first or when `in_time` says stop.
-std::optional<RestPoseRoadmap::Vertex> descendToGoal(const ModelPtr& model,
+std::optional<RestVertex> descendToGoal(const ModelPtr& model,
                                                      CollisionChecker& checker, GoalEvaluator& goal,
-                                                     const RestPoseRoadmap::Vertex& from,
+                                                     const RestVertex& from,
                                                      double aim,
                                                      const std::function<bool()>& in_time);
 
 // The same by a local random search, for when Gauss-Newton stalls.
-std::optional<RestPoseRoadmap::Vertex> randomDescent(const ModelPtr& model,
+std::optional<RestVertex> randomDescent(const ModelPtr& model,
                                                      CollisionChecker& checker, GoalEvaluator& goal,
-                                                     RestPoseRoadmap::Vertex from, double aim,
+                                                     RestVertex from, double aim,
                                                      std::mt19937_64& rng,
                                                      const std::function<bool()>& in_time);
 
-}  // namespace marionette::roadmap
+}  // namespace marionette

@@ -20,7 +20,7 @@
 #include "marionette/models/integrator.hpp"
 #include "marionette/plan/goal_spec.hpp"
 #include "marionette/plan/goal.hpp"
-#include "marionette/planner/trajectory_optimization.hpp"
+#include "marionette/trajopt/trajectory_optimization.hpp"
 
 namespace marionette::detail {
 

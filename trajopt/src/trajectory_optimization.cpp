@@ -2,7 +2,7 @@
 // optimizePlan: the plan's motion fitted by the input spline, improved by Ipopt on the shooting
 // problem, then verified exactly as planMotion verifies; the plan comes back unchanged unless
 // the result is exact and cheaper.
-#include "marionette/planner/trajectory_optimization.hpp"
+#include "marionette/trajopt/trajectory_optimization.hpp"
 
 #include <IpIpoptApplication.hpp>
 #include <cmath>
@@ -14,10 +14,9 @@
 #include "marionette/common/clock.hpp"
 #include "marionette/common/text.hpp"
 #include "marionette/models/field_error.hpp"
-#include "marionette/planner/plan_quality.hpp"
-#include "goal_vertex.hpp"
-#include "plan_verification.hpp"
-#include "roadmap_graph.hpp"
+#include "marionette/problem/plan_quality.hpp"
+#include "marionette/problem/goal_rest_pose.hpp"
+#include "marionette/problem/verification.hpp"
 #include "trajectory_nlp.hpp"
 #include "trajectory_problem.hpp"
 
@@ -70,9 +69,9 @@ std::vector<double> candidateDurations(const Model& model, double plan_duration_
                                        const Eigen::VectorXd& rho0, const Eigen::VectorXd& rho_end,
                                        const std::optional<Eigen::VectorXd>& goal_rest) {
   const double dt = 1.0 / rate_hz;
-  double shortest = roadmap::moveDuration(model, rho0, rho_end, dt, 1.0);
+  double shortest = moveDuration(model, rho0, rho_end, dt, 1.0);
   if (goal_rest)
-    shortest = std::max(shortest, roadmap::moveDuration(model, rho0, *goal_rest, dt, 1.0));
+    shortest = std::max(shortest, moveDuration(model, rho0, *goal_rest, dt, 1.0));
   shortest = std::max(0.2, 1.25 * shortest);
   std::vector<double> out = {plan_duration_s};
   auto add = [&](double T) {
@@ -91,7 +90,7 @@ std::vector<double> candidateDurations(const Model& model, double plan_duration_
 // by damped Gauss-Newton on the rest pose's inputs (the roadmap's goal search) from the rest
 // poses of the plan's inputs where it first reaches the goal, where it ends, and at its start;
 // nullopt when none is found by the deadline.
-std::optional<Eigen::VectorXd> restInputsAtGoal(const PlanRequest& request,
+std::optional<Eigen::VectorXd> restInputsAtGoal(const MotionProblem& request,
                                                 const CollisionModelPtr& collision,
                                                 const Plan& plan, const StartState& start,
                                                 SteadyClock::time_point deadline) {
@@ -106,13 +105,13 @@ std::optional<Eigen::VectorXd> restInputsAtGoal(const PlanRequest& request,
   froms.emplace_back(plan.inputs.row(0).transpose(), &start.q);
   for (const auto& [rho, guess] : froms) {
     if (!in_time()) break;
-    const auto from = roadmap::restVertex(request.model, checker, rho, guess);
+    const auto from = restVertex(request.model, checker, rho, guess);
     if (!from) continue;
     if (goal.poseError(from->q, from->rho) <= aim) return from->rho;
-    if (const auto v = roadmap::descendToGoal(request.model, checker, goal, *from, aim, in_time))
+    if (const auto v = descendToGoal(request.model, checker, goal, *from, aim, in_time))
       return v->rho;
-    std::mt19937_64 rng(request.options.seed);
-    const auto found = roadmap::randomDescent(request.model, checker, goal, *from, aim, rng,
+    std::mt19937_64 rng(plan.seed ? plan.seed : 1);
+    const auto found = randomDescent(request.model, checker, goal, *from, aim, rng,
                                               in_time);
     if (found) return found->rho;
   }
@@ -121,7 +120,7 @@ std::optional<Eigen::VectorXd> restInputsAtGoal(const PlanRequest& request,
 
 }  // namespace
 
-OptimizedPlan optimizePlan(const PlanRequest& request, const Plan& plan,
+OptimizedPlan optimizePlan(const MotionProblem& request, const Plan& plan,
                            const OptimizationOptions& options, const ProgressFn& progress,
                            const CancelFn& cancelled) {
   const auto t0 = SteadyClock::now();
@@ -135,11 +134,7 @@ OptimizedPlan optimizePlan(const PlanRequest& request, const Plan& plan,
     report.message = "nothing to optimize: the plan has no motion";
     return out;
   }
-  CollisionModelPtr collision = request.collision;
-  if (!collision) {
-    ScenePtr scene = request.scene ? request.scene : loadScene("empty");
-    collision = std::make_shared<CollisionModel>(model, scene);
-  }
+  const CollisionModelPtr collision = collisionModelOf(request);
   // The time budget is a CancelScope of its own: it stops the work wherever it is (a rest pose,
   // a rollout's step), not only between the solver's iterations; the verification of what was
   // found comes after it.
@@ -375,14 +370,14 @@ OptimizedPlan optimizePlan(const PlanRequest& request, const Plan& plan,
   candidate.goal_sample = -1;
   candidate.goal_distance_min = std::numeric_limits<double>::infinity();
   try {
-    detail::verifyPlan(request, collision, candidate);
+    verifyPlan(request, collision, candidate);
   } catch (const SimulationError& e) {
     report.time_s = secondsSince(t0);
     report.message = std::string("the optimized motion's re-simulation failed: ") + e.what();
     return out;
   }
   candidate.clearance_margin_m = options.margin_m;
-  detail::classifyPlan(request.goal, candidate);
+  classifyPlan(request.goal, candidate);
   report.time_s = secondsSince(t0);
   // Ranks: 2 exact and keeping the margin, 1 short of the margin only (approximate, saying so),
   // 0 anything else (the goal missed, a limit broken, a collision: a user's motion, a guess).

@@ -23,8 +23,9 @@
 #include <vector>
 
 #include "marionette/plan/plan.hpp"
-#include "marionette/planner/cancel.hpp"
-#include "marionette/planner/planner.hpp"
+#include "marionette/models/cancel.hpp"
+#include "marionette/problem/motion_problem.hpp"
+#include "marionette/problem/progress.hpp"
 
 namespace marionette {
 
@@ -84,12 +85,12 @@ struct OptimizedPlan {
   OptimizationReport report;
 };
 
-// `plan` answers `request` (the same model, scene, start and goal; its inputs at
-// plan.rate_hz).  Returns a verified plan (planMotion's verification) that is exact and costs
+// `plan` answers `problem` (the same model, scene, start and goal; its inputs at
+// plan.rate_hz; plan.seed, or 1, seeds the search for a rest pose at the goal).  Returns a verified plan (planMotion's verification) that is exact and costs
 // less, or `plan` unchanged with report.message saying why.  Progress events have phase
 // "optimize".  Throws FieldError for bad options ("optimization.settle_s", ...), PlanCancelled
 // when `cancelled` (or the thread's CancelScope) says stop.
-OptimizedPlan optimizePlan(const PlanRequest& request, const Plan& plan,
+OptimizedPlan optimizePlan(const MotionProblem& problem, const Plan& plan,
                            const OptimizationOptions& options, const ProgressFn& progress = {},
                            const CancelFn& cancelled = {});
 void checkOptimizationOptions(const OptimizationOptions& options);

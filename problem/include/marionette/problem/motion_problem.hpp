@@ -1,0 +1,48 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// A motion problem: a puppet on a stage, where it starts and what it must reach.  Every plan,
+// whoever makes it (a tree search, the roadmap, the optimizer, a performance, a user's inputs),
+// answers one, and is judged against it (verification.hpp).
+//
+// Contents
+//   MotionProblem    model, scene (or its collision model), start inputs and start, goal.
+//   ResolvedProblem  what a problem resolves to: the collision model, the start inputs and
+//                    state, checked.
+//   resolveProblem() resolves and checks a problem, naming the field that is wrong.
+#pragma once
+
+#include <Eigen/Core>
+#include <string>
+
+#include "marionette/environments/collision.hpp"
+#include "marionette/environments/scene.hpp"
+#include "marionette/models/model.hpp"
+#include "marionette/models/simulation.hpp"
+#include "marionette/plan/goal_spec.hpp"
+
+namespace marionette {
+
+struct MotionProblem {
+  ModelPtr model;
+  ScenePtr scene;                   // null = the empty stage
+  CollisionModelPtr collision;      // optional: built from model and scene when null
+  Eigen::VectorXd start_inputs;     // n_k rig setpoints at the start; empty = defaults
+  StartSpec start;                  // rest pose of start_inputs, optionally with joints set
+  std::string start_text = "rest";  // for the plan's record
+  GoalSpec goal;
+};
+
+struct ResolvedProblem {
+  CollisionModelPtr collision;  // the problem's, or the model on its scene (or the empty stage)
+  Eigen::VectorXd rho0;         // n_k start inputs, within their ranges
+  StartState start;             // at rho0
+};
+
+// Throws FieldError naming the field: "model" (none), "start_inputs" (size, range), "goal..."
+// (names, values, unreachable rest-of inputs), "start" (no rest pose, joints that the model
+// does not have, or in collision when `start_clear` is set).
+ResolvedProblem resolveProblem(const MotionProblem& problem, bool start_clear = true);
+
+// The problem's collision model: its own, or the model on its scene (the empty stage when none).
+CollisionModelPtr collisionModelOf(const MotionProblem& problem);
+
+}  // namespace marionette
