@@ -9,7 +9,7 @@ Cases: the CMU walk's first 8 s on puppetcopter and marionette25 in `empty` (the
 targets: 2 cm rms after the dynamics step, 0 catches, <= 0.1 rad/s, <= 60 s) and the keyframed
 wave of examples/wave.yaml in `living-room` with a 2 cm margin.
 
-Usage: bench_performance.py [--marionette PATH] [--mocap DIR] [--cases walk-pc,walk-m25,wave]
+Usage: bench_performance.py --mocap DIR [--marionette PATH] [--cases walk-pc,walk-m25,wave]
                             [--out DIR]
 Runs one case at a time (the machine has two cores; do not run another benchmark beside it)."""
 import argparse
@@ -46,7 +46,8 @@ def group_range(tracking):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--marionette", default=os.path.join(ROOT, "build", "bin", "marionette"))
-    ap.add_argument("--mocap", default=os.path.join(ROOT, "..", "shared", "mocap"))
+    ap.add_argument("--mocap", required=True,
+                    help="the folder of the CMU clip cmu_131_01_walk.bvh")
     ap.add_argument("--cases", default="walk-pc,walk-m25,wave")
     ap.add_argument("--out", default="/tmp/bench_performance")
     a = ap.parse_args()

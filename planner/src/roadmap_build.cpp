@@ -9,15 +9,14 @@
 #include "marionette/common/clock.hpp"
 #include "marionette/common/text.hpp"
 #include "marionette/models/field_error.hpp"
+#include "marionette/models/rig_trajectory.hpp"
 #include "roadmap_graph.hpp"
 
 namespace marionette {
 
 using roadmap::addEdgePair;
 using roadmap::EdgeSimulator;
-using roadmap::moveDuration;
 using roadmap::nearest;
-using roadmap::restVertex;
 
 RestPoseRoadmap::RestPoseRoadmap(CollisionModelPtr collision, RoadmapOptions options)
     : collision_(std::move(collision)),

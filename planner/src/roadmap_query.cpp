@@ -16,12 +16,9 @@
 namespace marionette {
 
 using roadmap::addEdgePair;
-using roadmap::descendToGoal;
 using roadmap::EdgeCheck;
 using roadmap::EdgeSimulator;
 using roadmap::nearest;
-using roadmap::randomDescent;
-using roadmap::restVertex;
 using roadmap::timeLowerBound;
 
 namespace {

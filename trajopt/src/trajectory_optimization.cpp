@@ -14,6 +14,7 @@
 #include "marionette/common/clock.hpp"
 #include "marionette/common/text.hpp"
 #include "marionette/models/field_error.hpp"
+#include "marionette/models/rig_trajectory.hpp"
 #include "marionette/problem/plan_quality.hpp"
 #include "marionette/problem/goal_rest_pose.hpp"
 #include "marionette/problem/verification.hpp"

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // Editing performances as Egger's performance tool did (Egger 2013, §3.3 and §5): a part of a
 // clip, slower or faster, one after another, looped, and limbs left out.  Each works on target
-// tracks; the step to rig commands then keeps every limit (planner/performance.hpp).  Throws
+// tracks; the step to rig commands then keeps every limit (plan_performance.hpp).  Throws
 // FieldError naming the argument.
 //
 // Contents
