@@ -28,6 +28,7 @@
 #include "marionette/models/rest_pose.hpp"
 #include "marionette/models/simulation.hpp"
 #include "marionette/plan/plan_file.hpp"
+#include "marionette/planner/pipeline.hpp"
 #include "marionette/planner/planner.hpp"
 #include "support/test_paths.hpp"
 
@@ -988,4 +989,36 @@ TEST(Roadmap, ServersSharingAFolderBuildOnceAndKeepEveryonesVerdicts) {
       PlanCancelled);
   ::close(holder);
   EXPECT_TRUE(server_d.get(collision, options).built);
+}
+
+// The one pipeline (server, CLI and benchmark): an exact plan is optimized and the gains are
+// along what is returned; a plan that is not exact is not optimized.
+TEST(Pipeline, OptimizesExactPlansOnlyAndPutsTheGainsOnWhatItReturns) {
+  const ModelPtr model = loadModel("planar-arm");
+  const std::string goal = "q:theta1=" + std::to_string(restValue(model, "theta1") + 0.3);
+  PlanRequest req = request("planar-arm", "empty", "est", goal);
+  PipelineOptions options;
+  options.optimization = OptimizationOptions{};
+  options.optimization->time_limit_s = 30;
+  options.gains = control::LqrWeights{};
+  const PipelineResult done = runPipeline(req, options);
+  ASSERT_EQ(done.plan.outcome, PlanOutcome::Exact);
+  ASSERT_TRUE(done.optimized);
+  EXPECT_TRUE(done.no_gains.empty()) << done.no_gains;
+  EXPECT_EQ(&done.result(), &done.optimized->plan);
+  EXPECT_EQ(static_cast<int>(done.result().gains.K.size()), done.result().samples() - 1);
+  EXPECT_TRUE(done.plan.gains.empty());  // the plan as found is kept as it was
+  // A budget too small to reach the goal: nothing to optimize; the gains track what there is (or,
+  // with no motion, say why there are none).
+  req.options.max_propagations = 50;
+  const PipelineResult short_of_it = runPipeline(req, options);
+  EXPECT_NE(short_of_it.plan.outcome, PlanOutcome::Exact);
+  EXPECT_FALSE(short_of_it.optimized);
+  if (short_of_it.plan.samples() > 1)
+    EXPECT_EQ(static_cast<int>(short_of_it.plan.gains.K.size()), short_of_it.plan.samples() - 1);
+  else
+    EXPECT_EQ(short_of_it.no_gains, "no plan");
+  // Options are checked before anything is planned.
+  options.optimization->settle_s = -1;
+  EXPECT_THROW(runPipeline(req, options), FieldError);
 }

@@ -15,6 +15,7 @@
 #include "marionette/models/model_io.hpp"
 #include "marionette/plan/plan_file.hpp"
 #include "marionette/planner/benchmark.hpp"
+#include "marionette/planner/pipeline.hpp"
 #include "marionette/planner/planner.hpp"
 #include "marionette/trajopt/trajectory_optimization.hpp"
 #include "marionette/search/plugin.hpp"
@@ -200,11 +201,12 @@ class FleetRuns {
     *r.mutable_model() = modelRef(problem.model);
     *r.mutable_scene() = sceneRef(problem.scene);
     goalAndOptionsToProto(req, r);
-    RunResult out{wire::planFromProto(call(r)), std::nullopt};
+    RunResult out;
+    out.plan = wire::planFromProto(call(r));
     // The optimizer's run: the same seeded request with optimization (the server plans the same
     // plan again, then optimizes it), so that the log has the plan's figures and the optimized
     // plan's, as a local run's.
-    if (optimize && out.plan.samples() > 1 && out.plan.goal_sample >= 0) {
+    if (optimize && out.plan.outcome == PlanOutcome::Exact) {  // as runPipeline does
       wire::optimizationOptionsToProto(optimization, r.mutable_optimization());
       const v1::PlanResponse optimized = call(r);
       out.optimized = OptimizedPlan{wire::planFromProto(optimized),
@@ -438,26 +440,19 @@ int cmdPlan(int argc, char** argv) {
   std::optional<OptimizationReport> optimized;
   const bool remote = a.values.count("--server");
   const bool gains = a.switches.count("--gains");
-  Plan plan =
-      remote ? planRemote(a, req, progress, optimize ? &optimization : nullptr, &optimized, gains)
-             : planMotion(req, progress);
-  if (!remote && optimize && plan.outcome == PlanOutcome::Exact) {
-    OptimizedPlan better = optimizePlan(req, plan, optimization, progress);
-    plan = std::move(better.plan);
-    optimized = better.report;
-  }
-  // The feedback gains along the plan (the server computes them itself), with default weights.
+  // The feedback gains along the plan with default weights (a server computes them itself).
   std::string no_gains = "no plan";
-  if (!remote && gains && plan.samples() > 1 && plan.states.rows() == plan.samples()) {
-    try {
-      plan.gains =
-          control::planTrackingGains(req.model, plan.inputs, plan.states.row(0).transpose(),
-                                     plan.rate_hz, control::LqrWeights{});
-    } catch (const SimulationError& e) {  // the plan is kept, without gains
-      no_gains = e.what();
-    } catch (const FieldError& e) {  // too long a plan for them
-      no_gains = e.problem();
-    }
+  Plan plan;
+  if (remote) {
+    plan = planRemote(a, req, progress, optimize ? &optimization : nullptr, &optimized, gains);
+  } else {
+    PipelineOptions pipeline;
+    if (optimize) pipeline.optimization = optimization;
+    if (gains) pipeline.gains = control::LqrWeights{};
+    PipelineResult result = runPipeline(req, pipeline, progress);
+    if (result.optimized) optimized = result.optimized->report;
+    if (!result.no_gains.empty()) no_gains = result.no_gains;
+    plan = result.optimized ? std::move(result.optimized->plan) : std::move(result.plan);
   }
   if (a.values.count("--out") && plan.samples() > 0)
     writeFileAtomically(a.values.at("--out"), [&](std::ostream& os) { writePlanJson(plan, os); });

@@ -225,16 +225,9 @@ Plan planPerformance(const PerformanceRequest& req, const ProgressFn& progress,
   request.goal.at_rest = true;
 
   auto planOf = [&](const Eigen::MatrixXd& inputs, const char* planner) {
-    Plan plan;
-    plan.model = m.name;
-    plan.scene = collision->scene().name;
+    Plan plan = planHeader(request, *collision, o.rate_hz);
     plan.goal = "performance of " + targets.source;
-    plan.start = "rest";
-    plan.rate_hz = o.rate_hz;
     plan.stats.planner = planner;
-    for (const auto& kv : m.kinematic) plan.input_names.push_back(kv.name);
-    for (const auto& dv : m.dynamic) plan.state_names.push_back(dv.name);
-    for (const auto& s : m.strings) plan.string_names.push_back(s.name);
     plan.inputs = inputs;
     plan.clearance_margin_m = o.margin_m;
     verifyPlan(request, collision, plan);

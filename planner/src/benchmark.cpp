@@ -231,11 +231,9 @@ const BenchmarkProblem& findBenchmarkProblem(const std::string& name) {
 
 RunResult planHere(const BenchmarkProblem&, const PlanRequest& request, bool optimize,
                    const OptimizationOptions& optimization) {
-  RunResult out{planMotion(request), std::nullopt};
-  // Timed on its own (its report's time_s): the plan's figures stay the planner's.
-  if (optimize && out.plan.samples() > 1 && out.plan.goal_sample >= 0)
-    out.optimized = optimizePlan(request, out.plan, optimization);
-  return out;
+  PipelineOptions pipeline;
+  if (optimize) pipeline.optimization = optimization;
+  return runPipeline(request, pipeline);
 }
 
 ProblemRuns runBenchmark(const BenchmarkProblem& problem, const BenchmarkOptions& options) {

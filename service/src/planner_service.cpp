@@ -9,6 +9,7 @@
 #include "marionette/models/version.hpp"
 #include "marionette/plan/goal.hpp"
 #include "marionette/performance/plan_performance.hpp"
+#include "marionette/planner/pipeline.hpp"
 #include "marionette/service/wire.hpp"
 #include "request_checks.hpp"
 #include "wire_support.hpp"
@@ -226,27 +227,19 @@ Status PlannerService::plan(ServerContext* ctx, const v1::PlanRequest& req, v1::
   PlanRequest& request = checked.request;
   request.roadmaps = &roadmaps_;
   const CancelFn cancelled = cancelFor(ctx);
-  marionette::Plan p = planMotion(request, progress, cancelled);
-  std::optional<OptimizationReport> optimized;
-  if (checked.optimization && p.outcome == PlanOutcome::Exact) {
-    OptimizedPlan better = optimizePlan(request, p, *checked.optimization, progress, cancelled);
-    p = std::move(better.plan);
-    optimized = std::move(better.report);
-  }
-  if (checked.gains && p.samples() > 1 && p.states.rows() == p.samples()) {
-    try {
-      p.gains = control::planTrackingGains(request.model, p.inputs, p.states.row(0).transpose(),
-                                           p.rate_hz, *checked.gains);
-    } catch (const SimulationError& e) {  // a step the linearization cannot take: no gains
-      p.message += std::string(p.message.empty() ? "" : "; ") + "no feedback gains: " + e.what();
-    } catch (const FieldError& e) {  // a plan too long for them
-      p.message += std::string(p.message.empty() ? "" : "; ") + "no feedback gains: " + e.problem();
-    }
-  }
+  PipelineOptions pipeline;
+  pipeline.optimization = checked.optimization;
+  pipeline.gains = checked.gains;
+  PipelineResult result = runPipeline(request, pipeline, progress, cancelled);
+  marionette::Plan& p = result.optimized ? result.optimized->plan : result.plan;
+  if (!result.no_gains.empty() && p.samples() > 0)
+    p.message += std::string(p.message.empty() ? "" : "; ") + "no feedback gains: " +
+                 result.no_gains;
   if (shouldStop(ctx)) return stoppedStatus(ctx);
   wire::planToProto(p, out);
   wire::startAndGoalToProto(request, p, out);
-  if (optimized) wire::optimizationToProto(*optimized, out->mutable_optimization());
+  if (result.optimized)
+    wire::optimizationToProto(result.optimized->report, out->mutable_optimization());
   rl.set("outcome", toString(p.outcome));
   return Status::OK;
 }

@@ -25,6 +25,7 @@
 #include <string>
 #include <vector>
 
+#include "marionette/planner/pipeline.hpp"
 #include "marionette/planner/planner.hpp"
 #include "marionette/trajopt/trajectory_optimization.hpp"
 
@@ -51,19 +52,16 @@ const std::vector<BenchmarkProblem>& benchmarkProblems();
 // FieldError("problem") naming the known ones for a name that is not one of them.
 const BenchmarkProblem& findBenchmarkProblem(const std::string& name);
 
-// One run: the plan, and with BenchmarkOptions::optimize (for a plan that reached its goal) what
-// optimizing it returned.
-struct RunResult {
-  Plan plan;
-  std::optional<OptimizedPlan> optimized;
-};
+// One run: the plan, and with BenchmarkOptions::optimize (for an exact plan) what optimizing it
+// returned: the pipeline's result (pipeline.hpp).
+using RunResult = PipelineResult;
 // Plans one run: `problem` names its model and scene, `request` is complete (model and scene
 // loaded, goal, options with planner and seed; request.options.roadmap_as_built is set, so that
 // runs do not depend on one another).  Throws what planning throws (a failed run).
 using RunPlanner =
     std::function<RunResult(const BenchmarkProblem& problem, const PlanRequest& request,
                             bool optimize, const OptimizationOptions& optimization)>;
-// planMotion, then optimizePlan when asked and the plan reached its goal: the local run.
+// runPipeline with optimization when asked (an exact plan is then optimized): the local run.
 RunResult planHere(const BenchmarkProblem& problem, const PlanRequest& request, bool optimize,
                    const OptimizationOptions& optimization);
 
@@ -78,7 +76,7 @@ struct BenchmarkOptions {
   // prm: built once per problem (seed fixed), then queried by every run as built (no run sees
   // the edge verdicts of another).
   RoadmapOptions roadmap;
-  // Each plan that reaches its goal is then optimized (optimizePlan) with these options.
+  // Each exact plan is then optimized (optimizePlan) with these options.
   bool optimize = false;
   OptimizationOptions optimization;
   // Who plans each run (default: planHere); with `parallel` > 1, called from that many threads
@@ -110,7 +108,7 @@ struct BenchmarkRun {
   bool within_limits = false;
   PlanStatistics stats;
   PlanQuality quality;  // the plan's (measured when it has samples)
-  // With BenchmarkOptions::optimize, for a plan that reaches its goal:
+  // With BenchmarkOptions::optimize, for an exact plan:
   bool optimization_tried = false;
   bool optimization_succeeded = false;  // an improved plan that is exact
   PlanOutcome optimized_outcome = PlanOutcome::NotFound;
