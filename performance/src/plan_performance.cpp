@@ -14,6 +14,7 @@
 #include "marionette/problem/plan_quality.hpp"
 #include "performance_kinematics.hpp"
 #include "marionette/problem/verification.hpp"
+#include "ipopt_solver.hpp"
 #include "spline_fit.hpp"
 #include "trajectory_nlp.hpp"
 #include "trajectory_problem.hpp"
@@ -273,19 +274,14 @@ Plan planPerformance(const PerformanceRequest& req, const ProgressFn& progress,
     };
     Ipopt::SmartPtr<detail::TrajectoryNlp> nlp =
         new detail::TrajectoryNlp(problem, z_kinematic, keepGoing);
-    Ipopt::SmartPtr<Ipopt::IpoptApplication> app = IpoptApplicationFactory();
-    app->Options()->SetIntegerValue("print_level", 0);
-    app->Options()->SetStringValue("sb", "yes");
-    app->Options()->SetStringValue("mu_strategy", "adaptive");
-    app->Options()->SetIntegerValue("max_iter", 200);
-    app->Options()->SetNumericValue("tol", 1e-6);
-    app->Options()->SetNumericValue("acceptable_tol", 1e-3);
     try {
       // The time limit stops a rollout mid-way (one of a long performance takes seconds); the
       // verification of the best motion found comes after it.
       const CancelScope budget([&] { return secondsSince(t0) >= o.time_limit_s; });
-      if (problem.evaluate(z_kinematic, detail::Evaluation::Value) && problem.cost().total() > 0)
-        app->Options()->SetNumericValue("obj_scaling_factor", 1.0 / problem.cost().total());
+      const double start_cost = problem.evaluate(z_kinematic, detail::Evaluation::Value)
+                                    ? problem.cost().total()
+                                    : 0.0;
+      Ipopt::SmartPtr<Ipopt::IpoptApplication> app = detail::trajectorySolver(200, start_cost);
       if (app->Initialize() == Ipopt::Solve_Succeeded) app->OptimizeTNLP(nlp);
     } catch (const PlanCancelled&) {
       // the caller's cancel is asked below; the time limit leaves the best motion found so far

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: BSD-3-Clause
 #include "spline_fit.hpp"
 
+#include "ipopt_solver.hpp"
+
 #include <IpIpoptApplication.hpp>
 #include <IpTNLP.hpp>
 #include <algorithm>
@@ -147,9 +149,7 @@ class SplineFitQp : public Ipopt::TNLP {
 Eigen::VectorXd fitWithinLimits(const InputSpline& spline, const Model& model,
                                 const Eigen::MatrixXd& samples, double share, bool* converged) {
   Ipopt::SmartPtr<SplineFitQp> qp = new SplineFitQp(spline, model, samples, share);
-  Ipopt::SmartPtr<Ipopt::IpoptApplication> app = IpoptApplicationFactory();
-  app->Options()->SetIntegerValue("print_level", 0);
-  app->Options()->SetStringValue("sb", "yes");
+  Ipopt::SmartPtr<Ipopt::IpoptApplication> app = quietIpopt();
   app->Options()->SetStringValue("hessian_constant", "yes");
   app->Options()->SetStringValue("jac_c_constant", "yes");
   app->Options()->SetStringValue("jac_d_constant", "yes");

@@ -18,6 +18,7 @@
 #include "marionette/problem/plan_quality.hpp"
 #include "marionette/problem/goal_rest_pose.hpp"
 #include "marionette/problem/verification.hpp"
+#include "ipopt_solver.hpp"
 #include "trajectory_nlp.hpp"
 #include "trajectory_problem.hpp"
 
@@ -317,17 +318,8 @@ OptimizedPlan optimizePlan(const MotionProblem& request, const Plan& plan,
       Ipopt::SmartPtr<detail::TrajectoryNlp> nlp =
           new detail::TrajectoryNlp(*chosen, start_point.z, keepGoing);
       attempt = GetRawPtr(nlp);
-      Ipopt::SmartPtr<Ipopt::IpoptApplication> app = IpoptApplicationFactory();
-      app->Options()->SetIntegerValue("print_level", 0);
-      app->Options()->SetStringValue("sb", "yes");
-      // The Hessian is the objective's Gauss-Newton one (TrajectoryNlp::eval_h).
-      app->Options()->SetStringValue("mu_strategy", "adaptive");
-      app->Options()->SetIntegerValue("max_iter", options.max_iterations);
-      app->Options()->SetNumericValue("tol", 1e-6);
-      app->Options()->SetNumericValue("acceptable_tol", 1e-3);
-      // The objective in units of the starting motion's: O(1) like the constraints' rows.
-      if (start_point.cost > 0)
-        app->Options()->SetNumericValue("obj_scaling_factor", 1.0 / start_point.cost);
+      Ipopt::SmartPtr<Ipopt::IpoptApplication> app =
+          detail::trajectorySolver(options.max_iterations, start_point.cost);
       if (app->Initialize() != Ipopt::Solve_Succeeded) {
         report.message = "the solver could not start";
         return out;

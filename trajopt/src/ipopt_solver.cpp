@@ -1,0 +1,24 @@
+// SPDX-License-Identifier: BSD-3-Clause
+#include "ipopt_solver.hpp"
+
+namespace marionette::detail {
+
+Ipopt::SmartPtr<Ipopt::IpoptApplication> quietIpopt() {
+  Ipopt::SmartPtr<Ipopt::IpoptApplication> app = IpoptApplicationFactory();
+  app->Options()->SetIntegerValue("print_level", 0);
+  app->Options()->SetStringValue("sb", "yes");
+  return app;
+}
+
+Ipopt::SmartPtr<Ipopt::IpoptApplication> trajectorySolver(int max_iterations, double start_cost) {
+  Ipopt::SmartPtr<Ipopt::IpoptApplication> app = quietIpopt();
+  // The Hessian is the objective's Gauss-Newton one (TrajectoryNlp::eval_h).
+  app->Options()->SetStringValue("mu_strategy", "adaptive");
+  app->Options()->SetIntegerValue("max_iter", max_iterations);
+  app->Options()->SetNumericValue("tol", 1e-6);
+  app->Options()->SetNumericValue("acceptable_tol", 1e-3);
+  if (start_cost > 0) app->Options()->SetNumericValue("obj_scaling_factor", 1.0 / start_cost);
+  return app;
+}
+
+}  // namespace marionette::detail

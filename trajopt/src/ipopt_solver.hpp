@@ -1,0 +1,18 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Internal to trajopt and the performance step: Ipopt applications set up once, the same way for
+// every solve of the same kind.
+#pragma once
+
+#include <IpIpoptApplication.hpp>
+
+namespace marionette::detail {
+
+// Quiet (no output, no banner).
+Ipopt::SmartPtr<Ipopt::IpoptApplication> quietIpopt();
+
+// For the trajectory NLP (trajectory_nlp.hpp): the adaptive barrier, at most `max_iterations`,
+// tolerance 1e-6 (acceptable 1e-3), the objective in units of the starting motion's
+// (`start_cost`, when > 0: O(1) like the constraints' rows).
+Ipopt::SmartPtr<Ipopt::IpoptApplication> trajectorySolver(int max_iterations, double start_cost);
+
+}  // namespace marionette::detail
