@@ -8,15 +8,14 @@ namespace marionette::cli {
 void parseWeightFlags(const Args& a, OptimizationWeights& weights) {
   if (!a.all.count("--weight")) return;
   for (const std::string& item : a.all.at("--weight")) {
-    const auto eq = item.find('=');
-    if (eq == std::string::npos || eq == 0)
+    std::string name, value;
+    if (!splitNameValue(item, name, value))
       throw std::invalid_argument("--weight: expected NAME=VALUE, got '" + item + "'");
-    const std::string name = item.substr(0, eq);
     double* w = weights.byName(name);
     if (!w)
       throw std::invalid_argument("--weight: unknown weight '" + name + "' (" +
                                   joinNames(OptimizationWeights::names()) + ")");
-    *w = parseNumber("--weight " + name, item.substr(eq + 1));
+    *w = parseNumber("--weight " + name, value);
   }
 }
 

@@ -30,10 +30,10 @@ namespace {
 std::map<std::string, std::string> parseParams(const std::vector<std::string>& items) {
   std::map<std::string, std::string> out;
   for (const std::string& item : items) {
-    const auto eq = item.find('=');
-    if (eq == std::string::npos || eq == 0)
+    std::string name, value;
+    if (!splitNameValue(item, name, value))
       throw std::invalid_argument("--param: expected NAME=VALUE, got '" + item + "'");
-    out[item.substr(0, eq)] = item.substr(eq + 1);
+    out[name] = value;
   }
   return out;
 }

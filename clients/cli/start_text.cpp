@@ -20,12 +20,11 @@ StartText parseStartText(const std::string& text) {
         text + "')");
   const char* kind = rest_of ? "rest-of" : "q";
   for (const std::string& item : splitFields(text.substr(rest_of ? 8 : 2), ',')) {
-    const auto eq = item.find('=');
-    const std::string name = trimmed(item.substr(0, eq));
-    if (eq == std::string::npos || name.empty())
+    std::string name, text_value;
+    if (!splitNameValue(item, name, text_value))
       throw std::invalid_argument(std::string("--start: ") + kind + ": expected NAME=VALUE, got '" +
                                   item + "'");
-    const double value = parseNumber("--start " + name, trimmed(item.substr(eq + 1)));
+    const double value = parseNumber("--start " + name, text_value);
     (rest_of ? s.input_values : s.spec.positions).emplace_back(name, value);
   }
   return s;

@@ -43,6 +43,14 @@ std::vector<std::string> splitFields(const std::string& text, char separator) {
   }
 }
 
+bool splitNameValue(const std::string& item, std::string& name, std::string& value) {
+  const auto eq = item.find('=');
+  if (eq == std::string::npos) return false;
+  name = trimmed(item.substr(0, eq));
+  value = trimmed(item.substr(eq + 1));
+  return !name.empty();
+}
+
 bool parseFiniteNumber(const std::string& text, double& value) {
   if (text.empty()) return false;
   char* end = nullptr;

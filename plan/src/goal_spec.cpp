@@ -51,11 +51,10 @@ GoalSpec GoalSpec::parse(const std::string& text) {
   if (kind == "q" || kind == "rest-of") {
     g.kind = kind == "q" ? Kind::Joint : Kind::RestOf;
     for (const std::string& item : items(parts[0], ',')) {
-      const auto eq = item.find('=');
-      if (eq == std::string::npos || trimmed(item.substr(0, eq)).empty())
+      std::string name, value;
+      if (!splitNameValue(item, name, value))
         throw FieldError("goal", "expected NAME=VALUE, got '" + item + "'");
-      const std::string name = trimmed(item.substr(0, eq));
-      g.values.emplace_back(name, number(trimmed(item.substr(eq + 1)), name));
+      g.values.emplace_back(name, number(value, name));
     }
   } else if (kind == "point") {
     g.kind = Kind::Point;

@@ -285,10 +285,9 @@ ProblemRuns runBenchmark(const BenchmarkProblem& problem, const BenchmarkOptions
     if (info.kind == SearchKind::Roadmap) {
       std::istringstream is(options.roadmap.describe());
       std::string item;
-      while (is >> item) {
-        const auto eq = item.find('=');
-        if (eq != std::string::npos) pr.settings[item.substr(0, eq)] = item.substr(eq + 1);
-      }
+      std::string name, value;
+      while (is >> item)
+        if (splitNameValue(item, name, value)) pr.settings[name] = value;
     }
     out.planners.push_back(std::move(pr));
   }

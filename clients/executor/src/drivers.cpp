@@ -15,6 +15,7 @@
 #include <sstream>
 #include <thread>
 
+#include "marionette/common/text.hpp"
 #include "marionette/executor/rig.hpp"
 #include "marionette/models/field_error.hpp"
 #include "marionette/models/model_io.hpp"
@@ -434,10 +435,10 @@ std::map<std::string, std::string> query(const std::string& uri, std::string& he
   if (mark == std::string::npos) return q;
   std::stringstream ss(uri.substr(mark + 1));
   for (std::string kv; std::getline(ss, kv, '&');) {
-    const auto eq = kv.find('=');
-    if (eq == std::string::npos)
+    std::string key, value;
+    if (!splitNameValue(kv, key, value))
       throw std::invalid_argument(uri + ": '" + kv + "' is not KEY=VALUE");
-    q[kv.substr(0, eq)] = kv.substr(eq + 1);
+    q[key] = value;
   }
   return q;
 }

@@ -24,6 +24,9 @@ std::vector<std::string> splitCommas(const std::string& text);
 
 // `text` without leading and trailing blanks (spaces, tabs, CR, LF).
 std::string trimmed(const std::string& text);
+// "NAME=VALUE" split at its first '=', both trimmed: false when there is no '=' or the name is
+// empty (what every NAME=VALUE list of the project's texts and flags is made of).
+bool splitNameValue(const std::string& item, std::string& name, std::string& value);
 
 // Every field between separators, each trimmed: "a, b,,c," -> {"a", "b", "", "c", ""}.
 std::vector<std::string> splitFields(const std::string& text, char separator);
