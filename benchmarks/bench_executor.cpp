@@ -66,7 +66,7 @@ int main(int argc, char** argv) {
       "acks lost |\n| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n");
   for (double rate : rates) {
     test::UdpResponder device(loopbackRig(rig, arm->defaultInputs()));
-    Performance perf;
+    Playback perf;
     perf.model = arm;
     perf.rate_hz = rate;
     perf.duration_s = seconds;

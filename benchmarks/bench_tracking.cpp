@@ -202,7 +202,7 @@ int tracking(int seeds, const std::vector<std::string>& plans, const Perturbatio
               "at the end (m) | largest correction | clamped | cycle p99 (ms) | misses |\n");
   std::printf("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n");
   for (const std::string& path : plans) {
-    const Performance perf = loadPlanFile(path, nullptr);
+    const Playback perf = loadPlanFile(path, nullptr);
     const Plan plan = readPlanFile(path);
     // The goal's point ("point:NAME=..."), else none.
     std::string goal_point;

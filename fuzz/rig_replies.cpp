@@ -24,7 +24,7 @@ using namespace marionette::executor;
 // arm's took half of every execution -- and a linearized step per plan sample and per line.)
 struct Fixture {
   ModelPtr model = loadModel("suspended-mass");
-  Performance perf;
+  Playback perf;
   RigConfig rig;
   Fixture() {
     PlanRequest request;

@@ -51,7 +51,7 @@ std::string writeText(const std::string& name, const std::string& text) {
 // A performance of the planar arm's rig: x and L move smoothly from rest to rest, within 0.5 m/s
 // and 4 m/s^2 (an out-and-back of 5 cm, smaller below 0.5 s: the peak acceleration of
 // 0.025 m (2 pi / T)^2 is 3.95 m/s^2 at T = 0.5 s).
-Performance smoothPerformance(const ModelPtr& arm, double duration_s, double rate_hz = 50.0) {
+Playback smoothPerformance(const ModelPtr& arm, double duration_s, double rate_hz = 50.0) {
   std::ostringstream csv;
   csv << "t,x,L\n";
   const int n = static_cast<int>(std::lround(duration_s * rate_hz));
@@ -214,7 +214,7 @@ TEST(RigFile, APositionBeyondTheVariablesRangeIsRefusedAtRead) {
   EXPECT_FALSE(decodeSetpoints(rig, {std::string("0:\xff\x01:rad"), "2:305:mm"}, back, &why));
   EXPECT_NE(why.find("field '0:\\xFF\\x01:rad': bad value"), std::string::npos) << why;
   // And the stream builder refuses such a position too (a driver that does not read POS).
-  const Performance p = smoothPerformance(arm, 1.0);
+  const Playback p = smoothPerformance(arm, 1.0);
   EXPECT_THROW(buildStream(p, Eigen::Vector2d(1e9, 0.45), {}), std::invalid_argument);
   EXPECT_THROW(buildStream(p, Eigen::Vector2d(NAN, 0.45), {}), std::invalid_argument);
 }
@@ -228,14 +228,14 @@ TEST(Validation, ASpeedLimitBreachIsRefusedNamingVariableSampleAndLimit) {
   std::ostringstream csv;
   csv << "t,x,L\n";
   for (int i = 0; i <= 50; ++i) csv << i * 0.02 << "," << (i <= 10 ? 0.30 : 0.32) << ",0.45\n";
-  const Performance p = loadInputsCsv(writeText("jump.csv", csv.str()), arm);
+  const Playback p = loadInputsCsv(writeText("jump.csv", csv.str()), arm);
   const Stream s = buildStream(p, arm->defaultInputs(), {});
   const auto problems = validateStream(*arm, s);
   ASSERT_FALSE(problems.empty());
   EXPECT_NE(problems[0].find("x: speed 1 > max_speed 0.5 at play sample 11"), std::string::npos)
       << problems[0];
   // The smooth one passes, and slowed down by 2 it still does; sped up by 4 it does not.
-  const Performance ok = smoothPerformance(arm, 1.0);
+  const Playback ok = smoothPerformance(arm, 1.0);
   EXPECT_TRUE(validateStream(*arm, buildStream(ok, arm->defaultInputs(), {})).empty());
   StreamOptions half;
   half.rate_scale = 0.5;
@@ -252,14 +252,14 @@ TEST(Validation, ASpeedLimitBreachIsRefusedNamingVariableSampleAndLimit) {
 // The planar arm's x at 50 Hz, its acceleration switching between +4 and -4 m/s^2 (its limit)
 // from sample to sample, with bursts that take its speed to 0.48 m/s (limit 0.5): every corner
 // a linear interpolation could have.  L holds still.
-Performance cornerPerformance(const ModelPtr& arm) {
+Playback cornerPerformance(const ModelPtr& arm) {
   std::vector<double> accel;
   for (int i = 0; i < 6; ++i) accel.push_back(4.0);
   for (int i = 0; i < 10; ++i) accel.push_back(i % 2 ? 4.0 : -4.0);
   for (int i = 0; i < 12; ++i) accel.push_back(-4.0);
   for (int i = 0; i < 6; ++i) accel.push_back(4.0);
   const double h = 0.02;
-  Performance p;
+  Playback p;
   p.model = arm;
   p.rate_hz = 50.0;
   p.inputs.defaults = arm->defaultInputs();
@@ -278,7 +278,7 @@ Performance cornerPerformance(const ModelPtr& arm) {
 
 TEST(Resampling, LimitsThatHeldAtThePlansRateHoldAtAnySendRateAndSpeed) {
   const ModelPtr arm = loadModel("planar-arm");
-  const Performance p = cornerPerformance(arm);
+  const Playback p = cornerPerformance(arm);
   const Eigen::VectorXd start = p.inputs.values.row(0).transpose();
   ASSERT_TRUE(validateStream(*arm, buildStream(p, start, {})).empty());
   // Linear interpolation at 100 Hz breaks the acceleration limit at the corners (what the
@@ -335,7 +335,7 @@ TEST(Resampling, TheQuadraticBSplineOfTheSamples) {
 
 TEST(Validation, RampInReachesTheStartWithinTheLimitsAndHoldKeepsAVariable) {
   const ModelPtr arm = loadModel("planar-arm");
-  const Performance p = smoothPerformance(arm, 1.0);
+  const Playback p = smoothPerformance(arm, 1.0);
   Eigen::VectorXd rig_now(2);
   rig_now << 0.10, 0.70;  // 20 cm and 25 cm from the start
   StreamOptions o;
@@ -393,7 +393,7 @@ class RecordingRig : public RigDriver {
 
 TEST(Deadlines, ASlowDriverMissesTicksWithoutBurstingAndStopsAfterTheConfiguredNumber) {
   const ModelPtr arm = loadModel("planar-arm");
-  const Performance p = smoothPerformance(arm, 0.4, 50.0);  // 21 rows at 50 Hz (20 ms)
+  const Playback p = smoothPerformance(arm, 0.4, 50.0);  // 21 rows at 50 Hz (20 ms)
   const Stream s = buildStream(p, arm->defaultInputs(), {});
   RecordingRig rig(arm->defaultInputs());
   // Every send overruns the next two ticks by more than the half-period tolerance.
@@ -431,7 +431,7 @@ TEST(Deadlines, ASlowDriverMissesTicksWithoutBurstingAndStopsAfterTheConfiguredN
 
 TEST(Deadlines, AStopRequestHoldsTheLastSetpointAndTheLogHasEveryFrame) {
   const ModelPtr arm = loadModel("planar-arm");
-  const Performance p = smoothPerformance(arm, 2.0, 50.0);
+  const Playback p = smoothPerformance(arm, 2.0, 50.0);
   const Stream s = buildStream(p, arm->defaultInputs(), {});
   RecordingRig rig(arm->defaultInputs());
   std::atomic<bool> stop{false};
@@ -493,7 +493,7 @@ TEST(Guard, EveryFrameIsCheckedAgainstTheLimitsBeforeItIsSent) {
 
   // In the loop: a row spoiled after validation (NaN, then a jump) is never sent; the run stops
   // with HOLD at the frame before, and every frame that went out keeps the limits.
-  const Performance p = smoothPerformance(arm, 1.0);
+  const Playback p = smoothPerformance(arm, 1.0);
   const Stream good = buildStream(p, at, {});
   ASSERT_TRUE(validateStream(*arm, good).empty());
   for (const double spoil : {double(NAN), 0.05}) {
@@ -525,7 +525,7 @@ TEST(Deadlines, LoopsReplayWithARampBackBetween) {
   csv << "t,x,L\n";
   for (int i = 0; i <= 25; ++i)
     csv << i * 0.02 << "," << 0.30 + 0.05 * (0.5 - 0.5 * std::cos(M_PI * i / 25.0)) << ",0.45\n";
-  const Performance p = loadInputsCsv(writeText("oneway.csv", csv.str()), arm);
+  const Playback p = loadInputsCsv(writeText("oneway.csv", csv.str()), arm);
   StreamOptions so;
   so.min_ramp_s = 0.2;
   const Stream s = buildStream(p, arm->defaultInputs(), so);
@@ -546,7 +546,7 @@ TEST(Deadlines, LoopsReplayWithARampBackBetween) {
 
 // A plan for the planar arm: theta1 swung by 0.3 rad, written to a plan file (with its feedback
 // gains when `gains`) and read back.
-Performance armPlan(const std::string& name, bool gains = false) {
+Playback armPlan(const std::string& name, bool gains = false) {
   const ModelPtr arm = loadModel("planar-arm");
   PlanRequest req;
   req.model = arm;
@@ -570,7 +570,7 @@ Performance armPlan(const std::string& name, bool gains = false) {
 }
 
 TEST(SimRig, ExecutingAPlanReproducesItsPredictedStates) {
-  const Performance perf = armPlan("plan.json");
+  const Playback perf = armPlan("plan.json");
   const ModelPtr arm = perf.model;
   ASSERT_GT(perf.predicted_q.rows(), 10);
   SimRig rig(arm, perf.rate_hz);
@@ -894,7 +894,7 @@ TEST(Udp, ARigThatStopsAnsweringIsALostLink) {
 // The truth is the model, measured without noise at every tick: the estimate is the truth, on
 // the plan, and the controller corrects nothing -- closed loop sends exactly the plan's rows.
 TEST(ClosedLoop, WithNoNoiseAndTheModelAsTruthItSendsExactlyThePlan) {
-  const Performance perf = armPlan("closed-loop-plan.json");
+  const Playback perf = armPlan("closed-loop-plan.json");
   SimTruth truth;
   truth.sensing.markers = {"tip", "elbow"};
   truth.sensing.rate_hz = perf.rate_hz;
@@ -923,7 +923,7 @@ TEST(ClosedLoop, WithNoNoiseAndTheModelAsTruthItSendsExactlyThePlan) {
 // them when its weights are theirs; other weights, gains computed anew; gains that do not fit
 // the plan are refused before anything moves.
 TEST(ClosedLoop, ThePlanFileCarriesItsGainsAndTheExecutorUsesThem) {
-  const Performance perf = armPlan("gains-plan.json", true);
+  const Playback perf = armPlan("gains-plan.json", true);
   ASSERT_FALSE(perf.gains.empty());
   SimTruth truth;
   truth.sensing.markers = {"tip"};
@@ -936,7 +936,7 @@ TEST(ClosedLoop, ThePlanFileCarriesItsGainsAndTheExecutorUsesThem) {
   other.weights.position = 1e3;
   const ClosedLoop computed(perf, s, *rig.sensing(), {}, other);
   EXPECT_FALSE(computed.gainsFromPlan());
-  Performance same = perf;
+  Playback same = perf;
   same.gains = control::TrackingGains{};
   const ClosedLoop recomputed(same, s, *rig.sensing(), {}, ClosedLoopOptions{});
   ASSERT_EQ(recomputed.gains().K.size(), planned.gains().K.size());
@@ -946,7 +946,7 @@ TEST(ClosedLoop, ThePlanFileCarriesItsGainsAndTheExecutorUsesThem) {
         << "step " << k;
   }
   EXPECT_GT((computed.gains().K[0] - planned.gains().K[0]).norm(), 1e-3 * planned.gains().K[0].norm());
-  Performance short_gains = perf;
+  Playback short_gains = perf;
   short_gains.gains.K.pop_back();
   try {
     ClosedLoop refused(short_gains, s, *rig.sensing(), {}, ClosedLoopOptions{});
@@ -1070,7 +1070,7 @@ std::string stampField(double stamp_s) {
 class MeasuringUdpRig {
  public:
   // repeat: every MEA frame goes out twice (a network that duplicates datagrams).
-  MeasuringUdpRig(const Performance& perf, const RigConfig& rig,
+  MeasuringUdpRig(const Playback& perf, const RigConfig& rig,
                   std::function<std::string(std::uint32_t set_seq)> extra, bool repeat = false)
       : rig_(rig), sim_(perf.model, perf.rate_hz, truthOf(perf, rig.sensing)),
         extra_(std::move(extra)), repeat_(repeat),
@@ -1097,7 +1097,7 @@ class MeasuringUdpRig {
   }
 
  private:
-  static SimTruth truthOf(const Performance& perf, const Sensing& sensing) {
+  static SimTruth truthOf(const Playback& perf, const Sensing& sensing) {
     SimTruth t;
     t.sensing = sensing;
     t.sensing.rate_hz = perf.rate_hz;
@@ -1141,7 +1141,7 @@ struct UdpClosedRun {
   std::unique_ptr<ClosedLoop> loop;
   ExecuteReport report;
 };
-UdpClosedRun playClosedLoop(const Performance& perf, const RigConfig& rig, MeasuringUdpRig& dev) {
+UdpClosedRun playClosedLoop(const Playback& perf, const RigConfig& rig, MeasuringUdpRig& dev) {
   UdpClosedRun run;
   const auto link = openRig(dev.uri(), perf.model, rig, perf.rate_hz);
   run.stream = buildStream(perf, link->readSetpoints(), {});
@@ -1164,7 +1164,7 @@ RigConfig measuringArmRig(const Model& arm) {
 // they put the markers at 1 m, far from the arm.  The same claim in a frame on time is fused
 // and stops the run on the drift bound, so the test would see a spoiled frame that got in.
 TEST(ClosedLoop, CorruptAndLateMeasurementFramesOverUdpAreCountedAndIgnored) {
-  const Performance perf = armPlan("udp-closed-loop-plan.json");
+  const Playback perf = armPlan("udp-closed-loop-plan.json");
   const RigConfig rig = measuringArmRig(*perf.model);
   ASSERT_EQ(perf.rate_hz, 50.0);
   const Eigen::VectorXd wild = Eigen::VectorXd::Constant(6, 1.0);  // tip and elbow, m
@@ -1214,7 +1214,7 @@ TEST(ClosedLoop, CorruptAndLateMeasurementFramesOverUdpAreCountedAndIgnored) {
 // each repeat is counted and not fused again, the far stamp counted ahead (it has no tick in a
 // long); the estimate stays the truth.
 TEST(ClosedLoop, RepeatedAndFarAheadMeasurementFramesAreCountedAndNotFused) {
-  const Performance perf = armPlan("udp-repeat-plan.json");
+  const Playback perf = armPlan("udp-repeat-plan.json");
   const RigConfig rig = measuringArmRig(*perf.model);
   MeasuringUdpRig* device = nullptr;
   auto extra = [&](std::uint32_t set_seq) -> std::string {
@@ -1246,7 +1246,7 @@ TEST(ClosedLoop, RepeatedAndFarAheadMeasurementFramesAreCountedAndNotFused) {
 // executor: closed loop brings the arm back to the plan by its end; open loop swings on.
 // Measured: 0.055 rad off at the end open loop, 0.004 closed.
 TEST(ClosedLoop, APushOnTheTruthIsRejected) {
-  const Performance perf = armPlan("push-plan.json");
+  const Playback perf = armPlan("push-plan.json");
   const int joint = perf.model->variableIndex("theta1");
   const int last = static_cast<int>(perf.predicted_q.rows()) - 1;
   ASSERT_GT(last / perf.rate_hz, 0.8);

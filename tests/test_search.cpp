@@ -12,7 +12,7 @@
 
 #include "marionette/models/field_error.hpp"
 #include "marionette/models/model_io.hpp"
-#include "marionette/planner/benchmark.hpp"
+#include "marionette/benchmark/benchmark.hpp"
 #include "marionette/planner/planner.hpp"
 #include "marionette/search/decomposition.hpp"
 #include "marionette/search/plugin.hpp"

@@ -52,7 +52,7 @@ struct Feedback {
 };
 
 // --feedback and its options; each only with --feedback lqr.
-Feedback parseFeedback(const Args& a, const Performance& perf, const StreamOptions& so,
+Feedback parseFeedback(const Args& a, const Playback& perf, const StreamOptions& so,
                        double rate) {
   Feedback fb;
   const char* only[] = {"--estimator", "--q", "--r", "--process-noise", "--max-correction",
@@ -189,7 +189,7 @@ int cmdExecute(int argc, char** argv) {
     throw std::invalid_argument("--settle: must be in [0, 60] s");
   if (a.values.count("--hold")) so.hold = splitCommas(a.values.at("--hold"));
 
-  const Performance perf = a.values.count("--plan")
+  const Playback perf = a.values.count("--plan")
                                ? loadPlanFile(a.values.at("--plan"), model)
                                : loadInputsCsv(a.values.at("--inputs"), model, so.send_rate_hz);
   const Model& m = *perf.model;

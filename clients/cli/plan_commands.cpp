@@ -14,7 +14,7 @@
 #include "marionette/common/clock.hpp"
 #include "marionette/models/model_io.hpp"
 #include "marionette/plan/plan_file.hpp"
-#include "marionette/planner/benchmark.hpp"
+#include "marionette/benchmark/benchmark.hpp"
 #include "marionette/planner/pipeline.hpp"
 #include "marionette/planner/planner.hpp"
 #include "marionette/trajopt/trajectory_optimization.hpp"

@@ -94,17 +94,6 @@ class RoadmapSearch final : public MotionSearch {
 
 }  // namespace
 
-TreeSearchSettings treeSearchSettings(const PlannerOptions& options) {
-  const std::optional<PlannerInfo> info = findPlanner(options.planner);
-  if (!info) throw FieldError("options.planner", "unknown '" + options.planner + "'");
-  TreeSearchSettings s;
-  if (options.min_control_steps > 0) s.min_control_steps = options.min_control_steps;
-  s.max_control_steps =
-      std::max(s.min_control_steps,
-               options.max_control_steps > 0 ? options.max_control_steps : info->max_control_steps);
-  s.point_cell_m = info->point_cell_m;
-  return s;
-}
 
 std::unique_ptr<MotionSearch> makeMotionSearch(const PlannerInfo& planner) {
   switch (planner.kind) {

@@ -25,15 +25,6 @@ struct SearchProblem {
   const CancelFn& cancelled;
 };
 
-// The search settings that are ours, not the OMPL planner's: control durations (integration
-// steps) and the projection's cell size along a goal point (m): the options' where they set
-// them, else the planner's defaults (its PlannerInfo).
-struct TreeSearchSettings {
-  int min_control_steps = 2, max_control_steps = 15;
-  double point_cell_m = 0.05;
-};
-TreeSearchSettings treeSearchSettings(const PlannerOptions& options);
-
 class MotionSearch {
  public:
   virtual ~MotionSearch() = default;

@@ -35,6 +35,18 @@ void checkPlannerOptions(const PlannerOptions& opt) {
   checkPlannerParameters(opt.planner, opt.params);
 }
 
+TreeSearchSettings treeSearchSettings(const PlannerOptions& options) {
+  const std::optional<PlannerInfo> info = findPlanner(options.planner);
+  if (!info) throw FieldError("options.planner", "unknown '" + options.planner + "'");
+  TreeSearchSettings s;
+  if (options.min_control_steps > 0) s.min_control_steps = options.min_control_steps;
+  s.max_control_steps =
+      std::max(s.min_control_steps,
+               options.max_control_steps > 0 ? options.max_control_steps : info->max_control_steps);
+  s.point_cell_m = info->point_cell_m;
+  return s;
+}
+
 Plan planMotion(const PlanRequest& req, const ProgressFn& progress, const CancelFn& cancelled) {
   const auto t0 = SteadyClock::now();
   const CancelScope scope(cancelled);  // reaches the rest poses and re-simulations below

@@ -40,7 +40,7 @@ void checkClosedLoopOptions(const ClosedLoopOptions& o) {
   }
 }
 
-ClosedLoop::ClosedLoop(const Performance& perf, const Stream& stream, const Sensing& sensing,
+ClosedLoop::ClosedLoop(const Playback& perf, const Stream& stream, const Sensing& sensing,
                        const std::vector<std::string>& held, ClosedLoopOptions options)
     : model_(perf.model), options_(std::move(options)), sensing_(sensing),
       rate_hz_(stream.rate_hz) {

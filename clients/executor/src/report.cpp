@@ -31,7 +31,7 @@ Eigen::VectorXd pointsAt(const Model& model, DynamicsData& d, const Eigen::Vecto
 
 }  // namespace
 
-TrackingReport buildTrackingReport(const Performance& perf, const Stream& stream,
+TrackingReport buildTrackingReport(const Playback& perf, const Stream& stream,
                                    const ExecuteReport& run, const RigDriver& rig,
                                    const ClosedLoop* loop, const std::string& feedback,
                                    const std::string& estimator) {

@@ -14,7 +14,7 @@ Eigen::MatrixXd resampleSamples(const Eigen::MatrixXd& samples, double sample_ra
   if (samples.rows() == 0) throw std::invalid_argument("resampleSamples: no samples");
   if (!(sample_rate_hz > 0) || !(send_rate_hz > 0) || !(rate_scale > 0))
     throw std::invalid_argument("resampleSamples: rates must be > 0");
-  // Performance time advanced per row sent, in sample periods.
+  // Playback time advanced per row sent, in sample periods.
   const double step = rate_scale * sample_rate_hz / send_rate_hz;
   if (std::abs(step - 1.0) <= 1e-9) return samples;
 

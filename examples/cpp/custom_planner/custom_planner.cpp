@@ -9,7 +9,7 @@
 #include <map>
 #include <sstream>
 
-#include "marionette/planner/benchmark.hpp"
+#include "marionette/benchmark/benchmark.hpp"
 
 namespace mt = marionette;
 

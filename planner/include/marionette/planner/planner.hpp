@@ -74,6 +74,16 @@ struct PlanRequest : MotionProblem {
   RoadmapCache* roadmaps = nullptr;
 };
 
+// The search settings that are ours, not the OMPL planner's: control durations (integration
+// steps) and the projection's cell size along a goal point (m): the options' where they set
+// them, else the planner's defaults (its PlannerInfo).
+struct TreeSearchSettings {
+  int min_control_steps = 2, max_control_steps = 15;
+  double point_cell_m = 0.05;
+};
+// FieldError("options.planner") for an unknown planner.
+TreeSearchSettings treeSearchSettings(const PlannerOptions& options);
+
 // FieldError naming the field ("options.planner", "options.params[\"range\"]",
 // "options.time_limit_s", "options.rate_hz", "options.step_s") when the planner is unknown, a
 // parameter is not one of its own, or a number is out of range.

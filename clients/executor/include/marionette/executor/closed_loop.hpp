@@ -68,7 +68,7 @@ class ClosedLoop {
   // computed here.  The estimator starts with the puppet at rest at the stream's first row.
   // Throws std::invalid_argument (the plan cannot be re-simulated from rest, its gains do not
   // fit it, ...) before anything moves.
-  ClosedLoop(const Performance& perf, const Stream& stream, const Sensing& sensing,
+  ClosedLoop(const Playback& perf, const Stream& stream, const Sensing& sensing,
              const std::vector<std::string>& held, ClosedLoopOptions options);
 
   // The frame for host tick `tick` (first frame: the first call), row `row` of its phase and

@@ -4,7 +4,7 @@
 // BSc thesis, ETH Zurich 2013, §3.3).
 //
 // Contents
-//   Performance       what to play: inputs over time (from plan.json or a CSV), its own rate,
+//   Playback          what to play: inputs over time (from plan.json or a CSV), its own rate,
 //                     and the plan's predicted states when it has them.
 //   StreamOptions     rate scale, send rate, held variables, ramp and settle.
 //   Stream            every row that will be sent, at the send rate: ramp-in, settle, play
@@ -37,7 +37,7 @@ namespace marionette::executor {
 
 class ClosedLoop;
 
-struct Performance {
+struct Playback {
   ModelPtr model;
   InputSchedule inputs;  // rig setpoints over [0, duration_s] (model units)
   double duration_s = 0.0;
@@ -52,11 +52,11 @@ struct Performance {
 // one the plan names; given, its name must be the plan's).  Refuses a plan that is not
 // collision-free or breaks the input limits.  Throws std::invalid_argument naming the file and
 // field.
-Performance loadPlanFile(const std::string& path, const ModelPtr& model);
+Playback loadPlanFile(const std::string& path, const ModelPtr& model);
 // A CSV "t,<kinematic names>" (InputSchedule's format).  Its rate: 1 / the time step when the
 // rows are evenly spaced (whatever rate_hz says), else rate_hz (which must then be given, > 0:
 // the rows are then sampled at it by linear interpolation).
-Performance loadInputsCsv(const std::string& path, const ModelPtr& model, double rate_hz = 0.0);
+Playback loadInputsCsv(const std::string& path, const ModelPtr& model, double rate_hz = 0.0);
 
 enum class Phase { Ramp, Settle, Play, Return };
 const char* toString(Phase p);
@@ -88,7 +88,7 @@ struct Stream {
 // rig_now: the rig's current setpoints (n_k), each finite and within its variable's range (up
 // to checkInputLimits' tolerance).  Throws std::invalid_argument for bad options (an unknown
 // held variable, rate scale <= 0, ...) and a rig position beyond its range.
-Stream buildStream(const Performance& perf, const Eigen::VectorXd& rig_now,
+Stream buildStream(const Playback& perf, const Eigen::VectorXd& rig_now,
                    const StreamOptions& options);
 
 // Empty when every row (including the loop's way back) is within the model's limits; else one

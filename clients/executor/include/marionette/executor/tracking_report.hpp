@@ -43,7 +43,7 @@ struct TrackingReport {
 };
 
 // rig: the driver that ran (a SimRig has the truth); loop: the closed loop, or nullptr.
-TrackingReport buildTrackingReport(const Performance& perf, const Stream& stream,
+TrackingReport buildTrackingReport(const Playback& perf, const Stream& stream,
                                    const ExecuteReport& run, const RigDriver& rig,
                                    const ClosedLoop* loop, const std::string& feedback,
                                    const std::string& estimator);

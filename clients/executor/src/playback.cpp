@@ -39,7 +39,7 @@ InputSchedule scheduleFromRows(const Model& model, const Eigen::MatrixXd& rows, 
 
 }  // namespace
 
-Performance loadPlanFile(const std::string& path, const ModelPtr& model_in) {
+Playback loadPlanFile(const std::string& path, const ModelPtr& model_in) {
   const Plan plan = readPlanFile(path);
   const auto fieldError = [&](const std::string& field, const std::string& what) {
     return std::invalid_argument(path + ": " + field + ": " + what);
@@ -65,7 +65,7 @@ Performance loadPlanFile(const std::string& path, const ModelPtr& model_in) {
   if (plan.input_names != expected)
     throw fieldError("inputs.names",
                      "the columns are not the kinematic variables of '" + model->name + "'");
-  Performance p;
+  Playback p;
   p.model = model;
   p.source = path;
   p.rate_hz = plan.rate_hz;
@@ -77,9 +77,9 @@ Performance loadPlanFile(const std::string& path, const ModelPtr& model_in) {
   return p;
 }
 
-Performance loadInputsCsv(const std::string& path, const ModelPtr& model, double rate_hz) {
+Playback loadInputsCsv(const std::string& path, const ModelPtr& model, double rate_hz) {
   if (!model) throw FieldError("model", "an inputs CSV needs the model it is for");
-  Performance p;
+  Playback p;
   p.model = model;
   p.source = path;
   p.inputs = InputSchedule::fromCsvFile(*model, path);
@@ -135,7 +135,7 @@ Eigen::MatrixXd rampRows(const Model& model, const Eigen::VectorXd& from, const 
 
 // The performance at its own rate: row i at t = i / rate_hz, the last at its end (the schedule's
 // own rows when they are spaced so, as a plan's and an evenly spaced CSV's are).
-Eigen::MatrixXd ownRateSamples(const Performance& perf) {
+Eigen::MatrixXd ownRateSamples(const Playback& perf) {
   const auto& t = perf.inputs.times_s;
   const long n = static_cast<long>(std::ceil(perf.duration_s * perf.rate_hz - 1e-9)) + 1;
   bool own = static_cast<long>(t.size()) == n;
@@ -158,7 +158,7 @@ void append(Eigen::MatrixXd& m, const Eigen::MatrixXd& more) {
 
 }  // namespace
 
-Stream buildStream(const Performance& perf, const Eigen::VectorXd& rig_now,
+Stream buildStream(const Playback& perf, const Eigen::VectorXd& rig_now,
                    const StreamOptions& o) {
   const Model& model = *perf.model;
   const int nk = model.nk();

@@ -1,0 +1,184 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// RigDriver's shared wait, and sim:, the simulated rig (the integrator as the puppet, optional
+// sensing with noise and latency).
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <termios.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstring>
+#include <map>
+#include <sstream>
+#include <thread>
+
+#include "marionette/common/text.hpp"
+#include "marionette/executor/rig.hpp"
+#include "marionette/models/field_error.hpp"
+#include "marionette/models/model_io.hpp"
+#include "marionette/models/simulation.hpp"
+
+namespace marionette::executor {
+
+void RigDriver::awaitReply(Clock::time_point until) {
+  std::this_thread::sleep_until(until);
+}
+
+void RigDriver::pollMeasurements(std::vector<MeasurementFrame>&, long*) {}
+
+// ---- sim: ----------------------------------------------------------------------------------
+
+namespace {
+IntegratorOptions simOptions(double rate_hz, double damping_scale) {
+  if (!(rate_hz > 0) || !std::isfinite(rate_hz))
+    throw std::invalid_argument("sim: the send rate must be > 0 Hz");
+  IntegratorOptions o;
+  o.dt_s = 1.0 / rate_hz;
+  o.damping_scale = damping_scale;
+  return o;
+}
+
+// The truth must be the same puppet and rig by name: the executor streams the model's inputs to
+// it and its sensors measure the model's points.
+const SimTruth& checkedTruth(const ModelPtr& model, SimTruth& t) {
+  if (!t.truth) t.truth = model;
+  const Model& a = *model;
+  const Model& b = *t.truth;
+  auto names = [](const auto& items) {
+    std::vector<std::string> n;
+    for (const auto& i : items) n.push_back(i.name);
+    return n;
+  };
+  if (names(a.kinematic) != names(b.kinematic) || names(a.dynamic) != names(b.dynamic))
+    throw std::invalid_argument("sim: truth: '" + b.name + "' (" + b.source_file +
+                                ") does not have the joints and rig inputs of '" + a.name + "'");
+  for (const std::string& p : t.sensing.markers)
+    if (b.pointIndex(p) < 0)
+      throw std::invalid_argument("sim: truth: '" + b.name + "' has no point '" + p + "'");
+  if (!(t.noise >= 0) || !std::isfinite(t.noise))
+    throw std::invalid_argument("sim: noise must be >= 0");
+  return t;
+}
+}  // namespace
+
+SimRig::SimRig(ModelPtr model, double rate_hz, double damping_scale,
+               const Eigen::VectorXd& start_inputs)
+    : SimRig(std::move(model), rate_hz, SimTruth{nullptr, damping_scale, {}, 0.0, 1, {}},
+             start_inputs) {}
+
+SimRig::SimRig(ModelPtr model, double rate_hz, SimTruth truth,
+               const Eigen::VectorXd& start_inputs)
+    : model_(std::move(model)),
+      truth_(checkedTruth(model_, truth)),
+      period_s_(1.0 / rate_hz),
+      vi_(truth_.truth, simOptions(rate_hz, truth_.damping_scale)),
+      rng_(truth_.seed) {
+  const Eigen::VectorXd rho0 = start_inputs.size() ? start_inputs : truth_.truth->defaultInputs();
+  if (rho0.size() != model_->nk())
+    throw std::invalid_argument("sim: start inputs need " + std::to_string(model_->nk()) +
+                                " values");
+  const StartState start = resolveStart(truth_.truth, rho0, StartSpec{});
+  state_ = vi_.stateFromVelocity(start.q, start.qdot, rho0);
+  next_ = state_;
+  if (truth_.sensing.declared()) {
+    if (!(truth_.sensing.rate_hz > 0)) throw std::invalid_argument("sim: rate must be > 0 Hz");
+    measurement_ =
+        std::make_unique<control::MeasurementModel>(truth_.truth, truth_.sensing.spec());
+    truth_data_ = std::make_unique<DynamicsData>(*truth_.truth);
+  }
+  for (const SimTruth::Push& p : truth_.pushes)
+    if (!truth_.truth->isDynamic(p.joint))
+      throw std::invalid_argument("sim: a push must act on a joint");
+  std::sort(truth_.pushes.begin(), truth_.pushes.end(),
+            [](const SimTruth::Push& a, const SimTruth::Push& b) { return a.at_s < b.at_s; });
+}
+
+void SimRig::stepTo(const Eigen::VectorXd& rho_next) {
+  const StepStatus st = vi_.step(state_, rho_next, next_);
+  if (st != StepStatus::Ok)
+    throw LinkError("sim: the simulated puppet failed a step at t = " +
+                    std::to_string(tick_ * period_s_) + " s (" + toString(st) + ")");
+  std::swap(state_, next_);
+  ++tick_;
+  // A push: the velocity jumps by dv, so the momentum by M dv (p = dL/dv + dt/2 dL/dq).
+  while (pushes_done_ < truth_.pushes.size() &&
+         truth_.pushes[pushes_done_].at_s <= tick_ * period_s_ + 1e-9) {
+    const SimTruth::Push& p = truth_.pushes[pushes_done_++];
+    Eigen::VectorXd dv = Eigen::VectorXd::Zero(model_->nd());
+    dv[p.joint] = p.delta_velocity;
+    DynamicsData d(*truth_.truth);
+    const Eigen::VectorXd q = truth_.truth->configuration(state_.q, state_.rho);
+    forwardKinematics(*truth_.truth, d, q);
+    computeLagrangian(*truth_.truth, d, q, dv, LagrangianOrder::MassMatrix);
+    state_.p += d.M * dv;
+  }
+  q_history_.push_back(state_.q);
+  measure();
+}
+
+void SimRig::measure() {
+  if (!measurement_) return;
+  const double t = tick_ * period_s_;
+  if (t + 1e-9 < next_measurement_s_) return;
+  while (next_measurement_s_ <= t + 1e-9) next_measurement_s_ += 1.0 / truth_.sensing.rate_hz;
+  MeasurementFrame f;
+  f.seq = ++measurement_seq_;
+  f.stamp_s = t;
+  measurement_->evaluate(*truth_data_, truth_.truth->configuration(state_.q, state_.rho),
+                         f.values);
+  std::normal_distribution<double> noise(0.0, 1.0);
+  for (Eigen::Index i = 0; i < f.values.size(); ++i) f.values[i] += truth_.noise * noise(rng_);
+  in_flight_.emplace_back(
+      t0_ + std::chrono::duration_cast<Clock::duration>(
+                std::chrono::duration<double>(t + truth_.sensing.latency_s)),
+      f);
+}
+
+void SimRig::send(std::uint32_t seq, const Eigen::VectorXd& values) {
+  if (values.size() != model_->nk()) throw std::invalid_argument("sim: wrong number of values");
+  const auto now = Clock::now();
+  if (!started_) {
+    // The first frame sets the inputs at the rig's time 0 (the executor starts from what
+    // readSetpoints said, so this moves nothing).
+    started_ = true;
+    t0_ = now;
+    state_.rho = values;
+    q_history_.push_back(state_.q);
+    measure();
+  } else {
+    const long target = std::max(
+        tick_ + 1, std::lround(std::chrono::duration<double>(now - t0_).count() / period_s_));
+    const Eigen::VectorXd held = state_.rho;
+    while (tick_ + 1 < target) stepTo(held);  // periods without a frame: the input held
+    stepTo(values);
+  }
+  frame_ticks_.push_back(tick_);
+  pending_.push_back({AckEvent::Kind::Ack, seq, "", Clock::now()});
+}
+
+void SimRig::poll(std::vector<AckEvent>& out) {
+  for (AckEvent& e : pending_) {
+    e.received = Clock::now();  // delivered now, as a rig's ack read off the line would be
+    out.push_back(e);
+  }
+  pending_.clear();
+}
+
+void SimRig::pollMeasurements(std::vector<MeasurementFrame>& out, long*) {
+  // Taken in time order, each delivered its latency later: the due times are in order too.
+  const auto now = Clock::now();
+  std::size_t delivered = 0;
+  while (delivered < in_flight_.size() && in_flight_[delivered].first <= now) {
+    MeasurementFrame& f = in_flight_[delivered++].second;
+    f.received = now;
+    out.push_back(std::move(f));
+  }
+  in_flight_.erase(in_flight_.begin(), in_flight_.begin() + static_cast<long>(delivered));
+}
+
+}  // namespace marionette::executor
