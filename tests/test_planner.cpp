@@ -1022,3 +1022,33 @@ TEST(Pipeline, OptimizesExactPlansOnlyAndPutsTheGainsOnWhatItReturns) {
   options.optimization->settle_s = -1;
   EXPECT_THROW(runPipeline(req, options), FieldError);
 }
+
+// One base for the libraries' errors: caught as marionette::Error, each names its field (or none)
+// and is still its standard class with the same message.
+TEST(Errors, EveryLibraryErrorIsAMarionetteErrorAndStillItsStandardClass) {
+  PlanRequest req = request("planar-arm", "empty", "nope", "q:theta1=0.3");
+  try {
+    planMotion(req);
+    FAIL() << "an unknown planner was taken";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.field(), "options.planner");
+    EXPECT_NE(std::string(e.what()).find("unknown 'nope'"), std::string::npos) << e.what();
+    EXPECT_NE(dynamic_cast<const std::invalid_argument*>(&e), nullptr);
+  }
+  req.options.planner = "est";
+  try {
+    planMotion(req, {}, [] { return true; });
+    FAIL() << "a cancelled plan returned";
+  } catch (const std::runtime_error& e) {  // PlanCancelled, as ever
+    const auto* error = dynamic_cast<const Error*>(&e);
+    ASSERT_NE(error, nullptr);
+    EXPECT_EQ(error->field(), "");
+    EXPECT_STREQ(error->what(), e.what());
+  }
+  try {
+    loadModelString("name: x\nframes: [{name: a, parent: nowhere}]\n", "x.yaml");
+    FAIL() << "a bad model loaded";
+  } catch (const Error& e) {
+    EXPECT_FALSE(e.field().empty()) << e.what();  // the description's field
+  }
+}

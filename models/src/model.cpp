@@ -35,9 +35,8 @@ std::string lineNote(const SourceRef& s) {
 }  // namespace
 
 SourceError::SourceError(std::string file, int line, std::string field, const std::string& message)
-    : std::runtime_error(composeWhat(file, line, field, message)),
+    : ErrorOf<std::runtime_error>(composeWhat(file, line, field, message), field),
       file_(std::move(file)),
-      field_(std::move(field)),
       message_(message),
       line_(line) {}
 

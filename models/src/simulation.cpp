@@ -200,7 +200,7 @@ const char* toString(IntegratorKind k) {
 }
 
 SimulationError::SimulationError(int step, double t_s, const std::string& message)
-    : std::runtime_error([&] {
+    : ErrorOf<std::runtime_error>([&] {
         std::ostringstream os;
         os << "step " << step << " (t=" << t_s << " s): " << message;
         return os.str();

@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "marionette/models/error.hpp"
+
 namespace marionette {
 
 // An indexed triangle soup in its own coordinates (metres, after scaling).
@@ -19,9 +21,9 @@ struct TriangleMesh {
 using TriangleMeshPtr = std::shared_ptr<const TriangleMesh>;
 
 // What a mesh that cannot be read throws; what() names the path and assimp's reason.
-class MeshError : public std::runtime_error {
+class MeshError : public ErrorOf<std::runtime_error> {
  public:
-  using std::runtime_error::runtime_error;
+  using ErrorOf<std::runtime_error>::ErrorOf;
 };
 
 // Reads every mesh in a file (node transforms applied, polygons triangulated), each vertex

@@ -21,13 +21,16 @@
 #include <stdexcept>
 #include <string>
 
+#include "marionette/models/error.hpp"
+
 namespace marionette {
 
 using CancelFn = std::function<bool()>;  // true = stop as soon as possible
 
-class PlanCancelled : public std::runtime_error {
+class PlanCancelled : public ErrorOf<std::runtime_error> {
  public:
-  explicit PlanCancelled(const std::string& where) : std::runtime_error(where + ": cancelled") {}
+  explicit PlanCancelled(const std::string& where)
+      : ErrorOf<std::runtime_error>(where + ": cancelled") {}
 };
 
 class CancelScope {

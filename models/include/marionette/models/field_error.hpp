@@ -12,27 +12,27 @@
 #include <stdexcept>
 #include <string>
 
+#include "marionette/models/error.hpp"
+
 namespace marionette {
 
-class FieldError : public std::invalid_argument {
+class FieldError : public ErrorOf<std::invalid_argument> {
  public:
   FieldError(std::string field, std::string problem)
-      : std::invalid_argument(field + ": " + problem),
-        field_(std::move(field)),
+      : ErrorOf<std::invalid_argument>(field + ": " + problem, field),
         problem_(std::move(problem)) {}
-  const std::string& field() const { return field_; }
   const std::string& problem() const { return problem_; }
   // The field's first component ("start" of "start.positions[\"theta9\"]").
-  std::string argument() const { return field_.substr(0, field_.find_first_of(".[")); }
+  std::string argument() const { return field().substr(0, field().find_first_of(".[")); }
   // The rest after the argument ("positions[\"theta9\"]"; "" when the field is the argument).
   std::string member() const {
-    const std::size_t end = field_.find_first_of(".[");
+    const std::size_t end = field().find_first_of(".[");
     if (end == std::string::npos) return "";
-    return field_.substr(field_[end] == '.' ? end + 1 : end);
+    return field().substr(field()[end] == '.' ? end + 1 : end);
   }
 
  private:
-  std::string field_, problem_;
+  std::string problem_;
 };
 
 // Whether `field` is `prefix` or lies under it ("start" covers "start.positions[\"x\"]" and

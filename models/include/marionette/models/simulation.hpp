@@ -20,6 +20,7 @@
 #include <utility>
 #include <vector>
 
+#include "marionette/models/error.hpp"
 #include "marionette/models/field_error.hpp"
 #include "marionette/models/model.hpp"
 
@@ -113,7 +114,7 @@ struct SimulationSummary {
   double energy_max_J = 0.0;
 };
 
-class SimulationError : public std::runtime_error {
+class SimulationError : public ErrorOf<std::runtime_error> {
  public:
   SimulationError(int step, double t_s, const std::string& message);
   int step() const { return step_; }

@@ -7,19 +7,20 @@
 #include <stdexcept>
 #include <string>
 
+#include "marionette/models/error.hpp"
+
 namespace marionette {
 
 // A description error. what() reads "file:line: field: message" with the parts known.
-class SourceError : public std::runtime_error {
+class SourceError : public ErrorOf<std::runtime_error> {
  public:
   SourceError(std::string file, int line, std::string field, const std::string& message);
   const std::string& file() const { return file_; }
   int line() const { return line_; }  // 1-based; 0 when unknown
-  const std::string& field() const { return field_; }
   const std::string& message() const { return message_; }
 
  private:
-  std::string file_, field_, message_;
+  std::string file_, message_;
   int line_;
 };
 

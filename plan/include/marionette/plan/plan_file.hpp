@@ -13,6 +13,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "marionette/models/error.hpp"
 #include "marionette/plan/plan.hpp"
 
 namespace marionette {
@@ -28,9 +29,9 @@ constexpr std::size_t kMaxPlanFileBytes = 32 << 20;
 
 // What a plan file that cannot be read throws: what() reads "SOURCE: FIELD: problem" (or
 // "SOURCE:LINE: not a plan file (...)" when the JSON itself is broken, e.g. truncated).
-class PlanFileError : public std::invalid_argument {
+class PlanFileError : public ErrorOf<std::invalid_argument> {
  public:
-  using std::invalid_argument::invalid_argument;
+  using ErrorOf<std::invalid_argument>::ErrorOf;
 };
 
 // Parses plan JSON text as writePlanJson writes it; `source` names it in messages.  Checks the

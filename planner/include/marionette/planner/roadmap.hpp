@@ -25,6 +25,7 @@
 #include <string>
 #include <vector>
 
+#include "marionette/models/error.hpp"
 #include "marionette/environments/collision.hpp"
 #include "marionette/problem/goal_rest_pose.hpp"
 #include "marionette/models/cancel.hpp"
@@ -150,9 +151,9 @@ class RestPoseRoadmap {
 };
 
 // A roadmap file that cannot be used: unreadable, truncated, or for another fingerprint.
-class RoadmapFileError : public std::runtime_error {
+class RoadmapFileError : public ErrorOf<std::runtime_error> {
  public:
-  using std::runtime_error::runtime_error;
+  using ErrorOf<std::runtime_error>::ErrorOf;
 };
 // One that could not even be opened (permissions, no descriptor left, not a file): its content
 // may well be good.

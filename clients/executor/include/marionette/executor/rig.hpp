@@ -28,6 +28,7 @@
 #include <string>
 #include <vector>
 
+#include "marionette/models/error.hpp"
 #include "marionette/control/measurement.hpp"
 #include "marionette/executor/protocol.hpp"
 #include "marionette/executor/sensing.hpp"
@@ -36,9 +37,9 @@
 
 namespace marionette::executor {
 
-class LinkError : public std::runtime_error {
+class LinkError : public ErrorOf<std::runtime_error> {
  public:
-  using std::runtime_error::runtime_error;
+  using ErrorOf<std::runtime_error>::ErrorOf;
 };
 
 struct AckEvent {

@@ -30,6 +30,7 @@
 #include <utility>
 #include <vector>
 
+#include "marionette/models/error.hpp"
 #include "marionette/environments/scene.hpp"
 #include "marionette/models/model.hpp"
 #include "marionette/models/simulation.hpp"
@@ -37,9 +38,9 @@
 
 namespace marionette::viewer {
 
-class ViewError : public std::invalid_argument {
+class ViewError : public ErrorOf<std::invalid_argument> {
  public:
-  using std::invalid_argument::invalid_argument;
+  using ErrorOf<std::invalid_argument>::ErrorOf;
 };
 
 struct GoalRegion {

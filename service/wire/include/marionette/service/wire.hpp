@@ -28,6 +28,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "marionette/models/error.hpp"
 #include "marionette/environments/checked_simulation.hpp"
 #include "marionette/models/field_error.hpp"
 #include "marionette/models/model.hpp"
@@ -44,11 +45,11 @@ namespace marionette::wire {
 namespace v1 = ::marionette::v1;
 
 // Thrown by the converters of requests; what() names the field ("start.inputs: ...").
-class RequestError : public std::invalid_argument {
+class RequestError : public ErrorOf<std::invalid_argument> {
  public:
   enum class Code { InvalidArgument, NotFound };
   RequestError(Code code, const std::string& message)
-      : std::invalid_argument(message), code_(code) {}
+      : ErrorOf<std::invalid_argument>(message), code_(code) {}
   Code code() const { return code_; }
 
  private:
