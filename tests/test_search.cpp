@@ -8,6 +8,7 @@
 #include <ompl/control/planners/syclop/SyclopRRT.h>
 
 #include <mutex>
+#include <thread>
 #include <sstream>
 
 #include "marionette/models/field_error.hpp"
@@ -247,4 +248,33 @@ TEST(Plugin, RegistersItsPlannersAndRefusesWhatIsNotOne) {
   EXPECT_NE(problem("libm.so.6").find("cannot be loaded"), std::string::npos);  // not searched
   const std::string libm = "/lib/x86_64-linux-gnu/libm.so.6";
   EXPECT_NE(problem(libm).find("defines no marionette_register_planners()"), std::string::npos);
+}
+
+// Searches running at once take nothing of each other's seeds: each plan, made beside five
+// others on other threads, is the plan it is alone.  (Every draw from OMPL's process-wide seed
+// generator -- a planner's RNGs, the samplers', the random projection the space's setup makes --
+// happens under one lock after the request's seed is set; a draw outside it would steal another
+// search's seed only when it lands in that short window, so this test catches such a theft when
+// it happens rather than every time.)
+TEST(SearchSeeds, ConcurrentSearchesGiveTheirSequentialPlans) {
+  registerOutsidePlanners();
+  const std::vector<std::pair<std::string, unsigned long>> runs = {
+      {"est", 1}, {"kpiece", 2}, {"rrt", 3}, {"outside-syclop", 4}, {"sst", 5}, {"pdst", 6}};
+  std::vector<Plan> alone;
+  for (const auto& [planner, seed] : runs) alone.push_back(planMotion(planarArmRequest(planner, seed)));
+  for (int round = 0; round < 3; ++round) {
+    std::vector<Plan> together(runs.size());
+    std::vector<std::thread> threads;
+    for (std::size_t i = 0; i < runs.size(); ++i)
+      threads.emplace_back([&, i] {
+        together[i] = planMotion(planarArmRequest(runs[i].first, runs[i].second));
+      });
+    for (std::thread& t : threads) t.join();
+    for (std::size_t i = 0; i < runs.size(); ++i) {
+      SCOPED_TRACE(runs[i].first);
+      ASSERT_EQ(together[i].samples(), alone[i].samples());
+      EXPECT_EQ((together[i].inputs - alone[i].inputs).cwiseAbs().maxCoeff(), 0.0);
+      EXPECT_EQ(together[i].stats.propagations, alone[i].stats.propagations);
+    }
+  }
 }

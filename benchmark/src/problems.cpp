@@ -2,11 +2,6 @@
 // The built-in benchmark problems, their goals resolved.
 #include "marionette/benchmark/benchmark.hpp"
 
-#include <ompl/base/PlannerStatus.h>
-#include <ompl/config.h>
-#include <ompl/tools/benchmark/MachineSpecs.h>
-#include <ompl/util/Time.h>
-
 #include <algorithm>
 #include <chrono>
 #include <mutex>
@@ -49,7 +44,7 @@ std::string resolveRestOffsets(const ModelPtr& model, const BenchmarkProblem& pr
 
 const std::vector<BenchmarkProblem>& benchmarkProblems() {
   // The goals are the planning tests' (tests/test_planner.cpp); planar-arm's is its rest pose's
-  // theta1 + 0.3 rad, filled in by runBenchmark.
+  // theta1 + 0.3 rad, resolved here.
   static const std::vector<BenchmarkProblem> problems = [] {
     std::vector<BenchmarkProblem> list = {
       {"planar-arm-empty",

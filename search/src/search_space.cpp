@@ -92,7 +92,8 @@ TreeSearchSpace::TreeSearchSpace(const TreeSearchProblem& problem) : impl_(new I
     m.pdef->setGoal(std::make_shared<detail::GoalRegion>(m.si, m.model, search_goal, dt,
                                                          m.seeds(), m.counters));
   }
-  m.si->setup();
+  // The space information is set up by the search, under the seed lock after the planner is made
+  // (setting it up draws from OMPL's process-wide generator).
   if (!m.si->isValid(start.get()))
     throw FieldError("start", "the start state is in collision or outside the limits");
 }

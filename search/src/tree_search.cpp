@@ -34,8 +34,8 @@ struct SearchObjects {
 
 SearchResult searchTree(const TreeSearchProblem& problem, const TreeSearchOptions& options) {
   const auto t_start = SteadyClock::now();
-  const std::optional<PlannerInfo> info = findPlanner(options.planner);
   const TreePlannerFactory make = treePlannerFactory(options.planner);  // FieldError if unknown
+  const PlannerInfo info = *findPlanner(options.planner);  // registered for good by now
   auto objects = std::make_shared<SearchObjects>();
   // Freed off this thread when this function returns, however it returns.
   struct DropLater {
@@ -47,10 +47,18 @@ SearchResult searchTree(const TreeSearchProblem& problem, const TreeSearchOption
   {
     std::lock_guard<std::recursive_mutex> lock(detail::omplSeedMutex());
     ompl::RNG::setSeed(static_cast<std::uint_fast32_t>(space.nextSeed()));
-    objects->planner = make(space, *info);
+    try {
+      objects->planner = make(space, info);
+    } catch (const PlanCancelled&) {
+      throw;
+    } catch (const std::exception& e) {  // a registered factory's: the planner, not a field
+      throw FieldError("options.planner", "'" + options.planner + "' could not be made: " + e.what());
+    }
     if (!objects->planner)
       throw FieldError("options.planner", "'" + options.planner + "' made no planner");
     detail::applyParameters(*objects->planner, options.planner, options.params);
+    // What OMPL's SimpleSetup::setup does, in its order: the space, then the planner.
+    if (!space.spaceInformation()->isSetup()) space.spaceInformation()->setup();
     objects->planner->setProblemDefinition(space.problemDefinition());
     objects->planner->setup();
   }
@@ -89,6 +97,9 @@ SearchResult searchTree(const TreeSearchProblem& problem, const TreeSearchOption
   result.stats.best_goal_distance = counters.best_goal_distance;
   if (!pdef->hasSolution()) {
     result.message = "no motion found (" + std::string(status.asString()) + ")";
+    if (result.stopped_by == "propagations")
+      result.message += ": its budget of " + std::to_string(options.max_propagations) +
+                        " propagations was spent";
     return result;
   }
   result.found = true;

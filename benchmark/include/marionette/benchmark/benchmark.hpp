@@ -154,7 +154,7 @@ struct SummaryRow {
   double median_duration_s = NAN;   // over exact runs
   double median_clearance_m = NAN;  // over exact runs
   double roadmap_build_s = NAN;     // prm: the build, once per problem
-  // With optimization: over the runs that tried it (plans that reached their goal).
+  // With optimization: over the runs that tried it (exact plans).
   int optimized = 0, optimization_succeeded = 0;
   double median_optimization_time_s = NAN;
   // Medians of the quality figures before (the plans) and after (what optimization returned).

@@ -42,7 +42,7 @@ struct PlanStatistics {
   double best_goal_distance = std::numeric_limits<double>::infinity();  // as the planner saw it
 };
 
-// What a puppeteer would judge a motion by (planner/plan_quality.hpp measures it): the plan
+// What a puppeteer would judge a motion by (problem/plan_quality.hpp measures it): the plan
 // re-simulated and then held `settle_s` at its last inputs.
 struct PlanQuality {
   bool measured = false;

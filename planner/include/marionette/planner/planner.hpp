@@ -6,7 +6,7 @@
 //   PlanRequest      model, scene, start, goal, options.
 //   (PlanProgress, what long plans report while they run: problem/progress.hpp.)
 //   checkPlannerOptions()  the options alone, as planMotion checks them first.
-//   planMotion()     plans with a planner of the table (planners.hpp): OMPL's tree planners
+//   planMotion()     plans with a planner of the registry (search/registry.hpp): OMPL's tree planners
 //                    over the variational integrator, or the rest-pose roadmap (prm); then
 //                    resamples the inputs at the output rate, re-simulates and re-checks them
 //                    (the Plan's states are that re-simulation's).
@@ -38,7 +38,7 @@
 namespace marionette {
 
 struct PlannerOptions {
-  std::string planner = "est";  // est | kpiece | rrt | sst | pdst | prm
+  std::string planner = "est";  // est | kpiece | rrt | sst | pdst | prm | a registered one
   double time_limit_s = 10.0;   // wall-clock budget of the search (a prm build is extra)
   // Tree planners: integrator steps the search may take (0: none but the time limit).  A search
   // ended by it (or by reaching the goal) is a function of (request, planner, seed) alone; one

@@ -48,7 +48,12 @@ class TreeSearchSpace {
   const StateLayout& layout() const;
   // The state space (RealVectorStateSpace of layout().dim(), its default projection set), the
   // control space (RealVectorControlSpace of n_k rig velocities), the propagator and validity
-  // checker, the propagation step and control durations: set up.
+  // checker, the propagation step and control durations.  searchTree sets it up after the
+  // planner is made (as OMPL's SimpleSetup does), under the lock of OMPL's seed.
+  //
+  // The propagator, validity checker and goal region count into this object's counters, and the
+  // samplers draw from its seed sequence: a planner and anything else holding this space
+  // information must not outlive the TreeSearchSpace.
   const ompl::control::SpaceInformationPtr& spaceInformation() const;
   // The start state and the goal region (an ompl::base::GoalSampleableRegion: it offers goal
   // states for joint and rest goals, none for point goals).
