@@ -339,7 +339,7 @@ class HostileClient(unittest.TestCase):
         self.assertEqual(remote.returncode, 0, remote.stderr)
         self.assertEqual(local.stdout, remote.stdout)
 
-    # ---- Issue 46: work a request asks for, and clients that hold on -------------------------
+    # ---- Work a request asks for, and clients that hold on -------------------------
 
     def handler_ms(self, method, after):
         """The duration of the first `method` call logged after log line `after`."""
