@@ -5,7 +5,7 @@
 
 #include "fuzz_target.hpp"
 #include "marionette/models/model_io.hpp"
-#include "marionette/planner/roadmap.hpp"
+#include "marionette/search/roadmap.hpp"
 
 void fuzzOne(const std::string& input) {
   static const auto collision = std::make_shared<marionette::CollisionModel>(

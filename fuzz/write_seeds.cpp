@@ -11,7 +11,7 @@
 #include "marionette/models/model_io.hpp"
 #include "marionette/plan/plan_file.hpp"
 #include "marionette/planner/planner.hpp"
-#include "marionette/planner/roadmap.hpp"
+#include "marionette/search/roadmap.hpp"
 #include "marionette/v1/planner.pb.h"
 
 namespace fs = std::filesystem;

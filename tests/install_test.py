@@ -23,7 +23,7 @@ from support.commands import project_version, run  # noqa: E402
 from support.server_process import start_server_command, stop_server  # noqa: E402
 
 API_LIBRARIES = ["models", "control", "plan", "environments", "problem", "search", "trajopt",
-                 "performance", "planner", "benchmark", "service"]
+                 "performance", "planner", "roadmap_store", "benchmark", "service"]
 # What a public header may include besides the installed headers: the standard library and Eigen;
 # the search library's OMPL layer (and only it) OMPL's headers too.
 ALLOWED_INCLUDE = re.compile(r"#include\s+(<[a-z_]+>|<Eigen/[A-Za-z]+>|\"marionette/[a-z_/]+\.hpp\")")

@@ -20,7 +20,7 @@
 #include "marionette/common/text.hpp"
 #include "marionette/models/field_error.hpp"
 #include "marionette/models/model_io.hpp"
-#include "marionette/planner/roadmap_cache.hpp"
+#include "marionette/roadmap_store/roadmap_cache.hpp"
 #include "problems.hpp"
 
 namespace marionette {

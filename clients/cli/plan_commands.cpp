@@ -17,6 +17,7 @@
 #include "marionette/benchmark/benchmark.hpp"
 #include "marionette/planner/pipeline.hpp"
 #include "marionette/planner/planner.hpp"
+#include "marionette/roadmap_store/roadmap_cache.hpp"
 #include "marionette/trajopt/trajectory_optimization.hpp"
 #include "marionette/search/plugin.hpp"
 #include "marionette/service/wire.hpp"

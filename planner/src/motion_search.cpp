@@ -5,7 +5,7 @@
 
 #include "marionette/common/clock.hpp"
 #include "marionette/models/field_error.hpp"
-#include "marionette/planner/roadmap_cache.hpp"
+#include "marionette/search/roadmap.hpp"
 
 namespace marionette::detail {
 namespace {
@@ -46,7 +46,7 @@ class TreeSearch final : public MotionSearch {
   }
 };
 
-// The roadmap for this (model, scene, options) from the request's cache (a cache for this call
+// The roadmap for this (model, scene, options) from the request's store (built for this call
 // alone when it brings none), then a query on it.
 class RoadmapSearch final : public MotionSearch {
  public:
@@ -55,20 +55,23 @@ class RoadmapSearch final : public MotionSearch {
     const PlannerOptions& opt = req.options;
     RoadmapOptions ro = opt.roadmap;
     ro.step_s = opt.step_s;
-    RoadmapCache own;
-    RoadmapCache& cache = req.roadmaps ? *req.roadmaps : own;
     const ProgressFn& progress = problem.progress;
-    const RoadmapCache::Lookup found = cache.get(
-        problem.collision, ro,
-        [&](int vertices, double elapsed) {
-          if (!progress) return;
-          PlanProgress p;
-          p.phase = "roadmap";
-          p.elapsed_s = elapsed;
-          p.states = vertices;
-          progress(p);
-        },
-        problem.cancelled);
+    const RoadmapStore::BuildProgressFn build_progress = [&](int vertices, double elapsed) {
+      if (!progress) return;
+      PlanProgress p;
+      p.phase = "roadmap";
+      p.elapsed_s = elapsed;
+      p.states = vertices;
+      progress(p);
+    };
+    RoadmapStore::Lookup found;
+    if (req.roadmaps) {
+      found = req.roadmaps->get(problem.collision, ro, build_progress, problem.cancelled);
+    } else {
+      found.roadmap = RestPoseRoadmap::build(problem.collision, ro, build_progress,
+                                             problem.cancelled);
+      found.built = true;
+    }
     RestPoseRoadmap& roadmap = *found.roadmap;
     SearchResult out;
     if (found.built) out.stats.roadmap_build_time_s = roadmap.buildTime_s();
@@ -77,7 +80,7 @@ class RoadmapSearch final : public MotionSearch {
         roadmap.query(problem.start.q, problem.start.qdot, problem.rho0, problem.goal,
                       opt.time_limit_s, opt.seed, problem.cancelled, !opt.roadmap_as_built);
     out.stats.planning_time_s = secondsSince(tq);
-    if (r.edges_validated > 0) cache.remember(roadmap);  // the edges it checked, on disk too
+    if (r.edges_validated > 0 && req.roadmaps) req.roadmaps->remember(roadmap);
     out.stats.roadmap_vertices = static_cast<long>(roadmap.vertices().size());
     out.stats.roadmap_edges = roadmap.edgeCount();
     out.stats.edges_validated = r.edges_validated;

@@ -11,7 +11,7 @@
 
 #include "admission.hpp"
 #include "marionette/planner/planner.hpp"
-#include "marionette/planner/roadmap_cache.hpp"
+#include "marionette/roadmap_store/roadmap_cache.hpp"
 #include "marionette/service/server.hpp"
 #include "marionette/v1/planner.grpc.pb.h"
 #include "request_log.hpp"

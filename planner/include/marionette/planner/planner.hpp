@@ -32,8 +32,8 @@
 #include "marionette/models/cancel.hpp"
 #include "marionette/plan/goal.hpp"
 #include "marionette/search/registry.hpp"
-#include "marionette/planner/roadmap.hpp"
-#include "marionette/planner/roadmap_cache.hpp"
+#include "marionette/search/roadmap_options.hpp"
+#include "marionette/search/roadmap_store.hpp"
 
 namespace marionette {
 
@@ -58,7 +58,7 @@ struct PlannerOptions {
   std::map<std::string, std::string> params;
   // prm: the roadmap's options (its step_s is step_s above).  The roadmap has its own seed
   // (roadmap.seed), so that queries with any `seed` share one roadmap; `seed` drives the query.
-  // Where roadmaps are kept is the request's RoadmapCache.
+  // Where roadmaps are kept is the request's RoadmapStore.
   RoadmapOptions roadmap;
   // prm: query the roadmap as built, without the verdicts earlier queries found (which the
   // query's own are still added to).  A benchmark's runs are then independent of each other
@@ -69,9 +69,10 @@ struct PlannerOptions {
 // The motion problem (model, scene, start, goal: problem/motion_problem.hpp) and how to plan it.
 struct PlanRequest : MotionProblem {
   PlannerOptions options;
-  // prm: where roadmaps are kept between requests (not owned; shared by concurrent requests).
-  // Null: a roadmap is built for this request alone.
-  RoadmapCache* roadmaps = nullptr;
+  // prm: where roadmaps are kept between requests (not owned; shared by concurrent requests;
+  // marionette::roadmap_store's RoadmapCache is one).  Null: a roadmap is built for this request
+  // alone.
+  RoadmapStore* roadmaps = nullptr;
 };
 
 // The search settings that are ours, not the OMPL planner's: control durations (integration

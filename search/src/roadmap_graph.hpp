@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "marionette/planner/roadmap.hpp"
+#include "marionette/search/roadmap.hpp"
 
 namespace marionette {
 

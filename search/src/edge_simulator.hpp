@@ -15,7 +15,7 @@
 #include "marionette/models/integrator.hpp"
 #include "marionette/plan/goal.hpp"
 #include "marionette/models/rig_trajectory.hpp"
-#include "marionette/planner/roadmap.hpp"
+#include "marionette/search/roadmap.hpp"
 
 namespace marionette::roadmap {
 

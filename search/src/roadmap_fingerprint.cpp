@@ -6,7 +6,7 @@
 #include <sstream>
 
 #include "marionette/models/field_error.hpp"
-#include "marionette/planner/roadmap.hpp"
+#include "marionette/search/roadmap.hpp"
 #include "roadmap_graph.hpp"
 
 namespace marionette {

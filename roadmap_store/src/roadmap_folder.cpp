@@ -10,7 +10,7 @@
 #include <mutex>
 
 #include "marionette/common/files.hpp"
-#include "marionette/planner/roadmap.hpp"
+#include "marionette/search/roadmap.hpp"
 
 namespace marionette::detail {
 namespace {

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// Where rest-pose roadmaps are kept between plans: owned by whoever answers many plans (the
-// server, the CLI process, a benchmark) and passed in with each request.
+// The project's RoadmapStore (search/roadmap_store.hpp): rest-pose roadmaps kept in memory and
+// on disk, owned by whoever answers many plans (the server, the CLI process, a benchmark) and
+// passed in with each request.
 //
 // Contents
 //   RoadmapCacheOptions   how many to keep in memory, and a folder or a single file on disk.
@@ -23,7 +24,8 @@
 #include <string>
 
 #include "marionette/models/cancel.hpp"
-#include "marionette/planner/roadmap.hpp"
+#include "marionette/search/roadmap.hpp"
+#include "marionette/search/roadmap_store.hpp"
 
 namespace marionette {
 
@@ -48,28 +50,23 @@ namespace detail {
 class RoadmapFolder;
 }
 
-class RoadmapCache {
+class RoadmapCache final : public RoadmapStore {
  public:
   explicit RoadmapCache(RoadmapCacheOptions options = {});
   ~RoadmapCache();
   RoadmapCache(const RoadmapCache&) = delete;
   RoadmapCache& operator=(const RoadmapCache&) = delete;
 
-  struct Lookup {
-    std::shared_ptr<RestPoseRoadmap> roadmap;
-    bool built = false;  // by this call (its build time is roadmap->buildTime_s())
-  };
   // The roadmap for (collision, options).  Throws PlanCancelled (cancelled while building or
   // waiting), RoadmapFileError (options.file does not fit), what build throws.  A file in the
   // folder that does not fit or cannot be read is set aside and rebuilt (on_file_problem).
   Lookup get(const CollisionModelPtr& collision, const RoadmapOptions& options,
-             const std::function<void(int vertices, double elapsed_s)>& progress = {},
-             const CancelFn& cancelled = {});
+             const BuildProgressFn& progress = {}, const CancelFn& cancelled = {}) override;
   // Saves the roadmap (with the edge verdicts its queries found) where it came from on disk;
   // nothing without a folder or file.  In a folder, first takes over (adoptVerdicts) the
   // verdicts other servers wrote to the file, under its lock.  A folder's file that cannot be
   // written is told to on_file_problem; options.file's throws FileError.
-  void remember(RestPoseRoadmap& roadmap);
+  void remember(RestPoseRoadmap& roadmap) override;
 
   // The file a roadmap of this fingerprint lives in ("" without a folder or file).
   std::string pathFor(const std::string& fingerprint) const;

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-3-Clause
-#include "marionette/planner/roadmap_cache.hpp"
+#include "marionette/roadmap_store/roadmap_cache.hpp"
 
 #include <sys/stat.h>
 
@@ -111,7 +111,7 @@ void RoadmapCache::setFileId(const std::string& key, std::uint64_t id) {
 
 RoadmapCache::Lookup RoadmapCache::get(const CollisionModelPtr& collision,
                                        const RoadmapOptions& options,
-                                       const std::function<void(int, double)>& progress,
+                                       const BuildProgressFn& progress,
                                        const CancelFn& cancelled) {
   const CancelScope scope(cancelled);  // waits and builds below answer it
   const std::string key = RestPoseRoadmap::fingerprint(*collision, options);

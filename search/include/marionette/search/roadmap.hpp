@@ -8,12 +8,12 @@
 // near the target rest pose within a bounded time.
 //
 // Contents
-//   RoadmapOptions      sizes, edge motion and settling criteria.
+//   (RoadmapOptions, sizes, edge motion and settling criteria: roadmap_options.hpp.)
 //   RestPoseRoadmap     the graph (Boost.Graph), built once per (model, scene, options), shared
 //                       by queries (each works on a copy; only edge verdicts are written back),
 //                       saved to / loaded from a text file.
 //   QueryResult         what a query returns to the planner.
-// Where roadmaps are kept between queries (memory, a folder): roadmap_cache.hpp.
+// Where roadmaps are kept between queries: a RoadmapStore (roadmap_store.hpp).
 #pragma once
 
 #include <Eigen/Core>
@@ -31,25 +31,9 @@
 #include "marionette/models/cancel.hpp"
 #include "marionette/plan/goal.hpp"
 #include "marionette/models/rig_trajectory.hpp"
+#include "marionette/search/roadmap_options.hpp"
 
 namespace marionette {
-
-struct RoadmapOptions {
-  int vertices = 120;                // rest poses kept in the learning phase
-  int neighbours = 10;               // edges to the nearest vertices (in time at full speed)
-  double build_time_limit_s = 60.0;  // learning phase budget
-  unsigned long seed = 1;            // learning-phase samples
-  double step_s = 0.02;              // integrator step of edge simulations (s)
-  double slowdown = 1.5;             // edges move at the limits divided by this
-  double settle_max_s = 6.0;         // the swing must settle within this after an edge's move
-  double settle_tolerance = 0.06;    // m: every named point this near its rest position = settled
-  double settle_energy_J = 2e-4;     // and puppet kinetic energy below this (J)
-  std::string describe() const;      // "vertices=120 neighbours=10 ...": every option, exactly
-  // FieldError("options.roadmap.<member>", ...) for a value out of its range (a NaN step made a
-  // 5 s request run for 19 s to 6 GB); build and load check first.
-  void check() const;
-};
-constexpr std::size_t kMaxRoadmapVertices = 100000;
 
 class RestPoseRoadmap {
  public:
