@@ -24,14 +24,11 @@
 // constraints handled the same way.
 #pragma once
 
-#include <Eigen/Cholesky>
 #include <Eigen/Core>
-#include <Eigen/LU>
 #include <memory>
 #include <string>
 #include <vector>
 
-#include "marionette/models/dynamics.hpp"
 #include "marionette/models/model.hpp"
 
 namespace marionette {
@@ -83,9 +80,6 @@ struct IntegratorOptions {
   bool tree_factorization = true;
 };
 
-class StepKkt;  // the Newton system's factorisation (models/src/step_kkt.hpp)
-class TreeLu;   // a matrix with the joint tree's pattern, factorised (models/src/tree_lu.hpp)
-
 class VariationalIntegrator {
  public:
   explicit VariationalIntegrator(ModelPtr model, IntegratorOptions options = {});
@@ -93,9 +87,9 @@ class VariationalIntegrator {
   VariationalIntegrator(VariationalIntegrator&&) noexcept;
   VariationalIntegrator& operator=(VariationalIntegrator&&) noexcept;
 
-  const Model& model() const { return *model_; }
-  const IntegratorOptions& options() const { return options_; }
-  double dt() const { return options_.dt_s; }
+  const Model& model() const;
+  const IntegratorOptions& options() const;
+  double dt() const { return options().dt_s; }
 
   // One step x_k -> x_{k+1} for the input u_k = rho_{k+1} (n_k).  `next` may be `x`.
   // A successful step allocates nothing once `next` and `report` have the right sizes (see
@@ -128,74 +122,11 @@ class VariationalIntegrator {
   State makeState() const;
   StepReport makeReport() const;
   // Jacobian factorisations so far (the chord method reuses one across a step's iterations).
-  long factorizations() const { return factorizations_; }
+  long factorizations() const;
 
  private:
-  // Semismooth Newton on (q_{d,k+1}, lambda) and the taut set.  Iterations, or -1.
-  int solveNewton(const State& x, const Eigen::VectorXd& rho_next);
-  void evaluateResidual(const State& x, const Eigen::VectorXd& rho_next, bool jacobian,
-                        bool second_derivatives = false);
-  void applyMultipliers();  // residual_ from residual_free_ and the taut set's lambda
-  void assembleJacobian();
-  StepStatus stepOnce(const State& x, const Eigen::VectorXd& rho_next, State& next,
-                      StepReport* report);
-  void assembleFullQ(const Eigen::VectorXd& qd, const Eigen::VectorXd& rho, Eigen::VectorXd& q);
-  // Fills gap (and h) for every constraint at q, the strings taken from d (computed at q).
-  void constraintsAt(const Eigen::VectorXd& q, const DynamicsData& d, Eigen::VectorXd& gap,
-                     Eigen::VectorXd* h);
-
-  ModelPtr model_;
-  IntegratorOptions options_;
-  int nd_, nk_, ns_;
-  // Unilateral constraints: the n_s strings, then the model's joint stops (n_c in all).  Row c
-  // is g_c(q) <= 0 with gap_c its violation in metres (strings: |a - e| - l) or radians/metres
-  // (stops: sign (q - bound)), G_c its gradient, and h_c the function Newton drives to zero
-  // (strings: 1/2 (|a-e|^2 - l^2); stops: the gap).  A string's G_c is Dh's row c in dyn_ (at
-  // q_k) or dyn2_ (at q_{k+1}); a stop's is sign e_variable, the same at both.
-  int nc_;
-  int m_max_;          // largest feasible taut set: every string and one stop per limited joint
-  DynamicsData dyn_;   // kinematics at q_k and the midpoint, the Lagrangian
-  DynamicsData dyn2_;  // kinematics and strings at q_{k+1}
-  bool rig2_valid_ = false, rigm_valid_ = false;  // rig frames current in dyn2_ / dyn_
-  bool second_valid_ = false;         // dyn_ holds the Lagrangian's second derivatives at this q_m
-  Eigen::VectorXd damping_;           // n_d, scaled
-  std::vector<int> angle_variables_;  // dynamic variables of coordinate-axis rotations
-  // 2 x n_d: their cos and sin at q_k, q_m and q_{k+1}.
-  Eigen::Matrix2Xd cos_sin1_, cos_sin_m_, cos_sin2_;
-
-  // Per-step scratch.
-  Eigen::VectorXd q1_full_, q2_full_, qm_full_;  // n_q
-  Eigen::VectorXd qd2_, vel_;                    // n_d
-  Eigen::VectorXd lambda_;                       // n_c (entries for active constraints)
-  Eigen::VectorXd gap1_, gap2_, h2_;             // n_c
-  Eigen::VectorXd dist1_;                        // n_s: string spans at q_k
-  Eigen::VectorXd residual_;                     // n_d
-  Eigen::VectorXd residual_free_;                // n_d: residual_ without the constraint forces
-  std::vector<int> active_;                      // indices of taut constraints, ascending
-  std::vector<char> is_active_;
-  std::vector<int> flips_;         // per constraint: taut-set changes this step
-  std::vector<int> stop_partner_;  // per constraint: the same joint's other stop, or -1
-  int active_set_changes_ = 0;
-  double momentum_scale_ = 1.0;
-  // The iteration ended on a correction without evaluating after it (the stopping rule in
-  // solveNewton): dyn_ holds the iterate before last_correction_ (n_d).
-  bool corrected_after_evaluation_ = false;
-  Eigen::VectorXd last_correction_;
-  Eigen::VectorXd damping_now_, damping_slope_;  // n_d: c(q_m), dc/dq at this evaluation
-  // Newton systems, one per active-set size m = 0..m_max (no allocation when m changes).
-  std::vector<Eigen::MatrixXd> jac_;
-  std::unique_ptr<StepKkt> kkt_;
-  std::vector<Eigen::VectorXd> rhs_, sol_;
-  double h_ = 0.0;  // the step size being solved (dt or a substep)
-  State sub_;       // substep fallback scratch
-  Eigen::VectorXd sub_u_, tension_sum_;
-  StepReport sub_report_;
-  long factorizations_ = 0;
-  // Mass matrix factorisation for the initial guess: by the tree's pattern, or (the reference
-  // step, or an unsafe pivot) dense Cholesky.
-  std::unique_ptr<TreeLu> mass_lu_;
-  Eigen::LLT<Eigen::MatrixXd> llt_;
-  Eigen::VectorXd tmp_nd_;
+  struct Impl;  // the step's solver and its scratch (models/src/variational_step.hpp)
+  std::unique_ptr<Impl> impl_;
 };
 
 }  // namespace marionette

@@ -1,0 +1,112 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// The step's exact linearization (A, B and the tensions' derivatives) by the implicit function
+// theorem on the converged step.
+#include <cmath>
+
+#include "variational_step.hpp"
+
+namespace marionette {
+
+StepStatus VariationalIntegrator::Impl::linearize(const State& x, const Eigen::VectorXd& rho_next,
+                                                  Eigen::MatrixXd& A, Eigen::MatrixXd& B,
+                                                  Eigen::MatrixXd* tension_x,
+                                                  Eigen::MatrixXd* tension_u) {
+  StepLinearization lin;
+  const StepStatus st = linearizeStep(x, rho_next, lin);
+  if (st != StepStatus::Ok) return st;
+  A = std::move(lin.A);
+  B = std::move(lin.B);
+  if (tension_x) *tension_x = std::move(lin.tension_x);
+  if (tension_u) *tension_u = std::move(lin.tension_u);
+  return StepStatus::Ok;
+}
+
+StepStatus VariationalIntegrator::Impl::linearizeStep(const State& x,
+                                                      const Eigen::VectorXd& rho_next,
+                                                      StepLinearization& out) {
+  // The exact linearization is of the single step (a step that needs substeps reports
+  // NotConverged here).
+  if (out.next.q.size() != nd_) out.next = makeState();
+  if (out.report.tension_N.size() != ns_) out.report = makeReport();
+  h_ = options_.dt_s;
+  const StepStatus st = stepOnce(x, rho_next, out.next, &out.report);
+  if (st != StepStatus::Ok) return st;
+  Eigen::MatrixXd& A = out.A;
+  Eigen::MatrixXd& B = out.B;
+  const double dt = options_.dt_s;
+  const int nq = nd_ + nk_, nx = 2 * nd_ + nk_, m = static_cast<int>(active_.size());
+
+  // Second derivatives of the strings at q_k (for d(Dh(q_k)^T lambda)/d(q_k, rho_k)).
+  forwardKinematics(*model_, dyn_, q1_full_);
+  computeStrings(*model_, dyn_, q1_full_, false);
+  rigm_valid_ = false;  // dyn_ now holds q_k's rig
+  Eigen::MatrixXd lambdaD2h = Eigen::MatrixXd::Zero(nq, nq);
+  for (int c : active_)
+    if (c < ns_) addStringHessian(*model_, dyn_, c, lambda_[c], lambdaD2h);  // stops are linear
+  // The converged step's Jacobian (strings at q_{k+1}, Lagrangian at the midpoint).
+  evaluateResidual(x, rho_next, /*jacobian=*/true);
+  Eigen::PartialPivLU<Eigen::MatrixXd> lu(jac_[m]);
+
+  // dF/dx and dF/du, F = [DEL residual; h_A(q2)].
+  const Eigen::MatrixXd& Lqq = dyn_.Lqq;
+  const Eigen::MatrixXd& Lqv = dyn_.Lqv;
+  const Eigen::MatrixXd& M = dyn_.M;
+  // dF = [dF/dx, dF/du], solved and multiplied as one block.
+  Eigen::MatrixXd dF = Eigen::MatrixXd::Zero(nd_ + m, nx + nk_);
+  auto dFdx = dF.leftCols(nx);
+  auto dFdu = dF.rightCols(nk_);
+  // dD1Ld/dq1 = dt/4 Lqq - 1/2 Lqv - 1/2 Lqv^T + M/dt;  df-/dq1 = +C.
+  Eigen::MatrixXd dR_dq1 = 0.25 * dt * Lqq - 0.5 * (Lqv + Lqv.transpose()) + M / dt;
+  // d/dq1 of -c(q_m)(q2 - q1) = +c - c'(q_m)/2 (q2 - q1).
+  dR_dq1.diagonal().array() +=
+      damping_now_.array() - 0.5 * damping_slope_.array() * (qd2_ - x.q).array();
+  dR_dq1 -= lambdaD2h.topLeftCorner(nd_, nd_);
+  dFdx.block(0, 0, nd_, nd_) = dR_dq1;
+  dFdx.block(0, nd_, nd_, nd_).setIdentity();
+  dFdx.block(0, 2 * nd_, nd_, nk_) = -lambdaD2h.topRightCorner(nd_, nk_);
+  for (int i = 0; i < m; ++i)  // (a stop's gradient has no rig part)
+    if (active_[i] < ns_) dFdu.row(nd_ + i) = dyn2_.Dh.row(active_[i]).tail(nk_);
+
+  const Eigen::MatrixXd Z = -lu.solve(dF);  // d(q2, lambda)/d(x, u)
+  const auto Zx = Z.leftCols(nx);
+  const auto Zu = Z.rightCols(nk_);
+  // p2 = D2Ld(q1, q2): dD2Ld/dq1 = dt/4 Lqq - 1/2 Lqv + 1/2 Lqv^T - M/dt,
+  //                    dD2Ld/dq2 = dt/4 Lqq + 1/2 Lqv + 1/2 Lqv^T + M/dt.
+  const Eigen::MatrixXd dP_dq1 = 0.25 * dt * Lqq - 0.5 * Lqv + 0.5 * Lqv.transpose() - M / dt;
+  const Eigen::MatrixXd dP_dq2 = 0.25 * dt * Lqq + 0.5 * (Lqv + Lqv.transpose()) + M / dt;
+
+  A.setZero(nx, nx);
+  B.setZero(nx, nk_);
+  const Eigen::MatrixXd dP = dP_dq2 * Z.topRows(nd_);
+  A.topRows(nd_) = Zx.topRows(nd_);
+  A.middleRows(nd_, nd_) = dP.leftCols(nx);
+  A.block(nd_, 0, nd_, nd_) += dP_dq1;
+  B.topRows(nd_) = Zu.topRows(nd_);
+  B.middleRows(nd_, nd_) = dP.rightCols(nk_);
+  B.bottomRows(nk_).setIdentity();
+
+  {
+    // T_j = lambda_j |a_j - e_j|(q_k) / dt.  With h = 1/2 (d^2 - l^2), Dh = d dd/dq - l dl/dq,
+    // and l depends only on the string's length variable (a kinematic one, or none).
+    Eigen::MatrixXd& Tx = out.tension_x;
+    Eigen::MatrixXd& Tu = out.tension_u;
+    Tx.setZero(ns_, nx);
+    Tu.setZero(ns_, nk_);
+    for (int i = 0; i < m; ++i) {
+      const int j = active_[i];
+      if (j >= ns_) continue;  // a joint stop
+      const double d = dist1_[j], lambda = std::max(0.0, lambda_[j]);
+      Tx.row(j) = (d / dt) * Zx.row(nd_ + i);
+      Tu.row(j) = (d / dt) * Zu.row(nd_ + i);
+      Eigen::RowVectorXd dd = dyn_.Dh.row(j);  // n_q, at q_k
+      const int lv = model_->strings[j].length_variable;
+      if (lv >= 0) dd[lv] += dyn_.length[j];
+      dd /= d;
+      Tx.row(j).head(nd_) += (lambda / dt) * dd.head(nd_);
+      Tx.row(j).tail(nk_) += (lambda / dt) * dd.tail(nk_);
+    }
+  }
+  return StepStatus::Ok;
+}
+
+}  // namespace marionette

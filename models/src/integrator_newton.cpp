@@ -1,0 +1,276 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// The step's equations and their Newton iteration: the DEL residual with the constraint forces,
+// its Jacobian, and the semismooth Newton on (q_{d,k+1}, lambda) and the taut set.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "marionette/models/cancel.hpp"
+#include "variational_step.hpp"
+
+namespace marionette {
+
+void VariationalIntegrator::Impl::assembleFullQ(const Eigen::VectorXd& qd,
+                                                const Eigen::VectorXd& rho, Eigen::VectorXd& q) {
+  q.head(nd_) = qd;
+  q.tail(nk_) = rho;
+}
+
+void VariationalIntegrator::Impl::constraintsAt(const Eigen::VectorXd& q, const DynamicsData& d,
+                                                Eigen::VectorXd& gap, Eigen::VectorXd* h) {
+  gap.head(ns_) = d.distance - d.length;
+  if (h) h->head(ns_) = d.h;
+  for (int i = 0; i < nc_ - ns_; ++i) {
+    const Model::StopRow& r = model_->stops[i];
+    gap[ns_ + i] = r.sign * (q[r.variable] - r.bound);
+    if (h) (*h)[ns_ + i] = gap[ns_ + i];
+  }
+}
+
+// Residual of the DEL equation and the active constraints at the current guess (qd2_, lambda_),
+// and, if asked, the Newton Jacobian, or just the Lagrangian's second derivatives for it.
+void VariationalIntegrator::Impl::evaluateResidual(const State& x, const Eigen::VectorXd& rho_next,
+                                                   bool jacobian, bool second_derivatives) {
+  const double dt = h_;
+  // The joint angles' cos and sin at q_m and q_{k+1} by angle addition from q_k's: one sincos of
+  // the half step per angle instead of two of the angles.
+  for (int k : angle_variables_) {
+    const double half = 0.5 * (qd2_[k] - x.q[k]);
+    const double ch = std::cos(half), sh = std::sin(half);
+    const double c1 = cos_sin1_(0, k), s1 = cos_sin1_(1, k);
+    const double cm = c1 * ch - s1 * sh, sm = s1 * ch + c1 * sh;
+    cos_sin_m_(0, k) = cm;
+    cos_sin_m_(1, k) = sm;
+    cos_sin2_(0, k) = cm * ch - sm * sh;
+    cos_sin2_(1, k) = sm * ch + cm * sh;
+  }
+  // The rig's frames depend on rho only, fixed within a step: each scratch computes them once
+  // per step (rig2_valid_, rigm_valid_) and then updates just the puppet.
+  assembleFullQ(qd2_, rho_next, q2_full_);
+  forwardKinematics(*model_, dyn2_, q2_full_, rig2_valid_, &cos_sin2_);
+  rig2_valid_ = true;
+  computeStrings(*model_, dyn2_, q2_full_, false);
+  constraintsAt(q2_full_, dyn2_, gap2_, &h2_);
+
+  qm_full_.noalias() = 0.5 * (q1_full_ + q2_full_);
+  vel_.noalias() = (qd2_ - x.q) / dt;
+  forwardKinematics(*model_, dyn_, qm_full_, rigm_valid_, &cos_sin_m_);
+  rigm_valid_ = true;
+  second_valid_ = jacobian || second_derivatives;
+  computeLagrangian(*model_, dyn_, qm_full_, vel_,
+                    second_valid_ ? LagrangianOrder::Second : LagrangianOrder::First);
+
+  // Joint damping plus the joint-limit dampers at the midpoint (Egger, BSc thesis, ETH Zurich 2013
+  // eq. 2.12, damper part, faded in smoothly: jointLimitTerms).
+  for (int k = 0; k < nd_; ++k) {
+    const LimitTerms t = jointLimitTerms(model_->dynamic[k].limit, qm_full_[k]);
+    damping_now_[k] = damping_[k] + t.c;
+    damping_slope_[k] = t.dc;
+  }
+  // p1 + D1Ld + f- - Dh_A(q1)^T lambda, with D1Ld = dt/2 Lq - Lv and f- = -c(q_m) (q2 - q1).
+  residual_free_ = x.p;
+  residual_free_.noalias() += 0.5 * dt * dyn_.Lq;
+  residual_free_ -= dyn_.Lv;
+  residual_free_.array() -= damping_now_.array() * (qd2_ - x.q).array();
+  applyMultipliers();
+  momentum_scale_ = std::max({x.p.cwiseAbs().maxCoeff(), dyn_.Lv.cwiseAbs().maxCoeff(),
+                              0.5 * dt * dyn_.Lq.cwiseAbs().maxCoeff(), 1e-300});
+
+  if (jacobian) assembleJacobian();
+}
+
+void VariationalIntegrator::Impl::applyMultipliers() {
+  residual_ = residual_free_;
+  for (int c : active_) {
+    if (c < ns_) {
+      residual_.noalias() -= lambda_[c] * dyn_.Dh.row(c).head(nd_).transpose();
+    } else {
+      const Model::StopRow& r = model_->stops[c - ns_];
+      residual_[r.variable] -= lambda_[c] * r.sign;
+    }
+  }
+}
+
+// The Newton Jacobian at the current evaluation (Lagrangian second derivatives at q_m,
+// constraint gradients at q1 and q2):
+//   [ dD1Ld/dq2 + df-/dq2   -G_A(q1)^T ]
+//   [ G_A(q2)               0          ]
+// with dD1Ld/dq2 = dt/4 Lqq + 1/2 Lqv - 1/2 Lqv^T - M/dt (docs/design.md, the integrator).
+void VariationalIntegrator::Impl::assembleJacobian() {
+  const double dt = h_;
+  const int m = static_cast<int>(active_.size());
+  Eigen::MatrixXd& J = jac_[m];
+  auto J11 = J.topLeftCorner(nd_, nd_);
+  J11.noalias() = (0.25 * dt) * dyn_.Lqq;
+  J11 += 0.5 * (dyn_.Lqv - dyn_.Lqv.transpose());
+  J11 -= dyn_.M / dt;
+  // d/dq2 of -c(q_m)(q2 - q1) = -c - c'(q_m)/2 (q2 - q1).
+  J11.diagonal().array() -=
+      damping_now_.array() + 0.5 * damping_slope_.array() * (qd2_ - q1_full_.head(nd_)).array();
+  for (int i = 0; i < m; ++i) {
+    const int c = active_[i];
+    if (c < ns_) {
+      J.block(0, nd_ + i, nd_, 1) = -dyn_.Dh.row(c).head(nd_).transpose();
+      J.block(nd_ + i, 0, 1, nd_) = dyn2_.Dh.row(c).head(nd_);
+    } else {
+      const Model::StopRow& r = model_->stops[c - ns_];
+      J.block(0, nd_ + i, nd_, 1).setZero();
+      J.block(nd_ + i, 0, 1, nd_).setZero();
+      J(r.variable, nd_ + i) = -r.sign;
+      J(nd_ + i, r.variable) = r.sign;
+    }
+  }
+  J.bottomRightCorner(m, m).setZero();
+}
+
+// Newton's method on (q_{d,k+1}, lambda) together with the constraints' complementarity
+// (lambda_c >= 0, g_c <= 0, one of them tight): a primal-dual active-set (semismooth Newton)
+// iteration.  Before each Newton step the taut set is updated from the current iterate: a slack
+// constraint that is violated joins it; a taut one whose multiplier would push (lambda_c < 0)
+// leaves it, at most kMaxFlips times per constraint per step so that it cannot thrash.
+// The exact Jacobian is factorised at the predictor and kept while each iteration shrinks the
+// residual at least four-fold (the chord method, docs/design.md, the integrator); it is
+// refactorised when the taut set changes or convergence slows.  A step that does not decrease the
+// residual enough is halved (Armijo backtracking), and no correction exceeds kStepLimit (a trust
+// region: a larger one within a single step leaves the basin of its solution).  Convergence is
+// judged on the true residual and on complementarity.  Returns the iterations taken, or -1.
+int VariationalIntegrator::Impl::solveNewton(const State& x, const Eigen::VectorXd& rho_next) {
+  constexpr int kMaxFlips = 4;
+  bool factored = false;  // kkt_ holds the Jacobian for the current taut set
+  double last_update = std::numeric_limits<double>::infinity();
+  double prev_merit = std::numeric_limits<double>::infinity();
+  double alpha = 0.0;  // fraction of the current direction sol_[m] applied so far
+  int m = static_cast<int>(active_.size());
+  corrected_after_evaluation_ = false;
+  for (int c = 0; c < nc_; ++c) flips_[c] = 0;
+  // Merit for the line search: the 2-norm of the residual scaled by its tolerances, for which
+  // the Newton direction is a descent direction with slope -1.
+  auto meritOf = [&](double rtol) {
+    double c2 = 0.0;
+    for (int c : active_) {
+      const double r = gap2_[c] / options_.constraint_tol_m;
+      c2 += r * r;
+    }
+    return std::sqrt((residual_ / rtol).squaredNorm() + c2);
+  };
+  auto constraintError = [&] {
+    double cerr = 0.0;
+    for (int c : active_) cerr = std::max(cerr, std::abs(gap2_[c]));
+    return cerr;
+  };
+  for (int it = 0; it <= options_.max_newton_iterations; ++it) {
+    // A long solve of a large model (a step of 254 joints iterates at ~3 ms) answers a cancel.
+    if ((it & 7) == 7) throwIfCancelled("integrator step");
+    // Without a factorisation for the current taut set, this iterate's Jacobian is next (unless it
+    // has converged): its second derivatives come with the residual's sweep.
+    evaluateResidual(x, rho_next, /*jacobian=*/false, /*second_derivatives=*/!factored);
+    const double rtol = options_.residual_rel_tol * momentum_scale_;
+    double rerr = residual_.cwiseAbs().maxCoeff();
+    double cerr = constraintError();
+    if (!std::isfinite(rerr) || !std::isfinite(cerr)) return -1;
+    double merit = meritOf(rtol);
+    // A correction of a few ulps of q: the residual is at its round-off floor, where neither a
+    // smaller step nor another Newton step can decrease it.
+    const bool at_roundoff = last_update <= 16 * std::numeric_limits<double>::epsilon() *
+                                                (1.0 + qd2_.cwiseAbs().maxCoeff());
+    if (alpha > 1e-4 && merit > (1.0 - 1e-4 * alpha) * prev_merit && !at_roundoff) {
+      // No sufficient decrease (Armijo): take half of the last step back.
+      alpha *= 0.5;
+      qd2_ -= alpha * sol_[m].head(nd_);
+      for (int i = 0; i < m; ++i) lambda_[active_[i]] -= alpha * sol_[m][nd_ + i];
+      continue;
+    }
+    // Complementarity: update the taut set from this iterate.
+    const double lambda_tol = 10.0 * rtol / std::max(1e-3, dist1_.size() ? dist1_.maxCoeff() : 1.0);
+    bool changed = false;
+    int count = m;
+    for (int c = 0; c < nc_; ++c) {
+      if (flips_[c] >= kMaxFlips) continue;
+      const bool release = is_active_[c] && lambda_[c] < -lambda_tol;
+      const bool catches = !is_active_[c] && gap2_[c] > options_.constraint_tol_m && count < m_max_;
+      if (release || catches) {
+        is_active_[c] ^= 1;
+        count += is_active_[c] ? 1 : -1;
+        // A joint cannot touch both of its stops: catching one releases the other.
+        const int partner = stop_partner_[c];
+        if (is_active_[c] && partner >= 0 && is_active_[partner]) {
+          is_active_[partner] = 0;
+          lambda_[partner] = 0.0;
+          --count;
+        }
+        lambda_[c] = 0.0;
+        ++flips_[c];
+        ++active_set_changes_;
+        changed = true;
+      }
+    }
+    if (changed) {
+      active_.clear();
+      for (int c = 0; c < nc_; ++c)
+        if (is_active_[c]) active_.push_back(c);
+      m = static_cast<int>(active_.size());
+      factored = false;
+      alpha = 0.0;
+      applyMultipliers();  // lambda changed (the kinematics did not)
+      rerr = residual_.cwiseAbs().maxCoeff();
+      cerr = constraintError();
+      merit = meritOf(rtol);
+    } else if (rerr <= rtol && cerr <= options_.constraint_tol_m) {
+      // Converged: complementary too?  (A constraint frozen by kMaxFlips may not be.)
+      for (int c = 0; c < nc_; ++c)
+        if ((is_active_[c] && lambda_[c] < -lambda_tol) ||
+            (!is_active_[c] && gap2_[c] > options_.constraint_tol_m))
+          return -1;
+      return it;
+    } else if (at_roundoff && rerr <= 1e3 * rtol && cerr <= 1e3 * options_.constraint_tol_m) {
+      return it;  // stagnation at round-off, within a thousand times the tolerances
+    }
+    if (it == options_.max_newton_iterations) break;
+    const bool refactor = !factored || merit > 0.25 * prev_merit;
+    // The contraction of the last correction, made with the matrix that is about to be reused.
+    const double theta = !refactor && alpha == 1.0 ? merit / prev_merit : 1.0;
+    if (refactor) {
+      // Exact Jacobian at this iterate (q_m is still the current forward kinematics, so at most
+      // the Lagrangian sweep is redone).
+      if (!second_valid_) computeLagrangian(*model_, dyn_, qm_full_, vel_, LagrangianOrder::Second);
+      second_valid_ = true;
+      assembleJacobian();
+      kkt_->factor(jac_[m], m, !options_.tree_factorization);
+      factored = true;
+      ++factorizations_;
+    }
+    prev_merit = merit;
+    Eigen::VectorXd& rhs = rhs_[m];
+    rhs.head(nd_) = -residual_;
+    for (int i = 0; i < m; ++i) rhs[nd_ + i] = -h2_[active_[i]];
+    kkt_->solve(rhs, sol_[m]);
+    const double size = sol_[m].head(nd_).cwiseAbs().maxCoeff();
+    if (!sol_[m].allFinite()) return -1;
+    if (size > kStepLimit) sol_[m] *= kStepLimit / size;  // trust region
+    alpha = 1.0;
+    last_update = std::min(size, kStepLimit);
+    qd2_ += sol_[m].head(nd_);
+    for (int i = 0; i < m; ++i) lambda_[active_[i]] += sol_[m][nd_ + i];
+    // The stopping rule of the simplified Newton method (Hairer & Wanner, "Solving Ordinary
+    // Differential Equations II", Springer 1996, sec. IV.8): the iteration contracts by about
+    // theta per correction with this matrix, so after this one the residual is about theta times
+    // this evaluation's.  Where that is a tenth of the tolerances or less, and the taut
+    // constraints already hold (so the step's report of them stands), this correction ends the
+    // iteration without evaluating again, and the caller corrects p_{k+1} to first order.
+    if (theta <= 0.05 && theta * merit <= 0.1 && cerr <= options_.constraint_tol_m &&
+        size <= kStepLimit) {
+      bool complementary = true;
+      for (int c = 0; c < nc_; ++c)
+        complementary &=
+            is_active_[c] ? lambda_[c] >= -lambda_tol : gap2_[c] <= options_.constraint_tol_m;
+      if (complementary) {
+        last_correction_ = sol_[m].head(nd_);
+        corrected_after_evaluation_ = true;
+        return it + 1;
+      }
+    }
+  }
+  return -1;
+}
+
+}  // namespace marionette
