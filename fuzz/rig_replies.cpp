@@ -31,7 +31,7 @@ struct Fixture {
     request.model = model;
     request.goal = GoalSpec::parse("q:xm=0.2;tol=0.05");
     request.options.planner = "rrt";
-    request.options.rate_hz = 5;
+    request.options.output_rate_hz = 5;
     const Plan plan = planMotion(request);
     perf.model = model;
     perf.rate_hz = plan.rate_hz;

@@ -50,7 +50,7 @@ int main(int argc, char** argv) {
   request.goal = GoalSpec::parse("q:theta1=0.3;tol=0.1");
   request.options.planner = "rrt";
   request.options.time_limit_s = 10;
-  request.options.rate_hz = 4;  // a short file: the target's executions stay fast
+  request.options.output_rate_hz = 4;  // a short file: the target's executions stay fast
   std::ostringstream plan;
   writePlanJson(planMotion(request), plan);
   write("plan_json", "planar-arm.json", plan.str());

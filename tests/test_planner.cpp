@@ -349,10 +349,10 @@ TEST(Plans, BadRequestsNameWhatIsWrong) {
   r1.options.planner = "astar";
   EXPECT_NE(message(r1).find("astar"), std::string::npos);
   PlanRequest r2 = req;
-  r2.options.params["no_such_param"] = "1";
+  r2.options.parameters["no_such_param"] = "1";
   EXPECT_NE(message(r2).find("no_such_param"), std::string::npos);
   PlanRequest r3 = req;
-  r3.options.params["goal_bias"] = "0.3";  // a real one is accepted
+  r3.options.parameters["goal_bias"] = "0.3";  // a real one is accepted
   EXPECT_EQ(message(r3), "(no error)");
   PlanRequest r4 = req;
   r4.options.time_limit_s = 0;
@@ -382,8 +382,8 @@ TEST(Plans, ErrorsNameTheRequestsFieldNotAFlag) {
   r1.options.planner = "astar";
   EXPECT_EQ(field(r1), "options.planner");
   PlanRequest r2 = req;
-  r2.options.rate_hz = 5000;
-  EXPECT_EQ(field(r2), "options.rate_hz");
+  r2.options.output_rate_hz = 5000;
+  EXPECT_EQ(field(r2), "options.output_rate_hz");
   PlanRequest r3 = req;
   r3.goal = GoalSpec::parse("q:theta9=0.1");
   EXPECT_EQ(field(r3), "goal.values[\"theta9\"]");
@@ -393,8 +393,8 @@ TEST(Plans, ErrorsNameTheRequestsFieldNotAFlag) {
   r5.start.positions = {{"theta9", 0.1}};
   EXPECT_EQ(field(r5), "start.positions[\"theta9\"]");
   PlanRequest r6 = req;
-  r6.options.params["no_such"] = "1";
-  EXPECT_EQ(field(r6), "options.params[\"no_such\"]");
+  r6.options.parameters["no_such"] = "1";
+  EXPECT_EQ(field(r6), "options.parameters[\"no_such\"]");
   try {
     GoalSpec::parse("q:theta1");
     ADD_FAILURE() << "parsed a goal without a value";
@@ -407,7 +407,7 @@ TEST(Plans, APlanWhoseReSimulationFailsIsNotFoundAndCarriesNothing) {
   // At 1 Hz the verifying re-simulation takes 1 s steps, which the puppetcopter's Newton
   // iteration does not converge on: whatever the search found is not a plan.
   PlanRequest req = planRequest("puppetcopter", "empty", "est", "point:hand_l=0.1,0.2,0.9", 1.0);
-  req.options.rate_hz = 1.0;
+  req.options.output_rate_hz = 1.0;
   const Plan plan = planMotion(req);
   ASSERT_EQ(plan.outcome, PlanOutcome::NotFound) << plan.message;
   EXPECT_NE(plan.message.find("the re-simulation of the plan failed"), std::string::npos)
@@ -438,11 +438,11 @@ TEST(PlannerOptionsCheck, EveryParameterValueIsCheckedAgainstItsRange) {
   auto refused = [](const std::string& planner, const std::string& key, const std::string& value) {
     PlannerOptions o;
     o.planner = planner;
-    o.params[key] = value;
+    o.parameters[key] = value;
     try {
       checkPlannerOptions(o);
     } catch (const FieldError& e) {
-      EXPECT_EQ(e.field(), "options.params[\"" + key + "\"]") << e.what();
+      EXPECT_EQ(e.field(), "options.parameters[\"" + key + "\"]") << e.what();
       return true;
     }
     return false;

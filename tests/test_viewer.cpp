@@ -39,7 +39,7 @@ const Plan& armPlan(unsigned seed, double rate_hz) {
     req.scene = loadScene("empty");
     req.options.planner = "est";
     req.options.seed = seed;
-    req.options.rate_hz = rate_hz;
+    req.options.output_rate_hz = rate_hz;
     req.options.max_propagations = 2'000'000;
     req.options.time_limit_s = 600;  // a backstop only
     req.goal = GoalSpec::parse("q:theta1=0.3");

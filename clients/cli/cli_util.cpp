@@ -76,9 +76,9 @@ std::string flagMessage(const FieldError& e) {
       {"options.planner", "--planner"},
       {"options.time_limit_s", "--time-limit"},
       {"options.max_propagations", "--max-propagations"},
-      {"options.rate_hz", "--rate"},
+      {"options.output_rate_hz", "--rate"},
       {"options.step_s", "--step"},
-      {"options.params", "--param"},
+      {"options.parameters", "--param"},
       {"options.roadmap.vertices", "--roadmap-vertices"},
       {"trace_points", "--points"},
       {"width_px", "--size"},
@@ -104,7 +104,7 @@ std::string flagMessage(const FieldError& e) {
       {"options.key_rate_hz", "--key-rate"},
       {"options.knots_per_s", "--knots"},
       {"options.settle_s", "--settle"},
-      {"options.held_inputs", "--disable"},
+      {"options.disable", "--disable"},
   };
   for (auto it = kFlags.rbegin(); it != kFlags.rend(); ++it)  // the longest prefix first
     if (fieldWithin(e.field(), it->first)) return it->second + ": " + e.problem();

@@ -116,7 +116,7 @@ int cmdPerform(int argc, char** argv) {
   number("--time-limit", o.time_limit_s);
   o.dynamics = !a.switches.count("--kinematic-only");
   parseWeightFlags(a, o.weights);
-  o.held_inputs = program.held_inputs;
+  o.disable = program.disable;
 
   const bool quiet = a.switches.count("--quiet");
   if (!quiet)

@@ -132,10 +132,10 @@ void goalAndOptionsToProto(const PlanRequest& req, v1::PlanRequest& r) {
   wire::goalToProto(req.goal, r.mutable_goal());
   const PlannerOptions& opt = req.options;
   r.set_planner(opt.planner);
-  for (const auto& [k, v] : opt.params) (*r.mutable_parameters())[k] = v;
+  for (const auto& [k, v] : opt.parameters) (*r.mutable_parameters())[k] = v;
   r.set_time_limit_s(opt.time_limit_s);
   r.set_seed(opt.seed);
-  r.set_output_rate_hz(opt.rate_hz);
+  r.set_output_rate_hz(opt.output_rate_hz);
   r.set_step_s(opt.step_s);
   r.set_roadmap_as_built(opt.roadmap_as_built);
   r.set_max_propagations(static_cast<std::uint64_t>(opt.max_propagations));
@@ -409,9 +409,9 @@ int cmdPlan(int argc, char** argv) {
   if (a.values.count("--seed")) {
     opt.seed = static_cast<unsigned long>(wholeNumber("--seed", a.values.at("--seed"), 0, 4e9));
   }
-  if (a.values.count("--rate")) opt.rate_hz = parseNumber("--rate", a.values.at("--rate"));
+  if (a.values.count("--rate")) opt.output_rate_hz = parseNumber("--rate", a.values.at("--rate"));
   if (a.values.count("--step")) opt.step_s = parseNumber("--step", a.values.at("--step"));
-  if (a.all.count("--param")) opt.params = parseParams(a.all.at("--param"));
+  if (a.all.count("--param")) opt.parameters = parseParams(a.all.at("--param"));
   RoadmapCacheOptions roadmap_files;
   if (a.values.count("--roadmap")) roadmap_files.file = a.values.at("--roadmap");
   RoadmapCache roadmaps(roadmap_files);

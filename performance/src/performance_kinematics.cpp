@@ -31,7 +31,7 @@ class FrameSolver {
     for (const std::string& name : keys.points) points_.push_back(model_.pointIndex(name));
     for (const std::string& name : keys.variables) variables_.push_back(model_.variableIndex(name));
     free_.assign(nk, 1);
-    for (int i : setup.held_inputs) free_[i] = 0;
+    for (int i : setup.disable) free_[i] = 0;
   }
 
   // The inputs of frame f with its targets: fixed inputs set, the rest solved.

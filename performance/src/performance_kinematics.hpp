@@ -27,7 +27,7 @@ struct KinematicSetup {
   ModelPtr model;
   CollisionModelPtr collision;
   double margin_m = 0.02;
-  std::vector<int> held_inputs;      // kept at the start's values
+  std::vector<int> disable;          // kept at the start's values
   Eigen::VectorXd start_inputs;      // n_k: the first frame's search starts here
   std::function<bool()> in_time;     // false: stop refining (each frame keeps its best)
 };

@@ -34,9 +34,9 @@ void checkPerformanceOptions(const Model& model, const PerformanceOptions& o) {
   within("options.settle_s", o.settle_s, 0, 10, "s");
   within("options.knots_per_s", o.knots_per_s, 0.5, 50, "per s");
   within("options.time_limit_s", o.time_limit_s, 0.1, 3600, "s");
-  for (std::size_t i = 0; i < o.held_inputs.size(); ++i)
-    if (o.held_inputs[i] < 0 || o.held_inputs[i] >= model.nk())
-      throw FieldError("options.held_inputs[" + std::to_string(i) + "]", "not an input");
+  for (std::size_t i = 0; i < o.disable.size(); ++i)
+    if (o.disable[i] < 0 || o.disable[i] >= model.nk())
+      throw FieldError("options.disable[" + std::to_string(i) + "]", "not an input");
   OptimizationOptions check;
   check.weights = o.weights;
   checkOptimizationOptions(check);
@@ -192,7 +192,7 @@ Plan planPerformance(const PerformanceRequest& req, const ProgressFn& progress,
   ks.model = model;
   ks.collision = collision;
   ks.margin_m = o.margin_m;
-  ks.held_inputs = o.held_inputs;
+  ks.disable = o.disable;
   ks.start_inputs = m.defaultInputs();
   ks.in_time = [&] {
     return secondsSince(t0) < kinematic_budget_s && !(cancelled && cancelled());

@@ -122,7 +122,7 @@ PerformanceProgram assemblePerformance(const ModelPtr& model, const std::vector<
     if (inputs.empty())
       throw FieldError("disable[" + std::to_string(i) + "]",
                        "'" + limb + "' is neither a string nor an input of " + model->name);
-    out.held_inputs.insert(out.held_inputs.end(), inputs.begin(), inputs.end());
+    out.disable.insert(out.disable.end(), inputs.begin(), inputs.end());
     if (const int s = model->stringIndex(limb); s >= 0) dropTargetsOf(*model, s, motion);
   }
   return out;

@@ -29,7 +29,7 @@ class TreeSearch final : public MotionSearch {
     p.point_cell_m = settings.point_cell_m;
     TreeSearchOptions o;
     o.planner = req.options.planner;
-    o.params = req.options.params;
+    o.parameters = req.options.parameters;
     o.time_limit_s = req.options.time_limit_s;
     o.max_propagations = req.options.max_propagations;
     if (problem.progress)

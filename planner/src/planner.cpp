@@ -26,13 +26,13 @@ void checkPlannerOptions(const PlannerOptions& opt) {
   if (!(opt.max_propagations >= 0 && opt.max_propagations <= 10'000'000'000L))
     throw FieldError("options.max_propagations",
                      "must be within [0, 1e10], got " + std::to_string(opt.max_propagations));
-  if (!(opt.rate_hz >= 1.0 && opt.rate_hz <= 1000.0))
-    throw FieldError("options.rate_hz",
-                     "must be within [1, 1000] Hz, got " + formatNumber(opt.rate_hz));
+  if (!(opt.output_rate_hz >= 1.0 && opt.output_rate_hz <= 1000.0))
+    throw FieldError("options.output_rate_hz",
+                     "must be within [1, 1000] Hz, got " + formatNumber(opt.output_rate_hz));
   if (!(opt.step_s >= 1e-3 && opt.step_s <= 0.1))
     throw FieldError("options.step_s",
                      "must be within [0.001, 0.1] s, got " + formatNumber(opt.step_s));
-  checkPlannerParameters(opt.planner, opt.params);
+  checkPlannerParameters(opt.planner, opt.parameters);
 }
 
 TreeSearchSettings treeSearchSettings(const PlannerOptions& options) {
@@ -60,7 +60,7 @@ Plan planMotion(const PlanRequest& req, const ProgressFn& progress, const Cancel
   const StartState& start = resolved.start;
   GoalEvaluator goal(req.model, req.goal);
 
-  Plan plan = planHeader(req, *collision, opt.rate_hz);
+  Plan plan = planHeader(req, *collision, opt.output_rate_hz);
   plan.seed = opt.seed;
 
   const detail::SearchProblem problem{req, collision, start, rho0, goal, progress, cancelled};
@@ -87,7 +87,7 @@ Plan planMotion(const PlanRequest& req, const ProgressFn& progress, const Cancel
     progress(p);
   }
   Plan verified = plan;
-  verified.inputs = found.inputs.resample(opt.rate_hz);
+  verified.inputs = found.inputs.resample(opt.output_rate_hz);
   try {
     verifyPlan(req, collision, verified);
   } catch (const SimulationError& e) {

@@ -126,7 +126,7 @@ Plan verifyMotion(const MotionProblem& req, const Eigen::MatrixXd& inputs, doubl
                                    " values, got " + std::to_string(inputs.rows()) + " x " +
                                    std::to_string(inputs.cols()));
   if (!(rate_hz >= 1.0 && rate_hz <= 1000.0))
-    throw FieldError("options.rate_hz", "must be within [1, 1000] Hz, got " + formatNumber(rate_hz));
+    throw FieldError("rate_hz", "must be within [1, 1000] Hz, got " + formatNumber(rate_hz));
   const CollisionModelPtr collision = collisionModelOf(req);
   GoalEvaluator goal(req.model, req.goal);  // names checked before anything runs
   Plan plan = planHeader(req, *collision, rate_hz);

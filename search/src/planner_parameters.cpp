@@ -51,7 +51,7 @@ std::string parameterProblem(const std::string& key, const std::string& value) {
 void applyParameters(ompl::base::Planner& planner, const std::string& name,
                      const std::map<std::string, std::string>& params) {
   for (const auto& [key, value] : params) {
-    const std::string field = "options.params" + fieldKey(key);
+    const std::string field = "options.parameters" + fieldKey(key);
     if (!planner.params().hasParam(key)) {
       std::map<std::string, std::string> known;
       planner.params().getParams(known);

@@ -12,7 +12,7 @@
 
 namespace marionette::detail {
 
-// Sets `params` on `planner`; FieldError("options.params[\"NAME\"]") when the planner has no such
+// Sets `params` on `planner`; FieldError("options.parameters[\"NAME\"]") when the planner has no such
 // parameter, the value is outside its range, or OMPL refuses it.  `name`: the planner's, for
 // the message.
 void applyParameters(ompl::base::Planner& planner, const std::string& name,

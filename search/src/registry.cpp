@@ -185,7 +185,7 @@ void checkPlannerParameters(const std::string& planner,
   const Entry e = requireEntry(planner);
   if (params.empty()) return;
   if (e.info.kind == SearchKind::Roadmap)
-    throw FieldError("options.params" + fieldKey(params.begin()->first),
+    throw FieldError("options.parameters" + fieldKey(params.begin()->first),
                      "planner '" + planner + "' takes no OMPL parameters");
   detail::applyParameters(*throwawayPlanner(e), planner, params);
 }

@@ -56,7 +56,7 @@ SearchResult searchTree(const TreeSearchProblem& problem, const TreeSearchOption
     }
     if (!objects->planner)
       throw FieldError("options.planner", "'" + options.planner + "' made no planner");
-    detail::applyParameters(*objects->planner, options.planner, options.params);
+    detail::applyParameters(*objects->planner, options.planner, options.parameters);
     // What OMPL's SimpleSetup::setup does, in its order: the space, then the planner.
     if (!space.spaceInformation()->isSetup()) space.spaceInformation()->setup();
     objects->planner->setProblemDefinition(space.problemDefinition());

@@ -18,7 +18,6 @@ namespace {
 // A library field of the performance's options or edits in PerformRequest's words.
 std::string performField(const std::string& field) {
   static const std::pair<const char*, const char*> kPrefixes[] = {
-      {"options.held_inputs", "disable"},
       {"optimization.weights", "weights"},  // checkOptimizationOptions' words
       {"options.dynamics", "kinematic_only"},
       {"options.", ""},
@@ -95,7 +94,7 @@ PerformanceRequest performRequestFromProto(const v1::PerformRequest& r, ModelPtr
   try {
     PerformanceProgram program = assemblePerformance(req.model, clips, edits);
     req.targets = std::move(program.targets);
-    req.options.held_inputs = std::move(program.held_inputs);
+    req.options.disable = std::move(program.disable);
   } catch (const PerformanceFileError& e) {  // names clips[i].text or .map_yaml, line and field
     throw RequestError(RequestError::Code::InvalidArgument, e.what());
   } catch (const FieldError& e) {

@@ -307,7 +307,7 @@ PlanRequest planRequestFromProto(const v1::PlanRequest& r, ModelPtr model,
 
   // Zero or empty fields keep the library's defaults.
   if (!r.planner().empty()) opt.planner = r.planner();
-  for (const auto& [k, v] : r.parameters()) opt.params[k] = v;
+  for (const auto& [k, v] : r.parameters()) opt.parameters[k] = v;
   requireFinite("time_limit_s", r.time_limit_s());
   if (!(r.time_limit_s() > 0) || r.time_limit_s() > max_time_limit_s)
     invalid("time_limit_s", "must be in (0, " + formatNumber(max_time_limit_s) + "] s, got " +
@@ -319,7 +319,7 @@ PlanRequest planRequestFromProto(const v1::PlanRequest& r, ModelPtr model,
     invalid("max_propagations", "must be at most 1e10, got " + std::to_string(r.max_propagations()));
   opt.max_propagations = static_cast<long>(r.max_propagations());
   requireFinite("output_rate_hz", r.output_rate_hz());
-  if (r.output_rate_hz() != 0) opt.rate_hz = r.output_rate_hz();
+  if (r.output_rate_hz() != 0) opt.output_rate_hz = r.output_rate_hz();
   requireFinite("step_s", r.step_s());
   if (r.step_s() != 0) opt.step_s = r.step_s();
   try {
@@ -488,18 +488,16 @@ SimulationCall simulationCallFromProto(const v1::SimulateRequest& req, const Mod
 // ---- Field names -------------------------------------------------------------------------------
 
 std::string protoField(const std::string& field) {
-  // Library prefix -> proto prefix.
+  // PlanRequest's options are the proto request's own fields; its start and goal lists are
+  // messages of named values.
   static const std::pair<const char*, const char*> kPrefixes[] = {
-      {"options.planner", "planner"},
-      {"options.time_limit_s", "time_limit_s"},
-      {"options.rate_hz", "output_rate_hz"},
-      {"options.step_s", "step_s"},
-      {"options.params", "parameters"},
       {"start_inputs", "start.input_values"},
       {"start.positions", "start.position_values"},
       {"start.velocities", "start.velocity_values"},
       {"goal.points", "goal.points.targets"},
   };
+  const std::string options = "options.";
+  if (field.compare(0, options.size(), options) == 0) return field.substr(options.size());
   for (const auto& [library, proto] : kPrefixes)
     if (fieldWithin(field, library)) return proto + field.substr(std::strlen(library));
   return field;

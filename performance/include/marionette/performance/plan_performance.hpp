@@ -41,7 +41,7 @@ struct PerformanceOptions {
   double time_limit_s = 60.0;  // both steps together
   bool dynamics = true;        // false: the kinematic step's motion is the plan
   // Inputs held at the start's values throughout (a limb disabled: editing.hpp limbInputs).
-  std::vector<int> held_inputs;
+  std::vector<int> disable;  // kinematic variable indices
   // The dynamics step's objective: tracking first; the swing of a performance is its motion,
   // so only its excess is penalized lightly.
   OptimizationWeights weights = [] {

@@ -44,7 +44,7 @@ struct PerformanceEdits {
 
 struct PerformanceProgram {
   TargetMotion targets;
-  std::vector<int> held_inputs;  // kinematic variable indices
+  std::vector<int> disable;  // inputs held at the start's values (kinematic variable indices)
 };
 
 // Throws PerformanceFileError for a clip's or a map's text (its source, line and field),

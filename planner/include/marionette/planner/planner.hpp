@@ -45,7 +45,7 @@ struct PlannerOptions {
   // the clock ends depends on the machine's speed and load.
   long max_propagations = 0;
   unsigned long seed = 1;       // the same seed gives the same plan
-  double rate_hz = 50.0;        // output rate of the input sequence (and of the re-simulation)
+  double output_rate_hz = 50.0;  // of the input sequence (and of the re-simulation)
   double step_s = 0.02;         // integrator step while planning (s)
   // Tree planners: a control (a target rig velocity) is held for min..max integration steps;
   // 0 = the planner's default, 2..15, except kpiece 2..50: longer pushes let its grid reach
@@ -55,7 +55,7 @@ struct PlannerOptions {
   int max_control_steps = 0;
   // OMPL planner parameters by their ParamSet names (e.g. goal_bias, range, selection_radius);
   // an unknown name is an error that lists the known ones.
-  std::map<std::string, std::string> params;
+  std::map<std::string, std::string> parameters;
   // prm: the roadmap's options (its step_s is step_s above).  The roadmap has its own seed
   // (roadmap.seed), so that queries with any `seed` share one roadmap; `seed` drives the query.
   // Where roadmaps are kept is the request's RoadmapStore.
@@ -85,8 +85,8 @@ struct TreeSearchSettings {
 // FieldError("options.planner") for an unknown planner.
 TreeSearchSettings treeSearchSettings(const PlannerOptions& options);
 
-// FieldError naming the field ("options.planner", "options.params[\"range\"]",
-// "options.time_limit_s", "options.rate_hz", "options.step_s") when the planner is unknown, a
+// FieldError naming the field ("options.planner", "options.parameters[\"range\"]",
+// "options.time_limit_s", "options.output_rate_hz", "options.step_s") when the planner is unknown, a
 // parameter is not one of its own, or a number is out of range.
 void checkPlannerOptions(const PlannerOptions& options);
 

@@ -30,7 +30,7 @@ void classifyPlan(const GoalSpec& goal, Plan& plan);
 
 // A plan from given inputs (N x n_k at rate_hz; row 0 is the start's inputs), verified, judged
 // and measured exactly as planned motions are: a user's motion as a plan, e.g. for the
-// optimizer.  Throws FieldError for bad sizes, rate or goal ("inputs", "options.rate_hz",
+// optimizer.  Throws FieldError for bad sizes, rate or goal ("inputs", "rate_hz",
 // "goal..."); a motion whose re-simulation fails is not-found, with the reason.
 Plan verifyMotion(const MotionProblem& problem, const Eigen::MatrixXd& inputs, double rate_hz);
 

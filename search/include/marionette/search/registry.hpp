@@ -70,8 +70,8 @@ TreePlannerFactory treePlannerFactory(const std::string& name);
 // OMPL's parameter names of a tree planner and their defaults as set here (goal_bias 0.1);
 // empty for the roadmap.  FieldError("options.planner", ...) for an unknown name.
 std::map<std::string, std::string> plannerParameters(const std::string& planner);
-// FieldError("options.params[\"NAME\"]") for a parameter the planner does not have or a value it
-// refuses (tried on a throwaway planner), FieldError("options.params...") for any parameter of
+// FieldError("options.parameters[\"NAME\"]") for a parameter the planner does not have or a value it
+// refuses (tried on a throwaway planner), FieldError("options.parameters...") for any parameter of
 // the roadmap, FieldError("options.planner") for an unknown planner.
 void checkPlannerParameters(const std::string& planner,
                             const std::map<std::string, std::string>& params);

@@ -22,7 +22,7 @@ namespace marionette {
 
 struct TreeSearchOptions {
   std::string planner = "est";  // a tree planner of the registry
-  std::map<std::string, std::string> params;  // OMPL parameters by their ParamSet names
+  std::map<std::string, std::string> parameters;  // OMPL parameters by their ParamSet names
   double time_limit_s = 10.0;  // wall clock: it stops the search, and the result says so
   // Integrator steps the search may take (0: no budget); the one budget that keeps a search
   // that fails a function of its seed.  It is checked between expansions, so a search stops
@@ -43,7 +43,7 @@ struct SearchResult {
 };
 
 // Throws FieldError for an unknown planner or parameter (naming options.planner or
-// options.params["NAME"]), for a goal the model cannot have, or a start in collision;
+// options.parameters["NAME"]), for a goal the model cannot have, or a start in collision;
 // PlanCancelled when the thread's CancelScope said stop.
 SearchResult searchTree(const TreeSearchProblem& problem, const TreeSearchOptions& options);
 
