@@ -395,6 +395,10 @@ TEST(Plans, ErrorsNameTheRequestsFieldNotAFlag) {
   PlanRequest r6 = req;
   r6.options.parameters["no_such"] = "1";
   EXPECT_EQ(field(r6), "options.parameters[\"no_such\"]");
+  // A point target off the stage (the empty stage's bounds), the second of two.
+  PlanRequest r7 = planRequest("puppetcopter", "empty", "est", "point:hand_l=0.05,0.24,0.40");
+  r7.goal.points.push_back({"hand_r", Eigen::Vector3d(0, 0, 50)});
+  EXPECT_EQ(field(r7), "goal.points[1].position_m");
   try {
     GoalSpec::parse("q:theta1");
     ADD_FAILURE() << "parsed a goal without a value";

@@ -16,6 +16,23 @@ CollisionModelPtr collisionModelOf(const MotionProblem& problem) {
                                           problem.scene ? problem.scene : loadScene("empty"));
 }
 
+void checkGoal(const ModelPtr& model, const GoalSpec& goal, const Scene& scene) {
+  GoalEvaluator check(model, goal);  // names, values, rest-of inputs
+  if (goal.kind != GoalSpec::Kind::Point || !scene.bounds) return;
+  const StageBounds& b = *scene.bounds;
+  for (std::size_t i = 0; i < goal.points.size(); ++i) {
+    const Eigen::Vector3d& x = goal.points[i].position_m;
+    if ((x.array() < b.min_m.array()).any() || (x.array() > b.max_m.array()).any())
+      throw FieldError("goal.points[" + std::to_string(i) + "].position_m",
+                       "(" + formatNumber(x.x()) + ", " + formatNumber(x.y()) + ", " +
+                           formatNumber(x.z()) + ") m is outside the stage '" + scene.name +
+                           "' (" + formatNumber(b.min_m.x()) + ".." + formatNumber(b.max_m.x()) +
+                           ", " + formatNumber(b.min_m.y()) + ".." + formatNumber(b.max_m.y()) +
+                           ", " + formatNumber(b.min_m.z()) + ".." + formatNumber(b.max_m.z()) +
+                           ")");
+  }
+}
+
 ResolvedProblem resolveProblem(const MotionProblem& problem, bool start_clear) {
   if (!problem.model) throw FieldError("model", "none given");
   const Model& model = *problem.model;
@@ -31,7 +48,7 @@ ResolvedProblem resolveProblem(const MotionProblem& problem, bool start_clear) {
       throw FieldError("start_inputs" + fieldKey(kv.name),
                        kv.name + " = " + std::to_string(out.rho0[i]) + " is outside its range");
   }
-  GoalEvaluator check(problem.model, problem.goal);  // the goal's names before any search
+  checkGoal(problem.model, problem.goal, out.collision->scene());  // before any search
   out.start = resolveStart(problem.model, out.rho0, problem.start);
   if (start_clear) {
     CollisionChecker checker(out.collision);

@@ -322,17 +322,12 @@ PlanRequest planRequestFromProto(const v1::PlanRequest& r, ModelPtr model,
   if (r.output_rate_hz() != 0) opt.output_rate_hz = r.output_rate_hz();
   requireFinite("step_s", r.step_s());
   if (r.step_s() != 0) opt.step_s = r.step_s();
-  try {
-    checkPlannerOptions(opt);
-  } catch (const FieldError& e) {
-    invalid(protoField(e.field()), e.problem());
-  }
 
   applyStart(m, r.start(), req);
   if (!r.has_goal()) invalid("goal", "is not set");
   req.goal = goalFromProto(r.goal(), "goal");
   try {
-    GoalEvaluator check(req.model, req.goal);  // unknown names, unreachable rest-of inputs
+    checkGoal(req.model, req.goal, collision->scene());
   } catch (const FieldError& e) {
     // The library names GoalSpec's fields; the proto's depend on the goal's kind.
     std::string field = e.field();
@@ -342,24 +337,6 @@ PlanRequest planRequestFromProto(const v1::PlanRequest& r, ModelPtr model,
           (req.goal.kind == GoalSpec::Kind::RestOf ? "goal.rest_of.inputs" : "goal.joints.values") +
           field.substr(values.size());
     invalid(protoField(field), e.problem());
-  }
-  // Point targets must lie on the stage.
-  const Scene& scene = collision->scene();
-  if (req.goal.kind == GoalSpec::Kind::Point && scene.bounds) {
-    for (std::size_t i = 0; i < req.goal.points.size(); ++i) {
-      const Eigen::Vector3d& x = req.goal.points[i].position_m;
-      if ((x.array() < scene.bounds->min_m.array()).any() ||
-          (x.array() > scene.bounds->max_m.array()).any())
-        invalid("goal.points.targets[" + std::to_string(i) + "].position_m",
-                "(" + formatNumber(x.x()) + ", " + formatNumber(x.y()) + ", " +
-                    formatNumber(x.z()) + ") m is outside the stage '" + scene.name + "' (" +
-                    formatNumber(scene.bounds->min_m.x()) + ".." +
-                    formatNumber(scene.bounds->max_m.x()) + ", " +
-                    formatNumber(scene.bounds->min_m.y()) + ".." +
-                    formatNumber(scene.bounds->max_m.y()) + ", " +
-                    formatNumber(scene.bounds->min_m.z()) + ".." +
-                    formatNumber(scene.bounds->max_m.z()) + ")");
-    }
   }
   return req;
 }

@@ -7,6 +7,7 @@
 //   MotionProblem    model, scene (or its collision model), start inputs and start, goal.
 //   ResolvedProblem  what a problem resolves to: the collision model, the start inputs and
 //                    state, checked.
+//   checkGoal()      the goal against the model and the stage.
 //   resolveProblem() resolves and checks a problem, naming the field that is wrong.
 #pragma once
 
@@ -37,8 +38,13 @@ struct ResolvedProblem {
   StartState start;             // at rho0
 };
 
+// Throws FieldError naming the goal's field: names the model does not have, values out of
+// range, unreachable rest-of inputs ("goal.values[\"theta9\"]"), a point target outside the
+// stage's bounds ("goal.points[1].position_m").
+void checkGoal(const ModelPtr& model, const GoalSpec& goal, const Scene& scene);
+
 // Throws FieldError naming the field: "model" (none), "start_inputs" (size, range), "goal..."
-// (names, values, unreachable rest-of inputs), "start" (no rest pose, joints that the model
+// (checkGoal), "start" (no rest pose, joints that the model
 // does not have, or in collision when `start_clear` is set).
 ResolvedProblem resolveProblem(const MotionProblem& problem, bool start_clear = true);
 
