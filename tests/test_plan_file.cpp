@@ -49,7 +49,7 @@ TEST(PlanFile, ReadsBackWhatWasWritten) {
   EXPECT_EQ(back.quality.peak_tension_string, plan.quality.peak_tension_string);
   EXPECT_EQ(back.quality.residual_joint_speed_rms, plan.quality.residual_joint_speed_rms);
   EXPECT_EQ(back.quality.residual_kinetic_energy_J, plan.quality.residual_kinetic_energy_J);
-  EXPECT_EQ(back.quality.min_stage_clearance_m, plan.quality.min_stage_clearance_m);
+  EXPECT_EQ(back.min_stage_clearance_m, plan.min_stage_clearance_m);
   // Re-simulated from its own file, the plan follows its predicted states to rounding (with 12
   // digits a 5.8 s plan drifted 3e-5 rad).
   int row = 0;

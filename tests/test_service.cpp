@@ -196,7 +196,7 @@ TEST(Service, PlanOverRpcEqualsTheInProcessPlanAndStreamsTheSame) {
   EXPECT_EQ(back.quality.string_catches, local.quality.string_catches);
   EXPECT_EQ(back.quality.peak_tension_ratio, local.quality.peak_tension_ratio);
   EXPECT_EQ(back.quality.residual_joint_speed_rms, local.quality.residual_joint_speed_rms);
-  EXPECT_EQ(back.quality.min_stage_clearance_m, local.quality.min_stage_clearance_m);
+  EXPECT_EQ(back.min_stage_clearance_m, local.min_stage_clearance_m);
   std::ostringstream a, b;
   writeInputsCsv(back, a);
   writeInputsCsv(local, b);

@@ -204,7 +204,7 @@ void writeOmplBenchmarkLog(const ProblemRuns& runs, std::ostream& out) {
             figure(q, q.peak_tension_ratio),
             figure(q, q.residual_joint_speed_rms),
             figure(q, q.residual_kinetic_energy_J),
-            figure(q, q.min_stage_clearance_m)};
+            tried ? number(r.optimized_min_clearance_m) : ""};
         for (const std::string& v : more) out << v << "; ";
       }
       out << '\n';
@@ -236,11 +236,12 @@ std::vector<SummaryRow> summarize(const ProblemRuns& runs) {
     }
     // Quality before and after optimization, over the runs that tried it.
     std::vector<std::vector<double>> before(7), after(7);
-    auto collect = [](const PlanQuality& q, std::vector<std::vector<double>>& into) {
+    auto collect = [](const PlanQuality& q, double min_stage_clearance_m,
+                      std::vector<std::vector<double>>& into) {
       const double figures[7] = {
           q.duration_s,           q.input_jerk_rms_overall,   double(q.string_catches),
           q.peak_tension_ratio,   q.residual_joint_speed_rms, q.residual_kinetic_energy_J,
-          q.min_stage_clearance_m};
+          min_stage_clearance_m};
       for (int i = 0; i < 7; ++i) into[i].push_back(figures[i]);
     };
     std::vector<double> optimization_time;
@@ -249,8 +250,8 @@ std::vector<SummaryRow> summarize(const ProblemRuns& runs) {
       ++row.optimized;
       row.optimization_succeeded += r.optimization_succeeded;
       optimization_time.push_back(r.optimization.time_s);
-      collect(r.quality, before);
-      collect(r.optimized_quality, after);
+      collect(r.quality, r.min_clearance_m, before);
+      collect(r.optimized_quality, r.optimized_min_clearance_m, after);
     }
     auto medians = [](const std::vector<std::vector<double>>& v, SummaryRow::QualityMedians& m) {
       m = {median(v[0]), median(v[1]), median(v[2]), median(v[3]),

@@ -65,6 +65,7 @@ BenchmarkRun runOnce(const BenchmarkProblem& problem, const PlanRequest& base,
       run.optimization = optimized->report;
       run.optimized_outcome = optimized->plan.outcome;
       run.optimized_quality = optimized->plan.quality;
+      run.optimized_min_clearance_m = optimized->plan.min_stage_clearance_m;
       run.optimization_succeeded =
           optimized->report.improved && optimized->plan.outcome == PlanOutcome::Exact;
     }

@@ -177,12 +177,6 @@ Plan readPlanJson(const std::string& text, const std::string& source) {
         r.number(q["residual_kinetic_energy_J"], "quality.residual_kinetic_energy_J");
     out.residual_joint_speed_rms =
         r.number(q["residual_joint_speed_rms"], "quality.residual_joint_speed_rms");
-    const auto least = [&](const char* field, const std::string& name) {
-      const double v = r.number(q[field], name);
-      return std::isnan(v) ? std::numeric_limits<double>::infinity() : v;
-    };
-    out.min_clearance_m = least("min_clearance_m", "quality.min_clearance_m");
-    out.min_stage_clearance_m = least("min_stage_clearance_m", "quality.min_stage_clearance_m");
   }
 
   if (const YAML::Node p = root["predicted"]; p && p.IsMap()) {

@@ -151,8 +151,6 @@ void writePlanJson(const Plan& plan, std::ostream& os) {
     quality.number("settle_s", q.settle_s);
     quality.number("residual_kinetic_energy_J", q.residual_kinetic_energy_J);
     quality.number("residual_joint_speed_rms", q.residual_joint_speed_rms);
-    quality.number("min_clearance_m", q.min_clearance_m);
-    quality.number("min_stage_clearance_m", q.min_stage_clearance_m);
     os << "\n  }";
   }
 

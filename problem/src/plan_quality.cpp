@@ -100,8 +100,6 @@ void measurePlanQuality(const MotionProblem& request, Plan& plan, double settle_
     computeLagrangian(model, data, q_full, Eigen::VectorXd::Zero(nd), LagrangianOrder::MassMatrix);
     q.residual_kinetic_energy_J = 0.5 * v.dot(data.M * v);
   }
-  q.min_clearance_m = plan.min_clearance_m;
-  q.min_stage_clearance_m = plan.min_stage_clearance_m;
   plan.quality = q;
 }
 

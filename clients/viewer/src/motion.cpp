@@ -52,7 +52,8 @@ std::vector<GoalRegion> goalRegions(const std::string& goal_text) {
 }
 
 // What a puppeteer judges a plan by (plan-format.md, `quality`), as the header shows it.
-std::vector<std::pair<std::string, std::string>> qualityFacts(const PlanQuality& q) {
+std::vector<std::pair<std::string, std::string>> qualityFacts(const Plan& plan) {
+  const PlanQuality& q = plan.quality;
   if (!q.measured) return {};
   auto g3 = [](double v) {
     std::ostringstream os;
@@ -69,10 +70,10 @@ std::vector<std::pair<std::string, std::string>> qualityFacts(const PlanQuality&
            (q.peak_tension_string.empty() ? "" : " (" + q.peak_tension_string + ")")},
       {"joint speed rms " + hold, g3(q.residual_joint_speed_rms)},
       {"kinetic energy " + hold, g3(1000 * q.residual_kinetic_energy_J) + " mJ"}};
-  if (std::isfinite(q.min_clearance_m))
-    out.push_back({"min clearance", fixed(100 * q.min_clearance_m, 1) + " cm"});
-  if (std::isfinite(q.min_stage_clearance_m))
-    out.push_back({"min stage clearance", fixed(100 * q.min_stage_clearance_m, 1) + " cm"});
+  if (std::isfinite(plan.min_clearance_m))
+    out.push_back({"min clearance", fixed(100 * plan.min_clearance_m, 1) + " cm"});
+  if (std::isfinite(plan.min_stage_clearance_m))
+    out.push_back({"min stage clearance", fixed(100 * plan.min_stage_clearance_m, 1) + " cm"});
   return out;
 }
 
@@ -101,7 +102,7 @@ Motion motionOfPlan(const Plan& plan, const std::string& source, const Model& mo
   Motion m;
   m.title = plan.model + (plan.scene.empty() ? "" : " in " + plan.scene) + ": " + plan.goal;
   m.name = fileName(source);
-  m.quality = qualityFacts(plan.quality);
+  m.quality = qualityFacts(plan);
   m.info = {{"planner", plan.stats.planner.empty() ? "?" : plan.stats.planner},
             {"outcome", toString(plan.outcome)},
             {"duration", fixed(plan.duration_s(), 2) + " s at " + fixed(plan.rate_hz, 0) + " Hz"}};

@@ -140,9 +140,7 @@ ScalarFields<Q> qualityScalars(Q& q) {
           {"peak_tension_string", &q.peak_tension_string},
           {"settle_s", &q.settle_s},
           {"residual_kinetic_energy_j", &q.residual_kinetic_energy_J},
-          {"residual_joint_speed_rms", &q.residual_joint_speed_rms},
-          {"min_clearance_m", &q.min_clearance_m},
-          {"min_stage_clearance_m", &q.min_stage_clearance_m}};
+          {"residual_joint_speed_rms", &q.residual_joint_speed_rms}};
 }
 
 template <class P>
@@ -183,6 +181,9 @@ void planToProto(const Plan& p, v1::PlanResponse* out) {
   if (p.quality.measured) {
     scalarsToProto(qualityScalars(p.quality), *out->mutable_quality());
     vectorToProto(p.quality.input_jerk_rms, out->mutable_quality()->mutable_input_jerk_rms());
+    // The proto's quality repeats the motion's clearances (the plan's own).
+    out->mutable_quality()->set_min_clearance_m(p.min_clearance_m);
+    out->mutable_quality()->set_min_stage_clearance_m(p.min_stage_clearance_m);
   }
   if (p.outcome == PlanOutcome::Approximate) {
     if (!p.collision_free) out->add_shortfalls(v1::SHORTFALL_COLLISION);

@@ -114,6 +114,7 @@ struct BenchmarkRun {
   PlanOutcome optimized_outcome = PlanOutcome::NotFound;
   OptimizationReport optimization;  // what it did (time_s, iterations, cost before/after)
   PlanQuality optimized_quality;    // the plan it returned (the same plan when unchanged)
+  double optimized_min_clearance_m = NAN;  // its clearance to the stage
 };
 
 struct PlannerRuns {

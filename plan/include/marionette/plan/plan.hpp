@@ -7,7 +7,7 @@
 // Contents
 //   PlanStatistics   planner time, tree / roadmap size, propagations, collision checks.
 //   PlanOutcome      exact, approximate, or nothing found.
-//   PlanQuality      smoothness, string catches, tension peaks, swing after the end, clearance.
+//   PlanQuality      smoothness, string catches, tension peaks, swing after the end.
 //   Plan             inputs (N x n_k at rate_hz), states, tensions, clearance, points, goal
 //                    result; a performance's targets and tracking errors.
 //   requireFiniteNumbers   every number of a plan finite before it is returned.
@@ -61,8 +61,7 @@ struct PlanQuality {
   // every joint's speed (rad/s or m/s).
   double residual_kinetic_energy_J = 0.0;
   double residual_joint_speed_rms = 0.0;
-  double min_clearance_m = std::numeric_limits<double>::infinity();        // over the motion
-  double min_stage_clearance_m = std::numeric_limits<double>::infinity();  // obstacles, bounds
+  // (The motion's clearances are the plan's own: Plan::min_clearance_m, min_stage_clearance_m.)
 };
 
 enum class PlanOutcome { Exact, Approximate, NotFound };
