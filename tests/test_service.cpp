@@ -25,6 +25,7 @@
 #include "marionette/models/model_io.hpp"
 #include "marionette/models/simulation.hpp"
 #include "marionette/performance/program.hpp"
+#include "marionette/control/tracking_lqr.hpp"
 #include "marionette/plan/plan_file.hpp"
 #include "marionette/performance/plan_performance.hpp"
 #include "marionette/planner/planner.hpp"

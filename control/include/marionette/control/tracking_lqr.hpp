@@ -6,17 +6,13 @@
 // Contents
 //   TrajectoryLinearization  the plan re-simulated at its rate: x_k and A_k, B_k per step.
 //   linearizeTrajectory      builds it (throws SimulationError naming the step that fails).
-//   LqrWeights               the cost: joint position and velocity errors, the rig's deviation,
-//                            the correction; a terminal factor.
+//   (LqrWeights, the cost, and TrackingGains, the gains a plan carries: tracking_gains.hpp.)
 //   riccatiGains             the backward Riccati recursion for any A_k, B_k, Q_k, R.
 //   gainDynamics             A_k, B_k on the gains' state (the deviation and the rig's last).
 //   feasibleDeviation        x - x_ref without what crosses the reference's taut strings.
-//   TrackingGains            K_k for every step: u_{k+1} = u_ref_{k+1} - K_k s_k.
 //   computeTrackingGains     the gains along a linearization.
 //   planTrackingGains        the gains for a plan's inputs from its first state, at rest (at most
 //                            kMaxGainsValues of linearization).
-//   weightFields             the weights by name (plan files, the proto, flags); checkLqrWeights
-//                            and its bounds kMaxLqrWeight, kMinCorrectionWeight.
 // The loops over a plan's steps poll the calling thread's CancelScope (models/cancel.hpp): a
 // linearization or gains told to stop throw PlanCancelled.
 //
@@ -38,6 +34,7 @@
 
 #include "marionette/models/dynamics.hpp"
 #include "marionette/models/integrator.hpp"
+#include "marionette/control/tracking_gains.hpp"
 
 namespace marionette::control {
 
@@ -56,33 +53,6 @@ struct TrajectoryLinearization {
 TrajectoryLinearization linearizeTrajectory(const ModelPtr& model, const Eigen::MatrixXd& inputs,
                                             const State& start, const IntegratorOptions& options);
 
-struct LqrWeights {
-  double position = 1e4;    // per (m or rad)^2 of each joint's error
-  double velocity = 1e1;    // per (m/s or rad/s)^2 of each joint's velocity error
-  double rig = 1e2;         // per (m or rad)^2 of each rig input's deviation from the plan
-  double correction = 1e2;  // per (m or rad)^2 of each setpoint's correction u - u_ref
-  // Per (m/s or rad/s)^2 of the speed at which a correction changes, (du_k - drho_k) / dt: a
-  // rig that jumps its setpoints is what its speed and acceleration limits forbid.
-  double correction_rate = 1e1;
-  // Per (m/s^2 or rad/s^2)^2 of the correction's acceleration, (du_k - 2 drho_k +
-  // drho_{k-1}) / dt^2.
-  double correction_accel = 1.0;
-  double terminal = 10.0;  // the last state's cost is this times a step's
-  bool operator==(const LqrWeights& o) const;
-  bool operator!=(const LqrWeights& o) const { return !(*this == o); }
-};
-
-// Each weight with its name ("position", "velocity", "rig", "correction", "correction_rate",
-// "correction_accel", "terminal"), in that order.
-std::vector<std::pair<const char*, double*>> weightFields(LqrWeights& w);
-std::vector<std::pair<const char*, double>> weightFields(const LqrWeights& w);
-// Every weight is in [0, kMaxLqrWeight], correction in [kMinCorrectionWeight, kMaxLqrWeight]:
-// within them the Riccati recursion stays finite at any rate up to 1 kHz (its largest term,
-// correction_accel / dt^4, is then at most 1e21).
-constexpr double kMaxLqrWeight = 1e9;
-constexpr double kMinCorrectionWeight = 1e-9;
-// Throws FieldError naming a weight outside its range.
-void checkLqrWeights(const LqrWeights& w);
 
 // K_k = (R + B^T P_{k+1} B)^-1 (B^T P_{k+1} A + N^T),
 // P_k = Q_k + A^T P_{k+1} A - (A^T P_{k+1} B + N) K_k,  P_N = Q_N; k = N-1 ... 0 for N = A.size():
@@ -117,15 +87,6 @@ Eigen::MatrixXd crossCost(const Model& model, const LqrWeights& w, double dt_s);
 Eigen::VectorXd feasibleDeviation(const Model& model, DynamicsData& data, const State& x,
                                   const State& ref, const std::vector<char>& taut);
 
-struct TrackingGains {
-  double dt_s = 0.0;
-  LqrWeights weights;
-  std::vector<Eigen::MatrixXd> K;  // N - 1 gains, n_k x n_s
-  bool empty() const { return K.empty(); }
-  // -K_k (deviation, previous_rig_deviation): what step k adds to the plan's next setpoints.
-  Eigen::VectorXd correction(std::size_t k, const Eigen::VectorXd& deviation,
-                             const Eigen::VectorXd& previous_rig_deviation) const;
-};
 
 // Throws FieldError as checkLqrWeights; SimulationError (naming the step) if a gain is not
 // finite.

@@ -20,7 +20,7 @@
 #include <string>
 #include <vector>
 
-#include "marionette/control/tracking_lqr.hpp"
+#include "marionette/control/tracking_gains.hpp"
 #include "marionette/models/simulation.hpp"
 #include "marionette/plan/targets.hpp"
 
@@ -110,7 +110,8 @@ struct Plan {
   // the motion; the hold after it has none), and how closely the puppet follows them.
   TargetMotion targets;
   TargetTracking tracking;
-  // Feedback gains along the plan (`plan --gains`; control/tracking_lqr.hpp): empty unless asked.
+  // Feedback gains along the plan (`plan --gains`; control/tracking_lqr.hpp computes them): empty
+  // unless asked.
   control::TrackingGains gains;
 
   int samples() const { return static_cast<int>(inputs.rows()); }
