@@ -142,9 +142,15 @@ class Execute(unittest.TestCase):
             plan = self.path(name + ".json")
             p = run("perform", *args, "--out", plan, "--quiet")
             self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
-            p = run("execute", "--plan", plan, "--rig", "sim:")
-            self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
-            dev = re.search(r"predicted states within (\S+)", p.stdout)
+            # A run that missed a tick (a loaded machine) held an input one period longer and
+            # says so instead of comparing; of three runs, one must have missed none.
+            for _ in range(3):
+                p = run("execute", "--plan", plan, "--rig", "sim:")
+                self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+                dev = re.search(r"predicted states within (\S+)", p.stdout)
+                if dev:
+                    break
+                self.assertIn("missed tick(s) held an input longer than planned", p.stdout)
             self.assertIsNotNone(dev, p.stdout)
             self.assertLess(float(dev.group(1)), 1e-8, name)
             samples = len(json.load(open(plan))["inputs"]["samples"])

@@ -592,6 +592,8 @@ TEST(SimRig, ExecutingAPlanReproducesItsPredictedStates) {
   EXPECT_GT((rig.measuredQ().back() - rig.measuredQ().front()).cwiseAbs().maxCoeff(), 0.2);
 }
 
+// sleep_for sleeps at least its 100 ms, i.e. at least 5 periods at 50 Hz: only that lower bound
+// is asserted, so a loaded machine (a longer sleep) cannot fail it.
 TEST(SimRig, ALateFrameShowsAsAHeldInputInRealTime) {
   const ModelPtr arm = loadModel("planar-arm");
   SimRig rig(arm, 50.0);
@@ -822,11 +824,14 @@ TEST(Udp, TenSecondsAt50HzKeepTheRateAndDroppedAcksAreCounted) {
   const auto frames = dev.received();
   ASSERT_EQ(frames.size(), 501u);
   for (std::size_t i = 0; i < frames.size(); ++i) ASSERT_EQ(frames[i].seq, i + 2);  // GET: 1
-  // The receiver's clock: 500 periods of 20 ms.
+  // The receiver's clock: 500 periods of 20 ms.  Frames go out on absolute deadlines, so no
+  // lateness accumulates; only the first and the last frame's own lateness moves the span.  The
+  // bound (±2.5 %, 0.25 s over 10 s) is generous for a loaded machine, and still catches a
+  // sender whose period drifts (21 ms instead of 20: 47.6 Hz) or that runs free.
   const double span_s =
       std::chrono::duration<double>(dev.arrivals.back() - dev.arrivals.front()).count();
   const double rate = 500 / span_s;
-  EXPECT_NEAR(rate, 50.0, 0.5) << "span " << span_s << " s";
+  EXPECT_NEAR(rate, 50.0, 1.25) << "span " << span_s << " s";
   EXPECT_EQ(dropped, 50);
   EXPECT_EQ(r.acks_lost, dropped);
   EXPECT_EQ(r.acks, 501 - dropped);

@@ -9,6 +9,8 @@
 #include <cstdlib>
 #include <stdexcept>
 
+#include "marionette/search/plugin.hpp"
+
 namespace marionette::cli {
 
 Args parseArgs(int argc, char** argv, int first, const std::vector<std::string>& value_flags,
@@ -46,6 +48,23 @@ double parseNumber(const std::string& flag, const std::string& text) {
   if (!parseFiniteNumber(text, x))
     throw std::invalid_argument(flag + ": not a number: '" + text + "'");
   return x;
+}
+
+double wholeNumber(const std::string& flag, const std::string& text, double lo, double hi) {
+  const double v = parseNumber(flag, text);
+  if (v < lo || v > hi || v != std::floor(v))
+    throw std::invalid_argument(flag + ": expected a whole number in [" + formatted("%g", lo) +
+                                ", " + formatted("%g", hi) + "], got '" + text + "'");
+  return v;
+}
+
+void loadPlugins(const Args& args) {
+  if (!args.all.count("--plugin")) return;
+  for (const std::string& path : args.all.at("--plugin")) try {
+      loadPlannerPlugin(path);
+    } catch (const FieldError& e) {
+      throw std::invalid_argument("--plugin: " + e.problem());
+    }
 }
 
 std::string readFlagFile(const std::string& flag, const std::string& path, std::size_t max_bytes) {

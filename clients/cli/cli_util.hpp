@@ -32,6 +32,11 @@ std::string takePositional(int argc, char** argv, std::vector<char*>& rest);
 
 // A finite number, or std::invalid_argument naming the flag.
 double parseNumber(const std::string& flag, const std::string& text);
+// A whole number within [lo, hi], or std::invalid_argument naming the flag.
+double wholeNumber(const std::string& flag, const std::string& text, double lo, double hi);
+
+// --plugin LIB.so (repeatable): planners registered from shared libraries (search/plugin.hpp).
+void loadPlugins(const Args& args);
 
 // A file named by a flag: its text, or its first line (a token); std::invalid_argument naming
 // the flag and the path.

@@ -344,10 +344,17 @@ int cmdExecute(int argc, char** argv) {
                 << "no truth, no estimate)\n";
     }
   }
-  // The simulated rig measured the puppet: how closely it followed the plan's prediction.
-  if (auto* sim = dynamic_cast<SimRig*>(rig.get());
-      sim && !loop && r.reason == StopReason::Completed && perf.predicted_q.rows() > 0 &&
-      so.rate_scale == 1.0 && rate == perf.rate_hz && so.hold.empty() && r.missed_ticks == 0) {
+  // The simulated rig measured the puppet: how closely it followed the plan's prediction (a
+  // missed tick held an input one period longer than planned: then the motion differs, and
+  // that is said instead).
+  auto* sim = dynamic_cast<SimRig*>(rig.get());
+  const bool comparable = sim && !loop && r.reason == StopReason::Completed &&
+                          perf.predicted_q.rows() > 0 && so.rate_scale == 1.0 &&
+                          rate == perf.rate_hz && so.hold.empty();
+  if (comparable && r.missed_ticks > 0)
+    std::cout << "  the simulated puppet is not compared with the plan's predicted states: "
+              << r.missed_ticks << " missed tick(s) held an input longer than planned\n";
+  if (comparable && r.missed_ticks == 0) {
     const auto& q = sim->measuredQ();
     const long first = sim->frameTicks()[stream.play_begin];
     double dev = 0.0;

@@ -16,7 +16,8 @@
 // and, with --scene, two more columns: collision (0/1) and clearance (m); or, with --summary, one
 // JSON object.  Errors go to stderr with a non-zero exit status: 1 a failed step, 2 bad input,
 // 3 a collision with --stop-on-collision (after printing the row where it happened).
-// plan, bench: plan_commands.hpp; perform, execute, render: their own files.  Every flag: docs/cli.md.
+// plan, optimize: plan_commands.hpp; bench: bench_command.hpp; perform, execute, render: their own
+// files.  Every flag: docs/cli.md.
 #include <cmath>
 #include <cstdarg>
 #include <cstdio>
@@ -34,7 +35,9 @@
 #include "marionette/models/version.hpp"
 #include "marionette/service/wire.hpp"
 #include "perform_command.hpp"
+#include "listings.hpp"
 #include "plan_commands.hpp"
+#include "bench_command.hpp"
 #include "remote.hpp"
 #include "render_command.hpp"
 #include "start_text.hpp"
@@ -104,24 +107,14 @@ void printUsage(std::ostream& os) {
      << PlannerOptions{}.planner << ")\n";
 }
 
-// `models` / `scenes`: every built-in, one JSON object (json_fields: the object's members) or
-// one line of text each.
-// With --server, the server's built-ins (remote.cpp prints the same lines).
-template <class Load, class JsonFields, class TextLine, class Remote>
-int listBuiltins(int argc, char** argv, const std::vector<std::string>& all, Load load,
-                 JsonFields json_fields, TextLine text_line, Remote remote) {
+// `models` / `scenes`: every built-in, or with --server the server's (remote.cpp), printed by
+// one printer (listings.hpp).
+template <class Listing, class Local, class FromServer>
+int listBuiltins(int argc, char** argv, Local local, FromServer from_server,
+                 void (*print)(const std::vector<Listing>&, bool, std::ostream&)) {
   const Args a = parseArgs(argc, argv, 2, {"--server", "--token-file", "--tls-ca"}, {"--json"});
-  const bool json = a.switches.count("--json");
-  if (a.values.count("--server")) return remote(a, json);
-  if (json) std::cout << "[\n";
-  for (size_t i = 0; i < all.size(); ++i) {
-    const auto item = load(all[i]);
-    if (json)
-      std::cout << "  {" << json_fields(*item) << "}" << (i + 1 < all.size() ? "," : "") << "\n";
-    else
-      std::cout << text_line(*item) << "\n";
-  }
-  if (json) std::cout << "]\n";
+  print(a.values.count("--server") ? from_server(a) : local(), a.switches.count("--json") > 0,
+        std::cout);
   return 0;
 }
 
@@ -137,44 +130,31 @@ int cmdVersion(int argc, char** argv) {
 }
 
 int cmdModels(int argc, char** argv) {
-  return listBuiltins(
-      argc, argv, builtinModelNames(), [](const std::string& n) { return loadModel(n); },
-      [](const Model& m) {
-        return "\"name\": " + jsonString(m.name) +
-               ", \"description\": " + jsonString(m.description) +
-               ", \"dynamic\": " + jsonArray(itemNames(m.dynamic)) +
-               ", \"kinematic\": " + jsonArray(itemNames(m.kinematic)) +
-               ", \"strings\": " + jsonArray(itemNames(m.strings)) +
-               ", \"points\": " + jsonArray(itemNames(m.points));
-      },
-      [](const Model& m) {
-        return formatted("%-16s %2d dynamic, %2d kinematic, %2d strings  %s", m.name.c_str(),
-                         m.nd(), m.nk(), m.nstrings(), m.description.c_str());
-      },
-      cmdModelsRemote);
-}
-
-std::string jsonVector(const Eigen::Vector3d& v) {
-  return "[" + jsonNumber(v.x()) + ", " + jsonNumber(v.y()) + ", " + jsonNumber(v.z()) + "]";
+  const auto local = [] {
+    std::vector<ModelListing> out;
+    for (const std::string& name : builtinModelNames()) {
+      const ModelPtr m = loadModel(name);
+      out.push_back({m->name, m->description, itemNames(m->dynamic), itemNames(m->kinematic),
+                     itemNames(m->strings), itemNames(m->points)});
+    }
+    return out;
+  };
+  return listBuiltins<ModelListing>(argc, argv, local, serverModels, printModels);
 }
 
 int cmdScenes(int argc, char** argv) {
-  return listBuiltins(
-      argc, argv, builtinSceneNames(), [](const std::string& n) { return loadScene(n); },
-      [](const Scene& s) {
-        return "\"name\": " + jsonString(s.name) +
-               ", \"description\": " + jsonString(s.description) +
-               ", \"obstacles\": " + jsonArray(itemNames(s.obstacles)) +
-               ", \"triangles\": " + std::to_string(s.triangleCount()) + ", \"bounds\": " +
-               (s.bounds ? "{\"min\": " + jsonVector(s.bounds->min_m) +
-                               ", \"max\": " + jsonVector(s.bounds->max_m) + "}"
-                         : std::string("null"));
-      },
-      [](const Scene& s) {
-        return formatted("%-12s %2zu obstacles, %6zu triangles  %s", s.name.c_str(),
-                         s.obstacles.size(), s.triangleCount(), s.description.c_str());
-      },
-      cmdScenesRemote);
+  const auto local = [] {
+    std::vector<SceneListing> out;
+    for (const std::string& name : builtinSceneNames()) {
+      const ScenePtr s = loadScene(name);
+      SceneListing l{s->name, s->description, itemNames(s->obstacles),
+                     static_cast<long long>(s->triangleCount()), std::nullopt};
+      if (s->bounds) l.bounds_m = std::make_pair(s->bounds->min_m, s->bounds->max_m);
+      out.push_back(std::move(l));
+    }
+    return out;
+  };
+  return listBuiltins<SceneListing>(argc, argv, local, serverScenes, printScenes);
 }
 
 // The CSV rows and the --summary JSON of `simulate`, the same whether the simulation ran here or

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // The planning commands of the CLI.
 //   marionette plan ...              one plan, written as JSON (and CSV inputs)
-//   marionette bench planners ...    every planner on the benchmark problems: OMPL logs, summary
+//   marionette optimize ...          a motion verified, then optimized
 #pragma once
 
 namespace marionette::cli {
@@ -13,8 +13,5 @@ int cmdPlan(int argc, char** argv);
 // optimized.  Exit status: 0 exact (optimized or, when it could not be improved, as given),
 // 4 approximate, 5 the given motion cannot be re-simulated, 2 bad arguments.
 int cmdOptimize(int argc, char** argv);
-
-// Exit status: 0 when every run completed (whatever the planners' success), 2 on bad arguments.
-int cmdBenchPlanners(int argc, char** argv);
 
 }  // namespace marionette::cli

@@ -18,11 +18,21 @@ bool isBuiltin(const std::vector<std::string>& names, const std::string& name) {
   return std::find(names.begin(), names.end(), name) != names.end();
 }
 
-std::string vector3Json(const v1::Vector3& v) {
-  return "[" + jsonNumber(v.x()) + ", " + jsonNumber(v.y()) + ", " + jsonNumber(v.z()) + "]";
-}
-
 }  // namespace
+
+// A request's goal and planner options as the server takes them.
+void goalAndOptionsToProto(const PlanRequest& req, v1::PlanRequest& r) {
+  wire::goalToProto(req.goal, r.mutable_goal());
+  const PlannerOptions& opt = req.options;
+  r.set_planner(opt.planner);
+  for (const auto& [k, v] : opt.parameters) (*r.mutable_parameters())[k] = v;
+  r.set_time_limit_s(opt.time_limit_s);
+  r.set_seed(opt.seed);
+  r.set_output_rate_hz(opt.output_rate_hz);
+  r.set_step_s(opt.step_s);
+  r.set_roadmap_as_built(opt.roadmap_as_built);
+  r.set_max_propagations(static_cast<std::uint64_t>(opt.max_propagations));
+}
 
 RemoteOptions remoteOptions(const Args& a) {
   RemoteOptions o;
@@ -115,7 +125,7 @@ v1::SceneRef sceneRef(const std::string& name_or_path) {
 }
 
 // The same lines as the in-process `models` / `scenes` (marionette_cli.cpp).
-int cmdModelsRemote(const Args& a, bool json) {
+std::vector<ModelListing> serverModels(const Args& a) {
   Remote remote(remoteOptions(a));
   v1::ListModelsResponse list;
   {
@@ -123,64 +133,43 @@ int cmdModelsRemote(const Args& a, bool json) {
     remote.prepare(ctx);
     remote.check(remote.stub().ListModels(&ctx, {}, &list), "ListModels");
   }
-  if (json) std::cout << "[\n";
-  for (int i = 0; i < list.models_size(); ++i) {
-    const v1::ModelSummary& m = list.models(i);
-    if (!json) {
-      std::cout << formatted("%-16s %2d dynamic, %2d kinematic, %2d strings  %s", m.name().c_str(),
-                             m.dynamic_count(), m.kinematic_count(), m.string_count(),
-                             m.description().c_str())
-                << "\n";
-      continue;
-    }
+  std::vector<ModelListing> out;
+  for (const v1::ModelSummary& m : list.models()) {
     v1::DescribeModelRequest req;
     req.mutable_model()->set_name(m.name());
     v1::ModelDescription d;
     grpc::ClientContext ctx;
     remote.prepare(ctx);
     remote.check(remote.stub().DescribeModel(&ctx, req, &d), "DescribeModel");
-    std::vector<std::string> dyn, kin, str, pts;
-    for (const auto& v : d.dynamic()) dyn.push_back(v.name());
-    for (const auto& v : d.kinematic()) kin.push_back(v.name());
-    for (const auto& v : d.strings()) str.push_back(v.name());
-    for (const auto& v : d.points()) pts.push_back(v.name());
-    std::cout << "  {\"name\": " << jsonString(d.name())
-              << ", \"description\": " << jsonString(d.description())
-              << ", \"dynamic\": " << jsonArray(dyn) << ", \"kinematic\": " << jsonArray(kin)
-              << ", \"strings\": " << jsonArray(str) << ", \"points\": " << jsonArray(pts) << "}"
-              << (i + 1 < list.models_size() ? "," : "") << "\n";
+    ModelListing l{d.name(), d.description(), {}, {}, {}, {}};
+    for (const auto& v : d.dynamic()) l.dynamic.push_back(v.name());
+    for (const auto& v : d.kinematic()) l.kinematic.push_back(v.name());
+    for (const auto& v : d.strings()) l.strings.push_back(v.name());
+    for (const auto& v : d.points()) l.points.push_back(v.name());
+    out.push_back(std::move(l));
   }
-  if (json) std::cout << "]\n";
-  return 0;
+  return out;
 }
 
-int cmdScenesRemote(const Args& a, bool json) {
+std::vector<SceneListing> serverScenes(const Args& a) {
   Remote remote(remoteOptions(a));
   v1::ListScenesResponse list;
   grpc::ClientContext ctx;
   remote.prepare(ctx);
   remote.check(remote.stub().ListScenes(&ctx, {}, &list), "ListScenes");
-  if (json) std::cout << "[\n";
-  for (int i = 0; i < list.scenes_size(); ++i) {
-    const v1::SceneSummary& s = list.scenes(i);
-    if (!json) {
-      std::cout << formatted("%-12s %2d obstacles, %6lld triangles  %s", s.name().c_str(),
-                             s.obstacles_size(), static_cast<long long>(s.triangles()),
-                             s.description().c_str())
-                << "\n";
-      continue;
-    }
-    std::cout << "  {\"name\": " << jsonString(s.name())
-              << ", \"description\": " << jsonString(s.description())
-              << ", \"obstacles\": " << jsonArray({s.obstacles().begin(), s.obstacles().end()})
-              << ", \"triangles\": " << s.triangles() << ", \"bounds\": "
-              << (s.has_bounds() ? "{\"min\": " + vector3Json(s.bounds().min_m()) +
-                                       ", \"max\": " + vector3Json(s.bounds().max_m()) + "}"
-                                 : std::string("null"))
-              << "}" << (i + 1 < list.scenes_size() ? "," : "") << "\n";
+  const auto vector3 = [](const v1::Vector3& v) { return Eigen::Vector3d(v.x(), v.y(), v.z()); };
+  std::vector<SceneListing> out;
+  for (const v1::SceneSummary& s : list.scenes()) {
+    SceneListing l{s.name(),
+                   s.description(),
+                   {s.obstacles().begin(), s.obstacles().end()},
+                   static_cast<long long>(s.triangles()),
+                   std::nullopt};
+    if (s.has_bounds())
+      l.bounds_m = std::make_pair(vector3(s.bounds().min_m()), vector3(s.bounds().max_m()));
+    out.push_back(std::move(l));
   }
-  if (json) std::cout << "]\n";
-  return 0;
+  return out;
 }
 
 int cmdVersionRemote(const Args& a, bool json, const std::string& own_version) {

@@ -18,6 +18,8 @@
 #include <string>
 
 #include "cli_util.hpp"
+#include "listings.hpp"
+#include "marionette/planner/planner.hpp"
 #include "marionette/v1/planner.grpc.pb.h"
 
 namespace marionette::cli {
@@ -66,8 +68,12 @@ class Remote {
 v1::ModelRef modelRef(const std::string& name_or_path);
 v1::SceneRef sceneRef(const std::string& name_or_path);
 
-int cmdModelsRemote(const Args& args, bool json);
-int cmdScenesRemote(const Args& args, bool json);
+// A request's goal and planner options as the server takes them.
+void goalAndOptionsToProto(const PlanRequest& req, v1::PlanRequest& r);
+
+// `models --server ...`, `scenes --server ...`: the server's built-ins, as listed here.
+std::vector<ModelListing> serverModels(const Args& args);
+std::vector<SceneListing> serverScenes(const Args& args);
 // `version --server ...`: this program's version and the server's.
 int cmdVersionRemote(const Args& args, bool json, const std::string& own_version);
 

@@ -52,4 +52,35 @@ std::string jsonArray(const std::vector<std::string>& items) {
   return out + "]";
 }
 
+JsonMembers::JsonMembers(std::ostream& os, std::string separator)
+    : os_(os), separator_(std::move(separator)) {}
+
+std::ostream& JsonMembers::key(const std::string& name) {
+  writeJsonString(os_ << (first_ ? "" : separator_.c_str()), name);
+  first_ = false;
+  return os_ << ": ";
+}
+
+void JsonMembers::text(const char* name, const std::string& v) {
+  writeJsonString(key(name), v);
+}
+
+void JsonMembers::number(const char* name, double v) {
+  writeJsonNumber(key(name), v);
+}
+
+void JsonMembers::names(const char* name, const std::vector<std::string>& items) {
+  std::ostream& os = key(name);
+  os << '[';
+  for (std::size_t i = 0; i < items.size(); ++i) writeJsonString(os << (i ? ", " : ""), items[i]);
+  os << ']';
+}
+
+void JsonMembers::numbers(const char* name, const double* values, std::size_t count) {
+  std::ostream& os = key(name);
+  os << '[';
+  for (std::size_t i = 0; i < count; ++i) writeJsonNumber(os << (i ? ", " : ""), values[i]);
+  os << ']';
+}
+
 }  // namespace marionette

@@ -11,33 +11,16 @@
 namespace marionette {
 namespace {
 
-// The members of one JSON object: each after a separator (",\n" and an indent, or ", " on one
-// line), as "name": value.
-class Members {
+// A plan file's object members: JsonMembers with Eigen's vectors and matrices, and times.
+class Members : public JsonMembers {
  public:
-  Members(std::ostream& os, std::string separator) : os_(os), separator_(std::move(separator)) {}
-  std::ostream& key(const std::string& name) {
-    writeJsonString(os_ << (first_ ? "" : separator_.c_str()), name);
-    first_ = false;
-    return os_ << ": ";
-  }
-  void text(const char* name, const std::string& v) { writeJsonString(key(name), v); }
-  void number(const char* name, double v) { writeJsonNumber(key(name), v); }
+  using JsonMembers::JsonMembers;
   // The time of a sample (s), or null for none (-1).
   void time(const char* name, int sample, double rate_hz) {
     number(name, sample >= 0 ? sample / rate_hz : NAN);
   }
-  void names(const char* name, const std::vector<std::string>& items) {
-    std::ostream& os = key(name);
-    os << '[';
-    for (std::size_t i = 0; i < items.size(); ++i) writeJsonString(os << (i ? ", " : ""), items[i]);
-    os << ']';
-  }
   void vector(const char* name, const Eigen::VectorXd& v) {
-    std::ostream& os = key(name);
-    os << '[';
-    for (int i = 0; i < v.size(); ++i) writeJsonNumber(os << (i ? ", " : ""), v[i]);
-    os << ']';
+    numbers(name, v.data(), static_cast<std::size_t>(v.size()));
   }
   // One row per line, indented under the member.
   void rows(const char* name, const Eigen::MatrixXd& m, const char* indent) {
@@ -50,11 +33,6 @@ class Members {
     }
     os << (m.rows() ? "\n" : "") << (m.rows() ? indent : "") << "]";
   }
-
- private:
-  std::ostream& os_;
-  std::string separator_;
-  bool first_ = true;
 };
 
 // "tracking": {"kinematic": {POINT: {rms_m, max_m, max_at_s}}, "dynamic": {...},

@@ -3,6 +3,7 @@
 // documents, the CLI's --json output, the server's request log).
 #pragma once
 
+#include <cstddef>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -21,5 +22,22 @@ std::string jsonNumber(double v);
 
 // ["a", "b"]
 std::string jsonArray(const std::vector<std::string>& items);
+
+// The members of one JSON object, written one after the other: each after a separator (",\n" and
+// an indent, or ", " on one line), as "name": value.  The caller writes the braces.
+class JsonMembers {
+ public:
+  JsonMembers(std::ostream& os, std::string separator);
+  std::ostream& key(const std::string& name);  // "name": , then the caller writes the value
+  void text(const char* name, const std::string& v);
+  void number(const char* name, double v);
+  void names(const char* name, const std::vector<std::string>& items);
+  void numbers(const char* name, const double* values, std::size_t count);
+
+ private:
+  std::ostream& os_;
+  std::string separator_;
+  bool first_ = true;
+};
 
 }  // namespace marionette
