@@ -133,7 +133,7 @@ int estimation(int seeds, const std::vector<double>& rates, const std::string& p
   if (!plan_path.empty()) {
     const Plan p = readPlanFile(plan_path);
     Motion m{"plan " + plan_path, loadModel(p.model), p.inputs, p.rate_hz, {}};
-    m.q0 = p.states.row(0).transpose();
+    m.q0 = p.predicted.states.row(0).transpose();
     motions.push_back(m);
   }
   std::printf("| motion | filter rate | VI-EKF rms | Euler-EKF rms | VI / Euler |\n");
@@ -273,9 +273,9 @@ int stateFeedback(int seeds, const std::vector<std::string>& plans, const Pertur
     IntegratorOptions io;
     io.dt_s = 1.0 / plan.rate_hz;
     VariationalIntegrator vm(model, io);
-    const State start = vm.stateFromVelocity(plan.states.row(0).transpose(),
-                                             Eigen::VectorXd::Zero(model->nd()),
-                                             plan.inputs.row(0).transpose());
+    const State start =
+        vm.stateFromVelocity(plan.predicted.states.row(0).transpose(),
+                             Eigen::VectorXd::Zero(model->nd()), plan.inputs.row(0).transpose());
     const TrajectoryLinearization lin = linearizeTrajectory(model, plan.inputs, start, io);
     LqrWeights weights;
     applyWeights(patch, weights);

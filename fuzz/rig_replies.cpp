@@ -36,13 +36,14 @@ struct Fixture {
     perf.model = model;
     perf.rate_hz = plan.rate_hz;
     perf.duration_s = plan.duration_s();
-    perf.predicted_q = plan.states;
+    perf.predicted_q = plan.predicted.states;
     perf.inputs.defaults = model->defaultInputs();
     perf.inputs.values = plan.inputs;
     for (int i = 0; i < plan.samples(); ++i) perf.inputs.times_s.push_back(i / plan.rate_hz);
     perf.source = "fuzz plan";
-    perf.gains = control::planTrackingGains(model, plan.inputs, plan.states.row(0).transpose(),
-                                            plan.rate_hz, control::LqrWeights{});
+    perf.gains =
+        control::planTrackingGains(model, plan.inputs, plan.predicted.states.row(0).transpose(),
+                                   plan.rate_hz, control::LqrWeights{});
     rig = RigConfig::parse(
         "channels:\n  xr: {channel: 0, scale: 1000, unit: mm}\n  r: {channel: 1, scale: 50, "
         "unit: rad}\nsensing:\n  markers: [mass]\n  encoders: [xm]\n  marker_unit: mm\n"

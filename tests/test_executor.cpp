@@ -559,8 +559,9 @@ Playback armPlan(const std::string& name, bool gains = false) {
   Plan plan = planMotion(req);
   EXPECT_EQ(plan.outcome, PlanOutcome::Exact) << plan.message;
   if (gains)
-    plan.gains = control::planTrackingGains(arm, plan.inputs, plan.states.row(0).transpose(),
-                                            plan.rate_hz, control::LqrWeights{});
+    plan.gains =
+        control::planTrackingGains(arm, plan.inputs, plan.predicted.states.row(0).transpose(),
+                                   plan.rate_hz, control::LqrWeights{});
   const std::string path = tempPath(name);
   {
     std::ofstream out(path);

@@ -337,14 +337,14 @@ TEST(Performance, SlowTargetsArePutOnTheirRestPosesByTheKinematicStep) {
   const Eigen::RowVectorXd end = plan.inputs.row(plan.samples() - 1);
   EXPECT_NEAR(end[0], 0.05, 1e-3);
   EXPECT_NEAR(end[1], 0.55, 1e-3);
-  ASSERT_EQ(plan.tracking.kinematic.size(), 1u);
-  EXPECT_LT(plan.tracking.kinematic[0].max_m, 5e-3);
-  EXPECT_TRUE(plan.tracking.unreachable.empty());
+  ASSERT_EQ(plan.performance.tracking.kinematic.size(), 1u);
+  EXPECT_LT(plan.performance.tracking.kinematic[0].max_m, 5e-3);
+  EXPECT_TRUE(plan.performance.tracking.unreachable.empty());
   EXPECT_TRUE(checkInputLimits(*req.model, plan.inputs, plan.rate_hz).empty());
   // The plan's points are its states' (the mass point is (xm, 0, zm)).
   for (int i = 0; i < plan.samples(); i += 20) {
-    EXPECT_NEAR(plan.points_m(i, 0), plan.states(i, 0), 1e-12);
-    EXPECT_NEAR(plan.points_m(i, 2), plan.states(i, 1), 1e-12);
+    EXPECT_NEAR(plan.predicted.points_m(i, 0), plan.predicted.states(i, 0), 1e-12);
+    EXPECT_NEAR(plan.predicted.points_m(i, 2), plan.predicted.states(i, 1), 1e-12);
   }
 }
 
@@ -356,10 +356,13 @@ TEST(Performance, TheDynamicsStepLowersTheErrorOfAFastMotion) {
   - {t: 1.2, points: {mass: [0.0, 0, 0.5]}}
 )");
   const Plan plan = planPerformance(req);
-  ASSERT_EQ(plan.tracking.kinematic.size(), 1u);
-  ASSERT_EQ(plan.tracking.dynamic.size(), 1u) << "the dynamics step's plan was not kept";
-  EXPECT_LT(plan.tracking.dynamic[0].rms_m, 0.7 * plan.tracking.kinematic[0].rms_m)
-      << plan.tracking.kinematic[0].rms_m << " -> " << plan.tracking.dynamic[0].rms_m;
+  ASSERT_EQ(plan.performance.tracking.kinematic.size(), 1u);
+  ASSERT_EQ(plan.performance.tracking.dynamic.size(), 1u)
+      << "the dynamics step's plan was not kept";
+  EXPECT_LT(plan.performance.tracking.dynamic[0].rms_m,
+            0.7 * plan.performance.tracking.kinematic[0].rms_m)
+      << plan.performance.tracking.kinematic[0].rms_m << " -> "
+      << plan.performance.tracking.dynamic[0].rms_m;
   EXPECT_TRUE(checkInputLimits(*req.model, plan.inputs, plan.rate_hz).empty());
 }
 
@@ -373,8 +376,8 @@ TEST(Performance, AnUnreachableTargetIsReportedWithItsPointAndTime) {
 )");
   req.options.dynamics = false;
   const Plan plan = planPerformance(req);
-  ASSERT_FALSE(plan.tracking.unreachable.empty());
-  const UnreachableSpan& u = plan.tracking.unreachable.front();
+  ASSERT_FALSE(plan.performance.tracking.unreachable.empty());
+  const UnreachableSpan& u = plan.performance.tracking.unreachable.front();
   EXPECT_EQ(u.point, "mass");
   EXPECT_LT(u.from_s, 1.0);
   EXPECT_GT(u.to_s, 2.0);
@@ -388,14 +391,16 @@ TEST(Performance, AnUnreachableTargetIsReportedWithItsPointAndTime) {
   std::ostringstream os;
   writePlanJson(plan, os);
   const Plan back = readPlanJson(os.str(), "perf.json");
-  EXPECT_EQ(back.targets.points, plan.targets.points);
-  EXPECT_TRUE(back.targets.positions_m.isApprox(plan.targets.positions_m));
-  EXPECT_EQ(back.point_names, plan.point_names);
-  EXPECT_TRUE(back.points_m.isApprox(plan.points_m));
-  ASSERT_EQ(back.tracking.unreachable.size(), plan.tracking.unreachable.size());
-  EXPECT_EQ(back.tracking.unreachable[0].reason, u.reason);
-  ASSERT_EQ(back.tracking.kinematic.size(), 1u);
-  EXPECT_DOUBLE_EQ(back.tracking.kinematic[0].rms_m, plan.tracking.kinematic[0].rms_m);
+  EXPECT_EQ(back.performance.targets.points, plan.performance.targets.points);
+  EXPECT_TRUE(back.performance.targets.positions_m.isApprox(plan.performance.targets.positions_m));
+  EXPECT_EQ(back.predicted.point_names, plan.predicted.point_names);
+  EXPECT_TRUE(back.predicted.points_m.isApprox(plan.predicted.points_m));
+  ASSERT_EQ(back.performance.tracking.unreachable.size(),
+            plan.performance.tracking.unreachable.size());
+  EXPECT_EQ(back.performance.tracking.unreachable[0].reason, u.reason);
+  ASSERT_EQ(back.performance.tracking.kinematic.size(), 1u);
+  EXPECT_DOUBLE_EQ(back.performance.tracking.kinematic[0].rms_m,
+                   plan.performance.tracking.kinematic[0].rms_m);
 }
 
 }  // namespace

@@ -30,16 +30,16 @@ TEST(PlanFile, ReadsBackWhatWasWritten) {
   EXPECT_TRUE(back.collision_free);
   EXPECT_EQ(back.rate_hz, plan.rate_hz);
   EXPECT_EQ(back.input_names, plan.input_names);
-  EXPECT_EQ(back.string_names, plan.string_names);
+  EXPECT_EQ(back.predicted.string_names, plan.predicted.string_names);
   EXPECT_EQ(back.goal_sample, plan.goal_sample);
   EXPECT_EQ(back.first_collision, -1);
   EXPECT_EQ(back.min_stage_clearance_sample, plan.min_stage_clearance_sample);
   // Seventeen significant digits in the file: every number is the double that was written,
   // so the inputs a reader plays are exactly the verified ones.
   EXPECT_EQ(back.inputs, plan.inputs);
-  EXPECT_EQ(back.states, plan.states);
-  EXPECT_EQ(back.tensions_N, plan.tensions_N);
-  EXPECT_EQ(back.clearance_m, plan.clearance_m);
+  EXPECT_EQ(back.predicted.states, plan.predicted.states);
+  EXPECT_EQ(back.predicted.tensions_N, plan.predicted.tensions_N);
+  EXPECT_EQ(back.predicted.clearance_m, plan.predicted.clearance_m);
   EXPECT_EQ(back.min_clearance_m, plan.min_clearance_m);
   ASSERT_TRUE(plan.quality.measured);
   EXPECT_TRUE(back.quality.measured);
@@ -56,9 +56,11 @@ TEST(PlanFile, ReadsBackWhatWasWritten) {
   double drift = 0.0;
   simulate(loadModel("puppetcopter"), planInputs(back), planSimulation(back),
            [&](const SimulationRow& r) {
-    drift = std::max(drift, (*r.q - back.states.row(row++).transpose()).cwiseAbs().maxCoeff());
-    return true;
-  });
+             drift = std::max(
+                 drift,
+                 (*r.q - back.predicted.states.row(row++).transpose()).cwiseAbs().maxCoeff());
+             return true;
+           });
   EXPECT_EQ(row, back.samples());
   EXPECT_LT(drift, 1e-12);
 }

@@ -283,7 +283,7 @@ TEST_P(PlanarArmEveryPlanner, SwingsTheArm03RadFromRest) {
   expectClean(r, plan);
   EXPECT_LE(r.best_goal_error, 0.05);
   // The plan's own predicted states are that re-simulation's.
-  EXPECT_NEAR(plan.states(plan.goal_sample, i), target, 0.05 + 1e-9);
+  EXPECT_NEAR(plan.predicted.states(plan.goal_sample, i), target, 0.05 + 1e-9);
 }
 
 INSTANTIATE_TEST_SUITE_P(Planners, PlanarArmEveryPlanner,
@@ -315,8 +315,8 @@ TEST(SuspendedMassWindow, CarriesTheMassThroughTheWindowAndLetsItSettle) {
   // It ends on the far side of the wall (x = 0.35), at the rest pose, still.
   EXPECT_LE(r.final_goal_error, 0.05);
   EXPECT_LE(r.final_kinetic_J, 2e-3);
-  EXPECT_GT(plan.states(0, xm), -0.1);
-  EXPECT_LT(plan.states(0, xm), 0.35);
+  EXPECT_GT(plan.predicted.states(0, xm), -0.1);
+  EXPECT_LT(plan.predicted.states(0, xm), 0.35);
 }
 
 class PuppetcopterTable : public ::testing::TestWithParam<std::string> {};
@@ -433,11 +433,11 @@ TEST(Plans, APlanWhoseReSimulationFailsIsNotFoundAndCarriesNothing) {
       << plan.message;
   // No inputs, and none of the half-filled prediction (it used to carry uninitialised rows).
   EXPECT_EQ(plan.samples(), 0);
-  EXPECT_EQ(plan.states.rows(), 0);
-  EXPECT_EQ(plan.tensions_N.rows(), 0);
-  EXPECT_EQ(plan.clearance_m.size(), 0);
-  EXPECT_EQ(plan.stage_clearance_m.size(), 0);
-  EXPECT_EQ(plan.goal_distance.size(), 0);
+  EXPECT_EQ(plan.predicted.states.rows(), 0);
+  EXPECT_EQ(plan.predicted.tensions_N.rows(), 0);
+  EXPECT_EQ(plan.predicted.clearance_m.size(), 0);
+  EXPECT_EQ(plan.predicted.stage_clearance_m.size(), 0);
+  EXPECT_EQ(plan.predicted.goal_distance.size(), 0);
   EXPECT_EQ(plan.min_stage_clearance_sample, -1);
 }
 

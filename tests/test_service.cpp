@@ -187,8 +187,8 @@ TEST(Service, PlanOverRpcEqualsTheInProcessPlanAndStreamsTheSame) {
   const Plan back = wire::planFromProto(remote);
   ASSERT_EQ(back.samples(), local.samples());
   EXPECT_EQ(back.inputs, local.inputs);
-  EXPECT_EQ(back.states, local.states);
-  EXPECT_EQ(back.tensions_N, local.tensions_N);
+  EXPECT_EQ(back.predicted.states, local.predicted.states);
+  EXPECT_EQ(back.predicted.tensions_N, local.predicted.tensions_N);
   EXPECT_EQ(back.goal_sample, local.goal_sample);
   EXPECT_EQ(back.input_names, local.input_names);
   // The quality figures come over the wire as measured.
@@ -215,7 +215,7 @@ TEST(Service, PlanOverRpcEqualsTheInProcessPlanAndStreamsTheSame) {
     ASSERT_GE(out.samples_size(), back.samples());
     for (int i = 0; i < back.samples(); ++i)
       for (int j = 0; j < m->nd(); ++j)
-        EXPECT_NEAR(out.samples(i).q(j), back.states(i, j), 1e-9) << "sample " << i;
+        EXPECT_NEAR(out.samples(i).q(j), back.predicted.states(i, j), 1e-9) << "sample " << i;
   }
 
   // PlanStream: the plan comes last and is the same plan.
@@ -273,7 +273,7 @@ TEST(Service, APlanGivesItsStartAndGoalAsMessagesThatReSimulateIt) {
   EXPECT_EQ(start.inputs(1), m->defaultInputs()[1]);
   EXPECT_EQ(start.inputs(0), back.inputs(0, 0));
   ASSERT_EQ(start.positions_size(), m->nd());
-  for (int j = 0; j < m->nd(); ++j) EXPECT_EQ(start.positions(j), back.states(0, j));
+  for (int j = 0; j < m->nd(); ++j) EXPECT_EQ(start.positions(j), back.predicted.states(0, j));
   ASSERT_EQ(start.velocity_values().size(), 1u);
   EXPECT_EQ(start.velocity_values().at("theta1"), 0.1);
   EXPECT_TRUE(start.input_values().empty());
@@ -297,7 +297,7 @@ TEST(Service, APlanGivesItsStartAndGoalAsMessagesThatReSimulateIt) {
   ASSERT_GE(out.samples_size(), back.samples());
   for (int i = 0; i < back.samples(); ++i)
     for (int j = 0; j < m->nd(); ++j)
-      ASSERT_NEAR(out.samples(i).q(j), back.states(i, j), 1e-9) << "sample " << i;
+      ASSERT_NEAR(out.samples(i).q(j), back.predicted.states(i, j), 1e-9) << "sample " << i;
   // Start inputs that are not the inputs' first sample are refused, naming the variable.
   sim.mutable_start()->set_inputs(0, 0.35);
   expectSimulateRefused(s, sim, "start.inputs[\"x\"]: 0.35 is not the first sample of `inputs`");
@@ -371,8 +371,9 @@ TEST(Service, APlanComesWithItsFeedbackGainsWhenAsked) {
   EXPECT_EQ(plan.gains.weights.velocity, control::LqrWeights{}.velocity);
   control::LqrWeights w;
   w.position = 1e3;
-  const control::TrackingGains local = control::planTrackingGains(
-      loadModel("planar-arm"), plan.inputs, plan.states.row(0).transpose(), plan.rate_hz, w);
+  const control::TrackingGains local =
+      control::planTrackingGains(loadModel("planar-arm"), plan.inputs,
+                                 plan.predicted.states.row(0).transpose(), plan.rate_hz, w);
   ASSERT_EQ(local.K.size(), plan.gains.K.size());
   for (std::size_t k = 0; k < local.K.size(); ++k)
     EXPECT_LE((local.K[k] - plan.gains.K[k]).cwiseAbs().maxCoeff(),
@@ -877,14 +878,16 @@ TEST(Service, PerformOverRpcEqualsTheInProcessPerformance) {
   // (4 s + 0.5 s blend + 2 s) at twice the speed, within a sample.
   EXPECT_NEAR((rpc.samples() - 1) / rpc.rate_hz, 3.25, 0.5 / rpc.rate_hz + 1e-9);
   EXPECT_LT((rpc.inputs - local.inputs).cwiseAbs().maxCoeff(), 1e-9);
-  EXPECT_EQ(rpc.targets.points, std::vector<std::string>{"mass"});
-  ASSERT_EQ(rpc.targets.positions_m.rows(), local.targets.positions_m.rows());
-  EXPECT_TRUE(rpc.targets.positions_m.isApprox(local.targets.positions_m));
-  EXPECT_EQ(rpc.point_names, local.point_names);
-  EXPECT_LT((rpc.points_m - local.points_m).cwiseAbs().maxCoeff(), 1e-9);
-  ASSERT_EQ(rpc.tracking.kinematic.size(), 1u);
-  EXPECT_NEAR(rpc.tracking.kinematic[0].rms_m, local.tracking.kinematic[0].rms_m, 1e-9);
-  EXPECT_TRUE(rpc.tracking.dynamic.empty());
+  EXPECT_EQ(rpc.performance.targets.points, std::vector<std::string>{"mass"});
+  ASSERT_EQ(rpc.performance.targets.positions_m.rows(),
+            local.performance.targets.positions_m.rows());
+  EXPECT_TRUE(rpc.performance.targets.positions_m.isApprox(local.performance.targets.positions_m));
+  EXPECT_EQ(rpc.predicted.point_names, local.predicted.point_names);
+  EXPECT_LT((rpc.predicted.points_m - local.predicted.points_m).cwiseAbs().maxCoeff(), 1e-9);
+  ASSERT_EQ(rpc.performance.tracking.kinematic.size(), 1u);
+  EXPECT_NEAR(rpc.performance.tracking.kinematic[0].rms_m,
+              local.performance.tracking.kinematic[0].rms_m, 1e-9);
+  EXPECT_TRUE(rpc.performance.tracking.dynamic.empty());
   EXPECT_TRUE(e.plan().has_quality());
   EXPECT_EQ(e.plan().targets().source(), "clips[0].text + clips[1].text");
 }

@@ -488,7 +488,7 @@ TEST(OptimizePlan, ThePlanarArmSwingsLessAndTheResultIsVerifiedByIndependentReSi
   });
   ASSERT_EQ(static_cast<int>(q.size()), p.samples());
   for (int i = 0; i < p.samples(); ++i)
-    ASSERT_LT((q[i] - p.states.row(i).transpose()).cwiseAbs().maxCoeff(), 1e-9) << i;
+    ASSERT_LT((q[i] - p.predicted.states.row(i).transpose()).cwiseAbs().maxCoeff(), 1e-9) << i;
   EXPECT_TRUE(checkInputLimits(*arm, p.inputs, p.rate_hz).empty());
   EXPECT_LE(std::abs(q.back()[0] - (-0.2)), 0.05);
 }

@@ -95,12 +95,12 @@ TEST(ViewerDocument, StringsAreNeverLongerThanTheirLengthsAndTautWhenTheyPull) {
       const double length = doc["string_lengths"][i][s].as<double>();
       // The view rounds to 7 digits (~1e-7 m).
       EXPECT_LE(chord, length + 1e-6) << "string " << s << " sample " << i;
-      if (plan.tensions_N(i, s) > 1e-3) {
+      if (plan.predicted.tensions_N(i, s) > 1e-3) {
         EXPECT_NEAR(chord, length, 1e-6) << "string " << s << " pulls but is slack, sample " << i;
         ++taut_checked;
       }
-      EXPECT_NEAR(doc["tensions"]["samples"][i][s].as<double>(), plan.tensions_N(i, s),
-                  1e-6 * (1.0 + plan.tensions_N(i, s)));
+      EXPECT_NEAR(doc["tensions"]["samples"][i][s].as<double>(), plan.predicted.tensions_N(i, s),
+                  1e-6 * (1.0 + plan.predicted.tensions_N(i, s)));
     }
   }
   EXPECT_GT(taut_checked, n);  // a hanging puppet has several taut strings at every sample
@@ -115,11 +115,11 @@ TEST(ViewerDocument, ClearanceIsFclsAndEqualsThePlans) {
   ASSERT_TRUE(c.IsMap());
   ASSERT_EQ(static_cast<int>(c["samples"].size()), plan.samples());
   for (int i = 0; i < plan.samples(); ++i) {
-    EXPECT_NEAR(c["samples"][i].as<double>(), plan.clearance_m[i], 1e-6) << i;
-    EXPECT_NEAR(c["stage_samples"][i].as<double>(), plan.stage_clearance_m[i], 1e-6) << i;
+    EXPECT_NEAR(c["samples"][i].as<double>(), plan.predicted.clearance_m[i], 1e-6) << i;
+    EXPECT_NEAR(c["stage_samples"][i].as<double>(), plan.predicted.stage_clearance_m[i], 1e-6) << i;
   }
   const int min_index = c["min_index"].as<int>();
-  EXPECT_NEAR(plan.clearance_m[min_index], plan.min_clearance_m, 1e-12);
+  EXPECT_NEAR(plan.predicted.clearance_m[min_index], plan.min_clearance_m, 1e-12);
   EXPECT_EQ(c["stage_min_index"].as<int>(), plan.min_stage_clearance_sample);
   EXPECT_EQ(doc["collision"]["first_index"].as<int>(), -1);
 }
@@ -241,11 +241,11 @@ TEST(ViewerDocument, APerformancesTargetsAreWrittenPerSampleBesideItsPoints) {
   const YAML::Node doc = viewDocument(req.model, loadScene("empty"), m);
   const YAML::Node samples = doc["performance"]["samples"];
   ASSERT_EQ(doc["performance"]["names"][0].as<std::string>(), "mass");
-  ASSERT_EQ(static_cast<Eigen::Index>(samples.size()), plan.targets.positions_m.rows());
+  ASSERT_EQ(static_cast<Eigen::Index>(samples.size()), plan.performance.targets.positions_m.rows());
   ASSERT_LE(static_cast<int>(samples.size()), plan.samples());
   for (std::size_t i = 0; i < samples.size(); i += 10)
-    EXPECT_TRUE(at3(samples[i], 0).isApprox(
-        plan.targets.position(static_cast<int>(i), 0), 1e-9))
+    EXPECT_TRUE(at3(samples[i], 0)
+                    .isApprox(plan.performance.targets.position(static_cast<int>(i), 0), 1e-9))
         << "sample " << i;
   // 1 s: halfway along the straight track (linear interpolation of two frames).
   EXPECT_NEAR(at3(samples[static_cast<int>(plan.rate_hz)], 0).x(), 0.02, 1e-9);
@@ -295,7 +295,7 @@ TEST(ViewerDocument, AComparedPlanIsWrittenAsItsOwnDocumentWouldBe) {
   // The shown plan stays at the top level, untouched by the compared one.
   ASSERT_EQ(static_cast<int>(doc["t"].size()), a.samples());
   EXPECT_NEAR(doc["tensions"]["samples"][a.samples() - 1][0].as<double>(),
-              a.tensions_N(a.samples() - 1, 0), 1e-6);
+              a.predicted.tensions_N(a.samples() - 1, 0), 1e-6);
   // The compared plan: its own rate, times, inputs, tensions and FCL clearance ...
   ASSERT_EQ(static_cast<int>(c["t"].size()), b.samples());
   EXPECT_EQ(c["rate_hz"].as<double>(), 25.0);
@@ -303,16 +303,16 @@ TEST(ViewerDocument, AComparedPlanIsWrittenAsItsOwnDocumentWouldBe) {
   for (int i = 0; i < b.samples(); ++i) {
     for (int k = 0; k < model->nk(); ++k)
       EXPECT_NEAR(c["inputs"]["samples"][i][k].as<double>(), b.inputs(i, k), 1e-6) << i;
-    EXPECT_NEAR(c["tensions"]["samples"][i][0].as<double>(), b.tensions_N(i, 0),
-                1e-6 * (1 + b.tensions_N(i, 0)))
+    EXPECT_NEAR(c["tensions"]["samples"][i][0].as<double>(), b.predicted.tensions_N(i, 0),
+                1e-6 * (1 + b.predicted.tensions_N(i, 0)))
         << i;
-    EXPECT_NEAR(c["clearance"]["samples"][i].as<double>(), b.clearance_m[i], 1e-6) << i;
+    EXPECT_NEAR(c["clearance"]["samples"][i].as<double>(), b.predicted.clearance_m[i], 1e-6) << i;
   }
   // ... and its poses: link 1 turns by theta1 about y, exactly as b's predicted states say.
   for (int i = 0; i < b.samples(); ++i) {
     const YAML::Node pose = c["frame_poses"][i];
     const double angle = 2 * std::atan2(pose[4].as<double>(), pose[6].as<double>());
-    EXPECT_NEAR(angle, b.states(i, 0), 1e-6) << i;
+    EXPECT_NEAR(angle, b.predicted.states(i, 0), 1e-6) << i;
   }
   // Member for member what b's own document holds.
   const YAML::Node alone = viewDocument(model, scene, compared);

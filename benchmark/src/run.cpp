@@ -12,6 +12,8 @@
 #include <mutex>
 #include <optional>
 #include <sstream>
+
+#include "marionette/models/field_error.hpp"
 #include <stdexcept>
 #include <thread>
 #include <tuple>
@@ -94,9 +96,8 @@ RunResult planHere(const BenchmarkProblem&, const PlanRequest& request, bool opt
 }
 
 ProblemRuns runBenchmark(const BenchmarkProblem& problem, const BenchmarkOptions& options) {
-  if (options.runs < 1) throw std::invalid_argument("benchmark: runs must be >= 1");
-  if (!(options.time_limit_s > 0.0))
-    throw std::invalid_argument("benchmark: the time limit must be > 0 s");
+  if (options.runs < 1) throw FieldError("runs", "must be >= 1");
+  if (!(options.time_limit_s > 0.0)) throw FieldError("time_limit_s", "must be > 0 s");
   ProblemRuns out;
   out.problem = problem;
   out.options = options;

@@ -19,7 +19,7 @@ namespace {
 const std::vector<std::string> kSourceFlags = {"--markers", "--pcr", "--bvh", "--keyframes"};
 
 void printTracking(const Plan& plan, std::ostream& os) {
-  const TargetTracking& t = plan.tracking;
+  const TargetTracking& t = plan.performance.tracking;
   os << "  tracking (m):            rms kinematic  rms dynamic   max dynamic (at s)\n";
   for (std::size_t i = 0; i < t.kinematic.size(); ++i) {
     const PointTracking& k = t.kinematic[i];

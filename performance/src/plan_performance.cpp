@@ -104,9 +104,10 @@ std::vector<UnreachableSpan> unreachableSpans(
     const std::function<std::string(int point, int sample)>& reason) {
   std::vector<UnreachableSpan> out;
   for (int p = 0; p < static_cast<int>(targets.points.size()); ++p) {
-    const auto it = std::find(plan.point_names.begin(), plan.point_names.end(), targets.points[p]);
-    if (it == plan.point_names.end()) continue;
-    const int col = 3 * static_cast<int>(it - plan.point_names.begin());
+    const auto it = std::find(plan.predicted.point_names.begin(), plan.predicted.point_names.end(),
+                              targets.points[p]);
+    if (it == plan.predicted.point_names.end()) continue;
+    const int col = 3 * static_cast<int>(it - plan.predicted.point_names.begin());
     int begin = -1, worst = -1;
     double worst_m = 0.0;
     const int n = std::min(targets.frames(), plan.samples());
@@ -115,7 +116,7 @@ std::vector<UnreachableSpan> unreachableSpans(
       if (s < n) {
         const Eigen::Vector3d target = targets.position(s, p);
         if (target.allFinite())
-          e = (plan.points_m.block<1, 3>(s, col).transpose() - target).norm();
+          e = (plan.predicted.points_m.block<1, 3>(s, col).transpose() - target).norm();
       }
       if (e > tolerance_m) {
         if (begin < 0) {
@@ -233,12 +234,12 @@ Plan planPerformance(const PerformanceRequest& req, const ProgressFn& progress,
     plan.clearance_margin_m = o.margin_m;
     verifyPlan(request, collision, plan);
     classifyPerformance(request.goal, plan);
-    plan.targets = sampled;
+    plan.performance.targets = sampled;
     return plan;
   };
   Plan kinematic = planOf(u_kinematic, "performance (kinematic step)");
-  kinematic.tracking.kinematic =
-      measureTracking(sampled, kinematic.point_names, kinematic.points_m, o.rate_hz);
+  kinematic.performance.tracking.kinematic = measureTracking(
+      sampled, kinematic.predicted.point_names, kinematic.predicted.points_m, o.rate_hz);
   Plan out = kinematic;
   stopIfCancelled();
 
@@ -290,14 +291,14 @@ Plan planPerformance(const PerformanceRequest& req, const ProgressFn& progress,
     if (nlp->best().size() > 0) {
       try {
         Plan dynamic = planOf(spline.sampleInputs(nlp->best()), "performance (dynamics step)");
-        dynamic.tracking.kinematic = kinematic.tracking.kinematic;
-        dynamic.tracking.dynamic =
-            measureTracking(sampled, dynamic.point_names, dynamic.points_m, o.rate_hz);
+        dynamic.performance.tracking.kinematic = kinematic.performance.tracking.kinematic;
+        dynamic.performance.tracking.dynamic = measureTracking(
+            sampled, dynamic.predicted.point_names, dynamic.predicted.points_m, o.rate_hz);
         // It replaces the kinematic step's unless it broke what that one kept.
-        const bool worse = (kinematic.outcome == PlanOutcome::Exact &&
-                            dynamic.outcome != PlanOutcome::Exact) ||
-                           rmsTotal(dynamic.tracking.dynamic) >
-                               rmsTotal(kinematic.tracking.kinematic);
+        const bool worse =
+            (kinematic.outcome == PlanOutcome::Exact && dynamic.outcome != PlanOutcome::Exact) ||
+            rmsTotal(dynamic.performance.tracking.dynamic) >
+                rmsTotal(kinematic.performance.tracking.kinematic);
         if (!worse) out = std::move(dynamic);
       } catch (const SimulationError&) {
         // the optimized motion's re-simulation failed: the kinematic step's stands
@@ -310,7 +311,8 @@ Plan planPerformance(const PerformanceRequest& req, const ProgressFn& progress,
   std::vector<std::vector<int>> own_inputs;  // per target point: its limb's (Model::pointInputs)
   for (const std::string& name : sampled.points)
     own_inputs.push_back(m.pointInputs(m.pointIndex(name)));
-  out.tracking.unreachable = unreachableSpans(out, sampled, o.tolerance_m, [&](int p, int s) {
+  out.performance.tracking
+      .unreachable = unreachableSpans(out, sampled, o.tolerance_m, [&](int p, int s) {
     const double t = s / o.rate_hz;
     const int f = std::min(static_cast<int>(std::lround(t * o.key_rate_hz)),
                            static_cast<int>(frames.size()) - 1);

@@ -33,13 +33,13 @@ void requireFiniteNumbers(const Plan& plan) {
   };
   const std::pair<const char*, long> rows[] = {
       {"inputs", badRow(plan.inputs, false)},
-      {"states", badRow(plan.states, false)},
-      {"tensions", badRow(plan.tensions_N, false)},
-      {"named points", badRow(plan.points_m, false)},
-      {"goal distance", badRow(plan.goal_distance, true)},
+      {"states", badRow(plan.predicted.states, false)},
+      {"tensions", badRow(plan.predicted.tensions_N, false)},
+      {"named points", badRow(plan.predicted.points_m, false)},
+      {"goal distance", badRow(plan.predicted.goal_distance, true)},
       // No obstacle in reach is an infinite clearance, never a NaN one.
-      {"clearance", badRow(plan.clearance_m, true)},
-      {"stage clearance", badRow(plan.stage_clearance_m, true)}};
+      {"clearance", badRow(plan.predicted.clearance_m, true)},
+      {"stage clearance", badRow(plan.predicted.stage_clearance_m, true)}};
   for (const auto& [what, row] : rows)
     if (row >= 0)
       throw SimulationError(static_cast<int>(row), row / plan.rate_hz,

@@ -180,25 +180,26 @@ Plan readPlanJson(const std::string& text, const std::string& source) {
   }
 
   if (const YAML::Node p = root["predicted"]; p && p.IsMap()) {
-    plan.state_names = r.names(p["state_names"], "predicted.state_names");
-    plan.string_names = r.names(p["string_names"], "predicted.string_names");
-    plan.states =
-        r.matrix(p["states"], "predicted.states", n, static_cast<int>(plan.state_names.size()));
-    plan.tensions_N = r.matrix(p["tensions_N"], "predicted.tensions_N", n,
-                               static_cast<int>(plan.string_names.size()));
-    plan.clearance_m = r.column(p["clearance_m"], "predicted.clearance_m", n);
-    plan.stage_clearance_m = r.column(p["stage_clearance_m"], "predicted.stage_clearance_m", n);
-    plan.goal_distance = r.column(p["goal_distance"], "predicted.goal_distance", n);
+    plan.predicted.state_names = r.names(p["state_names"], "predicted.state_names");
+    plan.predicted.string_names = r.names(p["string_names"], "predicted.string_names");
+    plan.predicted.states = r.matrix(p["states"], "predicted.states", n,
+                                     static_cast<int>(plan.predicted.state_names.size()));
+    plan.predicted.tensions_N = r.matrix(p["tensions_N"], "predicted.tensions_N", n,
+                                         static_cast<int>(plan.predicted.string_names.size()));
+    plan.predicted.clearance_m = r.column(p["clearance_m"], "predicted.clearance_m", n);
+    plan.predicted.stage_clearance_m =
+        r.column(p["stage_clearance_m"], "predicted.stage_clearance_m", n);
+    plan.predicted.goal_distance = r.column(p["goal_distance"], "predicted.goal_distance", n);
     if (p["point_names"]) {
-      plan.point_names = r.names(p["point_names"], "predicted.point_names");
-      plan.points_m = r.matrix(p["points"], "predicted.points", n,
-                               3 * static_cast<int>(plan.point_names.size()));
+      plan.predicted.point_names = r.names(p["point_names"], "predicted.point_names");
+      plan.predicted.points_m = r.matrix(p["points"], "predicted.points", n,
+                                         3 * static_cast<int>(plan.predicted.point_names.size()));
     }
   }
 
   if (const YAML::Node t = root["targets"]; t) {
     if (!t.IsMap()) r.fail("targets", "not an object");
-    TargetMotion& out = plan.targets;
+    TargetMotion& out = plan.performance.targets;
     out.source = r.text(t["source"], "targets.source");
     out.points = r.names(t["names"], "targets.names");
     out.positions_m = r.matrix(t["samples"], "targets.samples", -1,
@@ -217,8 +218,8 @@ Plan readPlanJson(const std::string& text, const std::string& source) {
   }
   if (const YAML::Node t = root["tracking"]; t) {
     if (!t.IsMap()) r.fail("tracking", "not an object");
-    for (const auto& [name, into] : {std::pair{"kinematic", &plan.tracking.kinematic},
-                                     std::pair{"dynamic", &plan.tracking.dynamic}}) {
+    for (const auto& [name, into] : {std::pair{"kinematic", &plan.performance.tracking.kinematic},
+                                     std::pair{"dynamic", &plan.performance.tracking.dynamic}}) {
       const std::string field = std::string("tracking.") + name;
       const YAML::Node section = t[name];
       if (!section) continue;
@@ -245,7 +246,7 @@ Plan readPlanJson(const std::string& text, const std::string& source) {
         span.to_s = r.number(u[i]["to_s"], at + ".to_s", true);
         span.worst_m = r.number(u[i]["worst_m"], at + ".worst_m", true);
         span.reason = r.text(u[i]["reason"], at + ".reason");
-        plan.tracking.unreachable.push_back(span);
+        plan.performance.tracking.unreachable.push_back(span);
       }
     }
   }
@@ -263,7 +264,7 @@ Plan readPlanJson(const std::string& text, const std::string& source) {
         if (w[name]) *value = r.number(w[name], std::string("gains.weights.") + name);
     }
     const int nk = static_cast<int>(plan.input_names.size());
-    const int nd = static_cast<int>(plan.state_names.size());
+    const int nd = static_cast<int>(plan.predicted.state_names.size());
     if (nd == 0) r.fail("gains", "needs predicted.state_names");
     const double rows = r.number(g["rows"], "gains.rows", true);
     const double cols = r.number(g["cols"], "gains.cols", true);

@@ -142,32 +142,32 @@ void writePlanJson(const Plan& plan, std::ostream& os) {
 
   top.key("predicted") << "{\n    ";
   Members predicted(os, ",\n    ");
-  predicted.names("state_names", plan.state_names);
-  predicted.names("string_names", plan.string_names);
-  predicted.rows("states", plan.states, "    ");
-  predicted.rows("tensions_N", plan.tensions_N, "    ");
-  predicted.vector("clearance_m", plan.clearance_m);
-  predicted.vector("stage_clearance_m", plan.stage_clearance_m);
-  predicted.vector("goal_distance", plan.goal_distance);
-  if (!plan.point_names.empty()) {
-    predicted.names("point_names", plan.point_names);
-    predicted.rows("points", plan.points_m, "    ");
+  predicted.names("state_names", plan.predicted.state_names);
+  predicted.names("string_names", plan.predicted.string_names);
+  predicted.rows("states", plan.predicted.states, "    ");
+  predicted.rows("tensions_N", plan.predicted.tensions_N, "    ");
+  predicted.vector("clearance_m", plan.predicted.clearance_m);
+  predicted.vector("stage_clearance_m", plan.predicted.stage_clearance_m);
+  predicted.vector("goal_distance", plan.predicted.goal_distance);
+  if (!plan.predicted.point_names.empty()) {
+    predicted.names("point_names", plan.predicted.point_names);
+    predicted.rows("points", plan.predicted.points_m, "    ");
   }
   os << "\n  }";
 
-  if (!plan.targets.points.empty() || !plan.targets.variables.empty()) {
+  if (!plan.performance.targets.points.empty() || !plan.performance.targets.variables.empty()) {
     top.key("targets") << "{\n    ";
     Members targets(os, ",\n    ");
-    targets.text("source", plan.targets.source);
-    targets.names("names", plan.targets.points);
-    targets.rows("samples", plan.targets.positions_m, "    ");
-    if (!plan.targets.variables.empty()) {
-      targets.names("variable_names", plan.targets.variables);
-      targets.rows("variables", plan.targets.values, "    ");
+    targets.text("source", plan.performance.targets.source);
+    targets.names("names", plan.performance.targets.points);
+    targets.rows("samples", plan.performance.targets.positions_m, "    ");
+    if (!plan.performance.targets.variables.empty()) {
+      targets.names("variable_names", plan.performance.targets.variables);
+      targets.rows("variables", plan.performance.targets.values, "    ");
     }
     os << "\n  }";
   }
-  if (!plan.tracking.empty()) writeTracking(top, os, plan.tracking);
+  if (!plan.performance.tracking.empty()) writeTracking(top, os, plan.performance.tracking);
 
   if (!plan.gains.empty()) {
     const control::TrackingGains& g = plan.gains;

@@ -16,13 +16,13 @@ PipelineResult runPipeline(const PlanRequest& request, const PipelineOptions& op
     out.optimized = optimizePlan(request, out.plan, *options.optimization, progress, cancelled);
   if (!options.gains) return out;
   Plan& plan = out.optimized ? out.optimized->plan : out.plan;
-  if (plan.samples() < 2 || plan.states.rows() != plan.samples()) {
+  if (plan.samples() < 2 || plan.predicted.states.rows() != plan.samples()) {
     out.no_gains = "no plan";
     return out;
   }
   try {
     plan.gains = control::planTrackingGains(request.model, plan.inputs,
-                                            plan.states.row(0).transpose(), plan.rate_hz,
+                                            plan.predicted.states.row(0).transpose(), plan.rate_hz,
                                             *options.gains);
   } catch (const SimulationError& e) {  // a step the linearization cannot take
     out.no_gains = e.what();

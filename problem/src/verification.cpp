@@ -21,14 +21,14 @@ void verifyPlan(const MotionProblem& req, const CollisionModelPtr& collision, Pl
   const InputSchedule schedule = planInputs(plan);
   SimulationOptions so = planSimulation(plan);
   so.start = req.start;
-  plan.states.resize(n, nd);
-  plan.tensions_N.resize(n, ns);
-  plan.clearance_m.resize(n);
-  plan.stage_clearance_m.resize(n);
-  plan.goal_distance.resize(n);
-  plan.point_names.clear();
-  for (const Point& p : model.points) plan.point_names.push_back(p.name);
-  plan.points_m.resize(n, 3 * static_cast<Eigen::Index>(model.points.size()));
+  plan.predicted.states.resize(n, nd);
+  plan.predicted.tensions_N.resize(n, ns);
+  plan.predicted.clearance_m.resize(n);
+  plan.predicted.stage_clearance_m.resize(n);
+  plan.predicted.goal_distance.resize(n);
+  plan.predicted.point_names.clear();
+  for (const Point& p : model.points) plan.predicted.point_names.push_back(p.name);
+  plan.predicted.points_m.resize(n, 3 * static_cast<Eigen::Index>(model.points.size()));
   DynamicsData kinematics(model);
   CollisionChecker checker(collision);
   GoalEvaluator goal(req.model, req.goal);
@@ -38,16 +38,16 @@ void verifyPlan(const MotionProblem& req, const CollisionModelPtr& collision, Pl
     const int i = sample.index;
     if (i >= n) return false;
     const SimulationRow& row = sample.row;
-    plan.states.row(i) = row.q->transpose();
-    plan.tensions_N.row(i) = row.tension_N->transpose();
+    plan.predicted.states.row(i) = row.q->transpose();
+    plan.predicted.tensions_N.row(i) = row.tension_N->transpose();
     plan.max_violation_m = std::max(plan.max_violation_m, row.max_violation_m);
-    plan.clearance_m[i] = sample.clearance_m;
-    plan.stage_clearance_m[i] = sample.stage_clearance_m;
+    plan.predicted.clearance_m[i] = sample.clearance_m;
+    plan.predicted.stage_clearance_m[i] = sample.stage_clearance_m;
     forwardKinematics(model, kinematics, model.configuration(*row.q, *row.rho));
     for (std::size_t p = 0; p < model.points.size(); ++p)
-      plan.points_m.block<1, 3>(i, 3 * static_cast<Eigen::Index>(p)) =
-          (model.stage_pose * pointPosition(kinematics, model.points[p].frame,
-                                            model.points[p].position_m))
+      plan.predicted.points_m.block<1, 3>(i, 3 * static_cast<Eigen::Index>(p)) =
+          (model.stage_pose *
+           pointPosition(kinematics, model.points[p].frame, model.points[p].position_m))
               .transpose();
     // Velocities of the step that ended here (the VI's own step velocity).
     if (i == 0) {
@@ -60,7 +60,7 @@ void verifyPlan(const MotionProblem& req, const CollisionModelPtr& collision, Pl
     q_prev = *row.q;
     rho_prev = *row.rho;
     const GoalEvaluator::Measure m = goal.measure(*row.q, *row.rho, qdot, rhodot);
-    plan.goal_distance[i] = m.distance;
+    plan.predicted.goal_distance[i] = m.distance;
     plan.goal_distance_min = std::min(plan.goal_distance_min, m.distance);
     if (m.satisfied && plan.goal_sample < 0) plan.goal_sample = i;
     return true;
@@ -112,8 +112,8 @@ Plan planHeader(const MotionProblem& problem, const CollisionModel& collision, d
   plan.start = problem.start_text;
   plan.rate_hz = rate_hz;
   plan.input_names = itemNames(model.kinematic);
-  plan.state_names = itemNames(model.dynamic);
-  plan.string_names = itemNames(model.strings);
+  plan.predicted.state_names = itemNames(model.dynamic);
+  plan.predicted.string_names = itemNames(model.strings);
   return plan;
 }
 

@@ -73,7 +73,8 @@ Playback loadPlanFile(const std::string& path, const ModelPtr& model_in) {
   p.duration_s = plan.duration_s();
   p.scene = plan.scene;
   p.gains = plan.gains;
-  if (static_cast<int>(plan.state_names.size()) == model->nd()) p.predicted_q = plan.states;
+  if (static_cast<int>(plan.predicted.state_names.size()) == model->nd())
+    p.predicted_q = plan.predicted.states;
   return p;
 }
 

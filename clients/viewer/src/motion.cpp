@@ -91,14 +91,14 @@ Motion motionOfPlan(const Plan& plan, const std::string& source, const Model& mo
                     "'");
   requireNames(plan.input_names, itemNames(model.kinematic), source, "inputs.names",
                "kinematic variables", model);
-  if (plan.states.rows() != plan.samples())
+  if (plan.predicted.states.rows() != plan.samples())
     throw ViewError(source +
                     ": predicted.states: missing (a plan from `marionette plan --out` "
                     "has them)");
-  requireNames(plan.state_names, itemNames(model.dynamic), source, "predicted.state_names",
-               "dynamic variables", model);
-  requireNames(plan.string_names, itemNames(model.strings), source, "predicted.string_names",
-               "strings", model);
+  requireNames(plan.predicted.state_names, itemNames(model.dynamic), source,
+               "predicted.state_names", "dynamic variables", model);
+  requireNames(plan.predicted.string_names, itemNames(model.strings), source,
+               "predicted.string_names", "strings", model);
   Motion m;
   m.title = plan.model + (plan.scene.empty() ? "" : " in " + plan.scene) + ": " + plan.goal;
   m.name = fileName(source);
@@ -113,36 +113,36 @@ Motion motionOfPlan(const Plan& plan, const std::string& source, const Model& mo
   for (const auto& v : plan.limit_violations) m.problems.push_back(v);
   m.rate_hz = plan.rate_hz;
   m.q.resize(plan.samples(), model.nq());
-  m.q << plan.states, plan.inputs;
-  m.tensions_N = plan.tensions_N;
+  m.q << plan.predicted.states, plan.inputs;
+  m.tensions_N = plan.predicted.tensions_N;
   m.goals = goalRegions(plan.goal);
   m.goal_sample = plan.goal_sample < plan.samples() ? plan.goal_sample : -1;
   if (m.goal_sample >= 0)
     m.info.push_back({"goal reached", "at " + fixed(m.goal_sample / plan.rate_hz, 2) + " s"});
   for (const auto& g : m.goals) m.trace_points.push_back(g.point);
   // A performance: its targets, and how well each step followed them.
-  if (!plan.targets.points.empty()) {
-    for (const std::string& name : plan.targets.points) {
+  if (!plan.performance.targets.points.empty()) {
+    for (const std::string& name : plan.performance.targets.points) {
       if (model.pointIndex(name) < 0)
         throw ViewError(source + ": targets.names: '" + name + "' is not a point of '" +
                         model.name + "'");
       m.trace_points.push_back(name);
     }
-    m.performance_points = plan.targets.points;
-    m.performance_m = plan.targets.positions_m.topRows(
-        std::min<Eigen::Index>(plan.targets.positions_m.rows(), plan.samples()));
-    const bool dynamic = !plan.tracking.dynamic.empty();
+    m.performance_points = plan.performance.targets.points;
+    m.performance_m = plan.performance.targets.positions_m.topRows(
+        std::min<Eigen::Index>(plan.performance.targets.positions_m.rows(), plan.samples()));
+    const bool dynamic = !plan.performance.tracking.dynamic.empty();
     for (const PointTracking& t :
-         dynamic ? plan.tracking.dynamic : plan.tracking.kinematic)
+         dynamic ? plan.performance.tracking.dynamic : plan.performance.tracking.kinematic)
       m.quality.push_back({"tracking " + t.point + " rms",
                            fixed(100 * t.rms_m, 1) + " cm (max " + fixed(100 * t.max_m, 1) +
                                " at " + fixed(t.max_at_s, 2) + " s)"});
-    if (!plan.tracking.unreachable.empty())
-      m.problems.push_back(std::to_string(plan.tracking.unreachable.size()) +
+    if (!plan.performance.tracking.unreachable.empty())
+      m.problems.push_back(std::to_string(plan.performance.tracking.unreachable.size()) +
                            " spans not followed within the tolerance (first: " +
-                           plan.tracking.unreachable.front().point + " at " +
-                           fixed(plan.tracking.unreachable.front().from_s, 2) + " s, " +
-                           plan.tracking.unreachable.front().reason + ")");
+                           plan.performance.tracking.unreachable.front().point + " at " +
+                           fixed(plan.performance.tracking.unreachable.front().from_s, 2) + " s, " +
+                           plan.performance.tracking.unreachable.front().reason + ")");
   }
   return m;
 }

@@ -170,13 +170,13 @@ void planToProto(const Plan& p, v1::PlanResponse* out) {
   in->mutable_values()->Reserve(static_cast<int>(p.inputs.size()));
   for (int i = 0; i < p.inputs.rows(); ++i)
     for (int j = 0; j < p.inputs.cols(); ++j) in->add_values(p.inputs(i, j));
-  for (const auto& n : p.state_names) out->add_state_names(n);
-  for (const auto& n : p.string_names) out->add_string_names(n);
-  matrixToProto(p.states, out->mutable_states());
-  matrixToProto(p.tensions_N, out->mutable_tensions_n());
-  vectorToProto(p.clearance_m, out->mutable_clearance_m());
-  vectorToProto(p.stage_clearance_m, out->mutable_stage_clearance_m());
-  vectorToProto(p.goal_distance, out->mutable_goal_distance());
+  for (const auto& n : p.predicted.state_names) out->add_state_names(n);
+  for (const auto& n : p.predicted.string_names) out->add_string_names(n);
+  matrixToProto(p.predicted.states, out->mutable_states());
+  matrixToProto(p.predicted.tensions_N, out->mutable_tensions_n());
+  vectorToProto(p.predicted.clearance_m, out->mutable_clearance_m());
+  vectorToProto(p.predicted.stage_clearance_m, out->mutable_stage_clearance_m());
+  vectorToProto(p.predicted.goal_distance, out->mutable_goal_distance());
   for (const auto& v : p.limit_violations) out->add_limit_violations(v);
   if (p.quality.measured) {
     scalarsToProto(qualityScalars(p.quality), *out->mutable_quality());
@@ -220,23 +220,23 @@ Plan planFromProto(const v1::PlanResponse& r) {
   p.inputs.resize(n, nk);
   for (int i = 0; i < n; ++i)
     for (int j = 0; j < nk; ++j) p.inputs(i, j) = in.values(i * nk + j);
-  p.state_names.assign(r.state_names().begin(), r.state_names().end());
-  p.string_names.assign(r.string_names().begin(), r.string_names().end());
-  p.states = matrixFromProto(r.states(), "plan.states");
-  p.tensions_N = matrixFromProto(r.tensions_n(), "plan.tensions_n");
-  p.clearance_m = vectorFromProto(r.clearance_m());
-  p.stage_clearance_m = vectorFromProto(r.stage_clearance_m());
-  p.goal_distance = vectorFromProto(r.goal_distance());
+  p.predicted.state_names.assign(r.state_names().begin(), r.state_names().end());
+  p.predicted.string_names.assign(r.string_names().begin(), r.string_names().end());
+  p.predicted.states = matrixFromProto(r.states(), "plan.states");
+  p.predicted.tensions_N = matrixFromProto(r.tensions_n(), "plan.tensions_n");
+  p.predicted.clearance_m = vectorFromProto(r.clearance_m());
+  p.predicted.stage_clearance_m = vectorFromProto(r.stage_clearance_m());
+  p.predicted.goal_distance = vectorFromProto(r.goal_distance());
   if (r.has_quality()) {
     p.quality.measured = true;
     scalarsFromProto(r.quality(), qualityScalars(p.quality));
     p.quality.input_jerk_rms = vectorFromProto(r.quality().input_jerk_rms());
   }
-  for (auto [size, what] : {std::pair<long, const char*>{p.states.rows(), "states"},
-                            {p.tensions_N.rows(), "tensions_n"},
-                            {p.clearance_m.size(), "clearance_m"},
-                            {p.stage_clearance_m.size(), "stage_clearance_m"},
-                            {p.goal_distance.size(), "goal_distance"}})
+  for (auto [size, what] : {std::pair<long, const char*>{p.predicted.states.rows(), "states"},
+                            {p.predicted.tensions_N.rows(), "tensions_n"},
+                            {p.predicted.clearance_m.size(), "clearance_m"},
+                            {p.predicted.stage_clearance_m.size(), "stage_clearance_m"},
+                            {p.predicted.goal_distance.size(), "goal_distance"}})
     if (size != n)
       throw std::invalid_argument(std::string("plan.") + what + ": " + std::to_string(size) +
                                   " rows for " + std::to_string(n) + " input samples");
@@ -247,7 +247,8 @@ Plan planFromProto(const v1::PlanResponse& r) {
     p.gains.dt_s = 1.0 / g.rate_hz();
     for (const auto& [name, value] : control::weightFields(p.gains.weights))
       if (g.weights().count(name)) *value = g.weights().at(name);
-    const long cols = 2 * (static_cast<long>(p.state_names.size()) + nk);  // (q, p, rho, rho_prev)
+    const long cols =
+        2 * (static_cast<long>(p.predicted.state_names.size()) + nk);  // (q, p, rho, rho_prev)
     if (g.rate_hz() != p.rate_hz || g.k_size() != n - 1)
       throw std::invalid_argument("plan.gains: " + std::to_string(g.k_size()) + " gains at " +
                                   formatNumber(g.rate_hz()) + " Hz for " + std::to_string(n) +

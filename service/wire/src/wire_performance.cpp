@@ -127,21 +127,21 @@ PerformanceRequest performRequestFromProto(const v1::PerformRequest& r, ModelPtr
 }
 
 void detail::performanceToProto(const Plan& p, v1::PlanResponse* out) {
-  for (const std::string& n : p.point_names) out->add_point_names(n);
-  if (p.points_m.size()) matrixToProto(p.points_m, out->mutable_points_m());
-  if (!p.targets.points.empty() || !p.targets.variables.empty()) {
+  for (const std::string& n : p.predicted.point_names) out->add_point_names(n);
+  if (p.predicted.points_m.size()) matrixToProto(p.predicted.points_m, out->mutable_points_m());
+  if (!p.performance.targets.points.empty() || !p.performance.targets.variables.empty()) {
     v1::PerformanceTargets* t = out->mutable_targets();
-    t->set_source(p.targets.source);
-    for (const std::string& n : p.targets.points) t->add_names(n);
-    matrixToProto(p.targets.positions_m, t->mutable_positions_m());
-    for (const std::string& n : p.targets.variables) t->add_variable_names(n);
-    matrixToProto(p.targets.values, t->mutable_variables());
+    t->set_source(p.performance.targets.source);
+    for (const std::string& n : p.performance.targets.points) t->add_names(n);
+    matrixToProto(p.performance.targets.positions_m, t->mutable_positions_m());
+    for (const std::string& n : p.performance.targets.variables) t->add_variable_names(n);
+    matrixToProto(p.performance.targets.values, t->mutable_variables());
   }
-  if (!p.tracking.empty()) {
+  if (!p.performance.tracking.empty()) {
     v1::PerformanceTracking* t = out->mutable_tracking();
-    trackingToProto(p.tracking.kinematic, t->mutable_kinematic());
-    trackingToProto(p.tracking.dynamic, t->mutable_dynamic());
-    for (const UnreachableSpan& u : p.tracking.unreachable) {
+    trackingToProto(p.performance.tracking.kinematic, t->mutable_kinematic());
+    trackingToProto(p.performance.tracking.dynamic, t->mutable_dynamic());
+    for (const UnreachableSpan& u : p.performance.tracking.unreachable) {
       v1::UnreachableSpan* s = t->add_unreachable();
       s->set_point(u.point);
       s->set_from_s(u.from_s);
@@ -154,15 +154,16 @@ void detail::performanceToProto(const Plan& p, v1::PlanResponse* out) {
 
 void detail::performanceFromProto(const v1::PlanResponse& r, Plan& p) {
   const long n = p.inputs.rows();
-  p.point_names.assign(r.point_names().begin(), r.point_names().end());
-  p.points_m = matrixFromProto(r.points_m(), "plan.points_m");
-  if (p.points_m.size() &&
-      (p.points_m.rows() != n || p.points_m.cols() != 3 * long(p.point_names.size())))
+  p.predicted.point_names.assign(r.point_names().begin(), r.point_names().end());
+  p.predicted.points_m = matrixFromProto(r.points_m(), "plan.points_m");
+  if (p.predicted.points_m.size() &&
+      (p.predicted.points_m.rows() != n ||
+       p.predicted.points_m.cols() != 3 * long(p.predicted.point_names.size())))
     throw std::invalid_argument("plan.points_m: not " + std::to_string(n) + " x " +
-                                std::to_string(3 * p.point_names.size()));
+                                std::to_string(3 * p.predicted.point_names.size()));
   if (r.has_targets()) {
     const v1::PerformanceTargets& t = r.targets();
-    TargetMotion& m = p.targets;
+    TargetMotion& m = p.performance.targets;
     m.source = t.source();
     m.points.assign(t.names().begin(), t.names().end());
     m.positions_m = matrixFromProto(t.positions_m(), "plan.targets.positions_m");
@@ -177,10 +178,11 @@ void detail::performanceFromProto(const v1::PlanResponse& r, Plan& p) {
   }
   if (r.has_tracking()) {
     const v1::PerformanceTracking& t = r.tracking();
-    p.tracking.kinematic = trackingFromProto(t.kinematic());
-    p.tracking.dynamic = trackingFromProto(t.dynamic());
+    p.performance.tracking.kinematic = trackingFromProto(t.kinematic());
+    p.performance.tracking.dynamic = trackingFromProto(t.dynamic());
     for (const v1::UnreachableSpan& s : t.unreachable())
-      p.tracking.unreachable.push_back({s.point(), s.from_s(), s.to_s(), s.worst_m(), s.reason()});
+      p.performance.tracking.unreachable.push_back(
+          {s.point(), s.from_s(), s.to_s(), s.worst_m(), s.reason()});
   }
 }
 

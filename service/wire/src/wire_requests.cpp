@@ -178,8 +178,9 @@ void startAndGoalToProto(const PlanRequest& request, const Plan& plan, v1::PlanR
   start->Clear();
   for (Eigen::Index i = 0; i < request.start_inputs.size(); ++i)
     start->add_inputs(request.start_inputs[i]);
-  if (plan.states.rows() > 0)
-    for (Eigen::Index j = 0; j < plan.states.cols(); ++j) start->add_positions(plan.states(0, j));
+  if (plan.predicted.states.rows() > 0)
+    for (Eigen::Index j = 0; j < plan.predicted.states.cols(); ++j)
+      start->add_positions(plan.predicted.states(0, j));
   for (const auto& [name, v] : request.start.velocities)
     (*start->mutable_velocity_values())[name] = v;
   goalToProto(request.goal, out->mutable_goal_spec());

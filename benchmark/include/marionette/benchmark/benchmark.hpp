@@ -138,8 +138,8 @@ struct ProblemRuns {
 
 // Runs every planner `options.runs` times on `problem`, `options.parallel` runs at once (1:
 // sequentially, so that timings are not shared with other work).  A planner that throws is recorded
-// as a failed run, not propagated; a problem that cannot be set up (unknown model or scene) throws
-// std::invalid_argument.
+// as a failed run, not propagated.  Throws FieldError for options out of range ("runs",
+// "time_limit_s") and what loading the problem's model or scene throws.
 ProblemRuns runBenchmark(const BenchmarkProblem& problem, const BenchmarkOptions& options);
 
 // OMPL's benchmark log format.  Per run: time, memory, status (OMPL's PlannerStatus enum),

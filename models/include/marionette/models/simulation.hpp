@@ -4,6 +4,7 @@
 // by the integrator benchmark.
 //
 // Contents
+//   InputsFileError     a bad inputs CSV, naming its file and line.
 //   InputSchedule       rig setpoints over time: CSV "t,<kinematic names...>", linearly
 //                       interpolated, held constant outside the given times.
 //   StartSpec           rest pose of the initial inputs, optionally with some joints set.
@@ -26,12 +27,18 @@
 
 namespace marionette {
 
+// A bad inputs CSV: what() is "SOURCE:LINE: problem"; field() the line ("line 3").
+class InputsFileError : public ErrorOf<std::invalid_argument> {
+ public:
+  using ErrorOf<std::invalid_argument>::ErrorOf;
+};
+
 class InputSchedule {
  public:
   // Every kinematic variable held at its default.
   static InputSchedule constant(const Model& model);
-  // Parses CSV text (a UTF-8 byte-order mark is skipped); source names the file in errors
-  // ("inputs.csv:3: column 'x': ..."), which include problem()'s.
+  // Parses CSV text (a UTF-8 byte-order mark is skipped); throws InputsFileError, which names
+  // the file and line ("inputs.csv:3: column 'x': ...") and includes problem()'s.
   static InputSchedule fromCsv(const Model& model, const std::string& text,
                                const std::string& source);
   static InputSchedule fromCsvFile(const Model& model, const std::string& path);

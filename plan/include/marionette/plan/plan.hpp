@@ -8,8 +8,10 @@
 //   PlanStatistics   planner time, tree / roadmap size, propagations, collision checks.
 //   PlanOutcome      exact, approximate, or nothing found.
 //   PlanQuality      smoothness, string catches, tension peaks, swing after the end.
-//   Plan             inputs (N x n_k at rate_hz), states, tensions, clearance, points, goal
-//                    result; a performance's targets and tracking errors.
+//   PlanPrediction   the verifying re-simulation: states, tensions, clearances, points per sample.
+//   PerformanceTracking  a performance's targets and tracking errors.
+//   Plan             the request, the inputs (N x n_k at rate_hz) and the re-simulation's verdict;
+//                    extensions: statistics, quality, a performance's tracking, feedback gains.
 //   requireFiniteNumbers   every number of a plan finite before it is returned.
 // The files: plan_file.hpp.
 #pragma once
@@ -67,7 +69,33 @@ struct PlanQuality {
 enum class PlanOutcome { Exact, Approximate, NotFound };
 const char* toString(PlanOutcome outcome);  // "exact", "approximate", "not-found"
 
+// The verifying re-simulation of a plan's inputs at its output rate, sample by sample (row i is
+// time i / rate_hz): the plan file's "predicted".
+struct PlanPrediction {
+  std::vector<std::string> state_names;   // n_d
+  std::vector<std::string> string_names;  // n_s
+  Eigen::MatrixXd states;                 // N x n_d
+  Eigen::MatrixXd tensions_N;             // N x n_s
+  Eigen::VectorXd clearance_m;            // N: nearest distance to anything checked
+  Eigen::VectorXd stage_clearance_m;      // N: to the scene's obstacles and bounds only
+  Eigen::VectorXd goal_distance;          // N: the goal's error measure (rad or m)
+  std::vector<std::string> point_names;   // the model's named points
+  Eigen::MatrixXd points_m;               // N x 3 n_points: their positions (stage coordinates)
+};
+
+// A performance (`marionette perform`): its targets sampled at the plan's rate (a row per sample
+// of the motion; the hold after it has none), and how closely the puppet follows them.
+struct PerformanceTracking {
+  TargetMotion targets;
+  TargetTracking tracking;
+};
+
+// The core of a plan is what was asked, the input sequence, and the verdict of its verifying
+// re-simulation (with the re-simulation itself, `predicted`); the rest are extensions, empty
+// unless made: the planner's statistics, the quality figures, a performance's tracking, the
+// feedback gains.
 struct Plan {
+  // What was asked, and the answer.
   std::string model;
   std::string scene;
   std::string goal;   // GoalSpec::describe()
@@ -80,16 +108,8 @@ struct Plan {
   double rate_hz = 50.0;
   std::vector<std::string> input_names;  // n_k, the model's kinematic variables
   Eigen::MatrixXd inputs;                // N x n_k (m or rad)
-  // The verifying re-simulation of those inputs at the output rate (row i is time i / rate_hz).
-  std::vector<std::string> state_names;   // n_d
-  std::vector<std::string> string_names;  // n_s
-  Eigen::MatrixXd states;                 // N x n_d
-  Eigen::MatrixXd tensions_N;             // N x n_s
-  Eigen::VectorXd clearance_m;            // N: nearest distance to anything checked
-  Eigen::VectorXd stage_clearance_m;      // N: to the scene's obstacles and bounds only
-  Eigen::VectorXd goal_distance;          // N: the goal's error measure (rad or m)
-  std::vector<std::string> point_names;   // the model's named points
-  Eigen::MatrixXd points_m;               // N x 3 n_points: their positions (stage coordinates)
+
+  // The verdict of the re-simulation of those inputs, and the re-simulation.
   bool collision_free = false;
   int first_collision = -1;    // sample index, -1 if none
   std::string collision_pair;  // what touched there
@@ -104,12 +124,12 @@ struct Plan {
   double max_violation_m = 0.0;  // strings over-stretched, over the re-simulation
   double min_tension_N = 0.0;
   std::vector<std::string> limit_violations;  // empty for every plan a planner returns
+  PlanPrediction predicted;
+
+  // Extensions.
   PlanStatistics stats;
-  PlanQuality quality;
-  // A performance (`marionette perform`): its targets sampled at rate_hz (a row per sample of
-  // the motion; the hold after it has none), and how closely the puppet follows them.
-  TargetMotion targets;
-  TargetTracking tracking;
+  PlanQuality quality;              // measured when quality.measured
+  PerformanceTracking performance;  // a performance's; empty otherwise
   // Feedback gains along the plan (`plan --gains`; control/tracking_lqr.hpp computes them): empty
   // unless asked.
   control::TrackingGains gains;
