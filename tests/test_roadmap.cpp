@@ -19,6 +19,7 @@
 #include <sstream>
 #include <thread>
 
+#include "marionette/common/files.hpp"
 #include "marionette/environments/collision.hpp"
 #include "marionette/models/model_io.hpp"
 #include "marionette/models/rest_pose.hpp"
@@ -34,11 +35,11 @@ using marionette::testing::restValue;
 
 namespace {
 
-std::string fileText(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream os;
-  os << in.rdbuf();
-  return os.str();
+// A roadmap small enough to build in a test: 40 vertices, the other options as they come.
+RoadmapOptions smallRoadmap() {
+  RoadmapOptions options;
+  options.vertices = 40;
+  return options;
 }
 
 }  // namespace
@@ -115,9 +116,8 @@ TEST(Roadmap, TheSameSeedOnAFreshCacheGivesTheSamePlan) {
 // a path of unchecked edges (costed at their lower bound) the cheaper one to try next time.
 TEST(Roadmap, AQueryWritesBackEdgeVerdictsAndTheNextSimulatesNoneOfThemAgain) {
   const ModelPtr model = loadModel("puppetcopter");
-  auto collision = std::make_shared<CollisionModel>(model, loadScene("table"));
-  RoadmapOptions options;
-  options.vertices = 40;
+  const auto collision = std::make_shared<CollisionModel>(model, loadScene("table"));
+  const RoadmapOptions options = smallRoadmap();
   const auto roadmap = RestPoseRoadmap::build(collision, options);
   const Eigen::VectorXd rho = model->defaultInputs();
   const RestPose rest = computeRestPose(model, rho);
@@ -163,9 +163,8 @@ TEST(Roadmap, AQueryWritesBackEdgeVerdictsAndTheNextSimulatesNoneOfThemAgain) {
 
 TEST(Roadmap, TwoRequestsThatMissTheCacheAtOnceShareOneBuild) {
   const ModelPtr model = loadModel("planar-arm");
-  auto collision = std::make_shared<CollisionModel>(model, loadScene("empty"));
-  RoadmapOptions options;
-  options.vertices = 40;
+  const auto collision = std::make_shared<CollisionModel>(model, loadScene("empty"));
+  const RoadmapOptions options = smallRoadmap();
   RoadmapCache cache;
   RoadmapCache::Lookup results[2];
   std::thread other([&] { results[1] = cache.get(collision, options); });
@@ -280,7 +279,7 @@ class RoadmapFolder : public ::testing::Test {
     cache_options.on_file_problem = [this](const std::string& m) { told.push_back(m); };
     path = RoadmapCache(cache_options).pathFor(RestPoseRoadmap::fingerprint(*collision, options));
     ASSERT_TRUE(RoadmapCache(cache_options).get(collision, options).built);
-    good = fileText(path);
+    good = readTextFile(path);
   }
   CollisionModelPtr collision =
       std::make_shared<CollisionModel>(loadModel("planar-arm"), loadScene("empty"));
@@ -316,7 +315,7 @@ TEST_F(RoadmapFolder, ABadFileIsSetAsideRebuiltAndReplaced) {
       {"a digit changed", [&] { std::ofstream(path) << digit; }},
       {"truncated", [&] { std::ofstream(path) << good.substr(0, good.size() / 2); }},
       {"bytes flipped", [&] { std::ofstream(path) << flipped; }},
-      {"another roadmap's", [&] { std::ofstream(path) << fileText(path_other); }},
+      {"another roadmap's", [&] { std::ofstream(path) << readTextFile(path_other); }},
       {"a negative weight", [&] { std::ofstream(path) << negative; }},
       {"a directory",
        [&] {
@@ -457,7 +456,7 @@ TEST_F(RoadmapFolder, AHostileOneIsNeitherFollowedNorWaitedOnNorReadWithoutBound
     for (const auto& entry : std::filesystem::directory_iterator(dir))
       std::filesystem::remove(entry.path());
   }
-  EXPECT_EQ(fileText(outside + "/good.roadmap"), good);  // what a link named is untouched
+  EXPECT_EQ(readTextFile(outside + "/good.roadmap"), good);  // what a link named is untouched
   // Load (a caller's own file) refuses more bytes than such a roadmap takes, before reading.
   std::ofstream(path) << good;
   std::filesystem::resize_file(path, std::uintmax_t(1) << 30);
@@ -470,9 +469,8 @@ TEST_F(RoadmapFolder, AHostileOneIsNeitherFollowedNorWaitedOnNorReadWithoutBound
 // roadmap; a waiter whose own request is cancelled stops waiting.
 TEST(Roadmap, ServersSharingAFolderBuildOnceAndKeepEveryonesVerdicts) {
   const ModelPtr model = loadModel("puppetcopter");
-  auto collision = std::make_shared<CollisionModel>(model, loadScene("table"));
-  RoadmapOptions options;
-  options.vertices = 40;
+  const auto collision = std::make_shared<CollisionModel>(model, loadScene("table"));
+  const RoadmapOptions options = smallRoadmap();
   RoadmapCacheOptions folder;
   folder.directory = test::scratchDir("shared_roadmaps");
   std::filesystem::remove_all(folder.directory);
