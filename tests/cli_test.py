@@ -359,6 +359,7 @@ class Plan(unittest.TestCase):
             (["--optimize", "--margin", "-0.1"], "--margin: must be in [0, 1] m"),
             (["--optimize", "--settle", "nan"], "--settle"),
             (["--optimize", "--optimize-time", "0"], "--optimize-time: must be"),
+            (["--rate", "5000"], "--rate: must be within [1, 1000] Hz"),
         ]:
             goal = [] if "--goal" in args else ["--goal", "q:theta1=0.3"]
             p = run("plan", "--model", "planar-arm", *goal, *args, check=False)
@@ -411,7 +412,10 @@ class Plan(unittest.TestCase):
                                                    "not both"),
                                  (["--inputs", csv_path, "--out", better], "--inputs needs --model"),
                                  (["--out", better], "optimize needs PLAN.json, or --model"),
-                                 ([raw, "--out", better, "--weight", "x=1"], "unknown weight")]:
+                                 ([raw, "--out", better, "--weight", "x=1"], "unknown weight"),
+                                 (["--inputs", csv_path, "--model", "planar-arm", "--goal",
+                                   "q:theta1=-0.2", "--rate", "5000", "--out", better],
+                                  "--rate: must be within [1, 1000] Hz")]:
                 p = run("optimize", *args, check=False)
                 self.assertEqual(p.returncode, 2, args)
                 self.assertIn(needle, p.stderr, args)
@@ -609,6 +613,9 @@ class Perform(unittest.TestCase):
                 (["--markers", self.write("ok.csv", "t,mass_x,mass_y,mass_z\n0,0,0,0.5\n"
                                                     "1,0,0,0.5\n"), "--speed", "0"],
                  ["--speed"]),
+                (["--markers", self.write("ok.csv", "t,mass_x,mass_y,mass_z\n0,0,0,0.5\n"
+                                                    "1,0,0,0.5\n"), "--rate", "5"],
+                 ["--rate: must be in [10, 1000] Hz"]),
                 ([], ["needs a source"])):
             p = run("perform", "--model", "suspended-mass", *args, "--out", out, check=False)
             self.assertEqual(p.returncode, 2, (args, p.stderr))

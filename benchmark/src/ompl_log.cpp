@@ -204,7 +204,7 @@ void writeOmplBenchmarkLog(const ProblemRuns& runs, std::ostream& out) {
             figure(q, q.peak_tension_ratio),
             figure(q, q.residual_joint_speed_rms),
             figure(q, q.residual_kinetic_energy_J),
-            tried ? number(r.optimized_min_clearance_m) : ""};
+            tried && q.measured ? number(r.optimized_min_clearance_m) : ""};
         for (const std::string& v : more) out << v << "; ";
       }
       out << '\n';

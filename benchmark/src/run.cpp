@@ -12,8 +12,6 @@
 #include <mutex>
 #include <optional>
 #include <sstream>
-
-#include "marionette/models/field_error.hpp"
 #include <stdexcept>
 #include <thread>
 #include <tuple>

@@ -2,10 +2,13 @@
 #include "bench_command.hpp"
 
 #include <cmath>
+#include <functional>
 #include <filesystem>
 #include <iostream>
 #include <mutex>
+#include <optional>
 #include <sstream>
+#include <stdexcept>
 
 #include "cli_util.hpp"
 #include "marionette/benchmark/benchmark.hpp"

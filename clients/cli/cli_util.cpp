@@ -96,6 +96,8 @@ std::string flagMessage(const FieldError& e) {
       {"options.time_limit_s", "--time-limit"},
       {"options.max_propagations", "--max-propagations"},
       {"options.output_rate_hz", "--rate"},
+      {"options.rate_hz", "--rate"},  // a performance's
+      {"rate_hz", "--rate"},          // verifyMotion's (optimize)
       {"options.step_s", "--step"},
       {"options.parameters", "--param"},
       {"options.roadmap.vertices", "--roadmap-vertices"},

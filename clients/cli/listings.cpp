@@ -51,8 +51,10 @@ void printScenes(const std::vector<SceneListing>& scenes, bool json, std::ostrea
       }
       out.key("bounds") << '{';
       JsonMembers bounds(os, ", ");
-      bounds.numbers("min", s.bounds_m->first.data(), 3);
-      bounds.numbers("max", s.bounds_m->second.data(), 3);
+      for (const auto& [name, v] : {std::pair{"min", s.bounds_m->first},
+                                    std::pair{"max", s.bounds_m->second}})
+        bounds.key(name) << '[' << jsonNumber(v.x()) << ", " << jsonNumber(v.y()) << ", "
+                         << jsonNumber(v.z()) << ']';
       os << '}';
     });
   for (const SceneListing& s : scenes)

@@ -113,8 +113,8 @@ template <class Listing, class Local, class FromServer>
 int listBuiltins(int argc, char** argv, Local local, FromServer from_server,
                  void (*print)(const std::vector<Listing>&, bool, std::ostream&)) {
   const Args a = parseArgs(argc, argv, 2, {"--server", "--token-file", "--tls-ca"}, {"--json"});
-  print(a.values.count("--server") ? from_server(a) : local(), a.switches.count("--json") > 0,
-        std::cout);
+  const bool json = a.switches.count("--json") > 0;
+  print(a.values.count("--server") ? from_server(a, json) : local(), json, std::cout);
   return 0;
 }
 

@@ -124,8 +124,7 @@ v1::SceneRef sceneRef(const std::string& name_or_path) {
   return r;
 }
 
-// The same lines as the in-process `models` / `scenes` (marionette_cli.cpp).
-std::vector<ModelListing> serverModels(const Args& a) {
+std::vector<ModelListing> serverModels(const Args& a, bool names) {
   Remote remote(remoteOptions(a));
   v1::ListModelsResponse list;
   {
@@ -135,6 +134,12 @@ std::vector<ModelListing> serverModels(const Args& a) {
   }
   std::vector<ModelListing> out;
   for (const v1::ModelSummary& m : list.models()) {
+    if (!names) {
+      using Names = std::vector<std::string>;
+      out.push_back({m.name(), m.description(), Names(m.dynamic_count()),
+                     Names(m.kinematic_count()), Names(m.string_count()), Names()});
+      continue;
+    }
     v1::DescribeModelRequest req;
     req.mutable_model()->set_name(m.name());
     v1::ModelDescription d;
@@ -151,7 +156,7 @@ std::vector<ModelListing> serverModels(const Args& a) {
   return out;
 }
 
-std::vector<SceneListing> serverScenes(const Args& a) {
+std::vector<SceneListing> serverScenes(const Args& a, bool /*json*/) {  // ListScenes has it all
   Remote remote(remoteOptions(a));
   v1::ListScenesResponse list;
   grpc::ClientContext ctx;

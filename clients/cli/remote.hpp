@@ -71,9 +71,11 @@ v1::SceneRef sceneRef(const std::string& name_or_path);
 // A request's goal and planner options as the server takes them.
 void goalAndOptionsToProto(const PlanRequest& req, v1::PlanRequest& r);
 
-// `models --server ...`, `scenes --server ...`: the server's built-ins, as listed here.
-std::vector<ModelListing> serverModels(const Args& args);
-std::vector<SceneListing> serverScenes(const Args& args);
+// `models --server ...`, `scenes --server ...`: the server's built-ins, as listed here.  With
+// `names`, each model's variable, string and point names (a DescribeModel call each: --json);
+// without, only as many empty names as it has (what a line of text shows).
+std::vector<ModelListing> serverModels(const Args& args, bool names);
+std::vector<SceneListing> serverScenes(const Args& args, bool json);
 // `version --server ...`: this program's version and the server's.
 int cmdVersionRemote(const Args& args, bool json, const std::string& own_version);
 

@@ -26,10 +26,12 @@ ModelBuilder::ModelBuilder(std::string name) : impl_(std::make_unique<Impl>()) {
   impl_->name_ = std::move(name);
 }
 ModelBuilder::~ModelBuilder() = default;
+// A moved-from builder is empty: copying it, or into it, gives a builder with nothing added.
 ModelBuilder::ModelBuilder(const ModelBuilder& other)
-    : impl_(std::make_unique<Impl>(*other.impl_)) {}
+    : impl_(other.impl_ ? std::make_unique<Impl>(*other.impl_) : std::make_unique<Impl>()) {}
 ModelBuilder& ModelBuilder::operator=(const ModelBuilder& other) {
-  *impl_ = *other.impl_;
+  if (this != &other)
+    impl_ = other.impl_ ? std::make_unique<Impl>(*other.impl_) : std::make_unique<Impl>();
   return *this;
 }
 ModelBuilder::ModelBuilder(ModelBuilder&&) noexcept = default;

@@ -68,8 +68,7 @@ InputSchedule InputSchedule::fromCsv(const Model& model, const std::string& csv_
                                      const std::string& source) {
   InputSchedule s = constant(model);
   auto fail = [&](int line, const std::string& msg) -> void {
-    throw InputsFileError(source + ":" + std::to_string(line) + ": " + msg,
-                          "line " + std::to_string(line));
+    throw InputsFileError(source + ":" + std::to_string(line) + ": " + msg, "");
   };
   // A byte-order mark, as spreadsheets write, is not part of the header.
   const bool bom = csv_text.compare(0, 3, "\xEF\xBB\xBF") == 0;

@@ -11,6 +11,7 @@
 #include "marionette/common/text.hpp"
 #include "marionette/models/field_error.hpp"
 #include "marionette/plan/goal.hpp"
+#include "marionette/problem/motion_problem.hpp"
 #include "marionette/problem/plan_quality.hpp"
 
 namespace marionette {
@@ -128,7 +129,8 @@ Plan verifyMotion(const MotionProblem& req, const Eigen::MatrixXd& inputs, doubl
   if (!(rate_hz >= 1.0 && rate_hz <= 1000.0))
     throw FieldError("rate_hz", "must be within [1, 1000] Hz, got " + formatNumber(rate_hz));
   const CollisionModelPtr collision = collisionModelOf(req);
-  GoalEvaluator goal(req.model, req.goal);  // names checked before anything runs
+  checkGoal(req.model, req.goal, collision->scene());  // before anything runs
+  GoalEvaluator goal(req.model, req.goal);
   Plan plan = planHeader(req, *collision, rate_hz);
   plan.stats.planner = "given";
   Plan verified = plan;

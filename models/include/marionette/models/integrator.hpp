@@ -84,6 +84,7 @@ class VariationalIntegrator {
  public:
   explicit VariationalIntegrator(ModelPtr model, IntegratorOptions options = {});
   ~VariationalIntegrator();
+  // A moved-from integrator may only be assigned to or destroyed.
   VariationalIntegrator(VariationalIntegrator&&) noexcept;
   VariationalIntegrator& operator=(VariationalIntegrator&&) noexcept;
 

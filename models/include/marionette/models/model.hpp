@@ -230,6 +230,7 @@ class ModelBuilder {
   ~ModelBuilder();
   ModelBuilder(const ModelBuilder& other);
   ModelBuilder& operator=(const ModelBuilder& other);
+  // A moved-from builder may only be assigned to, copied or destroyed.
   ModelBuilder(ModelBuilder&&) noexcept;
   ModelBuilder& operator=(ModelBuilder&&) noexcept;
 

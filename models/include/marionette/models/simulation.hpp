@@ -27,7 +27,7 @@
 
 namespace marionette {
 
-// A bad inputs CSV: what() is "SOURCE:LINE: problem"; field() the line ("line 3").
+// A bad inputs CSV: what() is "SOURCE:LINE: problem" (no library field: field() is "").
 class InputsFileError : public ErrorOf<std::invalid_argument> {
  public:
   using ErrorOf<std::invalid_argument>::ErrorOf;

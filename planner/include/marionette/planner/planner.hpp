@@ -9,7 +9,7 @@
 //   planMotion()     plans with a planner of the registry (search/registry.hpp): OMPL's tree planners
 //                    over the variational integrator, or the rest-pose roadmap (prm); then
 //                    resamples the inputs at the output rate, re-simulates and re-checks them
-//                    (the Plan's states are that re-simulation's).
+//                    (the Plan's predicted states are that re-simulation's).
 //   (verifyMotion(), the same verification of inputs given by the caller, is in
 //   problem/verification.hpp.)
 #pragma once

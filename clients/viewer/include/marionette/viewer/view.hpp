@@ -63,7 +63,7 @@ struct Motion {
   std::vector<std::string> trace_points;  // named points whose paths show at first
   std::vector<GoalRegion> goals;
   int goal_sample = -1;  // where the goal first holds, -1 if never (or no goal)
-  // A performance's targets (plan.targets): named points' target positions per sample, rows at
+  // A performance's targets (plan.performance.targets): named points' target positions per sample, rows at
   // rate_hz from t = 0 (fewer rows than q: none during the settle hold); NaN where a point has
   // none.  Drawn as ghost markers beside the points, their errors plotted.
   std::vector<std::string> performance_points;

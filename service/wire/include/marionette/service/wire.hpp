@@ -15,7 +15,8 @@
 //   planToProto / planFromProto  Plan <-> v1::PlanResponse (lossless for everything printed).
 //   startAndGoalToProto          PlanResponse.start_state and goal_spec: what was planned from
 //                                and for, in full.
-//   planRequestFromProto         v1::PlanRequest -> PlanRequest, every field checked.
+//   planRequestFromProto         v1::PlanRequest -> PlanRequest: its fields translated, the
+//                                goal checked (checkGoal), named as the proto names them.
 //   optimizationFromProto / optimizationToProto   PlanRequest.optimization, its report.
 //   gainsWeightsFromProto        PlanRequest.gains' weights (the gains travel in the plan).
 //   progressToProto / progressFromProto   PlanStream's and Perform's progress events.
@@ -95,8 +96,9 @@ Plan planFromProto(const v1::PlanResponse& plan);
 void startAndGoalToProto(const PlanRequest& request, const Plan& plan, v1::PlanResponse* out);
 
 // A plan request for an already resolved model and scene (the caller resolves the ModelRef and
-// SceneRef: built-ins may be cached).  Checks every field, naming it on error; time limits must
-// lie in (0, max_time_limit_s].
+// SceneRef: built-ins may be cached).  Checks the goal (checkGoal) and what the proto alone
+// bounds (time limits in (0, max_time_limit_s], max_propagations), naming the proto's field on
+// error; the planner options are checkPlannerOptions' (the server calls it on arrival).
 PlanRequest planRequestFromProto(const v1::PlanRequest& request, ModelPtr model,
                                  CollisionModelPtr collision, double max_time_limit_s);
 
