@@ -82,7 +82,7 @@ def start_nginx(directory, upstreams):
             f.write(render(template, f"127.0.0.1:{port}", upstreams, directory))
         stderr_path = os.path.join(directory, "nginx.stderr")
         with open(stderr_path, "w") as stderr:
-            # Its own session: a fallback SIGKILL reaches its workers too (stop_nginx).
+            # Its own process group (setsid): a fallback SIGKILL reaches its workers too (stop_nginx).
             proc = subprocess.Popen([NGINX, "-p", directory, "-c", conf, "-g", "daemon off;"],
                                     stdin=subprocess.DEVNULL, stdout=stderr, stderr=stderr,
                                     start_new_session=True)
