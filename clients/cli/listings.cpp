@@ -12,10 +12,8 @@ template <class Item, class Members>
 void printJsonList(const std::vector<Item>& items, std::ostream& os, Members members) {
   os << "[\n";
   for (std::size_t i = 0; i < items.size(); ++i) {
-    os << "  {";
-    JsonMembers m(os, ", ");
-    members(items[i], m);
-    os << "}" << (i + 1 < items.size() ? "," : "") << "\n";
+    JsonLine item(os << "  ", i + 1 < items.size() ? ",\n" : "\n");
+    members(items[i], item.members);
   }
   os << "]\n";
 }
@@ -40,7 +38,7 @@ void printModels(const std::vector<ModelListing>& models, bool json, std::ostrea
 
 void printScenes(const std::vector<SceneListing>& scenes, bool json, std::ostream& os) {
   if (json)
-    return printJsonList(scenes, os, [&os](const SceneListing& s, JsonMembers& out) {
+    return printJsonList(scenes, os, [](const SceneListing& s, JsonMembers& out) {
       out.text("name", s.name);
       out.text("description", s.description);
       out.names("obstacles", s.obstacles);
@@ -49,13 +47,9 @@ void printScenes(const std::vector<SceneListing>& scenes, bool json, std::ostrea
         out.key("bounds") << "null";
         return;
       }
-      out.key("bounds") << '{';
-      JsonMembers bounds(os, ", ");
-      for (const auto& [name, v] : {std::pair{"min", s.bounds_m->first},
-                                    std::pair{"max", s.bounds_m->second}})
-        bounds.key(name) << '[' << jsonNumber(v.x()) << ", " << jsonNumber(v.y()) << ", "
-                         << jsonNumber(v.z()) << ']';
-      os << '}';
+      JsonLine bounds(out.key("bounds"), "");
+      bounds.members.numbers("min", s.bounds_m->first.data(), 3);
+      bounds.members.numbers("max", s.bounds_m->second.data(), 3);
     });
   for (const SceneListing& s : scenes)
     os << formatted("%-12s %2zu obstacles, %6lld triangles  %s", s.name.c_str(), s.obstacles.size(),

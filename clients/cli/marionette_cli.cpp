@@ -123,9 +123,10 @@ int cmdVersion(int argc, char** argv) {
   const Args a = parseArgs(argc, argv, 2, {"--server", "--token-file", "--tls-ca"}, {"--json"});
   const bool json = a.switches.count("--json");
   if (a.values.count("--server")) return cmdVersionRemote(a, json, MARIONETTE_VERSION);
-  std::cout << (json ? "{\"version\": " + jsonString(MARIONETTE_VERSION) + "}"
-                     : std::string("marionette " MARIONETTE_VERSION))
-            << "\n";
+  if (json)
+    JsonLine(std::cout).members.text("version", MARIONETTE_VERSION);
+  else
+    std::cout << "marionette " MARIONETTE_VERSION "\n";
   return 0;
 }
 
@@ -221,24 +222,28 @@ struct ContactSummary {
   double min_stage_clearance = INFINITY;
   Pair first_pair, min_pair, min_stage_pair;
 
-  std::string json() const {
-    std::ostringstream os;
-    auto pair = [](const Pair& p) {
-      return "{\"kind\": " + jsonString(p.kind) + ", \"first\": " + jsonString(p.first) +
-             ", \"second\": " + jsonString(p.second) + "}";
+  // Its members of the summary object.
+  void write(JsonMembers& m) const {
+    auto pair = [](JsonMembers& into, const char* name, const Pair& p) {
+      JsonLine object(into.key(name), "");
+      object.members.text("kind", p.kind);
+      object.members.text("first", p.first);
+      object.members.text("second", p.second);
     };
-    os << ", \"scene\": " << jsonString(scene) << ", \"rows_in_collision\": " << rows_in_contact
-       << ", \"first_collision\": ";
-    if (rows_in_contact > 0)
-      os << "{\"t\": " << jsonNumber(first_t) << ", \"pair\": " << pair(first_pair) << "}";
-    else
-      os << "null";
-    os << ", \"min_clearance\": " << jsonNumber(min_clearance)
-       << ", \"min_clearance_t\": " << jsonNumber(min_clearance_t)
-       << ", \"min_clearance_pair\": " << pair(min_pair)
-       << ", \"min_stage_clearance\": " << jsonNumber(min_stage_clearance)
-       << ", \"min_stage_clearance_pair\": " << pair(min_stage_pair);
-    return os.str();
+    m.text("scene", scene);
+    m.key("rows_in_collision") << rows_in_contact;
+    if (rows_in_contact > 0) {
+      JsonLine first(m.key("first_collision"), "");
+      first.members.number("t", first_t);
+      pair(first.members, "pair", first_pair);
+    } else {
+      m.key("first_collision") << "null";
+    }
+    m.number("min_clearance", min_clearance);
+    m.number("min_clearance_t", min_clearance_t);
+    pair(m, "min_clearance_pair", min_pair);
+    m.number("min_stage_clearance", min_stage_clearance);
+    pair(m, "min_stage_clearance_pair", min_stage_pair);
   }
 };
 
@@ -253,23 +258,29 @@ int finishSimulate(const std::string& model, bool summary, bool stopped, const C
   if (stopped) {
     std::cerr << "marionette simulate: collision at t = " << c->first_t
               << " s: " << c->first_pair.description << "\n";
-    if (summary)
-      std::cout << "{\"model\": " << jsonString(model) << ", \"stopped_at_collision\": true"
-                << c->json() << "}\n";
+    if (summary) {
+      JsonLine out(std::cout);
+      out.members.text("model", model);
+      out.members.key("stopped_at_collision") << "true";
+      c->write(out.members);
+    }
     return 3;
   }
   if (summary) {
-    std::cout << "{\"model\": " << jsonString(model)
-              << ", \"integrator\": " << jsonString(toString(integrator))
-              << ", \"dt\": " << jsonNumber(dt_s) << ", \"steps\": " << sum.steps
-              << ", \"wall_s\": " << jsonNumber(sum.wall_s)
-              << ", \"us_per_step\": " << jsonNumber(sum.us_per_step)
-              << ", \"newton_iterations_mean\": " << jsonNumber(sum.newton_iterations_mean)
-              << ", \"max_violation\": " << jsonNumber(sum.max_violation_m)
-              << ", \"min_tension\": " << jsonNumber(sum.min_tension_N)
-              << ", \"energy_start\": " << jsonNumber(sum.energy_start_J)
-              << ", \"energy_end\": " << jsonNumber(sum.energy_end_J)
-              << (c ? c->json() : std::string()) << "}\n";
+    JsonLine out(std::cout);
+    JsonMembers& m = out.members;
+    m.text("model", model);
+    m.text("integrator", toString(integrator));
+    m.number("dt", dt_s);
+    m.key("steps") << sum.steps;
+    m.number("wall_s", sum.wall_s);
+    m.number("us_per_step", sum.us_per_step);
+    m.number("newton_iterations_mean", sum.newton_iterations_mean);
+    m.number("max_violation", sum.max_violation_m);
+    m.number("min_tension", sum.min_tension_N);
+    m.number("energy_start", sum.energy_start_J);
+    m.number("energy_end", sum.energy_end_J);
+    if (c) c->write(m);
   }
   return 0;
 }

@@ -183,11 +183,15 @@ int cmdVersionRemote(const Args& a, bool json, const std::string& own_version) {
   grpc::ClientContext ctx;
   remote.prepare(ctx);
   remote.check(remote.stub().GetServerInfo(&ctx, {}, &info), "GetServerInfo");
-  if (json)
-    std::cout << "{\"version\": " << jsonString(own_version)
-              << ", \"server\": {\"version\": " << jsonString(info.version())
-              << ", \"api\": " << jsonString(info.api()) << ", \"workers\": " << info.workers()
-              << ", \"max_queue\": " << info.max_queue() << "}}\n";
+  if (json) {
+    JsonLine out(std::cout);
+    out.members.text("version", own_version);
+    JsonLine server(out.members.key("server"), "");
+    server.members.text("version", info.version());
+    server.members.text("api", info.api());
+    server.members.key("workers") << info.workers();
+    server.members.key("max_queue") << info.max_queue();
+  }
   else
     std::cout << "marionette " << own_version << "\nserver: marionette-server " << info.version()
               << " (" << info.api() << "), " << info.workers() << " workers, " << info.max_queue()

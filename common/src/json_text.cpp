@@ -3,8 +3,11 @@
 
 #include <cmath>
 #include <cstdio>
+#include <string>
 
 namespace marionette {
+
+namespace {
 
 std::string jsonString(const std::string& s) {
   std::string out = "\"";
@@ -28,6 +31,8 @@ std::string jsonString(const std::string& s) {
   return out + '"';
 }
 
+}  // namespace
+
 void writeJsonString(std::ostream& os, const std::string& s) {
   os << jsonString(s);
 }
@@ -37,19 +42,6 @@ void writeJsonNumber(std::ostream& os, double v) {
     os << v;
   else
     os << "null";
-}
-
-std::string jsonNumber(double v) {
-  if (!std::isfinite(v)) return "null";
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.10g", v);
-  return buf;
-}
-
-std::string jsonArray(const std::vector<std::string>& items) {
-  std::string out = "[";
-  for (std::size_t i = 0; i < items.size(); ++i) out += (i ? ", " : "") + jsonString(items[i]);
-  return out + "]";
 }
 
 JsonMembers::JsonMembers(std::ostream& os, std::string separator)
@@ -81,6 +73,14 @@ void JsonMembers::numbers(const char* name, const double* values, std::size_t co
   os << '[';
   for (std::size_t i = 0; i < count; ++i) writeJsonNumber(os << (i ? ", " : ""), values[i]);
   os << ']';
+}
+
+JsonLine::JsonLine(std::ostream& os, const char* end)
+    : members((os << '{', os), ", "), os_(os), end_(end), precision_(os.precision(10)) {}
+
+JsonLine::~JsonLine() {
+  os_ << '}' << end_;
+  os_.precision(precision_);
 }
 
 }  // namespace marionette

@@ -4,9 +4,13 @@
 #include <sys/stat.h>
 
 #include <atomic>
+#include <condition_variable>
+#include <cstdint>
 #include <chrono>
 #include <ctime>
 #include <filesystem>
+#include <map>
+#include <mutex>
 #include <sstream>
 
 #include "marionette/common/clock.hpp"
@@ -29,35 +33,77 @@ constexpr double kRememberLockWait_s = 5.0;
 
 }  // namespace
 
-RoadmapCache::RoadmapCache(RoadmapCacheOptions options) : options_(std::move(options)) {
+struct RoadmapCache::Impl {
+  explicit Impl(RoadmapCacheOptions options);
+  Lookup get(const CollisionModelPtr& collision, const RoadmapOptions& options,
+             const BuildProgressFn& progress, const CancelFn& cancelled);
+  void remember(RestPoseRoadmap& roadmap);
+  std::string pathFor(const std::string& fingerprint) const;
+  std::size_t size() const;
+
+  struct Entry {
+    std::shared_ptr<RestPoseRoadmap> roadmap;  // null while being built
+    unsigned long last_use = 0;
+    std::uint64_t file_id = 0;  // the folder's file as last read or written here
+  };
+  void evictLocked();
+  // The file of the roadmap with fingerprint `key` (the folder's "<key>.roadmap", or
+  // options.file): whether anything is there, which file it is now (0: none), its roadmap
+  // (bounded by RestPoseRoadmap::maxFileBytes; what load throws), its lock (a folder's).
+  static std::string fileName(const std::string& key);
+  bool fileExists(const std::string& key) const;
+  std::uint64_t currentFileId(const std::string& key) const;
+  std::shared_ptr<RestPoseRoadmap> loadFile(const std::string& key,
+                                            const CollisionModelPtr& collision,
+                                            const RoadmapOptions& options) const;
+  std::unique_ptr<FileLock> lockFile(const std::string& key,
+                                     const std::function<bool()>& keep_waiting) const;
+  // Saved, or in a folder the failure told.  Returns the saved file's id (0 when not saved).
+  std::uint64_t save(const RestPoseRoadmap& roadmap) const;
+  // The verdicts of a folder's file that changed since `known_id` taken over by `roadmap`;
+  // returns the file's id now.
+  std::uint64_t adoptFromDisk(RestPoseRoadmap& roadmap, std::uint64_t known_id) const;
+  std::uint64_t knownFileId(const std::string& key) const;
+  void setFileId(const std::string& key, std::uint64_t id);
+  // A folder's file renamed out of the way ("<name>.bad-<time>-<n>"), and told.
+  void setAside(const std::string& name, const std::string& why) const;
+  void tell(const std::string& message) const;
+
+  RoadmapCacheOptions options_;
+  std::unique_ptr<detail::RoadmapFolder> folder_;  // with options.directory
+  mutable std::mutex mutex_;
+  std::condition_variable built_;
+  std::map<std::string, Entry> entries_;
+  unsigned long uses_ = 0;
+};
+
+RoadmapCache::Impl::Impl(RoadmapCacheOptions options) : options_(std::move(options)) {
   if (options_.capacity < 1) options_.capacity = 1;
   if (options_.file.empty() && !options_.directory.empty())
     folder_ = std::make_unique<detail::RoadmapFolder>(options_.directory);
 }
 
-RoadmapCache::~RoadmapCache() = default;
-
-std::string RoadmapCache::pathFor(const std::string& fingerprint) const {
+std::string RoadmapCache::Impl::pathFor(const std::string& fingerprint) const {
   if (!options_.file.empty()) return options_.file;
   if (!folder_) return "";
   return folder_->pathOf(fileName(fingerprint));
 }
 
-std::string RoadmapCache::fileName(const std::string& fingerprint) {
+std::string RoadmapCache::Impl::fileName(const std::string& fingerprint) {
   return fingerprint + ".roadmap";
 }
 
-std::uint64_t RoadmapCache::currentFileId(const std::string& key) const {
+std::uint64_t RoadmapCache::Impl::currentFileId(const std::string& key) const {
   return folder_ ? folder_->fileId(fileName(key)) : fileId(pathFor(key));
 }
 
-bool RoadmapCache::fileExists(const std::string& key) const {
+bool RoadmapCache::Impl::fileExists(const std::string& key) const {
   if (folder_) return folder_->exists(fileName(key));
   std::error_code ec;
   return !options_.file.empty() && std::filesystem::exists(options_.file, ec);
 }
 
-std::shared_ptr<RestPoseRoadmap> RoadmapCache::loadFile(const std::string& key,
+std::shared_ptr<RestPoseRoadmap> RoadmapCache::Impl::loadFile(const std::string& key,
                                                         const CollisionModelPtr& collision,
                                                         const RoadmapOptions& options) const {
   if (!folder_) return RestPoseRoadmap::load(options_.file, collision, options);
@@ -66,7 +112,7 @@ std::shared_ptr<RestPoseRoadmap> RoadmapCache::loadFile(const std::string& key,
   return RestPoseRoadmap::read(text, pathFor(key), collision, options);
 }
 
-std::unique_ptr<FileLock> RoadmapCache::lockFile(const std::string& key,
+std::unique_ptr<FileLock> RoadmapCache::Impl::lockFile(const std::string& key,
                                                  const std::function<bool()>& keep_waiting) const {
   const std::string name = fileName(key) + ".lock";
   std::unique_ptr<FileLock> held = folder_->lock(name, keep_waiting);
@@ -79,14 +125,14 @@ std::unique_ptr<FileLock> RoadmapCache::lockFile(const std::string& key,
   return held;
 }
 
-std::size_t RoadmapCache::size() const {
+std::size_t RoadmapCache::Impl::size() const {
   std::lock_guard<std::mutex> lock(mutex_);
   std::size_t n = 0;
   for (const auto& [key, e] : entries_) n += e.roadmap != nullptr;
   return n;
 }
 
-void RoadmapCache::evictLocked() {
+void RoadmapCache::Impl::evictLocked() {
   while (entries_.size() > options_.capacity) {
     auto oldest = entries_.end();
     for (auto it = entries_.begin(); it != entries_.end(); ++it)
@@ -98,18 +144,18 @@ void RoadmapCache::evictLocked() {
   }
 }
 
-std::uint64_t RoadmapCache::knownFileId(const std::string& key) const {
+std::uint64_t RoadmapCache::Impl::knownFileId(const std::string& key) const {
   std::lock_guard<std::mutex> lock(mutex_);
   const auto it = entries_.find(key);
   return it == entries_.end() ? 0 : it->second.file_id;
 }
 
-void RoadmapCache::setFileId(const std::string& key, std::uint64_t id) {
+void RoadmapCache::Impl::setFileId(const std::string& key, std::uint64_t id) {
   std::lock_guard<std::mutex> lock(mutex_);
   if (const auto it = entries_.find(key); it != entries_.end()) it->second.file_id = id;
 }
 
-RoadmapCache::Lookup RoadmapCache::get(const CollisionModelPtr& collision,
+RoadmapStore::Lookup RoadmapCache::Impl::get(const CollisionModelPtr& collision,
                                        const RoadmapOptions& options,
                                        const BuildProgressFn& progress,
                                        const CancelFn& cancelled) {
@@ -192,7 +238,7 @@ RoadmapCache::Lookup RoadmapCache::get(const CollisionModelPtr& collision,
   return {roadmap, built};
 }
 
-void RoadmapCache::remember(RestPoseRoadmap& roadmap) {
+void RoadmapCache::Impl::remember(RestPoseRoadmap& roadmap) {
   const std::string& key = roadmap.fingerprintId();
   if (!folder_) {
     save(roadmap);
@@ -208,7 +254,7 @@ void RoadmapCache::remember(RestPoseRoadmap& roadmap) {
   if (const std::uint64_t saved = save(roadmap)) setFileId(key, saved);
 }
 
-std::uint64_t RoadmapCache::adoptFromDisk(RestPoseRoadmap& roadmap,
+std::uint64_t RoadmapCache::Impl::adoptFromDisk(RestPoseRoadmap& roadmap,
                                           std::uint64_t known_id) const {
   const std::string& key = roadmap.fingerprintId();
   const std::uint64_t id = currentFileId(key);
@@ -225,7 +271,7 @@ std::uint64_t RoadmapCache::adoptFromDisk(RestPoseRoadmap& roadmap,
   return id;
 }
 
-std::uint64_t RoadmapCache::save(const RestPoseRoadmap& roadmap) const {
+std::uint64_t RoadmapCache::Impl::save(const RestPoseRoadmap& roadmap) const {
   const std::string& key = roadmap.fingerprintId();
   if (!options_.file.empty()) {
     roadmap.save(options_.file);  // the caller's file: its errors too
@@ -241,7 +287,7 @@ std::uint64_t RoadmapCache::save(const RestPoseRoadmap& roadmap) const {
   }
 }
 
-void RoadmapCache::setAside(const std::string& name, const std::string& why) const {
+void RoadmapCache::Impl::setAside(const std::string& name, const std::string& why) const {
   static std::atomic<unsigned> count{0};
   const std::string aside =
       name + ".bad-" + std::to_string(std::time(nullptr)) + "-" + std::to_string(++count);
@@ -253,8 +299,30 @@ void RoadmapCache::setAside(const std::string& name, const std::string& why) con
        (lock ? "; a new lock file made" : "; rebuilding"));
 }
 
-void RoadmapCache::tell(const std::string& message) const {
+void RoadmapCache::Impl::tell(const std::string& message) const {
   if (options_.on_file_problem) options_.on_file_problem(message);
 }
+
+RoadmapCache::RoadmapCache(RoadmapCacheOptions options)
+    : impl_(std::make_unique<Impl>(std::move(options))) {}
+
+RoadmapCache::~RoadmapCache() = default;
+
+RoadmapStore::Lookup RoadmapCache::get(const CollisionModelPtr& collision,
+                                       const RoadmapOptions& options,
+                                       const BuildProgressFn& progress,
+                                       const CancelFn& cancelled) {
+  return impl_->get(collision, options, progress, cancelled);
+}
+
+void RoadmapCache::remember(RestPoseRoadmap& roadmap) { impl_->remember(roadmap); }
+
+std::string RoadmapCache::pathFor(const std::string& fingerprint) const {
+  return impl_->pathFor(fingerprint);
+}
+
+const RoadmapCacheOptions& RoadmapCache::options() const { return impl_->options_; }
+
+std::size_t RoadmapCache::size() const { return impl_->size(); }
 
 }  // namespace marionette

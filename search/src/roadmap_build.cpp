@@ -25,7 +25,7 @@ RestPoseRoadmap::RestPoseRoadmap(CollisionModelPtr collision, RoadmapOptions opt
       graph_(std::make_shared<Graph>()) {}
 
 std::vector<RestPoseRoadmap::Edge> RestPoseRoadmap::edges() const {
-  std::lock_guard<std::mutex> lock(mutex_);
+  std::lock_guard<std::mutex> lock(graph_->mutex);
   std::vector<Edge> out;
   for (auto [it, end] = boost::edges(graph_->g); it != end; ++it) {
     const EdgeProps& p = graph_->g[*it];
@@ -37,7 +37,7 @@ std::vector<RestPoseRoadmap::Edge> RestPoseRoadmap::edges() const {
 }
 
 long RestPoseRoadmap::edgeCount() const {
-  std::lock_guard<std::mutex> lock(mutex_);
+  std::lock_guard<std::mutex> lock(graph_->mutex);
   return static_cast<long>(boost::num_edges(graph_->g));
 }
 

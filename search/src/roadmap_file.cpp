@@ -16,7 +16,7 @@ namespace marionette {
 
 void RestPoseRoadmap::save(const std::string& path) const {
   // Saves take turns, so that a later save writes a later snapshot.
-  std::lock_guard<std::mutex> saving(save_mutex_);
+  std::lock_guard<std::mutex> saving(graph_->save_mutex);
   const std::string text = serialize();
   writeFileAtomically(path, [&](std::ostream& file) { file << text; });
 }
@@ -192,7 +192,7 @@ int RestPoseRoadmap::adoptVerdicts(const RestPoseRoadmap& other) {
       return -1;  // another build (one a time limit cut short)
   const std::vector<Edge> theirs = other.edges();
   int adopted = 0;
-  std::lock_guard<std::mutex> lock(mutex_);
+  std::lock_guard<std::mutex> lock(graph_->mutex);
   BGraph& g = graph_->g;
   for (const Edge& e : theirs) {
     if (e.state == EdgeState::Unknown) continue;

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <boost/graph/adjacency_list.hpp>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -21,8 +22,11 @@ struct EdgeProps {
 };
 using BGraph = boost::adjacency_list<boost::vecS, boost::vecS, boost::directedS, boost::no_property,
                                      EdgeProps>;
+// The roadmap's graph and its locks, out of the public header.
 struct RestPoseRoadmap::Graph {
   BGraph g;
+  std::mutex mutex;       // the graph's edge verdicts
+  std::mutex save_mutex;  // one save at a time
 };
 
 namespace roadmap {

@@ -82,7 +82,7 @@ RestPoseRoadmap::QueryResult RestPoseRoadmap::query(const Eigen::VectorXd& start
   std::vector<Vertex> vs = vertices_;
   BGraph g(vs.size());
   {
-    std::lock_guard<std::mutex> lock(mutex_);
+    std::lock_guard<std::mutex> lock(graph_->mutex);
     for (auto [it, end] = boost::edges(graph_->g); it != end; ++it) {
       EdgeProps p = graph_->g[*it];
       if (!earlier_verdicts && !p.from_build && p.state != EdgeState::Unknown) {
@@ -241,7 +241,7 @@ RestPoseRoadmap::QueryResult RestPoseRoadmap::query(const Eigen::VectorXd& start
       // Remember the verdict in the roadmap itself for edges between its own vertices.
       if (a < permanent && b < permanent) {
         ++out.roadmap_edges_validated;
-        std::lock_guard<std::mutex> lock(mutex_);
+        std::lock_guard<std::mutex> lock(graph_->mutex);
         if (auto [pe, in_roadmap] = boost::edge(a, b, graph_->g); in_roadmap) {
           if (c.ok)
             graph_->g[pe] = g[e];

@@ -52,12 +52,16 @@ void LogSink::write(const std::vector<std::pair<std::string, std::string>>& fiel
   gmtime_r(&now, &utc);  // handlers log from many threads
   std::strftime(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%SZ", &utc);
   std::ostringstream line;
-  line << "{\"time\": \"" << stamp << '"';
-  for (const auto& [k, v] : fields) {
-    const bool as_is = std::find(raw.begin(), raw.end(), k) != raw.end();
-    line << ", " << jsonString(k) << ": " << (as_is ? v : jsonString(bounded(v)));
+  {
+    JsonLine entry(line);
+    entry.members.text("time", stamp);
+    for (const auto& [k, v] : fields) {
+      if (std::find(raw.begin(), raw.end(), k) != raw.end())
+        entry.members.key(k) << v;  // already JSON
+      else
+        entry.members.text(k.c_str(), bounded(v));
+    }
   }
-  line << "}\n";
   std::lock_guard<std::mutex> lock(mutex_);
   out_ << line.str() << std::flush;
 }

@@ -124,40 +124,62 @@ TrackingReport buildTrackingReport(const Playback& perf, const Stream& stream,
 std::string toJson(const TrackingReport& r) {
   std::ostringstream os;
   os.precision(6);
-  auto num = [&](double v) { writeJsonNumber(os, v); };
-  os << "{\n  \"format\": \"marionette-tracking-report\",\n  \"version\": 1,\n";
-  os << "  \"feedback\": " << jsonString(r.feedback) << ",\n  \"estimator\": ";
-  if (r.estimator.empty()) os << "null"; else os << jsonString(r.estimator);
-  os << ",\n  \"motion_from\": ";
-  if (r.motion_from.empty()) os << "null"; else os << jsonString(r.motion_from);
-  os << ",\n  \"stop\": " << jsonString(r.stop) << ",\n  \"exit_status\": " << r.exit_status
-     << ",\n  \"samples\": " << r.samples << ",\n  \"points\": {";
-  for (std::size_t i = 0; i < r.points.size(); ++i) {
-    const auto& p = r.points[i];
-    os << (i ? ",\n" : "\n") << "    " << jsonString(p.name) << ": {\"rms_m\": ";
-    num(p.rms_m);
-    os << ", \"max_m\": ";
-    num(p.max_m);
-    os << ", \"at_goal_m\": ";
-    num(p.at_goal_m);
-    os << "}";
+  os << "{\n  ";
+  JsonMembers m(os, ",\n  ");
+  m.text("format", "marionette-tracking-report");
+  m.key("version") << 1;
+  m.text("feedback", r.feedback);
+  auto text_or_null = [&m](const char* name, const std::string& v) {
+    if (v.empty())
+      m.key(name) << "null";
+    else
+      m.text(name, v);
+  };
+  text_or_null("estimator", r.estimator);
+  text_or_null("motion_from", r.motion_from);
+  m.text("stop", r.stop);
+  m.key("exit_status") << r.exit_status;
+  m.key("samples") << r.samples;
+  m.key("points") << (r.points.empty() ? "{" : "{\n    ");  // a point a line
+  JsonMembers points(os, ",\n    ");
+  for (const auto& p : r.points) {
+    points.key(p.name) << '{';
+    JsonMembers values(os, ", ");
+    values.number("rms_m", p.rms_m);
+    values.number("max_m", p.max_m);
+    values.number("at_goal_m", p.at_goal_m);
+    os << '}';
   }
-  os << (r.points.empty() ? "},\n" : "\n  },\n") << "  \"joints_rms_rad\": ";
-  num(r.joints_rms);
-  os << ",\n  \"estimation_rms\": {\"joints_rad\": ";
-  num(r.estimation_rms_joints);
-  os << ", \"points_m\": ";
-  num(r.estimation_rms_points_m);
-  os << "},\n  \"corrections\": {\"max\": ";
-  num(r.correction_max);
-  os << ", \"clamped\": " << r.clamped << "},\n  \"cycle_ms\": {\"p50\": ";
-  num(r.cycle_p50_ms);
-  os << ", \"p99\": ";
-  num(r.cycle_p99_ms);
-  os << "},\n  \"misses\": " << r.misses << ",\n  \"measurements\": {\"received\": "
-     << r.measurements << ", \"fused\": " << r.fused << ", \"late\": " << r.late
-     << ", \"corrupt\": " << r.corrupt << ", \"ahead\": " << r.ahead
-     << ", \"repeated\": " << r.repeated << "}\n}\n";
+  os << (r.points.empty() ? "}" : "\n  }");
+  m.number("joints_rms_rad", r.joints_rms);
+  auto object = [&m, &os](const char* name, auto fill) {
+    m.key(name) << '{';
+    JsonMembers inner(os, ", ");
+    fill(inner);
+    os << '}';
+  };
+  object("estimation_rms", [&](JsonMembers& e) {
+    e.number("joints_rad", r.estimation_rms_joints);
+    e.number("points_m", r.estimation_rms_points_m);
+  });
+  object("corrections", [&](JsonMembers& c) {
+    c.number("max", r.correction_max);
+    c.key("clamped") << r.clamped;
+  });
+  object("cycle_ms", [&](JsonMembers& c) {
+    c.number("p50", r.cycle_p50_ms);
+    c.number("p99", r.cycle_p99_ms);
+  });
+  m.key("misses") << r.misses;
+  object("measurements", [&](JsonMembers& c) {
+    c.key("received") << r.measurements;
+    c.key("fused") << r.fused;
+    c.key("late") << r.late;
+    c.key("corrupt") << r.corrupt;
+    c.key("ahead") << r.ahead;
+    c.key("repeated") << r.repeated;
+  });
+  os << "\n}\n";
   return os.str();
 }
 

@@ -13,15 +13,9 @@ namespace marionette {
 // A JSON string literal.  Besides quotes, backslashes and control characters, '<', '>' and '&'
 // are escaped (\u003c ...), so that the text is also safe inside an HTML <script> element.
 void writeJsonString(std::ostream& os, const std::string& s);
-std::string jsonString(const std::string& s);  // the same, as a string
 
 // A number as the stream formats it, or null when it is not finite (JSON has no inf or NaN).
 void writeJsonNumber(std::ostream& os, double v);
-// A number with 10 significant digits, or "null" when it is not finite.
-std::string jsonNumber(double v);
-
-// ["a", "b"]
-std::string jsonArray(const std::vector<std::string>& items);
 
 // The members of one JSON object, written one after the other: each after a separator (",\n" and
 // an indent, or ", " on one line), as "name": value.  The caller writes the braces.
@@ -38,6 +32,23 @@ class JsonMembers {
   std::ostream& os_;
   std::string separator_;
   bool first_ = true;
+};
+
+// A JSON object on one line: '{' when made, its members, then '}' and `end` when it goes out of
+// scope.  Numbers are written with 10 significant digits (the stream's precision is restored).
+class JsonLine {
+ public:
+  explicit JsonLine(std::ostream& os, const char* end = "\n");
+  ~JsonLine();
+  JsonLine(const JsonLine&) = delete;
+  JsonLine& operator=(const JsonLine&) = delete;
+
+  JsonMembers members;
+
+ private:
+  std::ostream& os_;
+  const char* end_;
+  std::streamsize precision_;
 };
 
 }  // namespace marionette

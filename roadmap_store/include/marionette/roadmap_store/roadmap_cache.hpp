@@ -15,12 +15,8 @@
 //   file changes.
 #pragma once
 
-#include <condition_variable>
-#include <cstdint>
 #include <functional>
-#include <map>
 #include <memory>
-#include <mutex>
 #include <string>
 
 #include "marionette/models/cancel.hpp"
@@ -45,11 +41,6 @@ struct RoadmapCacheOptions {
   std::function<void(const std::string& message)> on_file_problem;
 };
 
-class FileLock;
-namespace detail {
-class RoadmapFolder;
-}
-
 class RoadmapCache final : public RoadmapStore {
  public:
   explicit RoadmapCache(RoadmapCacheOptions options = {});
@@ -70,44 +61,12 @@ class RoadmapCache final : public RoadmapStore {
 
   // The file a roadmap of this fingerprint lives in ("" without a folder or file).
   std::string pathFor(const std::string& fingerprint) const;
-  const RoadmapCacheOptions& options() const { return options_; }
+  const RoadmapCacheOptions& options() const;
   std::size_t size() const;  // roadmaps in memory
 
  private:
-  struct Entry {
-    std::shared_ptr<RestPoseRoadmap> roadmap;  // null while being built
-    unsigned long last_use = 0;
-    std::uint64_t file_id = 0;  // the folder's file as last read or written here
-  };
-  void evictLocked();
-  // The file of the roadmap with fingerprint `key` (the folder's "<key>.roadmap", or
-  // options.file): whether anything is there, which file it is now (0: none), its roadmap
-  // (bounded by RestPoseRoadmap::maxFileBytes; what load throws), its lock (a folder's).
-  static std::string fileName(const std::string& key);
-  bool fileExists(const std::string& key) const;
-  std::uint64_t currentFileId(const std::string& key) const;
-  std::shared_ptr<RestPoseRoadmap> loadFile(const std::string& key,
-                                            const CollisionModelPtr& collision,
-                                            const RoadmapOptions& options) const;
-  std::unique_ptr<FileLock> lockFile(const std::string& key,
-                                     const std::function<bool()>& keep_waiting) const;
-  // Saved, or in a folder the failure told.  Returns the saved file's id (0 when not saved).
-  std::uint64_t save(const RestPoseRoadmap& roadmap) const;
-  // The verdicts of a folder's file that changed since `known_id` taken over by `roadmap`;
-  // returns the file's id now.
-  std::uint64_t adoptFromDisk(RestPoseRoadmap& roadmap, std::uint64_t known_id) const;
-  std::uint64_t knownFileId(const std::string& key) const;
-  void setFileId(const std::string& key, std::uint64_t id);
-  // A folder's file renamed out of the way ("<name>.bad-<time>-<n>"), and told.
-  void setAside(const std::string& name, const std::string& why) const;
-  void tell(const std::string& message) const;
-
-  RoadmapCacheOptions options_;
-  std::unique_ptr<detail::RoadmapFolder> folder_;  // with options.directory
-  mutable std::mutex mutex_;
-  std::condition_variable built_;
-  std::map<std::string, Entry> entries_;
-  unsigned long uses_ = 0;
+  struct Impl;  // the roadmaps, their locks and files
+  std::unique_ptr<Impl> impl_;
 };
 
 }  // namespace marionette

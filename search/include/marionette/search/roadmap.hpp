@@ -20,7 +20,6 @@
 #include <functional>
 #include <istream>
 #include <memory>
-#include <mutex>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -46,6 +45,8 @@ class RestPoseRoadmap {
     EdgeState state = EdgeState::Unknown;
     bool from_build = false;  // its verdict found by the learning phase, not by a query
   };
+  RestPoseRoadmap(const RestPoseRoadmap&) = delete;  // shared by pointer
+  RestPoseRoadmap& operator=(const RestPoseRoadmap&) = delete;
 
   // The learning phase.  Throws PlanCancelled if cancelled, FieldError("options.planner", ...)
   // when the model and scene leave no roadmap to build (the home pose in collision, fewer than
@@ -128,10 +129,8 @@ class RestPoseRoadmap {
   RoadmapOptions options_;
   std::string fingerprint_;
   std::vector<Vertex> vertices_;
-  std::shared_ptr<Graph> graph_;
+  std::shared_ptr<Graph> graph_;  // with its locks
   double build_time_s_ = 0.0;
-  mutable std::mutex mutex_;       // the graph's edge verdicts
-  mutable std::mutex save_mutex_;  // one save at a time
 };
 
 // A roadmap file that cannot be used: unreadable, truncated, or for another fingerprint.
