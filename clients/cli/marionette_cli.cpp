@@ -273,13 +273,13 @@ int finishSimulate(const std::string& model, bool summary, bool stopped, const C
     m.text("integrator", toString(integrator));
     m.number("dt", dt_s);
     m.key("steps") << sum.steps;
-    m.number("wall_s", sum.wall_s);
-    m.number("us_per_step", sum.us_per_step);
-    m.number("newton_iterations_mean", sum.newton_iterations_mean);
-    m.number("max_violation", sum.max_violation_m);
-    m.number("min_tension", sum.min_tension_N);
-    m.number("energy_start", sum.energy_start_J);
-    m.number("energy_end", sum.energy_end_J);
+    m.numbers({{"wall_s", sum.wall_s},
+               {"us_per_step", sum.us_per_step},
+               {"newton_iterations_mean", sum.newton_iterations_mean},
+               {"max_violation", sum.max_violation_m},
+               {"min_tension", sum.min_tension_N},
+               {"energy_start", sum.energy_start_J},
+               {"energy_end", sum.energy_end_J}});
     if (c) c->write(m);
   }
   return 0;

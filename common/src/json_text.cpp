@@ -61,6 +61,10 @@ void JsonMembers::number(const char* name, double v) {
   writeJsonNumber(key(name), v);
 }
 
+void JsonMembers::numbers(std::initializer_list<std::pair<const char*, double>> named) {
+  for (const auto& [name, v] : named) number(name, v);
+}
+
 void JsonMembers::names(const char* name, const std::vector<std::string>& items) {
   std::ostream& os = key(name);
   os << '[';

@@ -145,9 +145,7 @@ std::string toJson(const TrackingReport& r) {
   for (const auto& p : r.points) {
     points.key(p.name) << '{';
     JsonMembers values(os, ", ");
-    values.number("rms_m", p.rms_m);
-    values.number("max_m", p.max_m);
-    values.number("at_goal_m", p.at_goal_m);
+    values.numbers({{"rms_m", p.rms_m}, {"max_m", p.max_m}, {"at_goal_m", p.at_goal_m}});
     os << '}';
   }
   os << (r.points.empty() ? "}" : "\n  }");
@@ -159,16 +157,14 @@ std::string toJson(const TrackingReport& r) {
     os << '}';
   };
   object("estimation_rms", [&](JsonMembers& e) {
-    e.number("joints_rad", r.estimation_rms_joints);
-    e.number("points_m", r.estimation_rms_points_m);
+    e.numbers({{"joints_rad", r.estimation_rms_joints}, {"points_m", r.estimation_rms_points_m}});
   });
   object("corrections", [&](JsonMembers& c) {
     c.number("max", r.correction_max);
     c.key("clamped") << r.clamped;
   });
   object("cycle_ms", [&](JsonMembers& c) {
-    c.number("p50", r.cycle_p50_ms);
-    c.number("p99", r.cycle_p99_ms);
+    c.numbers({{"p50", r.cycle_p50_ms}, {"p99", r.cycle_p99_ms}});
   });
   m.key("misses") << r.misses;
   object("measurements", [&](JsonMembers& c) {

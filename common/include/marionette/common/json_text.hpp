@@ -4,8 +4,10 @@
 #pragma once
 
 #include <cstddef>
+#include <initializer_list>
 #include <ostream>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace marionette {
@@ -25,6 +27,7 @@ class JsonMembers {
   std::ostream& key(const std::string& name);  // "name": , then the caller writes the value
   void text(const char* name, const std::string& v);
   void number(const char* name, double v);
+  void numbers(std::initializer_list<std::pair<const char*, double>> named);  // number() each
   void names(const char* name, const std::vector<std::string>& items);
   void numbers(const char* name, const double* values, std::size_t count);
 
