@@ -65,6 +65,10 @@ void JsonMembers::numbers(std::initializer_list<std::pair<const char*, double>> 
   for (const auto& [name, v] : named) number(name, v);
 }
 
+void JsonMembers::counts(std::initializer_list<std::pair<const char*, long long>> named) {
+  for (const auto& [name, v] : named) key(name) << v;
+}
+
 void JsonMembers::names(const char* name, const std::vector<std::string>& items) {
   std::ostream& os = key(name);
   os << '[';

@@ -168,12 +168,8 @@ std::string toJson(const TrackingReport& r) {
   });
   m.key("misses") << r.misses;
   object("measurements", [&](JsonMembers& c) {
-    c.key("received") << r.measurements;
-    c.key("fused") << r.fused;
-    c.key("late") << r.late;
-    c.key("corrupt") << r.corrupt;
-    c.key("ahead") << r.ahead;
-    c.key("repeated") << r.repeated;
+    c.counts({{"received", r.measurements}, {"fused", r.fused}, {"late", r.late},
+              {"corrupt", r.corrupt}, {"ahead", r.ahead}, {"repeated", r.repeated}});
   });
   os << "\n}\n";
   return os.str();

@@ -28,6 +28,7 @@ class JsonMembers {
   void text(const char* name, const std::string& v);
   void number(const char* name, double v);
   void numbers(std::initializer_list<std::pair<const char*, double>> named);  // number() each
+  void counts(std::initializer_list<std::pair<const char*, long long>> named);  // integers
   void names(const char* name, const std::vector<std::string>& items);
   void numbers(const char* name, const double* values, std::size_t count);
 
