@@ -1,0 +1,207 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// The transcription optimizer's dynamics: the discrete Euler-Lagrange equations as constraints
+// between knots (trajopt/src/discrete_mechanics.hpp).  Their Jacobians against central finite
+// differences on every built-in model and on random trees, and the integrator's own steps --
+// strings going slack and catching -- satisfying them with complementary multipliers.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+
+#include "discrete_mechanics.hpp"
+#include "marionette/models/integrator.hpp"
+#include "marionette/models/model_io.hpp"
+#include "marionette/models/rest_pose.hpp"
+#include "support/test_models.hpp"
+
+namespace marionette {
+namespace {
+
+using detail::DiscreteMechanics;
+using detail::IntervalTerms;
+using detail::KnotConstraints;
+
+Eigen::VectorXd full(const State& x) {
+  Eigen::VectorXd q(x.q.size() + x.rho.size());
+  q << x.q, x.rho;
+  return q;
+}
+
+// The rig moved smoothly from rest for `steps` steps of 0.02 s: each input swings about its
+// default by `share` of its range, at its own frequency.  Returns every full configuration.
+std::vector<Eigen::VectorXd> rollout(const ModelPtr& m, int steps, double share,
+                                     std::vector<StepReport>* reports = nullptr,
+                                     State* start = nullptr) {
+  IntegratorOptions opt;
+  opt.dt_s = 0.02;
+  VariationalIntegrator vi(m, opt);
+  const RestPose rest = computeRestPose(m, m->defaultInputs());
+  EXPECT_TRUE(rest.ok) << m->name << ": " << rest.message;
+  State x{rest.q, Eigen::VectorXd::Zero(m->nd()), m->defaultInputs()};
+  if (start) *start = x;
+  std::vector<Eigen::VectorXd> qs = {full(x)};
+  for (int k = 0; k < steps; ++k) {
+    Eigen::VectorXd u = m->defaultInputs();
+    for (int i = 0; i < m->nk(); ++i) {
+      const KinematicVariable& v = m->kinematic[i];
+      const double range = std::min(v.upper - v.lower, 1.0);
+      u[i] += share * range * std::sin((3.0 + 1.7 * i) * 0.02 * (k + 1));
+      u[i] = std::clamp(u[i], v.lower, v.upper);
+    }
+    StepReport rep = vi.makeReport();
+    EXPECT_EQ(vi.step(x, u, x, &rep), StepStatus::Ok) << m->name << " step " << k;
+    qs.push_back(full(x));
+    if (reports) reports->push_back(rep);
+  }
+  return qs;
+}
+
+double relativeError(const Eigen::MatrixXd& a, const Eigen::MatrixXd& b) {
+  return (a - b).cwiseAbs().maxCoeff() / std::max(b.cwiseAbs().maxCoeff(), 1e-12);
+}
+
+// Every Jacobian of IntervalTerms and KnotConstraints at (q_a, q_b) against central differences.
+void checkJacobians(const ModelPtr& m, const Eigen::VectorXd& q_a, const Eigen::VectorXd& q_b,
+                    double dt, const std::string& where) {
+  DiscreteMechanics dm(m, IntegratorOptions{});
+  const int nd = m->nd(), nq = m->nq();
+  IntervalTerms t, tp, tm;
+  dm.interval(q_a, q_b, dt, t);
+  Eigen::MatrixXd D1a(nd, nd), D1b(nd, nd), D2a(nd, nd), D2b(nd, nd);
+  const double h = 1e-6;
+  for (int i = 0; i < nd; ++i) {
+    for (int side = 0; side < 2; ++side) {
+      Eigen::VectorXd a = q_a, b = q_b;
+      (side ? b : a)[i] += h;
+      dm.interval(a, b, dt, tp, false);
+      (side ? b : a)[i] -= 2 * h;
+      dm.interval(a, b, dt, tm, false);
+      (side ? D1b : D1a).col(i) = (tp.D1 - tm.D1) / (2 * h);
+      (side ? D2b : D2a).col(i) = (tp.D2 - tm.D2) / (2 * h);
+    }
+  }
+  EXPECT_LE(relativeError(t.D1_a, D1a), 1e-6) << where << " dD1/dq_a";
+  EXPECT_LE(relativeError(t.D1_b, D1b), 1e-6) << where << " dD1/dq_b";
+  EXPECT_LE(relativeError(t.D2_a, D2a), 1e-6) << where << " dD2/dq_a";
+  EXPECT_LE(relativeError(t.D2_b, D2b), 1e-6) << where << " dD2/dq_b";
+  const double hdt = 1e-7;
+  dm.interval(q_a, q_b, dt + hdt, tp, false);
+  dm.interval(q_a, q_b, dt - hdt, tm, false);
+  EXPECT_LE(relativeError(t.D1_dt, (tp.D1 - tm.D1) / (2 * hdt)), 1e-6) << where << " dD1/ddt";
+  EXPECT_LE(relativeError(t.D2_dt, (tp.D2 - tm.D2) / (2 * hdt)), 1e-6) << where << " dD2/ddt";
+
+  // The knot's rows and the constraint force's Jacobian, with every multiplier nonzero.
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<double> positive(0.1, 1.0);
+  Eigen::VectorXd lambda(dm.constraintRows());
+  for (int c = 0; c < lambda.size(); ++c) lambda[c] = positive(rng);
+  KnotConstraints k, kp, km;
+  dm.knot(q_b, &lambda, k);
+  Eigen::MatrixXd G(dm.constraintRows(), nq), F(nd, nq);
+  for (int i = 0; i < nq; ++i) {
+    Eigen::VectorXd q = q_b;
+    q[i] += h;
+    dm.knot(q, nullptr, kp);
+    q[i] -= 2 * h;
+    dm.knot(q, nullptr, km);
+    G.col(i) = (kp.g - km.g) / (2 * h);
+    F.col(i) = ((kp.G - km.G).leftCols(nd).transpose() * lambda) / (2 * h);
+  }
+  if (G.size() > 0) {
+    EXPECT_LE(relativeError(k.G, G), 1e-6) << where << " dg/dq";
+  }
+  if (m->nstrings() > 0) {
+    EXPECT_LE(relativeError(k.force_q, F), 1e-6) << where << " d(G^T l)/dq";
+  }
+}
+
+TEST(Transcription, DelJacobiansMatchFiniteDifferencesOnEveryBuiltInModel) {
+  for (const std::string& name : builtinModelNames()) {
+    const ModelPtr m = loadModel(name);
+    const auto qs = rollout(m, 25, 0.05);
+    ASSERT_EQ(qs.size(), 26u) << name;
+    checkJacobians(m, qs[24], qs[25], 0.02, name);
+  }
+}
+
+TEST(Transcription, DelJacobiansMatchFiniteDifferencesOnRandomTrees) {
+  for (unsigned seed : {3u, 7u, 11u}) {
+    const ModelPtr m = test::randomTreeModel(seed, 6, 3);
+    std::mt19937 rng(seed);
+    Eigen::VectorXd q_a(m->nq()), q_b(m->nq());
+    q_a << test::randomVector(rng, m->nd(), 0.5), m->defaultInputs();
+    q_b = q_a;
+    q_b.head(m->nd()) += test::randomVector(rng, m->nd(), 0.05);
+    q_b.tail(m->nk()) += test::randomVector(rng, m->nk(), 0.01);
+    checkJacobians(m, q_a, q_b, 0.02, "random tree " + std::to_string(seed));
+  }
+}
+
+// The integrator's steps are solutions of the transcription's equations: with the multipliers
+// read from its tensions (and the joint stops' from the residual's own rows), every knot's DEL
+// residual vanishes, each multiplier is >= 0, a taut string ends its step at its length and a
+// slack one within it -- through the strings' slack/taut switches.
+TEST(Transcription, TheIntegratorsStepsSatisfyTheDelEquationsWithComplementarity) {
+  int total_switches = 0;
+  for (const std::string& name : builtinModelNames()) {
+    const ModelPtr m = loadModel(name);
+    std::vector<StepReport> reports;
+    State start;
+    const double dt = 0.02;
+    const auto qs = rollout(m, 100, name == "suspended-mass" ? 0.3 : 0.1, &reports, &start);
+    ASSERT_EQ(qs.size(), 101u) << name;
+    DiscreteMechanics dm(m, IntegratorOptions{});
+    const int nd = m->nd(), ns = m->nstrings();
+    IntervalTerms before, after;
+    KnotConstraints here, next;
+    int checked = 0, switches = 0;
+    for (std::size_t k = 0; k + 1 < qs.size(); ++k) {
+      const StepReport& rep = reports[k];
+      if (k > 0) switches += rep.taut != reports[k - 1].taut;
+      // A step the integrator took in substeps is not one DEL step, and leaves the next step a
+      // momentum of the substep's size.
+      if (rep.substeps > 1 || (k > 0 && reports[k - 1].substeps > 1)) continue;
+      dm.interval(qs[k], qs[k + 1], dt, after, false);
+      dm.knot(qs[k], nullptr, here);
+      dm.knot(qs[k + 1], nullptr, next);
+      Eigen::VectorXd p_k = start.p;
+      if (k > 0) {
+        dm.interval(qs[k - 1], qs[k], dt, before, false);
+        p_k = before.D2;
+      }
+      Eigen::VectorXd residual = p_k + after.D1;
+      for (int j = 0; j < ns; ++j) {
+        const double lambda = DiscreteMechanics::multiplier(rep.tension_N[j], here.span_m[j], dt);
+        residual -= lambda * here.G.row(j).head(nd).transpose();
+        // Complementary: a pulling string ends the step at its length; any ends within it.
+        const double length = std::sqrt(std::max(0.0, here.span_m[j] * here.span_m[j] -
+                                                          2 * here.g[j]));
+        EXPECT_LE(next.g[j], 1e-8 * length) << name << " step " << k << " string " << j;
+        if (lambda > 0) {
+          EXPECT_GE(next.g[j], -1e-8 * length) << name << " step " << k;
+        }
+      }
+      // A stop at its bound after the step pushes with the rest of its variable's row.
+      for (int r = 0; r < dm.constraintRows() - ns; ++r) {
+        const Model::StopRow& stop = m->stops[r];
+        if (next.g[ns + r] < -1e-9) continue;
+        const double lambda = residual[stop.variable] * stop.sign;
+        EXPECT_GE(lambda, -1e-9) << name << " step " << k << " stop " << r;
+        residual[stop.variable] -= lambda * stop.sign;
+      }
+      const double scale = std::max({p_k.cwiseAbs().maxCoeff(), after.D2.cwiseAbs().maxCoeff(),
+                                     1e-12});
+      EXPECT_LE(residual.cwiseAbs().maxCoeff() / scale, 1e-7) << name << " step " << k;
+      ++checked;
+    }
+    EXPECT_GT(checked, 80) << name;
+    total_switches += switches;
+    if (name == "suspended-mass") {
+      EXPECT_GT(switches, 0) << "its string never went slack";
+    }
+  }
+  EXPECT_GT(total_switches, 0);
+}
+
+}  // namespace
+}  // namespace marionette
