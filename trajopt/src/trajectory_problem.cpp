@@ -70,7 +70,10 @@ TrajectoryProblem::TrajectoryProblem(const ProblemSetup& s)
       (s.track_targets_m.rows() != spline_.samples() ||
        s.track_targets_m.cols() != 3 * static_cast<Eigen::Index>(s.track_points.size())))
     throw std::invalid_argument("track_targets_m: one row of 3 per point for each sample");
-  if (s.collision) checker_ = std::make_unique<CollisionChecker>(s.collision);
+  if (s.collision) {
+    checker_ = std::make_unique<CollisionChecker>(s.collision);
+    clearance_gradient_ = std::make_unique<ClearanceGradient>(s.model, s.collision);
+  }
   point_jacobian_.resize(3, m.nq());
   // Effort and jerk are quadratic in z: their Hessian once.
   const int nz = variables();
@@ -391,39 +394,6 @@ void TrajectoryProblem::fillGoalRows(const State& end, const Eigen::MatrixXd& X_
   }
 }
 
-Eigen::MatrixXd TrajectoryProblem::pointOnLink(int link, const Eigen::Vector3d& p) {
-  const int f = setup_.collision->linkFrame(link);
-  const Eigen::Vector3d local = data_.frame_R[f].transpose() * (p - data_.frame_p[f]);
-  pointJacobian(*setup_.model, data_, f, local, point_jacobian_);
-  return point_jacobian_;
-}
-
-Eigen::MatrixXd TrajectoryProblem::pointOnString(int string, const Eigen::Vector3d& p) {
-  const String& str = setup_.model->strings[string];
-  const Eigen::Vector3d a = data_.string_puppet_end[string], e = data_.string_rig_end[string];
-  const double span2 = (e - a).squaredNorm();
-  const double t = span2 > 0 ? std::clamp((p - a).dot(e - a) / span2, 0.0, 1.0) : 0.0;
-  pointJacobian(*setup_.model, data_, str.puppet_frame, str.puppet_point_m, point_jacobian_);
-  Eigen::MatrixXd J = (1 - t) * point_jacobian_;
-  pointJacobian(*setup_.model, data_, str.rig_frame, str.rig_point_m, point_jacobian_);
-  J += t * point_jacobian_;
-  return J;
-}
-
-Eigen::RowVectorXd TrajectoryProblem::distanceGradient(ContactKind kind, int first, int second,
-                                                       const Eigen::Vector3d& p1,
-                                                       const Eigen::Vector3d& p2) {
-  Eigen::RowVectorXd g = Eigen::RowVectorXd::Zero(setup_.model->nq());
-  const double d = (p1 - p2).norm();
-  if (!(d >= 1e-12) || first < 0) return g;  // touching (or no points): no direction
-  const Eigen::RowVector3d n = ((p1 - p2) / d).transpose();
-  const bool string_first = kind == ContactKind::StringObstacle || kind == ContactKind::StringLink;
-  g = n * (string_first ? pointOnString(first, p1) : pointOnLink(first, p1));
-  if ((kind == ContactKind::LinkLink || kind == ContactKind::StringLink) && second >= 0)
-    g -= n * pointOnLink(second, p2);
-  return g;
-}
-
 void TrajectoryProblem::trackingCost(int sample, const Eigen::MatrixXd& X) {
   const Model& m = *setup_.model;
   const int nd = m.nd(), nk = m.nk();
@@ -461,7 +431,7 @@ void TrajectoryProblem::clearanceCost(const State& x, const Eigen::MatrixXd& X) 
     const double below = margin - d;
     cost_.clearance += c0 * below * below;
     if (!derivatives_) return;
-    const Eigen::RowVectorXd dd = distanceGradient(kind, first, second, p1, p2);
+    const Eigen::RowVectorXd dd = (*clearance_gradient_)(data_, kind, first, second, p1, p2);
     Eigen::RowVectorXd dd_dz = dd.head(nd) * X.topLeftCorner(nd, active_);
     dd_dz.noalias() += dd.tail(nk) * X.bottomLeftCorner(nk, active_);
     gradient_.head(active_).noalias() -= 2.0 * c0 * below * dd_dz.transpose();

@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "clearance_gradient.hpp"
 #include "input_spline.hpp"
 #include "marionette/environments/collision.hpp"
 #include "marionette/models/dynamics.hpp"
@@ -111,10 +112,6 @@ class TrajectoryProblem {
   void trackingCost(int sample, const Eigen::MatrixXd& X);
   // d(distance)/dq of a nearest pair (CollisionChecker::clearance's indices); zero when the
   // points coincide.
-  Eigen::RowVectorXd distanceGradient(ContactKind kind, int first, int second,
-                                      const Eigen::Vector3d& p1, const Eigen::Vector3d& p2);
-  Eigen::MatrixXd pointOnLink(int link, const Eigen::Vector3d& p);
-  Eigen::MatrixXd pointOnString(int string, const Eigen::Vector3d& p);
 
   ProblemSetup setup_;
   InputSpline spline_;
@@ -130,6 +127,7 @@ class TrajectoryProblem {
   Eigen::VectorXd tension_ref_, tension_floor_, slack_length_;  // n_s
   int goal_rows_ = 0;
   std::unique_ptr<CollisionChecker> checker_;
+  std::unique_ptr<ClearanceGradient> clearance_gradient_;
   Eigen::MatrixXd point_jacobian_;  // 3 x n_q scratch
 
   Eigen::VectorXd z_;
