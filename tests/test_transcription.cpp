@@ -9,10 +9,14 @@
 #include <random>
 
 #include "discrete_mechanics.hpp"
+#include "ipopt_solver.hpp"
+#include "marionette/environments/scene.hpp"
 #include "marionette/models/integrator.hpp"
 #include "marionette/models/model_io.hpp"
 #include "marionette/models/rest_pose.hpp"
 #include "support/test_models.hpp"
+#include "transcription_nlp.hpp"
+#include "transcription_problem.hpp"
 
 namespace marionette {
 namespace {
@@ -20,6 +24,8 @@ namespace {
 using detail::DiscreteMechanics;
 using detail::IntervalTerms;
 using detail::KnotConstraints;
+using detail::TranscriptionProblem;
+using detail::TranscriptionSetup;
 
 Eigen::VectorXd full(const State& x) {
   Eigen::VectorXd q(x.q.size() + x.rho.size());
@@ -201,6 +207,133 @@ TEST(Transcription, TheIntegratorsStepsSatisfyTheDelEquationsWithComplementarity
     }
   }
   EXPECT_GT(total_switches, 0);
+}
+
+
+// A transcription from rest at the default inputs over `intervals` steps of 0.02 s.
+TranscriptionSetup transcriptionFor(const ModelPtr& m, const std::string& goal, int intervals,
+                                    const std::string& scene = "") {
+  TranscriptionSetup s;
+  s.model = m;
+  s.integrator.dt_s = 0.02;
+  const RestPose rest = computeRestPose(m, m->defaultInputs());
+  EXPECT_TRUE(rest.ok) << rest.message;
+  VariationalIntegrator vi(m, s.integrator);
+  s.start = vi.stateFromVelocity(rest.q, Eigen::VectorXd::Zero(m->nd()), m->defaultInputs());
+  s.intervals = intervals;
+  s.goal = GoalSpec::parse(goal);
+  if (!scene.empty()) s.collision = std::make_shared<CollisionModel>(m, loadScene(scene));
+  return s;
+}
+
+// Rig inputs from the default ones to `end` by a quintic, then held (N+1 rows).
+Eigen::MatrixXd quinticInputs(const ModelPtr& m, const Eigen::VectorXd& end, int intervals,
+                              int move_intervals) {
+  Eigen::MatrixXd u(intervals + 1, m->nk());
+  for (int k = 0; k <= intervals; ++k) {
+    const double t = std::min(1.0, static_cast<double>(k) / move_intervals);
+    const double s = t * t * t * (10 - 15 * t + 6 * t * t);
+    u.row(k) = (m->defaultInputs() + s * (end - m->defaultInputs())).transpose();
+  }
+  return u;
+}
+
+// The objective's gradient and the rows' Jacobian at z against central differences.
+void checkProblemDerivatives(TranscriptionProblem& p, const Eigen::VectorXd& z,
+                             const std::string& where) {
+  p.evaluate(z, true);
+  const Eigen::VectorXd grad = p.gradient(), g0 = p.rows();
+  Eigen::MatrixXd J = Eigen::MatrixXd::Zero(p.constraints(), p.variables());
+  std::vector<int> rows(p.jacobianNonzeros()), cols(p.jacobianNonzeros());
+  p.jacobianStructure(rows.data(), cols.data());
+  for (int n = 0; n < p.jacobianNonzeros(); ++n) J(rows[n], cols[n]) += p.jacobianValues()[n];
+  Eigen::VectorXd zs, gs;
+  p.scaling(zs, gs);
+  Eigen::VectorXd grad_fd(p.variables());
+  Eigen::MatrixXd J_fd(p.constraints(), p.variables());
+  for (int i = 0; i < p.variables(); ++i) {
+    const double h = 1e-6 / zs[i];  // the variable's own scale
+    Eigen::VectorXd zp = z, zm = z;
+    zp[i] += h;
+    zm[i] -= h;
+    p.evaluate(zp, false);
+    const double fp = p.cost();
+    const Eigen::VectorXd gp = p.rows();
+    p.evaluate(zm, false);
+    grad_fd[i] = (fp - p.cost()) / (2 * h);
+    J_fd.col(i) = (gp - p.rows()) / (2 * h);
+  }
+  // Compared in the problem's scales: rows as the solver sees them.
+  const Eigen::MatrixXd Js = gs.asDiagonal() * J * zs.cwiseInverse().asDiagonal();
+  const Eigen::MatrixXd Js_fd = gs.asDiagonal() * J_fd * zs.cwiseInverse().asDiagonal();
+  EXPECT_LE((Js - Js_fd).cwiseAbs().maxCoeff(), 1e-5 * std::max(1.0, Js_fd.cwiseAbs().maxCoeff()))
+      << where << " Jacobian";
+  const Eigen::VectorXd gsc = grad.cwiseQuotient(zs), gsc_fd = grad_fd.cwiseQuotient(zs);
+  EXPECT_LE((gsc - gsc_fd).cwiseAbs().maxCoeff(), 1e-5 * std::max(1.0, gsc_fd.cwiseAbs().maxCoeff()))
+      << where << " gradient";
+}
+
+TEST(Transcription, TheProblemsDerivativesMatchFiniteDifferences) {
+  // The suspended mass let down fast (its string goes slack, then catches) by the window's wall,
+  // and the planar arm swung: every row kind and every objective term.
+  {
+    const ModelPtr mass = loadModel("suspended-mass");
+    TranscriptionSetup s = transcriptionFor(mass, "point:mass=0.1,0,0.4;radius=0.05", 20, "window");
+    TranscriptionProblem p(s);
+    Eigen::VectorXd end = mass->defaultInputs();
+    end[0] += 0.1;
+    end[1] += 0.1;
+    Eigen::VectorXd z = p.initialGuess(quinticInputs(mass, end, 20, 8));
+    checkProblemDerivatives(p, z, "suspended mass");
+  }
+  {
+    const ModelPtr arm = loadModel("planar-arm");
+    TranscriptionSetup s = transcriptionFor(arm, "q:theta1=0.2;tol=0.05", 16);
+    TranscriptionProblem p(s);
+    Eigen::VectorXd end = arm->defaultInputs();
+    end[0] += 0.05;
+    checkProblemDerivatives(p, p.initialGuess(quinticInputs(arm, end, 16, 10)), "planar arm");
+  }
+}
+
+// The optimizer's answer is the integrator's motion: its inputs re-simulated by the exact step
+// give its configurations (to the complementarity's tolerance), and the puppet ends at rest.
+TEST(Transcription, AnOptimizedMotionIsTheIntegratorsAndEndsAtRest) {
+  const ModelPtr mass = loadModel("suspended-mass");
+  const int N = 60;
+  TranscriptionSetup s = transcriptionFor(mass, "point:mass=0.15,0,0.5;radius=0.02", N);
+  TranscriptionProblem p(s);
+  Eigen::VectorXd end = mass->defaultInputs();
+  end[0] += 0.15;
+  const Eigen::VectorXd z0 = p.initialGuess(quinticInputs(mass, end, N, 20));
+  Ipopt::SmartPtr<detail::TranscriptionNlp> nlp =
+      new detail::TranscriptionNlp(p, z0, [](int) { return true; });
+  auto app = detail::quietIpopt();
+  app->Options()->SetStringValue("hessian_approximation", "limited-memory");
+  app->Options()->SetStringValue("nlp_scaling_method", "user-scaling");
+  app->Options()->SetIntegerValue("max_iter", 300);
+  app->Options()->SetNumericValue("tol", 1e-4);
+  app->Options()->SetNumericValue("acceptable_tol", 1e-2);
+  app->Options()->SetIntegerValue("acceptable_iter", 5);
+  ASSERT_EQ(app->Initialize(), Ipopt::Solve_Succeeded);
+  const Ipopt::ApplicationReturnStatus status = app->OptimizeTNLP(nlp);
+  EXPECT_TRUE(status == Ipopt::Solve_Succeeded || status == Ipopt::Solved_To_Acceptable_Level)
+      << status << " after " << nlp->iterations() << " iterations";
+  const Eigen::MatrixXd u = p.inputs(nlp->solution());
+  const Eigen::MatrixXd q = p.configurations(nlp->solution());
+  VariationalIntegrator vi(mass, s.integrator);
+  State x = s.start;
+  double worst = 0.0;
+  for (int k = 0; k < N; ++k) {
+    ASSERT_EQ(vi.step(x, u.row(k + 1).transpose(), x), StepStatus::Ok);
+    worst = std::max(worst, (x.q - q.row(k + 1).head(mass->nd()).transpose()).cwiseAbs().maxCoeff());
+  }
+  EXPECT_LE(worst, 1e-4) << nlp->iterations() << " iterations";
+  // Held one more second, it stays where it is.
+  State held = x;
+  for (int k = 0; k < 50; ++k) ASSERT_EQ(vi.step(held, x.rho, held), StepStatus::Ok);
+  EXPECT_LE((held.q - x.q).cwiseAbs().maxCoeff(), 1e-4);
+  std::cout << "iterations " << nlp->iterations() << ", re-simulation within " << worst << "\n";
 }
 
 }  // namespace

@@ -1,0 +1,201 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// TranscriptionProblem::evaluate: the rows, their Jacobian and the objective at z
+// (transcription_problem.hpp lays them out).
+#include <algorithm>
+#include <cmath>
+
+#include "transcription_problem.hpp"
+
+namespace marionette::detail {
+namespace {
+
+constexpr double kGapRef = 1e-3;       // the complementarity's gap unit (m or rad)
+constexpr double kRateRef_s = 0.1;     // the tension rate's and the jerk's time unit
+constexpr double kClearanceCap_m = 1;  // a clearance row reads at most this (m)
+
+}  // namespace
+
+void TranscriptionProblem::evaluate(const Eigen::VectorXd& z, bool derivatives) {
+  const Model& m = *setup_.model;
+  const double dt = setup_.integrator.dt_s;
+  for (int k = 0; k <= N_; ++k) knotConfiguration(z, k, q_[k]);
+  for (int k = 0; k < N_; ++k) mechanics_.interval(q_[k], q_[k + 1], dt, intervals_[k], derivatives);
+  Eigen::VectorXd lambda(nc_);
+  for (int k = 0; k <= N_; ++k) {
+    if (k < N_) lambda = z.segment(lambdaAt(k), nc_);
+    mechanics_.knot(q_[k], derivatives && k < N_ ? &lambda : nullptr, knots_[k]);
+  }
+
+  // DEL rows.
+  for (int k = 0; k < N_; ++k) {
+    lambda = z.segment(lambdaAt(k), nc_);
+    const auto G_d = knots_[k].G.leftCols(nd_);
+    auto row = g_.segment(del_row_ + k * nd_, nd_);
+    row = (k > 0 ? intervals_[k - 1].D2 : setup_.start.p) + intervals_[k].D1;
+    row.noalias() -= G_d.transpose() * lambda;
+    if (!derivatives) continue;
+    const DelBlocks& b = del_blocks_[k];
+    if (b.previous >= 0) jacobian_.values(b.previous) = intervals_[k - 1].D2_a;
+    if (b.here >= 0) {
+      jacobian_.values(b.here) = intervals_[k - 1].D2_b + intervals_[k].D1_a;
+      if (ns_ > 0) jacobian_.values(b.here) -= knots_[k].force_q.leftCols(nd_);
+    }
+    if (b.here_rig >= 0) jacobian_.values(b.here_rig) = -knots_[k].force_q.rightCols(nk_);
+    jacobian_.values(b.next) = intervals_[k].D1_b;
+    if (b.force >= 0) jacobian_.values(b.force) = -G_d.transpose();
+  }
+  // The strings at the end of each step.
+  for (int k = 0; k < N_ && ns_ > 0; ++k) {
+    g_.segment(string_row_ + k * ns_, ns_) = knots_[k + 1].g.head(ns_) + z.segment(slackAt(k), ns_);
+    if (derivatives) jacobian_.values(string_blocks_[k]) = knots_[k + 1].G.topRows(ns_);
+  }
+  // The rig's speed and acceleration (the rig at rest before the start), and the rest rows.
+  for (int k = 0; k < N_; ++k) {
+    const auto rho = [&](int i) { return q_[std::max(i, 0)].tail(nk_); };
+    g_.segment(speed_row_ + k * nk_, nk_) = rho(k + 1) - rho(k);
+    g_.segment(accel_row_ + k * nk_, nk_) = rho(k + 1) - 2 * rho(k) + rho(k - 1);
+  }
+  for (int i = 1; i <= setup_.rest_knots; ++i)
+    g_.segment(rest_row_ + (i - 1) * nq_, nq_) = q_[N_ - i] - q_[N_];
+
+  // The goal at the end.
+  if (goal_rows_ > 0) {
+    Eigen::MatrixXd J = Eigen::MatrixXd::Zero(goal_rows_, nq_);
+    const Eigen::VectorXd& q_end = q_[N_];
+    if (goal_.spec().kind == GoalSpec::Kind::Point) {
+      forwardKinematics(m, data_, q_end);
+      Eigen::MatrixXd point_J(3, nq_);
+      for (int r = 0; r < goal_rows_; ++r) {
+        const Point& p = m.points[goal_.goalPoints()[r]];
+        const Eigen::Vector3d e =
+            pointPosition(data_, p.frame, p.position_m) - goal_.pointTargetsWorld()[r];
+        const double d = e.norm();
+        g_[goal_row_ + r] = d;
+        if (derivatives && d > 1e-12) {
+          pointJacobian(m, data_, p.frame, p.position_m, point_J);
+          J.row(r) = (e / d).transpose() * point_J;
+        }
+      }
+    } else {
+      const Eigen::VectorXd residual = goal_.poseResidual(q_end.head(nd_), q_end.tail(nk_));
+      const std::vector<int>& vars = goal_.goalVariables();
+      for (int r = 0; r < goal_rows_; ++r) {
+        g_[goal_row_ + r] = residual[r];
+        J(r, r < static_cast<int>(vars.size()) ? vars[r] : nd_ + r - static_cast<int>(vars.size())) =
+            1.0;
+      }
+    }
+    if (derivatives) jacobian_.values(goal_blocks_[0]) = J;
+  }
+
+  // Clearance at every knot: to the stage, and to anything.
+  for (int k = 1; k <= N_ && checker_; ++k) {
+    forwardKinematics(m, data_, q_[k]);
+    computeStrings(m, data_, q_[k], false);
+    const ClearanceResult c = checker_->clearance(q_[k]);
+    const int row = clearance_row_ + (k - 1) * clearance_rows_per_knot_;
+    g_[row] = std::min(c.stage_distance_m, kClearanceCap_m);
+    g_[row + 1] = std::min(c.distance_m, kClearanceCap_m);
+    if (!derivatives) continue;
+    auto block = jacobian_.values(clearance_blocks_[k - 1]);
+    block.setZero();
+    if (c.stage_distance_m < kClearanceCap_m) block.row(0) = clearance_gradient_->stage(data_, c);
+    if (c.distance_m < kClearanceCap_m) block.row(1) = clearance_gradient_->nearest(data_, c);
+  }
+
+  // The objective.
+  cost_ = 0.0;
+  gradient_.setZero();
+  addInputCosts(derivatives);
+  addSwingAndTensionCosts(z, derivatives);
+}
+
+// Effort and jerk of the rig inputs, the rig at rest before the start (rho_{-1} = rho_{-2} =
+// rho_0, fixed).
+void TranscriptionProblem::addInputCosts(bool derivatives) {
+  const Model& m = *setup_.model;
+  const double dt = setup_.integrator.dt_s;
+  const TranscriptionWeights& w = setup_.weights;
+  auto add = [&](int knot, int i, double coefficient) {
+    if (derivatives && knot >= 1) gradient_[xAt(knot) + nd_ + i] += coefficient;
+  };
+  for (int i = 0; i < nk_; ++i) {
+    const KinematicVariable& v = m.kinematic[i];
+    const auto rho = [&](int k) { return q_[std::max(k, 0)][nd_ + i]; };
+    const double speed_ref = std::isfinite(v.max_speed) ? v.max_speed : 1.0;
+    const double jerk_ref = std::isfinite(v.max_accel) ? v.max_accel / kRateRef_s : 1.0;
+    for (int k = 0; k < N_; ++k) {
+      const double speed = (rho(k + 1) - rho(k)) / (dt * speed_ref);
+      cost_ += w.effort * dt * speed * speed;
+      const double ds = 2 * w.effort * speed / speed_ref;  // d/d rho_{k+1}: dt cancels
+      add(k + 1, i, ds);
+      add(k, i, -ds);
+      const double jerk =
+          (rho(k + 1) - 3 * rho(k) + 3 * rho(k - 1) - rho(k - 2)) / (dt * dt * dt * jerk_ref);
+      cost_ += w.jerk * dt * jerk * jerk;
+      const double dj = 2 * w.jerk * jerk / (dt * dt * jerk_ref);
+      add(k + 1, i, dj);
+      add(k, i, -3 * dj);
+      add(k - 1, i, 3 * dj);
+      add(k - 2, i, -dj);
+    }
+  }
+}
+
+// The puppet's kinetic energy (the start's mass matrix), the multipliers' rate, and the
+// complementarity penalty lambda_c / lambda_ref_c * (-g_c) / gap unit of every unilateral row.
+void TranscriptionProblem::addSwingAndTensionCosts(const Eigen::VectorXd& z, bool derivatives) {
+  const double dt = setup_.integrator.dt_s;
+  const TranscriptionWeights& w = setup_.weights;
+  for (int k = 0; k < N_; ++k) {
+    const Eigen::VectorXd v = (q_[k + 1].head(nd_) - q_[k].head(nd_)) / dt;
+    const Eigen::VectorXd Mv = mass_ref_ * v;
+    cost_ += w.swing * dt * 0.5 * v.dot(Mv) / energy_ref_J_;
+    if (!derivatives) continue;
+    const Eigen::VectorXd d = (w.swing / energy_ref_J_) * Mv;
+    gradient_.segment(xAt(k + 1), nd_) += d;
+    if (k >= 1) gradient_.segment(xAt(k), nd_) -= d;
+  }
+  for (int k = 0; k + 1 < N_; ++k)
+    for (int c = 0; c < ns_; ++c) {
+      const double scale = kRateRef_s / (dt * lambda_ref_[c]);
+      const double rate = (z[lambdaAt(k + 1) + c] - z[lambdaAt(k) + c]) * scale;
+      cost_ += w.tension_rate * dt * rate * rate;
+      const double d = 2 * w.tension_rate * dt * rate * scale;
+      gradient_[lambdaAt(k + 1) + c] += d;
+      gradient_[lambdaAt(k) + c] -= d;
+    }
+  for (int k = 0; k < N_; ++k) {
+    const KnotConstraints& next = knots_[k + 1];
+    for (int c = 0; c < nc_; ++c) {
+      const double lambda = z[lambdaAt(k) + c] / lambda_ref_[c];
+      if (c < ns_) {  // the string's slackness variable
+        const double unit = string_length_ref_m_[c] * kGapRef;
+        const double gap = z[slackAt(k) + c] / unit;
+        cost_ += w.complementarity * lambda * gap;
+        if (!derivatives) continue;
+        gradient_[lambdaAt(k) + c] += w.complementarity * gap / lambda_ref_[c];
+        gradient_[slackAt(k) + c] += w.complementarity * lambda / unit;
+      } else {  // the stop's variable's distance to its bound (kept >= 0 by its bound)
+        const double gap = -next.g[c] / kGapRef;
+        cost_ += w.complementarity * lambda * gap;
+        if (!derivatives) continue;
+        gradient_[lambdaAt(k) + c] += w.complementarity * gap / lambda_ref_[c];
+        gradient_.segment(xAt(k + 1), nq_) -= (w.complementarity * lambda / kGapRef) * next.G.row(c);
+      }
+    }
+  }
+}
+
+double TranscriptionProblem::maxScaledViolation() const {
+  Eigen::VectorXd z_scale, g_scale;
+  scaling(z_scale, g_scale);
+  double worst = 0.0;
+  for (int r = 0; r < n_g_; ++r) {
+    const double over = std::max(g_[r] - g_upper_[r], g_lower_[r] - g_[r]);
+    worst = std::max(worst, over * g_scale[r]);
+  }
+  return worst;
+}
+
+}  // namespace marionette::detail

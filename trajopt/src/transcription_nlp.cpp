@@ -1,0 +1,121 @@
+// SPDX-License-Identifier: BSD-3-Clause
+#include "transcription_nlp.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace marionette::detail {
+
+TranscriptionNlp::TranscriptionNlp(TranscriptionProblem& problem, Eigen::VectorXd start,
+                                   std::function<bool(int)> keep_going)
+    : problem_(problem), start_(std::move(start)), keep_going_(std::move(keep_going)) {
+  problem_.evaluate(start_, false);
+  objective_scale_ = 1.0 / std::max(problem_.cost(), 1e-3);
+}
+
+bool TranscriptionNlp::at(const Ipopt::Number* x, Ipopt::Index n, bool derivatives) {
+  const Eigen::Map<const Eigen::VectorXd> z(x, n);
+  if (evaluated_ && (last_derivatives_ || !derivatives) && z == last_x_) return true;
+  last_x_ = z;
+  problem_.evaluate(last_x_, derivatives);
+  evaluated_ = true;
+  last_derivatives_ = derivatives;
+  return std::isfinite(problem_.cost()) && problem_.rows().allFinite();
+}
+
+bool TranscriptionNlp::get_nlp_info(Ipopt::Index& n, Ipopt::Index& m, Ipopt::Index& nnz_jac_g,
+                                    Ipopt::Index& nnz_h_lag, IndexStyleEnum& index_style) {
+  n = problem_.variables();
+  m = problem_.constraints();
+  nnz_jac_g = problem_.jacobianNonzeros();
+  nnz_h_lag = 0;  // limited-memory
+  index_style = C_STYLE;
+  return true;
+}
+
+bool TranscriptionNlp::get_bounds_info(Ipopt::Index n, Ipopt::Number* x_l, Ipopt::Number* x_u,
+                                       Ipopt::Index m, Ipopt::Number* g_l, Ipopt::Number* g_u) {
+  Eigen::VectorXd zl, zu, gl, gu;
+  problem_.bounds(zl, zu, gl, gu);
+  std::copy(zl.data(), zl.data() + n, x_l);
+  std::copy(zu.data(), zu.data() + n, x_u);
+  std::copy(gl.data(), gl.data() + m, g_l);
+  std::copy(gu.data(), gu.data() + m, g_u);
+  return true;
+}
+
+bool TranscriptionNlp::get_starting_point(Ipopt::Index n, bool, Ipopt::Number* x, bool,
+                                          Ipopt::Number*, Ipopt::Number*, Ipopt::Index, bool,
+                                          Ipopt::Number*) {
+  std::copy(start_.data(), start_.data() + n, x);
+  return true;
+}
+
+bool TranscriptionNlp::get_scaling_parameters(Ipopt::Number& obj_scaling, bool& use_x_scaling,
+                                              Ipopt::Index n, Ipopt::Number* x_scaling,
+                                              bool& use_g_scaling, Ipopt::Index m,
+                                              Ipopt::Number* g_scaling) {
+  Eigen::VectorXd zs, gs;
+  problem_.scaling(zs, gs);
+  obj_scaling = objective_scale_;
+  use_x_scaling = use_g_scaling = true;
+  std::copy(zs.data(), zs.data() + n, x_scaling);
+  std::copy(gs.data(), gs.data() + m, g_scaling);
+  return true;
+}
+
+bool TranscriptionNlp::eval_f(Ipopt::Index n, const Ipopt::Number* x, bool,
+                              Ipopt::Number& obj_value) {
+  if (!at(x, n, false)) return false;
+  obj_value = problem_.cost();
+  return true;
+}
+
+bool TranscriptionNlp::eval_grad_f(Ipopt::Index n, const Ipopt::Number* x, bool,
+                                   Ipopt::Number* grad_f) {
+  if (!at(x, n, true)) return false;
+  std::copy(problem_.gradient().data(), problem_.gradient().data() + n, grad_f);
+  return true;
+}
+
+bool TranscriptionNlp::eval_g(Ipopt::Index n, const Ipopt::Number* x, bool, Ipopt::Index m,
+                              Ipopt::Number* g) {
+  if (!at(x, n, false)) return false;
+  std::copy(problem_.rows().data(), problem_.rows().data() + m, g);
+  return true;
+}
+
+bool TranscriptionNlp::eval_jac_g(Ipopt::Index n, const Ipopt::Number* x, bool, Ipopt::Index,
+                                  Ipopt::Index, Ipopt::Index* iRow, Ipopt::Index* jCol,
+                                  Ipopt::Number* values) {
+  if (!values) {
+    problem_.jacobianStructure(iRow, jCol);
+    return true;
+  }
+  if (!at(x, n, true)) return false;
+  const std::vector<double>& v = problem_.jacobianValues();
+  std::copy(v.begin(), v.end(), values);
+  return true;
+}
+
+bool TranscriptionNlp::intermediate_callback(Ipopt::AlgorithmMode, Ipopt::Index iter,
+                                             Ipopt::Number, Ipopt::Number, Ipopt::Number,
+                                             Ipopt::Number, Ipopt::Number, Ipopt::Number,
+                                             Ipopt::Number, Ipopt::Number, Ipopt::Index,
+                                             const Ipopt::IpoptData*,
+                                             Ipopt::IpoptCalculatedQuantities*) {
+  iterations_ = iter;
+  return !keep_going_ || keep_going_(iter);
+}
+
+void TranscriptionNlp::finalize_solution(Ipopt::SolverReturn status, Ipopt::Index n,
+                                         const Ipopt::Number* x, const Ipopt::Number*,
+                                         const Ipopt::Number*, Ipopt::Index,
+                                         const Ipopt::Number*, const Ipopt::Number*,
+                                         Ipopt::Number, const Ipopt::IpoptData*,
+                                         Ipopt::IpoptCalculatedQuantities*) {
+  status_ = status;
+  solution_ = Eigen::Map<const Eigen::VectorXd>(x, n);
+}
+
+}  // namespace marionette::detail

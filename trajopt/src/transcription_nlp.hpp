@@ -1,0 +1,69 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// The transcription (transcription_problem.hpp) as Ipopt's nonlinear program: sparse Jacobian,
+// the Lagrangian's Hessian by limited-memory quasi-Newton updates, the problem's own row and
+// variable scales.  Budgets are counted in iterations; `keep_going`, asked once per iteration,
+// may stop the solve (a wall-clock cap or a cancel: the caller says which).
+#pragma once
+
+#include <IpTNLP.hpp>
+#include <functional>
+
+#include "transcription_problem.hpp"
+
+namespace marionette::detail {
+
+class TranscriptionNlp : public Ipopt::TNLP {
+ public:
+  TranscriptionNlp(TranscriptionProblem& problem, Eigen::VectorXd start,
+                   std::function<bool(int iteration)> keep_going);
+
+  const Eigen::VectorXd& solution() const { return solution_; }
+  int iterations() const { return iterations_; }
+  Ipopt::SolverReturn status() const { return status_; }
+
+  bool get_nlp_info(Ipopt::Index& n, Ipopt::Index& m, Ipopt::Index& nnz_jac_g,
+                    Ipopt::Index& nnz_h_lag, IndexStyleEnum& index_style) override;
+  bool get_bounds_info(Ipopt::Index n, Ipopt::Number* x_l, Ipopt::Number* x_u, Ipopt::Index m,
+                       Ipopt::Number* g_l, Ipopt::Number* g_u) override;
+  bool get_starting_point(Ipopt::Index n, bool init_x, Ipopt::Number* x, bool init_z,
+                          Ipopt::Number* z_L, Ipopt::Number* z_U, Ipopt::Index m,
+                          bool init_lambda, Ipopt::Number* lambda) override;
+  bool get_scaling_parameters(Ipopt::Number& obj_scaling, bool& use_x_scaling, Ipopt::Index n,
+                              Ipopt::Number* x_scaling, bool& use_g_scaling, Ipopt::Index m,
+                              Ipopt::Number* g_scaling) override;
+  bool eval_f(Ipopt::Index n, const Ipopt::Number* x, bool new_x,
+              Ipopt::Number& obj_value) override;
+  bool eval_grad_f(Ipopt::Index n, const Ipopt::Number* x, bool new_x,
+                   Ipopt::Number* grad_f) override;
+  bool eval_g(Ipopt::Index n, const Ipopt::Number* x, bool new_x, Ipopt::Index m,
+              Ipopt::Number* g) override;
+  bool eval_jac_g(Ipopt::Index n, const Ipopt::Number* x, bool new_x, Ipopt::Index m,
+                  Ipopt::Index nele_jac, Ipopt::Index* iRow, Ipopt::Index* jCol,
+                  Ipopt::Number* values) override;
+  bool intermediate_callback(Ipopt::AlgorithmMode mode, Ipopt::Index iter,
+                             Ipopt::Number obj_value, Ipopt::Number inf_pr,
+                             Ipopt::Number inf_du, Ipopt::Number mu, Ipopt::Number d_norm,
+                             Ipopt::Number regularization_size, Ipopt::Number alpha_du,
+                             Ipopt::Number alpha_pr, Ipopt::Index ls_trials,
+                             const Ipopt::IpoptData* ip_data,
+                             Ipopt::IpoptCalculatedQuantities* ip_cq) override;
+  void finalize_solution(Ipopt::SolverReturn status, Ipopt::Index n, const Ipopt::Number* x,
+                         const Ipopt::Number* z_L, const Ipopt::Number* z_U, Ipopt::Index m,
+                         const Ipopt::Number* g, const Ipopt::Number* lambda,
+                         Ipopt::Number obj_value, const Ipopt::IpoptData* ip_data,
+                         Ipopt::IpoptCalculatedQuantities* ip_cq) override;
+
+ private:
+  // Evaluates at x unless it is the point last evaluated at this level.
+  bool at(const Ipopt::Number* x, Ipopt::Index n, bool derivatives);
+
+  TranscriptionProblem& problem_;
+  Eigen::VectorXd start_, solution_, last_x_;
+  bool last_derivatives_ = false, evaluated_ = false;
+  std::function<bool(int)> keep_going_;
+  double objective_scale_ = 1.0;
+  int iterations_ = 0;
+  Ipopt::SolverReturn status_ = Ipopt::UNASSIGNED;
+};
+
+}  // namespace marionette::detail

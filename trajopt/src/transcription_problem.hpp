@@ -1,0 +1,147 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Contact-implicit transcription of the variational integrator (Manchester & Kuindersma,
+// "Variational Contact-Implicit Trajectory Optimization", ISRR 2017; Posa, Cantu & Tedrake,
+// "A direct method for trajectory optimization of rigid bodies through contact", IJRR 2014):
+// the configurations, the rig inputs and the strings' and stops' multipliers at every knot are
+// the variables, the discrete Euler-Lagrange equations between knots are constraints
+// (discrete_mechanics.hpp), and each unilateral row's complementarity with its multiplier is an
+// exact penalty (lambda >= 0 and the slackness s = -g >= 0 as bounds, lambda s in the objective:
+// never negative, since an interior point keeps its bounds), so the solver chooses when a string
+// goes slack or catches.  Joint stops' slackness is their variable's distance to its bound.
+//
+// Variables z, knots k = 0..N at the step dt (knot 0 is the start, fixed):
+//   x_k = (q_{d,k}, rho_k)  k = 1..N     n_q each
+//   lambda_k                k = 0..N-1   n_c each: the force over the step k -> k+1
+//   s_k                     k = 0..N-1   n_s each: the strings' slackness at x_{k+1}, >= 0
+// Rows:
+//   DEL_k                   k = 0..N-1   n_d: = 0
+//   strings g_j(x_{k+1}) + s_kj  k = 0..N-1   n_s: = 0 (joint stops are bounds on q)
+//   rig speed, acceleration k = 0..N-1   n_k each: within limit_share of each limit
+//   rest                    the last rest_knots knots equal the end's: the puppet hangs still
+//   goal                    at x_N: a point's distance, or a joint's (and input's) error
+//   clearance               k = 1..N     to the stage >= margin_m, to anything >= self_margin_m
+// Objective (each term normalized like the shooting problem's, trajectory_optimization.hpp):
+//   rig effort and jerk, the puppet's kinetic energy, the multipliers' rate (tension rate), and
+//   the complementarity penalty.
+#pragma once
+
+#include <Eigen/Core>
+#include <memory>
+#include <vector>
+
+#include "clearance_gradient.hpp"
+#include "discrete_mechanics.hpp"
+#include "marionette/environments/collision.hpp"
+#include "marionette/models/integrator.hpp"
+#include "marionette/plan/goal.hpp"
+#include "marionette/plan/goal_spec.hpp"
+#include "sparse_blocks.hpp"
+
+namespace marionette::detail {
+
+struct TranscriptionWeights {
+  double effort = 1e-2;           // sum_j (u_j' / max_speed_j)^2 dt
+  double jerk = 1e-3;             // sum_j (u_j''' / (max_accel_j / 0.1 s))^2 dt
+  double swing = 1.0;             // kinetic energy / E_ref dt
+  double tension_rate = 1.0;      // sum_j (0.1 s lambda_j' / lambda_ref_j)^2 dt
+  double complementarity = 10.0;  // sum lambda / lambda_ref * gap / 1 mm (or 1 mrad)
+};
+
+struct TranscriptionSetup {
+  ModelPtr model;
+  IntegratorOptions integrator;  // dt_s: the knots' spacing; its damping
+  State start;                   // x_0
+  int intervals = 0;             // N
+  int rest_knots = 2;            // x_{N-1}, ..., x_{N-rest_knots} equal x_N
+  GoalSpec goal;
+  bool goal_rows = true;
+  double goal_fraction = 0.9;   // the goal rows ask for this share of its tolerance
+  double limit_share = 0.97;    // the rig rows ask for this share of each limit
+  CollisionModelPtr collision;  // clearance rows when set
+  double margin_m = 0.02;
+  double self_margin_m = 0.001;
+  TranscriptionWeights weights;
+};
+
+class TranscriptionProblem {
+ public:
+  explicit TranscriptionProblem(const TranscriptionSetup& setup);
+
+  int variables() const { return n_z_; }
+  int constraints() const { return n_g_; }
+  int jacobianNonzeros() const { return jacobian_.nonzeros(); }
+  void bounds(Eigen::VectorXd& z_lower, Eigen::VectorXd& z_upper, Eigen::VectorXd& g_lower,
+              Eigen::VectorXd& g_upper) const;
+  // Row and variable scales (each row and variable of order 1 at a meaningful error).
+  void scaling(Eigen::VectorXd& z_scale, Eigen::VectorXd& g_scale) const;
+  template <class Index>
+  void jacobianStructure(Index* rows, Index* cols) const {
+    jacobian_.structure(rows, cols);
+  }
+
+  // The guess from rig inputs (N+1 rows of n_k, the first the start's): the integrator's
+  // rollout of them, its tensions as multipliers, the stops' from the DEL rows.  A step that
+  // fails holds the configuration.
+  Eigen::VectorXd initialGuess(const Eigen::MatrixXd& inputs);
+
+  // Everything at z; with derivatives, also the gradient and the Jacobian's values.
+  void evaluate(const Eigen::VectorXd& z, bool derivatives);
+  double cost() const { return cost_; }
+  const Eigen::VectorXd& gradient() const { return gradient_; }
+  const Eigen::VectorXd& rows() const { return g_; }
+  const std::vector<double>& jacobianValues() const { return jacobian_.allValues(); }
+
+  // The rig inputs of z (N+1 rows of n_k) and the configurations (N+1 rows of n_q).
+  Eigen::MatrixXd inputs(const Eigen::VectorXd& z) const;
+  Eigen::MatrixXd configurations(const Eigen::VectorXd& z) const;
+  // The largest violation of the rows' and variables' bounds at the last evaluation, each row
+  // in its scaled units.
+  double maxScaledViolation() const;
+
+  // Offsets into z.
+  int xAt(int k) const { return (k - 1) * nq_; }                      // k = 1..N
+  int lambdaAt(int k) const { return setup_.intervals * nq_ + k * nc_; }  // k = 0..N-1
+  int slackAt(int k) const { return setup_.intervals * (nq_ + nc_) + k * ns_; }  // k = 0..N-1
+
+ private:
+  void declareRows();
+  void knotConfiguration(const Eigen::VectorXd& z, int k, Eigen::VectorXd& q) const;
+  void addInputCosts(bool derivatives);
+  void addSwingAndTensionCosts(const Eigen::VectorXd& z, bool derivatives);
+
+  TranscriptionSetup setup_;
+  DiscreteMechanics mechanics_;
+  GoalEvaluator goal_;
+  std::unique_ptr<CollisionChecker> checker_;
+  std::unique_ptr<ClearanceGradient> clearance_gradient_;
+  DynamicsData data_;
+  int nd_, nk_, nq_, ns_, nc_, N_;
+  int n_z_ = 0, n_g_ = 0;
+  // First row of each kind.
+  int del_row_ = 0, string_row_ = 0, speed_row_ = 0, accel_row_ = 0, rest_row_ = 0,
+      goal_row_ = 0, clearance_row_ = 0;
+  int goal_rows_ = 0, clearance_rows_per_knot_ = 0;
+  Eigen::MatrixXd mass_ref_;      // n_d x n_d: at the start
+  double energy_ref_J_ = 1.0;
+  Eigen::VectorXd lambda_ref_;    // n_c
+  Eigen::VectorXd string_length_ref_m_;  // n_s: at the start
+  Eigen::VectorXd lower_, upper_, g_lower_, g_upper_;
+
+  // Jacobian blocks by row kind (ids into jacobian_).
+  struct DelBlocks {
+    int previous = -1, here = -1, here_rig = -1, next = -1, force = -1;
+  };
+  std::vector<DelBlocks> del_blocks_;
+  std::vector<int> string_blocks_, slack_blocks_, speed_next_, speed_here_, accel_blocks_[3], rest_blocks_,
+      rest_end_blocks_, goal_blocks_, clearance_blocks_;
+  SparseBlocks jacobian_;
+
+  // Evaluation.
+  std::vector<Eigen::VectorXd> q_;  // N+1 of n_q
+  std::vector<IntervalTerms> intervals_;
+  std::vector<KnotConstraints> knots_;
+  double cost_ = 0.0;
+  Eigen::VectorXd gradient_, g_;
+};
+
+}  // namespace marionette::detail
