@@ -85,4 +85,25 @@ void DiscreteMechanics::knot(const Eigen::VectorXd& q, const Eigen::VectorXd* la
   out.force_q = hessian_.topRows(nd_);
 }
 
+void DiscreteMechanics::stringCurvature(const Eigen::VectorXd& q, const Eigen::VectorXd& w,
+                                        Eigen::MatrixXd& H) {
+  forwardKinematics(*model_, data_, q);
+  computeStrings(*model_, data_, q, false);
+  H.setZero(nq_, nq_);
+  for (int j = 0; j < ns_; ++j)
+    if (w[j] != 0.0) addStringHessian(*model_, data_, j, w[j], H);
+}
+
+void DiscreteMechanics::forceCoupling(const Eigen::VectorXd& q, const Eigen::VectorXd& y,
+                                      Eigen::MatrixXd& C) {
+  forwardKinematics(*model_, data_, q);
+  computeStrings(*model_, data_, q, false);
+  C.setZero(nc_, nq_);
+  for (int j = 0; j < ns_; ++j) {
+    hessian_.setZero();
+    addStringHessian(*model_, data_, j, 1.0, hessian_);
+    C.row(j) = (hessian_.leftCols(nd_) * y).transpose();
+  }
+}
+
 }  // namespace marionette::detail

@@ -62,6 +62,12 @@ class DiscreteMechanics {
   // The unilateral rows at q (n_q) and their gradient; with lambda (n_c), also force_q.
   void knot(const Eigen::VectorXd& q, const Eigen::VectorXd* lambda, KnotConstraints& out);
 
+  // Second derivatives for a Lagrangian Hessian: sum_j w_j D2h_j at q (n_q x n_q, the strings'
+  // rows' curvature; w: n_s), and the constraint force's coupling of multipliers and
+  // configuration, d2(y^T G_d(q)^T lambda)/d lambda dq (n_c x n_q; y: n_d; stops' rows zero).
+  void stringCurvature(const Eigen::VectorXd& q, const Eigen::VectorXd& w, Eigen::MatrixXd& H);
+  void forceCoupling(const Eigen::VectorXd& q, const Eigen::VectorXd& y, Eigen::MatrixXd& C);
+
   // A string's tension (N) from its multiplier over a step of dt_s at q's span |a - e|:
   // T = lambda |a - e| / dt; and back.
   static double tension(double lambda, double span_m, double dt_s) { return lambda * span_m / dt_s; }

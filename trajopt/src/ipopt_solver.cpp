@@ -21,4 +21,17 @@ Ipopt::SmartPtr<Ipopt::IpoptApplication> trajectorySolver(int max_iterations, do
   return app;
 }
 
+Ipopt::SmartPtr<Ipopt::IpoptApplication> transcriptionSolver(int max_iterations) {
+  Ipopt::SmartPtr<Ipopt::IpoptApplication> app = quietIpopt();
+  Ipopt::OptionsList& o = *app->Options();
+  o.SetStringValue("nlp_scaling_method", "user-scaling");
+  o.SetStringValue("mu_strategy", "adaptive");
+  o.SetIntegerValue("max_iter", max_iterations);
+  o.SetNumericValue("tol", 1e-8);
+  o.SetIntegerValue("acceptable_iter", 0);  // converged, or out of iterations
+  o.SetNumericValue("constr_viol_tol", 1e-9);
+  o.SetNumericValue("compl_inf_tol", 1e-9);
+  return app;
+}
+
 }  // namespace marionette::detail

@@ -64,16 +64,15 @@ void TranscriptionProblem::evaluate(const Eigen::VectorXd& z, bool derivatives) 
     const Eigen::VectorXd& q_end = q_[N_];
     if (goal_.spec().kind == GoalSpec::Kind::Point) {
       forwardKinematics(m, data_, q_end);
-      Eigen::MatrixXd point_J(3, nq_);
+      goal_point_jacobians_.resize(goal_rows_, Eigen::MatrixXd::Zero(3, nq_));
       for (int r = 0; r < goal_rows_; ++r) {
         const Point& p = m.points[goal_.goalPoints()[r]];
         const Eigen::Vector3d e =
             pointPosition(data_, p.frame, p.position_m) - goal_.pointTargetsWorld()[r];
-        const double d = e.norm();
-        g_[goal_row_ + r] = d;
-        if (derivatives && d > 1e-12) {
-          pointJacobian(m, data_, p.frame, p.position_m, point_J);
-          J.row(r) = (e / d).transpose() * point_J;
+        g_[goal_row_ + r] = 0.5 * e.squaredNorm();
+        if (derivatives) {
+          pointJacobian(m, data_, p.frame, p.position_m, goal_point_jacobians_[r]);
+          J.row(r) = e.transpose() * goal_point_jacobians_[r];
         }
       }
     } else {

@@ -7,8 +7,11 @@
 namespace marionette::detail {
 
 TranscriptionNlp::TranscriptionNlp(TranscriptionProblem& problem, Eigen::VectorXd start,
-                                   std::function<bool(int)> keep_going)
-    : problem_(problem), start_(std::move(start)), keep_going_(std::move(keep_going)) {
+                                   std::function<bool(int)> keep_going, Hessian hessian)
+    : problem_(problem),
+      start_(std::move(start)),
+      keep_going_(std::move(keep_going)),
+      hessian_(hessian) {
   problem_.evaluate(start_, false);
   objective_scale_ = 1.0 / std::max(problem_.cost(), 1e-3);
 }
@@ -28,7 +31,7 @@ bool TranscriptionNlp::get_nlp_info(Ipopt::Index& n, Ipopt::Index& m, Ipopt::Ind
   n = problem_.variables();
   m = problem_.constraints();
   nnz_jac_g = problem_.jacobianNonzeros();
-  nnz_h_lag = 0;  // limited-memory
+  nnz_h_lag = hessian_ == Hessian::Problem ? problem_.hessianNonzeros() : 0;
   index_style = C_STYLE;
   return true;
 }
@@ -93,8 +96,20 @@ bool TranscriptionNlp::eval_jac_g(Ipopt::Index n, const Ipopt::Number* x, bool, 
     return true;
   }
   if (!at(x, n, true)) return false;
-  const std::vector<double>& v = problem_.jacobianValues();
-  std::copy(v.begin(), v.end(), values);
+  problem_.jacobianValues(values);
+  return true;
+}
+
+bool TranscriptionNlp::eval_h(Ipopt::Index n, const Ipopt::Number* x, bool,
+                              Ipopt::Number obj_factor, Ipopt::Index m,
+                              const Ipopt::Number* lambda, bool, Ipopt::Index,
+                              Ipopt::Index* iRow, Ipopt::Index* jCol, Ipopt::Number* values) {
+  if (!values) {
+    problem_.hessianStructure(iRow, jCol);
+    return true;
+  }
+  if (!at(x, n, true)) return false;
+  problem_.hessian(last_x_, obj_factor, Eigen::Map<const Eigen::VectorXd>(lambda, m), values);
   return true;
 }
 

@@ -56,6 +56,7 @@ TranscriptionProblem::TranscriptionProblem(const TranscriptionSetup& s)
       lambda_ref_[j] = DiscreteMechanics::multiplier(load[j], string_length_ref_m_[j], dt);
   }
   declareRows();
+  declareHessian();
   q_.assign(N_ + 1, Eigen::VectorXd::Zero(nq_));
   intervals_.resize(N_);
   knots_.resize(N_ + 1);
@@ -148,7 +149,7 @@ void TranscriptionProblem::declareRows() {
   for (int r = 0; r < goal_rows_; ++r) {
     const bool point = goal_.spec().kind == GoalSpec::Kind::Point;
     g_lower_[goal_row_ + r] = point ? -kInf : -tol;
-    g_upper_[goal_row_ + r] = tol;
+    g_upper_[goal_row_ + r] = point ? 0.5 * tol * tol : tol;
   }
   for (int k = 0; k < N_ * clearance_rows_per_knot_; k += 2) {
     g_lower_[clearance_row_ + k] = setup_.margin_m;
@@ -185,7 +186,9 @@ void TranscriptionProblem::scaling(Eigen::VectorXd& z_scale, Eigen::VectorXd& g_
       g_scale[speed_row_ + k * nk_ + i] = 1.0 / finiteOr(m.kinematic[i].max_speed * dt, 1.0);
       g_scale[accel_row_ + k * nk_ + i] = 1.0 / finiteOr(m.kinematic[i].max_accel * dt * dt, 1.0);
     }
-  g_scale.segment(goal_row_, goal_rows_).setConstant(1.0 / goal_.tolerance());
+  const bool point = goal_.spec().kind == GoalSpec::Kind::Point;
+  g_scale.segment(goal_row_, goal_rows_)
+      .setConstant(point ? 1.0 / std::pow(goal_.tolerance(), 2) : 1.0 / goal_.tolerance());
   if (clearance_rows_per_knot_ > 0)
     g_scale.segment(clearance_row_, N_ * clearance_rows_per_knot_)
         .setConstant(1.0 / std::max(setup_.margin_m, 1e-3));

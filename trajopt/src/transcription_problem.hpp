@@ -18,7 +18,8 @@
 //   strings g_j(x_{k+1}) + s_kj  k = 0..N-1   n_s: = 0 (joint stops are bounds on q)
 //   rig speed, acceleration k = 0..N-1   n_k each: within limit_share of each limit
 //   rest                    the last rest_knots knots equal the end's: the puppet hangs still
-//   goal                    at x_N: a point's distance, or a joint's (and input's) error
+//   goal                    at x_N: half a point's squared distance, or a joint's (and input's)
+//                           error
 //   clearance               k = 1..N     to the stage >= margin_m, to anything >= self_margin_m
 // Objective (each term normalized like the shooting problem's, trajectory_optimization.hpp):
 //   rig effort and jerk, the puppet's kinetic energy, the multipliers' rate (tension rate), and
@@ -89,7 +90,19 @@ class TranscriptionProblem {
   double cost() const { return cost_; }
   const Eigen::VectorXd& gradient() const { return gradient_; }
   const Eigen::VectorXd& rows() const { return g_; }
-  const std::vector<double>& jacobianValues() const { return jacobian_.allValues(); }
+  void jacobianValues(double* out) const { jacobian_.copyValues(out); }
+
+  // The Hessian of the Lagrangian sigma f + y^T g at z (lower triangle), without the dynamics'
+  // third derivatives (the DEL rows' curvature in the configurations, the clearance's, and the
+  // points' own curvature in a point goal's): exact for the objective, the strings' rows and the
+  // constraint forces' coupling of multipliers and configurations -- what complementarity turns
+  // on -- and a point goal's J^T J.  Needs evaluate(z, true).
+  int hessianNonzeros() const { return hessian_.nonzeros(); }
+  template <class Index>
+  void hessianStructure(Index* rows, Index* cols) const {
+    hessian_.structure(rows, cols);
+  }
+  void hessian(const Eigen::VectorXd& z, double sigma, const Eigen::VectorXd& y, double* values);
 
   // The rig inputs of z (N+1 rows of n_k) and the configurations (N+1 rows of n_q).
   Eigen::MatrixXd inputs(const Eigen::VectorXd& z) const;
@@ -105,6 +118,7 @@ class TranscriptionProblem {
 
  private:
   void declareRows();
+  void declareHessian();
   void knotConfiguration(const Eigen::VectorXd& z, int k, Eigen::VectorXd& q) const;
   void addInputCosts(bool derivatives);
   void addSwingAndTensionCosts(const Eigen::VectorXd& z, bool derivatives);
@@ -135,11 +149,20 @@ class TranscriptionProblem {
   std::vector<int> string_blocks_, slack_blocks_, speed_next_, speed_here_, accel_blocks_[3], rest_blocks_,
       rest_end_blocks_, goal_blocks_, clearance_blocks_;
   SparseBlocks jacobian_;
+  // Hessian blocks: per knot k = 1..N its (x_k, x_k) block, (x_k, x_{k-j}) for j = 1..3 (the
+  // swing's q_d block at j = 1, the rig's diagonals), per interval its multipliers' couplings.
+  struct HessianBlocks {
+    int xx = -1, qq_prev = -1, rho_prev[3] = {-1, -1, -1};
+    int lambda_x = -1, stop_next = -1, lambda_lambda = -1, lambda_prev = -1, slack_lambda = -1;
+  };
+  std::vector<HessianBlocks> hessian_blocks_;  // index k: knot k's x blocks, interval k's others
+  SparseBlocks hessian_;
 
   // Evaluation.
   std::vector<Eigen::VectorXd> q_;  // N+1 of n_q
   std::vector<IntervalTerms> intervals_;
   std::vector<KnotConstraints> knots_;
+  std::vector<Eigen::MatrixXd> goal_point_jacobians_;  // 3 x n_q each, point goals
   double cost_ = 0.0;
   Eigen::VectorXd gradient_, g_;
 };

@@ -1,0 +1,118 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// TranscriptionProblem's Lagrangian Hessian (transcription_problem.hpp says which terms).
+#include <cmath>
+
+#include "transcription_problem.hpp"
+
+namespace marionette::detail {
+namespace {
+
+constexpr double kGapRef = 1e-3;    // as in transcription_evaluate.cpp
+constexpr double kRateRef_s = 0.1;
+
+}  // namespace
+
+void TranscriptionProblem::declareHessian() {
+  const int nstops = nc_ - ns_;
+  hessian_blocks_.assign(N_ + 1, {});
+  for (int k = 1; k <= N_; ++k) {
+    HessianBlocks& b = hessian_blocks_[k];
+    b.xx = hessian_.lower(xAt(k), nq_);
+    if (k >= 2) b.qq_prev = hessian_.dense(xAt(k), xAt(k - 1), nd_, nd_);
+    for (int j = 1; j <= 3 && nk_ > 0; ++j)
+      if (k - j >= 1) b.rho_prev[j - 1] = hessian_.diagonal(xAt(k) + nd_, xAt(k - j) + nd_, nk_);
+  }
+  for (int k = 0; k < N_; ++k) {
+    HessianBlocks& b = hessian_blocks_[k];
+    if (k >= 1 && ns_ > 0) b.lambda_x = hessian_.dense(lambdaAt(k), xAt(k), nc_, nq_);
+    if (nstops > 0) b.stop_next = hessian_.dense(lambdaAt(k) + ns_, xAt(k + 1), nstops, nd_);
+    if (nc_ > 0) b.lambda_lambda = hessian_.diagonal(lambdaAt(k), lambdaAt(k), nc_);
+    if (k >= 1 && nc_ > 0) b.lambda_prev = hessian_.diagonal(lambdaAt(k), lambdaAt(k - 1), nc_);
+    if (ns_ > 0) b.slack_lambda = hessian_.diagonal(slackAt(k), lambdaAt(k), ns_);
+  }
+}
+
+void TranscriptionProblem::hessian(const Eigen::VectorXd& z, double sigma,
+                                   const Eigen::VectorXd& y, double* values) {
+  (void)z;
+  const Model& m = *setup_.model;
+  const double dt = setup_.integrator.dt_s;
+  const TranscriptionWeights& w = setup_.weights;
+  hessian_.setZero();
+  auto xx = [&](int k) { return hessian_.values(hessian_blocks_[k].xx); };
+
+  // The objective: the swing's mass matrix, the rig's effort and jerk stencils.
+  const Eigen::MatrixXd S = (sigma * w.swing / (energy_ref_J_ * dt)) * mass_ref_;
+  for (int k = 0; k < N_; ++k) {
+    xx(k + 1).topLeftCorner(nd_, nd_) += S;
+    if (k >= 1) {
+      xx(k).topLeftCorner(nd_, nd_) += S;
+      hessian_.values(hessian_blocks_[k + 1].qq_prev) -= S;
+    }
+  }
+  // Adds c to the Hessian's (rho_i at knot a, rho_i at knot b) entry, a >= b (knot 0 is fixed).
+  auto rho_entry = [&](int a, int b, int i, double c) {
+    if (b < 1) return;
+    if (a == b)
+      xx(a)(nd_ + i, nd_ + i) += c;
+    else
+      hessian_.values(hessian_blocks_[a].rho_prev[a - b - 1])(i, 0) += c;
+  };
+  for (int i = 0; i < nk_; ++i) {
+    const KinematicVariable& v = m.kinematic[i];
+    const double speed_ref = std::isfinite(v.max_speed) ? v.max_speed : 1.0;
+    const double jerk_ref = std::isfinite(v.max_accel) ? v.max_accel / kRateRef_s : 1.0;
+    const double effort = sigma * 2 * w.effort / (dt * speed_ref * speed_ref);
+    const double jerk = sigma * 2 * w.jerk / (std::pow(dt, 5) * jerk_ref * jerk_ref);
+    const double a[4] = {1, -3, 3, -1};  // knots k+1, k, k-1, k-2
+    for (int k = 0; k < N_; ++k) {
+      rho_entry(k + 1, k + 1, i, effort);
+      rho_entry(k, k, i, effort);
+      rho_entry(k + 1, k, i, -effort);
+      for (int p = 0; p < 4; ++p)
+        for (int q = p; q < 4; ++q) rho_entry(k + 1 - p, k + 1 - q, i, jerk * a[p] * a[q]);
+    }
+  }
+  // The multipliers' rate and the complementarity's bilinear terms.
+  for (int k = 0; k < N_; ++k) {
+    const HessianBlocks& b = hessian_blocks_[k];
+    for (int c = 0; c < ns_; ++c) {
+      const double scale = kRateRef_s / (dt * lambda_ref_[c]);
+      const double t = sigma * 2 * w.tension_rate * dt * scale * scale;
+      if (k + 1 < N_) {
+        hessian_.values(b.lambda_lambda)(c, 0) += t;
+        hessian_.values(hessian_blocks_[k + 1].lambda_lambda)(c, 0) += t;
+        hessian_.values(hessian_blocks_[k + 1].lambda_prev)(c, 0) -= t;
+      }
+      hessian_.values(b.slack_lambda)(c, 0) +=
+          sigma * w.complementarity / (lambda_ref_[c] * string_length_ref_m_[c] * kGapRef);
+    }
+    for (int r = 0; r < nc_ - ns_; ++r) {
+      const Model::StopRow& stop = m.stops[r];
+      hessian_.values(b.stop_next)(r, stop.variable) +=
+          -sigma * w.complementarity * stop.sign / (lambda_ref_[ns_ + r] * kGapRef);
+    }
+  }
+
+  // The rows: the strings' curvature at the end of each step, the constraint force's coupling.
+  Eigen::MatrixXd H, C;
+  for (int k = 0; k < N_ && ns_ > 0; ++k) {
+    const Eigen::VectorXd ys = y.segment(string_row_ + k * ns_, ns_);
+    if (!ys.isZero()) {
+      mechanics_.stringCurvature(q_[k + 1], ys, H);
+      xx(k + 1) += H;
+    }
+    const Eigen::VectorXd yd = y.segment(del_row_ + k * nd_, nd_);
+    if (k >= 1 && !yd.isZero()) {
+      mechanics_.forceCoupling(q_[k], yd, C);
+      hessian_.values(hessian_blocks_[k].lambda_x) = -C;
+    }
+  }
+  // A point goal's rows, 1/2 |p - target|^2: J^T J of the point.
+  for (std::size_t r = 0; r < goal_point_jacobians_.size(); ++r)
+    xx(N_).noalias() += y[goal_row_ + static_cast<int>(r)] *
+                        (goal_point_jacobians_[r].transpose() * goal_point_jacobians_[r]);
+  hessian_.copyValues(values);
+}
+
+}  // namespace marionette::detail
