@@ -359,6 +359,9 @@ class Plan(unittest.TestCase):
             (["--optimize", "--margin", "-0.1"], "--margin: must be in [0, 1] m"),
             (["--optimize", "--settle", "nan"], "--settle"),
             (["--optimize", "--optimize-time", "0"], "--optimize-time: must be"),
+            (["--optimize", "--optimizer", "collocation"],
+             "--optimizer: expected shooting or transcription, got 'collocation'"),
+            (["--optimizer", "transcription"], "--optimizer applies to --optimize only"),
             (["--rate", "5000"], "--rate: must be within [1, 1000] Hz"),
         ]:
             goal = [] if "--goal" in args else ["--goal", "q:theta1=0.3"]
@@ -368,6 +371,22 @@ class Plan(unittest.TestCase):
         p = run("plan", "--model", "planar-arm", check=False)
         self.assertEqual(p.returncode, 2)
         self.assertIn("--goal", p.stderr)
+
+    def test_the_transcription_optimizer_returns_a_plan_at_rest_that_re_simulates(self):
+        # The contact-implicit transcription: the plan's motion and a settle hold, solved on the
+        # integrator's own equations; its inputs, re-simulated, leave the arm still.
+        with tempfile.TemporaryDirectory() as d:
+            raw, better = os.path.join(d, "raw.json"), os.path.join(d, "better.json")
+            run("plan", "--model", "planar-arm", "--goal", "q:theta1=-0.2", "--seed", "1",
+                "--out", raw, "--quiet")
+            p = run("optimize", raw, "--optimizer", "transcription", "--out", better)
+            self.assertIn("optimized (ipopt contact-implicit transcription", p.stdout)
+            self.assertNotIn("unchanged", p.stdout)
+            after = json.load(open(better))
+            self.assertEqual(after["outcome"], "exact")
+            self.assertLess(after["quality"]["residual_joint_speed_rms"], 1e-6)
+            self.assertLess(after["quality"]["residual_joint_speed_rms"],
+                            json.load(open(raw))["quality"]["residual_joint_speed_rms"])
 
     def test_optimize_a_plan_file_and_a_csv(self):
         with tempfile.TemporaryDirectory() as d:

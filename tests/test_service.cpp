@@ -342,7 +342,9 @@ TEST(Service, APlanIsOptimizedWhenAskedAndBadOptimizationOptionsNameTheirField) 
            {[](v1::Optimization& o) { (*o.mutable_weights())["swing"] = -1.0; },
             "optimization.weights[\"swing\"]"},
            {[](v1::Optimization& o) { o.set_margin_m(-0.1); }, "optimization.margin_m"},
-           {[](v1::Optimization& o) { o.set_time_limit_s(1e6); }, "optimization.time_limit_s"}}) {
+           {[](v1::Optimization& o) { o.set_time_limit_s(1e6); }, "optimization.time_limit_s"},
+           {[](v1::Optimization& o) { o.set_method("collocation"); },
+            "optimization.method: expected \"shooting\" or \"transcription\""}}) {
     v1::PlanRequest bad = req;
     set(*bad.mutable_optimization());
     grpc::ClientContext c;
@@ -351,6 +353,25 @@ TEST(Service, APlanIsOptimizedWhenAskedAndBadOptimizationOptionsNameTheirField) 
     EXPECT_EQ(st.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << field;
     EXPECT_NE(st.error_message().find(field), std::string::npos) << st.error_message();
   }
+}
+
+// Optimization.method "transcription": the service runs the contact-implicit transcription, and
+// the plan it returns ends at rest.
+TEST(Service, APlanIsOptimizedByTranscriptionWhenAsked) {
+  Running s;
+  v1::PlanRequest req = armRequest();
+  setArmGoal(req);
+  req.mutable_optimization()->set_enabled(true);
+  req.mutable_optimization()->set_method("transcription");
+  grpc::ClientContext ctx;
+  v1::PlanResponse plan;
+  ASSERT_TRUE(s.stub->Plan(&ctx, req, &plan).ok());
+  ASSERT_TRUE(plan.has_optimization());
+  EXPECT_TRUE(plan.optimization().improved()) << plan.optimization().message();
+  EXPECT_NE(plan.optimization().method().find("contact-implicit transcription"),
+            std::string::npos);
+  EXPECT_EQ(plan.outcome(), v1::OUTCOME_EXACT);
+  EXPECT_LT(plan.quality().residual_joint_speed_rms(), 1e-6);
 }
 
 // PlanRequest.gains: the plan comes with its feedback gains, the very ones computed in-process

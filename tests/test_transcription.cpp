@@ -377,8 +377,7 @@ TEST(Transcription, AnOptimizedMotionIsTheIntegratorsAndEndsAtRest) {
   end[0] += 0.15;
   const Eigen::VectorXd z0 = p.initialGuess(quinticInputs(mass, end, N, 20));
   Ipopt::SmartPtr<detail::TranscriptionNlp> nlp =
-      new detail::TranscriptionNlp(p, z0, [](int) { return true; },
-                                   detail::TranscriptionNlp::Hessian::Problem);
+      new detail::TranscriptionNlp(p, z0, [](int) { return true; });
   auto app = detail::transcriptionSolver(100);
   ASSERT_EQ(app->Initialize(), Ipopt::Solve_Succeeded);
   const Ipopt::ApplicationReturnStatus status = app->OptimizeTNLP(nlp);

@@ -124,7 +124,7 @@ int cmdBenchPlanners(int argc, char** argv) {
   const Args a =
       parseArgs(argc, argv, 3,
                 {"--runs", "--time-limit", "--max-propagations", "--seed", "--problems",
-                 "--planners", "--out", "--plugin", "--settle", "--optimize-time", "--weight",
+                 "--planners", "--out", "--plugin", "--settle", "--optimize-time", "--optimizer", "--weight",
                  "--margin", "--server", "--token-file", "--tls-ca", "--parallel"},
                 {"--quick", "--optimize", "--save-plans"});
   if (!a.values.count("--out")) throw std::invalid_argument("bench planners needs --out DIR");
@@ -155,9 +155,7 @@ int cmdBenchPlanners(int argc, char** argv) {
                                     joinNames(plannerNames()) + ")");
   }
   opt.optimize = a.switches.count("--optimize") > 0;
-  for (const char* flag : {"--settle", "--optimize-time", "--weight", "--margin"})
-    if (!opt.optimize && (a.values.count(flag) || a.all.count(flag)))
-      throw std::invalid_argument(std::string(flag) + " applies to --optimize only");
+  requireOptimizeForItsFlags(a, opt.optimize);
   if (opt.optimize) opt.optimization = parseOptimizationOptions(a);
   // A fleet sweep: every run a Plan call to --server, --parallel at once (default: one per
   // server listed).  In-process, --parallel runs share the machine (and their timings do).

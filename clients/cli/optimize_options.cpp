@@ -21,6 +21,11 @@ void parseWeightFlags(const Args& a, OptimizationWeights& weights) {
 
 OptimizationOptions parseOptimizationOptions(const Args& a) {
   OptimizationOptions o;
+  if (a.values.count("--optimizer") &&
+      (a.values.at("--optimizer").empty() ||
+       !parseOptimizationMethod(a.values.at("--optimizer"), o.method)))
+    throw std::invalid_argument("--optimizer: expected shooting or transcription, got '" +
+                                a.values.at("--optimizer") + "'");
   if (a.values.count("--settle")) o.settle_s = parseNumber("--settle", a.values.at("--settle"));
   if (a.values.count("--margin")) o.margin_m = parseNumber("--margin", a.values.at("--margin"));
   if (a.values.count("--optimize-time"))
@@ -28,6 +33,13 @@ OptimizationOptions parseOptimizationOptions(const Args& a) {
   parseWeightFlags(a, o.weights);
   checkOptimizationOptions(o);  // FieldError: the caller words it as the flag
   return o;
+}
+
+void requireOptimizeForItsFlags(const Args& a, bool optimize) {
+  if (optimize) return;
+  for (const char* flag : {"--settle", "--optimize-time", "--optimizer", "--weight", "--margin"})
+    if (a.values.count(flag) || a.all.count(flag))
+      throw std::invalid_argument(std::string(flag) + " applies to --optimize only");
 }
 
 void printOptimization(const OptimizationReport& r, std::ostream& os) {
@@ -43,6 +55,7 @@ void printOptimization(const OptimizationReport& r, std::ostream& os) {
     }
     os << '\n';
   };
+  if (r.evaluations == 0 && r.before.total() == 0) return;  // none measured (the transcription)
   line("before", r.before);
   if (r.evaluations > 0) line("after", r.after);
 }

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// The optimizer's flags (`plan --optimize`, `optimize`): --settle S, --optimize-time S,
-// --weight NAME=V (repeated), and what the optimization did, in a few lines.
+// The optimizer's flags (`plan --optimize`, `optimize`, `bench planners --optimize`): --margin M,
+// --settle S, --optimize-time S, --optimizer shooting|transcription, --weight NAME=V (repeated),
+// and what the optimization did, in a few lines.
 #pragma once
 
 #include <ostream>
@@ -12,6 +13,8 @@ namespace marionette::cli {
 
 // Throws std::invalid_argument naming the flag.
 OptimizationOptions parseOptimizationOptions(const Args& args);
+// With `optimize` false, any of those flags given throws ("--margin applies to --optimize only").
+void requireOptimizeForItsFlags(const Args& args, bool optimize);
 // Each --weight NAME=V into `weights` (also `perform`'s); std::invalid_argument naming the flag.
 void parseWeightFlags(const Args& args, OptimizationWeights& weights);
 void printOptimization(const OptimizationReport& report, std::ostream& os);

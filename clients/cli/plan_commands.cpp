@@ -137,7 +137,7 @@ int cmdPlan(int argc, char** argv) {
                                            "--out",           "--inputs-csv",
                                            "--server",        "--token-file",
                                            "--tls-ca",        "--settle",
-                                           "--optimize-time", "--weight",
+                                           "--optimize-time", "--optimizer", "--weight",
                                            "--margin",        "--max-propagations",
                                            "--plugin"},
                            {"--quiet", "--optimize", "--gains"});
@@ -193,6 +193,7 @@ int cmdPlan(int argc, char** argv) {
       std::cerr << '\n';
     };
   const bool optimize = a.switches.count("--optimize");
+  requireOptimizeForItsFlags(a, optimize);
   const OptimizationOptions optimization = parseOptimizationOptions(a);
   std::optional<OptimizationReport> optimized;
   const bool remote = a.values.count("--server");
@@ -238,7 +239,7 @@ int cmdOptimize(int argc, char** argv) {
   const Args a =
       parseArgs(static_cast<int>(rest.size()), rest.data(), 2,
                 {"--model", "--scene", "--inputs", "--goal", "--start", "--rate", "--out",
-                 "--inputs-csv", "--settle", "--optimize-time", "--weight", "--margin"},
+                 "--inputs-csv", "--settle", "--optimize-time", "--optimizer", "--weight", "--margin"},
                 {"--quiet"});
   if (!plan_path.empty() && a.values.count("--inputs"))
     throw std::invalid_argument("optimize takes PLAN.json or --inputs FILE.csv, not both");

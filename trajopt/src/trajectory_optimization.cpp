@@ -19,6 +19,8 @@
 #include "marionette/problem/goal_rest_pose.hpp"
 #include "marionette/problem/verification.hpp"
 #include "ipopt_solver.hpp"
+#include "plan_acceptance.hpp"
+#include "transcription_optimization.hpp"
 #include "trajectory_nlp.hpp"
 #include "trajectory_problem.hpp"
 
@@ -46,6 +48,20 @@ void checkOptimizationOptions(const OptimizationOptions& o) {
       throw FieldError("optimization.weights" + fieldKey(name),
                        name + " must be a finite number >= 0, got " + formatNumber(v));
   }
+}
+
+const char* toString(OptimizationMethod m) {
+  return m == OptimizationMethod::Transcription ? "transcription" : "shooting";
+}
+
+bool parseOptimizationMethod(const std::string& name, OptimizationMethod& out) {
+  if (name.empty() || name == "shooting")
+    out = OptimizationMethod::Shooting;
+  else if (name == "transcription")
+    out = OptimizationMethod::Transcription;
+  else
+    return false;
+  return true;
 }
 
 namespace {
@@ -137,6 +153,10 @@ OptimizedPlan optimizePlan(const MotionProblem& request, const Plan& plan,
     return out;
   }
   const CollisionModelPtr collision = collisionModelOf(request);
+  if (options.method == OptimizationMethod::Transcription) {
+    detail::transcribePlan(request, collision, plan, options, t0, cancelled, out);
+    return out;
+  }
   // The time budget is a CancelScope of its own: it stops the work wherever it is (a rest pose,
   // a rollout's step), not only between the solver's iterations; the verification of what was
   // found comes after it.
@@ -359,57 +379,7 @@ OptimizedPlan optimizePlan(const MotionProblem& request, const Plan& plan,
   // The candidate, verified as every plan is.
   Plan candidate = plan;
   candidate.inputs = chosen->spline().sampleInputs(best);
-  candidate.limit_violations.clear();
-  candidate.goal_sample = -1;
-  candidate.goal_distance_min = std::numeric_limits<double>::infinity();
-  try {
-    verifyPlan(request, collision, candidate);
-  } catch (const SimulationError& e) {
-    report.time_s = secondsSince(t0);
-    report.message = std::string("the optimized motion's re-simulation failed: ") + e.what();
-    return out;
-  }
-  candidate.clearance_margin_m = options.margin_m;
-  classifyPlan(request.goal, candidate);
-  report.time_s = secondsSince(t0);
-  // Ranks: 2 exact and keeping the margin, 1 short of the margin only (approximate, saying so),
-  // 0 anything else (the goal missed, a limit broken, a collision: a user's motion, a guess).
-  // The candidate replaces a plan of a lower rank whatever their costs, never one of a higher.
-  auto meetsAllButTheMargin = [](const Plan& p) {
-    return p.collision_free && p.goal_sample >= 0 && p.limit_violations.empty();
-  };
-  auto rank = [&](const Plan& p, bool meets_margin) {
-    if (p.outcome == PlanOutcome::Exact && meets_margin) return 2;
-    return p.outcome != PlanOutcome::NotFound && meetsAllButTheMargin(p) ? 1 : 0;
-  };
-  const int candidate_rank = rank(candidate, candidate.outcome == PlanOutcome::Exact);
-  const int given_rank = rank(plan, !(plan.min_stage_clearance_m < options.margin_m));
-  if (candidate_rank == 0 || candidate_rank < given_rank) {
-    report.message = "the optimized motion is not exact (" + candidate.message +
-                     "); the plan is unchanged";
-    return out;
-  }
-  const bool only_margin = candidate_rank == 1;
-  // Of the same rank: cheaper by at least 1 % (and by more than rounding), not counting the
-  // price of the time both motions take; else not worth changing the plan.
-  const double common = std::min(report.before.duration, report.after.duration);
-  if (candidate_rank == given_rank &&
-      !(report.after.total() - common < 0.99 * (report.before.total() - common) - 1e-12)) {
-    report.message = "no motion 1 % cheaper found (cost " + formatNumber(report.before.total()) +
-                     " -> " + formatNumber(report.after.total()) + "); the plan is unchanged";
-    return out;
-  }
-  measurePlanQuality(request, candidate, options.settle_s);
-  candidate.stats.total_time_s = plan.stats.total_time_s + report.time_s;
-  if (only_margin) report.message = "could not meet the margin: " + candidate.message;
-  try {
-    requireFiniteNumbers(candidate);
-  } catch (const SimulationError& e) {
-    report.message = std::string("the optimized motion is not returned: ") + e.what();
-    return out;
-  }
-  out.plan = std::move(candidate);
-  report.improved = true;
+  detail::acceptCandidate(request, collision, plan, std::move(candidate), options, t0, out);
   return out;
 }
 

@@ -7,11 +7,8 @@
 namespace marionette::detail {
 
 TranscriptionNlp::TranscriptionNlp(TranscriptionProblem& problem, Eigen::VectorXd start,
-                                   std::function<bool(int)> keep_going, Hessian hessian)
-    : problem_(problem),
-      start_(std::move(start)),
-      keep_going_(std::move(keep_going)),
-      hessian_(hessian) {
+                                   std::function<bool(int)> keep_going)
+    : problem_(problem), start_(std::move(start)), keep_going_(std::move(keep_going)) {
   problem_.evaluate(start_, false);
   objective_scale_ = 1.0 / std::max(problem_.cost(), 1e-3);
 }
@@ -31,7 +28,7 @@ bool TranscriptionNlp::get_nlp_info(Ipopt::Index& n, Ipopt::Index& m, Ipopt::Ind
   n = problem_.variables();
   m = problem_.constraints();
   nnz_jac_g = problem_.jacobianNonzeros();
-  nnz_h_lag = hessian_ == Hessian::Problem ? problem_.hessianNonzeros() : 0;
+  nnz_h_lag = problem_.hessianNonzeros();
   index_style = C_STYLE;
   return true;
 }

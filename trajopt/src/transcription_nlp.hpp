@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // The transcription (transcription_problem.hpp) as Ipopt's nonlinear program: sparse Jacobian,
-// the Lagrangian's Hessian as the problem gives it (TranscriptionProblem::hessian) or by
-// limited-memory quasi-Newton updates, the problem's own row and variable scales.  Budgets are counted in iterations; `keep_going`, asked once per iteration,
+// the Lagrangian's Hessian as the problem gives it (TranscriptionProblem::hessian), the problem's
+// own row and variable scales.  Budgets are counted in iterations; `keep_going`, asked once per iteration,
 // may stop the solve (a wall-clock cap or a cancel: the caller says which).
 #pragma once
 
@@ -14,9 +14,8 @@ namespace marionette::detail {
 
 class TranscriptionNlp : public Ipopt::TNLP {
  public:
-  enum class Hessian { Problem, LimitedMemory };
   TranscriptionNlp(TranscriptionProblem& problem, Eigen::VectorXd start,
-                   std::function<bool(int iteration)> keep_going, Hessian hessian);
+                   std::function<bool(int iteration)> keep_going);
 
   const Eigen::VectorXd& solution() const { return solution_; }
   int iterations() const { return iterations_; }
@@ -66,7 +65,6 @@ class TranscriptionNlp : public Ipopt::TNLP {
   Eigen::VectorXd start_, solution_, last_x_;
   bool last_derivatives_ = false, evaluated_ = false;
   std::function<bool(int)> keep_going_;
-  Hessian hessian_;
   double objective_scale_ = 1.0;
   int iterations_ = 0;
   Ipopt::SolverReturn status_ = Ipopt::UNASSIGNED;

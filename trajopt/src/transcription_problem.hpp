@@ -44,8 +44,11 @@ struct TranscriptionWeights {
   double effort = 1e-2;           // sum_j (u_j' / max_speed_j)^2 dt
   double jerk = 1e-3;             // sum_j (u_j''' / (max_accel_j / 0.1 s))^2 dt
   double swing = 1.0;             // kinetic energy / E_ref dt
-  double tension_rate = 1.0;      // sum_j (0.1 s lambda_j' / lambda_ref_j)^2 dt
-  double complementarity = 10.0;  // sum lambda / lambda_ref * gap / 1 mm (or 1 mrad)
+  // sum_j (0.1 s lambda_j' / lambda_ref_j)^2 dt.  A catch's impulse is a spike of the
+  // multiplier: on a search path's random walk this term is most of the objective
+  // (docs/decisions/0011).
+  double tension_rate = 1.0;
+  double complementarity = 1.0;  // sum lambda / lambda_ref * gap / 1 mm (or 1 mrad)
 };
 
 struct TranscriptionSetup {

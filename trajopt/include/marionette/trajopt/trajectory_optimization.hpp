@@ -12,7 +12,8 @@
 // Contents
 //   OptimizationWeights   the objective's terms and their weights (each term is normalized:
 //                         a weight of 1 makes a typical bad plan's term of order 1 to 100).
-//   OptimizationOptions   weights, settle hold, time budget, knots.
+//   OptimizationMethod    single shooting or contact-implicit transcription.
+//   OptimizationOptions   method, weights, settle hold, time budget, knots.
 //   OptimizationCost      the objective's terms for one motion.
 //   OptimizationReport    what the optimization did: method, iterations, time, cost before/after.
 //   optimizePlan          a better verified plan for the same request, or the plan unchanged.
@@ -58,14 +59,25 @@ struct OptimizationCost {
   double* byName(const std::string& name);  // the term of that weight; nullptr if unknown
 };
 
+// Single shooting over B-spline inputs (the default, for now), or the contact-implicit
+// transcription of the variational integrator: configurations, inputs and the strings' and stops'
+// multipliers as variables, the discrete Euler-Lagrange equations as constraints, complementarity
+// as an exact penalty, the puppet at rest at the end (docs/design.md, trajectory optimization).
+enum class OptimizationMethod { Shooting, Transcription };
+const char* toString(OptimizationMethod m);  // "shooting", "transcription"
+// From those names ("" is shooting); false for any other.
+bool parseOptimizationMethod(const std::string& name, OptimizationMethod& out);
+
 struct OptimizationOptions {
+  OptimizationMethod method = OptimizationMethod::Shooting;
   OptimizationWeights weights;
   double margin_m = 0.02;     // every sample's clearance to the stage at least this (m)
   double settle_s = 1.0;      // the hold after the motion whose swing is penalized (s)
   // Wall-clock budget of the search and the solver, enforced at every integrator step (a
   // CancelScope); the verification of what they found comes after it.
   double time_limit_s = 5.0;
-  int max_iterations = 500;
+  int max_iterations = 500;  // the solver's budget (the transcription's: its only budget but the
+                             // wall-clock cap time_limit_s, which the report names when it bites)
   double knots_per_s = 4.0;   // B-spline segments per second of motion (at least 3 in all)
 };
 

@@ -1,0 +1,70 @@
+// SPDX-License-Identifier: BSD-3-Clause
+#include "plan_acceptance.hpp"
+
+#include <algorithm>
+#include <limits>
+
+#include "marionette/common/text.hpp"
+#include "marionette/problem/plan_quality.hpp"
+#include "marionette/problem/verification.hpp"
+
+namespace marionette::detail {
+
+void acceptCandidate(const MotionProblem& request, const CollisionModelPtr& collision,
+                     const Plan& plan, Plan candidate, const OptimizationOptions& options,
+                     SteadyClock::time_point t0, OptimizedPlan& out, bool compare_costs) {
+  OptimizationReport& report = out.report;
+  candidate.limit_violations.clear();
+  candidate.goal_sample = -1;
+  candidate.goal_distance_min = std::numeric_limits<double>::infinity();
+  try {
+    verifyPlan(request, collision, candidate);
+  } catch (const SimulationError& e) {
+    report.time_s = secondsSince(t0);
+    report.message = std::string("the optimized motion's re-simulation failed: ") + e.what();
+    return;
+  }
+  candidate.clearance_margin_m = options.margin_m;
+  classifyPlan(request.goal, candidate);
+  report.time_s = secondsSince(t0);
+  // Ranks: 2 exact and keeping the margin, 1 short of the margin only (approximate, saying so),
+  // 0 anything else (the goal missed, a limit broken, a collision: a user's motion, a guess).
+  // The candidate replaces a plan of a lower rank whatever their costs, never one of a higher.
+  auto meetsAllButTheMargin = [](const Plan& p) {
+    return p.collision_free && p.goal_sample >= 0 && p.limit_violations.empty();
+  };
+  auto rank = [&](const Plan& p, bool meets_margin) {
+    if (p.outcome == PlanOutcome::Exact && meets_margin) return 2;
+    return p.outcome != PlanOutcome::NotFound && meetsAllButTheMargin(p) ? 1 : 0;
+  };
+  const int candidate_rank = rank(candidate, candidate.outcome == PlanOutcome::Exact);
+  const int given_rank = rank(plan, !(plan.min_stage_clearance_m < options.margin_m));
+  if (candidate_rank == 0 || candidate_rank < given_rank) {
+    report.message = "the optimized motion is not exact (" + candidate.message +
+                     "); the plan is unchanged";
+    return;
+  }
+  const bool only_margin = candidate_rank == 1;
+  // Of the same rank: cheaper by at least 1 % (and by more than rounding), not counting the
+  // price of the time both motions take; else not worth changing the plan.
+  const double common = std::min(report.before.duration, report.after.duration);
+  if (compare_costs && candidate_rank == given_rank &&
+      !(report.after.total() - common < 0.99 * (report.before.total() - common) - 1e-12)) {
+    report.message = "no motion 1 % cheaper found (cost " + formatNumber(report.before.total()) +
+                     " -> " + formatNumber(report.after.total()) + "); the plan is unchanged";
+    return;
+  }
+  measurePlanQuality(request, candidate, options.settle_s);
+  candidate.stats.total_time_s = plan.stats.total_time_s + report.time_s;
+  if (only_margin) report.message = "could not meet the margin: " + candidate.message;
+  try {
+    requireFiniteNumbers(candidate);
+  } catch (const SimulationError& e) {
+    report.message = std::string("the optimized motion is not returned: ") + e.what();
+    return;
+  }
+  out.plan = std::move(candidate);
+  report.improved = true;
+}
+
+}  // namespace marionette::detail

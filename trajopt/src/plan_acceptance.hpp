@@ -1,0 +1,20 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// What every optimizer's result goes through before it replaces a plan: the exact re-simulation
+// and checks of planMotion's verification, and a ranking against the plan it would replace.
+#pragma once
+
+#include "marionette/common/clock.hpp"
+#include "marionette/trajopt/trajectory_optimization.hpp"
+
+namespace marionette::detail {
+
+// `candidate` (plan's request with new inputs at plan.rate_hz) verified as every plan is. It
+// replaces out.plan when it ranks higher (exact and keeping options.margin_m, above exact
+// short of the margin only, above anything else) or, of the same rank, when compare_costs is
+// false or out.report.after costs 1 % less than out.report.before.  Sets out.report's
+// improved, message and time_s (since t0).
+void acceptCandidate(const MotionProblem& request, const CollisionModelPtr& collision,
+                     const Plan& plan, Plan candidate, const OptimizationOptions& options,
+                     SteadyClock::time_point t0, OptimizedPlan& out, bool compare_costs = true);
+
+}  // namespace marionette::detail
