@@ -296,6 +296,17 @@ TEST(Transcription, TheProblemsDerivativesMatchFiniteDifferences) {
     end[0] += 0.05;
     checkProblemDerivatives(p, p.initialGuess(quinticInputs(arm, end, 16, 10)), "planar arm");
   }
+  {
+    // A tree with branches (the Jacobian's blocks keep only the couplings along its chains:
+    // an entry they left out would show here), strings, joint stops and the table.
+    const ModelPtr pc = loadModel("puppetcopter");
+    TranscriptionSetup s =
+        transcriptionFor(pc, "point:hand_l=0.05,0.24,0.40;radius=0.04", 6, "table");
+    TranscriptionProblem p(s);
+    Eigen::VectorXd end = pc->defaultInputs();
+    end.head(3) += Eigen::Vector3d(0.01, -0.01, 0.01);
+    checkProblemDerivatives(p, p.initialGuess(quinticInputs(pc, end, 6, 4)), "puppetcopter");
+  }
 }
 
 // The Lagrangian's Hessian against central differences of its gradient: in full for the objective

@@ -13,19 +13,34 @@ constexpr double kRateRef_s = 0.1;
 }  // namespace
 
 void TranscriptionProblem::declareHessian() {
+  const Model& m = *setup_.model;
   const int nstops = nc_ - ns_;
+  // A knot's block: the swing's mass matrix (the tree's couplings), the rig's diagonal, each
+  // string's curvature on its variables, a point goal's J^T J on its points' chains.
+  Pattern xx = Pattern::Constant(nq_, nq_, false), lambda_x = Pattern::Constant(nc_, nq_, false);
+  xx.topLeftCorner(nd_, nd_) = coupled_;
+  for (int i = nd_; i < nq_; ++i) xx(i, i) = true;
+  for (int j = 0; j < ns_; ++j)
+    for (int a : string_vars_[j]) {
+      lambda_x(j, a) = true;
+      for (int b : string_vars_[j]) xx(a, b) = true;
+    }
+  for (int a : goal_point_vars_)
+    for (int b : goal_point_vars_) xx(a, b) = true;
+  Pattern stop_next = Pattern::Constant(nstops, nd_, false);
+  for (int r = 0; r < nstops; ++r) stop_next(r, m.stops[r].variable) = true;
   hessian_blocks_.assign(N_ + 1, {});
   for (int k = 1; k <= N_; ++k) {
     HessianBlocks& b = hessian_blocks_[k];
-    b.xx = hessian_.lower(xAt(k), nq_);
-    if (k >= 2) b.qq_prev = hessian_.dense(xAt(k), xAt(k - 1), nd_, nd_);
+    b.xx = hessian_.lower(xAt(k), xx);
+    if (k >= 2) b.qq_prev = hessian_.dense(xAt(k), xAt(k - 1), coupled_);
     for (int j = 1; j <= 3 && nk_ > 0; ++j)
       if (k - j >= 1) b.rho_prev[j - 1] = hessian_.diagonal(xAt(k) + nd_, xAt(k - j) + nd_, nk_);
   }
   for (int k = 0; k < N_; ++k) {
     HessianBlocks& b = hessian_blocks_[k];
-    if (k >= 1 && ns_ > 0) b.lambda_x = hessian_.dense(lambdaAt(k), xAt(k), nc_, nq_);
-    if (nstops > 0) b.stop_next = hessian_.dense(lambdaAt(k) + ns_, xAt(k + 1), nstops, nd_);
+    if (k >= 1 && ns_ > 0) b.lambda_x = hessian_.dense(lambdaAt(k), xAt(k), lambda_x);
+    if (nstops > 0) b.stop_next = hessian_.dense(lambdaAt(k) + ns_, xAt(k + 1), stop_next);
     if (nc_ > 0) b.lambda_lambda = hessian_.diagonal(lambdaAt(k), lambdaAt(k), nc_);
     if (k >= 1 && nc_ > 0) b.lambda_prev = hessian_.diagonal(lambdaAt(k), lambdaAt(k - 1), nc_);
     if (ns_ > 0) b.slack_lambda = hessian_.diagonal(slackAt(k), lambdaAt(k), ns_);

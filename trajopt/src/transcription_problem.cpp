@@ -55,6 +55,7 @@ TranscriptionProblem::TranscriptionProblem(const TranscriptionSetup& s)
     for (int j = 0; j < ns_; ++j)
       lambda_ref_[j] = DiscreteMechanics::multiplier(load[j], string_length_ref_m_[j], dt);
   }
+  findPatterns();
   declareRows();
   declareHessian();
   q_.assign(N_ + 1, Eigen::VectorXd::Zero(nq_));
@@ -62,6 +63,28 @@ TranscriptionProblem::TranscriptionProblem(const TranscriptionSetup& s)
   knots_.resize(N_ + 1);
   gradient_.setZero(n_z_);
   g_.setZero(n_g_);
+}
+
+void TranscriptionProblem::findPatterns() {
+  const Model& m = *setup_.model;
+  coupled_ = Pattern::Constant(nd_, nd_, false);
+  for (int j = 0; j < nd_; ++j)
+    for (int a : m.dynamic_ancestors[j]) coupled_(a, j) = coupled_(j, a) = true;
+  auto chain = [&](int frame) {
+    return frame >= 0 ? m.frame_variable_chain[frame] : std::vector<int>{};
+  };
+  string_vars_.assign(ns_, {});
+  for (int j = 0; j < ns_; ++j) {
+    const String& str = m.strings[j];
+    std::vector<int>& vars = string_vars_[j];
+    vars = chain(str.puppet_frame);
+    for (int v : chain(str.rig_frame)) vars.push_back(v);
+    if (str.length_variable >= 0) vars.push_back(str.length_variable);
+  }
+  goal_point_vars_.clear();
+  if (goal_.spec().kind == GoalSpec::Kind::Point)
+    for (int point : goal_.goalPoints())
+      for (int v : chain(m.points[point].frame)) goal_point_vars_.push_back(v);
 }
 
 void TranscriptionProblem::declareRows() {
@@ -86,18 +109,30 @@ void TranscriptionProblem::declareRows() {
   n_g_ = clearance_row_ + N_ * clearance_rows_per_knot_;
 
   // The Jacobian's structure; linear blocks get their constant values here.
+  // A string's force couples the dynamic variables on its chains with each other and with its
+  // rig variables; its row, every variable on them.
+  Pattern here = coupled_, here_rig = Pattern::Constant(nd_, nk_, false);
+  Pattern force = Pattern::Constant(nd_, nc_, false), strings = Pattern::Constant(ns_, nq_, false);
+  for (int j = 0; j < ns_; ++j)
+    for (int a : string_vars_[j]) {
+      strings(j, a) = true;
+      if (a < nd_) force(a, j) = true;
+      for (int b : string_vars_[j])
+        if (a < nd_) (b < nd_ ? here(a, b) : here_rig(a, b - nd_)) = true;
+    }
+  for (int r = 0; r < nc_ - ns_; ++r) force(m.stops[r].variable, ns_ + r) = true;
   del_blocks_.assign(N_, {});
   for (int k = 0; k < N_; ++k) {
     DelBlocks& b = del_blocks_[k];
     const int row = del_row_ + k * nd_;
-    if (k >= 2) b.previous = jacobian_.dense(row, xAt(k - 1), nd_, nd_);
-    if (k >= 1) b.here = jacobian_.dense(row, xAt(k), nd_, nd_);
-    if (k >= 1 && nk_ > 0 && ns_ > 0) b.here_rig = jacobian_.dense(row, xAt(k) + nd_, nd_, nk_);
-    b.next = jacobian_.dense(row, xAt(k + 1), nd_, nd_);
-    if (nc_ > 0) b.force = jacobian_.dense(row, lambdaAt(k), nd_, nc_);
+    if (k >= 2) b.previous = jacobian_.dense(row, xAt(k - 1), coupled_);
+    if (k >= 1) b.here = jacobian_.dense(row, xAt(k), here);
+    if (k >= 1 && nk_ > 0 && ns_ > 0) b.here_rig = jacobian_.dense(row, xAt(k) + nd_, here_rig);
+    b.next = jacobian_.dense(row, xAt(k + 1), coupled_);
+    if (nc_ > 0) b.force = jacobian_.dense(row, lambdaAt(k), force);
   }
   for (int k = 0; k < N_ && ns_ > 0; ++k) {
-    string_blocks_.push_back(jacobian_.dense(string_row_ + k * ns_, xAt(k + 1), ns_, nq_));
+    string_blocks_.push_back(jacobian_.dense(string_row_ + k * ns_, xAt(k + 1), strings));
     jacobian_.values(jacobian_.diagonal(string_row_ + k * ns_, slackAt(k), ns_)).setOnes();
   }
   for (int k = 0; k < N_ && nk_ > 0; ++k) {

@@ -120,6 +120,9 @@ class TranscriptionProblem {
   int slackAt(int k) const { return setup_.intervals * (nq_ + nc_) + k * ns_; }  // k = 0..N-1
 
  private:
+  // Which variables a row or a coupling can involve: a joint couples only with its ancestors and
+  // descendants (the Lagrangian on a tree), a string only with its two ends' chains.
+  void findPatterns();
   void declareRows();
   void declareHessian();
   void knotConfiguration(const Eigen::VectorXd& z, int k, Eigen::VectorXd& q) const;
@@ -151,6 +154,9 @@ class TranscriptionProblem {
   std::vector<DelBlocks> del_blocks_;
   std::vector<int> string_blocks_, slack_blocks_, speed_next_, speed_here_, accel_blocks_[3], rest_blocks_,
       rest_end_blocks_, goal_blocks_, clearance_blocks_;
+  Pattern coupled_;                            // n_d x n_d
+  std::vector<std::vector<int>> string_vars_;  // per string: the q indices that move it
+  std::vector<int> goal_point_vars_;           // the q indices that move a goal's points
   SparseBlocks jacobian_;
   // Hessian blocks: per knot k = 1..N its (x_k, x_k) block, (x_k, x_{k-j}) for j = 1..3 (the
   // swing's q_d block at j = 1, the rig's diagonals), per interval its multipliers' couplings.
