@@ -286,6 +286,15 @@ LimitTerms jointLimitTerms(const JointLimit& L, double q) {
   return t;
 }
 
+void jointDamping(const Model& model, const Eigen::VectorXd& base, const Eigen::VectorXd& q,
+                  Eigen::VectorXd& c, Eigen::VectorXd& dc) {
+  for (int i = 0; i < model.nd(); ++i) {
+    const LimitTerms t = jointLimitTerms(model.dynamic[i].limit, q[i]);
+    c[i] = base[i] + t.c;
+    dc[i] = t.dc;
+  }
+}
+
 Eigen::Vector3d pointPosition(const DynamicsData& d, int frame, const Eigen::Vector3d& local) {
   if (frame < 0) return local;
   return d.frame_p[frame] + d.frame_R[frame] * local;

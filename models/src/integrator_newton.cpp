@@ -62,11 +62,7 @@ void VariationalIntegrator::Impl::evaluateResidual(const State& x, const Eigen::
 
   // Joint damping plus the joint-limit dampers at the midpoint (Egger, BSc thesis, ETH Zurich 2013
   // eq. 2.12, damper part, faded in smoothly: jointLimitTerms).
-  for (int k = 0; k < nd_; ++k) {
-    const LimitTerms t = jointLimitTerms(model_->dynamic[k].limit, qm_full_[k]);
-    damping_now_[k] = damping_[k] + t.c;
-    damping_slope_[k] = t.dc;
-  }
+  jointDamping(*model_, damping_, qm_full_, damping_now_, damping_slope_);
   // p1 + D1Ld + f- - Dh_A(q1)^T lambda, with D1Ld = dt/2 Lq - Lv and f- = -c(q_m) (q2 - q1).
   residual_free_ = x.p;
   residual_free_.noalias() += 0.5 * dt * dyn_.Lq;

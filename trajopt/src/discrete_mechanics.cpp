@@ -34,11 +34,7 @@ void DiscreteMechanics::interval(const Eigen::VectorXd& q_a, const Eigen::Vector
   forwardKinematics(*model_, data_, qm_);
   computeLagrangian(*model_, data_, qm_, v_,
                     derivatives ? LagrangianOrder::Second : LagrangianOrder::First);
-  for (int i = 0; i < nd_; ++i) {
-    const LimitTerms t = jointLimitTerms(model_->dynamic[i].limit, qm_[i]);
-    c_[i] = damping_[i] + t.c;
-    dc_[i] = t.dc;
-  }
+  jointDamping(*model_, damping_, qm_, c_, dc_);  // the integrator's (integrator_newton.cpp)
   out.D1 = 0.5 * dt * data_.Lq - data_.Lv;
   out.D1.array() -= c_.array() * delta_.array();
   out.D2 = 0.5 * dt * data_.Lq + data_.Lv;

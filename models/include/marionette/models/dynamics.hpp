@@ -113,6 +113,10 @@ struct LimitTerms {
   double dc = 0.0;   // dc/dq
 };
 LimitTerms jointLimitTerms(const JointLimit& limit, double q);
+// Each dynamic variable's damping coefficient at q (n_d or more; its first n_d entries): `base`
+// (n_d) plus its joint-limit damper, into c, and dc/dq_i into dc (both n_d, sized by the caller).
+void jointDamping(const Model& model, const Eigen::VectorXd& base, const Eigen::VectorXd& q,
+                  Eigen::VectorXd& c, Eigen::VectorXd& dc);
 
 // The largest over-stretch max(0, |a - e| - l) over the strings at configuration q (n_q), m.
 double maxOverStretch(const Model& model, DynamicsData& data, const Eigen::VectorXd& q);
