@@ -377,6 +377,25 @@ TEST(Transcription, TheHessianMatchesFiniteDifferencesOfTheLagrangiansGradient) 
   EXPECT_GT(D.bottomRows(n - first_multiplier).cwiseAbs().maxCoeff(), 0.0);
 }
 
+// The integrator's motion is complementary (a string pulls or is slack, never both); a string
+// made slack while its multiplier still pulls is not, by as much as the smaller of the two.
+TEST(Transcription, ComplementarityViolationIsZeroOnTheIntegratorsMotionOnly) {
+  const ModelPtr mass = loadModel("suspended-mass");
+  TranscriptionSetup s = transcriptionFor(mass, "point:mass=0.1,0,0.4;radius=0.05", 20);
+  TranscriptionProblem p(s);
+  Eigen::VectorXd end = mass->defaultInputs();
+  end[0] += 0.1;
+  end[1] += 0.1;
+  Eigen::VectorXd z = p.initialGuess(quinticInputs(mass, end, 20, 8));
+  EXPECT_LE(p.complementarityViolation(z), 1e-6);
+  int pulling = -1;
+  for (int k = 0; k < 20 && pulling < 0; ++k)
+    if (z[p.lambdaAt(k)] > 0) pulling = k;
+  ASSERT_GE(pulling, 0);
+  z[p.slackAt(pulling)] = 0.01;  // 1 cm slack on a 0.5 m string: 20 gap units
+  EXPECT_GT(p.complementarityViolation(z), 0.5);
+}
+
 // The optimizer's answer is the integrator's motion: its inputs re-simulated by the exact step
 // give its configurations (to the complementarity's tolerance), and the puppet ends at rest.
 TEST(Transcription, AnOptimizedMotionIsTheIntegratorsAndEndsAtRest) {

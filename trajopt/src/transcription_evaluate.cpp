@@ -186,6 +186,19 @@ void TranscriptionProblem::addSwingAndTensionCosts(const Eigen::VectorXd& z, boo
   }
 }
 
+double TranscriptionProblem::complementarityViolation(const Eigen::VectorXd& z) {
+  evaluate(z, false);
+  double worst = 0.0;
+  for (int k = 0; k < N_; ++k)
+    for (int c = 0; c < nc_; ++c) {
+      const double lambda = z[lambdaAt(k) + c] / lambda_ref_[c];
+      const double gap = c < ns_ ? z[slackAt(k) + c] / (string_length_ref_m_[c] * kGapRef)
+                                 : -knots_[k + 1].g[c] / kGapRef;
+      worst = std::max(worst, std::min(lambda, gap));
+    }
+  return worst;
+}
+
 double TranscriptionProblem::maxScaledViolation() const {
   Eigen::VectorXd z_scale, g_scale;
   scaling(z_scale, g_scale);

@@ -58,36 +58,56 @@ void transcribePlan(const MotionProblem& request, const CollisionModelPtr& colli
     capped = secondsSince(t0) >= options.time_limit_s;
     return !capped;
   };
-  const Eigen::VectorXd z0 = problem.initialGuess(guess);
-  Ipopt::SmartPtr<TranscriptionNlp> nlp = new TranscriptionNlp(problem, z0, keep_going);
-  Ipopt::SmartPtr<Ipopt::IpoptApplication> app = transcriptionSolver(options.max_iterations);
   std::ostringstream method;
   method << "ipopt contact-implicit transcription of the variational integrator, "
          << setup.intervals << " steps of " << formatNumber(dt) << " s, from the plan's motion";
   report.method = method.str();
-  if (app->Initialize() != Ipopt::Solve_Succeeded) {
-    report.message = "the solver could not start";
-    return;
+  // The penalty is exact above a weight the solution's multipliers set: while a solution is not
+  // complementary (a string pulling while slack), the weight is raised tenfold and the solve
+  // continues from it, within the one iteration budget.
+  Eigen::VectorXd z = problem.initialGuess(guess);
+  Ipopt::ApplicationReturnStatus status = Ipopt::Solve_Succeeded;
+  bool solved = false;
+  double violation = 0.0;
+  for (int round = 0; round < 3; ++round) {
+    const int left = options.max_iterations - report.iterations;
+    if (left <= 0 || capped) break;
+    Ipopt::SmartPtr<TranscriptionNlp> nlp = new TranscriptionNlp(problem, z, keep_going);
+    Ipopt::SmartPtr<Ipopt::IpoptApplication> app = transcriptionSolver(left);
+    if (app->Initialize() != Ipopt::Solve_Succeeded) {
+      report.message = "the solver could not start";
+      return;
+    }
+    status = app->OptimizeTNLP(nlp);
+    if (cancelled && cancelled()) throw PlanCancelled("plan optimization");
+    report.iterations += nlp->iterations();
+    if (nlp->solution().size() == 0) break;
+    z = nlp->solution();
+    solved = true;
+    violation = problem.complementarityViolation(z);
+    if (violation <= 1e-6 || status != Ipopt::Solve_Succeeded) break;
+    problem.setComplementarityWeight(10 * problem.complementarityWeight());
   }
-  const Ipopt::ApplicationReturnStatus status = app->OptimizeTNLP(nlp);
-  if (cancelled && cancelled()) throw PlanCancelled("plan optimization");
-  report.iterations = nlp->iterations();
-  if (nlp->solution().size() == 0) {
+  if (!solved) {
     report.time_s = secondsSince(t0);
     report.message = "the solver ended without a motion (status " +
                      std::to_string(static_cast<int>(status)) + ")";
     return;
   }
   Plan candidate = plan;
-  candidate.inputs = problem.inputs(nlp->solution());
+  candidate.inputs = problem.inputs(z);
   acceptCandidate(request, collision, plan, std::move(candidate), options, t0, out, false);
   std::string how;
   if (capped)
     how = "the wall-clock cap (" + formatNumber(options.time_limit_s) + " s) stopped the solver";
-  else if (status == Ipopt::Maximum_Iterations_Exceeded)
+  else if (status == Ipopt::Maximum_Iterations_Exceeded ||
+           report.iterations >= options.max_iterations)
     how = "the solver used its " + std::to_string(options.max_iterations) + " iterations";
   else if (status != Ipopt::Solve_Succeeded)
     how = "the solver stopped (status " + std::to_string(static_cast<int>(status)) + ")";
+  else if (violation > 1e-6)
+    how = "the solution is not complementary (" + formatNumber(violation) +
+          ") at the largest penalty weight";
   if (!how.empty())
     report.message = how + " after " + std::to_string(report.iterations) + " iterations" +
                      (report.message.empty() ? "" : "; " + report.message);

@@ -113,6 +113,13 @@ class TranscriptionProblem {
   // The largest violation of the rows' and variables' bounds at the last evaluation, each row
   // in its scaled units.
   double maxScaledViolation() const;
+  // How far z is from complementarity: the largest min(lambda / lambda_ref, gap / its unit) over
+  // the strings and stops (0 when every multiplier or its gap is 0).
+  double complementarityViolation(const Eigen::VectorXd& z);
+  // The penalty's weight (an exact penalty is exact above a threshold: raised when a solution
+  // is not complementary).
+  double complementarityWeight() const { return setup_.weights.complementarity; }
+  void setComplementarityWeight(double w) { setup_.weights.complementarity = w; }
 
   // Offsets into z.
   int xAt(int k) const { return (k - 1) * nq_; }                      // k = 1..N
