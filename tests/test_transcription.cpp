@@ -238,6 +238,15 @@ Eigen::MatrixXd quinticInputs(const ModelPtr& m, const Eigen::VectorXd& end, int
   return u;
 }
 
+// The suspended mass's robot moved 10 cm and its string let out 10 cm, fast: the string goes
+// slack, then catches.
+Eigen::MatrixXd massLetDown(const ModelPtr& mass, int intervals, int move_intervals) {
+  Eigen::VectorXd end = mass->defaultInputs();
+  end[0] += 0.1;
+  end[1] += 0.1;
+  return quinticInputs(mass, end, intervals, move_intervals);
+}
+
 // The objective's gradient and the rows' Jacobian at z against central differences.
 void checkProblemDerivatives(TranscriptionProblem& p, const Eigen::VectorXd& z,
                              const std::string& where) {
@@ -282,11 +291,7 @@ TEST(Transcription, TheProblemsDerivativesMatchFiniteDifferences) {
     const ModelPtr mass = loadModel("suspended-mass");
     TranscriptionSetup s = transcriptionFor(mass, "point:mass=0.1,0,0.4;radius=0.05", 20, "window");
     TranscriptionProblem p(s);
-    Eigen::VectorXd end = mass->defaultInputs();
-    end[0] += 0.1;
-    end[1] += 0.1;
-    Eigen::VectorXd z = p.initialGuess(quinticInputs(mass, end, 20, 8));
-    checkProblemDerivatives(p, z, "suspended mass");
+    checkProblemDerivatives(p, p.initialGuess(massLetDown(mass, 20, 8)), "suspended mass");
   }
   {
     const ModelPtr arm = loadModel("planar-arm");
@@ -316,10 +321,7 @@ TEST(Transcription, TheHessianMatchesFiniteDifferencesOfTheLagrangiansGradient) 
   const ModelPtr mass = loadModel("suspended-mass");
   TranscriptionSetup s = transcriptionFor(mass, "point:mass=0.1,0,0.4;radius=0.05", 12);
   TranscriptionProblem p(s);
-  Eigen::VectorXd end = mass->defaultInputs();
-  end[0] += 0.1;
-  end[1] += 0.1;
-  const Eigen::VectorXd z = p.initialGuess(quinticInputs(mass, end, 12, 6));
+  const Eigen::VectorXd z = p.initialGuess(massLetDown(mass, 12, 6));
   const int n = p.variables();
   std::mt19937 rng(3);
   std::uniform_real_distribution<double> any(-1.0, 1.0);
@@ -383,10 +385,7 @@ TEST(Transcription, ComplementarityViolationIsZeroOnTheIntegratorsMotionOnly) {
   const ModelPtr mass = loadModel("suspended-mass");
   TranscriptionSetup s = transcriptionFor(mass, "point:mass=0.1,0,0.4;radius=0.05", 20);
   TranscriptionProblem p(s);
-  Eigen::VectorXd end = mass->defaultInputs();
-  end[0] += 0.1;
-  end[1] += 0.1;
-  Eigen::VectorXd z = p.initialGuess(quinticInputs(mass, end, 20, 8));
+  Eigen::VectorXd z = p.initialGuess(massLetDown(mass, 20, 8));
   EXPECT_LE(p.complementarityViolation(z), 1e-6);
   int pulling = -1;
   for (int k = 0; k < 20 && pulling < 0; ++k)
