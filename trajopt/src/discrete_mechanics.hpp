@@ -68,9 +68,8 @@ class DiscreteMechanics {
   void stringCurvature(const Eigen::VectorXd& q, const Eigen::VectorXd& w, Eigen::MatrixXd& H);
   void forceCoupling(const Eigen::VectorXd& q, const Eigen::VectorXd& y, Eigen::MatrixXd& C);
 
-  // A string's tension (N) from its multiplier over a step of dt_s at q's span |a - e|:
-  // T = lambda |a - e| / dt; and back.
-  static double tension(double lambda, double span_m, double dt_s) { return lambda * span_m / dt_s; }
+  // A string's multiplier over a step of dt_s from its tension (N) at q's span |a - e|: the
+  // integrator's T = lambda |a - e| / dt inverted.
   static double multiplier(double tension_N, double span_m, double dt_s) {
     return tension_N * dt_s / span_m;
   }

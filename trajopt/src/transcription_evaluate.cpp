@@ -9,8 +9,6 @@
 namespace marionette::detail {
 namespace {
 
-constexpr double kGapRef = 1e-3;       // the complementarity's gap unit (m or rad)
-constexpr double kRateRef_s = 0.1;     // the tension rate's and the jerk's time unit
 constexpr double kClearanceCap_m = 1;  // a clearance row reads at most this (m)
 
 }  // namespace
@@ -112,17 +110,14 @@ void TranscriptionProblem::evaluate(const Eigen::VectorXd& z, bool derivatives) 
 // Effort and jerk of the rig inputs, the rig at rest before the start (rho_{-1} = rho_{-2} =
 // rho_0, fixed).
 void TranscriptionProblem::addInputCosts(bool derivatives) {
-  const Model& m = *setup_.model;
   const double dt = setup_.integrator.dt_s;
   const TranscriptionWeights& w = setup_.weights;
   auto add = [&](int knot, int i, double coefficient) {
     if (derivatives && knot >= 1) gradient_[xAt(knot) + nd_ + i] += coefficient;
   };
   for (int i = 0; i < nk_; ++i) {
-    const KinematicVariable& v = m.kinematic[i];
     const auto rho = [&](int k) { return q_[std::max(k, 0)][nd_ + i]; };
-    const double speed_ref = std::isfinite(v.max_speed) ? v.max_speed : 1.0;
-    const double jerk_ref = std::isfinite(v.max_accel) ? v.max_accel / kRateRef_s : 1.0;
+    const double speed_ref = speed_ref_[i], jerk_ref = jerk_ref_[i];
     for (int k = 0; k < N_; ++k) {
       const double speed = (rho(k + 1) - rho(k)) / (dt * speed_ref);
       cost_ += w.effort * dt * speed * speed;
@@ -157,7 +152,7 @@ void TranscriptionProblem::addSwingAndTensionCosts(const Eigen::VectorXd& z, boo
   }
   for (int k = 0; k + 1 < N_; ++k)
     for (int c = 0; c < ns_; ++c) {
-      const double scale = kRateRef_s / (dt * lambda_ref_[c]);
+      const double scale = rate_scale_[c];
       const double rate = (z[lambdaAt(k + 1) + c] - z[lambdaAt(k) + c]) * scale;
       cost_ += w.tension_rate * dt * rate * rate;
       const double d = 2 * w.tension_rate * dt * rate * scale;
@@ -168,20 +163,16 @@ void TranscriptionProblem::addSwingAndTensionCosts(const Eigen::VectorXd& z, boo
     const KnotConstraints& next = knots_[k + 1];
     for (int c = 0; c < nc_; ++c) {
       const double lambda = z[lambdaAt(k) + c] / lambda_ref_[c];
-      if (c < ns_) {  // the string's slackness variable
-        const double unit = string_length_ref_m_[c] * kGapRef;
-        const double gap = z[slackAt(k) + c] / unit;
-        cost_ += w.complementarity * lambda * gap;
-        if (!derivatives) continue;
-        gradient_[lambdaAt(k) + c] += w.complementarity * gap / lambda_ref_[c];
-        gradient_[slackAt(k) + c] += w.complementarity * lambda / unit;
-      } else {  // the stop's variable's distance to its bound (kept >= 0 by its bound)
-        const double gap = -next.g[c] / kGapRef;
-        cost_ += w.complementarity * lambda * gap;
-        if (!derivatives) continue;
-        gradient_[lambdaAt(k) + c] += w.complementarity * gap / lambda_ref_[c];
-        gradient_.segment(xAt(k + 1), nq_) -= (w.complementarity * lambda / kGapRef) * next.G.row(c);
-      }
+      // A string's slackness variable, or a stop's variable's distance to its bound (kept >= 0
+      // by its bound).
+      const double gap = (c < ns_ ? z[slackAt(k) + c] : -next.g[c]) / gap_unit_[c];
+      cost_ += w.complementarity * lambda * gap;
+      if (!derivatives) continue;
+      gradient_[lambdaAt(k) + c] += w.complementarity * gap / lambda_ref_[c];
+      if (c < ns_)
+        gradient_[slackAt(k) + c] += w.complementarity * lambda / gap_unit_[c];
+      else
+        gradient_.segment(xAt(k + 1), nq_) -= (w.complementarity * lambda / gap_unit_[c]) * next.G.row(c);
     }
   }
 }
@@ -192,21 +183,9 @@ double TranscriptionProblem::complementarityViolation(const Eigen::VectorXd& z) 
   for (int k = 0; k < N_; ++k)
     for (int c = 0; c < nc_; ++c) {
       const double lambda = z[lambdaAt(k) + c] / lambda_ref_[c];
-      const double gap = c < ns_ ? z[slackAt(k) + c] / (string_length_ref_m_[c] * kGapRef)
-                                 : -knots_[k + 1].g[c] / kGapRef;
+      const double gap = (c < ns_ ? z[slackAt(k) + c] : -knots_[k + 1].g[c]) / gap_unit_[c];
       worst = std::max(worst, std::min(lambda, gap));
     }
-  return worst;
-}
-
-double TranscriptionProblem::maxScaledViolation() const {
-  Eigen::VectorXd z_scale, g_scale;
-  scaling(z_scale, g_scale);
-  double worst = 0.0;
-  for (int r = 0; r < n_g_; ++r) {
-    const double over = std::max(g_[r] - g_upper_[r], g_lower_[r] - g_[r]);
-    worst = std::max(worst, over * g_scale[r]);
-  }
   return worst;
 }
 

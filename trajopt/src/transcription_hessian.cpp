@@ -5,13 +5,6 @@
 #include "transcription_problem.hpp"
 
 namespace marionette::detail {
-namespace {
-
-constexpr double kGapRef = 1e-3;    // as in transcription_evaluate.cpp
-constexpr double kRateRef_s = 0.1;
-
-}  // namespace
-
 void TranscriptionProblem::declareHessian() {
   const Model& m = *setup_.model;
   const int nstops = nc_ - ns_;
@@ -74,9 +67,7 @@ void TranscriptionProblem::hessian(const Eigen::VectorXd& z, double sigma,
       hessian_.values(hessian_blocks_[a].rho_prev[a - b - 1])(i, 0) += c;
   };
   for (int i = 0; i < nk_; ++i) {
-    const KinematicVariable& v = m.kinematic[i];
-    const double speed_ref = std::isfinite(v.max_speed) ? v.max_speed : 1.0;
-    const double jerk_ref = std::isfinite(v.max_accel) ? v.max_accel / kRateRef_s : 1.0;
+    const double speed_ref = speed_ref_[i], jerk_ref = jerk_ref_[i];
     const double effort = sigma * 2 * w.effort / (dt * speed_ref * speed_ref);
     const double jerk = sigma * 2 * w.jerk / (std::pow(dt, 5) * jerk_ref * jerk_ref);
     const double a[4] = {1, -3, 3, -1};  // knots k+1, k, k-1, k-2
@@ -92,7 +83,7 @@ void TranscriptionProblem::hessian(const Eigen::VectorXd& z, double sigma,
   for (int k = 0; k < N_; ++k) {
     const HessianBlocks& b = hessian_blocks_[k];
     for (int c = 0; c < ns_; ++c) {
-      const double scale = kRateRef_s / (dt * lambda_ref_[c]);
+      const double scale = rate_scale_[c];
       const double t = sigma * 2 * w.tension_rate * dt * scale * scale;
       if (k + 1 < N_) {
         hessian_.values(b.lambda_lambda)(c, 0) += t;
@@ -100,12 +91,12 @@ void TranscriptionProblem::hessian(const Eigen::VectorXd& z, double sigma,
         hessian_.values(hessian_blocks_[k + 1].lambda_prev)(c, 0) -= t;
       }
       hessian_.values(b.slack_lambda)(c, 0) +=
-          sigma * w.complementarity / (lambda_ref_[c] * string_length_ref_m_[c] * kGapRef);
+          sigma * w.complementarity / (lambda_ref_[c] * gap_unit_[c]);
     }
     for (int r = 0; r < nc_ - ns_; ++r) {
       const Model::StopRow& stop = m.stops[r];
       hessian_.values(b.stop_next)(r, stop.variable) +=
-          -sigma * w.complementarity * stop.sign / (lambda_ref_[ns_ + r] * kGapRef);
+          -sigma * w.complementarity * stop.sign / (lambda_ref_[ns_ + r] * gap_unit_[ns_ + r]);
     }
   }
 

@@ -10,7 +10,9 @@
 namespace marionette::detail {
 namespace {
 
-constexpr double kInf = 1e20;  // Ipopt's "no bound"
+constexpr double kInf = 1e20;          // Ipopt's "no bound"
+constexpr double kGapRef = 1e-3;       // the complementarity's gap unit (m or rad)
+constexpr double kRateRef_s = 0.1;     // the tension rate's and the jerk's time unit
 
 double finiteOr(double v, double fallback) { return std::isfinite(v) ? v : fallback; }
 
@@ -56,6 +58,16 @@ TranscriptionProblem::TranscriptionProblem(const TranscriptionSetup& s)
       lambda_ref_[j] = DiscreteMechanics::multiplier(load[j], string_length_ref_m_[j], dt);
   }
   findPatterns();
+  gap_unit_.setConstant(nc_, kGapRef);
+  gap_unit_.head(ns_) = kGapRef * string_length_ref_m_;
+  speed_ref_.resize(nk_);
+  jerk_ref_.resize(nk_);
+  for (int i = 0; i < nk_; ++i) {
+    speed_ref_[i] = finiteOr(m.kinematic[i].max_speed, 1.0);
+    jerk_ref_[i] = std::isfinite(m.kinematic[i].max_accel) ? m.kinematic[i].max_accel / kRateRef_s
+                                                            : 1.0;
+  }
+  rate_scale_ = (kRateRef_s / dt) * lambda_ref_.head(ns_).cwiseInverse();
   declareRows();
   declareHessian();
   q_.assign(N_ + 1, Eigen::VectorXd::Zero(nq_));
@@ -257,12 +269,12 @@ Eigen::VectorXd TranscriptionProblem::initialGuess(const Eigen::MatrixXd& inputs
   State x = setup_.start, next = vi.makeState();
   StepReport report = vi.makeReport();
   Eigen::VectorXd z = Eigen::VectorXd::Zero(n_z_);
-  KnotConstraints here;
+  KnotConstraints here;  // at knot k: its spans for step k's multipliers
   Eigen::VectorXd q(nq_);
+  knotConfiguration(z, 0, q);
+  mechanics_.knot(q, nullptr, here);
   for (int k = 0; k < N_; ++k) {
     const Eigen::VectorXd u = inputs.row(std::min<Eigen::Index>(k + 1, inputs.rows() - 1));
-    q << x.q, x.rho;
-    mechanics_.knot(q, nullptr, here);
     if (vi.step(x, u, next, &report) == StepStatus::Ok) {
       for (int j = 0; j < ns_; ++j)
         z[lambdaAt(k) + j] = DiscreteMechanics::multiplier(report.tension_N[j], here.span_m[j], dt);
@@ -271,7 +283,7 @@ Eigen::VectorXd TranscriptionProblem::initialGuess(const Eigen::MatrixXd& inputs
       x.rho = u;  // held where it was
     }
     z.segment(xAt(k + 1), nq_) << x.q, x.rho;
-    q << x.q, x.rho;
+    knotConfiguration(z, k + 1, q);
     mechanics_.knot(q, nullptr, here);
     z.segment(slackAt(k), ns_) = (-here.g.head(ns_)).cwiseMax(0.0);
   }

@@ -110,9 +110,6 @@ class TranscriptionProblem {
   // The rig inputs of z (N+1 rows of n_k) and the configurations (N+1 rows of n_q).
   Eigen::MatrixXd inputs(const Eigen::VectorXd& z) const;
   Eigen::MatrixXd configurations(const Eigen::VectorXd& z) const;
-  // The largest violation of the rows' and variables' bounds at the last evaluation, each row
-  // in its scaled units.
-  double maxScaledViolation() const;
   // How far z is from complementarity: the largest min(lambda / lambda_ref, gap / its unit) over
   // the strings and stops (0 when every multiplier or its gap is 0).
   double complementarityViolation(const Eigen::VectorXd& z);
@@ -152,6 +149,10 @@ class TranscriptionProblem {
   double energy_ref_J_ = 1.0;
   Eigen::VectorXd lambda_ref_;    // n_c
   Eigen::VectorXd string_length_ref_m_;  // n_s: at the start
+  Eigen::VectorXd gap_unit_;      // n_c: the complementarity's gap unit, 1 mm of a string's
+                                  // length (its g / l) or 1 mm (mrad) of a stop's variable
+  Eigen::VectorXd speed_ref_, jerk_ref_;  // n_k: max_speed and max_accel / 0.1 s (1 if none)
+  Eigen::VectorXd rate_scale_;            // n_s: 0.1 s / (dt lambda_ref): the tension rate's
   Eigen::VectorXd lower_, upper_, g_lower_, g_upper_;
 
   // Jacobian blocks by row kind (ids into jacobian_).
