@@ -373,8 +373,10 @@ class Plan(unittest.TestCase):
         self.assertIn("--goal", p.stderr)
 
     def test_the_transcription_optimizer_returns_a_plan_at_rest_that_re_simulates(self):
-        # The contact-implicit transcription: the plan's motion and a settle hold, solved on the
-        # integrator's own equations; its inputs, re-simulated, leave the arm still.
+        # The contact-implicit transcription: a smooth motion near the plan and a settle hold,
+        # solved on the integrator's own equations at 25 Hz knots; its inputs, interpolated and
+        # re-simulated at the plan's 50 Hz, leave the arm still (a tenth of the stage-worthy
+        # 0.1 rad/s: the two steps' motions differ by that little).
         with tempfile.TemporaryDirectory() as d:
             raw, better = os.path.join(d, "raw.json"), os.path.join(d, "better.json")
             run("plan", "--model", "planar-arm", "--goal", "q:theta1=-0.2", "--seed", "1",
@@ -384,7 +386,7 @@ class Plan(unittest.TestCase):
             self.assertNotIn("unchanged", p.stdout)
             after = json.load(open(better))
             self.assertEqual(after["outcome"], "exact")
-            self.assertLess(after["quality"]["residual_joint_speed_rms"], 1e-6)
+            self.assertLess(after["quality"]["residual_joint_speed_rms"], 0.01)
             self.assertLess(after["quality"]["residual_joint_speed_rms"],
                             json.load(open(raw))["quality"]["residual_joint_speed_rms"])
 

@@ -356,7 +356,8 @@ TEST(Service, APlanIsOptimizedWhenAskedAndBadOptimizationOptionsNameTheirField) 
 }
 
 // Optimization.method "transcription": the service runs the contact-implicit transcription, and
-// the plan it returns ends at rest.
+// the plan it returns ends at rest (re-simulated at the plan's step from knots twice as far
+// apart: within a tenth of the stage-worthy 0.1 rad/s).
 TEST(Service, APlanIsOptimizedByTranscriptionWhenAsked) {
   Running s;
   v1::PlanRequest req = armRequest();
@@ -371,7 +372,7 @@ TEST(Service, APlanIsOptimizedByTranscriptionWhenAsked) {
   EXPECT_NE(plan.optimization().method().find("contact-implicit transcription"),
             std::string::npos);
   EXPECT_EQ(plan.outcome(), v1::OUTCOME_EXACT);
-  EXPECT_LT(plan.quality().residual_joint_speed_rms(), 1e-6);
+  EXPECT_LT(plan.quality().residual_joint_speed_rms(), 0.01);
 }
 
 // PlanRequest.gains: the plan comes with its feedback gains, the very ones computed in-process

@@ -5,7 +5,9 @@
 #include <gtest/gtest.h>
 
 #include <Eigen/Eigenvalues>
+#include <atomic>
 #include <cmath>
+#include <thread>
 
 #include "input_spline.hpp"
 #include "marionette/environments/scene.hpp"
@@ -547,6 +549,54 @@ TEST(OptimizePlan, AGuessThatMissesItsGoalIsReplacedByAnExactPlanThoughItCostsMo
   EXPECT_TRUE(checkInputLimits(*arm, out.plan.inputs, out.plan.rate_hz).empty());
 }
 
+
+// The transcription from a guess that misses its goal (the start's inputs held: an approximate
+// path): an exact plan a puppeteer could stage, every figure measured by the re-simulation of
+// its inputs with the last ones held (no catch, peak tension within 3x, still after a second).
+TEST(OptimizePlan, TheTranscriptionTurnsAGuessThatMissesItsGoalIntoAStageWorthyPlan) {
+  const PlanRequest req = armRequest();
+  const ModelPtr& arm = req.model;
+  const Plan held = verifyMotion(req, arm->defaultInputs().transpose().replicate(16, 1), 50.0);
+  ASSERT_EQ(held.outcome, PlanOutcome::Approximate) << held.message;
+  OptimizationOptions o;
+  o.method = OptimizationMethod::Transcription;
+  o.time_limit_s = 60.0;
+  const OptimizedPlan out = optimizePlan(req, held, o);
+  ASSERT_TRUE(out.report.improved) << out.report.message;
+  const Plan& p = out.plan;
+  EXPECT_EQ(p.outcome, PlanOutcome::Exact) << p.message;
+  EXPECT_GE(p.min_stage_clearance_m, o.margin_m);
+  EXPECT_TRUE(checkInputLimits(*arm, p.inputs, p.rate_hz).empty());
+  ASSERT_TRUE(p.quality.measured);
+  EXPECT_EQ(p.quality.string_catches, 0);
+  EXPECT_LE(p.quality.peak_tension_ratio, 3.0);
+  EXPECT_LE(p.quality.residual_joint_speed_rms, 0.01);
+  EXPECT_LT(out.report.iterations, o.max_iterations);
+}
+
+// Budgets in iterations: the same request gives the same plan, bit for bit, with the other core
+// busy or not.
+TEST(OptimizePlan, TheTranscriptionGivesTheSamePlanOnABusyMachine) {
+  const PlanRequest req = armRequest();
+  const Plan raw = planMotion(req);
+  ASSERT_EQ(raw.outcome, PlanOutcome::Exact) << raw.message;
+  OptimizationOptions o;
+  o.method = OptimizationMethod::Transcription;
+  o.time_limit_s = 60.0;
+  const OptimizedPlan idle = optimizePlan(req, raw, o);
+  std::atomic<bool> stop{false};
+  std::thread busy([&] {
+    volatile double x = 0.0;
+    while (!stop) x = x + std::sin(x + 1.0);
+  });
+  const OptimizedPlan loaded = optimizePlan(req, raw, o);
+  stop = true;
+  busy.join();
+  ASSERT_TRUE(idle.report.improved) << idle.report.message;
+  EXPECT_EQ(idle.report.iterations, loaded.report.iterations);
+  ASSERT_EQ(idle.plan.inputs.rows(), loaded.plan.inputs.rows());
+  EXPECT_TRUE((idle.plan.inputs.array() == loaded.plan.inputs.array()).all());
+}
 
 TEST(OptimizePlan, TheDurationIsAVariable) {
   // A straight line in input space over 8 s to inputs whose rest pose meets the goal: with the

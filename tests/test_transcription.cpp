@@ -395,8 +395,29 @@ TEST(Transcription, ComplementarityViolationIsZeroOnTheIntegratorsMotionOnly) {
   EXPECT_GT(p.complementarityViolation(z), 0.5);
 }
 
-// The optimizer's answer is the integrator's motion: its inputs re-simulated by the exact step
-// give its configurations (to the complementarity's tolerance), and the puppet ends at rest.
+// z solves p (the suspended mass to a point, from setup s): its inputs re-simulated by the exact
+// step give its configurations, the mass stays where it ends when held a second, at the goal.
+void expectTheIntegratorsMotionAtRest(const ModelPtr& mass, const TranscriptionSetup& s,
+                                      const TranscriptionProblem& p, const Eigen::VectorXd& z) {
+  const Eigen::MatrixXd u = p.inputs(z), q = p.configurations(z);
+  VariationalIntegrator vi(mass, s.integrator);
+  State x = s.start;
+  double worst = 0.0;
+  for (int k = 0; k < s.intervals; ++k) {
+    ASSERT_EQ(vi.step(x, u.row(k + 1).transpose(), x), StepStatus::Ok);
+    worst = std::max(worst, (x.q - q.row(k + 1).head(mass->nd()).transpose()).cwiseAbs().maxCoeff());
+  }
+  EXPECT_LE(worst, 1e-6);
+  State held = x;
+  for (int k = 0; k < 50; ++k) ASSERT_EQ(vi.step(held, x.rho, held), StepStatus::Ok);
+  EXPECT_LE((held.q - x.q).cwiseAbs().maxCoeff(), 1e-6);
+  GoalEvaluator goal(mass, s.goal);
+  EXPECT_LE(goal.poseError(x.q, x.rho), 0.02);
+}
+
+// The optimizer's answer (complementarity by the penalty) is the integrator's motion: its inputs
+// re-simulated by the exact step give its configurations (to the complementarity's tolerance),
+// and the puppet ends at rest.
 TEST(Transcription, AnOptimizedMotionIsTheIntegratorsAndEndsAtRest) {
   const ModelPtr mass = loadModel("suspended-mass");
   const int N = 60;
@@ -405,30 +426,45 @@ TEST(Transcription, AnOptimizedMotionIsTheIntegratorsAndEndsAtRest) {
   Eigen::VectorXd end = mass->defaultInputs();
   end[0] += 0.15;
   const Eigen::VectorXd z0 = p.initialGuess(quinticInputs(mass, end, N, 20));
-  Ipopt::SmartPtr<detail::TranscriptionNlp> nlp =
-      new detail::TranscriptionNlp(p, z0, [](int) { return true; });
+  Ipopt::SmartPtr<detail::TranscriptionNlp> nlp = new detail::TranscriptionNlp(p, z0, {});
   auto app = detail::transcriptionSolver(100);
   ASSERT_EQ(app->Initialize(), Ipopt::Solve_Succeeded);
   const Ipopt::ApplicationReturnStatus status = app->OptimizeTNLP(nlp);
   EXPECT_EQ(status, Ipopt::Solve_Succeeded) << " after " << nlp->iterations() << " iterations";
   EXPECT_LE(nlp->iterations(), 60);
-  const Eigen::MatrixXd u = p.inputs(nlp->solution());
-  const Eigen::MatrixXd q = p.configurations(nlp->solution());
-  VariationalIntegrator vi(mass, s.integrator);
-  State x = s.start;
-  double worst = 0.0;
+  expectTheIntegratorsMotionAtRest(mass, s, p, nlp->solution());
+}
+
+// At fixed modes (each string taut or slack per step, as the integrator's rollout has them) the
+// bounds hold complementarity exactly: a taut row's slackness and a slack row's multiplier are
+// fixed at 0.  The solution is the integrator's motion and ends at rest, like the penalty's.
+TEST(Transcription, AtFixedModesComplementarityIsExactAndTheMotionTheIntegrators) {
+  const ModelPtr mass = loadModel("suspended-mass");
+  const int N = 60;
+  TranscriptionSetup s = transcriptionFor(mass, "point:mass=0.15,0,0.5;radius=0.02", N);
+  TranscriptionProblem p(s);
+  Eigen::VectorXd end = mass->defaultInputs();
+  end[0] += 0.15;
+  const Eigen::VectorXd z0 = p.initialGuess(quinticInputs(mass, end, N, 20));
+  const std::vector<char> modes = p.modesOf(z0);
+  const int nc = 1 + static_cast<int>(mass->stops.size());
+  ASSERT_EQ(modes.size(), static_cast<std::size_t>(N * nc));
+  p.setModes(modes);
+  Eigen::VectorXd zl, zu, gl, gu;
+  p.bounds(zl, zu, gl, gu);
+  int taut = 0;
   for (int k = 0; k < N; ++k) {
-    ASSERT_EQ(vi.step(x, u.row(k + 1).transpose(), x), StepStatus::Ok);
-    worst = std::max(worst, (x.q - q.row(k + 1).head(mass->nd()).transpose()).cwiseAbs().maxCoeff());
+    taut += modes[k * nc];
+    EXPECT_EQ(zu[modes[k * nc] ? p.slackAt(k) : p.lambdaAt(k)], 0.0) << "step " << k;
   }
-  EXPECT_LE(worst, 1e-6) << nlp->iterations() << " iterations";
-  // Held one more second, it stays where it is.
-  State held = x;
-  for (int k = 0; k < 50; ++k) ASSERT_EQ(vi.step(held, x.rho, held), StepStatus::Ok);
-  EXPECT_LE((held.q - x.q).cwiseAbs().maxCoeff(), 1e-6);
-  // And it reached the goal.
-  GoalEvaluator goal(mass, s.goal);
-  EXPECT_LE(goal.poseError(x.q, x.rho), 0.02);
+  EXPECT_GT(taut, 0);
+  Ipopt::SmartPtr<detail::TranscriptionNlp> nlp = new detail::TranscriptionNlp(p, z0, {});
+  auto app = detail::transcriptionSolver(100);
+  ASSERT_EQ(app->Initialize(), Ipopt::Solve_Succeeded);
+  EXPECT_EQ(app->OptimizeTNLP(nlp), Ipopt::Solve_Succeeded) << nlp->iterations() << " iterations";
+  const Eigen::VectorXd& z = nlp->solution();
+  for (int k = 0; k < N; ++k) EXPECT_EQ(z[p.lambdaAt(k)] * z[p.slackAt(k)], 0.0) << "step " << k;
+  expectTheIntegratorsMotionAtRest(mass, s, p, z);
 }
 
 }  // namespace

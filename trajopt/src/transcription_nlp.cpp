@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: BSD-3-Clause
 #include "transcription_nlp.hpp"
+#include <IpIpoptCalculatedQuantities.hpp>
 
 #include <algorithm>
 #include <cmath>
@@ -7,7 +8,7 @@
 namespace marionette::detail {
 
 TranscriptionNlp::TranscriptionNlp(TranscriptionProblem& problem, Eigen::VectorXd start,
-                                   std::function<bool(int)> keep_going)
+                                   KeepGoing keep_going)
     : problem_(problem), start_(std::move(start)), keep_going_(std::move(keep_going)) {
   problem_.evaluate(start_, false);
   objective_scale_ = 1.0 / std::max(problem_.cost(), 1e-3);
@@ -111,13 +112,16 @@ bool TranscriptionNlp::eval_h(Ipopt::Index n, const Ipopt::Number* x, bool,
 }
 
 bool TranscriptionNlp::intermediate_callback(Ipopt::AlgorithmMode, Ipopt::Index iter,
+                                             Ipopt::Number obj_value, Ipopt::Number inf_pr,
+                                             Ipopt::Number, Ipopt::Number mu, Ipopt::Number,
                                              Ipopt::Number, Ipopt::Number, Ipopt::Number,
-                                             Ipopt::Number, Ipopt::Number, Ipopt::Number,
-                                             Ipopt::Number, Ipopt::Number, Ipopt::Index,
-                                             const Ipopt::IpoptData*,
-                                             Ipopt::IpoptCalculatedQuantities*) {
+                                             Ipopt::Index, const Ipopt::IpoptData*,
+                                             Ipopt::IpoptCalculatedQuantities* cq) {
   iterations_ = iter;
-  return !keep_going_ || keep_going_(iter);
+  // The original rows' violation, in their own units (Ipopt's inf_pr is its scaled problem's).
+  const double violation =
+      cq ? cq->unscaled_curr_nlp_constraint_violation(Ipopt::NORM_MAX) : inf_pr;
+  return !keep_going_ || keep_going_({iter, obj_value, violation, mu});
 }
 
 void TranscriptionNlp::finalize_solution(Ipopt::SolverReturn status, Ipopt::Index n,

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // The transcription (transcription_problem.hpp) as Ipopt's nonlinear program: sparse Jacobian,
 // the Lagrangian's Hessian as the problem gives it (TranscriptionProblem::hessian), the problem's
-// own row and variable scales.  Budgets are counted in iterations; `keep_going`, asked once per iteration,
-// may stop the solve (a wall-clock cap or a cancel: the caller says which).
+// own row and variable scales.  Budgets are counted in iterations; `keep_going`, asked once per
+// iteration with the iterate's objective and infeasibility, may stop the solve (converged for the
+// caller's purposes, a wall-clock cap or a cancel: the caller says which).
 #pragma once
 
 #include <IpTNLP.hpp>
@@ -12,10 +13,17 @@
 
 namespace marionette::detail {
 
+struct TranscriptionProgress {
+  int iteration = 0;
+  double objective = 0.0;             // the problem's cost
+  double primal_infeasibility = 0.0;  // the largest row violation, in the row's units
+  double barrier = 0.0;               // the interior point's barrier parameter mu
+};
+
 class TranscriptionNlp : public Ipopt::TNLP {
  public:
-  TranscriptionNlp(TranscriptionProblem& problem, Eigen::VectorXd start,
-                   std::function<bool(int iteration)> keep_going);
+  using KeepGoing = std::function<bool(const TranscriptionProgress&)>;
+  TranscriptionNlp(TranscriptionProblem& problem, Eigen::VectorXd start, KeepGoing keep_going);
 
   const Eigen::VectorXd& solution() const { return solution_; }
   int iterations() const { return iterations_; }
@@ -64,7 +72,7 @@ class TranscriptionNlp : public Ipopt::TNLP {
   TranscriptionProblem& problem_;
   Eigen::VectorXd start_, solution_, last_x_;
   bool last_derivatives_ = false, evaluated_ = false;
-  std::function<bool(int)> keep_going_;
+  KeepGoing keep_going_;
   double objective_scale_ = 1.0;
   int iterations_ = 0;
   Ipopt::SolverReturn status_ = Ipopt::UNASSIGNED;

@@ -3,36 +3,139 @@
 
 #include <IpIpoptApplication.hpp>
 #include <cmath>
+#include <limits>
+#include <optional>
 #include <sstream>
+#include <vector>
 
 #include "ipopt_solver.hpp"
 #include "marionette/common/text.hpp"
+#include "marionette/models/rest_pose.hpp"
 #include "marionette/models/simulation.hpp"
 #include "plan_acceptance.hpp"
 #include "transcription_nlp.hpp"
 #include "transcription_problem.hpp"
+#include "warm_starts.hpp"
 
 namespace marionette::detail {
+namespace {
+
+// `model` with only the joint stops that the rollout of `inputs` from `start` comes within
+// `reach` (rad or m) of as unilateral rows; the others into held_off.  A stop the motion never
+// nears costs the transcription a multiplier per knot and nothing else: kept off as a bound, it
+// is neither a variable nor a force.
+ModelPtr withStopsNear(const ModelPtr& model, const State& start, const Eigen::MatrixXd& inputs,
+                       const IntegratorOptions& io, double reach,
+                       std::vector<Model::StopRow>& held_off) {
+  held_off.clear();
+  if (model->stops.empty()) return model;
+  std::vector<double> nearest(model->stops.size(), std::numeric_limits<double>::infinity());
+  auto measure = [&](const Eigen::VectorXd& q) {
+    for (std::size_t r = 0; r < nearest.size(); ++r) {
+      const Model::StopRow& stop = model->stops[r];
+      nearest[r] = std::min(nearest[r], stop.sign * (stop.bound - q[stop.variable]));
+    }
+  };
+  VariationalIntegrator vi(model, io);
+  State x = start, next = vi.makeState();
+  measure(x.q);
+  for (Eigen::Index k = 1; k < inputs.rows(); ++k) {
+    if (vi.step(x, inputs.row(k).transpose(), next) != StepStatus::Ok) break;
+    x = next;
+    measure(x.q);
+  }
+  auto reduced = std::make_shared<Model>(*model);
+  reduced->stops.clear();
+  for (std::size_t r = 0; r < nearest.size(); ++r)
+    (nearest[r] < reach ? reduced->stops : held_off).push_back(model->stops[r]);
+  return reduced;
+}
+
+
+// Each string's larger static tension (N) at the rest poses of the start's inputs and of
+// `goal_rest` (when given); empty when neither rests.
+Eigen::VectorXd stringLoads(const ModelPtr& model, const Eigen::VectorXd& rho0,
+                            const std::optional<Eigen::VectorXd>& goal_rest) {
+  Eigen::VectorXd load;
+  for (const Eigen::VectorXd* rho : {&rho0, goal_rest ? &*goal_rest : nullptr}) {
+    if (!rho) continue;
+    const RestPose rest = computeRestPose(model, *rho);
+    if (!rest.ok) continue;
+    load = load.size() == 0 ? rest.tension_N : load.cwiseMax(rest.tension_N);
+  }
+  if (load.size() == 0 || !(load.maxCoeff() > 0)) return {};
+  return load;
+}
+
+// The modes to solve at: the warm start's (problem.modesOf(z)), but every string loaded at both
+// ends (`loaded`, and taut over the warm start's last step) taut throughout: a stage-worthy
+// motion neither lets a loaded string go slack nor catches it.
+std::vector<char> solvingModes(const TranscriptionProblem& problem, const Eigen::VectorXd& z,
+                               int strings, int rows, const std::vector<char>& loaded) {
+  std::vector<char> modes = problem.modesOf(z);
+  const int N = static_cast<int>(modes.size()) / std::max(rows, 1);
+  for (int j = 0; j < strings; ++j) {
+    if (!loaded[j] || N == 0 || !modes[(N - 1) * rows + j]) continue;
+    for (int k = 0; k < N; ++k) modes[k * rows + j] = 1;
+  }
+  return modes;
+}
+
+// The knots' inputs at the plan's step: `factor` plan steps per knot, linearly interpolated.
+Eigen::MatrixXd interpolated(const Eigen::MatrixXd& knots, int factor) {
+  Eigen::MatrixXd out((knots.rows() - 1) * factor + 1, knots.cols());
+  for (Eigen::Index n = 0; n < out.rows(); ++n) {
+    const Eigen::Index k = std::min<Eigen::Index>(n / factor, knots.rows() - 2);
+    const double w = static_cast<double>(n - k * factor) / factor;
+    out.row(n) = (1 - w) * knots.row(k) + w * knots.row(k + 1);
+  }
+  return out;
+}
+
+}  // namespace
 
 void transcribePlan(const MotionProblem& request, const CollisionModelPtr& collision,
                     const Plan& plan, const OptimizationOptions& options,
                     SteadyClock::time_point t0, const CancelFn& cancelled, OptimizedPlan& out) {
   OptimizationReport& report = out.report;
   const ModelPtr& model = request.model;
-  const double dt = 1.0 / plan.rate_hz;
   const Eigen::VectorXd rho0 = plan.inputs.row(0).transpose();
   const StartState start = resolveStart(model, rho0, request.start);
 
+  // The warm start: the best of the smooth motions near the plan by a rollout of each, the rest
+  // pose at the goal searched within a quarter of the cap; the plan's own motion when none can be
+  // rolled out.
+  const auto goal_search_end =
+      t0 + std::chrono::duration_cast<SteadyClock::duration>(
+               std::chrono::duration<double>(0.25 * options.time_limit_s));
+  const WarmStarts warm = searchWarmStarts(request, collision, plan, options, goal_search_end);
+  Eigen::MatrixXd motion = plan.inputs;
+  std::string from = "the plan's motion";
+  if (!warm.ranked.empty()) {
+    motion = warm.ranked.front().inputs();
+    from = warm.ranked.front().name + " over " +
+           formatNumber((motion.rows() - 1) / plan.rate_hz) + " s";
+  }
+
+  // The knots: every factor-th plan step, at no less than kKnotRate_hz (the puppet's swing, a few
+  // hertz, is resolved at that rate; a knot costs the solver's factorization more than anything
+  // else).  The plan interpolates them linearly, so a knot's change of speed happens within one
+  // plan step: the acceleration rows ask for 1 / factor of their share.
+  constexpr double kKnotRate_hz = 25.0;
+  const int factor =
+      std::max(1, static_cast<int>(std::floor(plan.rate_hz / kKnotRate_hz + 1e-9)));
   TranscriptionSetup setup;
   setup.model = model;
-  setup.integrator.dt_s = dt;
+  setup.integrator.dt_s = factor / plan.rate_hz;
+  setup.accel_share = setup.limit_share / factor;
   VariationalIntegrator vi(model, setup.integrator);
   setup.start = vi.stateFromVelocity(start.q, start.qdot, rho0);
-  // The plan's motion, then its last inputs held for the settle time: the puppet must be at rest
-  // by the end.
-  const int hold = std::max(setup.rest_knots + 2,
-                            static_cast<int>(std::lround(options.settle_s * plan.rate_hz)));
-  setup.intervals = plan.samples() - 1 + hold;
+  // The motion, then its last inputs held for the settle time: the puppet must be at rest by the
+  // end.
+  const int motion_samples = static_cast<int>(motion.rows());
+  const int hold = std::max(setup.rest_knots + 2, static_cast<int>(std::lround(
+                                                      options.settle_s * plan.rate_hz / factor)));
+  setup.intervals = (motion_samples - 1 + factor - 1) / factor + hold;
   setup.goal = request.goal;
   setup.collision = collision;
   // Rows half a margin (at least 5 mm) farther out than the margin the plan must keep, so that
@@ -47,67 +150,77 @@ void transcribePlan(const MotionProblem& request, const CollisionModelPtr& colli
   setup.weights.jerk *= options.weights.jerk / defaults.jerk;
   setup.weights.swing *= options.weights.swing / defaults.swing;
   setup.weights.tension_rate *= options.weights.tension_rate / defaults.tension_rate;
+  // No string pulls more than 2.5 times its load (its static tension, at least a tenth of the
+  // largest): a plan's peak tension stays within 3 times.  A string loaded at either end (1 % of
+  // the largest) is "loaded" for the modes.
+  const Eigen::VectorXd static_N = stringLoads(model, rho0, warm.goal_rest);
+  std::vector<char> loaded(model->nstrings(), 0);
+  if (static_N.size() > 0) {
+    setup.max_tension_N = 2.5 * static_N.cwiseMax(0.1 * static_N.maxCoeff());
+    for (int j = 0; j < static_N.size(); ++j)
+      loaded[j] = static_N[j] >= 0.01 * static_N.maxCoeff();
+  }
   Eigen::MatrixXd guess(setup.intervals + 1, model->nk());
   for (int k = 0; k <= setup.intervals; ++k)
-    guess.row(k) = plan.inputs.row(std::min(k, plan.samples() - 1));
-
+    guess.row(k) = motion.row(std::min(k * factor, motion_samples - 1));
+  setup.model = withStopsNear(model, setup.start, guess, setup.integrator, 0.1,
+                              setup.stops_held_off);
   TranscriptionProblem problem(setup);
-  bool capped = false;
-  auto keep_going = [&](int) {
+
+  // Converged for a plan's purposes (it is re-simulated and verified after): the barrier down to
+  // kBarrier, the rows met to kFeasible (in their units) and the objective within kPlateau of its
+  // value kWindow iterations before.  Counted in iterations: the same request stops at the same
+  // iterate on any machine; the wall-clock cap only stops it, and says so.
+  constexpr double kFeasible = 1e-5, kPlateau = 0.01, kBarrier = 1e-5;
+  constexpr std::size_t kWindow = 5;
+  bool capped = false, converged = false;
+  std::vector<double> objectives;
+  auto keep_going = [&](const TranscriptionProgress& p) {
     if (cancelled && cancelled()) return false;
     capped = secondsSince(t0) >= options.time_limit_s;
-    return !capped;
+    if (capped) return false;
+    objectives.push_back(p.objective);
+    const std::size_t n = objectives.size();
+    converged = p.barrier <= kBarrier && p.primal_infeasibility <= kFeasible && n > kWindow &&
+                std::abs(objectives[n - 1 - kWindow] - p.objective) <=
+                    kPlateau * std::abs(objectives[n - 1 - kWindow]);
+    return !converged;
   };
   std::ostringstream method;
-  method << "ipopt contact-implicit transcription of the variational integrator, "
-         << setup.intervals << " steps of " << formatNumber(dt) << " s, from the plan's motion";
+  method << "ipopt contact-implicit transcription of the variational integrator at fixed modes, "
+         << setup.intervals << " steps of " << formatNumber(setup.integrator.dt_s) << " s, from "
+         << from;
   report.method = method.str();
-  // The penalty is exact above a weight the solution's multipliers set: while a solution is not
-  // complementary (a string pulling while slack), the weight is raised tenfold and the solve
-  // continues from it, within the one iteration budget.
-  Eigen::VectorXd z = problem.initialGuess(guess);
-  Ipopt::ApplicationReturnStatus status = Ipopt::Solve_Succeeded;
-  bool solved = false;
-  double violation = 0.0;
-  for (int round = 0; round < 3; ++round) {
-    const int left = options.max_iterations - report.iterations;
-    if (left <= 0 || capped) break;
-    Ipopt::SmartPtr<TranscriptionNlp> nlp = new TranscriptionNlp(problem, z, keep_going);
-    Ipopt::SmartPtr<Ipopt::IpoptApplication> app = transcriptionSolver(left);
-    if (app->Initialize() != Ipopt::Solve_Succeeded) {
-      report.message = "the solver could not start";
-      return;
-    }
-    status = app->OptimizeTNLP(nlp);
-    if (cancelled && cancelled()) throw PlanCancelled("plan optimization");
-    report.iterations += nlp->iterations();
-    if (nlp->solution().size() == 0) break;
-    z = nlp->solution();
-    solved = true;
-    violation = problem.complementarityViolation(z);
-    if (violation <= 1e-6 || status != Ipopt::Solve_Succeeded) break;
-    problem.setComplementarityWeight(10 * problem.complementarityWeight());
+
+  const Eigen::VectorXd z0 = problem.initialGuess(guess);
+  problem.setModes(solvingModes(problem, z0, model->nstrings(),
+                                model->nstrings() + static_cast<int>(setup.model->stops.size()),
+                                loaded));
+  Ipopt::SmartPtr<TranscriptionNlp> nlp = new TranscriptionNlp(problem, z0, keep_going);
+  Ipopt::SmartPtr<Ipopt::IpoptApplication> app = transcriptionSolver(options.max_iterations);
+  if (app->Initialize() != Ipopt::Solve_Succeeded) {
+    report.message = "the solver could not start";
+    return;
   }
-  if (!solved) {
+  const Ipopt::ApplicationReturnStatus status = app->OptimizeTNLP(nlp);
+  if (cancelled && cancelled()) throw PlanCancelled("plan optimization");
+  report.iterations = nlp->iterations();
+  if (nlp->solution().size() == 0) {
     report.time_s = secondsSince(t0);
     report.message = "the solver ended without a motion (status " +
                      std::to_string(static_cast<int>(status)) + ")";
     return;
   }
   Plan candidate = plan;
-  candidate.inputs = problem.inputs(z);
+  candidate.inputs = interpolated(problem.inputs(nlp->solution()), factor);
   acceptCandidate(request, collision, plan, std::move(candidate), options, t0, out, false);
   std::string how;
   if (capped)
     how = "the wall-clock cap (" + formatNumber(options.time_limit_s) + " s) stopped the solver";
-  else if (status == Ipopt::Maximum_Iterations_Exceeded ||
-           report.iterations >= options.max_iterations)
+  else if (status == Ipopt::Maximum_Iterations_Exceeded)
     how = "the solver used its " + std::to_string(options.max_iterations) + " iterations";
-  else if (status != Ipopt::Solve_Succeeded)
+  else if (status != Ipopt::Solve_Succeeded && !converged)
     how = "the solver stopped (status " + std::to_string(static_cast<int>(status)) + ")";
-  else if (violation > 1e-6)
-    how = "the solution is not complementary (" + formatNumber(violation) +
-          ") at the largest penalty weight";
   if (!how.empty())
     report.message = how + " after " + std::to_string(report.iterations) + " iterations" +
                      (report.message.empty() ? "" : "; " + report.message);

@@ -1,7 +1,11 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// optimizePlan's transcription engine: the plan's motion, held at its end for the settle time, as
-// the warm start of the contact-implicit transcription (transcription_problem.hpp), solved by
-// Ipopt within an iteration budget, its inputs re-simulated and verified as every plan is.
+// optimizePlan's transcription engine.  The warm start is the best of the smooth motions near
+// the plan (warm_starts.hpp), held at its end for the settle time; the contact-implicit
+// transcription (transcription_problem.hpp) of it, on knots at 25 Hz or more, is solved by Ipopt
+// at fixed modes (each loaded string taut throughout, the others as the warm start has them; no
+// string pulling more than 2.5 times its load; the stops the warm start does not near held off as
+// bounds), stopped when converged for a plan's purposes or out of iterations; the plan's inputs
+// interpolate its knots and are re-simulated and verified as every plan is.
 #pragma once
 
 #include "marionette/common/clock.hpp"

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <stdexcept>
 
 #include "marionette/models/rest_pose.hpp"
@@ -172,21 +173,26 @@ void TranscriptionProblem::declareRows() {
   lower_.setConstant(n_z_, -kInf);
   upper_.setConstant(n_z_, kInf);
   for (int k = 1; k <= N_; ++k) {
-    for (const Model::StopRow& stop : m.stops)
-      (stop.sign > 0 ? upper_ : lower_)[xAt(k) + stop.variable] = stop.bound;
+    for (const auto& stops : {std::cref(m.stops), std::cref(setup_.stops_held_off)})
+      for (const Model::StopRow& stop : stops.get())
+        (stop.sign > 0 ? upper_ : lower_)[xAt(k) + stop.variable] = stop.bound;
     for (int i = 0; i < nk_; ++i) {
       lower_[xAt(k) + nd_ + i] = finiteOr(m.kinematic[i].lower, -kInf);
       upper_[xAt(k) + nd_ + i] = finiteOr(m.kinematic[i].upper, kInf);
     }
   }
   lower_.tail(N_ * (nc_ + ns_)).setZero();  // multipliers and slackness
+  for (int j = 0; j < setup_.max_tension_N.size() && j < ns_; ++j)
+    for (int k = 0; k < N_; ++k)
+      upper_[lambdaAt(k) + j] =
+          DiscreteMechanics::multiplier(setup_.max_tension_N[j], string_length_ref_m_[j], dt);
   g_lower_.setZero(n_g_);
   g_upper_.setZero(n_g_);
   const double share = setup_.limit_share;
   for (int k = 0; k < N_; ++k)
     for (int i = 0; i < nk_; ++i) {
       const double v = share * m.kinematic[i].max_speed * dt;
-      const double a = share * m.kinematic[i].max_accel * dt * dt;
+      const double a = setup_.accel_share * m.kinematic[i].max_accel * dt * dt;
       g_lower_[speed_row_ + k * nk_ + i] = -finiteOr(v, kInf);
       g_upper_[speed_row_ + k * nk_ + i] = finiteOr(v, kInf);
       g_lower_[accel_row_ + k * nk_ + i] = -finiteOr(a, kInf);
@@ -211,6 +217,31 @@ void TranscriptionProblem::bounds(Eigen::VectorXd& z_lower, Eigen::VectorXd& z_u
   z_upper = upper_;
   g_lower = g_lower_;
   g_upper = g_upper_;
+  if (taut_.empty()) return;
+  for (int k = 0; k < N_; ++k)
+    for (int c = 0; c < nc_; ++c) {
+      if (!taut_[k * nc_ + c]) {
+        z_upper[lambdaAt(k) + c] = 0.0;
+      } else if (c < ns_) {
+        z_upper[slackAt(k) + c] = 0.0;
+      } else {
+        const Model::StopRow& stop = setup_.model->stops[c - ns_];
+        z_lower[xAt(k + 1) + stop.variable] = z_upper[xAt(k + 1) + stop.variable] = stop.bound;
+      }
+    }
+}
+
+void TranscriptionProblem::setModes(std::vector<char> taut) {
+  if (!taut.empty() && taut.size() != static_cast<std::size_t>(N_ * nc_))
+    throw std::invalid_argument("TranscriptionProblem::setModes: N n_c modes");
+  taut_ = std::move(taut);
+}
+
+std::vector<char> TranscriptionProblem::modesOf(const Eigen::VectorXd& z) const {
+  std::vector<char> taut(N_ * nc_);
+  for (int k = 0; k < N_; ++k)
+    for (int c = 0; c < nc_; ++c) taut[k * nc_ + c] = z[lambdaAt(k) + c] > 0;
+  return taut;
 }
 
 void TranscriptionProblem::scaling(Eigen::VectorXd& z_scale, Eigen::VectorXd& g_scale) const {

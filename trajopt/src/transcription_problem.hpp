@@ -61,10 +61,20 @@ struct TranscriptionSetup {
   bool goal_rows = true;
   double goal_fraction = 0.9;   // the goal rows ask for this share of its tolerance
   double limit_share = 0.97;    // the rig rows ask for this share of each limit
+  // The acceleration rows' share: less when the plan's inputs interpolate the knots linearly at a
+  // finer step (a knot's change of speed then happens within one plan step).
+  double accel_share = 0.97;
   CollisionModelPtr collision;  // clearance rows when set
   double margin_m = 0.02;
   double self_margin_m = 0.001;
   TranscriptionWeights weights;
+  // Each string's tension bound (N; n_s, or empty for none), as a bound on its multipliers at its
+  // length at the start.
+  Eigen::VectorXd max_tension_N;
+  // Joint stops the motion is kept off, as bounds on their variables only (no multiplier, no
+  // force: the integrator never engages them either); model->stops are the stops modelled as
+  // unilateral rows.
+  std::vector<Model::StopRow> stops_held_off;
 };
 
 class TranscriptionProblem {
@@ -113,10 +123,14 @@ class TranscriptionProblem {
   // How far z is from complementarity: the largest min(lambda / lambda_ref, gap / its unit) over
   // the strings and stops (0 when every multiplier or its gap is 0).
   double complementarityViolation(const Eigen::VectorXd& z);
-  // The penalty's weight (an exact penalty is exact above a threshold: raised when a solution
-  // is not complementary).
-  double complementarityWeight() const { return setup_.weights.complementarity; }
-  void setComplementarityWeight(double w) { setup_.weights.complementarity = w; }
+  // Modes: each unilateral row of each interval (k n_c + c) taut (1: a string's slackness or a
+  // stop's gap fixed at 0) or slack (0: its multiplier fixed at 0), so that complementarity holds
+  // exactly and the problem is smooth; the penalty is then off.  Without modes (the default),
+  // complementarity is the penalty's.
+  void setModes(std::vector<char> taut);
+  const std::vector<char>& modes() const { return taut_; }
+  // Taut where z's multiplier is positive (an initial guess's: the integrator's taut set).
+  std::vector<char> modesOf(const Eigen::VectorXd& z) const;
 
   // Offsets into z.
   int xAt(int k) const { return (k - 1) * nq_; }                      // k = 1..N
@@ -154,6 +168,7 @@ class TranscriptionProblem {
   Eigen::VectorXd speed_ref_, jerk_ref_;  // n_k: max_speed and max_accel / 0.1 s (1 if none)
   Eigen::VectorXd rate_scale_;            // n_s: 0.1 s / (dt lambda_ref): the tension rate's
   Eigen::VectorXd lower_, upper_, g_lower_, g_upper_;
+  std::vector<char> taut_;  // modes (N n_c), or empty
 
   // Jacobian blocks by row kind (ids into jacobian_).
   struct DelBlocks {

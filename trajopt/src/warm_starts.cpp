@@ -1,0 +1,184 @@
+// SPDX-License-Identifier: BSD-3-Clause
+#include "warm_starts.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+
+#include "marionette/models/rig_trajectory.hpp"
+#include "marionette/problem/goal_rest_pose.hpp"
+#include "marionette/problem/verification.hpp"
+
+namespace marionette::detail {
+
+namespace {
+
+// `samples` stretched (or compressed) in time to `rows` rows, linearly interpolated.
+Eigen::MatrixXd stretched(const Eigen::MatrixXd& samples, int rows) {
+  const int n = static_cast<int>(samples.rows());
+  if (rows == n || n < 2) return samples;
+  Eigen::MatrixXd out(rows, samples.cols());
+  for (int r = 0; r < rows; ++r) {
+    const double x = rows > 1 ? r * (n - 1.0) / (rows - 1.0) : 0.0;
+    const int i = std::min(static_cast<int>(x), n - 2);
+    const double w = x - i;
+    out.row(r) = (1 - w) * samples.row(i) + w * samples.row(i + 1);
+  }
+  return out;
+}
+
+// The durations the search for a start tries: the plan's own first, shorter and longer ones,
+// and multiples of the shortest comfortable transfer's (1.25 x the limits' bound), on the sample
+// grid, none shorter than that transfer or 0.2 s.
+std::vector<double> candidateDurations(const Model& model, double plan_duration_s, double rate_hz,
+                                       const Eigen::VectorXd& rho0, const Eigen::VectorXd& rho_end,
+                                       const std::optional<Eigen::VectorXd>& goal_rest) {
+  const double dt = 1.0 / rate_hz;
+  double shortest = moveDuration(model, rho0, rho_end, dt, 1.0);
+  if (goal_rest)
+    shortest = std::max(shortest, moveDuration(model, rho0, *goal_rest, dt, 1.0));
+  shortest = std::max(0.2, 1.25 * shortest);
+  std::vector<double> out = {plan_duration_s};
+  auto add = [&](double T) {
+    T = std::lround(T * rate_hz) / rate_hz;
+    if (T < shortest - 0.5 / rate_hz) return;
+    for (double d : out)
+      if (std::abs(d - T) < 0.5 / rate_hz) return;
+    out.push_back(T);
+  };
+  for (double f : {0.5, 0.75, 1.25, 1.5}) add(f * plan_duration_s);
+  for (double f : {1.0, 1.5, 2.0, 3.0}) add(f * shortest);
+  return out;
+}
+
+// The inputs of a collision-free rest pose that meets the goal (within half its tolerance),
+// by damped Gauss-Newton on the rest pose's inputs (the roadmap's goal search) from the rest
+// poses of the plan's inputs where it first reaches the goal, where it ends, and at its start;
+// nullopt when none is found by the deadline.
+std::optional<Eigen::VectorXd> restInputsAtGoal(const MotionProblem& request,
+                                                const CollisionModelPtr& collision,
+                                                const Plan& plan, const StartState& start,
+                                                SteadyClock::time_point deadline) {
+  CollisionChecker checker(collision);
+  GoalEvaluator goal(request.model, request.goal);
+  const double aim = 0.5 * goal.tolerance();
+  const auto in_time = [&] { return SteadyClock::now() < deadline; };
+  std::vector<std::pair<Eigen::VectorXd, const Eigen::VectorXd*>> froms;
+  if (plan.goal_sample >= 0 && plan.goal_sample < plan.samples())
+    froms.emplace_back(plan.inputs.row(plan.goal_sample).transpose(), nullptr);
+  froms.emplace_back(plan.inputs.row(plan.samples() - 1).transpose(), nullptr);
+  froms.emplace_back(plan.inputs.row(0).transpose(), &start.q);
+  for (const auto& [rho, guess] : froms) {
+    if (!in_time()) break;
+    const auto from = restVertex(request.model, checker, rho, guess);
+    if (!from) continue;
+    if (goal.poseError(from->q, from->rho) <= aim) return from->rho;
+    if (const auto v = descendToGoal(request.model, checker, goal, *from, aim, in_time))
+      return v->rho;
+    std::mt19937_64 rng(plan.seed ? plan.seed : 1);
+    const auto found = randomDescent(request.model, checker, goal, *from, aim, rng,
+                                              in_time);
+    if (found) return found->rho;
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+WarmStarts searchWarmStarts(const MotionProblem& request, const CollisionModelPtr& collision,
+                            const Plan& plan, const OptimizationOptions& options,
+                            SteadyClock::time_point goal_search_end) {
+  WarmStarts out;
+  const ModelPtr& model = request.model;
+  // The start, exactly as the verification resolves it.
+  const Eigen::VectorXd rho0 = plan.inputs.row(0).transpose();
+  const StartState start = resolveStart(model, rho0, request.start);
+  IntegratorOptions io;
+  io.dt_s = 1.0 / plan.rate_hz;
+  VariationalIntegrator vi(model, io);
+
+  // A rest pose that meets the goal: the end's static tensions (the tension terms' reference)
+  // and the end of the transfer starts.  Searched from the rest poses of the plan's inputs where
+  // it reaches the goal, where it ends, and at its start.
+  const Eigen::VectorXd rho_end = plan.inputs.row(plan.samples() - 1).transpose();
+  out.goal_rest = restInputsAtGoal(request, collision, plan, start, goal_search_end);
+
+  ProblemSetup setup;
+  setup.model = model;
+  setup.goal = request.goal;
+  setup.start = vi.stateFromVelocity(start.q, start.qdot, rho0);
+  setup.rate_hz = plan.rate_hz;
+  setup.settle_s = options.settle_s;
+  setup.weights = options.weights;
+  setup.end_reference = out.goal_rest ? *out.goal_rest : rho_end;
+  setup.collision = collision;
+  // The penalty starts half a margin (at least 5 mm) farther out, so that the balance of the
+  // terms settles clear of the margin rather than on it.
+  setup.margin_m =
+      options.margin_m > 0 ? options.margin_m + std::max(0.005, 0.5 * options.margin_m) : 0.0;
+  auto problemOf = [&](double duration_s, double knots_per_s) {
+    ProblemSetup s = setup;
+    s.duration_s = duration_s;
+    s.segments = std::max(3, static_cast<int>(std::lround(duration_s * knots_per_s)));
+    return std::make_unique<TrajectoryProblem>(s);
+  };
+
+  // The plan's own motion is what an optimization must beat; when it cannot be rolled out in
+  // single steps (the linearization's), its fit by the spline.
+  const double plan_duration_s = plan.duration_s();
+  std::unique_ptr<TrajectoryProblem> problem = problemOf(plan_duration_s, options.knots_per_s);
+  out.before_known = problem->evaluateSamples(plan.inputs);
+  out.plan_failure = problem->failure();
+  if (!out.before_known &&
+      problem->evaluate(problem->spline().fit(plan.inputs), Evaluation::Value))
+    out.before_known = out.before_fitted = true;
+  if (out.before_known) out.before = problem->cost();
+
+  std::vector<WarmStart>& starts = out.ranked;
+  auto addStart = [&](TrajectoryProblem& at, Eigen::VectorXd z, const std::string& name) {
+    if (!at.evaluate(z, Evaluation::Value)) return;
+    const double violation = at.constraintViolation();
+    starts.push_back({violation == 0 && at.minClearance() > 0, std::max(0.1, violation),
+                      at.cost().total(), &at, std::move(z), name});
+  };
+  for (double duration_s : candidateDurations(*model, plan_duration_s, plan.rate_hz, rho0,
+                                              rho_end, out.goal_rest)) {
+    if (duration_s == plan_duration_s)
+      out.problems.push_back(std::move(problem));
+    else
+      out.problems.push_back(problemOf(duration_s, options.knots_per_s));
+    TrajectoryProblem& at = *out.problems.back();
+    const InputSpline& spline = at.spline();
+    const Eigen::MatrixXd motion = stretched(plan.inputs, spline.samples());
+    std::vector<std::pair<std::string, Eigen::VectorXd>> tries = {
+        {"the plan's motion", spline.fit(motion)}};
+    for (int segments : {3, spline.segments() / 2})
+      tries.emplace_back("the plan's motion smoothed", spline.smoothedFit(motion, segments));
+    tries.emplace_back("a transfer to the plan's end inputs", spline.transfer(rho_end));
+    if (out.goal_rest)
+      tries.emplace_back("a transfer to a rest pose at the goal", spline.transfer(*out.goal_rest));
+    for (auto& [name, z] : tries) addStart(at, std::move(z), name);
+  }
+  // A plan that reaches its goal swinging loses it in those fits (arm3d behind the pillars):
+  // when no start meets everything, the plan's own motion up to where it first meets a goal it
+  // need not rest at, through a spline that follows it (a segment per two samples).  The
+  // solver's best point can then be no worse than that.
+  if (std::none_of(starts.begin(), starts.end(), [](const WarmStart& a) { return a.feasible; })) {
+    const Eigen::MatrixXd reach = !request.goal.at_rest && plan.goal_sample > 0
+                                      ? Eigen::MatrixXd(plan.inputs.topRows(plan.goal_sample + 1))
+                                      : plan.inputs;
+    out.problems.push_back(problemOf((reach.rows() - 1) / plan.rate_hz, 0.5 * plan.rate_hz));
+    TrajectoryProblem& fine = *out.problems.back();
+    addStart(fine, fine.spline().fit(reach), "the plan's motion, finely fitted");
+  }
+  std::sort(starts.begin(), starts.end(), [](const WarmStart& a, const WarmStart& b) {
+    return std::make_pair(a.violation, a.cost) < std::make_pair(b.violation, b.cost);
+  });
+  const auto feasible =
+      std::find_if(starts.begin(), starts.end(), [](const WarmStart& a) { return a.feasible; });
+  if (feasible != starts.end() && feasible - starts.begin() > 1)
+    std::rotate(starts.begin() + 1, feasible, feasible + 1);
+  return out;
+}
+
+}  // namespace marionette::detail
