@@ -51,7 +51,6 @@ ModelPtr withStopsNear(const ModelPtr& model, const State& start, const Eigen::M
   return reduced;
 }
 
-
 // Each string's larger static tension (N) at the rest poses of the start's inputs and of
 // `goal_rest` (when given); empty when neither rests.
 Eigen::VectorXd stringLoads(const ModelPtr& model, const Eigen::VectorXd& rho0,
@@ -67,9 +66,9 @@ Eigen::VectorXd stringLoads(const ModelPtr& model, const Eigen::VectorXd& rho0,
   return load;
 }
 
-// The modes to solve at: the warm start's (problem.modesOf(z)), but every string loaded at both
-// ends (`loaded`, and taut over the warm start's last step) taut throughout: a stage-worthy
-// motion neither lets a loaded string go slack nor catches it.
+// The modes to solve at: the warm start's (problem.modesOf(z)), but every string that is `loaded`
+// and taut over the warm start's last step taut throughout: a stage-worthy motion neither lets a
+// loaded string go slack nor catches it.
 std::vector<char> solvingModes(const TranscriptionProblem& problem, const Eigen::VectorXd& z,
                                int strings, int rows, const std::vector<char>& loaded) {
   std::vector<char> modes = problem.modesOf(z);
