@@ -70,10 +70,11 @@ Eigen::VectorXd stringLoads(const ModelPtr& model, const Eigen::VectorXd& rho0,
 // and taut over the warm start's last step taut throughout: a stage-worthy motion neither lets a
 // loaded string go slack nor catches it.
 std::vector<char> solvingModes(const TranscriptionProblem& problem, const Eigen::VectorXd& z,
-                               int strings, int rows, const std::vector<char>& loaded) {
+                               const std::vector<char>& loaded) {
   std::vector<char> modes = problem.modesOf(z);
-  const int N = static_cast<int>(modes.size()) / std::max(rows, 1);
-  for (int j = 0; j < strings; ++j) {
+  const int rows = problem.unilateralRows();
+  const int N = rows > 0 ? static_cast<int>(modes.size()) / rows : 0;
+  for (std::size_t j = 0; j < loaded.size(); ++j) {
     if (!loaded[j] || N == 0 || !modes[(N - 1) * rows + j]) continue;
     for (int k = 0; k < N; ++k) modes[k * rows + j] = 1;
   }
@@ -192,9 +193,7 @@ void transcribePlan(const MotionProblem& request, const CollisionModelPtr& colli
   report.method = method.str();
 
   const Eigen::VectorXd z0 = problem.initialGuess(guess);
-  problem.setModes(solvingModes(problem, z0, model->nstrings(),
-                                model->nstrings() + static_cast<int>(setup.model->stops.size()),
-                                loaded));
+  problem.setModes(solvingModes(problem, z0, loaded));
   Ipopt::SmartPtr<TranscriptionNlp> nlp = new TranscriptionNlp(problem, z0, keep_going);
   Ipopt::SmartPtr<Ipopt::IpoptApplication> app = transcriptionSolver(options.max_iterations);
   if (app->Initialize() != Ipopt::Solve_Succeeded) {

@@ -82,6 +82,7 @@ class TranscriptionProblem {
   explicit TranscriptionProblem(const TranscriptionSetup& setup);
 
   int variables() const { return n_z_; }
+  int unilateralRows() const { return nc_; }  // n_c per step: the strings, then the stops
   int constraints() const { return n_g_; }
   int jacobianNonzeros() const { return jacobian_.nonzeros(); }
   void bounds(Eigen::VectorXd& z_lower, Eigen::VectorXd& z_upper, Eigen::VectorXd& g_lower,
