@@ -10,6 +10,7 @@
 
 #include "discrete_mechanics.hpp"
 #include "ipopt_solver.hpp"
+#include "quasi_static.hpp"
 #include "marionette/environments/scene.hpp"
 #include "marionette/models/integrator.hpp"
 #include "marionette/models/model_io.hpp"
@@ -449,7 +450,9 @@ TEST(Transcription, AnOptimizedMotionIsTheIntegratorsAndEndsAtRest) {
 
 // At fixed modes (each string taut or slack per step, as the integrator's rollout has them) the
 // bounds hold complementarity exactly: a taut row's slackness and a slack row's multiplier are
-// fixed at 0.  The solution is the integrator's motion and ends at rest, like the penalty's.
+// fixed at 0 -- except a taut row on the knots the rest rows tie to the end (it would repeat the
+// end's row), whose slackness x_N's row drives to 0.  The solution is the integrator's motion and
+// ends at rest, like the penalty's.
 TEST(Transcription, AtFixedModesComplementarityIsExactAndTheMotionTheIntegrators) {
   MassToAPoint m;
   const int N = MassToAPoint::N;
@@ -460,16 +463,64 @@ TEST(Transcription, AtFixedModesComplementarityIsExactAndTheMotionTheIntegrators
   p.setModes(modes);
   Eigen::VectorXd zl, zu, gl, gu;
   p.bounds(zl, zu, gl, gu);
-  int taut = 0;
+  const int rest_from = N - m.s.rest_knots;
+  auto tiedToTheEnd = [&](int k) { return modes[k * nc] && k + 1 >= rest_from && k + 1 < N; };
+  int taut = 0, tied = 0;
   for (int k = 0; k < N; ++k) {
     taut += modes[k * nc];
-    EXPECT_EQ(zu[modes[k * nc] ? p.slackAt(k) : p.lambdaAt(k)], 0.0) << "step " << k;
+    tied += tiedToTheEnd(k);
+    const double upper = zu[modes[k * nc] ? p.slackAt(k) : p.lambdaAt(k)];
+    if (tiedToTheEnd(k))
+      EXPECT_GT(upper, 1e3) << "step " << k;
+    else
+      EXPECT_EQ(upper, 0.0) << "step " << k;
   }
   EXPECT_GT(taut, 0);
+  EXPECT_EQ(tied, m.s.rest_knots);  // the mass hangs taut at the end
   const auto nlp = m.solve();
   const Eigen::VectorXd& z = nlp->solution();
-  for (int k = 0; k < N; ++k) EXPECT_EQ(z[p.lambdaAt(k)] * z[p.slackAt(k)], 0.0) << "step " << k;
+  for (int k = 0; k < N; ++k) {
+    if (tiedToTheEnd(k))
+      EXPECT_LE(z[p.slackAt(k)], 1e-9) << "step " << k;
+    else
+      EXPECT_EQ(z[p.lambdaAt(k)] * z[p.slackAt(k)], 0.0) << "step " << k;
+  }
   expectTheIntegratorsMotionAtRest(m.mass, m.s, p, z);
+}
+
+// The rest poses along a path (quasiStaticPath) as a guess: at rest every DEL row is met to
+// round-off and the strings' rows exactly; moving, the only DEL residual is the motion's inertia,
+// a quarter as large when the same move takes twice as long.  A path whose rest poses step more
+// than asked is refused.
+TEST(Transcription, TheRestPosesAlongASlowPathLeaveOnlyTheMotionsInertia) {
+  const ModelPtr mass = loadModel("suspended-mass");
+  constexpr int N = 80;
+  const TranscriptionSetup s = transcriptionFor(mass, "point:mass=0.15,0,0.5;radius=0.02", N);
+  TranscriptionProblem p(s);
+  const int del_rows = N * mass->nd();  // the DEL rows come first
+  auto residuals = [&](const Eigen::MatrixXd& inputs) {
+    const detail::QuasiStaticPath path =
+        detail::quasiStaticPath(mass, inputs, s.start.q, 1.0);
+    EXPECT_TRUE(path.ok) << path.message;
+    p.evaluate(p.quasiStaticGuess(inputs, path.q, path.tension_N), false);
+    return std::make_pair(p.rows().head(del_rows).cwiseAbs().maxCoeff(),
+                          p.rows().segment(del_rows, N).cwiseAbs().maxCoeff());
+  };
+  const auto [still_del, still_string] =
+      residuals(quinticInputs(mass, mass->defaultInputs(), N, 20));
+  EXPECT_LE(still_del, 1e-12);
+  EXPECT_LE(still_string, 1e-12);
+  Eigen::VectorXd end = mass->defaultInputs();
+  end[0] += 0.15;
+  const auto [fast_del, fast_string] = residuals(quinticInputs(mass, end, N, 30));
+  const auto [slow_del, slow_string] = residuals(quinticInputs(mass, end, N, 60));
+  EXPECT_LE(std::max(fast_string, slow_string), 1e-12);
+  EXPECT_GT(fast_del, 1e-6);
+  EXPECT_NEAR(fast_del / slow_del, 4.0, 0.4);
+  const detail::QuasiStaticPath refused =
+      detail::quasiStaticPath(mass, quinticInputs(mass, end, N, 30), s.start.q, 1e-4);
+  EXPECT_FALSE(refused.ok);
+  EXPECT_NE(refused.message.find("jumps"), std::string::npos) << refused.message;
 }
 
 }  // namespace

@@ -111,7 +111,7 @@ bool TranscriptionNlp::eval_h(Ipopt::Index n, const Ipopt::Number* x, bool,
   return true;
 }
 
-bool TranscriptionNlp::intermediate_callback(Ipopt::AlgorithmMode, Ipopt::Index iter,
+bool TranscriptionNlp::intermediate_callback(Ipopt::AlgorithmMode mode, Ipopt::Index iter,
                                              Ipopt::Number obj_value, Ipopt::Number inf_pr,
                                              Ipopt::Number, Ipopt::Number mu, Ipopt::Number,
                                              Ipopt::Number, Ipopt::Number, Ipopt::Number,
@@ -121,7 +121,8 @@ bool TranscriptionNlp::intermediate_callback(Ipopt::AlgorithmMode, Ipopt::Index 
   // The original rows' violation, in their own units (Ipopt's inf_pr is its scaled problem's).
   const double violation =
       cq ? cq->unscaled_curr_nlp_constraint_violation(Ipopt::NORM_MAX) : inf_pr;
-  return !keep_going_ || keep_going_({iter, obj_value, violation, mu});
+  return !keep_going_ ||
+         keep_going_({iter, obj_value, violation, mu, mode == Ipopt::RestorationPhaseMode});
 }
 
 void TranscriptionNlp::finalize_solution(Ipopt::SolverReturn status, Ipopt::Index n,

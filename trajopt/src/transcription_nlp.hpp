@@ -18,6 +18,9 @@ struct TranscriptionProgress {
   double objective = 0.0;             // the problem's cost
   double primal_infeasibility = 0.0;  // the largest row violation, in the row's units
   double barrier = 0.0;               // the interior point's barrier parameter mu
+  // In the solver's restoration phase (looking for a feasible point; the figures are then the
+  // restoration problem's, not this one's).
+  bool restoring = false;
 };
 
 class TranscriptionNlp : public Ipopt::TNLP {

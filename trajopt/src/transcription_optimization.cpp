@@ -13,6 +13,7 @@
 #include "marionette/models/rest_pose.hpp"
 #include "marionette/models/simulation.hpp"
 #include "plan_acceptance.hpp"
+#include "quasi_static.hpp"
 #include "transcription_nlp.hpp"
 #include "transcription_problem.hpp"
 #include "warm_starts.hpp"
@@ -20,35 +21,37 @@
 namespace marionette::detail {
 namespace {
 
-// `model` with only the joint stops that the rollout of `inputs` from `start` comes within
-// `reach` (rad or m) of as unilateral rows; the others into held_off.  A stop the motion never
-// nears costs the transcription a multiplier per knot and nothing else: kept off as a bound, it
-// is neither a variable nor a force.
-ModelPtr withStopsNear(const ModelPtr& model, const State& start, const Eigen::MatrixXd& inputs,
-                       const IntegratorOptions& io, double reach,
+// `model` with only the joint stops that `configurations` (rows of n_d) come within `reach`
+// (rad or m) of as unilateral rows; the others into held_off.  A stop the motion never nears
+// costs the transcription a multiplier per knot and nothing else: kept off as a bound, it is
+// neither a variable nor a force.
+ModelPtr withStopsNear(const ModelPtr& model, const Eigen::MatrixXd& configurations, double reach,
                        std::vector<Model::StopRow>& held_off) {
   held_off.clear();
   if (model->stops.empty()) return model;
-  std::vector<double> nearest(model->stops.size(), std::numeric_limits<double>::infinity());
-  auto measure = [&](const Eigen::VectorXd& q) {
-    for (std::size_t r = 0; r < nearest.size(); ++r) {
-      const Model::StopRow& stop = model->stops[r];
-      nearest[r] = std::min(nearest[r], stop.sign * (stop.bound - q[stop.variable]));
-    }
-  };
-  VariationalIntegrator vi(model, io);
-  State x = start, next = vi.makeState();
-  measure(x.q);
-  for (Eigen::Index k = 1; k < inputs.rows(); ++k) {
-    if (vi.step(x, inputs.row(k).transpose(), next) != StepStatus::Ok) break;
-    x = next;
-    measure(x.q);
-  }
   auto reduced = std::make_shared<Model>(*model);
   reduced->stops.clear();
-  for (std::size_t r = 0; r < nearest.size(); ++r)
-    (nearest[r] < reach ? reduced->stops : held_off).push_back(model->stops[r]);
+  for (const Model::StopRow& stop : model->stops) {
+    const double nearest =
+        (stop.sign * (stop.bound - configurations.col(stop.variable).array())).minCoeff();
+    (nearest < reach ? reduced->stops : held_off).push_back(stop);
+  }
   return reduced;
+}
+
+// The configurations (rows of n_d) of the integrator's rollout of `inputs` from `start`; a step
+// that fails holds the last.
+Eigen::MatrixXd rolloutConfigurations(const ModelPtr& model, const State& start,
+                                      const Eigen::MatrixXd& inputs, const IntegratorOptions& io) {
+  Eigen::MatrixXd out(inputs.rows(), model->nd());
+  VariationalIntegrator vi(model, io);
+  State x = start, next = vi.makeState();
+  out.row(0) = x.q.transpose();
+  for (Eigen::Index k = 1; k < inputs.rows(); ++k) {
+    if (vi.step(x, inputs.row(k).transpose(), next) == StepStatus::Ok) x = next;
+    out.row(k) = x.q.transpose();
+  }
+  return out;
 }
 
 // Each string's larger static tension (N) at the rest poses of the start's inputs and of
@@ -92,6 +95,7 @@ Eigen::MatrixXd interpolated(const Eigen::MatrixXd& knots, int factor) {
   return out;
 }
 
+
 }  // namespace
 
 void transcribePlan(const MotionProblem& request, const CollisionModelPtr& collision,
@@ -102,20 +106,12 @@ void transcribePlan(const MotionProblem& request, const CollisionModelPtr& colli
   const Eigen::VectorXd rho0 = plan.inputs.row(0).transpose();
   const StartState start = resolveStart(model, rho0, request.start);
 
-  // The warm start: the best of the smooth motions near the plan by a rollout of each, the rest
-  // pose at the goal searched within a quarter of the cap; the plan's own motion when none can be
-  // rolled out.
+  // The candidate motions near the plan, each rolled out and ranked; the rest pose at the goal
+  // searched within a quarter of the cap.
   const auto goal_search_end =
       t0 + std::chrono::duration_cast<SteadyClock::duration>(
                std::chrono::duration<double>(0.25 * options.time_limit_s));
   const WarmStarts warm = searchWarmStarts(request, collision, plan, options, goal_search_end);
-  Eigen::MatrixXd motion = plan.inputs;
-  std::string from = "the plan's motion";
-  if (!warm.ranked.empty()) {
-    motion = warm.ranked.front().inputs();
-    from = warm.ranked.front().name + " over " +
-           formatNumber((motion.rows() - 1) / plan.rate_hz) + " s";
-  }
 
   // The knots: every factor-th plan step, at no less than kKnotRate_hz (the puppet's swing, a few
   // hertz, is resolved at that rate; a knot costs the solver's factorization more than anything
@@ -130,12 +126,6 @@ void transcribePlan(const MotionProblem& request, const CollisionModelPtr& colli
   setup.accel_share = setup.limit_share / factor;
   VariationalIntegrator vi(model, setup.integrator);
   setup.start = vi.stateFromVelocity(start.q, start.qdot, rho0);
-  // The motion, then its last inputs held for the settle time: the puppet must be at rest by the
-  // end.
-  const int motion_samples = static_cast<int>(motion.rows());
-  const int hold = std::max(setup.rest_knots + 2, static_cast<int>(std::lround(
-                                                      options.settle_s * plan.rate_hz / factor)));
-  setup.intervals = (motion_samples - 1 + factor - 1) / factor + hold;
   setup.goal = request.goal;
   setup.collision = collision;
   // Rows half a margin (at least 5 mm) farther out than the margin the plan must keep, so that
@@ -143,6 +133,46 @@ void transcribePlan(const MotionProblem& request, const CollisionModelPtr& colli
   setup.margin_m =
       options.margin_m > 0 ? options.margin_m + std::max(0.005, 0.5 * options.margin_m) : 0.0;
   setup.self_margin_m = 0.002;
+  // The motion at the knots, then its last inputs held for the settle time: the puppet must be
+  // at rest by the end.
+  const int hold = std::max(setup.rest_knots + 2, static_cast<int>(std::lround(
+                                                      options.settle_s * plan.rate_hz / factor)));
+  auto knotsOf = [&](const Eigen::MatrixXd& motion) {
+    const int samples = static_cast<int>(motion.rows());
+    const int intervals = (samples - 1 + factor - 1) / factor + hold;
+    Eigen::MatrixXd knots(intervals + 1, motion.cols());
+    for (int k = 0; k <= intervals; ++k) knots.row(k) = motion.row(std::min(k * factor, samples - 1));
+    return knots;
+  };
+
+  // The warm start: the first ranked motion that is quasi-static at the knots (the rest poses
+  // along its inputs move no variable more than kQuasiStaticStep per knot: a limb at most
+  // 2.5 rad/s at 25 Hz knots), from its rest poses with the strings' static tensions; when none
+  // is, the best ranked motion rolled out by the integrator; the plan's own when none can be.
+  constexpr double kQuasiStaticStep = 0.1;  // rad or m per knot
+  Eigen::MatrixXd guess = knotsOf(plan.inputs);
+  std::string from = "the plan's motion";
+  QuasiStaticPath path;
+  auto nameOf = [&](const WarmStart& candidate) {
+    return candidate.name + " over " +
+           formatNumber((candidate.inputs().rows() - 1) / plan.rate_hz) +
+           " s";
+  };
+  for (const WarmStart& candidate : warm.ranked) {
+    Eigen::MatrixXd knots = knotsOf(candidate.inputs());
+    path = quasiStaticPath(model, knots, start.q, kQuasiStaticStep);
+    if (!path.ok) continue;
+    guess = std::move(knots);
+    from = "the rest poses along " + nameOf(candidate);
+    break;
+  }
+  if (!path.ok && !warm.ranked.empty()) {
+    guess = knotsOf(warm.ranked.front().inputs());
+    from = nameOf(warm.ranked.front());
+  }
+  setup.intervals = static_cast<int>(guess.rows()) - 1;
+  const Eigen::MatrixXd guess_q =
+      path.ok ? path.q : rolloutConfigurations(model, setup.start, guess, setup.integrator);
   // The caller's weights, relative to the shooting problem's defaults, scale the
   // transcription's own.
   const OptimizationWeights defaults;
@@ -160,17 +190,14 @@ void transcribePlan(const MotionProblem& request, const CollisionModelPtr& colli
     for (int j = 0; j < static_N.size(); ++j)
       loaded[j] = static_N[j] >= 0.01 * static_N.maxCoeff();
   }
-  Eigen::MatrixXd guess(setup.intervals + 1, model->nk());
-  for (int k = 0; k <= setup.intervals; ++k)
-    guess.row(k) = motion.row(std::min(k * factor, motion_samples - 1));
-  setup.model = withStopsNear(model, setup.start, guess, setup.integrator, 0.1,
-                              setup.stops_held_off);
+  setup.model = withStopsNear(model, guess_q, 0.1, setup.stops_held_off);
   TranscriptionProblem problem(setup);
 
   // Converged for a plan's purposes (it is re-simulated and verified after): the barrier down to
   // kBarrier, the rows met to kFeasible (in their units) and the objective within kPlateau of its
-  // value kWindow iterations before.  Counted in iterations: the same request stops at the same
-  // iterate on any machine; the wall-clock cap only stops it, and says so.
+  // value kWindow iterations before, outside the solver's restoration phase (whose figures are
+  // another problem's).  Counted in iterations: the same request stops at the same iterate on any
+  // machine; the wall-clock cap only stops it, and says so.
   constexpr double kFeasible = 1e-5, kPlateau = 0.01, kBarrier = 1e-5;
   constexpr std::size_t kWindow = 5;
   bool capped = false, converged = false;
@@ -179,9 +206,11 @@ void transcribePlan(const MotionProblem& request, const CollisionModelPtr& colli
     if (cancelled && cancelled()) return false;
     capped = secondsSince(t0) >= options.time_limit_s;
     if (capped) return false;
+    if (p.restoring) return true;
     objectives.push_back(p.objective);
     const std::size_t n = objectives.size();
-    converged = p.barrier <= kBarrier && p.primal_infeasibility <= kFeasible && n > kWindow &&
+    converged = p.barrier <= kBarrier && p.primal_infeasibility <= kFeasible &&
+                n > kWindow &&
                 std::abs(objectives[n - 1 - kWindow] - p.objective) <=
                     kPlateau * std::abs(objectives[n - 1 - kWindow]);
     return !converged;
@@ -192,7 +221,8 @@ void transcribePlan(const MotionProblem& request, const CollisionModelPtr& colli
          << from;
   report.method = method.str();
 
-  const Eigen::VectorXd z0 = problem.initialGuess(guess);
+  const Eigen::VectorXd z0 = path.ok ? problem.quasiStaticGuess(guess, path.q, path.tension_N)
+                                     : problem.initialGuess(guess);
   problem.setModes(solvingModes(problem, z0, loaded));
   Ipopt::SmartPtr<TranscriptionNlp> nlp = new TranscriptionNlp(problem, z0, keep_going);
   Ipopt::SmartPtr<Ipopt::IpoptApplication> app = transcriptionSolver(options.max_iterations);

@@ -218,8 +218,12 @@ void TranscriptionProblem::bounds(Eigen::VectorXd& z_lower, Eigen::VectorXd& z_u
   g_lower = g_lower_;
   g_upper = g_upper_;
   if (taut_.empty()) return;
+  // The knots the rest rows make equal to x_N: a taut row there would repeat x_N's (the same
+  // equation twice, a rank-deficient Jacobian), so its slackness keeps only its bound >= 0.
+  const int rest_from = N_ - setup_.rest_knots;
   for (int k = 0; k < N_; ++k)
     for (int c = 0; c < nc_; ++c) {
+      if (taut_[k * nc_ + c] && k + 1 >= rest_from && k + 1 < N_) continue;
       if (!taut_[k * nc_ + c]) {
         z_upper[lambdaAt(k) + c] = 0.0;
       } else if (c < ns_) {
@@ -318,8 +322,39 @@ Eigen::VectorXd TranscriptionProblem::initialGuess(const Eigen::MatrixXd& inputs
     mechanics_.knot(q, nullptr, here);
     z.segment(slackAt(k), ns_) = (-here.g.head(ns_)).cwiseMax(0.0);
   }
+  setStopMultipliers(z);
+  return z;
+}
+
+Eigen::VectorXd TranscriptionProblem::quasiStaticGuess(const Eigen::MatrixXd& inputs,
+                                                       const Eigen::MatrixXd& rest_q,
+                                                       const Eigen::MatrixXd& tension_N) {
+  const double dt = setup_.integrator.dt_s;
+  Eigen::VectorXd z = Eigen::VectorXd::Zero(n_z_);
+  KnotConstraints here;
+  Eigen::VectorXd q(nq_);
+  knotConfiguration(z, 0, q);
+  mechanics_.knot(q, nullptr, here);
+  for (int k = 0; k < N_; ++k) {
+    const Eigen::Index row = std::min<Eigen::Index>(k + 1, inputs.rows() - 1);
+    for (int j = 0; j < ns_; ++j)
+      z[lambdaAt(k) + j] =
+          DiscreteMechanics::multiplier(tension_N(row, j), here.span_m[j], dt);
+    z.segment(xAt(k + 1), nq_) << rest_q.row(row).transpose(), inputs.row(row).transpose();
+    knotConfiguration(z, k + 1, q);
+    mechanics_.knot(q, nullptr, here);
+    z.segment(slackAt(k), ns_) = (-here.g.head(ns_)).cwiseMax(0.0);
+  }
+  setStopMultipliers(z);
+  return z;
+}
+
+void TranscriptionProblem::setStopMultipliers(Eigen::VectorXd& z) {
   // The stops' multipliers: what their variables' DEL rows still need (>= 0) at the stops the
   // next knot rests on.
+  const double dt = setup_.integrator.dt_s;
+  KnotConstraints here;
+  Eigen::VectorXd q(nq_);
   IntervalTerms before, after;
   KnotConstraints next_knot;
   Eigen::VectorXd q_prev(nq_), q_next(nq_);
@@ -342,7 +377,6 @@ Eigen::VectorXd TranscriptionProblem::initialGuess(const Eigen::MatrixXd& inputs
       z[lambdaAt(k) + ns_ + r] = std::max(0.0, residual[stop.variable] * stop.sign);
     }
   }
-  return z;
 }
 
 }  // namespace marionette::detail

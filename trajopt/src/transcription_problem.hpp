@@ -98,6 +98,11 @@ class TranscriptionProblem {
   // rollout of them, its tensions as multipliers, the stops' from the DEL rows.  A step that
   // fails holds the configuration.
   Eigen::VectorXd initialGuess(const Eigen::MatrixXd& inputs);
+  // The guess from rig inputs and, at each of their rows, the puppet's rest pose (n_d) and its
+  // static tensions (n_s): a motion slow enough to be quasi-static, whose only DEL residual is
+  // its inertia.
+  Eigen::VectorXd quasiStaticGuess(const Eigen::MatrixXd& inputs, const Eigen::MatrixXd& rest_q,
+                                   const Eigen::MatrixXd& tension_N);
 
   // Everything at z; with derivatives, also the gradient and the Jacobian's values.
   void evaluate(const Eigen::VectorXd& z, bool derivatives);
@@ -126,8 +131,11 @@ class TranscriptionProblem {
   double complementarityViolation(const Eigen::VectorXd& z);
   // Modes: each unilateral row of each interval (k n_c + c) taut (1: a string's slackness or a
   // stop's gap fixed at 0) or slack (0: its multiplier fixed at 0), so that complementarity holds
-  // exactly and the problem is smooth; the penalty is then off.  Without modes (the default),
-  // complementarity is the penalty's.
+  // exactly and the problem is smooth; the penalty is then zero.  Except on the knots the rest
+  // rows make equal to x_N: a taut row there repeats x_N's (two equal rows, a rank-deficient
+  // Jacobian that costs the solver most of its iterations), so its gap keeps only its bound, and
+  // x_N's row with the penalty make it zero.  Without modes (the default), complementarity is the
+  // penalty's.
   void setModes(std::vector<char> taut);
   const std::vector<char>& modes() const { return taut_; }
   // Taut where z's multiplier is positive (an initial guess's: the integrator's taut set).
@@ -145,6 +153,7 @@ class TranscriptionProblem {
   void declareRows();
   void declareHessian();
   void knotConfiguration(const Eigen::VectorXd& z, int k, Eigen::VectorXd& q) const;
+  void setStopMultipliers(Eigen::VectorXd& z);
   void addInputCosts(bool derivatives);
   void addSwingAndTensionCosts(const Eigen::VectorXd& z, bool derivatives);
 
