@@ -51,10 +51,10 @@ std::vector<double> candidateDurations(const Model& model, double plan_duration_
   return out;
 }
 
-// The inputs of a collision-free rest pose that meets the goal (within half its tolerance),
-// by damped Gauss-Newton on the rest pose's inputs (the roadmap's goal search) from the rest
-// poses of the plan's inputs where it first reaches the goal, where it ends, and at its start;
-// nullopt when none is found by the deadline.
+// The inputs of a collision-free rest pose that meets the goal (within half its tolerance, else
+// within it), by damped Gauss-Newton on the rest pose's inputs (the roadmap's goal search) from
+// the rest poses of the plan's inputs where it first reaches the goal, where it ends, and at its
+// start, then by a random search from them; nullopt when none is found by the deadline.
 std::optional<Eigen::VectorXd> restInputsAtGoal(const MotionProblem& request,
                                                 const CollisionModelPtr& collision,
                                                 const Plan& plan, const StartState& start,
@@ -68,6 +68,7 @@ std::optional<Eigen::VectorXd> restInputsAtGoal(const MotionProblem& request,
     froms.emplace_back(plan.inputs.row(plan.goal_sample).transpose(), nullptr);
   froms.emplace_back(plan.inputs.row(plan.samples() - 1).transpose(), nullptr);
   froms.emplace_back(plan.inputs.row(0).transpose(), &start.q);
+  std::vector<RestVertex> vertices;
   for (const auto& [rho, guess] : froms) {
     if (!in_time()) break;
     const auto from = restVertex(request.model, checker, rho, guess);
@@ -75,9 +76,16 @@ std::optional<Eigen::VectorXd> restInputsAtGoal(const MotionProblem& request,
     if (goal.poseError(from->q, from->rho) <= aim) return from->rho;
     if (const auto v = descendToGoal(request.model, checker, goal, *from, aim, in_time))
       return v->rho;
+    vertices.push_back(*from);
+  }
+  // Where the rest poses near the plan come no nearer than half the tolerance, one that meets
+  // the goal at all (Gauss-Newton, tens of milliseconds) before the random search (seconds).
+  for (const RestVertex& from : vertices)
+    if (const auto v = descendToGoal(request.model, checker, goal, from, goal.tolerance(), in_time))
+      return v->rho;
+  for (const RestVertex& from : vertices) {
     std::mt19937_64 rng(plan.seed ? plan.seed : 1);
-    const auto found = randomDescent(request.model, checker, goal, *from, aim, rng,
-                                              in_time);
+    const auto found = randomDescent(request.model, checker, goal, from, aim, rng, in_time);
     if (found) return found->rho;
   }
   return std::nullopt;
