@@ -34,8 +34,8 @@ QuasiStaticPath quasiStaticPath(const ModelPtr& model, const Eigen::MatrixXd& in
     if (r > 0) {
       const double step = (rest.q - previous.q).cwiseAbs().maxCoeff();
       if (step > max_step) {
-        out.message = "the rest pose jumps by " + formatNumber(step) + " at row " +
-                      std::to_string(r);
+        out.message =
+            "the rest pose jumps by " + formatNumber(step) + " at row " + std::to_string(r);
         return out;
       }
     }

@@ -95,7 +95,6 @@ Eigen::MatrixXd interpolated(const Eigen::MatrixXd& knots, int factor) {
   return out;
 }
 
-
 }  // namespace
 
 void transcribePlan(const MotionProblem& request, const CollisionModelPtr& collision,
@@ -141,7 +140,8 @@ void transcribePlan(const MotionProblem& request, const CollisionModelPtr& colli
     const int samples = static_cast<int>(motion.rows());
     const int intervals = (samples - 1 + factor - 1) / factor + hold;
     Eigen::MatrixXd knots(intervals + 1, motion.cols());
-    for (int k = 0; k <= intervals; ++k) knots.row(k) = motion.row(std::min(k * factor, samples - 1));
+    for (int k = 0; k <= intervals; ++k)
+      knots.row(k) = motion.row(std::min(k * factor, samples - 1));
     return knots;
   };
 
@@ -155,8 +155,7 @@ void transcribePlan(const MotionProblem& request, const CollisionModelPtr& colli
   QuasiStaticPath path;
   auto nameOf = [&](const WarmStart& candidate) {
     return candidate.name + " over " +
-           formatNumber((candidate.inputs().rows() - 1) / plan.rate_hz) +
-           " s";
+           formatNumber((candidate.inputs().rows() - 1) / plan.rate_hz) + " s";
   };
   for (const WarmStart& candidate : warm.ranked) {
     Eigen::MatrixXd knots = knotsOf(candidate.inputs());
@@ -209,8 +208,7 @@ void transcribePlan(const MotionProblem& request, const CollisionModelPtr& colli
     if (p.restoring) return true;
     objectives.push_back(p.objective);
     const std::size_t n = objectives.size();
-    converged = p.barrier <= kBarrier && p.primal_infeasibility <= kFeasible &&
-                n > kWindow &&
+    converged = p.barrier <= kBarrier && p.primal_infeasibility <= kFeasible && n > kWindow &&
                 std::abs(objectives[n - 1 - kWindow] - p.objective) <=
                     kPlateau * std::abs(objectives[n - 1 - kWindow]);
     return !converged;
