@@ -452,15 +452,18 @@ TEST(TrajectoryNlp, OnAProblemWithAKnownOptimumTheCostFallsMonotonicallyToIt) {
 }
 
 // The planar arm swung to theta1 = -0.2 by EST (seed 1), on the empty stage.
-PlanRequest armRequest() {
+PlanRequest requestFor(const std::string& model, const std::string& scene,
+                       const std::string& goal, const std::string& planner, int seed) {
   PlanRequest req;
-  req.model = loadModel("planar-arm");
-  req.scene = loadScene("empty");
-  req.goal = GoalSpec::parse("q:theta1=-0.2");
-  req.options.planner = "est";
-  req.options.seed = 1;
+  req.model = loadModel(model);
+  req.scene = loadScene(scene);
+  req.goal = GoalSpec::parse(goal);
+  req.options.planner = planner;
+  req.options.seed = seed;
   return req;
 }
+
+PlanRequest armRequest() { return requestFor("planar-arm", "empty", "q:theta1=-0.2", "est", 1); }
 
 // planMotion then optimizePlan, the end to end path of `plan --optimize`.
 TEST(OptimizePlan, ThePlanarArmSwingsLessAndTheResultIsVerifiedByIndependentReSimulation) {
@@ -576,13 +579,14 @@ TEST(OptimizePlan, TheTranscriptionTurnsAGuessThatMissesItsGoalIntoAStageWorthyP
 
 // Budgets in iterations: the same request gives the same plan, bit for bit, with the other core
 // busy or not.
-TEST(OptimizePlan, TheTranscriptionGivesTheSamePlanOnABusyMachine) {
-  const PlanRequest req = armRequest();
+// `req` planned, then its plan transcribed twice, the second time with a thread spinning on the
+// other core: improved, and the same iterations and inputs bit for bit.
+void expectTheSameTranscriptionOnABusyMachine(const PlanRequest& req, double time_limit_s) {
   const Plan raw = planMotion(req);
   ASSERT_EQ(raw.outcome, PlanOutcome::Exact) << raw.message;
   OptimizationOptions o;
   o.method = OptimizationMethod::Transcription;
-  o.time_limit_s = 60.0;
+  o.time_limit_s = time_limit_s;
   const OptimizedPlan idle = optimizePlan(req, raw, o);
   std::atomic<bool> stop{false};
   std::thread busy([&] {
@@ -598,34 +602,17 @@ TEST(OptimizePlan, TheTranscriptionGivesTheSamePlanOnABusyMachine) {
   EXPECT_TRUE((idle.plan.inputs.array() == loaded.plan.inputs.array()).all());
 }
 
+TEST(OptimizePlan, TheTranscriptionGivesTheSamePlanOnABusyMachine) {
+  expectTheSameTranscriptionOnABusyMachine(armRequest(), 60.0);
+}
+
 // The same on PuppetCopter over the table (est, seed 2: 127 knots, a factorization large enough
 // that MUMPS's METIS ordering changed the iterates from run to run, so that no two plans were
 // the same).
 TEST(OptimizePlan, TheTranscriptionGivesTheSamePlanTwiceOnPuppetCopter) {
-  PlanRequest req;
-  req.model = loadModel("puppetcopter");
-  req.scene = loadScene("table");
-  req.goal = GoalSpec::parse("point:hand_l=0.05,0.24,0.40;radius=0.04");
-  req.options.planner = "est";
-  req.options.seed = 2;
-  const Plan raw = planMotion(req);
-  ASSERT_EQ(raw.outcome, PlanOutcome::Exact) << raw.message;
-  OptimizationOptions o;
-  o.method = OptimizationMethod::Transcription;
-  o.time_limit_s = 120.0;
-  const OptimizedPlan first = optimizePlan(req, raw, o);
-  std::atomic<bool> stop{false};
-  std::thread busy([&] {
-    volatile double x = 0.0;
-    while (!stop) x = x + std::sin(x + 1.0);
-  });
-  const OptimizedPlan second = optimizePlan(req, raw, o);
-  stop = true;
-  busy.join();
-  ASSERT_TRUE(first.report.improved) << first.report.message;
-  EXPECT_EQ(first.report.iterations, second.report.iterations);
-  ASSERT_EQ(first.plan.inputs.rows(), second.plan.inputs.rows());
-  EXPECT_TRUE((first.plan.inputs.array() == second.plan.inputs.array()).all());
+  expectTheSameTranscriptionOnABusyMachine(
+      requestFor("puppetcopter", "table", "point:hand_l=0.05,0.24,0.40;radius=0.04", "est", 2),
+      120.0);
 }
 
 TEST(OptimizePlan, TheDurationIsAVariable) {
