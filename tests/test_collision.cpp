@@ -131,6 +131,33 @@ obstacles:
   EXPECT_EQ(checker.clearance(placed(0.0, 0.0, 0.099)).distance_m, 0.0);
 }
 
+// Signed (an optimizer's rows): an overlap reads as minus its depth, with each shape's point
+// deepest inside the other; unsigned, it reads 0 as always.
+TEST(CollisionAnalytic, ASignedClearanceReadsAnOverlapAsMinusItsDepth) {
+  auto checker = checkerFor(probeModel(capsule(0.05, 0.4)), sceneFrom(kCubeScene));
+  for (const double x : {0.149, 0.13, 0.11}) {
+    SCOPED_TRACE(x);
+    const ClearanceResult c = checker.clearance(placed(x, 0.0, 0.0), Penetration::Signed);
+    EXPECT_NEAR(c.distance_m, x - 0.15, kDistanceTol);
+    EXPECT_NEAR(c.stage_distance_m, x - 0.15, kDistanceTol);
+    EXPECT_TRUE(c.in_collision);
+    EXPECT_EQ(c.pair.second, "cube");
+    EXPECT_NEAR(c.point_first_m.x(), x - 0.05, kDistanceTol);  // the capsule's deepest point
+    EXPECT_NEAR(c.point_second_m.x(), 0.1, kDistanceTol);     // the cube's, on its face
+    EXPECT_EQ(checker.clearance(placed(x, 0.0, 0.0)).distance_m, 0.0);
+  }
+  // Apart, the same reading either way.
+  EXPECT_NEAR(checker.clearance(placed(0.3, 0.0, 0.0), Penetration::Signed).distance_m, 0.15,
+              kDistanceTol);
+  // Half-spaces: a sphere sunk 4 cm into the floor.
+  auto on_floor = checkerFor(probeModel(sphere(0.1)),
+                             sceneFrom("obstacles:\n  - {name: floor, plane: {normal: [0, 0, 1], "
+                                       "offset: 0.0}}\n"));
+  EXPECT_NEAR(on_floor.clearance(placed(0.0, 0.0, 0.06), Penetration::Signed).distance_m, -0.04,
+              1e-12);
+  EXPECT_EQ(on_floor.clearance(placed(0.0, 0.0, 0.06)).distance_m, 0.0);
+}
+
 // A 0.2 m cube as a triangle mesh, written in the three formats the loader must read.
 void writeCubeMeshes(const std::string& dir) {
   const double h = 0.1;
@@ -174,6 +201,8 @@ TEST(CollisionAnalytic, CapsuleAgainstMeshInEveryFormat) {
                 kDistanceTol);
     EXPECT_TRUE(checker.inCollision(placed(0.149, 0.0, 0.0)).in_collision);
     EXPECT_FALSE(checker.inCollision(placed(0.151, 0.0, 0.0)).in_collision);
+    // FCL has no penetration depth for a mesh: an overlap reads 0, signed or not.
+    EXPECT_EQ(checker.clearance(placed(0.13, 0.0, 0.0), Penetration::Signed).distance_m, 0.0);
   }
   // Scaled and posed: the cube doubled (0.4 m) and moved 1 m along y.
   const ScenePtr scaled = sceneFrom(

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <random>
 
+#include "clearance_gradient.hpp"
 #include "discrete_mechanics.hpp"
 #include "ipopt_solver.hpp"
 #include "quasi_static.hpp"
@@ -148,6 +149,57 @@ TEST(Transcription, DelJacobiansMatchFiniteDifferencesOnRandomTrees) {
 // read from its tensions (and the joint stops' from the residual's own rows), every knot's DEL
 // residual vanishes, each multiplier is >= 0, a taut string ends its step at its length and a
 // slack one within it -- through the strings' slack/taut switches.
+// The clearance rows' gradient against central differences of the signed clearance: a capsule
+// on a free body (x, y, z, yaw, pitch, roll) beside a 0.2 m cube, tilted, apart and sunk into it
+// (inside, the gradient points the way out: a wrong sign is off by twice its size).
+TEST(Transcription, TheClearanceGradientMatchesFiniteDifferencesApartAndInside) {
+  ModelBuilder b("probe");
+  const char* names[6] = {"x", "y", "z", "yaw", "pitch", "roll"};
+  for (const char* n : names) b.addDynamic({n, 0.0, 0.0, {}, {}});
+  b.addJointFrame("tx", "world", JointType::Translate, Eigen::Vector3d::UnitX(), "x");
+  b.addJointFrame("ty", "tx", JointType::Translate, Eigen::Vector3d::UnitY(), "y");
+  b.addJointFrame("tz", "ty", JointType::Translate, Eigen::Vector3d::UnitZ(), "z");
+  b.addJointFrame("yaw", "tz", JointType::Rotate, Eigen::Vector3d::UnitZ(), "yaw");
+  b.addJointFrame("pitch", "yaw", JointType::Rotate, Eigen::Vector3d::UnitY(), "pitch");
+  b.addJointFrame("body", "pitch", JointType::Rotate, Eigen::Vector3d::UnitX(), "roll");
+  b.addMass("body", "body", 1.0, Eigen::Vector3d::Zero(), 0.01 * Eigen::Matrix3d::Identity());
+  Geometry g;
+  g.name = "shape";
+  g.shape.type = ShapeType::Capsule;
+  g.shape.radius_m = 0.05;
+  g.shape.length_m = 0.4;
+  b.addGeometry(g, "body");
+  const ModelPtr m = b.build();
+  const auto collision = std::make_shared<CollisionModel>(
+      m, loadSceneString("obstacles:\n  - {name: cube, box: {size: [0.2, 0.2, 0.2]}}\n",
+                         "cube.yaml", ""));
+  CollisionChecker checker(collision);
+  detail::ClearanceGradient gradient(m, collision);
+  DynamicsData data(*m);
+  for (const double x : {0.3, 0.13}) {
+    SCOPED_TRACE(x);
+    Eigen::VectorXd q(6);
+    q << x, 0.03, 0.02, 0.3, 0.2, 0.1;
+    forwardKinematics(*m, data, q);
+    computeStrings(*m, data, q, false);
+    const ClearanceResult c = checker.clearance(q, Penetration::Signed);
+    EXPECT_EQ(c.distance_m < 0, x < 0.15);
+    const Eigen::RowVectorXd analytic = gradient.nearest(data, c);
+    const Eigen::RowVectorXd stage = gradient.stage(data, c);
+    EXPECT_LE((analytic - stage).cwiseAbs().maxCoeff(), 1e-12);
+    const double h = 1e-3;  // FCL's EPA meets a depth to 1e-6
+    for (int i = 0; i < 6; ++i) {
+      Eigen::VectorXd qp = q, qm = q;
+      qp[i] += h;
+      qm[i] -= h;
+      const double fd = (checker.clearance(qp, Penetration::Signed).distance_m -
+                         checker.clearance(qm, Penetration::Signed).distance_m) /
+                        (2 * h);
+      EXPECT_NEAR(analytic[i], fd, 5e-3) << names[i];
+    }
+  }
+}
+
 TEST(Transcription, TheIntegratorsStepsSatisfyTheDelEquationsWithComplementarity) {
   int total_switches = 0;
   for (const std::string& name : builtinModelNames()) {

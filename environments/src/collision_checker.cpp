@@ -76,8 +76,15 @@ bool collideCallback(fcl::CollisionObjectd* o1, fcl::CollisionObjectd* o2, void*
   return q->obstacle >= 0;
 }
 
+// Pairs whose bounding boxes are farther apart than a running minimum are skipped; while that
+// minimum is a penetration (negative), overlapping boxes are still worth a look.
+constexpr double kOverlapBound_m = 1e-12;
+
 struct DistanceQuery {
-  fcl::DistanceRequestd request{true};  // with nearest points
+  DistanceQuery() { signed_request.enable_signed_distance = true; }
+  fcl::DistanceRequestd request{true};         // with nearest points
+  fcl::DistanceRequestd signed_request{true};  // and the penetration depth (EPA) inside
+  Penetration penetration = Penetration::AsZero;
   fcl::DistanceResultd result;
   double min_m = std::numeric_limits<double>::infinity();
   int obstacle = -1;
@@ -86,26 +93,32 @@ struct DistanceQuery {
 
 // One narrowphase distance, when it is below `bound` (else `bound` is returned and the nearest
 // points are not set).  The bound goes in as FCL's running minimum, so a mesh's BVH traversal
-// prunes every node farther than it.  Penetration (FCL reports a negative value) counts as 0.
+// prunes every node farther than it.  Penetration (FCL reports a negative value) counts as 0,
+// unless `q.penetration` is Signed and both are primitives: then minus its depth.
 double pairDistance(const fcl::CollisionObjectd* a, const fcl::CollisionObjectd* b,
-                    const fcl::DistanceRequestd& request, fcl::DistanceResultd& result,
-                    double bound) {
-  result.clear();
-  result.min_distance = bound;
-  fcl::distance(a, b, request, result);
-  return std::max(result.min_distance, 0.0);
+                    DistanceQuery& q, double bound) {
+  const bool depth = q.penetration == Penetration::Signed &&
+                     a->getObjectType() == fcl::OT_GEOM && b->getObjectType() == fcl::OT_GEOM;
+  q.result.clear();
+  q.result.min_distance = bound;
+  fcl::distance(a, b, depth ? q.signed_request : q.request, q.result);
+  return depth ? q.result.min_distance : std::max(q.result.min_distance, 0.0);
 }
 
 bool distanceCallback(fcl::CollisionObjectd* o1, fcl::CollisionObjectd* o2, void* data,
                       double& dist) {
   auto* q = static_cast<DistanceQuery*>(data);
-  const double d = pairDistance(o1, o2, q->request, q->result, q->min_m);
+  const double d = pairDistance(o1, o2, *q, q->min_m);
   if (d < q->min_m) {
     q->min_m = d;
     const bool first_is_obstacle = obstacleTag(o1) >= 0;
     q->obstacle = first_is_obstacle ? obstacleTag(o1) : obstacleTag(o2);
     q->point_obstacle = q->result.nearest_points[first_is_obstacle ? 0 : 1];
     q->point_query = q->result.nearest_points[first_is_obstacle ? 1 : 0];
+  }
+  if (q->penetration == Penetration::Signed) {
+    dist = std::max(q->min_m, kOverlapBound_m);
+    return false;
   }
   dist = q->min_m;
   return q->min_m <= 0.0;
@@ -314,17 +327,23 @@ CollisionResult CollisionChecker::inCollision(const Eigen::VectorXd& q) {
   return out;
 }
 
-ClearanceResult CollisionChecker::clearance(const Eigen::VectorXd& q) {
+ClearanceResult CollisionChecker::clearance(const Eigen::VectorXd& q, Penetration penetration) {
   Scratch& s = *scratch_;
   const auto& m = s.m;
   s.pose(q);
   ClearanceResult best;
+  const bool depth = penetration == Penetration::Signed;
+  s.distance.penetration = penetration;
+  // Whether a pair `apart` (its boxes' distance) can still come nearer than the best so far.
+  const auto worth = [&](double apart) {
+    return apart < (depth ? std::max(best.distance_m, kOverlapBound_m) : best.distance_m);
+  };
   const Eigen::Vector3d p0 = Eigen::Vector3d::Zero();
   auto consider = [&](double d, ContactKind kind, const std::string& first,
                       const std::string& second, const Eigen::Vector3d& p1,
                       const Eigen::Vector3d& p2, int first_index, int second_index) {
     if (d >= best.distance_m) return;
-    best.distance_m = std::max(d, 0.0);
+    best.distance_m = depth ? d : std::max(d, 0.0);
     best.pair = {kind, first, second};
     best.point_first_m = p1;
     best.point_second_m = p2;
@@ -357,7 +376,7 @@ ClearanceResult CollisionChecker::clearance(const Eigen::VectorXd& q) {
   }
   auto against_scene = [&](fcl::CollisionObjectd* object, ContactKind kind, const std::string& name,
                            int index) {
-    if (best.distance_m <= 0.0) return;
+    if (!worth(0.0)) return;
     DistanceQuery& dq = s.distance;
     dq.min_m = best.distance_m;
     dq.obstacle = -1;
@@ -373,8 +392,8 @@ ClearanceResult CollisionChecker::clearance(const Eigen::VectorXd& q) {
       against_scene(s.strings[j].get(), ContactKind::StringObstacle, s.stringName(j), j);
   auto pair = [&](const fcl::CollisionObjectd* a, const fcl::CollisionObjectd* b, ContactKind kind,
                   const std::string& first, const std::string& second, int ia, int ib) {
-    if (best.distance_m <= 0.0 || a->getAABB().distance(b->getAABB()) >= best.distance_m) return;
-    const double d = pairDistance(a, b, s.distance.request, s.distance.result, best.distance_m);
+    if (!worth(a->getAABB().distance(b->getAABB()))) return;
+    const double d = pairDistance(a, b, s.distance, best.distance_m);
     consider(d, kind, first, second, s.distance.result.nearest_points[0],
              s.distance.result.nearest_points[1], ia, ib);
   };

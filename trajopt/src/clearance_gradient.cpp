@@ -33,11 +33,11 @@ Eigen::MatrixXd ClearanceGradient::pointOnString(const DynamicsData& data, int s
 
 Eigen::RowVectorXd ClearanceGradient::operator()(const DynamicsData& data, ContactKind kind,
                                                  int first, int second, const Eigen::Vector3d& p1,
-                                                 const Eigen::Vector3d& p2) {
+                                                 const Eigen::Vector3d& p2, bool penetrating) {
   Eigen::RowVectorXd g = Eigen::RowVectorXd::Zero(model_->nq());
   const double d = (p1 - p2).norm();
   if (!(d >= 1e-12) || first < 0) return g;  // touching (or no points): no direction
-  const Eigen::RowVector3d n = ((p1 - p2) / d).transpose();
+  const Eigen::RowVector3d n = ((penetrating ? p2 - p1 : p1 - p2) / d).transpose();
   const bool string_first = kind == ContactKind::StringObstacle || kind == ContactKind::StringLink;
   g = n * (string_first ? pointOnString(data, first, p1) : pointOnLink(data, first, p1));
   if ((kind == ContactKind::LinkLink || kind == ContactKind::StringLink) && second >= 0)

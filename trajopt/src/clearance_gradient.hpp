@@ -18,18 +18,22 @@ class ClearanceGradient {
   ClearanceGradient(ModelPtr model, CollisionModelPtr collision);
 
   // d(distance)/dq (1 x n_q) of the pair (kind, first, second) whose nearest points are p1 (on
-  // the first) and p2, with `data` holding forwardKinematics and computeStrings at q.  Zero when
-  // the points touch (no direction) or the pair is unknown (first < 0).
+  // the first) and p2, with `data` holding forwardKinematics and computeStrings at q; when
+  // `penetrating`, of the signed distance -depth, p1 and p2 each one's point deepest inside the
+  // other (the gradient then points the other way along p1 - p2).  Zero when the points
+  // coincide (no direction) or the pair is unknown (first < 0).
   Eigen::RowVectorXd operator()(const DynamicsData& data, ContactKind kind, int first, int second,
-                                const Eigen::Vector3d& p1, const Eigen::Vector3d& p2);
-  // The stage's nearest pair's, and the nearest pair's of anything, from one clearance result.
+                                const Eigen::Vector3d& p1, const Eigen::Vector3d& p2,
+                                bool penetrating = false);
+  // The stage's nearest pair's, and the nearest pair's of anything, from one clearance result
+  // (of either Penetration).
   Eigen::RowVectorXd stage(const DynamicsData& data, const ClearanceResult& c) {
     return (*this)(data, c.stage_pair.kind, c.stage_first_index, -1, c.stage_point_first_m,
-                   c.stage_point_second_m);
+                   c.stage_point_second_m, c.stage_distance_m < 0);
   }
   Eigen::RowVectorXd nearest(const DynamicsData& data, const ClearanceResult& c) {
     return (*this)(data, c.pair.kind, c.first_index, c.second_index, c.point_first_m,
-                   c.point_second_m);
+                   c.point_second_m, c.distance_m < 0);
   }
 
  private:

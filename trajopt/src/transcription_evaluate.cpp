@@ -85,11 +85,12 @@ void TranscriptionProblem::evaluate(const Eigen::VectorXd& z, bool derivatives) 
     if (derivatives) jacobian_.values(goal_blocks_[0]) = J;
   }
 
-  // Clearance at every knot: to the stage, and to anything.
+  // Clearance at every knot, signed (a knot inside an obstacle has a way out): to the stage,
+  // and to anything.
   for (int k = 1; k <= N_ && checker_; ++k) {
     forwardKinematics(m, data_, q_[k]);
     computeStrings(m, data_, q_[k], false);
-    const ClearanceResult c = checker_->clearance(q_[k]);
+    const ClearanceResult c = checker_->clearance(q_[k], Penetration::Signed);
     const int row = clearance_row_ + (k - 1) * clearance_rows_per_knot_;
     g_[row] = std::min(c.stage_distance_m, kClearanceCap_m);
     g_[row + 1] = std::min(c.distance_m, kClearanceCap_m);

@@ -89,11 +89,21 @@ struct CollisionResult {
 // The nearest pair over everything checked (self-collision pairs included), and separately the
 // nearest to the stage alone (obstacles and bounds): a hanging arm a few millimetres from the
 // body dominates the first, while the second says how close the puppet came to the scene.
+// How a clearance reads a pair that overlaps: as 0 (touching or inside, no direction), or as
+// minus its penetration depth with its deepest points (an optimizer's constraint that must have a
+// gradient inside too; TrajOpt's signed distance: Schulman et al., "Motion planning with
+// sequential convex optimization and convex collision checking", IJRR 2014).  FCL's EPA gives the
+// depth of two convex primitives; a pair with a mesh reads 0 when it overlaps either way.
+enum class Penetration { AsZero, Signed };
+
 struct ClearanceResult {
-  double distance_m = std::numeric_limits<double>::infinity();  // 0 when touching or inside
-  bool in_collision = false;                                    // distance_m == 0
-  ContactPair pair;                                             // the closest pair
-  Eigen::Vector3d point_first_m = Eigen::Vector3d::Zero();      // its nearest points (world)
+  // 0 when touching or inside (Penetration::AsZero); with Penetration::Signed, minus the deepest
+  // penetration depth found (0 for an overlapping mesh).
+  double distance_m = std::numeric_limits<double>::infinity();
+  bool in_collision = false;  // distance_m <= 0
+  ContactPair pair;                                         // the closest (or deepest) pair
+  // Its nearest points (world); in penetration, each one's point deepest inside the other.
+  Eigen::Vector3d point_first_m = Eigen::Vector3d::Zero();
   Eigen::Vector3d point_second_m = Eigen::Vector3d::Zero();
   // What the pair is, by index (for the distance's gradient): the first is a link
   // (CollisionModel::linkFrame) or, for StringObstacle and StringLink, a string of the model;
@@ -174,9 +184,10 @@ class CollisionChecker {
   // std::invalid_argument.  Stops at the first pair found.
   CollisionResult inCollision(const Eigen::VectorXd& q);
 
-  // Minimum distance over every checked pair (0 if any touches), and that pair; and the minimum
-  // over the stage's pairs alone.
-  ClearanceResult clearance(const Eigen::VectorXd& q);
+  // Minimum distance over every checked pair (0 if any touches, or minus the deepest
+  // penetration: `penetration`), and that pair; and the minimum over the stage's pairs alone.
+  ClearanceResult clearance(const Eigen::VectorXd& q,
+                            Penetration penetration = Penetration::AsZero);
 
   // inCollision and clearance at q, combined (see StateCheck).
   StateCheck checkState(const Eigen::VectorXd& q);
