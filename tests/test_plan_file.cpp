@@ -48,6 +48,17 @@ TEST(PlanFile, ReadsBackWhatWasWritten) {
   EXPECT_EQ(back.quality.peak_tension_ratio, plan.quality.peak_tension_ratio);
   EXPECT_EQ(back.quality.peak_tension_string, plan.quality.peak_tension_string);
   EXPECT_EQ(back.quality.residual_joint_speed_rms, plan.quality.residual_joint_speed_rms);
+  // Snaps (0 on this plan: written as another count to see it read back), and a file from before
+  // they were counted.
+  Plan snapped = plan;
+  snapped.quality.snaps = 3;
+  const std::string snapped_text = planText(snapped);
+  EXPECT_EQ(readPlanJson(snapped_text, "plan.json").quality.snaps, 3);
+  const std::string key = "\"snaps\": 3,";
+  ASSERT_NE(snapped_text.find(key), std::string::npos);
+  std::string older = snapped_text;
+  older.erase(older.find(key), key.size());
+  EXPECT_EQ(readPlanJson(older, "plan.json").quality.snaps, 0);
   EXPECT_EQ(back.quality.residual_kinetic_energy_J, plan.quality.residual_kinetic_energy_J);
   EXPECT_EQ(back.min_stage_clearance_m, plan.min_stage_clearance_m);
   // Re-simulated from its own file, the plan follows its predicted states to rounding (with 12

@@ -195,6 +195,7 @@ TEST(Service, PlanOverRpcEqualsTheInProcessPlanAndStreamsTheSame) {
   ASSERT_TRUE(back.quality.measured);
   EXPECT_EQ(back.quality.input_jerk_rms, local.quality.input_jerk_rms);
   EXPECT_EQ(back.quality.string_catches, local.quality.string_catches);
+  EXPECT_EQ(back.quality.snaps, local.quality.snaps);
   EXPECT_EQ(back.quality.peak_tension_ratio, local.quality.peak_tension_ratio);
   EXPECT_EQ(back.quality.residual_joint_speed_rms, local.quality.residual_joint_speed_rms);
   EXPECT_EQ(back.min_stage_clearance_m, local.min_stage_clearance_m);

@@ -87,6 +87,32 @@ int countCatches(const ModelPtr& m, const State& start, const Eigen::MatrixXd& u
   return catches;
 }
 
+// The suspended mass's snaps over `u` and a hold, counted here from the integrator's own steps: a
+// slack -> taut switch whose tension within 0.1 s (5 steps) exceeds 3 times `load_N`.
+int countSnaps(const ModelPtr& m, const State& start, const Eigen::MatrixXd& u, int hold_steps,
+               double load_N) {
+  IntegratorOptions o;
+  o.dt_s = 0.02;
+  VariationalIntegrator vi(m, o);
+  State x = start;
+  StepReport rep = vi.makeReport();
+  std::vector<double> tension = {load_N};  // at rest at the start
+  for (int k = 1; k < u.rows() + hold_steps; ++k) {
+    const int row = std::min<int>(k, static_cast<int>(u.rows()) - 1);
+    if (vi.step(x, u.row(row).transpose(), x, &rep) != StepStatus::Ok) return -1;
+    tension.push_back(rep.tension_N[0]);
+  }
+  int snaps = 0;
+  for (std::size_t k = 1; k < tension.size(); ++k) {
+    if (!(tension[k - 1] <= 0 && tension[k] > 0)) continue;
+    double peak = 0;
+    for (std::size_t j = k; j < std::min(tension.size(), k + 5); ++j)
+      peak = std::max(peak, tension[j]);
+    snaps += peak > 3 * load_N;
+  }
+  return snaps;
+}
+
 TEST(InputSpline, StartsAndEndsAtRestAndItsLimitRowsBoundEverySampledDifference) {
   const ModelPtr arm = loadModel("planar-arm");
   const Eigen::VectorXd start = arm->defaultInputs();
@@ -668,10 +694,17 @@ TEST(PlanQuality, AStillPlanHasNoJerkNoCatchesItsStaticLoadsAndNoResidualSwing) 
   ASSERT_TRUE(p.quality.measured);
   EXPECT_LT(p.quality.input_jerk_rms_overall, 1e-9);  // rounding / dt^3
   EXPECT_EQ(p.quality.string_catches, 0);
+  EXPECT_EQ(p.quality.snaps, 0);
   EXPECT_NEAR(p.quality.peak_tension_ratio, 1.0, 1e-6);
   EXPECT_LT(p.quality.residual_joint_speed_rms, 1e-9);
   EXPECT_LT(p.quality.residual_kinetic_energy_J, 1e-15);
   EXPECT_DOUBLE_EQ(p.quality.duration_s, 1.0);
+  // Exact and clear of everything, it is stage-worthy; short of the stage by a millimetre, not.
+  p.outcome = PlanOutcome::Exact;
+  EXPECT_TRUE(stageShortfalls(p).empty());
+  p.min_stage_clearance_m = 0.019;
+  ASSERT_EQ(stageShortfalls(p).size(), 1u);
+  EXPECT_EQ(stageShortfalls(p)[0], "0.0190 m from the stage < 0.02");
 }
 
 TEST(PlanQuality, JerkOfACubicAndCatchesOfAThrow) {
@@ -702,6 +735,36 @@ TEST(PlanQuality, JerkOfACubicAndCatchesOfAThrow) {
   EXPECT_GT(catches, 0);
   EXPECT_EQ(thrown.quality.string_catches, catches);
   EXPECT_GT(thrown.quality.peak_tension_ratio, 1.5);  // a catch is an impulse
+  // Gently: none of its catches pulls 3 times the load.
+  const RestPose rest = computeRestPose(mass, thrown.inputs.row(0).transpose());
+  ASSERT_TRUE(rest.ok);
+  EXPECT_EQ(countSnaps(mass, s.start, thrown.inputs, 50, rest.tension_N[0]), 0);
+  EXPECT_EQ(thrown.quality.snaps, 0);
+}
+
+TEST(PlanQuality, ASnapIsACatchThatPullsThreeTimesTheLoadAndKeepsThePlanOffTheStage) {
+  // The winch hauls the suspended mass up at 1 m/s for 0.2 s and stops dead: the mass flies on,
+  // the string goes slack, and the mass falls back onto it at about 1 m/s.
+  const ModelPtr mass = loadModel("suspended-mass");
+  Eigen::MatrixXd u(51, 2);
+  for (int i = 0; i <= 50; ++i) u.row(i) << 0.0, 0.5 - std::min(0.02 * i, 0.2);
+  PlanRequest req;
+  req.model = mass;
+  Plan hauled = planOf(mass, u, 50.0);
+  hauled.outcome = PlanOutcome::Exact;
+  measurePlanQuality(req, hauled, 1.0);
+  const RestPose rest = computeRestPose(mass, u.row(0).transpose());
+  ASSERT_TRUE(rest.ok);
+  const State start{rest.q, Eigen::VectorXd::Zero(mass->nd()), u.row(0).transpose()};
+  const int snaps = countSnaps(mass, start, u, 50, rest.tension_N[0]);
+  EXPECT_GT(snaps, 0);
+  EXPECT_EQ(hauled.quality.snaps, snaps);
+  EXPECT_GE(hauled.quality.string_catches, snaps);
+  const std::vector<std::string> shortfalls = stageShortfalls(hauled);
+  EXPECT_NE(std::find(shortfalls.begin(), shortfalls.end(),
+                      std::to_string(snaps) + (snaps == 1 ? " snap" : " snaps")),
+            shortfalls.end())
+      << ::testing::PrintToString(shortfalls);
 }
 
 }  // namespace

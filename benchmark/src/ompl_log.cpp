@@ -126,9 +126,11 @@ void writeOmplBenchmarkLog(const ProblemRuns& runs, std::ostream& out) {
                                          "verification time REAL",
                                          "input jerk REAL",
                                          "string catches INTEGER",
+                                         "snaps INTEGER",
                                          "peak tension ratio REAL",
                                          "residual joint speed REAL",
-                                         "residual kinetic energy REAL"};
+                                         "residual kinetic energy REAL",
+                                         "stage worthy BOOLEAN"};
   // With optimization: whether and how it worked, and the quality of the plan it returned.
   const std::vector<std::string> optimization_properties = {
       "optimization tried BOOLEAN",
@@ -140,10 +142,12 @@ void writeOmplBenchmarkLog(const ProblemRuns& runs, std::ostream& out) {
       "optimized plan duration REAL",
       "optimized input jerk REAL",
       "optimized string catches INTEGER",
+      "optimized snaps INTEGER",
       "optimized peak tension ratio REAL",
       "optimized residual joint speed REAL",
       "optimized residual kinetic energy REAL",
-      "optimized solution clearance REAL"};
+      "optimized solution clearance REAL",
+      "optimized stage worthy BOOLEAN"};
   if (runs.options.optimize)
     properties.insert(properties.end(), optimization_properties.begin(),
                       optimization_properties.end());
@@ -184,9 +188,11 @@ void writeOmplBenchmarkLog(const ProblemRuns& runs, std::ostream& out) {
           number(r.stats.verification_time_s),
           figure(r.quality, r.quality.input_jerk_rms_overall),
           r.quality.measured ? std::to_string(r.quality.string_catches) : "",
+          r.quality.measured ? std::to_string(r.quality.snaps) : "",
           figure(r.quality, r.quality.peak_tension_ratio),
           figure(r.quality, r.quality.residual_joint_speed_rms),
-          figure(r.quality, r.quality.residual_kinetic_energy_J)};
+          figure(r.quality, r.quality.residual_kinetic_energy_J),
+          std::to_string(r.stage_shortfalls.empty())};
       for (const std::string& v : values) out << v << "; ";
       if (runs.options.optimize) {
         const PlanQuality& q = r.optimized_quality;
@@ -201,10 +207,12 @@ void writeOmplBenchmarkLog(const ProblemRuns& runs, std::ostream& out) {
             figure(q, q.duration_s),
             figure(q, q.input_jerk_rms_overall),
             q.measured ? std::to_string(q.string_catches) : "",
+            q.measured ? std::to_string(q.snaps) : "",
             figure(q, q.peak_tension_ratio),
             figure(q, q.residual_joint_speed_rms),
             figure(q, q.residual_kinetic_energy_J),
-            tried && q.measured ? number(r.optimized_min_clearance_m) : ""};
+            tried && q.measured ? number(r.optimized_min_clearance_m) : "",
+            std::to_string(tried && r.optimized_stage_shortfalls.empty())};
         for (const std::string& v : more) out << v << "; ";
       }
       out << '\n';
@@ -226,6 +234,7 @@ std::vector<SummaryRow> summarize(const ProblemRuns& runs) {
       if (r.outcome == PlanOutcome::Approximate) ++row.approximate;
       if (r.outcome != PlanOutcome::Exact || r.error) continue;
       ++row.exact;
+      row.stage_worthy += r.stage_shortfalls.empty();
       durations.push_back(r.plan_duration_s);
       clearances.push_back(r.min_clearance_m);
     }
@@ -249,6 +258,7 @@ std::vector<SummaryRow> summarize(const ProblemRuns& runs) {
       if (!r.optimization_tried) continue;
       ++row.optimized;
       row.optimization_succeeded += r.optimization_succeeded;
+      row.optimized_stage_worthy += r.optimized_stage_shortfalls.empty();
       optimization_time.push_back(r.optimization.time_s);
       collect(r.quality, r.min_clearance_m, before);
       collect(r.optimized_quality, r.optimized_min_clearance_m, after);

@@ -20,6 +20,7 @@
 #include "marionette/common/text.hpp"
 #include "marionette/models/field_error.hpp"
 #include "marionette/models/model_io.hpp"
+#include "marionette/problem/plan_quality.hpp"
 #include "marionette/roadmap_store/roadmap_cache.hpp"
 #include "problems.hpp"
 
@@ -58,6 +59,7 @@ BenchmarkRun runOnce(const BenchmarkProblem& problem, const PlanRequest& base,
       run.within_limits = plan.limit_violations.empty();
       if (plan.goal_sample >= 0) run.goal_time_s = plan.goal_sample / plan.rate_hz;
       run.quality = plan.quality;
+      run.stage_shortfalls = stageShortfalls(plan);
     }
     const std::optional<OptimizedPlan>& optimized = result.optimized;
     if (optimized) {
@@ -66,6 +68,7 @@ BenchmarkRun runOnce(const BenchmarkProblem& problem, const PlanRequest& base,
       run.optimized_outcome = optimized->plan.outcome;
       run.optimized_quality = optimized->plan.quality;
       run.optimized_min_clearance_m = optimized->plan.min_stage_clearance_m;
+      run.optimized_stage_shortfalls = stageShortfalls(optimized->plan);
       run.optimization_succeeded =
           optimized->report.improved && optimized->plan.outcome == PlanOutcome::Exact;
     }

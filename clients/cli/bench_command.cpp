@@ -98,16 +98,17 @@ void printSummaryTable(const std::vector<SummaryRow>& rows, std::ostream& os) {
 // `bench planners --optimize`: per problem and planner, the optimization's success and time and
 // the quality medians of the plans before -> after.
 void printOptimizationTable(const std::vector<SummaryRow>& rows, std::ostream& os) {
-  os << "| problem | planner | optimized | exact & better | median time (s) | duration (s) | "
-        "input jerk rms | string catches | peak tension ratio | joint speed rms after 1 s | "
-        "min stage clearance (m) |\n"
-     << "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n";
+  os << "| problem | planner | optimized | exact & better | stage-worthy | median time (s) | "
+        "duration (s) | input jerk rms | string catches | peak tension ratio | joint speed rms "
+        "after 1 s | min stage clearance (m) |\n"
+     << "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n";
   auto pair = [](double before, double after, const char* format) {
     return cell(before, format) + " → " + cell(after, format);
   };
   for (const SummaryRow& r : rows)
     os << "| " << r.problem << " | " << r.planner << " | " << r.optimized << " | "
-       << r.optimization_succeeded << " | " << cell(r.median_optimization_time_s, "%.1f") << " | "
+       << r.optimization_succeeded << " | " << r.stage_worthy << " → " << r.optimized_stage_worthy
+       << " | " << cell(r.median_optimization_time_s, "%.1f") << " | "
        << pair(r.before.duration_s, r.after.duration_s, "%.2f") << " | "
        << pair(r.before.input_jerk_rms, r.after.input_jerk_rms, "%.3g") << " | "
        << pair(r.before.string_catches, r.after.string_catches, "%g") << " | "

@@ -166,10 +166,15 @@ Plan readPlanJson(const std::string& text, const std::string& source) {
                                   static_cast<int>(plan.input_names.size()));
     out.input_jerk_rms_overall =
         r.number(q["input_jerk_rms_overall"], "quality.input_jerk_rms_overall");
-    const double catches = r.number(q["string_catches"], "quality.string_catches");
-    if (!(catches >= 0 && catches <= 1e9 && catches == std::floor(catches)))
-      r.fail("quality.string_catches", "must be a whole number >= 0");
-    out.string_catches = static_cast<int>(catches);
+    auto count = [&](const char* key, const std::string& field) {
+      const double value = r.number(q[key], field);
+      if (!(value >= 0 && value <= 1e9 && value == std::floor(value)))
+        r.fail(field, "must be a whole number >= 0");
+      return static_cast<int>(value);
+    };
+    out.string_catches = count("string_catches", "quality.string_catches");
+    // (Plan files written before snaps were counted have none.)
+    if (q["snaps"]) out.snaps = count("snaps", "quality.snaps");
     out.peak_tension_ratio = r.number(q["peak_tension_ratio"], "quality.peak_tension_ratio");
     out.peak_tension_string = r.text(q["peak_tension_string"], "quality.peak_tension_string");
     out.settle_s = r.number(q["settle_s"], "quality.settle_s");

@@ -124,6 +124,7 @@ void writePlanJson(const Plan& plan, std::ostream& os) {
     quality.vector("input_jerk_rms", q.input_jerk_rms);
     quality.number("input_jerk_rms_overall", q.input_jerk_rms_overall);
     quality.key("string_catches") << q.string_catches;
+    quality.key("snaps") << q.snaps;
     quality.number("peak_tension_ratio", q.peak_tension_ratio);
     quality.text("peak_tension_string", q.peak_tension_string);
     quality.number("settle_s", q.settle_s);

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "marionette/common/text.hpp"
 #include "marionette/models/dynamics.hpp"
 #include "marionette/models/rest_pose.hpp"
 #include "marionette/models/simulation.hpp"
@@ -12,6 +13,9 @@ namespace marionette {
 
 namespace {
 constexpr double kLoadedString_N = 0.05;
+// A snap: a catch whose tension within kSnapWindow_s exceeds kSnapFactor times the string's load
+// scale.
+constexpr double kSnapWindow_s = 0.1, kSnapFactor = 3.0;
 }  // namespace
 
 void measurePlanQuality(const MotionProblem& request, Plan& plan, double settle_s) {
@@ -58,17 +62,38 @@ void measurePlanQuality(const MotionProblem& request, Plan& plan, double settle_
   std::vector<char> taut(ns, 1), was_taut(ns, 0);
   std::vector<Eigen::VectorXd> late_q;  // the hold's second half
   const int late_from = n - 1 + hold_steps - hold_steps / 2;
+  // Snaps: every slack -> taut switch (a string slack from the start too) watched for
+  // kSnapWindow_s against the string's load scale, the larger of its static tensions and at
+  // least a tenth of the largest of any string's.
+  const int snap_window = std::max(1, static_cast<int>(std::lround(kSnapWindow_s * plan.rate_hz)));
+  Eigen::VectorXd load_scale;
+  std::vector<int> watch_until(ns, -1);  // the last row of a switch's window, or -1
+  std::vector<char> snapped(ns, 0);
   int row = 0;
   simulate(request.model, schedule, so, [&](const SimulationRow& r) {
-    if (row == 0) static_start = *r.tension_N;
+    if (row == 0) {
+      static_start = *r.tension_N;
+      load_scale = at_end.ok ? static_start.cwiseMax(at_end.tension_N) : static_start;
+      const double largest = load_scale.size() > 0 ? load_scale.maxCoeff() : 0.0;
+      load_scale = load_scale.cwiseMax(std::max(0.1 * largest, 1e-3));
+    }
     for (int j = 0; j < ns; ++j) {
-      const bool now_taut = (*r.tension_N)[j] > 0.0;
+      const double tension_N = (*r.tension_N)[j];
+      const bool now_taut = tension_N > 0.0;
       const double load = std::max(static_start[j], at_end.ok ? at_end.tension_N[j] : 0.0);
       if (row > 0 && load >= kLoadedString_N && now_taut && !taut[j] && was_taut[j])
         ++q.string_catches;
+      if (row > 0 && now_taut && !taut[j]) {
+        watch_until[j] = row + snap_window - 1;
+        snapped[j] = 0;
+      }
+      if (row <= watch_until[j] && !snapped[j] && tension_N > kSnapFactor * load_scale[j]) {
+        snapped[j] = 1;
+        ++q.snaps;
+      }
       taut[j] = now_taut;
       was_taut[j] = was_taut[j] || now_taut;
-      peak[j] = std::max(peak[j], (*r.tension_N)[j]);
+      peak[j] = std::max(peak[j], tension_N);
     }
     if (row >= late_from - 1) late_q.push_back(*r.q);
     ++row;
@@ -101,6 +126,31 @@ void measurePlanQuality(const MotionProblem& request, Plan& plan, double settle_
     q.residual_kinetic_energy_J = 0.5 * v.dot(data.M * v);
   }
   plan.quality = q;
+}
+
+std::vector<std::string> stageShortfalls(const Plan& plan, const StageThresholds& limits) {
+  std::vector<std::string> out;
+  if (plan.outcome != PlanOutcome::Exact) out.push_back(std::string(toString(plan.outcome)));
+  if (plan.samples() == 0) return out;
+  if (!(plan.min_stage_clearance_m >= limits.min_stage_clearance_m))
+    out.push_back(formatted("%.4f m from the stage < %g", plan.min_stage_clearance_m,
+                            limits.min_stage_clearance_m));
+  if (!(plan.min_clearance_m >= limits.min_clearance_m))
+    out.push_back(formatted("%.4f m from anything < %g", plan.min_clearance_m,
+                            limits.min_clearance_m));
+  const PlanQuality& q = plan.quality;
+  if (!q.measured || q.settle_s != 1.0) {
+    out.push_back("quality not measured with a 1 s hold");
+    return out;
+  }
+  if (q.snaps > 0) out.push_back(formatted("%d snap%s", q.snaps, q.snaps == 1 ? "" : "s"));
+  if (!(q.peak_tension_ratio <= limits.max_peak_tension_ratio))
+    out.push_back(formatted("peak tension x%.3g > %g (%s)", q.peak_tension_ratio,
+                            limits.max_peak_tension_ratio, q.peak_tension_string.c_str()));
+  if (!(q.residual_joint_speed_rms <= limits.max_residual_joint_speed_rms))
+    out.push_back(formatted("swing %.3g rad/s > %g", q.residual_joint_speed_rms,
+                            limits.max_residual_joint_speed_rms));
+  return out;
 }
 
 }  // namespace marionette

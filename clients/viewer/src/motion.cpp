@@ -65,6 +65,7 @@ std::vector<std::pair<std::string, std::string>> qualityFacts(const Plan& plan) 
   std::vector<std::pair<std::string, std::string>> out = {
       {"input jerk rms", g3(q.input_jerk_rms_overall) + " /s³"},
       {"string catches", std::to_string(q.string_catches)},
+      {"snaps", std::to_string(q.snaps)},
       {"peak tension / static",
        "×" + g3(q.peak_tension_ratio) +
            (q.peak_tension_string.empty() ? "" : " (" + q.peak_tension_string + ")")},

@@ -136,6 +136,7 @@ ScalarFields<Q> qualityScalars(Q& q) {
   return {{"duration_s", &q.duration_s},
           {"input_jerk_rms_overall", &q.input_jerk_rms_overall},
           {"string_catches", &q.string_catches},
+          {"snaps", &q.snaps},
           {"peak_tension_ratio", &q.peak_tension_ratio},
           {"peak_tension_string", &q.peak_tension_string},
           {"settle_s", &q.settle_s},

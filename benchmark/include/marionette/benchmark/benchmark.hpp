@@ -108,6 +108,8 @@ struct BenchmarkRun {
   bool within_limits = false;
   PlanStatistics stats;
   PlanQuality quality;  // the plan's (measured when it has samples)
+  // What keeps it off the stage (problem/plan_quality.hpp: stageShortfalls); empty: stage-worthy.
+  std::vector<std::string> stage_shortfalls = {"no plan"};
   // With BenchmarkOptions::optimize, for an exact plan:
   bool optimization_tried = false;
   bool optimization_succeeded = false;  // an improved plan that is exact
@@ -115,6 +117,7 @@ struct BenchmarkRun {
   OptimizationReport optimization;  // what it did (time_s, iterations, cost before/after)
   PlanQuality optimized_quality;    // the plan it returned (the same plan when unchanged)
   double optimized_min_clearance_m = NAN;  // its clearance to the stage
+  std::vector<std::string> optimized_stage_shortfalls = {"not optimized"};
 };
 
 struct PlannerRuns {
@@ -157,6 +160,8 @@ struct SummaryRow {
   double roadmap_build_s = NAN;     // prm: the build, once per problem
   // With optimization: over the runs that tried it (exact plans).
   int optimized = 0, optimization_succeeded = 0;
+  // Stage-worthy plans (stageShortfalls empty): as planned, and as the optimization returned.
+  int stage_worthy = 0, optimized_stage_worthy = 0;
   double median_optimization_time_s = NAN;
   // Medians of the quality figures before (the plans) and after (what optimization returned).
   struct QualityMedians {

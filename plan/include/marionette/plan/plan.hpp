@@ -54,6 +54,10 @@ struct PlanQuality {
   // Loaded strings (a static load of at least 0.05 N at the start or at rest after the end)
   // going from slack to taut, over the motion and the hold.
   int string_catches = 0;
+  // Slack -> taut switches of any string, over the motion and the hold, whose tension within
+  // 0.1 s exceeds 3 times the string's load scale (the larger of its static tensions, and at
+  // least a tenth of the largest string's): a catch a puppeteer would see jerk the puppet.
+  int snaps = 0;
   // Max over loaded strings of peak tension / the larger of its static tensions at the start and
   // at rest at the last inputs; and which string.
   double peak_tension_ratio = 0.0;
