@@ -524,9 +524,11 @@ class BenchPlanners(unittest.TestCase):
             i = next(k for k, l in enumerate(log) if l.endswith("properties for each run"))
             n = int(log[i].split()[0])
             names = [l.rsplit(" ", 1)[0] for l in log[i + 1:i + 1 + n]]
-            for required in ("string catches", "optimization success", "optimization time",
-                             "optimized input jerk", "optimized string catches",
-                             "optimized residual joint speed", "optimized solution clearance"):
+            for required in ("string catches", "snaps", "stage worthy", "optimization success",
+                             "optimization time", "optimized input jerk",
+                             "optimized string catches", "optimized snaps",
+                             "optimized residual joint speed", "optimized solution clearance",
+                             "optimized stage worthy"):
                 self.assertIn(required, names)
             runs = [dict(zip(names, l.split("; "))) for l in log[i + 2 + n:i + 4 + n]]
             for r in runs:
@@ -544,6 +546,17 @@ class BenchPlanners(unittest.TestCase):
                 self.assertAlmostEqual(float(r["input jerk"]), q0["input_jerk_rms_overall"],
                                        places=5)
                 self.assertEqual(int(r["string catches"]), q0["string_catches"])
+                self.assertEqual(int(r["snaps"]), q0["snaps"])
+                self.assertEqual(int(r["optimized snaps"]), q1["snaps"])
+                # Stage-worthy by the thresholds, from each plan file's own figures.
+                for key, made in (("stage worthy", plain), ("optimized stage worthy", better)):
+                    f = json.load(open(made))
+                    q = f["quality"]
+                    worthy = (f["outcome"] == "exact" and f["min_stage_clearance_m"] >= 0.02
+                              and f["min_clearance_m"] >= 0.005 and q["snaps"] == 0
+                              and q["peak_tension_ratio"] <= 3
+                              and q["residual_joint_speed_rms"] <= 0.1)
+                    self.assertEqual(r[key], "1" if worthy else "0", key)
                 self.assertAlmostEqual(float(r["optimized input jerk"]),
                                        q1["input_jerk_rms_overall"], places=5)
                 # The plans it saved are those plans.
