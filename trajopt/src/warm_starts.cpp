@@ -83,9 +83,33 @@ std::optional<Eigen::VectorXd> restInputsAtGoal(const MotionProblem& request,
   for (const RestVertex& from : vertices)
     if (const auto v = descendToGoal(request.model, checker, goal, from, goal.tolerance(), in_time))
       return v->rho;
-  for (const RestVertex& from : vertices) {
+  // The rest poses of the plan's inputs along the way, nearest the goal first: where the plan
+  // lifts a hand over the table, a rest pose there is over it too, and the descent from the ends
+  // would have to pass through it.
+  {
+    std::vector<std::pair<double, RestVertex>> along;
+    const int stride = std::max(1, plan.samples() / 40);
+    for (int i = stride; i + 1 < plan.samples() && in_time(); i += stride) {
+      const auto v = restVertex(request.model, checker, plan.inputs.row(i).transpose(), &start.q);
+      if (v) along.emplace_back(goal.poseError(v->q, v->rho), *v);
+    }
+    std::stable_sort(along.begin(), along.end(),
+                     [](const auto& a, const auto& b) { return a.first < b.first; });
+    for (std::size_t j = 0; j < along.size() && j < 4; ++j) {
+      if (along[j].first <= goal.tolerance()) return along[j].second.rho;
+      if (const auto v = descendToGoal(request.model, checker, goal, along[j].second,
+                                       goal.tolerance(), in_time))
+        return v->rho;
+      vertices.push_back(along[j].second);
+    }
+  }
+  // Then a random search from the two nearest (bounded in iterations: a rest-pose solve each).
+  std::stable_sort(vertices.begin(), vertices.end(), [&](const RestVertex& a, const RestVertex& b) {
+    return goal.poseError(a.q, a.rho) < goal.poseError(b.q, b.rho);
+  });
+  for (std::size_t j = 0; j < vertices.size() && j < 2; ++j) {
     std::mt19937_64 rng(plan.seed ? plan.seed : 1);
-    const auto found = randomDescent(request.model, checker, goal, from, aim, rng, in_time);
+    const auto found = randomDescent(request.model, checker, goal, vertices[j], aim, rng, in_time);
     if (found) return found->rho;
   }
   return std::nullopt;
