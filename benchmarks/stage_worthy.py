@@ -36,9 +36,10 @@ PROBLEMS = [
     ("suspended mass through the window to rest", "suspended-mass", "window",
      "rest-of:xr=0.7,r=0.3;at-rest", [("est", range(1, 4))], 15),
 ]
-# Documented stage-worthy with the transcription (docs/benchmarks.md), checked by --smoke: the
-# fastest of PuppetCopter's and one of the suspended mass's.
-SMOKE = [("puppetcopter", "rrt", 3), ("suspended-mass", "est", 1)]
+# Documented stage-worthy with the transcription (docs/benchmarks.md), checked by --smoke: the two
+# fastest of PuppetCopter's.  (The suspended mass's planner searches to its 10 s wall-clock limit,
+# so its raw plan, and what is optimized, depends on the machine's load.)
+SMOKE = [("puppetcopter", "rrt", 3), ("puppetcopter", "est", 2)]
 TRANSCRIPTION = ["--optimize", "--optimizer", "transcription"]
 
 

@@ -13,37 +13,13 @@
 #include "marionette/models/dynamics.hpp"
 #include "marionette/models/model_io.hpp"
 #include "marionette/models/rest_pose.hpp"
+#include "support/test_models.hpp"
 #include "support/test_paths.hpp"
 
 namespace marionette {
 namespace {
 
-// A rigid body placed by q = (x, y, z, roll, pitch, yaw) -- translations, then rotations about
-// z, y, x -- carrying `shape` at `local`, and optionally a string of constant length from its
-// origin to the world point `anchor`.
-ModelPtr probeModel(const Shape& shape,
-                    const Eigen::Isometry3d& local = Eigen::Isometry3d::Identity(),
-                    const Eigen::Vector3d* anchor = nullptr) {
-  ModelBuilder b("probe");
-  const char* names[6] = {"x", "y", "z", "yaw", "pitch", "roll"};
-  for (const char* n : names) b.addDynamic({n, 0.0, 0.0, {}, {}});
-  b.addJointFrame("tx", "world", JointType::Translate, Eigen::Vector3d::UnitX(), "x");
-  b.addJointFrame("ty", "tx", JointType::Translate, Eigen::Vector3d::UnitY(), "y");
-  b.addJointFrame("tz", "ty", JointType::Translate, Eigen::Vector3d::UnitZ(), "z");
-  b.addJointFrame("yaw", "tz", JointType::Rotate, Eigen::Vector3d::UnitZ(), "yaw");
-  b.addJointFrame("pitch", "yaw", JointType::Rotate, Eigen::Vector3d::UnitY(), "pitch");
-  b.addJointFrame("body", "pitch", JointType::Rotate, Eigen::Vector3d::UnitX(), "roll");
-  b.addMass("body", "body", 1.0, Eigen::Vector3d::Zero(), 0.01 * Eigen::Matrix3d::Identity());
-  Geometry g;
-  g.name = "shape";
-  g.shape = shape;
-  g.pose = local;
-  b.addGeometry(g, "body");
-  if (anchor) {
-    b.addString("thread", "body", Eigen::Vector3d::Zero(), "world", *anchor, "", 2.0);
-  }
-  return b.build();
-}
+using test::probeModel;
 
 Eigen::VectorXd placed(double x, double y, double z, double yaw = 0, double pitch = 0,
                        double roll = 0) {

@@ -145,31 +145,16 @@ TEST(Transcription, DelJacobiansMatchFiniteDifferencesOnRandomTrees) {
   }
 }
 
-// The integrator's steps are solutions of the transcription's equations: with the multipliers
-// read from its tensions (and the joint stops' from the residual's own rows), every knot's DEL
-// residual vanishes, each multiplier is >= 0, a taut string ends its step at its length and a
-// slack one within it -- through the strings' slack/taut switches.
 // The clearance rows' gradient against central differences of the signed clearance: a capsule
 // on a free body (x, y, z, yaw, pitch, roll) beside a 0.2 m cube, tilted, apart and sunk into it
 // (inside, the gradient points the way out: a wrong sign is off by twice its size).
 TEST(Transcription, TheClearanceGradientMatchesFiniteDifferencesApartAndInside) {
-  ModelBuilder b("probe");
+  Shape capsule;
+  capsule.type = ShapeType::Capsule;
+  capsule.radius_m = 0.05;
+  capsule.length_m = 0.4;
+  const ModelPtr m = test::probeModel(capsule);
   const char* names[6] = {"x", "y", "z", "yaw", "pitch", "roll"};
-  for (const char* n : names) b.addDynamic({n, 0.0, 0.0, {}, {}});
-  b.addJointFrame("tx", "world", JointType::Translate, Eigen::Vector3d::UnitX(), "x");
-  b.addJointFrame("ty", "tx", JointType::Translate, Eigen::Vector3d::UnitY(), "y");
-  b.addJointFrame("tz", "ty", JointType::Translate, Eigen::Vector3d::UnitZ(), "z");
-  b.addJointFrame("yaw", "tz", JointType::Rotate, Eigen::Vector3d::UnitZ(), "yaw");
-  b.addJointFrame("pitch", "yaw", JointType::Rotate, Eigen::Vector3d::UnitY(), "pitch");
-  b.addJointFrame("body", "pitch", JointType::Rotate, Eigen::Vector3d::UnitX(), "roll");
-  b.addMass("body", "body", 1.0, Eigen::Vector3d::Zero(), 0.01 * Eigen::Matrix3d::Identity());
-  Geometry g;
-  g.name = "shape";
-  g.shape.type = ShapeType::Capsule;
-  g.shape.radius_m = 0.05;
-  g.shape.length_m = 0.4;
-  b.addGeometry(g, "body");
-  const ModelPtr m = b.build();
   const auto collision = std::make_shared<CollisionModel>(
       m, loadSceneString("obstacles:\n  - {name: cube, box: {size: [0.2, 0.2, 0.2]}}\n",
                          "cube.yaml", ""));
@@ -200,6 +185,10 @@ TEST(Transcription, TheClearanceGradientMatchesFiniteDifferencesApartAndInside) 
   }
 }
 
+// The integrator's steps are solutions of the transcription's equations: with the multipliers
+// read from its tensions (and the joint stops' from the residual's own rows), every knot's DEL
+// residual vanishes, each multiplier is >= 0, a taut string ends its step at its length and a
+// slack one within it -- through the strings' slack/taut switches.
 TEST(Transcription, TheIntegratorsStepsSatisfyTheDelEquationsWithComplementarity) {
   int total_switches = 0;
   for (const std::string& name : builtinModelNames()) {

@@ -73,4 +73,27 @@ ModelPtr randomTreeModel(unsigned seed, int n_dynamic, int n_strings) {
   return b.build();
 }
 
+ModelPtr probeModel(const Shape& shape, const Eigen::Isometry3d& local,
+                    const Eigen::Vector3d* anchor) {
+  ModelBuilder b("probe");
+  const char* names[6] = {"x", "y", "z", "yaw", "pitch", "roll"};
+  for (const char* n : names) b.addDynamic({n, 0.0, 0.0, {}, {}});
+  b.addJointFrame("tx", "world", JointType::Translate, Eigen::Vector3d::UnitX(), "x");
+  b.addJointFrame("ty", "tx", JointType::Translate, Eigen::Vector3d::UnitY(), "y");
+  b.addJointFrame("tz", "ty", JointType::Translate, Eigen::Vector3d::UnitZ(), "z");
+  b.addJointFrame("yaw", "tz", JointType::Rotate, Eigen::Vector3d::UnitZ(), "yaw");
+  b.addJointFrame("pitch", "yaw", JointType::Rotate, Eigen::Vector3d::UnitY(), "pitch");
+  b.addJointFrame("body", "pitch", JointType::Rotate, Eigen::Vector3d::UnitX(), "roll");
+  b.addMass("body", "body", 1.0, Eigen::Vector3d::Zero(), 0.01 * Eigen::Matrix3d::Identity());
+  Geometry g;
+  g.name = "shape";
+  g.shape = shape;
+  g.pose = local;
+  b.addGeometry(g, "body");
+  if (anchor) {
+    b.addString("thread", "body", Eigen::Vector3d::Zero(), "world", *anchor, "", 2.0);
+  }
+  return b.build();
+}
+
 }  // namespace marionette::test

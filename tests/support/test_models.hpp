@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // Models built in code for tests: random trees that exercise every joint type, branching and
-// strings on both kinds of variables.
+// strings on both kinds of variables; a free body carrying one shape.
 #pragma once
 
+#include <Eigen/Geometry>
 #include <random>
 
 #include "marionette/models/model.hpp"
+#include "marionette/models/shape.hpp"
 
 namespace marionette::test {
 
@@ -14,6 +16,13 @@ namespace marionette::test {
 // a rig of n_strings string carriages, each moved by two kinematic variables (x, y) and wound
 // to a kinematic length.  Deterministic in seed.
 ModelPtr randomTreeModel(unsigned seed, int n_dynamic, int n_strings);
+
+// A rigid body placed by q = (x, y, z, yaw, pitch, roll) -- translations, then rotations about
+// z, y, x -- carrying `shape` at `local`, and optionally a string of constant length from its
+// origin to the world point `anchor`.
+ModelPtr probeModel(const Shape& shape,
+                    const Eigen::Isometry3d& local = Eigen::Isometry3d::Identity(),
+                    const Eigen::Vector3d* anchor = nullptr);
 
 // Random state helpers.
 Eigen::VectorXd randomVector(std::mt19937& rng, int n, double scale);
