@@ -552,7 +552,8 @@ class BenchPlanners(unittest.TestCase):
                 for key, made in (("stage worthy", plain), ("optimized stage worthy", better)):
                     f = json.load(open(made))
                     q = f["quality"]
-                    worthy = (f["outcome"] == "exact" and f["min_stage_clearance_m"] >= 0.02
+                    worthy = (f["outcome"] == "exact" and q["settle_s"] == 1
+                              and f["min_stage_clearance_m"] >= 0.02
                               and f["min_clearance_m"] >= 0.005 and q["snaps"] == 0
                               and q["peak_tension_ratio"] <= 3
                               and q["residual_joint_speed_rms"] <= 0.1)

@@ -132,6 +132,16 @@ TEST(CollisionAnalytic, ASignedClearanceReadsAnOverlapAsMinusItsDepth) {
   EXPECT_NEAR(on_floor.clearance(placed(0.0, 0.0, 0.06), Penetration::Signed).distance_m, -0.04,
               1e-12);
   EXPECT_EQ(on_floor.clearance(placed(0.0, 0.0, 0.06)).distance_m, 0.0);
+  // Two overlaps, the shallower found first (half-spaces are checked before obstacles): the
+  // deeper one is the reading.  A sphere 1 mm into the floor and 3 cm into a cube standing on it.
+  auto both = checkerFor(probeModel(sphere(0.1)),
+                         sceneFrom("obstacles:\n  - {name: floor, plane: {normal: [0, 0, 1], "
+                                   "offset: 0.0}}\n  - {name: cube, box: {size: [0.2, 0.2, 0.2]}, "
+                                   "pose: {position: [0, 0, 0.1]}}\n"));
+  const ClearanceResult deeper = both.clearance(placed(0.17, 0.0, 0.099), Penetration::Signed);
+  EXPECT_NEAR(deeper.distance_m, -0.03, kDistanceTol);
+  EXPECT_EQ(deeper.pair.second, "cube");
+  EXPECT_NEAR(deeper.stage_distance_m, -0.03, kDistanceTol);
 }
 
 // A 0.2 m cube as a triangle mesh, written in the three formats the loader must read.

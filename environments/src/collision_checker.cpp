@@ -91,18 +91,32 @@ struct DistanceQuery {
   Eigen::Vector3d point_query = Eigen::Vector3d::Zero(), point_obstacle = Eigen::Vector3d::Zero();
 };
 
-// One narrowphase distance, when it is below `bound` (else `bound` is returned and the nearest
-// points are not set).  The bound goes in as FCL's running minimum, so a mesh's BVH traversal
-// prunes every node farther than it.  Penetration (FCL reports a negative value) counts as 0,
-// unless `q.penetration` is Signed and both are primitives: then minus its depth.
+// One narrowphase distance, when it is below `bound` (else `bound` or more is returned and the
+// nearest points are not to be read).  The bound goes in as FCL's running minimum, so a mesh's
+// BVH traversal prunes every node farther than it.  Penetration (FCL reports a negative value)
+// counts as 0, unless `q.penetration` is Signed and both are primitives: then minus its depth.
+// That query starts from no bound: FCL answers nothing more once its running minimum is <= 0,
+// and a deeper pair after a shallower one must still be measured.  Where FCL's EPA fails (a
+// depth of -1 with no points, or a throw), the pair reads 0 as unsigned.
 double pairDistance(const fcl::CollisionObjectd* a, const fcl::CollisionObjectd* b,
                     DistanceQuery& q, double bound) {
   const bool depth = q.penetration == Penetration::Signed &&
                      a->getObjectType() == fcl::OT_GEOM && b->getObjectType() == fcl::OT_GEOM;
+  if (depth) {
+    q.result.clear();
+    try {
+      fcl::distance(a, b, q.signed_request, q.result);
+      const double d = q.result.min_distance;
+      const bool pointless =
+          (q.result.nearest_points[0] - q.result.nearest_points[1]).norm() < 1e-12;
+      if (d >= 0.0 || !pointless) return d;
+    } catch (const std::exception&) {
+    }
+  }
   q.result.clear();
-  q.result.min_distance = bound;
-  fcl::distance(a, b, depth ? q.signed_request : q.request, q.result);
-  return depth ? q.result.min_distance : std::max(q.result.min_distance, 0.0);
+  q.result.min_distance = std::max(bound, 0.0);
+  fcl::distance(a, b, q.request, q.result);
+  return std::max(q.result.min_distance, 0.0);
 }
 
 bool distanceCallback(fcl::CollisionObjectd* o1, fcl::CollisionObjectd* o2, void* data,

@@ -54,7 +54,8 @@ std::vector<double> candidateDurations(const Model& model, double plan_duration_
 // The inputs of a collision-free rest pose that meets the goal (within half its tolerance, else
 // within it), by damped Gauss-Newton on the rest pose's inputs (the roadmap's goal search) from
 // the rest poses of the plan's inputs where it first reaches the goal, where it ends, and at its
-// start, then by a random search from them; nullopt when none is found by the deadline.
+// start, then from the four of its rest poses along the way nearest the goal, then by a random
+// search from the two vertices nearest it; nullopt when none is found by the deadline.
 std::optional<Eigen::VectorXd> restInputsAtGoal(const MotionProblem& request,
                                                 const CollisionModelPtr& collision,
                                                 const Plan& plan, const StartState& start,
