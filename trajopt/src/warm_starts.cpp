@@ -69,48 +69,49 @@ std::optional<Eigen::VectorXd> restInputsAtGoal(const MotionProblem& request,
     froms.emplace_back(plan.inputs.row(plan.goal_sample).transpose(), nullptr);
   froms.emplace_back(plan.inputs.row(plan.samples() - 1).transpose(), nullptr);
   froms.emplace_back(plan.inputs.row(0).transpose(), &start.q);
-  std::vector<RestVertex> vertices;
+  // Rest vertices with their goal error, the nearest first once sorted.
+  using Vertex = std::pair<double, RestVertex>;
+  const auto nearer = [](const Vertex& x, const Vertex& y) { return x.first < y.first; };
+  std::vector<Vertex> vertices;
   for (const auto& [rho, guess] : froms) {
     if (!in_time()) break;
     const auto from = restVertex(request.model, checker, rho, guess);
     if (!from) continue;
-    if (goal.poseError(from->q, from->rho) <= aim) return from->rho;
+    const double error = goal.poseError(from->q, from->rho);
+    if (error <= aim) return from->rho;
     if (const auto v = descendToGoal(request.model, checker, goal, *from, aim, in_time))
       return v->rho;
-    vertices.push_back(*from);
+    vertices.emplace_back(error, *from);
   }
   // Where the rest poses near the plan come no nearer than half the tolerance, one that meets
   // the goal at all (Gauss-Newton, tens of milliseconds) before the random search (seconds).
-  for (const RestVertex& from : vertices)
-    if (const auto v = descendToGoal(request.model, checker, goal, from, goal.tolerance(), in_time))
+  for (const Vertex& from : vertices)
+    if (const auto v =
+            descendToGoal(request.model, checker, goal, from.second, goal.tolerance(), in_time))
       return v->rho;
   // The rest poses of the plan's inputs along the way, nearest the goal first: where the plan
   // lifts a hand over the table, a rest pose there is over it too, and the descent from the ends
   // would have to pass through it.
-  {
-    std::vector<std::pair<double, RestVertex>> along;
-    const int stride = std::max(1, plan.samples() / 40);
-    for (int i = stride; i + 1 < plan.samples() && in_time(); i += stride) {
-      const auto v = restVertex(request.model, checker, plan.inputs.row(i).transpose(), &start.q);
-      if (v) along.emplace_back(goal.poseError(v->q, v->rho), *v);
-    }
-    std::stable_sort(along.begin(), along.end(),
-                     [](const auto& a, const auto& b) { return a.first < b.first; });
-    for (std::size_t j = 0; j < along.size() && j < 4; ++j) {
-      if (along[j].first <= goal.tolerance()) return along[j].second.rho;
-      if (const auto v = descendToGoal(request.model, checker, goal, along[j].second,
-                                       goal.tolerance(), in_time))
-        return v->rho;
-      vertices.push_back(along[j].second);
-    }
+  std::vector<Vertex> along;
+  const int stride = std::max(1, plan.samples() / 40);
+  for (int i = stride; i + 1 < plan.samples() && in_time(); i += stride) {
+    const auto v = restVertex(request.model, checker, plan.inputs.row(i).transpose(), &start.q);
+    if (v) along.emplace_back(goal.poseError(v->q, v->rho), *v);
+  }
+  std::stable_sort(along.begin(), along.end(), nearer);
+  for (std::size_t j = 0; j < along.size() && j < 4; ++j) {
+    if (along[j].first <= goal.tolerance()) return along[j].second.rho;
+    if (const auto v = descendToGoal(request.model, checker, goal, along[j].second,
+                                     goal.tolerance(), in_time))
+      return v->rho;
+    vertices.push_back(along[j]);
   }
   // Then a random search from the two nearest (bounded in iterations: a rest-pose solve each).
-  std::stable_sort(vertices.begin(), vertices.end(), [&](const RestVertex& a, const RestVertex& b) {
-    return goal.poseError(a.q, a.rho) < goal.poseError(b.q, b.rho);
-  });
+  std::stable_sort(vertices.begin(), vertices.end(), nearer);
   for (std::size_t j = 0; j < vertices.size() && j < 2; ++j) {
     std::mt19937_64 rng(plan.seed ? plan.seed : 1);
-    const auto found = randomDescent(request.model, checker, goal, vertices[j], aim, rng, in_time);
+    const auto found =
+        randomDescent(request.model, checker, goal, vertices[j].second, aim, rng, in_time);
     if (found) return found->rho;
   }
   return std::nullopt;
