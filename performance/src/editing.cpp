@@ -58,8 +58,9 @@ struct RowWriter {
   }
   void add(double t, const Eigen::Ref<const Eigen::RowVectorXd>& positions,
            const Eigen::Ref<const Eigen::RowVectorXd>& values) {
-    out.positions_m.row(next) = positions;
-    out.values.row(next) = values;
+    // (A matrix without columns has no storage to take a row of.)
+    if (out.positions_m.cols() > 0) out.positions_m.row(next) = positions;
+    if (out.values.cols() > 0) out.values.row(next) = values;
     out.times_s.push_back(t);
     ++next;
   }
