@@ -532,7 +532,7 @@ TEST(Transcription, AtFixedModesComplementarityIsExactAndTheMotionTheIntegrators
 // The rest poses along a path (quasiStaticPath) as a guess: at rest every DEL row is met to
 // round-off and the strings' rows exactly; moving, the only DEL residual is the motion's inertia,
 // a quarter as large when the same move takes twice as long.  A path whose rest poses step more
-// than asked is refused.
+// than asked, even in eighths of a step, is refused.
 TEST(Transcription, TheRestPosesAlongASlowPathLeaveOnlyTheMotionsInertia) {
   const ModelPtr mass = loadModel("suspended-mass");
   constexpr int N = 80;
@@ -558,8 +558,21 @@ TEST(Transcription, TheRestPosesAlongASlowPathLeaveOnlyTheMotionsInertia) {
   EXPECT_LE(std::max(fast_string, slow_string), 1e-12);
   EXPECT_GT(fast_del, 1e-6);
   EXPECT_NEAR(fast_del / slow_del, 4.0, 0.4);
+  // The fast path's largest step between rows; a steeper stretch than max_step that is
+  // continuous (in eighths of the step, each moves an eighth as much) is kept, with the rest
+  // poses at the rows; one that steps more than max_step even in eighths is refused.
+  const Eigen::MatrixXd fast = quinticInputs(mass, end, N, 30);
+  const detail::QuasiStaticPath loose = detail::quasiStaticPath(mass, fast, s.start.q, 1.0);
+  ASSERT_TRUE(loose.ok);
+  double largest = 0.0;
+  for (Eigen::Index r = 1; r < loose.q.rows(); ++r)
+    largest = std::max(largest, (loose.q.row(r) - loose.q.row(r - 1)).cwiseAbs().maxCoeff());
+  const detail::QuasiStaticPath steep =
+      detail::quasiStaticPath(mass, fast, s.start.q, 0.5 * largest);
+  ASSERT_TRUE(steep.ok) << steep.message;
+  EXPECT_LE((steep.q - loose.q).cwiseAbs().maxCoeff(), 1e-8);
   const detail::QuasiStaticPath refused =
-      detail::quasiStaticPath(mass, quinticInputs(mass, end, N, 30), s.start.q, 1e-4);
+      detail::quasiStaticPath(mass, fast, s.start.q, largest / 20);
   EXPECT_FALSE(refused.ok);
   EXPECT_NE(refused.message.find("jumps"), std::string::npos) << refused.message;
 }

@@ -10,23 +10,45 @@
 
 namespace marionette::detail {
 
-void acceptCandidate(const MotionProblem& request, const CollisionModelPtr& collision,
-                     const Plan& plan, Plan candidate, const OptimizationOptions& options,
-                     SteadyClock::time_point t0, OptimizedPlan& out, bool compare_costs) {
-  OptimizationReport& report = out.report;
+bool verifyCandidate(const MotionProblem& request, const CollisionModelPtr& collision,
+                     Plan& candidate, double margin_m, std::string& why) {
   candidate.limit_violations.clear();
   candidate.goal_sample = -1;
   candidate.goal_distance_min = std::numeric_limits<double>::infinity();
   try {
     verifyPlan(request, collision, candidate);
   } catch (const SimulationError& e) {
-    report.time_s = secondsSince(t0);
-    report.message = std::string("the optimized motion's re-simulation failed: ") + e.what();
+    why = std::string("the optimized motion's re-simulation failed: ") + e.what();
+    return false;
+  }
+  candidate.clearance_margin_m = margin_m;
+  classifyPlan(request.goal, candidate);
+  return true;
+}
+
+bool stageWorthy(const MotionProblem& request, Plan candidate, double margin_m) {
+  if (candidate.outcome != PlanOutcome::Exact) return false;
+  try {
+    measurePlanQuality(request, candidate, 1.0);
+  } catch (const SimulationError&) {
+    return false;
+  }
+  StageThresholds limits;
+  limits.min_stage_clearance_m = std::max(limits.min_stage_clearance_m, margin_m);
+  return stageShortfalls(candidate, limits).empty();
+}
+
+void acceptCandidate(const MotionProblem& request, const CollisionModelPtr& collision,
+                     const Plan& plan, Plan candidate, const OptimizationOptions& options,
+                     SteadyClock::time_point t0, OptimizedPlan& out, bool compare_costs) {
+  OptimizationReport& report = out.report;
+  std::string why;
+  const bool verified = verifyCandidate(request, collision, candidate, options.margin_m, why);
+  report.time_s = secondsSince(t0);
+  if (!verified) {
+    report.message = why;
     return;
   }
-  candidate.clearance_margin_m = options.margin_m;
-  classifyPlan(request.goal, candidate);
-  report.time_s = secondsSince(t0);
   // Ranks: 2 exact and keeping the margin, 1 short of the margin only (approximate, saying so),
   // 0 anything else (the goal missed, a limit broken, a collision: a user's motion, a guess).
   // The candidate replaces a plan of a lower rank whatever their costs, never one of a higher.

@@ -3,10 +3,21 @@
 // and checks of planMotion's verification, and a ranking against the plan it would replace.
 #pragma once
 
+#include <string>
+
 #include "marionette/common/clock.hpp"
 #include "marionette/trajopt/trajectory_optimization.hpp"
 
 namespace marionette::detail {
+
+// `candidate` (a plan's request with new inputs at its rate_hz) re-simulated, verified and
+// classified as every plan is, keeping margin_m; false with `why` when its re-simulation fails.
+bool verifyCandidate(const MotionProblem& request, const CollisionModelPtr& collision,
+                     Plan& candidate, double margin_m, std::string& why);
+
+// Whether `candidate` (verified by verifyCandidate), measured with the judge's 1 s hold, is
+// exact and stage-worthy (stageShortfalls, with the stage margin at least margin_m).
+bool stageWorthy(const MotionProblem& request, Plan candidate, double margin_m);
 
 // `candidate` (plan's request with new inputs at plan.rate_hz) verified as every plan is. It
 // replaces out.plan when it ranks higher (exact and keeping options.margin_m, above exact

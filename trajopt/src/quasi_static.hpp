@@ -26,7 +26,9 @@ struct QuasiStaticPath {
 };
 
 // The rest poses along `inputs` (rows of n_k), the first from `start_q` (n_d); refused when two
-// consecutive rest poses differ by more than max_step in any variable (rad or m).
+// consecutive rest poses differ by more than max_step in any variable (rad or m) even when the
+// step between their inputs is taken in eighths: a steep stretch of a continuous path (a limb
+// that turns fast for a small move of the rig) is kept, a jump is not.
 QuasiStaticPath quasiStaticPath(const ModelPtr& model, const Eigen::MatrixXd& inputs,
                                 const Eigen::VectorXd& start_q, double max_step);
 

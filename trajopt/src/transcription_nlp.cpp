@@ -16,6 +16,7 @@ TranscriptionNlp::TranscriptionNlp(TranscriptionProblem& problem, Eigen::VectorX
 
 bool TranscriptionNlp::at(const Ipopt::Number* x, Ipopt::Index n, bool derivatives) {
   const Eigen::Map<const Eigen::VectorXd> z(x, n);
+  if (derivatives) iterate_ = z;
   if (evaluated_ && (last_derivatives_ || !derivatives) && z == last_x_) return true;
   last_x_ = z;
   problem_.evaluate(last_x_, derivatives);

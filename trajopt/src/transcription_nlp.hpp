@@ -29,6 +29,8 @@ class TranscriptionNlp : public Ipopt::TNLP {
   TranscriptionNlp(TranscriptionProblem& problem, Eigen::VectorXd start, KeepGoing keep_going);
 
   const Eigen::VectorXd& solution() const { return solution_; }
+  // The last point evaluated with derivatives: within keep_going, the current iterate.
+  const Eigen::VectorXd& iterate() const { return iterate_; }
   int iterations() const { return iterations_; }
   Ipopt::SolverReturn status() const { return status_; }
 
@@ -73,7 +75,7 @@ class TranscriptionNlp : public Ipopt::TNLP {
   bool at(const Ipopt::Number* x, Ipopt::Index n, bool derivatives);
 
   TranscriptionProblem& problem_;
-  Eigen::VectorXd start_, solution_, last_x_;
+  Eigen::VectorXd start_, solution_, last_x_, iterate_;
   bool last_derivatives_ = false, evaluated_ = false;
   KeepGoing keep_going_;
   double objective_scale_ = 1.0;

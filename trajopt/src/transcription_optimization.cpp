@@ -70,8 +70,9 @@ Eigen::VectorXd stringLoads(const ModelPtr& model, const Eigen::VectorXd& rho0,
 }
 
 // The modes to solve at: the warm start's (problem.modesOf(z)), but every string that is `loaded`
-// and taut over the warm start's last step taut throughout: a stage-worthy motion neither lets a
-// loaded string go slack nor catches it.
+// and taut over the warm start's last step taut from the first step the warm start has it taut:
+// a stage-worthy motion neither lets a loaded string go slack nor catches it twice.  (A string
+// slack at the start, loaded only at the goal, cannot be taut at the first knot.)
 std::vector<char> solvingModes(const TranscriptionProblem& problem, const Eigen::VectorXd& z,
                                const std::vector<char>& loaded) {
   std::vector<char> modes = problem.modesOf(z);
@@ -79,7 +80,9 @@ std::vector<char> solvingModes(const TranscriptionProblem& problem, const Eigen:
   const int N = rows > 0 ? static_cast<int>(modes.size()) / rows : 0;
   for (std::size_t j = 0; j < loaded.size(); ++j) {
     if (!loaded[j] || N == 0 || !modes[(N - 1) * rows + j]) continue;
-    for (int k = 0; k < N; ++k) modes[k * rows + j] = 1;
+    int first = 0;
+    while (!modes[first * rows + j]) ++first;
+    for (int k = first; k < N; ++k) modes[k * rows + j] = 1;
   }
   return modes;
 }
@@ -197,10 +200,24 @@ void transcribePlan(const MotionProblem& request, const CollisionModelPtr& colli
   // value kWindow iterations before, outside the solver's restoration phase (whose figures are
   // another problem's).  Counted in iterations: the same request stops at the same iterate on any
   // machine; the wall-clock cap only stops it, and says so.
+  // Or the plan's purposes met: every kCheckEvery iterations once the rows are met to
+  // kNearlyFeasible, the iterate is re-simulated and verified as the returned plan would be, and
+  // one that is stage-worthy ends the solve (the solver can spend a hundred iterations
+  // tightening rows of the hold to 1e-5 that the re-simulation no longer notices).
   constexpr double kFeasible = 1e-5, kPlateau = 0.01, kBarrier = 1e-5;
+  constexpr double kNearlyFeasible = 1e-3;
+  constexpr int kCheckEvery = 10;
   constexpr std::size_t kWindow = 5;
-  bool capped = false, converged = false;
+  bool capped = false, converged = false, worthy = false;
   std::vector<double> objectives;
+  TranscriptionNlp* solving = nullptr;
+  auto iterateIsStageWorthy = [&] {
+    Plan candidate = plan;
+    candidate.inputs = interpolated(problem.inputs(solving->iterate()), factor);
+    std::string why;
+    return verifyCandidate(request, collision, candidate, options.margin_m, why) &&
+           stageWorthy(request, std::move(candidate), options.margin_m);
+  };
   auto keep_going = [&](const TranscriptionProgress& p) {
     if (cancelled && cancelled()) return false;
     capped = secondsSince(t0) >= options.time_limit_s;
@@ -211,6 +228,9 @@ void transcribePlan(const MotionProblem& request, const CollisionModelPtr& colli
     converged = p.barrier <= kBarrier && p.primal_infeasibility <= kFeasible && n > kWindow &&
                 std::abs(objectives[n - 1 - kWindow] - p.objective) <=
                     kPlateau * std::abs(objectives[n - 1 - kWindow]);
+    if (!converged && p.iteration > 0 && p.iteration % kCheckEvery == 0 &&
+        p.primal_infeasibility <= kNearlyFeasible)
+      converged = worthy = iterateIsStageWorthy();
     return !converged;
   };
   std::ostringstream method;
@@ -223,6 +243,7 @@ void transcribePlan(const MotionProblem& request, const CollisionModelPtr& colli
                                      : problem.initialGuess(guess);
   problem.setModes(solvingModes(problem, z0, loaded));
   Ipopt::SmartPtr<TranscriptionNlp> nlp = new TranscriptionNlp(problem, z0, keep_going);
+  solving = Ipopt::GetRawPtr(nlp);
   Ipopt::SmartPtr<Ipopt::IpoptApplication> app = transcriptionSolver(options.max_iterations);
   if (app->Initialize() != Ipopt::Solve_Succeeded) {
     report.message = "the solver could not start";
@@ -238,7 +259,8 @@ void transcribePlan(const MotionProblem& request, const CollisionModelPtr& colli
     return;
   }
   Plan candidate = plan;
-  candidate.inputs = interpolated(problem.inputs(nlp->solution()), factor);
+  candidate.inputs =
+      interpolated(problem.inputs(worthy ? nlp->iterate() : nlp->solution()), factor);
   acceptCandidate(request, collision, plan, std::move(candidate), options, t0, out, false);
   std::string how;
   if (capped)

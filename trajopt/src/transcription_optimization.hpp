@@ -4,8 +4,10 @@
 // transcription (transcription_problem.hpp) of it, on knots at 25 Hz or more, is solved by Ipopt
 // at fixed modes (each loaded string taut throughout, the others as the warm start has them; no
 // string pulling more than 2.5 times its load; the stops the warm start does not near held off as
-// bounds), stopped when converged for a plan's purposes or out of iterations; the plan's inputs
-// interpolate its knots and are re-simulated and verified as every plan is.
+// bounds), stopped when converged for a plan's purposes (its rows met and its objective flat, or
+// an iterate re-simulated, checked every ten iterations, found stage-worthy) or out of
+// iterations; the plan's inputs interpolate its knots and are re-simulated and verified as every
+// plan is.
 #pragma once
 
 #include "marionette/common/clock.hpp"
