@@ -98,33 +98,31 @@ Eigen::MatrixXd interpolated(const Eigen::MatrixXd& knots, int factor) {
   return out;
 }
 
-}  // namespace
+// One solve of the transcription on knots every `factor`-th plan step: the candidate plan (the
+// plan with the solution's inputs at its step, not yet verified) and how the solve ended.
+struct TranscriptionSolve {
+  Plan candidate;
+  std::string method;   // for the report
+  std::string message;  // non-empty: no candidate, and why
+  int iterations = 0;
+  Ipopt::ApplicationReturnStatus status = Ipopt::Solve_Succeeded;
+  bool capped = false, converged = false, worthy = false;
+};
 
-void transcribePlan(const MotionProblem& request, const CollisionModelPtr& collision,
-                    const Plan& plan, const OptimizationOptions& options,
-                    SteadyClock::time_point t0, const CancelFn& cancelled, OptimizedPlan& out) {
-  OptimizationReport& report = out.report;
+TranscriptionSolve solveTranscription(const MotionProblem& request,
+                                      const CollisionModelPtr& collision, const Plan& plan,
+                                      const OptimizationOptions& options, const WarmStarts& warm,
+                                      const StartState& start, const Eigen::VectorXd& static_N,
+                                      int factor, SteadyClock::time_point t0,
+                                      const CancelFn& cancelled) {
+  TranscriptionSolve out;
   const ModelPtr& model = request.model;
   const Eigen::VectorXd rho0 = plan.inputs.row(0).transpose();
-  const StartState start = resolveStart(model, rho0, request.start);
-
-  // The candidate motions near the plan, each rolled out and ranked; the rest pose at the goal
-  // searched within a quarter of the cap.
-  const auto goal_search_end =
-      t0 + std::chrono::duration_cast<SteadyClock::duration>(
-               std::chrono::duration<double>(0.25 * options.time_limit_s));
-  const WarmStarts warm = searchWarmStarts(request, collision, plan, options, goal_search_end);
-
-  // The knots: every factor-th plan step, at no less than kKnotRate_hz (the puppet's swing, a few
-  // hertz, is resolved at that rate; a knot costs the solver's factorization more than anything
-  // else).  The plan interpolates them linearly, so a knot's change of speed happens within one
-  // plan step: the acceleration rows ask for 1 / factor of their share.
-  constexpr double kKnotRate_hz = 25.0;
-  const int factor =
-      std::max(1, static_cast<int>(std::floor(plan.rate_hz / kKnotRate_hz + 1e-9)));
   TranscriptionSetup setup;
   setup.model = model;
   setup.integrator.dt_s = factor / plan.rate_hz;
+  // A knot's change of speed happens within one plan step: the acceleration rows ask for
+  // 1 / factor of their share.
   setup.accel_share = setup.limit_share / factor;
   VariationalIntegrator vi(model, setup.integrator);
   setup.start = vi.stateFromVelocity(start.q, start.qdot, rho0);
@@ -149,10 +147,12 @@ void transcribePlan(const MotionProblem& request, const CollisionModelPtr& colli
   };
 
   // The warm start: the first ranked motion that is quasi-static at the knots (the rest poses
-  // along its inputs move no variable more than kQuasiStaticStep per knot: a limb at most
-  // 2.5 rad/s at 25 Hz knots), from its rest poses with the strings' static tensions; when none
-  // is, the best ranked motion rolled out by the integrator; the plan's own when none can be.
-  constexpr double kQuasiStaticStep = 0.1;  // rad or m per knot
+  // along its inputs move no variable faster than kQuasiStaticSpeed between knots, in eighths of
+  // a step where they move faster: no jump), from its rest poses with the strings' static
+  // tensions; when none is, the best ranked motion rolled out by the integrator; the plan's own
+  // when none can be.
+  constexpr double kQuasiStaticSpeed = 2.5;  // rad/s or m/s
+  const double max_step = kQuasiStaticSpeed * setup.integrator.dt_s;
   Eigen::MatrixXd guess = knotsOf(plan.inputs);
   std::string from = "the plan's motion";
   QuasiStaticPath path;
@@ -162,7 +162,7 @@ void transcribePlan(const MotionProblem& request, const CollisionModelPtr& colli
   };
   for (const WarmStart& candidate : warm.ranked) {
     Eigen::MatrixXd knots = knotsOf(candidate.inputs());
-    path = quasiStaticPath(model, knots, start.q, kQuasiStaticStep);
+    path = quasiStaticPath(model, knots, start.q, max_step);
     if (!path.ok) continue;
     guess = std::move(knots);
     from = "the rest poses along " + nameOf(candidate);
@@ -185,7 +185,6 @@ void transcribePlan(const MotionProblem& request, const CollisionModelPtr& colli
   // No string pulls more than 2.5 times its load (its static tension, at least a tenth of the
   // largest): a plan's peak tension stays within 3 times.  A string loaded at either end (1 % of
   // the largest) is "loaded" for the modes.
-  const Eigen::VectorXd static_N = stringLoads(model, rho0, warm.goal_rest);
   std::vector<char> loaded(model->nstrings(), 0);
   if (static_N.size() > 0) {
     setup.max_tension_N = 2.5 * static_N.cwiseMax(0.1 * static_N.maxCoeff());
@@ -198,17 +197,16 @@ void transcribePlan(const MotionProblem& request, const CollisionModelPtr& colli
   // Converged for a plan's purposes (it is re-simulated and verified after): the barrier down to
   // kBarrier, the rows met to kFeasible (in their units) and the objective within kPlateau of its
   // value kWindow iterations before, outside the solver's restoration phase (whose figures are
-  // another problem's).  Counted in iterations: the same request stops at the same iterate on any
-  // machine; the wall-clock cap only stops it, and says so.
-  // Or the plan's purposes met: every kCheckEvery iterations once the rows are met to
-  // kNearlyFeasible, the iterate is re-simulated and verified as the returned plan would be, and
-  // one that is stage-worthy ends the solve (the solver can spend a hundred iterations
-  // tightening rows of the hold to 1e-5 that the re-simulation no longer notices).
+  // another problem's).  Or the plan's purposes met: every kCheckEvery iterations once the rows
+  // are met to kNearlyFeasible, the iterate is re-simulated and verified as the returned plan
+  // would be, and one that is stage-worthy ends the solve (the solver can spend a hundred
+  // iterations tightening rows of the hold to 1e-5 that the re-simulation no longer notices).
+  // Counted in iterations: the same request stops at the same iterate on any machine; the
+  // wall-clock cap only stops it, and says so.
   constexpr double kFeasible = 1e-5, kPlateau = 0.01, kBarrier = 1e-5;
   constexpr double kNearlyFeasible = 1e-3;
   constexpr int kCheckEvery = 10;
   constexpr std::size_t kWindow = 5;
-  bool capped = false, converged = false, worthy = false;
   std::vector<double> objectives;
   TranscriptionNlp* solving = nullptr;
   auto iterateIsStageWorthy = [&] {
@@ -220,24 +218,25 @@ void transcribePlan(const MotionProblem& request, const CollisionModelPtr& colli
   };
   auto keep_going = [&](const TranscriptionProgress& p) {
     if (cancelled && cancelled()) return false;
-    capped = secondsSince(t0) >= options.time_limit_s;
-    if (capped) return false;
+    out.capped = secondsSince(t0) >= options.time_limit_s;
+    if (out.capped) return false;
     if (p.restoring) return true;
     objectives.push_back(p.objective);
     const std::size_t n = objectives.size();
-    converged = p.barrier <= kBarrier && p.primal_infeasibility <= kFeasible && n > kWindow &&
-                std::abs(objectives[n - 1 - kWindow] - p.objective) <=
-                    kPlateau * std::abs(objectives[n - 1 - kWindow]);
-    if (!converged && p.iteration > 0 && p.iteration % kCheckEvery == 0 &&
+    out.converged = p.barrier <= kBarrier && p.primal_infeasibility <= kFeasible &&
+                    n > kWindow &&
+                    std::abs(objectives[n - 1 - kWindow] - p.objective) <=
+                        kPlateau * std::abs(objectives[n - 1 - kWindow]);
+    if (!out.converged && p.iteration > 0 && p.iteration % kCheckEvery == 0 &&
         p.primal_infeasibility <= kNearlyFeasible)
-      converged = worthy = iterateIsStageWorthy();
-    return !converged;
+      out.converged = out.worthy = iterateIsStageWorthy();
+    return !out.converged;
   };
   std::ostringstream method;
   method << "ipopt contact-implicit transcription of the variational integrator at fixed modes, "
          << setup.intervals << " steps of " << formatNumber(setup.integrator.dt_s) << " s, from "
          << from;
-  report.method = method.str();
+  out.method = method.str();
 
   const Eigen::VectorXd z0 = path.ok ? problem.quasiStaticGuess(guess, path.q, path.tension_N)
                                      : problem.initialGuess(guess);
@@ -246,29 +245,87 @@ void transcribePlan(const MotionProblem& request, const CollisionModelPtr& colli
   solving = Ipopt::GetRawPtr(nlp);
   Ipopt::SmartPtr<Ipopt::IpoptApplication> app = transcriptionSolver(options.max_iterations);
   if (app->Initialize() != Ipopt::Solve_Succeeded) {
-    report.message = "the solver could not start";
-    return;
+    out.message = "the solver could not start";
+    return out;
   }
-  const Ipopt::ApplicationReturnStatus status = app->OptimizeTNLP(nlp);
+  out.status = app->OptimizeTNLP(nlp);
   if (cancelled && cancelled()) throw PlanCancelled("plan optimization");
-  report.iterations = nlp->iterations();
+  out.iterations = nlp->iterations();
   if (nlp->solution().size() == 0) {
+    out.message = "the solver ended without a motion (status " +
+                  std::to_string(static_cast<int>(out.status)) + ")";
+    return out;
+  }
+  out.candidate = plan;
+  out.candidate.inputs =
+      interpolated(problem.inputs(out.worthy ? nlp->iterate() : nlp->solution()), factor);
+  return out;
+}
+
+}  // namespace
+
+void transcribePlan(const MotionProblem& request, const CollisionModelPtr& collision,
+                    const Plan& plan, const OptimizationOptions& options,
+                    SteadyClock::time_point t0, const CancelFn& cancelled, OptimizedPlan& out) {
+  OptimizationReport& report = out.report;
+  const ModelPtr& model = request.model;
+  const Eigen::VectorXd rho0 = plan.inputs.row(0).transpose();
+  const StartState start = resolveStart(model, rho0, request.start);
+
+  // The candidate motions near the plan, each rolled out and ranked; the rest pose at the goal
+  // searched within a quarter of the cap.
+  const auto goal_search_end =
+      t0 + std::chrono::duration_cast<SteadyClock::duration>(
+               std::chrono::duration<double>(0.25 * options.time_limit_s));
+  const WarmStarts warm = searchWarmStarts(request, collision, plan, options, goal_search_end);
+
+  // Solved first on knots every factor-th plan step at no less than kKnotRate_hz (the puppet's
+  // swing, a few hertz, is resolved at that rate; a knot costs the solver's factorization more
+  // than anything else).  The plan interpolates the knots linearly, and its re-simulation at its
+  // own step differs from the solver's motion at the knots' by O(dt^2): on a fast motion enough
+  // for catches and swing the solver did not see.  A motion so solved that is not stage-worthy
+  // is solved again on knots at the plan's own step, whose re-simulation is the solver's motion.
+  constexpr double kKnotRate_hz = 25.0;
+  const int coarse =
+      std::max(1, static_cast<int>(std::floor(plan.rate_hz / kKnotRate_hz + 1e-9)));
+  const Eigen::VectorXd static_N = stringLoads(model, rho0, warm.goal_rest);
+  TranscriptionSolve solve =
+      solveTranscription(request, collision, plan, options, warm, start, static_N, coarse, t0,
+                         cancelled);
+  report.method = solve.method;
+  report.iterations = solve.iterations;
+  if (!solve.message.empty()) {
     report.time_s = secondsSince(t0);
-    report.message = "the solver ended without a motion (status " +
-                     std::to_string(static_cast<int>(status)) + ")";
+    report.message = solve.message;
     return;
   }
-  Plan candidate = plan;
-  candidate.inputs =
-      interpolated(problem.inputs(worthy ? nlp->iterate() : nlp->solution()), factor);
-  acceptCandidate(request, collision, plan, std::move(candidate), options, t0, out, false);
+  acceptCandidate(request, collision, plan, std::move(solve.candidate), options, t0, out, false);
+  if (coarse > 1 && !solve.capped && !(out.report.improved && solve.worthy) &&
+      !(out.report.improved && stageWorthy(request, out.plan, options.margin_m))) {
+    TranscriptionSolve fine = solveTranscription(request, collision, plan, options, warm, start,
+                                                 static_N, 1, t0, cancelled);
+    report.iterations += fine.iterations;
+    Plan candidate = std::move(fine.candidate);
+    std::string why;
+    if (fine.message.empty() &&
+        verifyCandidate(request, collision, candidate, options.margin_m, why) &&
+        stageWorthy(request, candidate, options.margin_m)) {
+      report.method = solve.method + "; not stage-worthy, then " + fine.method;
+      report.message.clear();
+      acceptCandidate(request, collision, plan, std::move(candidate), options, t0, out, false);
+      solve = std::move(fine);
+    } else {
+      report.method = solve.method + "; not stage-worthy, nor on knots at the plan's step";
+      solve.capped = solve.capped || fine.capped;
+    }
+  }
   std::string how;
-  if (capped)
+  if (solve.capped)
     how = "the wall-clock cap (" + formatNumber(options.time_limit_s) + " s) stopped the solver";
-  else if (status == Ipopt::Maximum_Iterations_Exceeded)
+  else if (solve.status == Ipopt::Maximum_Iterations_Exceeded)
     how = "the solver used its " + std::to_string(options.max_iterations) + " iterations";
-  else if (status != Ipopt::Solve_Succeeded && !converged)
-    how = "the solver stopped (status " + std::to_string(static_cast<int>(status)) + ")";
+  else if (solve.status != Ipopt::Solve_Succeeded && !solve.converged)
+    how = "the solver stopped (status " + std::to_string(static_cast<int>(solve.status)) + ")";
   if (!how.empty())
     report.message = how + " after " + std::to_string(report.iterations) + " iterations" +
                      (report.message.empty() ? "" : "; " + report.message);
