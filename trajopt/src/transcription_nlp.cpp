@@ -4,8 +4,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
-#include <cstdlib>
 
 namespace marionette::detail {
 
@@ -121,7 +119,6 @@ bool TranscriptionNlp::intermediate_callback(Ipopt::AlgorithmMode mode, Ipopt::I
                                              Ipopt::Index, const Ipopt::IpoptData*,
                                              Ipopt::IpoptCalculatedQuantities* cq) {
   iterations_ = iter;
-  if (std::getenv("MARIONETTE_DEBUG_ROWS") && evaluated_) { Eigen::VectorXd keep = last_x_; std::fprintf(stderr, "it %d%s\n", (int)iter, problem_.debugRows(keep).c_str()); problem_.evaluate(keep, last_derivatives_); }
   // The original rows' violation, in their own units (Ipopt's inf_pr is its scaled problem's).
   const double violation =
       cq ? cq->unscaled_curr_nlp_constraint_violation(Ipopt::NORM_MAX) : inf_pr;

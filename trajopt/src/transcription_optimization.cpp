@@ -112,9 +112,8 @@ struct TranscriptionSolve {
 TranscriptionSolve solveTranscription(const MotionProblem& request,
                                       const CollisionModelPtr& collision, const Plan& plan,
                                       const OptimizationOptions& options, const WarmStarts& warm,
-                                      const StartState& start, const Eigen::VectorXd& static_N,
-                                      int factor, SteadyClock::time_point t0,
-                                      const CancelFn& cancelled) {
+                                      const StartState& start, int factor,
+                                      SteadyClock::time_point t0, const CancelFn& cancelled) {
   TranscriptionSolve out;
   const ModelPtr& model = request.model;
   const Eigen::VectorXd rho0 = plan.inputs.row(0).transpose();
@@ -155,6 +154,7 @@ TranscriptionSolve solveTranscription(const MotionProblem& request,
   const double max_step = kQuasiStaticSpeed * setup.integrator.dt_s;
   Eigen::MatrixXd guess = knotsOf(plan.inputs);
   std::string from = "the plan's motion";
+  std::optional<Eigen::VectorXd> end_rest = warm.goal_rest;
   QuasiStaticPath path;
   auto nameOf = [&](const WarmStart& candidate) {
     return candidate.name + " over " +
@@ -166,11 +166,13 @@ TranscriptionSolve solveTranscription(const MotionProblem& request,
     if (!path.ok) continue;
     guess = std::move(knots);
     from = "the rest poses along " + nameOf(candidate);
+    if (candidate.end_rest) end_rest = candidate.end_rest;
     break;
   }
   if (!path.ok && !warm.ranked.empty()) {
     guess = knotsOf(warm.ranked.front().inputs());
     from = nameOf(warm.ranked.front());
+    if (warm.ranked.front().end_rest) end_rest = warm.ranked.front().end_rest;
   }
   setup.intervals = static_cast<int>(guess.rows()) - 1;
   const Eigen::MatrixXd guess_q =
@@ -185,6 +187,7 @@ TranscriptionSolve solveTranscription(const MotionProblem& request,
   // No string pulls more than 2.5 times its load (its static tension, at least a tenth of the
   // largest): a plan's peak tension stays within 3 times.  A string loaded at either end (1 % of
   // the largest) is "loaded" for the modes.
+  const Eigen::VectorXd static_N = stringLoads(model, rho0, end_rest);
   std::vector<char> loaded(model->nstrings(), 0);
   if (static_N.size() > 0) {
     setup.max_tension_N = 2.5 * static_N.cwiseMax(0.1 * static_N.maxCoeff());
@@ -288,10 +291,8 @@ void transcribePlan(const MotionProblem& request, const CollisionModelPtr& colli
   constexpr double kKnotRate_hz = 25.0;
   const int coarse =
       std::max(1, static_cast<int>(std::floor(plan.rate_hz / kKnotRate_hz + 1e-9)));
-  const Eigen::VectorXd static_N = stringLoads(model, rho0, warm.goal_rest);
   TranscriptionSolve solve =
-      solveTranscription(request, collision, plan, options, warm, start, static_N, coarse, t0,
-                         cancelled);
+      solveTranscription(request, collision, plan, options, warm, start, coarse, t0, cancelled);
   report.method = solve.method;
   report.iterations = solve.iterations;
   if (!solve.message.empty()) {
@@ -302,8 +303,8 @@ void transcribePlan(const MotionProblem& request, const CollisionModelPtr& colli
   acceptCandidate(request, collision, plan, std::move(solve.candidate), options, t0, out, false);
   if (coarse > 1 && !solve.capped && !(out.report.improved && solve.worthy) &&
       !(out.report.improved && stageWorthy(request, out.plan, options.margin_m))) {
-    TranscriptionSolve fine = solveTranscription(request, collision, plan, options, warm, start,
-                                                 static_N, 1, t0, cancelled);
+    TranscriptionSolve fine =
+        solveTranscription(request, collision, plan, options, warm, start, 1, t0, cancelled);
     report.iterations += fine.iterations;
     Plan candidate = std::move(fine.candidate);
     std::string why;

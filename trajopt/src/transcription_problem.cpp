@@ -380,25 +380,3 @@ void TranscriptionProblem::setStopMultipliers(Eigen::VectorXd& z) {
 }
 
 }  // namespace marionette::detail
-
-namespace marionette::detail {
-std::string TranscriptionProblem::debugRows(const Eigen::VectorXd& z) {
-  evaluate(z, false);
-  const int starts[] = {del_row_, string_row_, speed_row_, accel_row_, rest_row_, goal_row_, clearance_row_, n_g_};
-  const char* names[] = {"del", "str", "spd", "acc", "rest", "goal", "clr"};
-  std::string out;
-  for (int kind = 0; kind < 7; ++kind) {
-    double worst = 0; int at = -1;
-    for (int r = starts[kind]; r < starts[kind + 1]; ++r) {
-      const double v = std::max({g_lower_[r] - g_[r], g_[r] - g_upper_[r], 0.0});
-      if (v > worst) { worst = v; at = r - starts[kind]; }
-    }
-    char buf[96];
-    std::snprintf(buf, sizeof buf, " %s %.2e@%d", names[kind], worst, at);
-    out += buf;
-  }
-  char buf[64];
-  std::snprintf(buf, sizeof buf, " cost %.4g", cost_);
-  return out + buf;
-}
-}

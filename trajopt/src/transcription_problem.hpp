@@ -28,7 +28,6 @@
 
 #include <Eigen/Core>
 #include <memory>
-#include <string>
 #include <vector>
 
 #include "clearance_gradient.hpp"
@@ -142,7 +141,6 @@ class TranscriptionProblem {
   // Taut where z's multiplier is positive (an initial guess's: the integrator's taut set).
   std::vector<char> modesOf(const Eigen::VectorXd& z) const;
 
-  std::string debugRows(const Eigen::VectorXd& z);
   // Offsets into z.
   int xAt(int k) const { return (k - 1) * nq_; }                      // k = 1..N
   int lambdaAt(int k) const { return setup_.intervals * nq_ + k * nc_; }  // k = 0..N-1

@@ -51,19 +51,15 @@ std::vector<double> candidateDurations(const Model& model, double plan_duration_
   return out;
 }
 
-// The inputs of a collision-free rest pose that meets the goal (within half its tolerance, else
-// within it), by damped Gauss-Newton on the rest pose's inputs (the roadmap's goal search) from
-// the rest poses of the plan's inputs where it first reaches the goal, where it ends, and at its
+// A collision-free rest pose that meets the goal (within half its tolerance, else within it), by
+// damped Gauss-Newton on the rest pose's inputs (the roadmap's goal search) from the rest poses of the plan's inputs where it first reaches the goal, where it ends, and at its
 // start, then from the four of its rest poses along the way nearest the goal, then by a random
-// search from the two vertices nearest it; nullopt when none is found by the deadline.
-std::optional<Eigen::VectorXd> restInputsAtGoal(const MotionProblem& request,
-                                                const CollisionModelPtr& collision,
-                                                const Plan& plan, const StartState& start,
-                                                SteadyClock::time_point deadline) {
-  CollisionChecker checker(collision);
-  GoalEvaluator goal(request.model, request.goal);
+// search from the two vertices nearest it; nullopt when none is found before in_time says stop.
+std::optional<RestVertex> restAtGoal(const MotionProblem& request, CollisionChecker& checker,
+                                     GoalEvaluator& goal, const Plan& plan,
+                                     const StartState& start,
+                                     const std::function<bool()>& in_time) {
   const double aim = 0.5 * goal.tolerance();
-  const auto in_time = [&] { return SteadyClock::now() < deadline; };
   std::vector<std::pair<Eigen::VectorXd, const Eigen::VectorXd*>> froms;
   if (plan.goal_sample >= 0 && plan.goal_sample < plan.samples())
     froms.emplace_back(plan.inputs.row(plan.goal_sample).transpose(), nullptr);
@@ -78,9 +74,9 @@ std::optional<Eigen::VectorXd> restInputsAtGoal(const MotionProblem& request,
     const auto from = restVertex(request.model, checker, rho, guess);
     if (!from) continue;
     const double error = goal.poseError(from->q, from->rho);
-    if (error <= aim) return from->rho;
+    if (error <= aim) return from;
     if (const auto v = descendToGoal(request.model, checker, goal, *from, aim, in_time))
-      return v->rho;
+      return v;
     vertices.emplace_back(error, *from);
   }
   // Where the rest poses near the plan come no nearer than half the tolerance, one that meets
@@ -88,7 +84,7 @@ std::optional<Eigen::VectorXd> restInputsAtGoal(const MotionProblem& request,
   for (const Vertex& from : vertices)
     if (const auto v =
             descendToGoal(request.model, checker, goal, from.second, goal.tolerance(), in_time))
-      return v->rho;
+      return v;
   // The rest poses of the plan's inputs along the way, nearest the goal first: where the plan
   // lifts a hand over the table, a rest pose there is over it too, and the descent from the ends
   // would have to pass through it.
@@ -100,10 +96,10 @@ std::optional<Eigen::VectorXd> restInputsAtGoal(const MotionProblem& request,
   }
   std::stable_sort(along.begin(), along.end(), nearer);
   for (std::size_t j = 0; j < along.size() && j < 4; ++j) {
-    if (along[j].first <= goal.tolerance()) return along[j].second.rho;
+    if (along[j].first <= goal.tolerance()) return along[j].second;
     if (const auto v = descendToGoal(request.model, checker, goal, along[j].second,
                                      goal.tolerance(), in_time))
-      return v->rho;
+      return v;
     vertices.push_back(along[j]);
   }
   // Then a random search from the two nearest (bounded in iterations: a rest-pose solve each).
@@ -112,9 +108,58 @@ std::optional<Eigen::VectorXd> restInputsAtGoal(const MotionProblem& request,
     std::mt19937_64 rng(plan.seed ? plan.seed : 1);
     const auto found =
         randomDescent(request.model, checker, goal, vertices[j].second, aim, rng, in_time);
-    if (found) return found->rho;
+    if (found) return found;
   }
   return std::nullopt;
+}
+
+// The rest pose `found` (goal error at most `aim`) with its inputs drawn back towards the start's
+// `rho0` as far as the goal and the stage allow: halfway back (or a quarter, an eighth), then
+// Gauss-Newton to the goal again, while that succeeds; then each input on its own all the way
+// back, where that succeeds.  A search path's random walk moves every
+// input; the rest pose at its end keeps the other arm, the head and the legs where the walk left
+// them, and a transfer there swings them all.  Drawn back, only what the goal needs has moved.
+RestVertex drawnTowardsStart(const ModelPtr& model, CollisionChecker& checker,
+                             GoalEvaluator& goal, RestVertex found, const Eigen::VectorXd& rho0,
+                             double aim, const std::function<bool()>& in_time) {
+  // From `found`, its inputs moved to `rho` and back onto the goal; kept when nearer the start.
+  auto tryInputs = [&](const Eigen::VectorXd& rho) {
+    std::optional<RestVertex> back = restVertex(model, checker, rho, &found.q);
+    if (back && goal.poseError(back->q, back->rho) > aim)
+      back = descendToGoal(model, checker, goal, *back, aim, in_time);
+    if (!back || !((back->rho - rho0).norm() < (found.rho - rho0).norm())) return false;
+    found = std::move(*back);
+    return true;
+  };
+  double fraction = 0.5;
+  for (int step = 0; step < 12 && fraction >= 0.125 && in_time(); ++step)
+    if (!tryInputs(found.rho + fraction * (rho0 - found.rho))) fraction *= 0.5;
+  // Then each input on its own, all the way back.
+  for (Eigen::Index i = 0; i < rho0.size() && in_time(); ++i) {
+    if (found.rho[i] == rho0[i]) continue;
+    Eigen::VectorXd rho = found.rho;
+    rho[i] = rho0[i];
+    tryInputs(rho);
+  }
+  return found;
+}
+
+// The inputs of a collision-free rest pose that meets the goal (restAtGoal) into goal_rest, and
+// the same drawn towards the start's (drawnTowardsStart) into goal_rest_near_start when they
+// differ; none when none is found by the deadline.
+void searchRestAtGoal(const MotionProblem& request, const CollisionModelPtr& collision,
+                      const Plan& plan, const StartState& start,
+                      SteadyClock::time_point deadline, WarmStarts& out) {
+  CollisionChecker checker(collision);
+  GoalEvaluator goal(request.model, request.goal);
+  const auto in_time = [&] { return SteadyClock::now() < deadline; };
+  const std::optional<RestVertex> found = restAtGoal(request, checker, goal, plan, start, in_time);
+  if (!found) return;
+  out.goal_rest = found->rho;
+  const double aim = std::max(0.5 * goal.tolerance(), goal.poseError(found->q, found->rho));
+  const RestVertex near = drawnTowardsStart(request.model, checker, goal, *found,
+                                            plan.inputs.row(0).transpose(), aim, in_time);
+  if (near.rho != found->rho) out.goal_rest_near_start = near.rho;
 }
 
 }  // namespace
@@ -135,7 +180,7 @@ WarmStarts searchWarmStarts(const MotionProblem& request, const CollisionModelPt
   // and the end of the transfer starts.  Searched from the rest poses of the plan's inputs where
   // it reaches the goal, where it ends, and at its start.
   const Eigen::VectorXd rho_end = plan.inputs.row(plan.samples() - 1).transpose();
-  out.goal_rest = restInputsAtGoal(request, collision, plan, start, goal_search_end);
+  searchRestAtGoal(request, collision, plan, start, goal_search_end, out);
 
   ProblemSetup setup;
   setup.model = model;
@@ -169,11 +214,12 @@ WarmStarts searchWarmStarts(const MotionProblem& request, const CollisionModelPt
   if (out.before_known) out.before = problem->cost();
 
   std::vector<WarmStart>& starts = out.ranked;
-  auto addStart = [&](TrajectoryProblem& at, Eigen::VectorXd z, const std::string& name) {
+  auto addStart = [&](TrajectoryProblem& at, Eigen::VectorXd z, const std::string& name,
+                      std::optional<Eigen::VectorXd> end_rest) {
     if (!at.evaluate(z, Evaluation::Value)) return;
     const double violation = at.constraintViolation();
     starts.push_back({violation == 0 && at.minClearance() > 0, std::max(0.1, violation),
-                      at.cost().total(), &at, std::move(z), name});
+                      at.cost().total(), &at, std::move(z), name, std::move(end_rest)});
   };
   for (double duration_s : candidateDurations(*model, plan_duration_s, plan.rate_hz, rho0,
                                               rho_end, out.goal_rest)) {
@@ -189,9 +235,18 @@ WarmStarts searchWarmStarts(const MotionProblem& request, const CollisionModelPt
     for (int segments : {3, spline.segments() / 2})
       tries.emplace_back("the plan's motion smoothed", spline.smoothedFit(motion, segments));
     tries.emplace_back("a transfer to the plan's end inputs", spline.transfer(rho_end));
-    if (out.goal_rest)
+    std::vector<std::optional<Eigen::VectorXd>> ends(tries.size());
+    if (out.goal_rest) {
       tries.emplace_back("a transfer to a rest pose at the goal", spline.transfer(*out.goal_rest));
-    for (auto& [name, z] : tries) addStart(at, std::move(z), name);
+      ends.push_back(out.goal_rest);
+    }
+    if (out.goal_rest_near_start) {
+      tries.emplace_back("a transfer to the rest pose at the goal nearest the start's inputs",
+                         spline.transfer(*out.goal_rest_near_start));
+      ends.push_back(out.goal_rest_near_start);
+    }
+    for (std::size_t i = 0; i < tries.size(); ++i)
+      addStart(at, std::move(tries[i].second), tries[i].first, std::move(ends[i]));
   }
   // A plan that reaches its goal swinging loses it in those fits (arm3d behind the pillars):
   // when no start meets everything, the plan's own motion up to where it first meets a goal it
@@ -203,7 +258,7 @@ WarmStarts searchWarmStarts(const MotionProblem& request, const CollisionModelPt
                                       : plan.inputs;
     out.problems.push_back(problemOf((reach.rows() - 1) / plan.rate_hz, 0.5 * plan.rate_hz));
     TrajectoryProblem& fine = *out.problems.back();
-    addStart(fine, fine.spline().fit(reach), "the plan's motion, finely fitted");
+    addStart(fine, fine.spline().fit(reach), "the plan's motion, finely fitted", std::nullopt);
   }
   std::sort(starts.begin(), starts.end(), [](const WarmStart& a, const WarmStart& b) {
     return std::make_pair(a.violation, a.cost) < std::make_pair(b.violation, b.cost);

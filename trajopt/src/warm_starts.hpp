@@ -32,6 +32,7 @@ struct WarmStart {
   TrajectoryProblem* problem;  // the duration's problem (WarmStarts::problems owns it)
   Eigen::VectorXd z;           // its spline's variables
   std::string name;            // "a transfer to a rest pose at the goal", ...
+  std::optional<Eigen::VectorXd> end_rest;  // the rest pose's inputs a transfer ends at
   // The motion at the plan's rate (problem->spline().samples() rows of n_k).
   Eigen::MatrixXd inputs() const { return problem->spline().sampleInputs(z); }
 };
@@ -42,6 +43,9 @@ struct WarmStarts {
   // first does not meet them outright, the cheapest that does comes second.
   std::vector<WarmStart> ranked;
   std::optional<Eigen::VectorXd> goal_rest;  // inputs of a rest pose at the goal, if found
+  // The same drawn back towards the start's inputs as far as the goal allows (a search path's
+  // random walk moves every input; this rest pose moves only what the goal needs), if different.
+  std::optional<Eigen::VectorXd> goal_rest_near_start;
   // The plan's own motion rolled out at its duration: its cost when before_known (else its fit
   // by the spline's when before_fitted), and why it cannot be (plan_failure) otherwise.
   bool before_known = false, before_fitted = false;
