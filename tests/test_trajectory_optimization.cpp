@@ -20,6 +20,7 @@
 #include "marionette/trajopt/trajectory_optimization.hpp"
 #include "trajectory_nlp.hpp"
 #include "trajectory_problem.hpp"
+#include "warm_starts.hpp"
 
 namespace {
 
@@ -639,6 +640,42 @@ TEST(OptimizePlan, TheTranscriptionGivesTheSamePlanTwiceOnPuppetCopter) {
   expectTheSameTranscriptionOnABusyMachine(
       requestFor("puppetcopter", "table", "point:hand_l=0.05,0.24,0.40;radius=0.04", "est", 2),
       120.0);
+}
+
+// A search path's random walk moves inputs the goal does not need; the rest pose at the goal
+// found from the path's end keeps them, the one drawn back towards the start's inputs does not.
+// PuppetCopter's left hand over the table (rrt, seed 3), the plan's right leg lowered 5 cm from
+// where it first meets the goal: the goal's rest pose from there has the leg lowered, the one
+// nearest the start's inputs has it where it started and still meets the goal.
+TEST(WarmStarts, TheGoalsRestPoseNearestTheStartKeepsOnlyWhatTheGoalNeeds) {
+  const PlanRequest req =
+      requestFor("puppetcopter", "table", "point:hand_l=0.05,0.24,0.40;radius=0.04", "rrt", 3);
+  Plan plan = planMotion(req);
+  ASSERT_EQ(plan.outcome, PlanOutcome::Exact) << plan.message;
+  ASSERT_GT(plan.goal_sample, 0);
+  const ModelPtr& m = req.model;
+  int leg = -1;
+  for (int i = 0; i < m->nk(); ++i)
+    if (m->kinematic[i].name == "act_leg_r_len") leg = i;
+  ASSERT_GE(leg, 0);
+  for (int r = plan.goal_sample; r < plan.samples(); ++r) plan.inputs(r, leg) += 0.05;
+  OptimizationOptions o;
+  const auto far = SteadyClock::now() + std::chrono::seconds(60);
+  const detail::WarmStarts warm =
+      detail::searchWarmStarts(req, collisionModelOf(req), plan, o, far);
+  ASSERT_TRUE(warm.goal_rest.has_value());
+  ASSERT_TRUE(warm.goal_rest_near_start.has_value());
+  const Eigen::VectorXd rho0 = plan.inputs.row(0).transpose();
+  const Eigen::VectorXd& found = *warm.goal_rest;
+  const Eigen::VectorXd& near = *warm.goal_rest_near_start;
+  EXPECT_GT(std::abs(found[leg] - rho0[leg]), 0.01);  // where the walk and the 5 cm left it
+  EXPECT_NEAR(near[leg], rho0[leg], 1e-9);
+  EXPECT_LT((near - rho0).norm(), (found - rho0).norm());
+  // Its rest pose meets the goal.
+  const RestPose rest = computeRestPose(m, near);
+  ASSERT_TRUE(rest.ok) << rest.message;
+  GoalEvaluator goal(m, req.goal);
+  EXPECT_LE(goal.poseError(rest.q, near), goal.tolerance());
 }
 
 TEST(OptimizePlan, TheDurationIsAVariable) {

@@ -286,8 +286,9 @@ void transcribePlan(const MotionProblem& request, const CollisionModelPtr& colli
   // swing, a few hertz, is resolved at that rate; a knot costs the solver's factorization more
   // than anything else).  The plan interpolates the knots linearly, and its re-simulation at its
   // own step differs from the solver's motion at the knots' by O(dt^2): on a fast motion enough
-  // for catches and swing the solver did not see.  A motion so solved that is not stage-worthy
-  // is solved again on knots at the plan's own step, whose re-simulation is the solver's motion.
+  // for catches and swing the solver did not see.  A motion so solved (the solver converged) that
+  // is not stage-worthy is solved again on knots at the plan's own step, whose re-simulation is
+  // the solver's motion.
   constexpr double kKnotRate_hz = 25.0;
   const int coarse =
       std::max(1, static_cast<int>(std::floor(plan.rate_hz / kKnotRate_hz + 1e-9)));
@@ -301,7 +302,8 @@ void transcribePlan(const MotionProblem& request, const CollisionModelPtr& colli
     return;
   }
   acceptCandidate(request, collision, plan, std::move(solve.candidate), options, t0, out, false);
-  if (coarse > 1 && !solve.capped && !(out.report.improved && solve.worthy) &&
+  const bool solved = solve.converged || solve.status == Ipopt::Solve_Succeeded;
+  if (coarse > 1 && solved && !solve.worthy &&
       !(out.report.improved && stageWorthy(request, out.plan, options.margin_m))) {
     TranscriptionSolve fine =
         solveTranscription(request, collision, plan, options, warm, start, 1, t0, cancelled);
