@@ -308,14 +308,16 @@ void transcribePlan(const MotionProblem& request, const CollisionModelPtr& colli
     TranscriptionSolve fine =
         solveTranscription(request, collision, plan, options, warm, start, 1, t0, cancelled);
     report.iterations += fine.iterations;
-    Plan candidate = std::move(fine.candidate);
-    std::string why;
-    if (fine.message.empty() &&
-        verifyCandidate(request, collision, candidate, options.margin_m, why) &&
-        stageWorthy(request, candidate, options.margin_m)) {
-      report.method = solve.method + "; not stage-worthy, then " + fine.method;
-      report.message.clear();
-      acceptCandidate(request, collision, plan, std::move(candidate), options, t0, out, false);
+    // Verified and ranked once, into a trial that replaces the result only when stage-worthy.
+    OptimizedPlan trial{out.plan, report};
+    trial.report.improved = false;
+    trial.report.message.clear();
+    if (fine.message.empty())
+      acceptCandidate(request, collision, plan, std::move(fine.candidate), options, t0, trial,
+                      false);
+    if (trial.report.improved && stageWorthy(request, trial.plan, options.margin_m)) {
+      trial.report.method = solve.method + "; not stage-worthy, then " + fine.method;
+      out = std::move(trial);
       solve = std::move(fine);
     } else {
       report.method = solve.method + "; not stage-worthy, nor on knots at the plan's step";
