@@ -12,6 +12,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <functional>
@@ -120,11 +121,16 @@ class Deadlines : public ::testing::Test {
     }
   }
 
-  // Run whole once, then with deadlines at 1/4, 1/2 and 3/4 of its time.
+  // Run whole twice, then with deadlines at 1/4, 1/2 and 3/4 of the faster run's time.  (The
+  // first run is the cold one: 1.15 s against 0.8 s once, when a 3/4 deadline then let a warm
+  // call finish in time.)
   void expectStopsAtFractions(const std::string& what, const std::string& method,
                               const Call& call) {
-    const auto [code, full_ms] = run(method, call, 0);
+    const auto [code, cold_ms] = run(method, call, 0);
     ASSERT_EQ(code, grpc::StatusCode::OK) << what;
+    const auto [warm_code, warm_ms] = run(method, call, 0);
+    ASSERT_EQ(warm_code, grpc::StatusCode::OK) << what;
+    const double full_ms = std::min(cold_ms, warm_ms);
     std::cerr << what << ": " << full_ms << " ms without a deadline\n";
     expectStopsAt(what, method, call, {2.5e-4 * full_ms, 5e-4 * full_ms, 7.5e-4 * full_ms});
   }
