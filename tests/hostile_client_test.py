@@ -226,7 +226,9 @@ class HostileClient(unittest.TestCase):
         for _ in range(5):
             self.stub.Simulate(self.inline_simulate(scene_yaml=fit), metadata=AUTH, timeout=120)
         # Four 400 MB requests at once, with the token and without: reset by gRPC's receive
-        # quota (RESOURCE_EXHAUSTED) long before they are whole.
+        # quota (RESOURCE_EXHAUSTED) long before they are whole. A client still sending when
+        # the server resets its stream may see the reset itself (UNAVAILABLE) before the
+        # status; either way nothing is answered and the same server process stays healthy.
         codes = []
 
         def big(metadata):
@@ -245,7 +247,8 @@ class HostileClient(unittest.TestCase):
         self.assertEqual(len(codes), 4)
         for code in codes:
             self.assertIn(code, (grpc.StatusCode.RESOURCE_EXHAUSTED,
-                                 grpc.StatusCode.UNAUTHENTICATED))
+                                 grpc.StatusCode.UNAUTHENTICATED,
+                                 grpc.StatusCode.UNAVAILABLE))
         self.assert_healthy()
 
     # ---- 8-15: errors ----------------------------------------------------------------------
