@@ -361,7 +361,9 @@ class Plan(unittest.TestCase):
             (["--optimize", "--optimize-time", "0"], "--optimize-time: must be"),
             (["--optimize", "--optimizer", "collocation"],
              "--optimizer: expected shooting or transcription, got 'collocation'"),
-            (["--optimizer", "transcription"], "--optimizer applies to --optimize only"),
+            (["--raw", "--optimizer", "transcription"], "--optimizer: not with --raw"),
+            (["--raw", "--optimize"], "--optimize: not with --raw"),
+            (["--raw", "--margin", "0.1"], "--margin: not with --raw"),
             (["--rate", "5000"], "--rate: must be within [1, 1000] Hz"),
         ]:
             goal = [] if "--goal" in args else ["--goal", "q:theta1=0.3"]
@@ -380,8 +382,8 @@ class Plan(unittest.TestCase):
         with tempfile.TemporaryDirectory() as d:
             raw, better = os.path.join(d, "raw.json"), os.path.join(d, "better.json")
             run("plan", "--model", "planar-arm", "--goal", "q:theta1=-0.2", "--seed", "1",
-                "--out", raw, "--quiet")
-            p = run("optimize", raw, "--optimizer", "transcription", "--out", better)
+                "--raw", "--out", raw, "--quiet")
+            p = run("optimize", raw, "--out", better)
             self.assertIn("optimized (ipopt contact-implicit transcription", p.stdout)
             self.assertNotIn("unchanged", p.stdout)
             after = json.load(open(better))
@@ -389,14 +391,26 @@ class Plan(unittest.TestCase):
             self.assertLess(after["quality"]["residual_joint_speed_rms"], 0.01)
             self.assertLess(after["quality"]["residual_joint_speed_rms"],
                             json.load(open(raw))["quality"]["residual_joint_speed_rms"])
+            # What `plan` returns by default: that search's plan so optimized, with its report.
+            default = os.path.join(d, "default.json")
+            p = run("plan", "--model", "planar-arm", "--goal", "q:theta1=-0.2", "--seed", "1",
+                    "--out", default)
+            self.assertIn("optimized (ipopt contact-implicit transcription", p.stdout)
+            self.assertIn("stage-worthy", p.stdout)
+            self.assertEqual(json.load(open(default))["inputs"], after["inputs"])
+            self.assertNotEqual(json.load(open(raw))["inputs"], after["inputs"])
+            p = run("plan", "--model", "planar-arm", "--goal", "q:theta1=-0.2", "--seed", "1",
+                    "--optimize", "--quiet")  # the default, still accepted
+            self.assertIn("optimized (ipopt contact-implicit transcription", p.stdout)
 
     def test_optimize_a_plan_file_and_a_csv(self):
         with tempfile.TemporaryDirectory() as d:
             raw, csv_path = os.path.join(d, "raw.json"), os.path.join(d, "raw.csv")
             better, better_csv = os.path.join(d, "better.json"), os.path.join(d, "better.csv")
             run("plan", "--model", "planar-arm", "--goal", "q:theta1=-0.2", "--seed", "1",
-                "--out", raw, "--inputs-csv", csv_path, "--quiet")
-            p = run("optimize", raw, "--out", better, "--inputs-csv", better_csv, "--quiet")
+                "--raw", "--out", raw, "--inputs-csv", csv_path, "--quiet")
+            p = run("optimize", raw, "--optimizer", "shooting", "--out", better, "--inputs-csv",
+                    better_csv, "--quiet")
             self.assertIn("optimized (ipopt single shooting", p.stdout)
             before, after = json.load(open(raw)), json.load(open(better))
             self.assertEqual(after["outcome"], "exact")
@@ -458,7 +472,7 @@ class BenchPlanners(unittest.TestCase):
         with tempfile.TemporaryDirectory() as d:
             out = os.path.join(d, "bench")
             p = run("bench", "planners", "--problems", "planar-arm-empty", "--planners",
-                    "kpiece,prm", "--runs", "2", "--time-limit", "2", "--out", out)
+                    "kpiece,prm", "--runs", "2", "--time-limit", "2", "--raw", "--out", out)
             log = open(os.path.join(out, "planar-arm-empty.log")).read().splitlines()
             # The OMPL benchmark log grammar (OMPL doc/markdown/benchmark.md), line by line.
             self.assertTrue(log[0].startswith("OMPL version 1."))
@@ -517,8 +531,8 @@ class BenchPlanners(unittest.TestCase):
         with tempfile.TemporaryDirectory() as d:
             out = os.path.join(d, "bench")
             p = run("bench", "planners", "--problems", "planar-arm-empty", "--planners", "kpiece",
-                    "--runs", "2", "--time-limit", "2", "--optimize", "--optimize-time", "20",
-                    "--save-plans", "--out", out)
+                    "--runs", "2", "--time-limit", "2", "--optimize-time", "20",
+                    "--save-plans", "--out", out)  # optimized: the default
             log = open(os.path.join(out, "planar-arm-empty.log")).read().splitlines()
             goal = next(l for l in log if ", goal " in l).split(", goal ")[1]
             i = next(k for k, l in enumerate(log) if l.endswith("properties for each run"))
@@ -533,14 +547,14 @@ class BenchPlanners(unittest.TestCase):
             runs = [dict(zip(names, l.split("; "))) for l in log[i + 2 + n:i + 4 + n]]
             for r in runs:
                 self.assertEqual(r["optimization tried"], "1")
-                # The same plan and optimization through `marionette plan --optimize`: the log's
-                # figures are that plan's file's, before and after.
+                # The same plan and optimization through `marionette plan` (--raw, and not): the
+                # log's figures are that plan's file's, before and after.
                 plain, better = os.path.join(d, "plain.json"), os.path.join(d, "better.json")
                 common = ["plan", "--model", "planar-arm", "--scene", "empty", "--goal", goal,
                           "--planner", "kpiece", "--seed", r["seed"], "--time-limit", "2",
                           "--quiet"]
-                run(*common, "--out", plain)
-                run(*common, "--optimize", "--optimize-time", "20", "--out", better)
+                run(*common, "--raw", "--out", plain)
+                run(*common, "--optimize-time", "20", "--out", better)
                 q0 = json.load(open(plain))["quality"]
                 q1 = json.load(open(better))["quality"]
                 self.assertAlmostEqual(float(r["input jerk"]), q0["input_jerk_rms_overall"],
@@ -568,8 +582,8 @@ class BenchPlanners(unittest.TestCase):
                 self.assertAlmostEqual(float(r["optimized residual joint speed"]),
                                        q1["residual_joint_speed_rms"], places=6)
                 self.assertEqual(r["optimization success"], "1")  # the arm: exact and better
-                self.assertLess(float(r["optimization cost after"]),
-                                float(r["optimization cost before"]))
+                self.assertLess(float(r["optimized residual joint speed"]),
+                                float(r["residual joint speed"]))
             self.assertIn("| planar-arm-empty | kpiece | 2 | 2 |", p.stdout)  # optimized, exact
             # Each saved plan re-simulates from its CSV and passes execute --dry-run; a plan
             # whose predicted states were altered is caught.
@@ -588,9 +602,11 @@ class BenchPlanners(unittest.TestCase):
 
     def test_bad_arguments(self):
         for args, needle in ((["bench", "planners", "--problems", "nope", "--out", "x"], "nope"),
-                             (["bench", "planners", "--margin", "0.1", "--out", "x"], "--margin"),
-                             (["bench", "planners", "--optimize", "--weight", "wobble=1", "--out",
-                               "x"], "wobble"),
+                             (["bench", "planners", "--margin", "-1", "--out", "x"], "--margin"),
+                             (["bench", "planners", "--weight", "wobble=1", "--out", "x"],
+                              "wobble"),
+                             (["bench", "planners", "--raw", "--margin", "0.1", "--out", "x"],
+                              "--margin: not with --raw"),
                              (["bench", "planners", "--planners", "fast", "--out", "x"], "fast"),
                              (["bench", "planners", "--runs", "0", "--out", "x"], "--runs"),
                              (["bench", "planners"], "--out"),

@@ -149,11 +149,11 @@ class InstalledPrefix(unittest.TestCase):
                          r"sample (\d+)", out)
         self.assertIsNotNone(plan, out)
 
-        # The installed CLI plans the same motion.
+        # The installed CLI plans the same motion (the search's, as planMotion returns it).
         csv = os.path.join(self.tmp, "cli.csv")
         run(os.path.join(self.prefix, "bin/marionette"), "plan", "--model", "planar-arm",
             "--goal", "q:theta1=0.3", "--planner", "est", "--seed", "1", "--time-limit", "10",
-            "--inputs-csv", csv, "--quiet", cwd=self.tmp, env=env)
+            "--raw", "--inputs-csv", csv, "--quiet", cwd=self.tmp, env=env)
         with open(csv) as f:
             rows = [line for line in f if line.strip() and not line.startswith("t")]
         self.assertEqual(len(rows), int(plan.group(1)))

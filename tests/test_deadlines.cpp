@@ -184,6 +184,7 @@ TEST_F(Deadlines, AHugeInlineModelsRestPoseAndSimulationStopWithinMs100) {
 TEST_F(Deadlines, GainsAtOneKilohertzStopWithinMs100) {
   v1::PlanRequest r = readmePlan();
   r.set_output_rate_hz(1000);  // 2,240 steps: the Riccati recursion runs ~1 s
+  r.set_raw(true);              // (the gains along the search's plan)
   r.mutable_gains()->set_enabled(true);
   expectStopsAtFractions("plan with gains at 1 kHz", "Plan",
                          [&](v1::Planner::Stub& stub, grpc::ClientContext& ctx) {

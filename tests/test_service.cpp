@@ -28,6 +28,7 @@
 #include "marionette/control/tracking_lqr.hpp"
 #include "marionette/plan/plan_file.hpp"
 #include "marionette/performance/plan_performance.hpp"
+#include "marionette/planner/pipeline.hpp"
 #include "marionette/planner/planner.hpp"
 #include "marionette/service/server.hpp"
 #include "marionette/service/wire.hpp"
@@ -174,6 +175,7 @@ TEST(Service, PlanOverRpcEqualsTheInProcessPlanAndStreamsTheSame) {
   Running s;
   v1::PlanRequest req = armRequest();
   setArmGoal(req);
+  req.set_raw(true);  // the search's plan (the optimized one: the next test)
   grpc::ClientContext ctx;
   v1::PlanResponse remote;
   const grpc::Status st = s.stub->Plan(&ctx, req, &remote);
@@ -307,11 +309,11 @@ TEST(Service, APlanGivesItsStartAndGoalAsMessagesThatReSimulateIt) {
   expectSimulateRefused(s, sim, "start.input_values[\"L\"]");
 }
 
-TEST(Service, APlanIsOptimizedWhenAskedAndBadOptimizationOptionsNameTheirField) {
+TEST(Service, APlanIsOptimizedByShootingWhenAskedAndBadOptimizationOptionsNameTheirField) {
   Running s;
   v1::PlanRequest req = armRequest();
   setArmGoal(req);
-  req.mutable_optimization()->set_enabled(true);
+  req.mutable_optimization()->set_method("shooting");
   req.mutable_optimization()->set_time_limit_s(30.0);
   (*req.mutable_optimization()->mutable_weights())["settle"] = 20.0;
   grpc::ClientContext ctx;
@@ -354,17 +356,25 @@ TEST(Service, APlanIsOptimizedWhenAskedAndBadOptimizationOptionsNameTheirField) 
     EXPECT_EQ(st.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << field;
     EXPECT_NE(st.error_message().find(field), std::string::npos) << st.error_message();
   }
+  // The plan as found takes no optimization.
+  v1::PlanRequest raw_and_optimized = req;
+  raw_and_optimized.set_raw(true);
+  raw_and_optimized.mutable_optimization()->set_enabled(true);
+  grpc::ClientContext c;
+  v1::PlanResponse out;
+  const grpc::Status st = s.stub->Plan(&c, raw_and_optimized, &out);
+  EXPECT_EQ(st.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_EQ(st.error_message().rfind("raw: ", 0), 0u) << st.error_message();
 }
 
-// Optimization.method "transcription": the service runs the contact-implicit transcription, and
-// the plan it returns ends at rest (re-simulated at the plan's step from knots twice as far
-// apart: within a tenth of the stage-worthy 0.1 rad/s).
-TEST(Service, APlanIsOptimizedByTranscriptionWhenAsked) {
+// By default the service runs the contact-implicit transcription on the plan it found: what
+// comes back is the in-process pipeline's optimized plan, bit for bit, and ends at rest
+// (re-simulated at the plan's step from knots twice as far apart: within a tenth of the
+// stage-worthy 0.1 rad/s).  `raw` gives the search's plan, no optimization.
+TEST(Service, APlanIsOptimizedByTranscriptionByDefaultAndRawIsThePlanAsFound) {
   Running s;
   v1::PlanRequest req = armRequest();
   setArmGoal(req);
-  req.mutable_optimization()->set_enabled(true);
-  req.mutable_optimization()->set_method("transcription");
   grpc::ClientContext ctx;
   v1::PlanResponse plan;
   ASSERT_TRUE(s.stub->Plan(&ctx, req, &plan).ok());
@@ -374,6 +384,23 @@ TEST(Service, APlanIsOptimizedByTranscriptionWhenAsked) {
             std::string::npos);
   EXPECT_EQ(plan.outcome(), v1::OUTCOME_EXACT);
   EXPECT_LT(plan.quality().residual_joint_speed_rms(), 0.01);
+
+  const ModelPtr m = loadModel("planar-arm");
+  const PlanRequest local_req = wire::planRequestFromProto(
+      req, m, std::make_shared<CollisionModel>(m, loadScene("empty")), 300.0);
+  PipelineOptions pipeline;
+  pipeline.optimization = OptimizationOptions{};
+  const PipelineResult local = runPipeline(local_req, pipeline);
+  ASSERT_TRUE(local.optimized);
+  EXPECT_EQ(wire::planFromProto(plan).inputs, local.optimized->plan.inputs);
+
+  req.set_raw(true);
+  grpc::ClientContext raw_ctx;
+  v1::PlanResponse raw;
+  ASSERT_TRUE(s.stub->Plan(&raw_ctx, req, &raw).ok());
+  EXPECT_FALSE(raw.has_optimization());
+  EXPECT_EQ(wire::planFromProto(raw).inputs, local.plan.inputs);
+  EXPECT_NE(wire::planFromProto(raw).inputs, local.optimized->plan.inputs);
 }
 
 // PlanRequest.gains: the plan comes with its feedback gains, the very ones computed in-process

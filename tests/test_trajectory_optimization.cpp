@@ -499,6 +499,7 @@ TEST(OptimizePlan, ThePlanarArmSwingsLessAndTheResultIsVerifiedByIndependentReSi
   const Plan raw = planMotion(req);
   ASSERT_EQ(raw.outcome, PlanOutcome::Exact) << raw.message;
   OptimizationOptions o;
+  o.method = OptimizationMethod::Shooting;  // (this test's subject)
   o.time_limit_s = 30.0;
   std::vector<double> costs;
   const OptimizedPlan out = optimizePlan(req, raw, o, [&](const PlanProgress& p) {
@@ -532,6 +533,7 @@ TEST(OptimizePlan, AMarginThatCannotBeMetGivesTheBestVerifiedPlanMarkedApproxima
   ASSERT_EQ(raw.outcome, PlanOutcome::Exact) << raw.message;
   ASSERT_LT(raw.min_stage_clearance_m, 1.0);
   OptimizationOptions o;
+  o.method = OptimizationMethod::Shooting;  // (this test's subject)
   o.margin_m = 1.0;
   o.weights.clearance = 0.0;  // (the penalty would only pull the arm up against the goal)
   const OptimizedPlan out = optimizePlan(req, raw, o);
@@ -552,6 +554,7 @@ TEST(OptimizePlan, APlanThatCannotBeImprovedComesBackUnchangedWithAMessage) {
   const Plan still = verifyMotion(req, arm->defaultInputs().transpose().replicate(26, 1), 50.0);
   ASSERT_EQ(still.outcome, PlanOutcome::Exact) << still.message;
   OptimizationOptions o;
+  o.method = OptimizationMethod::Shooting;  // (this test's subject)
   o.weights.duration = 0.0;  // (with a price on time, the shortest stillness would be cheaper)
   const OptimizedPlan out = optimizePlan(req, still, o);
   EXPECT_FALSE(out.report.improved) << out.report.before.total() << " -> "
@@ -571,6 +574,7 @@ TEST(OptimizePlan, AGuessThatMissesItsGoalIsReplacedByAnExactPlanThoughItCostsMo
   ASSERT_EQ(held.outcome, PlanOutcome::Approximate) << held.message;
   ASSERT_LT(held.goal_sample, 0);
   OptimizationOptions o;
+  o.method = OptimizationMethod::Shooting;  // (this test's subject)
   o.time_limit_s = 30.0;
   const OptimizedPlan out = optimizePlan(req, held, o);
   ASSERT_TRUE(out.report.improved) << out.report.message;
@@ -642,6 +646,36 @@ TEST(OptimizePlan, TheTranscriptionGivesTheSamePlanTwiceOnPuppetCopter) {
       120.0);
 }
 
+// A server optimizes several plans at once, one per worker.  MUMPS, Ipopt's linear solver, is not
+// thread-safe (two solves at once crashed the server: "PB allocation in DMUMPS_LOAD_INIT", then
+// SIGSEGV): the solves take turns, and each thread gets the plan one thread alone gets.
+TEST(OptimizePlan, OptimizationsInSeveralThreadsAtOnceTakeTurnsAndGiveTheSamePlans) {
+  const PlanRequest req = armRequest();
+  const Plan raw = planMotion(req);
+  ASSERT_EQ(raw.outcome, PlanOutcome::Exact) << raw.message;
+  OptimizationOptions o;
+  o.time_limit_s = 120.0;
+  const OptimizedPlan alone = optimizePlan(req, raw, o);
+  ASSERT_TRUE(alone.report.improved) << alone.report.message;
+  constexpr int kThreads = 4, kEach = 3;
+  std::vector<std::vector<Eigen::MatrixXd>> inputs(kThreads);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t)
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < kEach; ++i) {
+        OptimizationOptions each = o;
+        if (t % 2) each.method = OptimizationMethod::Shooting;  // both engines, and spline fits
+        inputs[t].push_back(optimizePlan(req, raw, each).plan.inputs);
+      }
+    });
+  for (std::thread& t : threads) t.join();
+  for (int t = 0; t < kThreads; t += 2)
+    for (const Eigen::MatrixXd& u : inputs[t]) {
+      ASSERT_EQ(u.rows(), alone.plan.inputs.rows());
+      EXPECT_TRUE((u.array() == alone.plan.inputs.array()).all());
+    }
+}
+
 // A search path's random walk moves inputs the goal does not need; the rest pose at the goal
 // found from the path's end keeps them, the one drawn back towards the start's inputs does not.
 // PuppetCopter's left hand over the table (rrt, seed 3), the plan's right leg lowered 5 cm from
@@ -699,6 +733,7 @@ TEST(OptimizePlan, TheDurationIsAVariable) {
   const Plan slow = verifyMotion(at, u, 50.0);
   ASSERT_EQ(slow.outcome, PlanOutcome::Exact) << slow.message;
   OptimizationOptions o;
+  o.method = OptimizationMethod::Shooting;  // (this test's subject)
   o.time_limit_s = 30.0;
   const OptimizedPlan shorter = optimizePlan(at, slow, o);
   ASSERT_TRUE(shorter.report.improved) << shorter.report.message;

@@ -306,7 +306,8 @@ try {
     const off = await shot();
     const all = { x: 0, y: 0, width: on.width, height: on.height };
     const share = changedShare(on, off, all);
-    assert.ok(share > 0.0005, `hiding the path changed ${(100 * share).toFixed(3)}% of pixels`);
+    // (the optimized plan's smooth hand path covers ~0.05 % of the page; a still page, 0)
+    assert.ok(share > 0.0002, `hiding the path changed ${(100 * share).toFixed(3)}% of pixels`);
   });
 
   await check('no request left the page and no error was logged', async () => {

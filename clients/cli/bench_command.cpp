@@ -40,12 +40,14 @@ class FleetRuns {
     *r.mutable_model() = modelRef(problem.model);
     *r.mutable_scene() = sceneRef(problem.scene);
     goalAndOptionsToProto(req, r);
+    r.set_raw(true);
     RunResult out;
     out.plan = wire::planFromProto(call(r));
     // The optimizer's run: the same seeded request with optimization (the server plans the same
     // plan again, then optimizes it), so that the log has the plan's figures and the optimized
     // plan's, as a local run's.
     if (optimize && out.plan.outcome == PlanOutcome::Exact) {  // as runPipeline does
+      r.set_raw(false);
       wire::optimizationOptionsToProto(optimization, r.mutable_optimization());
       const v1::PlanResponse optimized = call(r);
       out.optimized = OptimizedPlan{wire::planFromProto(optimized),
@@ -125,9 +127,10 @@ int cmdBenchPlanners(int argc, char** argv) {
   const Args a =
       parseArgs(argc, argv, 3,
                 {"--runs", "--time-limit", "--max-propagations", "--seed", "--problems",
-                 "--planners", "--out", "--plugin", "--settle", "--optimize-time", "--optimizer", "--weight",
+                 "--planners", "--out", "--plugin", "--settle", "--optimize-time", "--optimize-iterations",
+                 "--optimizer", "--weight",
                  "--margin", "--server", "--token-file", "--tls-ca", "--parallel"},
-                {"--quick", "--optimize", "--save-plans"});
+                {"--quick", "--optimize", "--raw", "--save-plans"});
   if (!a.values.count("--out")) throw std::invalid_argument("bench planners needs --out DIR");
   loadPlugins(a);
   BenchmarkOptions opt;
@@ -155,8 +158,7 @@ int cmdBenchPlanners(int argc, char** argv) {
         throw std::invalid_argument("--planners: unknown '" + p + "' (expected " +
                                     joinNames(plannerNames()) + ")");
   }
-  opt.optimize = a.switches.count("--optimize") > 0;
-  requireOptimizeForItsFlags(a, opt.optimize);
+  opt.optimize = optimizeUnlessRaw(a);
   if (opt.optimize) opt.optimization = parseOptimizationOptions(a);
   // A fleet sweep: every run a Plan call to --server, --parallel at once (default: one per
   // server listed).  In-process, --parallel runs share the machine (and their timings do).

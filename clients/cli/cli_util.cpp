@@ -113,6 +113,7 @@ std::string flagMessage(const FieldError& e) {
       {"optimization.settle_s", "--settle"},
       {"optimization.margin_m", "--margin"},
       {"optimization.time_limit_s", "--optimize-time"},
+      {"optimization.max_iterations", "--optimize-iterations"},
       {"optimization.method", "--optimizer"},
       {"optimization.weights", "--weight"},
       {"from_s", "--from"},

@@ -30,16 +30,23 @@ OptimizationOptions parseOptimizationOptions(const Args& a) {
   if (a.values.count("--margin")) o.margin_m = parseNumber("--margin", a.values.at("--margin"));
   if (a.values.count("--optimize-time"))
     o.time_limit_s = parseNumber("--optimize-time", a.values.at("--optimize-time"));
+  if (a.values.count("--optimize-iterations"))
+    o.max_iterations = static_cast<int>(
+        wholeNumber("--optimize-iterations", a.values.at("--optimize-iterations"), 1, 10000));
   parseWeightFlags(a, o.weights);
   checkOptimizationOptions(o);  // FieldError: the caller words it as the flag
   return o;
 }
 
-void requireOptimizeForItsFlags(const Args& a, bool optimize) {
-  if (optimize) return;
-  for (const char* flag : {"--settle", "--optimize-time", "--optimizer", "--weight", "--margin"})
-    if (a.values.count(flag) || a.all.count(flag))
-      throw std::invalid_argument(std::string(flag) + " applies to --optimize only");
+bool optimizeUnlessRaw(const Args& a) {
+  if (!a.switches.count("--raw")) return true;
+  for (const char* flag :
+       {"--optimize", "--settle", "--optimize-time", "--optimize-iterations", "--optimizer",
+        "--weight", "--margin"})
+    if (a.values.count(flag) || a.all.count(flag) || a.switches.count(flag))
+      throw std::invalid_argument(std::string(flag) +
+                                  ": not with --raw (the plan as found is not optimized)");
+  return false;
 }
 
 void printOptimization(const OptimizationReport& r, std::ostream& os) {

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// The optimizer's flags (`plan --optimize`, `optimize`, `bench planners --optimize`): --margin M,
+// The optimizer's flags (`plan`, `optimize`, `bench planners`; all but `optimize` take --raw for
+// the plan as found): --margin M,
 // --settle S, --optimize-time S, --optimizer shooting|transcription, --weight NAME=V (repeated),
 // and what the optimization did, in a few lines.
 #pragma once
@@ -13,8 +14,9 @@ namespace marionette::cli {
 
 // Throws std::invalid_argument naming the flag.
 OptimizationOptions parseOptimizationOptions(const Args& args);
-// With `optimize` false, any of those flags given throws ("--margin applies to --optimize only").
-void requireOptimizeForItsFlags(const Args& args, bool optimize);
+// False with --raw (the plan as found), which takes none of those flags nor --optimize (the
+// default, still accepted): std::invalid_argument naming the flag.
+bool optimizeUnlessRaw(const Args& args);
 // Each --weight NAME=V into `weights` (also `perform`'s); std::invalid_argument naming the flag.
 void parseWeightFlags(const Args& args, OptimizationWeights& weights);
 void printOptimization(const OptimizationReport& report, std::ostream& os);

@@ -90,7 +90,8 @@ void printSummary(const Plan& plan, std::ostream& os) {
 
 // `plan --server`: the request as the server takes it, progress from PlanStream, and the plan
 // back as the very type the in-process path returns (so the files and summary are the same).
-// With `optimization`, the server optimizes the plan; *report gets what it did.
+// With `optimization`, the server optimizes the plan (*report gets what it did); without, the
+// request is `raw`.
 Plan planRemote(const Args& a, const PlanRequest& req, const ProgressFn& progress,
                 const OptimizationOptions* optimization = nullptr,
                 std::optional<OptimizationReport>* report = nullptr, bool gains = false) {
@@ -106,7 +107,10 @@ Plan planRemote(const Args& a, const PlanRequest& req, const ProgressFn& progres
   if (a.values.count("--start"))
     *r.mutable_start() = startToProto(parseStartText(a.values.at("--start")));
   goalAndOptionsToProto(req, r);
-  if (optimization) wire::optimizationOptionsToProto(*optimization, r.mutable_optimization());
+  if (optimization)
+    wire::optimizationOptionsToProto(*optimization, r.mutable_optimization());
+  else
+    r.set_raw(true);
   if (gains) r.mutable_gains()->set_enabled(true);
   std::optional<Plan> plan;
   remote.check(remote.streamed("PlanStream",
@@ -145,8 +149,8 @@ int cmdPlan(int argc, char** argv) {
                                            "--tls-ca",        "--settle",
                                            "--optimize-time", "--optimizer", "--weight",
                                            "--margin",        "--max-propagations",
-                                           "--plugin"},
-                           {"--quiet", "--optimize", "--gains"});
+                                           "--plugin",        "--optimize-iterations"},
+                           {"--quiet", "--optimize", "--raw", "--gains"});
   loadPlugins(a);
   if (!a.values.count("--model")) throw std::invalid_argument("plan needs --model NAME|FILE");
   if (!a.values.count("--goal"))
@@ -198,8 +202,7 @@ int cmdPlan(int argc, char** argv) {
                                p.cost, p.constraint_violation);
       std::cerr << '\n';
     };
-  const bool optimize = a.switches.count("--optimize");
-  requireOptimizeForItsFlags(a, optimize);
+  const bool optimize = optimizeUnlessRaw(a);
   const OptimizationOptions optimization = parseOptimizationOptions(a);
   std::optional<OptimizationReport> optimized;
   const bool remote = a.values.count("--server");
@@ -245,7 +248,8 @@ int cmdOptimize(int argc, char** argv) {
   const Args a =
       parseArgs(static_cast<int>(rest.size()), rest.data(), 2,
                 {"--model", "--scene", "--inputs", "--goal", "--start", "--rate", "--out",
-                 "--inputs-csv", "--settle", "--optimize-time", "--optimizer", "--weight", "--margin"},
+                 "--inputs-csv", "--settle", "--optimize-time", "--optimize-iterations",
+                 "--optimizer", "--weight", "--margin"},
                 {"--quiet"});
   if (!plan_path.empty() && a.values.count("--inputs"))
     throw std::invalid_argument("optimize takes PLAN.json or --inputs FILE.csv, not both");

@@ -282,8 +282,7 @@ Plan planPerformance(const PerformanceRequest& req, const ProgressFn& progress,
       const double start_cost = problem.evaluate(z_kinematic, detail::Evaluation::Value)
                                     ? problem.cost().total()
                                     : 0.0;
-      Ipopt::SmartPtr<Ipopt::IpoptApplication> app = detail::trajectorySolver(200, start_cost);
-      if (app->Initialize() == Ipopt::Solve_Succeeded) app->OptimizeTNLP(nlp);
+      detail::solveInTurn(detail::trajectorySolver(200, start_cost), nlp);
     } catch (const PlanCancelled&) {
       // the caller's cancel is asked below; the time limit leaves the best motion found so far
     }

@@ -38,7 +38,10 @@ CheckedPlan checkPlan(Resolver& resolver, const v1::PlanRequest& request,
   CheckedPlan out;
   out.request = wire::planRequestFromProto(request, model, collision, max_time_limit_s);
   checkPlannerOptions(out.request.options);
-  if (request.optimization().enabled())
+  if (request.raw() && request.optimization().enabled())
+    throw wire::RequestError(wire::RequestError::Code::InvalidArgument,
+                             "raw: the plan as found takes no optimization (optimization.enabled)");
+  if (!request.raw())
     out.optimization = wire::optimizationFromProto(request.optimization(), max_time_limit_s);
   if (request.gains().enabled()) out.gains = wire::gainsWeightsFromProto(request.gains());
   return out;

@@ -29,10 +29,10 @@ struct CheckedSimulation {
 CheckedSimulation checkSimulate(Resolver& resolver, const v1::SimulateRequest& request);
 
 // The plan request with its model and collision model; options checked (checkPlannerOptions),
-// the optimization's and the gains' when they are enabled.
+// the optimization's unless `raw`, the gains' when they are enabled.
 struct CheckedPlan {
   PlanRequest request;
-  std::optional<OptimizationOptions> optimization;
+  std::optional<OptimizationOptions> optimization;  // unless PlanRequest.raw
   std::optional<control::LqrWeights> gains;  // PlanRequest.gains enabled
 };
 CheckedPlan checkPlan(Resolver& resolver, const v1::PlanRequest& request,

@@ -4,7 +4,7 @@ import re
 
 # What depends on the clock (and on which machine ran it), not on the plans.
 CLOCK_PROPERTIES = {"time REAL", "total time REAL", "verification time REAL", "memory REAL",
-                    "roadmap build time REAL"}
+                    "roadmap build time REAL", "optimization time REAL"}
 CLOCK_LINES = re.compile(r"^(Starting at |Running on |.* seconds spent to collect the data$)")
 
 

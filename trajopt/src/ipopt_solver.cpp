@@ -1,7 +1,26 @@
 // SPDX-License-Identifier: BSD-3-Clause
 #include "ipopt_solver.hpp"
 
+#include <chrono>
+#include <mutex>
+
+#include "marionette/models/cancel.hpp"
+
 namespace marionette::detail {
+
+Ipopt::ApplicationReturnStatus solveInTurn(Ipopt::SmartPtr<Ipopt::IpoptApplication> app,
+                                           const Ipopt::SmartPtr<Ipopt::TNLP>& nlp) {
+  static std::recursive_timed_mutex turn_mutex;  // (a solve inside a solve keeps its turn)
+  std::unique_lock<std::recursive_timed_mutex> turn(turn_mutex, std::defer_lock);
+  while (!turn.try_lock_for(std::chrono::milliseconds(20))) throwIfCancelled("optimization");
+  // Declared after the turn, so released (with its MUMPS instance) before the turn ends, on a
+  // throw too.
+  Ipopt::SmartPtr<Ipopt::IpoptApplication> own = app;
+  app = nullptr;
+  const Ipopt::ApplicationReturnStatus started = own->Initialize();
+  if (started != Ipopt::Solve_Succeeded) return started;
+  return own->OptimizeTNLP(nlp);
+}
 
 Ipopt::SmartPtr<Ipopt::IpoptApplication> quietIpopt() {
   Ipopt::SmartPtr<Ipopt::IpoptApplication> app = IpoptApplicationFactory();

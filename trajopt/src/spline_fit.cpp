@@ -149,14 +149,16 @@ class SplineFitQp : public Ipopt::TNLP {
 Eigen::VectorXd fitWithinLimits(const InputSpline& spline, const Model& model,
                                 const Eigen::MatrixXd& samples, double share, bool* converged) {
   Ipopt::SmartPtr<SplineFitQp> qp = new SplineFitQp(spline, model, samples, share);
-  Ipopt::SmartPtr<Ipopt::IpoptApplication> app = quietIpopt();
-  app->Options()->SetStringValue("hessian_constant", "yes");
-  app->Options()->SetStringValue("jac_c_constant", "yes");
-  app->Options()->SetStringValue("jac_d_constant", "yes");
-  app->Options()->SetNumericValue("tol", 1e-9);
-  app->Options()->SetIntegerValue("max_iter", 500);
-  Ipopt::ApplicationReturnStatus status = app->Initialize();
-  if (status == Ipopt::Solve_Succeeded) status = app->OptimizeTNLP(qp);
+  const auto solver = [] {
+    Ipopt::SmartPtr<Ipopt::IpoptApplication> app = quietIpopt();
+    app->Options()->SetStringValue("hessian_constant", "yes");
+    app->Options()->SetStringValue("jac_c_constant", "yes");
+    app->Options()->SetStringValue("jac_d_constant", "yes");
+    app->Options()->SetNumericValue("tol", 1e-9);
+    app->Options()->SetIntegerValue("max_iter", 500);
+    return app;
+  };
+  const Ipopt::ApplicationReturnStatus status = solveInTurn(solver(), qp);
   throwIfCancelled("spline fit");
   if (converged)
     *converged = status == Ipopt::Solve_Succeeded || status == Ipopt::Solved_To_Acceptable_Level;

@@ -38,8 +38,9 @@ void checkOptimizationOptions(const OptimizationOptions& o) {
     throw FieldError("optimization.margin_m", "must be in [0, 1] m, got " +
                                                    formatNumber(o.margin_m));
   positive("optimization.knots_per_s", o.knots_per_s);
-  if (o.max_iterations < 1)
-    throw FieldError("optimization.max_iterations", "must be at least 1");
+  if (o.max_iterations < 1 || o.max_iterations > 10000)
+    throw FieldError("optimization.max_iterations",
+                     "must be in [1, 10000], got " + std::to_string(o.max_iterations));
   OptimizationWeights w = o.weights;
   for (const std::string& name : OptimizationWeights::names()) {
     const double v = *w.byName(name);
@@ -54,9 +55,9 @@ const char* toString(OptimizationMethod m) {
 }
 
 bool parseOptimizationMethod(const std::string& name, OptimizationMethod& out) {
-  if (name.empty() || name == "shooting")
+  if (name == "shooting")
     out = OptimizationMethod::Shooting;
-  else if (name == "transcription")
+  else if (name.empty() || name == "transcription")
     out = OptimizationMethod::Transcription;
   else
     return false;
@@ -159,13 +160,13 @@ OptimizedPlan optimizePlan(const MotionProblem& request, const Plan& plan,
       Ipopt::SmartPtr<detail::TrajectoryNlp> nlp =
           new detail::TrajectoryNlp(*chosen, start_point.z, keepGoing);
       attempt = GetRawPtr(nlp);
-      Ipopt::SmartPtr<Ipopt::IpoptApplication> app =
-          detail::trajectorySolver(options.max_iterations, start_point.cost);
-      if (app->Initialize() != Ipopt::Solve_Succeeded) {
-        report.message = "the solver could not start";
+      const Ipopt::ApplicationReturnStatus solved = detail::solveInTurn(
+          detail::trajectorySolver(options.max_iterations, start_point.cost), nlp);
+      if (solved == Ipopt::Invalid_Option) {
+        report.message = "the solver could not start (its options)";
         return out;
       }
-      status = static_cast<int>(app->OptimizeTNLP(nlp));
+      status = static_cast<int>(solved);
       if (cancelled && cancelled()) throw PlanCancelled("plan optimization");
       report.iterations += nlp->iterations();
       best = nlp->best();

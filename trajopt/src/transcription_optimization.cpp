@@ -246,12 +246,11 @@ TranscriptionSolve solveTranscription(const MotionProblem& request,
   problem.setModes(solvingModes(problem, z0, loaded));
   Ipopt::SmartPtr<TranscriptionNlp> nlp = new TranscriptionNlp(problem, z0, keep_going);
   solving = Ipopt::GetRawPtr(nlp);
-  Ipopt::SmartPtr<Ipopt::IpoptApplication> app = transcriptionSolver(options.max_iterations);
-  if (app->Initialize() != Ipopt::Solve_Succeeded) {
-    out.message = "the solver could not start";
+  out.status = solveInTurn(transcriptionSolver(options.max_iterations), nlp);
+  if (out.status == Ipopt::Invalid_Option) {
+    out.message = "the solver could not start (its options)";
     return out;
   }
-  out.status = app->OptimizeTNLP(nlp);
   if (cancelled && cancelled()) throw PlanCancelled("plan optimization");
   out.iterations = nlp->iterations();
   if (nlp->solution().size() == 0) {
@@ -324,11 +323,20 @@ void transcribePlan(const MotionProblem& request, const CollisionModelPtr& colli
       solve.capped = solve.capped || fine.capped;
     }
   }
+  // Never a worse answer than the plan without saying so: a stage-worthy plan stays unless what
+  // would replace it is stage-worthy too.
+  if (report.improved && !stageWorthy(request, out.plan, options.margin_m) &&
+      stageWorthy(request, plan, options.margin_m)) {
+    out.plan = plan;
+    report.improved = false;
+    report.message = "the optimized motion is not stage-worthy and the plan is; the plan is unchanged";
+  }
   std::string how;
   if (solve.capped)
     how = "the wall-clock cap (" + formatNumber(options.time_limit_s) + " s) stopped the solver";
   else if (solve.status == Ipopt::Maximum_Iterations_Exceeded)
-    how = "the solver used its " + std::to_string(options.max_iterations) + " iterations";
+    how = "the solver used its budget (" + std::to_string(options.max_iterations) +
+          " iterations a solve)";
   else if (solve.status != Ipopt::Solve_Succeeded && !solve.converged)
     how = "the solver stopped (status " + std::to_string(static_cast<int>(solve.status)) + ")";
   if (!how.empty())

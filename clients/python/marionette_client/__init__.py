@@ -221,11 +221,12 @@ class Client:
         return self.stub.Simulate(req, metadata=self.metadata, timeout=timeout)
 
     def plan_request(self, model, goal, scene=None, planner="est", start=None, time_limit=10.0,
-                     seed=1, rate_hz=0.0, parameters=None):
+                     seed=1, rate_hz=0.0, parameters=None, raw=False):
         """A pb.PlanRequest; goal: a pb.Goal or the CLI's --goal text; start: None (rest), or a
-        dict of rig inputs by name (their rest pose)."""
+        dict of rig inputs by name (their rest pose).  The server optimizes the plan it finds
+        unless raw (the search's plan as found)."""
         req = pb.PlanRequest(model=_model_ref(model), planner=planner, time_limit_s=time_limit,
-                             seed=seed, output_rate_hz=rate_hz)
+                             seed=seed, output_rate_hz=rate_hz, raw=raw)
         req.goal.CopyFrom(parse_goal(goal) if isinstance(goal, str) else goal)
         if scene is not None:
             req.scene.CopyFrom(_scene_ref(scene))

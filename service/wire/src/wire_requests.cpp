@@ -347,6 +347,7 @@ OptimizationOptions optimizationFromProto(const v1::Optimization& o, double max_
   if (o.margin_m() != 0) out.margin_m = o.margin_m();
   if (o.settle_s() != 0) out.settle_s = o.settle_s();
   if (o.time_limit_s() != 0) out.time_limit_s = o.time_limit_s();
+  if (o.max_iterations() != 0) out.max_iterations = o.max_iterations();
   if (!parseOptimizationMethod(o.method(), out.method))
     invalid("optimization.method", "expected \"shooting\" or \"transcription\", got \"" +
                                        printableBytes(o.method(), 64) + "\"");

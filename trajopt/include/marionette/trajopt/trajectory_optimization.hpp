@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // Trajectory optimization: a plan's rig motion re-shaped on the exact dynamics so that the
 // puppet does what was meant and then hangs still (docs/design.md, trajectory optimization).
-// Single shooting in the manner of Zimmermann, Poranne, Bern and Coros, "PuppetMaster: Robotic
+// Two methods: the contact-implicit transcription (the default; transcription_optimization.hpp
+// in src/), and single shooting in the manner of Zimmermann, Poranne, Bern and Coros, "PuppetMaster: Robotic
 // Animation of Marionettes", ACM TOG 38(4), 2019: the inputs are a cubic B-spline per rig input,
 // every evaluation rolls the variational integrator out over the motion and a settle hold, and
 // derivatives come from its exact linearization (forward sensitivities), never from finite
@@ -59,25 +60,29 @@ struct OptimizationCost {
   double* byName(const std::string& name);  // the term of that weight; nullptr if unknown
 };
 
-// Single shooting over B-spline inputs (the default, for now), or the contact-implicit
-// transcription of the variational integrator: configurations, inputs and the strings' and stops'
-// multipliers as variables, the discrete Euler-Lagrange equations as constraints, complementarity
-// as an exact penalty, the puppet at rest at the end (docs/design.md, trajectory optimization).
+// The contact-implicit transcription of the variational integrator (the default):
+// configurations, inputs and the strings' and stops' multipliers as variables, the discrete
+// Euler-Lagrange equations as constraints, complementarity as an exact penalty, the puppet at rest
+// at the end (docs/design.md, trajectory optimization); or single shooting over B-spline inputs.
 enum class OptimizationMethod { Shooting, Transcription };
 const char* toString(OptimizationMethod m);  // "shooting", "transcription"
-// From those names ("" is shooting); false for any other.
+// From those names ("" is transcription); false for any other.
 bool parseOptimizationMethod(const std::string& name, OptimizationMethod& out);
 
 struct OptimizationOptions {
-  OptimizationMethod method = OptimizationMethod::Shooting;
+  OptimizationMethod method = OptimizationMethod::Transcription;
   OptimizationWeights weights;
   double margin_m = 0.02;     // every sample's clearance to the stage at least this (m)
   double settle_s = 1.0;      // the hold after the motion whose swing is penalized (s)
   // Wall-clock budget of the search and the solver, enforced at every integrator step (a
-  // CancelScope); the verification of what they found comes after it.
-  double time_limit_s = 5.0;
-  int max_iterations = 500;  // the solver's budget (the transcription's: its only budget but the
-                             // wall-clock cap time_limit_s, which the report names when it bites)
+  // CancelScope); the verification of what they found comes after it.  The transcription's
+  // iterations decide its result; this only caps it (and the report says so when it bites): 10 s
+  // keeps a whole `marionette plan` of PuppetCopter within 15 s.
+  double time_limit_s = 10.0;
+  // The solver's budget per solve, at most 10000 (the transcription's: its only budget but the
+  // wall-clock cap time_limit_s, which the report names when it bites).  PuppetCopter's
+  // stage-worthy plans take 10 to 50 iterations; those 100 do not settle take ~10 s.
+  int max_iterations = 100;
   double knots_per_s = 4.0;   // B-spline segments per second of motion (at least 3 in all)
 };
 
