@@ -9,12 +9,11 @@ its static load; joint speed rms at most 0.1 rad/s over the second half of a 1 s
 inputs; and the whole process within the case's budget (15 s; marionette25 45 s).
 
 usage: stage_worthy.py BUILD/bin [--only SUBSTR] [--extra "ARGS"] [--markdown] [--smoke]
-  --extra     added to every plan command (e.g. "--optimize --optimizer transcription
-              --optimize-time 30")
+  --extra     added to every plan command (e.g. "--raw": the search's plans, not optimized)
   --markdown  one table per problem, for docs/benchmarks.md
-  --smoke     the CI check: the documented stage-worthy cases in SMOKE, optimized with a
-              generous wall-clock cap (the iterations decide), must still be stage-worthy (their
-              time is not judged); exit 1 naming any that is not
+  --smoke     the CI check: the documented stage-worthy cases in SMOKE, as `plan` gives them by
+              default but with a generous wall-clock cap (the iterations decide), must still be
+              stage-worthy (their time is not judged); exit 1 naming any that is not
 """
 import argparse
 import json
@@ -36,12 +35,11 @@ PROBLEMS = [
     ("suspended mass through the window to rest", "suspended-mass", "window",
      "rest-of:xr=0.7,r=0.3;at-rest", [("est", range(1, 4))], 15),
 ]
-# Documented stage-worthy with the transcription (docs/benchmarks.md), checked by --smoke: five
-# of PuppetCopter's, each a few seconds.  (The suspended mass's planner searches to its 10 s wall-clock limit,
+# Documented stage-worthy (docs/benchmarks.md), checked by --smoke: five of PuppetCopter's, each
+# a few seconds.  (The suspended mass's planner searches to its 10 s wall-clock limit,
 # so its raw plan, and what is optimized, depends on the machine's load.)
 SMOKE = [("puppetcopter", "rrt", 3), ("puppetcopter", "est", 2), ("puppetcopter", "est", 5),
          ("puppetcopter", "rrt", 2), ("puppetcopter", "kpiece", 4)]
-TRANSCRIPTION = ["--optimize", "--optimizer", "transcription"]
 
 
 def cases():
@@ -106,7 +104,7 @@ def main():
                 if (model, planner, seed) not in SMOKE:
                     continue
                 wall, _, why = run_case(a.bindir, model, scene, goal, planner, seed,
-                                        TRANSCRIPTION + ["--optimize-time", "120"], workdir)
+                                        ["--optimize-time", "120"], workdir)
                 name = f"{model}/{planner}/{seed}"
                 print(f"{'PASS' if not why else 'FAIL'} {name:<28} {wall:6.1f} s  "
                       f"{'; '.join(why) or 'stage-worthy'}")
