@@ -401,6 +401,20 @@ TEST(Service, APlanIsOptimizedByTranscriptionByDefaultAndRawIsThePlanAsFound) {
   EXPECT_FALSE(raw.has_optimization());
   EXPECT_EQ(wire::planFromProto(raw).inputs, local.plan.inputs);
   EXPECT_NE(wire::planFromProto(raw).inputs, local.optimized->plan.inputs);
+
+  // A server whose maximum time limit is below the default cap (10 s) caps the default there,
+  // rather than refusing a request that set nothing.
+  ServerOptions brief;
+  brief.listen = "127.0.0.1:0";
+  brief.max_time_limit_s = 5.0;
+  Running b(brief);
+  req.set_raw(false);
+  req.set_time_limit_s(5.0);
+  grpc::ClientContext brief_ctx;
+  v1::PlanResponse capped;
+  const grpc::Status st = b.stub->Plan(&brief_ctx, req, &capped);
+  ASSERT_TRUE(st.ok()) << st.error_message();
+  EXPECT_TRUE(capped.optimization().improved()) << capped.optimization().message();
 }
 
 // PlanRequest.gains: the plan comes with its feedback gains, the very ones computed in-process

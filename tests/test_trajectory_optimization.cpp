@@ -18,6 +18,7 @@
 #include "marionette/problem/plan_quality.hpp"
 #include "marionette/planner/planner.hpp"
 #include "marionette/trajopt/trajectory_optimization.hpp"
+#include "plan_acceptance.hpp"
 #include "trajectory_nlp.hpp"
 #include "trajectory_problem.hpp"
 #include "warm_starts.hpp"
@@ -542,6 +543,37 @@ TEST(OptimizePlan, AMarginThatCannotBeMetGivesTheBestVerifiedPlanMarkedApproxima
   EXPECT_EQ(out.plan.clearance_margin_m, 1.0);
   EXPECT_NE(out.plan.message.find("below the margin 1 m"), std::string::npos) << out.plan.message;
   EXPECT_NE(out.report.message.find("could not meet the margin"), std::string::npos);
+}
+
+// Both short of a margin out of reach: a motion that comes nearer the stage than the plan does
+// not replace it (the margin is what was asked for), one that keeps as far does.
+TEST(OptimizePlan, ShortOfTheMarginAMotionNearerTheStageDoesNotReplaceThePlan) {
+  const PlanRequest req = armRequest();
+  const Plan raw = planMotion(req);
+  ASSERT_EQ(raw.outcome, PlanOutcome::Exact) << raw.message;
+  OptimizationOptions o;
+  o.margin_m = 1.0;  // (the arm hangs 0.39 m above the floor)
+  const CollisionModelPtr collision = collisionModelOf(req);
+  int length = -1;
+  for (int i = 0; i < req.model->nk(); ++i)
+    if (req.model->kinematic[i].name == "L") length = i;
+  ASSERT_GE(length, 0);
+  for (const double lengthen_m : {0.05, 0.0}) {
+    Plan candidate = raw;
+    candidate.inputs.col(length).array() += lengthen_m;  // the arm hangs lower
+    OptimizedPlan out{raw, {}};
+    detail::acceptCandidate(req, collision, raw, candidate, o, SteadyClock::now(), out, false);
+    SCOPED_TRACE(lengthen_m);
+    if (lengthen_m > 0) {
+      EXPECT_FALSE(out.report.improved);
+      EXPECT_NE(out.report.message.find("nearer the stage"), std::string::npos)
+          << out.report.message;
+      EXPECT_EQ(out.plan.inputs, raw.inputs);
+    } else {
+      EXPECT_TRUE(out.report.improved) << out.report.message;
+      EXPECT_EQ(out.plan.outcome, PlanOutcome::Approximate);  // short of the margin, saying so
+    }
+  }
 }
 
 TEST(OptimizePlan, APlanThatCannotBeImprovedComesBackUnchangedWithAMessage) {

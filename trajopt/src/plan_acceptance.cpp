@@ -67,6 +67,16 @@ void acceptCandidate(const MotionProblem& request, const CollisionModelPtr& coll
     return;
   }
   const bool only_margin = candidate_rank == 1;
+  // Both short of the margin: not one nearer the stage than the plan (the margin is what was
+  // asked for; whatever else is better, the plan keeps closer to it).
+  if (only_margin && given_rank == 1 &&
+      candidate.min_stage_clearance_m < plan.min_stage_clearance_m) {
+    report.message = formatted(
+        "the optimized motion is short of the margin and nearer the stage (%.4f m) than the "
+        "plan (%.4f m); the plan is unchanged",
+        candidate.min_stage_clearance_m, plan.min_stage_clearance_m);
+    return;
+  }
   // Of the same rank: cheaper by at least 1 % (and by more than rounding), not counting the
   // price of the time both motions take; else not worth changing the plan.
   const double common = std::min(report.before.duration, report.after.duration);

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // Requests in: goals, starts, input sequences, plan and simulation requests, every field checked
 // and named in errors; library field paths in the proto's words.
+#include <algorithm>
 #include <cstring>
 #include <map>
 
@@ -346,7 +347,9 @@ OptimizationOptions optimizationFromProto(const v1::Optimization& o, double max_
   OptimizationOptions out;
   if (o.margin_m() != 0) out.margin_m = o.margin_m();
   if (o.settle_s() != 0) out.settle_s = o.settle_s();
-  if (o.time_limit_s() != 0) out.time_limit_s = o.time_limit_s();
+  // Unset: the default cap, or the server's maximum if that is less.
+  out.time_limit_s = o.time_limit_s() != 0 ? o.time_limit_s()
+                                           : std::min(out.time_limit_s, max_time_limit_s);
   if (o.max_iterations() != 0) out.max_iterations = o.max_iterations();
   if (!parseOptimizationMethod(o.method(), out.method))
     invalid("optimization.method", "expected \"shooting\" or \"transcription\", got \"" +
