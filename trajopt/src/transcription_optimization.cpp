@@ -275,11 +275,12 @@ void transcribePlan(const MotionProblem& request, const CollisionModelPtr& colli
   const StartState start = resolveStart(model, rho0, request.start);
 
   // The candidate motions near the plan, each rolled out and ranked; the rest pose at the goal
-  // searched within a quarter of the cap.
-  const auto goal_search_end =
-      t0 + std::chrono::duration_cast<SteadyClock::duration>(
-               std::chrono::duration<double>(0.25 * options.time_limit_s));
-  const WarmStarts warm = searchWarmStarts(request, collision, plan, options, goal_search_end);
+  // searched as far as its own iteration bounds go, the cap only stopping it: bounded by a
+  // quarter of the cap, PuppetCopter rrt 4's search ended on either side of it from run to run,
+  // and its plan with it.
+  const auto cap_end = t0 + std::chrono::duration_cast<SteadyClock::duration>(
+                                std::chrono::duration<double>(options.time_limit_s));
+  const WarmStarts warm = searchWarmStarts(request, collision, plan, options, cap_end);
 
   // Solved first on knots every factor-th plan step at no less than kKnotRate_hz (the puppet's
   // swing, a few hertz, is resolved at that rate; a knot costs the solver's factorization more
