@@ -109,15 +109,16 @@ class Deadlines : public ::testing::Test {
     return {status.error_code(), durationMs(line)};
   }
 
-  // Stopped at each deadline: DEADLINE_EXCEEDED, its handler done within 100 ms of it.
+  // Stopped at each deadline: DEADLINE_EXCEEDED, its handler done within `allowance_ms` (100 ms)
+  // of it.
   void expectStopsAt(const std::string& what, const std::string& method, const Call& call,
-                     const std::vector<double>& deadlines_s) {
+                     const std::vector<double>& deadlines_s, double allowance_ms = 100.0) {
     for (const double deadline_s : deadlines_s) {
       const auto [code, ms] = run(method, call, deadline_s);
       SCOPED_TRACE(what + ", deadline " + std::to_string(deadline_s) + " s");
       EXPECT_EQ(code, grpc::StatusCode::DEADLINE_EXCEEDED);
       EXPECT_GT(ms, 0.0);
-      EXPECT_LE(ms, 1e3 * deadline_s + 100.0) << "the worker was held past the deadline";
+      EXPECT_LE(ms, 1e3 * deadline_s + allowance_ms) << "the worker was held past the deadline";
     }
   }
 
@@ -125,14 +126,15 @@ class Deadlines : public ::testing::Test {
   // first run is the cold one: 1.15 s against 0.8 s once, when a 3/4 deadline then let a warm
   // call finish in time.)
   void expectStopsAtFractions(const std::string& what, const std::string& method,
-                              const Call& call) {
+                              const Call& call, double allowance_ms = 100.0) {
     const auto [code, cold_ms] = run(method, call, 0);
     ASSERT_EQ(code, grpc::StatusCode::OK) << what;
     const auto [warm_code, warm_ms] = run(method, call, 0);
     ASSERT_EQ(warm_code, grpc::StatusCode::OK) << what;
     const double full_ms = std::min(cold_ms, warm_ms);
     std::cerr << what << ": " << full_ms << " ms without a deadline\n";
-    expectStopsAt(what, method, call, {2.5e-4 * full_ms, 5e-4 * full_ms, 7.5e-4 * full_ms});
+    expectStopsAt(what, method, call, {2.5e-4 * full_ms, 5e-4 * full_ms, 7.5e-4 * full_ms},
+                  allowance_ms);
   }
 
   std::unique_ptr<Running> server_;
@@ -193,15 +195,19 @@ TEST_F(Deadlines, GainsAtOneKilohertzStopWithinMs100) {
                          });
 }
 
-TEST_F(Deadlines, AnOptimizationStopsWithinMs100) {
+// The transcription (the default) stops at the evaluation after the cancel, but a factorization
+// of its KKT matrix under way cannot be interrupted (MUMPS: ~0.1 s on PuppetCopter's 25 Hz
+// knots, ~0.2 s at 50 Hz): within 100 ms and one factorization, 300 ms in all.
+TEST_F(Deadlines, AnOptimizationStopsWithinOneFactorization) {
   v1::PlanRequest r = readmePlan();
-  r.mutable_optimization()->set_enabled(true);
   r.mutable_optimization()->set_time_limit_s(4);
-  expectStopsAtFractions("plan with optimization", "Plan",
-                         [&](v1::Planner::Stub& stub, grpc::ClientContext& ctx) {
-                           v1::PlanResponse out;
-                           return stub.Plan(&ctx, r, &out);
-                         });
+  expectStopsAtFractions(
+      "plan with optimization", "Plan",
+      [&](v1::Planner::Stub& stub, grpc::ClientContext& ctx) {
+        v1::PlanResponse out;
+        return stub.Plan(&ctx, r, &out);
+      },
+      300.0);
 }
 
 // A prm query writes the edge verdicts it found back to the folder under the roadmap's lock; a
@@ -239,11 +245,12 @@ TEST_F(Deadlines, APrmWriteBackWaitingOnAnotherServersLockStopsWithinMs100) {
   ::close(fd);
 }
 
-TEST_F(Deadlines, AnOptimizationStreamedStopsWithinMs100) {
+// Single shooting stops within a rollout's step.
+TEST_F(Deadlines, AShootingOptimizationStreamedStopsWithinMs100) {
   v1::PlanRequest r = readmePlan();
-  r.mutable_optimization()->set_enabled(true);
+  r.mutable_optimization()->set_method("shooting");
   r.mutable_optimization()->set_time_limit_s(4);
-  expectStopsAtFractions("plan stream with optimization", "PlanStream",
+  expectStopsAtFractions("plan stream with shooting", "PlanStream",
                          [&](v1::Planner::Stub& stub, grpc::ClientContext& ctx) {
                            auto reader = stub.PlanStream(&ctx, r);
                            v1::PlanEvent e;

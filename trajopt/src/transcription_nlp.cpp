@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "marionette/models/cancel.hpp"
+
 namespace marionette::detail {
 
 TranscriptionNlp::TranscriptionNlp(TranscriptionProblem& problem, Eigen::VectorXd start,
@@ -15,6 +17,7 @@ TranscriptionNlp::TranscriptionNlp(TranscriptionProblem& problem, Eigen::VectorX
 }
 
 bool TranscriptionNlp::at(const Ipopt::Number* x, Ipopt::Index n, bool derivatives) {
+  throwIfCancelled("plan optimization");
   const Eigen::Map<const Eigen::VectorXd> z(x, n);
   if (derivatives) iterate_ = z;
   if (evaluated_ && (last_derivatives_ || !derivatives) && z == last_x_) return true;

@@ -252,6 +252,7 @@ TranscriptionSolve solveTranscription(const MotionProblem& request,
     return out;
   }
   if (cancelled && cancelled()) throw PlanCancelled("plan optimization");
+  throwIfCancelled("plan optimization");
   out.iterations = nlp->iterations();
   if (nlp->solution().size() == 0) {
     out.message = "the solver ended without a motion (status " +

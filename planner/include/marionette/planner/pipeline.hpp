@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // The one way a plan request goes through the library, for the server, the CLI and the
-// benchmark alike: planMotion; then, when asked and the plan is exact, optimizePlan; then, when
-// asked, the feedback gains along the plan that is returned.
+// benchmark alike: planMotion; then, when asked and a plan was found (exact or approximate),
+// optimizePlan; then, when asked, the feedback gains along the plan that is returned.
 //
 // Contents
 //   PipelineOptions  whether to optimize (and how), whether to compute gains (and with what).
@@ -19,7 +19,7 @@
 namespace marionette {
 
 struct PipelineOptions {
-  std::optional<OptimizationOptions> optimization;  // set: an exact plan is then optimized
+  std::optional<OptimizationOptions> optimization;  // set: a plan found is then optimized
   std::optional<control::LqrWeights> gains;         // set: the feedback gains along the plan
 };
 
