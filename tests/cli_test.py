@@ -366,6 +366,7 @@ class Plan(unittest.TestCase):
             (["--optimize", "--margin", "-0.1"], "--margin: must be in [0, 1] m"),
             (["--optimize", "--settle", "nan"], "--settle"),
             (["--optimize", "--optimize-time", "0"], "--optimize-time: must be"),
+            (["--optimize-iterations", "0"], "--optimize-iterations"),
             (["--optimize", "--optimizer", "collocation"],
              "--optimizer: expected shooting or transcription, got 'collocation'"),
             (["--raw", "--optimizer", "transcription"], "--optimizer: not with --raw"),

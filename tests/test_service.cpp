@@ -346,6 +346,8 @@ TEST(Service, APlanIsOptimizedByShootingWhenAskedAndBadOptimizationOptionsNameTh
             "optimization.weights[\"swing\"]"},
            {[](v1::Optimization& o) { o.set_margin_m(-0.1); }, "optimization.margin_m"},
            {[](v1::Optimization& o) { o.set_time_limit_s(1e6); }, "optimization.time_limit_s"},
+           {[](v1::Optimization& o) { o.set_max_iterations(-1); },
+            "optimization.max_iterations: must be in [1, 10000]"},
            {[](v1::Optimization& o) { o.set_method("collocation"); },
             "optimization.method: expected \"shooting\" or \"transcription\""}}) {
     v1::PlanRequest bad = req;

@@ -128,9 +128,9 @@ int cmdBenchPlanners(int argc, char** argv) {
   const Args a =
       parseArgs(argc, argv, 3,
                 {"--runs", "--time-limit", "--max-propagations", "--seed", "--problems",
-                 "--planners", "--out", "--plugin", "--settle", "--optimize-time", "--optimize-iterations",
-                 "--optimizer", "--weight",
-                 "--margin", "--server", "--token-file", "--tls-ca", "--parallel"},
+                 "--planners", "--out", "--plugin", "--settle", "--optimize-time",
+                 "--optimize-iterations", "--optimizer", "--weight", "--margin", "--server",
+                 "--token-file", "--tls-ca", "--parallel"},
                 {"--quick", "--optimize", "--raw", "--save-plans"});
   if (!a.values.count("--out")) throw std::invalid_argument("bench planners needs --out DIR");
   loadPlugins(a);

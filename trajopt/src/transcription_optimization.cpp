@@ -331,7 +331,8 @@ void transcribePlan(const MotionProblem& request, const CollisionModelPtr& colli
       stageWorthy(request, plan, options.margin_m)) {
     out.plan = plan;
     report.improved = false;
-    report.message = "the optimized motion is not stage-worthy and the plan is; the plan is unchanged";
+    report.message =
+        "the optimized motion is not stage-worthy and the plan is; the plan is unchanged";
   }
   std::string how;
   if (solve.capped)

@@ -2,13 +2,14 @@
 // Trajectory optimization: a plan's rig motion re-shaped on the exact dynamics so that the
 // puppet does what was meant and then hangs still (docs/design.md, trajectory optimization).
 // Two methods: the contact-implicit transcription (the default; transcription_optimization.hpp
-// in src/), and single shooting in the manner of Zimmermann, Poranne, Bern and Coros, "PuppetMaster: Robotic
-// Animation of Marionettes", ACM TOG 38(4), 2019: the inputs are a cubic B-spline per rig input,
-// every evaluation rolls the variational integrator out over the motion and a settle hold, and
-// derivatives come from its exact linearization (forward sensitivities), never from finite
-// differences; Ipopt takes the nonlinear program (limits as linear constraints on the control
-// points, the goal as constraints at the motion's end).  The duration is searched outside the
-// NLP: starts are rolled out at several durations, and the inputs are optimized at the best's.
+// in src/), and single shooting in the manner of Zimmermann, Poranne, Bern and Coros,
+// "PuppetMaster: Robotic Animation of Marionettes", ACM TOG 38(4), 2019: the inputs are a cubic
+// B-spline per rig input, every evaluation rolls the variational integrator out over the motion
+// and a settle hold, and derivatives come from its exact linearization (forward sensitivities),
+// never from finite differences; Ipopt takes the nonlinear program (limits as linear constraints
+// on the control points, the goal as constraints at the motion's end).  The duration is searched
+// outside the NLP: starts are rolled out at several durations, and the inputs are optimized at
+// the best's.
 //
 // Contents
 //   OptimizationWeights   the objective's terms and their weights (each term is normalized:
