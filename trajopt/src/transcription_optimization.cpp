@@ -327,8 +327,8 @@ void transcribePlan(const MotionProblem& request, const CollisionModelPtr& colli
   }
   // Never a worse answer than the plan without saying so: a stage-worthy plan stays unless what
   // would replace it is stage-worthy too.
-  if (report.improved && !stageWorthy(request, out.plan, options.margin_m) &&
-      stageWorthy(request, plan, options.margin_m)) {
+  if (report.improved && stageWorthy(request, plan, options.margin_m) &&
+      !stageWorthy(request, out.plan, options.margin_m)) {
     out.plan = plan;
     report.improved = false;
     report.message =

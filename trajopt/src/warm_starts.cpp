@@ -52,8 +52,9 @@ std::vector<double> candidateDurations(const Model& model, double plan_duration_
 }
 
 // A collision-free rest pose that meets the goal (within half its tolerance, else within it), by
-// damped Gauss-Newton on the rest pose's inputs (the roadmap's goal search) from the rest poses of the plan's inputs where it first reaches the goal, where it ends, and at its
-// start, then from the four of its rest poses along the way nearest the goal, then by a random
+// damped Gauss-Newton on the rest pose's inputs (the roadmap's goal search) from the rest poses
+// of the plan's inputs where it first reaches the goal, where it ends, and at its start, then
+// from the four of its rest poses along the way nearest the goal, then by a random
 // search from the two vertices nearest it; nullopt when none is found before in_time says stop.
 std::optional<RestVertex> restAtGoal(const MotionProblem& request, CollisionChecker& checker,
                                      GoalEvaluator& goal, const Plan& plan,
@@ -116,9 +117,9 @@ std::optional<RestVertex> restAtGoal(const MotionProblem& request, CollisionChec
 // The rest pose `found` (goal error at most `aim`) with its inputs drawn back towards the start's
 // `rho0` as far as the goal and the stage allow: halfway back (or a quarter, an eighth), then
 // Gauss-Newton to the goal again, while that succeeds; then each input on its own all the way
-// back, where that succeeds.  A search path's random walk moves every
-// input; the rest pose at its end keeps the other arm, the head and the legs where the walk left
-// them, and a transfer there swings them all.  Drawn back, only what the goal needs has moved.
+// back, where that succeeds.  A search path's random walk moves every input; the rest pose at its
+// end keeps the other arm, the head and the legs where the walk left them, and a transfer there
+// swings them all.  Drawn back, only what the goal needs has moved.
 RestVertex drawnTowardsStart(const ModelPtr& model, CollisionChecker& checker,
                              GoalEvaluator& goal, RestVertex found, const Eigen::VectorXd& rho0,
                              double aim, const std::function<bool()>& in_time) {
@@ -230,23 +231,18 @@ WarmStarts searchWarmStarts(const MotionProblem& request, const CollisionModelPt
     TrajectoryProblem& at = *out.problems.back();
     const InputSpline& spline = at.spline();
     const Eigen::MatrixXd motion = stretched(plan.inputs, spline.samples());
-    std::vector<std::pair<std::string, Eigen::VectorXd>> tries = {
-        {"the plan's motion", spline.fit(motion)}};
+    addStart(at, spline.fit(motion), "the plan's motion", std::nullopt);
     for (int segments : {3, spline.segments() / 2})
-      tries.emplace_back("the plan's motion smoothed", spline.smoothedFit(motion, segments));
-    tries.emplace_back("a transfer to the plan's end inputs", spline.transfer(rho_end));
-    std::vector<std::optional<Eigen::VectorXd>> ends(tries.size());
-    if (out.goal_rest) {
-      tries.emplace_back("a transfer to a rest pose at the goal", spline.transfer(*out.goal_rest));
-      ends.push_back(out.goal_rest);
-    }
-    if (out.goal_rest_near_start) {
-      tries.emplace_back("a transfer to the rest pose at the goal nearest the start's inputs",
-                         spline.transfer(*out.goal_rest_near_start));
-      ends.push_back(out.goal_rest_near_start);
-    }
-    for (std::size_t i = 0; i < tries.size(); ++i)
-      addStart(at, std::move(tries[i].second), tries[i].first, std::move(ends[i]));
+      addStart(at, spline.smoothedFit(motion, segments), "the plan's motion smoothed",
+               std::nullopt);
+    addStart(at, spline.transfer(rho_end), "a transfer to the plan's end inputs", std::nullopt);
+    if (out.goal_rest)
+      addStart(at, spline.transfer(*out.goal_rest), "a transfer to a rest pose at the goal",
+               out.goal_rest);
+    if (out.goal_rest_near_start)
+      addStart(at, spline.transfer(*out.goal_rest_near_start),
+               "a transfer to the rest pose at the goal nearest the start's inputs",
+               out.goal_rest_near_start);
   }
   // A plan that reaches its goal swinging loses it in those fits (arm3d behind the pillars):
   // when no start meets everything, the plan's own motion up to where it first meets a goal it
