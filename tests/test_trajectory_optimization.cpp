@@ -640,6 +640,42 @@ TEST(OptimizePlan, TheTranscriptionTurnsAGuessThatMissesItsGoalIntoAStageWorthyP
   EXPECT_LT(out.report.iterations, o.max_iterations);
 }
 
+// A goal no rest pose meets: the suspended mass 13 cm beyond its robot's track (the robot's x
+// stops at 1 m, and the mass hangs below it at rest).  The robot run to the end of its track in
+// 2 s and stopped: the mass swings out through the goal and keeps swinging.  The transcription reaches
+// the goal on the way, then brings the mass to rest (measured by the re-simulation with the last
+// inputs held) within the limits and without a snap.
+TEST(OptimizePlan, AGoalNoRestPoseMeetsIsReachedSwingingAndThePlanEndsAtRest) {
+  const PlanRequest req = requestFor("suspended-mass", "empty", "point:mass=1.13,0,0.52;radius=0.05",
+                                     "est", 1);
+  const ModelPtr& mass = req.model;
+  const int move = 100, samples = 151;  // 2 s to the end of the track, then held
+  Eigen::MatrixXd u = mass->defaultInputs().transpose().replicate(samples, 1);
+  for (int k = 0; k < samples; ++k) {
+    const double t = std::min(1.0, static_cast<double>(k) / move);
+    u(k, 0) = t * t * t * (10 - 15 * t + 6 * t * t);
+  }
+  const Plan swung = verifyMotion(req, u, 50.0);
+  ASSERT_EQ(swung.outcome, PlanOutcome::Exact) << swung.message;
+  ASSERT_TRUE(swung.quality.measured);
+  ASSERT_GT(swung.quality.residual_joint_speed_rms, 0.1);  // still swinging
+  OptimizationOptions o;
+  o.method = OptimizationMethod::Transcription;
+  o.time_limit_s = 60.0;
+  const OptimizedPlan out = optimizePlan(req, swung, o);
+  ASSERT_TRUE(out.report.improved) << out.report.message;
+  EXPECT_NE(out.report.method.find("no rest pose meets the goal"), std::string::npos)
+      << out.report.method;
+  const Plan& p = out.plan;
+  EXPECT_EQ(p.outcome, PlanOutcome::Exact) << p.message;
+  EXPECT_TRUE(checkInputLimits(*mass, p.inputs, p.rate_hz).empty());
+  ASSERT_TRUE(p.quality.measured);
+  EXPECT_EQ(p.quality.snaps, 0);
+  EXPECT_LE(p.quality.peak_tension_ratio, 3.0);
+  EXPECT_LE(p.quality.residual_joint_speed_rms, 0.1);
+  EXPECT_LT(out.report.iterations, o.max_iterations);
+}
+
 // Budgets in iterations: the same request gives the same plan, bit for bit, with the other core
 // busy or not.
 // `req` planned, then its plan transcribed twice, the second time with a thread spinning on the

@@ -334,6 +334,10 @@ TEST(Transcription, TheProblemsDerivativesMatchFiniteDifferences) {
     TranscriptionSetup s = transcriptionFor(mass, "point:mass=0.1,0,0.4;radius=0.05", 20, "window");
     TranscriptionProblem p(s);
     checkProblemDerivatives(p, p.initialGuess(massLetDown(mass, 20, 8)), "suspended mass");
+    s.goal_knot = 9;  // a goal reached on the way
+    TranscriptionProblem on_the_way(s);
+    checkProblemDerivatives(on_the_way, on_the_way.initialGuess(massLetDown(mass, 20, 8)),
+                            "suspended mass, the goal at knot 9");
   }
   {
     const ModelPtr arm = loadModel("planar-arm");
@@ -362,6 +366,7 @@ TEST(Transcription, TheProblemsDerivativesMatchFiniteDifferences) {
 TEST(Transcription, TheHessianMatchesFiniteDifferencesOfTheLagrangiansGradient) {
   const ModelPtr mass = loadModel("suspended-mass");
   TranscriptionSetup s = transcriptionFor(mass, "point:mass=0.1,0,0.4;radius=0.05", 12);
+  s.goal_knot = 7;  // the point goal's row (J^T J: exact for the mass's point) on the way
   TranscriptionProblem p(s);
   const Eigen::VectorXd z = p.initialGuess(massLetDown(mass, 12, 6));
   const int n = p.variables();
@@ -404,11 +409,20 @@ TEST(Transcription, TheHessianMatchesFiniteDifferencesOfTheLagrangiansGradient) 
     }
     return H;
   };
-  // The objective and the strings' rows (the first DEL row's index is 0; the strings' rows follow
-  // the DEL rows).
+  // The objective, the strings' rows (the first DEL row's index is 0; the strings' rows follow
+  // the DEL rows) and the goal's (the one row bounded above only).
   Eigen::VectorXd y = Eigen::VectorXd::Zero(p.constraints());
   const int nd = mass->nd(), N = 12;
   for (int r = N * nd; r < N * nd + N * mass->nstrings(); ++r) y[r] = any(rng);
+  Eigen::VectorXd z_lower, z_upper, g_lower, g_upper;
+  p.bounds(z_lower, z_upper, g_lower, g_upper);
+  int goal_rows = 0;
+  for (int r = 0; r < p.constraints(); ++r)
+    if (g_lower[r] <= -1e19 && g_upper[r] < 1e19) {  // (no bound: beyond Ipopt's 1e19)
+      y[r] = 0.8;
+      ++goal_rows;
+    }
+  ASSERT_EQ(goal_rows, 1);
   const Eigen::MatrixXd H = hessianAt(0.7, y), H_fd = differences(0.7, y);
   EXPECT_LE((H - H_fd).cwiseAbs().maxCoeff(), 1e-5 * H_fd.cwiseAbs().maxCoeff());
   // The DEL rows: the multipliers' rows of the Hessian.

@@ -56,12 +56,12 @@ void TranscriptionProblem::evaluate(const Eigen::VectorXd& z, bool derivatives) 
   for (int i = 1; i <= setup_.rest_knots; ++i)
     g_.segment(rest_row_ + (i - 1) * nq_, nq_) = q_[N_ - i] - q_[N_];
 
-  // The goal at the end.
+  // The goal at its knot.
   if (goal_rows_ > 0) {
     Eigen::MatrixXd J = Eigen::MatrixXd::Zero(goal_rows_, nq_);
-    const Eigen::VectorXd& q_end = q_[N_];
+    const Eigen::VectorXd& q_goal = q_[goal_knot_];
     if (goal_.spec().kind == GoalSpec::Kind::Point) {
-      forwardKinematics(m, data_, q_end);
+      forwardKinematics(m, data_, q_goal);
       goal_point_jacobians_.resize(goal_rows_, Eigen::MatrixXd::Zero(3, nq_));
       for (int r = 0; r < goal_rows_; ++r) {
         const Point& p = m.points[goal_.goalPoints()[r]];
@@ -74,7 +74,7 @@ void TranscriptionProblem::evaluate(const Eigen::VectorXd& z, bool derivatives) 
         }
       }
     } else {
-      const Eigen::VectorXd residual = goal_.poseResidual(q_end.head(nd_), q_end.tail(nk_));
+      const Eigen::VectorXd residual = goal_.poseResidual(q_goal.head(nd_), q_goal.tail(nk_));
       const std::vector<int>& vars = goal_.goalVariables();
       for (int r = 0; r < goal_rows_; ++r) {
         g_[goal_row_ + r] = residual[r];

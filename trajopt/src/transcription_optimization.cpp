@@ -133,9 +133,17 @@ TranscriptionSolve solveTranscription(const MotionProblem& request,
       options.margin_m > 0 ? options.margin_m + std::max(0.005, 0.5 * options.margin_m) : 0.0;
   setup.self_margin_m = 0.002;
   // The motion at the knots, then its last inputs held for the settle time: the puppet must be
-  // at rest by the end.
-  const int hold = std::max(setup.rest_knots + 2, static_cast<int>(std::lround(
-                                                      options.settle_s * plan.rate_hz / factor)));
+  // at rest by the end.  A goal no rest pose meets (arm3d's hand swung up behind the pillars,
+  // past where its string can hold it) is reached at the motion's last knot instead, and the
+  // hold, at least kComeToRest_s, brings the puppet to rest wherever it then hangs: damping a
+  // swing by moving the strings takes a few of its periods (about 1 s on arm3d: from 1 s the
+  // solver finds no motion, from 3 s it does).
+  constexpr double kComeToRest_s = 3.0;
+  const bool reach_swinging = !request.goal.at_rest && !warm.goal_rest;
+  const double hold_s =
+      reach_swinging ? std::max(options.settle_s, kComeToRest_s) : options.settle_s;
+  const int hold = std::max(setup.rest_knots + 2,
+                            static_cast<int>(std::lround(hold_s * plan.rate_hz / factor)));
   auto knotsOf = [&](const Eigen::MatrixXd& motion) {
     const int samples = static_cast<int>(motion.rows());
     const int intervals = (samples - 1 + factor - 1) / factor + hold;
@@ -149,7 +157,9 @@ TranscriptionSolve solveTranscription(const MotionProblem& request,
   // along its inputs move no variable faster than kQuasiStaticSpeed between knots, in eighths of
   // a step where they move faster: no jump), from its rest poses with the strings' static
   // tensions; when none is, the best ranked motion rolled out by the integrator; the plan's own
-  // when none can be.
+  // when none can be.  A goal reached swinging is reached by none of the ranked motions'
+  // rest poses, nor by their smoothed fits: the plan's own motion to where it first meets the
+  // goal, rolled out.
   constexpr double kQuasiStaticSpeed = 2.5;  // rad/s or m/s
   const double max_step = kQuasiStaticSpeed * setup.integrator.dt_s;
   Eigen::MatrixXd guess = knotsOf(plan.inputs);
@@ -161,6 +171,7 @@ TranscriptionSolve solveTranscription(const MotionProblem& request,
            formatNumber((candidate.inputs().rows() - 1) / plan.rate_hz) + " s";
   };
   for (const WarmStart& candidate : warm.ranked) {
+    if (reach_swinging) break;
     Eigen::MatrixXd knots = knotsOf(candidate.inputs());
     path = quasiStaticPath(model, knots, start.q, max_step);
     if (!path.ok) continue;
@@ -169,12 +180,16 @@ TranscriptionSolve solveTranscription(const MotionProblem& request,
     if (candidate.end_rest) end_rest = candidate.end_rest;
     break;
   }
-  if (!path.ok && !warm.ranked.empty()) {
+  if (reach_swinging && plan.goal_sample > 0) {
+    guess = knotsOf(plan.inputs.topRows(plan.goal_sample + 1));
+    from = "the plan's motion to the goal";
+  } else if (!path.ok && !warm.ranked.empty()) {
     guess = knotsOf(warm.ranked.front().inputs());
     from = nameOf(warm.ranked.front());
     if (warm.ranked.front().end_rest) end_rest = warm.ranked.front().end_rest;
   }
   setup.intervals = static_cast<int>(guess.rows()) - 1;
+  if (reach_swinging) setup.goal_knot = setup.intervals - hold;
   const Eigen::MatrixXd guess_q =
       path.ok ? path.q : rolloutConfigurations(model, setup.start, guess, setup.integrator);
   // The caller's weights, relative to the shooting problem's defaults, scale the
@@ -239,6 +254,10 @@ TranscriptionSolve solveTranscription(const MotionProblem& request,
   method << "ipopt contact-implicit transcription of the variational integrator at fixed modes, "
          << setup.intervals << " steps of " << formatNumber(setup.integrator.dt_s) << " s, from "
          << from;
+  if (reach_swinging)
+    method << "; no rest pose meets the goal: reached at " << formatNumber(
+                  (setup.goal_knot * factor) / plan.rate_hz) << " s, then "
+           << formatNumber(hold_s) << " s to come to rest";
   out.method = method.str();
 
   const Eigen::VectorXd z0 = path.ok ? problem.quasiStaticGuess(guess, path.q, path.tension_N)

@@ -33,6 +33,9 @@ TranscriptionProblem::TranscriptionProblem(const TranscriptionSetup& s)
   const Model& m = *s.model;
   const double dt = s.integrator.dt_s;
   if (N_ < s.rest_knots + 2) throw std::invalid_argument("transcription: too few intervals");
+  if (s.goal_knot > N_ || s.goal_knot == 0 || s.goal_knot < -1)
+    throw std::invalid_argument("transcription: the goal knot is not one of the motion's");
+  goal_knot_ = s.goal_knot < 0 ? N_ : s.goal_knot;
   if (s.collision) {
     checker_ = std::make_unique<CollisionChecker>(s.collision);
     clearance_gradient_ = std::make_unique<ClearanceGradient>(s.model, s.collision);
@@ -163,7 +166,7 @@ void TranscriptionProblem::declareRows() {
     jacobian_.values(jacobian_.diagonal(row, xAt(N_ - i), nq_)).setOnes();
     jacobian_.values(jacobian_.diagonal(row, xAt(N_), nq_)).setConstant(-1);
   }
-  if (goal_rows_ > 0) goal_blocks_.push_back(jacobian_.dense(goal_row_, xAt(N_), goal_rows_, nq_));
+  if (goal_rows_ > 0) goal_blocks_.push_back(jacobian_.dense(goal_row_, xAt(goal_knot_), goal_rows_, nq_));
   for (int k = 1; k <= N_ && clearance_rows_per_knot_ > 0; ++k)
     clearance_blocks_.push_back(jacobian_.dense(
         clearance_row_ + (k - 1) * clearance_rows_per_knot_, xAt(k), clearance_rows_per_knot_,

@@ -18,8 +18,8 @@
 //   strings g_j(x_{k+1}) + s_kj  k = 0..N-1   n_s: = 0 (joint stops are bounds on q)
 //   rig speed, acceleration k = 0..N-1   n_k each: within limit_share of each limit
 //   rest                    the last rest_knots knots equal the end's: the puppet hangs still
-//   goal                    at x_N: half a point's squared distance, or a joint's (and input's)
-//                           error
+//   goal                    at x_G (x_N unless the setup says): half a point's squared
+//                           distance, or a joint's (and input's) error
 //   clearance               k = 1..N     to the stage >= margin_m, to anything >= self_margin_m
 // Objective (each term normalized like the shooting problem's, trajectory_optimization.hpp):
 //   rig effort and jerk, the puppet's kinetic energy, the multipliers' rate (tension rate), and
@@ -59,6 +59,9 @@ struct TranscriptionSetup {
   int rest_knots = 2;            // x_{N-1}, ..., x_{N-rest_knots} equal x_N
   GoalSpec goal;
   bool goal_rows = true;
+  // The knot the goal rows hold at: -1 for x_N, the puppet at rest at the goal; earlier where no
+  // rest pose meets the goal (reached on the way, then the motion comes to rest).
+  int goal_knot = -1;
   double goal_fraction = 0.9;   // the goal rows ask for this share of its tolerance
   double limit_share = 0.97;    // the rig rows ask for this share of each limit
   // The acceleration rows' share: less when the plan's inputs interpolate the knots linearly at a
@@ -168,7 +171,7 @@ class TranscriptionProblem {
   // First row of each kind.
   int del_row_ = 0, string_row_ = 0, speed_row_ = 0, accel_row_ = 0, rest_row_ = 0,
       goal_row_ = 0, clearance_row_ = 0;
-  int goal_rows_ = 0, clearance_rows_per_knot_ = 0;
+  int goal_rows_ = 0, goal_knot_ = 0, clearance_rows_per_knot_ = 0;
   Eigen::MatrixXd mass_ref_;      // n_d x n_d: at the start
   double energy_ref_J_ = 1.0;
   Eigen::VectorXd lambda_ref_;    // n_c
