@@ -26,11 +26,12 @@ Ipopt::SmartPtr<Ipopt::IpoptApplication> quietIpopt() {
   Ipopt::SmartPtr<Ipopt::IpoptApplication> app = IpoptApplicationFactory();
   app->Options()->SetIntegerValue("print_level", 0);
   app->Options()->SetStringValue("sb", "yes");
-  // MUMPS's working space at twice its estimate rather than Ipopt's default of eleven times:
-  // clearing the larger one took a third of every factorization's time, in system calls, on
-  // PuppetCopter's transcription (a factorization short of space is redone with more; the
-  // iterates are the same).
-  app->Options()->SetIntegerValue("mumps_mem_percent", 100);
+  // MUMPS's working space at 10 % over its estimate rather than Ipopt's default of 1000 %:
+  // allocating and clearing the larger one, anew for every factorization, took a third of its
+  // time on PuppetCopter's transcription and half on marionette25's, in system calls.  A
+  // factorization short of space is redone with twice as much (Ipopt's MUMPS interface): the
+  // iterates are the same.
+  app->Options()->SetIntegerValue("mumps_mem_percent", 10);
   return app;
 }
 
