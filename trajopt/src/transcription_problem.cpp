@@ -166,7 +166,8 @@ void TranscriptionProblem::declareRows() {
     jacobian_.values(jacobian_.diagonal(row, xAt(N_ - i), nq_)).setOnes();
     jacobian_.values(jacobian_.diagonal(row, xAt(N_), nq_)).setConstant(-1);
   }
-  if (goal_rows_ > 0) goal_blocks_.push_back(jacobian_.dense(goal_row_, xAt(goal_knot_), goal_rows_, nq_));
+  if (goal_rows_ > 0)
+    goal_blocks_.push_back(jacobian_.dense(goal_row_, xAt(goal_knot_), goal_rows_, nq_));
   for (int k = 1; k <= N_ && clearance_rows_per_knot_ > 0; ++k)
     clearance_blocks_.push_back(jacobian_.dense(
         clearance_row_ + (k - 1) * clearance_rows_per_knot_, xAt(k), clearance_rows_per_knot_,
