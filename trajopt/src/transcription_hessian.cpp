@@ -117,7 +117,7 @@ void TranscriptionProblem::hessian(const Eigen::VectorXd& z, double sigma,
   // A point goal's rows, 1/2 |p - target|^2: J^T J of the point.
   for (std::size_t r = 0; r < goal_point_jacobians_.size(); ++r)
     xx(goal_knot_).noalias() += y[goal_row_ + static_cast<int>(r)] *
-                        (goal_point_jacobians_[r].transpose() * goal_point_jacobians_[r]);
+                                (goal_point_jacobians_[r].transpose() * goal_point_jacobians_[r]);
   hessian_.copyValues(values);
 }
 

@@ -261,8 +261,8 @@ TranscriptionSolve solveTranscription(const MotionProblem& request,
          << setup.intervals << " steps of " << formatNumber(setup.integrator.dt_s) << " s, from "
          << from;
   if (reach_swinging)
-    method << "; no rest pose meets the goal: reached at " << formatNumber(
-                  (setup.goal_knot * factor) / plan.rate_hz) << " s, then "
+    method << "; no rest pose meets the goal: reached at "
+           << formatNumber(setup.goal_knot * factor / plan.rate_hz) << " s, then "
            << formatNumber(hold_s) << " s to come to rest";
   out.method = method.str();
 
