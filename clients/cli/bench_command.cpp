@@ -14,6 +14,7 @@
 #include "marionette/benchmark/benchmark.hpp"
 #include "marionette/common/clock.hpp"
 #include "marionette/plan/plan_file.hpp"
+#include "marionette/planner/pipeline.hpp"
 #include "marionette/planner/planner.hpp"
 #include "marionette/service/wire.hpp"
 #include "optimize_options.hpp"
@@ -46,8 +47,7 @@ class FleetRuns {
     // The optimizer's run: the same seeded request with optimization (the server plans the same
     // plan again, then optimizes it), so that the log has the plan's figures and the optimized
     // plan's, as a local run's.
-    if (optimize && out.plan.outcome != PlanOutcome::NotFound &&
-        out.plan.samples() > 1) {  // as runPipeline does
+    if (optimize && optimizable(out.plan)) {  // as runPipeline does
       r.set_raw(false);
       wire::optimizationOptionsToProto(optimization, r.mutable_optimization());
       const v1::PlanResponse optimized = call(r);

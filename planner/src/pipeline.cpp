@@ -12,9 +12,9 @@ PipelineResult runPipeline(const PlanRequest& request, const PipelineOptions& op
   if (options.gains) control::checkLqrWeights(*options.gains);
   PipelineResult out;
   out.plan = planMotion(request, progress, cancelled);
-  // An approximate plan too: a path that misses the goal is a warm start like any other, and the
-  // optimizer replaces it by any verified motion that reaches it.
-  if (options.optimization && out.plan.outcome != PlanOutcome::NotFound && out.plan.samples() > 1)
+  // An approximate plan too: the optimizer replaces it by any verified motion that reaches the
+  // goal.
+  if (options.optimization && optimizable(out.plan))
     out.optimized = optimizePlan(request, out.plan, *options.optimization, progress, cancelled);
   if (!options.gains) return out;
   Plan& plan = out.optimized ? out.optimized->plan : out.plan;

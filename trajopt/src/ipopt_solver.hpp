@@ -12,9 +12,9 @@ namespace marionette::detail {
 // solver here, is not thread-safe: two solves at once in one process crash it ("PB allocation
 // in DMUMPS_LOAD_INIT", then a segmentation fault; github.com/coin-or/Ipopt/issues/733).
 // Ipopt 3.14 serializes its MUMPS calls itself; Debian 12's 3.11 does not, so every solve of
-// this project takes its turn here.  Waiting polls the thread's CancelScope (PlanCancelled).  `app` is
-// released before the turn ends (MUMPS's instance is freed with it): pass a temporary that
-// nothing else holds.  Returns Initialize's status when it fails.
+// this project takes its turn here.  Waiting polls the thread's CancelScope (PlanCancelled).
+// `app` is released before the turn ends (MUMPS's instance is freed with it): pass a temporary
+// that nothing else holds.  Returns Initialize's status when it fails.
 Ipopt::ApplicationReturnStatus solveInTurn(Ipopt::SmartPtr<Ipopt::IpoptApplication> app,
                                            const Ipopt::SmartPtr<Ipopt::TNLP>& nlp);
 

@@ -171,7 +171,7 @@ TranscriptionSolve solveTranscription(const MotionProblem& request,
            formatNumber((candidate.inputs().rows() - 1) / plan.rate_hz) + " s";
   };
   for (const WarmStart& candidate : warm.ranked) {
-    if (reach_swinging) break;
+    if (reach_swinging) break;  // (the plan's own motion, below)
     Eigen::MatrixXd knots = knotsOf(candidate.inputs());
     path = quasiStaticPath(model, knots, start.q, max_step);
     if (!path.ok) continue;

@@ -32,6 +32,12 @@ struct PipelineResult {
   const Plan& result() const { return optimized ? optimized->plan : plan; }
 };
 
+// Whether the pipeline optimizes `plan` when asked: any motion found, exact or approximate (a
+// path that misses the goal is a warm start like any other).
+inline bool optimizable(const Plan& plan) {
+  return plan.outcome != PlanOutcome::NotFound && plan.samples() > 1;
+}
+
 // Throws what planMotion, optimizePlan and the gains' weights check throw (FieldError,
 // PlanCancelled); a plan whose gains cannot be computed (a linearization that fails, a plan too
 // long for them) is returned without them, with the reason in no_gains.
