@@ -1,18 +1,22 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // The midpoint variational integrator: periods against theory, exact constraints, unilateral
 // strings (slack, free fall, catch), exact linearization against finite differences, no
-// allocation in a step, and a model from a file behaving exactly like the same model in code.
+// allocation in a step (contacts touching too), and a model from a file behaving exactly like the
+// same model in code.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <atomic>
 #include <cmath>
+#include <memory>
 #include <new>
 
+#include "marionette/models/contact.hpp"
 #include "marionette/models/dynamics.hpp"
 #include "marionette/models/integrator.hpp"
 #include "marionette/models/model_io.hpp"
 #include "marionette/models/rest_pose.hpp"
+#include "support/linearization_check.hpp"
 #include "support/test_models.hpp"
 
 // Counts every operator new in this test binary (Eigen's own allocations are caught separately
@@ -263,91 +267,6 @@ TEST(Integrator, SlackStringGivesFreeFallThenCatches) {
   EXPECT_NEAR(x.q[1], 1.0 - (0.5 + 0.3), 0.05);
 }
 
-void checkLinearization(const ModelPtr& m, const State& x, const Eigen::VectorXd& u,
-                        const std::string& label) {
-  SCOPED_TRACE(label);
-  IntegratorOptions opt;
-  opt.dt_s = 0.01;
-  opt.residual_rel_tol = 1e-13;  // tight: FD divides solution errors by h
-  opt.constraint_tol_m = 1e-14;
-  VariationalIntegrator vi(m, opt);
-  Eigen::MatrixXd A, B, Tx, Tu;
-  ASSERT_EQ(vi.linearize(x, u, A, B, &Tx, &Tu), StepStatus::Ok);
-  const int nd = m->nd(), nk = m->nk(), nx = 2 * nd + nk, ns = m->nstrings();
-  auto pack = [&](const State& s) {
-    Eigen::VectorXd v(nx);
-    v << s.q, s.p, s.rho;
-    return v;
-  };
-  auto unpack = [&](const Eigen::VectorXd& v) {
-    return State{v.head(nd), v.segment(nd, nd), v.tail(nk)};
-  };
-  // Steps: 1e-6 in q and rho; in p, M_ii * 1e-6 (a 1e-6 /s velocity change -- a light joint's
-  // momentum is tiny, and a fixed step there would be a violent kick).
-  Eigen::VectorXd h = Eigen::VectorXd::Constant(nx, 1e-6);
-  {
-    DynamicsData d(*m);
-    Eigen::VectorXd qf(m->nq());
-    qf << x.q, x.rho;
-    forwardKinematics(*m, d, qf);
-    computeLagrangian(*m, d, qf, Eigen::VectorXd::Zero(nd), LagrangianOrder::MassMatrix);
-    h.segment(nd, nd) = 1e-6 * d.M.diagonal();
-  }
-  Eigen::MatrixXd Afd(nx, nx), Bfd(nx, nk), Txfd(ns, nx), Tufd(ns, nk);
-  State out = vi.makeState();
-  StepReport rep = vi.makeReport(), rep0 = vi.makeReport();
-  ASSERT_EQ(vi.step(x, u, out, &rep0), StepStatus::Ok);
-  const Eigen::VectorXd x0 = pack(x);
-  auto sameContacts = [&] {
-    return rep.taut == rep0.taut && rep.stops_active == rep0.stops_active;
-  };
-  for (int i = 0; i < nx; ++i) {
-    Eigen::VectorXd e = Eigen::VectorXd::Zero(nx);
-    e[i] = h[i];
-    ASSERT_EQ(vi.step(unpack(x0 + e), u, out, &rep), StepStatus::Ok);
-    ASSERT_TRUE(sameContacts()) << "perturbation " << i << " changed the contact set";
-    const Eigen::VectorXd fp = pack(out);
-    ASSERT_EQ(vi.step(unpack(x0 - e), u, out, &rep), StepStatus::Ok);
-    ASSERT_TRUE(sameContacts()) << "perturbation " << i << " changed the contact set";
-    Afd.col(i) = (fp - pack(out)) / (2 * h[i]);
-    // Tensions come out of the step's solve, ~1e-12 relative: a step 30 times larger keeps
-    // their differences above that noise on the light joints (h ~ 1e-11 in p), unless it
-    // changes the contact set.
-    for (const double factor : {30.0, 1.0}) {
-      e[i] = factor * h[i];
-      ASSERT_EQ(vi.step(unpack(x0 + e), u, out, &rep), StepStatus::Ok);
-      const bool same_plus = sameContacts();
-      const Eigen::VectorXd tp = rep.tension_N;
-      ASSERT_EQ(vi.step(unpack(x0 - e), u, out, &rep), StepStatus::Ok);
-      if (!(same_plus && sameContacts())) continue;
-      Txfd.col(i) = (tp - rep.tension_N) / (2 * e[i]);
-      break;
-    }
-  }
-  for (int i = 0; i < nk; ++i) {
-    Eigen::VectorXd e = Eigen::VectorXd::Zero(nk);
-    e[i] = 1e-6;
-    ASSERT_EQ(vi.step(x, u + e, out, &rep), StepStatus::Ok);
-    ASSERT_TRUE(sameContacts());
-    const Eigen::VectorXd fp = pack(out), tp = rep.tension_N;
-    ASSERT_EQ(vi.step(x, u - e, out, &rep), StepStatus::Ok);
-    ASSERT_TRUE(sameContacts());
-    Bfd.col(i) = (fp - pack(out)) / (2e-6);
-    Tufd.col(i) = (tp - rep.tension_N) / (2e-6);
-  }
-  const double errA = (A - Afd).cwiseAbs().maxCoeff() / Afd.cwiseAbs().maxCoeff();
-  const double errB = (B - Bfd).cwiseAbs().maxCoeff() / Bfd.cwiseAbs().maxCoeff();
-  EXPECT_LE(errA, 1e-5) << "A\n" << A << "\nfd\n" << Afd;
-  EXPECT_LE(errB, 1e-5) << "B\n" << B << "\nfd\n" << Bfd;
-  // The tensions' derivatives (scaled by the largest tension derivative; none when all slack).
-  const double scale = std::max({Txfd.cwiseAbs().maxCoeff(), Tufd.cwiseAbs().maxCoeff(), 1e-9});
-  if (rep0.tension_N.maxCoeff() > 0) {
-    EXPECT_GT(scale, 1e-6);
-  }
-  EXPECT_LE((Tx - Txfd).cwiseAbs().maxCoeff() / scale, 1e-5) << "dT/dx\n" << Tx << "\nfd\n" << Txfd;
-  EXPECT_LE((Tu - Tufd).cwiseAbs().maxCoeff() / scale, 1e-5) << "dT/du\n" << Tu << "\nfd\n" << Tufd;
-}
-
 TEST(Integrator, LinearizationMatchesFiniteDifferences) {
   // Taut: a swinging planar arm with the rig moving.
   {
@@ -361,7 +280,7 @@ TEST(Integrator, LinearizationMatchesFiniteDifferences) {
     }
     u[0] += 0.002;
     u[1] -= 0.001;
-    checkLinearization(m, x, u, "planar-arm taut");
+    test::checkLinearization(m, x, u, "planar-arm taut");
   }
   // Slack: the suspended mass in free flight (string far from taut).
   {
@@ -371,7 +290,7 @@ TEST(Integrator, LinearizationMatchesFiniteDifferences) {
     rho << 0.1, 0.9;
     const State x =
         vi.stateFromVelocity(Eigen::Vector2d(0.05, 0.4), Eigen::Vector2d(0.3, 0.2), rho);
-    checkLinearization(m, x, Eigen::Vector2d(0.12, 0.9), "suspended-mass slack");
+    test::checkLinearization(m, x, Eigen::Vector2d(0.12, 0.9), "suspended-mass slack");
   }
   // Random trees (every joint type, branching, full inertias) in a catch step: each string is
   // wound 1 mm shorter than its current span, so the step pulls it taut with an impulse.
@@ -390,7 +309,7 @@ TEST(Integrator, LinearizationMatchesFiniteDifferences) {
       rho[m->strings[j].length_variable - m->nd()] = d.distance[j] - 1e-3;
     const State x = vi.stateFromVelocity(q, test::randomVector(rng, m->nd(), 0.3), rho);
     const Eigen::VectorXd u = rho + test::randomVector(rng, m->nk(), 0.002);
-    checkLinearization(m, x, u, "random tree " + std::to_string(seed));
+    test::checkLinearization(m, x, u, "random tree " + std::to_string(seed));
   }
 }
 
@@ -411,7 +330,7 @@ TEST(Integrator, LinearizationMatchesFiniteDifferencesOnTheBigModels) {
     if (std::string(name) == "puppetcopter") {
       EXPECT_GT(rep.stops_active, 0);
     }
-    checkLinearization(m, x, u, name);
+    test::checkLinearization(m, x, u, name);
   }
 }
 
@@ -440,6 +359,30 @@ TEST(Integrator, StepDoesNotAllocate) {
     Eigen::internal::set_is_malloc_allowed(true);
     EXPECT_EQ(g_allocations.load(), before);
   }
+  // With a contact touching: a sphere resting on the floor.
+  Shape ball;
+  ball.type = ShapeType::Sphere;
+  ball.radius_m = 0.05;
+  const ModelPtr m = test::probeModel(ball);
+  auto contacts = std::make_shared<Contacts>();
+  contacts->points = contactPoints(*m);
+  contacts->surfaces.push_back(floorSurface(*m));
+  IntegratorOptions options;
+  options.contacts = contacts;
+  VariationalIntegrator vi(m, options);
+  Eigen::VectorXd q = Eigen::VectorXd::Zero(6);
+  q[2] = ball.radius_m;
+  State x = vi.stateFromVelocity(q, Eigen::VectorXd::Zero(6), Eigen::VectorXd());
+  StepReport rep = vi.makeReport();
+  ASSERT_EQ(vi.step(x, x.rho, x, &rep), StepStatus::Ok);
+  const long before = g_allocations.load();
+  Eigen::internal::set_is_malloc_allowed(false);
+  bool ok = true;
+  for (int k = 0; k < 50 && ok; ++k) ok = vi.step(x, x.rho, x, &rep) == StepStatus::Ok;
+  Eigen::internal::set_is_malloc_allowed(true);
+  ASSERT_TRUE(ok);
+  EXPECT_EQ(rep.contacts_active, 1);
+  EXPECT_EQ(g_allocations.load(), before);
 }
 
 // A step is a function of its arguments alone: a planner propagating from a tree node with an

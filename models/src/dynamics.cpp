@@ -311,6 +311,23 @@ void pointJacobian(const Model& model, const DynamicsData& d, int frame,
   }
 }
 
+void addPointNormalHessian(const Model& model, const DynamicsData& d, int frame,
+                           const Eigen::Vector3d& local, const Eigen::Vector3d& normal,
+                           double weight, Eigen::MatrixXd& H) {
+  if (frame < 0) return;
+  const Vec3 x = pointPosition(d, frame, local);
+  const std::vector<int>& chain = model.frame_variable_chain[frame];  // root first
+  for (std::size_t j = 0; j < chain.size(); ++j) {
+    const Vec6& xb = d.joint_twist[chain[j]];
+    const Vec3 moved = ang(xb).cross(x) + lin(xb);  // dp/dq_b
+    for (std::size_t i = 0; i <= j; ++i) {
+      const double v = weight * normal.dot(ang(d.joint_twist[chain[i]]).cross(moved));
+      H(chain[i], chain[j]) += v;
+      if (i != j) H(chain[j], chain[i]) += v;
+    }
+  }
+}
+
 void computeStrings(const Model& model, DynamicsData& d, const Eigen::VectorXd& q,
                     bool second_derivatives) {
   const int ns = model.nstrings();

@@ -31,6 +31,8 @@ VariationalIntegrator::Impl::Impl(ModelPtr model, IntegratorOptions options)
       nk_(model_->nk()),
       ns_(model_->nstrings()),
       nc_(ns_ + static_cast<int>(model_->stops.size())),
+      contact_row_(nc_),
+      contacts_(options_.contacts && options_.contacts->rows() > 0 ? options_.contacts : nullptr),
       dyn_(*model_),
       dyn2_(*model_) {
   const int nq = nd_ + nk_;
@@ -40,6 +42,12 @@ VariationalIntegrator::Impl::Impl(ModelPtr model, IntegratorOptions options)
   int limited = 0;
   for (const DynamicVariable& v : model_->dynamic) limited += v.limit.isStop() ? 1 : 0;
   m_max_ = ns_ + limited;
+  const int contact_rows = contacts_ ? contacts_->rows() : 0;
+  nc_ += contact_rows;
+  m_max_ += contact_rows;
+  contact_G1_.setZero(contact_rows, nd_);
+  contact_G2_.setZero(contact_rows, nd_);
+  point_J_.setZero(3, nq);
   q1_full_.setZero(nq);
   q2_full_.setZero(nq);
   qm_full_.setZero(nq);
@@ -55,8 +63,8 @@ VariationalIntegrator::Impl::Impl(ModelPtr model, IntegratorOptions options)
   is_active_.assign(nc_, 0);
   flips_.assign(nc_, 0);
   stop_partner_.assign(nc_, -1);
-  for (int i = 0; i < nc_ - ns_; ++i)
-    for (int j = 0; j < nc_ - ns_; ++j)
+  for (int i = 0; i < contact_row_ - ns_; ++i)
+    for (int j = 0; j < contact_row_ - ns_; ++j)
       if (i != j && model_->stops[i].variable == model_->stops[j].variable)
         stop_partner_[ns_ + i] = ns_ + j;
   for (const Frame& f : model_->frames)
@@ -81,6 +89,7 @@ VariationalIntegrator::Impl::Impl(ModelPtr model, IntegratorOptions options)
   sub_u_.setZero(nk_);
   sub_report_ = makeReport();
   tension_sum_.setZero(ns_);
+  contact_force_sum_.setZero(contact_rows);
   llt_ = Eigen::LLT<Eigen::MatrixXd>(nd_);
   mass_lu_ = std::make_unique<TreeLu>(*model_);
   tmp_nd_.setZero(nd_);
@@ -139,6 +148,7 @@ StepReport VariationalIntegrator::Impl::makeReport() const {
   StepReport r;
   r.tension_N.setZero(ns_);
   r.taut.assign(ns_, 0);
+  r.contact_force_N.setZero(nc_ - contact_row_);
   return r;
 }
 
@@ -170,8 +180,9 @@ StepStatus VariationalIntegrator::Impl::step(const State& x, const Eigen::Vector
     sub_ = x;
     h_ = h;
     tension_sum_.setZero();
+    contact_force_sum_.setZero();
     int iterations = 0, changes = 0;
-    double worst = 0.0, residual = 0.0;
+    double worst = 0.0, residual = 0.0, penetration = 0.0;
     bool ok = true;
     for (int s = 1; s <= n && ok; ++s) {
       sub_u_ = x.rho + (rho_next - x.rho) * (static_cast<double>(s) / n);
@@ -182,7 +193,9 @@ StepStatus VariationalIntegrator::Impl::step(const State& x, const Eigen::Vector
       changes += sub_report_.active_set_changes;
       worst = std::max(worst, sub_report_.max_violation_m);
       residual = std::max(residual, sub_report_.constraint_residual_m);
+      penetration = std::max(penetration, sub_report_.max_penetration_m);
       tension_sum_ += sub_report_.tension_N;
+      contact_force_sum_ += sub_report_.contact_force_N;
     }
     if (!ok) {
       if (st != StepStatus::NotConverged) break;
@@ -197,7 +210,9 @@ StepStatus VariationalIntegrator::Impl::step(const State& x, const Eigen::Vector
       report->active_set_changes = changes;
       report->max_violation_m = worst;
       report->constraint_residual_m = residual;
+      report->max_penetration_m = penetration;
       report->tension_N = tension_sum_ / n;  // mean force over the step
+      report->contact_force_N = contact_force_sum_ / n;
     }
     return StepStatus::Ok;
   }
@@ -236,6 +251,7 @@ StepStatus VariationalIntegrator::Impl::stepOnce(const State& x, const Eigen::Ve
   cos_sin1_ = dyn_.joint_cos_sin.leftCols(nd_);
   computeStrings(*model_, dyn_, q1_full_, false);
   constraintsAt(q1_full_, dyn_, gap1_, nullptr);
+  if (contacts_) contactGradients(dyn_, contact_G1_);
   rig2_valid_ = rigm_valid_ = false;  // new step: new rig inputs
   dist1_ = dyn_.distance;
   computeLagrangian(*model_, dyn_, q1_full_, tmp_nd_.setZero(), LagrangianOrder::MassMatrix);
@@ -276,6 +292,10 @@ StepStatus VariationalIntegrator::Impl::stepOnce(const State& x, const Eigen::Ve
   if (iterations < 0) return StepStatus::NotConverged;  // (a non-finite iterate too: retry)
 
   if (report) {
+    // (Sized once: a report from makeReport() is already.)
+    if (report->tension_N.size() != ns_ || static_cast<int>(report->taut.size()) != ns_ ||
+        report->contact_force_N.size() != nc_ - contact_row_)
+      *report = makeReport();
     report->substeps = 1;
     report->newton_iterations = iterations;
     report->active_set_changes = active_set_changes_;
@@ -291,7 +311,15 @@ StepStatus VariationalIntegrator::Impl::stepOnce(const State& x, const Eigen::Ve
         report->constraint_residual_m = std::max(report->constraint_residual_m, std::abs(over));
     }
     report->stops_active = 0;
-    for (int c = ns_; c < nc_; ++c) report->stops_active += is_active_[c];
+    for (int c = ns_; c < contact_row_; ++c) report->stops_active += is_active_[c];
+    report->contacts_active = 0;
+    report->max_penetration_m = 0.0;
+    for (int c = contact_row_; c < nc_; ++c) {
+      report->contacts_active += is_active_[c];
+      report->contact_force_N[c - contact_row_] =
+          is_active_[c] ? std::max(0.0, lambda_[c]) / dt : 0.0;
+      report->max_penetration_m = std::max(report->max_penetration_m, gap2_[c]);
+    }
   }
   // p_{k+1} = D2 L_d(q_k, q_{k+1}) = dt/2 Lq + Lv at the converged midpoint.
   tmp_nd_.noalias() = 0.5 * dt * dyn_.Lq;

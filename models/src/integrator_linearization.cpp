@@ -27,7 +27,6 @@ StepStatus VariationalIntegrator::Impl::linearizeStep(const State& x,
   // The exact linearization is of the single step (a step that needs substeps reports
   // NotConverged here).
   if (out.next.q.size() != nd_) out.next = makeState();
-  if (out.report.tension_N.size() != ns_) out.report = makeReport();
   h_ = options_.dt_s;
   const StepStatus st = stepOnce(x, rho_next, out.next, &out.report);
   if (st != StepStatus::Ok) return st;
@@ -36,13 +35,22 @@ StepStatus VariationalIntegrator::Impl::linearizeStep(const State& x,
   const double dt = options_.dt_s;
   const int nq = nd_ + nk_, nx = 2 * nd_ + nk_, m = static_cast<int>(active_.size());
 
-  // Second derivatives of the strings at q_k (for d(Dh(q_k)^T lambda)/d(q_k, rho_k)).
+  // Second derivatives of the strings and contacts at q_k (for d(G(q_k)^T lambda)/d(q_k, rho_k)).
   forwardKinematics(*model_, dyn_, q1_full_);
   computeStrings(*model_, dyn_, q1_full_, false);
   rigm_valid_ = false;  // dyn_ now holds q_k's rig
   Eigen::MatrixXd lambdaD2h = Eigen::MatrixXd::Zero(nq, nq);
-  for (int c : active_)
-    if (c < ns_) addStringHessian(*model_, dyn_, c, lambda_[c], lambdaD2h);  // stops are linear
+  const int np = contacts_ ? static_cast<int>(contacts_->points.size()) : 0;
+  for (int c : active_) {
+    if (c < ns_) {
+      addStringHessian(*model_, dyn_, c, lambda_[c], lambdaD2h);
+    } else if (c >= contact_row_) {  // g = offset + r - n . p(q): D2g = -n . D2p
+      const ContactPoint& point = contacts_->points[(c - contact_row_) % np];
+      addPointNormalHessian(*model_, dyn_, point.frame, point.local_m,
+                            contacts_->surfaces[(c - contact_row_) / np].normal, -lambda_[c],
+                            lambdaD2h);
+    }  // (stops are linear)
+  }
   // The converged step's Jacobian (strings at q_{k+1}, Lagrangian at the midpoint).
   evaluateResidual(x, rho_next, /*jacobian=*/true);
   Eigen::PartialPivLU<Eigen::MatrixXd> lu(jac_[m]);

@@ -20,10 +20,33 @@ void VariationalIntegrator::Impl::constraintsAt(const Eigen::VectorXd& q, const 
                                                 Eigen::VectorXd& gap, Eigen::VectorXd* h) {
   gap.head(ns_) = d.distance - d.length;
   if (h) h->head(ns_) = d.h;
-  for (int i = 0; i < nc_ - ns_; ++i) {
+  for (int i = 0; i < contact_row_ - ns_; ++i) {
     const Model::StopRow& r = model_->stops[i];
     gap[ns_ + i] = r.sign * (q[r.variable] - r.bound);
     if (h) (*h)[ns_ + i] = gap[ns_ + i];
+  }
+  if (!contacts_) return;
+  const int np = static_cast<int>(contacts_->points.size());
+  for (std::size_t s = 0; s < contacts_->surfaces.size(); ++s) {
+    const ContactSurface& surface = contacts_->surfaces[s];
+    for (int i = 0; i < np; ++i) {
+      const ContactPoint& point = contacts_->points[i];
+      const int c = contact_row_ + static_cast<int>(s) * np + i;
+      gap[c] = surface.offset_m + point.radius_m -
+               surface.normal.dot(pointPosition(d, point.frame, point.local_m));
+      if (h) (*h)[c] = gap[c];
+    }
+  }
+}
+
+void VariationalIntegrator::Impl::contactGradients(const DynamicsData& d, Eigen::MatrixXd& G) {
+  const int np = static_cast<int>(contacts_->points.size());
+  for (int i = 0; i < np; ++i) {
+    const ContactPoint& point = contacts_->points[i];
+    pointJacobian(*model_, d, point.frame, point.local_m, point_J_);
+    for (std::size_t s = 0; s < contacts_->surfaces.size(); ++s)
+      G.row(static_cast<int>(s) * np + i).noalias() =
+          -contacts_->surfaces[s].normal.transpose() * point_J_.leftCols(nd_);
   }
 }
 
@@ -80,6 +103,8 @@ void VariationalIntegrator::Impl::applyMultipliers() {
   for (int c : active_) {
     if (c < ns_) {
       residual_.noalias() -= lambda_[c] * dyn_.Dh.row(c).head(nd_).transpose();
+    } else if (c >= contact_row_) {
+      residual_.noalias() -= lambda_[c] * contact_G1_.row(c - contact_row_).transpose();
     } else {
       const Model::StopRow& r = model_->stops[c - ns_];
       residual_[r.variable] -= lambda_[c] * r.sign;
@@ -103,11 +128,15 @@ void VariationalIntegrator::Impl::assembleJacobian() {
   // d/dq2 of -c(q_m)(q2 - q1) = -c - c'(q_m)/2 (q2 - q1).
   J11.diagonal().array() -=
       damping_now_.array() + 0.5 * damping_slope_.array() * (qd2_ - q1_full_.head(nd_)).array();
+  if (contacts_) contactGradients(dyn2_, contact_G2_);
   for (int i = 0; i < m; ++i) {
     const int c = active_[i];
     if (c < ns_) {
       J.block(0, nd_ + i, nd_, 1) = -dyn_.Dh.row(c).head(nd_).transpose();
       J.block(nd_ + i, 0, 1, nd_) = dyn2_.Dh.row(c).head(nd_);
+    } else if (c >= contact_row_) {
+      J.block(0, nd_ + i, nd_, 1) = -contact_G1_.row(c - contact_row_).transpose();
+      J.block(nd_ + i, 0, 1, nd_) = contact_G2_.row(c - contact_row_);
     } else {
       const Model::StopRow& r = model_->stops[c - ns_];
       J.block(0, nd_ + i, nd_, 1).setZero();

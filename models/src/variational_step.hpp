@@ -42,20 +42,28 @@ struct VariationalIntegrator::Impl {
   StepStatus stepOnce(const State& x, const Eigen::VectorXd& rho_next, State& next,
                       StepReport* report);
   void assembleFullQ(const Eigen::VectorXd& qd, const Eigen::VectorXd& rho, Eigen::VectorXd& q);
-  // Fills gap (and h) for every constraint at q, the strings taken from d (computed at q).
+  // Fills gap (and h) for every constraint at q, the strings taken from d (computed at q), the
+  // contacts from d's kinematics.
   void constraintsAt(const Eigen::VectorXd& q, const DynamicsData& d, Eigen::VectorXd& gap,
                      Eigen::VectorXd* h);
+  // The contact rows' gradients at d's kinematics into G (contact rows x n_d).
+  void contactGradients(const DynamicsData& d, Eigen::MatrixXd& G);
 
   ModelPtr model_;
   IntegratorOptions options_;
   int nd_, nk_, ns_;
-  // Unilateral constraints: the n_s strings, then the model's joint stops (n_c in all).  Row c
-  // is g_c(q) <= 0 with gap_c its violation in metres (strings: |a - e| - l) or radians/metres
-  // (stops: sign (q - bound)), G_c its gradient, and h_c the function Newton drives to zero
-  // (strings: 1/2 (|a-e|^2 - l^2); stops: the gap).  A string's G_c is Dh's row c in dyn_ (at
-  // q_k) or dyn2_ (at q_{k+1}); a stop's is sign e_variable, the same at both.
+  // Unilateral constraints: the n_s strings, the model's joint stops, then the contact rows
+  // (n_c in all).  Row c is g_c(q) <= 0 with gap_c its violation in metres (strings: |a - e| - l;
+  // contacts: a sphere's depth into its surface) or radians/metres (stops: sign (q - bound)),
+  // G_c its gradient, and h_c the function Newton drives to zero (strings: 1/2 (|a-e|^2 - l^2);
+  // stops and contacts: the gap).  A string's G_c is Dh's row c in dyn_ (at q_k) or dyn2_ (at
+  // q_{k+1}); a stop's is sign e_variable, the same at both; a contact's is -normal^T times its
+  // point's Jacobian, in contact_G1_ (at q_k) and contact_G2_ (at q_{k+1}).
   int nc_;
-  int m_max_;          // largest feasible taut set: every string and one stop per limited joint
+  int contact_row_;  // the first contact row (n_s + stops)
+  std::shared_ptr<const Contacts> contacts_;  // or null
+  int m_max_;          // largest feasible taut set: every string, one stop per limited joint and
+                       // every contact row
   DynamicsData dyn_;   // kinematics at q_k and the midpoint, the Lagrangian
   DynamicsData dyn2_;  // kinematics and strings at q_{k+1}
   bool rig2_valid_ = false, rigm_valid_ = false;  // rig frames current in dyn2_ / dyn_
@@ -70,6 +78,8 @@ struct VariationalIntegrator::Impl {
   Eigen::VectorXd qd2_, vel_;                    // n_d
   Eigen::VectorXd lambda_;                       // n_c (entries for active constraints)
   Eigen::VectorXd gap1_, gap2_, h2_;             // n_c
+  Eigen::MatrixXd contact_G1_, contact_G2_;      // contact rows x n_d: gradients at q_k, q_{k+1}
+  Eigen::MatrixXd point_J_;                      // 3 x n_q: a contact point's Jacobian
   Eigen::VectorXd dist1_;                        // n_s: string spans at q_k
   Eigen::VectorXd residual_;                     // n_d
   Eigen::VectorXd residual_free_;                // n_d: residual_ without the constraint forces
@@ -90,7 +100,7 @@ struct VariationalIntegrator::Impl {
   std::vector<Eigen::VectorXd> rhs_, sol_;
   double h_ = 0.0;  // the step size being solved (dt or a substep)
   State sub_;       // substep fallback scratch
-  Eigen::VectorXd sub_u_, tension_sum_;
+  Eigen::VectorXd sub_u_, tension_sum_, contact_force_sum_;
   StepReport sub_report_;
   long factorizations_ = 0;
   // Mass matrix factorisation for the initial guess: by the tree's pattern, or (the reference

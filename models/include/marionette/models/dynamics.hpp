@@ -11,6 +11,7 @@
 //   computeStrings        string constraint values h, distances, Dh and (optionally) D2h.
 //   addStringHessian      weight * D2h of one string added into a matrix, sparsely.
 //   pointPosition / pointJacobian   world position of a point fixed in a frame, and d/dq.
+//   addPointNormalHessian  weight * the second derivative of a point along a fixed direction.
 //
 // Sizes: n_d dynamic variables, n_k kinematic, n_q = n_d + n_k, n_s strings.
 // L depends only on q_d and v = dq_d/dt (the rig is massless); strings depend on all of q.
@@ -99,6 +100,12 @@ Eigen::Vector3d pointPosition(const DynamicsData& data, int frame, const Eigen::
 // d(point)/dq into J (3 x n_q; overwritten).
 void pointJacobian(const Model& model, const DynamicsData& data, int frame,
                    const Eigen::Vector3d& local, Eigen::MatrixXd& J);
+// H += weight * d2(normal . point)/dq2 (H n_q x n_q), touching only the variables that move the
+// frame: for a at or above b on its chain, d2 p / dq_a dq_b = w_a x (w_b x p + v_b) (the joints'
+// spatial twists (v, w)).  A contact row's curvature, the way to form sum_c lambda_c D2g_c.
+void addPointNormalHessian(const Model& model, const DynamicsData& data, int frame,
+                           const Eigen::Vector3d& local, const Eigen::Vector3d& normal,
+                           double weight, Eigen::MatrixXd& H);
 
 // Joint-limit spring and damper at q (Egger, BSc thesis, ETH Zurich 2013 eq. 2.12), smoothed so
 // that Newton's method sees a continuous residual and Jacobian: at depth d beyond a limit, the

@@ -20,8 +20,9 @@
 // the active set is chosen so that every taut string pulls (lambda >= 0) and no slack string
 // ends over-stretched; a slack string that catches takes the inelastic impulse of Johnson &
 // Murphey, ICRA 2007 eqs. 13-15 in discrete form.  Tension of string j:
-// T_j = lambda_j |a_j - e_j| / dt (newtons).  Joint stops (limits without a spring) are unilateral
-// constraints handled the same way.
+// T_j = lambda_j |a_j - e_j| / dt (newtons).  Joint stops (limits without a spring) and contacts
+// with the stage's surfaces (contact.hpp; normal force lambda / dt) are unilateral constraints
+// handled the same way.
 #pragma once
 
 #include <Eigen/Core>
@@ -29,6 +30,7 @@
 #include <string>
 #include <vector>
 
+#include "marionette/models/contact.hpp"
 #include "marionette/models/model.hpp"
 
 namespace marionette {
@@ -46,6 +48,9 @@ struct StepReport {
   Eigen::VectorXd tension_N;           // n_s: string tensions over the step (0 when slack)
   std::vector<char> taut;              // n_s: 1 if the string was taut (active) over the step
   int stops_active = 0;                // joint stops in contact over the step
+  int contacts_active = 0;             // contact rows (IntegratorOptions::contacts) touching
+  Eigen::VectorXd contact_force_N;     // per contact row: its normal force over the step (N)
+  double max_penetration_m = 0.0;      // max over contact rows of max(0, gap) at q_{k+1}
   int unreachable_string = -1;         // with StepStatus::Unreachable: a string that cannot fit
   double energy_J = 0.0;               // T + V at the step midpoint, v = (q_{k+1} - q_k) / dt
   double max_violation_m = 0.0;        // max over strings of max(0, |a-e| - l) at q_{k+1}
@@ -78,6 +83,9 @@ struct IntegratorOptions {
   // on the taut constraints (models/src/step_kkt.hpp); false: a pivoting dense LU, the same step to
   // round-off (tests/test_step_equivalence.cpp) and slower.
   bool tree_factorization = true;
+  // Surfaces the puppet may touch and the points that touch them (contact.hpp), one unilateral
+  // row per pair, frictionless and inelastic; none when null (nothing touches anything).
+  std::shared_ptr<const Contacts> contacts;
 };
 
 class VariationalIntegrator {

@@ -1,0 +1,61 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// The puppet touching the stage's surfaces (the floor) as unilateral constraints of the
+// integrator's step, exactly like its strings and joint stops: a contact row's gap, its normal
+// force (lambda >= 0) and their complementarity in the same Newton solve, inelastic (a point that
+// lands stays on the surface: no bounce).  Time-stepping contact in the variational integrator's
+// form (Stewart & Trinkle, "An implicit time-stepping scheme for rigid body dynamics with
+// inelastic collisions and Coulomb friction", IJNME 1996; Manchester & Kuindersma, "Variational
+// Contact-Implicit Trajectory Optimization", ISRR 2017): the impulse acts along the gap's gradient
+// at q_k, the gap is closed at q_{k+1} (docs/design.md, contacts).  Frictionless so far.
+//
+// Contents
+//   ContactPoint    a sphere fixed in a puppet frame (a sphere link, a capsule's end)
+//   ContactSurface  a plane the puppet may rest on, in the model's world (rig) frame
+//   Contacts        the points and surfaces: one contact row per (surface, point)
+//   contactPoints   a model's link geometry as contact points
+//   floorSurface    the stage's floor in a model's world frame
+//
+// A row's gap is the depth by which its sphere enters the surface's solid side,
+//   g(q) = offset + radius - normal . p(q) <= 0,
+// p the sphere's centre: smooth in q (the centre, not the moving witness point on the sphere).
+#pragma once
+
+#include <Eigen/Core>
+#include <string>
+#include <vector>
+
+#include "marionette/models/model.hpp"
+
+namespace marionette {
+
+struct ContactPoint {
+  std::string link;          // the geometry's name, for reports
+  int frame = -1;            // a frame a dynamic variable moves
+  Eigen::Vector3d local_m;   // the sphere's centre in frame coordinates
+  double radius_m = 0.0;
+};
+
+// The half-space {x : normal . x <= offset_m} is solid (shape.hpp's plane), normal a unit vector.
+struct ContactSurface {
+  std::string name;
+  Eigen::Vector3d normal = Eigen::Vector3d::UnitZ();
+  double offset_m = 0.0;
+};
+
+struct Contacts {
+  std::vector<ContactPoint> points;
+  std::vector<ContactSurface> surfaces;
+  // Rows surface-major: row = surface * points.size() + point.
+  int rows() const { return static_cast<int>(points.size() * surfaces.size()); }
+};
+
+// The link geometry of `model` as contact points: a sphere's centre, a capsule's two end
+// centres with its radius.  Boxes, cylinders and meshes are not contact points yet; geometry on
+// frames only the rig moves is skipped.
+std::vector<ContactPoint> contactPoints(const Model& model);
+
+// The stage's floor (z = 0 in stage coordinates, solid below) in the world frame of `model`,
+// which hangs at model.stage_pose.
+ContactSurface floorSurface(const Model& model);
+
+}  // namespace marionette

@@ -1,0 +1,206 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Contacts with the stage's surfaces in the integrator's step (contact.hpp): a sphere let down
+// onto the floor rests on it (no penetration, its weight borne exactly, no energy gained), a
+// frictionless floor leaves the horizontal motion alone, the step's linearization with a contact
+// touching against finite differences, PuppetCopter's feet let down onto the floor, and nothing
+// changes where nothing touches.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <memory>
+
+#include "marionette/models/contact.hpp"
+#include "marionette/models/dynamics.hpp"
+#include "marionette/models/integrator.hpp"
+#include "marionette/models/model_io.hpp"
+#include "marionette/models/rest_pose.hpp"
+#include "support/linearization_check.hpp"
+#include "support/test_models.hpp"
+
+namespace marionette {
+namespace {
+
+Shape sphere(double radius_m) {
+  Shape s;
+  s.type = ShapeType::Sphere;
+  s.radius_m = radius_m;
+  return s;
+}
+
+// The floor and every contact point of `model`.
+std::shared_ptr<const Contacts> onTheFloor(const Model& model) {
+  auto contacts = std::make_shared<Contacts>();
+  contacts->points = contactPoints(model);
+  contacts->surfaces.push_back(floorSurface(model));
+  return contacts;
+}
+
+// A rigid body (test::probeModel) carrying a capsule of radius 2 cm and length 30 cm along its x
+// axis, centred at `centre` in the body's frame.
+ModelPtr capsuleAlongX(const Eigen::Vector3d& centre) {
+  Shape capsule;
+  capsule.type = ShapeType::Capsule;
+  capsule.radius_m = 0.02;
+  capsule.length_m = 0.30;
+  Eigen::Isometry3d along_x = Eigen::Isometry3d::Identity();
+  along_x.linear() = Eigen::AngleAxisd(M_PI / 2, Eigen::Vector3d::UnitY()).toRotationMatrix();
+  along_x.translation() = centre;
+  return test::probeModel(capsule, along_x);
+}
+
+TEST(Contact, AModelsSpheresAndCapsuleEndsAreItsContactPoints) {
+  const ModelPtr m = capsuleAlongX(Eigen::Vector3d(0.05, 0, 0));
+  const std::vector<ContactPoint> points = contactPoints(*m);
+  ASSERT_EQ(points.size(), 2u);
+  EXPECT_NEAR((points[0].local_m - Eigen::Vector3d(0.20, 0, 0)).norm(), 0.0, 1e-12);
+  EXPECT_NEAR((points[1].local_m - Eigen::Vector3d(-0.10, 0, 0)).norm(), 0.0, 1e-12);
+  EXPECT_EQ(points[0].radius_m, 0.02);
+  // The floor under a model hung 1.2 m up and turned about z: still z = -1.2 in its frame.
+  const ModelPtr pc = loadModel("puppetcopter");
+  const ContactSurface floor = floorSurface(*pc);
+  const Eigen::Vector3d down = pc->stage_pose.inverse() * Eigen::Vector3d(0.3, -0.2, 0.0);
+  EXPECT_NEAR(floor.normal.dot(down), floor.offset_m, 1e-12);
+  EXPECT_NEAR(floor.normal.norm(), 1.0, 1e-12);
+}
+
+// Let down from 25 cm with a horizontal velocity and a spin: free fall, an inelastic landing, then
+// at rest on the floor.  Every step keeps the sphere out of the floor (to the step's tolerance,
+// far below 1 mm), the mechanical energy never increases, the floor bears exactly its weight at
+// rest, and, frictionless, the horizontal motion goes on untouched.
+TEST(Contact, ASphereLetDownOntoTheFloorRestsOnIt) {
+  constexpr double kRadius = 0.05, kMass = 1.0;
+  const ModelPtr m = test::probeModel(sphere(kRadius));
+  IntegratorOptions options;
+  options.dt_s = 0.01;
+  options.contacts = onTheFloor(*m);
+  ASSERT_EQ(options.contacts->rows(), 1);
+  VariationalIntegrator vi(m, options);
+  Eigen::VectorXd q = Eigen::VectorXd::Zero(6), qdot = Eigen::VectorXd::Zero(6);
+  q[2] = kRadius + 0.25;
+  qdot[0] = 0.2;  // x, m/s
+  qdot[3] = 1.0;  // yaw, rad/s
+  State x = vi.stateFromVelocity(q, qdot, Eigen::VectorXd());
+  StepReport rep = vi.makeReport();
+  double energy = std::numeric_limits<double>::infinity();
+  int landed_at = -1;
+  for (int k = 1; k <= 150; ++k) {
+    ASSERT_EQ(vi.step(x, x.rho, x, &rep), StepStatus::Ok) << "step " << k;
+    EXPECT_LE(rep.max_penetration_m, 1e-9) << "step " << k;
+    EXPECT_GE(x.q[2] - kRadius, -1e-9) << "step " << k;
+    EXPECT_LE(rep.energy_J, energy + 1e-9) << "step " << k;
+    energy = rep.energy_J;
+    if (landed_at < 0 && rep.contacts_active > 0) landed_at = k;
+  }
+  // It falls 0.25 m in sqrt(2 * 0.25 / g) = 0.226 s.
+  ASSERT_GT(landed_at, 0);
+  EXPECT_NEAR(landed_at * options.dt_s, std::sqrt(2 * 0.25 / m->gravity_mps2), 0.02);
+  EXPECT_EQ(rep.contacts_active, 1);
+  EXPECT_NEAR(rep.contact_force_N[0], kMass * m->gravity_mps2, 1e-6 * kMass * m->gravity_mps2);
+  EXPECT_NEAR(x.q[2], kRadius, 1e-9);
+  EXPECT_NEAR(x.q[0], 0.2 * 150 * options.dt_s, 1e-9);  // frictionless
+  EXPECT_NEAR(x.p[0], kMass * 0.2, 1e-9);
+}
+
+// A capsule lying across the floor, tipped so that one end lands first and the body turns about
+// it: the step's linearization, with that end touching, against central differences (the
+// contact row's curvature through the body's rotations included).
+TEST(Contact, TheLinearizationWithAContactTouchingMatchesFiniteDifferences) {
+  const ModelPtr m = capsuleAlongX(Eigen::Vector3d(0.05, 0.01, 0));
+  IntegratorOptions options;
+  options.dt_s = 0.01;
+  options.contacts = onTheFloor(*m);
+  VariationalIntegrator vi(m, options);
+  Eigen::VectorXd q(6), qdot(6);
+  q << 0, 0, 0.12, 0.2, -0.4, 0.1;  // the +x end low
+  qdot << 0.1, 0, 0, 0.5, 0, 0.3;
+  State x = vi.stateFromVelocity(q, qdot, Eigen::VectorXd());
+  StepReport rep = vi.makeReport();
+  int touching = 0;
+  for (int k = 0; k < 200 && touching < 3; ++k) {
+    ASSERT_EQ(vi.step(x, x.rho, x, &rep), StepStatus::Ok);
+    touching = rep.contacts_active == 1 ? touching + 1 : 0;
+  }
+  ASSERT_EQ(touching, 3) << "the capsule never rested on one end";
+  test::checkLinearization(m, x, x.rho, "a capsule on one end", options);
+}
+
+// PuppetCopter hangs from its two shoulder strings with its feet 4.3 cm above the floor.  On a
+// floor 6 cm higher, lifted by its head string (10 cm shorter) and let down again over a second,
+// it lands on its feet: they touch, stay out of the floor, bear part of its weight over the last
+// half second (the shoulder strings the rest), and the run completes.
+TEST(Contact, PuppetCopterLetDownOntoARaisedFloorStandsOnItsFeet) {
+  const ModelPtr m = loadModel("puppetcopter");
+  auto raised = std::make_shared<Contacts>(*onTheFloor(*m));
+  raised->surfaces[0].offset_m += 0.06;
+  IntegratorOptions options;
+  options.dt_s = 0.01;
+  options.contacts = raised;
+  const int head = m->variableIndex("act_head_len") - m->nd();
+  Eigen::VectorXd u = m->defaultInputs();
+  u[head] -= 0.10;
+  const RestPose lifted = computeRestPose(m, u);
+  ASSERT_TRUE(lifted.ok) << lifted.message;
+  VariationalIntegrator vi(m, options);
+  State x = vi.stateFromVelocity(lifted.q, Eigen::VectorXd::Zero(m->nd()), u);
+  StepReport rep = vi.makeReport();
+  double weight_N = 0.0;
+  for (const Mass& mass : m->masses) weight_N += mass.mass_kg * m->gravity_mps2;
+  // Over the last half second: the floor's force, and the strings' and the floor's vertical
+  // forces together, which bear the weight (the momentum's change over it is small).
+  DynamicsData d(*m);
+  Eigen::VectorXd q_full(m->nq());
+  int first_touch = -1;
+  double borne_Ns = 0.0, vertical_Ns = 0.0;
+  for (int k = 1; k <= 300; ++k) {
+    u[head] = m->kinematic[head].default_value - 0.10 * std::max(0.0, 1.0 - k / 100.0);
+    const State before = x;
+    ASSERT_EQ(vi.step(x, u, x, &rep), StepStatus::Ok) << "step " << k;
+    EXPECT_LE(rep.max_penetration_m, 1e-6) << "step " << k;
+    if (first_touch < 0 && rep.contacts_active > 0) first_touch = k;
+    if (k <= 250) continue;
+    // Tensions act over the step at q_k's string directions.
+    q_full << before.q, before.rho;
+    forwardKinematics(*m, d, q_full);
+    computeStrings(*m, d, q_full, false);
+    double up_N = rep.contact_force_N.sum();
+    for (int j = 0; j < m->nstrings(); ++j) {
+      const Eigen::Vector3d along = d.string_rig_end[j] - d.string_puppet_end[j];
+      up_N += rep.tension_N[j] * along.z() / along.norm();
+    }
+    borne_Ns += rep.contact_force_N.sum() * options.dt_s;
+    vertical_Ns += up_N * options.dt_s;
+  }
+  EXPECT_GT(first_touch, 1) << "touching from the start";
+  EXPECT_GE(rep.contacts_active, 2);
+  EXPECT_GT(borne_Ns / 0.5, 0.02 * weight_N);
+  EXPECT_NEAR(vertical_Ns / 0.5, weight_N, 0.02 * weight_N);
+  EXPECT_GT(rep.tension_N[m->stringIndex("shoulder_l")], 0.0);
+}
+
+// Where nothing touches, the contact rows change nothing: PuppetCopter with a floor a metre
+// below its feet steps exactly as without one.
+TEST(Contact, NothingTouchingChangesNothing) {
+  const ModelPtr m = loadModel("puppetcopter");
+  IntegratorOptions with;
+  auto low = std::make_shared<Contacts>(*onTheFloor(*m));
+  low->surfaces[0].offset_m -= 1.0;
+  with.contacts = low;
+  VariationalIntegrator a(m), b(m, with);
+  const RestPose rest = computeRestPose(m, m->defaultInputs());
+  ASSERT_TRUE(rest.ok);
+  State xa{rest.q, Eigen::VectorXd::Zero(m->nd()), m->defaultInputs()}, xb = xa;
+  Eigen::VectorXd u = xa.rho;
+  for (int k = 1; k <= 100; ++k) {
+    for (int i = 0; i < m->nk(); ++i)
+      u[i] = m->kinematic[i].default_value + 0.02 * std::sin(0.05 * k + i);
+    ASSERT_EQ(a.step(xa, u, xa), StepStatus::Ok);
+    ASSERT_EQ(b.step(xb, u, xb), StepStatus::Ok);
+  }
+  EXPECT_EQ(xa.q, xb.q);
+  EXPECT_EQ(xa.p, xb.p);
+}
+
+}  // namespace
+}  // namespace marionette
