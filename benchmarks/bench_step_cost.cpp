@@ -6,20 +6,25 @@
 // same 20 s of rig motion (bench_motion.hpp), alternately over several rounds.  Prints per round
 // the microseconds per step of each, then the medians and the ratios tree / dense and
 // linearization / tree step (the default).  The two steps' states are compared too (they must agree
-// to round-off).
+// to round-off).  With --floor, also the tree step with the floor's contact rows
+// (IntegratorOptions::contacts: every sphere and capsule end against the stage's floor), and its
+// ratio to the step without: the rows' cost when nothing touches (the motion keeps the feet off
+// the floor), whose states must be the same to the bit.
 //
 //   build/bin/bench_step_cost [--models marionette25,puppetcopter] [--dt 0.01] [--rounds 5]
-//                             [--duration 20]
+//                             [--duration 20] [--floor]
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "bench_motion.hpp"
 #include "marionette/common/text.hpp"
+#include "marionette/models/contact.hpp"
 #include "marionette/models/integrator.hpp"
 #include "marionette/models/model_io.hpp"
 #include "marionette/models/rest_pose.hpp"
@@ -76,6 +81,7 @@ int main(int argc, char** argv) {
   std::vector<std::string> models = {"marionette25", "puppetcopter"};
   double dt = 0.01, duration_s = 20.0;
   int rounds = 5;
+  bool floor = false;
   for (int i = 1; i < argc; ++i) {
     const char* flag = argv[i];
     const auto value = [&]() -> const char* {
@@ -93,10 +99,12 @@ int main(int argc, char** argv) {
       rounds = std::atoi(value());
     } else if (!std::strcmp(flag, "--duration")) {
       duration_s = std::atof(value());
+    } else if (!std::strcmp(flag, "--floor")) {
+      floor = true;
     } else {
       std::fprintf(stderr,
                    "bench_step_cost: unknown flag %s\nusage: bench_step_cost [--models a,b] "
-                   "[--dt S] [--rounds N] [--duration S]\n",
+                   "[--dt S] [--rounds N] [--duration S] [--floor]\n",
                    flag);
       return 2;
     }
@@ -122,22 +130,35 @@ int main(int argc, char** argv) {
     dense.tree_factorization = false;
     IntegratorOptions tree = dense;
     tree.tree_factorization = true;
+    IntegratorOptions with_floor = tree;
+    auto contacts = std::make_shared<Contacts>();
+    contacts->points = contactPoints(*m);
+    contacts->surfaces.push_back(floorSurface(*m));
+    with_floor.contacts = contacts;
     const State x0 = VariationalIntegrator(m, dense).stateFromVelocity(
         rest.q, Eigen::VectorXd::Zero(m->nd()), rho0);
     std::printf("\n%s, dt = %g s, %g s of rig motion (n_d = %d, %d strings)\n", name.c_str(), dt,
                 duration_s, m->nd(), m->nstrings());
-    std::printf("| round | step, dense LU (us) | step, tree (us) | linearizeStep (us) |\n");
-    std::printf("| --- | --- | --- | --- |\n");
-    std::vector<double> d_us, t_us, l_us, tree_ratio, lin_ratio;
+    std::printf("| round | step, dense LU (us) | step, tree (us) | linearizeStep (us) |%s\n",
+                floor ? " step, tree, the floor's contacts (us) |" : "");
+    std::printf("| --- | --- | --- | --- |%s\n", floor ? " --- |" : "");
+    std::vector<double> d_us, t_us, l_us, tree_ratio, lin_ratio, f_us, floor_ratio;
     double max_dq = 0.0;
+    bool floor_same = true;
     for (int r = 1; r <= rounds; ++r) {
-      Run d, t;
+      Run d, t, f;
       if (r % 2) {
         d = runSteps(m, in, x0, dense);
         t = runSteps(m, in, x0, tree);
+        if (floor) f = runSteps(m, in, x0, with_floor);
       } else {
+        if (floor) f = runSteps(m, in, x0, with_floor);
         t = runSteps(m, in, x0, tree);
         d = runSteps(m, in, x0, dense);
+      }
+      if (floor && f.us_per_step < 0) {
+        std::fprintf(stderr, "bench_step_cost: %s: a step with the floor failed\n", name.c_str());
+        return 1;
       }
       if (d.us_per_step < 0 || t.us_per_step < 0) {
         std::fprintf(stderr, "bench_step_cost: %s: a step failed\n", name.c_str());
@@ -155,7 +176,15 @@ int main(int argc, char** argv) {
       l_us.push_back(l);
       tree_ratio.push_back(t.us_per_step / d.us_per_step);
       lin_ratio.push_back(l / t.us_per_step);
-      std::printf("| %d | %.2f | %.2f | %.2f |\n", r, d.us_per_step, t.us_per_step, l);
+      std::printf("| %d | %.2f | %.2f | %.2f |", r, d.us_per_step, t.us_per_step, l);
+      if (floor) {
+        for (std::size_t k = 0; k < t.states.size(); ++k)
+          floor_same &= f.states[k].q == t.states[k].q && f.states[k].p == t.states[k].p;
+        f_us.push_back(f.us_per_step);
+        floor_ratio.push_back(f.us_per_step / t.us_per_step);
+        std::printf(" %.2f |", f.us_per_step);
+      }
+      std::printf("\n");
       std::fflush(stdout);
     }
     std::printf(
@@ -163,6 +192,11 @@ int main(int argc, char** argv) {
         "tree steps; the two steps' trajectories differ by at most %.1e (rad or m)\n",
         name.c_str(), median(d_us), median(t_us), median(tree_ratio), median(l_us),
         median(lin_ratio), max_dq);
+    if (floor)
+      std::printf("%s: with the floor's %d contact rows, %.2f us: ratio %.2f to the tree step; "
+                  "states %s\n",
+                  name.c_str(), contacts->rows(), median(f_us), median(floor_ratio),
+                  floor_same ? "the same to the bit" : "DIFFERENT (a contact touched)");
   }
   return 0;
 }

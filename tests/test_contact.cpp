@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // Contacts with the stage's surfaces in the integrator's step (contact.hpp): a sphere let down
 // onto the floor rests on it (no penetration, its weight borne exactly, no energy gained), a
-// frictionless floor leaves the horizontal motion alone, the step's linearization with a contact
-// touching against finite differences, PuppetCopter's feet let down onto the floor, and nothing
-// changes where nothing touches.
+// frictionless floor leaves the horizontal motion alone, a fall too fast for one step lands by
+// substeps, the step's linearization with a contact touching against finite differences,
+// PuppetCopter's feet let down onto the floor, and nothing changes where nothing touches.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -101,6 +101,31 @@ TEST(Contact, ASphereLetDownOntoTheFloorRestsOnIt) {
   EXPECT_NEAR(x.q[2], kRadius, 1e-9);
   EXPECT_NEAR(x.q[0], 0.2 * 150 * options.dt_s, 1e-9);  // frictionless
   EXPECT_NEAR(x.p[0], kMass * 0.2, 1e-9);
+}
+
+// Thrown down at 10 m/s: the landing step starts 8 cm above the floor, farther than the rows
+// that take part in a step (5 cm), and its answer would end inside: the step falls back to
+// substeps, which land the sphere on the floor, not through it.
+TEST(Contact, AFastFallLandsThroughTheSubstepsNotThroughTheFloor) {
+  constexpr double kRadius = 0.05;
+  const ModelPtr m = test::probeModel(sphere(kRadius));
+  IntegratorOptions options;
+  options.dt_s = 0.01;
+  options.contacts = onTheFloor(*m);
+  VariationalIntegrator vi(m, options);
+  Eigen::VectorXd q = Eigen::VectorXd::Zero(6), qdot = Eigen::VectorXd::Zero(6);
+  q[2] = kRadius + 0.08;
+  qdot[2] = -10.0;
+  State x = vi.stateFromVelocity(q, qdot, Eigen::VectorXd());
+  StepReport rep = vi.makeReport();
+  ASSERT_EQ(vi.step(x, x.rho, x, &rep), StepStatus::Ok);
+  EXPECT_GT(rep.substeps, 1);
+  EXPECT_EQ(rep.contacts_active, 1);
+  EXPECT_LE(rep.max_penetration_m, 1e-9);
+  EXPECT_NEAR(x.q[2], kRadius, 1e-9);
+  for (int k = 0; k < 20; ++k) ASSERT_EQ(vi.step(x, x.rho, x, &rep), StepStatus::Ok);
+  EXPECT_NEAR(x.q[2], kRadius, 1e-9);
+  EXPECT_NEAR(rep.contact_force_N[0], m->gravity_mps2, 1e-6 * m->gravity_mps2);
 }
 
 // A capsule lying across the floor, tipped so that one end lands first and the body turns about

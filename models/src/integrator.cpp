@@ -47,6 +47,7 @@ VariationalIntegrator::Impl::Impl(ModelPtr model, IntegratorOptions options)
   m_max_ += contact_rows;
   contact_G1_.setZero(contact_rows, nd_);
   contact_G2_.setZero(contact_rows, nd_);
+  contact_near_.assign(contact_rows, 0);
   point_J_.setZero(3, nq);
   q1_full_.setZero(nq);
   q2_full_.setZero(nq);
@@ -251,7 +252,10 @@ StepStatus VariationalIntegrator::Impl::stepOnce(const State& x, const Eigen::Ve
   cos_sin1_ = dyn_.joint_cos_sin.leftCols(nd_);
   computeStrings(*model_, dyn_, q1_full_, false);
   constraintsAt(q1_full_, dyn_, gap1_, nullptr);
-  if (contacts_) contactGradients(dyn_, contact_G1_);
+  for (int c = contact_row_; c < nc_; ++c) {
+    contact_near_[c - contact_row_] = gap1_[c] > -kContactReach_m;
+    if (contact_near_[c - contact_row_]) contactGradient(dyn_, c, contact_G1_);
+  }
   rig2_valid_ = rigm_valid_ = false;  // new step: new rig inputs
   dist1_ = dyn_.distance;
   computeLagrangian(*model_, dyn_, q1_full_, tmp_nd_.setZero(), LagrangianOrder::MassMatrix);

@@ -39,15 +39,12 @@ void VariationalIntegrator::Impl::constraintsAt(const Eigen::VectorXd& q, const 
   }
 }
 
-void VariationalIntegrator::Impl::contactGradients(const DynamicsData& d, Eigen::MatrixXd& G) {
-  const int np = static_cast<int>(contacts_->points.size());
-  for (int i = 0; i < np; ++i) {
-    const ContactPoint& point = contacts_->points[i];
-    pointJacobian(*model_, d, point.frame, point.local_m, point_J_);
-    for (std::size_t s = 0; s < contacts_->surfaces.size(); ++s)
-      G.row(static_cast<int>(s) * np + i).noalias() =
-          -contacts_->surfaces[s].normal.transpose() * point_J_.leftCols(nd_);
-  }
+void VariationalIntegrator::Impl::contactGradient(const DynamicsData& d, int c,
+                                                  Eigen::MatrixXd& G) {
+  const int np = static_cast<int>(contacts_->points.size()), row = c - contact_row_;
+  const ContactPoint& point = contacts_->points[row % np];
+  pointJacobian(*model_, d, point.frame, point.local_m, point_J_);
+  G.row(row).noalias() = -contacts_->surfaces[row / np].normal.transpose() * point_J_.leftCols(nd_);
 }
 
 // Residual of the DEL equation and the active constraints at the current guess (qd2_, lambda_),
@@ -128,13 +125,13 @@ void VariationalIntegrator::Impl::assembleJacobian() {
   // d/dq2 of -c(q_m)(q2 - q1) = -c - c'(q_m)/2 (q2 - q1).
   J11.diagonal().array() -=
       damping_now_.array() + 0.5 * damping_slope_.array() * (qd2_ - q1_full_.head(nd_)).array();
-  if (contacts_) contactGradients(dyn2_, contact_G2_);
   for (int i = 0; i < m; ++i) {
     const int c = active_[i];
     if (c < ns_) {
       J.block(0, nd_ + i, nd_, 1) = -dyn_.Dh.row(c).head(nd_).transpose();
       J.block(nd_ + i, 0, 1, nd_) = dyn2_.Dh.row(c).head(nd_);
     } else if (c >= contact_row_) {
+      contactGradient(dyn2_, c, contact_G2_);
       J.block(0, nd_ + i, nd_, 1) = -contact_G1_.row(c - contact_row_).transpose();
       J.block(nd_ + i, 0, 1, nd_) = contact_G2_.row(c - contact_row_);
     } else {
@@ -212,7 +209,8 @@ int VariationalIntegrator::Impl::solveNewton(const State& x, const Eigen::Vector
     for (int c = 0; c < nc_; ++c) {
       if (flips_[c] >= kMaxFlips) continue;
       const bool release = is_active_[c] && lambda_[c] < -lambda_tol;
-      const bool catches = !is_active_[c] && gap2_[c] > options_.constraint_tol_m && count < m_max_;
+      const bool catches = !is_active_[c] && gap2_[c] > options_.constraint_tol_m &&
+                           count < m_max_ && (c < contact_row_ || contact_near_[c - contact_row_]);
       if (release || catches) {
         is_active_[c] ^= 1;
         count += is_active_[c] ? 1 : -1;

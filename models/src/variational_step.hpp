@@ -19,6 +19,10 @@ namespace marionette {
 // Trust region (rad or m): a Newton correction, or the initial guess's move, larger than this
 // within a single step leaves the basin of the step's solution.
 constexpr double kStepLimit = 0.25;
+// A contact row whose sphere is farther than this from its surface at q_k (m) takes no part in
+// the step: its gradient is not formed, and should the step's answer end inside the surface, the
+// step fails and the substep fallback (a point moving faster than 5 m/s at 10 ms) takes it.
+constexpr double kContactReach_m = 0.05;
 
 struct VariationalIntegrator::Impl {
   Impl(ModelPtr model, IntegratorOptions options);
@@ -46,8 +50,8 @@ struct VariationalIntegrator::Impl {
   // contacts from d's kinematics.
   void constraintsAt(const Eigen::VectorXd& q, const DynamicsData& d, Eigen::VectorXd& gap,
                      Eigen::VectorXd* h);
-  // The contact rows' gradients at d's kinematics into G (contact rows x n_d).
-  void contactGradients(const DynamicsData& d, Eigen::MatrixXd& G);
+  // Contact row c's gradient at d's kinematics into G's row c - contact_row_.
+  void contactGradient(const DynamicsData& d, int c, Eigen::MatrixXd& G);
 
   ModelPtr model_;
   IntegratorOptions options_;
@@ -79,6 +83,7 @@ struct VariationalIntegrator::Impl {
   Eigen::VectorXd lambda_;                       // n_c (entries for active constraints)
   Eigen::VectorXd gap1_, gap2_, h2_;             // n_c
   Eigen::MatrixXd contact_G1_, contact_G2_;      // contact rows x n_d: gradients at q_k, q_{k+1}
+  std::vector<char> contact_near_;  // per contact row: within kContactReach_m at q_k (G1 known)
   Eigen::MatrixXd point_J_;                      // 3 x n_q: a contact point's Jacobian
   Eigen::VectorXd dist1_;                        // n_s: string spans at q_k
   Eigen::VectorXd residual_;                     // n_d
