@@ -9,7 +9,7 @@
 // to round-off).  With --floor, also the tree step with the floor's contact rows
 // (IntegratorOptions::contacts: every sphere and capsule end against the stage's floor), and its
 // ratio to the step without: the rows' cost when nothing touches (the motion keeps the feet off
-// the floor), whose states must be the same to the bit.
+// the floor), whose states must be the same to the bit (exit 1 if not).
 //
 //   build/bin/bench_step_cost [--models marionette25,puppetcopter] [--dt 0.01] [--rounds 5]
 //                             [--duration 20] [--floor]
@@ -197,6 +197,7 @@ int main(int argc, char** argv) {
                   "states %s\n",
                   name.c_str(), contacts->rows(), median(f_us), median(floor_ratio),
                   floor_same ? "the same to the bit" : "DIFFERENT (a contact touched)");
+    if (!floor_same) return 1;
   }
   return 0;
 }

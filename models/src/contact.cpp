@@ -1,12 +1,61 @@
 // SPDX-License-Identifier: BSD-3-Clause
 #include "marionette/models/contact.hpp"
 
+#include <algorithm>
+
+#include "marionette/models/dynamics.hpp"
+
 namespace marionette {
+namespace {
+
+// Moved by the puppet's joints alone: a contact row's gradient has no rig part.
+bool puppetOnly(const Model& model, int frame) {
+  if (frame < 0 || !model.frame_moved_by_dynamic[frame]) return false;
+  const std::vector<int>& chain = model.frame_variable_chain[frame];
+  return std::all_of(chain.begin(), chain.end(), [&](int v) { return model.isDynamic(v); });
+}
+
+// Drops the points that coincide with an earlier one wherever the puppet is (two capsules'
+// ends at the joint between them: an elbow), keeping the larger radius.  Two such rows would be
+// the same constraint twice, and the step's Newton matrix singular when both touch.  Compared at
+// two configurations: the initial guesses, and each joint turned or moved by 0.37 from them;
+// within a micrometre (a model file's rpy of 1.5707963 leaves an elbow's two ends 3 nm apart).
+constexpr double kSamePoint_m = 1e-6;
+void mergeCoincident(const Model& model, std::vector<ContactPoint>& points) {
+  DynamicsData d(model);
+  std::vector<std::vector<Eigen::Vector3d>> at(2);
+  Eigen::VectorXd q(model.nq());
+  for (int k = 0; k < 2; ++k) {
+    q << model.initialDynamic().array() + 0.37 * k, model.defaultInputs();
+    forwardKinematics(model, d, q);
+    for (const ContactPoint& p : points) at[k].push_back(pointPosition(d, p.frame, p.local_m));
+  }
+  std::vector<ContactPoint> kept;
+  std::vector<std::size_t> kept_index;
+  for (std::size_t i = 0; i < points.size(); ++i) {
+    bool merged = false;
+    for (std::size_t j = 0; j < kept.size() && !merged; ++j) {
+      const std::size_t o = kept_index[j];
+      if ((at[0][i] - at[0][o]).norm() < kSamePoint_m &&
+          (at[1][i] - at[1][o]).norm() < kSamePoint_m) {
+        kept[j].radius_m = std::max(kept[j].radius_m, points[i].radius_m);
+        merged = true;
+      }
+    }
+    if (!merged) {
+      kept.push_back(points[i]);
+      kept_index.push_back(i);
+    }
+  }
+  points = std::move(kept);
+}
+
+}  // namespace
 
 std::vector<ContactPoint> contactPoints(const Model& model) {
   std::vector<ContactPoint> out;
   for (const Geometry& g : model.geometry) {
-    if (g.frame < 0 || !model.frame_moved_by_dynamic[g.frame]) continue;
+    if (!puppetOnly(model, g.frame)) continue;
     const Shape& s = g.shape;
     if (s.type == ShapeType::Sphere) {
       out.push_back({g.name, g.frame, g.pose.translation(), s.radius_m});
@@ -17,6 +66,7 @@ std::vector<ContactPoint> contactPoints(const Model& model) {
       out.push_back({g.name, g.frame, g.pose.translation() - half, s.radius_m});
     }
   }
+  mergeCoincident(model, out);
   return out;
 }
 

@@ -44,7 +44,7 @@ VariationalIntegrator::Impl::Impl(ModelPtr model, IntegratorOptions options)
   m_max_ = ns_ + limited;
   const int contact_rows = contacts_ ? contacts_->rows() : 0;
   nc_ += contact_rows;
-  m_max_ += contact_rows;
+  m_max_ += std::min(contact_rows, nd_);
   contact_G1_.setZero(contact_rows, nd_);
   contact_G2_.setZero(contact_rows, nd_);
   contact_near_.assign(contact_rows, 0);
@@ -294,6 +294,10 @@ StepStatus VariationalIntegrator::Impl::stepOnce(const State& x, const Eigen::Ve
   }
   const int iterations = solveNewton(x, rho_next);
   if (iterations < 0) return StepStatus::NotConverged;  // (a non-finite iterate too: retry)
+  // No answer inside a surface: a contact row that took no part (farther than kContactReach_m
+  // at q_k, or beyond m_max_) and ends inside fails the step, and the substeps take it.
+  for (int c = contact_row_; c < nc_; ++c)
+    if (!is_active_[c] && gap2_[c] > options_.constraint_tol_m) return StepStatus::NotConverged;
 
   if (report) {
     // (Sized once: a report from makeReport() is already.)

@@ -40,15 +40,13 @@ StepStatus VariationalIntegrator::Impl::linearizeStep(const State& x,
   computeStrings(*model_, dyn_, q1_full_, false);
   rigm_valid_ = false;  // dyn_ now holds q_k's rig
   Eigen::MatrixXd lambdaD2h = Eigen::MatrixXd::Zero(nq, nq);
-  const int np = contacts_ ? static_cast<int>(contacts_->points.size()) : 0;
   for (int c : active_) {
     if (c < ns_) {
       addStringHessian(*model_, dyn_, c, lambda_[c], lambdaD2h);
     } else if (c >= contact_row_) {  // g = offset + r - n . p(q): D2g = -n . D2p
-      const ContactPoint& point = contacts_->points[(c - contact_row_) % np];
-      addPointNormalHessian(*model_, dyn_, point.frame, point.local_m,
-                            contacts_->surfaces[(c - contact_row_) / np].normal, -lambda_[c],
-                            lambdaD2h);
+      const ContactPoint& point = contactPoint(c);
+      addPointNormalHessian(*model_, dyn_, point.frame, point.local_m, contactSurface(c).normal,
+                            -lambda_[c], lambdaD2h);
     }  // (stops are linear)
   }
   // The converged step's Jacobian (strings at q_{k+1}, Lagrangian at the midpoint).

@@ -25,26 +25,21 @@ void VariationalIntegrator::Impl::constraintsAt(const Eigen::VectorXd& q, const 
     gap[ns_ + i] = r.sign * (q[r.variable] - r.bound);
     if (h) (*h)[ns_ + i] = gap[ns_ + i];
   }
-  if (!contacts_) return;
-  const int np = static_cast<int>(contacts_->points.size());
-  for (std::size_t s = 0; s < contacts_->surfaces.size(); ++s) {
-    const ContactSurface& surface = contacts_->surfaces[s];
-    for (int i = 0; i < np; ++i) {
-      const ContactPoint& point = contacts_->points[i];
-      const int c = contact_row_ + static_cast<int>(s) * np + i;
-      gap[c] = surface.offset_m + point.radius_m -
-               surface.normal.dot(pointPosition(d, point.frame, point.local_m));
-      if (h) (*h)[c] = gap[c];
-    }
+  for (int c = contact_row_; c < nc_; ++c) {
+    const ContactPoint& point = contactPoint(c);
+    const ContactSurface& surface = contactSurface(c);
+    gap[c] = surface.offset_m + point.radius_m -
+             surface.normal.dot(pointPosition(d, point.frame, point.local_m));
+    if (h) (*h)[c] = gap[c];
   }
 }
 
 void VariationalIntegrator::Impl::contactGradient(const DynamicsData& d, int c,
                                                   Eigen::MatrixXd& G) {
-  const int np = static_cast<int>(contacts_->points.size()), row = c - contact_row_;
-  const ContactPoint& point = contacts_->points[row % np];
+  const ContactPoint& point = contactPoint(c);
   pointJacobian(*model_, d, point.frame, point.local_m, point_J_);
-  G.row(row).noalias() = -contacts_->surfaces[row / np].normal.transpose() * point_J_.leftCols(nd_);
+  G.row(c - contact_row_).noalias() =
+      -contactSurface(c).normal.transpose() * point_J_.leftCols(nd_);
 }
 
 // Residual of the DEL equation and the active constraints at the current guess (qd2_, lambda_),

@@ -50,6 +50,13 @@ struct VariationalIntegrator::Impl {
   // contacts from d's kinematics.
   void constraintsAt(const Eigen::VectorXd& q, const DynamicsData& d, Eigen::VectorXd& gap,
                      Eigen::VectorXd* h);
+  // Contact row c's point and surface.
+  const ContactPoint& contactPoint(int c) const {
+    return contacts_->points[(c - contact_row_) % contacts_->points.size()];
+  }
+  const ContactSurface& contactSurface(int c) const {
+    return contacts_->surfaces[(c - contact_row_) / contacts_->points.size()];
+  }
   // Contact row c's gradient at d's kinematics into G's row c - contact_row_.
   void contactGradient(const DynamicsData& d, int c, Eigen::MatrixXd& G);
 
@@ -67,7 +74,7 @@ struct VariationalIntegrator::Impl {
   int contact_row_;  // the first contact row (n_s + stops)
   std::shared_ptr<const Contacts> contacts_;  // or null
   int m_max_;          // largest feasible taut set: every string, one stop per limited joint and
-                       // every contact row
+                       // as many contact rows as there are joints (more would be dependent)
   DynamicsData dyn_;   // kinematics at q_k and the midpoint, the Lagrangian
   DynamicsData dyn2_;  // kinematics and strings at q_{k+1}
   bool rig2_valid_ = false, rigm_valid_ = false;  // rig frames current in dyn2_ / dyn_

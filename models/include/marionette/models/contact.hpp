@@ -50,8 +50,9 @@ struct Contacts {
 };
 
 // The link geometry of `model` as contact points: a sphere's centre, a capsule's two end
-// centres with its radius.  Boxes, cylinders and meshes are not contact points yet; geometry on
-// frames only the rig moves is skipped.
+// centres with its radius; points that coincide wherever the puppet is (two capsules' ends at
+// the joint between them) once, with the larger radius.  Boxes, cylinders and meshes are not
+// contact points yet; geometry on a frame the rig moves is skipped.
 std::vector<ContactPoint> contactPoints(const Model& model);
 
 // The stage's floor (z = 0 in stage coordinates, solid below) in the world frame of `model`,
