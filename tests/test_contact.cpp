@@ -1,15 +1,20 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// Contacts with the stage's surfaces in the integrator's step (contact.hpp): a sphere let down
-// onto the floor rests on it (no penetration, its weight borne exactly, no energy gained), a
-// frictionless floor leaves the horizontal motion alone, a fall too fast for one step lands by
-// substeps, the step's linearization with a contact touching against finite differences,
-// PuppetCopter's feet let down onto the floor, and nothing changes where nothing touches.
+// Contacts with the stage's surfaces in the integrator's step (contact.hpp): contacts that do not
+// fit the model refused naming the field, a sphere let down onto the floor rests on it (no
+// penetration, its weight borne exactly, no energy gained), a frictionless floor leaves the
+// horizontal motion alone, a fall too fast for one step lands by substeps, the step's
+// linearization with a contact touching against finite differences, PuppetCopter's feet let
+// down onto the floor, and nothing changes where nothing touches.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <memory>
+#include <stdexcept>
+#include <string>
+#include <utility>
 
 #include "marionette/models/contact.hpp"
 #include "marionette/models/dynamics.hpp"
@@ -84,6 +89,41 @@ TEST(Contact, AModelsSpheresAndCapsuleEndsAreItsContactPoints) {
                 1e-6)
           << pc_points[i].link << " and " << pc_points[j].link;
   EXPECT_EQ(pc_points.size(), 15u);  // its head's sphere and 8 capsules' 16 ends, the elbows once
+}
+
+// Contacts that do not fit the model are refused when the integrator is made, naming the field.
+TEST(Contact, ContactsThatDoNotFitTheModelAreRefusedNamingTheField) {
+  const ModelPtr m = loadModel("puppetcopter");
+  auto refusal = [&](const std::function<void(Contacts&)>& spoil) -> std::string {
+    auto contacts = std::make_shared<Contacts>(*onTheFloor(*m));
+    spoil(*contacts);
+    IntegratorOptions options;
+    options.contacts = contacts;
+    try {
+      VariationalIntegrator vi(m, options);
+    } catch (const std::invalid_argument& e) {
+      return e.what();
+    }
+    return "";
+  };
+  EXPECT_EQ(refusal([](Contacts&) {}), "");
+  int rig_frame = -1;
+  for (int f = 0; f < static_cast<int>(m->frames.size()) && rig_frame < 0; ++f)
+    if (!m->frame_moved_by_dynamic[f]) rig_frame = f;
+  ASSERT_GE(rig_frame, 0);
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const std::pair<std::function<void(Contacts&)>, const char*> cases[] = {
+      {[](Contacts& c) { c.points[2].frame = 999; }, "contacts.points[2].frame: 999"},
+      {[&](Contacts& c) { c.points[0].frame = rig_frame; }, "contacts.points[0].frame: '"},
+      {[&](Contacts& c) { c.points[1].local_m.x() = nan; }, "contacts.points[1].local_m"},
+      {[](Contacts& c) { c.points[3].radius_m = -0.01; }, "contacts.points[3].radius_m"},
+      {[](Contacts& c) { c.surfaces[0].normal *= 2.0; }, "contacts.surfaces[0].normal"},
+      {[&](Contacts& c) { c.surfaces[0].offset_m = nan; }, "contacts.surfaces[0].offset_m"},
+  };
+  for (const auto& [spoil, field] : cases) {
+    const std::string why = refusal(spoil);
+    EXPECT_NE(why.find(field), std::string::npos) << "expected " << field << ", got: " << why;
+  }
 }
 
 // Let down from 25 cm with a horizontal velocity: free fall, an inelastic landing, then

@@ -2,8 +2,11 @@
 #include "marionette/models/contact.hpp"
 
 #include <algorithm>
+#include <cmath>
+#include <string>
 
 #include "marionette/models/dynamics.hpp"
+#include "marionette/models/shape.hpp"
 
 namespace marionette {
 namespace {
@@ -68,6 +71,32 @@ std::vector<ContactPoint> contactPoints(const Model& model) {
   }
   mergeCoincident(model, out);
   return out;
+}
+
+std::string contactsProblem(const Model& model, const Contacts& contacts) {
+  for (std::size_t i = 0; i < contacts.points.size(); ++i) {
+    const ContactPoint& p = contacts.points[i];
+    const std::string field = "contacts.points[" + std::to_string(i) + "]";
+    if (p.frame < 0 || p.frame >= static_cast<int>(model.frames.size()))
+      return field + ".frame: " + std::to_string(p.frame) + " is not a frame of the model";
+    if (!puppetOnly(model, p.frame))
+      return field + ".frame: '" + model.frames[p.frame].name +
+             "' is not moved by the puppet's joints alone";
+    if (!p.local_m.allFinite()) return field + ".local_m: not finite";
+    if (const std::string problem = coordinateProblem(p.local_m); !problem.empty())
+      return field + ".local_m: " + problem;
+    if (!(p.radius_m >= 0.0 && p.radius_m <= kStageRange_m))
+      return field + ".radius_m: must be in [0, " +
+             std::to_string(static_cast<int>(kStageRange_m)) + "] m";
+  }
+  for (std::size_t s = 0; s < contacts.surfaces.size(); ++s) {
+    const ContactSurface& surface = contacts.surfaces[s];
+    const std::string field = "contacts.surfaces[" + std::to_string(s) + "]";
+    if (!surface.normal.allFinite() || std::abs(surface.normal.norm() - 1.0) > 1e-9)
+      return field + ".normal: must be a unit vector";
+    if (!std::isfinite(surface.offset_m)) return field + ".offset_m: not finite";
+  }
+  return "";
 }
 
 ContactSurface floorSurface(const Model& model) {

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <stdexcept>
 
 #include "marionette/models/cancel.hpp"
 #include "marionette/models/rest_pose.hpp"
@@ -24,6 +25,19 @@ const char* toString(StepStatus s) {
   return "?";
 }
 
+namespace {
+
+// The options' contacts, refused naming the field when they do not fit the model.
+std::shared_ptr<const Contacts> checkedContacts(const Model& model,
+                                                const std::shared_ptr<const Contacts>& contacts) {
+  if (!contacts || contacts->rows() == 0) return nullptr;
+  if (const std::string problem = contactsProblem(model, *contacts); !problem.empty())
+    throw std::invalid_argument("integrator options: " + problem);
+  return contacts;
+}
+
+}  // namespace
+
 VariationalIntegrator::Impl::Impl(ModelPtr model, IntegratorOptions options)
     : model_(std::move(model)),
       options_(options),
@@ -32,7 +46,7 @@ VariationalIntegrator::Impl::Impl(ModelPtr model, IntegratorOptions options)
       ns_(model_->nstrings()),
       nc_(ns_ + static_cast<int>(model_->stops.size())),
       contact_row_(nc_),
-      contacts_(options_.contacts && options_.contacts->rows() > 0 ? options_.contacts : nullptr),
+      contacts_(checkedContacts(*model_, options_.contacts)),
       dyn_(*model_),
       dyn2_(*model_) {
   const int nq = nd_ + nk_;

@@ -14,6 +14,7 @@
 //   Contacts        the points and surfaces: one contact row per (surface, point)
 //   contactPoints   a model's link geometry as contact points
 //   floorSurface    the stage's floor in a model's world frame
+//   contactsProblem what is wrong with contacts given to the integrator
 //
 // A row's gap is the depth by which its sphere enters the surface's solid side,
 //   g(q) = offset + radius - normal . p(q) <= 0,
@@ -58,5 +59,11 @@ std::vector<ContactPoint> contactPoints(const Model& model);
 // The stage's floor (z = 0 in stage coordinates, solid below) in the world frame of `model`,
 // which hangs at model.stage_pose.
 ContactSurface floorSurface(const Model& model);
+
+// "" when `contacts` fits `model`, else what is wrong, naming the field: a point's frame that is
+// not one the puppet's joints alone move, a centre or radius not finite (or a radius below 0 or
+// beyond the stage's range), a surface's normal not a unit vector or its offset not finite.
+// VariationalIntegrator refuses such contacts (std::invalid_argument).
+std::string contactsProblem(const Model& model, const Contacts& contacts);
 
 }  // namespace marionette

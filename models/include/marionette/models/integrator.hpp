@@ -84,7 +84,9 @@ struct IntegratorOptions {
   // round-off (tests/test_step_equivalence.cpp) and slower.
   bool tree_factorization = true;
   // Surfaces the puppet may touch and the points that touch them (contact.hpp), one unilateral
-  // row per pair, frictionless and inelastic; none when null (nothing touches anything).
+  // row per pair, frictionless and inelastic; none when null (nothing touches anything).  The
+  // constructor throws std::invalid_argument naming the field when they do not fit the model
+  // (contactsProblem).
   std::shared_ptr<const Contacts> contacts;
 };
 
