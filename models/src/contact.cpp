@@ -95,8 +95,19 @@ std::string contactsProblem(const Model& model, const Contacts& contacts) {
     if (!surface.normal.allFinite() || std::abs(surface.normal.norm() - 1.0) > 1e-9)
       return field + ".normal: must be a unit vector";
     if (!std::isfinite(surface.offset_m)) return field + ".offset_m: not finite";
+    if (!(surface.friction >= 0.0 && std::isfinite(surface.friction)))
+      return field + ".friction: must be a finite number >= 0";
   }
   return "";
+}
+
+Eigen::Matrix<double, 3, 2> tangentBasis(const Eigen::Vector3d& normal) {
+  const Eigen::Vector3d axis =
+      std::abs(normal.x()) < 0.9 ? Eigen::Vector3d::UnitX() : Eigen::Vector3d::UnitY();
+  Eigen::Matrix<double, 3, 2> t;
+  t.col(0) = (axis - normal.dot(axis) * normal).normalized();
+  t.col(1) = normal.cross(t.col(0));
+  return t;
 }
 
 ContactSurface floorSurface(const Model& model) {

@@ -58,9 +58,22 @@ VariationalIntegrator::Impl::Impl(ModelPtr model, IntegratorOptions options)
   m_max_ = ns_ + limited;
   const int contact_rows = contacts_ ? contacts_->rows() : 0;
   nc_ += contact_rows;
-  m_max_ += std::min(contact_rows, nd_);
+  facet_id0_ = nc_ + 2 * contact_rows;
+  n_ids_ = facet_id0_ + kFrictionFacets * contact_rows;
+  bool friction = false;
+  if (contacts_)
+    for (const ContactSurface& s : contacts_->surfaces) {
+      friction |= s.friction > 0.0;
+      tangents_.push_back(tangentBasis(s.normal));
+    }
+  m_max_ += std::min(contact_rows, nd_) * (friction ? 5 : 1);
+  for (int i = 0; i < kFrictionFacets; ++i) {
+    const double a = 2.0 * M_PI * i / kFrictionFacets;
+    facet_normal_.col(i) << std::cos(a), std::sin(a);
+  }
   contact_G1_.setZero(contact_rows, nd_);
   contact_G2_.setZero(contact_rows, nd_);
+  contact_F1_.setZero(2 * contact_rows, nd_);
   contact_near_.assign(contact_rows, 0);
   point_J_.setZero(3, nq);
   q1_full_.setZero(nq);
@@ -68,15 +81,16 @@ VariationalIntegrator::Impl::Impl(ModelPtr model, IntegratorOptions options)
   qm_full_.setZero(nq);
   qd2_.setZero(nd_);
   vel_.setZero(nd_);
-  lambda_.setZero(nc_);
+  lambda_.setZero(n_ids_);
   gap1_.setZero(nc_);
   gap2_.setZero(nc_);
-  h2_.setZero(nc_);
+  h2_.setZero(n_ids_);
   dist1_.setZero(ns_);
   residual_.setZero(nd_);
-  active_.reserve(nc_);
-  is_active_.assign(nc_, 0);
-  flips_.assign(nc_, 0);
+  active_.reserve(n_ids_);
+  is_active_.assign(n_ids_, 0);
+  position_.assign(n_ids_, -1);
+  flips_.assign(n_ids_, 0);
   stop_partner_.assign(nc_, -1);
   for (int i = 0; i < contact_row_ - ns_; ++i)
     for (int j = 0; j < contact_row_ - ns_; ++j)
@@ -92,11 +106,9 @@ VariationalIntegrator::Impl::Impl(ModelPtr model, IntegratorOptions options)
   cos_sin2_.setZero(2, nd_);
   damping_now_.setZero(nd_);
   damping_slope_.setZero(nd_);
-  for (int m = 0; m <= m_max_; ++m) {
-    jac_.emplace_back(Eigen::MatrixXd::Zero(nd_ + m, nd_ + m));
-    rhs_.emplace_back(Eigen::VectorXd::Zero(nd_ + m));
-    sol_.emplace_back(Eigen::VectorXd::Zero(nd_ + m));
-  }
+  jac_.setZero(nd_ + m_max_, nd_ + m_max_);
+  rhs_.setZero(nd_ + m_max_);
+  sol_.setZero(nd_ + m_max_);
   kkt_ = std::make_unique<StepKkt>(*model_, m_max_);
   residual_free_.setZero(nd_);
   last_correction_.setZero(nd_);
@@ -105,6 +117,7 @@ VariationalIntegrator::Impl::Impl(ModelPtr model, IntegratorOptions options)
   sub_report_ = makeReport();
   tension_sum_.setZero(ns_);
   contact_force_sum_.setZero(contact_rows);
+  friction_sum_.setZero(3, contact_rows);
   llt_ = Eigen::LLT<Eigen::MatrixXd>(nd_);
   mass_lu_ = std::make_unique<TreeLu>(*model_);
   tmp_nd_.setZero(nd_);
@@ -164,6 +177,7 @@ StepReport VariationalIntegrator::Impl::makeReport() const {
   r.tension_N.setZero(ns_);
   r.taut.assign(ns_, 0);
   r.contact_force_N.setZero(nc_ - contact_row_);
+  r.contact_friction_N.setZero(3, nc_ - contact_row_);
   return r;
 }
 
@@ -196,6 +210,7 @@ StepStatus VariationalIntegrator::Impl::step(const State& x, const Eigen::Vector
     h_ = h;
     tension_sum_.setZero();
     contact_force_sum_.setZero();
+    friction_sum_.setZero();
     int iterations = 0, changes = 0;
     double worst = 0.0, residual = 0.0, penetration = 0.0;
     bool ok = true;
@@ -211,6 +226,7 @@ StepStatus VariationalIntegrator::Impl::step(const State& x, const Eigen::Vector
       penetration = std::max(penetration, sub_report_.max_penetration_m);
       tension_sum_ += sub_report_.tension_N;
       contact_force_sum_ += sub_report_.contact_force_N;
+      friction_sum_ += sub_report_.contact_friction_N;
     }
     if (!ok) {
       if (st != StepStatus::NotConverged) break;
@@ -228,6 +244,7 @@ StepStatus VariationalIntegrator::Impl::step(const State& x, const Eigen::Vector
       report->max_penetration_m = penetration;
       report->tension_N = tension_sum_ / n;  // mean force over the step
       report->contact_force_N = contact_force_sum_ / n;
+      report->contact_friction_N = friction_sum_ / n;
     }
     return StepStatus::Ok;
   }
@@ -268,7 +285,7 @@ StepStatus VariationalIntegrator::Impl::stepOnce(const State& x, const Eigen::Ve
   constraintsAt(q1_full_, dyn_, gap1_, nullptr);
   for (int c = contact_row_; c < nc_; ++c) {
     contact_near_[c - contact_row_] = gap1_[c] > -kContactReach_m;
-    if (contact_near_[c - contact_row_]) contactGradient(dyn_, c, contact_G1_);
+    if (contact_near_[c - contact_row_]) contactGradient(dyn_, c, contact_G1_, &contact_F1_);
   }
   rig2_valid_ = rigm_valid_ = false;  // new step: new rig inputs
   dist1_ = dyn_.distance;
@@ -298,14 +315,30 @@ StepStatus VariationalIntegrator::Impl::stepOnce(const State& x, const Eigen::Ve
   for (const Model::StopRow& r : model_->stops)
     if (r.sign * (qd2_[r.variable] - r.bound) > 0.0) qd2_[r.variable] = r.bound;
 
-  // Start from the constraints tight at q_k; the Newton iteration settles the rest.
-  active_.clear();
+  // Start from the constraints tight at q_k, contacts sticking; the Newton iteration settles the
+  // rest.
   active_set_changes_ = 0;
-  for (int c = 0; c < nc_; ++c) {
-    is_active_[c] = gap1_[c] >= -1e-9 && static_cast<int>(active_.size()) < m_max_ ? 1 : 0;
-    if (is_active_[c]) active_.push_back(c);
-    lambda_[c] = 0.0;
+  int count = 0;
+  for (int id = 0; id < n_ids_; ++id) {
+    is_active_[id] = 0;
+    lambda_[id] = 0.0;
   }
+  for (int c = 0; c < nc_; ++c) {
+    const bool contact = c >= contact_row_;
+    const int cost = contact && hasFriction(c) ? 3 : 1;
+    if (gap1_[c] >= -1e-9 && count + cost <= m_max_) {
+      is_active_[c] = 1;
+      count += cost;
+      if (cost == 3) {  // sliding against the guess's slip, or sticking
+        is_active_[tangentId(c, 0)] = is_active_[tangentId(c, 1)] = 1;
+        if (const int i = slidingFacet(c); i >= 0 && count < m_max_) {
+          is_active_[facetId(c, i)] = 1;
+          ++count;
+        }
+      }
+    }
+  }
+  rebuildActive();
   const int iterations = solveNewton(x, rho_next);
   if (iterations < 0) return StepStatus::NotConverged;  // (a non-finite iterate too: retry)
   // No answer inside a surface: a contact row that took no part (farther than kContactReach_m
@@ -316,7 +349,8 @@ StepStatus VariationalIntegrator::Impl::stepOnce(const State& x, const Eigen::Ve
   if (report) {
     // (Sized once: a report from makeReport() is already.)
     if (report->tension_N.size() != ns_ || static_cast<int>(report->taut.size()) != ns_ ||
-        report->contact_force_N.size() != nc_ - contact_row_)
+        report->contact_force_N.size() != nc_ - contact_row_ ||
+        report->contact_friction_N.cols() != nc_ - contact_row_)
       *report = makeReport();
     report->substeps = 1;
     report->newton_iterations = iterations;
@@ -335,11 +369,19 @@ StepStatus VariationalIntegrator::Impl::stepOnce(const State& x, const Eigen::Ve
     report->stops_active = 0;
     for (int c = ns_; c < contact_row_; ++c) report->stops_active += is_active_[c];
     report->contacts_active = 0;
+    report->contacts_sliding = 0;
     report->max_penetration_m = 0.0;
     for (int c = contact_row_; c < nc_; ++c) {
+      const int r = c - contact_row_;
       report->contacts_active += is_active_[c];
-      report->contact_force_N[c - contact_row_] =
-          is_active_[c] ? std::max(0.0, lambda_[c]) / dt : 0.0;
+      report->contact_force_N[r] = is_active_[c] ? std::max(0.0, lambda_[c]) / dt : 0.0;
+      report->contact_friction_N.col(r).setZero();
+      if (is_active_[c] && hasFriction(c)) {
+        const Eigen::Matrix<double, 3, 2>& t = tangentsOf(c);
+        report->contact_friction_N.col(r) =
+            (t.col(0) * lambda_[tangentId(c, 0)] + t.col(1) * lambda_[tangentId(c, 1)]) / dt;
+        report->contacts_sliding += sliding(c);
+      }
       report->max_penetration_m = std::max(report->max_penetration_m, gap2_[c]);
     }
   }

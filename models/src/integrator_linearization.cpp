@@ -43,15 +43,33 @@ StepStatus VariationalIntegrator::Impl::linearizeStep(const State& x,
   for (int c : active_) {
     if (c < ns_) {
       addStringHessian(*model_, dyn_, c, lambda_[c], lambdaD2h);
-    } else if (c >= contact_row_) {  // g = offset + r - n . p(q): D2g = -n . D2p
-      const ContactPoint& point = contactPoint(c);
-      addPointNormalHessian(*model_, dyn_, point.frame, point.local_m, contactSurface(c).normal,
-                            -lambda_[c], lambdaD2h);
-    }  // (stops are linear)
+    } else if (c >= contact_row_ && c < facet_id0_) {
+      // A contact, g = offset + r - n . p(q): D2g = -n . D2p; its friction, the force
+      // + J^T t lambda_t: as a row g_t = -t . p.
+      const int contact = c < nc_ ? c : contactOfId(c);
+      const ContactPoint& point = contactPoint(contact);
+      const Eigen::Vector3d direction = c < nc_ ? contactSurface(c).normal
+                                                : Eigen::Vector3d(tangentsOf(contact).col((c - nc_) % 2));
+      addPointNormalHessian(*model_, dyn_, point.frame, point.local_m, direction, -lambda_[c],
+                            lambdaD2h);
+    }  // (stops are linear, facets have no force)
+  }
+  // A slip row, t^T J(q_k) (q_{k+1} - q_k), has d/dq_k = -t^T J + this: (q_{k+1} - q_k)^T
+  // D2(t . p)(q_k).
+  Eigen::MatrixXd slip_dq1 = Eigen::MatrixXd::Zero(m, nd_), curvature;
+  for (int i = 0; i < m; ++i) {
+    const int id = active_[i];
+    if (id < nc_ || id >= facet_id0_) continue;
+    const int contact = contactOfId(id);
+    const ContactPoint& point = contactPoint(contact);
+    curvature.setZero(nq, nq);
+    addPointNormalHessian(*model_, dyn_, point.frame, point.local_m,
+                          tangentsOf(contact).col((id - nc_) % 2), 1.0, curvature);
+    slip_dq1.row(i).noalias() = (qd2_ - x.q).transpose() * curvature.topLeftCorner(nd_, nd_);
   }
   // The converged step's Jacobian (strings at q_{k+1}, Lagrangian at the midpoint).
   evaluateResidual(x, rho_next, /*jacobian=*/true);
-  Eigen::PartialPivLU<Eigen::MatrixXd> lu(jac_[m]);
+  Eigen::PartialPivLU<Eigen::MatrixXd> lu(jac_.topLeftCorner(nd_ + m, nd_ + m));
 
   // dF/dx and dF/du, F = [DEL residual; h_A(q2)].
   const Eigen::MatrixXd& Lqq = dyn_.Lqq;
@@ -70,8 +88,11 @@ StepStatus VariationalIntegrator::Impl::linearizeStep(const State& x,
   dFdx.block(0, 0, nd_, nd_) = dR_dq1;
   dFdx.block(0, nd_, nd_, nd_).setIdentity();
   dFdx.block(0, 2 * nd_, nd_, nk_) = -lambdaD2h.topRightCorner(nd_, nk_);
-  for (int i = 0; i < m; ++i)  // (a stop's gradient has no rig part)
+  for (int i = 0; i < m; ++i)  // (a stop's gradient has no rig part, nor a contact's)
     if (active_[i] < ns_) dFdu.row(nd_ + i) = dyn2_.Dh.row(active_[i]).tail(nk_);
+  for (int i = 0; i < m; ++i)
+    if (active_[i] >= nc_ && active_[i] < facet_id0_)
+      dFdx.block(nd_ + i, 0, 1, nd_) = slip_dq1.row(i) - contact_F1_.row(active_[i] - nc_);
 
   const Eigen::MatrixXd Z = -lu.solve(dF);  // d(q2, lambda)/d(x, u)
   const auto Zx = Z.leftCols(nx);

@@ -35,11 +35,21 @@ void VariationalIntegrator::Impl::constraintsAt(const Eigen::VectorXd& q, const 
 }
 
 void VariationalIntegrator::Impl::contactGradient(const DynamicsData& d, int c,
-                                                  Eigen::MatrixXd& G) {
+                                                  Eigen::MatrixXd& G, Eigen::MatrixXd* F) {
   const ContactPoint& point = contactPoint(c);
   pointJacobian(*model_, d, point.frame, point.local_m, point_J_);
-  G.row(c - contact_row_).noalias() =
-      -contactSurface(c).normal.transpose() * point_J_.leftCols(nd_);
+  const int r = c - contact_row_;
+  G.row(r).noalias() = -contactSurface(c).normal.transpose() * point_J_.leftCols(nd_);
+  if (F && hasFriction(c))
+    F->middleRows(2 * r, 2).noalias() = tangentsOf(c).transpose() * point_J_.leftCols(nd_);
+}
+
+void VariationalIntegrator::Impl::rebuildActive() {
+  active_.clear();
+  for (int id = 0; id < n_ids_; ++id) {
+    position_[id] = is_active_[id] ? static_cast<int>(active_.size()) : -1;
+    if (is_active_[id]) active_.push_back(id);
+  }
 }
 
 // Residual of the DEL equation and the active constraints at the current guess (qd2_, lambda_),
@@ -95,12 +105,33 @@ void VariationalIntegrator::Impl::applyMultipliers() {
   for (int c : active_) {
     if (c < ns_) {
       residual_.noalias() -= lambda_[c] * dyn_.Dh.row(c).head(nd_).transpose();
-    } else if (c >= contact_row_) {
-      residual_.noalias() -= lambda_[c] * contact_G1_.row(c - contact_row_).transpose();
-    } else {
+    } else if (c < contact_row_) {
       const Model::StopRow& r = model_->stops[c - ns_];
       residual_[r.variable] -= lambda_[c] * r.sign;
+    } else if (c < nc_) {
+      residual_.noalias() -= lambda_[c] * contact_G1_.row(c - contact_row_).transpose();
+      h2_[c] = gap2_[c] - kContactCompliance * lambda_[c];
+    } else if (c < facet_id0_) {  // a friction impulse along a tangent: + J^T t lambda_t
+      residual_.noalias() += lambda_[c] * contact_F1_.row(c - nc_).transpose();
+    }  // (a facet's multiplier is a slip, no force)
+  }
+  // Friction's rows: the slip over the step, T^T J(q_k) (q_{k+1} - q_k) + compliance lambda_t +
+  // sum over the active facets of psi_i d_i (maximal dissipation: zero), and each facet's
+  // d_i^T lambda_t - mu lambda_n.
+  for (int c = contact_row_; c < nc_; ++c) {
+    if (!is_active_[c] || !hasFriction(c)) continue;
+    const int r = c - contact_row_;
+    const Eigen::Vector2d lambda_t(lambda_[tangentId(c, 0)], lambda_[tangentId(c, 1)]);
+    const double mu_lambda_n = contactSurface(c).friction * lambda_[c];
+    Eigen::Vector2d slip = contact_F1_.middleRows(2 * r, 2) * (qd2_ - q1_full_.head(nd_));
+    slip += kContactCompliance * lambda_t;
+    for (int i = 0; i < kFrictionFacets; ++i) {
+      const int f = facetId(c, i);
+      h2_[f] = facet_normal_.col(i).dot(lambda_t) - mu_lambda_n;
+      if (is_active_[f]) slip += lambda_[f] * facet_normal_.col(i);
     }
+    h2_[tangentId(c, 0)] = slip[0];
+    h2_[tangentId(c, 1)] = slip[1];
   }
 }
 
@@ -112,7 +143,7 @@ void VariationalIntegrator::Impl::applyMultipliers() {
 void VariationalIntegrator::Impl::assembleJacobian() {
   const double dt = h_;
   const int m = static_cast<int>(active_.size());
-  Eigen::MatrixXd& J = jac_[m];
+  Eigen::MatrixXd& J = jac_;
   auto J11 = J.topLeftCorner(nd_, nd_);
   J11.noalias() = (0.25 * dt) * dyn_.Lqq;
   J11 += 0.5 * (dyn_.Lqv - dyn_.Lqv.transpose());
@@ -125,19 +156,134 @@ void VariationalIntegrator::Impl::assembleJacobian() {
     if (c < ns_) {
       J.block(0, nd_ + i, nd_, 1) = -dyn_.Dh.row(c).head(nd_).transpose();
       J.block(nd_ + i, 0, 1, nd_) = dyn2_.Dh.row(c).head(nd_);
-    } else if (c >= contact_row_) {
-      contactGradient(dyn2_, c, contact_G2_);
-      J.block(0, nd_ + i, nd_, 1) = -contact_G1_.row(c - contact_row_).transpose();
-      J.block(nd_ + i, 0, 1, nd_) = contact_G2_.row(c - contact_row_);
-    } else {
+    } else if (c < contact_row_) {
       const Model::StopRow& r = model_->stops[c - ns_];
       J.block(0, nd_ + i, nd_, 1).setZero();
       J.block(nd_ + i, 0, 1, nd_).setZero();
       J(r.variable, nd_ + i) = -r.sign;
       J(nd_ + i, r.variable) = r.sign;
+    } else if (c < nc_) {
+      contactGradient(dyn2_, c, contact_G2_);
+      J.block(0, nd_ + i, nd_, 1) = -contact_G1_.row(c - contact_row_).transpose();
+      J.block(nd_ + i, 0, 1, nd_) = contact_G2_.row(c - contact_row_);
+    } else if (c < facet_id0_) {
+      J.block(0, nd_ + i, nd_, 1) = contact_F1_.row(c - nc_).transpose();
+      J.block(nd_ + i, 0, 1, nd_) = contact_F1_.row(c - nc_);
+    } else {
+      J.block(0, nd_ + i, nd_, 1).setZero();
+      J.block(nd_ + i, 0, 1, nd_).setZero();
     }
   }
-  J.bottomRightCorner(m, m).setZero();
+  // The multipliers' own block: zero for strings and stops; a contact's compliance; a facet's
+  // row d_i^T lambda_t - mu lambda_n and its multiplier's part in the slip rows.
+  J.block(nd_, nd_, m, m).setZero();
+  for (int i = 0; i < m; ++i) {
+    const int c = active_[i];
+    if (c < contact_row_) continue;
+    if (c < nc_) {
+      J(nd_ + i, nd_ + i) = -kContactCompliance;
+    } else if (c < facet_id0_) {
+      J(nd_ + i, nd_ + i) = kContactCompliance;
+    } else {
+      const int contact = contactOfId(c);
+      const auto d = facet_normal_.col((c - facet_id0_) % kFrictionFacets);
+      for (int k = 0; k < 2; ++k) {
+        const int t = nd_ + position_[tangentId(contact, k)];
+        J(nd_ + i, t) = d[k];
+        J(t, nd_ + i) = d[k];
+      }
+      J(nd_ + i, nd_ + position_[contact]) = -contactSurface(contact).friction;
+    }
+  }
+}
+
+bool VariationalIntegrator::Impl::updateFacets(int c, double facet_tol, double slip_tol,
+                                               int& count) {
+  bool changed = false;
+  auto set = [&](int i, bool on) {
+    const int f = facetId(c, i);
+    is_active_[f] = on;
+    lambda_[f] = 0.0;
+    count += on ? 1 : -1;
+    ++flips_[f];
+    ++active_set_changes_;
+    changed = true;
+  };
+  // A facet whose slip would run along +d_i (psi_i < 0) leaves: the contact sticks, or slides on
+  // its other facet.
+  for (int i = 0; i < kFrictionFacets; ++i) {
+    const int f = facetId(c, i);
+    if (is_active_[f] && lambda_[f] < -slip_tol && flips_[f] < kMaxFlips) set(i, false);
+  }
+  // The facet the friction impulse is farthest outside of joins (the contact slides on it); at
+  // most two, and adjacent (a vertex of the cone).
+  const int worst = mostViolatedFacet(c, facet_tol);
+  if (worst < 0 || count + 1 > m_max_) return changed;
+  set(worst, true);
+  int before = -1, after = -1;
+  for (int i = 0; i < kFrictionFacets; ++i) {
+    if (i == worst || !is_active_[facetId(c, i)]) continue;
+    const int ahead = (i - worst + kFrictionFacets) % kFrictionFacets;
+    if (ahead == 1) {
+      after = i;
+    } else if (ahead == kFrictionFacets - 1) {
+      before = i;
+    } else {
+      set(i, false);
+    }
+  }
+  if (before >= 0 && after >= 0)  // three in a row: keep the one slipping more
+    set(lambda_[facetId(c, before)] < lambda_[facetId(c, after)] ? before : after, false);
+  return changed;
+}
+
+int VariationalIntegrator::Impl::mostViolatedFacet(int c, double facet_tol) const {
+  const Eigen::Vector2d lambda_t(lambda_[tangentId(c, 0)], lambda_[tangentId(c, 1)]);
+  const double mu_lambda_n = contactSurface(c).friction * lambda_[c];
+  // Sliding, the impulse walks around the cone: only a facet next to an active one may join.
+  // (Jumping to the farthest facet let two contacts of one body trade slip directions forever.)
+  const bool slides = sliding(c);
+  auto nextToActive = [&](int i) {
+    return is_active_[facetId(c, (i + 1) % kFrictionFacets)] ||
+           is_active_[facetId(c, (i + kFrictionFacets - 1) % kFrictionFacets)];
+  };
+  int worst = -1;
+  double worst_excess = facet_tol;
+  for (int i = 0; i < kFrictionFacets; ++i) {
+    const int f = facetId(c, i);
+    const double excess = facet_normal_.col(i).dot(lambda_t) - mu_lambda_n;
+    if (!is_active_[f] && flips_[f] < kMaxFlips && excess > worst_excess &&
+        (!slides || nextToActive(i))) {
+      worst = i;
+      worst_excess = excess;
+    }
+  }
+  return worst;
+}
+
+int VariationalIntegrator::Impl::slidingFacet(int c) const {
+  const int r = c - contact_row_;
+  const Eigen::Vector2d slip = contact_F1_.middleRows(2 * r, 2) * (qd2_ - q1_full_.head(nd_));
+  if (slip.norm() <= options_.constraint_tol_m) return -1;
+  int best = 0;
+  for (int i = 1; i < kFrictionFacets; ++i)
+    if (facet_normal_.col(i).dot(slip) < facet_normal_.col(best).dot(slip)) best = i;
+  return best;
+}
+
+bool VariationalIntegrator::Impl::complementary(double lambda_tol, double facet_tol) const {
+  for (int c = 0; c < nc_; ++c)
+    if (is_active_[c] ? lambda_[c] < -lambda_tol : gap2_[c] > options_.constraint_tol_m)
+      return false;
+  for (int c = contact_row_; c < nc_; ++c) {
+    if (!is_active_[c] || !hasFriction(c)) continue;
+    for (int i = 0; i < kFrictionFacets; ++i) {
+      const int f = facetId(c, i);
+      if (is_active_[f] ? lambda_[f] < -options_.constraint_tol_m : h2_[f] > facet_tol)
+        return false;
+    }
+  }
+  return true;
 }
 
 // Newton's method on (q_{d,k+1}, lambda) together with the constraints' complementarity
@@ -152,27 +298,33 @@ void VariationalIntegrator::Impl::assembleJacobian() {
 // region: a larger one within a single step leaves the basin of its solution).  Convergence is
 // judged on the true residual and on complementarity.  Returns the iterations taken, or -1.
 int VariationalIntegrator::Impl::solveNewton(const State& x, const Eigen::VectorXd& rho_next) {
-  constexpr int kMaxFlips = 4;
   bool factored = false;  // kkt_ holds the Jacobian for the current taut set
   double last_update = std::numeric_limits<double>::infinity();
   double prev_merit = std::numeric_limits<double>::infinity();
   double alpha = 0.0;  // fraction of the current direction sol_[m] applied so far
   int m = static_cast<int>(active_.size());
   corrected_after_evaluation_ = false;
-  for (int c = 0; c < nc_; ++c) flips_[c] = 0;
+  for (int id = 0; id < n_ids_; ++id) flips_[id] = 0;
+  const double ctol = options_.constraint_tol_m;
+  // An active id's row in metres: strings and stops their gap, contacts and slips the function
+  // Newton drives to zero, a facet's row (impulse) in units of facet_tol.
+  auto rowError = [&](int id, double facet_tol) {
+    if (id < contact_row_) return gap2_[id];
+    return id < facet_id0_ ? h2_[id] : h2_[id] * (ctol / facet_tol);
+  };
   // Merit for the line search: the 2-norm of the residual scaled by its tolerances, for which
   // the Newton direction is a descent direction with slope -1.
   auto meritOf = [&](double rtol) {
     double c2 = 0.0;
     for (int c : active_) {
-      const double r = gap2_[c] / options_.constraint_tol_m;
+      const double r = rowError(c, 10.0 * rtol) / ctol;
       c2 += r * r;
     }
     return std::sqrt((residual_ / rtol).squaredNorm() + c2);
   };
-  auto constraintError = [&] {
+  auto constraintError = [&](double rtol) {
     double cerr = 0.0;
-    for (int c : active_) cerr = std::max(cerr, std::abs(gap2_[c]));
+    for (int c : active_) cerr = std::max(cerr, std::abs(rowError(c, 10.0 * rtol)));
     return cerr;
   };
   for (int it = 0; it <= options_.max_newton_iterations; ++it) {
@@ -182,8 +334,9 @@ int VariationalIntegrator::Impl::solveNewton(const State& x, const Eigen::Vector
     // has converged): its second derivatives come with the residual's sweep.
     evaluateResidual(x, rho_next, /*jacobian=*/false, /*second_derivatives=*/!factored);
     const double rtol = options_.residual_rel_tol * momentum_scale_;
+    const double facet_tol = 10.0 * rtol;  // an impulse
     double rerr = residual_.cwiseAbs().maxCoeff();
-    double cerr = constraintError();
+    double cerr = constraintError(rtol);
     if (!std::isfinite(rerr) || !std::isfinite(cerr)) return -1;
     double merit = meritOf(rtol);
     // A correction of a few ulps of q: the residual is at its round-off floor, where neither a
@@ -193,8 +346,8 @@ int VariationalIntegrator::Impl::solveNewton(const State& x, const Eigen::Vector
     if (alpha > 1e-4 && merit > (1.0 - 1e-4 * alpha) * prev_merit && !at_roundoff) {
       // No sufficient decrease (Armijo): take half of the last step back.
       alpha *= 0.5;
-      qd2_ -= alpha * sol_[m].head(nd_);
-      for (int i = 0; i < m; ++i) lambda_[active_[i]] -= alpha * sol_[m][nd_ + i];
+      qd2_ -= alpha * sol_.head(nd_);
+      for (int i = 0; i < m; ++i) lambda_[active_[i]] -= alpha * sol_[nd_ + i];
       continue;
     }
     // Complementarity: update the taut set from this iterate.
@@ -203,9 +356,30 @@ int VariationalIntegrator::Impl::solveNewton(const State& x, const Eigen::Vector
     int count = m;
     for (int c = 0; c < nc_; ++c) {
       if (flips_[c] >= kMaxFlips) continue;
-      const bool release = is_active_[c] && lambda_[c] < -lambda_tol;
-      const bool catches = !is_active_[c] && gap2_[c] > options_.constraint_tol_m &&
-                           count < m_max_ && (c < contact_row_ || contact_near_[c - contact_row_]);
+      const bool contact = c >= contact_row_;
+      const bool friction = contact && hasFriction(c);
+      // A contact sticking with its friction outside the cone slides first, and one sliding
+      // that pulls tries sticking (it may jam, Painleve's case) before it leaves.
+      bool release = is_active_[c] && lambda_[c] < -lambda_tol;
+      if (release && friction) {
+        const int stick_tries = tangentId(c, 0);  // (a tangent's flips count these)
+        if (sliding(c) && flips_[stick_tries] < 2) {
+          for (int i = 0; i < kFrictionFacets; ++i) {
+            const int f = facetId(c, i);
+            count -= is_active_[f];
+            is_active_[f] = 0;
+            lambda_[f] = 0.0;
+          }
+          ++flips_[stick_tries];
+          ++active_set_changes_;
+          changed = true;
+          continue;
+        }
+        if (!sliding(c) && mostViolatedFacet(c, facet_tol) >= 0) release = false;
+      }
+      const bool catches = !is_active_[c] && gap2_[c] > ctol &&
+                           count + (friction ? 3 : 1) <= m_max_ &&
+                           (!contact || contact_near_[c - contact_row_]);
       if (release || catches) {
         is_active_[c] ^= 1;
         count += is_active_[c] ? 1 : -1;
@@ -220,27 +394,43 @@ int VariationalIntegrator::Impl::solveNewton(const State& x, const Eigen::Vector
         ++flips_[c];
         ++active_set_changes_;
         changed = true;
+        if (friction) {
+          // A contact that lands slides against its slip over the step so far (or sticks); one
+          // that leaves takes its friction along.
+          for (int k = 0; k < 2; ++k) {
+            is_active_[tangentId(c, k)] = is_active_[c];
+            lambda_[tangentId(c, k)] = 0.0;
+          }
+          count += is_active_[c] ? 2 : -2;
+          for (int i = 0; i < kFrictionFacets; ++i) {
+            const int f = facetId(c, i);
+            count -= is_active_[f];
+            is_active_[f] = 0;
+            lambda_[f] = 0.0;
+          }
+          if (const int i = is_active_[c] ? slidingFacet(c) : -1; i >= 0 && count < m_max_) {
+            is_active_[facetId(c, i)] = 1;
+            ++count;
+          }
+        }
       }
     }
+    // Coulomb's cone: each touching contact's facets.
+    for (int c = contact_row_; c < nc_; ++c)
+      if (is_active_[c] && hasFriction(c)) changed |= updateFacets(c, facet_tol, ctol, count);
     if (changed) {
-      active_.clear();
-      for (int c = 0; c < nc_; ++c)
-        if (is_active_[c]) active_.push_back(c);
+      rebuildActive();
       m = static_cast<int>(active_.size());
       factored = false;
       alpha = 0.0;
       applyMultipliers();  // lambda changed (the kinematics did not)
       rerr = residual_.cwiseAbs().maxCoeff();
-      cerr = constraintError();
+      cerr = constraintError(rtol);
       merit = meritOf(rtol);
-    } else if (rerr <= rtol && cerr <= options_.constraint_tol_m) {
+    } else if (rerr <= rtol && cerr <= ctol) {
       // Converged: complementary too?  (A constraint frozen by kMaxFlips may not be.)
-      for (int c = 0; c < nc_; ++c)
-        if ((is_active_[c] && lambda_[c] < -lambda_tol) ||
-            (!is_active_[c] && gap2_[c] > options_.constraint_tol_m))
-          return -1;
-      return it;
-    } else if (at_roundoff && rerr <= 1e3 * rtol && cerr <= 1e3 * options_.constraint_tol_m) {
+      return complementary(lambda_tol, facet_tol) ? it : -1;
+    } else if (at_roundoff && rerr <= 1e3 * rtol && cerr <= 1e3 * ctol) {
       return it;  // stagnation at round-off, within a thousand times the tolerances
     }
     if (it == options_.max_newton_iterations) break;
@@ -253,36 +443,32 @@ int VariationalIntegrator::Impl::solveNewton(const State& x, const Eigen::Vector
       if (!second_valid_) computeLagrangian(*model_, dyn_, qm_full_, vel_, LagrangianOrder::Second);
       second_valid_ = true;
       assembleJacobian();
-      kkt_->factor(jac_[m], m, !options_.tree_factorization);
+      kkt_->factor(jac_, m, !options_.tree_factorization);
       factored = true;
       ++factorizations_;
     }
     prev_merit = merit;
-    Eigen::VectorXd& rhs = rhs_[m];
+    auto rhs = rhs_.head(nd_ + m);
+    auto sol = sol_.head(nd_ + m);
     rhs.head(nd_) = -residual_;
     for (int i = 0; i < m; ++i) rhs[nd_ + i] = -h2_[active_[i]];
-    kkt_->solve(rhs, sol_[m]);
-    const double size = sol_[m].head(nd_).cwiseAbs().maxCoeff();
-    if (!sol_[m].allFinite()) return -1;
-    if (size > kStepLimit) sol_[m] *= kStepLimit / size;  // trust region
+    kkt_->solve(rhs, sol);
+    const double size = sol.head(nd_).cwiseAbs().maxCoeff();
+    if (!sol.allFinite()) return -1;
+    if (size > kStepLimit) sol *= kStepLimit / size;  // trust region
     alpha = 1.0;
     last_update = std::min(size, kStepLimit);
-    qd2_ += sol_[m].head(nd_);
-    for (int i = 0; i < m; ++i) lambda_[active_[i]] += sol_[m][nd_ + i];
+    qd2_ += sol.head(nd_);
+    for (int i = 0; i < m; ++i) lambda_[active_[i]] += sol[nd_ + i];
     // The stopping rule of the simplified Newton method (Hairer & Wanner, "Solving Ordinary
     // Differential Equations II", Springer 1996, sec. IV.8): the iteration contracts by about
     // theta per correction with this matrix, so after this one the residual is about theta times
     // this evaluation's.  Where that is a tenth of the tolerances or less, and the taut
     // constraints already hold (so the step's report of them stands), this correction ends the
     // iteration without evaluating again, and the caller corrects p_{k+1} to first order.
-    if (theta <= 0.05 && theta * merit <= 0.1 && cerr <= options_.constraint_tol_m &&
-        size <= kStepLimit) {
-      bool complementary = true;
-      for (int c = 0; c < nc_; ++c)
-        complementary &=
-            is_active_[c] ? lambda_[c] >= -lambda_tol : gap2_[c] <= options_.constraint_tol_m;
-      if (complementary) {
-        last_correction_ = sol_[m].head(nd_);
+    if (theta <= 0.05 && theta * merit <= 0.1 && cerr <= ctol && size <= kStepLimit) {
+      if (complementary(lambda_tol, facet_tol)) {
+        last_correction_ = sol.head(nd_);
         corrected_after_evaluation_ = true;
         return it + 1;
       }

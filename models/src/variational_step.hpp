@@ -23,6 +23,17 @@ constexpr double kStepLimit = 0.25;
 // the step: its gradient is not formed, and should the step's answer end inside the surface, the
 // step fails and the substep fallback (a point moving faster than 5 m/s at 10 ms) takes it.
 constexpr double kContactReach_m = 0.05;
+// Times a row may join or leave the active set within one step (so that it cannot thrash).
+constexpr int kMaxFlips = 4;
+// Coulomb's cone as a polygon of this many facets, circumscribing the circle of radius
+// mu lambda_n: a pull along a facet's normal slips at exactly mu N, one along a vertex at
+// mu N / cos(pi / 16), 2 % more.
+constexpr int kFrictionFacets = 16;
+// Compliance of a touching contact's rows (m per N s of impulse): its gap closes to
+// -compliance * lambda_n and a sticking point moves compliance * lambda_t per step.  It keeps the
+// step's Newton matrix regular where contacts are redundant (a capsule lying flat sticks at both
+// ends: the same slip along its axis twice), 0.1 nm for a 1 kg puppet's landing at 1 m/s.
+constexpr double kContactCompliance = 1e-10;
 
 struct VariationalIntegrator::Impl {
   Impl(ModelPtr model, IntegratorOptions options);
@@ -57,8 +68,45 @@ struct VariationalIntegrator::Impl {
   const ContactSurface& contactSurface(int c) const {
     return contacts_->surfaces[(c - contact_row_) / contacts_->points.size()];
   }
-  // Contact row c's gradient at d's kinematics into G's row c - contact_row_.
-  void contactGradient(const DynamicsData& d, int c, Eigen::MatrixXd& G);
+  // Contact row c's gradient at d's kinematics into G's row c - contact_row_ (and, with F, its
+  // tangential rows T^T J into F's rows 2 (c - contact_row_) + 0, 1).
+  void contactGradient(const DynamicsData& d, int c, Eigen::MatrixXd& G,
+                       Eigen::MatrixXd* F = nullptr);
+  // Friction's unknowns.  A touching contact row c with friction has two tangential impulses
+  // (ids tangentId(c, 0..1), their rows the slip over the step) and its cone's facets (ids
+  // facetId(c, i), each a unilateral row d_i^T lambda_t - mu lambda_n <= 0 whose multiplier is
+  // the slip along -d_i).  Ids from nc_ on; ids below nc_ are the constraint rows.
+  bool hasFriction(int c) const { return contactSurface(c).friction > 0.0; }
+  int tangentId(int c, int k) const { return nc_ + 2 * (c - contact_row_) + k; }
+  int facetId(int c, int i) const {
+    return facet_id0_ + kFrictionFacets * (c - contact_row_) + i;
+  }
+  int contactOfId(int id) const {  // the contact row of a friction id
+    return contact_row_ +
+           (id < facet_id0_ ? (id - nc_) / 2 : (id - facet_id0_) / kFrictionFacets);
+  }
+  // active_ and position_ from is_active_.
+  void rebuildActive();
+  // Every constraint row and every touching contact's facets complementary: an active one's
+  // multiplier >= 0 (to the tolerances), an inactive one's row <= 0.
+  bool complementary(double lambda_tol, double facet_tol) const;
+  // The tangent basis of contact row c's surface.
+  const Eigen::Matrix<double, 3, 2>& tangentsOf(int c) const {
+    return tangents_[(c - contact_row_) / contacts_->points.size()];
+  }
+  // Updates the facets of touching contact c; true if any changed.
+  bool updateFacets(int c, double facet_tol, double slip_tol, int& count);
+  // Contact c's inactive facet that its friction impulse exceeds most, beyond facet_tol (and
+  // that may still flip), or -1.
+  int mostViolatedFacet(int c, double facet_tol) const;
+  // The facet to slide on against contact c's slip over the step at the current iterate, or -1
+  // (no slip).
+  int slidingFacet(int c) const;
+  bool sliding(int c) const {
+    for (int i = 0; i < kFrictionFacets; ++i)
+      if (is_active_[facetId(c, i)]) return true;
+    return false;
+  }
 
   ModelPtr model_;
   IntegratorOptions options_;
@@ -73,8 +121,13 @@ struct VariationalIntegrator::Impl {
   int nc_;
   int contact_row_;  // the first contact row (n_s + stops)
   std::shared_ptr<const Contacts> contacts_;  // or null
+  int facet_id0_;    // the first facet id (nc_ + 2 contact rows)
+  int n_ids_;        // constraint rows and friction ids
   int m_max_;          // largest feasible taut set: every string, one stop per limited joint and
-                       // as many contact rows as there are joints (more would be dependent)
+                       // as many contact rows as there are joints (more would be dependent),
+                       // each with its friction's two impulses and two facets
+  Eigen::Matrix<double, 2, kFrictionFacets> facet_normal_;  // d_i in the tangent plane
+  std::vector<Eigen::Matrix<double, 3, 2>> tangents_;       // per surface: tangentBasis
   DynamicsData dyn_;   // kinematics at q_k and the midpoint, the Lagrangian
   DynamicsData dyn2_;  // kinematics and strings at q_{k+1}
   bool rig2_valid_ = false, rigm_valid_ = false;  // rig frames current in dyn2_ / dyn_
@@ -87,17 +140,23 @@ struct VariationalIntegrator::Impl {
   // Per-step scratch.
   Eigen::VectorXd q1_full_, q2_full_, qm_full_;  // n_q
   Eigen::VectorXd qd2_, vel_;                    // n_d
-  Eigen::VectorXd lambda_;                       // n_c (entries for active constraints)
-  Eigen::VectorXd gap1_, gap2_, h2_;             // n_c
+  Eigen::VectorXd lambda_;                       // n_ids (entries for active ones)
+  Eigen::VectorXd gap1_, gap2_;                  // n_c
+  // n_ids: the function Newton drives to zero for each active id (strings: h; stops: the gap;
+  // contacts: the gap - compliance lambda; tangential: the slip; facets: d^T lambda_t - mu
+  // lambda_n, for every facet of a touching contact).
+  Eigen::VectorXd h2_;
   Eigen::MatrixXd contact_G1_, contact_G2_;      // contact rows x n_d: gradients at q_k, q_{k+1}
+  Eigen::MatrixXd contact_F1_;                   // 2 contact rows x n_d: T^T J at q_k
   std::vector<char> contact_near_;  // per contact row: within kContactReach_m at q_k (G1 known)
   Eigen::MatrixXd point_J_;                      // 3 x n_q: a contact point's Jacobian
   Eigen::VectorXd dist1_;                        // n_s: string spans at q_k
   Eigen::VectorXd residual_;                     // n_d
   Eigen::VectorXd residual_free_;                // n_d: residual_ without the constraint forces
-  std::vector<int> active_;                      // indices of taut constraints, ascending
-  std::vector<char> is_active_;
-  std::vector<int> flips_;         // per constraint: taut-set changes this step
+  std::vector<int> active_;                      // active ids (taut constraints), ascending
+  std::vector<char> is_active_;                  // n_ids
+  std::vector<int> position_;                    // n_ids: place in active_, or -1
+  std::vector<int> flips_;         // per id: taut-set changes this step
   std::vector<int> stop_partner_;  // per constraint: the same joint's other stop, or -1
   int active_set_changes_ = 0;
   double momentum_scale_ = 1.0;
@@ -106,13 +165,15 @@ struct VariationalIntegrator::Impl {
   bool corrected_after_evaluation_ = false;
   Eigen::VectorXd last_correction_;
   Eigen::VectorXd damping_now_, damping_slope_;  // n_d: c(q_m), dc/dq at this evaluation
-  // Newton systems, one per active-set size m = 0..m_max (no allocation when m changes).
-  std::vector<Eigen::MatrixXd> jac_;
+  // The Newton system of m active ids is jac_'s leading n_d + m square block, its right-hand
+  // side and solution rhs_'s and sol_'s heads (no allocation when m changes).
+  Eigen::MatrixXd jac_;
   std::unique_ptr<StepKkt> kkt_;
-  std::vector<Eigen::VectorXd> rhs_, sol_;
+  Eigen::VectorXd rhs_, sol_;
   double h_ = 0.0;  // the step size being solved (dt or a substep)
   State sub_;       // substep fallback scratch
   Eigen::VectorXd sub_u_, tension_sum_, contact_force_sum_;
+  Eigen::Matrix3Xd friction_sum_;
   StepReport sub_report_;
   long factorizations_ = 0;
   // Mass matrix factorisation for the initial guess: by the tree's pattern, or (the reference

@@ -45,6 +45,7 @@ void checkLinearization(const ModelPtr& m, const State& x, const Eigen::VectorXd
   const Eigen::VectorXd x0 = pack(x);
   auto sameContacts = [&] {
     return rep.taut == rep0.taut && rep.stops_active == rep0.stops_active &&
+           rep.contacts_sliding == rep0.contacts_sliding &&
            (rep.contact_force_N.array() > 0).matrix() == (rep0.contact_force_N.array() > 0).matrix();
   };
   for (int i = 0; i < nx; ++i) {

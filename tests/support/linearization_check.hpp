@@ -3,7 +3,7 @@
 // differences of its step, on one step from x under input u; the step is run with `options`
 // (its time step and tolerances set here, tight: differences divide the solve's error by their
 // step).  Fails the test if a perturbation changes the step's contact set (taut strings, stops,
-// touching contact rows): there the step is a switch, not a derivative.
+// touching contact rows, sliding ones): there the step is a switch, not a derivative.
 #pragma once
 
 #include <Eigen/Core>

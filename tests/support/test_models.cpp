@@ -73,8 +73,9 @@ ModelPtr randomTreeModel(unsigned seed, int n_dynamic, int n_strings) {
   return b.build();
 }
 
-ModelPtr probeModel(const Shape& shape, const Eigen::Isometry3d& local,
-                    const Eigen::Vector3d* anchor) {
+namespace {
+
+ModelBuilder probeBuilder(const Shape& shape, const Eigen::Isometry3d& local) {
   ModelBuilder b("probe");
   const char* names[6] = {"x", "y", "z", "yaw", "pitch", "roll"};
   for (const char* n : names) b.addDynamic({n, 0.0, 0.0, {}, {}});
@@ -90,9 +91,33 @@ ModelPtr probeModel(const Shape& shape, const Eigen::Isometry3d& local,
   g.shape = shape;
   g.pose = local;
   b.addGeometry(g, "body");
+  return b;
+}
+
+}  // namespace
+
+ModelPtr probeModel(const Shape& shape, const Eigen::Isometry3d& local,
+                    const Eigen::Vector3d* anchor) {
+  ModelBuilder b = probeBuilder(shape, local);
   if (anchor) {
     b.addString("thread", "body", Eigen::Vector3d::Zero(), "world", *anchor, "", 2.0);
   }
+  return b.build();
+}
+
+ModelPtr draggedProbeModel(const Shape& shape, const Eigen::Isometry3d& local,
+                           const Eigen::Vector3d& attach, const Eigen::Vector3d& anchor,
+                           double length_m) {
+  ModelBuilder b = probeBuilder(shape, local);
+  KinematicVariable carriage;
+  carriage.name = "carriage_x";
+  b.addKinematic(carriage);
+  Eigen::Isometry3d base = Eigen::Isometry3d::Identity();
+  base.translation() = anchor;
+  b.addFixedFrame("rail", "world", base);
+  b.addJointFrame("carriage", "rail", JointType::Translate, Eigen::Vector3d::UnitX(),
+                  carriage.name);
+  b.addString("tow", "body", attach, "carriage", Eigen::Vector3d::Zero(), "", length_m);
   return b.build();
 }
 

@@ -24,6 +24,12 @@ ModelPtr probeModel(const Shape& shape,
                     const Eigen::Isometry3d& local = Eigen::Isometry3d::Identity(),
                     const Eigen::Vector3d* anchor = nullptr);
 
+// test::probeModel pulled by a string of length_m from `attach` (body frame) to a carriage at
+// `anchor` + (carriage_x, 0, 0) in the world, carriage_x its one rig input (m).
+ModelPtr draggedProbeModel(const Shape& shape, const Eigen::Isometry3d& local,
+                           const Eigen::Vector3d& attach, const Eigen::Vector3d& anchor,
+                           double length_m);
+
 // Random state helpers.
 Eigen::VectorXd randomVector(std::mt19937& rng, int n, double scale);
 

@@ -49,7 +49,9 @@ struct StepReport {
   std::vector<char> taut;              // n_s: 1 if the string was taut (active) over the step
   int stops_active = 0;                // joint stops in contact over the step
   int contacts_active = 0;             // contact rows (IntegratorOptions::contacts) touching
+  int contacts_sliding = 0;            // of which sliding (the friction force on its cone)
   Eigen::VectorXd contact_force_N;     // per contact row: its normal force over the step (N)
+  Eigen::Matrix3Xd contact_friction_N;  // per contact row: its friction force, world frame (N)
   double max_penetration_m = 0.0;      // max over contact rows of max(0, gap) at q_{k+1}
   int unreachable_string = -1;         // with StepStatus::Unreachable: a string that cannot fit
   double energy_J = 0.0;               // T + V at the step midpoint, v = (q_{k+1} - q_k) / dt
@@ -84,7 +86,7 @@ struct IntegratorOptions {
   // round-off (tests/test_step_equivalence.cpp) and slower.
   bool tree_factorization = true;
   // Surfaces the puppet may touch and the points that touch them (contact.hpp), one unilateral
-  // row per pair, frictionless and inelastic; none when null (nothing touches anything).  The
+  // row per pair with Coulomb friction, inelastic; none when null (nothing touches anything).  The
   // constructor throws std::invalid_argument naming the field when they do not fit the model
   // (contactsProblem).
   std::shared_ptr<const Contacts> contacts;
