@@ -9,7 +9,10 @@
 // to round-off).  With --floor, also the tree step with the floor's contact rows
 // (IntegratorOptions::contacts: every sphere and capsule end against the stage's floor), and its
 // ratio to the step without: the rows' cost when nothing touches (the motion keeps the feet off
-// the floor), whose states must be the same to the bit (exit 1 if not).
+// the floor), whose states must be the same to the bit (exit 1 if not); and the step with the
+// floor raised 1 cm above the puppet's lowest point at rest (let onto it over a second), so that
+// its feet bear load, push and slide (with friction) as the rig moves: its ratio to the step
+// without, and how many contacts touched and slid per step.
 //
 //   build/bin/bench_step_cost [--models marionette25,puppetcopter] [--dt 0.01] [--rounds 5]
 //                             [--duration 20] [--floor]
@@ -18,6 +21,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <limits>
 #include <memory>
 #include <string>
 #include <vector>
@@ -25,6 +29,7 @@
 #include "bench_motion.hpp"
 #include "marionette/common/text.hpp"
 #include "marionette/models/contact.hpp"
+#include "marionette/models/dynamics.hpp"
 #include "marionette/models/integrator.hpp"
 #include "marionette/models/model_io.hpp"
 #include "marionette/models/rest_pose.hpp"
@@ -33,9 +38,13 @@ using namespace marionette;
 
 namespace {
 
+constexpr double kRaise_m = 0.01;  // the floor above the puppet's lowest point at rest
+
 struct Run {
   double us_per_step = 0.0;
   std::vector<State> states;  // x_0 .. x_n
+  double touching = 0.0, sliding = 0.0;  // contacts per step, mean
+  double substepped = 0.0;               // fraction of steps that took the substep fallback
 };
 
 // Steps through the schedule from x0, keeping every state; -1 us on a failed step.
@@ -44,6 +53,7 @@ Run runSteps(const ModelPtr& m, const InputSchedule& in, const State& x0,
   VariationalIntegrator vi(m, o);
   Run r;
   State x = x0, next = vi.makeState();
+  StepReport rep = vi.makeReport();
   const int n = static_cast<int>(in.values.rows()) - 1;
   r.states.reserve(n + 1);
   r.states.push_back(x);
@@ -51,12 +61,22 @@ Run runSteps(const ModelPtr& m, const InputSchedule& in, const State& x0,
   const auto t0 = std::chrono::steady_clock::now();
   for (int k = 0; k < n; ++k) {
     u = in.values.row(k + 1).transpose();
-    if (vi.step(x, u, next) != StepStatus::Ok) return Run{-1.0, {}};
+    if (const StepStatus st = vi.step(x, u, next, &rep); st != StepStatus::Ok) {
+      std::fprintf(stderr, "bench_step_cost: step %d (t = %.2f s): %s\n", k + 1,
+                   (k + 1) * o.dt_s, toString(st));
+      return Run{-1.0, {}};
+    }
     std::swap(x, next);
     r.states.push_back(x);
+    r.touching += rep.contacts_active;
+    r.sliding += rep.contacts_sliding;
+    r.substepped += rep.substeps > 1;
   }
   r.us_per_step =
       1e6 * std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() / n;
+  r.touching /= n;
+  r.sliding /= n;
+  r.substepped /= n;
   return r;
 }
 
@@ -114,6 +134,7 @@ int main(int argc, char** argv) {
                  "bench_step_cost: --dt in (0, 0.1] s, --rounds >= 1, --duration in [1, 600] s\n");
     return 2;
   }
+  bool any_failed = false;
   for (const std::string& name : models) {
     ModelPtr m;
     try {
@@ -137,12 +158,43 @@ int main(int argc, char** argv) {
     with_floor.contacts = contacts;
     const State x0 = VariationalIntegrator(m, dense).stateFromVelocity(
         rest.q, Eigen::VectorXd::Zero(m->nd()), rho0);
+    // The floor raised to the lowest contact point's bottom at rest, then 1 cm more over a second
+    // in which the puppet, at rest inputs, settles onto it: its feet bear load from the start.
+    IntegratorOptions on_floor = tree;
+    State x_on = x0;
+    {
+      DynamicsData d(*m);
+      Eigen::VectorXd q(m->nq());
+      q << rest.q, rho0;
+      forwardKinematics(*m, d, q);
+      auto raised = std::make_shared<Contacts>(*contacts);
+      ContactSurface& surface = raised->surfaces[0];
+      double top = -1e300;
+      for (const ContactPoint& p : raised->points)
+        top = std::max(top, surface.offset_m + p.radius_m -
+                                surface.normal.dot(pointPosition(d, p.frame, p.local_m)));
+      surface.offset_m -= top;
+      for (int k = 1; k <= 100; ++k) {
+        surface.offset_m += kRaise_m / 100;  // (normal . x <= offset is solid: up is +offset)
+        on_floor.contacts = std::make_shared<Contacts>(*raised);
+        VariationalIntegrator settle(m, on_floor);
+        if (const StepStatus st = settle.step(x_on, rho0, x_on); st != StepStatus::Ok) {
+          std::fprintf(stderr, "bench_step_cost: %s: settling onto the floor: %s\n",
+                       name.c_str(), toString(st));
+          return 1;
+        }
+      }
+      on_floor.contacts = raised;
+    }
     std::printf("\n%s, dt = %g s, %g s of rig motion (n_d = %d, %d strings)\n", name.c_str(), dt,
                 duration_s, m->nd(), m->nstrings());
     std::printf("| round | step, dense LU (us) | step, tree (us) | linearizeStep (us) |%s\n",
-                floor ? " step, tree, the floor's contacts (us) |" : "");
-    std::printf("| --- | --- | --- | --- |%s\n", floor ? " --- |" : "");
-    std::vector<double> d_us, t_us, l_us, tree_ratio, lin_ratio, f_us, floor_ratio;
+                floor ? " step, tree, the floor's contacts (us) | step, on the floor (us) |" : "");
+    std::printf("| --- | --- | --- | --- |%s\n", floor ? " --- | --- |" : "");
+    std::vector<double> d_us, t_us, l_us, tree_ratio, lin_ratio, f_us, floor_ratio, o_us,
+        on_ratio;
+    Run on;
+    bool on_failed = false;
     double max_dq = 0.0;
     bool floor_same = true;
     for (int r = 1; r <= rounds; ++r) {
@@ -151,7 +203,9 @@ int main(int argc, char** argv) {
         d = runSteps(m, in, x0, dense);
         t = runSteps(m, in, x0, tree);
         if (floor) f = runSteps(m, in, x0, with_floor);
+        if (floor) on = runSteps(m, in, x_on, on_floor);
       } else {
+        if (floor) on = runSteps(m, in, x_on, on_floor);
         if (floor) f = runSteps(m, in, x0, with_floor);
         t = runSteps(m, in, x0, tree);
         d = runSteps(m, in, x0, dense);
@@ -159,6 +213,10 @@ int main(int argc, char** argv) {
       if (floor && f.us_per_step < 0) {
         std::fprintf(stderr, "bench_step_cost: %s: a step with the floor failed\n", name.c_str());
         return 1;
+      }
+      if (floor && on.us_per_step < 0) {  // reported, and the other columns go on
+        on_failed = true;
+        on.us_per_step = std::numeric_limits<double>::quiet_NaN();
       }
       if (d.us_per_step < 0 || t.us_per_step < 0) {
         std::fprintf(stderr, "bench_step_cost: %s: a step failed\n", name.c_str());
@@ -182,7 +240,9 @@ int main(int argc, char** argv) {
           floor_same &= f.states[k].q == t.states[k].q && f.states[k].p == t.states[k].p;
         f_us.push_back(f.us_per_step);
         floor_ratio.push_back(f.us_per_step / t.us_per_step);
-        std::printf(" %.2f |", f.us_per_step);
+        o_us.push_back(on.us_per_step);
+        on_ratio.push_back(on.us_per_step / t.us_per_step);
+        std::printf(" %.2f | %.2f |", f.us_per_step, on.us_per_step);
       }
       std::printf("\n");
       std::fflush(stdout);
@@ -197,7 +257,15 @@ int main(int argc, char** argv) {
                   "states %s\n",
                   name.c_str(), contacts->rows(), median(f_us), median(floor_ratio),
                   floor_same ? "the same to the bit" : "DIFFERENT (a contact touched)");
+    if (floor && on_failed)
+      std::printf("%s: on the floor: FAILED (a step did not converge, above)\n", name.c_str());
+    else if (floor)
+      std::printf("%s: on the floor, %.2f us: ratio %.2f to the tree step; per step %.2f "
+                  "contacts touching, %.2f sliding; %.1f %% of steps substepped\n",
+                  name.c_str(), median(o_us), median(on_ratio), on.touching, on.sliding,
+                  100.0 * on.substepped);
+    any_failed |= on_failed;
     if (!floor_same) return 1;
   }
-  return 0;
+  return any_failed ? 1 : 0;
 }

@@ -415,9 +415,10 @@ TEST(Contact, AStringDragsABodyAlongTheFloorAgainstItsFriction) {
   EXPECT_NEAR(tension_Ns / 0.5, kMu * m->gravity_mps2, 1e-3 * kMu * m->gravity_mps2);
 }
 
-// The step's linearization with friction, against central differences: a capsule lying still
-// (both ends sticking), sliding straight (on one facet of the cone), obliquely (at a vertex of
-// it) and turning; a ball turning as it slides.
+// The step's linearization with friction, against central differences: a capsule sliding
+// straight (on one facet of the cone), obliquely (at a vertex of it) and turning; a ball turning
+// as it slides; a ball held on a slope (sticking, its friction force the weight's pull along the
+// slope).
 TEST(Contact, TheLinearizationWithFrictionMatchesFiniteDifferences) {
   const ModelPtr m = capsuleAlongX(Eigen::Vector3d(0.03, 0, 0));
   IntegratorOptions options;
@@ -429,9 +430,9 @@ TEST(Contact, TheLinearizationWithFrictionMatchesFiniteDifferences) {
     double vx, vy, yaw_rate;
     int sliding;
   };
-  for (const Case& c :
-       {Case{"sticking", 0.0, 0.0, 0.0, 0}, Case{"sliding on a facet", 0.3, 0.0, 0.0, 2},
-        Case{"sliding at a vertex", 0.3, 0.05, 0.0, 2}, Case{"turning", 0.2, 0.0, 1.5, 2}}) {
+  for (const Case& c : {Case{"sliding on a facet", 0.3, 0.0, 0.0, 2},
+                        Case{"sliding at a vertex", 0.3, 0.05, 0.0, 2},
+                        Case{"turning", 0.2, 0.0, 1.5, 2}}) {
     Eigen::VectorXd q = Eigen::VectorXd::Zero(6), qdot = Eigen::VectorXd::Zero(6);
     q[2] = 0.02;
     q[3] = 0.3;  // yaw
@@ -461,6 +462,25 @@ TEST(Contact, TheLinearizationWithFrictionMatchesFiniteDifferences) {
   for (int k = 0; k < 3; ++k) ASSERT_EQ(ball_vi.step(x, x.rho, x, &rep), StepStatus::Ok);
   ASSERT_EQ(rep.contacts_sliding, 1);
   test::checkLinearization(ball, x, x.rho, "a ball turning as it slides", options);
+  // A ball held on a slope of 0.3 rad by its friction (mu 0.5: it would slide above 0.46 rad).
+  {
+    const ModelPtr held = test::probeModel(sphere(0.03));
+    auto slope = std::make_shared<Contacts>();
+    slope->points = contactPoints(*held);
+    ContactSurface plane;
+    plane.normal = Eigen::Vector3d(std::sin(0.3), 0, std::cos(0.3));
+    slope->surfaces.push_back(plane);
+    options.contacts = slope;
+    VariationalIntegrator held_vi(held, options);
+    Eigen::VectorXd q0 = Eigen::VectorXd::Zero(6);
+    q0.head<3>() = 0.03 * plane.normal;
+    State rest = held_vi.stateFromVelocity(q0, Eigen::VectorXd::Zero(6), Eigen::VectorXd());
+    for (int k = 0; k < 3; ++k) ASSERT_EQ(held_vi.step(rest, rest.rho, rest, &rep), StepStatus::Ok);
+    ASSERT_EQ(rep.contacts_active, 1);
+    ASSERT_EQ(rep.contacts_sliding, 0);
+    ASSERT_GT(rep.contact_friction_N.col(0).norm(), 1.0);
+    test::checkLinearization(held, rest, rest.rho, "a ball held on a slope", options);
+  }
 }
 
 }  // namespace

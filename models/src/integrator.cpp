@@ -74,7 +74,14 @@ VariationalIntegrator::Impl::Impl(ModelPtr model, IntegratorOptions options)
   contact_G1_.setZero(contact_rows, nd_);
   contact_G2_.setZero(contact_rows, nd_);
   contact_F1_.setZero(2 * contact_rows, nd_);
+  contact_F2_.setZero(2 * contact_rows, nd_);
+  contact_p1_.setZero(3, contact_rows);
+  contact_p2_.setZero(3, contact_rows);
   contact_near_.assign(contact_rows, 0);
+  mobility_.assign(contact_rows, Eigen::Matrix2d::Zero());
+  mobility_known_.assign(contact_rows, 0);
+  mode_unsolved_.assign(contact_rows, 0);
+  scale_tmp_.setZero(nd_);
   point_J_.setZero(3, nq);
   q1_full_.setZero(nq);
   q2_full_.setZero(nq);
@@ -282,9 +289,10 @@ StepStatus VariationalIntegrator::Impl::stepOnce(const State& x, const Eigen::Ve
   forwardKinematics(*model_, dyn_, q1_full_);
   cos_sin1_ = dyn_.joint_cos_sin.leftCols(nd_);
   computeStrings(*model_, dyn_, q1_full_, false);
-  constraintsAt(q1_full_, dyn_, gap1_, nullptr);
+  constraintsAt(q1_full_, dyn_, gap1_, nullptr, contact_p1_);
   for (int c = contact_row_; c < nc_; ++c) {
     contact_near_[c - contact_row_] = gap1_[c] > -kContactReach_m;
+    mobility_known_[c - contact_row_] = 0;
     if (contact_near_[c - contact_row_]) contactGradient(dyn_, c, contact_G1_, &contact_F1_);
   }
   rig2_valid_ = rigm_valid_ = false;  // new step: new rig inputs
@@ -299,7 +307,8 @@ StepStatus VariationalIntegrator::Impl::stepOnce(const State& x, const Eigen::Ve
   // diverge from their re-simulations.)
   tmp_nd_ = x.p;
   tmp_nd_.noalias() -= 0.5 * dt * dyn_.Lq;
-  if (options_.tree_factorization && mass_lu_->factor(dyn_.M)) {
+  mass_lu_ok_ = options_.tree_factorization && mass_lu_->factor(dyn_.M);
+  if (mass_lu_ok_) {
     mass_lu_->solveInPlace(tmp_nd_);
   } else {
     llt_.compute(dyn_.M);
@@ -329,16 +338,11 @@ StepStatus VariationalIntegrator::Impl::stepOnce(const State& x, const Eigen::Ve
     if (gap1_[c] >= -1e-9 && count + cost <= m_max_) {
       is_active_[c] = 1;
       count += cost;
-      if (cost == 3) {  // sliding against the guess's slip, or sticking
-        is_active_[tangentId(c, 0)] = is_active_[tangentId(c, 1)] = 1;
-        if (const int i = slidingFacet(c); i >= 0 && count < m_max_) {
-          is_active_[facetId(c, i)] = 1;
-          ++count;
-        }
-      }
+      if (cost == 3) is_active_[tangentId(c, 0)] = is_active_[tangentId(c, 1)] = 1;
     }
   }
   rebuildActive();
+  std::fill(mode_unsolved_.begin(), mode_unsolved_.end(), 0);
   const int iterations = solveNewton(x, rho_next);
   if (iterations < 0) return StepStatus::NotConverged;  // (a non-finite iterate too: retry)
   // No answer inside a surface: a contact row that took no part (farther than kContactReach_m

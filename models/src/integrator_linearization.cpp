@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // The step's exact linearization (A, B and the tensions' derivatives) by the implicit function
 // theorem on the converged step.
+#include <Eigen/QR>
 #include <cmath>
 
 #include "variational_step.hpp"
@@ -54,22 +55,10 @@ StepStatus VariationalIntegrator::Impl::linearizeStep(const State& x,
                             lambdaD2h);
     }  // (stops are linear, facets have no force)
   }
-  // A slip row, t^T J(q_k) (q_{k+1} - q_k), has d/dq_k = -t^T J + this: (q_{k+1} - q_k)^T
-  // D2(t . p)(q_k).
-  Eigen::MatrixXd slip_dq1 = Eigen::MatrixXd::Zero(m, nd_), curvature;
-  for (int i = 0; i < m; ++i) {
-    const int id = active_[i];
-    if (id < nc_ || id >= facet_id0_) continue;
-    const int contact = contactOfId(id);
-    const ContactPoint& point = contactPoint(contact);
-    curvature.setZero(nq, nq);
-    addPointNormalHessian(*model_, dyn_, point.frame, point.local_m,
-                          tangentsOf(contact).col((id - nc_) % 2), 1.0, curvature);
-    slip_dq1.row(i).noalias() = (qd2_ - x.q).transpose() * curvature.topLeftCorner(nd_, nd_);
-  }
   // The converged step's Jacobian (strings at q_{k+1}, Lagrangian at the midpoint).
+  regularization_ = 0.0;
   evaluateResidual(x, rho_next, /*jacobian=*/true);
-  Eigen::PartialPivLU<Eigen::MatrixXd> lu(jac_.topLeftCorner(nd_ + m, nd_ + m));
+  regularization_ = kContactRegularization;
 
   // dF/dx and dF/du, F = [DEL residual; h_A(q2)].
   const Eigen::MatrixXd& Lqq = dyn_.Lqq;
@@ -90,11 +79,22 @@ StepStatus VariationalIntegrator::Impl::linearizeStep(const State& x,
   dFdx.block(0, 2 * nd_, nd_, nk_) = -lambdaD2h.topRightCorner(nd_, nk_);
   for (int i = 0; i < m; ++i)  // (a stop's gradient has no rig part, nor a contact's)
     if (active_[i] < ns_) dFdu.row(nd_ + i) = dyn2_.Dh.row(active_[i]).tail(nk_);
+  // A slip row, t^T (p(q_{k+1}) - p(q_k)): d/dq_k = -t^T J(q_k).
   for (int i = 0; i < m; ++i)
     if (active_[i] >= nc_ && active_[i] < facet_id0_)
-      dFdx.block(nd_ + i, 0, 1, nd_) = slip_dq1.row(i) - contact_F1_.row(active_[i] - nc_);
+      dFdx.block(nd_ + i, 0, 1, nd_) = -contact_F1_.row(active_[i] - nc_);
 
-  const Eigen::MatrixXd Z = -lu.solve(dF);  // d(q2, lambda)/d(x, u)
+  // d(q2, lambda)/d(x, u); with contacts touching, the least-norm impulses' (their rows may be
+  // dependent, StepKkt).
+  Eigen::MatrixXd Z;
+  if (contactsActive()) {
+    Eigen::CompleteOrthogonalDecomposition<Eigen::MatrixXd> cod(nd_ + m, nd_ + m);
+    cod.setThreshold(1e-10);
+    cod.compute(jac_.topLeftCorner(nd_ + m, nd_ + m));
+    Z = -cod.solve(dF);
+  } else {
+    Z = -Eigen::PartialPivLU<Eigen::MatrixXd>(jac_.topLeftCorner(nd_ + m, nd_ + m)).solve(dF);
+  }
   const auto Zx = Z.leftCols(nx);
   const auto Zu = Z.rightCols(nk_);
   // p2 = D2Ld(q1, q2): dD2Ld/dq1 = dt/4 Lqq - 1/2 Lqv + 1/2 Lqv^T - M/dt,

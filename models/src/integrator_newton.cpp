@@ -17,7 +17,8 @@ void VariationalIntegrator::Impl::assembleFullQ(const Eigen::VectorXd& qd,
 }
 
 void VariationalIntegrator::Impl::constraintsAt(const Eigen::VectorXd& q, const DynamicsData& d,
-                                                Eigen::VectorXd& gap, Eigen::VectorXd* h) {
+                                                Eigen::VectorXd& gap, Eigen::VectorXd* h,
+                                                Eigen::Matrix3Xd& contact_points) {
   gap.head(ns_) = d.distance - d.length;
   if (h) h->head(ns_) = d.h;
   for (int i = 0; i < contact_row_ - ns_; ++i) {
@@ -28,8 +29,8 @@ void VariationalIntegrator::Impl::constraintsAt(const Eigen::VectorXd& q, const 
   for (int c = contact_row_; c < nc_; ++c) {
     const ContactPoint& point = contactPoint(c);
     const ContactSurface& surface = contactSurface(c);
-    gap[c] = surface.offset_m + point.radius_m -
-             surface.normal.dot(pointPosition(d, point.frame, point.local_m));
+    contact_points.col(c - contact_row_) = pointPosition(d, point.frame, point.local_m);
+    gap[c] = surface.offset_m + point.radius_m - surface.normal.dot(contact_points.col(c - contact_row_));
     if (h) (*h)[c] = gap[c];
   }
 }
@@ -75,7 +76,7 @@ void VariationalIntegrator::Impl::evaluateResidual(const State& x, const Eigen::
   forwardKinematics(*model_, dyn2_, q2_full_, rig2_valid_, &cos_sin2_);
   rig2_valid_ = true;
   computeStrings(*model_, dyn2_, q2_full_, false);
-  constraintsAt(q2_full_, dyn2_, gap2_, &h2_);
+  constraintsAt(q2_full_, dyn2_, gap2_, &h2_, contact_p2_);
 
   qm_full_.noalias() = 0.5 * (q1_full_ + q2_full_);
   vel_.noalias() = (qd2_ - x.q) / dt;
@@ -110,21 +111,18 @@ void VariationalIntegrator::Impl::applyMultipliers() {
       residual_[r.variable] -= lambda_[c] * r.sign;
     } else if (c < nc_) {
       residual_.noalias() -= lambda_[c] * contact_G1_.row(c - contact_row_).transpose();
-      h2_[c] = gap2_[c] - kContactCompliance * lambda_[c];
+      h2_[c] = gap2_[c];
     } else if (c < facet_id0_) {  // a friction impulse along a tangent: + J^T t lambda_t
       residual_.noalias() += lambda_[c] * contact_F1_.row(c - nc_).transpose();
     }  // (a facet's multiplier is a slip, no force)
   }
-  // Friction's rows: the slip over the step, T^T J(q_k) (q_{k+1} - q_k) + compliance lambda_t +
-  // sum over the active facets of psi_i d_i (maximal dissipation: zero), and each facet's
-  // d_i^T lambda_t - mu lambda_n.
+  // Friction's rows: the slip over the step (slipOf) + sum over the active facets of psi_i d_i
+  // (maximal dissipation: zero), and each facet's d_i^T lambda_t - mu lambda_n.
   for (int c = contact_row_; c < nc_; ++c) {
     if (!is_active_[c] || !hasFriction(c)) continue;
-    const int r = c - contact_row_;
     const Eigen::Vector2d lambda_t(lambda_[tangentId(c, 0)], lambda_[tangentId(c, 1)]);
     const double mu_lambda_n = contactSurface(c).friction * lambda_[c];
-    Eigen::Vector2d slip = contact_F1_.middleRows(2 * r, 2) * (qd2_ - q1_full_.head(nd_));
-    slip += kContactCompliance * lambda_t;
+    Eigen::Vector2d slip = slipOf(c);
     for (int i = 0; i < kFrictionFacets; ++i) {
       const int f = facetId(c, i);
       h2_[f] = facet_normal_.col(i).dot(lambda_t) - mu_lambda_n;
@@ -163,27 +161,28 @@ void VariationalIntegrator::Impl::assembleJacobian() {
       J(r.variable, nd_ + i) = -r.sign;
       J(nd_ + i, r.variable) = r.sign;
     } else if (c < nc_) {
-      contactGradient(dyn2_, c, contact_G2_);
+      contactGradient(dyn2_, c, contact_G2_, &contact_F2_);
       J.block(0, nd_ + i, nd_, 1) = -contact_G1_.row(c - contact_row_).transpose();
       J.block(nd_ + i, 0, 1, nd_) = contact_G2_.row(c - contact_row_);
     } else if (c < facet_id0_) {
       J.block(0, nd_ + i, nd_, 1) = contact_F1_.row(c - nc_).transpose();
-      J.block(nd_ + i, 0, 1, nd_) = contact_F1_.row(c - nc_);
+      J.block(nd_ + i, 0, 1, nd_) = contact_F2_.row(c - nc_);
     } else {
       J.block(0, nd_ + i, nd_, 1).setZero();
       J.block(nd_ + i, 0, 1, nd_).setZero();
     }
   }
-  // The multipliers' own block: zero for strings and stops; a contact's compliance; a facet's
-  // row d_i^T lambda_t - mu lambda_n and its multiplier's part in the slip rows.
+  // The multipliers' own block: zero for strings and stops; for a contact's rows, the
+  // iteration's regularisation (kContactRegularization); a facet's row d_i^T lambda_t - mu
+  // lambda_n and its multiplier's part in the slip rows.
   J.block(nd_, nd_, m, m).setZero();
   for (int i = 0; i < m; ++i) {
     const int c = active_[i];
     if (c < contact_row_) continue;
-    if (c < nc_) {
-      J(nd_ + i, nd_ + i) = -kContactCompliance;
-    } else if (c < facet_id0_) {
-      J(nd_ + i, nd_ + i) = kContactCompliance;
+    if (c < facet_id0_) {
+      const int contact = c < nc_ ? c : contactOfId(c);
+      const double eps = regularizationOf(contact);
+      J(nd_ + i, nd_ + i) = c < nc_ ? -eps : eps;
     } else {
       const int contact = contactOfId(c);
       const auto d = facet_normal_.col((c - facet_id0_) % kFrictionFacets);
@@ -197,78 +196,146 @@ void VariationalIntegrator::Impl::assembleJacobian() {
   }
 }
 
-bool VariationalIntegrator::Impl::updateFacets(int c, double facet_tol, double slip_tol,
-                                               int& count) {
-  bool changed = false;
-  auto set = [&](int i, bool on) {
+const Eigen::Matrix2d& VariationalIntegrator::Impl::mobility(int c) {
+  const int r = c - contact_row_;
+  if (mobility_known_[r]) return mobility_[r];
+  // h T^T J M^-1 J^T T at q_k (the mass matrix as factorised for the step's first guess).
+  Eigen::Matrix2d& A = mobility_[r];
+  for (int k = 0; k < 2; ++k) {
+    scale_tmp_ = contact_F1_.row(2 * r + k).transpose();
+    if (mass_lu_ok_) {
+      mass_lu_->solveInPlace(scale_tmp_);
+    } else {
+      llt_.solveInPlace(scale_tmp_);
+    }
+    A.col(k) = h_ * (contact_F1_.middleRows(2 * r, 2) * scale_tmp_);
+  }
+  A = 0.5 * (A + A.transpose()).eval();
+  mobility_known_[r] = 1;
+  return A;
+}
+
+double VariationalIntegrator::Impl::regularizationOf(int c) {
+  const Eigen::Matrix2d& A = mobility(c);
+  return regularization_ * std::max(A.trace(), 1e-300);
+}
+
+void VariationalIntegrator::Impl::frictionMode(int c, int facets[2]) {
+  facets[0] = facets[1] = -1;
+  if (lambda_[c] == 0.0) return;  // just landed: sticks until it has a normal impulse
+  // The contact's own problem, the others' impulses held: its slip answers its friction impulse
+  // as slip + A (lambda' - lambda_t), A its mobility over the step.  Of sticking, sliding on one
+  // facet or at a vertex, the mode whose solution satisfies Coulomb's law with maximal
+  // dissipation (one, for A positive definite).
+  const Eigen::Vector2d lambda_t(lambda_[tangentId(c, 0)], lambda_[tangentId(c, 1)]);
+  const Eigen::Vector2d slip = slipOf(c);
+  const Eigen::Matrix2d& A = mobility(c);
+  const double a = std::max(0.0, contactSurface(c).friction * lambda_[c]);  // the apothem
+  const double tol = 1e-9 * std::max(a, lambda_t.norm()) + 1e-300;
+  auto inside = [&](const Eigen::Vector2d& l) {
+    for (int i = 0; i < kFrictionFacets; ++i)
+      if (facet_normal_.col(i).dot(l) > a + tol) return false;
+    return true;
+  };
+  const Eigen::Vector2d stick = lambda_t - A.ldlt().solve(slip);
+  if (inside(stick)) return;
+  const double half_edge = a * std::tan(M_PI / kFrictionFacets);
+  int best = -1;
+  double best_dissipation = -1.0;
+  for (int i = 0; i < kFrictionFacets; ++i) {
+    const auto d = facet_normal_.col(i);
+    const Eigen::Vector2d e(-d[1], d[0]);
+    // On facet i: lambda' = a d + beta e, the slip along -d (psi >= 0), beta within the edge.
+    const double eAe = e.dot(A * e);
+    if (!(eAe > 0.0)) continue;
+    const double beta = -e.dot(slip + A * (a * d - lambda_t)) / eAe;
+    const Eigen::Vector2d v = slip + A * (a * d + beta * e - lambda_t);
+    const double psi = -d.dot(v);
+    if (psi >= 0.0 && std::abs(beta) <= half_edge + tol && psi > best_dissipation) {
+      best = i;
+      best_dissipation = psi;
+    }
+  }
+  if (best >= 0) {
+    facets[0] = best;
+    return;
+  }
+  for (int i = 0; i < kFrictionFacets; ++i) {
+    const int j = (i + 1) % kFrictionFacets;
+    const auto di = facet_normal_.col(i), dj = facet_normal_.col(j);
+    // At the vertex of facets i and j: the slip in the cone of -d_i and -d_j.
+    const Eigen::Vector2d vertex = a * (di + dj) / (1.0 + di.dot(dj));
+    const Eigen::Vector2d v = slip + A * (vertex - lambda_t);
+    Eigen::Matrix2d D;
+    D << di, dj;
+    const Eigen::Vector2d psi = D.partialPivLu().solve(-v);
+    if (psi.minCoeff() >= -tol) {
+      facets[0] = i;
+      facets[1] = j;
+      return;
+    }
+  }
+  // (None within round-off: slide against the slip.)
+  int against = 0;
+  for (int i = 1; i < kFrictionFacets; ++i)
+    if (facet_normal_.col(i).dot(stick) > facet_normal_.col(against).dot(stick)) against = i;
+  facets[0] = against;
+}
+
+bool VariationalIntegrator::Impl::updateFriction(int c, int& count) {
+  // A mode its Newton step has not yet solved for (just landed, just set to slide) stays.
+  if (mode_unsolved_[c - contact_row_]) return false;
+  int want[2];
+  frictionMode(c, want);
+  auto wanted = [&](int i) { return i == want[0] || i == want[1]; };
+  // Every facet that would flip may (kMaxFlips), and the taut set has room, or none flips.
+  int flips = 0, grow = 0;
+  for (int i = 0; i < kFrictionFacets; ++i) {
     const int f = facetId(c, i);
-    is_active_[f] = on;
+    if (static_cast<bool>(is_active_[f]) == wanted(i)) continue;
+    if (flips_[f] >= kMaxFlips) return false;
+    ++flips;
+    grow += wanted(i) ? 1 : -1;
+  }
+  if (flips == 0 || count + grow > m_max_) return false;
+  for (int i = 0; i < kFrictionFacets; ++i) {
+    const int f = facetId(c, i);
+    if (static_cast<bool>(is_active_[f]) == wanted(i)) continue;
+    is_active_[f] = wanted(i);
     lambda_[f] = 0.0;
-    count += on ? 1 : -1;
     ++flips_[f];
     ++active_set_changes_;
-    changed = true;
-  };
-  // A facet whose slip would run along +d_i (psi_i < 0) leaves: the contact sticks, or slides on
-  // its other facet.
-  for (int i = 0; i < kFrictionFacets; ++i) {
-    const int f = facetId(c, i);
-    if (is_active_[f] && lambda_[f] < -slip_tol && flips_[f] < kMaxFlips) set(i, false);
   }
-  // The facet the friction impulse is farthest outside of joins (the contact slides on it); at
-  // most two, and adjacent (a vertex of the cone).
-  const int worst = mostViolatedFacet(c, facet_tol);
-  if (worst < 0 || count + 1 > m_max_) return changed;
-  set(worst, true);
-  int before = -1, after = -1;
-  for (int i = 0; i < kFrictionFacets; ++i) {
-    if (i == worst || !is_active_[facetId(c, i)]) continue;
-    const int ahead = (i - worst + kFrictionFacets) % kFrictionFacets;
-    if (ahead == 1) {
-      after = i;
-    } else if (ahead == kFrictionFacets - 1) {
-      before = i;
-    } else {
-      set(i, false);
-    }
-  }
-  if (before >= 0 && after >= 0)  // three in a row: keep the one slipping more
-    set(lambda_[facetId(c, before)] < lambda_[facetId(c, after)] ? before : after, false);
-  return changed;
+  count += grow;
+  mode_unsolved_[c - contact_row_] = 1;
+  return true;
 }
 
-int VariationalIntegrator::Impl::mostViolatedFacet(int c, double facet_tol) const {
-  const Eigen::Vector2d lambda_t(lambda_[tangentId(c, 0)], lambda_[tangentId(c, 1)]);
-  const double mu_lambda_n = contactSurface(c).friction * lambda_[c];
-  // Sliding, the impulse walks around the cone: only a facet next to an active one may join.
-  // (Jumping to the farthest facet let two contacts of one body trade slip directions forever.)
-  const bool slides = sliding(c);
-  auto nextToActive = [&](int i) {
-    return is_active_[facetId(c, (i + 1) % kFrictionFacets)] ||
-           is_active_[facetId(c, (i + kFrictionFacets - 1) % kFrictionFacets)];
-  };
+bool VariationalIntegrator::Impl::slideStalledContact(int count) {
   int worst = -1;
-  double worst_excess = facet_tol;
-  for (int i = 0; i < kFrictionFacets; ++i) {
-    const int f = facetId(c, i);
-    const double excess = facet_normal_.col(i).dot(lambda_t) - mu_lambda_n;
-    if (!is_active_[f] && flips_[f] < kMaxFlips && excess > worst_excess &&
-        (!slides || nextToActive(i))) {
-      worst = i;
-      worst_excess = excess;
+  double worst_slip = options_.constraint_tol_m;
+  for (int c = contact_row_; c < nc_; ++c) {
+    if (!is_active_[c] || !hasFriction(c) || sliding(c)) continue;
+    const double slip = slipOf(c).norm();
+    if (slip > worst_slip) {
+      worst = c;
+      worst_slip = slip;
     }
   }
-  return worst;
-}
-
-int VariationalIntegrator::Impl::slidingFacet(int c) const {
-  const int r = c - contact_row_;
-  const Eigen::Vector2d slip = contact_F1_.middleRows(2 * r, 2) * (qd2_ - q1_full_.head(nd_));
-  if (slip.norm() <= options_.constraint_tol_m) return -1;
+  if (worst < 0 || count + 1 > m_max_) return false;
+  // The facet against the slip: friction along d, the slip along -d.
+  const Eigen::Vector2d slip = slipOf(worst);
   int best = 0;
   for (int i = 1; i < kFrictionFacets; ++i)
     if (facet_normal_.col(i).dot(slip) < facet_normal_.col(best).dot(slip)) best = i;
-  return best;
+  const int f = facetId(worst, best);
+  if (flips_[f] >= kMaxFlips) return false;
+  is_active_[f] = 1;
+  lambda_[f] = 0.0;
+  ++flips_[f];
+  ++active_set_changes_;
+  mode_unsolved_[worst - contact_row_] = 1;
+  return true;
 }
 
 bool VariationalIntegrator::Impl::complementary(double lambda_tol, double facet_tol) const {
@@ -348,6 +415,15 @@ int VariationalIntegrator::Impl::solveNewton(const State& x, const Eigen::Vector
       alpha *= 0.5;
       qd2_ -= alpha * sol_.head(nd_);
       for (int i = 0; i < m; ++i) lambda_[active_[i]] -= alpha * sol_[nd_ + i];
+      // Stalled by a sticking contact that cannot stick (its slip rows at odds with the others':
+      // a string dragging a body that sticks at both ends): the one slipping most slides.
+      if (alpha < 1.0 / 16 && slideStalledContact(m)) {
+        rebuildActive();
+        m = static_cast<int>(active_.size());
+        factored = false;
+        alpha = 0.0;
+        applyMultipliers();
+      }
       continue;
     }
     // Complementarity: update the taut set from this iterate.
@@ -358,24 +434,13 @@ int VariationalIntegrator::Impl::solveNewton(const State& x, const Eigen::Vector
       if (flips_[c] >= kMaxFlips) continue;
       const bool contact = c >= contact_row_;
       const bool friction = contact && hasFriction(c);
-      // A contact sticking with its friction outside the cone slides first, and one sliding
-      // that pulls tries sticking (it may jam, Painleve's case) before it leaves.
+      // A contact that sticks by pulling slides first (it may push then); it leaves if it pulls
+      // as it slides.
       bool release = is_active_[c] && lambda_[c] < -lambda_tol;
-      if (release && friction) {
-        const int stick_tries = tangentId(c, 0);  // (a tangent's flips count these)
-        if (sliding(c) && flips_[stick_tries] < 2) {
-          for (int i = 0; i < kFrictionFacets; ++i) {
-            const int f = facetId(c, i);
-            count -= is_active_[f];
-            is_active_[f] = 0;
-            lambda_[f] = 0.0;
-          }
-          ++flips_[stick_tries];
-          ++active_set_changes_;
-          changed = true;
-          continue;
-        }
-        if (!sliding(c) && mostViolatedFacet(c, facet_tol) >= 0) release = false;
+      if (release && friction && !sliding(c)) {
+        int facets[2];
+        frictionMode(c, facets);
+        release = facets[0] < 0 || flips_[facetId(c, facets[0])] >= kMaxFlips;
       }
       const bool catches = !is_active_[c] && gap2_[c] > ctol &&
                            count + (friction ? 3 : 1) <= m_max_ &&
@@ -394,9 +459,8 @@ int VariationalIntegrator::Impl::solveNewton(const State& x, const Eigen::Vector
         ++flips_[c];
         ++active_set_changes_;
         changed = true;
-        if (friction) {
-          // A contact that lands slides against its slip over the step so far (or sticks); one
-          // that leaves takes its friction along.
+        if (friction) {  // a contact that leaves takes its friction along
+          mode_unsolved_[c - contact_row_] = 1;
           for (int k = 0; k < 2; ++k) {
             is_active_[tangentId(c, k)] = is_active_[c];
             lambda_[tangentId(c, k)] = 0.0;
@@ -408,16 +472,12 @@ int VariationalIntegrator::Impl::solveNewton(const State& x, const Eigen::Vector
             is_active_[f] = 0;
             lambda_[f] = 0.0;
           }
-          if (const int i = is_active_[c] ? slidingFacet(c) : -1; i >= 0 && count < m_max_) {
-            is_active_[facetId(c, i)] = 1;
-            ++count;
-          }
         }
       }
     }
-    // Coulomb's cone: each touching contact's facets.
+    // Coulomb's cone: each touching contact sticks or slides.
     for (int c = contact_row_; c < nc_; ++c)
-      if (is_active_[c] && hasFriction(c)) changed |= updateFacets(c, facet_tol, ctol, count);
+      if (is_active_[c] && hasFriction(c)) changed |= updateFriction(c, count);
     if (changed) {
       rebuildActive();
       m = static_cast<int>(active_.size());
@@ -453,6 +513,7 @@ int VariationalIntegrator::Impl::solveNewton(const State& x, const Eigen::Vector
     rhs.head(nd_) = -residual_;
     for (int i = 0; i < m; ++i) rhs[nd_ + i] = -h2_[active_[i]];
     kkt_->solve(rhs, sol);
+    std::fill(mode_unsolved_.begin(), mode_unsolved_.end(), 0);
     const double size = sol.head(nd_).cwiseAbs().maxCoeff();
     if (!sol.allFinite()) return -1;
     if (size > kStepLimit) sol *= kStepLimit / size;  // trust region

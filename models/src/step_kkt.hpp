@@ -1,17 +1,17 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // The linear system of one Newton iteration of the integrator step (private to the models
 // library):
-//     [ J11    J12 ] [dq]   [r1]        J12 = -G1^T (constraints), T^T J1 (friction), 0
-//     [ J21    D   ] [dl] = [r2]        J21 =  G2, T^T J1, 0;  D the multipliers' own terms
+//     [ J11    J12 ] [dq]   [r1]        J12 = -G1^T (constraints), J1^T T (friction), 0
+//     [ J21    D   ] [dl] = [r2]        J21 =  G2, T^T J2, 0;  D the multipliers' own terms
 // J11 (n_d x n_d) with the joint tree's pattern, G1 and G2 (m x n_d) the gradients of the m taut
-// constraints at q_k and q_{k+1}, D zero for strings and stops (contacts: their compliance and
+// constraints at q_k and q_{k+1}, D zero for strings and stops (contacts: their regularisation and
 // the friction cone's rows).  Solved by the tree factorisation of J11 (TreeLu: E J11 = R) and
 // the m x m Schur complement S = J21 J11^-1 J12 - D = (R^-T J21^T)^T (E J12) - D: a
 // constraint's gradient lives on the joints above its string's puppet end (a path from the
 // root), and E and R^-T keep it there, so S costs a few hundred multiply-adds.  A pivoting dense
 // LU of the whole system is the fallback when J11 has an unsafe pivot, and the reference
-// (IntegratorOptions::tree_factorization false).  Allocates nothing after construction, but for the dense
-// fallback's first factorisation at each m.
+// (IntegratorOptions::tree_factorization false).  Allocates nothing after construction, but for the
+// dense fallback's first factorisation at each m.
 #pragma once
 
 #include <Eigen/Core>

@@ -25,15 +25,21 @@ constexpr double kStepLimit = 0.25;
 constexpr double kContactReach_m = 0.05;
 // Times a row may join or leave the active set within one step (so that it cannot thrash).
 constexpr int kMaxFlips = 4;
+// A regularisation of the contact rows in the Newton matrix only, relative to the contact's
+// mobility (mobility(): about its rows' own terms of the Schur complement S): the iteration's
+// impulse corrections solve (S + eps diag S) dl = r.  Redundant contacts (a capsule lying flat sticks at both ends: the
+// same slip along its axis twice; two feet on hinged legs: the same sideways slip) then move
+// their internal impulse by the rows' inconsistency / eps: little where it is an iteration's
+// curvature, which the next iterations remove, and enough where it lasts (a string dragging a
+// body that sticks at both ends) for the friction cone to give way.  The rows themselves are
+// exact (a gap closed, a sticking point's slip zero), and the converged step does not depend on
+// it; it slows the iteration's convergence to a factor eps per iteration at worst.
+constexpr double kContactRegularization = 1e-4;
+
 // Coulomb's cone as a polygon of this many facets, circumscribing the circle of radius
 // mu lambda_n: a pull along a facet's normal slips at exactly mu N, one along a vertex at
 // mu N / cos(pi / 16), 2 % more.
 constexpr int kFrictionFacets = 16;
-// Compliance of a touching contact's rows (m per N s of impulse): its gap closes to
-// -compliance * lambda_n and a sticking point moves compliance * lambda_t per step.  It keeps the
-// step's Newton matrix regular where contacts are redundant (a capsule lying flat sticks at both
-// ends: the same slip along its axis twice), 0.1 nm for a 1 kg puppet's landing at 1 m/s.
-constexpr double kContactCompliance = 1e-10;
 
 struct VariationalIntegrator::Impl {
   Impl(ModelPtr model, IntegratorOptions options);
@@ -58,9 +64,9 @@ struct VariationalIntegrator::Impl {
                       StepReport* report);
   void assembleFullQ(const Eigen::VectorXd& qd, const Eigen::VectorXd& rho, Eigen::VectorXd& q);
   // Fills gap (and h) for every constraint at q, the strings taken from d (computed at q), the
-  // contacts from d's kinematics.
+  // contacts from d's kinematics (and their spheres' centres into contact_points).
   void constraintsAt(const Eigen::VectorXd& q, const DynamicsData& d, Eigen::VectorXd& gap,
-                     Eigen::VectorXd* h);
+                     Eigen::VectorXd* h, Eigen::Matrix3Xd& contact_points);
   // Contact row c's point and surface.
   const ContactPoint& contactPoint(int c) const {
     return contacts_->points[(c - contact_row_) % contacts_->points.size()];
@@ -85,8 +91,19 @@ struct VariationalIntegrator::Impl {
     return contact_row_ +
            (id < facet_id0_ ? (id - nc_) / 2 : (id - facet_id0_) / kFrictionFacets);
   }
+  // Contact row c's slip over the step: T^T (p(q_{k+1}) - p(q_k)), its centre's displacement
+  // along the surface (exact, so that redundant contacts sticking stay consistent: a body that
+  // stays put satisfies every one of them).
+  Eigen::Vector2d slipOf(int c) const {
+    const int r = c - contact_row_;
+    return tangentsOf(c).transpose() * (contact_p2_.col(r) - contact_p1_.col(r));
+  }
   // active_ and position_ from is_active_.
   void rebuildActive();
+  // True if a contact row is in the taut set: the rows may be dependent (StepKkt's redundant).
+  bool contactsActive() const {
+    return !active_.empty() && active_.back() >= contact_row_;
+  }
   // Every constraint row and every touching contact's facets complementary: an active one's
   // multiplier >= 0 (to the tolerances), an inactive one's row <= 0.
   bool complementary(double lambda_tol, double facet_tol) const;
@@ -94,14 +111,24 @@ struct VariationalIntegrator::Impl {
   const Eigen::Matrix<double, 3, 2>& tangentsOf(int c) const {
     return tangents_[(c - contact_row_) / contacts_->points.size()];
   }
-  // Updates the facets of touching contact c; true if any changed.
-  bool updateFacets(int c, double facet_tol, double slip_tol, int& count);
-  // Contact c's inactive facet that its friction impulse exceeds most, beyond facet_tol (and
-  // that may still flip), or -1.
-  int mostViolatedFacet(int c, double facet_tol) const;
-  // The facet to slide on against contact c's slip over the step at the current iterate, or -1
-  // (no slip).
-  int slidingFacet(int c) const;
+  // Touching contact c's friction mode for the current iterate: sticking, or sliding on one
+  // facet or at a vertex, the mode of its own Coulomb problem (the other contacts' impulses held,
+  // its mobility()), solved exactly.  facets: their indices, or -1.
+  void frictionMode(int c, int facets[2]);
+  // Sets contact c's facets to its friction mode (none flipping beyond kMaxFlips, the taut set
+  // within m_max_); true if any changed.
+  bool updateFriction(int c, int& count);
+  // Puts the sticking contact that slips most over the current iterate (beyond the tolerance)
+  // into sliding against its slip; false if none (or it may not flip, or the taut set is full).
+  bool slideStalledContact(int count);
+  // Contact row c's mobility over the step, h T^T J M^-1 J^T T at q_k (m per N s of friction
+  // impulse), and the Newton matrix's regularisation of its rows, kContactRegularization times
+  // its trace (computed once per step).
+  const Eigen::Matrix2d& mobility(int c);
+  double regularizationOf(int c);
+  double regularization_ = kContactRegularization;  // (the linearization's: none)
+  std::vector<char> mode_unsolved_;  // per contact row: its friction mode changed since the last
+                                     // Newton solve
   bool sliding(int c) const {
     for (int i = 0; i < kFrictionFacets; ++i)
       if (is_active_[facetId(c, i)]) return true;
@@ -143,12 +170,17 @@ struct VariationalIntegrator::Impl {
   Eigen::VectorXd lambda_;                       // n_ids (entries for active ones)
   Eigen::VectorXd gap1_, gap2_;                  // n_c
   // n_ids: the function Newton drives to zero for each active id (strings: h; stops: the gap;
-  // contacts: the gap - compliance lambda; tangential: the slip; facets: d^T lambda_t - mu
+  // contacts: the gap; tangential: the slip; facets: d^T lambda_t - mu
   // lambda_n, for every facet of a touching contact).
   Eigen::VectorXd h2_;
   Eigen::MatrixXd contact_G1_, contact_G2_;      // contact rows x n_d: gradients at q_k, q_{k+1}
-  Eigen::MatrixXd contact_F1_;                   // 2 contact rows x n_d: T^T J at q_k
+  Eigen::MatrixXd contact_F1_, contact_F2_;      // 2 contact rows x n_d: T^T J at q_k, q_{k+1}
+  Eigen::Matrix3Xd contact_p1_, contact_p2_;     // per contact row: its centre at q_k, q_{k+1}
   std::vector<char> contact_near_;  // per contact row: within kContactReach_m at q_k (G1 known)
+  std::vector<Eigen::Matrix2d> mobility_;  // per contact row: mobility()
+  std::vector<char> mobility_known_;       // per contact row: mobility_ computed this step
+  Eigen::VectorXd scale_tmp_;          // n_d
+  bool mass_lu_ok_ = false;            // mass_lu_ (else llt_) holds M(q_k)
   Eigen::MatrixXd point_J_;                      // 3 x n_q: a contact point's Jacobian
   Eigen::VectorXd dist1_;                        // n_s: string spans at q_k
   Eigen::VectorXd residual_;                     // n_d
