@@ -42,7 +42,7 @@ constexpr double kRaise_m = 0.01;  // the floor above the puppet's lowest point 
 
 struct Run {
   double us_per_step = 0.0;
-  std::vector<State> states;  // x_0 .. x_n
+  std::vector<State> states;             // x_0 .. x_n
   double touching = 0.0, sliding = 0.0;  // contacts per step, mean
   double substepped = 0.0;               // fraction of steps that took the substep fallback
 };
@@ -62,8 +62,8 @@ Run runSteps(const ModelPtr& m, const InputSchedule& in, const State& x0,
   for (int k = 0; k < n; ++k) {
     u = in.values.row(k + 1).transpose();
     if (const StepStatus st = vi.step(x, u, next, &rep); st != StepStatus::Ok) {
-      std::fprintf(stderr, "bench_step_cost: step %d (t = %.2f s): %s\n", k + 1,
-                   (k + 1) * o.dt_s, toString(st));
+      std::fprintf(stderr, "bench_step_cost: step %d (t = %.2f s): %s\n", k + 1, (k + 1) * o.dt_s,
+                   toString(st));
       return Run{-1.0, {}};
     }
     std::swap(x, next);
@@ -179,8 +179,8 @@ int main(int argc, char** argv) {
         on_floor.contacts = std::make_shared<Contacts>(*raised);
         VariationalIntegrator settle(m, on_floor);
         if (const StepStatus st = settle.step(x_on, rho0, x_on); st != StepStatus::Ok) {
-          std::fprintf(stderr, "bench_step_cost: %s: settling onto the floor: %s\n",
-                       name.c_str(), toString(st));
+          std::fprintf(stderr, "bench_step_cost: %s: settling onto the floor: %s\n", name.c_str(),
+                       toString(st));
           return 1;
         }
       }
@@ -191,8 +191,7 @@ int main(int argc, char** argv) {
     std::printf("| round | step, dense LU (us) | step, tree (us) | linearizeStep (us) |%s\n",
                 floor ? " step, tree, the floor's contacts (us) | step, on the floor (us) |" : "");
     std::printf("| --- | --- | --- | --- |%s\n", floor ? " --- | --- |" : "");
-    std::vector<double> d_us, t_us, l_us, tree_ratio, lin_ratio, f_us, floor_ratio, o_us,
-        on_ratio;
+    std::vector<double> d_us, t_us, l_us, tree_ratio, lin_ratio, f_us, floor_ratio, o_us, on_ratio;
     Run on;
     bool on_failed = false;
     double max_dq = 0.0;
@@ -253,17 +252,19 @@ int main(int argc, char** argv) {
         name.c_str(), median(d_us), median(t_us), median(tree_ratio), median(l_us),
         median(lin_ratio), max_dq);
     if (floor)
-      std::printf("%s: with the floor's %d contact rows, %.2f us: ratio %.2f to the tree step; "
-                  "states %s\n",
-                  name.c_str(), contacts->rows(), median(f_us), median(floor_ratio),
-                  floor_same ? "the same to the bit" : "DIFFERENT (a contact touched)");
+      std::printf(
+          "%s: with the floor's %d contact rows, %.2f us: ratio %.2f to the tree step; "
+          "states %s\n",
+          name.c_str(), contacts->rows(), median(f_us), median(floor_ratio),
+          floor_same ? "the same to the bit" : "DIFFERENT (a contact touched)");
     if (floor && on_failed)
       std::printf("%s: on the floor: FAILED (a step did not converge, above)\n", name.c_str());
     else if (floor)
-      std::printf("%s: on the floor, %.2f us: ratio %.2f to the tree step; per step %.2f "
-                  "contacts touching, %.2f sliding; %.1f %% of steps substepped\n",
-                  name.c_str(), median(o_us), median(on_ratio), on.touching, on.sliding,
-                  100.0 * on.substepped);
+      std::printf(
+          "%s: on the floor, %.2f us: ratio %.2f to the tree step; per step %.2f "
+          "contacts touching, %.2f sliding; %.1f %% of steps substepped\n",
+          name.c_str(), median(o_us), median(on_ratio), on.touching, on.sliding,
+          100.0 * on.substepped);
     any_failed |= on_failed;
     if (!floor_same) return 1;
   }

@@ -129,9 +129,9 @@ TEST(Contact, ContactsThatDoNotFitTheModelAreRefusedNamingTheField) {
 }
 
 // Let down from 25 cm with a horizontal velocity onto a frictionless floor: free fall, an
-// inelastic landing, then at rest on the floor.  Every step keeps the sphere out of the floor (to the step's tolerance,
-// far below 1 mm), the mechanical energy never increases, the floor bears exactly its weight at
-// rest, and, frictionless, the horizontal motion goes on untouched.
+// inelastic landing, then at rest on the floor.  Every step keeps the sphere out of the floor
+// (to the step's tolerance, far below 1 mm), the mechanical energy never increases, the floor
+// bears exactly its weight at rest, and, frictionless, the horizontal motion goes on untouched.
 TEST(Contact, ASphereLetDownOntoTheFloorRestsOnIt) {
   constexpr double kRadius = 0.05, kMass = 1.0;
   const ModelPtr m = test::probeModel(sphere(kRadius));
@@ -293,10 +293,10 @@ TEST(Contact, NothingTouchingChangesNothing) {
 // A 1 kg capsule lying down a plane tilted by theta (about y, so that down the slope is its
 // axis), with friction mu, let go at rest and stepped for `seconds`.
 struct SlopeRun {
-  double slid_m = 0.0;          // along the slope, between the first and last steps' midpoints
-  double elapsed_s = 0.0;       // between those midpoints
-  double energy_lost_J = 0.0;   // T + V, between the same midpoints
-  int sliding = 0;              // contacts sliding in the last step
+  double slid_m = 0.0;         // along the slope, between the first and last steps' midpoints
+  double elapsed_s = 0.0;      // between those midpoints
+  double energy_lost_J = 0.0;  // T + V, between the same midpoints
+  int sliding = 0;             // contacts sliding in the last step
   Eigen::Vector3d friction_N = Eigen::Vector3d::Zero();  // summed over its contacts, last step
   double normal_N = 0.0;
 };
@@ -430,9 +430,9 @@ TEST(Contact, TheLinearizationWithFrictionMatchesFiniteDifferences) {
     double vx, vy, yaw_rate;
     int sliding;
   };
-  for (const Case& c : {Case{"sliding on a facet", 0.3, 0.0, 0.0, 2},
-                        Case{"sliding at a vertex", 0.3, 0.05, 0.0, 2},
-                        Case{"turning", 0.2, 0.0, 1.5, 2}}) {
+  for (const Case& c :
+       {Case{"sliding on a facet", 0.3, 0.0, 0.0, 2},
+        Case{"sliding at a vertex", 0.3, 0.05, 0.0, 2}, Case{"turning", 0.2, 0.0, 1.5, 2}}) {
     Eigen::VectorXd q = Eigen::VectorXd::Zero(6), qdot = Eigen::VectorXd::Zero(6);
     q[2] = 0.02;
     q[3] = 0.3;  // yaw
@@ -447,7 +447,7 @@ TEST(Contact, TheLinearizationWithFrictionMatchesFiniteDifferences) {
     test::checkLinearization(m, x, x.rho, c.label, options);
   }
   // A sphere off its body's centre, turning as it slides on one facet: its slip depends on the
-  // rotation (the slip row's curvature; left out, A is 4e-4 off).
+  // rotation (with the slip's q_k derivative taken at q_{k+1}, A is 3e-4 off).
   Eigen::Isometry3d off_centre = Eigen::Isometry3d::Identity();
   off_centre.translation() = Eigen::Vector3d(0.05, 0.0, 0.0);
   const ModelPtr ball = test::probeModel(sphere(0.03), off_centre);

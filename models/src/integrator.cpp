@@ -116,6 +116,8 @@ VariationalIntegrator::Impl::Impl(ModelPtr model, IntegratorOptions options)
   jac_.setZero(nd_ + m_max_, nd_ + m_max_);
   rhs_.setZero(nd_ + m_max_);
   sol_.setZero(nd_ + m_max_);
+  mobility_rhs_.setZero(nd_ + m_max_);
+  mobility_sol_.setZero(nd_ + m_max_);
   kkt_ = std::make_unique<StepKkt>(*model_, m_max_);
   residual_free_.setZero(nd_);
   last_correction_.setZero(nd_);

@@ -49,8 +49,9 @@ StepStatus VariationalIntegrator::Impl::linearizeStep(const State& x,
       // + J^T t lambda_t: as a row g_t = -t . p.
       const int contact = c < nc_ ? c : contactOfId(c);
       const ContactPoint& point = contactPoint(contact);
-      const Eigen::Vector3d direction = c < nc_ ? contactSurface(c).normal
-                                                : Eigen::Vector3d(tangentsOf(contact).col((c - nc_) % 2));
+      const Eigen::Vector3d direction =
+          c < nc_ ? contactSurface(c).normal
+                  : Eigen::Vector3d(tangentsOf(contact).col((c - nc_) % 2));
       addPointNormalHessian(*model_, dyn_, point.frame, point.local_m, direction, -lambda_[c],
                             lambdaD2h);
     }  // (stops are linear, facets have no force)

@@ -30,13 +30,14 @@ void VariationalIntegrator::Impl::constraintsAt(const Eigen::VectorXd& q, const 
     const ContactPoint& point = contactPoint(c);
     const ContactSurface& surface = contactSurface(c);
     contact_points.col(c - contact_row_) = pointPosition(d, point.frame, point.local_m);
-    gap[c] = surface.offset_m + point.radius_m - surface.normal.dot(contact_points.col(c - contact_row_));
+    gap[c] = surface.offset_m + point.radius_m -
+             surface.normal.dot(contact_points.col(c - contact_row_));
     if (h) (*h)[c] = gap[c];
   }
 }
 
-void VariationalIntegrator::Impl::contactGradient(const DynamicsData& d, int c,
-                                                  Eigen::MatrixXd& G, Eigen::MatrixXd* F) {
+void VariationalIntegrator::Impl::contactGradient(const DynamicsData& d, int c, Eigen::MatrixXd& G,
+                                                  Eigen::MatrixXd* F) {
   const ContactPoint& point = contactPoint(c);
   pointJacobian(*model_, d, point.frame, point.local_m, point_J_);
   const int r = c - contact_row_;
@@ -215,6 +216,26 @@ const Eigen::Matrix2d& VariationalIntegrator::Impl::mobility(int c) {
   return A;
 }
 
+Eigen::Matrix2d VariationalIntegrator::Impl::constrainedMobility(int c) {
+  // Sticking, with the Newton matrix factorised for the taut set as it is: the impulse that
+  // moves its slip rows by b with every other taut row held is C b (C from two solves), so the
+  // slip answers the impulse as C^-1.
+  if (!kkt_factored_ || sliding(c) || position_[tangentId(c, 0)] < 0) return mobility(c);
+  const int m = static_cast<int>(active_.size());
+  Eigen::Matrix2d C;
+  for (int k = 0; k < 2; ++k) {
+    auto rhs = mobility_rhs_.head(nd_ + m);
+    auto sol = mobility_sol_.head(nd_ + m);
+    rhs.setZero();
+    rhs[nd_ + position_[tangentId(c, k)]] = 1.0;
+    kkt_->solve(rhs, sol);
+    for (int j = 0; j < 2; ++j) C(j, k) = sol[nd_ + position_[tangentId(c, j)]];
+  }
+  const Eigen::Matrix2d A = C.inverse();
+  if (!A.allFinite() || !(A.trace() > 0.0) || !(A.determinant() > 0.0)) return mobility(c);
+  return 0.5 * (A + A.transpose());
+}
+
 double VariationalIntegrator::Impl::regularizationOf(int c) {
   const Eigen::Matrix2d& A = mobility(c);
   return regularization_ * std::max(A.trace(), 1e-300);
@@ -229,7 +250,7 @@ void VariationalIntegrator::Impl::frictionMode(int c, int facets[2]) {
   // dissipation (one, for A positive definite).
   const Eigen::Vector2d lambda_t(lambda_[tangentId(c, 0)], lambda_[tangentId(c, 1)]);
   const Eigen::Vector2d slip = slipOf(c);
-  const Eigen::Matrix2d& A = mobility(c);
+  const Eigen::Matrix2d A = constrainedMobility(c);
   const double a = std::max(0.0, contactSurface(c).friction * lambda_[c]);  // the apothem
   const double tol = 1e-9 * std::max(a, lambda_t.norm()) + 1e-300;
   auto inside = [&](const Eigen::Vector2d& l) {
@@ -371,6 +392,7 @@ int VariationalIntegrator::Impl::solveNewton(const State& x, const Eigen::Vector
   double alpha = 0.0;  // fraction of the current direction sol_[m] applied so far
   int m = static_cast<int>(active_.size());
   corrected_after_evaluation_ = false;
+  kkt_factored_ = false;
   for (int id = 0; id < n_ids_; ++id) flips_[id] = 0;
   const double ctol = options_.constraint_tol_m;
   // An active id's row in metres: strings and stops their gap, contacts and slips the function
@@ -420,7 +442,7 @@ int VariationalIntegrator::Impl::solveNewton(const State& x, const Eigen::Vector
       if (alpha < 1.0 / 16 && slideStalledContact(m)) {
         rebuildActive();
         m = static_cast<int>(active_.size());
-        factored = false;
+        factored = kkt_factored_ = false;
         alpha = 0.0;
         applyMultipliers();
       }
@@ -481,7 +503,7 @@ int VariationalIntegrator::Impl::solveNewton(const State& x, const Eigen::Vector
     if (changed) {
       rebuildActive();
       m = static_cast<int>(active_.size());
-      factored = false;
+      factored = kkt_factored_ = false;
       alpha = 0.0;
       applyMultipliers();  // lambda changed (the kinematics did not)
       rerr = residual_.cwiseAbs().maxCoeff();
@@ -504,7 +526,7 @@ int VariationalIntegrator::Impl::solveNewton(const State& x, const Eigen::Vector
       second_valid_ = true;
       assembleJacobian();
       kkt_->factor(jac_, m, !options_.tree_factorization);
-      factored = true;
+      factored = kkt_factored_ = true;
       ++factorizations_;
     }
     prev_merit = merit;

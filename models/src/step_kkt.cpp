@@ -37,8 +37,7 @@ void StepKkt::factor(const Eigen::MatrixXd& system, int m, bool dense) {
   schur_lu_[m].compute(schur_[m]);
 }
 
-void StepKkt::solve(const Eigen::Ref<const Eigen::VectorXd>& rhs,
-                    Eigen::Ref<Eigen::VectorXd> sol) {
+void StepKkt::solve(const Eigen::Ref<const Eigen::VectorXd>& rhs, Eigen::Ref<Eigen::VectorXd> sol) {
   const int m = m_;
   if (!tree_ok_) {
     sol.noalias() = dense_lu_[m].solve(rhs);

@@ -36,10 +36,10 @@ class StepKkt {
   int nd_, m_ = 0;
   bool tree_ok_ = false;
   TreeLu tree_;
-  Eigen::MatrixXd W1_, W2_;  // n_d x m_max: E J12 and R^-T J21^T
+  Eigen::MatrixXd W1_, W2_;       // n_d x m_max: E J12 and R^-T J21^T
   Eigen::VectorXd tmp_, tmp_nd_;  // m_max, n_d
   const Eigen::MatrixXd* system_ = nullptr;
-  std::vector<Eigen::MatrixXd> schur_;                       // m x m, m = 0..m_max
+  std::vector<Eigen::MatrixXd> schur_;                                     // m x m, m = 0..m_max
   std::vector<Eigen::PartialPivLU<Eigen::MatrixXd>> schur_lu_, dense_lu_;  // per m
 };
 

@@ -27,13 +27,13 @@ constexpr double kContactReach_m = 0.05;
 constexpr int kMaxFlips = 4;
 // A regularisation of the contact rows in the Newton matrix only, relative to the contact's
 // mobility (mobility(): about its rows' own terms of the Schur complement S): the iteration's
-// impulse corrections solve (S + eps diag S) dl = r.  Redundant contacts (a capsule lying flat sticks at both ends: the
-// same slip along its axis twice; two feet on hinged legs: the same sideways slip) then move
-// their internal impulse by the rows' inconsistency / eps: little where it is an iteration's
-// curvature, which the next iterations remove, and enough where it lasts (a string dragging a
-// body that sticks at both ends) for the friction cone to give way.  The rows themselves are
-// exact (a gap closed, a sticking point's slip zero), and the converged step does not depend on
-// it; it slows the iteration's convergence to a factor eps per iteration at worst.
+// impulse corrections solve (S + eps diag S) dl = r.  Redundant contacts (a capsule lying flat
+// sticks at both ends: the same slip along its axis twice; two feet on hinged legs: the same
+// sideways slip) then move their internal impulse by the rows' inconsistency / eps: little where it
+// is an iteration's curvature, which the next iterations remove, and enough where it lasts (a
+// string dragging a body that sticks at both ends) for the friction cone to give way.  The rows
+// themselves are exact (a gap closed, a sticking point's slip zero), and the converged step does
+// not depend on it; it slows the iteration's convergence to a factor eps per iteration at worst.
 constexpr double kContactRegularization = 1e-4;
 
 // Coulomb's cone as a polygon of this many facets, circumscribing the circle of radius
@@ -84,12 +84,9 @@ struct VariationalIntegrator::Impl {
   // the slip along -d_i).  Ids from nc_ on; ids below nc_ are the constraint rows.
   bool hasFriction(int c) const { return contactSurface(c).friction > 0.0; }
   int tangentId(int c, int k) const { return nc_ + 2 * (c - contact_row_) + k; }
-  int facetId(int c, int i) const {
-    return facet_id0_ + kFrictionFacets * (c - contact_row_) + i;
-  }
+  int facetId(int c, int i) const { return facet_id0_ + kFrictionFacets * (c - contact_row_) + i; }
   int contactOfId(int id) const {  // the contact row of a friction id
-    return contact_row_ +
-           (id < facet_id0_ ? (id - nc_) / 2 : (id - facet_id0_) / kFrictionFacets);
+    return contact_row_ + (id < facet_id0_ ? (id - nc_) / 2 : (id - facet_id0_) / kFrictionFacets);
   }
   // Contact row c's slip over the step: T^T (p(q_{k+1}) - p(q_k)), its centre's displacement
   // along the surface (exact, so that redundant contacts sticking stay consistent: a body that
@@ -101,9 +98,7 @@ struct VariationalIntegrator::Impl {
   // active_ and position_ from is_active_.
   void rebuildActive();
   // True if a contact row is in the taut set: the rows may be dependent (StepKkt's redundant).
-  bool contactsActive() const {
-    return !active_.empty() && active_.back() >= contact_row_;
-  }
+  bool contactsActive() const { return !active_.empty() && active_.back() >= contact_row_; }
   // Every constraint row and every touching contact's facets complementary: an active one's
   // multiplier >= 0 (to the tolerances), an inactive one's row <= 0.
   bool complementary(double lambda_tol, double facet_tol) const;
@@ -126,6 +121,11 @@ struct VariationalIntegrator::Impl {
   // its trace (computed once per step).
   const Eigen::Matrix2d& mobility(int c);
   double regularizationOf(int c);
+  // Contact row c's mobility with every other taut row held, from the last factorisation when it
+  // sticks in it (else mobility()).
+  Eigen::Matrix2d constrainedMobility(int c);
+  bool kkt_factored_ = false;  // kkt_ holds the factorisation of the taut set in active_
+  Eigen::VectorXd mobility_rhs_, mobility_sol_;     // n_d + m_max
   double regularization_ = kContactRegularization;  // (the linearization's: none)
   std::vector<char> mode_unsolved_;  // per contact row: its friction mode changed since the last
                                      // Newton solve
@@ -146,13 +146,13 @@ struct VariationalIntegrator::Impl {
   // q_{k+1}); a stop's is sign e_variable, the same at both; a contact's is -normal^T times its
   // point's Jacobian, in contact_G1_ (at q_k) and contact_G2_ (at q_{k+1}).
   int nc_;
-  int contact_row_;  // the first contact row (n_s + stops)
+  int contact_row_;                           // the first contact row (n_s + stops)
   std::shared_ptr<const Contacts> contacts_;  // or null
-  int facet_id0_;    // the first facet id (nc_ + 2 contact rows)
-  int n_ids_;        // constraint rows and friction ids
-  int m_max_;          // largest feasible taut set: every string, one stop per limited joint and
-                       // as many contact rows as there are joints (more would be dependent),
-                       // each with its friction's two impulses and two facets
+  int facet_id0_;                             // the first facet id (nc_ + 2 contact rows)
+  int n_ids_;                                 // constraint rows and friction ids
+  int m_max_;  // largest feasible taut set: every string, one stop per limited joint and
+               // as many contact rows as there are joints (more would be dependent),
+               // each with its friction's two impulses and two facets
   Eigen::Matrix<double, 2, kFrictionFacets> facet_normal_;  // d_i in the tangent plane
   std::vector<Eigen::Matrix<double, 3, 2>> tangents_;       // per surface: tangentBasis
   DynamicsData dyn_;   // kinematics at q_k and the midpoint, the Lagrangian
@@ -173,23 +173,23 @@ struct VariationalIntegrator::Impl {
   // contacts: the gap; tangential: the slip; facets: d^T lambda_t - mu
   // lambda_n, for every facet of a touching contact).
   Eigen::VectorXd h2_;
-  Eigen::MatrixXd contact_G1_, contact_G2_;      // contact rows x n_d: gradients at q_k, q_{k+1}
-  Eigen::MatrixXd contact_F1_, contact_F2_;      // 2 contact rows x n_d: T^T J at q_k, q_{k+1}
-  Eigen::Matrix3Xd contact_p1_, contact_p2_;     // per contact row: its centre at q_k, q_{k+1}
+  Eigen::MatrixXd contact_G1_, contact_G2_;   // contact rows x n_d: gradients at q_k, q_{k+1}
+  Eigen::MatrixXd contact_F1_, contact_F2_;   // 2 contact rows x n_d: T^T J at q_k, q_{k+1}
+  Eigen::Matrix3Xd contact_p1_, contact_p2_;  // per contact row: its centre at q_k, q_{k+1}
   std::vector<char> contact_near_;  // per contact row: within kContactReach_m at q_k (G1 known)
   std::vector<Eigen::Matrix2d> mobility_;  // per contact row: mobility()
   std::vector<char> mobility_known_;       // per contact row: mobility_ computed this step
-  Eigen::VectorXd scale_tmp_;          // n_d
-  bool mass_lu_ok_ = false;            // mass_lu_ (else llt_) holds M(q_k)
-  Eigen::MatrixXd point_J_;                      // 3 x n_q: a contact point's Jacobian
-  Eigen::VectorXd dist1_;                        // n_s: string spans at q_k
-  Eigen::VectorXd residual_;                     // n_d
-  Eigen::VectorXd residual_free_;                // n_d: residual_ without the constraint forces
-  std::vector<int> active_;                      // active ids (taut constraints), ascending
-  std::vector<char> is_active_;                  // n_ids
-  std::vector<int> position_;                    // n_ids: place in active_, or -1
-  std::vector<int> flips_;         // per id: taut-set changes this step
-  std::vector<int> stop_partner_;  // per constraint: the same joint's other stop, or -1
+  Eigen::VectorXd scale_tmp_;              // n_d
+  bool mass_lu_ok_ = false;                // mass_lu_ (else llt_) holds M(q_k)
+  Eigen::MatrixXd point_J_;                // 3 x n_q: a contact point's Jacobian
+  Eigen::VectorXd dist1_;                  // n_s: string spans at q_k
+  Eigen::VectorXd residual_;               // n_d
+  Eigen::VectorXd residual_free_;          // n_d: residual_ without the constraint forces
+  std::vector<int> active_;                // active ids (taut constraints), ascending
+  std::vector<char> is_active_;            // n_ids
+  std::vector<int> position_;              // n_ids: place in active_, or -1
+  std::vector<int> flips_;                 // per id: taut-set changes this step
+  std::vector<int> stop_partner_;          // per constraint: the same joint's other stop, or -1
   int active_set_changes_ = 0;
   double momentum_scale_ = 1.0;
   // The iteration ended on a correction without evaluating after it (the stopping rule in

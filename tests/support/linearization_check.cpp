@@ -46,7 +46,8 @@ void checkLinearization(const ModelPtr& m, const State& x, const Eigen::VectorXd
   auto sameContacts = [&] {
     return rep.taut == rep0.taut && rep.stops_active == rep0.stops_active &&
            rep.contacts_sliding == rep0.contacts_sliding &&
-           (rep.contact_force_N.array() > 0).matrix() == (rep0.contact_force_N.array() > 0).matrix();
+           (rep.contact_force_N.array() > 0).matrix() ==
+               (rep0.contact_force_N.array() > 0).matrix();
   };
   for (int i = 0; i < nx; ++i) {
     Eigen::VectorXd e = Eigen::VectorXd::Zero(nx);
@@ -90,15 +91,16 @@ void checkLinearization(const ModelPtr& m, const State& x, const Eigen::VectorXd
   }
   if (ns == 0) return;
   // The tensions' derivatives (scaled by the largest tension derivative; none when all slack).
-  const double scale = std::max({Txfd.cwiseAbs().maxCoeff(),
-                                 nk > 0 ? Tufd.cwiseAbs().maxCoeff() : 0.0, 1e-9});
+  const double scale =
+      std::max({Txfd.cwiseAbs().maxCoeff(), nk > 0 ? Tufd.cwiseAbs().maxCoeff() : 0.0, 1e-9});
   if (rep0.tension_N.maxCoeff() > 0) {
     EXPECT_GT(scale, 1e-6);
   }
   EXPECT_LE((Tx - Txfd).cwiseAbs().maxCoeff() / scale, 1e-5) << "dT/dx\n" << Tx << "\nfd\n" << Txfd;
   if (nk > 0) {
-    EXPECT_LE((Tu - Tufd).cwiseAbs().maxCoeff() / scale, 1e-5)
-        << "dT/du\n" << Tu << "\nfd\n" << Tufd;
+    EXPECT_LE((Tu - Tufd).cwiseAbs().maxCoeff() / scale, 1e-5) << "dT/du\n"
+                                                               << Tu << "\nfd\n"
+                                                               << Tufd;
   }
 }
 

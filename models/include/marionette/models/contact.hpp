@@ -35,9 +35,9 @@
 namespace marionette {
 
 struct ContactPoint {
-  std::string link;          // the geometry's name, for reports
-  int frame = -1;            // a frame a dynamic variable moves
-  Eigen::Vector3d local_m;   // the sphere's centre in frame coordinates
+  std::string link;         // the geometry's name, for reports
+  int frame = -1;           // a frame a dynamic variable moves
+  Eigen::Vector3d local_m;  // the sphere's centre in frame coordinates
   double radius_m = 0.0;
 };
 

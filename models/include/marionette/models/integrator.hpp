@@ -42,21 +42,21 @@ struct State {
 };
 
 struct StepReport {
-  int substeps = 1;                    // > 1 when the step needed the substep fallback
-  int newton_iterations = 0;           // summed over active-set passes
-  int active_set_changes = 0;          // constraints switched between slack and taut
-  Eigen::VectorXd tension_N;           // n_s: string tensions over the step (0 when slack)
-  std::vector<char> taut;              // n_s: 1 if the string was taut (active) over the step
-  int stops_active = 0;                // joint stops in contact over the step
-  int contacts_active = 0;             // contact rows (IntegratorOptions::contacts) touching
-  int contacts_sliding = 0;            // of which sliding (the friction force on its cone)
-  Eigen::VectorXd contact_force_N;     // per contact row: its normal force over the step (N)
+  int substeps = 1;                     // > 1 when the step needed the substep fallback
+  int newton_iterations = 0;            // summed over active-set passes
+  int active_set_changes = 0;           // constraints switched between slack and taut
+  Eigen::VectorXd tension_N;            // n_s: string tensions over the step (0 when slack)
+  std::vector<char> taut;               // n_s: 1 if the string was taut (active) over the step
+  int stops_active = 0;                 // joint stops in contact over the step
+  int contacts_active = 0;              // contact rows (IntegratorOptions::contacts) touching
+  int contacts_sliding = 0;             // of which sliding (the friction force on its cone)
+  Eigen::VectorXd contact_force_N;      // per contact row: its normal force over the step (N)
   Eigen::Matrix3Xd contact_friction_N;  // per contact row: its friction force, world frame (N)
-  double max_penetration_m = 0.0;      // max over contact rows of max(0, gap) at q_{k+1}
-  int unreachable_string = -1;         // with StepStatus::Unreachable: a string that cannot fit
-  double energy_J = 0.0;               // T + V at the step midpoint, v = (q_{k+1} - q_k) / dt
-  double max_violation_m = 0.0;        // max over strings of max(0, |a-e| - l) at q_{k+1}
-  double constraint_residual_m = 0.0;  // max over taut strings of ||a-e| - l| at q_{k+1}
+  double max_penetration_m = 0.0;       // max over contact rows of max(0, gap) at q_{k+1}
+  int unreachable_string = -1;          // with StepStatus::Unreachable: a string that cannot fit
+  double energy_J = 0.0;                // T + V at the step midpoint, v = (q_{k+1} - q_k) / dt
+  double max_violation_m = 0.0;         // max over strings of max(0, |a-e| - l) at q_{k+1}
+  double constraint_residual_m = 0.0;   // max over taut strings of ||a-e| - l| at q_{k+1}
 };
 
 // Unreachable: no configuration satisfies the strings at the new rig input (a winch asked for a
