@@ -42,6 +42,14 @@ std::shared_ptr<const Contacts> onTheFloor(const Model& model) {
   return contacts;
 }
 
+// Options stepping at 10 ms with the floor and every contact point of `model`.
+IntegratorOptions withTheFloor(const Model& model) {
+  IntegratorOptions options;
+  options.dt_s = 0.01;
+  options.contacts = onTheFloor(model);
+  return options;
+}
+
 // A rigid body (test::probeModel) carrying a capsule of radius 2 cm and length 30 cm along its x
 // axis, centred at `centre` in the body's frame.
 ModelPtr capsuleAlongX(const Eigen::Vector3d& centre) {
@@ -173,9 +181,7 @@ TEST(Contact, ASphereLetDownOntoTheFloorRestsOnIt) {
 TEST(Contact, AFastFallLandsThroughTheSubstepsNotThroughTheFloor) {
   constexpr double kRadius = 0.05;
   const ModelPtr m = test::probeModel(sphere(kRadius));
-  IntegratorOptions options;
-  options.dt_s = 0.01;
-  options.contacts = onTheFloor(*m);
+  IntegratorOptions options = withTheFloor(*m);
   VariationalIntegrator vi(m, options);
   Eigen::VectorXd q = Eigen::VectorXd::Zero(6), qdot = Eigen::VectorXd::Zero(6);
   q[2] = kRadius + 0.08;
@@ -197,9 +203,7 @@ TEST(Contact, AFastFallLandsThroughTheSubstepsNotThroughTheFloor) {
 // contact row's curvature through the body's rotations included).
 TEST(Contact, TheLinearizationWithAContactTouchingMatchesFiniteDifferences) {
   const ModelPtr m = capsuleAlongX(Eigen::Vector3d(0.05, 0.01, 0));
-  IntegratorOptions options;
-  options.dt_s = 0.01;
-  options.contacts = onTheFloor(*m);
+  IntegratorOptions options = withTheFloor(*m);
   VariationalIntegrator vi(m, options);
   Eigen::VectorXd q(6), qdot(6);
   q << 0, 0, 0.12, 0.2, -0.4, 0.1;  // the +x end low
@@ -388,9 +392,7 @@ TEST(Contact, AStringDragsABodyAlongTheFloorAgainstItsFriction) {
   along_x.linear() = Eigen::AngleAxisd(M_PI / 2, Eigen::Vector3d::UnitY()).toRotationMatrix();
   const Eigen::Vector3d attach(0.15, 0, 0), anchor(0.15 + kLength - 0.005, 0, kRadius);
   const ModelPtr m = test::draggedProbeModel(capsule, along_x, attach, anchor, kLength);
-  IntegratorOptions options;
-  options.dt_s = 0.01;
-  options.contacts = onTheFloor(*m);
+  IntegratorOptions options = withTheFloor(*m);
   ASSERT_EQ(options.contacts->surfaces[0].friction, kMu);
   VariationalIntegrator vi(m, options);
   Eigen::VectorXd q = Eigen::VectorXd::Zero(6);
@@ -421,9 +423,7 @@ TEST(Contact, AStringDragsABodyAlongTheFloorAgainstItsFriction) {
 // slope).
 TEST(Contact, TheLinearizationWithFrictionMatchesFiniteDifferences) {
   const ModelPtr m = capsuleAlongX(Eigen::Vector3d(0.03, 0, 0));
-  IntegratorOptions options;
-  options.dt_s = 0.01;
-  options.contacts = onTheFloor(*m);
+  IntegratorOptions options = withTheFloor(*m);
   VariationalIntegrator vi(m, options);
   struct Case {
     const char* label;
