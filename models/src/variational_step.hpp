@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // VariationalIntegrator's solver and its scratch (the public class: integrator.hpp).  The step
 // and its helpers are in integrator.cpp, the Newton iteration in integrator_newton.cpp, the
-// exact linearization in integrator_linearization.cpp.
+// friction's modes in integrator_friction.cpp, the exact linearization in
+// integrator_linearization.cpp.
 #pragma once
 
 #include <Eigen/Cholesky>
@@ -97,7 +98,8 @@ struct VariationalIntegrator::Impl {
   }
   // active_ and position_ from is_active_.
   void rebuildActive();
-  // True if a contact row is in the taut set: the rows may be dependent (StepKkt's redundant).
+  // True if a contact row is in the taut set: the rows may be dependent (two contacts sticking on
+  // one body), and the linearization solves by a complete orthogonal decomposition.
   bool contactsActive() const { return !active_.empty() && active_.back() >= contact_row_; }
   // Every constraint row and every touching contact's facets complementary: an active one's
   // multiplier >= 0 (to the tolerances), an inactive one's row <= 0.
@@ -107,8 +109,8 @@ struct VariationalIntegrator::Impl {
     return tangents_[(c - contact_row_) / contacts_->points.size()];
   }
   // Touching contact c's friction mode for the current iterate: sticking, or sliding on one
-  // facet or at a vertex, the mode of its own Coulomb problem (the other contacts' impulses held,
-  // its mobility()), solved exactly.  facets: their indices, or -1.
+  // facet or at a vertex, the mode of its own Coulomb problem (every other taut row held:
+  // constrainedMobility()), solved exactly.  facets: their indices, or -1.
   void frictionMode(int c, int facets[2]);
   // Sets contact c's facets to its friction mode (none flipping beyond kMaxFlips, the taut set
   // within m_max_); true if any changed.
@@ -169,9 +171,9 @@ struct VariationalIntegrator::Impl {
   Eigen::VectorXd qd2_, vel_;                    // n_d
   Eigen::VectorXd lambda_;                       // n_ids (entries for active ones)
   Eigen::VectorXd gap1_, gap2_;                  // n_c
-  // n_ids: the function Newton drives to zero for each active id (strings: h; stops: the gap;
-  // contacts: the gap; tangential: the slip; facets: d^T lambda_t - mu
-  // lambda_n, for every facet of a touching contact).
+  // n_ids: the function Newton drives to zero for each active id (strings: h; stops and
+  // contacts: the gap; tangential: the slip; facets: d^T lambda_t - mu lambda_n, for every facet
+  // of a touching contact).
   Eigen::VectorXd h2_;
   Eigen::MatrixXd contact_G1_, contact_G2_;   // contact rows x n_d: gradients at q_k, q_{k+1}
   Eigen::MatrixXd contact_F1_, contact_F2_;   // 2 contact rows x n_d: T^T J at q_k, q_{k+1}
