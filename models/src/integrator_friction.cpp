@@ -3,11 +3,10 @@
 // sliding on a facet or at a vertex of its 16-facet cone), chosen by solving its own Coulomb
 // problem against its mobility, and the rows' regularisation in the Newton matrix
 // (docs/decisions/0012-contacts-in-the-step.md).
-#include <algorithm>
-#include <cmath>
-
 #include <Eigen/Cholesky>
 #include <Eigen/LU>
+#include <algorithm>
+#include <cmath>
 
 #include "variational_step.hpp"
 
@@ -61,9 +60,9 @@ void VariationalIntegrator::Impl::frictionMode(int c, int facets[2]) {
   facets[0] = facets[1] = -1;
   if (lambda_[c] == 0.0) return;  // just landed: sticks until it has a normal impulse
   // The contact's own problem, every other taut row held: its slip answers its friction impulse
-  // as slip + A (lambda' - lambda_t), A its mobility over the step (constrainedMobility).  Of sticking, sliding on one
-  // facet or at a vertex, the mode whose solution satisfies Coulomb's law with maximal
-  // dissipation (one, for A positive definite).
+  // as slip + A (lambda' - lambda_t), A its mobility over the step (constrainedMobility).  Of
+  // sticking, sliding on one facet or at a vertex, the mode whose solution satisfies Coulomb's law
+  // with maximal dissipation (one, for A positive definite).
   const Eigen::Vector2d lambda_t(lambda_[tangentId(c, 0)], lambda_[tangentId(c, 1)]);
   const Eigen::Vector2d slip = slipOf(c);
   const Eigen::Matrix2d A = constrainedMobility(c);
