@@ -51,6 +51,13 @@ Eigen::Matrix2d VariationalIntegrator::Impl::constrainedMobility(int c) {
   return 0.5 * (A + A.transpose());
 }
 
+int VariationalIntegrator::Impl::facetFacing(const Eigen::Vector2d& v) const {
+  int best = 0;
+  for (int i = 1; i < kFrictionFacets; ++i)
+    if (facet_normal_.col(i).dot(v) > facet_normal_.col(best).dot(v)) best = i;
+  return best;
+}
+
 double VariationalIntegrator::Impl::regularizationOf(int c) {
   const Eigen::Matrix2d& A = mobility(c);
   return regularization_ * std::max(A.trace(), 1e-300);
@@ -111,11 +118,8 @@ void VariationalIntegrator::Impl::frictionMode(int c, int facets[2]) {
       return;
     }
   }
-  // (None within round-off: slide against the slip.)
-  int against = 0;
-  for (int i = 1; i < kFrictionFacets; ++i)
-    if (facet_normal_.col(i).dot(stick) > facet_normal_.col(against).dot(stick)) against = i;
-  facets[0] = against;
+  // (None within round-off: slide on the facet the sticking impulse leans on.)
+  facets[0] = facetFacing(stick);
 }
 
 bool VariationalIntegrator::Impl::updateFriction(int c, int& count) {
@@ -160,11 +164,7 @@ bool VariationalIntegrator::Impl::slideStalledContact(int count) {
   }
   if (worst < 0 || count + 1 > m_max_) return false;
   // The facet against the slip: friction along d, the slip along -d.
-  const Eigen::Vector2d slip = slipOf(worst);
-  int best = 0;
-  for (int i = 1; i < kFrictionFacets; ++i)
-    if (facet_normal_.col(i).dot(slip) < facet_normal_.col(best).dot(slip)) best = i;
-  const int f = facetId(worst, best);
+  const int f = facetId(worst, facetFacing(-slipOf(worst)));
   if (flips_[f] >= kMaxFlips) return false;
   is_active_[f] = 1;
   lambda_[f] = 0.0;

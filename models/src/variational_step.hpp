@@ -115,6 +115,8 @@ struct VariationalIntegrator::Impl {
   // Sets contact c's facets to its friction mode (none flipping beyond kMaxFlips, the taut set
   // within m_max_); true if any changed.
   bool updateFriction(int c, int& count);
+  // The facet whose normal is most along v (in the tangent plane).
+  int facetFacing(const Eigen::Vector2d& v) const;
   // Puts the sticking contact that slips most over the current iterate (beyond the tolerance)
   // into sliding against its slip; false if none (or it may not flip, or the taut set is full).
   bool slideStalledContact(int count);
