@@ -22,7 +22,7 @@ packages=(
   libfcl-dev libassimp-dev
   libompl-dev libboost-filesystem-dev libboost-serialization-dev libboost-system-dev
   libboost-graph-dev libboost-program-options-dev ompl-demos
-  coinor-libipopt-dev
+  coinor-libipopt-dev libsiconos-numerics-dev
   libopenblas0-serial
   libgtest-dev libbenchmark-dev
   libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc

@@ -15,6 +15,7 @@
 #include <stdexcept>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "marionette/models/contact.hpp"
 #include "marionette/models/dynamics.hpp"
@@ -272,6 +273,112 @@ TEST(Contact, PuppetCopterLetDownOntoARaisedFloorStandsOnItsFeet) {
   EXPECT_GT(rep.tension_N[m->stringIndex("shoulder_l")], 0.0);
 }
 
+// PuppetCopter standing on the raised floor (let down as above), its legs swung forward and back
+// by their strings (the two leg lengths in opposite phase, 0.5 Hz, amplitudes 1 to 5 cm) for 6 s:
+// the feet touch, bear load, stick and slide, never enter the floor, and every step converges
+// (the feet's modes, which the per-row active set chose in cycles, chosen at once when it does).
+TEST(Contact, PuppetCopterSwingsItsLegsOnTheFloor) {
+  const ModelPtr m = loadModel("puppetcopter");
+  auto raised = std::make_shared<Contacts>(*onTheFloor(*m));
+  raised->surfaces[0].offset_m += 0.06;
+  IntegratorOptions options;
+  options.dt_s = 0.01;
+  options.contacts = raised;
+  const int head = m->variableIndex("act_head_len") - m->nd();
+  const int leg_l = m->variableIndex("act_leg_l_len") - m->nd();
+  const int leg_r = m->variableIndex("act_leg_r_len") - m->nd();
+  double weight_N = 0.0;
+  for (const Mass& mass : m->masses) weight_N += mass.mass_kg * m->gravity_mps2;
+  Eigen::VectorXd lifted_u = m->defaultInputs();
+  lifted_u[head] -= 0.10;
+  const RestPose lifted = computeRestPose(m, lifted_u);
+  ASSERT_TRUE(lifted.ok) << lifted.message;
+  for (double amplitude_m : {0.01, 0.02, 0.03, 0.05}) {
+    SCOPED_TRACE("amplitude " + std::to_string(amplitude_m) + " m");
+    VariationalIntegrator vi(m, options);
+    Eigen::VectorXd u = lifted_u;
+    State x = vi.stateFromVelocity(lifted.q, Eigen::VectorXd::Zero(m->nd()), u);
+    StepReport rep = vi.makeReport();
+    int touching = 0, sliding = 0;
+    double borne_Ns = 0.0, worst_penetration_m = 0.0;
+    const int swing = 200, steps = swing + 600;
+    for (int k = 1; k <= steps; ++k) {
+      u[head] = m->kinematic[head].default_value - 0.10 * std::max(0.0, 1.0 - k / 100.0);
+      const double phase = k > swing ? std::sin(M_PI * (k - swing) * options.dt_s) : 0.0;
+      u[leg_l] = m->kinematic[leg_l].default_value + amplitude_m * phase;
+      u[leg_r] = m->kinematic[leg_r].default_value - amplitude_m * phase;
+      ASSERT_EQ(vi.step(x, u, x, &rep), StepStatus::Ok) << "step " << k;
+      worst_penetration_m = std::max(worst_penetration_m, rep.max_penetration_m);
+      if (k <= swing) continue;
+      touching += rep.contacts_active > 0;
+      sliding += rep.contacts_sliding > 0;
+      borne_Ns += rep.contact_force_N.sum() * options.dt_s;
+    }
+    EXPECT_LE(worst_penetration_m, 1e-6);
+    EXPECT_GT(touching, 0.9 * (steps - swing));
+    EXPECT_GT(sliding, 0);
+    EXPECT_GT(borne_Ns / ((steps - swing) * options.dt_s), 0.02 * weight_N);
+  }
+}
+
+// PuppetCopter with its feet loaded on a floor 1 cm above their rest (raised over a second at
+// rest), every rig input oscillating for 20 s (input i at 0.3 + 0.07 i Hz, 0.08 rad for angles,
+// 3 cm for the rig's travel, 2 cm for winches, enveloped by sin^2): the feet's modes and normal
+// forces, chosen one row at a time, cycle in some steps (each foot's answering the other's), and
+// those steps take every row's mode at once (StepReport::modes_at_once); every step converges and
+// the feet never enter the floor.
+TEST(Contact, PuppetCopterOnTheFloorFollowsItsWholeRigMoving) {
+  const ModelPtr m = loadModel("puppetcopter");
+  const RestPose rest = computeRestPose(m, m->defaultInputs());
+  ASSERT_TRUE(rest.ok) << rest.message;
+  auto floor = std::make_shared<Contacts>(*onTheFloor(*m));
+  ContactSurface& surface = floor->surfaces[0];
+  DynamicsData d(*m);
+  Eigen::VectorXd q_full(m->nq());
+  q_full << rest.q, m->defaultInputs();
+  forwardKinematics(*m, d, q_full);
+  double top_m = -1e300;  // the lowest point's depth into the floor at rest
+  for (const ContactPoint& p : floor->points)
+    top_m = std::max(top_m, surface.offset_m + p.radius_m -
+                                surface.normal.dot(pointPosition(d, p.frame, p.local_m)));
+  surface.offset_m -= top_m;
+  IntegratorOptions options;
+  options.dt_s = 0.01;
+  State x = VariationalIntegrator(m, options)
+                .stateFromVelocity(rest.q, Eigen::VectorXd::Zero(m->nd()), m->defaultInputs());
+  for (int k = 1; k <= 100; ++k) {  // the floor up by 1 cm over a second
+    surface.offset_m += 0.0001;
+    options.contacts = std::make_shared<Contacts>(*floor);
+    ASSERT_EQ(VariationalIntegrator(m, options).step(x, x.rho, x), StepStatus::Ok) << "step " << k;
+  }
+  std::vector<double> amplitude(m->nk(), 0.02);
+  for (const Frame& f : m->frames)
+    if (f.variable >= m->nd())
+      amplitude[f.variable - m->nd()] = f.type == JointType::Rotate ? 0.08 : 0.03;
+  VariationalIntegrator vi(m, options);
+  StepReport rep = vi.makeReport();
+  Eigen::VectorXd u = x.rho;
+  int touching = 0, at_once = 0;
+  double worst_penetration_m = 0.0;
+  const int steps = 2000;
+  for (int k = 1; k <= steps; ++k) {
+    const double t_s = k * options.dt_s, envelope = std::pow(std::sin(M_PI * k / steps), 2);
+    for (int i = 0; i < m->nk(); ++i) {
+      const KinematicVariable& v = m->kinematic[i];
+      u[i] = std::clamp(
+          v.default_value + envelope * amplitude[i] * std::sin(2 * M_PI * (0.3 + 0.07 * i) * t_s),
+          v.lower, v.upper);
+    }
+    ASSERT_EQ(vi.step(x, u, x, &rep), StepStatus::Ok) << "step " << k;
+    worst_penetration_m = std::max(worst_penetration_m, rep.max_penetration_m);
+    touching += rep.contacts_active > 0;
+    at_once += rep.modes_at_once > 0;
+  }
+  EXPECT_LE(worst_penetration_m, 1e-6);
+  EXPECT_GT(touching, steps / 2);
+  EXPECT_GT(at_once, 0);
+}
+
 // Where nothing touches, the contact rows change nothing: PuppetCopter, its feet 4.3 cm above
 // the floor (near enough for their rows to take part in every step), steps exactly as without
 // the floor.
@@ -304,7 +411,7 @@ struct SlopeRun {
   Eigen::Vector3d friction_N = Eigen::Vector3d::Zero();  // summed over its contacts, last step
   double normal_N = 0.0;
 };
-SlopeRun slideDownASlope(double theta, double mu, double seconds) {
+SlopeRun slideDownASlope(double theta, double mu, double seconds, bool modes_at_once) {
   const ModelPtr m = capsuleAlongX(Eigen::Vector3d::Zero());
   auto contacts = std::make_shared<Contacts>();
   contacts->points = contactPoints(*m);
@@ -316,6 +423,7 @@ SlopeRun slideDownASlope(double theta, double mu, double seconds) {
   IntegratorOptions options;
   options.dt_s = 0.01;
   options.contacts = contacts;
+  options.modes_at_once = modes_at_once;
   VariationalIntegrator vi(m, options);
   Eigen::VectorXd q = Eigen::VectorXd::Zero(6);
   q[2] = 0.02 / std::cos(theta);  // both end spheres (radius 2 cm) on the plane
@@ -348,8 +456,9 @@ SlopeRun slideDownASlope(double theta, double mu, double seconds) {
 // Coulomb's law on a slope: a body holds below the angle whose tangent is mu and slides above it
 // (the threshold to 2 %: 0.98 and 1.02 of it), held by exactly the weight's component along the
 // slope; sliding, it accelerates at g (sin theta - mu cos theta) and loses energy at the rate
-// friction predicts, mu N per metre slid.
-TEST(Contact, FrictionHoldsBelowMuNAndSlidesAboveIt) {
+// friction predicts, mu N per metre slid.  The same with every row's mode chosen at once
+// (IntegratorOptions::modes_at_once: the fallback's linear complementarity problem).
+void frictionOnASlope(bool at_once) {
   constexpr double kMu = 0.5, kMass = 1.0;
   const double g = test::probeModel(sphere(0.01))->gravity_mps2;
   const double repose = std::atan(kMu);
@@ -357,7 +466,7 @@ TEST(Contact, FrictionHoldsBelowMuNAndSlidesAboveIt) {
   {
     SCOPED_TRACE("below");
     const double theta = 0.98 * repose;
-    const SlopeRun run = slideDownASlope(theta, kMu, 1.0);
+    const SlopeRun run = slideDownASlope(theta, kMu, 1.0, at_once);
     EXPECT_EQ(run.sliding, 0);
     EXPECT_LT(std::abs(run.slid_m), 1e-7);
     // The floor holds the weight: along the slope friction, across it the normal force.
@@ -368,7 +477,7 @@ TEST(Contact, FrictionHoldsBelowMuNAndSlidesAboveIt) {
   {
     SCOPED_TRACE("above");
     const double theta = 1.02 * repose;
-    const SlopeRun run = slideDownASlope(theta, kMu, 1.0);
+    const SlopeRun run = slideDownASlope(theta, kMu, 1.0, at_once);
     EXPECT_EQ(run.sliding, 2);
     const double a = g * (std::sin(theta) - kMu * std::cos(theta));
     const double t0 = 0.005, t1 = t0 + run.elapsed_s;  // the midpoints' times
@@ -379,10 +488,17 @@ TEST(Contact, FrictionHoldsBelowMuNAndSlidesAboveIt) {
   }
 }
 
+TEST(Contact, FrictionHoldsBelowMuNAndSlidesAboveIt) {
+  for (bool at_once : {false, true}) {
+    SCOPED_TRACE(at_once ? "modes at once" : "modes one row at a time");
+    frictionOnASlope(at_once);
+  }
+}
+
 // Dragged along the floor by a string whose carriage runs away at 0.1 m/s: the capsule stays put
 // while the string is slack, then slides behind it, the string's tension exactly the sliding
-// friction, mu m g.
-TEST(Contact, AStringDragsABodyAlongTheFloorAgainstItsFriction) {
+// friction, mu m g; with the rows' modes chosen one at a time and at once.
+void dragAlongTheFloor(bool at_once) {
   constexpr double kRadius = 0.02, kLength = 0.5, kMu = 0.5;
   Shape capsule;
   capsule.type = ShapeType::Capsule;
@@ -393,6 +509,7 @@ TEST(Contact, AStringDragsABodyAlongTheFloorAgainstItsFriction) {
   const Eigen::Vector3d attach(0.15, 0, 0), anchor(0.15 + kLength - 0.005, 0, kRadius);
   const ModelPtr m = test::draggedProbeModel(capsule, along_x, attach, anchor, kLength);
   IntegratorOptions options = withTheFloor(*m);
+  options.modes_at_once = at_once;
   ASSERT_EQ(options.contacts->surfaces[0].friction, kMu);
   VariationalIntegrator vi(m, options);
   Eigen::VectorXd q = Eigen::VectorXd::Zero(6);
@@ -415,6 +532,13 @@ TEST(Contact, AStringDragsABodyAlongTheFloorAgainstItsFriction) {
   EXPECT_EQ(rep.contacts_sliding, 2);
   EXPECT_NEAR(x.q[0], 0.1 * 1.5 - 0.005, 1e-6);  // behind the carriage at the string's length
   EXPECT_NEAR(tension_Ns / 0.5, kMu * m->gravity_mps2, 1e-3 * kMu * m->gravity_mps2);
+}
+
+TEST(Contact, AStringDragsABodyAlongTheFloorAgainstItsFriction) {
+  for (bool at_once : {false, true}) {
+    SCOPED_TRACE(at_once ? "modes at once" : "modes one row at a time");
+    dragAlongTheFloor(at_once);
+  }
 }
 
 // The step's linearization with friction, against central differences: a capsule sliding

@@ -87,6 +87,7 @@ VariationalIntegrator::Impl::Impl(ModelPtr model, IntegratorOptions options)
   q2_full_.setZero(nq);
   qm_full_.setZero(nq);
   qd2_.setZero(nd_);
+  guess_.setZero(nd_);
   vel_.setZero(nd_);
   lambda_.setZero(n_ids_);
   gap1_.setZero(nc_);
@@ -220,7 +221,7 @@ StepStatus VariationalIntegrator::Impl::step(const State& x, const Eigen::Vector
     tension_sum_.setZero();
     contact_force_sum_.setZero();
     friction_sum_.setZero();
-    int iterations = 0, changes = 0;
+    int iterations = 0, changes = 0, modes_at_once = 0;
     double worst = 0.0, residual = 0.0, penetration = 0.0;
     bool ok = true;
     for (int s = 1; s <= n && ok; ++s) {
@@ -230,6 +231,7 @@ StepStatus VariationalIntegrator::Impl::step(const State& x, const Eigen::Vector
       if (!ok) break;
       iterations += sub_report_.newton_iterations;
       changes += sub_report_.active_set_changes;
+      modes_at_once += sub_report_.modes_at_once;
       worst = std::max(worst, sub_report_.max_violation_m);
       residual = std::max(residual, sub_report_.constraint_residual_m);
       penetration = std::max(penetration, sub_report_.max_penetration_m);
@@ -248,6 +250,7 @@ StepStatus VariationalIntegrator::Impl::step(const State& x, const Eigen::Vector
       report->substeps = n;
       report->newton_iterations = iterations;
       report->active_set_changes = changes;
+      report->modes_at_once = modes_at_once;
       report->max_violation_m = worst;
       report->constraint_residual_m = residual;
       report->max_penetration_m = penetration;
@@ -276,6 +279,28 @@ StepStatus VariationalIntegrator::Impl::step(const State& x, const Eigen::Vector
     }
   }
   return st;
+}
+
+// The Newton iteration's first taut set: the constraints tight at q_k, contacts sticking, every
+// multiplier 0.
+void VariationalIntegrator::Impl::startActiveSet() {
+  active_set_changes_ = 0;
+  int count = 0;
+  for (int id = 0; id < n_ids_; ++id) {
+    is_active_[id] = 0;
+    lambda_[id] = 0.0;
+  }
+  for (int c = 0; c < nc_; ++c) {
+    const bool contact = c >= contact_row_;
+    const int cost = contact && hasFriction(c) ? 3 : 1;
+    if (gap1_[c] >= -1e-9 && count + cost <= m_max_) {
+      is_active_[c] = 1;
+      count += cost;
+      if (cost == 3) is_active_[tangentId(c, 0)] = is_active_[tangentId(c, 1)] = 1;
+    }
+  }
+  rebuildActive();
+  std::fill(mode_unsolved_.begin(), mode_unsolved_.end(), 0);
 }
 
 // One step of size h_ (no fallback).
@@ -326,26 +351,23 @@ StepStatus VariationalIntegrator::Impl::stepOnce(const State& x, const Eigen::Ve
   for (const Model::StopRow& r : model_->stops)
     if (r.sign * (qd2_[r.variable] - r.bound) > 0.0) qd2_[r.variable] = r.bound;
 
-  // Start from the constraints tight at q_k, contacts sticking; the Newton iteration settles the
-  // rest.
-  active_set_changes_ = 0;
-  int count = 0;
-  for (int id = 0; id < n_ids_; ++id) {
-    is_active_[id] = 0;
-    lambda_[id] = 0.0;
+  guess_ = qd2_;
+  startActiveSet();
+  lcp_modes_ = options_.modes_at_once;
+  int iterations = solveNewton(x, rho_next);
+  int modes_at_once = lcp_modes_ ? 1 : 0;
+  lcp_modes_ = false;
+  if (iterations < 0 && !modes_at_once &&
+      std::find(contact_near_.begin(), contact_near_.end(), 1) != contact_near_.end()) {
+    // The rows' modes, chosen one at a time, cycled (two light feet: each one's mode answers the
+    // other's): every row's mode at once, from the same guess (modesFromLcp).
+    qd2_ = guess_;
+    startActiveSet();
+    lcp_modes_ = true;
+    iterations = solveNewton(x, rho_next);
+    lcp_modes_ = false;
+    modes_at_once = 1;
   }
-  for (int c = 0; c < nc_; ++c) {
-    const bool contact = c >= contact_row_;
-    const int cost = contact && hasFriction(c) ? 3 : 1;
-    if (gap1_[c] >= -1e-9 && count + cost <= m_max_) {
-      is_active_[c] = 1;
-      count += cost;
-      if (cost == 3) is_active_[tangentId(c, 0)] = is_active_[tangentId(c, 1)] = 1;
-    }
-  }
-  rebuildActive();
-  std::fill(mode_unsolved_.begin(), mode_unsolved_.end(), 0);
-  const int iterations = solveNewton(x, rho_next);
   if (iterations < 0) return StepStatus::NotConverged;  // (a non-finite iterate too: retry)
   // No answer inside a surface: a contact row that took no part (farther than kContactReach_m
   // at q_k, or beyond m_max_) and ends inside fails the step, and the substeps take it.
@@ -361,6 +383,7 @@ StepStatus VariationalIntegrator::Impl::stepOnce(const State& x, const Eigen::Ve
     report->substeps = 1;
     report->newton_iterations = iterations;
     report->active_set_changes = active_set_changes_;
+    report->modes_at_once = modes_at_once;
     report->energy_J = dyn_.kinetic_J + dyn_.potential_J;
     report->max_violation_m = 0.0;
     report->constraint_residual_m = 0.0;

@@ -277,7 +277,7 @@ int VariationalIntegrator::Impl::solveNewton(const State& x, const Eigen::Vector
       for (int i = 0; i < m; ++i) lambda_[active_[i]] -= alpha * sol_[nd_ + i];
       // Stalled by a sticking contact that cannot stick (its slip rows at odds with the others':
       // a string dragging a body that sticks at both ends): the one slipping most slides.
-      if (alpha < 1.0 / 16 && slideStalledContact(m)) {
+      if (alpha < 1.0 / 16 && !lcp_modes_ && slideStalledContact(m)) {
         rebuildActive();
         m = static_cast<int>(active_.size());
         factored = kkt_factored_ = false;
@@ -290,7 +290,13 @@ int VariationalIntegrator::Impl::solveNewton(const State& x, const Eigen::Vector
     const double lambda_tol = 10.0 * rtol / std::max(1e-3, dist1_.size() ? dist1_.maxCoeff() : 1.0);
     bool changed = false;
     int count = m;
-    for (int c = 0; c < nc_; ++c) {
+    if (lcp_modes_) {  // every row's mode at once
+      const int modes = modesFromLcp();
+      if (modes < 0) return -1;
+      changed = modes > 0;
+      factored = kkt_factored_ = false;  // (jac_ was assembled at this iterate)
+    }
+    for (int c = 0; c < nc_ && !lcp_modes_; ++c) {
       if (flips_[c] >= kMaxFlips) continue;
       const bool contact = c >= contact_row_;
       const bool friction = contact && hasFriction(c);
@@ -336,7 +342,7 @@ int VariationalIntegrator::Impl::solveNewton(const State& x, const Eigen::Vector
       }
     }
     // Coulomb's cone: each touching contact sticks or slides.
-    for (int c = contact_row_; c < nc_; ++c)
+    for (int c = contact_row_; c < nc_ && !lcp_modes_; ++c)
       if (is_active_[c] && hasFriction(c)) changed |= updateFriction(c, count);
     if (changed) {
       rebuildActive();

@@ -104,8 +104,7 @@ InputSchedule InputSchedule::fromCsv(const Model& model, const std::string& csv_
     if (cells.size() != column_var.size() + 1)
       fail(lineno, "expected " + std::to_string(column_var.size() + 1) + " values, got " +
                        std::to_string(cells.size()));
-    if (rows.size() >= max_rows)
-      fail(lineno, "more than " + std::to_string(max_rows) + " samples");
+    if (rows.size() >= max_rows) fail(lineno, "more than " + std::to_string(max_rows) + " samples");
     std::vector<double> row(cells.size());
     for (size_t c = 0; c < cells.size(); ++c) {
       const std::string col = c == 0 ? "t" : model.kinematic[column_var[c - 1]].name;

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: BSD-3-Clause
 #include "step_kkt.hpp"
 
+#include <utility>
+
 namespace marionette {
 
 StepKkt::StepKkt(const Model& model, int m_max) : nd_(model.nd()), tree_(model) {
@@ -8,11 +10,9 @@ StepKkt::StepKkt(const Model& model, int m_max) : nd_(model.nd()), tree_(model) 
   W2_.setZero(nd_, m_max);
   tmp_.setZero(m_max);
   tmp_nd_.setZero(nd_);
-  for (int m = 0; m <= m_max; ++m) {
-    schur_.emplace_back(Eigen::MatrixXd::Zero(m, m));
-    schur_lu_.emplace_back(m);
-    dense_lu_.emplace_back();  // sized at its first use (the fallback)
-  }
+  schur_.setZero(m_max, m_max);
+  pivot_.assign(m_max, 0);
+  dense_lu_.resize(m_max + 1);  // each sized at its first use (the fallback)
 }
 
 void StepKkt::factor(const Eigen::MatrixXd& system, int m, bool dense) {
@@ -32,9 +32,21 @@ void StepKkt::factor(const Eigen::MatrixXd& system, int m, bool dense) {
     tree_.applyE(W1.col(i));
     tree_.applyRInverseTransposed(W2.col(i));
   }
-  schur_[m].noalias() = W2.transpose() * W1;
-  schur_[m] -= system.block(nd_, nd_, m, m);
-  schur_lu_[m].compute(schur_[m]);
+  auto S = schur_.topLeftCorner(m, m);
+  S.noalias() = W2.transpose() * W1;
+  S -= system.block(nd_, nd_, m, m);
+  // Gaussian elimination with partial pivoting, L (unit lower) and U in S.  A zero pivot column
+  // is left as it is: the solve then divides by zero and the caller sees a non-finite answer.
+  for (int k = 0; k < m; ++k) {
+    Eigen::Index p = 0;
+    S.col(k).tail(m - k).cwiseAbs().maxCoeff(&p);
+    pivot_[k] = k + static_cast<int>(p);
+    if (pivot_[k] != k) S.row(k).swap(S.row(pivot_[k]));
+    if (S(k, k) == 0.0 || k + 1 == m) continue;
+    S.col(k).tail(m - k - 1) /= S(k, k);
+    S.bottomRightCorner(m - k - 1, m - k - 1).noalias() -=
+        S.col(k).tail(m - k - 1) * S.row(k).tail(m - k - 1);
+  }
 }
 
 void StepKkt::solve(const Eigen::Ref<const Eigen::VectorXd>& rhs, Eigen::Ref<Eigen::VectorXd> sol) {
@@ -52,7 +64,11 @@ void StepKkt::solve(const Eigen::Ref<const Eigen::VectorXd>& rhs, Eigen::Ref<Eig
   auto t = tmp_.head(m);
   t.noalias() = system_->block(nd_, 0, m, nd_) * x;
   t -= rhs.tail(m);
-  y.noalias() = schur_lu_[m].solve(t);
+  for (int k = 0; k < m; ++k) std::swap(t[k], t[pivot_[k]]);
+  const auto S = schur_.topLeftCorner(m, m);
+  S.triangularView<Eigen::UnitLower>().solveInPlace(t);
+  S.triangularView<Eigen::Upper>().solveInPlace(t);
+  y = t;
   tmp_nd_.noalias() = W1_.leftCols(m) * y;
   tree_.applyRInverse(tmp_nd_);
   x -= tmp_nd_;

@@ -11,7 +11,9 @@
 // root), and E and R^-T keep it there, so S costs a few hundred multiply-adds.  A pivoting dense
 // LU of the whole system is the fallback when J11 has an unsafe pivot, and the reference
 // (IntegratorOptions::tree_factorization false).  Allocates nothing after construction, but for the
-// dense fallback's first factorisation at each m.
+// dense fallback's first factorisation at each m.  S is factorised by Gaussian elimination with
+// partial pivoting (Golub & Van Loan, "Matrix Computations", 4th ed., Johns Hopkins 2013,
+// Alg. 3.4.1) in place.
 #pragma once
 
 #include <Eigen/Core>
@@ -39,8 +41,12 @@ class StepKkt {
   Eigen::MatrixXd W1_, W2_;       // n_d x m_max: E J12 and R^-T J21^T
   Eigen::VectorXd tmp_, tmp_nd_;  // m_max, n_d
   const Eigen::MatrixXd* system_ = nullptr;
-  std::vector<Eigen::MatrixXd> schur_;                                     // m x m, m = 0..m_max
-  std::vector<Eigen::PartialPivLU<Eigen::MatrixXd>> schur_lu_, dense_lu_;  // per m
+  // S's LU with partial pivoting in place in the leading m x m block (one buffer for every m:
+  // per-m matrices cost O(m_max^3) memory, ~10 ms to make with a floor's contact rows), its row
+  // interchanges in pivot_.
+  Eigen::MatrixXd schur_;                                       // m_max x m_max
+  std::vector<int> pivot_;                                      // m_max
+  std::vector<Eigen::PartialPivLU<Eigen::MatrixXd>> dense_lu_;  // per m, sized at first use
 };
 
 }  // namespace marionette

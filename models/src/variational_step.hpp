@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // VariationalIntegrator's solver and its scratch (the public class: integrator.hpp).  The step
 // and its helpers are in integrator.cpp, the Newton iteration in integrator_newton.cpp, the
-// friction's modes in integrator_friction.cpp, the exact linearization in
-// integrator_linearization.cpp.
+// friction's modes in integrator_friction.cpp, every row's mode at once in integrator_modes.cpp,
+// the exact linearization in integrator_linearization.cpp.
 #pragma once
 
 #include <Eigen/Cholesky>
@@ -55,6 +55,8 @@ struct VariationalIntegrator::Impl {
   State makeState() const;
   StepReport makeReport() const;
 
+  // The first taut set (the rows tight at q_k, contacts sticking) and multipliers (0).
+  void startActiveSet();
   // Semismooth Newton on (q_{d,k+1}, lambda) and the taut set.  Iterations, or -1.
   int solveNewton(const State& x, const Eigen::VectorXd& rho_next);
   void evaluateResidual(const State& x, const Eigen::VectorXd& rho_next, bool jacobian,
@@ -115,6 +117,12 @@ struct VariationalIntegrator::Impl {
   // Sets contact c's facets to its friction mode (none flipping beyond kMaxFlips, the taut set
   // within m_max_); true if any changed.
   bool updateFriction(int c, int& count);
+  // Every row's mode at once (the step's fallback when its active set cycles, lcp_modes_): the
+  // taut set and each touching contact's friction mode from the linear complementarity problem of
+  // the step linearized at the current iterate, solved by Lemke's method, with its impulses.
+  // 1 if the modes changed, 0 if not, -1 if Lemke's method fails.  Allocates.
+  int modesFromLcp();
+  bool lcp_modes_ = false;  // solveNewton takes its modes from modesFromLcp()
   // The facet whose normal is most along v (in the tangent plane).
   int facetFacing(const Eigen::Vector2d& v) const;
   // Puts the sticking contact that slips most over the current iterate (beyond the tolerance)
@@ -171,6 +179,7 @@ struct VariationalIntegrator::Impl {
   // Per-step scratch.
   Eigen::VectorXd q1_full_, q2_full_, qm_full_;  // n_q
   Eigen::VectorXd qd2_, vel_;                    // n_d
+  Eigen::VectorXd guess_;                        // n_d: the step's first guess of q_{d,k+1}
   Eigen::VectorXd lambda_;                       // n_ids (entries for active ones)
   Eigen::VectorXd gap1_, gap2_;                  // n_c
   // n_ids: the function Newton drives to zero for each active id (strings: h; stops and

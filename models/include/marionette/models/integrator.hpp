@@ -42,9 +42,12 @@ struct State {
 };
 
 struct StepReport {
-  int substeps = 1;                     // > 1 when the step needed the substep fallback
-  int newton_iterations = 0;            // summed over active-set passes
-  int active_set_changes = 0;           // constraints switched between slack and taut
+  int substeps = 1;            // > 1 when the step needed the substep fallback
+  int newton_iterations = 0;   // summed over active-set passes
+  int active_set_changes = 0;  // constraints switched between slack and taut
+  int modes_at_once = 0;  // 1 if the rows' modes, chosen one at a time, cycled and the step took
+                          // them all at once (the linear complementarity problem; substeps: how
+                          // many did)
   Eigen::VectorXd tension_N;            // n_s: string tensions over the step (0 when slack)
   std::vector<char> taut;               // n_s: 1 if the string was taut (active) over the step
   int stops_active = 0;                 // joint stops in contact over the step
@@ -90,6 +93,10 @@ struct IntegratorOptions {
   // constructor throws std::invalid_argument naming the field when they do not fit the model
   // (contactsProblem).
   std::shared_ptr<const Contacts> contacts;
+  // Choose every row's mode at once (the linear complementarity problem of the linearized step,
+  // Lemke's method) in every step, not only where the modes chosen one row at a time cycle: the
+  // same steps to the tolerances, slower; for tests and comparisons.
+  bool modes_at_once = false;
 };
 
 class VariationalIntegrator {
