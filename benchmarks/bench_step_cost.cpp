@@ -45,6 +45,7 @@ struct Run {
   std::vector<State> states;             // x_0 .. x_n
   double touching = 0.0, sliding = 0.0;  // contacts per step, mean
   double substepped = 0.0;               // fraction of steps that took the substep fallback
+  double at_once = 0.0;                  // fraction that took every row's mode at once
 };
 
 // Steps through the schedule from x0, keeping every state; -1 us on a failed step.
@@ -71,12 +72,14 @@ Run runSteps(const ModelPtr& m, const InputSchedule& in, const State& x0,
     r.touching += rep.contacts_active;
     r.sliding += rep.contacts_sliding;
     r.substepped += rep.substeps > 1;
+    r.at_once += rep.modes_at_once > 0;
   }
   r.us_per_step =
       1e6 * std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() / n;
   r.touching /= n;
   r.sliding /= n;
   r.substepped /= n;
+  r.at_once /= n;
   return r;
 }
 
@@ -262,8 +265,9 @@ int main(int argc, char** argv) {
     else if (floor)
       std::printf(
           "%s: on the floor, %.2f us: ratio %.2f to the tree step; per step %.2f "
-          "contacts touching, %.2f sliding; %.1f %% of steps substepped\n",
-          name.c_str(), median(o_us), median(on_ratio), on.touching, on.sliding,
+          "contacts touching, %.2f sliding; %.1f %% of steps took every row's mode at once, "
+          "%.1f %% substepped\n",
+          name.c_str(), median(o_us), median(on_ratio), on.touching, on.sliding, 100.0 * on.at_once,
           100.0 * on.substepped);
     any_failed |= on_failed;
     if (!floor_same) return 1;
