@@ -10,6 +10,7 @@
 
 #include "marionette/environments/checked_simulation.hpp"
 #include "marionette/environments/collision.hpp"
+#include "marionette/environments/scene_contacts.hpp"
 #include "marionette/models/dynamics.hpp"
 #include "marionette/models/model_io.hpp"
 #include "marionette/models/rest_pose.hpp"
@@ -107,6 +108,84 @@ obstacles:
   EXPECT_EQ(checker.clearance(placed(0.0, 0.0, 0.099)).distance_m, 0.0);
 }
 
+// A surface the puppet may touch (Obstacle::contact: a plane's default), with
+// touch_contact_surfaces: a link resting on it or in it by less than the tolerance is not in
+// collision, and the stage clearance leaves it out while the clearance to anything keeps it;
+// deeper is a collision with it; a plane that says contact: false stays forbidden; without the
+// option, touching is a collision as before.
+TEST(CollisionAnalytic, ASurfaceThePuppetMayTouchIsACollisionOnlyBeyondTheTolerance) {
+  const ScenePtr scene = sceneFrom(R"(
+obstacles:
+  - {name: floor, plane: {normal: [0, 0, 1], offset: 0.0}, friction: 0.3}
+  - {name: wall, plane: {normal: [1, 0, 0], offset: -1.0}, contact: false}
+  - {name: cube, box: {size: [0.2, 0.2, 0.2]}, pose: {position: [0, 2, 1]}}
+)");
+  ASSERT_TRUE(scene->obstacles[0].contact);
+  EXPECT_EQ(scene->obstacles[0].friction, 0.3);
+  EXPECT_FALSE(scene->obstacles[1].contact);
+  EXPECT_FALSE(scene->obstacles[2].contact);
+  const ModelPtr ball = probeModel(sphere(0.1));
+  CollisionOptions touch;
+  touch.touch_contact_surfaces = true;
+  auto checker = checkerFor(ball, scene, touch);
+  auto strict = checkerFor(ball, scene);
+  for (double depth_m : {0.0, 0.0005, 0.0009}) {
+    SCOPED_TRACE(depth_m);
+    const Eigen::VectorXd q = placed(0.0, 0.0, 0.1 - depth_m);
+    EXPECT_FALSE(checker.inCollision(q).in_collision);
+    const ClearanceResult c = checker.clearance(q);
+    EXPECT_FALSE(c.in_collision);
+    EXPECT_EQ(c.distance_m, 0.0);  // touching the floor
+    EXPECT_EQ(c.pair.second, "floor");
+    EXPECT_NEAR(c.stage_distance_m, 1.0 - 0.1, 1e-12);  // the wall, the nearest forbidden
+    EXPECT_EQ(c.stage_pair.second, "wall");
+    EXPECT_FALSE(checker.checkState(q).in_collision);
+    EXPECT_TRUE(strict.inCollision(q).in_collision || depth_m == 0.0);
+  }
+  const Eigen::VectorXd deep = placed(0.0, 0.0, 0.1 - 0.0011);
+  EXPECT_TRUE(checker.inCollision(deep).in_collision);
+  EXPECT_EQ(checker.inCollision(deep).pair.second, "floor");
+  EXPECT_TRUE(checker.clearance(deep).in_collision);
+  // The wall is forbidden: touching it is a collision.
+  EXPECT_TRUE(checker.inCollision(placed(-0.9, 0.0, 1.0)).in_collision);
+  EXPECT_EQ(checker.inCollision(placed(-0.9, 0.0, 1.0)).pair.second, "wall");
+}
+
+// The integrator's contacts from a scene: each plane the puppet may touch, in the model's world
+// frame (through its stage pose and the plane's own pose), with its friction, against every
+// contact point: the empty stage's floor is floorSurface; a plane that says contact: false gives
+// none.
+TEST(CollisionStages, ASceneGivesTheIntegratorTheSurfacesThePuppetMayTouch) {
+  const ModelPtr m = loadModel("puppetcopter");
+  const auto empty = sceneContacts(*m, *loadScene("empty"));
+  ASSERT_TRUE(empty);
+  ASSERT_EQ(empty->surfaces.size(), 1u);
+  const ContactSurface floor = floorSurface(*m);
+  EXPECT_EQ(empty->surfaces[0].name, "floor");
+  EXPECT_LT((empty->surfaces[0].normal - floor.normal).norm(), 1e-12);
+  EXPECT_NEAR(empty->surfaces[0].offset_m, floor.offset_m, 1e-12);
+  EXPECT_EQ(empty->surfaces[0].friction, kDefaultFriction);
+  EXPECT_EQ(empty->points.size(), contactPoints(*m).size());
+  EXPECT_EQ(contactsProblem(*m, *empty), "");
+  // A step raised 10 cm (the plane's pose), tilted about x by 0.1 rad, with friction 0.2.
+  const auto raised = sceneContacts(*m, *sceneFrom(R"(
+obstacles:
+  - {name: step, plane: {normal: [0, 0, 1]}, pose: {position: [0, 0, 0.1], rpy: [0.1, 0, 0]},
+     friction: 0.2}
+)"));
+  ASSERT_TRUE(raised);
+  const Eigen::Matrix3d R_world_stage = m->stage_pose.linear().transpose();
+  const Eigen::Vector3d n_stage(0, -std::sin(0.1), std::cos(0.1));
+  EXPECT_LT((raised->surfaces[0].normal - R_world_stage * n_stage).norm(), 1e-12);
+  EXPECT_NEAR(raised->surfaces[0].offset_m,
+              n_stage.dot(Eigen::Vector3d(0, 0, 0.1) - m->stage_pose.translation()), 1e-12);
+  EXPECT_EQ(raised->surfaces[0].friction, 0.2);
+  EXPECT_FALSE(sceneContacts(*m, *sceneFrom(R"(
+obstacles:
+  - {name: floor, plane: {normal: [0, 0, 1]}, contact: false}
+)")));
+}
+
 // Signed (an optimizer's rows): an overlap reads as minus its depth, with each shape's point
 // deepest inside the other; unsigned, it reads 0 as always.
 TEST(CollisionAnalytic, ASignedClearanceReadsAnOverlapAsMinusItsDepth) {
@@ -119,7 +198,7 @@ TEST(CollisionAnalytic, ASignedClearanceReadsAnOverlapAsMinusItsDepth) {
     EXPECT_TRUE(c.in_collision);
     EXPECT_EQ(c.pair.second, "cube");
     EXPECT_NEAR(c.point_first_m.x(), x - 0.05, kDistanceTol);  // the capsule's deepest point
-    EXPECT_NEAR(c.point_second_m.x(), 0.1, kDistanceTol);     // the cube's, on its face
+    EXPECT_NEAR(c.point_second_m.x(), 0.1, kDistanceTol);      // the cube's, on its face
     EXPECT_EQ(checker.clearance(placed(x, 0.0, 0.0)).distance_m, 0.0);
   }
   // Apart, the same reading either way.
@@ -611,6 +690,17 @@ TEST(SceneFiles, BadScenesGetErrorsNamingFileLineAndField) {
        "obstacles[0]: give exactly one shape"},
       {"obstacles:\n  - {name: a}\n", "obstacles[0]: give exactly one shape"},
       {"obstacles:\n  - {sphere: {radius: 1}}\n", "bad.yaml:2: obstacles[0].name: missing"},
+      {"obstacles:\n  - {name: a, box: {size: [1, 1, 1]}, contact: true}\n",
+       "bad.yaml:2: obstacles[0].contact: only a plane may be touched so far (touching a box is a "
+       "collision)"},
+      {"obstacles:\n  - {name: a, plane: {normal: [0, 0, 1]}, contact: maybe}\n",
+       "bad.yaml:2: obstacles[0].contact: expected true or false (got 'maybe')"},
+      {"obstacles:\n  - {name: a, plane: {normal: [0, 0, 1]}, friction: -0.1}\n",
+       "bad.yaml:2: obstacles[0].friction: must be between 0 and 10 (got -0.1"},
+      {"obstacles:\n  - {name: a, plane: {normal: [0, 0, 1]}, friction: .nan}\n",
+       "bad.yaml:2: obstacles[0].friction: expected a finite number (got '.nan')"},
+      {"obstacles:\n  - {name: a, sphere: {radius: 1}, friction: 0.3}\n",
+       "bad.yaml:2: obstacles[0].friction: only an obstacle with contact: true has friction"},
       {"obstacles:\n  - {name: a, sphere: {radius: 1}}\n  - {name: a, sphere: {radius: 1}}\n",
        "bad.yaml:3: obstacles[1].name: duplicate obstacle name 'a'"},
       {"obstacles:\n  - {name: a, sphere: {radius: 1}, colour: [1, 0, 0]}\n",
@@ -710,8 +800,8 @@ TEST(SceneFiles, ObstaclesAndMeshTrianglesAreLimitedAndMeshInstancesShared) {
   ASSERT_EQ(a.vertices.size(), b.vertices.size());
   EXPECT_EQ(a.triangles, b.triangles);
   for (std::size_t i = 0; i < a.vertices.size(); ++i)
-    EXPECT_EQ(b.vertices[i], Eigen::Vector3d(2 * a.vertices[i].x(), a.vertices[i].y(),
-                                             0.5 * a.vertices[i].z()));
+    EXPECT_EQ(b.vertices[i],
+              Eigen::Vector3d(2 * a.vertices[i].x(), a.vertices[i].y(), 0.5 * a.vertices[i].z()));
   try {
     loadSceneStringBuiltinMeshes(sofas + "  - {name: last, mesh: {file: meshes/sofa.stl}}\n",
                                  "sofas.yaml");

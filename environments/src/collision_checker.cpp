@@ -100,8 +100,8 @@ struct DistanceQuery {
 // depth of -1 with no points, or a throw), the pair reads 0 as unsigned.
 double pairDistance(const fcl::CollisionObjectd* a, const fcl::CollisionObjectd* b,
                     DistanceQuery& q, double bound) {
-  const bool depth = q.penetration == Penetration::Signed &&
-                     a->getObjectType() == fcl::OT_GEOM && b->getObjectType() == fcl::OT_GEOM;
+  const bool depth = q.penetration == Penetration::Signed && a->getObjectType() == fcl::OT_GEOM &&
+                     b->getObjectType() == fcl::OT_GEOM;
   if (depth) {
     q.result.clear();
     try {
@@ -305,8 +305,13 @@ CollisionResult CollisionChecker::inCollision(const Eigen::VectorXd& q) {
   const int ns = s.stringsNeeded() ? m.model->nstrings() : 0;
   Eigen::Vector3d p1, p2;
   for (const HalfSpace& h : m.half_spaces) {
+    // A surface the puppet may touch, and the stage box's faces (its floor face is the floor's
+    // plane), tolerate touch_tolerance_m with touch_contact_surfaces.
+    const double touch_m = h.touchable || (h.bounds_face && m.options.touch_contact_surfaces)
+                               ? m.options.touch_tolerance_m
+                               : 0.0;
     for (int i = 0; i < nl; ++i)
-      if (s.halfSpaceDistance(i, h, p1, p2) <= 0.0)
+      if (s.halfSpaceDistance(i, h, p1, p2) <= -touch_m)
         return h.bounds_face ? hit(ContactKind::OutOfBounds, m.links[i].name, "stage bounds")
                              : hit(ContactKind::LinkObstacle, m.links[i].name, h.name);
     if (!h.bounds_face && m.options.check_strings)
@@ -374,7 +379,26 @@ ClearanceResult CollisionChecker::clearance(const Eigen::VectorXd& q, Penetratio
   const int nl = static_cast<int>(m.links.size());
   const int ns = s.stringsNeeded() ? m.model->nstrings() : 0;
   Eigen::Vector3d p1, p2;
+  // Surfaces the puppet may touch: in the clearance to anything (after the stage's is taken); in
+  // collision only beyond the tolerance (inCollision's verdict, below).
+  auto touchable = [&]() {
+    for (const HalfSpace& h : m.half_spaces) {
+      if (!h.touchable) continue;
+      for (int i = 0; i < nl; ++i) {
+        const double d = s.halfSpaceDistance(i, h, p1, p2);
+        consider(d, ContactKind::LinkObstacle, m.links[i].name, h.name, p1, p2, i, -1);
+      }
+    }
+  };
   for (const HalfSpace& h : m.half_spaces) {
+    if (h.touchable) {
+      if (m.options.check_strings)
+        for (int j = 0; j < ns; ++j) {
+          const double d = s.stringPlaneDistance(j, h, p1, p2);
+          consider(d, ContactKind::StringObstacle, s.stringName(j), h.name, p1, p2, j, -1);
+        }
+      continue;
+    }
     for (int i = 0; i < nl; ++i) {
       const double d = s.halfSpaceDistance(i, h, p1, p2);
       if (h.bounds_face)
@@ -422,7 +446,12 @@ ClearanceResult CollisionChecker::clearance(const Eigen::VectorXd& q, Penetratio
   for (const auto& [j, l] : m.string_link_pairs)
     pair(s.strings[j].get(), s.links[l].get(), ContactKind::StringLink, s.stringName(j),
          m.links[l].name, j, l);
-  best.in_collision = best.distance_m <= 0.0;
+  if (!m.options.touch_contact_surfaces) {
+    best.in_collision = best.distance_m <= 0.0;
+    return best;
+  }
+  touchable();
+  best.in_collision = inCollision(q).in_collision;
   return best;
 }
 

@@ -103,8 +103,8 @@ CollisionModel::CollisionModel(ModelPtr model, ScenePtr scene, CollisionOptions 
     const Eigen::Isometry3d world_pose = m.world_from_stage * o.pose;
     if (o.shape.type == ShapeType::Plane) {
       const Eigen::Vector3d n = world_pose.linear() * o.shape.normal;
-      m.half_spaces.push_back(
-          {o.name, n, o.shape.offset_m + n.dot(world_pose.translation()), false});
+      m.half_spaces.push_back({o.name, n, o.shape.offset_m + n.dot(world_pose.translation()), false,
+                               o.contact && m.options.touch_contact_surfaces});
       continue;
     }
     GeometryPtr g;

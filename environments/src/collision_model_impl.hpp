@@ -32,6 +32,7 @@ struct HalfSpace {
   Eigen::Vector3d normal;
   double offset_m;
   bool bounds_face;
+  bool touchable = false;  // a contact surface, with CollisionOptions::touch_contact_surfaces
 };
 
 struct LinkGeometry {

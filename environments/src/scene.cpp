@@ -32,6 +32,9 @@ std::string stemOf(const std::string& path) {
   return dot == std::string::npos ? base : base.substr(0, dot);
 }
 
+// The largest friction coefficient a scene may give (rubber on rubber is 1 to 2).
+constexpr double kMaxFriction = 10.0;
+
 Eigen::Vector3f readColor(const Reader& r, const YAML::Node& n, const std::string& field) {
   const Eigen::Vector3d c = r.vec3(n, field);
   if ((c.array() < 0.0).any() || (c.array() > 1.0).any())
@@ -78,7 +81,8 @@ ScenePtr parse(const YAML::Node& root, const std::string& source_name,
     const YAML::Node n = list[i];
     const std::string f = indexedField("obstacles", i);
     r.onlyKeys(n, f,
-               {"name", "pose", "color", "sphere", "box", "capsule", "cylinder", "plane", "mesh"});
+               {"name", "pose", "color", "contact", "friction", "sphere", "box", "capsule",
+                "cylinder", "plane", "mesh"});
     Obstacle o;
     o.source = sourceRef(n, f);
     o.name = r.requiredText(n, "name", f);
@@ -94,6 +98,21 @@ ScenePtr parse(const YAML::Node& root, const std::string& source_name,
         r.fail(n["pose"], f + ".pose.position", p);
     }
     if (n["color"]) o.color = readColor(r, n["color"], f + ".color");
+    o.contact = o.shape.type == ShapeType::Plane;
+    if (n["contact"]) o.contact = r.flag(n["contact"], f + ".contact");
+    if (o.contact && o.shape.type != ShapeType::Plane)
+      r.fail(n["contact"], f + ".contact",
+             "only a plane may be touched so far (touching a " +
+                 std::string(shapeTypeName(o.shape.type)) + " is a collision)");
+    if (n["friction"]) {
+      if (!o.contact)
+        r.fail(n["friction"], f + ".friction", "only an obstacle with contact: true has friction");
+      o.friction = r.number(n["friction"], f + ".friction");
+      if (!(o.friction >= 0.0 && o.friction <= kMaxFriction))
+        r.fail(n["friction"], f + ".friction",
+               "must be between 0 and " + std::to_string(static_cast<int>(kMaxFriction)) +
+                   " (got " + std::to_string(o.friction) + ")");
+    }
     if (o.shape.type == ShapeType::Mesh) {
       const auto key = std::make_pair(
           o.shape.mesh_path,

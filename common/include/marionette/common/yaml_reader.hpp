@@ -62,6 +62,12 @@ class YamlReader {
       fail(n, field, "expected a finite number (got '" + n.Scalar() + "')");
     return x;
   }
+  bool flag(const YAML::Node& n, const std::string& field) const {
+    bool b = false;
+    if (!n.IsScalar() || !YAML::convert<bool>::decode(n, b))
+      fail(n, field, "expected true or false (got '" + (n.IsScalar() ? n.Scalar() : "") + "')");
+    return b;
+  }
   double number(const YAML::Node& map, const std::string& key, const std::string& field,
                 double fallback) const {
     const YAML::Node n = map[key];

@@ -60,6 +60,13 @@ struct CollisionOptions {
   bool check_bounds = true;             // links inside the scene's bounds (if it has any)
   // Where the model hangs in the stage; default: the model's stage pose.
   std::optional<Eigen::Isometry3d> stage_pose;
+  // Obstacles the puppet may touch (Obstacle::contact: the floor; the integrator's contacts,
+  // sceneContacts) are surfaces, not collisions: a link collides with one only when it enters it
+  // deeper than touch_tolerance_m, and the stage clearance (the forbidden stage) leaves them out,
+  // while the clearance to anything keeps them.  Strings still snag on them.  Off: every
+  // obstacle is forbidden (front ends whose dynamics do not touch yet).
+  bool touch_contact_surfaces = false;
+  double touch_tolerance_m = 1e-3;
 };
 
 enum class ContactKind {
@@ -101,7 +108,7 @@ struct ClearanceResult {
   // penetration depth found (0 for an overlapping mesh).
   double distance_m = std::numeric_limits<double>::infinity();
   bool in_collision = false;  // distance_m <= 0
-  ContactPair pair;                                         // the closest (or deepest) pair
+  ContactPair pair;           // the closest (or deepest) pair
   // Its nearest points (world); in penetration, each one's point deepest inside the other.
   Eigen::Vector3d point_first_m = Eigen::Vector3d::Zero();
   Eigen::Vector3d point_second_m = Eigen::Vector3d::Zero();

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "marionette/environments/mesh.hpp"
+#include "marionette/models/contact.hpp"
 #include "marionette/models/shape.hpp"
 #include "marionette/models/source_error.hpp"
 
@@ -35,6 +36,11 @@ struct Obstacle {
   Eigen::Isometry3d pose = Eigen::Isometry3d::Identity();     // in stage coordinates
   TriangleMeshPtr mesh;                                       // loaded mesh (shape.type == Mesh)
   Eigen::Vector3f color = Eigen::Vector3f(0.6f, 0.6f, 0.6f);  // RGB in [0, 1], for viewers
+  // The puppet may touch it: a surface it stands and slides on, with Coulomb friction (the
+  // integrator's contact rows: sceneContacts), rather than a collision.  Planes only so far; a
+  // plane's default is true (the stage's floor).
+  bool contact = false;
+  double friction = kDefaultFriction;  // Coulomb's coefficient with the puppet, when contact
   SourceRef source;
 };
 

@@ -1,0 +1,28 @@
+// SPDX-License-Identifier: BSD-3-Clause
+#include "marionette/environments/scene_contacts.hpp"
+
+namespace marionette {
+
+std::shared_ptr<const Contacts> sceneContacts(const Model& model, const Scene& scene,
+                                              const std::optional<Eigen::Isometry3d>& stage_pose) {
+  auto contacts = std::make_shared<Contacts>();
+  contacts->points = contactPoints(model);
+  // World from stage, as the collision model maps the scene (x_s = S x_w).
+  const Eigen::Isometry3d world_from_stage = stage_pose.value_or(model.stage_pose).inverse();
+  for (const Obstacle& o : scene.obstacles) {
+    if (!o.contact || o.shape.type != ShapeType::Plane) continue;
+    // {x_l : n . x_l <= d} in the obstacle's frame; x_l = P^-1 x_w with P = world from obstacle.
+    const Eigen::Isometry3d P = world_from_stage * o.pose;
+    const double scale = o.shape.normal.norm();
+    ContactSurface s;
+    s.name = o.name;
+    s.normal = P.linear() * o.shape.normal / scale;
+    s.offset_m = o.shape.offset_m / scale + s.normal.dot(P.translation());
+    s.friction = o.friction;
+    contacts->surfaces.push_back(s);
+  }
+  if (contacts->surfaces.empty() || contacts->points.empty()) return nullptr;
+  return contacts;
+}
+
+}  // namespace marionette
