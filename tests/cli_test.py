@@ -243,7 +243,8 @@ class SimulateInAScene(unittest.TestCase):
                   self.example("mass-through-window.csv"), "--duration", "6").stdout
         r = rows(out)
         self.assertEqual(r[0][-2:], ["collision", "clearance"])
-        self.assertEqual(",".join(r[0][:-2]), "t,xm,zm,xr,r,energy,max_violation,string_tension")
+        self.assertEqual(",".join(r[0][:-2]), "t,xm,zm,xr,r,energy,max_violation,string_tension,"
+                         "floor/mass_0_normal,floor/mass_0_friction")
         data = [[float(v) for v in row] for row in r[1:]]
         self.assertEqual(len(data), 601)
         self.assertTrue(all(row[-2] == 0 for row in data))
@@ -254,6 +255,27 @@ class SimulateInAScene(unittest.TestCase):
         self.assertLess(min(clearance), 0.1)
         self.assertGreater(min(clearance), 0.05)
         self.assertGreater(data[-1][1], 0.6)  # it ended beyond the wall (x = 0.35)
+
+    def test_feet_on_a_raised_floor_bear_load_and_are_no_collision(self):
+        # PuppetCopter's feet hang 4.3 cm above the stage's floor: on one raised 4.35 cm they
+        # land and stand; each contact pair's normal and friction force is a column, and
+        # touching a surface the puppet may touch is not a collision.
+        with tempfile.TemporaryDirectory() as d:
+            scene = os.path.join(d, "raised.yaml")
+            with open(scene, "w") as f:
+                f.write("obstacles:\n  - {name: floor, plane: {normal: [0, 0, 1], "
+                        "offset: 0.0435}, friction: 0.4}\n")
+            r = rows(run("simulate", "--model", "puppetcopter", "--scene", scene,
+                         "--duration", "2").stdout)
+        header, data = r[0], [[float(v) for v in row] for row in r[1:]]
+        normal = [i for i, n in enumerate(header) if n.endswith("_normal")]
+        self.assertEqual(len(normal), 15)
+        self.assertTrue(all(header[i].startswith("floor/") for i in normal))
+        self.assertEqual(header[normal[0] + 1], header[normal[0]][:-len("normal")] + "friction")
+        self.assertEqual(header[-2:], ["collision", "clearance"])
+        self.assertTrue(all(row[-2] == 0 for row in data))
+        self.assertGreater(sum(data[-1][i] for i in normal), 0.05)
+        self.assertTrue(all(row[i] >= 0 for row in data for i in normal))
 
     def test_stop_on_collision_exits_3_after_the_contact_row(self):
         p = run("simulate", "--model", "suspended-mass", "--scene", "window", "--inputs",

@@ -12,6 +12,7 @@
 #include <functional>
 #include <limits>
 #include <memory>
+#include <set>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -98,6 +99,13 @@ TEST(Contact, AModelsSpheresAndCapsuleEndsAreItsContactPoints) {
                 1e-6)
           << pc_points[i].link << " and " << pc_points[j].link;
   EXPECT_EQ(pc_points.size(), 15u);  // its head's sphere and 8 capsules' 16 ends, the elbows once
+  std::set<std::string> names;       // unique, for reports and tables
+  for (const ContactPoint& p : pc_points) names.insert(p.name);
+  EXPECT_EQ(names.size(), pc_points.size());
+  for (const ContactPoint& p : pc_points)  // a sphere by its geometry's name, a capsule's ends
+    EXPECT_TRUE(p.name == p.link || p.name == p.link + "+z" || p.name == p.link + "-z") << p.name;
+  Contacts on_floor{pc_points, {floor}};
+  EXPECT_EQ(on_floor.rowName(0), "floor/" + pc_points[0].name);
 }
 
 // Contacts that do not fit the model are refused when the integrator is made, naming the field.

@@ -7,27 +7,27 @@
 #include <grpcpp/grpcpp.h>
 #include <gtest/gtest.h>
 
-#include <functional>
-
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <future>
 #include <regex>
 #include <sstream>
 #include <thread>
 #include <tuple>
 
+#include "marionette/control/tracking_lqr.hpp"
 #include "marionette/environments/scene.hpp"
+#include "marionette/environments/scene_contacts.hpp"
 #include "marionette/models/model_io.hpp"
 #include "marionette/models/simulation.hpp"
-#include "marionette/performance/program.hpp"
-#include "marionette/control/tracking_lqr.hpp"
-#include "marionette/plan/plan_file.hpp"
 #include "marionette/performance/plan_performance.hpp"
+#include "marionette/performance/program.hpp"
+#include "marionette/plan/plan_file.hpp"
 #include "marionette/planner/pipeline.hpp"
 #include "marionette/planner/planner.hpp"
 #include "marionette/service/server.hpp"
@@ -169,6 +169,59 @@ TEST(Service, SimulateEqualsTheInProcessSimulation) {
   EXPECT_EQ(out.steps(), 50);
   for (const auto& smp : out.samples())
     for (double t : smp.tension_n()) EXPECT_GE(t, 0.0);
+  // The table's floor may be touched: its 15 contact pairs are named, and nothing touched.
+  ASSERT_EQ(out.contact_names_size(), 15);
+  EXPECT_EQ(out.contact_names(0).rfind("floor/", 0), 0u) << out.contact_names(0);
+  for (const auto& smp : out.samples()) {
+    ASSERT_EQ(smp.contact_normal_n_size(), 15);
+    for (double f : smp.contact_normal_n()) EXPECT_EQ(f, 0.0);
+  }
+}
+
+// PuppetCopter on a floor raised 4.35 cm (its feet hang 4.3 cm above the stage's): over Simulate
+// its feet land and stand, the contact forces reported per pair, touching is no collision, and
+// every sample equals the in-process simulation with the scene's contacts to the bit.
+TEST(Service, SimulateTouchesTheScenesFloorAsTheInProcessSimulationDoes) {
+  Running s;
+  const ModelPtr m = loadModel("puppetcopter");
+  const std::string scene_yaml =
+      "name: raised\nobstacles:\n  - {name: floor, plane: {normal: [0, 0, 1], offset: 0.0435},"
+      " friction: 0.4}\n";
+  v1::SimulateRequest req;
+  req.mutable_model()->set_name("puppetcopter");
+  req.mutable_scene()->set_yaml(scene_yaml);
+  req.set_duration_s(2.0);
+  grpc::ClientContext ctx;
+  v1::SimulateResponse out;
+  const grpc::Status st = s.stub->Simulate(&ctx, req, &out);
+  ASSERT_TRUE(st.ok()) << st.error_message();
+  ASSERT_EQ(out.samples_size(), 201);
+  EXPECT_EQ(out.samples_in_collision(), 0);
+
+  SimulationOptions opt;
+  opt.duration_s = 2.0;
+  opt.contacts = sceneContacts(*m, *loadSceneString(scene_yaml, "raised.yaml"));
+  ASSERT_TRUE(opt.contacts);
+  ASSERT_EQ(out.contact_names_size(), opt.contacts->rows());
+  std::vector<Eigen::VectorXd> qs, normal, friction;
+  simulate(m, InputSchedule::constant(*m), opt, [&](const SimulationRow& r) {
+    qs.push_back(*r.q);
+    normal.push_back(*r.contact_force_N);
+    friction.push_back(r.contact_friction_N->colwise().norm().transpose());
+    return true;
+  });
+  ASSERT_EQ(qs.size(), 201u);
+  double standing_N = 0.0;
+  for (int i = 0; i < 201; ++i) {
+    const v1::SimulationSample& smp = out.samples(i);
+    for (int j = 0; j < m->nd(); ++j) ASSERT_EQ(smp.q(j), qs[i][j]) << i << " " << j;
+    for (int r = 0; r < opt.contacts->rows(); ++r) {
+      ASSERT_EQ(smp.contact_normal_n(r), normal[i][r]) << i << " " << out.contact_names(r);
+      ASSERT_EQ(smp.contact_friction_n(r), friction[i][r]) << i << " " << out.contact_names(r);
+    }
+    if (i == 200) standing_N = normal[i].sum();
+  }
+  EXPECT_GT(standing_N, 0.05) << "its feet bear part of its weight at the end";
 }
 
 TEST(Service, PlanOverRpcEqualsTheInProcessPlanAndStreamsTheSame) {
@@ -256,7 +309,7 @@ TEST(Service, APlanGivesItsStartAndGoalAsMessagesThatReSimulateIt) {
   Running s;
   v1::PlanRequest req = armRequest();
   setArmGoal(req);
-  (*req.mutable_start()->mutable_input_values())["x"] = 0.32;        // default 0.30
+  (*req.mutable_start()->mutable_input_values())["x"] = 0.32;         // default 0.30
   (*req.mutable_start()->mutable_velocity_values())["theta1"] = 0.1;  // rad/s
   // Verified at 0.2 s steps: Simulate's default step follows rates below 10 Hz too (it used to
   // fall back to 0.01 s there, and refuse 0.2 s).
@@ -382,8 +435,7 @@ TEST(Service, APlanIsOptimizedByTranscriptionByDefaultAndRawIsThePlanAsFound) {
   ASSERT_TRUE(s.stub->Plan(&ctx, req, &plan).ok());
   ASSERT_TRUE(plan.has_optimization());
   EXPECT_TRUE(plan.optimization().improved()) << plan.optimization().message();
-  EXPECT_NE(plan.optimization().method().find("contact-implicit transcription"),
-            std::string::npos);
+  EXPECT_NE(plan.optimization().method().find("contact-implicit transcription"), std::string::npos);
   EXPECT_EQ(plan.outcome(), v1::OUTCOME_EXACT);
   EXPECT_LT(plan.quality().residual_joint_speed_rms(), 0.01);
 
@@ -444,8 +496,7 @@ TEST(Service, APlanComesWithItsFeedbackGainsWhenAsked) {
   for (std::size_t k = 0; k < local.K.size(); ++k)
     EXPECT_LE((local.K[k] - plan.gains.K[k]).cwiseAbs().maxCoeff(),
               1e-12 * local.K[k].cwiseAbs().maxCoeff());
-  for (const auto& [name, value, field] :
-       std::vector<std::tuple<std::string, double, std::string>>{
+  for (const auto& [name, value, field] : std::vector<std::tuple<std::string, double, std::string>>{
            {"nope", 1.0, "gains.weights[\"nope\"]: unknown weight"},
            {"correction", 0.0, "gains.weights[\"correction\"]: must be in [1e-09, 1e+09]"},
            {"rig", -1.0, "gains.weights[\"rig\"]: must be in [0, 1e+09]"},
@@ -781,11 +832,10 @@ TEST(Service, DescribeModelTakesAWorker) {
   // Asked until the plan holds the worker (however slowly a loaded machine starts it): refused
   // while it runs.
   bool refused = false;
-  while (!refused &&
-         busy.wait_for(std::chrono::milliseconds(50)) == std::future_status::timeout) {
+  while (!refused && busy.wait_for(std::chrono::milliseconds(50)) == std::future_status::timeout) {
     grpc::ClientContext ctx;
-    refused = s.stub->DescribeModel(&ctx, req, &out).error_code() ==
-              grpc::StatusCode::RESOURCE_EXHAUSTED;
+    refused =
+        s.stub->DescribeModel(&ctx, req, &out).error_code() == grpc::StatusCode::RESOURCE_EXHAUSTED;
   }
   EXPECT_TRUE(refused);
   EXPECT_TRUE(busy.get().ok());
@@ -893,8 +943,9 @@ TEST(Service, RoadmapsAreSavedToTheRoadmapDir) {
 // ---- Perform -------------------------------------------------------------------------------
 
 const char* kSwayCsv = "t,mass_x,mass_y,mass_z\n0,0,0,0.5\n2,0.04,0,0.5\n4,0.04,0,0.46\n";
-const char* kReturnKeys = "keyframes:\n  - {t: 0, points: {mass: [0.04, 0, 0.46]}}\n"
-                          "  - {t: 2, points: {mass: [0, 0, 0.5]}}\n";
+const char* kReturnKeys =
+    "keyframes:\n  - {t: 0, points: {mass: [0.04, 0, 0.46]}}\n"
+    "  - {t: 2, points: {mass: [0, 0, 0.5]}}\n";
 
 v1::PerformRequest swayRequest() {
   v1::PerformRequest r;
@@ -931,10 +982,11 @@ TEST(Service, PerformOverRpcEqualsTheInProcessPerformance) {
   PerformanceEdits edits;
   edits.blend_s = 0.5;
   edits.speed = 2.0;
-  const PerformanceProgram program = assemblePerformance(
-      req.model,
-      {{ClipFormat::Markers, kSwayCsv, "a", "", ""}, {ClipFormat::Keyframes, kReturnKeys, "b", "", ""}},
-      edits);
+  const PerformanceProgram program =
+      assemblePerformance(req.model,
+                          {{ClipFormat::Markers, kSwayCsv, "a", "", ""},
+                           {ClipFormat::Keyframes, kReturnKeys, "b", "", ""}},
+                          edits);
   req.targets = program.targets;
   req.options.dynamics = false;
   const Plan local = planPerformance(req);
@@ -969,9 +1021,13 @@ TEST(Service, BadPerformRequestsNameTheirField) {
   const std::vector<Case> cases = {
       {[](v1::PerformRequest& r) { r.clear_clips(); }, "clips: "},
       {[](v1::PerformRequest& r) { r.mutable_clips(1)->clear_format(); }, "clips[1].format"},
-      {[](v1::PerformRequest& r) { r.mutable_clips(0)->set_text("t,mass_x,mass_y,mass_z\n0,0,0\n"); },
+      {[](v1::PerformRequest& r) {
+         r.mutable_clips(0)->set_text("t,mass_x,mass_y,mass_z\n0,0,0\n");
+       },
        "clips[0].text:2"},
-      {[](v1::PerformRequest& r) { r.mutable_clips(1)->set_text("keyframes: [{t: 0, points: {nose: [0, 0, 0]}}]\n"); },
+      {[](v1::PerformRequest& r) {
+         r.mutable_clips(1)->set_text("keyframes: [{t: 0, points: {nose: [0, 0, 0]}}]\n");
+       },
        "clips[1].text:1"},
       {[](v1::PerformRequest& r) { r.mutable_clips(0)->set_map_yaml("points: {}"); },
        "clips[0].map_yaml"},
@@ -1076,8 +1132,7 @@ TEST(Service, SimulateWarnsOfInputsFasterThanTheRigCanFollow) {
       EXPECT_EQ(out.warnings_size(), 0);
     } else {
       ASSERT_EQ(out.warnings_size(), 1);
-      EXPECT_NE(out.warnings(0).find("column 'x' moves at "), std::string::npos)
-          << out.warnings(0);
+      EXPECT_NE(out.warnings(0).find("column 'x' moves at "), std::string::npos) << out.warnings(0);
       EXPECT_NE(out.warnings(0).find("max_speed"), std::string::npos) << out.warnings(0);
     }
   }
@@ -1148,8 +1203,7 @@ TEST(Service, InputSamplesAreBoundedBeforeTheyAreAllocated) {
     wire::inputsFromProto(*m, in);
     ADD_FAILURE() << "a schedule of " << max_rows + 1 << " samples was accepted";
   } catch (const wire::RequestError& e) {
-    EXPECT_NE(std::string(e.what()).find("at most " + std::to_string(max_rows)),
-              std::string::npos)
+    EXPECT_NE(std::string(e.what()).find("at most " + std::to_string(max_rows)), std::string::npos)
         << e.what();
   }
   in.mutable_values()->RemoveLast();  // exactly the bound: accepted

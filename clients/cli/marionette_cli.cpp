@@ -13,8 +13,9 @@
 //
 // simulate prints CSV to stdout, one row at t = 0 and one after every step, with the header
 //   t,<dynamic variables>,<kinematic variables>,energy,max_violation,<string>_tension...
-// and, with --scene, two more columns: collision (0/1) and clearance (m); or, with --summary, one
-// JSON object.  Errors go to stderr with a non-zero exit status: 1 a failed step, 2 bad input,
+// and, with --scene, the normal and friction forces (N) of every contact pair the puppet may touch
+// (SURFACE/POINT_normal, SURFACE/POINT_friction: docs/scene-format.md) and two more columns:
+// collision (0/1) and clearance (m); or, with --summary, one JSON object.  Errors go to stderr with a non-zero exit status: 1 a failed step, 2 bad input,
 // 3 a collision with --stop-on-collision (after printing the row where it happened).
 // plan, optimize: plan_commands.hpp; bench: bench_command.hpp; perform, execute, render: their own
 // files.  Every flag: docs/cli.md.
@@ -27,17 +28,18 @@
 #include <string>
 #include <vector>
 
+#include "bench_command.hpp"
 #include "cli_util.hpp"
 #include "execute_command.hpp"
+#include "listings.hpp"
 #include "marionette/environments/checked_simulation.hpp"
+#include "marionette/environments/scene_contacts.hpp"
 #include "marionette/models/model_io.hpp"
 #include "marionette/models/simulation.hpp"
 #include "marionette/models/version.hpp"
 #include "marionette/service/wire.hpp"
 #include "perform_command.hpp"
-#include "listings.hpp"
 #include "plan_commands.hpp"
-#include "bench_command.hpp"
 #include "remote.hpp"
 #include "render_command.hpp"
 #include "start_text.hpp"
@@ -170,19 +172,21 @@ class SimulationPrinter {
   }
   ~SimulationPrinter() { flush(); }
   void header(const std::vector<std::string>& dynamic, const std::vector<std::string>& kinematic,
-              const std::vector<std::string>& strings) {
+              const std::vector<std::string>& strings, const std::vector<std::string>& contacts) {
     if (summary_) return;
     buffer_ += "t";
     for (const auto& n : dynamic) buffer_ += "," + n;
     for (const auto& n : kinematic) buffer_ += "," + n;
     buffer_ += ",energy,max_violation";
     for (const auto& n : strings) buffer_ += "," + n + "_tension";
+    for (const auto& n : contacts) buffer_ += "," + n + "_normal," + n + "_friction";
     if (with_scene_) buffer_ += ",collision,clearance";
     buffer_ += "\n";
   }
-  // q: n_d, rho: n_k, tension: n_s values.
+  // q: n_d, rho: n_k, tension: n_s values; normal and friction: one per contact pair (or null).
   void row(double t, const double* q, int nd, const double* rho, int nk, double energy,
-           double violation, const double* tension, int ns, bool hit, double clearance) {
+           double violation, const double* tension, int ns, bool hit, double clearance,
+           const double* normal = nullptr, const double* friction = nullptr, int nc = 0) {
     if (summary_) return;
     std::snprintf(num_, sizeof num_, "%.10g", t);
     buffer_ += num_;
@@ -191,6 +195,10 @@ class SimulationPrinter {
     add(energy);
     add(violation);
     for (int i = 0; i < ns; ++i) add(tension[i]);
+    for (int i = 0; i < nc; ++i) {
+      add(normal[i]);
+      add(friction[i]);
+    }
     if (with_scene_) {
       buffer_ += hit ? ",1" : ",0";
       add(clearance);
@@ -312,11 +320,20 @@ int simulateRemote(const Args& a, const ModelPtr& model, const SimulationOptions
   SimulationPrinter printer(summary, with_scene);
   printer.header({out.dynamic_names().begin(), out.dynamic_names().end()},
                  {out.kinematic_names().begin(), out.kinematic_names().end()},
-                 {out.string_names().begin(), out.string_names().end()});
-  for (const v1::SimulationSample& r : out.samples())
+                 {out.string_names().begin(), out.string_names().end()},
+                 {out.contact_names().begin(), out.contact_names().end()});
+  for (const v1::SimulationSample& r : out.samples()) {
+    if (r.contact_normal_n_size() != out.contact_names_size() ||
+        r.contact_friction_n_size() != out.contact_names_size())
+      throw std::runtime_error("the server's answer has " +
+                               std::to_string(r.contact_normal_n_size()) +
+                               " contact forces in a sample for " +
+                               std::to_string(out.contact_names_size()) + " contact pairs");
     printer.row(r.t_s(), r.q().data(), r.q_size(), r.inputs().data(), r.inputs_size(), r.energy_j(),
                 r.max_violation_m(), r.tension_n().data(), r.tension_n_size(), r.collision(),
-                r.clearance_m());
+                r.clearance_m(), r.contact_normal_n().data(), r.contact_friction_n().data(),
+                r.contact_normal_n_size());
+  }
   printer.flush();
   ContactSummary c;
   if (with_scene) {
@@ -384,18 +401,32 @@ int cmdSimulate(int argc, char** argv) {
   if (a.values.count("--server"))
     return simulateRemote(a, model, opt, inputs, summary, stop_on_collision);
   std::unique_ptr<CollisionChecker> checker;
-  if (a.values.count("--scene"))
+  std::vector<std::string> contact_names;
+  if (a.values.count("--scene")) {
+    // The puppet touches the scene's surfaces (docs/scene-format.md): they are contacts of its
+    // dynamics, and touching them is not a collision.
+    CollisionOptions touching;
+    touching.touch_contact_surfaces = true;
+    const ScenePtr scene = loadScene(a.values.at("--scene"));
     checker = std::make_unique<CollisionChecker>(
-        std::make_shared<CollisionModel>(model, loadScene(a.values.at("--scene"))));
+        std::make_shared<CollisionModel>(model, scene, touching));
+    if (opt.integrator == IntegratorKind::VI) opt.contacts = sceneContacts(*model, *scene);
+    for (int r = 0; opt.contacts && r < opt.contacts->rows(); ++r)
+      contact_names.push_back(opt.contacts->rowName(r));
+  }
 
   SimulationPrinter printer(summary, checker != nullptr);
-  printer.header(itemNames(model->dynamic), itemNames(model->kinematic), itemNames(model->strings));
+  printer.header(itemNames(model->dynamic), itemNames(model->kinematic), itemNames(model->strings),
+                 contact_names);
+  Eigen::VectorXd friction;
   auto on_sample = [&](const CheckedSample& s) {
     const SimulationRow& row = s.row;
+    if (row.contact_force_N) friction = row.contact_friction_N->colwise().norm().transpose();
     printer.row(row.t_s, row.q->data(), static_cast<int>(row.q->size()), row.rho->data(),
                 static_cast<int>(row.rho->size()), row.energy_J, row.max_violation_m,
                 row.tension_N->data(), static_cast<int>(row.tension_N->size()), s.in_collision,
-                s.clearance_m);
+                s.clearance_m, row.contact_force_N ? row.contact_force_N->data() : nullptr,
+                friction.data(), row.contact_force_N ? static_cast<int>(friction.size()) : 0);
     return true;
   };
   CheckedSimulationOptions check;

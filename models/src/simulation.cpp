@@ -339,13 +339,25 @@ SimulationSummary simulate(const ModelPtr& model_ptr, const InputSchedule& input
     IntegratorOptions io;
     io.dt_s = opt.dt_s;
     io.damping_scale = opt.damping_scale;
+    io.contacts = opt.contacts;
+    if (opt.contacts)
+      if (const std::string problem = contactsProblem(model, *opt.contacts); !problem.empty())
+        throw FieldError("contacts", problem);
     VariationalIntegrator vi(model_ptr, io);
     State x = vi.stateFromVelocity(q, qdot, rho0);
     StepReport rep = vi.makeReport();
+    if (opt.contacts) {  // (zero in the start's row)
+      row.contact_force_N = &rep.contact_force_N;
+      row.contact_friction_N = &rep.contact_friction_N;
+    }
     loop(
         x, rep, [&](const Eigen::VectorXd& uk) { return vi.step(x, uk, x, &rep); },
         [&](bool) { return rep.energy_J; });  // the VI's step-midpoint energy, free
   } else {
+    if (opt.contacts)
+      throw FieldError("contacts", "only the vi integrator touches surfaces (" +
+                                       std::string(toString(opt.integrator)) +
+                                       " would pass through them)");
     const ExplicitMethod method =
         opt.integrator == IntegratorKind::Euler ? ExplicitMethod::Euler : ExplicitMethod::RK4;
     ExplicitIntegrator ei(model_ptr, method, opt.dt_s, opt.damping_scale);

@@ -7,8 +7,8 @@
 #include "marionette/models/model_io.hpp"
 #include "marionette/models/rest_pose.hpp"
 #include "marionette/models/version.hpp"
-#include "marionette/plan/goal.hpp"
 #include "marionette/performance/plan_performance.hpp"
+#include "marionette/plan/goal.hpp"
 #include "marionette/planner/pipeline.hpp"
 #include "marionette/service/wire.hpp"
 #include "request_checks.hpp"
@@ -180,9 +180,9 @@ Status PlannerService::finishStream(ServerContext* ctx, StreamOut& out) {
   if (!out.unread() || shuttingDownNow() ||
       std::chrono::system_clock::now() + std::chrono::milliseconds(100) >= ctx->deadline())
     return stoppedStatus(ctx);
-  return Status(StatusCode::DEADLINE_EXCEEDED,
-                "the client did not read the result within " +
-                    std::to_string(kMaxUnreadStream.count()) + " s; the call was ended");
+  return Status(StatusCode::DEADLINE_EXCEEDED, "the client did not read the result within " +
+                                                   std::to_string(kMaxUnreadStream.count()) +
+                                                   " s; the call was ended");
 }
 
 ProgressFn PlannerService::streamedProgress(StreamOut& out) {
@@ -233,8 +233,8 @@ Status PlannerService::plan(ServerContext* ctx, const v1::PlanRequest& req, v1::
   PipelineResult result = runPipeline(request, pipeline, progress, cancelled);
   marionette::Plan& p = result.optimized ? result.optimized->plan : result.plan;
   if (!result.no_gains.empty() && p.samples() > 0)
-    p.message += std::string(p.message.empty() ? "" : "; ") + "no feedback gains: " +
-                 result.no_gains;
+    p.message +=
+        std::string(p.message.empty() ? "" : "; ") + "no feedback gains: " + result.no_gains;
   if (shouldStop(ctx)) return stoppedStatus(ctx);
   wire::planToProto(p, out);
   wire::startAndGoalToProto(request, p, out);
@@ -266,6 +266,8 @@ Status PlannerService::simulate(const v1::SimulateRequest& req, v1::SimulateResp
       });
   wire::simulationToProto(*model, checker ? checker->collisionModel().scene().name : "", report,
                           out);
+  if (const auto& contacts = call.options.contacts)
+    for (int r = 0; r < contacts->rows(); ++r) out->add_contact_names(contacts->rowName(r));
   for (const std::string& warning : call.inputs.speedWarnings(*model)) out->add_warnings(warning);
   return Status::OK;
 }

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: BSD-3-Clause
 #include "request_checks.hpp"
 
+#include "marionette/environments/scene_contacts.hpp"
+
 namespace marionette::service {
 
 ModelPtr checkDescribeModel(Resolver& resolver, const v1::DescribeModelRequest& request) {
@@ -13,8 +15,15 @@ CheckedSimulation checkSimulate(Resolver& resolver, const v1::SimulateRequest& r
   CheckedSimulation out;
   out.model = resolver.model(request.model(), "model");
   out.call = wire::simulationCallFromProto(request, *out.model);
-  if (out.call.with_scene)
-    out.collision = resolver.collision(out.model, request.model(), request.scene(), "scene");
+  if (out.call.with_scene) {
+    // A simulation touches the scene's surfaces (docs/scene-format.md): its dynamics carry them
+    // as contacts, and touching them is not a collision.
+    CollisionOptions touching;
+    touching.touch_contact_surfaces = true;
+    out.collision =
+        resolver.collision(out.model, request.model(), request.scene(), "scene", touching);
+    out.call.options.contacts = sceneContacts(*out.model, out.collision->scene());
+  }
   return out;
 }
 
@@ -32,8 +41,7 @@ std::pair<ModelPtr, CollisionModelPtr> modelInScene(Resolver& resolver, const Re
 
 }  // namespace
 
-CheckedPlan checkPlan(Resolver& resolver, const v1::PlanRequest& request,
-                      double max_time_limit_s) {
+CheckedPlan checkPlan(Resolver& resolver, const v1::PlanRequest& request, double max_time_limit_s) {
   const auto [model, collision] = modelInScene(resolver, request);
   CheckedPlan out;
   out.request = wire::planRequestFromProto(request, model, collision, max_time_limit_s);

@@ -5,9 +5,8 @@
 // the fuzz targets (fuzz/), which thereby drive the very code a request meets.
 #pragma once
 
-#include <optional>
-
 #include <memory>
+#include <optional>
 
 #include "marionette/environments/collision.hpp"
 #include "marionette/planner/planner.hpp"
@@ -33,10 +32,9 @@ CheckedSimulation checkSimulate(Resolver& resolver, const v1::SimulateRequest& r
 struct CheckedPlan {
   PlanRequest request;
   std::optional<OptimizationOptions> optimization;  // unless PlanRequest.raw
-  std::optional<control::LqrWeights> gains;  // PlanRequest.gains enabled
+  std::optional<control::LqrWeights> gains;         // PlanRequest.gains enabled
 };
-CheckedPlan checkPlan(Resolver& resolver, const v1::PlanRequest& request,
-                      double max_time_limit_s);
+CheckedPlan checkPlan(Resolver& resolver, const v1::PlanRequest& request, double max_time_limit_s);
 
 // Perform: the clips read and edited, every option checked.
 PerformanceRequest checkPerform(Resolver& resolver, const v1::PerformRequest& request,

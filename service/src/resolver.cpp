@@ -61,7 +61,8 @@ ModelPtr Resolver::model(const v1::ModelRef& ref, const std::string& field) {
 }
 
 CollisionModelPtr Resolver::collision(const ModelPtr& model, const v1::ModelRef& model_ref,
-                                      const v1::SceneRef& ref, const std::string& field) {
+                                      const v1::SceneRef& ref, const std::string& field,
+                                      const CollisionOptions& options) {
   ScenePtr scene;
   switch (ref.source_case()) {
     case v1::SceneRef::kName:
@@ -82,11 +83,13 @@ CollisionModelPtr Resolver::collision(const ModelPtr& model, const v1::ModelRef&
   }
   const bool builtin_pair =
       model_ref.source_case() == v1::ModelRef::kName && ref.source_case() != v1::SceneRef::kYaml;
-  if (!builtin_pair) return std::make_shared<CollisionModel>(model, scene);
-  const std::string key = model->name + "|" + scene->name;
+  // (Only the options' touch_contact_surfaces varies between requests.)
+  if (!builtin_pair) return std::make_shared<CollisionModel>(model, scene, options);
+  const std::string key =
+      model->name + "|" + scene->name + (options.touch_contact_surfaces ? "|touching" : "");
   std::lock_guard<std::mutex> lock(mutex_);
   auto& c = collisions_[key];
-  if (!c) c = std::make_shared<CollisionModel>(model, scene);
+  if (!c) c = std::make_shared<CollisionModel>(model, scene, options);
   return c;
 }
 

@@ -21,7 +21,8 @@ class Resolver {
   // RequestError (wire.hpp) naming `field` for an unknown name, bad YAML, or an inline mesh.
   ModelPtr model(const v1::ModelRef& ref, const std::string& field);
   CollisionModelPtr collision(const ModelPtr& model, const v1::ModelRef& model_ref,
-                              const v1::SceneRef& scene_ref, const std::string& field);
+                              const v1::SceneRef& scene_ref, const std::string& field,
+                              const CollisionOptions& options = {});
   ModelPtr builtinModel(const std::string& name);
   ScenePtr builtinScene(const std::string& name);
 

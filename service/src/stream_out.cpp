@@ -48,9 +48,8 @@ void StreamOut::result(v1::PlanEvent event) {
 
 bool StreamOut::finish() {
   std::unique_lock<std::mutex> lock(mutex_);
-  const bool written = changed_.wait_until(lock, bound(), [&] {
-    return failed_ || (!writing_ && !progress_ && !result_);
-  });
+  const bool written = changed_.wait_until(
+      lock, bound(), [&] { return failed_ || (!writing_ && !progress_ && !result_); });
   if (written && !failed_) return true;
   if (!written) {
     unread_ = true;

@@ -342,6 +342,11 @@ void sampleToProto(const CheckedSample& sample, v1::SimulationSample* s) {
   s->set_energy_j(row.energy_J);
   s->set_max_violation_m(row.max_violation_m);
   vectorToProto(*row.tension_N, s->mutable_tension_n());
+  if (row.contact_force_N) {
+    vectorToProto(*row.contact_force_N, s->mutable_contact_normal_n());
+    const Eigen::VectorXd friction = row.contact_friction_N->colwise().norm().transpose();
+    vectorToProto(friction, s->mutable_contact_friction_n());
+  }
   if (!sample.checked) return;
   s->set_collision(sample.in_collision);
   s->set_clearance_m(sample.clearance_m);

@@ -39,6 +39,8 @@ struct ContactPoint {
   int frame = -1;           // a frame a dynamic variable moves
   Eigen::Vector3d local_m;  // the sphere's centre in frame coordinates
   double radius_m = 0.0;
+  std::string name;  // unique among a model's points: a sphere's geometry name, a capsule's two
+                     // ends NAME+z and NAME-z (along its local z axis); "" = link
 };
 
 // Coulomb friction coefficient of a surface unless its description says otherwise: a puppet's
@@ -64,6 +66,8 @@ struct Contacts {
   std::vector<ContactSurface> surfaces;
   // Rows surface-major: row = surface * points.size() + point.
   int rows() const { return static_cast<int>(points.size() * surfaces.size()); }
+  // Row r's name for reports and tables: "SURFACE/POINT" (e.g. "floor/shin_l-z").
+  std::string rowName(int r) const;
 };
 
 // The link geometry of `model` as contact points: a sphere's centre, a capsule's two end

@@ -59,14 +59,14 @@ struct DynamicsData {
   std::vector<Eigen::Vector3d> string_rig_end;     // n_s: world positions e_j
 
   // ---- internal scratch (per frame / per dynamic variable) ----
-  std::vector<Vector6d> frame_velocity;   // spatial velocity of each frame (dynamic part)
-  std::vector<Vector6d> frame_momentum;   // subtree momentum H
-  std::vector<double> comp_m;             // subtree mass
-  std::vector<Eigen::Vector3d> comp_h;    // subtree first moment sum(m c)
-  std::vector<Eigen::Matrix3d> comp_J;    // subtree rotational inertia about world origin
-  std::vector<Vector6d> parent_velocity;  // per dynamic variable: U_k (velocity above joint)
-  std::vector<Vector6d> z_twist;          // per dynamic variable: Z_k = [xi_k, U_k]
-  std::vector<int> hessian_variables;          // addStringHessian: the variables moving a string
+  std::vector<Vector6d> frame_velocity;          // spatial velocity of each frame (dynamic part)
+  std::vector<Vector6d> frame_momentum;          // subtree momentum H
+  std::vector<double> comp_m;                    // subtree mass
+  std::vector<Eigen::Vector3d> comp_h;           // subtree first moment sum(m c)
+  std::vector<Eigen::Matrix3d> comp_J;           // subtree rotational inertia about world origin
+  std::vector<Vector6d> parent_velocity;         // per dynamic variable: U_k (velocity above joint)
+  std::vector<Vector6d> z_twist;                 // per dynamic variable: Z_k = [xi_k, U_k]
+  std::vector<int> hessian_variables;            // addStringHessian: the variables moving a string
   std::vector<Eigen::Vector3d> hessian_columns;  // and d(a - e)/dq's columns for them
 };
 

@@ -155,7 +155,7 @@ class Model {
  public:
   std::string name;
   std::string description;
-  std::string source_file;  // where it was loaded from ("" if built in code)
+  std::string source_file;     // where it was loaded from ("" if built in code)
   double gravity_mps2 = 9.81;  // in [0, kMaxGravity_mps2]
   // Where the model hangs in a stage (scene files are written in stage coordinates, floor at
   // z = 0): the pose of this model's world frame -- the rig's -- in stage coordinates.

@@ -15,12 +15,14 @@
 
 #include <Eigen/Core>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "marionette/models/contact.hpp"
 #include "marionette/models/error.hpp"
 #include "marionette/models/field_error.hpp"
 #include "marionette/models/model.hpp"
@@ -94,6 +96,9 @@ struct SimulationOptions {
   double damping_scale = 1.0;
   StartSpec start;
   bool energy_every_row = true;  // baselines: an energy costs a Lagrangian sweep per row
+  // Surfaces the puppet touches (the vi integrator's IntegratorOptions::contacts; a scene's:
+  // sceneContacts).  Null: nothing to touch.  The baselines refuse them (FieldError "contacts").
+  std::shared_ptr<const Contacts> contacts;
 };
 
 struct SimulationRow {
@@ -105,6 +110,10 @@ struct SimulationRow {
   double energy_J = 0.0;  // J; the VI reports its step's midpoint energy; NaN when not computed
   double max_violation_m = 0.0;
   int newton_iterations = 0;
+  // With contacts, per contact row (Contacts: surface-major) over the step ending at t (0 at
+  // t = 0): its normal force (N) and its friction force in the world frame (N).  Else null.
+  const Eigen::VectorXd* contact_force_N = nullptr;
+  const Eigen::Matrix3Xd* contact_friction_N = nullptr;
 };
 
 struct SimulationSummary {
