@@ -379,7 +379,8 @@ class HostileClient(unittest.TestCase):
                          contains=[contains])
             self.assertLess(time.monotonic() - t0, 5)
         # Within the bounds but long (a BVH of no channels and 64,000 frames: 533 s; a 2,000-
-        # frame CSV looped 1,000 times): stopped at the deadline, the worker let go within 100 ms.
+        # frame CSV looped 1,000 times): stopped at the deadline, the worker let go within 400 ms
+        # (measured +2 to +21 ms run alone; +176 and +262 ms a few times in the whole suite).
         joints = "".join(
             f"JOINT {name}\n{{\n OFFSET {offset}\n CHANNELS 0\n JOINT {child}\n {{\n"
             f"  OFFSET 0 -0.5 0\n  CHANNELS 0\n  End Site\n  {{\n   OFFSET 0 -0.1 0\n  }}\n"
@@ -400,7 +401,7 @@ class HostileClient(unittest.TestCase):
             after = len(self.log)
             self.refused(lambda r, **kw: list(self.stub.Perform(r, **kw)), request,
                          code=grpc.StatusCode.DEADLINE_EXCEEDED, timeout=3)
-            self.assertLessEqual(self.handler_ms("Perform", after), 3100)
+            self.assertLessEqual(self.handler_ms("Perform", after), 3400)
         self.assert_healthy()
 
     def test_08_clients_that_never_read_hold_no_worker(self):
