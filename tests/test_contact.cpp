@@ -52,6 +52,15 @@ IntegratorOptions withTheFloor(const Model& model) {
   return options;
 }
 
+// Options stepping at 10 ms with the floor raised by `raise_m` (m) and every contact point.
+IntegratorOptions withTheFloorRaised(const Model& model, double raise_m) {
+  IntegratorOptions options = withTheFloor(model);
+  auto raised = std::make_shared<Contacts>(*options.contacts);
+  raised->surfaces[0].offset_m += raise_m;
+  options.contacts = raised;
+  return options;
+}
+
 // A rigid body (test::probeModel) carrying a capsule of radius 2 cm and length 30 cm along its x
 // axis, centred at `centre` in the body's frame.
 ModelPtr capsuleAlongX(const Eigen::Vector3d& centre) {
@@ -234,11 +243,7 @@ TEST(Contact, TheLinearizationWithAContactTouchingMatchesFiniteDifferences) {
 // half second (the shoulder strings the rest), and the run completes.
 TEST(Contact, PuppetCopterLetDownOntoARaisedFloorStandsOnItsFeet) {
   const ModelPtr m = loadModel("puppetcopter");
-  auto raised = std::make_shared<Contacts>(*onTheFloor(*m));
-  raised->surfaces[0].offset_m += 0.06;
-  IntegratorOptions options;
-  options.dt_s = 0.01;
-  options.contacts = raised;
+  const IntegratorOptions options = withTheFloorRaised(*m, 0.06);
   const int head = m->variableIndex("act_head_len") - m->nd();
   Eigen::VectorXd u = m->defaultInputs();
   u[head] -= 0.10;
@@ -287,11 +292,7 @@ TEST(Contact, PuppetCopterLetDownOntoARaisedFloorStandsOnItsFeet) {
 // (the feet's modes, which the per-row active set chose in cycles, chosen at once when it does).
 TEST(Contact, PuppetCopterSwingsItsLegsOnTheFloor) {
   const ModelPtr m = loadModel("puppetcopter");
-  auto raised = std::make_shared<Contacts>(*onTheFloor(*m));
-  raised->surfaces[0].offset_m += 0.06;
-  IntegratorOptions options;
-  options.dt_s = 0.01;
-  options.contacts = raised;
+  const IntegratorOptions options = withTheFloorRaised(*m, 0.06);
   const int head = m->variableIndex("act_head_len") - m->nd();
   const int leg_l = m->variableIndex("act_leg_l_len") - m->nd();
   const int leg_r = m->variableIndex("act_leg_r_len") - m->nd();
