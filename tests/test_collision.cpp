@@ -112,9 +112,10 @@ obstacles:
 // touch_contact_surfaces: a link resting on it or in it by less than the tolerance is not in
 // collision, and the stage clearance leaves it out while the clearance to anything keeps it;
 // deeper is a collision with it; a plane that says contact: false stays forbidden; without the
-// option, touching is a collision as before.
+// option, touching is a collision as before.  The bounds' floor face, on the floor, is the floor.
 TEST(CollisionAnalytic, ASurfaceThePuppetMayTouchIsACollisionOnlyBeyondTheTolerance) {
   const ScenePtr scene = sceneFrom(R"(
+bounds: {min: [-5, -5, 0], max: [5, 5, 5]}
 obstacles:
   - {name: floor, plane: {normal: [0, 0, 1], offset: 0.0}, friction: 0.3}
   - {name: wall, plane: {normal: [1, 0, 0], offset: -1.0}, contact: false}
@@ -700,7 +701,8 @@ TEST(SceneFiles, BadScenesGetErrorsNamingFileLineAndField) {
       {"obstacles:\n  - {name: a, plane: {normal: [0, 0, 1]}, friction: .nan}\n",
        "bad.yaml:2: obstacles[0].friction: expected a finite number (got '.nan')"},
       {"obstacles:\n  - {name: a, sphere: {radius: 1}, friction: 0.3}\n",
-       "bad.yaml:2: obstacles[0].friction: only an obstacle with contact: true has friction"},
+       "bad.yaml:2: obstacles[0].friction: only a surface the puppet may touch (a plane, "
+       "contact: true) has friction"},
       {"obstacles:\n  - {name: a, sphere: {radius: 1}}\n  - {name: a, sphere: {radius: 1}}\n",
        "bad.yaml:3: obstacles[1].name: duplicate obstacle name 'a'"},
       {"obstacles:\n  - {name: a, sphere: {radius: 1}, colour: [1, 0, 0]}\n",

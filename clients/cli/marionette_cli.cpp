@@ -15,10 +15,10 @@
 //   t,<dynamic variables>,<kinematic variables>,energy,max_violation,<string>_tension...
 // and, with --scene, the normal and friction forces (N) of every contact pair the puppet may touch
 // (SURFACE/POINT_normal, SURFACE/POINT_friction: docs/scene-format.md) and two more columns:
-// collision (0/1) and clearance (m); or, with --summary, one JSON object.  Errors go to stderr with a non-zero exit status: 1 a failed step, 2 bad input,
-// 3 a collision with --stop-on-collision (after printing the row where it happened).
-// plan, optimize: plan_commands.hpp; bench: bench_command.hpp; perform, execute, render: their own
-// files.  Every flag: docs/cli.md.
+// collision (0/1) and clearance (m); or, with --summary, one JSON object.  Errors go to stderr with
+// a non-zero exit status: 1 a failed step, 2 bad input, 3 a collision with --stop-on-collision
+// (after printing the row where it happened). plan, optimize: plan_commands.hpp; bench:
+// bench_command.hpp; perform, execute, render: their own files.  Every flag: docs/cli.md.
 #include <cmath>
 #include <cstdarg>
 #include <cstdio>
@@ -405,8 +405,8 @@ int cmdSimulate(int argc, char** argv) {
   if (a.values.count("--scene")) {
     // The puppet touches the scene's surfaces (docs/scene-format.md): they are contacts of its
     // dynamics, and touching them is not a collision.
-    CollisionOptions touching;
-    touching.touch_contact_surfaces = true;
+    CollisionOptions touching;  // (euler and rk4 pass through the surfaces: they stay forbidden)
+    touching.touch_contact_surfaces = opt.integrator == IntegratorKind::VI;
     const ScenePtr scene = loadScene(a.values.at("--scene"));
     checker = std::make_unique<CollisionChecker>(
         std::make_shared<CollisionModel>(model, scene, touching));

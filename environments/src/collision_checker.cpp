@@ -383,7 +383,7 @@ ClearanceResult CollisionChecker::clearance(const Eigen::VectorXd& q, Penetratio
   // collision only beyond the tolerance (inCollision's verdict, below).
   auto touchable = [&]() {
     for (const HalfSpace& h : m.half_spaces) {
-      if (!h.touchable) continue;
+      if (!h.touchable || h.bounds_face) continue;  // (a bounds face on one: the same distances)
       for (int i = 0; i < nl; ++i) {
         const double d = s.halfSpaceDistance(i, h, p1, p2);
         consider(d, ContactKind::LinkObstacle, m.links[i].name, h.name, p1, p2, i, -1);
@@ -392,7 +392,7 @@ ClearanceResult CollisionChecker::clearance(const Eigen::VectorXd& q, Penetratio
   };
   for (const HalfSpace& h : m.half_spaces) {
     if (h.touchable) {
-      if (m.options.check_strings)
+      if (!h.bounds_face && m.options.check_strings)
         for (int j = 0; j < ns; ++j) {
           const double d = s.stringPlaneDistance(j, h, p1, p2);
           consider(d, ContactKind::StringObstacle, s.stringName(j), h.name, p1, p2, j, -1);

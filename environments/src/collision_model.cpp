@@ -133,6 +133,15 @@ CollisionModel::CollisionModel(ModelPtr model, ScenePtr scene, CollisionOptions 
       }
   }
 
+  // A bounds face on a surface the puppet may touch (the bounds' floor face on the floor: the
+  // opposite normal and offset) is that surface: it tolerates touching, and the stage clearance
+  // leaves it out with the surface.
+  for (detail::HalfSpace& b : m.half_spaces)
+    for (const detail::HalfSpace& p : m.half_spaces)
+      if (b.bounds_face && !p.bounds_face && p.touchable && (b.normal + p.normal).norm() < 1e-9 &&
+          std::abs(b.offset_m + p.offset_m) < 1e-9)
+        b.touchable = true;
+
   // Self-collision pairs: links on different frames, neither frame the nearest link-carrying
   // ancestor of the other, and not allowed by the model.
   std::vector<char> carries(md.frames.size(), 0);

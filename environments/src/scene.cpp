@@ -106,7 +106,8 @@ ScenePtr parse(const YAML::Node& root, const std::string& source_name,
                  std::string(shapeTypeName(o.shape.type)) + " is a collision)");
     if (n["friction"]) {
       if (!o.contact)
-        r.fail(n["friction"], f + ".friction", "only an obstacle with contact: true has friction");
+        r.fail(n["friction"], f + ".friction",
+               "only a surface the puppet may touch (a plane, contact: true) has friction");
       o.friction = r.number(n["friction"], f + ".friction");
       if (!(o.friction >= 0.0 && o.friction <= kMaxFriction))
         r.fail(n["friction"], f + ".friction",
