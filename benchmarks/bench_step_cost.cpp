@@ -12,10 +12,12 @@
 // the floor), whose states must be the same to the bit (exit 1 if not); and the step with the
 // floor raised 1 cm above the puppet's lowest point at rest (let onto it over a second), so that
 // its feet bear load, push and slide (with friction) as the rig moves: its ratio to the step
+// without, and how many contacts touched and slid per step.  With --self, also the step with the
+// floor and the puppet's links touching one another (addSelfContacts): its ratio to the step
 // without, and how many contacts touched and slid per step.
 //
 //   build/bin/bench_step_cost [--models marionette25,puppetcopter] [--dt 0.01] [--rounds 5]
-//                             [--duration 20] [--floor]
+//                             [--duration 20] [--floor] [--self]
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -104,7 +106,7 @@ int main(int argc, char** argv) {
   std::vector<std::string> models = {"marionette25", "puppetcopter"};
   double dt = 0.01, duration_s = 20.0;
   int rounds = 5;
-  bool floor = false;
+  bool floor = false, self = false;
   for (int i = 1; i < argc; ++i) {
     const char* flag = argv[i];
     const auto value = [&]() -> const char* {
@@ -124,10 +126,12 @@ int main(int argc, char** argv) {
       duration_s = std::atof(value());
     } else if (!std::strcmp(flag, "--floor")) {
       floor = true;
+    } else if (!std::strcmp(flag, "--self")) {
+      self = true;
     } else {
       std::fprintf(stderr,
                    "bench_step_cost: unknown flag %s\nusage: bench_step_cost [--models a,b] "
-                   "[--dt S] [--rounds N] [--duration S] [--floor]\n",
+                   "[--dt S] [--rounds N] [--duration S] [--floor] [--self]\n",
                    flag);
       return 2;
     }
@@ -159,6 +163,12 @@ int main(int argc, char** argv) {
     contacts->points = contactPoints(*m);
     contacts->surfaces.push_back(floorSurface(*m));
     with_floor.contacts = contacts;
+    IntegratorOptions with_self = tree;
+    {
+      auto both = std::make_shared<Contacts>(*contacts);
+      addSelfContacts(*m, *both);
+      with_self.contacts = both;
+    }
     const State x0 = VariationalIntegrator(m, dense).stateFromVelocity(
         rest.q, Eigen::VectorXd::Zero(m->nd()), rho0);
     // The floor raised to the lowest contact point's bottom at rest, then 1 cm more over a second
@@ -194,8 +204,9 @@ int main(int argc, char** argv) {
     std::printf("| round | step, dense LU (us) | step, tree (us) | linearizeStep (us) |%s\n",
                 floor ? " step, tree, the floor's contacts (us) | step, on the floor (us) |" : "");
     std::printf("| --- | --- | --- | --- |%s\n", floor ? " --- | --- |" : "");
-    std::vector<double> d_us, t_us, l_us, tree_ratio, lin_ratio, f_us, floor_ratio, o_us, on_ratio;
-    Run on;
+    std::vector<double> d_us, t_us, l_us, tree_ratio, lin_ratio, f_us, floor_ratio, o_us, on_ratio,
+        s_us, self_ratio;
+    Run on, sf;
     bool on_failed = false;
     double max_dq = 0.0;
     bool floor_same = true;
@@ -206,7 +217,9 @@ int main(int argc, char** argv) {
         t = runSteps(m, in, x0, tree);
         if (floor) f = runSteps(m, in, x0, with_floor);
         if (floor) on = runSteps(m, in, x_on, on_floor);
+        if (self) sf = runSteps(m, in, x0, with_self);
       } else {
+        if (self) sf = runSteps(m, in, x0, with_self);
         if (floor) on = runSteps(m, in, x_on, on_floor);
         if (floor) f = runSteps(m, in, x0, with_floor);
         t = runSteps(m, in, x0, tree);
@@ -219,6 +232,15 @@ int main(int argc, char** argv) {
       if (floor && on.us_per_step < 0) {  // reported, and the other columns go on
         on_failed = true;
         on.us_per_step = std::numeric_limits<double>::quiet_NaN();
+      }
+      if (self && sf.us_per_step < 0) {
+        std::fprintf(stderr, "bench_step_cost: %s: a step with self-contact failed\n",
+                     name.c_str());
+        return 1;
+      }
+      if (self) {
+        s_us.push_back(sf.us_per_step);
+        self_ratio.push_back(sf.us_per_step / t.us_per_step);
       }
       if (d.us_per_step < 0 || t.us_per_step < 0) {
         std::fprintf(stderr, "bench_step_cost: %s: a step failed\n", name.c_str());
@@ -269,6 +291,12 @@ int main(int argc, char** argv) {
           "%.1f %% substepped\n",
           name.c_str(), median(o_us), median(on_ratio), on.touching, on.sliding, 100.0 * on.at_once,
           100.0 * on.substepped);
+    if (self)
+      std::printf(
+          "%s: with the floor and its links touching one another (%d contact rows), %.2f us: "
+          "ratio %.2f to the tree step; per step %.2f contacts touching, %.2f sliding\n",
+          name.c_str(), with_self.contacts->rows(), median(s_us), median(self_ratio), sf.touching,
+          sf.sliding);
     any_failed |= on_failed;
     if (!floor_same) return 1;
   }

@@ -269,8 +269,11 @@ class SimulateInAScene(unittest.TestCase):
                          "--duration", "2").stdout)
         header, data = r[0], [[float(v) for v in row] for row in r[1:]]
         normal = [i for i, n in enumerate(header) if n.endswith("_normal")]
-        self.assertEqual(len(normal), 15)
-        self.assertTrue(all(header[i].startswith("floor/") for i in normal))
+        # The floor's 15 pairs, then the puppet's links against one another ("BODY/POINT").
+        self.assertGreater(len(normal), 15)
+        self.assertTrue(all(header[i].startswith("floor/") for i in normal[:15]))
+        self.assertFalse(any(header[i].startswith("floor/") for i in normal[15:]))
+        self.assertIn("body_0/leg_l_2_4-z_normal", header)
         self.assertEqual(header[normal[0] + 1], header[normal[0]][:-len("normal")] + "friction")
         self.assertEqual(header[-2:], ["collision", "clearance"])
         self.assertTrue(all(row[-2] == 0 for row in data))

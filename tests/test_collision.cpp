@@ -155,7 +155,7 @@ obstacles:
 // The integrator's contacts from a scene: each plane the puppet may touch, in the model's world
 // frame (through its stage pose and the plane's own pose), with its friction, against every
 // contact point: the empty stage's floor is floorSurface; a plane that says contact: false gives
-// none.
+// none, and then only the puppet's links touch (none without self-contact).
 TEST(CollisionStages, ASceneGivesTheIntegratorTheSurfacesThePuppetMayTouch) {
   const ModelPtr m = loadModel("puppetcopter");
   const auto empty = sceneContacts(*m, *loadScene("empty"));
@@ -181,7 +181,17 @@ obstacles:
   EXPECT_NEAR(raised->surfaces[0].offset_m,
               n_stage.dot(Eigen::Vector3d(0, 0, 0.1) - m->stage_pose.translation()), 1e-12);
   EXPECT_EQ(raised->surfaces[0].friction, 0.2);
-  EXPECT_FALSE(sceneContacts(*m, *sceneFrom(R"(
+  // Nothing of the scene to touch: the puppet's own links only (the model's contacts: section).
+  const auto own = sceneContacts(*m, *sceneFrom(R"(
+obstacles:
+  - {name: floor, plane: {normal: [0, 0, 1]}, contact: false}
+)"));
+  ASSERT_TRUE(own);
+  EXPECT_TRUE(own->surfaces.empty());
+  EXPECT_FALSE(own->self.empty());
+  const ModelPtr untouching = loadModelString(
+      builtinModelText("puppetcopter") + "\ncontacts: {self: false}\n", "untouching");
+  EXPECT_FALSE(sceneContacts(*untouching, *sceneFrom(R"(
 obstacles:
   - {name: floor, plane: {normal: [0, 0, 1]}, contact: false}
 )")));

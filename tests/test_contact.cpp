@@ -4,7 +4,9 @@
 // penetration, its weight borne exactly, no energy gained), a frictionless floor leaves the
 // horizontal motion alone, a fall too fast for one step lands by substeps, the step's
 // linearization with a contact touching against finite differences, PuppetCopter's feet let
-// down onto the floor, and nothing changes where nothing touches.
+// down onto the floor, and nothing changes where nothing touches; the puppet's links touching
+// one another (self-contact): which pairs, the model file's contacts: section, an arm swung into
+// its torso, the linearization with it.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -614,6 +616,243 @@ TEST(Contact, TheLinearizationWithFrictionMatchesFiniteDifferences) {
     ASSERT_GT(rep.contact_friction_N.col(0).norm(), 1.0);
     test::checkLinearization(held, rest, rest.rho, "a ball held on a slope", options);
   }
+}
+
+// An arm resting on its torso's side (self-contact): the torso a box 30 x 20 x 30 cm rolled by
+// 0.3 rad, its side a slope under the arm, turning about the vertical on a hip joint held by a
+// spring (2 N m/rad; 1 kg); the arm a capsule 20 cm long, radius 1 cm (0.1 kg) on a shoulder 10 cm
+// out and 20 cm up, fixed in the world (neither link the other's parent: they may touch), turning
+// about x (out from the torso) and y (swinging forward).  Hanging, its lower end would be 1.45 cm
+// deep in the torso. `contacts` is the model file's section; the torso's moment of inertia about
+// the vertical (kg m^2) makes it as good as fixed when large.
+ModelPtr armBesideTorso(const std::string& contacts = "", double torso_inertia_kgm2 = 0.01) {
+  const std::string inertia = std::to_string(torso_inertia_kgm2);
+  return loadModelString(R"(
+name: arm-beside-torso
+defaults: {limit_stiffness: 2.0, limit_damping: 0.05}
+dynamic:
+  - {name: hip, initial: 0.0, limits: [-0.001, 0.001]}
+  - {name: shoulder, initial: 0.0}
+  - {name: swing, initial: 0.0}
+frames:
+  - {name: hip, parent: world, rz: hip}
+  - {name: torso, parent: hip, tz: 0.0}
+  - {name: shoulder_side, parent: world, ty: 0.10}
+  - {name: shoulder_joint, parent: shoulder_side, tz: 0.20}
+  - {name: upper_arm, parent: shoulder_joint, rx: shoulder}
+  - {name: arm, parent: upper_arm, ry: swing}
+masses:
+  - {name: torso, frame: torso, mass: 1.0, com: [0, 0, 0], inertia: [)" +
+                             inertia + ", " + inertia + ", " + inertia + R"(]}
+  - {name: arm, frame: arm, mass: 0.1, com: [0, 0, -0.1], inertia: [3.4e-4, 3.4e-4, 1e-5]}
+geometry:
+  - {name: torso, frame: torso, box: {size: [0.30, 0.20, 0.30]}, pose: {rpy: [0.3, 0, 0]}}
+  - {name: arm, frame: arm, capsule: {radius: 0.01, length: 0.20}, pose: {xyz: [0, 0, -0.1]}}
+)" + contacts,
+                         "arm-beside-torso");
+}
+
+// The model's contact points and self-contacts (no surface).
+std::shared_ptr<const Contacts> itsOwnBody(const Model& model) {
+  auto contacts = std::make_shared<Contacts>();
+  contacts->points = contactPoints(model);
+  addSelfContacts(model, *contacts);
+  return contacts;
+}
+
+TEST(SelfContact, LinksThatMayOverlapDoNotTouchAndTheModelFileChoosesTheRest) {
+  // marionette25: a forearm's ends against the chest, not the upper arm's (allowed_collisions)
+  // nor the forearm against its own upper arm (adjacent).
+  const ModelPtr m25 = loadModel("marionette25");
+  const auto contacts = itsOwnBody(*m25);
+  std::set<std::string> names;
+  for (int r = 0; r < contacts->rows(); ++r) names.insert(contacts->rowName(r));
+  EXPECT_TRUE(names.count("chest_0/forearm_l_5-z")) << *names.begin();
+  const int chest = m25->frameIndex("chest"), upper_arm = m25->frameIndex("upper_arm_l"),
+            forearm = m25->frameIndex("forearm_l"), thigh = m25->frameIndex("thigh_l");
+  EXPECT_FALSE(framesTouch(*m25, chest, upper_arm));
+  EXPECT_FALSE(framesTouch(*m25, forearm, upper_arm));
+  EXPECT_TRUE(framesTouch(*m25, forearm, thigh));
+  EXPECT_TRUE(framesTouch(*m25, chest, forearm));
+  for (const SelfContact& c : contacts->self) EXPECT_EQ(c.friction, kDefaultSelfFriction);
+
+  const ModelPtr arm = armBesideTorso();
+  ASSERT_EQ(itsOwnBody(*arm)->self.size(), 2u);  // the arm's two ends against the torso
+  const ModelPtr excluded = armBesideTorso("contacts: {exclude: [[arm, torso]]}\n");
+  EXPECT_TRUE(itsOwnBody(*excluded)->self.empty());
+  const ModelPtr off = armBesideTorso("contacts: {self: false}\n");
+  EXPECT_TRUE(itsOwnBody(*off)->self.empty());
+  const ModelPtr frictions = armBesideTorso(
+      "contacts:\n  friction: 0.2\n  pairs:\n    - {links: [torso, arm], friction: 0.7}\n");
+  const auto pairs = itsOwnBody(*frictions);
+  for (const SelfContact& c : pairs->self) EXPECT_EQ(c.friction, 0.7);
+
+  struct Bad {
+    const char* text;
+    const char* names;
+  };
+  for (const Bad& bad :
+       {Bad{"contacts: {friction: -1}\n", "contacts.friction"},
+        Bad{"contacts: {friction: 11}\n", "contacts.friction"},
+        Bad{"contacts: {exclude: [[arm, elbow]]}\n", "contacts.exclude[0]"},
+        Bad{"contacts: {exclude: [arm]}\n", "contacts.exclude[0]"},
+        Bad{"contacts:\n  pairs:\n    - {links: [arm, torso]}\n", "contacts.pairs[0]"},
+        Bad{"contacts:\n  pairs:\n    - {links: [arm, torso], friction: .nan}\n",
+            "contacts.pairs[0].friction"},
+        Bad{"contacts: {self: maybe}\n", "contacts.self"},
+        Bad{"contacts: {selff: true}\n", "contacts"}}) {
+    try {
+      armBesideTorso(bad.text);
+      ADD_FAILURE() << bad.text << " was accepted";
+    } catch (const ModelError& e) {
+      EXPECT_NE(std::string(e.what()).find(bad.names), std::string::npos)
+          << bad.text << ": " << e.what();
+      EXPECT_NE(std::string(e.what()).find("arm-beside-torso:"), std::string::npos) << e.what();
+    }
+  }
+}
+
+// The arm's lower end's depth into the torso (m, > 0 inside), from the kinematics and the box.
+double armDepthIntoTorso(const Model& m, const Eigen::VectorXd& q) {
+  DynamicsData d(m);
+  forwardKinematics(m, d, q);
+  const int torso = m.frameIndex("torso"), arm = m.frameIndex("arm");
+  const Eigen::Vector3d end = pointPosition(d, arm, Eigen::Vector3d(0, 0, -0.2));
+  const Eigen::Matrix3d box = d.frame_R[torso] * Eigen::AngleAxisd(0.3, Eigen::Vector3d::UnitX());
+  const Eigen::Vector3d local = box.transpose() * (end - d.frame_p[torso]);
+  const Eigen::Vector3d half(0.15, 0.10, 0.15);
+  const Eigen::Vector3d outside = local - local.cwiseMax(-half).cwiseMin(half);
+  const double inside = (half - local.cwiseAbs()).minCoeff();
+  return 0.01 - (outside.norm() > 0.0 ? outside.norm() : -inside);
+}
+
+struct ArmRun {
+  double max_depth_m = 0.0;
+  int touching = 0, sliding = 0;
+  double max_energy_rise_J = 0.0;
+};
+
+// The arm let go 0.1 rad out from the torso, swinging forward at 3 rad/s, for `seconds`.
+ArmRun swingAlongTheTorso(const ModelPtr& m, double seconds) {
+  IntegratorOptions options;
+  options.dt_s = 0.005;
+  options.contacts = itsOwnBody(*m);
+  VariationalIntegrator vi(m, options);
+  Eigen::VectorXd q(3), qdot(3);
+  q << 0.0, 0.1, 0.0;
+  qdot << 0.0, 0.0, 3.0;
+  State x = vi.stateFromVelocity(q, qdot, Eigen::VectorXd());
+  StepReport rep = vi.makeReport();
+  ArmRun run;
+  double first_energy_J = 0.0;
+  const int steps = static_cast<int>(std::lround(seconds / options.dt_s));
+  for (int k = 0; k < steps; ++k) {
+    if (vi.step(x, x.rho, x, &rep) != StepStatus::Ok) {
+      ADD_FAILURE() << "step " << k;
+      break;
+    }
+    run.max_depth_m = std::max(run.max_depth_m, armDepthIntoTorso(*m, x.q));
+    run.touching += rep.contacts_active > 0;
+    run.sliding += rep.contacts_sliding > 0;
+    if (k == 0) first_energy_J = rep.energy_J;
+    run.max_energy_rise_J = std::max(run.max_energy_rise_J, rep.energy_J - first_energy_J);
+  }
+  return run;
+}
+
+// An arm swinging along its torso slides on it: its end stays out of the torso to 1 mm, slides
+// while it swings, and friction takes its energy (never more than it started with: 1e-5 J of the
+// 0.1 J, the midpoint energy's own ripple).
+// Excluded in the model file, the same arm passes into the torso.
+TEST(SelfContact, AnArmSwingingAlongItsTorsoSlidesOnItAndPassesThroughWhenExcluded) {
+  const ArmRun run = swingAlongTheTorso(armBesideTorso(), 3.0);
+  EXPECT_LE(run.max_depth_m, 1e-3);
+  EXPECT_GT(run.touching, 500);
+  EXPECT_GT(run.sliding, 300);
+  EXPECT_LE(run.max_energy_rise_J, 1e-5);
+  const ArmRun through =
+      swingAlongTheTorso(armBesideTorso("contacts: {exclude: [[arm, torso]]}\n"), 1.0);
+  EXPECT_GT(through.max_depth_m, 0.012);
+  EXPECT_EQ(through.touching, 0);
+}
+
+// Against a torso too heavy to turn (1e4 kg m^2), the arm's end on the torso's side moves as it
+// does on a fixed plane where that side is (a surface contact): the same slide, the same stop,
+// the same forces.
+TEST(SelfContact, OnATorsoTooHeavyToTurnTheArmMovesAsOnAFixedPlane) {
+  std::vector<State> ends;
+  std::vector<StepReport> reports;
+  for (const bool self : {true, false}) {
+    const ModelPtr m =
+        armBesideTorso(self ? "contacts: {friction: 1}\n" : "contacts: {self: false}\n", 1e4);
+    auto contacts = std::make_shared<Contacts>();
+    contacts->points = contactPoints(*m);
+    if (self) {
+      addSelfContacts(*m, *contacts);
+    } else {
+      ContactSurface side;  // the box's +y face, rolled 0.3 rad about x
+      side.normal = Eigen::Vector3d(0, std::cos(0.3), std::sin(0.3));
+      side.offset_m = 0.10;
+      side.friction = 1.0;
+      contacts->surfaces.push_back(side);
+    }
+    IntegratorOptions options;
+    options.dt_s = 0.005;
+    options.contacts = contacts;
+    VariationalIntegrator vi(m, options);
+    Eigen::VectorXd q(3), qdot(3);
+    q << 0.0, 0.1, 0.0;
+    qdot << 0.0, 0.0, 3.0;
+    State x = vi.stateFromVelocity(q, qdot, Eigen::VectorXd());
+    StepReport rep = vi.makeReport();
+    int sliding = 0;
+    for (int k = 0; k < 400; ++k) {
+      ASSERT_EQ(vi.step(x, x.rho, x, &rep), StepStatus::Ok) << "step " << k;
+      sliding += rep.contacts_sliding;
+    }
+    EXPECT_GT(sliding, 50);
+    ends.push_back(x);
+    reports.push_back(rep);
+  }
+  EXPECT_LT(std::abs(ends[0].q[0]), 1e-6);  // the torso barely turns
+  EXPECT_LT((ends[0].q.tail(2) - ends[1].q.tail(2)).cwiseAbs().maxCoeff(), 1e-6);
+  EXPECT_EQ(reports[0].contacts_sliding, 0);  // stopped on the side
+  EXPECT_EQ(reports[1].contacts_sliding, 0);
+  EXPECT_NEAR(reports[0].contact_force_N.sum(), reports[1].contact_force_N.sum(), 1e-3 * 0.036);
+  EXPECT_NEAR(reports[0].contact_friction_N.colwise().norm().sum(),
+              reports[1].contact_friction_N.colwise().norm().sum(), 1e-3 * 0.036);
+}
+
+TEST(SelfContact, TheLinearizationWithTheArmOnItsTorsoMatchesFiniteDifferences) {
+  // With friction 3 the arm stops, well inside its cone: finite differences keep its modes.  (On
+  // a torso that cannot turn, the arm's two joints could not take the contact's three
+  // directions: its force along the arm would be indeterminate, and so would the step.)
+  const ModelPtr m = armBesideTorso("contacts: {friction: 3.0}\n");
+  IntegratorOptions options;
+  options.dt_s = 0.005;
+  options.contacts = itsOwnBody(*m);
+  VariationalIntegrator vi(m, options);
+  // Sliding along the torso as it swings (the torso turning), then stuck to it for 0.25 s (not
+  // at the edge of its cone, where finite differences would change its mode).
+  Eigen::VectorXd q(3), qdot(3);
+  q << 0.0, 0.1, 0.0;
+  qdot << 0.0, 0.0, 3.0;
+  State x = vi.stateFromVelocity(q, qdot, Eigen::VectorXd());
+  StepReport rep = vi.makeReport();
+  bool slid = false, stuck = false;
+  int stuck_steps = 0;
+  for (int k = 0; k < 1000 && !(slid && stuck); ++k) {
+    ASSERT_EQ(vi.step(x, x.rho, x, &rep), StepStatus::Ok);
+    if (rep.contacts_active == 0 || k < 30) continue;
+    const bool sliding = rep.contacts_sliding > 0;
+    stuck_steps = sliding ? 0 : stuck_steps + 1;
+    if (sliding ? !slid : !stuck && stuck_steps == 50) {
+      test::checkLinearization(m, x, x.rho, sliding ? "the arm sliding" : "the arm stuck", options);
+      (sliding ? slid : stuck) = true;
+    }
+  }
+  EXPECT_TRUE(slid);
+  EXPECT_TRUE(stuck);
 }
 
 }  // namespace

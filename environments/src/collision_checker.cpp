@@ -337,9 +337,20 @@ CollisionResult CollisionChecker::inCollision(const Eigen::VectorXd& q) {
     fcl::collide(a, b, s.collide.request, s.collide.result);
     return s.collide.result.isCollision();
   };
-  for (const auto& [a, b] : m.self_pairs)
-    if (touching(s.links[a].get(), s.links[b].get()))
+  // Links that touch one another as contacts: a collision only deeper than the tolerance.
+  auto shallow = [&](const fcl::CollisionObjectd* a, const fcl::CollisionObjectd* b) {
+    const Penetration reading = s.distance.penetration;
+    s.distance.penetration = Penetration::Signed;
+    const double d = pairDistance(a, b, s.distance, 0.0);
+    s.distance.penetration = reading;
+    return d > -m.options.touch_tolerance_m;
+  };
+  for (std::size_t k = 0; k < m.self_pairs.size(); ++k) {
+    const auto [a, b] = m.self_pairs[k];
+    if (touching(s.links[a].get(), s.links[b].get()) &&
+        !(m.self_pair_touchable[k] && shallow(s.links[a].get(), s.links[b].get())))
       return hit(ContactKind::LinkLink, m.links[a].name, m.links[b].name);
+  }
   for (const auto& [j, l] : m.string_link_pairs)
     if (touching(s.strings[j].get(), s.links[l].get()))
       return hit(ContactKind::StringLink, s.stringName(j), m.links[l].name);

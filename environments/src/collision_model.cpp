@@ -8,6 +8,7 @@
 
 #include "collision_model_impl.hpp"
 #include "marionette/environments/collision.hpp"
+#include "marionette/models/contact.hpp"
 
 namespace marionette {
 
@@ -164,6 +165,7 @@ CollisionModel::CollisionModel(ModelPtr model, ScenePtr scene, CollisionOptions 
         if (fa == fb || fa < 0 || fb < 0) continue;
         if (link_parent(fa) == fb || link_parent(fb) == fa || allowed(fa, fb)) continue;
         m.self_pairs.emplace_back(i, j);
+        m.self_pair_touchable.push_back(options.touch_contact_surfaces && framesTouch(md, fa, fb));
       }
   if (options.check_strings_vs_links)
     for (int s = 0; s < md.nstrings(); ++s)

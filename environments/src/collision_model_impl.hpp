@@ -81,6 +81,9 @@ struct CollisionModel::Impl {
   std::vector<detail::ObstacleGeometry> obstacles;  // bounded ones, for the broadphase manager
   std::vector<detail::HalfSpace> half_spaces;       // planes and bounds faces
   std::vector<std::pair<int, int>> self_pairs;
+  // Per self pair: links that touch as the integrator's contacts (framesTouch), with
+  // touch_contact_surfaces: a collision only beyond touch_tolerance_m.
+  std::vector<char> self_pair_touchable;
   std::vector<std::pair<int, int>> string_link_pairs;  // (string, link)
   // FCL objects built once here and copied by each checker: FCL's constructor writes the shared
   // geometry's local AABB, which must not happen while other threads read it.  Obstacles carry

@@ -32,9 +32,6 @@ std::string stemOf(const std::string& path) {
   return dot == std::string::npos ? base : base.substr(0, dot);
 }
 
-// The largest friction coefficient a scene may give (rubber on rubber is 1 to 2).
-constexpr double kMaxFriction = 10.0;
-
 Eigen::Vector3f readColor(const Reader& r, const YAML::Node& n, const std::string& field) {
   const Eigen::Vector3d c = r.vec3(n, field);
   if ((c.array() < 0.0).any() || (c.array() > 1.0).any())

@@ -21,7 +21,8 @@ std::shared_ptr<const Contacts> sceneContacts(const Model& model, const Scene& s
     s.friction = o.friction;
     contacts->surfaces.push_back(s);
   }
-  if (contacts->surfaces.empty() || contacts->points.empty()) return nullptr;
+  addSelfContacts(model, *contacts);
+  if (contacts->rows() == 0) return nullptr;
   return contacts;
 }
 

@@ -42,6 +42,10 @@ void mergeCoincident(const Model& model, std::vector<ContactPoint>& points) {
       if ((at[0][i] - at[0][o]).norm() < kSamePoint_m &&
           (at[1][i] - at[1][o]).norm() < kSamePoint_m) {
         kept[j].radius_m = std::max(kept[j].radius_m, points[i].radius_m);
+        if (points[i].frame != kept[j].frame &&
+            std::find(kept[j].shared_with.begin(), kept[j].shared_with.end(), points[i].frame) ==
+                kept[j].shared_with.end())
+          kept[j].shared_with.push_back(points[i].frame);
         merged = true;
       }
     }
@@ -73,9 +77,68 @@ std::vector<ContactPoint> contactPoints(const Model& model) {
   return out;
 }
 
+std::vector<ContactBody> contactBodies(const Model& model) {
+  std::vector<ContactBody> out;
+  for (const Geometry& g : model.geometry) {
+    if (!puppetOnly(model, g.frame)) continue;
+    const Shape& s = g.shape;
+    ContactBody b{g.name, g.frame, g.pose, Eigen::Vector3d::Zero(), 0.0};
+    if (s.type == ShapeType::Sphere) {
+      b.radius_m = s.radius_m;
+    } else if (s.type == ShapeType::Capsule) {
+      b.radius_m = s.radius_m;
+      b.half_m.z() = 0.5 * s.length_m;
+    } else if (s.type == ShapeType::Box) {
+      b.half_m = 0.5 * s.size_m;
+    } else {
+      continue;
+    }
+    out.push_back(b);
+  }
+  return out;
+}
+
+bool framesTouch(const Model& model, int a, int b) {
+  if (a == b || a < 0 || b < 0 || !model.self_contact.enabled) return false;
+  // The nearest ancestor carrying geometry (the collision checker's adjacency).
+  auto link_parent = [&](int frame) {
+    for (int f = model.frames[frame].parent; f >= 0; f = model.frames[f].parent)
+      for (const Geometry& g : model.geometry)
+        if (g.frame == f) return f;
+    return -1;
+  };
+  if (link_parent(a) == b || link_parent(b) == a) return false;
+  for (const auto& [x, y] : model.allowed_collisions)
+    if ((x == a && y == b) || (x == b && y == a)) return false;
+  return !model.self_contact.isExcluded(a, b);
+}
+
+void addSelfContacts(const Model& model, Contacts& contacts) {
+  contacts.bodies.clear();
+  contacts.self.clear();
+  if (!model.self_contact.enabled) return;
+  contacts.bodies = contactBodies(model);
+  for (std::size_t p = 0; p < contacts.points.size(); ++p)
+    for (std::size_t b = 0; b < contacts.bodies.size(); ++b) {
+      const ContactPoint& point = contacts.points[p];
+      const int fb = contacts.bodies[b].frame;
+      int fa = framesTouch(model, point.frame, fb) ? point.frame : -1;
+      for (std::size_t k = 0; fa < 0 && k < point.shared_with.size(); ++k)
+        if (framesTouch(model, point.shared_with[k], fb)) fa = point.shared_with[k];
+      if (fa >= 0 && point.frame != fb)
+        contacts.self.push_back(
+            {static_cast<int>(p), static_cast<int>(b), model.self_contact.frictionOf(fa, fb)});
+    }
+  if (contacts.self.empty()) contacts.bodies.clear();
+}
+
 std::string Contacts::rowName(int r) const {
-  const ContactPoint& p = points[r % points.size()];
-  return surfaces[r / points.size()].name + "/" + (p.name.empty() ? p.link : p.name);
+  const int surface_rows = surfaceRows();
+  const ContactPoint& p =
+      r < surface_rows ? points[r % points.size()] : points[self[r - surface_rows].point];
+  const std::string& what = r < surface_rows ? surfaces[r / points.size()].name
+                                             : bodies[self[r - surface_rows].body].name;
+  return what + "/" + (p.name.empty() ? p.link : p.name);
 }
 
 std::string contactsProblem(const Model& model, const Contacts& contacts) {
@@ -101,6 +164,33 @@ std::string contactsProblem(const Model& model, const Contacts& contacts) {
       return field + ".normal: must be a unit vector";
     if (!std::isfinite(surface.offset_m)) return field + ".offset_m: not finite";
     if (!(surface.friction >= 0.0 && std::isfinite(surface.friction)))
+      return field + ".friction: must be a finite number >= 0";
+  }
+  for (std::size_t b = 0; b < contacts.bodies.size(); ++b) {
+    const ContactBody& body = contacts.bodies[b];
+    const std::string field = "contacts.bodies[" + std::to_string(b) + "]";
+    if (body.frame < 0 || body.frame >= static_cast<int>(model.frames.size()) ||
+        !puppetOnly(model, body.frame))
+      return field + ".frame: not a frame the puppet's joints alone move";
+    if (!body.pose.matrix().allFinite() || !coordinateProblem(body.pose.translation()).empty())
+      return field + ".pose: not finite or beyond the stage's range";
+    if (!(body.half_m.minCoeff() >= 0.0 && body.half_m.maxCoeff() <= kStageRange_m))
+      return field + ".half_m: must be in [0, " + std::to_string(static_cast<int>(kStageRange_m)) +
+             "] m";
+    if (!(body.radius_m >= 0.0 && body.radius_m <= kStageRange_m))
+      return field + ".radius_m: must be in [0, " +
+             std::to_string(static_cast<int>(kStageRange_m)) + "] m";
+  }
+  for (std::size_t i = 0; i < contacts.self.size(); ++i) {
+    const SelfContact& c = contacts.self[i];
+    const std::string field = "contacts.self[" + std::to_string(i) + "]";
+    if (c.point < 0 || c.point >= static_cast<int>(contacts.points.size()))
+      return field + ".point: not a contact point";
+    if (c.body < 0 || c.body >= static_cast<int>(contacts.bodies.size()))
+      return field + ".body: not a contact body";
+    if (contacts.points[c.point].frame == contacts.bodies[c.body].frame)
+      return field + ": a point and a body on one frame";
+    if (!(c.friction >= 0.0 && std::isfinite(c.friction)))
       return field + ".friction: must be a finite number >= 0";
   }
   return "";

@@ -60,12 +60,14 @@ VariationalIntegrator::Impl::Impl(ModelPtr model, IntegratorOptions options)
   nc_ += contact_rows;
   facet_id0_ = nc_ + 2 * contact_rows;
   n_ids_ = facet_id0_ + kFrictionFacets * contact_rows;
+  self_row_ = contact_row_ + (contacts_ ? contacts_->surfaceRows() : 0);
   bool friction = false;
-  if (contacts_)
-    for (const ContactSurface& s : contacts_->surfaces) {
-      friction |= s.friction > 0.0;
-      tangents_.push_back(tangentBasis(s.normal));
-    }
+  for (int c = contact_row_; c < nc_; ++c) {
+    friction |= hasFriction(c);
+    tangents_.push_back(c < self_row_ ? tangentBasis(contactSurface(c).normal)
+                                      : Eigen::Matrix<double, 3, 2>::Zero());
+  }
+  slip_basis_ = tangents_;
   m_max_ += std::min(contact_rows, nd_) * (friction ? 5 : 1);
   for (int i = 0; i < kFrictionFacets; ++i) {
     const double a = 2.0 * M_PI * i / kFrictionFacets;
@@ -83,6 +85,13 @@ VariationalIntegrator::Impl::Impl(ModelPtr model, IntegratorOptions options)
   mode_unsolved_.assign(contact_rows, 0);
   scale_tmp_.setZero(nd_);
   point_J_.setZero(3, nq);
+  point_J2_.setZero(3, nq);
+  if (contacts_) {
+    posed_points_.setZero(3, contacts_->points.size());
+    posed_origins_.setZero(3, contacts_->bodies.size());
+    posed_rotations_.assign(contacts_->bodies.size(), Eigen::Matrix3d::Identity());
+  }
+  rel_J_.setZero(3, nd_);
   q1_full_.setZero(nq);
   q2_full_.setZero(nq);
   qm_full_.setZero(nq);
@@ -286,10 +295,8 @@ StepStatus VariationalIntegrator::Impl::step(const State& x, const Eigen::Vector
 void VariationalIntegrator::Impl::startActiveSet() {
   active_set_changes_ = 0;
   int count = 0;
-  for (int id = 0; id < n_ids_; ++id) {
-    is_active_[id] = 0;
-    lambda_[id] = 0.0;
-  }
+  std::fill(is_active_.begin(), is_active_.end(), 0);
+  lambda_.setZero();
   for (int c = 0; c < nc_; ++c) {
     const bool contact = c >= contact_row_;
     const int cost = contact && hasFriction(c) ? 3 : 1;
@@ -318,9 +325,12 @@ StepStatus VariationalIntegrator::Impl::stepOnce(const State& x, const Eigen::Ve
   computeStrings(*model_, dyn_, q1_full_, false);
   constraintsAt(q1_full_, dyn_, gap1_, nullptr, contact_p1_);
   for (int c = contact_row_; c < nc_; ++c) {
-    contact_near_[c - contact_row_] = gap1_[c] > -kContactReach_m;
+    contact_near_[c - contact_row_] =
+        gap1_[c] > -(c < self_row_ ? kContactReach_m : kSelfContactReach_m);
     mobility_known_[c - contact_row_] = 0;
-    if (contact_near_[c - contact_row_]) contactGradient(dyn_, c, contact_G1_, &contact_F1_);
+    if (!contact_near_[c - contact_row_]) continue;
+    if (c >= self_row_) startSelfRow(c);
+    contactGradient(dyn_, c, contact_G1_, &contact_F1_);
   }
   rig2_valid_ = rigm_valid_ = false;  // new step: new rig inputs
   dist1_ = dyn_.distance;
@@ -371,8 +381,12 @@ StepStatus VariationalIntegrator::Impl::stepOnce(const State& x, const Eigen::Ve
   if (iterations < 0) return StepStatus::NotConverged;  // (a non-finite iterate too: retry)
   // No answer inside a surface: a contact row that took no part (farther than kContactReach_m
   // at q_k, or beyond m_max_) and ends inside fails the step, and the substeps take it.
-  for (int c = contact_row_; c < nc_; ++c)
-    if (!is_active_[c] && gap2_[c] > options_.constraint_tol_m) return StepStatus::NotConverged;
+  if (self_row_ < nc_) poseSelfContacts(dyn2_);
+  for (int c = contact_row_; c < nc_; ++c) {
+    const bool far_self = c >= self_row_ && !contact_near_[c - contact_row_];
+    const double gap = far_self ? selfGeometryPosed(c).gap : gap2_[c];
+    if (!is_active_[c] && gap > options_.constraint_tol_m) return StepStatus::NotConverged;
+  }
 
   if (report) {
     // (Sized once: a report from makeReport() is already.)

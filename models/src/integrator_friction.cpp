@@ -73,7 +73,7 @@ void VariationalIntegrator::Impl::frictionMode(int c, int facets[2]) {
   const Eigen::Vector2d lambda_t(lambda_[tangentId(c, 0)], lambda_[tangentId(c, 1)]);
   const Eigen::Vector2d slip = slipOf(c);
   const Eigen::Matrix2d A = constrainedMobility(c);
-  const double a = std::max(0.0, contactSurface(c).friction * lambda_[c]);  // the apothem
+  const double a = std::max(0.0, frictionOf(c) * lambda_[c]);  // the apothem
   const double tol = 1e-9 * std::max(a, lambda_t.norm()) + 1e-300;
   auto inside = [&](const Eigen::Vector2d& l) {
     for (int i = 0; i < kFrictionFacets; ++i)

@@ -2,6 +2,7 @@
 // The step's exact linearization (A, B and the tensions' derivatives) by the implicit function
 // theorem on the converged step.
 #include <Eigen/QR>
+#include <algorithm>
 #include <cmath>
 
 #include "variational_step.hpp"
@@ -46,8 +47,9 @@ StepStatus VariationalIntegrator::Impl::linearizeStep(const State& x,
       addStringHessian(*model_, dyn_, c, lambda_[c], lambdaD2h);
     } else if (c >= contact_row_ && c < facet_id0_) {
       // A contact, g = offset + r - n . p(q): D2g = -n . D2p; its friction, the force
-      // + J^T t lambda_t: as a row g_t = -t . p.
+      // + J^T t lambda_t: as a row g_t = -t . p.  (Self-contacts below.)
       const int contact = c < nc_ ? c : contactOfId(c);
+      if (contact >= self_row_) continue;
       const ContactPoint& point = contactPoint(contact);
       const Eigen::Vector3d direction =
           c < nc_ ? contactSurface(c).normal
@@ -56,6 +58,39 @@ StepStatus VariationalIntegrator::Impl::linearizeStep(const State& x,
                             lambdaD2h);
     }  // (stops are linear, facets have no force)
   }
+  // A self-contact's normal and tangents turn with the two links: its impulse's derivative by
+  // central differences of its exact gradient at q_k (the rows' friction basis with them), and
+  // its slip rows' too (their basis is the normal's at q_k).
+  std::vector<int> self_active;
+  for (int c : active_)
+    if (c >= self_row_ && c < nc_) self_active.push_back(c);
+  Eigen::MatrixXd self_slip_dq1;  // 2 rows per self row in self_active, n_d
+  if (!self_active.empty()) {
+    constexpr double kStep = 1e-6;  // rad or m: truncation ~1e-12, rounding ~1e-10 relative
+    DynamicsData fd(*model_);
+    self_slip_dq1.setZero(2 * self_active.size(), nd_);
+    Eigen::VectorXd q = q1_full_;
+    for (int j = 0; j < nd_; ++j) {
+      for (int side = -1; side <= 1; side += 2) {
+        q[j] = q1_full_[j] + side * kStep;
+        forwardKinematics(*model_, fd, q);
+        for (std::size_t i = 0; i < self_active.size(); ++i) {
+          const int c = self_active[i];
+          const Eigen::Vector2d lambda_t =
+              hasFriction(c) ? Eigen::Vector2d(lambda_[tangentId(c, 0)], lambda_[tangentId(c, 1)])
+                             : Eigen::Vector2d::Zero();
+          lambdaD2h.col(j).head(nd_) +=
+              (0.5 * side / kStep) * selfImpulse(fd, c, lambda_[c], lambda_t);
+          const SelfGeometry g = selfGeometry(fd, c);
+          self_slip_dq1.block(2 * i, j, 2, 1) += (0.5 * side / kStep) *
+                                                 tangentBasis(g.normal_core).transpose() *
+                                                 (contact_p2_.col(c - contact_row_) - g.x_core);
+        }
+      }
+      q[j] = q1_full_[j];
+    }
+  }
+
   // The converged step's Jacobian (strings at q_{k+1}, Lagrangian at the midpoint).
   regularization_ = 0.0;
   evaluateResidual(x, rho_next, /*jacobian=*/true);
@@ -81,9 +116,19 @@ StepStatus VariationalIntegrator::Impl::linearizeStep(const State& x,
   for (int i = 0; i < m; ++i)  // (a stop's gradient has no rig part, nor a contact's)
     if (active_[i] < ns_) dFdu.row(nd_ + i) = dyn2_.Dh.row(active_[i]).tail(nk_);
   // A slip row, t^T (p(q_{k+1}) - p(q_k)): d/dq_k = -t^T J(q_k).
-  for (int i = 0; i < m; ++i)
-    if (active_[i] >= nc_ && active_[i] < facet_id0_)
-      dFdx.block(nd_ + i, 0, 1, nd_) = -contact_F1_.row(active_[i] - nc_);
+  for (int i = 0; i < m; ++i) {
+    const int id = active_[i];
+    if (id < nc_ || id >= facet_id0_) continue;
+    const int contact = contactOfId(id);
+    if (contact < self_row_) {
+      dFdx.block(nd_ + i, 0, 1, nd_) = -contact_F1_.row(id - nc_);
+    } else {
+      const auto at = std::find(self_active.begin(), self_active.end(), contact);
+      if (at == self_active.end()) continue;  // (a slip row is taut only with its normal row)
+      dFdx.block(nd_ + i, 0, 1, nd_) =
+          self_slip_dq1.row(2 * (at - self_active.begin()) + (id - nc_) % 2);
+    }
+  }
 
   // d(q2, lambda)/d(x, u); with contacts touching, the least-norm impulses' (their rows may be
   // dependent, StepKkt).

@@ -102,7 +102,7 @@ int VariationalIntegrator::Impl::modesFromLcp() {
     for (int k = 0; k < nf; ++k)
       M.block(b, nk + k * (V + 1), V, V) = -D.transpose() * F2YF.block(2 * j, 2 * k, 2, 2) * D;
     M.block(b, b + V, V, 1).setOnes();
-    M(b + V, normal) = contactSurface(friction[j]).friction;
+    M(b + V, normal) = frictionOf(friction[j]);
     M.block(b + V, b, 1, V).setConstant(-1.0);
     q.segment(b, V) = D.transpose() * s_free.segment(2 * j, 2);
   }

@@ -18,7 +18,8 @@ void VariationalIntegrator::Impl::assembleFullQ(const Eigen::VectorXd& qd,
 
 void VariationalIntegrator::Impl::constraintsAt(const Eigen::VectorXd& q, const DynamicsData& d,
                                                 Eigen::VectorXd& gap, Eigen::VectorXd* h,
-                                                Eigen::Matrix3Xd& contact_points) {
+                                                Eigen::Matrix3Xd& contact_points,
+                                                bool every_self_row) {
   gap.head(ns_) = d.distance - d.length;
   if (h) h->head(ns_) = d.h;
   for (int i = 0; i < contact_row_ - ns_; ++i) {
@@ -26,7 +27,7 @@ void VariationalIntegrator::Impl::constraintsAt(const Eigen::VectorXd& q, const 
     gap[ns_ + i] = r.sign * (q[r.variable] - r.bound);
     if (h) (*h)[ns_ + i] = gap[ns_ + i];
   }
-  for (int c = contact_row_; c < nc_; ++c) {
+  for (int c = contact_row_; c < self_row_; ++c) {
     const ContactPoint& point = contactPoint(c);
     const ContactSurface& surface = contactSurface(c);
     contact_points.col(c - contact_row_) = pointPosition(d, point.frame, point.local_m);
@@ -34,24 +35,133 @@ void VariationalIntegrator::Impl::constraintsAt(const Eigen::VectorXd& q, const 
              surface.normal.dot(contact_points.col(c - contact_row_));
     if (h) (*h)[c] = gap[c];
   }
+  if (self_row_ < nc_) poseSelfContacts(d);
+  for (int c = self_row_; c < nc_; ++c) {
+    if (!every_self_row && !contact_near_[c - contact_row_]) {
+      gap[c] = -1.0;
+      if (h) (*h)[c] = gap[c];
+      continue;
+    }
+    const SelfGeometry g = selfGeometryPosed(c);
+    contact_points.col(c - contact_row_) = g.x_core;
+    gap[c] = g.gap;
+    if (h) (*h)[c] = gap[c];
+  }
 }
 
 void VariationalIntegrator::Impl::contactGradient(const DynamicsData& d, int c, Eigen::MatrixXd& G,
                                                   Eigen::MatrixXd* F) {
+  const int r = c - contact_row_;
+  if (c >= self_row_) {
+    const SelfGeometry g = selfGeometry(d, c);
+    selfRelativeJacobian(d, c, g);
+    G.row(r).noalias() = -(g.rotation * g.normal_core).transpose() * rel_J_;
+    if (F && hasFriction(c))
+      F->middleRows(2 * r, 2).noalias() = (g.rotation * slip_basis_[r]).transpose() * rel_J_;
+    return;
+  }
   const ContactPoint& point = contactPoint(c);
   pointJacobian(*model_, d, point.frame, point.local_m, point_J_);
-  const int r = c - contact_row_;
   G.row(r).noalias() = -contactSurface(c).normal.transpose() * point_J_.leftCols(nd_);
   if (F && hasFriction(c))
     F->middleRows(2 * r, 2).noalias() = tangentsOf(c).transpose() * point_J_.leftCols(nd_);
 }
 
-void VariationalIntegrator::Impl::rebuildActive() {
-  active_.clear();
-  for (int id = 0; id < n_ids_; ++id) {
-    position_[id] = is_active_[id] ? static_cast<int>(active_.size()) : -1;
-    if (is_active_[id]) active_.push_back(id);
+void VariationalIntegrator::Impl::poseSelfContacts(const DynamicsData& d) {
+  for (std::size_t i = 0; i < contacts_->points.size(); ++i) {
+    const ContactPoint& point = contacts_->points[i];
+    posed_points_.col(i) = pointPosition(d, point.frame, point.local_m);
   }
+  for (std::size_t b = 0; b < contacts_->bodies.size(); ++b) {
+    const ContactBody& body = contacts_->bodies[b];
+    posed_rotations_[b].noalias() = d.frame_R[body.frame] * body.pose.linear();
+    posed_origins_.col(b) = d.frame_R[body.frame] * body.pose.translation() + d.frame_p[body.frame];
+  }
+}
+
+VariationalIntegrator::Impl::SelfGeometry VariationalIntegrator::Impl::selfGeometry(
+    const DynamicsData& d, int c) const {
+  const ContactPoint& point = contactPoint(c);
+  const ContactBody& body = contacts_->bodies[selfContact(c).body];
+  SelfGeometry g;
+  g.centre = pointPosition(d, point.frame, point.local_m);
+  g.rotation = d.frame_R[body.frame] * body.pose.linear();
+  g.origin = d.frame_R[body.frame] * body.pose.translation() + d.frame_p[body.frame];
+  return selfGap(c, g);
+}
+
+VariationalIntegrator::Impl::SelfGeometry VariationalIntegrator::Impl::selfGeometryPosed(
+    int c) const {
+  const SelfContact& pair = selfContact(c);
+  SelfGeometry g;
+  g.centre = posed_points_.col(pair.point);
+  g.rotation = posed_rotations_[pair.body];
+  g.origin = posed_origins_.col(pair.body);
+  return selfGap(c, g);
+}
+
+VariationalIntegrator::Impl::SelfGeometry VariationalIntegrator::Impl::selfGap(
+    int c, SelfGeometry g) const {
+  const ContactPoint& point = contactPoint(c);
+  const ContactBody& body = contacts_->bodies[selfContact(c).body];
+  g.x_core.noalias() = g.rotation.transpose() * (g.centre - g.origin);
+  const Eigen::Vector3d nearest = g.x_core.cwiseMax(-body.half_m).cwiseMin(body.half_m);
+  const double distance = (g.x_core - nearest).norm();
+  const double radii = point.radius_m + body.radius_m;
+  if (distance > 0.0) {
+    g.normal_core = (g.x_core - nearest) / distance;
+    g.gap = radii - distance;
+  } else {  // inside the core: out through its nearest face
+    int axis = 0;
+    const double depth = (body.half_m - g.x_core.cwiseAbs()).minCoeff(&axis);
+    g.normal_core = Eigen::Vector3d::Unit(axis) * (g.x_core[axis] < 0.0 ? -1.0 : 1.0);
+    g.gap = radii + depth;
+  }
+  return g;
+}
+
+void VariationalIntegrator::Impl::selfRelativeJacobian(const DynamicsData& d, int c,
+                                                       const SelfGeometry& g) {
+  const ContactPoint& point = contactPoint(c);
+  const int body_frame = contacts_->bodies[selfContact(c).body].frame;
+  pointJacobian(*model_, d, point.frame, point.local_m, point_J_);
+  // The body's material point at the centre (the normal is orthogonal to the difference between
+  // it and the nearest point's velocities: the two give one gradient).
+  const Eigen::Vector3d local =
+      d.frame_R[body_frame].transpose() * (g.centre - d.frame_p[body_frame]);
+  pointJacobian(*model_, d, body_frame, local, point_J2_);
+  rel_J_.noalias() = point_J_.leftCols(nd_) - point_J2_.leftCols(nd_);
+}
+
+void VariationalIntegrator::Impl::startSelfRow(int c) {
+  const SelfGeometry g = selfGeometry(dyn_, c);
+  const int r = c - contact_row_;
+  slip_basis_[r] = tangentBasis(g.normal_core);
+  tangents_[r] = g.rotation * slip_basis_[r];
+}
+
+Eigen::VectorXd VariationalIntegrator::Impl::selfImpulse(const DynamicsData& d, int c,
+                                                         double lambda_n,
+                                                         const Eigen::Vector2d& lambda_t) {
+  const SelfGeometry g = selfGeometry(d, c);
+  selfRelativeJacobian(d, c, g);
+  const Eigen::Vector3d n = g.rotation * g.normal_core;
+  const Eigen::Matrix<double, 3, 2> t = g.rotation * tangentBasis(g.normal_core);
+  return rel_J_.transpose() * (-lambda_n * n - t * lambda_t);
+}
+
+void VariationalIntegrator::Impl::rebuildActive() {
+  // (position_ of an inactive id is -1: those of the last taut set are reset, then the new set's
+  // ids, ascending; a facet is active only with its contact row.)
+  for (int id : active_) position_[id] = -1;
+  active_.clear();
+  for (int id = 0; id < facet_id0_; ++id)
+    if (is_active_[id]) active_.push_back(id);
+  for (int c = contact_row_; c < nc_; ++c)
+    if (is_active_[c])
+      for (int i = 0; i < kFrictionFacets; ++i)
+        if (is_active_[facetId(c, i)]) active_.push_back(facetId(c, i));
+  for (std::size_t i = 0; i < active_.size(); ++i) position_[active_[i]] = static_cast<int>(i);
 }
 
 // Residual of the DEL equation and the active constraints at the current guess (qd2_, lambda_),
@@ -77,7 +187,7 @@ void VariationalIntegrator::Impl::evaluateResidual(const State& x, const Eigen::
   forwardKinematics(*model_, dyn2_, q2_full_, rig2_valid_, &cos_sin2_);
   rig2_valid_ = true;
   computeStrings(*model_, dyn2_, q2_full_, false);
-  constraintsAt(q2_full_, dyn2_, gap2_, &h2_, contact_p2_);
+  constraintsAt(q2_full_, dyn2_, gap2_, &h2_, contact_p2_, /*every_self_row=*/false);
 
   qm_full_.noalias() = 0.5 * (q1_full_ + q2_full_);
   vel_.noalias() = (qd2_ - x.q) / dt;
@@ -122,7 +232,7 @@ void VariationalIntegrator::Impl::applyMultipliers() {
   for (int c = contact_row_; c < nc_; ++c) {
     if (!is_active_[c] || !hasFriction(c)) continue;
     const Eigen::Vector2d lambda_t(lambda_[tangentId(c, 0)], lambda_[tangentId(c, 1)]);
-    const double mu_lambda_n = contactSurface(c).friction * lambda_[c];
+    const double mu_lambda_n = frictionOf(c) * lambda_[c];
     Eigen::Vector2d slip = slipOf(c);
     for (int i = 0; i < kFrictionFacets; ++i) {
       const int f = facetId(c, i);
@@ -192,7 +302,7 @@ void VariationalIntegrator::Impl::assembleJacobian() {
         J(nd_ + i, t) = d[k];
         J(t, nd_ + i) = d[k];
       }
-      J(nd_ + i, nd_ + position_[contact]) = -contactSurface(contact).friction;
+      J(nd_ + i, nd_ + position_[contact]) = -frictionOf(contact);
     }
   }
 }
@@ -231,7 +341,7 @@ int VariationalIntegrator::Impl::solveNewton(const State& x, const Eigen::Vector
   int m = static_cast<int>(active_.size());
   corrected_after_evaluation_ = false;
   kkt_factored_ = false;
-  for (int id = 0; id < n_ids_; ++id) flips_[id] = 0;
+  std::fill(flips_.begin(), flips_.end(), 0);
   const double ctol = options_.constraint_tol_m;
   // An active id's row in metres: strings and stops their gap, contacts and slips the function
   // Newton drives to zero, a facet's row (impulse) in units of facet_tol.

@@ -55,6 +55,24 @@ int Model::stringIndex(const std::string& n) const {
   return -1;
 }
 
+namespace {
+bool samePair(int a, int b, int x, int y) {
+  return (a == x && b == y) || (a == y && b == x);
+}
+}  // namespace
+
+double SelfContactSpec::frictionOf(int a, int b) const {
+  for (auto it = pair_friction.rbegin(); it != pair_friction.rend(); ++it)
+    if (samePair(a, b, it->frame_a, it->frame_b)) return it->friction;
+  return friction;
+}
+
+bool SelfContactSpec::isExcluded(int a, int b) const {
+  for (const auto& [x, y] : excluded)
+    if (samePair(a, b, x, y)) return true;
+  return false;
+}
+
 std::vector<int> Model::stringInputs(int s) const {
   std::vector<int> out;
   const String& str = strings.at(s);

@@ -106,6 +106,25 @@ ModelBuilder& ModelBuilder::allowCollision(const std::string& a, const std::stri
   return *this;
 }
 
+ModelBuilder& ModelBuilder::setSelfContact(bool enabled, double friction, SourceRef src) {
+  impl_->self_contact_ = enabled;
+  impl_->self_friction_ = friction;
+  impl_->self_contact_src_ = src;
+  return *this;
+}
+
+ModelBuilder& ModelBuilder::excludeContact(const std::string& a, const std::string& b,
+                                           SourceRef src) {
+  impl_->contact_excluded_.push_back({a, b, src});
+  return *this;
+}
+
+ModelBuilder& ModelBuilder::setContactFriction(const std::string& a, const std::string& b,
+                                               double friction, SourceRef src) {
+  impl_->contact_friction_.push_back({a, b, src, friction});
+  return *this;
+}
+
 void ModelBuilder::Impl::fail(const SourceRef& src, const std::string& message) const {
   throw ModelError(source_file_, src.line, src.field, message);
 }
@@ -157,6 +176,8 @@ void ModelBuilder::Impl::checkCounts() const {
   check("strings", strings_.size(), ModelLimits::kStrings);
   check("geometry", geometry_.size(), ModelLimits::kGeometry);
   check("allowed_collisions", allowed_.size(), ModelLimits::kAllowedCollisions);
+  check("contacts.exclude", contact_excluded_.size(), ModelLimits::kAllowedCollisions);
+  check("contacts.pairs", contact_friction_.size(), ModelLimits::kAllowedCollisions);
 }
 
 // Names of variables, frames, points, strings and masses must be unique within their kind;
@@ -469,6 +490,21 @@ void ModelBuilder::Impl::buildGeometry(Model& m) const {
     const int fa = frameOf(m, a.a, a.src, "allowed collision");
     const int fb = frameOf(m, a.b, a.src, "allowed collision");
     m.allowed_collisions.emplace_back(fa, fb);
+  }
+  auto friction_ok = [&](double mu, const SourceRef& src) {
+    if (!(mu >= 0.0 && mu <= kMaxFriction))
+      fail(src, "friction must be a number in [0, " + std::to_string(int(kMaxFriction)) + "]");
+  };
+  m.self_contact.enabled = self_contact_;
+  friction_ok(self_friction_, self_contact_src_);
+  m.self_contact.friction = self_friction_;
+  for (const auto& e : contact_excluded_)
+    m.self_contact.excluded.emplace_back(frameOf(m, e.a, e.src, "contact pair"),
+                                         frameOf(m, e.b, e.src, "contact pair"));
+  for (const auto& e : contact_friction_) {
+    friction_ok(e.friction, e.src);
+    m.self_contact.pair_friction.push_back({frameOf(m, e.a, e.src, "contact pair"),
+                                            frameOf(m, e.b, e.src, "contact pair"), e.friction});
   }
 }
 

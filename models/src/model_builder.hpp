@@ -44,6 +44,7 @@ struct ModelBuilder::Impl {
   struct PendingAllowed {
     std::string a, b;
     SourceRef src;
+    double friction = 0.0;  // setContactFriction's
   };
   [[noreturn]] void fail(const SourceRef& src, const std::string& message) const;
   ModelPtr build() const;
@@ -76,6 +77,10 @@ struct ModelBuilder::Impl {
   std::vector<PendingString> strings_;
   std::vector<PendingGeometry> geometry_;
   std::vector<PendingAllowed> allowed_;
+  std::vector<PendingAllowed> contact_excluded_, contact_friction_;
+  bool self_contact_ = true;
+  double self_friction_ = kDefaultSelfFriction;
+  SourceRef self_contact_src_;
 };
 
 }  // namespace marionette

@@ -69,9 +69,10 @@ std::string resolveRelative(const std::string& file, const std::string& path) {
 ModelPtr parse(const YAML::Node& root, const std::string& file) {
   Reader r(file);
   if (!root.IsMap()) r.fail(root, "", "a model file is a YAML mapping (name:, frames:, ...)");
-  r.onlyKeys(root, "",
-             {"name", "description", "gravity", "defaults", "dynamic", "kinematic", "frames",
-              "masses", "points", "strings", "geometry", "allowed_collisions", "stage"});
+  r.onlyKeys(
+      root, "",
+      {"name", "description", "gravity", "defaults", "dynamic", "kinematic", "frames", "masses",
+       "points", "strings", "geometry", "allowed_collisions", "contacts", "stage"});
   ModelBuilder b(root["name"] ? r.text(root["name"], "name") : std::string("unnamed"));
   b.setSourceFile(file);
   if (root["description"]) b.setDescription(r.text(root["description"], "description"));
@@ -263,6 +264,32 @@ ModelPtr parse(const YAML::Node& root, const std::string& file) {
     const std::string f = indexedField("allowed_collisions", i);
     if (!n.IsSequence() || n.size() != 2) r.fail(n, f, "expected [frame_a, frame_b]");
     b.allowCollision(r.text(n[0], f + "[0]"), r.text(n[1], f + "[1]"), sourceRef(n, f));
+  }
+  if (const YAML::Node c = root["contacts"]) {
+    r.onlyKeys(c, "contacts", {"self", "friction", "exclude", "pairs"});
+    b.setSelfContact(c["self"] ? r.flag(c["self"], "contacts.self") : true,
+                     r.number(c, "friction", "contacts", kDefaultSelfFriction),
+                     sourceRef(c["friction"] ? c["friction"] : c, "contacts.friction"));
+    auto frame_pair = [&](const YAML::Node& n, const std::string& f) {
+      if (!n.IsSequence() || n.size() != 2) r.fail(n, f, "expected [frame_a, frame_b]");
+      return std::make_pair(r.text(n[0], f + "[0]"), r.text(n[1], f + "[1]"));
+    };
+    const YAML::Node exclude = r.list(c, "exclude");
+    for (size_t i = 0; exclude && i < exclude.size(); ++i) {
+      const std::string f = indexedField("contacts.exclude", i);
+      const auto [a, b_] = frame_pair(exclude[i], f);
+      b.excludeContact(a, b_, sourceRef(exclude[i], f));
+    }
+    const YAML::Node pairs = r.list(c, "pairs");
+    for (size_t i = 0; pairs && i < pairs.size(); ++i) {
+      const YAML::Node n = pairs[i];
+      const std::string f = indexedField("contacts.pairs", i);
+      r.onlyKeys(n, f, {"links", "friction"});
+      if (!n["links"]) r.fail(n, f, "expected links: [frame_a, frame_b]");
+      const auto [a, b_] = frame_pair(n["links"], f + ".links");
+      b.setContactFriction(a, b_, r.required(n, "friction", f),
+                           sourceRef(n["friction"], f + ".friction"));
+    }
   }
   return b.build();
 }

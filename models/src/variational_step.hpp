@@ -24,6 +24,10 @@ constexpr double kStepLimit = 0.25;
 // the step: its gradient is not formed, and should the step's answer end inside the surface, the
 // step fails and the substep fallback (a point moving faster than 5 m/s at 10 ms) takes it.
 constexpr double kContactReach_m = 0.05;
+// A self-contact row's: two links rarely close 1 cm in a step (1 m/s at 10 ms), and a hanging
+// puppet has dozens of pairs within 5 cm (an arm beside the body) whose gradients would cost
+// every step.  Closer in one step, the step falls back to substeps.
+constexpr double kSelfContactReach_m = 0.01;
 // Times a row may join or leave the active set within one step (so that it cannot thrash).
 constexpr int kMaxFlips = 4;
 // A regularisation of the contact rows in the Newton matrix only, relative to the contact's
@@ -68,15 +72,44 @@ struct VariationalIntegrator::Impl {
   void assembleFullQ(const Eigen::VectorXd& qd, const Eigen::VectorXd& rho, Eigen::VectorXd& q);
   // Fills gap (and h) for every constraint at q, the strings taken from d (computed at q), the
   // contacts from d's kinematics (and their spheres' centres into contact_points).
+  // Self-contact rows not near at q_k (contact_near_) only with every_self_row (else their gap
+  // reads -1: they take no part in the iteration; the step's end checks them).
   void constraintsAt(const Eigen::VectorXd& q, const DynamicsData& d, Eigen::VectorXd& gap,
-                     Eigen::VectorXd* h, Eigen::Matrix3Xd& contact_points);
-  // Contact row c's point and surface.
+                     Eigen::VectorXd* h, Eigen::Matrix3Xd& contact_points,
+                     bool every_self_row = true);
+  // Contact row c's point, and its surface (c < self_row_) or self-contact (c >= self_row_).
   const ContactPoint& contactPoint(int c) const {
-    return contacts_->points[(c - contact_row_) % contacts_->points.size()];
+    return c >= self_row_ ? contacts_->points[selfContact(c).point]
+                          : contacts_->points[(c - contact_row_) % contacts_->points.size()];
   }
   const ContactSurface& contactSurface(int c) const {
     return contacts_->surfaces[(c - contact_row_) / contacts_->points.size()];
   }
+  const SelfContact& selfContact(int c) const { return contacts_->self[c - self_row_]; }
+  double frictionOf(int c) const {
+    return c >= self_row_ ? selfContact(c).friction : contactSurface(c).friction;
+  }
+  // Self-contact row c at d's kinematics (contact.hpp): its gap, the normal out of the body and
+  // the sphere's centre in the body's core frame, the core frame's pose, the centre (world).
+  struct SelfGeometry {
+    double gap = 0.0;
+    Eigen::Vector3d normal_core, x_core, origin, centre;
+    Eigen::Matrix3d rotation;
+  };
+  SelfGeometry selfGeometry(const DynamicsData& d, int c) const;
+  // The same from the points' and bodies' poses of the last poseSelfContacts (one pose per point
+  // and body for all the rows that share it).
+  void poseSelfContacts(const DynamicsData& d);
+  SelfGeometry selfGeometryPosed(int c) const;
+  SelfGeometry selfGap(int c, SelfGeometry g) const;  // g's centre and core pose set
+  // J_point - J_body at the sphere's centre (3 x n_d, into rel_J_), at d's kinematics.
+  void selfRelativeJacobian(const DynamicsData& d, int c, const SelfGeometry& g);
+  // Self-contact row c's generalized impulse lambda_n G^T - F^T lambda_t at q (d's kinematics
+  // there, n_d), its normal and slip basis taken at q: how the step's residual depends on q_k.
+  Eigen::VectorXd selfImpulse(const DynamicsData& d, int c, double lambda_n,
+                              const Eigen::Vector2d& lambda_t);
+  // Self-contact row c's normal and slip basis at q_k (before its gradients there).
+  void startSelfRow(int c);
   // Contact row c's gradient at d's kinematics into G's row c - contact_row_ (and, with F, its
   // tangential rows T^T J into F's rows 2 (c - contact_row_) + 0, 1).
   void contactGradient(const DynamicsData& d, int c, Eigen::MatrixXd& G,
@@ -85,7 +118,7 @@ struct VariationalIntegrator::Impl {
   // (ids tangentId(c, 0..1), their rows the slip over the step) and its cone's facets (ids
   // facetId(c, i), each a unilateral row d_i^T lambda_t - mu lambda_n <= 0 whose multiplier is
   // the slip along -d_i).  Ids from nc_ on; ids below nc_ are the constraint rows.
-  bool hasFriction(int c) const { return contactSurface(c).friction > 0.0; }
+  bool hasFriction(int c) const { return frictionOf(c) > 0.0; }
   int tangentId(int c, int k) const { return nc_ + 2 * (c - contact_row_) + k; }
   int facetId(int c, int i) const { return facet_id0_ + kFrictionFacets * (c - contact_row_) + i; }
   int contactOfId(int id) const {  // the contact row of a friction id
@@ -93,10 +126,11 @@ struct VariationalIntegrator::Impl {
   }
   // Contact row c's slip over the step: T^T (p(q_{k+1}) - p(q_k)), its centre's displacement
   // along the surface (exact, so that redundant contacts sticking stay consistent: a body that
-  // stays put satisfies every one of them).
+  // stays put satisfies every one of them); a self-contact's in its body's core frame, along the
+  // tangents there at q_k.
   Eigen::Vector2d slipOf(int c) const {
     const int r = c - contact_row_;
-    return tangentsOf(c).transpose() * (contact_p2_.col(r) - contact_p1_.col(r));
+    return slip_basis_[r].transpose() * (contact_p2_.col(r) - contact_p1_.col(r));
   }
   // active_ and position_ from is_active_.
   void rebuildActive();
@@ -106,10 +140,8 @@ struct VariationalIntegrator::Impl {
   // Every constraint row and every touching contact's facets complementary: an active one's
   // multiplier >= 0 (to the tolerances), an inactive one's row <= 0.
   bool complementary(double lambda_tol, double facet_tol) const;
-  // The tangent basis of contact row c's surface.
-  const Eigen::Matrix<double, 3, 2>& tangentsOf(int c) const {
-    return tangents_[(c - contact_row_) / contacts_->points.size()];
-  }
+  // Contact row c's tangent basis at q_k (world).
+  const Eigen::Matrix<double, 3, 2>& tangentsOf(int c) const { return tangents_[c - contact_row_]; }
   // Touching contact c's friction mode for the current iterate: sticking, or sliding on one
   // facet or at a vertex, the mode of its own Coulomb problem (every other taut row held:
   // constrainedMobility()), solved exactly.  facets: their indices, or -1.
@@ -159,6 +191,7 @@ struct VariationalIntegrator::Impl {
   // point's Jacobian, in contact_G1_ (at q_k) and contact_G2_ (at q_{k+1}).
   int nc_;
   int contact_row_;                           // the first contact row (n_s + stops)
+  int self_row_;                              // the first self-contact row
   std::shared_ptr<const Contacts> contacts_;  // or null
   int facet_id0_;                             // the first facet id (nc_ + 2 contact rows)
   int n_ids_;                                 // constraint rows and friction ids
@@ -166,7 +199,12 @@ struct VariationalIntegrator::Impl {
                // as many contact rows as there are joints (more would be dependent),
                // each with its friction's two impulses and two facets
   Eigen::Matrix<double, 2, kFrictionFacets> facet_normal_;  // d_i in the tangent plane
-  std::vector<Eigen::Matrix<double, 3, 2>> tangents_;       // per surface: tangentBasis
+  // Per contact row: its tangents at q_k (world), and the basis its slip is measured in (the
+  // same; a self-contact's: its tangents in the body's core frame).
+  std::vector<Eigen::Matrix<double, 3, 2>> tangents_, slip_basis_;
+  Eigen::MatrixXd point_J2_, rel_J_;  // 3 x n_q, 3 x n_d: a self-contact's body's, relative
+  Eigen::Matrix3Xd posed_points_, posed_origins_;  // poseSelfContacts: per point, per body (world)
+  std::vector<Eigen::Matrix3d> posed_rotations_;   // per body
   DynamicsData dyn_;   // kinematics at q_k and the midpoint, the Lagrangian
   DynamicsData dyn2_;  // kinematics and strings at q_{k+1}
   bool rig2_valid_ = false, rigm_valid_ = false;  // rig frames current in dyn2_ / dyn_
@@ -186,9 +224,11 @@ struct VariationalIntegrator::Impl {
   // contacts: the gap; tangential: the slip; facets: d^T lambda_t - mu lambda_n, for every facet
   // of a touching contact).
   Eigen::VectorXd h2_;
-  Eigen::MatrixXd contact_G1_, contact_G2_;   // contact rows x n_d: gradients at q_k, q_{k+1}
-  Eigen::MatrixXd contact_F1_, contact_F2_;   // 2 contact rows x n_d: T^T J at q_k, q_{k+1}
-  Eigen::Matrix3Xd contact_p1_, contact_p2_;  // per contact row: its centre at q_k, q_{k+1}
+  Eigen::MatrixXd contact_G1_, contact_G2_;  // contact rows x n_d: gradients at q_k, q_{k+1}
+  Eigen::MatrixXd contact_F1_, contact_F2_;  // 2 contact rows x n_d: T^T J at q_k, q_{k+1}
+  // Per contact row: its centre at q_k, q_{k+1} (world; a self-contact's in its body's core
+  // frame).
+  Eigen::Matrix3Xd contact_p1_, contact_p2_;
   std::vector<char> contact_near_;  // per contact row: within kContactReach_m at q_k (G1 known)
   std::vector<Eigen::Matrix2d> mobility_;  // per contact row: mobility()
   std::vector<char> mobility_known_;       // per contact row: mobility_ computed this step

@@ -16,14 +16,25 @@
 //   ContactSurface  a plane the puppet may rest on, in the model's world (rig) frame, and its
 //                   friction coefficient
 //   tangentBasis    the surface's two tangent directions, in which friction is written
-//   Contacts        the points and surfaces: one contact row per (surface, point)
+//   ContactBody     a link's convex core, that another link's contact points touch
+//   SelfContact     a contact point and a body on two links that touch one another
+//   Contacts        the points, surfaces, bodies: one contact row per (surface, point) and per
+//                   self-contact
 //   contactPoints   a model's link geometry as contact points
+//   contactBodies   a model's link geometry as bodies
+//   selfContacts    the pairs of a model's contacts: section (SelfContactSpec)
 //   floorSurface    the stage's floor in a model's world frame
 //   contactsProblem what is wrong with contacts given to the integrator
 //
-// A row's gap is the depth by which its sphere enters the surface's solid side,
+// A surface row's gap is the depth by which its sphere enters the surface's solid side,
 //   g(q) = offset + radius - normal . p(q) <= 0,
 // p the sphere's centre: smooth in q (the centre, not the moving witness point on the sphere).
+// A self-contact row's gap is the depth by which the point's sphere enters the body,
+//   g(q) = radius + body radius - |x - clamp(x)|,  x the sphere's centre in the body's core
+// frame, clamp(x) the core's point nearest to it (inside the core: radius + body radius plus the
+// depth below the nearest face).  Its gradient is exact, -n^T (J_point - J_body) with n the
+// normal out of the body and J_body the Jacobian of the body's material point at the centre;
+// continuously differentiable outside the core.
 #pragma once
 
 #include <Eigen/Core>
@@ -41,6 +52,9 @@ struct ContactPoint {
   double radius_m = 0.0;
   std::string name;  // unique among a model's points: a sphere's geometry name, a capsule's two
                      // ends NAME+z and NAME-z (along its local z axis); "" = link
+  // Other frames whose geometry has this point wherever the puppet is (an elbow: the upper arm's
+  // end is the forearm's): a self-contact of any of them is this point's.
+  std::vector<int> shared_with;
 };
 
 // Coulomb friction coefficient of a surface unless its description says otherwise: a puppet's
@@ -61,12 +75,34 @@ struct ContactSurface {
 // t1 the world x axis projected onto the plane (the y axis where x is nearly normal).
 Eigen::Matrix<double, 3, 2> tangentBasis(const Eigen::Vector3d& normal);
 
+// The points within radius_m of the box |x_i| <= half_m_i (core coordinates: `pose` in the
+// frame's): a sphere (half 0), a capsule (its segment, half (0, 0, length / 2)), a box (radius 0).
+struct ContactBody {
+  std::string name;  // the geometry's
+  int frame = -1;    // a frame the puppet's joints alone move
+  Eigen::Isometry3d pose = Eigen::Isometry3d::Identity();
+  Eigen::Vector3d half_m = Eigen::Vector3d::Zero();
+  double radius_m = 0.0;
+};
+
+// Contact point `point` (Contacts::points) touching body `body` (Contacts::bodies), with
+// Coulomb's mu.
+struct SelfContact {
+  int point = -1;
+  int body = -1;
+  double friction = kDefaultSelfFriction;
+};
+
 struct Contacts {
   std::vector<ContactPoint> points;
   std::vector<ContactSurface> surfaces;
-  // Rows surface-major: row = surface * points.size() + point.
-  int rows() const { return static_cast<int>(points.size() * surfaces.size()); }
-  // Row r's name for reports and tables: "SURFACE/POINT" (e.g. "floor/shin_l-z").
+  std::vector<ContactBody> bodies;
+  std::vector<SelfContact> self;
+  // Rows surface-major, row = surface * points.size() + point, then one per self-contact.
+  int surfaceRows() const { return static_cast<int>(points.size() * surfaces.size()); }
+  int rows() const { return surfaceRows() + static_cast<int>(self.size()); }
+  // Row r's name for reports and tables: "SURFACE/POINT" (e.g. "floor/shin_l-z"),
+  // "BODY/POINT" for a self-contact (e.g. "chest/forearm_l-z").
   std::string rowName(int r) const;
 };
 
@@ -76,6 +112,20 @@ struct Contacts {
 // contact points yet; geometry on a frame the rig moves is skipped.
 std::vector<ContactPoint> contactPoints(const Model& model);
 
+// The link geometry of `model` as bodies: spheres, capsules and boxes on frames the puppet's
+// joints alone move (cylinders and meshes are not yet).
+std::vector<ContactBody> contactBodies(const Model& model);
+
+// Fills contacts.bodies and contacts.self from `model` (contacts.points already set): every point
+// against every body on a frame that may touch the point's or one it is shared with
+// (model.self_contact: not excluded, not
+// adjacent -- neither frame the nearest geometry-carrying ancestor of the other -- and not in
+// allowed_collisions), with that pair's friction.  Nothing when model.self_contact.enabled is
+// false.
+void addSelfContacts(const Model& model, Contacts& contacts);
+// Whether links on frames a and b touch each other as contacts (addSelfContacts' rule).
+bool framesTouch(const Model& model, int frame_a, int frame_b);
+
 // The stage's floor (z = 0 in stage coordinates, solid below) in the world frame of `model`,
 // which hangs at model.stage_pose.
 ContactSurface floorSurface(const Model& model);
@@ -83,7 +133,7 @@ ContactSurface floorSurface(const Model& model);
 // "" when `contacts` fits `model`, else what is wrong, naming the field: a point's frame that is
 // not one the puppet's joints alone move, a centre or radius not finite (or a radius below 0 or
 // beyond the stage's range), a surface's normal not a unit vector, its offset not finite or its
-// friction not a finite number >= 0.
+// friction not a finite number >= 0, a body like a point, a self-contact's indices or friction.
 // VariationalIntegrator refuses such contacts (std::invalid_argument).
 std::string contactsProblem(const Model& model, const Contacts& contacts);
 

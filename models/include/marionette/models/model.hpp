@@ -135,6 +135,26 @@ struct Geometry {
   SourceRef source;
 };
 
+// How the puppet's links touch one another (the model file's `contacts:` section,
+// docs/model-format.md): every two links that may not overlap -- on frames neither of which is
+// the nearest geometry-carrying ancestor of the other, and not in allowed_collisions -- touch as
+// unilateral contacts with Coulomb friction (contact.hpp, selfContacts), except the excluded
+// pairs, which pass through each other.
+constexpr double kDefaultSelfFriction = 0.3;  // a puppet's painted wood on wood or cloth
+struct SelfContactSpec {
+  bool enabled = true;
+  double friction = kDefaultSelfFriction;     // Coulomb's mu between links, >= 0
+  std::vector<std::pair<int, int>> excluded;  // pairs of frames (by index)
+  struct PairFriction {
+    int frame_a = -1, frame_b = -1;
+    double friction = kDefaultSelfFriction;
+  };
+  std::vector<PairFriction> pair_friction;  // a pair's own mu (the later entry wins)
+  // The friction between links on frames a and b.
+  double frictionOf(int a, int b) const;
+  bool isExcluded(int a, int b) const;
+};
+
 // The largest model ModelBuilder::build accepts (docs/model-format.md, limits), checked before
 // anything is built: about ten times the largest built-in puppet (marionette25: 25 joints, 21
 // rig inputs).  Every algorithm's cost grows with these (a step's Newton matrix is dense in n_d
@@ -150,6 +170,7 @@ struct ModelLimits {
   static constexpr int kAllowedCollisions = 4096;
 };
 constexpr double kMaxGravity_mps2 = 1000.0;  // ~100 g: a model's gravity is in [0, this]
+constexpr double kMaxFriction = 10.0;  // a friction coefficient (model, scene) is in [0, this]
 
 class Model {
  public:
@@ -170,6 +191,7 @@ class Model {
   std::vector<Geometry> geometry;
   // Pairs of frames (by index) allowed to touch: adjacent links are implied; these are extra.
   std::vector<std::pair<int, int>> allowed_collisions;
+  SelfContactSpec self_contact;
 
   int nd() const { return static_cast<int>(dynamic.size()); }
   int nk() const { return static_cast<int>(kinematic.size()); }
@@ -262,6 +284,13 @@ class ModelBuilder {
   ModelBuilder& addGeometry(Geometry g, const std::string& frame);
   ModelBuilder& allowCollision(const std::string& frame_a, const std::string& frame_b,
                                SourceRef src = {});
+  // The contacts: section (SelfContactSpec): whether links touch one another, their friction,
+  // a pair that passes through itself, a pair's own friction.
+  ModelBuilder& setSelfContact(bool enabled, double friction, SourceRef src = {});
+  ModelBuilder& excludeContact(const std::string& frame_a, const std::string& frame_b,
+                               SourceRef src = {});
+  ModelBuilder& setContactFriction(const std::string& frame_a, const std::string& frame_b,
+                                   double friction, SourceRef src = {});
 
   // Validates and returns the model.  Throws ModelError.
   ModelPtr build() const;
