@@ -238,13 +238,13 @@ class SimulateInAScene(unittest.TestCase):
 
     def test_collision_and_clearance_columns(self):
         # The mass wound up above the sill and carried through the window: never in contact,
-        # and its clearance to the wall shrinks as it passes.
+        # and its clearance to the wall shrinks as it passes.  It never touches the floor: no
+        # column for that pair.
         out = run("simulate", "--model", "suspended-mass", "--scene", "window", "--inputs",
                   self.example("mass-through-window.csv"), "--duration", "6").stdout
         r = rows(out)
         self.assertEqual(r[0][-2:], ["collision", "clearance"])
-        self.assertEqual(",".join(r[0][:-2]), "t,xm,zm,xr,r,energy,max_violation,string_tension,"
-                         "floor/mass_0_normal,floor/mass_0_friction")
+        self.assertEqual(",".join(r[0][:-2]), "t,xm,zm,xr,r,energy,max_violation,string_tension")
         data = [[float(v) for v in row] for row in r[1:]]
         self.assertEqual(len(data), 601)
         self.assertTrue(all(row[-2] == 0 for row in data))
@@ -269,11 +269,12 @@ class SimulateInAScene(unittest.TestCase):
                          "--duration", "2").stdout)
         header, data = r[0], [[float(v) for v in row] for row in r[1:]]
         normal = [i for i, n in enumerate(header) if n.endswith("_normal")]
-        # The floor's 15 pairs, then the puppet's links against one another ("BODY/POINT").
-        self.assertGreater(len(normal), 15)
-        self.assertTrue(all(header[i].startswith("floor/") for i in normal[:15]))
-        self.assertFalse(any(header[i].startswith("floor/") for i in normal[15:]))
-        self.assertIn("body_0/leg_l_2_4-z_normal", header)
+        # A column pair per contact pair that touched: the feet on the floor (of the floor's 15
+        # pairs and the puppet's 114 of its links on one another).
+        self.assertGreater(len(normal), 0)
+        self.assertLess(len(normal), 15)
+        self.assertTrue(all(header[i].startswith("floor/") for i in normal))
+        self.assertTrue(all(any(row[i] > 0 for row in data) for i in normal))
         self.assertEqual(header[normal[0] + 1], header[normal[0]][:-len("normal")] + "friction")
         self.assertEqual(header[-2:], ["collision", "clearance"])
         self.assertTrue(all(row[-2] == 0 for row in data))

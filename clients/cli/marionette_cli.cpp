@@ -164,7 +164,8 @@ int cmdScenes(int argc, char** argv) {
 }
 
 // The CSV rows and the --summary JSON of `simulate`, the same whether the simulation ran here or
-// on a server.
+// on a server.  With contact pairs, the rows are held to the end: only the pairs that touched
+// (a normal or friction force other than 0 in some row) get their two columns.
 class SimulationPrinter {
  public:
   SimulationPrinter(bool summary, bool with_scene) : summary_(summary), with_scene_(with_scene) {
@@ -179,9 +180,14 @@ class SimulationPrinter {
     for (const auto& n : kinematic) buffer_ += "," + n;
     buffer_ += ",energy,max_violation";
     for (const auto& n : strings) buffer_ += "," + n + "_tension";
-    for (const auto& n : contacts) buffer_ += "," + n + "_normal," + n + "_friction";
-    if (with_scene_) buffer_ += ",collision,clearance";
-    buffer_ += "\n";
+    contact_names_ = contacts;
+    touched_.assign(contacts.size(), 0);
+    if (!contacts.empty()) {
+      held_header_ = std::move(buffer_);
+      buffer_.clear();
+    }
+    if (with_scene_) end_of_header_ = ",collision,clearance";
+    if (contacts.empty()) buffer_ += end_of_header_ + "\n";
   }
   // q: n_d, rho: n_k, tension: n_s values; normal and friction: one per contact pair (or null).
   void row(double t, const double* q, int nd, const double* rho, int nk, double energy,
@@ -195,30 +201,69 @@ class SimulationPrinter {
     add(energy);
     add(violation);
     for (int i = 0; i < ns; ++i) add(tension[i]);
-    for (int i = 0; i < nc; ++i) {
-      add(normal[i]);
-      add(friction[i]);
-    }
+    std::string end;
     if (with_scene_) {
-      buffer_ += hit ? ",1" : ",0";
-      add(clearance);
+      end = hit ? ",1" : ",0";
+      std::snprintf(num_, sizeof num_, ",%.10g", clearance);
+      end += num_;
     }
-    buffer_ += "\n";
+    if (!contact_names_.empty()) {
+      HeldRow held{std::move(buffer_), std::vector<double>(2 * contact_names_.size(), 0.0), end};
+      buffer_.clear();
+      for (int i = 0; i < nc && i < static_cast<int>(contact_names_.size()); ++i) {
+        held.contacts[2 * i] = normal[i];
+        held.contacts[2 * i + 1] = friction[i];
+        touched_[i] |= normal[i] != 0.0 || friction[i] != 0.0;
+      }
+      held_.push_back(std::move(held));
+      return;
+    }
+    buffer_ += end + "\n";
     if (buffer_.size() > (1 << 15)) flush();
   }
   void flush() {
+    if (!held_header_.empty()) {  // the held rows, with the touched pairs' columns
+      buffer_ = std::move(held_header_);
+      held_header_.clear();
+      for (std::size_t i = 0; i < contact_names_.size(); ++i)
+        if (touched_[i])
+          buffer_ += "," + contact_names_[i] + "_normal," + contact_names_[i] + "_friction";
+      buffer_ += end_of_header_ + "\n";
+    }
+    for (HeldRow& r : held_) {
+      buffer_ += r.start;
+      for (std::size_t i = 0; i < contact_names_.size(); ++i)
+        if (touched_[i]) {
+          add(r.contacts[2 * i]);
+          add(r.contacts[2 * i + 1]);
+        }
+      buffer_ += r.end + "\n";
+      if (buffer_.size() > (1 << 15)) write();
+    }
+    held_.clear();
+    write();
+  }
+
+ private:
+  struct HeldRow {
+    std::string start;             // t to the tensions
+    std::vector<double> contacts;  // per pair: normal, friction
+    std::string end;               // collision, clearance
+  };
+  void write() {
     std::fwrite(buffer_.data(), 1, buffer_.size(), stdout);
     buffer_.clear();
     std::fflush(stdout);
   }
-
- private:
   void add(double x) {
     std::snprintf(num_, sizeof num_, ",%.10g", x);
     buffer_ += num_;
   }
   bool summary_, with_scene_;
-  std::string buffer_;
+  std::string buffer_, held_header_, end_of_header_;
+  std::vector<std::string> contact_names_;
+  std::vector<char> touched_;
+  std::vector<HeldRow> held_;
   char num_[32];
 };
 

@@ -244,6 +244,33 @@ Status PlannerService::plan(ServerContext* ctx, const v1::PlanRequest& req, v1::
   return Status::OK;
 }
 
+namespace {
+
+// Only the contact pairs that touched (a normal or friction force other than 0 in some sample)
+// keep their names and their forces in every sample (SimulateResponse.contact_names).
+void keepTouchedPairs(const Contacts& contacts, v1::SimulateResponse* out) {
+  std::vector<int> touched;
+  for (int r = 0; r < contacts.rows(); ++r)
+    for (const v1::SimulationSample& s : out->samples())
+      if (r < s.contact_normal_n_size() &&
+          (s.contact_normal_n(r) != 0.0 || s.contact_friction_n(r) != 0.0)) {
+        touched.push_back(r);
+        out->add_contact_names(contacts.rowName(r));
+        break;
+      }
+  for (v1::SimulationSample& s : *out->mutable_samples()) {
+    if (s.contact_normal_n_size() == 0) continue;
+    for (std::size_t i = 0; i < touched.size(); ++i) {
+      s.set_contact_normal_n(static_cast<int>(i), s.contact_normal_n(touched[i]));
+      s.set_contact_friction_n(static_cast<int>(i), s.contact_friction_n(touched[i]));
+    }
+    s.mutable_contact_normal_n()->Truncate(static_cast<int>(touched.size()));
+    s.mutable_contact_friction_n()->Truncate(static_cast<int>(touched.size()));
+  }
+}
+
+}  // namespace
+
 Status PlannerService::simulate(const v1::SimulateRequest& req, v1::SimulateResponse* out) {
   const CheckedSimulation checked = checkSimulate(resolver_, req);
   const ModelPtr& model = checked.model;
@@ -266,8 +293,7 @@ Status PlannerService::simulate(const v1::SimulateRequest& req, v1::SimulateResp
       });
   wire::simulationToProto(*model, checker ? checker->collisionModel().scene().name : "", report,
                           out);
-  if (const auto& contacts = call.options.contacts)
-    for (int r = 0; r < contacts->rows(); ++r) out->add_contact_names(contacts->rowName(r));
+  if (const auto& contacts = call.options.contacts) keepTouchedPairs(*contacts, out);
   for (const std::string& warning : call.inputs.speedWarnings(*model)) out->add_warnings(warning);
   return Status::OK;
 }
