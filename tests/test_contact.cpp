@@ -618,40 +618,6 @@ TEST(Contact, TheLinearizationWithFrictionMatchesFiniteDifferences) {
   }
 }
 
-// An arm resting on its torso's side (self-contact): the torso a box 30 x 20 x 30 cm rolled by
-// 0.3 rad, its side a slope under the arm, turning about the vertical on a hip joint held by a
-// spring (2 N m/rad; 1 kg); the arm a capsule 20 cm long, radius 1 cm (0.1 kg) on a shoulder 10 cm
-// out and 20 cm up, fixed in the world (neither link the other's parent: they may touch), turning
-// about x (out from the torso) and y (swinging forward).  Hanging, its lower end would be 1.45 cm
-// deep in the torso. `contacts` is the model file's section; the torso's moment of inertia about
-// the vertical (kg m^2) makes it as good as fixed when large.
-ModelPtr armBesideTorso(const std::string& contacts = "", double torso_inertia_kgm2 = 0.01) {
-  const std::string inertia = std::to_string(torso_inertia_kgm2);
-  return loadModelString(R"(
-name: arm-beside-torso
-defaults: {limit_stiffness: 2.0, limit_damping: 0.05}
-dynamic:
-  - {name: hip, initial: 0.0, limits: [-0.001, 0.001]}
-  - {name: shoulder, initial: 0.0}
-  - {name: swing, initial: 0.0}
-frames:
-  - {name: hip, parent: world, rz: hip}
-  - {name: torso, parent: hip, tz: 0.0}
-  - {name: shoulder_side, parent: world, ty: 0.10}
-  - {name: shoulder_joint, parent: shoulder_side, tz: 0.20}
-  - {name: upper_arm, parent: shoulder_joint, rx: shoulder}
-  - {name: arm, parent: upper_arm, ry: swing}
-masses:
-  - {name: torso, frame: torso, mass: 1.0, com: [0, 0, 0], inertia: [)" +
-                             inertia + ", " + inertia + ", " + inertia + R"(]}
-  - {name: arm, frame: arm, mass: 0.1, com: [0, 0, -0.1], inertia: [3.4e-4, 3.4e-4, 1e-5]}
-geometry:
-  - {name: torso, frame: torso, box: {size: [0.30, 0.20, 0.30]}, pose: {rpy: [0.3, 0, 0]}}
-  - {name: arm, frame: arm, capsule: {radius: 0.01, length: 0.20}, pose: {xyz: [0, 0, -0.1]}}
-)" + contacts,
-                         "arm-beside-torso");
-}
-
 // The model's contact points and self-contacts (no surface).
 std::shared_ptr<const Contacts> itsOwnBody(const Model& model) {
   auto contacts = std::make_shared<Contacts>();
@@ -676,13 +642,13 @@ TEST(SelfContact, LinksThatMayOverlapDoNotTouchAndTheModelFileChoosesTheRest) {
   EXPECT_TRUE(framesTouch(*m25, chest, forearm));
   for (const SelfContact& c : contacts->self) EXPECT_EQ(c.friction, kDefaultSelfFriction);
 
-  const ModelPtr arm = armBesideTorso();
+  const ModelPtr arm = test::armBesideTorso();
   ASSERT_EQ(itsOwnBody(*arm)->self.size(), 2u);  // the arm's two ends against the torso
-  const ModelPtr excluded = armBesideTorso("contacts: {exclude: [[arm, torso]]}\n");
+  const ModelPtr excluded = test::armBesideTorso("contacts: {exclude: [[arm, torso]]}\n");
   EXPECT_TRUE(itsOwnBody(*excluded)->self.empty());
-  const ModelPtr off = armBesideTorso("contacts: {self: false}\n");
+  const ModelPtr off = test::armBesideTorso("contacts: {self: false}\n");
   EXPECT_TRUE(itsOwnBody(*off)->self.empty());
-  const ModelPtr frictions = armBesideTorso(
+  const ModelPtr frictions = test::armBesideTorso(
       "contacts:\n  friction: 0.2\n  pairs:\n    - {links: [torso, arm], friction: 0.7}\n");
   const auto pairs = itsOwnBody(*frictions);
   for (const SelfContact& c : pairs->self) EXPECT_EQ(c.friction, 0.7);
@@ -702,7 +668,7 @@ TEST(SelfContact, LinksThatMayOverlapDoNotTouchAndTheModelFileChoosesTheRest) {
         Bad{"contacts: {self: maybe}\n", "contacts.self"},
         Bad{"contacts: {selff: true}\n", "contacts"}}) {
     try {
-      armBesideTorso(bad.text);
+      test::armBesideTorso(bad.text);
       ADD_FAILURE() << bad.text << " was accepted";
     } catch (const ModelError& e) {
       EXPECT_NE(std::string(e.what()).find(bad.names), std::string::npos)
@@ -765,13 +731,13 @@ ArmRun swingAlongTheTorso(const ModelPtr& m, double seconds) {
 // 0.1 J, the midpoint energy's own ripple).
 // Excluded in the model file, the same arm passes into the torso.
 TEST(SelfContact, AnArmSwingingAlongItsTorsoSlidesOnItAndPassesThroughWhenExcluded) {
-  const ArmRun run = swingAlongTheTorso(armBesideTorso(), 3.0);
+  const ArmRun run = swingAlongTheTorso(test::armBesideTorso(), 3.0);
   EXPECT_LE(run.max_depth_m, 1e-3);
   EXPECT_GT(run.touching, 500);
   EXPECT_GT(run.sliding, 300);
   EXPECT_LE(run.max_energy_rise_J, 1e-5);
   const ArmRun through =
-      swingAlongTheTorso(armBesideTorso("contacts: {exclude: [[arm, torso]]}\n"), 1.0);
+      swingAlongTheTorso(test::armBesideTorso("contacts: {exclude: [[arm, torso]]}\n"), 1.0);
   EXPECT_GT(through.max_depth_m, 0.012);
   EXPECT_EQ(through.touching, 0);
 }
@@ -784,7 +750,7 @@ TEST(SelfContact, OnATorsoTooHeavyToTurnTheArmMovesAsOnAFixedPlane) {
   std::vector<StepReport> reports;
   for (const bool self : {true, false}) {
     const ModelPtr m =
-        armBesideTorso(self ? "contacts: {friction: 1}\n" : "contacts: {self: false}\n", 1e4);
+        test::armBesideTorso(self ? "contacts: {friction: 1}\n" : "contacts: {self: false}\n", 1e4);
     auto contacts = std::make_shared<Contacts>();
     contacts->points = contactPoints(*m);
     if (self) {
@@ -827,7 +793,7 @@ TEST(SelfContact, TheLinearizationWithTheArmOnItsTorsoMatchesFiniteDifferences) 
   // With friction 3 the arm stops, well inside its cone: finite differences keep its modes.  (On
   // a torso that cannot turn, the arm's two joints could not take the contact's three
   // directions: its force along the arm would be indeterminate, and so would the step.)
-  const ModelPtr m = armBesideTorso("contacts: {friction: 3.0}\n");
+  const ModelPtr m = test::armBesideTorso("contacts: {friction: 3.0}\n");
   IntegratorOptions options;
   options.dt_s = 0.005;
   options.contacts = itsOwnBody(*m);

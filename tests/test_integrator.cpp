@@ -159,8 +159,8 @@ TEST(Integrator, ReturnedMomentumIsTheStepsDiscreteLegendreTransform) {
       forwardKinematics(*m, d, qm);
       computeLagrangian(*m, d, qm, (next.q - x.q) / opt.dt_s, LagrangianOrder::First);
       const Eigen::VectorXd p = 0.5 * opt.dt_s * d.Lq + d.Lv;
-      const double scale = std::max({1e-12, d.Lv.cwiseAbs().maxCoeff(),
-                                     0.5 * opt.dt_s * d.Lq.cwiseAbs().maxCoeff()});
+      const double scale = std::max(
+          {1e-12, d.Lv.cwiseAbs().maxCoeff(), 0.5 * opt.dt_s * d.Lq.cwiseAbs().maxCoeff()});
       worst = std::max(worst, (p - next.p).cwiseAbs().maxCoeff() / scale);
       x = next;
     }
@@ -335,7 +335,7 @@ TEST(Integrator, LinearizationMatchesFiniteDifferencesOnTheBigModels) {
 }
 
 // One integration step allocates nothing: Eigen's allocator is switched off and operator new
-// is counted.
+// is counted (with a contact touching the floor, and with an arm sliding on its torso).
 TEST(Integrator, StepDoesNotAllocate) {
   for (const std::string& name : builtinModelNames()) {
     SCOPED_TRACE(name);
@@ -383,6 +383,32 @@ TEST(Integrator, StepDoesNotAllocate) {
   ASSERT_TRUE(ok);
   EXPECT_EQ(rep.contacts_active, 1);
   EXPECT_EQ(g_allocations.load(), before);
+
+  // With a self-contact touching: an arm sliding along its torso.
+  const ModelPtr arm = test::armBesideTorso();
+  auto own = std::make_shared<Contacts>();
+  own->points = contactPoints(*arm);
+  addSelfContacts(*arm, *own);
+  options.contacts = own;
+  VariationalIntegrator arm_vi(arm, options);
+  Eigen::VectorXd q_arm(3), qdot_arm(3);
+  q_arm << 0.0, 0.1, 0.0;
+  qdot_arm << 0.0, 0.0, 3.0;
+  State y = arm_vi.stateFromVelocity(q_arm, qdot_arm, Eigen::VectorXd());
+  StepReport arm_rep = arm_vi.makeReport();
+  for (int k = 0; k < 20; ++k) ASSERT_EQ(arm_vi.step(y, y.rho, y, &arm_rep), StepStatus::Ok);
+  ASSERT_EQ(arm_rep.contacts_active, 1);
+  const long before_arm = g_allocations.load();
+  Eigen::internal::set_is_malloc_allowed(false);
+  int sliding = 0;
+  for (int k = 0; k < 50 && ok; ++k) {
+    ok = arm_vi.step(y, y.rho, y, &arm_rep) == StepStatus::Ok;
+    sliding += arm_rep.contacts_sliding;
+  }
+  Eigen::internal::set_is_malloc_allowed(true);
+  ASSERT_TRUE(ok);
+  EXPECT_GT(sliding, 0);
+  EXPECT_EQ(g_allocations.load(), before_arm);
 }
 
 // A step is a function of its arguments alone: a planner propagating from a tree node with an

@@ -90,6 +90,12 @@ VariationalIntegrator::Impl::Impl(ModelPtr model, IntegratorOptions options)
     posed_points_.setZero(3, contacts_->points.size());
     posed_origins_.setZero(3, contacts_->bodies.size());
     posed_rotations_.assign(contacts_->bodies.size(), Eigen::Matrix3d::Identity());
+    posed_points1_ = posed_points_;
+    posed_origins1_ = posed_origins_;
+    posed_rotations1_ = posed_rotations_;
+    point_moved_m_.setZero(contacts_->points.size());
+    body_moved_m_.setZero(contacts_->bodies.size());
+    body_turned_.setZero(contacts_->bodies.size());
   }
   rel_J_.setZero(3, nd_);
   q1_full_.setZero(nq);
@@ -324,6 +330,11 @@ StepStatus VariationalIntegrator::Impl::stepOnce(const State& x, const Eigen::Ve
   cos_sin1_ = dyn_.joint_cos_sin.leftCols(nd_);
   computeStrings(*model_, dyn_, q1_full_, false);
   constraintsAt(q1_full_, dyn_, gap1_, nullptr, contact_p1_);
+  if (self_row_ < nc_) {
+    posed_points1_ = posed_points_;
+    posed_origins1_ = posed_origins_;
+    posed_rotations1_ = posed_rotations_;
+  }
   for (int c = contact_row_; c < nc_; ++c) {
     contact_near_[c - contact_row_] =
         gap1_[c] > -(c < self_row_ ? kContactReach_m : kSelfContactReach_m);
@@ -381,10 +392,16 @@ StepStatus VariationalIntegrator::Impl::stepOnce(const State& x, const Eigen::Ve
   if (iterations < 0) return StepStatus::NotConverged;  // (a non-finite iterate too: retry)
   // No answer inside a surface: a contact row that took no part (farther than kContactReach_m
   // at q_k, or beyond m_max_) and ends inside fails the step, and the substeps take it.
-  if (self_row_ < nc_) poseSelfContacts(dyn2_);
+  if (self_row_ < nc_) {
+    poseSelfContacts(dyn2_);
+    point_moved_m_ = (posed_points_ - posed_points1_).colwise().norm().transpose();
+    body_moved_m_ = (posed_origins_ - posed_origins1_).colwise().norm().transpose();
+    for (std::size_t b = 0; b < posed_rotations_.size(); ++b)
+      body_turned_[b] = (posed_rotations_[b] - posed_rotations1_[b]).norm();
+  }
   for (int c = contact_row_; c < nc_; ++c) {
     const bool far_self = c >= self_row_ && !contact_near_[c - contact_row_];
-    const double gap = far_self ? selfGeometryPosed(c).gap : gap2_[c];
+    const double gap = !far_self ? gap2_[c] : mayHaveReached(c) ? selfGeometryPosed(c).gap : -1.0;
     if (!is_active_[c] && gap > options_.constraint_tol_m) return StepStatus::NotConverged;
   }
 

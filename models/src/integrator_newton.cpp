@@ -100,6 +100,15 @@ VariationalIntegrator::Impl::SelfGeometry VariationalIntegrator::Impl::selfGeome
   return selfGap(c, g);
 }
 
+bool VariationalIntegrator::Impl::mayHaveReached(int c) const {
+  // The gap is 1-Lipschitz in x = R^T (p - o), and
+  // |x_{k+1} - x_k| <= |dp| + |do| + |R_{k+1} - R_k| |p_k - o_k|  (|p_k - o_k| = |x_k|).
+  const SelfContact& pair = selfContact(c);
+  const double moved = point_moved_m_[pair.point] + body_moved_m_[pair.body] +
+                       body_turned_[pair.body] * contact_p1_.col(c - contact_row_).norm();
+  return gap1_[c] + moved > options_.constraint_tol_m;
+}
+
 VariationalIntegrator::Impl::SelfGeometry VariationalIntegrator::Impl::selfGap(
     int c, SelfGeometry g) const {
   const ContactPoint& point = contactPoint(c);

@@ -205,6 +205,14 @@ struct VariationalIntegrator::Impl {
   Eigen::MatrixXd point_J2_, rel_J_;  // 3 x n_q, 3 x n_d: a self-contact's body's, relative
   Eigen::Matrix3Xd posed_points_, posed_origins_;  // poseSelfContacts: per point, per body (world)
   std::vector<Eigen::Matrix3d> posed_rotations_;   // per body
+  // The same at q_k, and how far each point and body moved over the step (m; a body's rotation
+  // as the Frobenius norm of R_{k+1} - R_k): the step's end bounds a far row's gap by them.
+  Eigen::Matrix3Xd posed_points1_, posed_origins1_;
+  std::vector<Eigen::Matrix3d> posed_rotations1_;
+  Eigen::VectorXd point_moved_m_, body_moved_m_, body_turned_;
+  // Whether self-contact row c, not near at q_k, may end inside at q_{k+1} (then its gap is
+  // evaluated): its gap at q_k plus how far its point moved in the body's frame, at most.
+  bool mayHaveReached(int c) const;
   DynamicsData dyn_;   // kinematics at q_k and the midpoint, the Lagrangian
   DynamicsData dyn2_;  // kinematics and strings at q_{k+1}
   bool rig2_valid_ = false, rigm_valid_ = false;  // rig frames current in dyn2_ / dyn_

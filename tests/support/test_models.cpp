@@ -4,6 +4,8 @@
 #include <Eigen/Geometry>
 #include <algorithm>
 
+#include "marionette/models/model_io.hpp"
+
 namespace marionette::test {
 
 Eigen::VectorXd randomVector(std::mt19937& rng, int n, double scale) {
@@ -119,6 +121,33 @@ ModelPtr draggedProbeModel(const Shape& shape, const Eigen::Isometry3d& local,
                   carriage.name);
   b.addString("tow", "body", attach, "carriage", Eigen::Vector3d::Zero(), "", length_m);
   return b.build();
+}
+
+ModelPtr armBesideTorso(const std::string& contacts, double torso_inertia_kgm2) {
+  const std::string inertia = std::to_string(torso_inertia_kgm2);
+  return loadModelString(R"(
+name: arm-beside-torso
+defaults: {limit_stiffness: 2.0, limit_damping: 0.05}
+dynamic:
+  - {name: hip, initial: 0.0, limits: [-0.001, 0.001]}
+  - {name: shoulder, initial: 0.0}
+  - {name: swing, initial: 0.0}
+frames:
+  - {name: hip, parent: world, rz: hip}
+  - {name: torso, parent: hip, tz: 0.0}
+  - {name: shoulder_side, parent: world, ty: 0.10}
+  - {name: shoulder_joint, parent: shoulder_side, tz: 0.20}
+  - {name: upper_arm, parent: shoulder_joint, rx: shoulder}
+  - {name: arm, parent: upper_arm, ry: swing}
+masses:
+  - {name: torso, frame: torso, mass: 1.0, com: [0, 0, 0], inertia: [)" +
+                             inertia + ", " + inertia + ", " + inertia + R"(]}
+  - {name: arm, frame: arm, mass: 0.1, com: [0, 0, -0.1], inertia: [3.4e-4, 3.4e-4, 1e-5]}
+geometry:
+  - {name: torso, frame: torso, box: {size: [0.30, 0.20, 0.30]}, pose: {rpy: [0.3, 0, 0]}}
+  - {name: arm, frame: arm, capsule: {radius: 0.01, length: 0.20}, pose: {xyz: [0, 0, -0.1]}}
+)" + contacts,
+                         "arm-beside-torso");
 }
 
 }  // namespace marionette::test

@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // Models built in code for tests: random trees that exercise every joint type, branching and
-// strings on both kinds of variables; a free body carrying one shape.
+// strings on both kinds of variables; a free body carrying one shape; an arm beside its torso.
 #pragma once
 
 #include <Eigen/Geometry>
 #include <random>
+#include <string>
 
 #include "marionette/models/model.hpp"
 #include "marionette/models/shape.hpp"
@@ -32,5 +33,14 @@ ModelPtr draggedProbeModel(const Shape& shape, const Eigen::Isometry3d& local,
 
 // Random state helpers.
 Eigen::VectorXd randomVector(std::mt19937& rng, int n, double scale);
+
+// An arm resting on its torso's side (self-contact): the torso a box 30 x 20 x 30 cm rolled by
+// 0.3 rad, its side a slope under the arm, turning about the vertical on a hip joint held by a
+// spring (2 N m/rad; 1 kg); the arm a capsule 20 cm long, radius 1 cm (0.1 kg) on a shoulder 10 cm
+// out and 20 cm up, fixed in the world (neither link the other's parent: they may touch), turning
+// about x (out from the torso) and y (swinging forward).  Hanging, its lower end would be 1.45 cm
+// deep in the torso. `contacts` is the model file's section; the torso's moment of inertia about
+// the vertical (kg m^2) makes it as good as fixed when large.
+ModelPtr armBesideTorso(const std::string& contacts = "", double torso_inertia_kgm2 = 0.01);
 
 }  // namespace marionette::test
