@@ -152,6 +152,48 @@ obstacles:
   EXPECT_EQ(checker.inCollision(placed(-0.9, 0.0, 1.0)).pair.second, "wall");
 }
 
+// Two links that touch as self-contacts (test::armBesideTorso: an arm's end on its torso's
+// side), with touch_contact_surfaces: 0.5 mm into the torso is no collision, 1.5 mm is one
+// between the two links; without the option, or with the pair excluded from contact in the model
+// file, touching is a collision as before.
+TEST(CollisionAnalytic, LinksThatTouchAsContactsCollideOnlyBeyondTheTolerance) {
+  // The arm's lower end at shoulder angle a: (0, 0.1 + 0.2 sin a, 0.2 - 0.2 cos a); across the
+  // torso's side (rolled 0.3 rad), 0.11 m out of the box's centre plane at depth 0.
+  auto arm_angle_at_depth = [](double depth_m) {
+    auto out_m = [](double a) {
+      return (0.1 + 0.2 * std::sin(a)) * std::cos(0.3) + (0.2 - 0.2 * std::cos(a)) * std::sin(0.3);
+    };
+    double lo = 0.0, hi = 0.2;  // out_m rises with a here
+    for (int k = 0; k < 100; ++k) {
+      const double mid = 0.5 * (lo + hi);
+      (out_m(mid) < 0.11 - depth_m ? lo : hi) = mid;
+    }
+    return 0.5 * (lo + hi);
+  };
+  const ScenePtr open = sceneFrom("obstacles: []\n");
+  CollisionOptions touch;
+  touch.touch_contact_surfaces = true;
+  auto checker = checkerFor(test::armBesideTorso(), open, touch);
+  auto strict = checkerFor(test::armBesideTorso(), open);
+  auto excluded =
+      checkerFor(test::armBesideTorso("contacts: {exclude: [[arm, torso]]}\n"), open, touch);
+  auto at = [&](double depth_m) {
+    Eigen::VectorXd q(3);
+    q << 0.0, arm_angle_at_depth(depth_m), 0.0;
+    return q;
+  };
+  EXPECT_FALSE(checker.inCollision(at(-0.001)).in_collision);
+  EXPECT_FALSE(strict.inCollision(at(-0.001)).in_collision);
+  EXPECT_FALSE(checker.inCollision(at(0.0005)).in_collision);
+  EXPECT_FALSE(checker.checkState(at(0.0005)).in_collision);
+  EXPECT_NEAR(checker.clearance(at(0.0005), Penetration::Signed).distance_m, -0.0005, 1e-5);
+  const CollisionResult deep = checker.inCollision(at(0.0015));
+  EXPECT_TRUE(deep.in_collision);
+  EXPECT_EQ(deep.pair.kind, ContactKind::LinkLink);
+  EXPECT_TRUE(strict.inCollision(at(0.0005)).in_collision);
+  EXPECT_TRUE(excluded.inCollision(at(0.0005)).in_collision);
+}
+
 // The integrator's contacts from a scene: each plane the puppet may touch, in the model's world
 // frame (through its stage pose and the plane's own pose), with its friction, against every
 // contact point: the empty stage's floor is floorSurface; a plane that says contact: false gives

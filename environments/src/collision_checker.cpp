@@ -337,7 +337,8 @@ CollisionResult CollisionChecker::inCollision(const Eigen::VectorXd& q) {
     fcl::collide(a, b, s.collide.request, s.collide.result);
     return s.collide.result.isCollision();
   };
-  // Links that touch one another as contacts: a collision only deeper than the tolerance.
+  // Links that touch one another as contacts (spheres, capsules and boxes: FCL measures their
+  // depth): a collision only deeper than the tolerance.
   auto shallow = [&](const fcl::CollisionObjectd* a, const fcl::CollisionObjectd* b) {
     const Penetration reading = s.distance.penetration;
     s.distance.penetration = Penetration::Signed;

@@ -158,6 +158,7 @@ CollisionModel::CollisionModel(ModelPtr model, ScenePtr scene, CollisionOptions 
       if ((p.first == a && p.second == b) || (p.first == b && p.second == a)) return true;
     return false;
   };
+  const SelfContactRule touch_rule(md);
   if (options.check_self)
     for (int i = 0; i < static_cast<int>(m.links.size()); ++i)
       for (int j = i + 1; j < static_cast<int>(m.links.size()); ++j) {
@@ -165,7 +166,13 @@ CollisionModel::CollisionModel(ModelPtr model, ScenePtr scene, CollisionOptions 
         if (fa == fb || fa < 0 || fb < 0) continue;
         if (link_parent(fa) == fb || link_parent(fb) == fa || allowed(fa, fb)) continue;
         m.self_pairs.emplace_back(i, j);
-        m.self_pair_touchable.push_back(options.touch_contact_surfaces && framesTouch(md, fa, fb));
+        // (Only shapes the integrator's self-contact rows know: contactBodies.)
+        auto body = [](const Shape& shape) {
+          return shape.type == ShapeType::Sphere || shape.type == ShapeType::Capsule ||
+                 shape.type == ShapeType::Box;
+        };
+        m.self_pair_touchable.push_back(options.touch_contact_surfaces && body(m.links[i].shape) &&
+                                        body(m.links[j].shape) && touch_rule.touches(fa, fb));
       }
   if (options.check_strings_vs_links)
     for (int s = 0; s < md.nstrings(); ++s)

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "marionette/models/dynamics.hpp"
+#include "marionette/models/field_error.hpp"
 #include "marionette/models/shape.hpp"
 
 namespace marionette {
@@ -98,19 +99,30 @@ std::vector<ContactBody> contactBodies(const Model& model) {
   return out;
 }
 
+SelfContactRule::SelfContactRule(const Model& model)
+    : enabled_(model.self_contact.enabled), link_parent_(model.frames.size(), -1) {
+  auto sorted = [](int a, int b) { return std::make_pair(std::min(a, b), std::max(a, b)); };
+  for (const auto& [a, b] : model.allowed_collisions) apart_.insert(sorted(a, b));
+  for (const auto& [a, b] : model.self_contact.excluded) apart_.insert(sorted(a, b));
+  std::vector<char> carries(model.frames.size(), 0);
+  for (const Geometry& g : model.geometry)
+    if (g.frame >= 0) carries[g.frame] = 1;
+  // (Parents come before children: each frame's answer from its parent's.)
+  for (std::size_t f = 0; f < model.frames.size(); ++f) {
+    const int parent = model.frames[f].parent;
+    if (parent >= 0) link_parent_[f] = carries[parent] ? parent : link_parent_[parent];
+  }
+}
+
+bool SelfContactRule::touches(int a, int b) const {
+  if (a == b || a < 0 || b < 0 || !enabled_) return false;
+  // Adjacent (the collision checker's rule), allowed to overlap, or excluded.
+  if (link_parent_[a] == b || link_parent_[b] == a) return false;
+  return apart_.count(std::make_pair(std::min(a, b), std::max(a, b))) == 0;
+}
+
 bool framesTouch(const Model& model, int a, int b) {
-  if (a == b || a < 0 || b < 0 || !model.self_contact.enabled) return false;
-  // The nearest ancestor carrying geometry (the collision checker's adjacency).
-  auto link_parent = [&](int frame) {
-    for (int f = model.frames[frame].parent; f >= 0; f = model.frames[f].parent)
-      for (const Geometry& g : model.geometry)
-        if (g.frame == f) return f;
-    return -1;
-  };
-  if (link_parent(a) == b || link_parent(b) == a) return false;
-  for (const auto& [x, y] : model.allowed_collisions)
-    if ((x == a && y == b) || (x == b && y == a)) return false;
-  return !model.self_contact.isExcluded(a, b);
+  return SelfContactRule(model).touches(a, b);
 }
 
 void addSelfContacts(const Model& model, Contacts& contacts) {
@@ -118,16 +130,31 @@ void addSelfContacts(const Model& model, Contacts& contacts) {
   contacts.self.clear();
   if (!model.self_contact.enabled) return;
   contacts.bodies = contactBodies(model);
+  const SelfContactRule rule(model);
+  // Per pair of frames, the answer (-1 unknown), so that the rule runs once per pair.
+  const std::size_t n = model.frames.size();
+  std::vector<signed char> known(n * n, -1);
+  auto touches = [&](int a, int b) {
+    signed char& k = known[static_cast<std::size_t>(a) * n + b];
+    if (k < 0) k = rule.touches(a, b) ? 1 : 0;
+    return k == 1;
+  };
   for (std::size_t p = 0; p < contacts.points.size(); ++p)
     for (std::size_t b = 0; b < contacts.bodies.size(); ++b) {
       const ContactPoint& point = contacts.points[p];
       const int fb = contacts.bodies[b].frame;
-      int fa = framesTouch(model, point.frame, fb) ? point.frame : -1;
+      int fa = touches(point.frame, fb) ? point.frame : -1;
       for (std::size_t k = 0; fa < 0 && k < point.shared_with.size(); ++k)
-        if (framesTouch(model, point.shared_with[k], fb)) fa = point.shared_with[k];
-      if (fa >= 0 && point.frame != fb)
-        contacts.self.push_back(
-            {static_cast<int>(p), static_cast<int>(b), model.self_contact.frictionOf(fa, fb)});
+        if (touches(point.shared_with[k], fb)) fa = point.shared_with[k];
+      if (fa < 0 || point.frame == fb) continue;
+      if (static_cast<int>(contacts.self.size()) == kMaxSelfContacts)
+        throw FieldError("contacts",
+                         "more than " + std::to_string(kMaxSelfContacts) +
+                             " pairs of the model's sphere and capsule ends and its links may "
+                             "touch; exclude pairs (contacts.exclude) or turn self-contact off "
+                             "(contacts.self: false)");
+      contacts.self.push_back(
+          {static_cast<int>(p), static_cast<int>(b), model.self_contact.frictionOf(fa, fb)});
     }
   if (contacts.self.empty()) contacts.bodies.clear();
 }

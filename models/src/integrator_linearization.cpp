@@ -83,7 +83,7 @@ StepStatus VariationalIntegrator::Impl::linearizeStep(const State& x,
               (0.5 * side / kStep) * selfImpulse(fd, c, lambda_[c], lambda_t);
           const SelfGeometry g = selfGeometry(fd, c);
           self_slip_dq1.block(2 * i, j, 2, 1) += (0.5 * side / kStep) *
-                                                 tangentBasis(g.normal_core).transpose() *
+                                                 coreTangents(g.normal_core).transpose() *
                                                  (contact_p2_.col(c - contact_row_) - g.x_core);
         }
       }

@@ -145,7 +145,7 @@ void VariationalIntegrator::Impl::selfRelativeJacobian(const DynamicsData& d, in
 void VariationalIntegrator::Impl::startSelfRow(int c) {
   const SelfGeometry g = selfGeometry(dyn_, c);
   const int r = c - contact_row_;
-  slip_basis_[r] = tangentBasis(g.normal_core);
+  slip_basis_[r] = coreTangents(g.normal_core);
   tangents_[r] = g.rotation * slip_basis_[r];
 }
 
@@ -155,7 +155,7 @@ Eigen::VectorXd VariationalIntegrator::Impl::selfImpulse(const DynamicsData& d, 
   const SelfGeometry g = selfGeometry(d, c);
   selfRelativeJacobian(d, c, g);
   const Eigen::Vector3d n = g.rotation * g.normal_core;
-  const Eigen::Matrix<double, 3, 2> t = g.rotation * tangentBasis(g.normal_core);
+  const Eigen::Matrix<double, 3, 2> t = g.rotation * coreTangents(g.normal_core);
   return rel_J_.transpose() * (-lambda_n * n - t * lambda_t);
 }
 

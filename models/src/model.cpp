@@ -67,12 +67,6 @@ double SelfContactSpec::frictionOf(int a, int b) const {
   return friction;
 }
 
-bool SelfContactSpec::isExcluded(int a, int b) const {
-  for (const auto& [x, y] : excluded)
-    if (samePair(a, b, x, y)) return true;
-  return false;
-}
-
 std::vector<int> Model::stringInputs(int s) const {
   std::vector<int> out;
   const String& str = strings.at(s);

@@ -498,13 +498,17 @@ void ModelBuilder::Impl::buildGeometry(Model& m) const {
   m.self_contact.enabled = self_contact_;
   friction_ok(self_friction_, self_contact_src_);
   m.self_contact.friction = self_friction_;
-  for (const auto& e : contact_excluded_)
-    m.self_contact.excluded.emplace_back(frameOf(m, e.a, e.src, "contact pair"),
-                                         frameOf(m, e.b, e.src, "contact pair"));
+  auto pair = [&](const PendingAllowed& e) {
+    const int a = frameOf(m, e.a, e.src, "contact pair"),
+              b = frameOf(m, e.b, e.src, "contact pair");
+    if (a == b) fail(e.src, "a contact pair is two different frames ('" + e.a + "' twice)");
+    return std::make_pair(a, b);
+  };
+  for (const auto& e : contact_excluded_) m.self_contact.excluded.push_back(pair(e));
   for (const auto& e : contact_friction_) {
     friction_ok(e.friction, e.src);
-    m.self_contact.pair_friction.push_back({frameOf(m, e.a, e.src, "contact pair"),
-                                            frameOf(m, e.b, e.src, "contact pair"), e.friction});
+    const auto [a, b] = pair(e);
+    m.self_contact.pair_friction.push_back({a, b, e.friction});
   }
 }
 

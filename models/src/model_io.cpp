@@ -274,13 +274,19 @@ ModelPtr parse(const YAML::Node& root, const std::string& file) {
       if (!n.IsSequence() || n.size() != 2) r.fail(n, f, "expected [frame_a, frame_b]");
       return std::make_pair(r.text(n[0], f + "[0]"), r.text(n[1], f + "[1]"));
     };
-    const YAML::Node exclude = r.list(c, "exclude");
+    auto list = [&](const char* key) {
+      const YAML::Node n = c[key];
+      if (n && !n.IsSequence() && !n.IsNull())
+        r.fail(n, std::string("contacts.") + key, "expected a list");
+      return n;
+    };
+    const YAML::Node exclude = list("exclude");
     for (size_t i = 0; exclude && i < exclude.size(); ++i) {
       const std::string f = indexedField("contacts.exclude", i);
       const auto [a, b_] = frame_pair(exclude[i], f);
       b.excludeContact(a, b_, sourceRef(exclude[i], f));
     }
-    const YAML::Node pairs = r.list(c, "pairs");
+    const YAML::Node pairs = list("pairs");
     for (size_t i = 0; pairs && i < pairs.size(); ++i) {
       const YAML::Node n = pairs[i];
       const std::string f = indexedField("contacts.pairs", i);

@@ -7,6 +7,7 @@
 
 #include <Eigen/Cholesky>
 #include <Eigen/Core>
+#include <cmath>
 #include <memory>
 #include <vector>
 
@@ -45,6 +46,18 @@ constexpr double kContactRegularization = 1e-4;
 // mu lambda_n: a pull along a facet's normal slips at exactly mu N, one along a vertex at
 // mu N / cos(pi / 16), 2 % more.
 constexpr int kFrictionFacets = 16;
+
+// A self-contact's tangents in its body's core frame: the first along the core's z axis (a
+// capsule's axis, so the same all around it: no switch of basis as a point slides around a
+// capsule) unless the normal is nearly along it (a capsule's cap, a box's z face).
+inline Eigen::Matrix<double, 3, 2> coreTangents(const Eigen::Vector3d& normal) {
+  const Eigen::Vector3d axis =
+      std::abs(normal.z()) < 0.9 ? Eigen::Vector3d::UnitZ() : Eigen::Vector3d::UnitX();
+  Eigen::Matrix<double, 3, 2> t;
+  t.col(0) = (axis - normal.dot(axis) * normal).normalized();
+  t.col(1) = normal.cross(t.col(0));
+  return t;
+}
 
 struct VariationalIntegrator::Impl {
   Impl(ModelPtr model, IntegratorOptions options);

@@ -63,8 +63,10 @@ struct CollisionOptions {
   // Obstacles the puppet may touch (Obstacle::contact: the floor; the integrator's contacts,
   // sceneContacts) are surfaces, not collisions: a link collides with one only when it enters it
   // deeper than touch_tolerance_m, and the stage clearance (the forbidden stage) leaves them out,
-  // while the clearance to anything keeps them.  Strings still snag on them.  Off: every
-  // obstacle is forbidden (front ends whose dynamics do not touch yet).
+  // while the clearance to anything keeps them.  Strings still snag on them.  So do two links
+  // that touch as self-contacts (framesTouch; spheres, capsules and boxes): a collision only
+  // deeper than touch_tolerance_m.  Off: every obstacle and every self pair is forbidden (front
+  // ends whose dynamics do not touch yet).
   bool touch_contact_surfaces = false;
   double touch_tolerance_m = 1e-3;
 };

@@ -38,7 +38,9 @@
 #pragma once
 
 #include <Eigen/Core>
+#include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "marionette/models/model.hpp"
@@ -116,14 +118,32 @@ std::vector<ContactPoint> contactPoints(const Model& model);
 // joints alone move (cylinders and meshes are not yet).
 std::vector<ContactBody> contactBodies(const Model& model);
 
+// The most self-contact rows addSelfContacts makes (the built-in puppets have 114 and 129): each
+// row costs every step, and its gradients n_d doubles.
+constexpr int kMaxSelfContacts = 4096;
+
 // Fills contacts.bodies and contacts.self from `model` (contacts.points already set): every point
 // against every body on a frame that may touch the point's or one it is shared with
 // (model.self_contact: not excluded, not
 // adjacent -- neither frame the nearest geometry-carrying ancestor of the other -- and not in
 // allowed_collisions), with that pair's friction.  Nothing when model.self_contact.enabled is
-// false.
+// false.  More than kMaxSelfContacts rows: FieldError "contacts" (exclude pairs, or turn
+// self-contact off).
 void addSelfContacts(const Model& model, Contacts& contacts);
-// Whether links on frames a and b touch each other as contacts (addSelfContacts' rule).
+
+// Whether links on frames a and b touch each other as contacts (addSelfContacts' rule), for many
+// queries: built once per model.
+class SelfContactRule {
+ public:
+  explicit SelfContactRule(const Model& model);
+  bool touches(int frame_a, int frame_b) const;
+
+ private:
+  bool enabled_;
+  std::vector<int> link_parent_;         // per frame: the nearest ancestor with geometry, or -1
+  std::set<std::pair<int, int>> apart_;  // allowed_collisions and excluded, (lower, higher)
+};
+// The same for one query.
 bool framesTouch(const Model& model, int frame_a, int frame_b);
 
 // The stage's floor (z = 0 in stage coordinates, solid below) in the world frame of `model`,

@@ -54,8 +54,11 @@ struct StepReport {
   int contacts_active = 0;              // contact rows (IntegratorOptions::contacts) touching
   int contacts_sliding = 0;             // of which sliding (the friction force on its cone)
   Eigen::VectorXd contact_force_N;      // per contact row: its normal force over the step (N)
-  Eigen::Matrix3Xd contact_friction_N;  // per contact row: its friction force, world frame (N)
-  double max_penetration_m = 0.0;       // max over contact rows of max(0, gap) at q_{k+1}
+  // Per contact row: its friction force, world frame (N; a self-contact's on its point, its
+  // body bearing the opposite).
+  Eigen::Matrix3Xd contact_friction_N;
+  double max_penetration_m = 0.0;  // max over contact rows of max(0, gap) at q_{k+1} (a self
+                                   // row farther than 1 cm at q_k only when it ends inside)
   int unreachable_string = -1;          // with StepStatus::Unreachable: a string that cannot fit
   double energy_J = 0.0;                // T + V at the step midpoint, v = (q_{k+1} - q_k) / dt
   double max_violation_m = 0.0;         // max over strings of max(0, |a-e| - l) at q_{k+1}
@@ -88,8 +91,9 @@ struct IntegratorOptions {
   // on the taut constraints (models/src/step_kkt.hpp); false: a pivoting dense LU, the same step to
   // round-off (tests/test_step_equivalence.cpp) and slower.
   bool tree_factorization = true;
-  // Surfaces the puppet may touch and the points that touch them (contact.hpp), one unilateral
-  // row per pair with Coulomb friction, inelastic; none when null (nothing touches anything).  The
+  // Surfaces the puppet may touch and the points that touch them, and the puppet's links that
+  // touch one another (contact.hpp), one unilateral row per (surface, point) and per
+  // self-contact with Coulomb friction, inelastic; none when null (nothing touches anything).  The
   // constructor throws std::invalid_argument naming the field when they do not fit the model
   // (contactsProblem).
   std::shared_ptr<const Contacts> contacts;

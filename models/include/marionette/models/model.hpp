@@ -152,7 +152,6 @@ struct SelfContactSpec {
   std::vector<PairFriction> pair_friction;  // a pair's own mu (the later entry wins)
   // The friction between links on frames a and b.
   double frictionOf(int a, int b) const;
-  bool isExcluded(int a, int b) const;
 };
 
 // The largest model ModelBuilder::build accepts (docs/model-format.md, limits), checked before
