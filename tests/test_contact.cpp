@@ -729,9 +729,8 @@ ArmRun swingAlongTheTorso(const ModelPtr& m, double seconds) {
   options.dt_s = 0.005;
   options.contacts = itsOwnBody(*m);
   VariationalIntegrator vi(m, options);
-  Eigen::VectorXd q(3), qdot(3);
-  q << 0.0, 0.1, 0.0;
-  qdot << 0.0, 0.0, 3.0;
+  Eigen::VectorXd q, qdot;
+  test::armSwingingForward(q, qdot);
   State x = vi.stateFromVelocity(q, qdot, Eigen::VectorXd());
   StepReport rep = vi.makeReport();
   ArmRun run;
@@ -790,9 +789,8 @@ TEST(SelfContact, OnATorsoTooHeavyToTurnTheArmMovesAsOnAFixedPlane) {
     options.dt_s = 0.005;
     options.contacts = contacts;
     VariationalIntegrator vi(m, options);
-    Eigen::VectorXd q(3), qdot(3);
-    q << 0.0, 0.1, 0.0;
-    qdot << 0.0, 0.0, 3.0;
+    Eigen::VectorXd q, qdot;
+    test::armSwingingForward(q, qdot);
     State x = vi.stateFromVelocity(q, qdot, Eigen::VectorXd());
     StepReport rep = vi.makeReport();
     int sliding = 0;
@@ -824,9 +822,8 @@ TEST(SelfContact, TheLinearizationWithTheArmOnItsTorsoMatchesFiniteDifferences) 
   VariationalIntegrator vi(m, options);
   // Sliding along the torso as it swings (the torso turning), then stuck to it for 0.25 s (not
   // at the edge of its cone, where finite differences would change its mode).
-  Eigen::VectorXd q(3), qdot(3);
-  q << 0.0, 0.1, 0.0;
-  qdot << 0.0, 0.0, 3.0;
+  Eigen::VectorXd q, qdot;
+  test::armSwingingForward(q, qdot);
   State x = vi.stateFromVelocity(q, qdot, Eigen::VectorXd());
   StepReport rep = vi.makeReport();
   bool slid = false, stuck = false;

@@ -391,9 +391,8 @@ TEST(Integrator, StepDoesNotAllocate) {
   addSelfContacts(*arm, *own);
   options.contacts = own;
   VariationalIntegrator arm_vi(arm, options);
-  Eigen::VectorXd q_arm(3), qdot_arm(3);
-  q_arm << 0.0, 0.1, 0.0;
-  qdot_arm << 0.0, 0.0, 3.0;
+  Eigen::VectorXd q_arm, qdot_arm;
+  test::armSwingingForward(q_arm, qdot_arm);
   State y = arm_vi.stateFromVelocity(q_arm, qdot_arm, Eigen::VectorXd());
   StepReport arm_rep = arm_vi.makeReport();
   for (int k = 0; k < 20; ++k) ASSERT_EQ(arm_vi.step(y, y.rho, y, &arm_rep), StepStatus::Ok);

@@ -223,11 +223,11 @@ std::string contactsProblem(const Model& model, const Contacts& contacts) {
   return "";
 }
 
-Eigen::Matrix<double, 3, 2> tangentBasis(const Eigen::Vector3d& normal) {
-  const Eigen::Vector3d axis =
-      std::abs(normal.x()) < 0.9 ? Eigen::Vector3d::UnitX() : Eigen::Vector3d::UnitY();
+Eigen::Matrix<double, 3, 2> tangentBasis(const Eigen::Vector3d& normal, const Eigen::Vector3d& axis,
+                                         const Eigen::Vector3d& fallback) {
+  const Eigen::Vector3d& a = std::abs(normal.dot(axis)) < 0.9 ? axis : fallback;
   Eigen::Matrix<double, 3, 2> t;
-  t.col(0) = (axis - normal.dot(axis) * normal).normalized();
+  t.col(0) = (a - normal.dot(a) * normal).normalized();
   t.col(1) = normal.cross(t.col(0));
   return t;
 }

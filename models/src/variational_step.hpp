@@ -7,7 +7,6 @@
 
 #include <Eigen/Cholesky>
 #include <Eigen/Core>
-#include <cmath>
 #include <memory>
 #include <vector>
 
@@ -51,12 +50,7 @@ constexpr int kFrictionFacets = 16;
 // capsule's axis, so the same all around it: no switch of basis as a point slides around a
 // capsule) unless the normal is nearly along it (a capsule's cap, a box's z face).
 inline Eigen::Matrix<double, 3, 2> coreTangents(const Eigen::Vector3d& normal) {
-  const Eigen::Vector3d axis =
-      std::abs(normal.z()) < 0.9 ? Eigen::Vector3d::UnitZ() : Eigen::Vector3d::UnitX();
-  Eigen::Matrix<double, 3, 2> t;
-  t.col(0) = (axis - normal.dot(axis) * normal).normalized();
-  t.col(1) = normal.cross(t.col(0));
-  return t;
+  return tangentBasis(normal, Eigen::Vector3d::UnitZ(), Eigen::Vector3d::UnitX());
 }
 
 struct VariationalIntegrator::Impl {

@@ -150,4 +150,11 @@ geometry:
                          "arm-beside-torso");
 }
 
+void armSwingingForward(Eigen::VectorXd& q, Eigen::VectorXd& qdot) {
+  q.resize(3);
+  qdot.resize(3);
+  q << 0.0, 0.1, 0.0;
+  qdot << 0.0, 0.0, 3.0;
+}
+
 }  // namespace marionette::test

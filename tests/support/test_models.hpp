@@ -42,5 +42,8 @@ Eigen::VectorXd randomVector(std::mt19937& rng, int n, double scale);
 // deep in the torso. `contacts` is the model file's section; the torso's moment of inertia about
 // the vertical (kg m^2) makes it as good as fixed when large.
 ModelPtr armBesideTorso(const std::string& contacts = "", double torso_inertia_kgm2 = 0.01);
+// Its joints (hip, shoulder, swing) let go 0.1 rad out from the torso, swinging forward at
+// 3 rad/s: it falls onto the torso's side and slides along it.
+void armSwingingForward(Eigen::VectorXd& q, Eigen::VectorXd& qdot);
 
 }  // namespace marionette::test

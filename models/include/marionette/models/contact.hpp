@@ -74,8 +74,11 @@ struct ContactSurface {
 };
 
 // Two unit tangents (columns) completing `normal` to a right-handed orthonormal basis (t1, t2, n):
-// t1 the world x axis projected onto the plane (the y axis where x is nearly normal).
-Eigen::Matrix<double, 3, 2> tangentBasis(const Eigen::Vector3d& normal);
+// t1 `axis` projected onto the plane (`fallback` where `axis` is nearly normal: |n . axis| >=
+// 0.9); by default the world x axis (y).
+Eigen::Matrix<double, 3, 2> tangentBasis(
+    const Eigen::Vector3d& normal, const Eigen::Vector3d& axis = Eigen::Vector3d::UnitX(),
+    const Eigen::Vector3d& fallback = Eigen::Vector3d::UnitY());
 
 // The points within radius_m of the box |x_i| <= half_m_i (core coordinates: `pose` in the
 // frame's): a sphere (half 0), a capsule (its segment, half (0, 0, length / 2)), a box (radius 0).
