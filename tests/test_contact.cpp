@@ -116,7 +116,7 @@ TEST(Contact, AModelsSpheresAndCapsuleEndsAreItsContactPoints) {
   EXPECT_EQ(names.size(), pc_points.size());
   for (const ContactPoint& p : pc_points)  // a sphere by its geometry's name, a capsule's ends
     EXPECT_TRUE(p.name == p.link || p.name == p.link + "+z" || p.name == p.link + "-z") << p.name;
-  Contacts on_floor{pc_points, {floor}};
+  Contacts on_floor{pc_points, {floor}, {}, {}};
   EXPECT_EQ(on_floor.rowName(0), "floor/" + pc_points[0].name);
 }
 

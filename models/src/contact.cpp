@@ -66,12 +66,12 @@ std::vector<ContactPoint> contactPoints(const Model& model) {
     if (!puppetOnly(model, g.frame)) continue;
     const Shape& s = g.shape;
     if (s.type == ShapeType::Sphere) {
-      out.push_back({g.name, g.frame, g.pose.translation(), s.radius_m, g.name});
+      out.push_back({g.name, g.frame, g.pose.translation(), s.radius_m, g.name, {}});
     } else if (s.type == ShapeType::Capsule) {
       // Along the capsule's local z axis, centred (shape.hpp).
       const Eigen::Vector3d half = g.pose.linear() * Eigen::Vector3d(0, 0, 0.5 * s.length_m);
-      out.push_back({g.name, g.frame, g.pose.translation() + half, s.radius_m, g.name + "+z"});
-      out.push_back({g.name, g.frame, g.pose.translation() - half, s.radius_m, g.name + "-z"});
+      out.push_back({g.name, g.frame, g.pose.translation() + half, s.radius_m, g.name + "+z", {}});
+      out.push_back({g.name, g.frame, g.pose.translation() - half, s.radius_m, g.name + "-z", {}});
     }
   }
   mergeCoincident(model, out);

@@ -100,7 +100,8 @@ struct VariationalIntegrator::Impl {
   // the sphere's centre in the body's core frame, the core frame's pose, the centre (world).
   struct SelfGeometry {
     double gap = 0.0;
-    Eigen::Vector3d normal_core, x_core, origin, centre;
+    Eigen::Vector3d normal_core = Eigen::Vector3d::Zero(), x_core = Eigen::Vector3d::Zero();
+    Eigen::Vector3d origin, centre;  // (set by the caller)
     Eigen::Matrix3d rotation;
   };
   SelfGeometry selfGeometry(const DynamicsData& d, int c) const;
