@@ -724,10 +724,16 @@ struct ArmRun {
 };
 
 // The arm let go 0.1 rad out from the torso, swinging forward at 3 rad/s, for `seconds`.
-ArmRun swingAlongTheTorso(const ModelPtr& m, double seconds) {
+// Options stepping at 5 ms with `contacts`.
+IntegratorOptions at5ms(std::shared_ptr<const Contacts> contacts) {
   IntegratorOptions options;
   options.dt_s = 0.005;
-  options.contacts = itsOwnBody(*m);
+  options.contacts = std::move(contacts);
+  return options;
+}
+
+ArmRun swingAlongTheTorso(const ModelPtr& m, double seconds) {
+  const IntegratorOptions options = at5ms(itsOwnBody(*m));
   VariationalIntegrator vi(m, options);
   Eigen::VectorXd q, qdot;
   test::armSwingingForward(q, qdot);
@@ -785,10 +791,7 @@ TEST(SelfContact, OnATorsoTooHeavyToTurnTheArmMovesAsOnAFixedPlane) {
       side.friction = 1.0;
       contacts->surfaces.push_back(side);
     }
-    IntegratorOptions options;
-    options.dt_s = 0.005;
-    options.contacts = contacts;
-    VariationalIntegrator vi(m, options);
+    VariationalIntegrator vi(m, at5ms(contacts));
     Eigen::VectorXd q, qdot;
     test::armSwingingForward(q, qdot);
     State x = vi.stateFromVelocity(q, qdot, Eigen::VectorXd());
@@ -816,9 +819,7 @@ TEST(SelfContact, TheLinearizationWithTheArmOnItsTorsoMatchesFiniteDifferences) 
   // a torso that cannot turn, the arm's two joints could not take the contact's three
   // directions: its force along the arm would be indeterminate, and so would the step.)
   const ModelPtr m = test::armBesideTorso("contacts: {friction: 3.0}\n");
-  IntegratorOptions options;
-  options.dt_s = 0.005;
-  options.contacts = itsOwnBody(*m);
+  const IntegratorOptions options = at5ms(itsOwnBody(*m));
   VariationalIntegrator vi(m, options);
   // Sliding along the torso as it swings (the torso turning), then stuck to it for 0.25 s (not
   // at the edge of its cone, where finite differences would change its mode).
