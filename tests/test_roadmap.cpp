@@ -233,6 +233,16 @@ TEST(Roadmap, AnyChangeToModelSceneOrOptionsRefusesASavedRoadmap) {
   RoadmapOptions other = options;
   other.settle_tolerance *= 1.01;
   refused(model, scene, other, "roadmap options");
+  // What the edges touch: the floor's friction, the links' own, touching at all.
+  auto slippery = std::make_shared<Scene>(*scene);
+  for (Obstacle& o : slippery->obstacles) o.friction *= 0.5;
+  refused(model, slippery, options, "the floor's friction");
+  refused(changed([](Model& m) { m.self_contact.friction *= 0.5; }), scene, options,
+          "the links' friction");
+  CollisionOptions touching;
+  touching.touch_contact_surfaces = true;
+  EXPECT_NE(RestPoseRoadmap::fingerprint(CollisionModel(model, scene, touching), options), base)
+      << "touching the floor";
 
   // A mesh link counts by its triangles, not by its file's name: the same mesh in another folder
   // fits, a vertex moved by a micrometre does not.

@@ -254,7 +254,8 @@ TEST(Service, PlanOverRpcEqualsTheInProcessPlanAndStreamsTheSame) {
 
   const ModelPtr m = loadModel("planar-arm");
   PlanRequest local_req = wire::planRequestFromProto(
-      req, m, std::make_shared<CollisionModel>(m, loadScene("empty")), 300.0);
+      req, m, std::make_shared<CollisionModel>(m, loadScene("empty"), problemCollisionOptions()),
+      300.0);
   const Plan local = planMotion(local_req);
   const Plan back = wire::planFromProto(remote);
   ASSERT_EQ(back.samples(), local.samples());
@@ -458,7 +459,8 @@ TEST(Service, APlanIsOptimizedByTranscriptionByDefaultAndRawIsThePlanAsFound) {
 
   const ModelPtr m = loadModel("planar-arm");
   const PlanRequest local_req = wire::planRequestFromProto(
-      req, m, std::make_shared<CollisionModel>(m, loadScene("empty")), 300.0);
+      req, m, std::make_shared<CollisionModel>(m, loadScene("empty"), problemCollisionOptions()),
+      300.0);
   PipelineOptions pipeline;
   pipeline.optimization = OptimizationOptions{};
   const PipelineResult local = runPipeline(local_req, pipeline);

@@ -831,7 +831,7 @@ TEST(PlanQuality, AStillPlanHasNoJerkNoCatchesItsStaticLoadsAndNoResidualSwing) 
   PlanRequest req;
   req.model = pc;
   Plan p = planOf(pc, pc->defaultInputs().transpose().replicate(51, 1), 50.0);
-  measurePlanQuality(req, p, 1.0);
+  measurePlanQuality(req, *collisionModelOf(req), p, 1.0);
   ASSERT_TRUE(p.quality.measured);
   EXPECT_LT(p.quality.input_jerk_rms_overall, 1e-9);  // rounding / dt^3
   EXPECT_EQ(p.quality.string_catches, 0);
@@ -858,7 +858,7 @@ TEST(PlanQuality, JerkOfACubicAndCatchesOfAThrow) {
   PlanRequest req;
   req.model = arm;
   Plan p = planOf(arm, u, 50.0);
-  measurePlanQuality(req, p, 0.5);
+  measurePlanQuality(req, *collisionModelOf(req), p, 0.5);
   EXPECT_NEAR(p.quality.input_jerk_rms[0], 6 * c, 1e-6);
   EXPECT_LT(p.quality.input_jerk_rms[1], 1e-9);
   EXPECT_NEAR(p.quality.input_jerk_rms_overall, 6 * c / std::sqrt(2.0), 1e-6);
@@ -871,7 +871,7 @@ TEST(PlanQuality, JerkOfACubicAndCatchesOfAThrow) {
   PlanRequest mreq;
   mreq.model = mass;
   Plan thrown = planOf(mass, probe.spline().sampleInputs(throwVariables(mass)), 50.0);
-  measurePlanQuality(mreq, thrown, 1.0);
+  measurePlanQuality(mreq, *collisionModelOf(mreq), thrown, 1.0);
   const int catches = countCatches(mass, s.start, thrown.inputs, 50);
   EXPECT_GT(catches, 0);
   EXPECT_EQ(thrown.quality.string_catches, catches);
@@ -893,7 +893,7 @@ TEST(PlanQuality, ASnapIsACatchThatPullsThreeTimesTheLoadAndKeepsThePlanOffTheSt
   req.model = mass;
   Plan hauled = planOf(mass, u, 50.0);
   hauled.outcome = PlanOutcome::Exact;
-  measurePlanQuality(req, hauled, 1.0);
+  measurePlanQuality(req, *collisionModelOf(req), hauled, 1.0);
   const RestPose rest = computeRestPose(mass, u.row(0).transpose());
   ASSERT_TRUE(rest.ok);
   const State start{rest.q, Eigen::VectorXd::Zero(mass->nd()), u.row(0).transpose()};

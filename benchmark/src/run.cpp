@@ -1,7 +1,5 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // runBenchmark: every planner's runs of one problem, sequentially or from several threads.
-#include "marionette/benchmark/benchmark.hpp"
-
 #include <ompl/base/PlannerStatus.h>
 #include <ompl/config.h>
 #include <ompl/tools/benchmark/MachineSpecs.h>
@@ -16,6 +14,7 @@
 #include <thread>
 #include <tuple>
 
+#include "marionette/benchmark/benchmark.hpp"
 #include "marionette/common/clock.hpp"
 #include "marionette/common/text.hpp"
 #include "marionette/models/field_error.hpp"
@@ -110,7 +109,8 @@ ProblemRuns runBenchmark(const BenchmarkProblem& problem, const BenchmarkOptions
   base.start_inputs = problem.start_inputs;
   base.start = problem.start;
   base.scene = loadScene(problem.scene);
-  base.collision = std::make_shared<CollisionModel>(base.model, base.scene);
+  base.collision =
+      std::make_shared<CollisionModel>(base.model, base.scene, problemCollisionOptions());
   out.problem.goal = resolveRestOffsets(base.model, problem);
   base.goal = GoalSpec::parse(out.problem.goal);
   base.options.time_limit_s = options.time_limit_s;

@@ -8,6 +8,7 @@
 
 #include "collision_model_impl.hpp"
 #include "marionette/environments/collision.hpp"
+#include "marionette/environments/scene_contacts.hpp"
 #include "marionette/models/contact.hpp"
 
 namespace marionette {
@@ -192,6 +193,7 @@ CollisionModel::CollisionModel(ModelPtr model, ScenePtr scene, CollisionOptions 
         reinterpret_cast<void*>(static_cast<intptr_t>(i + 1)));
     m.obstacle_prototypes.back()->computeAABB();
   }
+  if (options.touch_contact_surfaces) m.contacts = sceneContacts(md, *m.scene, stage_pose);
 }
 
 CollisionModel::~CollisionModel() = default;
@@ -206,6 +208,9 @@ const Scene& CollisionModel::scene() const {
 }
 const CollisionOptions& CollisionModel::options() const {
   return impl_->options;
+}
+const std::shared_ptr<const Contacts>& CollisionModel::contacts() const {
+  return impl_->contacts;
 }
 int CollisionModel::linkCount() const {
   return static_cast<int>(impl_->links.size());

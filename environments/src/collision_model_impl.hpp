@@ -85,6 +85,7 @@ struct CollisionModel::Impl {
   // touch_contact_surfaces: a collision only beyond touch_tolerance_m.
   std::vector<char> self_pair_touchable;
   std::vector<std::pair<int, int>> string_link_pairs;  // (string, link)
+  std::shared_ptr<const Contacts> contacts;             // CollisionModel::contacts()
   // FCL objects built once here and copied by each checker: FCL's constructor writes the shared
   // geometry's local AABB, which must not happen while other threads read it.  Obstacles carry
   // their index + 1 as user data, links none.

@@ -161,7 +161,8 @@ Plan planPerformance(const PerformanceRequest& req, const ProgressFn& progress,
   checkPerformanceTargets(m, targets, o);
   CollisionModelPtr collision = req.collision;
   if (!collision)
-    collision = std::make_shared<CollisionModel>(model, req.scene ? req.scene : loadScene("empty"));
+    collision = std::make_shared<CollisionModel>(model, req.scene ? req.scene : loadScene("empty"),
+                                                 problemCollisionOptions());
   auto stopIfCancelled = [&] { throwIfCancelled("performance"); };
   auto report = [&](const char* phase, int iteration, double cost) {
     if (!progress) return;
@@ -328,7 +329,7 @@ Plan planPerformance(const PerformanceRequest& req, const ProgressFn& progress,
     }
     return std::string("the puppet swings off it");
   });
-  measurePlanQuality(request, out, o.settle_s);
+  measurePlanQuality(request, *collision, out, o.settle_s);
   out.stats.total_time_s = secondsSince(t0);
   requireFiniteNumbers(out);
   return out;

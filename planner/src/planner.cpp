@@ -101,7 +101,7 @@ Plan planMotion(const PlanRequest& req, const ProgressFn& progress, const Cancel
   plan.stats.verification_time_s = secondsSince(tv);
   classifyPlan(req.goal, plan);
   try {
-    measurePlanQuality(req, plan);
+    measurePlanQuality(req, *collision, plan);
   } catch (const SimulationError&) {
     plan.quality = PlanQuality{};  // the hold after the end failed a step: not measured
   }

@@ -9,11 +9,17 @@
 
 namespace marionette {
 
+CollisionOptions problemCollisionOptions() {
+  CollisionOptions options;
+  options.touch_contact_surfaces = true;
+  return options;
+}
+
 CollisionModelPtr collisionModelOf(const MotionProblem& problem) {
   if (problem.collision) return problem.collision;
   if (!problem.model) throw FieldError("model", "none given");
-  return std::make_shared<CollisionModel>(problem.model,
-                                          problem.scene ? problem.scene : loadScene("empty"));
+  return std::make_shared<CollisionModel>(
+      problem.model, problem.scene ? problem.scene : loadScene("empty"), problemCollisionOptions());
 }
 
 void checkGoal(const ModelPtr& model, const GoalSpec& goal, const Scene& scene) {

@@ -18,7 +18,8 @@ constexpr double kLoadedString_N = 0.05;
 constexpr double kSnapWindow_s = 0.1, kSnapFactor = 3.0;
 }  // namespace
 
-void measurePlanQuality(const MotionProblem& request, Plan& plan, double settle_s) {
+void measurePlanQuality(const MotionProblem& request, const CollisionModel& collision, Plan& plan,
+                        double settle_s) {
   PlanQuality q;
   q.settle_s = settle_s;
   const int n = plan.samples();
@@ -54,6 +55,7 @@ void measurePlanQuality(const MotionProblem& request, Plan& plan, double settle_
   const InputSchedule schedule = planInputs(plan);
   SimulationOptions so = planSimulation(plan, settle_s);
   so.start = request.start;
+  so.contacts = collision.contacts();
   const int hold_steps = static_cast<int>(std::lround(settle_s * plan.rate_hz));
   const RestPose at_end = computeRestPose(request.model, plan.inputs.row(n - 1).transpose());
   Eigen::VectorXd static_start, peak = Eigen::VectorXd::Zero(ns);

@@ -22,6 +22,7 @@ void verifyPlan(const MotionProblem& req, const CollisionModelPtr& collision, Pl
   const InputSchedule schedule = planInputs(plan);
   SimulationOptions so = planSimulation(plan);
   so.start = req.start;
+  so.contacts = collision->contacts();  // what the checker lets it touch, the dynamics hold
   plan.predicted.states.resize(n, nd);
   plan.predicted.tensions_N.resize(n, ns);
   plan.predicted.clearance_m.resize(n);
@@ -145,7 +146,7 @@ Plan verifyMotion(const MotionProblem& req, const Eigen::MatrixXd& inputs, doubl
   plan = std::move(verified);
   classifyPlan(req.goal, plan);
   try {
-    measurePlanQuality(req, plan);
+    measurePlanQuality(req, *collision, plan);
   } catch (const SimulationError&) {
     plan.quality = PlanQuality{};
   }

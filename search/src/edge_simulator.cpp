@@ -15,6 +15,7 @@ EdgeSimulator::EdgeSimulator(const CollisionModelPtr& collision, const RoadmapOp
           [&] {
             IntegratorOptions o;
             o.dt_s = options.step_s;
+            o.contacts = collision->contacts();
             return o;
           }()),
       checker_(collision),

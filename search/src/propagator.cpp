@@ -9,22 +9,14 @@
 
 namespace marionette::detail {
 
-namespace {
-IntegratorOptions withStep(double dt_s) {
-  IntegratorOptions o;
-  o.dt_s = dt_s;
-  return o;
-}
-}  // namespace
-
-Propagator::Propagator(const ompl::control::SpaceInformationPtr& si, ModelPtr model, double dt_s,
-                       SearchCounters& counters)
+Propagator::Propagator(const ompl::control::SpaceInformationPtr& si, ModelPtr model,
+                       const IntegratorOptions& options, SearchCounters& counters)
     : ompl::control::StatePropagator(si),
       model_(model),
       layout_(*model),
       counters_(counters),
-      vi_(std::move(model), withStep(dt_s)),
-      dt_s_(dt_s) {
+      vi_(std::move(model), options),
+      dt_s_(options.dt_s) {
   x_ = vi_.makeState();
   rho_next_.resize(layout_.nk);
   rhodot_next_.resize(layout_.nk);

@@ -84,12 +84,18 @@ void serialise(Canonical& c, const Model& m, const CollisionModel& collision) {
     if (const TriangleMeshPtr mesh = collision.linkMesh(link)) c.mesh(*mesh);
   c.tag("allowed") << static_cast<int>(m.allowed_collisions.size());
   for (const auto& [a, b] : m.allowed_collisions) c << a << b;
+  // (The links touching one another: the edges' dynamics when the collision model touches.)
+  const SelfContactSpec& sc = m.self_contact;
+  c.tag("self_contact") << int(sc.enabled) << sc.friction << static_cast<int>(sc.excluded.size());
+  for (const auto& [a, b] : sc.excluded) c << a << b;
+  c << static_cast<int>(sc.pair_friction.size());
+  for (const auto& p : sc.pair_friction) c << p.frame_a << p.frame_b << p.friction;
 }
 
 void serialise(Canonical& c, const Scene& sc) {
   c.tag("scene") << sc.name << static_cast<int>(sc.obstacles.size());
   for (const auto& o : sc.obstacles) {
-    c << o.name << o.shape << o.pose;
+    c << o.name << o.shape << o.pose << int(o.contact) << o.friction;
     if (o.mesh) c.mesh(*o.mesh);
   }
   c.tag("bounds") << static_cast<int>(sc.bounds.has_value());
@@ -145,7 +151,8 @@ std::string RestPoseRoadmap::fingerprint(const CollisionModel& collision,
   const CollisionOptions& co = collision.options();
   c.tag("collision") << co.string_radius_m << int(co.check_strings) << int(co.check_self)
                      << int(co.check_strings_vs_links) << int(co.check_bounds)
-                     << int(co.stage_pose.has_value());
+                     << int(co.stage_pose.has_value()) << int(co.touch_contact_surfaces)
+                     << co.touch_tolerance_m;
   if (co.stage_pose) c << *co.stage_pose;
   c.tag("roadmap") << options.describe();
   return roadmap::hash128(c.str());

@@ -55,7 +55,11 @@ TreeSearchSpace::TreeSearchSpace(const TreeSearchProblem& problem) : impl_(new I
   m.si = std::make_shared<oc::SpaceInformation>(space, cspace);
   m.si->setPropagationStepSize(dt);
   m.si->setMinMaxControlDuration(problem.min_control_steps, problem.max_control_steps);
-  m.si->setStatePropagator(std::make_shared<detail::Propagator>(m.si, m.model, dt, m.counters));
+  IntegratorOptions dynamics;
+  dynamics.dt_s = dt;
+  dynamics.contacts = problem.collision->contacts();  // a touch the validity allows is held
+  m.si->setStatePropagator(
+      std::make_shared<detail::Propagator>(m.si, m.model, dynamics, m.counters));
   m.si->setStateValidityChecker(
       std::make_shared<detail::Validity>(m.si, problem.collision, dt, m.counters));
   {
@@ -71,9 +75,7 @@ TreeSearchSpace::TreeSearchSpace(const TreeSearchProblem& problem) : impl_(new I
 
   ob::ScopedState<> start(space);
   {
-    IntegratorOptions o;
-    o.dt_s = dt;
-    VariationalIntegrator vi(m.model, o);
+    VariationalIntegrator vi(m.model, dynamics);
     const State x0 = vi.stateFromVelocity(problem.q0, problem.qdot0, problem.rho0);
     const Eigen::VectorXd rest = Eigen::VectorXd::Zero(model.nk());
     m.layout.write(x0, rest.data(),

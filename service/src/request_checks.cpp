@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 #include "request_checks.hpp"
 
-#include "marionette/environments/scene_contacts.hpp"
+#include "marionette/problem/motion_problem.hpp"
 
 namespace marionette::service {
 
@@ -18,11 +18,9 @@ CheckedSimulation checkSimulate(Resolver& resolver, const v1::SimulateRequest& r
   if (out.call.with_scene) {
     // A simulation touches the scene's surfaces (docs/scene-format.md): its dynamics carry them
     // as contacts, and touching them is not a collision.
-    CollisionOptions touching;
-    touching.touch_contact_surfaces = true;
-    out.collision =
-        resolver.collision(out.model, request.model(), request.scene(), "scene", touching);
-    out.call.options.contacts = sceneContacts(*out.model, out.collision->scene());
+    out.collision = resolver.collision(out.model, request.model(), request.scene(), "scene",
+                                       problemCollisionOptions());
+    out.call.options.contacts = out.collision->contacts();
   }
   return out;
 }
@@ -34,8 +32,9 @@ template <class Request>
 std::pair<ModelPtr, CollisionModelPtr> modelInScene(Resolver& resolver, const Request& request) {
   wire::checkRequestSizes(request);
   ModelPtr model = resolver.model(request.model(), "model");
-  CollisionModelPtr collision =
-      resolver.collision(model, request.model(), request.scene(), "scene");
+  // The puppet touches the scene's surfaces and its own links, as the simulation does.
+  CollisionModelPtr collision = resolver.collision(model, request.model(), request.scene(), "scene",
+                                                   problemCollisionOptions());
   return {std::move(model), std::move(collision)};
 }
 

@@ -26,10 +26,11 @@ bool verifyCandidate(const MotionProblem& request, const CollisionModelPtr& coll
   return true;
 }
 
-bool stageWorthy(const MotionProblem& request, Plan candidate, double margin_m) {
+bool stageWorthy(const MotionProblem& request, const CollisionModel& collision, Plan candidate,
+                 double margin_m) {
   if (candidate.outcome != PlanOutcome::Exact) return false;
   try {
-    measurePlanQuality(request, candidate, 1.0);
+    measurePlanQuality(request, collision, candidate, 1.0);
   } catch (const SimulationError&) {
     return false;
   }
@@ -86,7 +87,7 @@ void acceptCandidate(const MotionProblem& request, const CollisionModelPtr& coll
                      " -> " + formatNumber(report.after.total()) + "); the plan is unchanged";
     return;
   }
-  measurePlanQuality(request, candidate, options.settle_s);
+  measurePlanQuality(request, *collision, candidate, options.settle_s);
   candidate.stats.total_time_s = plan.stats.total_time_s + report.time_s;
   if (only_margin) report.message = "could not meet the margin: " + candidate.message;
   try {

@@ -17,7 +17,8 @@ bool verifyCandidate(const MotionProblem& request, const CollisionModelPtr& coll
 
 // Whether `candidate` (verified by verifyCandidate), measured with the judge's 1 s hold, is
 // exact and stage-worthy (stageShortfalls, with the stage margin at least margin_m).
-bool stageWorthy(const MotionProblem& request, Plan candidate, double margin_m);
+bool stageWorthy(const MotionProblem& request, const CollisionModel& collision, Plan candidate,
+                 double margin_m);
 
 // `candidate` (plan's request with new inputs at plan.rate_hz) verified as every plan is. It
 // replaces out.plan when it ranks higher (exact and keeping options.margin_m, above exact

@@ -27,6 +27,7 @@ TrajectoryProblem::TrajectoryProblem(const ProblemSetup& s)
         IntegratorOptions o;
         o.dt_s = 1.0 / s.rate_hz;
         o.max_substep_halvings = 0;  // a value's step is the linearized one: a single solve
+        if (s.collision) o.contacts = s.collision->contacts();  // as the verification steps
         return o;
       }()),
       goal_(s.model, s.goal),

@@ -238,7 +238,7 @@ TranscriptionSolve solveTranscription(const MotionProblem& request,
     candidate.inputs = interpolated(problem.inputs(solving->iterate()), factor);
     std::string why;
     return verifyCandidate(request, collision, candidate, options.margin_m, why) &&
-           stageWorthy(request, std::move(candidate), options.margin_m);
+           stageWorthy(request, *collision, std::move(candidate), options.margin_m);
   };
   auto keep_going = [&](const TranscriptionProgress& p) {
     if (cancelled && cancelled()) return false;
@@ -330,7 +330,7 @@ void transcribePlan(const MotionProblem& request, const CollisionModelPtr& colli
   acceptCandidate(request, collision, plan, std::move(solve.candidate), options, t0, out, false);
   const bool solved = solve.converged || solve.status == Ipopt::Solve_Succeeded;
   if (coarse > 1 && solved && !solve.worthy &&
-      !(out.report.improved && stageWorthy(request, out.plan, options.margin_m))) {
+      !(out.report.improved && stageWorthy(request, *collision, out.plan, options.margin_m))) {
     TranscriptionSolve fine =
         solveTranscription(request, collision, plan, options, warm, start, 1, t0, cancelled);
     report.iterations += fine.iterations;
@@ -341,7 +341,7 @@ void transcribePlan(const MotionProblem& request, const CollisionModelPtr& colli
     if (fine.message.empty())
       acceptCandidate(request, collision, plan, std::move(fine.candidate), options, t0, trial,
                       false);
-    if (trial.report.improved && stageWorthy(request, trial.plan, options.margin_m)) {
+    if (trial.report.improved && stageWorthy(request, *collision, trial.plan, options.margin_m)) {
       trial.report.method = solve.method + "; not stage-worthy, then " + fine.method;
       out = std::move(trial);
       solve = std::move(fine);
@@ -352,8 +352,8 @@ void transcribePlan(const MotionProblem& request, const CollisionModelPtr& colli
   }
   // Never a worse answer than the plan without saying so: a stage-worthy plan stays unless what
   // would replace it is stage-worthy too.
-  if (report.improved && stageWorthy(request, plan, options.margin_m) &&
-      !stageWorthy(request, out.plan, options.margin_m)) {
+  if (report.improved && stageWorthy(request, *collision, plan, options.margin_m) &&
+      !stageWorthy(request, *collision, out.plan, options.margin_m)) {
     out.plan = plan;
     report.improved = false;
     report.message =

@@ -175,6 +175,7 @@ WarmStarts searchWarmStarts(const MotionProblem& request, const CollisionModelPt
   const StartState start = resolveStart(model, rho0, request.start);
   IntegratorOptions io;
   io.dt_s = 1.0 / plan.rate_hz;
+  io.contacts = collision->contacts();
   VariationalIntegrator vi(model, io);
 
   // A rest pose that meets the goal: the end's static tensions (the tension terms' reference)

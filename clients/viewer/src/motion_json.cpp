@@ -12,6 +12,7 @@
 #include "marionette/common/text.hpp"
 #include "marionette/environments/collision.hpp"
 #include "marionette/models/dynamics.hpp"
+#include "marionette/problem/motion_problem.hpp"
 
 namespace marionette::viewer {
 namespace {
@@ -75,7 +76,7 @@ Kinematics kinematicsOf(const Model& model, const std::vector<int>& link_frames,
 }
 
 // FCL's clearance per sample (to anything, to the stage alone), their minima and the first
-// collision.
+// collision, the puppet touching what a plan may touch (problemCollisionOptions).
 struct Clearance {
   std::vector<double> any_m, stage_m;
   int min_index = -1, stage_min_index = -1, first_collision = -1;
@@ -84,7 +85,8 @@ struct Clearance {
 
 Clearance clearanceOf(const ModelPtr& model, const ScenePtr& scene, const Eigen::MatrixXd& q) {
   Clearance c;
-  CollisionChecker checker(std::make_shared<CollisionModel>(model, scene));
+  CollisionChecker checker(
+      std::make_shared<CollisionModel>(model, scene, problemCollisionOptions()));
   const TrajectoryCheck check = checker.checkTrajectory(q.transpose(), true);
   auto lower = [](const std::vector<double>& v, int i, int best) {
     return std::isfinite(v[i]) && (best < 0 || v[i] < v[best]);

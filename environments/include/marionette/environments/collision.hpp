@@ -52,6 +52,8 @@
 
 namespace marionette {
 
+struct Contacts;  // models/contact.hpp
+
 struct CollisionOptions {
   double string_radius_m = 0.001;       // strings are capsules this thick
   bool check_strings = true;            // strings against obstacles
@@ -164,6 +166,12 @@ class CollisionModel {
   const Scene& scene() const;
   const CollisionOptions& options() const;
   ModelPtr modelPtr() const;
+  // The dynamics that go with these checks: with touch_contact_surfaces, what the checker lets
+  // the puppet touch, as the integrator's contacts (sceneContacts at the options' stage pose:
+  // the contact surfaces, the links touching one another); null without it, or when nothing
+  // may touch.  Every simulation judged by this model carries them (IntegratorOptions::contacts),
+  // so that a touch the checker allows is one the dynamics hold.  Built once, shared.
+  const std::shared_ptr<const Contacts>& contacts() const;
 
   // Names of the checked things, for reports and tests.
   int linkCount() const;

@@ -57,7 +57,8 @@ struct PerformanceOptions {
 struct PerformanceRequest {
   ModelPtr model;
   ScenePtr scene;               // null = the empty stage
-  CollisionModelPtr collision;  // optional: built from model and scene when null
+  CollisionModelPtr collision;  // optional: built from model and scene when null, touching
+                                // (problemCollisionOptions)
   TargetMotion targets;         // stage coordinates
   PerformanceOptions options;
 };

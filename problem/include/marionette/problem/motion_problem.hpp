@@ -25,7 +25,7 @@ namespace marionette {
 struct MotionProblem {
   ModelPtr model;
   ScenePtr scene;                   // null = the empty stage
-  CollisionModelPtr collision;      // optional: built from model and scene when null
+  CollisionModelPtr collision;      // optional: collisionModelOf builds it when null
   Eigen::VectorXd start_inputs;     // n_k rig setpoints at the start; empty = defaults
   StartSpec start;                  // rest pose of start_inputs, optionally with joints set
   std::string start_text = "rest";  // for the plan's record
@@ -48,7 +48,13 @@ void checkGoal(const ModelPtr& model, const GoalSpec& goal, const Scene& scene);
 // does not have, or in collision when `start_clear` is set).
 ResolvedProblem resolveProblem(const MotionProblem& problem, bool start_clear = true);
 
-// The problem's collision model: its own, or the model on its scene (the empty stage when none).
+// The options a problem's collision model is built with: the puppet touches the scene's contact
+// surfaces and its own links (touch_contact_surfaces), and every simulation that judges a plan
+// carries them as contacts (CollisionModel::contacts).
+CollisionOptions problemCollisionOptions();
+
+// The problem's collision model: its own, or the model on its scene (the empty stage when none)
+// with problemCollisionOptions().
 CollisionModelPtr collisionModelOf(const MotionProblem& problem);
 
 }  // namespace marionette

@@ -18,9 +18,11 @@
 namespace marionette {
 
 // Fills plan.quality from plan.inputs (at plan.rate_hz) and the plan's verified clearances,
-// simulating from the request's start as the verification does.  Throws SimulationError when
-// the hold cannot be simulated.
-void measurePlanQuality(const MotionProblem& problem, Plan& plan, double settle_s = 1.0);
+// simulating from the request's start as the verification does (touching what `collision`
+// lets it touch: CollisionModel::contacts).  Throws SimulationError when the hold cannot be
+// simulated.
+void measurePlanQuality(const MotionProblem& problem, const CollisionModel& collision, Plan& plan,
+                        double settle_s = 1.0);
 
 // A plan a puppeteer could stage: exact (and so re-simulated and verified), this far from the
 // stage and from anything, no snap, no string's tension above this multiple of its static load,
