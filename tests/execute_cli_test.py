@@ -297,6 +297,42 @@ class Execute(unittest.TestCase):
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assertIn("dry run: nothing was sent", p.stdout)
 
+    def test_a_dry_run_re_simulates_the_plan_on_its_stage_touching_the_floor(self):
+        # suspended-mass over a floor raised to 10 cm, which its longest string would hang the
+        # mass 7 cm through: the plan sets the mass down on the floor.  The dry run re-simulates
+        # the stream there, the floor bearing the mass: no collision.  On a stage of that name
+        # with a block where the mass lands, it is refused, naming the pair.
+        floor = "name: raised-floor\nobstacles:\n" \
+                "  - {name: floor, plane: {normal: [0, 0, 1], offset: 0.1}}\n"
+        with open(self.path("raised.yaml"), "w") as f:
+            f.write(floor)
+        with open(self.path("blocked.yaml"), "w") as f:
+            f.write(floor + "  - {name: block, box: {size: [0.1, 0.1, 0.04]}, "
+                            "pose: {position: [0.3, 0, 0.12]}}\n")
+        plan = self.path("down.json")
+        p = run("plan", "--model", "suspended-mass", "--scene", self.path("raised.yaml"),
+                "--goal", "point:mass=0.3,0,0.12;radius=0.01;at-rest", "--planner", "kpiece",
+                "--max-propagations", "400000", "--time-limit", "600", "--raw", "--quiet",
+                "--out", plan, timeout=600)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(json.load(open(plan))["outcome"], "exact")
+        p = run("execute", "--plan", plan, "--dry-run")
+        self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
+        self.assertIn("--scene: the plan's scene 'raised-floor' is not a built-in one", p.stderr)
+        p = run("execute", "--plan", plan, "--scene", "table", "--dry-run")
+        self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
+        self.assertIn("the plan's is 'raised-floor'", p.stderr)
+        p = run("execute", "--plan", plan, "--scene", self.path("raised.yaml"), "--dry-run")
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        self.assertIn("re-simulated on raised-floor", p.stdout)
+        self.assertIn("no collision", p.stdout)
+        self.assertIn("touching 1 pair(s): floor/mass", p.stdout)
+        self.assertIn("dry run: nothing was sent", p.stdout)
+        p = run("execute", "--plan", plan, "--scene", self.path("blocked.yaml"), "--dry-run")
+        self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
+        self.assertIn("refused, nothing was sent", p.stderr)
+        self.assertRegex(p.stderr, r"collides at t=[0-9.]+ s \(.*'block'")
+
     def test_feedback_needs_a_measuring_rig_and_its_options_name_the_flag(self):
         p = run("plan", "--model", "planar-arm", "--goal", "q:theta1=0.3;tol=0.05", "--seed", "1",
                 "--out", self.path("plan.json"), "--quiet")

@@ -17,8 +17,10 @@
 #include "marionette/executor/closed_loop.hpp"
 #include "marionette/executor/executor.hpp"
 #include "marionette/executor/tracking_report.hpp"
-#include "marionette/models/simulation.hpp"
 #include "marionette/models/model_io.hpp"
+#include "marionette/models/simulation.hpp"
+#include "marionette/problem/motion_problem.hpp"
+#include "rehearsal.hpp"
 
 namespace marionette::cli {
 
@@ -52,8 +54,8 @@ struct Feedback {
 };
 
 // --feedback and its options; each only with --feedback lqr.
-Feedback parseFeedback(const Args& a, const Playback& perf, const StreamOptions& so,
-                       double rate) {
+Feedback parseFeedback(const Args& a, const Playback& perf, const ScenePtr& scene,
+                       const StreamOptions& so, double rate) {
   Feedback fb;
   const char* only[] = {"--estimator", "--q", "--r", "--process-noise", "--max-correction",
                         "--max-deviation"};
@@ -139,11 +141,11 @@ Feedback parseFeedback(const Args& a, const Playback& perf, const StreamOptions&
                                     e.problem());
     throw;
   }
-  // The estimate is checked against the plan's scene: a collision ahead stops the run.
-  if (!perf.scene.empty()) {
-    const ScenePtr scene = loadScene(perf.scene);
+  // The estimate is checked against the plan's scene, as the plan was (touching the floor and
+  // its own links is no collision): a collision ahead stops the run.
+  if (scene) {
     auto checker = std::make_shared<CollisionChecker>(
-        std::make_shared<const CollisionModel>(perf.model, scene));
+        std::make_shared<const CollisionModel>(perf.model, scene, problemCollisionOptions()));
     o.collides = [checker](const Eigen::VectorXd& q, std::string& what) {
       const CollisionResult c = checker->inCollision(q);
       if (c.in_collision) what = c.pair.describe();
@@ -153,15 +155,66 @@ Feedback parseFeedback(const Args& a, const Playback& perf, const StreamOptions&
   return fb;
 }
 
+// The dry run on the plan's stage (rehearsal.hpp): what the puppet would do, printed; false (and
+// why, on stderr) when it collides or a step fails.
+bool rehearsed(const Playback& perf, const ScenePtr& scene, const Stream& stream) {
+  Rehearsal r;
+  try {
+    r = rehearse(perf, stream, scene);
+  } catch (const std::exception& e) {
+    std::cerr << "marionette execute: refused, nothing was sent: the stream's re-simulation on "
+              << perf.scene << " failed: " << e.what() << "\n";
+    return false;
+  }
+  const CheckedSimulationReport& c = r.report;
+  if (c.first_collision >= 0) {
+    std::cerr << formatted(
+        "marionette execute: refused, nothing was sent: re-simulated on %s, "
+        "the stream collides at t=%.2f s (%s)\n",
+        perf.scene.c_str(), c.first_collision_t_s, c.first_collision_pair.describe().c_str());
+    return false;
+  }
+  std::cout << formatted(
+      "  re-simulated on %s (%.2f s from the plan's start): no collision; "
+      "clearance to the stage %.4f m, to anything %.4f m",
+      perf.scene.c_str(), r.duration_s, c.min_stage_clearance_m, c.min_clearance_m);
+  if (!r.touched.empty()) {
+    std::cout << "; touching " << r.touched.size() << " pair(s): " << r.touched.front();
+    for (std::size_t i = 1; i < std::min<std::size_t>(r.touched.size(), 4); ++i)
+      std::cout << ", " << r.touched[i];
+    if (r.touched.size() > 4) std::cout << ", ...";
+  }
+  std::cout << "\n";
+  return true;
+}
+
 }  // namespace
 
 int cmdExecute(int argc, char** argv) {
   const Args a = parseArgs(argc, argv, 2,
-                           {"--plan", "--inputs", "--model", "--rig", "--rig-config",
-                            "--rate-scale", "--send-rate", "--loops", "--hold", "--log",
-                            "--max-misses", "--settle", "--ack-timeout", "--max-lost-acks",
-                            "--report", "--feedback", "--estimator", "--q", "--r",
-                            "--process-noise", "--max-correction", "--max-deviation"},
+                           {"--plan",
+                            "--inputs",
+                            "--model",
+                            "--rig",
+                            "--rig-config",
+                            "--rate-scale",
+                            "--send-rate",
+                            "--loops",
+                            "--hold",
+                            "--log",
+                            "--max-misses",
+                            "--settle",
+                            "--ack-timeout",
+                            "--max-lost-acks",
+                            "--report",
+                            "--feedback",
+                            "--estimator",
+                            "--q",
+                            "--r",
+                            "--process-noise",
+                            "--max-correction",
+                            "--max-deviation",
+                            "--scene"},
                            {"--loop", "--dry-run"});
   if (a.values.count("--plan") == a.values.count("--inputs"))
     throw std::invalid_argument("give one of --plan plan.json or --inputs FILE.csv");
@@ -215,7 +268,22 @@ int cmdExecute(int argc, char** argv) {
   }
   if (a.values.count("--ack-timeout"))
     eo.ack_timeout_s = parseNumber("--ack-timeout", a.values.at("--ack-timeout"));
-  const Feedback fb = parseFeedback(a, perf, so, rate);
+  // The plan's stage: its built-in scene by name, or the file --scene gives (of that name; any
+  // scene for inputs from a CSV, which name none).
+  ScenePtr scene;
+  if (a.values.count("--scene")) {
+    scene = loadScene(a.values.at("--scene"));
+    if (!perf.scene.empty() && scene->name != perf.scene)
+      throw std::invalid_argument("--scene: " + a.values.at("--scene") + " is the scene '" +
+                                  scene->name + "', the plan's is '" + perf.scene + "'");
+  } else if (!perf.scene.empty()) {
+    const std::vector<std::string> builtin = builtinSceneNames();
+    if (std::find(builtin.begin(), builtin.end(), perf.scene) == builtin.end())
+      throw std::invalid_argument("--scene: the plan's scene '" + perf.scene +
+                                  "' is not a built-in one: give its file");
+    scene = loadScene(perf.scene);
+  }
+  const Feedback fb = parseFeedback(a, perf, scene, so, rate);
 
   std::cout << "execute: " << perf.source << " (" << m.name << ", " << perf.duration_s
             << " s, sent at " << rate << " Hz";
@@ -295,6 +363,7 @@ int cmdExecute(int argc, char** argv) {
         static_cast<int>(sensing.names().size()), sensing.rate_hz, sensing.latency_s);
   }
   if (a.switches.count("--dry-run")) {
+    if (scene && !rehearsed(perf, scene, stream)) return 2;
     std::cout << "  dry run: nothing was sent\n";
     return 0;
   }

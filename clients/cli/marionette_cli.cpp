@@ -91,7 +91,7 @@ constexpr const char* kUsage =
     "                  [--rig-config RIG.yaml]\n"
     "                  [--rate-scale X] [--send-rate HZ] [--loop | --loops N] [--hold VAR,...]\n"
     "                  [--settle S] [--max-misses N] [--ack-timeout S] [--max-lost-acks N]\n"
-    "                  [--log FILE.csv] [--report FILE.json] [--dry-run]\n"
+    "                  [--log FILE.csv] [--report FILE.json] [--dry-run] [--scene NAME|FILE]\n"
     "                  [--feedback lqr [--estimator ekf|ekf-euler] [--q POS[,VEL[,RIG]]]\n"
     "                   [--r R[,RATE[,ACCEL]]] [--process-noise POS,VEL] [--max-correction X]\n"
     "                   [--max-deviation X]]\n"

@@ -378,8 +378,13 @@ StepStatus VariationalIntegrator::Impl::stepOnce(const State& x, const Eigen::Ve
   int iterations = solveNewton(x, rho_next);
   int modes_at_once = lcp_modes_ ? 1 : 0;
   lcp_modes_ = false;
-  if (iterations < 0 && !modes_at_once &&
-      std::find(contact_near_.begin(), contact_near_.end(), 1) != contact_near_.end()) {
+  // (Only where a contact row took part: touching, or joining or leaving the taut set.  Modes of
+  // strings and stops alone that cycle fall back to substeps, as they do without contacts, so
+  // that contacts near but idle leave the step the same to the bit.)
+  bool contacts_took_part = false;
+  for (int c = contact_row_; c < nc_ && !contacts_took_part; ++c)
+    contacts_took_part = is_active_[c] || flips_[c] > 0;
+  if (iterations < 0 && !modes_at_once && contacts_took_part) {
     // The rows' modes, chosen one at a time, cycled (two light feet: each one's mode answers the
     // other's): every row's mode at once, from the same guess (modesFromLcp).
     qd2_ = guess_;
