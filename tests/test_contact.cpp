@@ -13,6 +13,7 @@
 #include <cmath>
 #include <functional>
 #include <limits>
+#include <map>
 #include <memory>
 #include <set>
 #include <stdexcept>
@@ -666,6 +667,21 @@ TEST(SelfContact, LinksThatMayOverlapDoNotTouchAndTheModelFileChoosesTheRest) {
   EXPECT_TRUE(framesTouch(*m25, forearm, thigh));
   EXPECT_TRUE(framesTouch(*m25, chest, forearm));
   for (const SelfContact& c : contacts->self) EXPECT_EQ(c.friction, kDefaultSelfFriction);
+  // The elbow is one point, the upper arm's end (15 mm) and the forearm's (10 mm): against the
+  // chest, which only the forearm may touch, it is the forearm's end, as the collision checker
+  // has it (the upper arm's would touch 5 mm early); against a thigh, the upper arm's.
+  std::map<std::string, double> radius;
+  for (int r = contacts->surfaceRows(); r < contacts->rows(); ++r)
+    radius[contacts->rowName(r)] = contacts->self[r - contacts->surfaceRows()].radius_m;
+  ASSERT_TRUE(radius.count("chest_0/upper_arm_l_3-z"));
+  EXPECT_EQ(radius["chest_0/upper_arm_l_3-z"], 0.01);
+  ASSERT_TRUE(radius.count("thigh_l_7/upper_arm_l_3-z")) << "no elbow-thigh row";
+  EXPECT_EQ(radius["thigh_l_7/upper_arm_l_3-z"], 0.015);
+  for (const ContactPoint& p : contacts->points) {
+    if (p.name == "upper_arm_l_3-z") {
+      EXPECT_EQ(p.radius_m, 0.015);  // on the floor: the larger
+    }
+  }
 
   const ModelPtr arm = test::armBesideTorso();
   ASSERT_EQ(itsOwnBody(*arm)->self.size(), 2u);  // the arm's two ends against the torso

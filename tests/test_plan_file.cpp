@@ -61,6 +61,17 @@ TEST(PlanFile, ReadsBackWhatWasWritten) {
   EXPECT_EQ(readPlanJson(older, "plan.json").quality.snaps, 0);
   EXPECT_EQ(back.quality.residual_kinetic_energy_J, plan.quality.residual_kinetic_energy_J);
   EXPECT_EQ(back.min_stage_clearance_m, plan.min_stage_clearance_m);
+  // Contact forces: the plan's own, and two pairs written to see them read back.
+  EXPECT_EQ(back.predicted.contact_names, plan.predicted.contact_names);
+  EXPECT_EQ(back.predicted.contact_normal_N, plan.predicted.contact_normal_N);
+  Plan touching = plan;
+  touching.predicted.contact_names = {"floor/foot_l_0", "body/hand_l_0"};
+  touching.predicted.contact_normal_N = Eigen::MatrixXd::Random(plan.samples(), 2).cwiseAbs();
+  touching.predicted.contact_friction_N = 0.3 * touching.predicted.contact_normal_N;
+  const Plan touched = readPlanJson(planText(touching), "plan.json");
+  EXPECT_EQ(touched.predicted.contact_names, touching.predicted.contact_names);
+  EXPECT_EQ(touched.predicted.contact_normal_N, touching.predicted.contact_normal_N);
+  EXPECT_EQ(touched.predicted.contact_friction_N, touching.predicted.contact_friction_N);
   // Re-simulated from its own file, the plan follows its predicted states to rounding (with 12
   // digits a 5.8 s plan drifted 3e-5 rad).
   int row = 0;
@@ -108,6 +119,13 @@ TEST(PlanFile, ErrorsNameTheField) {
   const std::size_t row_end = bad.find("],", bad.find('[', states + 11));
   bad.erase(bad.find('[', states + 11), row_end + 2 - bad.find('[', states + 11));
   expectError(bad, "predicted.states");
+  // A contact force that pulls.
+  Plan pulling = tablePlan();
+  pulling.predicted.contact_names = {"floor/foot_l_0"};
+  pulling.predicted.contact_normal_N = Eigen::MatrixXd::Zero(pulling.samples(), 1);
+  pulling.predicted.contact_friction_N = pulling.predicted.contact_normal_N;
+  pulling.predicted.contact_normal_N(3, 0) = -0.5;
+  expectError(planText(pulling), "predicted.contact_normal_N");
   // A seed beyond what a double holds exactly: an error, not an undefined cast (found by fuzzing).
   bad = text;
   const std::size_t seed = bad.find("\"seed\": ");

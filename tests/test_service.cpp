@@ -178,6 +178,49 @@ TEST(Service, SimulateEqualsTheInProcessSimulation) {
   }
 }
 
+// The suspended mass set down on a floor raised to 10 cm (its longest string would hang it
+// through the floor): over Plan the plan is exact and carries the floor's forces on the mass,
+// named, equal to the in-process plan's.
+TEST(Service, APlanThatTouchesTheFloorCarriesItsContactForces) {
+  Running s;
+  const std::string scene_yaml =
+      "name: raised-floor\nobstacles:\n  - {name: floor, plane: {normal: [0, 0, 1], offset: "
+      "0.1}}\n";
+  v1::PlanRequest req;
+  req.mutable_model()->set_name("suspended-mass");
+  req.mutable_scene()->set_yaml(scene_yaml);
+  req.set_planner("kpiece");
+  req.set_seed(1);
+  req.set_raw(true);
+  req.set_max_propagations(400'000);
+  req.set_time_limit_s(300);
+  auto* t = req.mutable_goal()->mutable_points()->add_targets();
+  t->set_point("mass");
+  t->mutable_position_m()->set_x(0.3);
+  t->mutable_position_m()->set_z(0.12);
+  req.mutable_goal()->set_tolerance(0.01);
+  req.mutable_goal()->set_at_rest(true);
+  grpc::ClientContext ctx;
+  v1::PlanResponse out;
+  const grpc::Status st = s.stub->Plan(&ctx, req, &out);
+  ASSERT_TRUE(st.ok()) << st.error_message();
+  ASSERT_EQ(out.outcome(), v1::OUTCOME_EXACT) << out.message();
+  ASSERT_EQ(out.contact_names_size(), 1);
+  EXPECT_EQ(out.contact_names(0), "floor/mass_0");
+  const Plan remote = wire::planFromProto(out);
+  const ModelPtr m = loadModel("suspended-mass");
+  const PlanRequest local_req = wire::planRequestFromProto(
+      req, m,
+      std::make_shared<CollisionModel>(m, loadSceneString(scene_yaml, "raised.yaml"),
+                                       problemCollisionOptions()),
+      300.0);
+  const Plan local = planMotion(local_req);
+  EXPECT_EQ(remote.predicted.contact_names, local.predicted.contact_names);
+  EXPECT_EQ(remote.predicted.contact_normal_N, local.predicted.contact_normal_N);
+  EXPECT_EQ(remote.predicted.contact_friction_N, local.predicted.contact_friction_N);
+  EXPECT_NEAR(remote.predicted.contact_normal_N(remote.samples() - 1, 0), 0.1244 * 9.81, 1e-6);
+}
+
 // PuppetCopter on a floor raised 4.35 cm (its feet hang 4.3 cm above the stage's): over Simulate
 // its feet land and stand, the contact forces reported per pair that touched, touching is no
 // collision, and

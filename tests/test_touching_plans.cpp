@@ -101,6 +101,12 @@ TEST(TouchingPlans, AMotionThatSetsTheMassDownIsExactAndRestsOnTheFloor) {
   EXPECT_GE(zm.minCoeff(), kResting_m - 1e-3);
   EXPECT_NEAR(zm[zm.size() - 1], kResting_m, 1e-3);
   EXPECT_EQ(plan.predicted.tensions_N(plan.samples() - 1, 0), 0.0);  // slack: the floor bears it
+  // The plan carries the floor's forces on the mass: all of its weight at rest, no friction.
+  ASSERT_EQ(plan.predicted.contact_names, std::vector<std::string>{"floor/mass_0"});
+  const double weight_N = 0.1244 * 9.81;
+  EXPECT_NEAR(plan.predicted.contact_normal_N(plan.samples() - 1, 0), weight_N, 1e-6 * weight_N);
+  EXPECT_LT(plan.predicted.contact_friction_N(plan.samples() - 1, 0), 1e-9);
+  EXPECT_EQ(plan.predicted.contact_normal_N(0, 0), 0.0);             // hanging at the start
   EXPECT_LT(plan.min_clearance_m, 1e-3);                             // touching...
   // ...and the forbidden stage is only the floor against the string (a strand of 1 mm radius that
   // snags on it), whose end at the mass's centre stays 2 cm above it.
@@ -113,6 +119,7 @@ TEST(TouchingPlans, AMotionThatSetsTheMassDownIsExactAndRestsOnTheFloor) {
   EXPECT_EQ(through.outcome, PlanOutcome::Approximate);
   EXPECT_NE(through.message.find("floor"), std::string::npos) << through.message;
   EXPECT_LT(through.predicted.states.col(1).minCoeff(), kResting_m - 0.05);
+  EXPECT_TRUE(through.predicted.contact_names.empty());  // its dynamics touch nothing
 }
 
 // A planner asked to put the mass on the floor finds an exact plan that sets it down there, and

@@ -12,7 +12,7 @@
 // (`--compare`) is drawn as a ghost that can be seen; a performance (examples/wave.yaml) shows its
 // targets as markers where its plan file says and plots the tracking error.  Then `--png`.
 import { execFileSync, spawnSync } from 'node:child_process';
-import { mkdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join, resolve } from 'node:path';
 import { inflateSync } from 'node:zlib';
@@ -411,6 +411,42 @@ try {
       await context.close();
     }
   });
+  await check('a plan that sets a mass down draws the floor\'s force on it and plots it',
+    async () => {
+      // The suspended mass over a floor raised to 10 cm, set down on it at x = 0.3 m.
+      writeFileSync(join(workDir, 'raised.yaml'), 'name: raised-floor\nobstacles:\n' +
+        '  - {name: floor, plane: {normal: [0, 0, 1], offset: 0.1}}\n');
+      run('plan', '--model', 'suspended-mass', '--scene', 'raised.yaml', '--planner', 'kpiece',
+        '--goal', 'point:mass=0.3,0,0.12;radius=0.01;at-rest', '--max-propagations', '400000',
+        '--raw', '--out', 'down.json', '--quiet');
+      const down = JSON.parse(readFileSync(join(workDir, 'down.json'), 'utf8'));
+      assert.deepEqual(down.predicted.contact_names, ['floor/mass_0']);
+      run('render', 'down.json', '--scene', 'raised.yaml', '--out', 'down.html');
+      const context = await browser.newContext({ viewport: { width: 1100, height: 900 },
+        deviceScaleFactor: 1, offline: true });
+      try {
+        const page = await context.newPage();
+        const errors = [];
+        page.on('pageerror', (err) => errors.push(String(err)));
+        await page.goto('file://' + join(workDir, 'down.html'));
+        await page.waitForFunction(() => window.marionetteViewer && window.marionetteViewer.ready,
+          null, { timeout: 30000 });
+        assert.deepEqual(errors, []);
+        assert.equal(await page.locator('#plot-contacts path.series').count(), 1);
+        await page.evaluate(() => window.marionetteViewer.setTime(0));
+        assert.deepEqual(await page.evaluate(() => window.marionetteViewer.contacts()), []);
+        const end = down.inputs.duration_s;
+        await page.evaluate((t) => window.marionetteViewer.setTime(t), end);
+        const [arrow] = await page.evaluate(() => window.marionetteViewer.contacts());
+        assert.equal(arrow.name, 'floor/mass_0');
+        // On the floor under the mass, at rest where it was set down; the largest force's length.
+        assert.ok(Math.abs(arrow.at[2] - 0.1) < 1e-3, `at ${arrow.at}`);
+        assert.ok(Math.abs(arrow.at[0] - 0.3) < 0.011, `at ${arrow.at}`);
+        assert.ok(arrow.length > 0.02 && arrow.length <= 0.12 + 1e-9, `length ${arrow.length}`);
+      } finally {
+        await context.close();
+      }
+    });
 } finally {
   await browser.close();
 }

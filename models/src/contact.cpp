@@ -42,7 +42,18 @@ void mergeCoincident(const Model& model, std::vector<ContactPoint>& points) {
       const std::size_t o = kept_index[j];
       if ((at[0][i] - at[0][o]).norm() < kSamePoint_m &&
           (at[1][i] - at[1][o]).norm() < kSamePoint_m) {
-        kept[j].radius_m = std::max(kept[j].radius_m, points[i].radius_m);
+        ContactPoint& k = kept[j];
+        if (points[i].radius_m != k.radius_m || !k.radius_on_frame_m.empty()) {
+          // Each frame's own end, the kept point's first.
+          if (k.radius_on_frame_m.empty()) k.radius_on_frame_m.emplace_back(k.frame, k.radius_m);
+          auto own = std::find_if(k.radius_on_frame_m.begin(), k.radius_on_frame_m.end(),
+                                  [&](const auto& e) { return e.first == points[i].frame; });
+          if (own == k.radius_on_frame_m.end())
+            k.radius_on_frame_m.emplace_back(points[i].frame, points[i].radius_m);
+          else
+            own->second = std::max(own->second, points[i].radius_m);
+        }
+        k.radius_m = std::max(k.radius_m, points[i].radius_m);
         if (points[i].frame != kept[j].frame &&
             std::find(kept[j].shared_with.begin(), kept[j].shared_with.end(), points[i].frame) ==
                 kept[j].shared_with.end())
@@ -66,12 +77,14 @@ std::vector<ContactPoint> contactPoints(const Model& model) {
     if (!puppetOnly(model, g.frame)) continue;
     const Shape& s = g.shape;
     if (s.type == ShapeType::Sphere) {
-      out.push_back({g.name, g.frame, g.pose.translation(), s.radius_m, g.name, {}});
+      out.push_back({g.name, g.frame, g.pose.translation(), s.radius_m, g.name, {}, {}});
     } else if (s.type == ShapeType::Capsule) {
       // Along the capsule's local z axis, centred (shape.hpp).
       const Eigen::Vector3d half = g.pose.linear() * Eigen::Vector3d(0, 0, 0.5 * s.length_m);
-      out.push_back({g.name, g.frame, g.pose.translation() + half, s.radius_m, g.name + "+z", {}});
-      out.push_back({g.name, g.frame, g.pose.translation() - half, s.radius_m, g.name + "-z", {}});
+      out.push_back(
+          {g.name, g.frame, g.pose.translation() + half, s.radius_m, g.name + "+z", {}, {}});
+      out.push_back(
+          {g.name, g.frame, g.pose.translation() - half, s.radius_m, g.name + "-z", {}, {}});
     }
   }
   mergeCoincident(model, out);
@@ -153,10 +166,16 @@ void addSelfContacts(const Model& model, Contacts& contacts) {
                              " pairs of the model's sphere and capsule ends and its links may "
                              "touch; exclude pairs (contacts.exclude) or turn self-contact off "
                              "(contacts.self: false)");
-      contacts.self.push_back(
-          {static_cast<int>(p), static_cast<int>(b), model.self_contact.frictionOf(fa, fb)});
+      contacts.self.push_back({static_cast<int>(p), static_cast<int>(b),
+                               model.self_contact.frictionOf(fa, fb), point.radiusOn(fa)});
     }
   if (contacts.self.empty()) contacts.bodies.clear();
+}
+
+double ContactPoint::radiusOn(int on_frame) const {
+  for (const auto& [f, r] : radius_on_frame_m)
+    if (f == on_frame) return r;
+  return radius_m;
 }
 
 std::string Contacts::rowName(int r) const {
@@ -219,6 +238,9 @@ std::string contactsProblem(const Model& model, const Contacts& contacts) {
       return field + ": a point and a body on one frame";
     if (!(c.friction >= 0.0 && std::isfinite(c.friction)))
       return field + ".friction: must be a finite number >= 0";
+    if (!(c.radius_m >= 0.0 && c.radius_m <= kStageRange_m))
+      return field + ".radius_m: must be in [0, " +
+             std::to_string(static_cast<int>(kStageRange_m)) + "] m";
   }
   return "";
 }

@@ -111,12 +111,12 @@ bool VariationalIntegrator::Impl::mayHaveReached(int c) const {
 
 VariationalIntegrator::Impl::SelfGeometry VariationalIntegrator::Impl::selfGap(
     int c, SelfGeometry g) const {
-  const ContactPoint& point = contactPoint(c);
-  const ContactBody& body = contacts_->bodies[selfContact(c).body];
+  const SelfContact& pair = selfContact(c);
+  const ContactBody& body = contacts_->bodies[pair.body];
   g.x_core.noalias() = g.rotation.transpose() * (g.centre - g.origin);
   const Eigen::Vector3d nearest = g.x_core.cwiseMax(-body.half_m).cwiseMin(body.half_m);
   const double distance = (g.x_core - nearest).norm();
-  const double radii = point.radius_m + body.radius_m;
+  const double radii = pair.radius_m + body.radius_m;
   if (distance > 0.0) {
     g.normal_core = (g.x_core - nearest) / distance;
     g.gap = radii - distance;

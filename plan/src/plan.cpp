@@ -36,6 +36,8 @@ void requireFiniteNumbers(const Plan& plan) {
       {"states", badRow(plan.predicted.states, false)},
       {"tensions", badRow(plan.predicted.tensions_N, false)},
       {"named points", badRow(plan.predicted.points_m, false)},
+      {"contact forces", std::max(badRow(plan.predicted.contact_normal_N, false),
+                                  badRow(plan.predicted.contact_friction_N, false))},
       {"goal distance", badRow(plan.predicted.goal_distance, true)},
       // No obstacle in reach is an infinite clearance, never a NaN one.
       {"clearance", badRow(plan.predicted.clearance_m, true)},

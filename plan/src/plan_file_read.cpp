@@ -200,6 +200,18 @@ Plan readPlanJson(const std::string& text, const std::string& source) {
       plan.predicted.points_m = r.matrix(p["points"], "predicted.points", n,
                                          3 * static_cast<int>(plan.predicted.point_names.size()));
     }
+    if (p["contact_names"]) {
+      PlanPrediction& out = plan.predicted;
+      out.contact_names = r.names(p["contact_names"], "predicted.contact_names");
+      const int nc = static_cast<int>(out.contact_names.size());
+      out.contact_normal_N = r.matrix(p["contact_normal_N"], "predicted.contact_normal_N", n, nc);
+      out.contact_friction_N =
+          r.matrix(p["contact_friction_N"], "predicted.contact_friction_N", n, nc);
+      for (const auto& [forces, field] :
+           {std::pair{&out.contact_normal_N, "predicted.contact_normal_N"},
+            std::pair{&out.contact_friction_N, "predicted.contact_friction_N"}})
+        if (forces->size() && !(forces->minCoeff() >= 0.0)) r.fail(field, "a force is negative");
+    }
   }
 
   if (const YAML::Node t = root["targets"]; t) {

@@ -154,6 +154,11 @@ void writePlanJson(const Plan& plan, std::ostream& os) {
     predicted.names("point_names", plan.predicted.point_names);
     predicted.rows("points", plan.predicted.points_m, "    ");
   }
+  if (!plan.predicted.contact_names.empty()) {
+    predicted.names("contact_names", plan.predicted.contact_names);
+    predicted.rows("contact_normal_N", plan.predicted.contact_normal_N, "    ");
+    predicted.rows("contact_friction_N", plan.predicted.contact_friction_N, "    ");
+  }
   os << "\n  }";
 
   if (!plan.performance.targets.points.empty() || !plan.performance.targets.variables.empty()) {

@@ -31,6 +31,9 @@ void verifyPlan(const MotionProblem& req, const CollisionModelPtr& collision, Pl
   plan.predicted.point_names.clear();
   for (const Point& p : model.points) plan.predicted.point_names.push_back(p.name);
   plan.predicted.points_m.resize(n, 3 * static_cast<Eigen::Index>(model.points.size()));
+  // Every contact row's forces, kept for the rows that bore load once the run is over.
+  const int nc = so.contacts ? so.contacts->rows() : 0;
+  Eigen::MatrixXd normal_N = Eigen::MatrixXd::Zero(n, nc), friction_N = normal_N;
   DynamicsData kinematics(model);
   CollisionChecker checker(collision);
   GoalEvaluator goal(req.model, req.goal);
@@ -45,6 +48,10 @@ void verifyPlan(const MotionProblem& req, const CollisionModelPtr& collision, Pl
     plan.max_violation_m = std::max(plan.max_violation_m, row.max_violation_m);
     plan.predicted.clearance_m[i] = sample.clearance_m;
     plan.predicted.stage_clearance_m[i] = sample.stage_clearance_m;
+    if (nc > 0 && row.contact_force_N) {
+      normal_N.row(i) = row.contact_force_N->transpose();
+      friction_N.row(i) = row.contact_friction_N->colwise().norm();
+    }
     forwardKinematics(model, kinematics, model.configuration(*row.q, *row.rho));
     for (std::size_t p = 0; p < model.points.size(); ++p)
       plan.predicted.points_m.block<1, 3>(i, 3 * static_cast<Eigen::Index>(p)) =
@@ -69,6 +76,15 @@ void verifyPlan(const MotionProblem& req, const CollisionModelPtr& collision, Pl
   };
   const CheckedSimulationReport report =
       simulateChecked(req.model, schedule, so, &checker, {}, on_sample);
+  plan.predicted.contact_names.clear();
+  std::vector<Eigen::Index> touched;
+  for (int r = 0; r < nc; ++r)
+    if (normal_N.col(r).maxCoeff() > 0.0) {
+      touched.push_back(r);
+      plan.predicted.contact_names.push_back(so.contacts->rowName(r));
+    }
+  plan.predicted.contact_normal_N = normal_N(Eigen::all, touched);
+  plan.predicted.contact_friction_N = friction_N(Eigen::all, touched);
   plan.collision_free = report.first_collision < 0;
   plan.first_collision = report.first_collision;
   plan.collision_pair = report.first_collision < 0 ? "" : report.first_collision_pair.describe();

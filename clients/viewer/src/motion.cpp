@@ -116,6 +116,9 @@ Motion motionOfPlan(const Plan& plan, const std::string& source, const Model& mo
   m.q.resize(plan.samples(), model.nq());
   m.q << plan.predicted.states, plan.inputs;
   m.tensions_N = plan.predicted.tensions_N;
+  m.contact_names = plan.predicted.contact_names;
+  m.contact_normal_N = plan.predicted.contact_normal_N;
+  m.contact_friction_N = plan.predicted.contact_friction_N;
   m.goals = goalRegions(plan.goal);
   m.goal_sample = plan.goal_sample < plan.samples() ? plan.goal_sample : -1;
   if (m.goal_sample >= 0)

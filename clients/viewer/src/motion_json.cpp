@@ -8,6 +8,7 @@
 #include <sstream>
 #include <string>
 
+#include "contact_tracks.hpp"
 #include "json_parts.hpp"
 #include "marionette/common/text.hpp"
 #include "marionette/environments/collision.hpp"
@@ -124,7 +125,15 @@ void writeMotionMembers(const ModelPtr& model_ptr, const ScenePtr& scene,
       motion.tensions_N.cols() != model.nstrings())
     throw ViewError((motion.name.empty() ? "the motion" : motion.name) +
                     ": its sizes do not fit '" + model.name + "'");
+  const long nc = static_cast<long>(motion.contact_names.size());
+  auto fits = [&](const Eigen::MatrixXd& forces) {
+    return forces.cols() == nc && (nc == 0 || forces.rows() == n);
+  };
+  if (!fits(motion.contact_normal_N) || !fits(motion.contact_friction_N))
+    throw ViewError((motion.name.empty() ? "the motion" : motion.name) +
+                    ": its contact forces do not fit its contact_names and samples");
   const Kinematics k = kinematicsOf(model, link_frames, motion.q, extent);
+  const ContactTracks contacts = contactTracks(model_ptr, scene, motion.contact_names, motion.q);
   const Clearance c = scene ? clearanceOf(model_ptr, scene, motion.q) : Clearance{};
 
   os << "\"title\":";
@@ -192,6 +201,21 @@ void writeMotionMembers(const ModelPtr& model_ptr, const ScenePtr& scene,
   jsonNames(os, motion.performance_points);
   os << ",\"samples\":";
   jsonRows(os, motion.performance_m);
+  os << '}';
+  // The contacts that bore load: their forces, and where each touches, per sample (6 numbers a
+  // pair: the point of contact, the unit direction its normal force pushes).
+  os << ",\n\"contacts\":{\"names\":";
+  jsonNames(os, motion.contact_names);
+  const Eigen::MatrixXd none;  // (a plan that touched nothing may hold N x 0 forces)
+  os << ",\"normal\":";
+  jsonRows(os, nc ? motion.contact_normal_N : none);
+  os << ",\"friction\":";
+  jsonRows(os, nc ? motion.contact_friction_N : none);
+  os << ",\"at\":";
+  Eigen::MatrixXd at(nc ? n : 0, 6 * nc);
+  for (std::size_t pair = 0; pair < motion.contact_names.size(); ++pair)
+    at.middleCols(6 * pair, 6) << contacts.at_m[pair], contacts.push[pair];
+  jsonRows(os, at);
   os << '}';
   os << ",\n\"clearance\":";
   if (scene) {

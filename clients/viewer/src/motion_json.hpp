@@ -22,6 +22,8 @@ std::vector<int> linkFrames(const Model& model);
 //   link frame), "string_ends" (N rows of 6 per string: puppet end, rig end), "string_lengths",
 //   "tensions" {names, samples}, "inputs" {names, units, samples}, "points" [{name, path}],
 //   "targets", "performance" {names, samples: rows of 3 per name, null where none},
+//   "contacts" {names, normal, friction: N rows of one force per pair (N), at: N rows of 6 per
+//   pair, the point of contact and the unit direction its normal force pushes},
 //   "clearance" ({samples, stage_samples, min_index, stage_min_index} with a scene,
 //   else null), "collision" {first_index, pair}, "goal_index"
 // in stage coordinates, and grows `extent` by every link frame and rig point it passes.  Throws

@@ -178,6 +178,11 @@ void planToProto(const Plan& p, v1::PlanResponse* out) {
   vectorToProto(p.predicted.clearance_m, out->mutable_clearance_m());
   vectorToProto(p.predicted.stage_clearance_m, out->mutable_stage_clearance_m());
   vectorToProto(p.predicted.goal_distance, out->mutable_goal_distance());
+  if (!p.predicted.contact_names.empty()) {
+    for (const auto& n : p.predicted.contact_names) out->add_contact_names(n);
+    matrixToProto(p.predicted.contact_normal_N, out->mutable_contact_normal_n());
+    matrixToProto(p.predicted.contact_friction_N, out->mutable_contact_friction_n());
+  }
   for (const auto& v : p.limit_violations) out->add_limit_violations(v);
   if (p.quality.measured) {
     scalarsToProto(qualityScalars(p.quality), *out->mutable_quality());
@@ -228,6 +233,18 @@ Plan planFromProto(const v1::PlanResponse& r) {
   p.predicted.clearance_m = vectorFromProto(r.clearance_m());
   p.predicted.stage_clearance_m = vectorFromProto(r.stage_clearance_m());
   p.predicted.goal_distance = vectorFromProto(r.goal_distance());
+  p.predicted.contact_names.assign(r.contact_names().begin(), r.contact_names().end());
+  p.predicted.contact_normal_N = matrixFromProto(r.contact_normal_n(), "plan.contact_normal_n");
+  p.predicted.contact_friction_N =
+      matrixFromProto(r.contact_friction_n(), "plan.contact_friction_n");
+  for (const auto& [forces, what] :
+       {std::pair{&p.predicted.contact_normal_N, "contact_normal_n"},
+        std::pair{&p.predicted.contact_friction_N, "contact_friction_n"}})
+    if (!p.predicted.contact_names.empty() &&
+        (forces->rows() != n || forces->cols() != long(p.predicted.contact_names.size())))
+      throw std::invalid_argument(std::string("plan.") + what + ": not " + std::to_string(n) +
+                                  " x " + std::to_string(p.predicted.contact_names.size()) +
+                                  " (samples x contact_names)");
   if (r.has_quality()) {
     p.quality.measured = true;
     scalarsFromProto(r.quality(), qualityScalars(p.quality));

@@ -14,7 +14,8 @@ import { placed, shapeGeometry, vec } from './shapes.js';
 
 export const SLACK_COLOR = new THREE.Color('#868e96');
 const SAG_POINTS = 17;
-const TARGET_COLOR = '#2fb344';  // a performance target whose point has no colour of its own  // vertices of a string's polyline (a slack string sags)
+const TARGET_COLOR = '#2fb344';
+const CONTACT_COLOR = '#e8590c';  // a contact's normal force  // a performance target whose point has no colour of its own  // vertices of a string's polyline (a slack string sags)
 const qa = new THREE.Quaternion(), qb = new THREE.Quaternion();  // scratch
 
 export class Puppet {
@@ -109,6 +110,23 @@ export class Puppet {
       return { name, column: 3 * k, marker };
     });
 
+    // The contacts that bore load: an arrow at each one's point of contact, along the direction
+    // its normal force pushes, as long as the force (the motion's largest 12 cm), hidden while it
+    // does not touch.
+    const contacts = motion.contacts || { names: [], normal: [], at: [] };
+    const largest = contacts.normal.reduce((m, row) => row.reduce((a, f) => Math.max(a, f), m),
+      1e-9);
+    this.contactScale_m = 0.12 / largest;
+    this.contacts = contacts.names.map((name, k) => {
+      const arrow = new THREE.ArrowHelper(new THREE.Vector3(0, 0, 1), new THREE.Vector3(), 0.05,
+        CONTACT_COLOR, 0.012, 0.008);
+      arrow.name = tag + 'contact:' + name;
+      arrow.visible = false;
+      for (const part of [arrow.line, arrow.cone]) ghostly(part.material);
+      scene.add(arrow);
+      return { name, column: k, arrow };
+    });
+
     const nStrings = view.strings.length;
     this.now = { ends: new Float64Array(nStrings * 6), lengths: new Float64Array(nStrings),
       tensions: new Float64Array(nStrings) };
@@ -159,6 +177,17 @@ export class Puppet {
       po.marker.position.set(lerp(p[s.i][0], p[s.j][0], s.f), lerp(p[s.i][1], p[s.j][1], s.f),
         lerp(p[s.i][2], p[s.j][2], s.f));
     });
+    if (this.contacts.length) {
+      const i = this.track.nearest(t), force = motion.contacts.normal[i], at = motion.contacts.at[i];
+      for (const c of this.contacts) {
+        const f = force[c.column];
+        c.arrow.visible = this.visible !== false && f > 0;
+        if (!c.arrow.visible) continue;
+        c.arrow.position.copy(vec(at, 6 * c.column));
+        c.arrow.setDirection(vec(at, 6 * c.column + 3));
+        c.arrow.setLength(Math.max(0.02, f * this.contactScale_m), 0.012, 0.008);
+      }
+    }
     const row = this.targets.length ? motion.performance.samples[this.track.nearest(t)] : null;
     for (const target of this.targets) {
       const x = row ? row[target.column] : null;
@@ -229,6 +258,12 @@ export class Puppet {
     const clamp = (v, hi) => Math.round(Math.min(Math.max(v, 0), hi));
     return { x: clamp(x0, w), y: clamp(y0, h), width: clamp(x1, w) - clamp(x0, w),
       height: clamp(y1, h) - clamp(y0, h), canvasWidth: w, canvasHeight: h };
+  }
+
+  // The contact arrows shown now: each pair's name, its point of contact and its length (m).
+  drawnContacts() {
+    return this.contacts.filter((c) => c.arrow.visible).map((c) => ({ name: c.name,
+      at: c.arrow.position.toArray(), length: c.arrow.cone.position.y }));
   }
 
   // Each string as drawn now: slack (dashed, grey) or taut, its colour ('#rrggbb'), its opacity.

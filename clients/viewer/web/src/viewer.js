@@ -309,6 +309,12 @@ plots.add('inputs', 'rig inputs', view.inputs.names.length ? '(' + [...new Set(v
 plots.add('tensions', 'string tensions', '(N)', perPlan((doc) => doc.tensions.names.map(
   (name, k) => ({ name, values: column(doc.tensions.samples, k), color: seriesColor(k) }))),
 { collisions });
+if (tracks.some((t) => t.doc.contacts && t.doc.contacts.names.length)) {
+  // What touched (the floor under a foot, a forearm on the body): each pair's normal force.
+  plots.add('contacts', 'contact normal forces', '(N)', perPlan((doc) => doc.contacts.names.map(
+    (name, k) => ({ name, values: column(doc.contacts.normal, k), color: seriesColor(k) }))),
+  { collisions });
+}
 if (puppets.some((p) => p.targets.length)) {
   // A performance: each target point's distance to its target (the ghost markers in the view).
   plots.add('tracking', 'tracking error', '(m)', puppets.flatMap((p, plan) =>
@@ -493,6 +499,8 @@ window.marionetteViewer = {
   puppetScreenBox: () => puppet.screenBox(camera, renderer.domElement),
   // Each string as drawn now: slack (dashed, grey) or taut, and its colour ('#rrggbb').
   strings: () => puppet.drawnStrings().map(({ name, slack, color }) => ({ name, slack, color })),
+  // The contact arrows shown now: [{name, at (the point of contact), length (m)}].
+  contacts: () => puppet.drawnContacts(),
   performanceTargets: () => puppet.targets.map(({ name, marker }) => ({ name,
     visible: marker.visible, position: marker.position.toArray() })),
   render,

@@ -51,12 +51,17 @@ struct ContactPoint {
   std::string link;         // the geometry's name, for reports
   int frame = -1;           // a frame a dynamic variable moves
   Eigen::Vector3d local_m;  // the sphere's centre in frame coordinates
-  double radius_m = 0.0;
+  double radius_m = 0.0;    // the largest of the ends that share it (what touches a surface)
   std::string name;  // unique among a model's points: a sphere's geometry name, a capsule's two
                      // ends NAME+z and NAME-z (along its local z axis); "" = link
   // Other frames whose geometry has this point wherever the puppet is (an elbow: the upper arm's
   // end is the forearm's): a self-contact of any of them is this point's.
   std::vector<int> shared_with;
+  // Where the ends that share it differ in size: each frame's own end's radius (the elbow's is
+  // the upper arm's 15 mm on the upper arm, the forearm's 10 mm on the forearm).
+  std::vector<std::pair<int, double>> radius_on_frame_m;
+  // The radius of the end that `frame` (the point's or one it is shared with) has here.
+  double radiusOn(int frame) const;
 };
 
 // Coulomb friction coefficient of a surface unless its description says otherwise: a puppet's
@@ -96,6 +101,9 @@ struct SelfContact {
   int point = -1;
   int body = -1;
   double friction = kDefaultSelfFriction;
+  // The point's sphere as the frame that may touch the body has it (ContactPoint::radiusOn): a
+  // shared elbow against the chest, which only the forearm may touch, is the forearm's end.
+  double radius_m = 0.0;
 };
 
 struct Contacts {

@@ -85,6 +85,12 @@ struct PlanPrediction {
   Eigen::VectorXd goal_distance;          // N: the goal's error measure (rad or m)
   std::vector<std::string> point_names;   // the model's named points
   Eigen::MatrixXd points_m;               // N x 3 n_points: their positions (stage coordinates)
+  // The contact pairs that bore load ("SURFACE/POINT", "BODY/POINT": Contacts::rowName), and per
+  // sample, over the step ending there (0 at t = 0), each one's normal force and the size of its
+  // friction force (N).  Empty when nothing touched.
+  std::vector<std::string> contact_names;  // n_c
+  Eigen::MatrixXd contact_normal_N;        // N x n_c
+  Eigen::MatrixXd contact_friction_N;      // N x n_c
 };
 
 // A performance (`marionette perform`): its targets sampled at the plan's rate (a row per sample

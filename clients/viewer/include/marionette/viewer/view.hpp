@@ -68,6 +68,10 @@ struct Motion {
   // none.  Drawn as ghost markers beside the points, their errors plotted.
   std::vector<std::string> performance_points;
   Eigen::MatrixXd performance_m;  // rows x 3 P, stage coordinates
+  // The contact pairs that bore load (plan.predicted.contact_names) and their normal and friction
+  // forces per sample (N x C, N): drawn where they touch, their normal forces plotted.
+  std::vector<std::string> contact_names;
+  Eigen::MatrixXd contact_normal_N, contact_friction_N;
 };
 
 // The plan's inputs and predicted states.  Throws ViewError when the plan is for another model

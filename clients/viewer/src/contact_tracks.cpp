@@ -1,0 +1,84 @@
+// SPDX-License-Identifier: BSD-3-Clause
+#include "contact_tracks.hpp"
+
+#include <Eigen/Geometry>
+#include <map>
+
+#include "marionette/environments/scene_contacts.hpp"
+#include "marionette/models/dynamics.hpp"
+#include "marionette/viewer/view.hpp"
+
+namespace marionette::viewer {
+
+namespace {
+
+Eigen::Isometry3d framePose(const DynamicsData& data, int frame) {
+  Eigen::Isometry3d pose = Eigen::Isometry3d::Identity();
+  pose.linear() = data.frame_R[frame];
+  pose.translation() = data.frame_p[frame];
+  return pose;
+}
+
+// The normal out of a body's core at x (core coordinates; models/contact.hpp's gap): from the
+// core's nearest point, or, inside the core, out of its nearest face.
+Eigen::Vector3d outOfCore(const ContactBody& body, const Eigen::Vector3d& x) {
+  const Eigen::Vector3d clamped = x.cwiseMax(-body.half_m).cwiseMin(body.half_m);
+  const Eigen::Vector3d d = x - clamped;
+  if (d.norm() > 1e-12) return d.normalized();
+  Eigen::Index face = 0;
+  (body.half_m - x.cwiseAbs()).minCoeff(&face);
+  return (x[face] < 0 ? -1.0 : 1.0) * Eigen::Vector3d::Unit(face);
+}
+
+}  // namespace
+
+ContactTracks contactTracks(const ModelPtr& model_ptr, const ScenePtr& scene,
+                            const std::vector<std::string>& names, const Eigen::MatrixXd& q) {
+  const Model& model = *model_ptr;
+  ContactTracks out;
+  if (names.empty()) return out;
+  const Scene none;
+  const auto contacts = sceneContacts(model, scene ? *scene : none);
+  std::map<std::string, int> row_of;
+  for (int r = 0; contacts && r < contacts->rows(); ++r) row_of[contacts->rowName(r)] = r;
+  std::vector<int> rows;
+  for (const std::string& name : names) {
+    const auto it = row_of.find(name);
+    if (it == row_of.end())
+      throw ViewError("contact pair '" + name + "': not one of '" + model.name + "'s" +
+                      (scene ? " on '" + scene->name + "'" : std::string()));
+    rows.push_back(it->second);
+  }
+  const Eigen::Isometry3d& stage = model.stage_pose;
+  const Eigen::Index n = q.rows();
+  out.at_m.assign(rows.size(), Eigen::MatrixXd(n, 3));
+  out.push.assign(rows.size(), Eigen::MatrixXd(n, 3));
+  DynamicsData data(model);
+  for (Eigen::Index i = 0; i < n; ++i) {
+    forwardKinematics(model, data, q.row(i).transpose());
+    for (std::size_t k = 0; k < rows.size(); ++k) {
+      const int r = rows[k];
+      const bool surface = r < contacts->surfaceRows();
+      const int p = surface ? r % static_cast<int>(contacts->points.size())
+                            : contacts->self[r - contacts->surfaceRows()].point;
+      const ContactPoint& point = contacts->points[p];
+      const Eigen::Vector3d centre = framePose(data, point.frame) * point.local_m;
+      Eigen::Vector3d normal;
+      if (surface) {
+        normal = contacts->surfaces[r / contacts->points.size()].normal;
+      } else {
+        const ContactBody& body =
+            contacts->bodies[contacts->self[r - contacts->surfaceRows()].body];
+        const Eigen::Isometry3d core = framePose(data, body.frame) * body.pose;
+        normal = core.linear() * outOfCore(body, core.inverse() * centre);
+      }
+      const double radius_m =
+          surface ? point.radius_m : contacts->self[r - contacts->surfaceRows()].radius_m;
+      out.at_m[k].row(i) = (stage * (centre - radius_m * normal)).transpose();
+      out.push[k].row(i) = (stage.linear() * normal).transpose();
+    }
+  }
+  return out;
+}
+
+}  // namespace marionette::viewer
