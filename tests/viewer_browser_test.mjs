@@ -380,6 +380,23 @@ try {
 
   // ---- A performance -------------------------------------------------------------------------
 
+  // A page of workDir opened in a fresh offline context, ready and with no error, given to body.
+  const onPage = async (file, body) => {
+    const context = await browser.newContext({ viewport: { width: 1100, height: 900 },
+      deviceScaleFactor: 1, offline: true });
+    try {
+      const page = await context.newPage();
+      const errors = [];
+      page.on('pageerror', (err) => errors.push(String(err)));
+      await page.goto('file://' + join(workDir, file));
+      await page.waitForFunction(() => window.marionetteViewer && window.marionetteViewer.ready,
+        null, { timeout: 30000 });
+      assert.deepEqual(errors, []);
+      await body(page);
+    } finally {
+      await context.close();
+    }
+  };
   await check('a performance shows its targets as markers and plots the tracking error', async () => {
     // Exit 0 or 4 (exact or approximate: the kinematic step alone may swing into itself).
     const p = spawnSync(marionette, ['perform', '--model', 'puppetcopter', '--scene',
@@ -388,16 +405,7 @@ try {
     assert.ok(p.status === 0 || p.status === 4, `perform exited ${p.status}: ${p.stderr}`);
     const wave = JSON.parse(readFileSync(join(workDir, 'wave.json'), 'utf8'));
     run('render', 'wave.json', '--out', 'wave.html');
-    const context = await browser.newContext({ viewport: { width: 1100, height: 900 },
-      deviceScaleFactor: 1, offline: true });
-    try {
-      const page = await context.newPage();
-      const errors = [];
-      page.on('pageerror', (err) => errors.push(String(err)));
-      await page.goto('file://' + join(workDir, 'wave.html'));
-      await page.waitForFunction(() => window.marionetteViewer && window.marionetteViewer.ready,
-        null, { timeout: 30000 });
-      assert.deepEqual(errors, []);
+    await onPage('wave.html', async (page) => {
       assert.equal(await page.locator('#plot-tracking path.series').count(), 1);
       // At 2 s the marker is where the plan's target is; during the hold after the end, hidden.
       const i = Math.round(2.0 * wave.inputs.rate_hz);
@@ -407,9 +415,7 @@ try {
       assert.ok(target.visible, 'the target marker is hidden at 2 s');
       target.position.forEach((x, k) => assert.ok(Math.abs(x - wave.targets.samples[i][k]) < 1e-6,
         `marker ${target.position} vs target ${wave.targets.samples[i].slice(0, 3)}`));
-    } finally {
-      await context.close();
-    }
+    });
   });
   await check('a plan that sets a mass down draws the floor\'s force on it and plots it',
     async () => {
@@ -422,16 +428,7 @@ try {
       const down = JSON.parse(readFileSync(join(workDir, 'down.json'), 'utf8'));
       assert.deepEqual(down.predicted.contact_names, ['floor/mass_0']);
       run('render', 'down.json', '--scene', 'raised.yaml', '--out', 'down.html');
-      const context = await browser.newContext({ viewport: { width: 1100, height: 900 },
-        deviceScaleFactor: 1, offline: true });
-      try {
-        const page = await context.newPage();
-        const errors = [];
-        page.on('pageerror', (err) => errors.push(String(err)));
-        await page.goto('file://' + join(workDir, 'down.html'));
-        await page.waitForFunction(() => window.marionetteViewer && window.marionetteViewer.ready,
-          null, { timeout: 30000 });
-        assert.deepEqual(errors, []);
+      await onPage('down.html', async (page) => {
         assert.equal(await page.locator('#plot-contacts path.series').count(), 1);
         await page.evaluate(() => window.marionetteViewer.setTime(0));
         assert.deepEqual(await page.evaluate(() => window.marionetteViewer.contacts()), []);
@@ -443,9 +440,7 @@ try {
         assert.ok(Math.abs(arrow.at[2] - 0.1) < 1e-3, `at ${arrow.at}`);
         assert.ok(Math.abs(arrow.at[0] - 0.3) < 0.011, `at ${arrow.at}`);
         assert.ok(arrow.length > 0.02 && arrow.length <= 0.12 + 1e-9, `length ${arrow.length}`);
-      } finally {
-        await context.close();
-      }
+      });
     });
 } finally {
   await browser.close();
