@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // runBenchmark: every planner's runs of one problem, sequentially or from several threads.
+#include "marionette/benchmark/benchmark.hpp"
+
 #include <ompl/base/PlannerStatus.h>
 #include <ompl/config.h>
 #include <ompl/tools/benchmark/MachineSpecs.h>
@@ -14,7 +16,6 @@
 #include <thread>
 #include <tuple>
 
-#include "marionette/benchmark/benchmark.hpp"
 #include "marionette/common/clock.hpp"
 #include "marionette/common/text.hpp"
 #include "marionette/models/field_error.hpp"

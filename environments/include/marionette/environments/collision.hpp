@@ -67,8 +67,9 @@ struct CollisionOptions {
   // deeper than touch_tolerance_m, and the stage clearance (the forbidden stage) leaves them out,
   // while the clearance to anything keeps them.  Strings still snag on them.  So do two links
   // that touch as self-contacts (framesTouch; spheres, capsules and boxes): a collision only
-  // deeper than touch_tolerance_m.  Off: every obstacle and every self pair is forbidden (front
-  // ends whose dynamics do not touch yet).
+  // deeper than touch_tolerance_m.  On for every plan (problemCollisionOptions), whose dynamics
+  // then carry those touches (CollisionModel::contacts).  Off: every obstacle and every self pair
+  // is forbidden (the euler and rk4 baselines, whose dynamics do not touch).
   bool touch_contact_surfaces = false;
   double touch_tolerance_m = 1e-3;
 };
