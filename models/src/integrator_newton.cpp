@@ -114,18 +114,9 @@ VariationalIntegrator::Impl::SelfGeometry VariationalIntegrator::Impl::selfGap(
   const SelfContact& pair = selfContact(c);
   const ContactBody& body = contacts_->bodies[pair.body];
   g.x_core.noalias() = g.rotation.transpose() * (g.centre - g.origin);
-  const Eigen::Vector3d nearest = g.x_core.cwiseMax(-body.half_m).cwiseMin(body.half_m);
-  const double distance = (g.x_core - nearest).norm();
-  const double radii = pair.radius_m + body.radius_m;
-  if (distance > 0.0) {
-    g.normal_core = (g.x_core - nearest) / distance;
-    g.gap = radii - distance;
-  } else {  // inside the core: out through its nearest face
-    int axis = 0;
-    const double depth = (body.half_m - g.x_core.cwiseAbs()).minCoeff(&axis);
-    g.normal_core = Eigen::Vector3d::Unit(axis) * (g.x_core[axis] < 0.0 ? -1.0 : 1.0);
-    g.gap = radii + depth;
-  }
+  const CoreGap core = coreGap(body, g.x_core, pair.radius_m);
+  g.gap = core.gap_m;
+  g.normal_core = core.normal_core;
   return g;
 }
 

@@ -19,17 +19,6 @@ Eigen::Isometry3d framePose(const DynamicsData& data, int frame) {
   return pose;
 }
 
-// The normal out of a body's core at x (core coordinates; models/contact.hpp's gap): from the
-// core's nearest point, or, inside the core, out of its nearest face.
-Eigen::Vector3d outOfCore(const ContactBody& body, const Eigen::Vector3d& x) {
-  const Eigen::Vector3d clamped = x.cwiseMax(-body.half_m).cwiseMin(body.half_m);
-  const Eigen::Vector3d d = x - clamped;
-  if (d.norm() > 1e-12) return d.normalized();
-  Eigen::Index face = 0;
-  (body.half_m - x.cwiseAbs()).minCoeff(&face);
-  return (x[face] < 0 ? -1.0 : 1.0) * Eigen::Vector3d::Unit(face);
-}
-
 }  // namespace
 
 ContactTracks contactTracks(const ModelPtr& model_ptr, const ScenePtr& scene,
@@ -64,16 +53,16 @@ ContactTracks contactTracks(const ModelPtr& model_ptr, const ScenePtr& scene,
       const ContactPoint& point = contacts->points[p];
       const Eigen::Vector3d centre = framePose(data, point.frame) * point.local_m;
       Eigen::Vector3d normal;
+      double radius_m = point.radius_m;
       if (surface) {
         normal = contacts->surfaces[r / contacts->points.size()].normal;
-      } else {
-        const ContactBody& body =
-            contacts->bodies[contacts->self[r - contacts->surfaceRows()].body];
+      } else {  // out of the body's core, as the step has it
+        const SelfContact& pair = contacts->self[r - contacts->surfaceRows()];
+        const ContactBody& body = contacts->bodies[pair.body];
         const Eigen::Isometry3d core = framePose(data, body.frame) * body.pose;
-        normal = core.linear() * outOfCore(body, core.inverse() * centre);
+        normal = core.linear() * coreGap(body, core.inverse() * centre, pair.radius_m).normal_core;
+        radius_m = pair.radius_m;
       }
-      const double radius_m =
-          surface ? point.radius_m : contacts->self[r - contacts->surfaceRows()].radius_m;
       out.at_m[k].row(i) = (stage * (centre - radius_m * normal)).transpose();
       out.push[k].row(i) = (stage.linear() * normal).transpose();
     }

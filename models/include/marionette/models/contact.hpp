@@ -17,6 +17,7 @@
 //                   friction coefficient
 //   tangentBasis    the surface's two tangent directions, in which friction is written
 //   ContactBody     a link's convex core, that another link's contact points touch
+//   coreGap         a sphere's gap against a body and the normal out of its core
 //   SelfContact     a contact point and a body on two links that touch one another
 //   Contacts        the points, surfaces, bodies: one contact row per (surface, point) and per
 //                   self-contact
@@ -94,6 +95,31 @@ struct ContactBody {
   Eigen::Vector3d half_m = Eigen::Vector3d::Zero();
   double radius_m = 0.0;
 };
+
+// A sphere of radius_m centred at x_core (the body's core coordinates) against `body`: the
+// self-contact row's gap (above) and the unit normal out of the core at the sphere's centre
+// (inside the core: out through its nearest face).  Inline: the step evaluates it per row and
+// Newton iteration.
+struct CoreGap {
+  double gap_m = 0.0;
+  Eigen::Vector3d normal_core = Eigen::Vector3d::UnitZ();
+};
+inline CoreGap coreGap(const ContactBody& body, const Eigen::Vector3d& x_core, double radius_m) {
+  CoreGap out;
+  const Eigen::Vector3d nearest = x_core.cwiseMax(-body.half_m).cwiseMin(body.half_m);
+  const double distance = (x_core - nearest).norm();
+  const double radii = radius_m + body.radius_m;
+  if (distance > 0.0) {
+    out.normal_core = (x_core - nearest) / distance;
+    out.gap_m = radii - distance;
+  } else {
+    int axis = 0;
+    const double depth = (body.half_m - x_core.cwiseAbs()).minCoeff(&axis);
+    out.normal_core = Eigen::Vector3d::Unit(axis) * (x_core[axis] < 0.0 ? -1.0 : 1.0);
+    out.gap_m = radii + depth;
+  }
+  return out;
+}
 
 // Contact point `point` (Contacts::points) touching body `body` (Contacts::bodies), with
 // Coulomb's mu.
