@@ -152,6 +152,45 @@ obstacles:
   EXPECT_EQ(checker.inCollision(placed(-0.9, 0.0, 1.0)).pair.second, "wall");
 }
 
+// A box the puppet may touch (contact: true: a table top), with touch_contact_surfaces: a ball
+// resting on it or in it by less than the tolerance is not in collision, the clearance to
+// anything reads 0 with the table, the stage clearance leaves the table out (the forbidden cube
+// is the nearest); deeper is a collision with the table; without the option it is forbidden.
+TEST(CollisionAnalytic, ABoxThePuppetMayTouchIsACollisionOnlyBeyondTheTolerance) {
+  const ScenePtr scene = sceneFrom(R"(
+obstacles:
+  - {name: table, box: {size: [1, 1, 0.1]}, pose: {position: [0, 0, 0.45]}, contact: true,
+     friction: 0.4}
+  - {name: cube, box: {size: [0.2, 0.2, 0.2]}, pose: {position: [0, 2, 0.6]}}
+)");
+  ASSERT_TRUE(scene->obstacles[0].contact);
+  EXPECT_EQ(scene->obstacles[0].friction, 0.4);
+  const ModelPtr ball = probeModel(sphere(0.1));
+  CollisionOptions touch;
+  touch.touch_contact_surfaces = true;
+  auto checker = checkerFor(ball, scene, touch);
+  auto strict = checkerFor(ball, scene);
+  for (double depth_m : {0.0, 0.0005, 0.0009}) {
+    SCOPED_TRACE(depth_m);
+    const Eigen::VectorXd q = placed(0.3, 0.0, 0.6 - depth_m);
+    EXPECT_FALSE(checker.inCollision(q).in_collision);
+    const ClearanceResult c = checker.clearance(q);
+    EXPECT_FALSE(c.in_collision);
+    EXPECT_EQ(c.distance_m, 0.0);
+    EXPECT_EQ(c.pair.second, "table");
+    EXPECT_NEAR(c.stage_distance_m, std::hypot(0.2, 1.9) - 0.1, 1e-6);  // the cube's edge
+    EXPECT_EQ(c.stage_pair.second, "cube");
+    EXPECT_TRUE(strict.inCollision(q).in_collision || depth_m == 0.0);
+  }
+  EXPECT_NEAR(checker.clearance(placed(0.3, 0.0, 0.65)).distance_m, 0.05, 1e-9);
+  const Eigen::VectorXd deep = placed(0.3, 0.0, 0.6 - 0.0011);
+  EXPECT_TRUE(checker.inCollision(deep).in_collision);
+  EXPECT_EQ(checker.inCollision(deep).pair.second, "table");
+  EXPECT_TRUE(checker.clearance(deep).in_collision);
+  // The cube is forbidden: touching it is a collision.
+  EXPECT_EQ(checker.inCollision(placed(0.0, 1.85, 0.6)).pair.second, "cube");
+}
+
 // Two links that touch as self-contacts (test::armBesideTorso: an arm's end on its torso's
 // side), with touch_contact_surfaces: 0.5 mm into the torso is no collision, 1.5 mm is one
 // between the two links; without the option, or with the pair excluded from contact in the model
@@ -197,7 +236,8 @@ TEST(CollisionAnalytic, LinksThatTouchAsContactsCollideOnlyBeyondTheTolerance) {
 // The integrator's contacts from a scene: each plane the puppet may touch, in the model's world
 // frame (through its stage pose and the plane's own pose), with its friction, against every
 // contact point: the empty stage's floor is floorSurface; a plane that says contact: false gives
-// none, and then only the puppet's links touch (none without self-contact).
+// none, and then only the puppet's links touch (none without self-contact); a box that says
+// contact: true is a body on the stage.
 TEST(CollisionStages, ASceneGivesTheIntegratorTheSurfacesThePuppetMayTouch) {
   const ModelPtr m = loadModel("puppetcopter");
   const auto empty = sceneContacts(*m, *loadScene("empty"));
@@ -231,6 +271,34 @@ obstacles:
   ASSERT_TRUE(own);
   EXPECT_TRUE(own->surfaces.empty());
   EXPECT_FALSE(own->self.empty());
+  // A box the puppet may touch (a table top, turned 0.2 rad about z): one body fixed on the
+  // stage, at its pose in the model's world frame, after the self-contacts, touched by every
+  // point with the box's friction and the point's own radius; a box that may not, none.
+  const auto table = sceneContacts(*m, *sceneFrom(R"(
+obstacles:
+  - {name: table, box: {size: [0.6, 0.4, 0.05]}, pose: {position: [0.1, 0, 0.3], rpy: [0, 0, 0.2]},
+     contact: true, friction: 0.3}
+  - {name: shelf, box: {size: [0.6, 0.4, 0.05]}, pose: {position: [2, 0, 0.3]}}
+)"));
+  ASSERT_TRUE(table);
+  EXPECT_EQ(contactsProblem(*m, *table), "");
+  ASSERT_EQ(table->bodies.size(), own->bodies.size() + 1);
+  ASSERT_EQ(table->self.size(), own->self.size() + table->points.size());
+  const ContactBody& top = table->bodies.back();
+  EXPECT_EQ(top.name, "table");
+  EXPECT_EQ(top.frame, kStageFrame);
+  EXPECT_LT((top.half_m - Eigen::Vector3d(0.3, 0.2, 0.025)).norm(), 1e-15);
+  Eigen::Isometry3d table_stage = Eigen::Isometry3d::Identity();
+  table_stage.linear() = Eigen::AngleAxisd(0.2, Eigen::Vector3d::UnitZ()).toRotationMatrix();
+  table_stage.translation() = Eigen::Vector3d(0.1, 0, 0.3);
+  EXPECT_LT((top.pose.matrix() - (m->stage_pose.inverse() * table_stage).matrix()).norm(), 1e-12);
+  for (std::size_t i = own->self.size(); i < table->self.size(); ++i) {
+    const SelfContact& pair = table->self[i];
+    EXPECT_EQ(pair.body, static_cast<int>(table->bodies.size()) - 1);
+    EXPECT_EQ(pair.friction, 0.3);
+    EXPECT_EQ(pair.radius_m, table->points[pair.point].radius_m);
+  }
+  EXPECT_EQ(table->rowName(table->rows() - 1).rfind("table/", 0), 0u);
   const ModelPtr untouching = loadModelString(
       builtinModelText("puppetcopter") + "\ncontacts: {self: false}\n", "untouching");
   EXPECT_FALSE(sceneContacts(*untouching, *sceneFrom(R"(
@@ -743,9 +811,9 @@ TEST(SceneFiles, BadScenesGetErrorsNamingFileLineAndField) {
        "obstacles[0]: give exactly one shape"},
       {"obstacles:\n  - {name: a}\n", "obstacles[0]: give exactly one shape"},
       {"obstacles:\n  - {sphere: {radius: 1}}\n", "bad.yaml:2: obstacles[0].name: missing"},
-      {"obstacles:\n  - {name: a, box: {size: [1, 1, 1]}, contact: true}\n",
-       "bad.yaml:2: obstacles[0].contact: only a plane may be touched so far (touching a box is a "
-       "collision)"},
+      {"obstacles:\n  - {name: a, cylinder: {radius: 1, length: 1}, contact: true}\n",
+       "bad.yaml:2: obstacles[0].contact: only a plane, sphere, capsule or box may be touched "
+       "(touching a cylinder is a collision)"},
       {"obstacles:\n  - {name: a, plane: {normal: [0, 0, 1]}, contact: maybe}\n",
        "bad.yaml:2: obstacles[0].contact: expected true or false (got 'maybe')"},
       {"obstacles:\n  - {name: a, plane: {normal: [0, 0, 1]}, friction: -0.1}\n",
@@ -753,8 +821,8 @@ TEST(SceneFiles, BadScenesGetErrorsNamingFileLineAndField) {
       {"obstacles:\n  - {name: a, plane: {normal: [0, 0, 1]}, friction: .nan}\n",
        "bad.yaml:2: obstacles[0].friction: expected a finite number (got '.nan')"},
       {"obstacles:\n  - {name: a, sphere: {radius: 1}, friction: 0.3}\n",
-       "bad.yaml:2: obstacles[0].friction: only a surface the puppet may touch (a plane, "
-       "contact: true) has friction"},
+       "bad.yaml:2: obstacles[0].friction: only an obstacle the puppet may touch (contact: "
+       "true; a plane's default) has friction"},
       {"obstacles:\n  - {name: a, sphere: {radius: 1}}\n  - {name: a, sphere: {radius: 1}}\n",
        "bad.yaml:3: obstacles[1].name: duplicate obstacle name 'a'"},
       {"obstacles:\n  - {name: a, sphere: {radius: 1}, colour: [1, 0, 0]}\n",

@@ -6,7 +6,7 @@
 // linearization with a contact touching against finite differences, PuppetCopter's feet let
 // down onto the floor, and nothing changes where nothing touches; the puppet's links touching
 // one another (self-contact): which pairs, the model file's contacts: section, an arm swung into
-// its torso, the linearization with it.
+// its torso, the linearization with it; a box on the stage (a table top) the puppet touches.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -881,6 +881,94 @@ TEST(SelfContact, TheLinearizationWithTheArmOnItsTorsoMatchesFiniteDifferences) 
   }
   EXPECT_TRUE(slid);
   EXPECT_TRUE(stuck);
+}
+
+// A box fixed on the stage (a table top) centred at `centre_m` with half sides `half_m`, that
+// every contact point of `model` may touch with Coulomb's `friction` (sceneContacts' stage body).
+IntegratorOptions onABox(const Model& model, const Eigen::Vector3d& centre_m,
+                         const Eigen::Vector3d& half_m, double friction) {
+  auto contacts = std::make_shared<Contacts>();
+  contacts->points = contactPoints(model);
+  Eigen::Isometry3d pose = Eigen::Isometry3d::Identity();
+  pose.translation() = centre_m;
+  contacts->bodies.push_back({"table", kStageFrame, pose, half_m, 0.0});
+  for (std::size_t p = 0; p < contacts->points.size(); ++p)
+    contacts->self.push_back({static_cast<int>(p), 0, friction, contacts->points[p].radius_m});
+  IntegratorOptions options;
+  options.dt_s = 0.01;
+  options.contacts = contacts;
+  return options;
+}
+
+// A sphere let down onto a frictionless table top (a box on the stage, its top at z = 0) lands
+// when free fall says, rests on it with its weight borne exactly, never enters it and gains no
+// energy, and keeps its horizontal speed; faster, it slides off the table's edge, round it (the
+// gap's normal out of the edge) without entering the box, and falls.
+TEST(StageBody, ASphereLandsOnATableTopRestsOnItAndSlidesOffItsEdge) {
+  constexpr double kRadius = 0.05, kMass = 1.0;
+  const ModelPtr m = test::probeModel(sphere(kRadius));
+  const IntegratorOptions options =
+      onABox(*m, Eigen::Vector3d(0, 0, -0.1), Eigen::Vector3d(0.2, 0.2, 0.1), 0.0);
+  ASSERT_EQ(contactsProblem(*m, *options.contacts), "");
+  ASSERT_EQ(options.contacts->rowName(0), "table/" + options.contacts->points[0].link);
+  VariationalIntegrator vi(m, options);
+  for (const double speed_mps : {0.05, 0.5}) {
+    SCOPED_TRACE(speed_mps);
+    Eigen::VectorXd q = Eigen::VectorXd::Zero(6), qdot = Eigen::VectorXd::Zero(6);
+    q[2] = kRadius + 0.25;
+    qdot[0] = speed_mps;
+    State x = vi.stateFromVelocity(q, qdot, Eigen::VectorXd());
+    StepReport rep = vi.makeReport();
+    double energy = std::numeric_limits<double>::infinity();
+    int landed_at = -1;
+    for (int k = 1; k <= 150; ++k) {
+      ASSERT_EQ(vi.step(x, x.rho, x, &rep), StepStatus::Ok) << "step " << k;
+      EXPECT_LE(rep.max_penetration_m, 1e-9) << "step " << k;
+      // Outside the box by the radius: the distance from its centre to the box.
+      const Eigen::Vector3d centre = x.q.head<3>();
+      const Eigen::Vector3d nearest =
+          centre.cwiseMax(Eigen::Vector3d(-0.2, -0.2, -0.2)).cwiseMin(Eigen::Vector3d(0.2, 0.2, 0));
+      EXPECT_GE((centre - nearest).norm() - kRadius, -1e-9) << "step " << k;
+      EXPECT_LE(rep.energy_J, energy + 1e-9) << "step " << k;
+      energy = rep.energy_J;
+      if (landed_at < 0 && rep.contacts_active > 0) landed_at = k;
+    }
+    ASSERT_GT(landed_at, 0);
+    EXPECT_NEAR(landed_at * options.dt_s, std::sqrt(2 * 0.25 / m->gravity_mps2), 0.02);
+    if (speed_mps < 0.1) {
+      EXPECT_EQ(rep.contacts_active, 1);
+      EXPECT_NEAR(rep.contact_force_N[0], kMass * m->gravity_mps2, 1e-6 * kMass * m->gravity_mps2);
+      EXPECT_NEAR(x.q[2], kRadius, 1e-9);
+      EXPECT_NEAR(x.q[0], speed_mps * 150 * options.dt_s, 1e-9);
+    } else {
+      // Off the edge at x = 0.2 by about 0.5 s, then a second of free fall.
+      EXPECT_EQ(rep.contacts_active, 0);
+      EXPECT_LT(x.q[2], -2.0);
+      EXPECT_GT(x.q[0], 0.2);
+    }
+  }
+}
+
+// A capsule tipped onto a table top, one end landing first (turned so that it lands inside the
+// top, away from its edges), with friction (mu 0.5): the step's linearization with that
+// stage-body row touching against central differences.
+TEST(StageBody, TheLinearizationOnATableTopMatchesFiniteDifferences) {
+  const ModelPtr m = capsuleAlongX(Eigen::Vector3d(0.05, 0.01, 0));
+  const IntegratorOptions options =
+      onABox(*m, Eigen::Vector3d(0, 0, -0.1), Eigen::Vector3d(0.5, 0.5, 0.1), 0.5);
+  VariationalIntegrator vi(m, options);
+  Eigen::VectorXd q(6), qdot(6);
+  q << 0, 0, 0.12, 0.2, -0.4, 0.1;  // the +x end low
+  qdot << 0.1, 0, 0, 0.5, 0, 0.3;
+  State x = vi.stateFromVelocity(q, qdot, Eigen::VectorXd());
+  StepReport rep = vi.makeReport();
+  int touching = 0;
+  for (int k = 0; k < 200 && touching < 3; ++k) {
+    ASSERT_EQ(vi.step(x, x.rho, x, &rep), StepStatus::Ok);
+    touching = rep.contacts_active == 1 ? touching + 1 : 0;
+  }
+  ASSERT_EQ(touching, 3) << "the capsule never rested on one end";
+  test::checkLinearization(m, x, x.rho, "a capsule on one end on a table top", options);
 }
 
 }  // namespace

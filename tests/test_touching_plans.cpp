@@ -122,6 +122,37 @@ TEST(TouchingPlans, AMotionThatSetsTheMassDownIsExactAndRestsOnTheFloor) {
   EXPECT_TRUE(through.predicted.contact_names.empty());  // its dynamics touch nothing
 }
 
+// The same motion over a table (a box the scene says the puppet may touch, its top at the raised
+// floor's height) sets the mass down on the table top: exact, resting on it with its weight
+// borne by the table; the same table forbidden (contact: false) makes it a collision.
+TEST(TouchingPlans, AMotionThatSetsTheMassDownOnATableTopIsExact) {
+  auto table = [](bool contact) {
+    return loadSceneString(std::string("name: table\nobstacles:\n"
+                                       "  - {name: table, box: {size: [1, 1, 0.1]}, "
+                                       "pose: {position: [0, 0, 0.05]}, contact: ") +
+                               (contact ? "true, friction: 0.3}\n" : "false}\n"),
+                           "table.yaml");
+  };
+  MotionProblem req;
+  req.model = loadModel("suspended-mass");
+  req.scene = table(true);
+  req.goal = GoalSpec::parse("point:mass=0,0,0.12;radius=0.005;at-rest");
+  const Plan plan = verifyMotion(req, lowering(*req.model, 50.0), 50.0);
+  ASSERT_EQ(plan.outcome, PlanOutcome::Exact) << plan.message;
+  const Eigen::VectorXd zm = plan.predicted.states.col(1);
+  EXPECT_GE(zm.minCoeff(), kResting_m - 1e-3);
+  EXPECT_NEAR(zm[zm.size() - 1], kResting_m, 1e-3);
+  ASSERT_EQ(plan.predicted.contact_names, std::vector<std::string>{"table/mass_0"});
+  const double weight_N = 0.1244 * 9.81;
+  EXPECT_NEAR(plan.predicted.contact_normal_N(plan.samples() - 1, 0), weight_N, 1e-6 * weight_N);
+  EXPECT_LT(plan.predicted.contact_friction_N(plan.samples() - 1, 0), 1e-9);
+
+  req.scene = table(false);
+  const Plan through = verifyMotion(req, lowering(*req.model, 50.0), 50.0);
+  EXPECT_EQ(through.outcome, PlanOutcome::Approximate);
+  EXPECT_NE(through.message.find("table"), std::string::npos) << through.message;
+}
+
 // A planner asked to put the mass on the floor finds an exact plan that sets it down there, and
 // its verified motion never goes more than 1 mm into the floor.
 TEST(TouchingPlans, APlannerPutsTheMassOnTheFloor) {

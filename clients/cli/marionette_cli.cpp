@@ -456,9 +456,11 @@ int cmdSimulate(int argc, char** argv) {
     checker = std::make_unique<CollisionChecker>(
         std::make_shared<CollisionModel>(model, scene, touching));
     if (opt.integrator == IntegratorKind::VI) opt.contacts = sceneContacts(*model, *scene);
-    for (int r = 0; opt.contacts && r < opt.contacts->rows(); ++r)
-      contact_names.push_back(opt.contacts->rowName(r));
+  } else if (opt.integrator == IntegratorKind::VI) {
+    opt.contacts = sceneContacts(*model, Scene{});  // no stage: the links touch one another
   }
+  for (int r = 0; opt.contacts && r < opt.contacts->rows(); ++r)
+    contact_names.push_back(opt.contacts->rowName(r));
 
   SimulationPrinter printer(summary, checker != nullptr);
   printer.header(itemNames(model->dynamic), itemNames(model->kinematic), itemNames(model->strings),

@@ -61,15 +61,23 @@ int obstacleTag(const fcl::CollisionObjectd* o) {
   return static_cast<int>(reinterpret_cast<intptr_t>(o->getUserData())) - 1;
 }
 
+// Whether a broadphase pair is with an obstacle `skip` marks (null: none is skipped).
+bool skipped(const std::vector<char>* skip, const fcl::CollisionObjectd* o1,
+             const fcl::CollisionObjectd* o2) {
+  return skip && (*skip)[std::max(obstacleTag(o1), obstacleTag(o2))];
+}
+
 struct CollideQuery {
   fcl::CollisionRequestd request;
   fcl::CollisionResultd result;
   int obstacle = -1;
+  const std::vector<char>* skip = nullptr;  // per obstacle: not this query's (touchable ones)
 };
 
 bool collideCallback(fcl::CollisionObjectd* o1, fcl::CollisionObjectd* o2, void* data) {
   auto* q = static_cast<CollideQuery*>(data);
   if (q->obstacle >= 0) return true;
+  if (skipped(q->skip, o1, o2)) return false;
   q->result.clear();
   fcl::collide(o1, o2, q->request, q->result);
   if (q->result.isCollision()) q->obstacle = std::max(obstacleTag(o1), obstacleTag(o2));
@@ -89,6 +97,7 @@ struct DistanceQuery {
   double min_m = std::numeric_limits<double>::infinity();
   int obstacle = -1;
   Eigen::Vector3d point_query = Eigen::Vector3d::Zero(), point_obstacle = Eigen::Vector3d::Zero();
+  const std::vector<char>* skip = nullptr;  // per obstacle: not this query's (touchable ones)
 };
 
 // One narrowphase distance, when it is below `bound` (else `bound` or more is returned and the
@@ -122,7 +131,7 @@ double pairDistance(const fcl::CollisionObjectd* a, const fcl::CollisionObjectd*
 bool distanceCallback(fcl::CollisionObjectd* o1, fcl::CollisionObjectd* o2, void* data,
                       double& dist) {
   auto* q = static_cast<DistanceQuery*>(data);
-  const double d = pairDistance(o1, o2, *q, q->min_m);
+  const double d = skipped(q->skip, o1, o2) ? q->min_m : pairDistance(o1, o2, *q, q->min_m);
   if (d < q->min_m) {
     q->min_m = d;
     const bool first_is_obstacle = obstacleTag(o1) >= 0;
@@ -319,17 +328,20 @@ CollisionResult CollisionChecker::inCollision(const Eigen::VectorXd& q) {
         if (s.stringPlaneDistance(j, h, p1, p2) <= 0.0)
           return hit(ContactKind::StringObstacle, s.stringName(j), h.name);
   }
-  auto against_scene = [&](fcl::CollisionObjectd* object) {
+  const std::vector<char>* touchable =
+      m.obstacle_touchable.empty() ? nullptr : &m.obstacle_touchable;
+  auto against_scene = [&](fcl::CollisionObjectd* object, const std::vector<char>* skip) {
     s.collide.obstacle = -1;
+    s.collide.skip = skip;
     s.manager.collide(object, &s.collide, collideCallback);
     return s.collide.obstacle;
   };
   for (int i = 0; i < nl; ++i)
-    if (const int o = against_scene(s.links[i].get()); o >= 0)
+    if (const int o = against_scene(s.links[i].get(), touchable); o >= 0)
       return hit(ContactKind::LinkObstacle, m.links[i].name, m.obstacles[o].name);
   if (m.options.check_strings)
     for (int j = 0; j < ns; ++j)
-      if (const int o = against_scene(s.strings[j].get()); o >= 0)
+      if (const int o = against_scene(s.strings[j].get(), nullptr); o >= 0)
         return hit(ContactKind::StringObstacle, s.stringName(j), m.obstacles[o].name);
   auto touching = [&](const fcl::CollisionObjectd* a, const fcl::CollisionObjectd* b) {
     if (!a->getAABB().overlap(b->getAABB())) return false;
@@ -346,6 +358,13 @@ CollisionResult CollisionChecker::inCollision(const Eigen::VectorXd& q) {
     s.distance.penetration = reading;
     return d > -m.options.touch_tolerance_m;
   };
+  // Obstacles the puppet may touch (spheres, capsules, boxes: the integrator's stage bodies):
+  // a collision only deeper than the tolerance.
+  for (std::size_t o = 0; touchable && o < m.obstacles.size(); ++o)
+    for (int i = 0; (*touchable)[o] && i < nl; ++i)
+      if (touching(s.links[i].get(), s.obstacles[o].get()) &&
+          !shallow(s.links[i].get(), s.obstacles[o].get()))
+        return hit(ContactKind::LinkObstacle, m.links[i].name, m.obstacles[o].name);
   for (std::size_t k = 0; k < m.self_pairs.size(); ++k) {
     const auto [a, b] = m.self_pairs[k];
     if (touching(s.links[a].get(), s.links[b].get()) &&
@@ -430,7 +449,12 @@ ClearanceResult CollisionChecker::clearance(const Eigen::VectorXd& q, Penetratio
     DistanceQuery& dq = s.distance;
     dq.min_m = best.distance_m;
     dq.obstacle = -1;
+    // (Links: not the touchable obstacles, which are in the clearance to anything only.)
+    dq.skip = kind == ContactKind::LinkObstacle && !m.obstacle_touchable.empty()
+                  ? &m.obstacle_touchable
+                  : nullptr;
     s.manager.distance(object, &dq, distanceCallback);
+    dq.skip = nullptr;
     if (dq.obstacle >= 0)
       consider(dq.min_m, kind, name, m.obstacles[dq.obstacle].name, dq.point_query,
                dq.point_obstacle, index, -1);
@@ -463,6 +487,10 @@ ClearanceResult CollisionChecker::clearance(const Eigen::VectorXd& q, Penetratio
     return best;
   }
   touchable();
+  for (std::size_t o = 0; o < m.obstacle_touchable.size(); ++o)
+    for (int i = 0; m.obstacle_touchable[o] && i < nl; ++i)
+      pair(s.links[i].get(), s.obstacles[o].get(), ContactKind::LinkObstacle, m.links[i].name,
+           m.obstacles[o].name, i, -1);
   best.in_collision = inCollision(q).in_collision;
   return best;
 }

@@ -117,8 +117,13 @@ CollisionModel::CollisionModel(ModelPtr model, ScenePtr scene, CollisionOptions 
     } else {
       g = primitiveGeometry(o.shape);
     }
-    m.obstacles.push_back({o.name, g, toFcl(world_pose)});
+    m.obstacles.push_back({o.name, g, toFcl(world_pose), o.contact && options.touch_contact_surfaces});
   }
+  for (const auto& o : m.obstacles)
+    if (o.touchable) {
+      for (const auto& each : m.obstacles) m.obstacle_touchable.push_back(each.touchable);
+      break;
+    }
   if (m.scene->bounds && options.check_bounds) {
     // Six faces, each kept as its outward normal n and offset d: inside is n . x <= d, and a
     // link is out when its support along n exceeds d.

@@ -48,6 +48,7 @@ struct ObstacleGeometry {
   std::string name;
   GeometryPtr geometry;
   fcl::Transform3d world_pose;
+  bool touchable = false;  // the puppet may touch it, with CollisionOptions::touch_contact_surfaces
 };
 
 // A CollisionObject whose world AABB we set ourselves.  FCL's computeAABB bounds a rotated
@@ -79,6 +80,9 @@ struct CollisionModel::Impl {
   Eigen::Isometry3d world_from_stage;
   std::vector<detail::LinkGeometry> links;
   std::vector<detail::ObstacleGeometry> obstacles;  // bounded ones, for the broadphase manager
+  // Per obstacle, whether it is touchable; empty when none is (the links' broadphase queries
+  // skip these: a touchable one is measured against each link on its own, with the tolerance).
+  std::vector<char> obstacle_touchable;
   std::vector<detail::HalfSpace> half_spaces;       // planes and bounds faces
   std::vector<std::pair<int, int>> self_pairs;
   // Per self pair: links that touch as the integrator's contacts (framesTouch), with

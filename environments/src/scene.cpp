@@ -97,14 +97,14 @@ ScenePtr parse(const YAML::Node& root, const std::string& source_name,
     if (n["color"]) o.color = readColor(r, n["color"], f + ".color");
     o.contact = o.shape.type == ShapeType::Plane;
     if (n["contact"]) o.contact = r.flag(n["contact"], f + ".contact");
-    if (o.contact && o.shape.type != ShapeType::Plane)
+    if (o.contact && (o.shape.type == ShapeType::Cylinder || o.shape.type == ShapeType::Mesh))
       r.fail(n["contact"], f + ".contact",
-             "only a plane may be touched so far (touching a " +
+             "only a plane, sphere, capsule or box may be touched (touching a " +
                  std::string(shapeTypeName(o.shape.type)) + " is a collision)");
     if (n["friction"]) {
       if (!o.contact)
         r.fail(n["friction"], f + ".friction",
-               "only a surface the puppet may touch (a plane, contact: true) has friction");
+               "only an obstacle the puppet may touch (contact: true; a plane's default) has friction");
       o.friction = r.number(n["friction"], f + ".friction");
       if (!(o.friction >= 0.0 && o.friction <= kMaxFriction))
         r.fail(n["friction"], f + ".friction",

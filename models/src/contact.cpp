@@ -91,24 +91,28 @@ std::vector<ContactPoint> contactPoints(const Model& model) {
   return out;
 }
 
+bool contactBody(const std::string& name, int frame, const Eigen::Isometry3d& pose,
+                 const Shape& shape, ContactBody& body) {
+  body = ContactBody{name, frame, pose, Eigen::Vector3d::Zero(), 0.0};
+  if (shape.type == ShapeType::Sphere) {
+    body.radius_m = shape.radius_m;
+  } else if (shape.type == ShapeType::Capsule) {
+    body.radius_m = shape.radius_m;
+    body.half_m.z() = 0.5 * shape.length_m;
+  } else if (shape.type == ShapeType::Box) {
+    body.half_m = 0.5 * shape.size_m;
+  } else {
+    return false;
+  }
+  return true;
+}
+
 std::vector<ContactBody> contactBodies(const Model& model) {
   std::vector<ContactBody> out;
-  for (const Geometry& g : model.geometry) {
-    if (!puppetOnly(model, g.frame)) continue;
-    const Shape& s = g.shape;
-    ContactBody b{g.name, g.frame, g.pose, Eigen::Vector3d::Zero(), 0.0};
-    if (s.type == ShapeType::Sphere) {
-      b.radius_m = s.radius_m;
-    } else if (s.type == ShapeType::Capsule) {
-      b.radius_m = s.radius_m;
-      b.half_m.z() = 0.5 * s.length_m;
-    } else if (s.type == ShapeType::Box) {
-      b.half_m = 0.5 * s.size_m;
-    } else {
-      continue;
-    }
-    out.push_back(b);
-  }
+  ContactBody body;
+  for (const Geometry& g : model.geometry)
+    if (puppetOnly(model, g.frame) && contactBody(g.name, g.frame, g.pose, g.shape, body))
+      out.push_back(body);
   return out;
 }
 
@@ -215,9 +219,10 @@ std::string contactsProblem(const Model& model, const Contacts& contacts) {
   for (std::size_t b = 0; b < contacts.bodies.size(); ++b) {
     const ContactBody& body = contacts.bodies[b];
     const std::string field = "contacts.bodies[" + std::to_string(b) + "]";
-    if (body.frame < 0 || body.frame >= static_cast<int>(model.frames.size()) ||
-        !puppetOnly(model, body.frame))
-      return field + ".frame: not a frame the puppet's joints alone move";
+    if (body.frame != kStageFrame &&
+        (body.frame < 0 || body.frame >= static_cast<int>(model.frames.size()) ||
+         !puppetOnly(model, body.frame)))
+      return field + ".frame: not the stage nor a frame the puppet's joints alone move";
     if (!body.pose.matrix().allFinite() || !coordinateProblem(body.pose.translation()).empty())
       return field + ".pose: not finite or beyond the stage's range";
     if (!(body.half_m.minCoeff() >= 0.0 && body.half_m.maxCoeff() <= kStageRange_m))

@@ -74,6 +74,11 @@ void VariationalIntegrator::Impl::poseSelfContacts(const DynamicsData& d) {
   }
   for (std::size_t b = 0; b < contacts_->bodies.size(); ++b) {
     const ContactBody& body = contacts_->bodies[b];
+    if (body.frame == kStageFrame) {
+      posed_rotations_[b] = body.pose.linear();
+      posed_origins_.col(b) = body.pose.translation();
+      continue;
+    }
     posed_rotations_[b].noalias() = d.frame_R[body.frame] * body.pose.linear();
     posed_origins_.col(b) = d.frame_R[body.frame] * body.pose.translation() + d.frame_p[body.frame];
   }
@@ -85,8 +90,13 @@ VariationalIntegrator::Impl::SelfGeometry VariationalIntegrator::Impl::selfGeome
   const ContactBody& body = contacts_->bodies[selfContact(c).body];
   SelfGeometry g;
   g.centre = pointPosition(d, point.frame, point.local_m);
-  g.rotation = d.frame_R[body.frame] * body.pose.linear();
-  g.origin = d.frame_R[body.frame] * body.pose.translation() + d.frame_p[body.frame];
+  if (body.frame == kStageFrame) {
+    g.rotation = body.pose.linear();
+    g.origin = body.pose.translation();
+  } else {
+    g.rotation = d.frame_R[body.frame] * body.pose.linear();
+    g.origin = d.frame_R[body.frame] * body.pose.translation() + d.frame_p[body.frame];
+  }
   return selfGap(c, g);
 }
 
@@ -125,6 +135,10 @@ void VariationalIntegrator::Impl::selfRelativeJacobian(const DynamicsData& d, in
   const ContactPoint& point = contactPoint(c);
   const int body_frame = contacts_->bodies[selfContact(c).body].frame;
   pointJacobian(*model_, d, point.frame, point.local_m, point_J_);
+  if (body_frame == kStageFrame) {  // (the stage's body does not move)
+    rel_J_ = point_J_.leftCols(nd_);
+    return;
+  }
   // The body's material point at the centre (the normal is orthogonal to the difference between
   // it and the nearest point's velocities: the two give one gradient).
   const Eigen::Vector3d local =

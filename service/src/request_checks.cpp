@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 #include "request_checks.hpp"
 
+#include "marionette/environments/scene_contacts.hpp"
 #include "marionette/problem/motion_problem.hpp"
 
 namespace marionette::service {
@@ -21,6 +22,8 @@ CheckedSimulation checkSimulate(Resolver& resolver, const v1::SimulateRequest& r
     out.collision = resolver.collision(out.model, request.model(), request.scene(), "scene",
                                        problemCollisionOptions());
     out.call.options.contacts = out.collision->contacts();
+  } else if (out.call.options.integrator == IntegratorKind::VI) {
+    out.call.options.contacts = sceneContacts(*out.model, Scene{});  // the links touch each other
   }
   return out;
 }

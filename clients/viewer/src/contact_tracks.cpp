@@ -12,8 +12,10 @@ namespace marionette::viewer {
 
 namespace {
 
+// (kStageFrame: the identity; a stage body's pose is in the world frame.)
 Eigen::Isometry3d framePose(const DynamicsData& data, int frame) {
   Eigen::Isometry3d pose = Eigen::Isometry3d::Identity();
+  if (frame == kStageFrame) return pose;
   pose.linear() = data.frame_R[frame];
   pose.translation() = data.frame_p[frame];
   return pose;

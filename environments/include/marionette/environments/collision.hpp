@@ -62,8 +62,8 @@ struct CollisionOptions {
   bool check_bounds = true;             // links inside the scene's bounds (if it has any)
   // Where the model hangs in the stage; default: the model's stage pose.
   std::optional<Eigen::Isometry3d> stage_pose;
-  // Obstacles the puppet may touch (Obstacle::contact: the floor; the integrator's contacts,
-  // sceneContacts) are surfaces, not collisions: a link collides with one only when it enters it
+  // Obstacles the puppet may touch (Obstacle::contact: the floor, and planes, spheres, capsules
+  // and boxes so marked; the integrator's contacts, sceneContacts) are not collisions: a link collides with one only when it enters it
   // deeper than touch_tolerance_m, and the stage clearance (the forbidden stage) leaves them out,
   // while the clearance to anything keeps them.  Strings still snag on them.  So do two links
   // that touch as self-contacts (framesTouch; spheres, capsules and boxes): a collision only

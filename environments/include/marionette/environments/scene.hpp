@@ -37,8 +37,9 @@ struct Obstacle {
   TriangleMeshPtr mesh;                                       // loaded mesh (shape.type == Mesh)
   Eigen::Vector3f color = Eigen::Vector3f(0.6f, 0.6f, 0.6f);  // RGB in [0, 1], for viewers
   // The puppet may touch it: a surface it stands and slides on, with Coulomb friction (the
-  // integrator's contact rows: sceneContacts), rather than a collision.  Planes only so far; a
-  // plane's default is true (the stage's floor).
+  // integrator's contact rows: sceneContacts), rather than a collision.  Planes, spheres,
+  // capsules and boxes (cylinders and meshes stay forbidden); a plane's default is true (the
+  // stage's floor), every other shape's false.
   bool contact = false;
   double friction = kDefaultFriction;  // Coulomb's coefficient with the puppet, when contact
   SourceRef source;

@@ -16,11 +16,14 @@
 //   ContactSurface  a plane the puppet may rest on, in the model's world (rig) frame, and its
 //                   friction coefficient
 //   tangentBasis    the surface's two tangent directions, in which friction is written
-//   ContactBody     a link's convex core, that another link's contact points touch
+//   ContactBody     a convex core that contact points touch: a link's, or an obstacle's fixed
+//                   on the stage (kStageFrame)
+//   contactBody     a shape's body (spheres, capsules, boxes)
 //   coreGap         a sphere's gap against a body and the normal out of its core
-//   SelfContact     a contact point and a body on two links that touch one another
+//   SelfContact     a contact point touching a body: another link's (self-contact) or the
+//                   stage's (a scene box, sphere or capsule the puppet may touch)
 //   Contacts        the points, surfaces, bodies: one contact row per (surface, point) and per
-//                   self-contact
+//                   point-body pair
 //   contactPoints   a model's link geometry as contact points
 //   contactBodies   a model's link geometry as bodies
 //   selfContacts    the pairs of a model's contacts: section (SelfContactSpec)
@@ -30,7 +33,7 @@
 // A surface row's gap is the depth by which its sphere enters the surface's solid side,
 //   g(q) = offset + radius - normal . p(q) <= 0,
 // p the sphere's centre: smooth in q (the centre, not the moving witness point on the sphere).
-// A self-contact row's gap is the depth by which the point's sphere enters the body,
+// A body row's gap is the depth by which the point's sphere enters the body,
 //   g(q) = radius + body radius - |x - clamp(x)|,  x the sphere's centre in the body's core
 // frame, clamp(x) the core's point nearest to it (inside the core: radius + body radius plus the
 // depth below the nearest face).  Its gradient is exact, -n^T (J_point - J_body) with n the
@@ -86,15 +89,24 @@ Eigen::Matrix<double, 3, 2> tangentBasis(
     const Eigen::Vector3d& normal, const Eigen::Vector3d& axis = Eigen::Vector3d::UnitX(),
     const Eigen::Vector3d& fallback = Eigen::Vector3d::UnitY());
 
+// ContactBody::frame of a body fixed on the stage (a scene obstacle): its pose is in the model's
+// world (rig) frame, and it does not move.
+constexpr int kStageFrame = -1;
+
 // The points within radius_m of the box |x_i| <= half_m_i (core coordinates: `pose` in the
 // frame's): a sphere (half 0), a capsule (its segment, half (0, 0, length / 2)), a box (radius 0).
 struct ContactBody {
-  std::string name;  // the geometry's
-  int frame = -1;    // a frame the puppet's joints alone move
+  std::string name;  // the geometry's, or the obstacle's
+  int frame = kStageFrame;  // a frame the puppet's joints alone move, or kStageFrame
   Eigen::Isometry3d pose = Eigen::Isometry3d::Identity();
   Eigen::Vector3d half_m = Eigen::Vector3d::Zero();
   double radius_m = 0.0;
 };
+
+// `shape` at `pose` on `frame` as a body: spheres, capsules and boxes; false for other shapes
+// (cylinders, meshes and planes are not bodies).
+bool contactBody(const std::string& name, int frame, const Eigen::Isometry3d& pose,
+                 const Shape& shape, ContactBody& body);
 
 // A sphere of radius_m centred at x_core (the body's core coordinates) against `body`: the
 // self-contact row's gap (above) and the unit normal out of the core at the sphere's centre
@@ -122,7 +134,7 @@ inline CoreGap coreGap(const ContactBody& body, const Eigen::Vector3d& x_core, d
 }
 
 // Contact point `point` (Contacts::points) touching body `body` (Contacts::bodies), with
-// Coulomb's mu.
+// Coulomb's mu: a self-contact, or, on a body on kStageFrame, the puppet touching an obstacle.
 struct SelfContact {
   int point = -1;
   int body = -1;
@@ -137,7 +149,8 @@ struct Contacts {
   std::vector<ContactSurface> surfaces;
   std::vector<ContactBody> bodies;
   std::vector<SelfContact> self;
-  // Rows surface-major, row = surface * points.size() + point, then one per self-contact.
+  // Rows surface-major, row = surface * points.size() + point, then one per point-body pair
+  // (self-contacts, then the stage's bodies).
   int surfaceRows() const { return static_cast<int>(points.size() * surfaces.size()); }
   int rows() const { return surfaceRows() + static_cast<int>(self.size()); }
   // Row r's name for reports and tables: "SURFACE/POINT" (e.g. "floor/shin_l-z"),
