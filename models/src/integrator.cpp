@@ -80,6 +80,8 @@ VariationalIntegrator::Impl::Impl(ModelPtr model, IntegratorOptions options)
   contact_p1_.setZero(3, contact_rows);
   contact_p2_.setZero(3, contact_rows);
   contact_near_.assign(contact_rows, 0);
+  live_rows_.reserve(nc_);
+  for (int c = 0; c < contact_row_; ++c) live_rows_.push_back(c);
   mobility_.assign(contact_rows, Eigen::Matrix2d::Zero());
   mobility_known_.assign(contact_rows, 0);
   mode_unsolved_.assign(contact_rows, 0);
@@ -96,6 +98,8 @@ VariationalIntegrator::Impl::Impl(ModelPtr model, IntegratorOptions options)
     point_moved_m_.setZero(contacts_->points.size());
     body_moved_m_.setZero(contacts_->bodies.size());
     body_turned_.setZero(contacts_->bodies.size());
+    for (const ContactBody& body : contacts_->bodies)
+      body_bound_m_.push_back(body.half_m.norm() + body.radius_m);
   }
   rel_J_.setZero(3, nd_);
   q1_full_.setZero(nq);
@@ -335,11 +339,15 @@ StepStatus VariationalIntegrator::Impl::stepOnce(const State& x, const Eigen::Ve
     posed_origins1_ = posed_origins_;
     posed_rotations1_ = posed_rotations_;
   }
+  self_rows_near_ = false;
+  live_rows_.resize(contact_row_);  // (0, 1, ..., contact_row_ - 1 from the constructor)
   for (int c = contact_row_; c < nc_; ++c) {
     contact_near_[c - contact_row_] =
         gap1_[c] > -(c < self_row_ ? kContactReach_m : kSelfContactReach_m);
     mobility_known_[c - contact_row_] = 0;
     if (!contact_near_[c - contact_row_]) continue;
+    self_rows_near_ = self_rows_near_ || c >= self_row_;
+    live_rows_.push_back(c);
     if (c >= self_row_) startSelfRow(c);
     contactGradient(dyn_, c, contact_G1_, &contact_F1_);
   }
@@ -381,9 +389,9 @@ StepStatus VariationalIntegrator::Impl::stepOnce(const State& x, const Eigen::Ve
   // (Only where a contact row took part: touching, or joining or leaving the taut set.  Modes of
   // strings and stops alone that cycle fall back to substeps, as they do without contacts, so
   // that contacts near but idle leave the step the same to the bit.)
-  bool contacts_took_part = false;
-  for (int c = contact_row_; c < nc_ && !contacts_took_part; ++c)
-    contacts_took_part = is_active_[c] || flips_[c] > 0;
+  bool contacts_took_part = false;  // (only a near row may take part)
+  for (std::size_t i = contact_row_; i < live_rows_.size() && !contacts_took_part; ++i)
+    contacts_took_part = is_active_[live_rows_[i]] || flips_[live_rows_[i]] > 0;
   if (iterations < 0 && !modes_at_once && contacts_took_part) {
     // The rows' modes, chosen one at a time, cycled (two light feet: each one's mode answers the
     // other's): every row's mode at once, from the same guess (modesFromLcp).

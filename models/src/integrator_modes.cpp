@@ -19,6 +19,11 @@ namespace {
 // A row farther than this from its bound at the iterate (m or rad) takes no part in the problem
 // (should the problem's answer put it beyond its bound, the next iterate's problem takes it).
 constexpr double kModeReach = 0.01;
+// A contact row farther than this from its surface at the iterate, and not taut, takes part
+// without its friction cone (17 of the problem's unknowns per row; Lemke's pivots grow with the
+// cube of their count): should the problem's answer make it touch, it touches frictionless for
+// one iterate, and the next iterate's problem, where it is taut, gives its friction mode.
+constexpr double kFrictionReach_m = 0.001;
 
 }  // namespace
 
@@ -43,7 +48,8 @@ int VariationalIntegrator::Impl::modesFromLcp() {
     if (c >= contact_row_ && !contact_near_[c - contact_row_]) continue;
     if (!is_active_[c] && gap2_[c] < -kModeReach) continue;
     rows.push_back(c);
-    if (c >= contact_row_ && hasFriction(c)) friction.push_back(c);
+    if (c >= contact_row_ && hasFriction(c) && (is_active_[c] || gap2_[c] >= -kFrictionReach_m))
+      friction.push_back(c);
   }
   const int nk = static_cast<int>(rows.size()), nf = static_cast<int>(friction.size());
   constexpr int V = kFrictionFacets;  // the polygon's vertices

@@ -35,12 +35,30 @@ void VariationalIntegrator::Impl::constraintsAt(const Eigen::VectorXd& q, const 
              surface.normal.dot(contact_points.col(c - contact_row_));
     if (h) (*h)[c] = gap[c];
   }
-  if (self_row_ < nc_) poseSelfContacts(d);
+  // (In the iteration, with no self row near, nothing to pose.)
+  if (self_row_ < nc_ && (every_self_row || self_rows_near_)) poseSelfContacts(d);
   for (int c = self_row_; c < nc_; ++c) {
     if (!every_self_row && !contact_near_[c - contact_row_]) {
       gap[c] = -1.0;
       if (h) (*h)[c] = gap[c];
       continue;
+    }
+    if (every_self_row) {
+      // Broad phase: the point's sphere against the body's bounding sphere (radius
+      // body_bound_m_), |x - clamp(x)| >= |p - o| - |half|.  Beyond reach, the bound is the gap
+      // kept (at most the exact gap's -kSelfContactReach_m: not near, and the step's end bounds
+      // it from there), and p - o the centre (|x| = |p - o|, what the end reads of it).
+      const SelfContact& pair = selfContact(c);
+      const Eigen::Vector3d apart = posed_points_.col(pair.point) - posed_origins_.col(pair.body);
+      const double radii_m = pair.radius_m + body_bound_m_[pair.body];
+      const double beyond_m = radii_m + kSelfContactReach_m;
+      const double apart2 = apart.squaredNorm();
+      if (apart2 > beyond_m * beyond_m) {
+        gap[c] = radii_m - std::sqrt(apart2);
+        if (h) (*h)[c] = gap[c];
+        contact_points.col(c - contact_row_) = apart;
+        continue;
+      }
     }
     const SelfGeometry g = selfGeometryPosed(c);
     contact_points.col(c - contact_row_) = g.x_core;
@@ -171,8 +189,8 @@ void VariationalIntegrator::Impl::rebuildActive() {
   active_.clear();
   for (int id = 0; id < facet_id0_; ++id)
     if (is_active_[id]) active_.push_back(id);
-  for (int c = contact_row_; c < nc_; ++c)
-    if (is_active_[c])
+  for (std::size_t row = contact_row_; row < live_rows_.size(); ++row)  // (a taut contact is near)
+    if (const int c = live_rows_[row]; is_active_[c])
       for (int i = 0; i < kFrictionFacets; ++i)
         if (is_active_[facetId(c, i)]) active_.push_back(facetId(c, i));
   for (std::size_t i = 0; i < active_.size(); ++i) position_[active_[i]] = static_cast<int>(i);
@@ -243,7 +261,8 @@ void VariationalIntegrator::Impl::applyMultipliers() {
   }
   // Friction's rows: the slip over the step (slipOf) + sum over the active facets of psi_i d_i
   // (maximal dissipation: zero), and each facet's d_i^T lambda_t - mu lambda_n.
-  for (int c = contact_row_; c < nc_; ++c) {
+  for (std::size_t row = contact_row_; row < live_rows_.size(); ++row) {  // (taut: near)
+    const int c = live_rows_[row];
     if (!is_active_[c] || !hasFriction(c)) continue;
     const Eigen::Vector2d lambda_t(lambda_[tangentId(c, 0)], lambda_[tangentId(c, 1)]);
     const double mu_lambda_n = frictionOf(c) * lambda_[c];
@@ -322,10 +341,18 @@ void VariationalIntegrator::Impl::assembleJacobian() {
 }
 
 bool VariationalIntegrator::Impl::complementary(double lambda_tol, double facet_tol) const {
-  for (int c = 0; c < nc_; ++c)
+  // (A self row not near reads gap -1; a surface row's gap is exact wherever it is.)
+  for (int c = 0; c < self_row_; ++c)
     if (is_active_[c] ? lambda_[c] < -lambda_tol : gap2_[c] > options_.constraint_tol_m)
       return false;
-  for (int c = contact_row_; c < nc_; ++c) {
+  for (std::size_t row = contact_row_; row < live_rows_.size(); ++row) {
+    const int c = live_rows_[row];
+    if (c >= self_row_ &&
+        (is_active_[c] ? lambda_[c] < -lambda_tol : gap2_[c] > options_.constraint_tol_m))
+      return false;
+  }
+  for (std::size_t row = contact_row_; row < live_rows_.size(); ++row) {
+    const int c = live_rows_[row];
     if (!is_active_[c] || !hasFriction(c)) continue;
     for (int i = 0; i < kFrictionFacets; ++i) {
       const int f = facetId(c, i);
@@ -420,7 +447,9 @@ int VariationalIntegrator::Impl::solveNewton(const State& x, const Eigen::Vector
       changed = modes > 0;
       factored = kkt_factored_ = false;  // (jac_ was assembled at this iterate)
     }
-    for (int c = 0; c < nc_ && !lcp_modes_; ++c) {
+    // (A contact row not near can neither be taut nor catch.)
+    for (std::size_t row = 0; row < live_rows_.size() && !lcp_modes_; ++row) {
+      const int c = live_rows_[row];
       if (flips_[c] >= kMaxFlips) continue;
       const bool contact = c >= contact_row_;
       const bool friction = contact && hasFriction(c);
@@ -466,8 +495,10 @@ int VariationalIntegrator::Impl::solveNewton(const State& x, const Eigen::Vector
       }
     }
     // Coulomb's cone: each touching contact sticks or slides.
-    for (int c = contact_row_; c < nc_ && !lcp_modes_; ++c)
+    for (std::size_t row = contact_row_; row < live_rows_.size() && !lcp_modes_; ++row) {
+      const int c = live_rows_[row];
       if (is_active_[c] && hasFriction(c)) changed |= updateFriction(c, count);
+    }
     if (changed) {
       rebuildActive();
       m = static_cast<int>(active_.size());

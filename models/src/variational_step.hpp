@@ -80,7 +80,8 @@ struct VariationalIntegrator::Impl {
   // Fills gap (and h) for every constraint at q, the strings taken from d (computed at q), the
   // contacts from d's kinematics (and their spheres' centres into contact_points).
   // Self-contact rows not near at q_k (contact_near_) only with every_self_row (else their gap
-  // reads -1: they take no part in the iteration; the step's end checks them).
+  // reads -1: they take no part in the iteration; the step's end checks them); with it, a row
+  // whose body's bounding sphere is beyond kSelfContactReach_m reads an upper bound of its gap.
   void constraintsAt(const Eigen::VectorXd& q, const DynamicsData& d, Eigen::VectorXd& gap,
                      Eigen::VectorXd* h, Eigen::Matrix3Xd& contact_points,
                      bool every_self_row = true);
@@ -211,6 +212,9 @@ struct VariationalIntegrator::Impl {
   // same; a self-contact's: its tangents in the body's core frame).
   std::vector<Eigen::Matrix<double, 3, 2>> tangents_, slip_basis_;
   Eigen::MatrixXd point_J2_, rel_J_;  // 3 x n_q, 3 x n_d: a self-contact's body's, relative
+  // Per body: the radius of a sphere about its core's centre holding it, |half_m| + radius_m.
+  std::vector<double> body_bound_m_;
+  bool self_rows_near_ = false;  // some self-contact row is near at q_k (contact_near_)
   Eigen::Matrix3Xd posed_points_, posed_origins_;  // poseSelfContacts: per point, per body (world)
   std::vector<Eigen::Matrix3d> posed_rotations_;   // per body
   // The same at q_k, and how far each point and body moved over the step (m; a body's rotation
@@ -246,6 +250,10 @@ struct VariationalIntegrator::Impl {
   // frame).
   Eigen::Matrix3Xd contact_p1_, contact_p2_;
   std::vector<char> contact_near_;  // per contact row: within kContactReach_m at q_k (G1 known)
+  // The rows the step's iteration looks at, ascending: every string and stop, and the contact
+  // rows near at q_k (only those may join the taut set; a self row not near reads gap -1, a
+  // surface row's gap is checked by the step's end).
+  std::vector<int> live_rows_;
   std::vector<Eigen::Matrix2d> mobility_;  // per contact row: mobility()
   std::vector<char> mobility_known_;       // per contact row: mobility_ computed this step
   Eigen::VectorXd scale_tmp_;              // n_d
