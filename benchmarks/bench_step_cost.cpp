@@ -14,7 +14,8 @@
 // its feet bear load, push and slide (with friction) as the rig moves: its ratio to the step
 // without, and how many contacts touched and slid per step.  With --self, also the step with the
 // floor and the puppet's links touching one another (addSelfContacts): its ratio to the step
-// without, and how many contacts touched and slid per step.
+// without, how many contacts touched and slid per step, and the ratio of its steps where nothing
+// touched, timed one by one, to the step without's (what idle rows cost).
 //
 //   build/bin/bench_step_cost [--models marionette25,puppetcopter] [--dt 0.01] [--rounds 5]
 //                             [--duration 20] [--floor] [--self]
@@ -48,6 +49,10 @@ struct Run {
   double touching = 0.0, sliding = 0.0;  // contacts per step, mean
   double substepped = 0.0;               // fraction of steps that took the substep fallback
   double at_once = 0.0;                  // fraction that took every row's mode at once
+  // The steps where nothing touched (no contact taut, one solve, no substeps), timed one by one:
+  // what idle contact rows cost.
+  double idle_us_per_step = 0.0;
+  double idle_fraction = 0.0;
 };
 
 // Steps through the schedule from x0, keeping every state; -1 us on a failed step.
@@ -62,9 +67,19 @@ Run runSteps(const ModelPtr& m, const InputSchedule& in, const State& x0,
   r.states.push_back(x);
   Eigen::VectorXd u(m->nk());
   const auto t0 = std::chrono::steady_clock::now();
+  auto before = t0;
+  double idle_s = 0.0;
+  int idle_steps = 0;
   for (int k = 0; k < n; ++k) {
     u = in.values.row(k + 1).transpose();
-    if (const StepStatus st = vi.step(x, u, next, &rep); st != StepStatus::Ok) {
+    const StepStatus st = vi.step(x, u, next, &rep);
+    const auto after = std::chrono::steady_clock::now();
+    if (rep.contacts_active == 0 && rep.substeps == 1 && rep.modes_at_once == 0) {
+      idle_s += std::chrono::duration<double>(after - before).count();
+      ++idle_steps;
+    }
+    before = after;
+    if (st != StepStatus::Ok) {
       std::fprintf(stderr, "bench_step_cost: step %d (t = %.2f s): %s\n", k + 1, (k + 1) * o.dt_s,
                    toString(st));
       return Run{-1.0, {}};
@@ -78,6 +93,8 @@ Run runSteps(const ModelPtr& m, const InputSchedule& in, const State& x0,
   }
   r.us_per_step =
       1e6 * std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() / n;
+  r.idle_us_per_step = idle_steps ? 1e6 * idle_s / idle_steps : 0.0;
+  r.idle_fraction = static_cast<double>(idle_steps) / n;
   r.touching /= n;
   r.sliding /= n;
   r.substepped /= n;
@@ -205,7 +222,7 @@ int main(int argc, char** argv) {
                 floor ? " step, tree, the floor's contacts (us) | step, on the floor (us) |" : "");
     std::printf("| --- | --- | --- | --- |%s\n", floor ? " --- | --- |" : "");
     std::vector<double> d_us, t_us, l_us, tree_ratio, lin_ratio, f_us, floor_ratio, o_us, on_ratio,
-        s_us, self_ratio;
+        s_us, self_ratio, idle_ratio;
     Run on, sf;
     bool on_failed = false;
     double max_dq = 0.0;
@@ -241,6 +258,7 @@ int main(int argc, char** argv) {
       if (self) {
         s_us.push_back(sf.us_per_step);
         self_ratio.push_back(sf.us_per_step / t.us_per_step);
+        idle_ratio.push_back(sf.idle_us_per_step / t.idle_us_per_step);
       }
       if (d.us_per_step < 0 || t.us_per_step < 0) {
         std::fprintf(stderr, "bench_step_cost: %s: a step failed\n", name.c_str());
@@ -294,9 +312,10 @@ int main(int argc, char** argv) {
     if (self)
       std::printf(
           "%s: with the floor and its links touching one another (%d contact rows), %.2f us: "
-          "ratio %.2f to the tree step; per step %.2f contacts touching, %.2f sliding\n",
+          "ratio %.2f to the tree step; per step %.2f contacts touching, %.2f sliding; the "
+          "steps where nothing touched (%.1f %%), ratio %.2f to the tree step's\n",
           name.c_str(), with_self.contacts->rows(), median(s_us), median(self_ratio), sf.touching,
-          sf.sliding);
+          sf.sliding, 100.0 * sf.idle_fraction, median(idle_ratio));
     any_failed |= on_failed;
     if (!floor_same) return 1;
   }

@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // Rest poses: every built-in model has one at its default inputs; it is a true equilibrium
 // (checked independently by force and moment balance where the puppet is a free body hung from
-// its strings); it is stable (the integrator started there stays); and the PuppetCopter hangs as
-// Egger, BSc thesis, ETH Zurich 2013 describes.
+// its strings); it is stable (the integrator started there stays); the PuppetCopter hangs as
+// Egger, BSc thesis, ETH Zurich 2013 describes; and a puppet over a raised floor stands on it.
 #include <gtest/gtest.h>
 
+#include "marionette/models/contact.hpp"
 #include "marionette/models/dynamics.hpp"
 #include "marionette/models/integrator.hpp"
 #include "marionette/models/model_io.hpp"
@@ -164,6 +165,76 @@ TEST(RestPose, PuppetCopterHangsFromItsShoulderStringsWithArmsOnTheirStops) {
     const JointLimit& L = m->dynamic[k].limit;
     EXPECT_GE(rest.q[k], L.lower - 1e-12) << m->dynamic[k].name;
     EXPECT_LE(rest.q[k], L.upper + 1e-12) << m->dynamic[k].name;
+  }
+}
+
+// PuppetCopter over a floor 6 cm above its lowest point at rest (its feet would hang through
+// it): with the floor as a contact (and its links touching one another), its rest pose stands on
+// it -- started inside the floor, moved out first -- with no point in the floor, the feet bearing
+// part of its weight: along the floor's normal the strings' tensions and the contacts' normal
+// forces balance its weight (friction lies in the floor), each friction within Coulomb's cone,
+// and the integrator started there, touching the same floor, stays.  The suspended mass on a
+// floor above its string's reach rests on it with its string slack, the floor bearing m g.
+TEST(RestPose, APuppetOnARaisedFloorStandsOnIt) {
+  for (const char* name : {"puppetcopter", "suspended-mass"}) {
+    SCOPED_TRACE(name);
+    const ModelPtr m = loadModel(name);
+    const Eigen::VectorXd rho = m->defaultInputs();
+    const RestPose hanging = computeRestPose(m, rho);
+    ASSERT_TRUE(hanging.ok) << hanging.message;
+    auto contacts = std::make_shared<Contacts>();
+    contacts->points = contactPoints(*m);
+    ContactSurface floor = floorSurface(*m);
+    DynamicsData d(*m);
+    forwardKinematics(*m, d, m->configuration(hanging.q, rho));
+    double lowest = -1e300;  // the hanging puppet's deepest point into the floor's plane
+    for (const ContactPoint& p : contacts->points)
+      lowest = std::max(lowest, floor.offset_m + p.radius_m -
+                                    floor.normal.dot(pointPosition(d, p.frame, p.local_m)));
+    floor.offset_m += 0.06 - lowest;
+    contacts->surfaces.push_back(floor);
+    addSelfContacts(*m, *contacts);
+    RestPoseOptions options;
+    options.contacts = contacts;
+    const RestPose rest = computeRestPose(m, rho, nullptr, options);
+    ASSERT_TRUE(rest.ok) << rest.message;
+    EXPECT_LE(rest.max_violation_m, 1e-12);
+    ASSERT_EQ(rest.contact_normal_N.size(), contacts->rows());
+    int touching = 0;
+    double normal_N = 0.0;
+    for (int r = 0; r < contacts->surfaceRows(); ++r) {
+      touching += rest.contact_normal_N[r] > 0.0;
+      normal_N += rest.contact_normal_N[r];
+      EXPECT_LE(rest.contact_friction_N[r], floor.friction * rest.contact_normal_N[r] + 1e-12)
+          << contacts->rowName(r);
+    }
+    EXPECT_GT(touching, 0);
+    // Along the floor's normal: the weight against the strings and the floor.
+    const Eigen::VectorXd q = m->configuration(rest.q, rho);
+    forwardKinematics(*m, d, q);
+    computeStrings(*m, d, q, false);
+    double weight_N = 0.0, up_N = normal_N;
+    for (const Mass& ms : m->masses) weight_N += ms.mass_kg * m->gravity_mps2;
+    for (int j = 0; j < m->nstrings(); ++j)
+      up_N += rest.tension_N[j] *
+              floor.normal.dot((d.string_rig_end[j] - d.string_puppet_end[j]).normalized());
+    EXPECT_NEAR(up_N, weight_N * floor.normal.dot(Eigen::Vector3d::UnitZ()), 1e-9 * weight_N);
+    if (m->nstrings() == 1) {
+      EXPECT_EQ(rest.tension_N[0], 0.0);  // slack: the floor bears it
+      EXPECT_NEAR(normal_N, weight_N, 1e-9 * weight_N);
+    } else {
+      EXPECT_GT(normal_N, 0.01 * weight_N);
+      EXPECT_LT(normal_N, weight_N);
+    }
+    // At rest on the floor: a second of the integrator with the same contacts moves it < 1 um.
+    IntegratorOptions io;
+    io.contacts = contacts;
+    VariationalIntegrator vi(m, io);
+    State x = vi.stateFromVelocity(rest.q, Eigen::VectorXd::Zero(m->nd()), rho);
+    StepReport rep = vi.makeReport();
+    for (int k = 0; k < 100; ++k) ASSERT_EQ(vi.step(x, rho, x, &rep), StepStatus::Ok);
+    EXPECT_LT((x.q - rest.q).cwiseAbs().maxCoeff(), 1e-6);
+    EXPECT_GT(rep.contacts_active, 0);
   }
 }
 

@@ -518,7 +518,7 @@ TEST(Service, APlanIsOptimizedByTranscriptionByDefaultAndRawIsThePlanAsFound) {
   EXPECT_EQ(wire::planFromProto(raw).inputs, local.plan.inputs);
   EXPECT_NE(wire::planFromProto(raw).inputs, local.optimized->plan.inputs);
 
-  // A server whose maximum time limit is below the default cap (10 s) caps the default there,
+  // A server whose maximum time limit is below the default cap (20 s) caps the default there,
   // rather than refusing a request that set nothing.
   ServerOptions brief;
   brief.listen = "127.0.0.1:0";

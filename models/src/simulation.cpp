@@ -208,12 +208,12 @@ SimulationError::SimulationError(int step, double t_s, const std::string& messag
       t_s_(t_s) {}
 
 StartState resolveStart(const ModelPtr& model_ptr, const Eigen::VectorXd& rho0,
-                        const StartSpec& start) {
+                        const StartSpec& start, const std::shared_ptr<const Contacts>& contacts) {
   const Model& model = *model_ptr;
   const int nd = model.nd();
   // The rest pose of the first inputs, then any joints the caller set (the others move the least
   // that keeps every string within its length).
-  const RestPose rest = computeRestPose(model_ptr, rho0);
+  const RestPose rest = computeRestPose(model_ptr, rho0, nullptr, standingOn(contacts));
   if (!rest.ok) {
     // The request is well formed, but the puppet has no equilibrium there: a bad argument, the
     // same status in every front end (docs/service.md).
@@ -261,7 +261,8 @@ SimulationSummary simulate(const ModelPtr& model_ptr, const InputSchedule& input
   const int ns = model.nstrings();
 
   const Eigen::VectorXd rho0 = inputs.at(0.0);
-  StartState start = resolveStart(model_ptr, rho0, opt.start);
+  StartState start = resolveStart(model_ptr, rho0, opt.start,
+                                  opt.integrator == IntegratorKind::VI ? opt.contacts : nullptr);
   Eigen::VectorXd &q = start.q, &qdot = start.qdot, &tension0 = start.tension_N;
 
   SimulationSummary sum;

@@ -108,14 +108,16 @@ class FrameSolver {
 
   RestPose restPose(const Eigen::VectorXd& rho, const Eigen::VectorXd& guess,
                     const RestPose* from) {
+    // (Standing on what the puppet may touch: the scene's floor, its own links.)
+    const RestPoseOptions standing = standingOn(setup_.collision->contacts());
     if (from) {
-      RestPoseOptions continuation;
+      RestPoseOptions continuation = standing;
       continuation.max_settle_steps = 0;
       continuation.continue_from = from;
       RestPose rest = computeRestPose(setup_.model, rho, &guess, continuation);
       if (rest.ok) return rest;
     }
-    return computeRestPose(setup_.model, rho, &guess);
+    return computeRestPose(setup_.model, rho, &guess, standing);
   }
 
   double stageClearance(const Eigen::VectorXd& q, const Eigen::VectorXd& rho) {
@@ -187,7 +189,8 @@ std::vector<KinematicFrame> solveKeyFrames(const KinematicSetup& setup, const Ta
   std::vector<KinematicFrame> frames;
   KinematicFrame start;
   start.rho = setup.start_inputs;
-  const RestPose rest = computeRestPose(setup.model, start.rho);
+  const RestPose rest =
+      computeRestPose(setup.model, start.rho, nullptr, standingOn(setup.collision->contacts()));
   start.q = rest.ok ? rest.q : setup.model->initialDynamic();
   for (int f = 0; f < keys.frames(); ++f)
     frames.push_back(solver.solve(f, f == 0 ? start : frames.back()));

@@ -249,7 +249,7 @@ Plan planPerformance(const PerformanceRequest& req, const ProgressFn& progress,
     IntegratorOptions io;
     io.dt_s = 1.0 / o.rate_hz;
     VariationalIntegrator vi(model, io);
-    const StartState start = resolveStart(model, rho0, StartSpec{});
+    const StartState start = resolveStart(model, rho0, StartSpec{}, collision->contacts());
     detail::ProblemSetup setup;
     setup.model = model;
     setup.goal = request.goal;

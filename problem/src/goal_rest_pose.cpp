@@ -13,7 +13,9 @@ namespace marionette {
 std::optional<RestVertex> restVertex(const ModelPtr& model, CollisionChecker& checker,
                                                   const Eigen::VectorXd& rho,
                                                   const Eigen::VectorXd* guess) {
-  const RestPose rest = computeRestPose(model, rho, guess);
+  // (Standing on what the checker lets the puppet touch.)
+  const RestPose rest =
+      computeRestPose(model, rho, guess, standingOn(checker.collisionModel().contacts()));
   if (!rest.ok) return std::nullopt;
   if (checker.inCollision(model->configuration(rest.q, rho)).in_collision) return std::nullopt;
   return RestVertex{rho, rest.q};
@@ -39,7 +41,7 @@ std::optional<RestVertex> descendToGoal(const ModelPtr& model_ptr,
     lower[i] = model.kinematic[i].lower;
     range[i] = model.kinematic[i].upper - model.kinematic[i].lower;
   }
-  RestPoseOptions continuation;
+  RestPoseOptions continuation = standingOn(checker.collisionModel().contacts());
   continuation.max_settle_steps = 0;
   RestPose cur = computeRestPose(model_ptr, from.rho, &from.q, continuation);  // its taut set
   if (!cur.ok) return std::nullopt;

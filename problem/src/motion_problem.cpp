@@ -55,7 +55,7 @@ ResolvedProblem resolveProblem(const MotionProblem& problem, bool start_clear) {
                        kv.name + " = " + std::to_string(out.rho0[i]) + " is outside its range");
   }
   checkGoal(problem.model, problem.goal, out.collision->scene());  // before any search
-  out.start = resolveStart(problem.model, out.rho0, problem.start);
+  out.start = resolveStart(problem.model, out.rho0, problem.start, out.collision->contacts());
   if (start_clear) {
     CollisionChecker checker(out.collision);
     const CollisionResult c = checker.inCollision(model.configuration(out.start.q, out.rho0));

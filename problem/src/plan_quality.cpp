@@ -57,7 +57,8 @@ void measurePlanQuality(const MotionProblem& request, const CollisionModel& coll
   so.start = request.start;
   so.contacts = collision.contacts();
   const int hold_steps = static_cast<int>(std::lround(settle_s * plan.rate_hz));
-  const RestPose at_end = computeRestPose(request.model, plan.inputs.row(n - 1).transpose());
+  const RestPose at_end = computeRestPose(request.model, plan.inputs.row(n - 1).transpose(),
+                                          nullptr, standingOn(collision.contacts()));
   Eigen::VectorXd static_start, peak = Eigen::VectorXd::Zero(ns);
   // A catch: a loaded string that has been taut, went slack and snaps taut again.  (A string
   // slack at the start that takes up its load once is not a catch.)

@@ -44,8 +44,10 @@ TrajectoryProblem::TrajectoryProblem(const ProblemSetup& s)
   for (const Mass& mass : m.masses) total_mass += mass.mass_kg;
   energy_ref_J_ = std::max(1e-9, total_mass * std::max(m.gravity_mps2, 0.1) * 0.01);
   // Static loads at the start and at rest at the end reference.
-  const RestPose at_start = computeRestPose(s.model, s.start.rho, &s.start.q);
-  const RestPose at_end = computeRestPose(s.model, s.end_reference);
+  // (Standing on what the rollouts touch.)
+  const RestPoseOptions standing = standingOn(s.collision ? s.collision->contacts() : nullptr);
+  const RestPose at_start = computeRestPose(s.model, s.start.rho, &s.start.q, standing);
+  const RestPose at_end = computeRestPose(s.model, s.end_reference, nullptr, standing);
   tension_ref_.setConstant(ns, kLoadedString_N);
   tension_floor_.setZero(ns);
   slack_length_.setOnes(ns);

@@ -298,7 +298,7 @@ void transcribePlan(const MotionProblem& request, const CollisionModelPtr& colli
   OptimizationReport& report = out.report;
   const ModelPtr& model = request.model;
   const Eigen::VectorXd rho0 = plan.inputs.row(0).transpose();
-  const StartState start = resolveStart(model, rho0, request.start);
+  const StartState start = resolveStart(model, rho0, request.start, collision->contacts());
 
   // The candidate motions near the plan, each rolled out and ranked; the rest pose at the goal
   // searched as far as its own iteration bounds go, the cap only stopping it: bounded by a

@@ -172,7 +172,7 @@ WarmStarts searchWarmStarts(const MotionProblem& request, const CollisionModelPt
   const ModelPtr& model = request.model;
   // The start, exactly as the verification resolves it.
   const Eigen::VectorXd rho0 = plan.inputs.row(0).transpose();
-  const StartState start = resolveStart(model, rho0, request.start);
+  const StartState start = resolveStart(model, rho0, request.start, collision->contacts());
   IntegratorOptions io;
   io.dt_s = 1.0 / plan.rate_hz;
   io.contacts = collision->contacts();

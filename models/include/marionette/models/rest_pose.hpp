@@ -3,17 +3,20 @@
 // strings (docs/design.md, the integrator, "Start states").
 //
 // Contents
-//   RestPose / computeRestPose   minimise the potential V(q_d) subject to h_j(q_d, rho) <= 0 and
-//                                the joint stops.
+//   RestPose / computeRestPose   minimise the potential V(q_d) subject to h_j(q_d, rho) <= 0,
+//                                the joint stops and the contacts.
 //   projectOntoStrings           move a configuration a little (least-norm steps) so that no
 //                                string is over-stretched and no joint is past a stop, keeping
 //                                chosen variables fixed.
 #pragma once
 
 #include <Eigen/Core>
+#include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "marionette/models/contact.hpp"
 #include "marionette/models/model.hpp"
 
 namespace marionette {
@@ -26,9 +29,13 @@ struct RestPose {
   std::vector<char> taut;     // n_s
   std::vector<char> at_stop;  // one per model.stops row: the joint rests on that stop
   double stationarity = 0.0;  // |dV/dq + Dh^T mu|_inf at the answer (N*m or N)
-  double max_violation_m = 0.0;
+  double max_violation_m = 0.0;  // the largest over-stretch of a string or penetration of a contact
   int settle_steps = 0;  // damped-simulation steps before the Newton polish
   double potential_J = 0.0;
+  // With RestPoseOptions::contacts, per contact row (Contacts::rowName): the normal force and
+  // the size of the friction force it bears at rest (N, 0 where it does not touch); empty
+  // without.
+  Eigen::VectorXd contact_normal_N, contact_friction_N;
 };
 
 struct RestPoseOptions {
@@ -43,10 +50,24 @@ struct RestPoseOptions {
   // strings, their tensions and the stops it rests on (which stay engaged unless their forces
   // would pull).  Not owned; must outlive the call.
   const RestPose* continue_from = nullptr;
+  // What the puppet may stand on (IntegratorOptions::contacts: a scene's floor and the bodies it
+  // may touch, its own links): the settling touches them as the integrator does, and the
+  // equilibrium has their rows, a touching one held where the settling left it (sticking: its
+  // friction force, within Coulomb's cone, is what holds it there).  Null: nothing to touch.
+  std::shared_ptr<const Contacts> contacts;
 };
+// The default options, standing on `contacts`.
+inline RestPoseOptions standingOn(std::shared_ptr<const Contacts> contacts) {
+  RestPoseOptions options;
+  options.contacts = std::move(contacts);
+  return options;
+}
 
 // The stable rest pose for inputs rho (n_k), from the model's initial guess or `guess` (n_d).
-// Joint stops are constraints like the strings (rows sign (q - bound) <= 0).
+// Joint stops are constraints like the strings (rows sign (q - bound) <= 0), and so are the
+// contacts (options.contacts; a start inside one is first moved out of it, as out of an
+// over-stretched string).  A pose where a touching contact's friction would have to exceed
+// Coulomb's cone is no rest pose (the message names the pair).
 // A damped simulation (the midpoint VI with heavy, mass-proportional joint damping) finds the
 // basin of a stable equilibrium with the right taut strings; a Newton solve of the KKT system
 //   dV/dq + Dh_A^T mu = 0,  h_A = 0,  mu >= 0,  h_inactive <= 0

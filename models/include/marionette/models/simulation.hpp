@@ -77,12 +77,15 @@ struct StartSpec {
 };
 
 // The start configuration for inputs rho0 (n_k): q (n_d), qdot (n_d) and the static tensions
-// (n_s; zero when joints were set).  Throws FieldError on a bad specification
-// ("start.positions[\"theta9\"]") and when the inputs have no rest pose ("start").
+// (n_s; zero when joints were set).  The rest pose stands on `contacts` (RestPoseOptions::
+// contacts: a scene's floor, its own links; the dynamics' IntegratorOptions::contacts) when
+// given.  Throws FieldError on a bad specification ("start.positions[\"theta9\"]") and when the
+// inputs have no rest pose ("start").
 struct StartState {
   Eigen::VectorXd q, qdot, tension_N;
 };
-StartState resolveStart(const ModelPtr& model, const Eigen::VectorXd& rho0, const StartSpec& start);
+StartState resolveStart(const ModelPtr& model, const Eigen::VectorXd& rho0, const StartSpec& start,
+                        const std::shared_ptr<const Contacts>& contacts = nullptr);
 
 enum class IntegratorKind { VI, Euler, RK4 };
 // "vi" | "euler" | "rk4"; FieldError("integrator", ...) otherwise.
