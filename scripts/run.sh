@@ -34,7 +34,7 @@ default_request=0
 if [ $# -eq 0 ]; then
   default_request=1
   set -- --model puppetcopter --scene table --planner rrt \
-    --goal "point:hand_l=0.05,0.24,0.40;radius=0.04" --seed 1 --time-limit 30 \
+    --goal "point:hand_l=0.05,0.24,0.40;radius=0.04" --seed 3 --time-limit 30 \
     --out plan.json --inputs-csv plan.csv
 fi
 status=0

@@ -323,6 +323,18 @@ class SimulateInAScene(unittest.TestCase):
             self.assertEqual(p.returncode, 2)
             self.assertIn(f"{bad}:2: obstacles[0].mesh.file: cannot load mesh "
                           f"'{d}/meshes/sofa.stl'", p.stderr)
+        # A floor 6 cm above PuppetCopter's feet at rest: the run starts standing on it (its rest
+        # pose on the floor, not through it), touches it all along and stays still.
+        with tempfile.TemporaryDirectory() as d:
+            raised = os.path.join(d, "raised.yaml")
+            with open(raised, "w") as f:
+                f.write("obstacles:\n  - {name: floor, plane: {normal: [0, 0, 1], offset: 0.06}}\n")
+            s = json.loads(run("simulate", "--model", "puppetcopter", "--scene", raised,
+                               "--duration", "1", "--summary").stdout)
+            self.assertEqual(s["rows_in_collision"], 0)
+            self.assertEqual(s["min_clearance"], 0)
+            self.assertEqual(s["min_clearance_pair"]["second"], "floor")
+            self.assertAlmostEqual(s["energy_end"], s["energy_start"], places=9)
         p = run("simulate", "--model", "planar-arm", "--scene", "no-such-scene", check=False)
         self.assertEqual(p.returncode, 2)
         self.assertIn("no such scene", p.stderr)

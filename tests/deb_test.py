@@ -40,7 +40,7 @@ from support.server_process import start_server_command, stop_server  # noqa: E4
 PACKAGE = "marionette"
 UNIT = "/usr/lib/systemd/system/marionette-server.service"
 QUICK_START = ["plan", "--model", "puppetcopter", "--scene", "table", "--planner", "rrt", "--seed",
-               "1", "--goal", "point:hand_l=0.05,0.24,0.40;radius=0.04"]
+               "3", "--goal", "point:hand_l=0.05,0.24,0.40;radius=0.04"]
 
 
 
