@@ -223,9 +223,11 @@ TEST(Contact, AFastFallLandsThroughTheSubstepsNotThroughTheFloor) {
 // A capsule lying across the floor, tipped so that one end lands first and the body turns about
 // it: the step's linearization, with that end touching, against central differences (the
 // contact row's curvature through the body's rotations included).
-TEST(Contact, TheLinearizationWithAContactTouchingMatchesFiniteDifferences) {
-  const ModelPtr m = capsuleAlongX(Eigen::Vector3d(0.05, 0.01, 0));
-  IntegratorOptions options = withTheFloor(*m);
+// The capsule along x (capsuleAlongX) tipped onto what `options` touch (top at z = 0), its +x
+// end landing first; once it has rested on that end for three steps, the step's linearization
+// against central differences.
+void checkLinearizationOnOneEnd(const ModelPtr& m, const IntegratorOptions& options,
+                                const std::string& what) {
   VariationalIntegrator vi(m, options);
   Eigen::VectorXd q(6), qdot(6);
   q << 0, 0, 0.12, 0.2, -0.4, 0.1;  // the +x end low
@@ -238,7 +240,12 @@ TEST(Contact, TheLinearizationWithAContactTouchingMatchesFiniteDifferences) {
     touching = rep.contacts_active == 1 ? touching + 1 : 0;
   }
   ASSERT_EQ(touching, 3) << "the capsule never rested on one end";
-  test::checkLinearization(m, x, x.rho, "a capsule on one end", options);
+  test::checkLinearization(m, x, x.rho, what, options);
+}
+
+TEST(Contact, TheLinearizationWithAContactTouchingMatchesFiniteDifferences) {
+  const ModelPtr m = capsuleAlongX(Eigen::Vector3d(0.05, 0.01, 0));
+  checkLinearizationOnOneEnd(m, withTheFloor(*m), "a capsule on one end");
 }
 
 // PuppetCopter hangs from its two shoulder strings with its feet 4.3 cm above the floor.  On a
@@ -954,21 +961,9 @@ TEST(StageBody, ASphereLandsOnATableTopRestsOnItAndSlidesOffItsEdge) {
 // stage-body row touching against central differences.
 TEST(StageBody, TheLinearizationOnATableTopMatchesFiniteDifferences) {
   const ModelPtr m = capsuleAlongX(Eigen::Vector3d(0.05, 0.01, 0));
-  const IntegratorOptions options =
-      onABox(*m, Eigen::Vector3d(0, 0, -0.1), Eigen::Vector3d(0.5, 0.5, 0.1), 0.5);
-  VariationalIntegrator vi(m, options);
-  Eigen::VectorXd q(6), qdot(6);
-  q << 0, 0, 0.12, 0.2, -0.4, 0.1;  // the +x end low
-  qdot << 0.1, 0, 0, 0.5, 0, 0.3;
-  State x = vi.stateFromVelocity(q, qdot, Eigen::VectorXd());
-  StepReport rep = vi.makeReport();
-  int touching = 0;
-  for (int k = 0; k < 200 && touching < 3; ++k) {
-    ASSERT_EQ(vi.step(x, x.rho, x, &rep), StepStatus::Ok);
-    touching = rep.contacts_active == 1 ? touching + 1 : 0;
-  }
-  ASSERT_EQ(touching, 3) << "the capsule never rested on one end";
-  test::checkLinearization(m, x, x.rho, "a capsule on one end on a table top", options);
+  checkLinearizationOnOneEnd(
+      m, onABox(*m, Eigen::Vector3d(0, 0, -0.1), Eigen::Vector3d(0.5, 0.5, 0.1), 0.5),
+      "a capsule on one end on a table top");
 }
 
 }  // namespace

@@ -92,13 +92,10 @@ void VariationalIntegrator::Impl::poseSelfContacts(const DynamicsData& d) {
   }
   for (std::size_t b = 0; b < contacts_->bodies.size(); ++b) {
     const ContactBody& body = contacts_->bodies[b];
-    if (body.frame == kStageFrame) {
-      posed_rotations_[b] = body.pose.linear();
-      posed_origins_.col(b) = body.pose.translation();
-      continue;
-    }
-    posed_rotations_[b].noalias() = d.frame_R[body.frame] * body.pose.linear();
-    posed_origins_.col(b) = d.frame_R[body.frame] * body.pose.translation() + d.frame_p[body.frame];
+    const int f = std::max(body.frame, 0);  // (a stage body's frame is not read)
+    Eigen::Vector3d origin;
+    poseCore(body, d.frame_R[f], d.frame_p[f], posed_rotations_[b], origin);
+    posed_origins_.col(b) = origin;
   }
 }
 
@@ -108,13 +105,8 @@ VariationalIntegrator::Impl::SelfGeometry VariationalIntegrator::Impl::selfGeome
   const ContactBody& body = contacts_->bodies[selfContact(c).body];
   SelfGeometry g;
   g.centre = pointPosition(d, point.frame, point.local_m);
-  if (body.frame == kStageFrame) {
-    g.rotation = body.pose.linear();
-    g.origin = body.pose.translation();
-  } else {
-    g.rotation = d.frame_R[body.frame] * body.pose.linear();
-    g.origin = d.frame_R[body.frame] * body.pose.translation() + d.frame_p[body.frame];
-  }
+  const int f = std::max(body.frame, 0);  // (a stage body's frame is not read)
+  poseCore(body, d.frame_R[f], d.frame_p[f], g.rotation, g.origin);
   return selfGap(c, g);
 }
 

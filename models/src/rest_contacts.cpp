@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: BSD-3-Clause
 #include "rest_contacts.hpp"
 
+#include <algorithm>
+
 namespace marionette::detail {
 
 RestContacts::RestContacts(const Model& model, const Contacts& contacts)
@@ -44,13 +46,8 @@ RestContacts::Posed RestContacts::pose(const DynamicsData& d, int row) const {
   }
   const SelfContact& pair = contacts_.self[row - surface_rows];
   const ContactBody& body = contacts_.bodies[pair.body];
-  if (body.frame == kStageFrame) {
-    out.R = body.pose.linear();
-    out.o = body.pose.translation();
-  } else {
-    out.R = d.frame_R[body.frame] * body.pose.linear();
-    out.o = d.frame_R[body.frame] * body.pose.translation() + d.frame_p[body.frame];
-  }
+  const int f = std::max(body.frame, 0);  // (a stage body's frame is not read)
+  poseCore(body, d.frame_R[f], d.frame_p[f], out.R, out.o);
   const CoreGap core = coreGap(body, out.R.transpose() * (out.p - out.o), pair.radius_m);
   out.gap = core.gap_m;
   out.n = out.R * core.normal_core;

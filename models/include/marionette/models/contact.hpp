@@ -18,6 +18,7 @@
 //   tangentBasis    the surface's two tangent directions, in which friction is written
 //   ContactBody     a convex core that contact points touch: a link's, or an obstacle's fixed
 //                   on the stage (kStageFrame)
+//   poseCore        a body's core frame in the world
 //   contactBody     a shape's body (spheres, capsules, boxes)
 //   coreGap         a sphere's gap against a body and the normal out of its core
 //   SelfContact     a contact point touching a body: another link's (self-contact) or the
@@ -42,6 +43,7 @@
 #pragma once
 
 #include <Eigen/Core>
+#include <Eigen/Geometry>
 #include <set>
 #include <string>
 #include <utility>
@@ -102,6 +104,19 @@ struct ContactBody {
   Eigen::Vector3d half_m = Eigen::Vector3d::Zero();
   double radius_m = 0.0;
 };
+
+// The body's core frame in the world (rotation, origin) with its frame at (R_frame, p_frame):
+// a body on kStageFrame has its own pose (the frame's is not read).
+inline void poseCore(const ContactBody& body, const Eigen::Matrix3d& R_frame,
+                     const Eigen::Vector3d& p_frame, Eigen::Matrix3d& R, Eigen::Vector3d& origin) {
+  if (body.frame == kStageFrame) {
+    R = body.pose.linear();
+    origin = body.pose.translation();
+    return;
+  }
+  R.noalias() = R_frame * body.pose.linear();
+  origin.noalias() = R_frame * body.pose.translation() + p_frame;
+}
 
 // `shape` at `pose` on `frame` as a body: spheres, capsules and boxes; false for other shapes
 // (cylinders, meshes and planes are not bodies).
