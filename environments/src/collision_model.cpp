@@ -117,7 +117,8 @@ CollisionModel::CollisionModel(ModelPtr model, ScenePtr scene, CollisionOptions 
     } else {
       g = primitiveGeometry(o.shape);
     }
-    m.obstacles.push_back({o.name, g, toFcl(world_pose), o.contact && options.touch_contact_surfaces});
+    m.obstacles.push_back(
+        {o.name, g, toFcl(world_pose), o.contact && options.touch_contact_surfaces});
   }
   for (const auto& o : m.obstacles)
     if (o.touchable) {

@@ -104,7 +104,8 @@ ScenePtr parse(const YAML::Node& root, const std::string& source_name,
     if (n["friction"]) {
       if (!o.contact)
         r.fail(n["friction"], f + ".friction",
-               "only an obstacle the puppet may touch (contact: true; a plane's default) has friction");
+               "only an obstacle the puppet may touch (contact: true; a plane's default) has "
+               "friction");
       o.friction = r.number(n["friction"], f + ".friction");
       if (!(o.friction >= 0.0 && o.friction <= kMaxFriction))
         r.fail(n["friction"], f + ".friction",

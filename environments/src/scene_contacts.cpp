@@ -31,15 +31,15 @@ std::shared_ptr<const Contacts> sceneContacts(const Model& model, const Scene& s
     const Obstacle& o = scene.obstacles[i];
     if (!o.contact || !contactBody(o.name, kStageFrame, world_from_stage * o.pose, o.shape, body))
       continue;
-    if (contacts->self.size() + contacts->points.size() > static_cast<std::size_t>(kMaxSelfContacts))
+    if (contacts->self.size() + contacts->points.size() >
+        static_cast<std::size_t>(kMaxSelfContacts))
       throw FieldError("obstacles[" + std::to_string(i) + "].contact",
                        "more than " + std::to_string(kMaxSelfContacts) +
                            " pairs of the puppet's contact points and bodies it may touch");
     const int b = static_cast<int>(contacts->bodies.size());
     contacts->bodies.push_back(body);
     for (std::size_t p = 0; p < contacts->points.size(); ++p)
-      contacts->self.push_back(
-          {static_cast<int>(p), b, o.friction, contacts->points[p].radius_m});
+      contacts->self.push_back({static_cast<int>(p), b, o.friction, contacts->points[p].radius_m});
   }
   if (contacts->rows() == 0) return nullptr;
   return contacts;

@@ -54,8 +54,7 @@ RestContacts::Posed RestContacts::pose(const DynamicsData& d, int row) const {
   return out;
 }
 
-void RestContacts::relativeJacobian(const DynamicsData& d, int row,
-                                    const Eigen::Vector3d& centre) {
+void RestContacts::relativeJacobian(const DynamicsData& d, int row, const Eigen::Vector3d& centre) {
   const ContactPoint& pt = point(row);
   pointJacobian(model_, d, pt.frame, pt.local_m, point_J_);
   rel_J_ = point_J_.leftCols(nd_);

@@ -43,10 +43,10 @@ class RestContacts {
 
  private:
   struct Posed {
-    Eigen::Vector3d p;         // the point's centre (world)
-    Eigen::Matrix3d R;         // a body row's core frame (world)
-    Eigen::Vector3d o;         // its origin (world)
-    Eigen::Vector3d n;         // the unit normal out of the surface or the core (world)
+    Eigen::Vector3d p;  // the point's centre (world)
+    Eigen::Matrix3d R;  // a body row's core frame (world)
+    Eigen::Vector3d o;  // its origin (world)
+    Eigen::Vector3d n;  // the unit normal out of the surface or the core (world)
     double gap = 0.0;
   };
   Posed pose(const DynamicsData& d, int row) const;

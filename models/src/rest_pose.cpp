@@ -245,8 +245,9 @@ RestPose computeRestPose(const ModelPtr& model_ptr, const Eigen::VectorXd& rho,
     else if (c < ns && active[c] && prev && static_cast<int>(prev->tension_N.size()) == ns)
       mu[c] = prev->tension_N[c] / std::max(1e-9, d.distance[c]);
     else if (c >= con0 && active[c])
-      mu[c] = have_report ? rep.contact_force_N[c - con0]
-                          : prev_contacts ? prev->contact_normal_N[c - con0] : 0.0;
+      mu[c] = have_report     ? rep.contact_force_N[c - con0]
+              : prev_contacts ? prev->contact_normal_N[c - con0]
+                              : 0.0;
     if (active[c]) engage(c);
   }
   // d/dq of the contacts' generalised force sum lambda_r grad g_r + tau_r^T grad s_r, by central
@@ -402,8 +403,8 @@ RestPose computeRestPose(const ModelPtr& model_ptr, const Eigen::VectorXd& rho,
       if (out.contact_friction_N[r] > limit_N * (1.0 + 1e-6) + 1e-9 * gscale) {
         out.ok = false;
         out.message = "rest pose: '" + touch->name(r) + "' would slide (its friction " +
-                      formatNumber(out.contact_friction_N[r]) + " N over mu N = " +
-                      formatNumber(limit_N) + " N)";
+                      formatNumber(out.contact_friction_N[r]) +
+                      " N over mu N = " + formatNumber(limit_N) + " N)";
       }
     }
   }

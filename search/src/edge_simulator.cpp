@@ -141,8 +141,8 @@ std::optional<std::pair<RestPoseRoadmap::Vertex, EdgeCheck>> EdgeSimulator::reac
   for (int k = 0; k <= max_hold; ++k) {
     if (k > 0 && !stepChecked(x, rho_b, out)) return std::nullopt;
     if (k < next_try || !still(x)) continue;
-    const RestPose rest = computeRestPose(model_ptr_, rho_b, &x.q,
-                                          standingOn(checker_.collisionModel().contacts()));
+    const RestPose rest =
+        computeRestPose(model_ptr_, rho_b, &x.q, standingOn(checker_.collisionModel().contacts()));
     if (rest.ok && settledNear(x, rest.q)) {
       if (checker_.inCollision(model_.configuration(rest.q, rho_b)).in_collision)
         return std::nullopt;

@@ -63,13 +63,14 @@ struct CollisionOptions {
   // Where the model hangs in the stage; default: the model's stage pose.
   std::optional<Eigen::Isometry3d> stage_pose;
   // Obstacles the puppet may touch (Obstacle::contact: the floor, and planes, spheres, capsules
-  // and boxes so marked; the integrator's contacts, sceneContacts) are not collisions: a link collides with one only when it enters it
-  // deeper than touch_tolerance_m, and the stage clearance (the forbidden stage) leaves them out,
-  // while the clearance to anything keeps them.  Strings still snag on them.  So do two links
-  // that touch as self-contacts (framesTouch; spheres, capsules and boxes): a collision only
-  // deeper than touch_tolerance_m.  On for every plan (problemCollisionOptions), whose dynamics
-  // then carry those touches (CollisionModel::contacts).  Off: every obstacle and every self pair
-  // is forbidden (the euler and rk4 baselines, whose dynamics do not touch).
+  // and boxes so marked; the integrator's contacts, sceneContacts) are not collisions: a link
+  // collides with one only when it enters it deeper than touch_tolerance_m, and the stage clearance
+  // (the forbidden stage) leaves them out, while the clearance to anything keeps them.  Strings
+  // still snag on them.  So do two links that touch as self-contacts (framesTouch; spheres,
+  // capsules and boxes): a collision only deeper than touch_tolerance_m.  On for every plan
+  // (problemCollisionOptions), whose dynamics then carry those touches (CollisionModel::contacts).
+  // Off: every obstacle and every self pair is forbidden (the euler and rk4 baselines, whose
+  // dynamics do not touch).
   bool touch_contact_surfaces = false;
   double touch_tolerance_m = 1e-3;
 };

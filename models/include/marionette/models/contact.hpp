@@ -98,7 +98,7 @@ constexpr int kStageFrame = -1;
 // The points within radius_m of the box |x_i| <= half_m_i (core coordinates: `pose` in the
 // frame's): a sphere (half 0), a capsule (its segment, half (0, 0, length / 2)), a box (radius 0).
 struct ContactBody {
-  std::string name;  // the geometry's, or the obstacle's
+  std::string name;         // the geometry's, or the obstacle's
   int frame = kStageFrame;  // a frame the puppet's joints alone move, or kStageFrame
   Eigen::Isometry3d pose = Eigen::Isometry3d::Identity();
   Eigen::Vector3d half_m = Eigen::Vector3d::Zero();
