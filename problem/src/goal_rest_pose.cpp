@@ -13,9 +13,7 @@ namespace marionette {
 std::optional<RestVertex> restVertex(const ModelPtr& model, CollisionChecker& checker,
                                                   const Eigen::VectorXd& rho,
                                                   const Eigen::VectorXd* guess) {
-  // (Standing on what the checker lets the puppet touch.)
-  const RestPose rest =
-      computeRestPose(model, rho, guess, standingOn(checker.collisionModel().contacts()));
+  const RestPose rest = computeRestPose(model, rho, guess);
   if (!rest.ok) return std::nullopt;
   if (checker.inCollision(model->configuration(rest.q, rho)).in_collision) return std::nullopt;
   return RestVertex{rho, rest.q};
@@ -41,7 +39,7 @@ std::optional<RestVertex> descendToGoal(const ModelPtr& model_ptr,
     lower[i] = model.kinematic[i].lower;
     range[i] = model.kinematic[i].upper - model.kinematic[i].lower;
   }
-  RestPoseOptions continuation = standingOn(checker.collisionModel().contacts());
+  RestPoseOptions continuation;
   continuation.max_settle_steps = 0;
   RestPose cur = computeRestPose(model_ptr, from.rho, &from.q, continuation);  // its taut set
   if (!cur.ok) return std::nullopt;

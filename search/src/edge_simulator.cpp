@@ -142,7 +142,7 @@ std::optional<std::pair<RestPoseRoadmap::Vertex, EdgeCheck>> EdgeSimulator::reac
     if (k > 0 && !stepChecked(x, rho_b, out)) return std::nullopt;
     if (k < next_try || !still(x)) continue;
     const RestPose rest =
-        computeRestPose(model_ptr_, rho_b, &x.q, standingOn(checker_.collisionModel().contacts()));
+        computeRestPose(model_ptr_, rho_b, &x.q);
     if (rest.ok && settledNear(x, rest.q)) {
       if (checker_.inCollision(model_.configuration(rest.q, rho_b)).in_collision)
         return std::nullopt;

@@ -60,7 +60,7 @@ RestPoseRoadmap::QueryResult RestPoseRoadmap::query(const Eigen::VectorXd& start
 
   // The start: its rest pose, after settling if it is not at rest.
   const RestPose start_rest =
-      computeRestPose(model_ptr, start_rho, &start_q, standingOn(collision_->contacts()));
+      computeRestPose(model_ptr, start_rho, &start_q);
   if (!start_rest.ok) {
     out.message = "start: no rest pose for the start inputs: " + start_rest.message;
     return out;
