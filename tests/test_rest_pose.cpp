@@ -10,6 +10,7 @@
 #include "marionette/models/integrator.hpp"
 #include "marionette/models/model_io.hpp"
 #include "marionette/models/rest_pose.hpp"
+#include "support/test_models.hpp"
 
 namespace marionette {
 namespace {
@@ -184,15 +185,9 @@ TEST(RestPose, APuppetOnARaisedFloorStandsOnIt) {
     ASSERT_TRUE(hanging.ok) << hanging.message;
     auto contacts = std::make_shared<Contacts>();
     contacts->points = contactPoints(*m);
-    ContactSurface floor = floorSurface(*m);
-    DynamicsData d(*m);
-    forwardKinematics(*m, d, m->configuration(hanging.q, rho));
-    double lowest = -1e300;  // the hanging puppet's deepest point into the floor's plane
-    for (const ContactPoint& p : contacts->points)
-      lowest = std::max(lowest, floor.offset_m + p.radius_m -
-                                    floor.normal.dot(pointPosition(d, p.frame, p.local_m)));
-    floor.offset_m += 0.06 - lowest;
+    const ContactSurface floor = test::floorEntered(*m, m->configuration(hanging.q, rho), 0.06);
     contacts->surfaces.push_back(floor);
+    DynamicsData d(*m);
     addSelfContacts(*m, *contacts);
     RestPoseOptions options;
     options.contacts = contacts;

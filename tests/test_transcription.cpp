@@ -11,12 +11,13 @@
 #include "clearance_gradient.hpp"
 #include "discrete_mechanics.hpp"
 #include "ipopt_solver.hpp"
-#include "quasi_static.hpp"
 #include "marionette/environments/scene.hpp"
 #include "marionette/models/integrator.hpp"
 #include "marionette/models/model_io.hpp"
 #include "marionette/models/rest_pose.hpp"
+#include "quasi_static.hpp"
 #include "support/test_models.hpp"
+#include "support/transcription_checks.hpp"
 #include "transcription_nlp.hpp"
 #include "transcription_problem.hpp"
 
@@ -28,12 +29,12 @@ using detail::IntervalTerms;
 using detail::KnotConstraints;
 using detail::TranscriptionProblem;
 using detail::TranscriptionSetup;
-
-Eigen::VectorXd full(const State& x) {
-  Eigen::VectorXd q(x.q.size() + x.rho.size());
-  q << x.q, x.rho;
-  return q;
-}
+using test::checkProblemDerivatives;
+using test::expectTheIntegratorsMotionAtRest;
+using test::full;
+using test::quinticInputs;
+using test::relativeError;
+using test::transcriptionFor;
 
 // The rig moved smoothly from rest for `steps` steps of 0.02 s: each input swings about its
 // default by `share` of its range, at its own frequency.  Returns every full configuration.
@@ -62,10 +63,6 @@ std::vector<Eigen::VectorXd> rollout(const ModelPtr& m, int steps, double share,
     if (reports) reports->push_back(rep);
   }
   return qs;
-}
-
-double relativeError(const Eigen::MatrixXd& a, const Eigen::MatrixXd& b) {
-  return (a - b).cwiseAbs().maxCoeff() / std::max(b.cwiseAbs().maxCoeff(), 1e-12);
 }
 
 // Every Jacobian of IntervalTerms and KnotConstraints at (q_a, q_b) against central differences.
@@ -251,35 +248,6 @@ TEST(Transcription, TheIntegratorsStepsSatisfyTheDelEquationsWithComplementarity
   EXPECT_GT(total_switches, 0);
 }
 
-
-// A transcription from rest at the default inputs over `intervals` steps of 0.02 s.
-TranscriptionSetup transcriptionFor(const ModelPtr& m, const std::string& goal, int intervals,
-                                    const std::string& scene = "") {
-  TranscriptionSetup s;
-  s.model = m;
-  s.integrator.dt_s = 0.02;
-  const RestPose rest = computeRestPose(m, m->defaultInputs());
-  EXPECT_TRUE(rest.ok) << rest.message;
-  VariationalIntegrator vi(m, s.integrator);
-  s.start = vi.stateFromVelocity(rest.q, Eigen::VectorXd::Zero(m->nd()), m->defaultInputs());
-  s.intervals = intervals;
-  s.goal = GoalSpec::parse(goal);
-  if (!scene.empty()) s.collision = std::make_shared<CollisionModel>(m, loadScene(scene));
-  return s;
-}
-
-// Rig inputs from the default ones to `end` by a quintic, then held (N+1 rows).
-Eigen::MatrixXd quinticInputs(const ModelPtr& m, const Eigen::VectorXd& end, int intervals,
-                              int move_intervals) {
-  Eigen::MatrixXd u(intervals + 1, m->nk());
-  for (int k = 0; k <= intervals; ++k) {
-    const double t = std::min(1.0, static_cast<double>(k) / move_intervals);
-    const double s = t * t * t * (10 - 15 * t + 6 * t * t);
-    u.row(k) = (m->defaultInputs() + s * (end - m->defaultInputs())).transpose();
-  }
-  return u;
-}
-
 // The suspended mass's robot moved 10 cm and its string let out 10 cm, fast: the string goes
 // slack, then catches.
 Eigen::MatrixXd massLetDown(const ModelPtr& mass, int intervals, int move_intervals) {
@@ -287,43 +255,6 @@ Eigen::MatrixXd massLetDown(const ModelPtr& mass, int intervals, int move_interv
   end[0] += 0.1;
   end[1] += 0.1;
   return quinticInputs(mass, end, intervals, move_intervals);
-}
-
-// The objective's gradient and the rows' Jacobian at z against central differences.
-void checkProblemDerivatives(TranscriptionProblem& p, const Eigen::VectorXd& z,
-                             const std::string& where) {
-  p.evaluate(z, true);
-  const Eigen::VectorXd grad = p.gradient(), g0 = p.rows();
-  Eigen::MatrixXd J = Eigen::MatrixXd::Zero(p.constraints(), p.variables());
-  std::vector<int> rows(p.jacobianNonzeros()), cols(p.jacobianNonzeros());
-  p.jacobianStructure(rows.data(), cols.data());
-  std::vector<double> values(p.jacobianNonzeros());
-  p.jacobianValues(values.data());
-  for (int n = 0; n < p.jacobianNonzeros(); ++n) J(rows[n], cols[n]) += values[n];
-  Eigen::VectorXd zs, gs;
-  p.scaling(zs, gs);
-  Eigen::VectorXd grad_fd(p.variables());
-  Eigen::MatrixXd J_fd(p.constraints(), p.variables());
-  for (int i = 0; i < p.variables(); ++i) {
-    const double h = 1e-6 / zs[i];  // the variable's own scale
-    Eigen::VectorXd zp = z, zm = z;
-    zp[i] += h;
-    zm[i] -= h;
-    p.evaluate(zp, false);
-    const double fp = p.cost();
-    const Eigen::VectorXd gp = p.rows();
-    p.evaluate(zm, false);
-    grad_fd[i] = (fp - p.cost()) / (2 * h);
-    J_fd.col(i) = (gp - p.rows()) / (2 * h);
-  }
-  // Compared in the problem's scales: rows as the solver sees them.
-  const Eigen::MatrixXd Js = gs.asDiagonal() * J * zs.cwiseInverse().asDiagonal();
-  const Eigen::MatrixXd Js_fd = gs.asDiagonal() * J_fd * zs.cwiseInverse().asDiagonal();
-  EXPECT_LE((Js - Js_fd).cwiseAbs().maxCoeff(), 1e-5 * std::max(1.0, Js_fd.cwiseAbs().maxCoeff()))
-      << where << " Jacobian";
-  const Eigen::VectorXd gsc = grad.cwiseQuotient(zs), gsc_fd = grad_fd.cwiseQuotient(zs);
-  EXPECT_LE((gsc - gsc_fd).cwiseAbs().maxCoeff(), 1e-5 * std::max(1.0, gsc_fd.cwiseAbs().maxCoeff()))
-      << where << " gradient";
 }
 
 TEST(Transcription, TheProblemsDerivativesMatchFiniteDifferences) {
@@ -372,42 +303,11 @@ TEST(Transcription, TheHessianMatchesFiniteDifferencesOfTheLagrangiansGradient) 
   const int n = p.variables();
   std::mt19937 rng(3);
   std::uniform_real_distribution<double> any(-1.0, 1.0);
-  auto lagrangianGradient = [&](const Eigen::VectorXd& at, double sigma, const Eigen::VectorXd& y) {
-    p.evaluate(at, true);
-    std::vector<int> rows(p.jacobianNonzeros()), cols(p.jacobianNonzeros());
-    std::vector<double> values(p.jacobianNonzeros());
-    p.jacobianStructure(rows.data(), cols.data());
-    p.jacobianValues(values.data());
-    Eigen::VectorXd grad = sigma * p.gradient();
-    for (int e = 0; e < p.jacobianNonzeros(); ++e) grad[cols[e]] += y[rows[e]] * values[e];
-    return grad;
-  };
   auto hessianAt = [&](double sigma, const Eigen::VectorXd& y) {
-    p.evaluate(z, true);
-    std::vector<int> rows(p.hessianNonzeros()), cols(p.hessianNonzeros());
-    std::vector<double> values(p.hessianNonzeros());
-    p.hessianStructure(rows.data(), cols.data());
-    p.hessian(z, sigma, y, values.data());
-    Eigen::MatrixXd H = Eigen::MatrixXd::Zero(n, n);
-    for (int e = 0; e < p.hessianNonzeros(); ++e) {
-      EXPECT_GE(rows[e], cols[e]);
-      H(rows[e], cols[e]) += values[e];
-      if (rows[e] != cols[e]) H(cols[e], rows[e]) += values[e];
-    }
-    return H;
+    return test::lagrangianHessian(p, z, sigma, y);
   };
   auto differences = [&](double sigma, const Eigen::VectorXd& y) {
-    Eigen::MatrixXd H(n, n);
-    Eigen::VectorXd zs, gs;
-    p.scaling(zs, gs);
-    for (int i = 0; i < n; ++i) {
-      const double h = 1e-6 / zs[i];
-      Eigen::VectorXd zp = z, zm = z;
-      zp[i] += h;
-      zm[i] -= h;
-      H.col(i) = (lagrangianGradient(zp, sigma, y) - lagrangianGradient(zm, sigma, y)) / (2 * h);
-    }
-    return H;
+    return test::lagrangianHessianByDifferences(p, z, sigma, y);
   };
   // The objective, the strings' rows (the first DEL row's index is 0; the strings' rows follow
   // the DEL rows) and the goal's (the one row bounded above only).
@@ -449,26 +349,6 @@ TEST(Transcription, ComplementarityViolationIsZeroOnTheIntegratorsMotionOnly) {
   ASSERT_GE(pulling, 0);
   z[p.slackAt(pulling)] = 0.01;  // 1 cm slack on a 0.5 m string: 20 gap units
   EXPECT_GT(p.complementarityViolation(z), 0.5);
-}
-
-// z solves p (the suspended mass to a point, from setup s): its inputs re-simulated by the exact
-// step give its configurations, the mass stays where it ends when held a second, at the goal.
-void expectTheIntegratorsMotionAtRest(const ModelPtr& mass, const TranscriptionSetup& s,
-                                      const TranscriptionProblem& p, const Eigen::VectorXd& z) {
-  const Eigen::MatrixXd u = p.inputs(z), q = p.configurations(z);
-  VariationalIntegrator vi(mass, s.integrator);
-  State x = s.start;
-  double worst = 0.0;
-  for (int k = 0; k < s.intervals; ++k) {
-    ASSERT_EQ(vi.step(x, u.row(k + 1).transpose(), x), StepStatus::Ok);
-    worst = std::max(worst, (x.q - q.row(k + 1).head(mass->nd()).transpose()).cwiseAbs().maxCoeff());
-  }
-  EXPECT_LE(worst, 1e-6);
-  State held = x;
-  for (int k = 0; k < 50; ++k) ASSERT_EQ(vi.step(held, x.rho, held), StepStatus::Ok);
-  EXPECT_LE((held.q - x.q).cwiseAbs().maxCoeff(), 1e-6);
-  GoalEvaluator goal(mass, s.goal);
-  EXPECT_LE(goal.poseError(x.q, x.rho), 0.02);
 }
 
 // The suspended mass moved 15 cm to a point in 60 steps, from a quintic in input space.

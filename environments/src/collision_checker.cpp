@@ -476,12 +476,26 @@ ClearanceResult CollisionChecker::clearance(const Eigen::VectorXd& q, Penetratio
   best.stage_point_first_m = best.point_first_m;
   best.stage_point_second_m = best.point_second_m;
   best.stage_first_index = best.first_index;
-  for (const auto& [a, b] : m.self_pairs)
-    pair(s.links[a].get(), s.links[b].get(), ContactKind::LinkLink, m.links[a].name,
-         m.links[b].name, a, b);
+  // The pairs the puppet may not touch, then the self-contacts.
+  auto self_pairs = [&](bool touchable_pairs) {
+    for (std::size_t k = 0; k < m.self_pairs.size(); ++k) {
+      if ((m.self_pair_touchable[k] != 0) != touchable_pairs) continue;
+      const auto [a, b] = m.self_pairs[k];
+      pair(s.links[a].get(), s.links[b].get(), ContactKind::LinkLink, m.links[a].name,
+           m.links[b].name, a, b);
+    }
+  };
+  self_pairs(false);
   for (const auto& [j, l] : m.string_link_pairs)
     pair(s.strings[j].get(), s.links[l].get(), ContactKind::StringLink, s.stringName(j),
          m.links[l].name, j, l);
+  best.forbidden_distance_m = best.distance_m;
+  best.forbidden_pair = best.pair;
+  best.forbidden_point_first_m = best.point_first_m;
+  best.forbidden_point_second_m = best.point_second_m;
+  best.forbidden_first_index = best.first_index;
+  best.forbidden_second_index = best.second_index;
+  self_pairs(true);
   if (!m.options.touch_contact_surfaces) {
     best.in_collision = best.distance_m <= 0.0;
     return best;

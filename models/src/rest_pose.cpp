@@ -8,9 +8,9 @@
 
 #include "marionette/common/text.hpp"
 #include "marionette/models/cancel.hpp"
+#include "marionette/models/contact_rows.hpp"
 #include "marionette/models/dynamics.hpp"
 #include "marionette/models/integrator.hpp"
-#include "rest_contacts.hpp"
 
 namespace marionette {
 
@@ -22,8 +22,7 @@ constexpr double kContactGradientReach_m = 0.01;
 // projectOntoStrings, and, with `touch`, out of every contact the configuration is inside by
 // more than tol_m.
 bool projectOntoConstraints(const Model& model, Eigen::VectorXd& q, const Eigen::VectorXd& rho,
-                            const std::vector<char>& fixed, double tol_m,
-                            detail::RestContacts* touch) {
+                            const std::vector<char>& fixed, double tol_m, ContactRows* touch) {
   DynamicsData d(model);
   const int nd = model.nd(), ns = model.nstrings(), ncon = touch ? touch->rows() : 0;
   Eigen::VectorXd contact_gap(ncon);
@@ -122,13 +121,13 @@ RestPose computeRestPose(const ModelPtr& model_ptr, const Eigen::VectorXd& rho,
     out.message = "inputs must be " + std::to_string(model.nk()) + " finite numbers";
     return out;
   }
-  std::unique_ptr<detail::RestContacts> touch;
+  std::unique_ptr<ContactRows> touch;
   if (options.contacts) {
     if (const std::string problem = contactsProblem(model, *options.contacts); !problem.empty()) {
       out.message = "rest pose: " + problem;
       return out;
     }
-    touch = std::make_unique<detail::RestContacts>(model, *options.contacts);
+    touch = std::make_unique<ContactRows>(model, *options.contacts);
   }
   const int ncon = touch ? touch->rows() : 0;
   Eigen::VectorXd q = guess ? *guess : model.initialDynamic();

@@ -41,18 +41,6 @@ constexpr int kMaxFlips = 4;
 // not depend on it; it slows the iteration's convergence to a factor eps per iteration at worst.
 constexpr double kContactRegularization = 1e-4;
 
-// Coulomb's cone as a polygon of this many facets, circumscribing the circle of radius
-// mu lambda_n: a pull along a facet's normal slips at exactly mu N, one along a vertex at
-// mu N / cos(pi / 16), 2 % more.
-constexpr int kFrictionFacets = 16;
-
-// A self-contact's tangents in its body's core frame: the first along the core's z axis (a
-// capsule's axis, so the same all around it: no switch of basis as a point slides around a
-// capsule) unless the normal is nearly along it (a capsule's cap, a box's z face).
-inline Eigen::Matrix<double, 3, 2> coreTangents(const Eigen::Vector3d& normal) {
-  return tangentBasis(normal, Eigen::Vector3d::UnitZ(), Eigen::Vector3d::UnitX());
-}
-
 struct VariationalIntegrator::Impl {
   Impl(ModelPtr model, IntegratorOptions options);
 

@@ -4,6 +4,7 @@
 #include <Eigen/Geometry>
 #include <algorithm>
 
+#include "marionette/models/dynamics.hpp"
 #include "marionette/models/model_io.hpp"
 
 namespace marionette::test {
@@ -155,6 +156,18 @@ void armSwingingForward(Eigen::VectorXd& q, Eigen::VectorXd& qdot) {
   qdot.resize(3);
   q << 0.0, 0.1, 0.0;
   qdot << 0.0, 0.0, 3.0;
+}
+
+ContactSurface floorEntered(const Model& model, const Eigen::VectorXd& q, double depth_m) {
+  ContactSurface floor = floorSurface(model);
+  DynamicsData d(model);
+  forwardKinematics(model, d, q);
+  double deepest = -1e300;  // the deepest point into the floor's plane
+  for (const ContactPoint& p : contactPoints(model))
+    deepest = std::max(deepest, floor.offset_m + p.radius_m -
+                                    floor.normal.dot(pointPosition(d, p.frame, p.local_m)));
+  floor.offset_m += depth_m - deepest;
+  return floor;
 }
 
 }  // namespace marionette::test

@@ -1,12 +1,14 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // Models built in code for tests: random trees that exercise every joint type, branching and
-// strings on both kinds of variables; a free body carrying one shape; an arm beside its torso.
+// strings on both kinds of variables; a free body carrying one shape; an arm beside its torso; a
+// floor at a chosen height under a puppet.
 #pragma once
 
 #include <Eigen/Geometry>
 #include <random>
 #include <string>
 
+#include "marionette/models/contact.hpp"
 #include "marionette/models/model.hpp"
 #include "marionette/models/shape.hpp"
 
@@ -45,5 +47,9 @@ ModelPtr armBesideTorso(const std::string& contacts = "", double torso_inertia_k
 // Its joints (hip, shoulder, swing) let go 0.1 rad out from the torso, swinging forward at
 // 3 rad/s: it falls onto the torso's side and slides along it.
 void armSwingingForward(Eigen::VectorXd& q, Eigen::VectorXd& qdot);
+
+// The stage's floor (floorSurface) moved along its normal so that the puppet at q (n_q) enters
+// it by depth_m at its deepest contact point (depth_m < 0: that far above it).
+ContactSurface floorEntered(const Model& model, const Eigen::VectorXd& q, double depth_m);
 
 }  // namespace marionette::test

@@ -26,7 +26,7 @@ class ClearanceGradient {
                                 const Eigen::Vector3d& p1, const Eigen::Vector3d& p2,
                                 bool penetrating = false);
   // The stage's nearest pair's, and the nearest pair's of anything, from one clearance result
-  // (of either Penetration).
+  // (of either Penetration); and the nearest pair's the puppet may not touch.
   Eigen::RowVectorXd stage(const DynamicsData& data, const ClearanceResult& c) {
     return (*this)(data, c.stage_pair.kind, c.stage_first_index, -1, c.stage_point_first_m,
                    c.stage_point_second_m, c.stage_distance_m < 0);
@@ -34,6 +34,11 @@ class ClearanceGradient {
   Eigen::RowVectorXd nearest(const DynamicsData& data, const ClearanceResult& c) {
     return (*this)(data, c.pair.kind, c.first_index, c.second_index, c.point_first_m,
                    c.point_second_m, c.distance_m < 0);
+  }
+  Eigen::RowVectorXd forbidden(const DynamicsData& data, const ClearanceResult& c) {
+    return (*this)(data, c.forbidden_pair.kind, c.forbidden_first_index, c.forbidden_second_index,
+                   c.forbidden_point_first_m, c.forbidden_point_second_m,
+                   c.forbidden_distance_m < 0);
   }
 
  private:

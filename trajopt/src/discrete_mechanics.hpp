@@ -11,10 +11,17 @@
 // (D2L_d(q_{-1}, q_0) is the start's momentum p_0), and the unilateral rows g(q_{k+1}) <= 0
 // are complementary to lambda_k >= 0: exactly what VariationalIntegrator::step solves for
 // q_{k+1} and the taut set (models/include/marionette/models/integrator.hpp).  Rows c < n_s are
-// the strings, g = 1/2 (|a - e|^2 - l^2) (m^2); the others the joint stops, g = sign (q - bound).
+// the strings, g = 1/2 (|a - e|^2 - l^2) (m^2); then n_t contact rows (the integrator's contacts,
+// those `contact_rows` names: contact_rows.hpp's gap, m); the others the joint stops,
+// g = sign (q - bound).  A contact's friction is the impulse beta_k (2 per contact, in its slip
+// basis B at q_k) on the rows F = B^T dx/dq at q_k, x the point's centre in its body's core frame:
+// the DEL rows gain -F(q_k)^T beta_k, and its slip over the step is B_k^T (x(q_{k+1}) - x(q_k)),
+// as the integrator's step writes them (integrator_friction.cpp).
 //
 // Every derivative is exact, from the dynamics' recursions (dynamics.hpp): the Lagrangian's
-// second derivatives at the midpoint and the strings' second derivatives at the knot.
+// second derivatives at the midpoint and the strings' second derivatives at the knot; the contact
+// rows' second derivatives (their gaps', friction rows' and bases') by central differences of
+// their exact first derivatives.
 //
 // Contents
 //   IntervalTerms       D1L_d + f- and D2L_d of one interval with their Jacobians in q_a, q_b
@@ -25,8 +32,11 @@
 #pragma once
 
 #include <Eigen/Core>
+#include <memory>
+#include <string>
 #include <vector>
 
+#include "marionette/models/contact_rows.hpp"
 #include "marionette/models/dynamics.hpp"
 #include "marionette/models/integrator.hpp"
 
@@ -42,29 +52,50 @@ struct KnotConstraints {
   Eigen::VectorXd g;        // n_c: the unilateral rows (<= 0 is feasible)
   Eigen::VectorXd span_m;   // n_s: the strings' spans |a - e|
   Eigen::MatrixXd G;        // n_c x n_q: dg/dq
-  Eigen::MatrixXd force_q;  // n_d x n_q: d/dq of the dynamic rows of G^T lambda (with lambda)
+  // n_d x n_q: d/dq of the dynamic rows of G^T lambda + F^T beta (with lambda and beta).
+  Eigen::MatrixXd force_q;
+  // The contacts' friction frames: F = B^T dx/dq (2 n_t x n_q, contact t's rows 2t, 2t + 1), each
+  // point's centre in its core frame (3 x n_t) and slip basis there (3 x 2 n_t, contact t's columns
+  // 2t, 2t + 1), and its rotation to the world (3 x 3 n_t).
+  Eigen::MatrixXd F;
+  Eigen::MatrixXd x_q;  // 3 n_t x n_q: dx/dq (contact t's rows 3t..3t+2)
+  Eigen::Matrix3Xd x;
+  Eigen::Matrix3Xd basis;
+  Eigen::Matrix3Xd rotation;
+  // With derivatives, per contact t: d2 g_t / dq2 (n_d x n_d), d(F_t row j)/dq (column i: the
+  // row's derivative in q_i; 2 of n_d x n_d), and dB_t/dq (6 x n_d, B column-major).
+  std::vector<Eigen::MatrixXd> gap_hessian, friction_q, basis_q;
 };
 
 class DiscreteMechanics {
  public:
-  // The damping as the integrator with these options applies it (scale, override).
-  DiscreteMechanics(ModelPtr model, const IntegratorOptions& options);
+  // The damping as the integrator with these options applies it (scale, override); the rows
+  // contact_rows of options.contacts as its contact rows (none without contacts).
+  DiscreteMechanics(ModelPtr model, const IntegratorOptions& options,
+                    std::vector<int> contact_rows = {});
 
   const Model& model() const { return *model_; }
   int nd() const { return nd_; }
   int nq() const { return nq_; }
-  int constraintRows() const { return nc_; }  // n_c = strings + joint stops
+  int constraintRows() const { return nc_; }  // n_c = strings + contacts + joint stops
+  int contactRows() const { return nt_; }     // n_t
+  int contactRow(int t) const { return contact_rows_[t]; }  // its row in options.contacts
+  double friction(int t) const { return rows_ ? rows_->friction(contact_rows_[t]) : 0.0; }
+  std::string contactName(int t) const { return rows_->name(contact_rows_[t]); }
 
   // The interval (q_a, q_b) (n_q each; the Lagrangian reads their dynamic parts) of duration
   // dt_s.  With derivatives false, only D1 and D2.
   void interval(const Eigen::VectorXd& q_a, const Eigen::VectorXd& q_b, double dt_s,
                 IntervalTerms& out, bool derivatives = true);
-  // The unilateral rows at q (n_q) and their gradient; with lambda (n_c), also force_q.
-  void knot(const Eigen::VectorXd& q, const Eigen::VectorXd* lambda, KnotConstraints& out);
+  // The unilateral rows at q (n_q), their gradient and the contacts' friction frames; with lambda
+  // (n_c) and beta (2 n_t), also force_q and the contacts' second derivatives.
+  void knot(const Eigen::VectorXd& q, const Eigen::VectorXd* lambda, KnotConstraints& out,
+            const Eigen::VectorXd* beta = nullptr);
 
   // Second derivatives for a Lagrangian Hessian: sum_j w_j D2h_j at q (n_q x n_q, the strings'
   // rows' curvature; w: n_s), and the constraint force's coupling of multipliers and
   // configuration, d2(y^T G_d(q)^T lambda)/d lambda dq (n_c x n_q; y: n_d; stops' rows zero).
+  // The contacts' are the knot's (gap_hessian, friction_q).
   void stringCurvature(const Eigen::VectorXd& q, const Eigen::VectorXd& w, Eigen::MatrixXd& H);
   void forceCoupling(const Eigen::VectorXd& q, const Eigen::VectorXd& y, Eigen::MatrixXd& C);
 
@@ -75,12 +106,20 @@ class DiscreteMechanics {
   }
 
  private:
+  // Contact t's friction frame and gap gradient at data_'s kinematics into out's columns.
+  void contactFrame(int t, KnotConstraints& out);
+
   ModelPtr model_;
-  int nd_, nk_, nq_, ns_, nc_;
+  std::shared_ptr<const Contacts> contacts_;
+  std::vector<int> contact_rows_;
+  std::unique_ptr<ContactRows> rows_;
+  int nd_, nk_, nq_, ns_, nt_, nc_;
   Eigen::VectorXd damping_;  // n_d
   DynamicsData data_;
   Eigen::VectorXd qm_, v_, delta_, c_, dc_;
   Eigen::MatrixXd hessian_;  // n_q x n_q: sum_j lambda_j D2h_j
+  Eigen::MatrixXd x_jacobian_;    // 3 x n_d
+  KnotConstraints plus_, minus_;  // the contacts' at q +- a step (central differences)
 };
 
 }  // namespace marionette::detail

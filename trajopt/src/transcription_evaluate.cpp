@@ -18,10 +18,19 @@ void TranscriptionProblem::evaluate(const Eigen::VectorXd& z, bool derivatives) 
   const double dt = setup_.integrator.dt_s;
   for (int k = 0; k <= N_; ++k) knotConfiguration(z, k, q_[k]);
   for (int k = 0; k < N_; ++k) mechanics_.interval(q_[k], q_[k + 1], dt, intervals_[k], derivatives);
-  Eigen::VectorXd lambda(nc_);
+  // (Knot N's multipliers are zero: its force is no row's, its contacts' curvature the gap
+  // rows'.)
+  Eigen::VectorXd lambda = Eigen::VectorXd::Zero(nc_), beta = Eigen::VectorXd::Zero(2 * nt_);
   for (int k = 0; k <= N_; ++k) {
-    if (k < N_) lambda = z.segment(lambdaAt(k), nc_);
-    mechanics_.knot(q_[k], derivatives && k < N_ ? &lambda : nullptr, knots_[k]);
+    if (k < N_) {
+      lambda = z.segment(lambdaAt(k), nc_);
+      beta = z.segment(frictionAt(k), 2 * nt_);
+    } else {
+      lambda.setZero();
+      beta.setZero();
+    }
+    const bool curvature = derivatives && (k < N_ || nt_ > 0);
+    mechanics_.knot(q_[k], curvature ? &lambda : nullptr, knots_[k], &beta);
   }
 
   // DEL rows.
@@ -31,22 +40,61 @@ void TranscriptionProblem::evaluate(const Eigen::VectorXd& z, bool derivatives) 
     auto row = g_.segment(del_row_ + k * nd_, nd_);
     row = (k > 0 ? intervals_[k - 1].D2 : setup_.start.p) + intervals_[k].D1;
     row.noalias() -= G_d.transpose() * lambda;
+    row.noalias() -= knots_[k].F.leftCols(nd_).transpose() * z.segment(frictionAt(k), 2 * nt_);
     if (!derivatives) continue;
     const DelBlocks& b = del_blocks_[k];
     if (b.previous >= 0) jacobian_.values(b.previous) = intervals_[k - 1].D2_a;
     if (b.here >= 0) {
       jacobian_.values(b.here) = intervals_[k - 1].D2_b + intervals_[k].D1_a;
-      if (ns_ > 0) jacobian_.values(b.here) -= knots_[k].force_q.leftCols(nd_);
+      if (nu_ > 0) jacobian_.values(b.here) -= knots_[k].force_q.leftCols(nd_);
     }
     if (b.here_rig >= 0) jacobian_.values(b.here_rig) = -knots_[k].force_q.rightCols(nk_);
     jacobian_.values(b.next) = intervals_[k].D1_b;
     if (b.force >= 0) jacobian_.values(b.force) = -G_d.transpose();
+    if (b.friction >= 0) jacobian_.values(b.friction) = -knots_[k].F.leftCols(nd_).transpose();
   }
-  // The strings at the end of each step.
-  for (int k = 0; k < N_ && ns_ > 0; ++k) {
-    g_.segment(string_row_ + k * ns_, ns_) = knots_[k + 1].g.head(ns_) + z.segment(slackAt(k), ns_);
-    if (derivatives) jacobian_.values(string_blocks_[k]) = knots_[k + 1].G.topRows(ns_);
+  // The strings and contacts at the end of each step.
+  for (int k = 0; k < N_ && nu_ > 0; ++k) {
+    g_.segment(gap_row_ + k * nu_, nu_) = knots_[k + 1].g.head(nu_) + z.segment(slackAt(k), nu_);
+    if (derivatives) jacobian_.values(gap_blocks_[k]) = knots_[k + 1].G.topRows(nu_);
   }
+  // Each contact's slip over the step, B_k^T (x_{k+1} - x_k), and its cone.
+  for (int k = 0; k < N_; ++k)
+    for (int t = 0; t < nt_; ++t) {
+      const KnotConstraints &here = knots_[k], &next = knots_[k + 1];
+      const auto B = here.basis.middleCols(2 * t, 2);
+      const Eigen::Vector3d dx = next.x.col(t) - here.x.col(t);
+      g_.segment(slip_row_ + k * 2 * nt_ + 2 * t, 2) = B.transpose() * dx;
+      const double lambda_n = z[lambdaAt(k) + ns_ + t];
+      g_.segment(cone_row_ + (k * nt_ + t) * kFrictionFacets, kFrictionFacets) =
+          (mu_[t] * lambda_n) * Eigen::VectorXd::Ones(kFrictionFacets) -
+          facet_normal_.transpose() * z.segment(frictionAt(k) + 2 * t, 2);
+      // Sliding on facet f: the slip along d_f, (e_f, d_f)^T sigma.
+      g_.segment(slide_row_ + k * 2 * nt_ + 2 * t, 2) = slideFrame(k, t) * (B.transpose() * dx);
+      if (!derivatives) continue;
+      // d/dq_{k+1}: B_k^T dx/dq there; d/dq_k: -F_k = -B_k^T dx/dq at x_k, plus the basis' turn
+      // dB/dq_i^T dx.
+      jacobian_.values(slip_next_[k]).middleRows(2 * t, 2).leftCols(nd_) =
+          B.transpose() * next.x_q.middleRows(3 * t, 3).leftCols(nd_);
+      if (k == 0) continue;
+      auto here_block = jacobian_.values(slip_here_[k - 1]).middleRows(2 * t, 2).leftCols(nd_);
+      here_block = -here.F.middleRows(2 * t, 2).leftCols(nd_);
+      for (int i = 0; i < nd_; ++i) {
+        const Eigen::Map<const Eigen::Matrix<double, 3, 2>> dB(here.basis_q[t].col(i).data());
+        here_block.col(i) += dB.transpose() * dx;
+      }
+    }
+  // The sliding rows' derivatives: the slip rows' (just written), turned to the facet's frame.
+  for (int k = 0; k < N_ && derivatives; ++k)
+    for (int t = 0; t < nt_; ++t) {
+      const Eigen::Matrix2d R = slideFrame(k, t);
+      const SlideBlocks& b = slide_blocks_[k * nt_ + t];
+      jacobian_.values(b.next).leftCols(nd_) =
+          R * jacobian_.values(slip_next_[k]).middleRows(2 * t, 2).leftCols(nd_);
+      if (b.here >= 0)
+        jacobian_.values(b.here).leftCols(nd_) =
+            R * jacobian_.values(slip_here_[k - 1]).middleRows(2 * t, 2).leftCols(nd_);
+    }
   // The rig's speed and acceleration (the rig at rest before the start), and the rest rows.
   for (int k = 0; k < N_; ++k) {
     const auto rho = [&](int i) { return q_[std::max(i, 0)].tail(nk_); };
@@ -86,19 +134,25 @@ void TranscriptionProblem::evaluate(const Eigen::VectorXd& z, bool derivatives) 
   }
 
   // Clearance at every knot, signed (a knot inside an obstacle has a way out): to the stage,
-  // and to anything.
+  // and to anything -- but at a knot where a contact touches (the modes': on a step that ends or
+  // starts there), to anything the puppet may not touch.  A puppet kept 5 mm from everything is
+  // stage-worthy; one that must touch (a foot on the floor) touches, as the dynamics do.
   for (int k = 1; k <= N_ && checker_; ++k) {
+    const bool touching = knotTouches(k);
     forwardKinematics(m, data_, q_[k]);
     computeStrings(m, data_, q_[k], false);
     const ClearanceResult c = checker_->clearance(q_[k], Penetration::Signed);
     const int row = clearance_row_ + (k - 1) * clearance_rows_per_knot_;
     g_[row] = std::min(c.stage_distance_m, kClearanceCap_m);
-    g_[row + 1] = std::min(c.distance_m, kClearanceCap_m);
+    const double second = touching ? c.forbidden_distance_m : c.distance_m;
+    g_[row + 1] = std::min(second, kClearanceCap_m);
     if (!derivatives) continue;
     auto block = jacobian_.values(clearance_blocks_[k - 1]);
     block.setZero();
     if (c.stage_distance_m < kClearanceCap_m) block.row(0) = clearance_gradient_->stage(data_, c);
-    if (c.distance_m < kClearanceCap_m) block.row(1) = clearance_gradient_->nearest(data_, c);
+    if (second < kClearanceCap_m)
+      block.row(1) = touching ? clearance_gradient_->forbidden(data_, c)
+                              : clearance_gradient_->nearest(data_, c);
   }
 
   // The objective.
@@ -164,13 +218,13 @@ void TranscriptionProblem::addSwingAndTensionCosts(const Eigen::VectorXd& z, boo
     const KnotConstraints& next = knots_[k + 1];
     for (int c = 0; c < nc_; ++c) {
       const double lambda = z[lambdaAt(k) + c] / lambda_ref_[c];
-      // A string's slackness variable, or a stop's variable's distance to its bound (kept >= 0
-      // by its bound).
-      const double gap = (c < ns_ ? z[slackAt(k) + c] : -next.g[c]) / gap_unit_[c];
+      // A string's or contact's slackness variable, or a stop's variable's distance to its bound
+      // (kept >= 0 by its bound).
+      const double gap = (c < nu_ ? z[slackAt(k) + c] : -next.g[c]) / gap_unit_[c];
       cost_ += w.complementarity * lambda * gap;
       if (!derivatives) continue;
       gradient_[lambdaAt(k) + c] += w.complementarity * gap / lambda_ref_[c];
-      if (c < ns_)
+      if (c < nu_)
         gradient_[slackAt(k) + c] += w.complementarity * lambda / gap_unit_[c];
       else
         gradient_.segment(xAt(k + 1), nq_) -= (w.complementarity * lambda / gap_unit_[c]) * next.G.row(c);
@@ -184,7 +238,7 @@ double TranscriptionProblem::complementarityViolation(const Eigen::VectorXd& z) 
   for (int k = 0; k < N_; ++k)
     for (int c = 0; c < nc_; ++c) {
       const double lambda = z[lambdaAt(k) + c] / lambda_ref_[c];
-      const double gap = (c < ns_ ? z[slackAt(k) + c] : -knots_[k + 1].g[c]) / gap_unit_[c];
+      const double gap = (c < nu_ ? z[slackAt(k) + c] : -knots_[k + 1].g[c]) / gap_unit_[c];
       worst = std::max(worst, std::min(lambda, gap));
     }
   return worst;

@@ -7,16 +7,23 @@
 namespace marionette::detail {
 void TranscriptionProblem::declareHessian() {
   const Model& m = *setup_.model;
-  const int nstops = nc_ - ns_;
+  const int nstops = nc_ - nu_;
   // A knot's block: the swing's mass matrix (the tree's couplings), the rig's diagonal, each
-  // string's curvature on its variables, a point goal's J^T J on its points' chains.
+  // string's and contact's curvature on its variables, a point goal's J^T J on its points'
+  // chains.
   Pattern xx = Pattern::Constant(nq_, nq_, false), lambda_x = Pattern::Constant(nc_, nq_, false);
+  Pattern friction_x = Pattern::Constant(2 * nt_, nq_, false);
   xx.topLeftCorner(nd_, nd_) = coupled_;
   for (int i = nd_; i < nq_; ++i) xx(i, i) = true;
   for (int j = 0; j < ns_; ++j)
     for (int a : string_vars_[j]) {
       lambda_x(j, a) = true;
       for (int b : string_vars_[j]) xx(a, b) = true;
+    }
+  for (int t = 0; t < nt_; ++t)
+    for (int a : contact_vars_[t]) {
+      lambda_x(ns_ + t, a) = friction_x(2 * t, a) = friction_x(2 * t + 1, a) = true;
+      for (int b : contact_vars_[t]) xx(a, b) = true;
     }
   for (int a : goal_point_vars_)
     for (int b : goal_point_vars_) xx(a, b) = true;
@@ -32,11 +39,12 @@ void TranscriptionProblem::declareHessian() {
   }
   for (int k = 0; k < N_; ++k) {
     HessianBlocks& b = hessian_blocks_[k];
-    if (k >= 1 && ns_ > 0) b.lambda_x = hessian_.dense(lambdaAt(k), xAt(k), lambda_x);
-    if (nstops > 0) b.stop_next = hessian_.dense(lambdaAt(k) + ns_, xAt(k + 1), stop_next);
+    if (k >= 1 && nu_ > 0) b.lambda_x = hessian_.dense(lambdaAt(k), xAt(k), lambda_x);
+    if (k >= 1 && nt_ > 0) b.friction_x = hessian_.dense(frictionAt(k), xAt(k), friction_x);
+    if (nstops > 0) b.stop_next = hessian_.dense(lambdaAt(k) + nu_, xAt(k + 1), stop_next);
     if (nc_ > 0) b.lambda_lambda = hessian_.diagonal(lambdaAt(k), lambdaAt(k), nc_);
     if (k >= 1 && nc_ > 0) b.lambda_prev = hessian_.diagonal(lambdaAt(k), lambdaAt(k - 1), nc_);
-    if (ns_ > 0) b.slack_lambda = hessian_.diagonal(slackAt(k), lambdaAt(k), ns_);
+    if (nu_ > 0) b.slack_lambda = hessian_.diagonal(slackAt(k), lambdaAt(k), nu_);
   }
 }
 
@@ -90,27 +98,39 @@ void TranscriptionProblem::hessian(const Eigen::VectorXd& z, double sigma,
         hessian_.values(hessian_blocks_[k + 1].lambda_lambda)(c, 0) += t;
         hessian_.values(hessian_blocks_[k + 1].lambda_prev)(c, 0) -= t;
       }
+    }
+    for (int c = 0; c < nu_; ++c)
       hessian_.values(b.slack_lambda)(c, 0) +=
           sigma * w.complementarity / (lambda_ref_[c] * gap_unit_[c]);
-    }
-    for (int r = 0; r < nc_ - ns_; ++r) {
+    for (int r = 0; r < nc_ - nu_; ++r) {
       const Model::StopRow& stop = m.stops[r];
       hessian_.values(b.stop_next)(r, stop.variable) +=
-          -sigma * w.complementarity * stop.sign / (lambda_ref_[ns_ + r] * gap_unit_[ns_ + r]);
+          -sigma * w.complementarity * stop.sign / (lambda_ref_[nu_ + r] * gap_unit_[nu_ + r]);
     }
   }
 
-  // The rows: the strings' curvature at the end of each step, the constraint force's coupling.
+  // The rows: the strings' and contacts' curvature at the end of each step, the constraint
+  // force's coupling (the contacts' from the knot's central differences; the slip rows'
+  // curvature is left out, zero where a contact sticks but for its basis' turn).
   Eigen::MatrixXd H, C;
-  for (int k = 0; k < N_ && ns_ > 0; ++k) {
-    const Eigen::VectorXd ys = y.segment(string_row_ + k * ns_, ns_);
+  for (int k = 0; k < N_ && nu_ > 0; ++k) {
+    const Eigen::VectorXd ys = y.segment(gap_row_ + k * nu_, ns_);
     if (!ys.isZero()) {
       mechanics_.stringCurvature(q_[k + 1], ys, H);
       xx(k + 1) += H;
     }
+    for (int t = 0; t < nt_; ++t)
+      xx(k + 1).topLeftCorner(nd_, nd_) +=
+          y[gap_row_ + k * nu_ + ns_ + t] * knots_[k + 1].gap_hessian[t];
     const Eigen::VectorXd yd = y.segment(del_row_ + k * nd_, nd_);
     if (k >= 1 && !yd.isZero()) {
       mechanics_.forceCoupling(q_[k], yd, C);
+      for (int t = 0; t < nt_; ++t) {
+        C.row(ns_ + t).head(nd_) = yd.transpose() * knots_[k].gap_hessian[t];
+        for (int j = 0; j < 2; ++j)
+          hessian_.values(hessian_blocks_[k].friction_x).row(2 * t + j).head(nd_) =
+              -yd.transpose() * knots_[k].friction_q[2 * t + j];
+      }
       hessian_.values(hessian_blocks_[k].lambda_x) = -C;
     }
   }

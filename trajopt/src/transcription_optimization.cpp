@@ -10,6 +10,7 @@
 
 #include "ipopt_solver.hpp"
 #include "marionette/common/text.hpp"
+#include "marionette/models/contact_rows.hpp"
 #include "marionette/models/rest_pose.hpp"
 #include "marionette/models/simulation.hpp"
 #include "plan_acceptance.hpp"
@@ -37,6 +38,30 @@ ModelPtr withStopsNear(const ModelPtr& model, const Eigen::MatrixXd& configurati
     (nearest < reach ? reduced->stops : held_off).push_back(stop);
   }
   return reduced;
+}
+
+// The rows of `contacts` whose gap comes within reach_m of touching at some knot of a motion
+// (configurations, rows of n_d; its inputs, rows of n_k): the transcription's contact rows.  A
+// row never near would cost it 19 rows and 4 variables per step and nothing else: the re-simulation
+// still touches there if the solver's motion does.
+std::vector<int> contactRowsNear(const ModelPtr& model, const Contacts& contacts,
+                                 const Eigen::MatrixXd& configurations,
+                                 const Eigen::MatrixXd& inputs, double reach_m) {
+  ContactRows rows(*model, contacts);
+  DynamicsData data(*model);
+  std::vector<char> near(contacts.rows(), 0);
+  for (Eigen::Index k = 0; k < configurations.rows(); ++k) {
+    const Eigen::Index input = std::min(k, inputs.rows() - 1);
+    forwardKinematics(
+        *model, data,
+        model->configuration(configurations.row(k).transpose(), inputs.row(input).transpose()));
+    for (int r = 0; r < contacts.rows(); ++r)
+      if (!near[r] && rows.gap(data, r) > -reach_m) near[r] = 1;
+  }
+  std::vector<int> out;
+  for (int r = 0; r < contacts.rows(); ++r)
+    if (near[r]) out.push_back(r);
+  return out;
 }
 
 // The configurations (rows of n_d) of the integrator's rollout of `inputs` from `start`; a step
@@ -73,7 +98,7 @@ Eigen::VectorXd stringLoads(const ModelPtr& model, const Eigen::VectorXd& rho0,
 // and taut over the warm start's last step taut from the first step the warm start has it taut:
 // a stage-worthy motion neither lets a loaded string go slack nor catches it twice.  (A string
 // slack at the start, loaded only at the goal, cannot be taut at the first knot.)
-std::vector<char> solvingModes(const TranscriptionProblem& problem, const Eigen::VectorXd& z,
+std::vector<char> solvingModes(TranscriptionProblem& problem, const Eigen::VectorXd& z,
                                const std::vector<char>& loaded) {
   std::vector<char> modes = problem.modesOf(z);
   const int rows = problem.unilateralRows();
@@ -120,6 +145,7 @@ TranscriptionSolve solveTranscription(const MotionProblem& request,
   TranscriptionSetup setup;
   setup.model = model;
   setup.integrator.dt_s = factor / plan.rate_hz;
+  setup.integrator.contacts = collision->contacts();
   // A knot's change of speed happens within one plan step: the acceleration rows ask for
   // 1 / factor of their share.
   setup.accel_share = setup.limit_share / factor;
@@ -216,6 +242,12 @@ TranscriptionSolve solveTranscription(const MotionProblem& request,
       loaded[j] = static_N[j] >= 0.01 * static_N.maxCoeff();
   }
   setup.model = withStopsNear(model, guess_q, 0.1, setup.stops_held_off);
+  // What the puppet touches is physics here as in the re-simulation: the rows the warm start
+  // comes within kContactReach_m of, as complementarity (the others touch only there).
+  constexpr double kContactReach_m = 0.01;
+  if (setup.integrator.contacts)
+    setup.contact_rows =
+        contactRowsNear(model, *setup.integrator.contacts, guess_q, guess, kContactReach_m);
   TranscriptionProblem problem(setup);
 
   // Converged for a plan's purposes (it is re-simulated and verified after): the barrier down to
@@ -256,18 +288,29 @@ TranscriptionSolve solveTranscription(const MotionProblem& request,
       out.converged = out.worthy = iterateIsStageWorthy();
     return !out.converged;
   };
+  const Eigen::VectorXd z0 = path.ok ? problem.quasiStaticGuess(guess, path.q, path.tension_N)
+                                     : problem.initialGuess(guess);
   std::ostringstream method;
   method << "ipopt contact-implicit transcription of the variational integrator at fixed modes, "
-         << setup.intervals << " steps of " << formatNumber(setup.integrator.dt_s) << " s, from "
-         << from;
+         << setup.intervals << " steps of " << formatNumber(setup.integrator.dt_s) << " s";
+  if (!setup.contact_rows.empty()) {
+    int touching = 0;  // of the rows, those the warm start touches with
+    const std::vector<char> modes = problem.modesOf(z0);
+    for (std::size_t t = 0; t < setup.contact_rows.size(); ++t)
+      for (int k = 0; k < setup.intervals; ++k)
+        if (modes[k * problem.unilateralRows() + model->nstrings() + t]) {
+          ++touching;
+          break;
+        }
+    method << ", " << setup.contact_rows.size() << " contact rows (" << touching << " touching)";
+  }
+  method << ", from " << from;
   if (reach_swinging)
     method << "; no rest pose meets the goal: reached at "
            << formatNumber(setup.goal_knot * factor / plan.rate_hz) << " s, then "
            << formatNumber(hold_s) << " s to come to rest";
   out.method = method.str();
 
-  const Eigen::VectorXd z0 = path.ok ? problem.quasiStaticGuess(guess, path.q, path.tension_N)
-                                     : problem.initialGuess(guess);
   problem.setModes(solvingModes(problem, z0, loaded));
   Ipopt::SmartPtr<TranscriptionNlp> nlp = new TranscriptionNlp(problem, z0, keep_going);
   solving = Ipopt::GetRawPtr(nlp);

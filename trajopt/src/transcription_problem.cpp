@@ -14,6 +14,8 @@ namespace {
 constexpr double kInf = 1e20;          // Ipopt's "no bound"
 constexpr double kGapRef = 1e-3;       // the complementarity's gap unit (m or rad)
 constexpr double kRateRef_s = 0.1;     // the tension rate's and the jerk's time unit
+constexpr double kTouching_m = 1e-6;   // a guess's contact this near (or inside) touches
+constexpr double kSlide_m = 1e-4;      // a touching contact slipping more over a step slides
 
 double finiteOr(double v, double fallback) { return std::isfinite(v) ? v : fallback; }
 
@@ -21,13 +23,15 @@ double finiteOr(double v, double fallback) { return std::isfinite(v) ? v : fallb
 
 TranscriptionProblem::TranscriptionProblem(const TranscriptionSetup& s)
     : setup_(s),
-      mechanics_(s.model, s.integrator),
+      mechanics_(s.model, s.integrator, s.contact_rows),
       goal_(s.model, s.goal),
       data_(*s.model),
       nd_(s.model->nd()),
       nk_(s.model->nk()),
       nq_(s.model->nq()),
       ns_(s.model->nstrings()),
+      nt_(mechanics_.contactRows()),
+      nu_(ns_ + nt_),
       nc_(mechanics_.constraintRows()),
       N_(s.intervals) {
   const Model& m = *s.model;
@@ -54,6 +58,7 @@ TranscriptionProblem::TranscriptionProblem(const TranscriptionSetup& s)
   const double weight_N = total_mass * std::max(m.gravity_mps2, 0.1);
   energy_ref_J_ = std::max(1e-9, weight_N * 0.01);
   lambda_ref_.setConstant(nc_, dt * weight_N * 0.05);  // stops: a torque of the weight at 5 cm
+  lambda_ref_.segment(ns_, nt_).setConstant(dt * weight_N);  // contacts: the weight on one
   if (ns_ > 0) {
     const RestPose rest = computeRestPose(s.model, s.start.rho);
     Eigen::VectorXd load = rest.ok ? rest.tension_N : Eigen::VectorXd::Constant(ns_, weight_N);
@@ -72,6 +77,13 @@ TranscriptionProblem::TranscriptionProblem(const TranscriptionSetup& s)
                                                             : 1.0;
   }
   rate_scale_ = (kRateRef_s / dt) * lambda_ref_.head(ns_).cwiseInverse();
+  mu_.resize(nt_);
+  for (int t = 0; t < nt_; ++t) mu_[t] = mechanics_.friction(t);
+  facet_normal_.resize(2, kFrictionFacets);
+  for (int i = 0; i < kFrictionFacets; ++i) {
+    const double a = 2.0 * M_PI * i / kFrictionFacets;
+    facet_normal_.col(i) << std::cos(a), std::sin(a);
+  }
   declareRows();
   declareHessian();
   q_.assign(N_ + 1, Eigen::VectorXd::Zero(nq_));
@@ -97,6 +109,24 @@ void TranscriptionProblem::findPatterns() {
     for (int v : chain(str.rig_frame)) vars.push_back(v);
     if (str.length_variable >= 0) vars.push_back(str.length_variable);
   }
+  // A contact's point on its frame's chain, and the body it touches on its own (the stage's: none).
+  contact_vars_.assign(nt_, {});
+  const Contacts* contacts = setup_.integrator.contacts.get();
+  for (int t = 0; t < nt_; ++t) {
+    const int row = mechanics_.contactRow(t), surface_rows = contacts->surfaceRows();
+    std::vector<int>& vars = contact_vars_[t];
+    if (row < surface_rows) {
+      vars = chain(contacts->points[row % contacts->points.size()].frame);
+    } else {
+      const SelfContact& pair = contacts->self[row - surface_rows];
+      vars = chain(contacts->points[pair.point].frame);
+      for (int v : chain(contacts->bodies[pair.body].frame)) vars.push_back(v);
+    }
+    vars.erase(std::remove_if(vars.begin(), vars.end(), [&](int v) { return v >= nd_; }),
+               vars.end());
+    std::sort(vars.begin(), vars.end());
+    vars.erase(std::unique(vars.begin(), vars.end()), vars.end());
+  }
   goal_point_vars_.clear();
   if (goal_.spec().kind == GoalSpec::Kind::Point)
     for (int point : goal_.goalPoints())
@@ -107,10 +137,13 @@ void TranscriptionProblem::declareRows() {
   const Model& m = *setup_.model;
   const double dt = setup_.integrator.dt_s;
   const int R = setup_.rest_knots;
-  n_z_ = N_ * (nq_ + nc_ + ns_);
+  n_z_ = N_ * (nq_ + nc_ + nu_ + 2 * nt_);
   del_row_ = 0;
-  string_row_ = del_row_ + N_ * nd_;
-  speed_row_ = string_row_ + N_ * ns_;
+  gap_row_ = del_row_ + N_ * nd_;
+  slip_row_ = gap_row_ + N_ * nu_;
+  cone_row_ = slip_row_ + N_ * 2 * nt_;
+  slide_row_ = cone_row_ + N_ * nt_ * kFrictionFacets;
+  speed_row_ = slide_row_ + N_ * 2 * nt_;
   accel_row_ = speed_row_ + N_ * nk_;
   rest_row_ = accel_row_ + N_ * nk_;
   goal_row_ = rest_row_ + R * nq_;
@@ -126,17 +159,26 @@ void TranscriptionProblem::declareRows() {
 
   // The Jacobian's structure; linear blocks get their constant values here.
   // A string's force couples the dynamic variables on its chains with each other and with its
-  // rig variables; its row, every variable on them.
+  // rig variables; its row, every variable on them.  A contact's likewise (its normal and its
+  // friction force), on the dynamic variables that move its point and its body.
   Pattern here = coupled_, here_rig = Pattern::Constant(nd_, nk_, false);
-  Pattern force = Pattern::Constant(nd_, nc_, false), strings = Pattern::Constant(ns_, nq_, false);
+  Pattern force = Pattern::Constant(nd_, nc_, false), gaps = Pattern::Constant(nu_, nq_, false);
+  Pattern friction = Pattern::Constant(nd_, 2 * nt_, false);
+  Pattern slips = Pattern::Constant(2 * nt_, nq_, false);
   for (int j = 0; j < ns_; ++j)
     for (int a : string_vars_[j]) {
-      strings(j, a) = true;
+      gaps(j, a) = true;
       if (a < nd_) force(a, j) = true;
       for (int b : string_vars_[j])
         if (a < nd_) (b < nd_ ? here(a, b) : here_rig(a, b - nd_)) = true;
     }
-  for (int r = 0; r < nc_ - ns_; ++r) force(m.stops[r].variable, ns_ + r) = true;
+  for (int t = 0; t < nt_; ++t)
+    for (int a : contact_vars_[t]) {
+      gaps(ns_ + t, a) = force(a, ns_ + t) = true;
+      friction(a, 2 * t) = friction(a, 2 * t + 1) = slips(2 * t, a) = slips(2 * t + 1, a) = true;
+      for (int b : contact_vars_[t]) here(a, b) = true;
+    }
+  for (int r = 0; r < nc_ - nu_; ++r) force(m.stops[r].variable, nu_ + r) = true;
   del_blocks_.assign(N_, {});
   for (int k = 0; k < N_; ++k) {
     DelBlocks& b = del_blocks_[k];
@@ -146,11 +188,33 @@ void TranscriptionProblem::declareRows() {
     if (k >= 1 && nk_ > 0 && ns_ > 0) b.here_rig = jacobian_.dense(row, xAt(k) + nd_, here_rig);
     b.next = jacobian_.dense(row, xAt(k + 1), coupled_);
     if (nc_ > 0) b.force = jacobian_.dense(row, lambdaAt(k), force);
+    if (nt_ > 0) b.friction = jacobian_.dense(row, frictionAt(k), friction);
   }
-  for (int k = 0; k < N_ && ns_ > 0; ++k) {
-    string_blocks_.push_back(jacobian_.dense(string_row_ + k * ns_, xAt(k + 1), strings));
-    jacobian_.values(jacobian_.diagonal(string_row_ + k * ns_, slackAt(k), ns_)).setOnes();
+  for (int k = 0; k < N_ && nu_ > 0; ++k) {
+    gap_blocks_.push_back(jacobian_.dense(gap_row_ + k * nu_, xAt(k + 1), gaps));
+    jacobian_.values(jacobian_.diagonal(gap_row_ + k * nu_, slackAt(k), nu_)).setOnes();
   }
+  // A contact's slip: its point at both ends of the step; its cone: mu lambda - d_i^T beta.
+  for (int k = 0; k < N_ && nt_ > 0; ++k) {
+    slip_next_.push_back(jacobian_.dense(slip_row_ + k * 2 * nt_, xAt(k + 1), slips));
+    if (k >= 1) slip_here_.push_back(jacobian_.dense(slip_row_ + k * 2 * nt_, xAt(k), slips));
+    for (int t = 0; t < nt_; ++t) {
+      const int row = cone_row_ + (k * nt_ + t) * kFrictionFacets;
+      jacobian_.values(jacobian_.dense(row, lambdaAt(k) + ns_ + t, kFrictionFacets, 1))
+          .setConstant(mu_[t]);
+      jacobian_.values(jacobian_.dense(row, frictionAt(k) + 2 * t, kFrictionFacets, 2)) =
+          -facet_normal_.transpose();
+    }
+  }
+  // Sliding: the slip turned to a facet's frame.
+  slide_blocks_.assign(N_ * nt_, {});
+  for (int k = 0; k < N_; ++k)
+    for (int t = 0; t < nt_; ++t) {
+      SlideBlocks& b = slide_blocks_[k * nt_ + t];
+      const int row = slide_row_ + k * 2 * nt_ + 2 * t;
+      b.next = jacobian_.dense(row, xAt(k + 1), slips.middleRows(2 * t, 2));
+      if (k >= 1) b.here = jacobian_.dense(row, xAt(k), slips.middleRows(2 * t, 2));
+    }
   for (int k = 0; k < N_ && nk_ > 0; ++k) {
     jacobian_.values(jacobian_.diagonal(speed_row_ + k * nk_, xAt(k + 1) + nd_, nk_)).setOnes();
     if (k >= 1)
@@ -185,7 +249,7 @@ void TranscriptionProblem::declareRows() {
       upper_[xAt(k) + nd_ + i] = finiteOr(m.kinematic[i].upper, kInf);
     }
   }
-  lower_.tail(N_ * (nc_ + ns_)).setZero();  // multipliers and slackness
+  lower_.segment(lambdaAt(0), N_ * (nc_ + nu_)).setZero();  // multipliers and slackness
   for (int j = 0; j < setup_.max_tension_N.size() && j < ns_; ++j)
     for (int k = 0; k < N_; ++k)
       upper_[lambdaAt(k) + j] =
@@ -208,6 +272,12 @@ void TranscriptionProblem::declareRows() {
     g_lower_[goal_row_ + r] = point ? -kInf : -tol;
     g_upper_[goal_row_ + r] = point ? 0.5 * tol * tol : tol;
   }
+  // Slips and sliding free (bounds: the modes'), cones >= 0.
+  for (int row : {slip_row_, slide_row_}) {
+    g_lower_.segment(row, N_ * 2 * nt_).setConstant(-kInf);
+    g_upper_.segment(row, N_ * 2 * nt_).setConstant(kInf);
+  }
+  g_upper_.segment(cone_row_, N_ * nt_ * kFrictionFacets).setConstant(kInf);
   for (int k = 0; k < N_ * clearance_rows_per_knot_; k += 2) {
     g_lower_[clearance_row_ + k] = setup_.margin_m;
     g_lower_[clearance_row_ + k + 1] = setup_.self_margin_m;
@@ -221,21 +291,41 @@ void TranscriptionProblem::bounds(Eigen::VectorXd& z_lower, Eigen::VectorXd& z_u
   z_upper = upper_;
   g_lower = g_lower_;
   g_upper = g_upper_;
-  if (taut_.empty()) return;
+  if (taut_.empty()) {  // (frictionless: a friction force with no slip rows would be a motor)
+    z_lower.segment(frictionAt(0), N_ * 2 * nt_).setZero();
+    z_upper.segment(frictionAt(0), N_ * 2 * nt_).setZero();
+    return;
+  }
   // The knots the rest rows make equal to x_N: a taut row there would repeat x_N's (the same
-  // equation twice, a rank-deficient Jacobian), so its slackness keeps only its bound >= 0.
+  // equation twice, a rank-deficient Jacobian), so its slackness keeps only its bound >= 0; a
+  // contact's slip over a step between two of them is zero with them.
   const int rest_from = N_ - setup_.rest_knots;
   for (int k = 0; k < N_; ++k)
     for (int c = 0; c < nc_; ++c) {
       if (taut_[k * nc_ + c] && k + 1 >= rest_from && k + 1 < N_) continue;
       if (!taut_[k * nc_ + c]) {
         z_upper[lambdaAt(k) + c] = 0.0;
-      } else if (c < ns_) {
+      } else if (c < nu_) {
         z_upper[slackAt(k) + c] = 0.0;
       } else {
-        const Model::StopRow& stop = setup_.model->stops[c - ns_];
+        const Model::StopRow& stop = setup_.model->stops[c - nu_];
         z_lower[xAt(k + 1) + stop.variable] = z_upper[xAt(k + 1) + stop.variable] = stop.bound;
       }
+    }
+  for (int k = 0; k < rest_from && k < N_; ++k)
+    for (int t = 0; t < nt_; ++t) {
+      const char mode = taut_[k * nc_ + ns_ + t];
+      if (!mode || mu_[t] == 0.0) continue;
+      if (mode < kSliding) {
+        g_lower.segment(slip_row_ + k * 2 * nt_ + 2 * t, 2).setZero();
+        g_upper.segment(slip_row_ + k * 2 * nt_ + 2 * t, 2).setZero();
+        continue;
+      }
+      // On facet f: the slip along d_f (its e_f part zero, its d_f part >= 0), the friction on it.
+      const int row = slide_row_ + k * 2 * nt_ + 2 * t;
+      g_lower.segment(row, 2).setZero();
+      g_upper[row] = 0.0;
+      g_upper[cone_row_ + (k * nt_ + t) * kFrictionFacets + mode - kSliding] = 0.0;
     }
 }
 
@@ -245,11 +335,30 @@ void TranscriptionProblem::setModes(std::vector<char> taut) {
   taut_ = std::move(taut);
 }
 
-std::vector<char> TranscriptionProblem::modesOf(const Eigen::VectorXd& z) const {
+std::vector<char> TranscriptionProblem::modesOf(const Eigen::VectorXd& z) {
   std::vector<char> taut(N_ * nc_);
   for (int k = 0; k < N_; ++k)
     for (int c = 0; c < nc_; ++c) taut[k * nc_ + c] = z[lambdaAt(k) + c] > 0;
+  if (nt_ == 0) return taut;
+  evaluate(z, false);
+  for (int k = 0; k < N_; ++k)
+    for (int t = 0; t < nt_; ++t)
+      if (taut[k * nc_ + ns_ + t] && mu_[t] > 0.0) {
+        const Eigen::Vector2d slip = g_.segment(slip_row_ + k * 2 * nt_ + 2 * t, 2);
+        if (slip.norm() <= kSlide_m) continue;
+        Eigen::Index facet = 0;
+        (facet_normal_.transpose() * slip).maxCoeff(&facet);
+        taut[k * nc_ + ns_ + t] = static_cast<char>(kSliding + facet);
+      }
   return taut;
+}
+
+Eigen::Matrix2d TranscriptionProblem::slideFrame(int k, int t) const {
+  const char mode = taut_.empty() ? 0 : taut_[k * nc_ + ns_ + t];
+  const Eigen::Vector2d d = facet_normal_.col(mode >= kSliding ? mode - kSliding : 0);
+  Eigen::Matrix2d R;
+  R << -d[1], d[0], d[0], d[1];
+  return R;
 }
 
 void TranscriptionProblem::scaling(Eigen::VectorXd& z_scale, Eigen::VectorXd& g_scale) const {
@@ -258,15 +367,22 @@ void TranscriptionProblem::scaling(Eigen::VectorXd& z_scale, Eigen::VectorXd& g_
   z_scale.setOnes(n_z_);
   for (int k = 0; k < N_; ++k)
     z_scale.segment(lambdaAt(k), nc_) = lambda_ref_.cwiseInverse();
-  for (int k = 0; k < N_; ++k)
+  for (int k = 0; k < N_; ++k) {
     z_scale.segment(slackAt(k), ns_) = string_length_ref_m_.cwiseInverse();
+    for (int t = 0; t < nt_; ++t)
+      z_scale.segment(frictionAt(k) + 2 * t, 2).setConstant(1.0 / lambda_ref_[ns_ + t]);
+  }
   g_scale.setOnes(n_g_);
   // A DEL row's error as the configuration error that makes it (M dq / dt).
   for (int k = 0; k < N_; ++k)
     for (int i = 0; i < nd_; ++i)
       g_scale[del_row_ + k * nd_ + i] = dt / std::max(mass_ref_(i, i), 1e-12);
-  for (int k = 0; k < N_; ++k)
-    g_scale.segment(string_row_ + k * ns_, ns_) = string_length_ref_m_.cwiseInverse();
+  for (int k = 0; k < N_; ++k) {
+    g_scale.segment(gap_row_ + k * nu_, ns_) = string_length_ref_m_.cwiseInverse();
+    for (int t = 0; t < nt_; ++t)
+      g_scale.segment(cone_row_ + (k * nt_ + t) * kFrictionFacets, kFrictionFacets)
+          .setConstant(1.0 / lambda_ref_[ns_ + t]);
+  }
   for (int k = 0; k < N_; ++k)
     for (int i = 0; i < nk_; ++i) {
       g_scale[speed_row_ + k * nk_ + i] = 1.0 / finiteOr(m.kinematic[i].max_speed * dt, 1.0);
@@ -286,6 +402,15 @@ void TranscriptionProblem::knotConfiguration(const Eigen::VectorXd& z, int k,
     q << setup_.start.q, setup_.start.rho;
   else
     q = z.segment(xAt(k), nq_);
+}
+
+bool TranscriptionProblem::knotTouches(int k) const {
+  if (nt_ == 0) return false;
+  if (taut_.empty()) return true;
+  for (int step : {k - 1, k})
+    for (int t = 0; step < N_ && t < nt_; ++t)
+      if (taut_[step * nc_ + ns_ + t]) return true;
+  return false;
 }
 
 Eigen::MatrixXd TranscriptionProblem::configurations(const Eigen::VectorXd& z) const {
@@ -317,6 +442,16 @@ Eigen::VectorXd TranscriptionProblem::initialGuess(const Eigen::MatrixXd& inputs
     if (vi.step(x, u, next, &report) == StepStatus::Ok) {
       for (int j = 0; j < ns_; ++j)
         z[lambdaAt(k) + j] = DiscreteMechanics::multiplier(report.tension_N[j], here.span_m[j], dt);
+      // A contact's normal force, and its friction (world, on its point: -B beta / dt) in its
+      // slip basis at x_k.
+      for (int t = 0; t < nt_; ++t) {
+        const int row = mechanics_.contactRow(t);
+        z[lambdaAt(k) + ns_ + t] = report.contact_force_N[row] * dt;
+        const Eigen::Matrix<double, 3, 2> world_basis =
+            here.rotation.middleCols(3 * t, 3) * here.basis.middleCols(2 * t, 2);
+        z.segment(frictionAt(k) + 2 * t, 2) =
+            -dt * world_basis.transpose() * report.contact_friction_N.col(row);
+      }
       x = next;
     } else {
       x.rho = u;  // held where it was
@@ -324,7 +459,7 @@ Eigen::VectorXd TranscriptionProblem::initialGuess(const Eigen::MatrixXd& inputs
     z.segment(xAt(k + 1), nq_) << x.q, x.rho;
     knotConfiguration(z, k + 1, q);
     mechanics_.knot(q, nullptr, here);
-    z.segment(slackAt(k), ns_) = (-here.g.head(ns_)).cwiseMax(0.0);
+    z.segment(slackAt(k), nu_) = (-here.g.head(nu_)).cwiseMax(0.0);
   }
   setStopMultipliers(z);
   return z;
@@ -347,7 +482,9 @@ Eigen::VectorXd TranscriptionProblem::quasiStaticGuess(const Eigen::MatrixXd& in
     z.segment(xAt(k + 1), nq_) << rest_q.row(row).transpose(), inputs.row(row).transpose();
     knotConfiguration(z, k + 1, q);
     mechanics_.knot(q, nullptr, here);
-    z.segment(slackAt(k), ns_) = (-here.g.head(ns_)).cwiseMax(0.0);
+    z.segment(slackAt(k), nu_) = (-here.g.head(nu_)).cwiseMax(0.0);
+    for (int t = 0; t < nt_; ++t)
+      if (here.g[ns_ + t] > -kTouching_m) z[lambdaAt(k) + ns_ + t] = 1e-3 * lambda_ref_[ns_ + t];
   }
   setStopMultipliers(z);
   return z;
@@ -362,7 +499,7 @@ void TranscriptionProblem::setStopMultipliers(Eigen::VectorXd& z) {
   IntervalTerms before, after;
   KnotConstraints next_knot;
   Eigen::VectorXd q_prev(nq_), q_next(nq_);
-  for (int k = 0; k < N_ && nc_ > ns_; ++k) {
+  for (int k = 0; k < N_ && nc_ > nu_; ++k) {
     knotConfiguration(z, k, q);
     knotConfiguration(z, k + 1, q_next);
     mechanics_.interval(q, q_next, dt, after, false);
@@ -374,11 +511,12 @@ void TranscriptionProblem::setStopMultipliers(Eigen::VectorXd& z) {
       mechanics_.interval(q_prev, q, dt, before, false);
       residual = before.D2 + after.D1;
     }
-    residual -= here.G.topRows(ns_).leftCols(nd_).transpose() * z.segment(lambdaAt(k), ns_);
-    for (int r = 0; r < nc_ - ns_; ++r) {
+    residual -= here.G.topRows(nu_).leftCols(nd_).transpose() * z.segment(lambdaAt(k), nu_);
+    residual -= here.F.leftCols(nd_).transpose() * z.segment(frictionAt(k), 2 * nt_);
+    for (int r = 0; r < nc_ - nu_; ++r) {
       const Model::StopRow& stop = setup_.model->stops[r];
-      if (next_knot.g[ns_ + r] < -1e-9) continue;
-      z[lambdaAt(k) + ns_ + r] = std::max(0.0, residual[stop.variable] * stop.sign);
+      if (next_knot.g[nu_ + r] < -1e-9) continue;
+      z[lambdaAt(k) + nu_ + r] = std::max(0.0, residual[stop.variable] * stop.sign);
     }
   }
 }

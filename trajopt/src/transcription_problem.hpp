@@ -9,18 +9,34 @@
 // never negative, since an interior point keeps its bounds), so the solver chooses when a string
 // goes slack or catches.  Joint stops' slackness is their variable's distance to its bound.
 //
+// Contacts are rows of the same kind (the integrator's, IntegratorOptions::contacts, those
+// contact_rows names: the ones the motion comes near), each with Coulomb friction: its tangential
+// impulse beta in the DEL rows (discrete_mechanics.hpp), within the 16-facet cone the
+// integrator's step has (kFrictionFacets): at fixed modes a touching contact with friction sticks
+// (its slip over the step zero) or slides on a facet f of its cone, as the step's contacts slide:
+// its friction on the facet (d_f^T beta = mu lambda; the force on the point is -B beta / dt) and
+// its slip along the facet's normal d_f (maximal dissipation on the polygon).
+//
 // Variables z, knots k = 0..N at the step dt (knot 0 is the start, fixed):
 //   x_k = (q_{d,k}, rho_k)  k = 1..N     n_q each
 //   lambda_k                k = 0..N-1   n_c each: the force over the step k -> k+1
-//   s_k                     k = 0..N-1   n_s each: the strings' slackness at x_{k+1}, >= 0
+//   s_k                     k = 0..N-1   n_u each: the strings' and contacts' slackness at
+//                                        x_{k+1}, >= 0 (n_u = n_s + n_t)
+//   beta_k                  k = 0..N-1   2 n_t: the contacts' friction over the step
 // Rows:
 //   DEL_k                   k = 0..N-1   n_d: = 0
-//   strings g_j(x_{k+1}) + s_kj  k = 0..N-1   n_s: = 0 (joint stops are bounds on q)
+//   gaps g_j(x_{k+1}) + s_kj  k = 0..N-1 n_u: = 0 (joint stops are bounds on q)
+//   slip B_k^T (x(q_{k+1}) - x(q_k))  k = 0..N-1  2 n_t: = 0 where the contact sticks, else free
+//   cone mu lambda - d_i^T beta  k = 0..N-1  16 n_t: >= 0
+//   sliding (e_f, d_f)^T sigma  k = 0..N-1  2 n_t: = 0 and >= 0 where the contact slides on
+//                                        facet f (then its cone's row f = 0), else free
 //   rig speed, acceleration k = 0..N-1   n_k each: within limit_share of each limit
 //   rest                    the last rest_knots knots equal the end's: the puppet hangs still
 //   goal                    at x_G (x_N unless the setup says): half a point's squared
 //                           distance, or a joint's (and input's) error
 //   clearance               k = 1..N     to the stage >= margin_m, to anything >= self_margin_m
+//                                        (where a contact touches: to anything the puppet may
+//                                        not touch)
 // Objective (each term normalized like the shooting problem's, trajectory_optimization.hpp):
 //   rig effort and jerk, the puppet's kinetic energy, the multipliers' rate (tension rate), and
 //   the complementarity penalty.
@@ -53,7 +69,10 @@ struct TranscriptionWeights {
 
 struct TranscriptionSetup {
   ModelPtr model;
-  IntegratorOptions integrator;  // dt_s: the knots' spacing; its damping
+  IntegratorOptions integrator;  // dt_s: the knots' spacing; its damping; its contacts
+  // The rows of integrator.contacts that are the transcription's contact rows (Contacts' row
+  // order); empty: none (the others touch only in the re-simulation).
+  std::vector<int> contact_rows;
   State start;                   // x_0
   int intervals = 0;             // N
   int rest_knots = 2;            // x_{N-1}, ..., x_{N-rest_knots} equal x_N
@@ -85,7 +104,8 @@ class TranscriptionProblem {
   explicit TranscriptionProblem(const TranscriptionSetup& setup);
 
   int variables() const { return n_z_; }
-  int unilateralRows() const { return nc_; }  // n_c per step: the strings, then the stops
+  int unilateralRows() const { return nc_; }  // n_c per step: the strings, contacts, stops
+  int contactRows() const { return nt_; }
   int constraints() const { return n_g_; }
   int jacobianNonzeros() const { return jacobian_.nonzeros(); }
   void bounds(Eigen::VectorXd& z_lower, Eigen::VectorXd& z_upper, Eigen::VectorXd& g_lower,
@@ -103,7 +123,8 @@ class TranscriptionProblem {
   Eigen::VectorXd initialGuess(const Eigen::MatrixXd& inputs);
   // The guess from rig inputs and, at each of their rows, the puppet's rest pose (n_d) and its
   // static tensions (n_s): a motion slow enough to be quasi-static, whose only DEL residual is
-  // its inertia.
+  // its inertia.  A contact the rest pose reaches (or enters) touches, with a token force (the
+  // rest poses hang: standing on the contacts, a path's took seconds a knot).
   Eigen::VectorXd quasiStaticGuess(const Eigen::MatrixXd& inputs, const Eigen::MatrixXd& rest_q,
                                    const Eigen::MatrixXd& tension_N);
 
@@ -130,24 +151,32 @@ class TranscriptionProblem {
   Eigen::MatrixXd inputs(const Eigen::VectorXd& z) const;
   Eigen::MatrixXd configurations(const Eigen::VectorXd& z) const;
   // How far z is from complementarity: the largest min(lambda / lambda_ref, gap / its unit) over
-  // the strings and stops (0 when every multiplier or its gap is 0).
+  // the strings, contacts and stops (0 when every multiplier or its gap is 0).
   double complementarityViolation(const Eigen::VectorXd& z);
-  // Modes: each unilateral row of each interval (k n_c + c) taut (1: a string's slackness or a
-  // stop's gap fixed at 0) or slack (0: its multiplier fixed at 0), so that complementarity holds
+  // Modes: each unilateral row of each interval (k n_c + c) taut (1: a string's or a contact's
+  // slackness or a stop's gap fixed at 0; a contact with friction sticking; kSliding: a contact
+  // touching and sliding) or slack (0: its multiplier fixed at 0, and a contact's friction with
+  // it), so that complementarity holds
   // exactly and the problem is smooth; the penalty is then zero.  Except on the knots the rest
   // rows make equal to x_N: a taut row there repeats x_N's (two equal rows, a rank-deficient
   // Jacobian that costs the solver most of its iterations), so its gap keeps only its bound, and
   // x_N's row with the penalty make it zero.  Without modes (the default), complementarity is the
-  // penalty's.
+  // penalty's, and contacts are frictionless.
   void setModes(std::vector<char> taut);
   const std::vector<char>& modes() const { return taut_; }
-  // Taut where z's multiplier is positive (an initial guess's: the integrator's taut set).
-  std::vector<char> modesOf(const Eigen::VectorXd& z) const;
+  // Taut where z's multiplier is positive (an initial guess's: the integrator's taut set); a
+  // touching contact with friction sliding where its slip over the step is over kSlide_m, on the
+  // facet its slip faces: mode kSliding + f.
+  static constexpr char kSliding = 2;
+  std::vector<char> modesOf(const Eigen::VectorXd& z);
 
   // Offsets into z.
   int xAt(int k) const { return (k - 1) * nq_; }                      // k = 1..N
   int lambdaAt(int k) const { return setup_.intervals * nq_ + k * nc_; }  // k = 0..N-1
-  int slackAt(int k) const { return setup_.intervals * (nq_ + nc_) + k * ns_; }  // k = 0..N-1
+  int slackAt(int k) const { return setup_.intervals * (nq_ + nc_) + k * nu_; }  // k = 0..N-1
+  int frictionAt(int k) const {                                                  // k = 0..N-1
+    return setup_.intervals * (nq_ + nc_ + nu_) + k * 2 * nt_;
+  }
 
  private:
   // Which variables a row or a coupling can involve: a joint couples only with its ancestors and
@@ -156,6 +185,12 @@ class TranscriptionProblem {
   void declareRows();
   void declareHessian();
   void knotConfiguration(const Eigen::VectorXd& z, int k, Eigen::VectorXd& q) const;
+  // Whether a contact touches at knot k (1..N): taut on the step that ends or starts there; any
+  // contact row at all without modes.
+  bool knotTouches(int k) const;
+  // Contact t's sliding rows on step k: the facet's tangent and normal (rows) its mode slides on
+  // (facet 0 where it does not slide).
+  Eigen::Matrix2d slideFrame(int k, int t) const;
   void setStopMultipliers(Eigen::VectorXd& z);
   void addInputCosts(bool derivatives);
   void addSwingAndTensionCosts(const Eigen::VectorXd& z, bool derivatives);
@@ -166,39 +201,48 @@ class TranscriptionProblem {
   std::unique_ptr<CollisionChecker> checker_;
   std::unique_ptr<ClearanceGradient> clearance_gradient_;
   DynamicsData data_;
-  int nd_, nk_, nq_, ns_, nc_, N_;
+  int nd_, nk_, nq_, ns_, nt_, nu_, nc_, N_;
   int n_z_ = 0, n_g_ = 0;
   // First row of each kind.
-  int del_row_ = 0, string_row_ = 0, speed_row_ = 0, accel_row_ = 0, rest_row_ = 0,
-      goal_row_ = 0, clearance_row_ = 0;
+  int del_row_ = 0, gap_row_ = 0, slip_row_ = 0, cone_row_ = 0, slide_row_ = 0, speed_row_ = 0,
+      accel_row_ = 0, rest_row_ = 0, goal_row_ = 0, clearance_row_ = 0;
   int goal_rows_ = 0, goal_knot_ = 0, clearance_rows_per_knot_ = 0;
   Eigen::MatrixXd mass_ref_;      // n_d x n_d: at the start
   double energy_ref_J_ = 1.0;
   Eigen::VectorXd lambda_ref_;    // n_c
   Eigen::VectorXd string_length_ref_m_;  // n_s: at the start
-  Eigen::VectorXd gap_unit_;      // n_c: the complementarity's gap unit, 1 mm of a string's
-                                  // length (its g / l) or 1 mm (mrad) of a stop's variable
+  Eigen::VectorXd gap_unit_;             // n_c: the complementarity's gap unit, 1 mm of a string's
+                              // length (its g / l), 1 mm of a contact's gap, or 1 mm (mrad)
+                              // of a stop's variable
   Eigen::VectorXd speed_ref_, jerk_ref_;  // n_k: max_speed and max_accel / 0.1 s (1 if none)
   Eigen::VectorXd rate_scale_;            // n_s: 0.1 s / (dt lambda_ref): the tension rate's
+  Eigen::VectorXd mu_;                    // n_t: each contact's Coulomb friction
+  Eigen::Matrix2Xd facet_normal_;         // 2 x kFrictionFacets: the cone's facets
   Eigen::VectorXd lower_, upper_, g_lower_, g_upper_;
   std::vector<char> taut_;  // modes (N n_c), or empty
 
   // Jacobian blocks by row kind (ids into jacobian_).
   struct DelBlocks {
-    int previous = -1, here = -1, here_rig = -1, next = -1, force = -1;
+    int previous = -1, here = -1, here_rig = -1, next = -1, force = -1, friction = -1;
   };
   std::vector<DelBlocks> del_blocks_;
-  std::vector<int> string_blocks_, slack_blocks_, speed_next_, speed_here_, accel_blocks_[3], rest_blocks_,
-      rest_end_blocks_, goal_blocks_, clearance_blocks_;
+  struct SlideBlocks {
+    int next = -1, here = -1;
+  };
+  std::vector<SlideBlocks> slide_blocks_;  // per interval and contact (k n_t + t)
+  std::vector<int> gap_blocks_, slip_next_, slip_here_, speed_next_, speed_here_, accel_blocks_[3],
+      rest_blocks_, rest_end_blocks_, goal_blocks_, clearance_blocks_;
   Pattern coupled_;                            // n_d x n_d
   std::vector<std::vector<int>> string_vars_;  // per string: the q indices that move it
+  std::vector<std::vector<int>> contact_vars_;  // per contact: the q_d indices that move it
   std::vector<int> goal_point_vars_;           // the q indices that move a goal's points
   SparseBlocks jacobian_;
   // Hessian blocks: per knot k = 1..N its (x_k, x_k) block, (x_k, x_{k-j}) for j = 1..3 (the
   // swing's q_d block at j = 1, the rig's diagonals), per interval its multipliers' couplings.
   struct HessianBlocks {
     int xx = -1, qq_prev = -1, rho_prev[3] = {-1, -1, -1};
-    int lambda_x = -1, stop_next = -1, lambda_lambda = -1, lambda_prev = -1, slack_lambda = -1;
+    int lambda_x = -1, friction_x = -1, stop_next = -1, lambda_lambda = -1, lambda_prev = -1,
+        slack_lambda = -1;
   };
   std::vector<HessianBlocks> hessian_blocks_;  // index k: knot k's x blocks, interval k's others
   SparseBlocks hessian_;

@@ -129,6 +129,15 @@ struct ClearanceResult {
   Eigen::Vector3d stage_point_first_m = Eigen::Vector3d::Zero();  // its nearest points (world)
   Eigen::Vector3d stage_point_second_m = Eigen::Vector3d::Zero();
   int stage_first_index = -1;  // as first_index (the second is always fixed)
+  // The nearest pair the puppet may not touch: the stage's, the self pairs that are not
+  // self-contacts, strings against links (everything with touch_contact_surfaces off).  What an
+  // optimizer whose dynamics carry the touches keeps its margin from.
+  double forbidden_distance_m = std::numeric_limits<double>::infinity();
+  ContactPair forbidden_pair;
+  Eigen::Vector3d forbidden_point_first_m = Eigen::Vector3d::Zero();
+  Eigen::Vector3d forbidden_point_second_m = Eigen::Vector3d::Zero();
+  int forbidden_first_index = -1;   // as first_index
+  int forbidden_second_index = -1;  // as second_index
 };
 
 // Both checks of one state, read the one way every per-sample check here reads them: the verdict

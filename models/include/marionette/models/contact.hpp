@@ -16,6 +16,7 @@
 //   ContactSurface  a plane the puppet may rest on, in the model's world (rig) frame, and its
 //                   friction coefficient
 //   tangentBasis    the surface's two tangent directions, in which friction is written
+//   coreTangents    a body's, in its core frame
 //   ContactBody     a convex core that contact points touch: a link's, or an obstacle's fixed
 //                   on the stage (kStageFrame)
 //   poseCore        a body's core frame in the world
@@ -90,6 +91,19 @@ struct ContactSurface {
 Eigen::Matrix<double, 3, 2> tangentBasis(
     const Eigen::Vector3d& normal, const Eigen::Vector3d& axis = Eigen::Vector3d::UnitX(),
     const Eigen::Vector3d& fallback = Eigen::Vector3d::UnitY());
+
+// Coulomb's cone as a polygon of this many facets, circumscribing the circle of radius
+// mu lambda_n, facet i's normal at the angle 2 pi i / kFrictionFacets from the first tangent: a
+// pull along a facet's normal slips at exactly mu N, one along a vertex at mu N / cos(pi / 16),
+// 2 % more.  The integrator's step and the transcription's cone.
+constexpr int kFrictionFacets = 16;
+
+// A body row's tangents in its body's core frame: the first along the core's z axis (a
+// capsule's axis, so the same all around it: no switch of basis as a point slides around a
+// capsule) unless the normal is nearly along it (a capsule's cap, a box's z face).
+inline Eigen::Matrix<double, 3, 2> coreTangents(const Eigen::Vector3d& normal) {
+  return tangentBasis(normal, Eigen::Vector3d::UnitZ(), Eigen::Vector3d::UnitX());
+}
 
 // ContactBody::frame of a body fixed on the stage (a scene obstacle): its pose is in the model's
 // world (rig) frame, and it does not move.

@@ -1,0 +1,126 @@
+// SPDX-License-Identifier: BSD-3-Clause
+#include "marionette/models/contact_rows.hpp"
+
+#include <algorithm>
+
+namespace marionette {
+
+ContactRows::ContactRows(const Model& model, const Contacts& contacts)
+    : model_(model),
+      contacts_(contacts),
+      nd_(model.nd()),
+      held_(contacts.rows(), 0),
+      anchor_(contacts.rows(), Eigen::Vector3d::Zero()),
+      tangents_(contacts.rows(), Eigen::Matrix<double, 3, 2>::Zero()),
+      point_J_(3, model.nq()),
+      body_J_(3, model.nq()),
+      rel_J_(3, model.nd()) {}
+
+const ContactPoint& ContactRows::point(int row) const {
+  const int surface_rows = contacts_.surfaceRows();
+  return row < surface_rows ? contacts_.points[row % contacts_.points.size()]
+                            : contacts_.points[contacts_.self[row - surface_rows].point];
+}
+
+int ContactRows::bodyFrame(int row) const {
+  const int surface_rows = contacts_.surfaceRows();
+  return row < surface_rows ? -1 : contacts_.bodies[contacts_.self[row - surface_rows].body].frame;
+}
+
+double ContactRows::friction(int row) const {
+  const int surface_rows = contacts_.surfaceRows();
+  return row < surface_rows ? contacts_.surfaces[row / contacts_.points.size()].friction
+                            : contacts_.self[row - surface_rows].friction;
+}
+
+ContactRows::Posed ContactRows::pose(const DynamicsData& d, int row) const {
+  const ContactPoint& pt = point(row);
+  Posed out;
+  out.p = pointPosition(d, pt.frame, pt.local_m);
+  const int surface_rows = contacts_.surfaceRows();
+  if (row < surface_rows) {
+    const ContactSurface& s = contacts_.surfaces[row / contacts_.points.size()];
+    out.n = s.normal;
+    out.gap = s.offset_m + pt.radius_m - s.normal.dot(out.p);
+    return out;
+  }
+  const SelfContact& pair = contacts_.self[row - surface_rows];
+  const ContactBody& body = contacts_.bodies[pair.body];
+  const int f = std::max(body.frame, 0);  // (a stage body's frame is not read)
+  poseCore(body, d.frame_R[f], d.frame_p[f], out.R, out.o);
+  const CoreGap core = coreGap(body, out.R.transpose() * (out.p - out.o), pair.radius_m);
+  out.gap = core.gap_m;
+  out.n = out.R * core.normal_core;
+  return out;
+}
+
+void ContactRows::relativeJacobian(const DynamicsData& d, int row, const Eigen::Vector3d& centre) {
+  const ContactPoint& pt = point(row);
+  pointJacobian(model_, d, pt.frame, pt.local_m, point_J_);
+  rel_J_ = point_J_.leftCols(nd_);
+  const int frame = bodyFrame(row);
+  if (frame < 0) return;  // a surface, or the stage's body: they do not move
+  // The body's material point at the centre.
+  const Eigen::Vector3d local = d.frame_R[frame].transpose() * (centre - d.frame_p[frame]);
+  pointJacobian(model_, d, frame, local, body_J_);
+  rel_J_ -= body_J_.leftCols(nd_);
+}
+
+double ContactRows::gap(const DynamicsData& d, int row, GradientRow gradient) {
+  const Posed posed = pose(d, row);
+  relativeJacobian(d, row, posed.p);
+  gradient.noalias() = -posed.n.transpose() * rel_J_;
+  return posed.gap;
+}
+
+ContactRows::SlipFrame ContactRows::slipFrame(const DynamicsData& d, int row,
+                                              Eigen::MatrixXd* x_jacobian) {
+  const Posed posed = pose(d, row);
+  SlipFrame out;
+  if (row < contacts_.surfaceRows()) {
+    out.x = posed.p;
+    out.basis = tangentBasis(posed.n);
+  } else {
+    out.R = posed.R;
+    out.x = posed.R.transpose() * (posed.p - posed.o);
+    out.basis = coreTangents(posed.R.transpose() * posed.n);
+  }
+  if (!x_jacobian) return out;
+  relativeJacobian(d, row, posed.p);
+  if (row < contacts_.surfaceRows())
+    *x_jacobian = rel_J_;
+  else
+    x_jacobian->noalias() = posed.R.transpose() * rel_J_;
+  return out;
+}
+
+void ContactRows::hold(const DynamicsData& d, int row) {
+  const Posed posed = pose(d, row);
+  const Eigen::Matrix<double, 3, 2> tangents = tangentBasis(posed.n);
+  const int frame = bodyFrame(row);
+  if (frame < 0) {
+    anchor_[row] = posed.p;
+    tangents_[row] = tangents;
+  } else {
+    anchor_[row] = d.frame_R[frame].transpose() * (posed.p - d.frame_p[frame]);
+    tangents_[row] = d.frame_R[frame].transpose() * tangents;
+  }
+  held_[row] = 1;
+}
+
+void ContactRows::slip(const DynamicsData& d, int row, Eigen::Vector2d& s,
+                       Eigen::Ref<Eigen::MatrixXd> S) {
+  const Eigen::Vector3d p = pointPosition(d, point(row).frame, point(row).local_m);
+  const int frame = bodyFrame(row);
+  Eigen::Matrix<double, 3, 2> tangents = tangents_[row];
+  Eigen::Vector3d anchor = anchor_[row];
+  if (frame >= 0) {
+    tangents = d.frame_R[frame] * tangents;
+    anchor = d.frame_R[frame] * anchor + d.frame_p[frame];
+  }
+  s = tangents.transpose() * (p - anchor);
+  relativeJacobian(d, row, p);
+  S.noalias() = tangents.transpose() * rel_J_;
+}
+
+}  // namespace marionette

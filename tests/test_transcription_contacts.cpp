@@ -1,0 +1,327 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// The transcription's contacts (trajopt/src/transcription_problem.hpp): the contact rows' gaps,
+// friction frames and second derivatives against central differences, on PuppetCopter's floor
+// and self-contacts and on an arm resting on its torso; the problem's derivatives with contacts
+// touching and sliding; and a motion that sets the suspended mass down on a floor, solved at
+// fixed modes, is the integrator's own (which touches) and ends standing on the floor.
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include "discrete_mechanics.hpp"
+#include "ipopt_solver.hpp"
+#include "marionette/models/contact_rows.hpp"
+#include "marionette/models/model_io.hpp"
+#include "support/test_models.hpp"
+#include "support/transcription_checks.hpp"
+#include "transcription_nlp.hpp"
+
+namespace marionette {
+namespace {
+
+using detail::DiscreteMechanics;
+using detail::KnotConstraints;
+using detail::TranscriptionProblem;
+using detail::TranscriptionSetup;
+using test::relativeError;
+
+// `model`'s contact points on the stage's floor, depth_m into it at q (< 0: above it), with the
+// links' self-contacts when `self`.
+std::shared_ptr<Contacts> floorContacts(const ModelPtr& model, const Eigen::VectorXd& q,
+                                        double depth_m, bool self) {
+  auto contacts = std::make_shared<Contacts>();
+  contacts->points = contactPoints(*model);
+  contacts->surfaces.push_back(test::floorEntered(*model, q, depth_m));
+  if (self) addSelfContacts(*model, *contacts);
+  return contacts;
+}
+
+std::vector<int> allRows(const Contacts& contacts) {
+  std::vector<int> rows(contacts.rows());
+  for (int r = 0; r < contacts.rows(); ++r) rows[r] = r;
+  return rows;
+}
+
+// Every contact row's derivatives at q, with random multipliers and friction, against central
+// differences of the knot's own first derivatives (a step of 1e-5: not the knot's 1e-6).
+void checkContactRows(const ModelPtr& m, std::shared_ptr<const Contacts> contacts,
+                      const Eigen::VectorXd& q, const std::string& where) {
+  IntegratorOptions options;
+  options.contacts = contacts;
+  DiscreteMechanics dm(m, options, allRows(*contacts));
+  const int nd = m->nd(), nq = m->nq(), ns = m->nstrings(), nt = dm.contactRows();
+  ASSERT_GT(nt, 0) << where;
+  std::mt19937 rng(5);
+  std::uniform_real_distribution<double> positive(0.1, 1.0), any(-1.0, 1.0);
+  Eigen::VectorXd lambda(dm.constraintRows()), beta(2 * nt);
+  for (int c = 0; c < lambda.size(); ++c) lambda[c] = positive(rng);
+  for (int c = 0; c < beta.size(); ++c) beta[c] = any(rng);
+  KnotConstraints k, kp, km;
+  dm.knot(q, &lambda, k, &beta);
+  const double h = 1e-5;
+  Eigen::MatrixXd G(nt, nq), X(3 * nt, nq), B(6 * nt, nd), force(nd, nd);
+  for (int i = 0; i < nq; ++i) {
+    Eigen::VectorXd qp = q, qm = q;
+    qp[i] += h;
+    qm[i] -= h;
+    dm.knot(qp, nullptr, kp);
+    dm.knot(qm, nullptr, km);
+    G.col(i) = (kp.g - km.g).segment(ns, nt) / (2 * h);
+    for (int t = 0; t < nt; ++t) X.col(i).segment(3 * t, 3) = (kp.x.col(t) - km.x.col(t)) / (2 * h);
+    if (i >= nd) continue;
+    const Eigen::Matrix3Xd dB = (kp.basis - km.basis) / (2 * h);
+    for (int t = 0; t < nt; ++t)
+      B.col(i).segment(6 * t, 6) =
+          Eigen::Map<const Eigen::Matrix<double, 6, 1>>(dB.middleCols(2 * t, 2).eval().data());
+    // The DEL rows' constraint force, G^T lambda + F^T beta.
+    force.col(i) = ((kp.G - km.G).leftCols(nd).transpose() * lambda +
+                    (kp.F - km.F).leftCols(nd).transpose() * beta) /
+                   (2 * h);
+  }
+  EXPECT_LE(relativeError(k.G.middleRows(ns, nt), G), 1e-6) << where << " dg/dq";
+  EXPECT_LE(relativeError(k.x_q, X), 1e-6) << where << " dx/dq";
+  Eigen::MatrixXd F(2 * nt, nq), B_q(6 * nt, nd);
+  for (int t = 0; t < nt; ++t) {
+    F.middleRows(2 * t, 2) = k.basis.middleCols(2 * t, 2).transpose() * k.x_q.middleRows(3 * t, 3);
+    B_q.middleRows(6 * t, 6) = k.basis_q[t];
+  }
+  EXPECT_LE(relativeError(k.F, F), 1e-12) << where << " F = B^T dx/dq";
+  EXPECT_LE((B_q - B).cwiseAbs().maxCoeff(), 1e-6) << where << " dB/dq";
+  EXPECT_LE(relativeError(k.force_q.leftCols(nd), force), 1e-6) << where << " d(force)/dq";
+}
+
+TEST(TranscriptionContacts, TheContactRowsDerivativesMatchFiniteDifferences) {
+  {
+    // PuppetCopter a little off its rest pose: its points on the floor and every self-contact
+    // (capsules' ends against capsules and spheres, whose normals turn as a point moves).
+    const ModelPtr pc = loadModel("puppetcopter");
+    const RestPose rest = computeRestPose(pc, pc->defaultInputs());
+    ASSERT_TRUE(rest.ok) << rest.message;
+    std::mt19937 rng(11);
+    const Eigen::VectorXd q =
+        pc->configuration(rest.q + test::randomVector(rng, pc->nd(), 0.2), pc->defaultInputs());
+    checkContactRows(pc, floorContacts(pc, q, 0.01, true), q, "puppetcopter");
+  }
+  {
+    // The arm resting on its torso's side (a box that turns on its hip).
+    const ModelPtr arm = test::armBesideTorso();
+    Eigen::VectorXd q = Eigen::VectorXd::Zero(arm->nq()), qdot(arm->nd());
+    test::armSwingingForward(q, qdot);
+    auto contacts = std::make_shared<Contacts>();
+    contacts->points = contactPoints(*arm);
+    addSelfContacts(*arm, *contacts);
+    checkContactRows(arm, contacts, q, "arm beside its torso");
+  }
+}
+
+// The suspended mass over a floor `drop_m` below where it hangs at rest.
+struct MassOverAFloor {
+  ModelPtr mass = loadModel("suspended-mass");
+  std::shared_ptr<Contacts> contacts;
+  TranscriptionSetup setup(const std::string& goal, int intervals, double drop_m) {
+    TranscriptionSetup s = test::transcriptionFor(mass, goal, intervals);
+    contacts = floorContacts(mass, mass->configuration(s.start.q, s.start.rho), -drop_m, false);
+    s.integrator.contacts = contacts;
+    s.contact_rows = allRows(*contacts);
+    VariationalIntegrator vi(mass, s.integrator);
+    s.start = vi.stateFromVelocity(s.start.q, Eigen::VectorXd::Zero(mass->nd()), s.start.rho);
+    return s;
+  }
+};
+
+TEST(TranscriptionContacts, TheProblemsDerivativesMatchFiniteDifferencesWithContactsTouching) {
+  {
+    // The mass let down 3.5 cm onto a floor 3 cm below while its robot moves 10 cm: it lands and
+    // its string, at an angle, pulls it along the floor against friction.
+    MassOverAFloor m;
+    constexpr int N = 20;
+    TranscriptionSetup s = m.setup("point:mass=0.1,0,0.4;radius=0.05", N, 0.03);
+    TranscriptionProblem p(s);
+    ASSERT_EQ(p.contactRows(), 1);
+    Eigen::VectorXd end = m.mass->defaultInputs();
+    end[0] += 0.1;
+    end[1] += 0.035;
+    const Eigen::VectorXd z = p.initialGuess(test::quinticInputs(m.mass, end, N, 8));
+    int touching = 0;
+    double friction = 0.0;
+    for (int k = 0; k < N; ++k) {
+      touching += z[p.lambdaAt(k) + 1] > 0;
+      friction = std::max(friction, std::abs(z[p.frictionAt(k)]));
+    }
+    EXPECT_GT(touching, 5);
+    EXPECT_GT(friction, 0.0);
+    test::checkProblemDerivatives(p, z, "suspended mass on the floor");
+  }
+  {
+    // PuppetCopter's rows within 4 cm at its rest pose (the floor 1 cm under its lowest point,
+    // its self-contacts), with multipliers and friction at every step and knots moved at random:
+    // every contact term.
+    const ModelPtr pc = loadModel("puppetcopter");
+    constexpr int N = 4;
+    TranscriptionSetup s = test::transcriptionFor(pc, "point:hand_l=0.05,0.24,0.40;radius=0.04", N);
+    const Eigen::VectorXd q0 = pc->configuration(s.start.q, s.start.rho);
+    auto contacts = floorContacts(pc, q0, -0.01, true);
+    s.integrator.contacts = contacts;
+    ContactRows rows(*pc, *contacts);
+    DynamicsData d(*pc);
+    forwardKinematics(*pc, d, q0);
+    for (int r = 0; r < contacts->rows(); ++r)
+      if (rows.gap(d, r) > -0.04) s.contact_rows.push_back(r);
+    // Its feet on the floor, its upper arms against its body (a box) and its forearms against
+    // its thighs (capsules: their bases turn as the point moves round them).
+    ASSERT_EQ(s.contact_rows.size(), 6u);
+    TranscriptionProblem p(s);
+    Eigen::VectorXd end = pc->defaultInputs();
+    end.head(3) += Eigen::Vector3d(0.01, -0.01, 0.01);
+    Eigen::VectorXd z = p.initialGuess(test::quinticInputs(pc, end, N, 3));
+    std::mt19937 rng(2);
+    std::uniform_real_distribution<double> positive(0.001, 0.01), any(-0.005, 0.005);
+    const int ns = pc->nstrings(), nt = p.contactRows();
+    // Knots apart by a few centimetres: slips over a step as large, along bases that turn.
+    for (int k = 1; k <= N; ++k)
+      z.segment(p.xAt(k), pc->nd()) += test::randomVector(rng, pc->nd(), 0.1);
+    for (int k = 0; k < N; ++k)
+      for (int t = 0; t < nt; ++t) {
+        z[p.lambdaAt(k) + ns + t] = positive(rng);
+        z[p.frictionAt(k) + 2 * t] = any(rng);
+        z[p.frictionAt(k) + 2 * t + 1] = any(rng);
+      }
+    test::checkProblemDerivatives(p, z, "puppetcopter with contacts");
+  }
+}
+
+// The Lagrangian's Hessian with contacts against central differences of its gradient: the
+// contacts' gap rows' curvature in full, and the DEL rows' coupling of the multipliers and
+// friction with the configurations (PuppetCopter's six rows within 4 cm, as above).
+TEST(TranscriptionContacts, TheHessiansContactTermsMatchFiniteDifferences) {
+  const ModelPtr pc = loadModel("puppetcopter");
+  constexpr int N = 4;
+  TranscriptionSetup s = test::transcriptionFor(pc, "point:hand_l=0.05,0.24,0.40;radius=0.04", N);
+  const Eigen::VectorXd q0 = pc->configuration(s.start.q, s.start.rho);
+  s.integrator.contacts = floorContacts(pc, q0, -0.01, true);
+  ContactRows rows(*pc, *s.integrator.contacts);
+  DynamicsData d(*pc);
+  forwardKinematics(*pc, d, q0);
+  for (int r = 0; r < s.integrator.contacts->rows(); ++r)
+    if (rows.gap(d, r) > -0.04) s.contact_rows.push_back(r);
+  TranscriptionProblem p(s);
+  Eigen::VectorXd z = p.initialGuess(test::quinticInputs(pc, pc->defaultInputs(), N, 2));
+  std::mt19937 rng(4);
+  std::uniform_real_distribution<double> positive(0.001, 0.01), any(-1.0, 1.0);
+  const int nd = pc->nd(), ns = pc->nstrings(), nt = p.contactRows(), nu = ns + nt;
+  for (int k = 1; k <= N; ++k) z.segment(p.xAt(k), nd) += test::randomVector(rng, nd, 0.1);
+  for (int k = 0; k < N; ++k)
+    for (int t = 0; t < nt; ++t) {
+      z[p.lambdaAt(k) + ns + t] = positive(rng);
+      z.segment(p.frictionAt(k) + 2 * t, 2) = 0.005 * test::randomVector(rng, 2, 1.0);
+    }
+  const int n = p.variables();
+  // The contacts' gap rows (after the DEL rows, n_u a step: the strings', then the contacts').
+  Eigen::VectorXd y = Eigen::VectorXd::Zero(p.constraints());
+  for (int k = 0; k < N; ++k)
+    for (int t = 0; t < nt; ++t) y[N * nd + k * nu + ns + t] = any(rng);
+  const Eigen::MatrixXd H = test::lagrangianHessian(p, z, 0.0, y);
+  const Eigen::MatrixXd H_fd = test::lagrangianHessianByDifferences(p, z, 0.0, y);
+  EXPECT_GT(H.cwiseAbs().maxCoeff(), 0.0);
+  EXPECT_LE((H - H_fd).cwiseAbs().maxCoeff(), 1e-5 * H_fd.cwiseAbs().maxCoeff());
+  // The DEL rows: the multipliers' and friction's rows of the Hessian.
+  y.setZero();
+  for (int r = 0; r < N * nd; ++r) y[r] = any(rng);
+  const Eigen::MatrixXd D = test::lagrangianHessian(p, z, 0.0, y);
+  const Eigen::MatrixXd D_fd = test::lagrangianHessianByDifferences(p, z, 0.0, y);
+  const int first = p.lambdaAt(0);
+  EXPECT_GT(D.bottomRows(n - first).cwiseAbs().maxCoeff(), 0.0);
+  EXPECT_LE((D - D_fd).bottomRows(n - first).cwiseAbs().maxCoeff(),
+            1e-5 * D_fd.bottomRows(n - first).cwiseAbs().maxCoeff());
+}
+
+// The mass let down onto a floor 5 cm below it (its string let out 8 cm), to the point where it
+// lands, solved at the rollout's modes: the solution's inputs re-simulated by the integrator
+// (which touches) give its configurations, the mass stays where it ends, standing on the floor
+// with its whole weight -- the string slack -- and never below it.
+TEST(TranscriptionContacts, AMassSetDownOnAFloorIsTheIntegratorsMotionAndStandsOnIt) {
+  MassOverAFloor m;
+  constexpr int N = 60;
+  const RestPose rest = computeRestPose(m.mass, m.mass->defaultInputs());
+  ASSERT_TRUE(rest.ok);
+  // The mass's centre (xm, zm) lands 5 cm lower.
+  const std::string goal = "point:mass=" + std::to_string(rest.q[0]) + ",0," +
+                           std::to_string(rest.q[1] - 0.05) + ";radius=0.02";
+  TranscriptionSetup s = m.setup(goal, N, 0.05);
+  TranscriptionProblem p(s);
+  Eigen::VectorXd end = m.mass->defaultInputs();
+  end[1] += 0.08;
+  const Eigen::VectorXd z0 = p.initialGuess(test::quinticInputs(m.mass, end, N, 30));
+  const std::vector<char> modes = p.modesOf(z0);
+  const int nc = p.unilateralRows();
+  int landed = 0;
+  for (int k = 0; k < N; ++k) landed += modes[k * nc + 1];
+  EXPECT_GT(landed, 10);
+  p.setModes(modes);
+  Ipopt::SmartPtr<detail::TranscriptionNlp> nlp = new detail::TranscriptionNlp(p, z0, {});
+  auto app = detail::transcriptionSolver(200);
+  ASSERT_EQ(app->Initialize(), Ipopt::Solve_Succeeded);
+  EXPECT_EQ(app->OptimizeTNLP(nlp), Ipopt::Solve_Succeeded)
+      << " after " << nlp->iterations() << " iterations";
+  const Eigen::VectorXd& z = nlp->solution();
+  test::expectTheIntegratorsMotionAtRest(m.mass, s, p, z);
+  // Never below the floor; at the end the floor bears m g, the string nothing.
+  ContactRows rows(*m.mass, *m.contacts);
+  DynamicsData d(*m.mass);
+  const Eigen::MatrixXd q = p.configurations(z);
+  for (int k = 0; k <= N; ++k) {
+    forwardKinematics(*m.mass, d, q.row(k).transpose());
+    EXPECT_LE(rows.gap(d, 0), 1e-9) << "knot " << k;
+  }
+  const double weight_N = m.mass->masses[0].mass_kg * m.mass->gravity_mps2;
+  EXPECT_NEAR(z[p.lambdaAt(N - 1) + 1] / s.integrator.dt_s, weight_N, 1e-6 * weight_N);
+  EXPECT_LE(z[p.lambdaAt(N - 1)], 1e-9);
+}
+
+// The mass let down onto a floor 3 cm below it while its robot moves 20 cm: it lands swinging and
+// slides to a stop.  Solved at the rollout's modes -- touching, sliding on the steps it slides
+// (on the facet of its cone that its slip faces, mu N on that facet), then sticking -- to where
+// the rollout takes it: the solution is the integrator's motion and comes to rest.
+TEST(TranscriptionContacts, AMassDraggedAlongAFloorSlidesAsTheIntegratorHasIt) {
+  MassOverAFloor m;
+  constexpr int N = 60;
+  Eigen::VectorXd end = m.mass->defaultInputs();
+  end[0] += 0.2;
+  end[1] += 0.035;
+  const Eigen::MatrixXd inputs = test::quinticInputs(m.mass, end, N, 30);
+  // Where the rollout ends, as the goal.
+  TranscriptionSetup s = m.setup("point:mass=0,0,0;radius=0.02", N, 0.03);
+  Eigen::VectorXd z0 = TranscriptionProblem(s).initialGuess(inputs);
+  const Eigen::VectorXd q_end = z0.segment(TranscriptionProblem(s).xAt(N), m.mass->nd());
+  s.goal = GoalSpec::parse("point:mass=" + std::to_string(q_end[0]) + ",0," +
+                           std::to_string(q_end[1]) + ";radius=0.02");
+  TranscriptionProblem p(s);
+  z0 = p.initialGuess(inputs);
+  const std::vector<char> modes = p.modesOf(z0);
+  const int nc = p.unilateralRows();
+  int sliding = 0;
+  for (int k = 0; k < N; ++k) sliding += modes[k * nc + 1] >= TranscriptionProblem::kSliding;
+  EXPECT_GE(sliding, 3);
+  p.setModes(modes);
+  Ipopt::SmartPtr<detail::TranscriptionNlp> nlp = new detail::TranscriptionNlp(p, z0, {});
+  auto app = detail::transcriptionSolver(200);
+  ASSERT_EQ(app->Initialize(), Ipopt::Solve_Succeeded);
+  EXPECT_EQ(app->OptimizeTNLP(nlp), Ipopt::Solve_Succeeded)
+      << " after " << nlp->iterations() << " iterations";
+  const Eigen::VectorXd& z = nlp->solution();
+  test::expectTheIntegratorsMotionAtRest(m.mass, s, p, z);
+  // Where it slides, on its mode's facet f: its friction on the facet, mu N along d_f, its slip
+  // along d_f.
+  for (int k = 0; k < N; ++k) {
+    const int facet = modes[k * nc + 1] - TranscriptionProblem::kSliding;
+    if (facet < 0) continue;
+    const Eigen::Vector2d d(std::cos(2 * M_PI * facet / kFrictionFacets),
+                            std::sin(2 * M_PI * facet / kFrictionFacets));
+    const double mu_lambda = m.contacts->surfaces[0].friction * z[p.lambdaAt(k) + 1];
+    EXPECT_NEAR(d.dot(z.segment(p.frictionAt(k), 2)), mu_lambda, 1e-9 * mu_lambda) << k;
+    EXPECT_GT(mu_lambda, 0.0);
+  }
+}
+
+}  // namespace
+}  // namespace marionette
