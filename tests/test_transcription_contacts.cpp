@@ -114,6 +114,18 @@ TEST(TranscriptionContacts, TheContactRowsDerivativesMatchFiniteDifferences) {
   }
 }
 
+// p solved by Ipopt from z0 at `modes`, converged within 200 iterations.
+Eigen::VectorXd solvedAt(TranscriptionProblem& p, const Eigen::VectorXd& z0,
+                         const std::vector<char>& modes) {
+  p.setModes(modes);
+  Ipopt::SmartPtr<detail::TranscriptionNlp> nlp = new detail::TranscriptionNlp(p, z0, {});
+  auto app = detail::transcriptionSolver(200);
+  EXPECT_EQ(app->Initialize(), Ipopt::Solve_Succeeded);
+  EXPECT_EQ(app->OptimizeTNLP(nlp), Ipopt::Solve_Succeeded)
+      << " after " << nlp->iterations() << " iterations";
+  return nlp->solution();
+}
+
 // The suspended mass over a floor `drop_m` below where it hangs at rest.
 struct MassOverAFloor {
   ModelPtr mass = loadModel("suspended-mass");
@@ -257,13 +269,7 @@ TEST(TranscriptionContacts, AMassSetDownOnAFloorIsTheIntegratorsMotionAndStandsO
   int landed = 0;
   for (int k = 0; k < N; ++k) landed += modes[k * nc + 1];
   EXPECT_GT(landed, 10);
-  p.setModes(modes);
-  Ipopt::SmartPtr<detail::TranscriptionNlp> nlp = new detail::TranscriptionNlp(p, z0, {});
-  auto app = detail::transcriptionSolver(200);
-  ASSERT_EQ(app->Initialize(), Ipopt::Solve_Succeeded);
-  EXPECT_EQ(app->OptimizeTNLP(nlp), Ipopt::Solve_Succeeded)
-      << " after " << nlp->iterations() << " iterations";
-  const Eigen::VectorXd& z = nlp->solution();
+  const Eigen::VectorXd z = solvedAt(p, z0, modes);
   test::expectTheIntegratorsMotionAtRest(m.mass, s, p, z);
   // Never below the floor; at the end the floor bears m g, the string nothing.
   ContactRows rows(*m.mass, *m.contacts);
@@ -302,13 +308,7 @@ TEST(TranscriptionContacts, AMassDraggedAlongAFloorSlidesAsTheIntegratorHasIt) {
   int sliding = 0;
   for (int k = 0; k < N; ++k) sliding += modes[k * nc + 1] >= TranscriptionProblem::kSliding;
   EXPECT_GE(sliding, 3);
-  p.setModes(modes);
-  Ipopt::SmartPtr<detail::TranscriptionNlp> nlp = new detail::TranscriptionNlp(p, z0, {});
-  auto app = detail::transcriptionSolver(200);
-  ASSERT_EQ(app->Initialize(), Ipopt::Solve_Succeeded);
-  EXPECT_EQ(app->OptimizeTNLP(nlp), Ipopt::Solve_Succeeded)
-      << " after " << nlp->iterations() << " iterations";
-  const Eigen::VectorXd& z = nlp->solution();
+  const Eigen::VectorXd z = solvedAt(p, z0, modes);
   test::expectTheIntegratorsMotionAtRest(m.mass, s, p, z);
   // Where it slides, on its mode's facet f: its friction on the facet, mu N along d_f, its slip
   // along d_f.
