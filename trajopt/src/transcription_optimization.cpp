@@ -290,12 +290,13 @@ TranscriptionSolve solveTranscription(const MotionProblem& request,
   };
   const Eigen::VectorXd z0 = path.ok ? problem.quasiStaticGuess(guess, path.q, path.tension_N)
                                      : problem.initialGuess(guess);
+  problem.setModes(solvingModes(problem, z0, loaded));
   std::ostringstream method;
   method << "ipopt contact-implicit transcription of the variational integrator at fixed modes, "
          << setup.intervals << " steps of " << formatNumber(setup.integrator.dt_s) << " s";
   if (!setup.contact_rows.empty()) {
-    int touching = 0;  // of the rows, those the warm start touches with
-    const std::vector<char> modes = problem.modesOf(z0);
+    int touching = 0;  // of the rows, those the modes have touching somewhere
+    const std::vector<char>& modes = problem.modes();
     for (std::size_t t = 0; t < setup.contact_rows.size(); ++t)
       for (int k = 0; k < setup.intervals; ++k)
         if (modes[k * problem.unilateralRows() + model->nstrings() + t]) {
@@ -311,7 +312,6 @@ TranscriptionSolve solveTranscription(const MotionProblem& request,
            << formatNumber(hold_s) << " s to come to rest";
   out.method = method.str();
 
-  problem.setModes(solvingModes(problem, z0, loaded));
   Ipopt::SmartPtr<TranscriptionNlp> nlp = new TranscriptionNlp(problem, z0, keep_going);
   solving = Ipopt::GetRawPtr(nlp);
   out.status = solveInTurn(transcriptionSolver(options.max_iterations), nlp);

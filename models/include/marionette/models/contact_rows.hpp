@@ -38,7 +38,8 @@ class ContactRows {
   // body's coreTangents of the normal out of its core at x), so that its slip over a step is
   // B_k^T (x_{k+1} - x_k) and its friction force's rows are B^T dx/dq (the integrator's).  With
   // x_jacobian, dx/dq (3 x n_d) into it: R^T (J_point - J_body), exact.  R B is the basis in the
-  // world: a friction force f is the impulse dt (R B)^T f on the slip's rows.
+  // world: the step's friction force f on the point is the impulse -dt (R B)^T f on the rows
+  // B^T dx/dq (the generalized force -(dx/dq)^T B beta).
   struct SlipFrame {
     Eigen::Matrix3d R = Eigen::Matrix3d::Identity();  // the core frame's rotation (world)
     Eigen::Vector3d x = Eigen::Vector3d::Zero();
