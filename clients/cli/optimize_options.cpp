@@ -52,7 +52,12 @@ bool optimizeUnlessRaw(const Args& a) {
 void printOptimization(const OptimizationReport& r, std::ostream& os) {
   os << "  optimized (" << r.method << "): " << r.iterations << " iterations, " << r.evaluations
      << " rollouts, " << formatted("%.2f s", r.time_s);
-  os << (r.improved ? "" : "; unchanged: " + r.message) << '\n';
+  // An improved plan's report still says what cut the solve short (the wall-clock cap).
+  if (!r.improved)
+    os << "; unchanged: " << r.message;
+  else if (!r.message.empty())
+    os << "; " << r.message;
+  os << '\n';
   const auto line = [&](const char* label, const OptimizationCost& c) {
     os << formatted("    %-6s cost %.4g =", label, c.total());
     const char* plus = "";
