@@ -83,6 +83,8 @@ VariationalIntegrator::Impl::Impl(ModelPtr model, IntegratorOptions options)
   live_rows_.reserve(nc_);
   for (int c = 0; c < contact_row_; ++c) live_rows_.push_back(c);
   mobility_.assign(contact_rows, Eigen::Matrix2d::Zero());
+  constrained_mobility_.assign(contact_rows, Eigen::Matrix2d::Zero());
+  constrained_mobility_of_.assign(contact_rows, -1);
   mobility_known_.assign(contact_rows, 0);
   mode_unsolved_.assign(contact_rows, 0);
   scale_tmp_.setZero(nd_);
@@ -389,10 +391,7 @@ StepStatus VariationalIntegrator::Impl::stepOnce(const State& x, const Eigen::Ve
   // (Only where a contact row took part: touching, or joining or leaving the taut set.  Modes of
   // strings and stops alone that cycle fall back to substeps, as they do without contacts, so
   // that contacts near but idle leave the step the same to the bit.)
-  bool contacts_took_part = false;  // (only a near row may take part)
-  for (std::size_t i = contact_row_; i < live_rows_.size() && !contacts_took_part; ++i)
-    contacts_took_part = is_active_[live_rows_[i]] || flips_[live_rows_[i]] > 0;
-  if (iterations < 0 && !modes_at_once && contacts_took_part) {
+  if (iterations < 0 && !modes_at_once && contactsTookPart()) {
     // The rows' modes, chosen one at a time, cycled (two light feet: each one's mode answers the
     // other's): every row's mode at once, from the same guess (modesFromLcp).
     qd2_ = guess_;

@@ -36,6 +36,9 @@ Eigen::Matrix2d VariationalIntegrator::Impl::constrainedMobility(int c) {
   // moves its slip rows by b with every other taut row held is C b (C from two solves), so the
   // slip answers the impulse as C^-1.
   if (!kkt_factored_ || sliding(c) || position_[tangentId(c, 0)] < 0) return mobility(c);
+  // (Once per factorisation: the chord's iterations reuse it.)
+  const int r = c - contact_row_;
+  if (constrained_mobility_of_[r] == factorizations_) return constrained_mobility_[r];
   const int m = static_cast<int>(active_.size());
   Eigen::Matrix2d C;
   for (int k = 0; k < 2; ++k) {
@@ -47,8 +50,12 @@ Eigen::Matrix2d VariationalIntegrator::Impl::constrainedMobility(int c) {
     for (int j = 0; j < 2; ++j) C(j, k) = sol[nd_ + position_[tangentId(c, j)]];
   }
   const Eigen::Matrix2d A = C.inverse();
-  if (!A.allFinite() || !(A.trace() > 0.0) || !(A.determinant() > 0.0)) return mobility(c);
-  return 0.5 * (A + A.transpose());
+  constrained_mobility_of_[r] = factorizations_;
+  if (!A.allFinite() || !(A.trace() > 0.0) || !(A.determinant() > 0.0))
+    constrained_mobility_[r] = mobility(c);
+  else
+    constrained_mobility_[r] = 0.5 * (A + A.transpose());
+  return constrained_mobility_[r];
 }
 
 int VariationalIntegrator::Impl::facetFacing(const Eigen::Vector2d& v) const {

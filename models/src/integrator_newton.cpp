@@ -276,15 +276,21 @@ void VariationalIntegrator::Impl::applyMultipliers() {
 // with dD1Ld/dq2 = dt/4 Lqq + 1/2 Lqv - 1/2 Lqv^T - M/dt (docs/design.md, the integrator).
 void VariationalIntegrator::Impl::assembleJacobian() {
   const double dt = h_;
-  const int m = static_cast<int>(active_.size());
-  Eigen::MatrixXd& J = jac_;
-  auto J11 = J.topLeftCorner(nd_, nd_);
+  auto J11 = jac_.topLeftCorner(nd_, nd_);
   J11.noalias() = (0.25 * dt) * dyn_.Lqq;
   J11 += 0.5 * (dyn_.Lqv - dyn_.Lqv.transpose());
   J11 -= dyn_.M / dt;
   // d/dq2 of -c(q_m)(q2 - q1) = -c - c'(q_m)/2 (q2 - q1).
   J11.diagonal().array() -=
       damping_now_.array() + 0.5 * damping_slope_.array() * (qd2_ - q1_full_.head(nd_)).array();
+  assembleMultiplierBlocks();
+}
+
+// The taut rows' gradients at q1 and q2 and the multipliers' own block, for the taut set in
+// active_.
+void VariationalIntegrator::Impl::assembleMultiplierBlocks() {
+  const int m = static_cast<int>(active_.size());
+  Eigen::MatrixXd& J = jac_;
   for (int i = 0; i < m; ++i) {
     const int c = active_[i];
     if (c < ns_) {
@@ -332,6 +338,12 @@ void VariationalIntegrator::Impl::assembleJacobian() {
   }
 }
 
+bool VariationalIntegrator::Impl::contactsTookPart() const {
+  for (std::size_t i = contact_row_; i < live_rows_.size(); ++i)
+    if (is_active_[live_rows_[i]] || flips_[live_rows_[i]] > 0) return true;
+  return false;
+}
+
 bool VariationalIntegrator::Impl::complementary(double lambda_tol, double facet_tol) const {
   // (A self row not near reads gap -1; a surface row's gap is exact wherever it is.)
   for (int c = 0; c < self_row_; ++c)
@@ -362,10 +374,14 @@ bool VariationalIntegrator::Impl::complementary(double lambda_tol, double facet_
 // leaves it, at most kMaxFlips times per constraint per step so that it cannot thrash.
 // The exact Jacobian is factorised at the predictor and kept while each iteration shrinks the
 // residual at least four-fold (the chord method, docs/design.md, the integrator); it is
-// refactorised when the taut set changes or convergence slows.  A step that does not decrease the
-// residual enough is halved (Armijo backtracking), and no correction exceeds kStepLimit (a trust
-// region: a larger one within a single step leaves the basin of its solution).  Convergence is
-// judged on the true residual and on complementarity.  Returns the iterations taken, or -1.
+// refactorised when convergence slows, and when the taut set changes (where a contact takes
+// part and the iteration was converging, only the new set's rows: the Lagrangian block stays
+// the chord's).  Modes chosen at once (lcp_modes_) are chosen at the first iterate, and again
+// where Newton's method with them converges but not complementarily, or stalls.  A step that
+// does not decrease the residual enough is halved (Armijo backtracking), and no correction
+// exceeds kStepLimit (a trust region: a larger one within a single step leaves the basin of its
+// solution).  Convergence is judged on the true residual and on complementarity.  Returns the
+// iterations taken, or -1.
 int VariationalIntegrator::Impl::solveNewton(const State& x, const Eigen::VectorXd& rho_next) {
   bool factored = false;  // kkt_ holds the Jacobian for the current taut set
   double last_update = std::numeric_limits<double>::infinity();
@@ -374,6 +390,9 @@ int VariationalIntegrator::Impl::solveNewton(const State& x, const Eigen::Vector
   int m = static_cast<int>(active_.size());
   corrected_after_evaluation_ = false;
   kkt_factored_ = false;
+  bool choose_modes = true;  // (lcp_modes_) modesFromLcp() at this iterate
+  int modes_chosen_at = -1;
+  bool lagrangian_factored = false;  // kkt_ holds a Lagrangian block of this solve's
   std::fill(flips_.begin(), flips_.end(), 0);
   const double ctol = options_.constraint_tol_m;
   // An active id's row in metres: strings and stops their gap, contacts and slips the function
@@ -418,6 +437,12 @@ int VariationalIntegrator::Impl::solveNewton(const State& x, const Eigen::Vector
       alpha *= 0.5;
       qd2_ -= alpha * sol_.head(nd_);
       for (int i = 0; i < m; ++i) lambda_[active_[i]] -= alpha * sol_[nd_ + i];
+      // Stalled at modes chosen at once: the next iterate's problem chooses again.
+      if (alpha < 1.0 / 16 && lcp_modes_ && modes_chosen_at < it - 1) {
+        choose_modes = true;
+        alpha = 0.0;
+        continue;
+      }
       // Stalled by a sticking contact that cannot stick (its slip rows at odds with the others':
       // a string dragging a body that sticks at both ends): the one slipping most slides.
       if (alpha < 1.0 / 16 && !lcp_modes_ && slideStalledContact(m)) {
@@ -433,10 +458,17 @@ int VariationalIntegrator::Impl::solveNewton(const State& x, const Eigen::Vector
     const double lambda_tol = 10.0 * rtol / std::max(1e-3, dist1_.size() ? dist1_.maxCoeff() : 1.0);
     bool changed = false;
     int count = m;
-    if (lcp_modes_) {  // every row's mode at once
+    // Converging slowly at modes chosen at once (a regularised row held off its bound): choose
+    // again, and where the problem chooses the same, give up (the substeps take the step).
+    const bool slow = lcp_modes_ && it >= modes_chosen_at + 3 && merit > 0.5 * prev_merit;
+    if (slow) choose_modes = true;
+    if (lcp_modes_ && choose_modes) {  // every row's mode at once
       const int modes = modesFromLcp();
       if (modes < 0) return -1;
       changed = modes > 0;
+      if (slow && modes == 0) return -1;
+      choose_modes = false;
+      modes_chosen_at = it;
       factored = kkt_factored_ = false;  // (jac_ was assembled at this iterate)
     }
     // (A contact row not near can neither be taut nor catch.)
@@ -491,6 +523,11 @@ int VariationalIntegrator::Impl::solveNewton(const State& x, const Eigen::Vector
       const int c = live_rows_[row];
       if (is_active_[c] && hasFriction(c)) changed |= updateFriction(c, count);
     }
+    // The taut set changed while the iteration converged with a factorisation of this solve:
+    // the chord may go on (below).  Only where a contact takes part, and not at modes chosen at
+    // once: the strings' and stops' own steps stay as they were.
+    const bool chord_on = changed && factored && lagrangian_factored && !lcp_modes_ &&
+                          merit <= 0.25 * prev_merit && contactsTookPart();
     if (changed) {
       rebuildActive();
       m = static_cast<int>(active_.size());
@@ -502,7 +539,14 @@ int VariationalIntegrator::Impl::solveNewton(const State& x, const Eigen::Vector
       merit = meritOf(rtol);
     } else if (rerr <= rtol && cerr <= ctol) {
       // Converged: complementary too?  (A constraint frozen by kMaxFlips may not be.)
-      return complementary(lambda_tol, facet_tol) ? it : -1;
+      if (complementary(lambda_tol, facet_tol)) return it;
+      // Modes chosen at once hold at the iterate they were chosen at, to first order: at the
+      // solution of the step with them they may not, and the problem linearized there chooses
+      // again (unless they were chosen right here).
+      if (!lcp_modes_ || modes_chosen_at == it) return -1;
+      choose_modes = true;
+      alpha = 0.0;
+      continue;
     } else if (at_roundoff && rerr <= 1e3 * rtol && cerr <= 1e3 * ctol) {
       return it;  // stagnation at round-off, within a thousand times the tolerances
     }
@@ -510,14 +554,23 @@ int VariationalIntegrator::Impl::solveNewton(const State& x, const Eigen::Vector
     const bool refactor = !factored || merit > 0.25 * prev_merit;
     // The contraction of the last correction, made with the matrix that is about to be reused.
     const double theta = !refactor && alpha == 1.0 ? merit / prev_merit : 1.0;
-    if (refactor) {
+    if (refactor && chord_on) {
+      // Only the taut set changed, the iteration converging: the chord goes on with the last
+      // factorisation's Lagrangian block (its second derivatives at an earlier iterate, still in
+      // jac_), the new set's rows exact.  Should it then slow, the next iterate refactorises
+      // exactly.  (The dense LU factorises the same matrix.)
+      assembleMultiplierBlocks();
+      if (!kkt_->refactorConstraints(jac_, m)) kkt_->factor(jac_, m, true);
+      factored = kkt_factored_ = true;
+      ++factorizations_;
+    } else if (refactor) {
       // Exact Jacobian at this iterate (q_m is still the current forward kinematics, so at most
       // the Lagrangian sweep is redone).
       if (!second_valid_) computeLagrangian(*model_, dyn_, qm_full_, vel_, LagrangianOrder::Second);
       second_valid_ = true;
       assembleJacobian();
       kkt_->factor(jac_, m, !options_.tree_factorization);
-      factored = kkt_factored_ = true;
+      factored = kkt_factored_ = lagrangian_factored = true;
       ++factorizations_;
     }
     prev_merit = merit;

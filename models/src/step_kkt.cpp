@@ -23,6 +23,18 @@ void StepKkt::factor(const Eigen::MatrixXd& system, int m, bool dense) {
     dense_lu_[m].compute(system.topLeftCorner(nd_ + m, nd_ + m));
     return;
   }
+  factorSchur(system, m);
+}
+
+bool StepKkt::refactorConstraints(const Eigen::MatrixXd& system, int m) {
+  if (!tree_ok_) return false;
+  m_ = m;
+  system_ = &system;
+  factorSchur(system, m);
+  return true;
+}
+
+void StepKkt::factorSchur(const Eigen::MatrixXd& system, int m) {
   if (m == 0) return;
   auto W1 = W1_.leftCols(m);
   auto W2 = W2_.leftCols(m);

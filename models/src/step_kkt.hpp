@@ -31,10 +31,16 @@ class StepKkt {
   // Factorises the leading (n_d + m) square block of `system`, laid out as above (kept by
   // reference until the next factor()).  With dense, by the pivoting dense LU only.
   void factor(const Eigen::MatrixXd& system, int m, bool dense);
+  // Refactorises with the multipliers' blocks (J12, J21, D) of `system` for a new taut set of m
+  // rows, keeping the last factor()'s J11 (a chord: the Lagrangian block of an earlier iterate);
+  // false (nothing done) if that one was not by the tree.
+  bool refactorConstraints(const Eigen::MatrixXd& system, int m);
   // sol <- system^-1 rhs for the last factor() (both of size n_d + m).
   void solve(const Eigen::Ref<const Eigen::VectorXd>& rhs, Eigen::Ref<Eigen::VectorXd> sol);
 
  private:
+  void factorSchur(const Eigen::MatrixXd& system, int m);  // S and its LU (the tree's J11)
+
   int nd_, m_ = 0;
   bool tree_ok_ = false;
   TreeLu tree_;

@@ -61,7 +61,8 @@ struct VariationalIntegrator::Impl {
   void evaluateResidual(const State& x, const Eigen::VectorXd& rho_next, bool jacobian,
                         bool second_derivatives = false);
   void applyMultipliers();  // residual_ from residual_free_ and the taut set's lambda
-  void assembleJacobian();
+  void assembleJacobian();  // the Lagrangian block and the multipliers' blocks
+  void assembleMultiplierBlocks();
   StepStatus stepOnce(const State& x, const Eigen::VectorXd& rho_next, State& next,
                       StepReport* report);
   void assembleFullQ(const Eigen::VectorXd& qd, const Eigen::VectorXd& rho, Eigen::VectorXd& q);
@@ -152,6 +153,9 @@ struct VariationalIntegrator::Impl {
   // 1 if the modes changed, 0 if not, -1 if Lemke's method fails.  Allocates.
   int modesFromLcp();
   bool lcp_modes_ = false;  // solveNewton takes its modes from modesFromLcp()
+  // True if a contact row takes part in the step: touching, or having joined or left the taut
+  // set (only a near row may).
+  bool contactsTookPart() const;
   // The facet whose normal is most along v (in the tangent plane).
   int facetFacing(const Eigen::Vector2d& v) const;
   // Puts the sticking contact that slips most over the current iterate (beyond the tolerance)
@@ -244,6 +248,9 @@ struct VariationalIntegrator::Impl {
   std::vector<int> live_rows_;
   std::vector<Eigen::Matrix2d> mobility_;  // per contact row: mobility()
   std::vector<char> mobility_known_;       // per contact row: mobility_ computed this step
+  // Per contact row: constrainedMobility() and the factorisation (factorizations_) it is of.
+  std::vector<Eigen::Matrix2d> constrained_mobility_;
+  std::vector<long> constrained_mobility_of_;
   Eigen::VectorXd scale_tmp_;              // n_d
   bool mass_lu_ok_ = false;                // mass_lu_ (else llt_) holds M(q_k)
   Eigen::MatrixXd point_J_;                // 3 x n_q: a contact point's Jacobian
