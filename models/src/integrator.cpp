@@ -94,6 +94,10 @@ VariationalIntegrator::Impl::Impl(ModelPtr model, IntegratorOptions options)
     posed_points_.setZero(3, contacts_->points.size());
     posed_origins_.setZero(3, contacts_->bodies.size());
     posed_rotations_.assign(contacts_->bodies.size(), Eigen::Matrix3d::Identity());
+    point_near_.assign(contacts_->points.size(), 0);
+    body_near_.assign(contacts_->bodies.size(), 0);
+    near_points_.reserve(contacts_->points.size());
+    near_bodies_.reserve(contacts_->bodies.size());
     posed_points1_ = posed_points_;
     posed_origins1_ = posed_origins_;
     posed_rotations1_ = posed_rotations_;
@@ -307,9 +311,13 @@ StepStatus VariationalIntegrator::Impl::step(const State& x, const Eigen::Vector
 void VariationalIntegrator::Impl::startActiveSet() {
   active_set_changes_ = 0;
   int count = 0;
-  std::fill(is_active_.begin(), is_active_.end(), 0);
-  lambda_.setZero();
-  for (int c = 0; c < nc_; ++c) {
+  // (Only a taut id has a flag or an impulse: the last taut set's are cleared, not every id's,
+  // which with a puppet's self-contact rows are thousands.  Only a live row may be tight.)
+  for (int id : active_) {
+    is_active_[id] = 0;
+    lambda_[id] = 0.0;
+  }
+  for (const int c : live_rows_) {
     const bool contact = c >= contact_row_;
     const int cost = contact && hasFriction(c) ? 3 : 1;
     if (gap1_[c] >= -1e-9 && count + cost <= m_max_) {
@@ -342,17 +350,30 @@ StepStatus VariationalIntegrator::Impl::stepOnce(const State& x, const Eigen::Ve
     posed_rotations1_ = posed_rotations_;
   }
   self_rows_near_ = false;
+  near_points_.clear();
+  near_bodies_.clear();
   live_rows_.resize(contact_row_);  // (0, 1, ..., contact_row_ - 1 from the constructor)
   for (int c = contact_row_; c < nc_; ++c) {
     contact_near_[c - contact_row_] =
         gap1_[c] > -(c < self_row_ ? kContactReach_m : kSelfContactReach_m);
     mobility_known_[c - contact_row_] = 0;
-    if (!contact_near_[c - contact_row_]) continue;
+    if (!contact_near_[c - contact_row_]) {
+      gap2_[c] = h2_[c] = -1.0;  // (the iteration evaluates only the near rows)
+      continue;
+    }
     self_rows_near_ = self_rows_near_ || c >= self_row_;
     live_rows_.push_back(c);
-    if (c >= self_row_) startSelfRow(c);
+    if (c >= self_row_) {
+      startSelfRow(c);
+      const SelfContact& pair = selfContact(c);
+      if (!point_near_[pair.point]) near_points_.push_back(pair.point);
+      if (!body_near_[pair.body]) near_bodies_.push_back(pair.body);
+      point_near_[pair.point] = body_near_[pair.body] = 1;
+    }
     contactGradient(dyn_, c, contact_G1_, &contact_F1_);
   }
+  for (int i : near_points_) point_near_[i] = 0;  // (the lists are this step's)
+  for (int b : near_bodies_) body_near_[b] = 0;
   rig2_valid_ = rigm_valid_ = false;  // new step: new rig inputs
   dist1_ = dyn_.distance;
   computeLagrangian(*model_, dyn_, q1_full_, tmp_nd_.setZero(), LagrangianOrder::MassMatrix);
@@ -411,10 +432,12 @@ StepStatus VariationalIntegrator::Impl::stepOnce(const State& x, const Eigen::Ve
     for (std::size_t b = 0; b < posed_rotations_.size(); ++b)
       body_turned_[b] = (posed_rotations_[b] - posed_rotations1_[b]).norm();
   }
+  double max_penetration_m = 0.0;
   for (int c = contact_row_; c < nc_; ++c) {
     const bool far_self = c >= self_row_ && !contact_near_[c - contact_row_];
     const double gap = !far_self ? gap2_[c] : mayHaveReached(c) ? selfGeometryPosed(c).gap : -1.0;
     if (!is_active_[c] && gap > options_.constraint_tol_m) return StepStatus::NotConverged;
+    max_penetration_m = std::max(max_penetration_m, gap);
   }
 
   if (report) {
@@ -442,19 +465,21 @@ StepStatus VariationalIntegrator::Impl::stepOnce(const State& x, const Eigen::Ve
     for (int c = ns_; c < contact_row_; ++c) report->stops_active += is_active_[c];
     report->contacts_active = 0;
     report->contacts_sliding = 0;
-    report->max_penetration_m = 0.0;
-    for (int c = contact_row_; c < nc_; ++c) {
+    report->max_penetration_m = max_penetration_m;
+    report->contact_force_N.setZero();
+    report->contact_friction_N.setZero();
+    for (std::size_t row = contact_row_; row < live_rows_.size(); ++row) {  // (a taut one is)
+      const int c = live_rows_[row];
+      if (!is_active_[c]) continue;
       const int r = c - contact_row_;
-      report->contacts_active += is_active_[c];
-      report->contact_force_N[r] = is_active_[c] ? std::max(0.0, lambda_[c]) / dt : 0.0;
-      report->contact_friction_N.col(r).setZero();
-      if (is_active_[c] && hasFriction(c)) {
+      ++report->contacts_active;
+      report->contact_force_N[r] = std::max(0.0, lambda_[c]) / dt;
+      if (hasFriction(c)) {
         const Eigen::Matrix<double, 3, 2>& t = tangentsOf(c);
         report->contact_friction_N.col(r) =
             (t.col(0) * lambda_[tangentId(c, 0)] + t.col(1) * lambda_[tangentId(c, 1)]) / dt;
         report->contacts_sliding += sliding(c);
       }
-      report->max_penetration_m = std::max(report->max_penetration_m, gap2_[c]);
     }
   }
   // p_{k+1} = D2 L_d(q_k, q_{k+1}) = dt/2 Lq + Lv at the converged midpoint.

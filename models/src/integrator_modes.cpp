@@ -175,9 +175,9 @@ int VariationalIntegrator::Impl::modesFromLcp() {
       ++active_set_changes_;
     }
   if (!changed) return 0;
-  for (int id = 0; id < n_ids_; ++id) {
+  for (int id = 0; id < n_ids_; ++id) {  // (a slack id has no impulse: startActiveSet)
     is_active_[id] = active[id];
-    lambda_[id] = lambda[id];
+    lambda_[id] = active[id] ? lambda[id] : 0.0;
   }
   rebuildActive();
   return 1;

@@ -36,34 +36,35 @@ void VariationalIntegrator::Impl::constraintsAt(const Eigen::VectorXd& q, const 
     if (h) (*h)[c] = gap[c];
   }
   // (In the iteration, with no self row near, nothing to pose.)
-  if (self_row_ < nc_ && (every_self_row || self_rows_near_)) poseSelfContacts(d);
-  for (int c = self_row_; c < nc_; ++c) {
-    if (!every_self_row && !contact_near_[c - contact_row_]) {
-      gap[c] = -1.0;
-      if (h) (*h)[c] = gap[c];
-      continue;
-    }
-    if (every_self_row) {
-      // Broad phase: the point's sphere against the body's bounding sphere (radius
-      // body_bound_m_), |x - clamp(x)| >= |p - o| - |half|.  Beyond reach, the bound is the gap
-      // kept (at most the exact gap's -kSelfContactReach_m: not near, and the step's end bounds
-      // it from there), and p - o the centre (|x| = |p - o|, what the end reads of it).
-      const SelfContact& pair = selfContact(c);
-      const Eigen::Vector3d apart = posed_points_.col(pair.point) - posed_origins_.col(pair.body);
-      const double radii_m = pair.radius_m + body_bound_m_[pair.body];
-      const double beyond_m = radii_m + kSelfContactReach_m;
-      const double apart2 = apart.squaredNorm();
-      if (apart2 > beyond_m * beyond_m) {
-        gap[c] = radii_m - std::sqrt(apart2);
-        if (h) (*h)[c] = gap[c];
-        contact_points.col(c - contact_row_) = apart;
-        continue;
-      }
-    }
+  if (self_row_ < nc_ && (every_self_row || self_rows_near_)) poseSelfContacts(d, every_self_row);
+  auto exact = [&](int c) {
     const SelfGeometry g = selfGeometryPosed(c);
     contact_points.col(c - contact_row_) = g.x_core;
     gap[c] = g.gap;
     if (h) (*h)[c] = gap[c];
+  };
+  if (!every_self_row) {  // the near rows (the others' gap and h read -1 all the step: stepOnce)
+    for (std::size_t row = contact_row_; row < live_rows_.size(); ++row)
+      if (live_rows_[row] >= self_row_) exact(live_rows_[row]);
+    return;
+  }
+  for (int c = self_row_; c < nc_; ++c) {
+    // Broad phase: the point's sphere against the body's bounding sphere (radius
+    // body_bound_m_), |x - clamp(x)| >= |p - o| - |half|.  Beyond reach, the bound is the gap
+    // kept (at most the exact gap's -kSelfContactReach_m: not near, and the step's end bounds
+    // it from there), and p - o the centre (|x| = |p - o|, what the end reads of it).
+    const SelfContact& pair = selfContact(c);
+    const Eigen::Vector3d apart = posed_points_.col(pair.point) - posed_origins_.col(pair.body);
+    const double radii_m = pair.radius_m + body_bound_m_[pair.body];
+    const double beyond_m = radii_m + kSelfContactReach_m;
+    const double apart2 = apart.squaredNorm();
+    if (apart2 > beyond_m * beyond_m) {
+      gap[c] = radii_m - std::sqrt(apart2);
+      if (h) (*h)[c] = gap[c];
+      contact_points.col(c - contact_row_) = apart;
+      continue;
+    }
+    exact(c);
   }
 }
 
@@ -85,18 +86,25 @@ void VariationalIntegrator::Impl::contactGradient(const DynamicsData& d, int c, 
     F->middleRows(2 * r, 2).noalias() = tangentsOf(c).transpose() * point_J_.leftCols(nd_);
 }
 
-void VariationalIntegrator::Impl::poseSelfContacts(const DynamicsData& d) {
-  for (std::size_t i = 0; i < contacts_->points.size(); ++i) {
+void VariationalIntegrator::Impl::poseSelfContacts(const DynamicsData& d, bool every) {
+  auto posePoint = [&](int i) {
     const ContactPoint& point = contacts_->points[i];
     posed_points_.col(i) = pointPosition(d, point.frame, point.local_m);
-  }
-  for (std::size_t b = 0; b < contacts_->bodies.size(); ++b) {
+  };
+  auto poseBody = [&](int b) {
     const ContactBody& body = contacts_->bodies[b];
     const int f = std::max(body.frame, 0);  // (a stage body's frame is not read)
     Eigen::Vector3d origin;
     poseCore(body, d.frame_R[f], d.frame_p[f], posed_rotations_[b], origin);
     posed_origins_.col(b) = origin;
+  };
+  if (!every) {
+    for (int i : near_points_) posePoint(i);
+    for (int b : near_bodies_) poseBody(b);
+    return;
   }
+  for (std::size_t i = 0; i < contacts_->points.size(); ++i) posePoint(static_cast<int>(i));
+  for (std::size_t b = 0; b < contacts_->bodies.size(); ++b) poseBody(static_cast<int>(b));
 }
 
 VariationalIntegrator::Impl::SelfGeometry VariationalIntegrator::Impl::selfGeometry(
@@ -176,12 +184,16 @@ Eigen::VectorXd VariationalIntegrator::Impl::selfImpulse(const DynamicsData& d, 
 
 void VariationalIntegrator::Impl::rebuildActive() {
   // (position_ of an inactive id is -1: those of the last taut set are reset, then the new set's
-  // ids, ascending; a facet is active only with its contact row.)
+  // ids, ascending.  Only a live row and its friction's ids may be taut, a facet only with its
+  // contact row: the live rows', their tangents', their facets', each ascending as the ids are.)
   for (int id : active_) position_[id] = -1;
   active_.clear();
-  for (int id = 0; id < facet_id0_; ++id)
-    if (is_active_[id]) active_.push_back(id);
-  for (std::size_t row = contact_row_; row < live_rows_.size(); ++row)  // (a taut contact is near)
+  for (const int c : live_rows_)
+    if (is_active_[c]) active_.push_back(c);
+  for (std::size_t row = contact_row_; row < live_rows_.size(); ++row)
+    for (int k = 0; k < 2; ++k)
+      if (const int t = tangentId(live_rows_[row], k); is_active_[t]) active_.push_back(t);
+  for (std::size_t row = contact_row_; row < live_rows_.size(); ++row)
     if (const int c = live_rows_[row]; is_active_[c])
       for (int i = 0; i < kFrictionFacets; ++i)
         if (is_active_[facetId(c, i)]) active_.push_back(facetId(c, i));
@@ -393,7 +405,11 @@ int VariationalIntegrator::Impl::solveNewton(const State& x, const Eigen::Vector
   bool choose_modes = true;  // (lcp_modes_) modesFromLcp() at this iterate
   int modes_chosen_at = -1;
   bool lagrangian_factored = false;  // kkt_ holds a Lagrangian block of this solve's
-  std::fill(flips_.begin(), flips_.end(), 0);
+  for (const int c : live_rows_) {   // (only a live row and its facets may flip)
+    flips_[c] = 0;
+    if (c >= contact_row_ && hasFriction(c))
+      for (int i = 0; i < kFrictionFacets; ++i) flips_[facetId(c, i)] = 0;
+  }
   const double ctol = options_.constraint_tol_m;
   // An active id's row in metres: strings and stops their gap, contacts and slips the function
   // Newton drives to zero, a facet's row (impulse) in units of facet_tol.

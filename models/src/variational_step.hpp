@@ -96,8 +96,9 @@ struct VariationalIntegrator::Impl {
   };
   SelfGeometry selfGeometry(const DynamicsData& d, int c) const;
   // The same from the points' and bodies' poses of the last poseSelfContacts (one pose per point
-  // and body for all the rows that share it).
-  void poseSelfContacts(const DynamicsData& d);
+  // and body for all the rows that share it): every point and body, or only the near rows'
+  // (near_points_, near_bodies_).
+  void poseSelfContacts(const DynamicsData& d, bool every = true);
   SelfGeometry selfGeometryPosed(int c) const;
   SelfGeometry selfGap(int c, SelfGeometry g) const;  // g's centre and core pose set
   // J_point - J_body at the sphere's centre (3 x n_d, into rel_J_), at d's kinematics.
@@ -209,6 +210,8 @@ struct VariationalIntegrator::Impl {
   bool self_rows_near_ = false;  // some self-contact row is near at q_k (contact_near_)
   Eigen::Matrix3Xd posed_points_, posed_origins_;  // poseSelfContacts: per point, per body (world)
   std::vector<Eigen::Matrix3d> posed_rotations_;   // per body
+  std::vector<int> near_points_, near_bodies_;     // those of the self rows near at q_k
+  std::vector<char> point_near_, body_near_;       // per point, per body: in the lists
   // The same at q_k, and how far each point and body moved over the step (m; a body's rotation
   // as the Frobenius norm of R_{k+1} - R_k): the step's end bounds a far row's gap by them.
   Eigen::Matrix3Xd posed_points1_, posed_origins1_;
