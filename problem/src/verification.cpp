@@ -115,6 +115,10 @@ void classifyPlan(const GoalSpec& goal, Plan& plan) {
     why << "clearance to the stage " << plan.min_stage_clearance_m << " m at t="
         << plan.min_stage_clearance_sample / plan.rate_hz << " s, below the margin "
         << plan.clearance_margin_m << " m";
+  else if (goal.at_rest)  // (the distance: the pose error plus the tolerance per multiple of
+                          // the kinetic energy's bound it exceeds)
+    why << "goal not reached at rest: closest " << plan.goal_distance_min
+        << " (the pose error and the motion left; tolerance " << goal.effectiveTolerance() << ")";
   else
     why << "goal not reached: closest " << plan.goal_distance_min << " (tolerance "
         << goal.effectiveTolerance() << ")";
