@@ -570,7 +570,7 @@ int VariationalIntegrator::Impl::solveNewton(const State& x, const Eigen::Vector
     const bool refactor = !factored || merit > 0.25 * prev_merit;
     // The contraction of the last correction, made with the matrix that is about to be reused.
     const double theta = !refactor && alpha == 1.0 ? merit / prev_merit : 1.0;
-    if (refactor && chord_on) {
+    if (chord_on) {  // (a change of the taut set: refactor is due)
       // Only the taut set changed, the iteration converging: the chord goes on with the last
       // factorisation's Lagrangian block (its second derivatives at an earlier iterate, still in
       // jac_), the new set's rows exact.  Should it then slow, the next iterate refactorises
