@@ -26,6 +26,9 @@ std::shared_ptr<const Contacts> sceneContacts(const Model& model, const Scene& s
     contacts->surfaces.push_back(s);
   }
   addSelfContacts(model, *contacts);
+  if (contacts->bodies.empty())  // (self-contact off: the capsules, for their middles' rows)
+    for (const ContactBody& b : contactBodies(model))
+      if (isCapsule(b)) contacts->bodies.push_back(b);
   ContactBody body;
   for (std::size_t i = 0; i < scene.obstacles.size(); ++i) {
     const Obstacle& o = scene.obstacles[i];
@@ -40,6 +43,13 @@ std::shared_ptr<const Contacts> sceneContacts(const Model& model, const Scene& s
     contacts->bodies.push_back(body);
     for (std::size_t p = 0; p < contacts->points.size(); ++p)
       contacts->self.push_back({static_cast<int>(p), b, o.friction, contacts->points[p].radius_m});
+    // The puppet's capsules' middles against it (the rows' ends are the points' rows above).
+    for (int c = 0; c < b; ++c)
+      if (segmentRowFor(contacts->bodies, c, b)) {
+        SelfContact row{-1, b, o.friction, contacts->bodies[c].radius_m};
+        row.segment = c;
+        contacts->self.push_back(row);
+      }
   }
   if (contacts->rows() == 0) return nullptr;
   return contacts;

@@ -2,7 +2,9 @@
 #include "marionette/models/contact.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
+#include <limits>
 #include <string>
 
 #include "marionette/models/dynamics.hpp"
@@ -173,7 +175,130 @@ void addSelfContacts(const Model& model, Contacts& contacts) {
       contacts.self.push_back({static_cast<int>(p), static_cast<int>(b),
                                model.self_contact.frictionOf(fa, fb), point.radiusOn(fa)});
     }
+  // The capsules' middles (a segment row per pair: its point's index -1).
+  for (std::size_t a = 0; a < contacts.bodies.size(); ++a)
+    for (std::size_t b = 0; b < contacts.bodies.size(); ++b) {
+      const int fa = contacts.bodies[a].frame, fb = contacts.bodies[b].frame;
+      if (!segmentRowFor(contacts.bodies, static_cast<int>(a), static_cast<int>(b)) ||
+          !touches(fa, fb))
+        continue;
+      if (static_cast<int>(contacts.self.size()) == kMaxSelfContacts)
+        throw FieldError("contacts", "more than " + std::to_string(kMaxSelfContacts) +
+                                         " pairs of the model's links may touch; exclude pairs "
+                                         "(contacts.exclude) or turn self-contact off "
+                                         "(contacts.self: false)");
+      SelfContact row{-1, static_cast<int>(b), model.self_contact.frictionOf(fa, fb),
+                      contacts.bodies[a].radius_m};
+      row.segment = static_cast<int>(a);
+      contacts.self.push_back(row);
+    }
   if (contacts.self.empty()) contacts.bodies.clear();
+}
+
+bool segmentRowFor(const std::vector<ContactBody>& bodies, int capsule, int body) {
+  const ContactBody& c = bodies[capsule];
+  const ContactBody& b = bodies[body];
+  if (!isCapsule(c) || c.frame == kStageFrame || capsule == body || b.half_m.isZero())
+    return false;
+  return !(isCapsule(b) && body < capsule);
+}
+
+SegmentGap segmentCoreGap(const ContactBody& body, const Eigen::Vector3d& a,
+                          const Eigen::Vector3d& b, double radius_m) {
+  const Eigen::Vector3d u = b - a;
+  const Eigen::Vector3d& h = body.half_m;
+  auto at = [&](double t) { return Eigen::Vector3d(a + t * u); };
+  auto outside2 = [&](double t) {
+    const Eigen::Vector3d x = at(t);
+    return (x - x.cwiseMax(-h).cwiseMin(h)).squaredNorm();
+  };
+  SegmentGap out;
+  const double radii = radius_m + body.radius_m;
+  // Outside: |x(t) - clamp(x(t))|^2 = sum over the axes beyond a face of (a_i -+ h_i + t u_i)^2,
+  // a quadratic between the points where x(t) crosses a face's plane.
+  std::array<double, 8> cuts{0.0, 1.0};
+  std::size_t n = 2;
+  for (int i = 0; i < 3; ++i)
+    for (const double side : {-1.0, 1.0})
+      if (u[i] != 0.0)
+        if (double t = (side * h[i] - a[i]) / u[i]; t > 0.0 && t < 1.0) {
+          std::size_t k = n++;  // (in order: insertion)
+          for (; k > 0 && cuts[k - 1] > t; --k) cuts[k] = cuts[k - 1];
+          cuts[k] = t;
+        }
+  double best_t = 0.0, best = outside2(0.0);
+  for (std::size_t k = 0; k + 1 < n; ++k) {
+    const double t0 = cuts[k], t1 = cuts[k + 1];
+    if (!(t1 > t0)) continue;
+    const Eigen::Vector3d mid = at(0.5 * (t0 + t1));
+    double A = 0.0, B = 0.0;
+    for (int i = 0; i < 3; ++i) {
+      if (std::abs(mid[i]) <= h[i]) continue;
+      const double c = mid[i] > 0.0 ? a[i] - h[i] : a[i] + h[i];
+      A += u[i] * u[i];
+      B += c * u[i];
+    }
+    const double t = A > 0.0 ? std::clamp(-B / A, t0, t1) : t0;
+    if (const double v = outside2(t); v < best) {
+      best = v;
+      best_t = t;
+    }
+  }
+  if (const double v = outside2(1.0); v < best) {
+    best = v;
+    best_t = 1.0;
+  }
+  out.t = best_t;
+  out.x_core = at(best_t);
+  if (best > 0.0) {
+    const Eigen::Vector3d away = out.x_core - out.x_core.cwiseMax(-h).cwiseMin(h);
+    const double distance = away.norm();
+    out.normal_core = away / distance;
+    out.gap_m = radii - distance;
+    return out;
+  }
+  // Inside: the depth min_i (h_i - |x_i(t)|) is the least of h_i -+ x_i(t), concave: greatest
+  // at an end or where two of the six lines meet.
+  auto depth = [&](double t, int* axis) {
+    const Eigen::Vector3d x = at(t);
+    return (h - x.cwiseAbs()).minCoeff(axis);
+  };
+  int axis = 0;
+  double best_depth = depth(best_t, &axis);
+  auto consider = [&](double t) {
+    if (!(t >= 0.0 && t <= 1.0)) return;
+    int i = 0;
+    if (const double v = depth(t, &i); v > best_depth) {
+      best_depth = v;
+      best_t = t;
+    }
+  };
+  consider(0.0);
+  consider(1.0);
+  for (int l = 0; l < 6; ++l)
+    for (int m = l + 1; m < 6; ++m) {
+      // Line l: h_i - s_i x_i(t) = (h_i - s_i a_i) - s_i u_i t.
+      const int i = l / 2, j = m / 2;
+      const double si = l % 2 ? -1.0 : 1.0, sj = m % 2 ? -1.0 : 1.0;
+      const double slope = si * u[i] - sj * u[j];
+      if (slope != 0.0) consider(((h[i] - si * a[i]) - (h[j] - sj * a[j])) / slope);
+    }
+  out.t = best_t;
+  out.x_core = at(best_t);
+  best_depth = depth(best_t, &axis);
+  out.normal_core = Eigen::Vector3d::Unit(axis) * (out.x_core[axis] < 0.0 ? -1.0 : 1.0);
+  out.gap_m = radii + best_depth;
+  return out;
+}
+
+double segmentRowGap(const ContactBody& body, const SegmentGap& middle,
+                     const Eigen::Vector3d& a_core, const Eigen::Vector3d& b_core,
+                     double radius_m) {
+  if (!(middle.t > 0.0 && middle.t < 1.0)) return -std::numeric_limits<double>::infinity();
+  const double ends =
+      std::max(coreGap(body, a_core, radius_m).gap_m, coreGap(body, b_core, radius_m).gap_m);
+  return middle.gap_m > ends + kSegmentMargin_m ? middle.gap_m
+                                                : -std::numeric_limits<double>::infinity();
 }
 
 double ContactPoint::radiusOn(int on_frame) const {
@@ -184,6 +309,10 @@ double ContactPoint::radiusOn(int on_frame) const {
 
 std::string Contacts::rowName(int r) const {
   const int surface_rows = surfaceRows();
+  if (r >= surface_rows && self[r - surface_rows].segment >= 0) {
+    const SelfContact& pair = self[r - surface_rows];
+    return bodies[pair.body].name + "/" + bodies[pair.segment].name;
+  }
   const ContactPoint& p =
       r < surface_rows ? points[r % points.size()] : points[self[r - surface_rows].point];
   const std::string& what = r < surface_rows ? surfaces[r / points.size()].name
@@ -235,12 +364,20 @@ std::string contactsProblem(const Model& model, const Contacts& contacts) {
   for (std::size_t i = 0; i < contacts.self.size(); ++i) {
     const SelfContact& c = contacts.self[i];
     const std::string field = "contacts.self[" + std::to_string(i) + "]";
-    if (c.point < 0 || c.point >= static_cast<int>(contacts.points.size()))
-      return field + ".point: not a contact point";
     if (c.body < 0 || c.body >= static_cast<int>(contacts.bodies.size()))
       return field + ".body: not a contact body";
-    if (contacts.points[c.point].frame == contacts.bodies[c.body].frame)
-      return field + ": a point and a body on one frame";
+    if (c.segment >= 0) {
+      if (c.segment >= static_cast<int>(contacts.bodies.size()) ||
+          !isCapsule(contacts.bodies[c.segment]) || c.point != -1)
+        return field + ".segment: not a capsule's body (with point -1)";
+      if (contacts.bodies[c.segment].frame == contacts.bodies[c.body].frame)
+        return field + ": a capsule and a body on one frame";
+    } else {
+      if (c.point < 0 || c.point >= static_cast<int>(contacts.points.size()))
+        return field + ".point: not a contact point";
+      if (contacts.points[c.point].frame == contacts.bodies[c.body].frame)
+        return field + ": a point and a body on one frame";
+    }
     if (!(c.friction >= 0.0 && std::isfinite(c.friction)))
       return field + ".friction: must be a finite number >= 0";
     if (!(c.radius_m >= 0.0 && c.radius_m <= kStageRange_m))

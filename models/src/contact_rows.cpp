@@ -11,15 +11,18 @@ ContactRows::ContactRows(const Model& model, const Contacts& contacts)
       nd_(model.nd()),
       held_(contacts.rows(), 0),
       anchor_(contacts.rows(), Eigen::Vector3d::Zero()),
+      held_point_m_(contacts.rows(), Eigen::Vector3d::Zero()),
       tangents_(contacts.rows(), Eigen::Matrix<double, 3, 2>::Zero()),
       point_J_(3, model.nq()),
       body_J_(3, model.nq()),
       rel_J_(3, model.nd()) {}
 
-const ContactPoint& ContactRows::point(int row) const {
+int ContactRows::pointFrame(int row) const {
   const int surface_rows = contacts_.surfaceRows();
-  return row < surface_rows ? contacts_.points[row % contacts_.points.size()]
-                            : contacts_.points[contacts_.self[row - surface_rows].point];
+  if (row < surface_rows) return contacts_.points[row % contacts_.points.size()].frame;
+  const SelfContact& pair = contacts_.self[row - surface_rows];
+  return pair.segment >= 0 ? contacts_.bodies[pair.segment].frame
+                           : contacts_.points[pair.point].frame;
 }
 
 int ContactRows::bodyFrame(int row) const {
@@ -34,12 +37,14 @@ double ContactRows::friction(int row) const {
 }
 
 ContactRows::Posed ContactRows::pose(const DynamicsData& d, int row) const {
-  const ContactPoint& pt = point(row);
   Posed out;
-  out.p = pointPosition(d, pt.frame, pt.local_m);
   const int surface_rows = contacts_.surfaceRows();
   if (row < surface_rows) {
+    const ContactPoint& pt = contacts_.points[row % contacts_.points.size()];
     const ContactSurface& s = contacts_.surfaces[row / contacts_.points.size()];
+    out.frame = pt.frame;
+    out.local_m = pt.local_m;
+    out.p = pointPosition(d, pt.frame, pt.local_m);
     out.n = s.normal;
     out.gap = s.offset_m + pt.radius_m - s.normal.dot(out.p);
     return out;
@@ -48,27 +53,46 @@ ContactRows::Posed ContactRows::pose(const DynamicsData& d, int row) const {
   const ContactBody& body = contacts_.bodies[pair.body];
   const int f = std::max(body.frame, 0);  // (a stage body's frame is not read)
   poseCore(body, d.frame_R[f], d.frame_p[f], out.R, out.o);
+  if (pair.segment >= 0) {
+    // The capsule's core point that enters deepest (segmentCoreGap).
+    const ContactBody& capsule = contacts_.bodies[pair.segment];
+    Eigen::Matrix3d R_capsule;
+    Eigen::Vector3d o_capsule;
+    poseCore(capsule, d.frame_R[capsule.frame], d.frame_p[capsule.frame], R_capsule, o_capsule);
+    const Eigen::Vector3d half = out.R.transpose() * R_capsule.col(2) * capsule.half_m.z();
+    const Eigen::Vector3d centre = out.R.transpose() * (o_capsule - out.o);
+    const SegmentGap s = segmentCoreGap(body, centre - half, centre + half, pair.radius_m);
+    out.frame = capsule.frame;
+    out.local_m = capsule.pose * Eigen::Vector3d(0.0, 0.0, (2.0 * s.t - 1.0) * capsule.half_m.z());
+    out.p = out.o + out.R * s.x_core;
+    out.gap = s.gap_m;
+    out.n = out.R * s.normal_core;
+    return out;
+  }
+  const ContactPoint& pt = contacts_.points[pair.point];
+  out.frame = pt.frame;
+  out.local_m = pt.local_m;
+  out.p = pointPosition(d, pt.frame, pt.local_m);
   const CoreGap core = coreGap(body, out.R.transpose() * (out.p - out.o), pair.radius_m);
   out.gap = core.gap_m;
   out.n = out.R * core.normal_core;
   return out;
 }
 
-void ContactRows::relativeJacobian(const DynamicsData& d, int row, const Eigen::Vector3d& centre) {
-  const ContactPoint& pt = point(row);
-  pointJacobian(model_, d, pt.frame, pt.local_m, point_J_);
+void ContactRows::relativeJacobian(const DynamicsData& d, int row, const Posed& posed) {
+  pointJacobian(model_, d, posed.frame, posed.local_m, point_J_);
   rel_J_ = point_J_.leftCols(nd_);
   const int frame = bodyFrame(row);
   if (frame < 0) return;  // a surface, or the stage's body: they do not move
   // The body's material point at the centre.
-  const Eigen::Vector3d local = d.frame_R[frame].transpose() * (centre - d.frame_p[frame]);
+  const Eigen::Vector3d local = d.frame_R[frame].transpose() * (posed.p - d.frame_p[frame]);
   pointJacobian(model_, d, frame, local, body_J_);
   rel_J_ -= body_J_.leftCols(nd_);
 }
 
 double ContactRows::gap(const DynamicsData& d, int row, GradientRow gradient) {
   const Posed posed = pose(d, row);
-  relativeJacobian(d, row, posed.p);
+  relativeJacobian(d, row, posed);
   gradient.noalias() = -posed.n.transpose() * rel_J_;
   return posed.gap;
 }
@@ -86,7 +110,7 @@ ContactRows::SlipFrame ContactRows::slipFrame(const DynamicsData& d, int row,
     out.basis = coreTangents(posed.R.transpose() * posed.n);
   }
   if (!x_jacobian) return out;
-  relativeJacobian(d, row, posed.p);
+  relativeJacobian(d, row, posed);
   if (row < contacts_.surfaceRows())
     *x_jacobian = rel_J_;
   else
@@ -98,6 +122,7 @@ void ContactRows::hold(const DynamicsData& d, int row) {
   const Posed posed = pose(d, row);
   const Eigen::Matrix<double, 3, 2> tangents = tangentBasis(posed.n);
   const int frame = bodyFrame(row);
+  held_point_m_[row] = posed.local_m;
   if (frame < 0) {
     anchor_[row] = posed.p;
     tangents_[row] = tangents;
@@ -110,7 +135,11 @@ void ContactRows::hold(const DynamicsData& d, int row) {
 
 void ContactRows::slip(const DynamicsData& d, int row, Eigen::Vector2d& s,
                        Eigen::Ref<Eigen::MatrixXd> S) {
-  const Eigen::Vector3d p = pointPosition(d, point(row).frame, point(row).local_m);
+  Posed held;
+  held.frame = pointFrame(row);
+  held.local_m = held_point_m_[row];
+  held.p = pointPosition(d, held.frame, held.local_m);
+  const Eigen::Vector3d& p = held.p;
   const int frame = bodyFrame(row);
   Eigen::Matrix<double, 3, 2> tangents = tangents_[row];
   Eigen::Vector3d anchor = anchor_[row];
@@ -119,7 +148,7 @@ void ContactRows::slip(const DynamicsData& d, int row, Eigen::Vector2d& s,
     anchor = d.frame_R[frame] * anchor + d.frame_p[frame];
   }
   s = tangents.transpose() * (p - anchor);
-  relativeJacobian(d, row, p);
+  relativeJacobian(d, row, held);
   S.noalias() = tangents.transpose() * rel_J_;
 }
 

@@ -68,6 +68,7 @@ VariationalIntegrator::Impl::Impl(ModelPtr model, IntegratorOptions options)
                                       : Eigen::Matrix<double, 3, 2>::Zero());
   }
   slip_basis_ = tangents_;
+  segment_z_m_.assign(contact_rows, 0.0);
   m_max_ += std::min(contact_rows, nd_) * (friction ? 5 : 1);
   for (int i = 0; i < kFrictionFacets; ++i) {
     const double a = 2.0 * M_PI * i / kFrictionFacets;
@@ -354,8 +355,10 @@ StepStatus VariationalIntegrator::Impl::stepOnce(const State& x, const Eigen::Ve
   near_bodies_.clear();
   live_rows_.resize(contact_row_);  // (0, 1, ..., contact_row_ - 1 from the constructor)
   for (int c = contact_row_; c < nc_; ++c) {
+    // (A segment row only where it takes part: else its ends' rows stand for it.)
     contact_near_[c - contact_row_] =
-        gap1_[c] > -(c < self_row_ ? kContactReach_m : kSelfContactReach_m);
+        gap1_[c] > -(c < self_row_ ? kContactReach_m : kSelfContactReach_m) &&
+        (!isSegmentRow(c) || segmentRowGapPosed(c) > -kSelfContactReach_m);
     mobility_known_[c - contact_row_] = 0;
     if (!contact_near_[c - contact_row_]) {
       gap2_[c] = h2_[c] = -1.0;  // (the iteration evaluates only the near rows)
@@ -366,9 +369,13 @@ StepStatus VariationalIntegrator::Impl::stepOnce(const State& x, const Eigen::Ve
     if (c >= self_row_) {
       startSelfRow(c);
       const SelfContact& pair = selfContact(c);
-      if (!point_near_[pair.point]) near_points_.push_back(pair.point);
-      if (!body_near_[pair.body]) near_bodies_.push_back(pair.body);
-      point_near_[pair.point] = body_near_[pair.body] = 1;
+      if (pair.point >= 0 && !point_near_[pair.point]) near_points_.push_back(pair.point);
+      if (pair.point >= 0) point_near_[pair.point] = 1;
+      for (const int b : {pair.body, pair.segment}) {
+        if (b < 0 || body_near_[b]) continue;
+        near_bodies_.push_back(b);
+        body_near_[b] = 1;
+      }
     }
     contactGradient(dyn_, c, contact_G1_, &contact_F1_);
   }
@@ -435,7 +442,10 @@ StepStatus VariationalIntegrator::Impl::stepOnce(const State& x, const Eigen::Ve
   double max_penetration_m = 0.0;
   for (int c = contact_row_; c < nc_; ++c) {
     const bool far_self = c >= self_row_ && !contact_near_[c - contact_row_];
-    const double gap = !far_self ? gap2_[c] : mayHaveReached(c) ? selfGeometryPosed(c).gap : -1.0;
+    const double gap = !far_self           ? gap2_[c]
+                       : !mayHaveReached(c) ? -1.0
+                       : isSegmentRow(c)    ? segmentRowGapPosed(c)
+                                            : selfGeometryPosed(c).gap;
     if (!is_active_[c] && gap > options_.constraint_tol_m) return StepStatus::NotConverged;
     max_penetration_m = std::max(max_penetration_m, gap);
   }

@@ -60,7 +60,8 @@ StepStatus VariationalIntegrator::Impl::linearizeStep(const State& x,
   }
   // A self-contact's normal and tangents turn with the two links: its impulse's derivative by
   // central differences of its exact gradient at q_k (the rows' friction basis with them), and
-  // its slip rows' too (their basis is the normal's at q_k).
+  // its slip rows' too (their basis is the normal's at q_k; a segment row's point, the deepest
+  // at q_k, moves along its capsule with q_k: its place at q_{k+1} too, from the poses there).
   std::vector<int> self_active;
   for (int c : active_)
     if (c >= self_row_ && c < nc_) self_active.push_back(c);
@@ -82,9 +83,10 @@ StepStatus VariationalIntegrator::Impl::linearizeStep(const State& x,
           lambdaD2h.col(j).head(nd_) +=
               (0.5 * side / kStep) * selfImpulse(fd, c, lambda_[c], lambda_t);
           const SelfGeometry g = selfGeometry(fd, c);
-          self_slip_dq1.block(2 * i, j, 2, 1) += (0.5 * side / kStep) *
-                                                 coreTangents(g.normal_core).transpose() *
-                                                 (contact_p2_.col(c - contact_row_) - g.x_core);
+          const Eigen::Vector3d x2 = isSegmentRow(c) ? segmentPointPosed(c, g.segment_z)
+                                                     : Eigen::Vector3d(contact_p2_.col(c - contact_row_));
+          self_slip_dq1.block(2 * i, j, 2, 1) +=
+              (0.5 * side / kStep) * coreTangents(g.normal_core).transpose() * (x2 - g.x_core);
         }
       }
       q[j] = q1_full_[j];

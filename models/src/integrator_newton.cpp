@@ -39,7 +39,11 @@ void VariationalIntegrator::Impl::constraintsAt(const Eigen::VectorXd& q, const 
   if (self_row_ < nc_ && (every_self_row || self_rows_near_)) poseSelfContacts(d, every_self_row);
   auto exact = [&](int c) {
     const SelfGeometry g = selfGeometryPosed(c);
-    contact_points.col(c - contact_row_) = g.x_core;
+    // (A segment row's friction holds its point at q_k over the step.)
+    contact_points.col(c - contact_row_) =
+        every_self_row || !isSegmentRow(c)
+            ? g.x_core
+            : segmentPointPosed(c, segment_z_m_[c - contact_row_]);
     gap[c] = g.gap;
     if (h) (*h)[c] = gap[c];
   };
@@ -53,9 +57,13 @@ void VariationalIntegrator::Impl::constraintsAt(const Eigen::VectorXd& q, const 
     // body_bound_m_), |x - clamp(x)| >= |p - o| - |half|.  Beyond reach, the bound is the gap
     // kept (at most the exact gap's -kSelfContactReach_m: not near, and the step's end bounds
     // it from there), and p - o the centre (|x| = |p - o|, what the end reads of it).
+    // (A segment row's capsule: its core's centre, its bounding sphere.)
     const SelfContact& pair = selfContact(c);
-    const Eigen::Vector3d apart = posed_points_.col(pair.point) - posed_origins_.col(pair.body);
-    const double radii_m = pair.radius_m + body_bound_m_[pair.body];
+    const Eigen::Vector3d apart =
+        (pair.segment >= 0 ? posed_origins_.col(pair.segment) : posed_points_.col(pair.point)) -
+        posed_origins_.col(pair.body);
+    const double radii_m = (pair.segment >= 0 ? body_bound_m_[pair.segment] : pair.radius_m) +
+                           body_bound_m_[pair.body];
     const double beyond_m = radii_m + kSelfContactReach_m;
     const double apart2 = apart.squaredNorm();
     if (apart2 > beyond_m * beyond_m) {
@@ -72,11 +80,17 @@ void VariationalIntegrator::Impl::contactGradient(const DynamicsData& d, int c, 
                                                   Eigen::MatrixXd* F) {
   const int r = c - contact_row_;
   if (c >= self_row_) {
-    const SelfGeometry g = selfGeometry(d, c);
+    SelfGeometry g = selfGeometry(d, c);
     selfRelativeJacobian(d, c, g);
     G.row(r).noalias() = -(g.rotation * g.normal_core).transpose() * rel_J_;
-    if (F && hasFriction(c))
-      F->middleRows(2 * r, 2).noalias() = (g.rotation * slip_basis_[r]).transpose() * rel_J_;
+    if (!F || !hasFriction(c)) return;
+    if (isSegmentRow(c) && g.segment_z != segment_z_m_[r]) {
+      // Its friction's rows are of the material point it holds (the deepest at q_k).
+      g.segment_z = segment_z_m_[r];
+      g.centre = g.segment_o + g.segment_R.col(2) * g.segment_z;
+      selfRelativeJacobian(d, c, g);
+    }
+    F->middleRows(2 * r, 2).noalias() = (g.rotation * slip_basis_[r]).transpose() * rel_J_;
     return;
   }
   const ContactPoint& point = contactPoint(c);
@@ -109,12 +123,19 @@ void VariationalIntegrator::Impl::poseSelfContacts(const DynamicsData& d, bool e
 
 VariationalIntegrator::Impl::SelfGeometry VariationalIntegrator::Impl::selfGeometry(
     const DynamicsData& d, int c) const {
-  const ContactPoint& point = contactPoint(c);
-  const ContactBody& body = contacts_->bodies[selfContact(c).body];
+  const SelfContact& pair = selfContact(c);
+  const ContactBody& body = contacts_->bodies[pair.body];
   SelfGeometry g;
-  g.centre = pointPosition(d, point.frame, point.local_m);
   const int f = std::max(body.frame, 0);  // (a stage body's frame is not read)
   poseCore(body, d.frame_R[f], d.frame_p[f], g.rotation, g.origin);
+  if (pair.segment >= 0) {
+    const ContactBody& capsule = contacts_->bodies[pair.segment];
+    poseCore(capsule, d.frame_R[capsule.frame], d.frame_p[capsule.frame], g.segment_R,
+             g.segment_o);
+    return segmentGap(c, g);
+  }
+  const ContactPoint& point = contactPoint(c);
+  g.centre = pointPosition(d, point.frame, point.local_m);
   return selfGap(c, g);
 }
 
@@ -122,18 +143,69 @@ VariationalIntegrator::Impl::SelfGeometry VariationalIntegrator::Impl::selfGeome
     int c) const {
   const SelfContact& pair = selfContact(c);
   SelfGeometry g;
-  g.centre = posed_points_.col(pair.point);
   g.rotation = posed_rotations_[pair.body];
   g.origin = posed_origins_.col(pair.body);
+  if (pair.segment >= 0) {
+    g.segment_R = posed_rotations_[pair.segment];
+    g.segment_o = posed_origins_.col(pair.segment);
+    return segmentGap(c, g);
+  }
+  g.centre = posed_points_.col(pair.point);
   return selfGap(c, g);
+}
+
+VariationalIntegrator::Impl::SelfGeometry VariationalIntegrator::Impl::segmentGap(
+    int c, SelfGeometry g) const {
+  const SelfContact& pair = selfContact(c);
+  const double half_m = contacts_->bodies[pair.segment].half_m.z();
+  const Eigen::Vector3d a = g.rotation.transpose() * (g.segment_o - g.origin);
+  const Eigen::Vector3d axis = g.rotation.transpose() * g.segment_R.col(2);
+  const SegmentGap s =
+      segmentCoreGap(contacts_->bodies[pair.body], a - half_m * axis, a + half_m * axis,
+                     pair.radius_m);
+  g.gap = s.gap_m;
+  g.normal_core = s.normal_core;
+  g.x_core = s.x_core;
+  g.segment_z = (2.0 * s.t - 1.0) * half_m;
+  g.segment_inside = s.t > 0.0 && s.t < 1.0;
+  g.centre = g.segment_o + g.segment_R.col(2) * g.segment_z;
+  return g;
+}
+
+double VariationalIntegrator::Impl::segmentRowGapPosed(int c) const {
+  const SelfContact& pair = selfContact(c);
+  const SelfGeometry g = selfGeometryPosed(c);
+  const double half_m = contacts_->bodies[pair.segment].half_m.z();
+  const Eigen::Vector3d a = g.rotation.transpose() * (g.segment_o - g.origin);
+  const Eigen::Vector3d axis = g.rotation.transpose() * g.segment_R.col(2);
+  SegmentGap middle;
+  middle.gap_m = g.gap;
+  middle.t = g.segment_inside ? 0.5 : 0.0;
+  const double gap = segmentRowGap(contacts_->bodies[pair.body], middle, a - half_m * axis,
+                                   a + half_m * axis, pair.radius_m);
+  return std::isfinite(gap) ? gap : -1.0;
+}
+
+Eigen::Vector3d VariationalIntegrator::Impl::segmentPointPosed(int c, double segment_z) const {
+  const SelfContact& pair = selfContact(c);
+  return posed_rotations_[pair.body].transpose() *
+         (posed_origins_.col(pair.segment) + posed_rotations_[pair.segment].col(2) * segment_z -
+          posed_origins_.col(pair.body));
 }
 
 bool VariationalIntegrator::Impl::mayHaveReached(int c) const {
   // The gap is 1-Lipschitz in x = R^T (p - o), and
   // |x_{k+1} - x_k| <= |dp| + |do| + |R_{k+1} - R_k| |p_k - o_k|  (|p_k - o_k| = |x_k|).
+  // A segment row's, the most over its points: its capsule's core turns about its centre, and
+  // each point is within 2 half of the one contact_p1_ holds (the deepest, or the centre).
   const SelfContact& pair = selfContact(c);
-  const double moved = point_moved_m_[pair.point] + body_moved_m_[pair.body] +
-                       body_turned_[pair.body] * contact_p1_.col(c - contact_row_).norm();
+  const double half_m =
+      pair.segment >= 0 ? contacts_->bodies[pair.segment].half_m.z() : 0.0;
+  const double moved =
+      (pair.segment >= 0 ? body_moved_m_[pair.segment] + body_turned_[pair.segment] * half_m
+                         : point_moved_m_[pair.point]) +
+      body_moved_m_[pair.body] +
+      body_turned_[pair.body] * (contact_p1_.col(c - contact_row_).norm() + 2.0 * half_m);
   return gap1_[c] + moved > options_.constraint_tol_m;
 }
 
@@ -148,11 +220,22 @@ VariationalIntegrator::Impl::SelfGeometry VariationalIntegrator::Impl::selfGap(
   return g;
 }
 
+void VariationalIntegrator::Impl::segmentPointJacobian(const DynamicsData& d, int c,
+                                                       double segment_z) {
+  const ContactBody& capsule = contacts_->bodies[selfContact(c).segment];
+  pointJacobian(*model_, d, capsule.frame,
+                capsule.pose * Eigen::Vector3d(0.0, 0.0, segment_z), point_J_);
+}
+
 void VariationalIntegrator::Impl::selfRelativeJacobian(const DynamicsData& d, int c,
                                                        const SelfGeometry& g) {
-  const ContactPoint& point = contactPoint(c);
   const int body_frame = contacts_->bodies[selfContact(c).body].frame;
-  pointJacobian(*model_, d, point.frame, point.local_m, point_J_);
+  if (isSegmentRow(c)) {
+    segmentPointJacobian(d, c, g.segment_z);
+  } else {
+    const ContactPoint& point = contactPoint(c);
+    pointJacobian(*model_, d, point.frame, point.local_m, point_J_);
+  }
   if (body_frame == kStageFrame) {  // (the stage's body does not move)
     rel_J_ = point_J_.leftCols(nd_);
     return;
@@ -170,6 +253,7 @@ void VariationalIntegrator::Impl::startSelfRow(int c) {
   const int r = c - contact_row_;
   slip_basis_[r] = coreTangents(g.normal_core);
   tangents_[r] = g.rotation * slip_basis_[r];
+  segment_z_m_[r] = g.segment_z;
 }
 
 Eigen::VectorXd VariationalIntegrator::Impl::selfImpulse(const DynamicsData& d, int c,

@@ -75,6 +75,8 @@ struct VariationalIntegrator::Impl {
                      Eigen::VectorXd* h, Eigen::Matrix3Xd& contact_points,
                      bool every_self_row = true);
   // Contact row c's point, and its surface (c < self_row_) or self-contact (c >= self_row_).
+  bool isSegmentRow(int c) const { return c >= self_row_ && selfContact(c).segment >= 0; }
+  // (Not of a segment row.)
   const ContactPoint& contactPoint(int c) const {
     return c >= self_row_ ? contacts_->points[selfContact(c).point]
                           : contacts_->points[(c - contact_row_) % contacts_->points.size()];
@@ -88,11 +90,18 @@ struct VariationalIntegrator::Impl {
   }
   // Self-contact row c at d's kinematics (contact.hpp): its gap, the normal out of the body and
   // the sphere's centre in the body's core frame, the core frame's pose, the centre (world).
+  // A segment row's sphere is at its segment's point that enters deepest (segmentCoreGap), at
+  // segment_z along the capsule's core z axis; its capsule's core pose is set by the caller.
   struct SelfGeometry {
     double gap = 0.0;
     Eigen::Vector3d normal_core = Eigen::Vector3d::Zero(), x_core = Eigen::Vector3d::Zero();
-    Eigen::Vector3d origin, centre;  // (set by the caller)
+    Eigen::Vector3d origin, centre = Eigen::Vector3d::Zero();  // (set by the caller)
     Eigen::Matrix3d rotation;
+    // A segment row's capsule's core (world; set by the caller).
+    Eigen::Matrix3d segment_R = Eigen::Matrix3d::Identity();
+    Eigen::Vector3d segment_o = Eigen::Vector3d::Zero();
+    double segment_z = 0.0;         // its sphere's centre on the capsule's core z axis (m)
+    bool segment_inside = false;    // that point inside the segment (not an end)
   };
   SelfGeometry selfGeometry(const DynamicsData& d, int c) const;
   // The same from the points' and bodies' poses of the last poseSelfContacts (one pose per point
@@ -101,6 +110,17 @@ struct VariationalIntegrator::Impl {
   void poseSelfContacts(const DynamicsData& d, bool every = true);
   SelfGeometry selfGeometryPosed(int c) const;
   SelfGeometry selfGap(int c, SelfGeometry g) const;  // g's centre and core pose set
+  // A segment row's (selfGap's for it): g's core and capsule poses set.
+  SelfGeometry segmentGap(int c, SelfGeometry g) const;
+  // Whether segment row c takes part at the poses of the last poseSelfContacts: its deepest
+  // point inside the segment, deeper than its ends by kSegmentMargin_m (segmentRowGap); its
+  // gap then, else -1 (its ends' rows stand for it).
+  double segmentRowGapPosed(int c) const;
+  // A segment row's capsule's point at segment_z (its core's z axis, m) in the body's core frame,
+  // at the poses of the last poseSelfContacts: where its friction holds it over the step.
+  Eigen::Vector3d segmentPointPosed(int c, double segment_z) const;
+  // Its material point's Jacobian (3 x n_q, into point_J_) and its point in the capsule's frame.
+  void segmentPointJacobian(const DynamicsData& d, int c, double segment_z);
   // J_point - J_body at the sphere's centre (3 x n_d, into rel_J_), at d's kinematics.
   void selfRelativeJacobian(const DynamicsData& d, int c, const SelfGeometry& g);
   // Self-contact row c's generalized impulse lambda_n G^T - F^T lambda_t at q (d's kinematics
@@ -204,6 +224,9 @@ struct VariationalIntegrator::Impl {
   // Per contact row: its tangents at q_k (world), and the basis its slip is measured in (the
   // same; a self-contact's: its tangents in the body's core frame).
   std::vector<Eigen::Matrix<double, 3, 2>> tangents_, slip_basis_;
+  // Per contact row: a segment row's material point its friction holds over the step (its
+  // deepest point at q_k, on the capsule's core z axis, m).
+  std::vector<double> segment_z_m_;
   Eigen::MatrixXd point_J2_, rel_J_;  // 3 x n_q, 3 x n_d: a self-contact's body's, relative
   // Per body: the radius of a sphere about its core's centre holding it, |half_m| + radius_m.
   std::vector<double> body_bound_m_;

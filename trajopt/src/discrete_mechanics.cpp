@@ -23,6 +23,9 @@ DiscreteMechanics::DiscreteMechanics(ModelPtr model, const IntegratorOptions& op
       if (r < 0 || r >= contacts_->rows())
         throw std::invalid_argument("DiscreteMechanics: contact row " + std::to_string(r) +
                                     " is not one of the contacts'");
+      else if (contacts_->segmentRow(r))
+        throw std::invalid_argument("DiscreteMechanics: contact row " + std::to_string(r) +
+                                    " is a capsule's middle (not yet a transcription row)");
     rows_ = std::make_unique<ContactRows>(*model_, *contacts_);
   }
   damping_ = options.damping_override.size() == nd_ ? options.damping_override

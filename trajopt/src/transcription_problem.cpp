@@ -108,7 +108,8 @@ void TranscriptionProblem::findPatterns() {
     for (int v : chain(str.rig_frame)) vars.push_back(v);
     if (str.length_variable >= 0) vars.push_back(str.length_variable);
   }
-  // A contact's point on its frame's chain, and the body it touches on its own (the stage's: none).
+  // A contact's point on its frame's chain (a segment row's capsule's), and the body it touches on
+  // its own (the stage's: none).
   contact_vars_.assign(nt_, {});
   const Contacts* contacts = setup_.integrator.contacts.get();
   for (int t = 0; t < nt_; ++t) {
@@ -118,7 +119,8 @@ void TranscriptionProblem::findPatterns() {
       vars = chain(contacts->points[row % contacts->points.size()].frame);
     } else {
       const SelfContact& pair = contacts->self[row - surface_rows];
-      vars = chain(contacts->points[pair.point].frame);
+      vars = chain(pair.segment >= 0 ? contacts->bodies[pair.segment].frame
+                                     : contacts->points[pair.point].frame);
       for (int v : chain(contacts->bodies[pair.body].frame)) vars.push_back(v);
     }
     vars.erase(std::remove_if(vars.begin(), vars.end(), [&](int v) { return v >= nd_; }),

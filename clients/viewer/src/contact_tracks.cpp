@@ -49,21 +49,31 @@ ContactTracks contactTracks(const ModelPtr& model_ptr, const ScenePtr& scene,
     forwardKinematics(model, data, q.row(i).transpose());
     for (std::size_t k = 0; k < rows.size(); ++k) {
       const int r = rows[k];
-      const bool surface = r < contacts->surfaceRows();
-      const int p = surface ? r % static_cast<int>(contacts->points.size())
-                            : contacts->self[r - contacts->surfaceRows()].point;
-      const ContactPoint& point = contacts->points[p];
-      const Eigen::Vector3d centre = framePose(data, point.frame) * point.local_m;
-      Eigen::Vector3d normal;
-      double radius_m = point.radius_m;
-      if (surface) {
+      Eigen::Vector3d centre, normal;
+      double radius_m = 0.0;
+      if (r < contacts->surfaceRows()) {
+        const ContactPoint& point = contacts->points[r % contacts->points.size()];
+        centre = framePose(data, point.frame) * point.local_m;
         normal = contacts->surfaces[r / contacts->points.size()].normal;
+        radius_m = point.radius_m;
       } else {  // out of the body's core, as the step has it
         const SelfContact& pair = contacts->self[r - contacts->surfaceRows()];
         const ContactBody& body = contacts->bodies[pair.body];
         const Eigen::Isometry3d core = framePose(data, body.frame) * body.pose;
-        normal = core.linear() * coreGap(body, core.inverse() * centre, pair.radius_m).normal_core;
         radius_m = pair.radius_m;
+        if (pair.segment >= 0) {  // (a capsule's middle: its point that enters deepest)
+          const ContactBody& capsule = contacts->bodies[pair.segment];
+          const Eigen::Isometry3d from = core.inverse() * framePose(data, capsule.frame) *
+                                         capsule.pose;
+          const Eigen::Vector3d half(0.0, 0.0, capsule.half_m.z());
+          const SegmentGap g = segmentCoreGap(body, from * -half, from * half, pair.radius_m);
+          centre = core * g.x_core;
+          normal = core.linear() * g.normal_core;
+        } else {
+          const ContactPoint& point = contacts->points[pair.point];
+          centre = framePose(data, point.frame) * point.local_m;
+          normal = core.linear() * coreGap(body, core.inverse() * centre, pair.radius_m).normal_core;
+        }
       }
       out.at_m[k].row(i) = (stage * (centre - radius_m * normal)).transpose();
       out.push[k].row(i) = (stage.linear() * normal).transpose();

@@ -22,8 +22,10 @@
 //   poseCore        a body's core frame in the world
 //   contactBody     a shape's body (spheres, capsules, boxes)
 //   coreGap         a sphere's gap against a body and the normal out of its core
+//   segmentCoreGap  a capsule's (its core segment's) against a body: the least over its spheres
 //   SelfContact     a contact point touching a body: another link's (self-contact) or the
-//                   stage's (a scene box, sphere or capsule the puppet may touch)
+//                   stage's (a scene box, sphere or capsule the puppet may touch); or a capsule's
+//                   middle touching one (a segment row)
 //   Contacts        the points, surfaces, bodies: one contact row per (surface, point) and per
 //                   point-body pair
 //   contactPoints   a model's link geometry as contact points
@@ -41,6 +43,12 @@
 // depth below the nearest face).  Its gradient is exact, -n^T (J_point - J_body) with n the
 // normal out of the body and J_body the Jacobian of the body's material point at the centre;
 // continuously differentiable outside the core.
+// A segment row covers a capsule's middle, which its end rows do not (a forearm across the edge
+// of the pelvis): the same gap at the point x(t) of the capsule's core segment that enters the
+// body deepest, t in [0, 1].  Its gradient is the same expression at that point (the envelope
+// theorem: the point's own motion along the segment does not change the gap to first order),
+// exact wherever the point is unique; the step takes the row only where that point is inside
+// the segment and the middle enters deeper than both ends (SelfContact::segment).
 #pragma once
 
 #include <Eigen/Core>
@@ -162,8 +170,37 @@ inline CoreGap coreGap(const ContactBody& body, const Eigen::Vector3d& x_core, d
   return out;
 }
 
+// The segment from a_core to b_core in `body`'s core coordinates, the core of a capsule of radius
+// radius_m, against `body`: the greatest of coreGap over the segment's points x(t) = a + t (b -
+// a), t in [0, 1], its normal and the point (the first of them where several tie: a segment
+// parallel to a face).  Exact to round-off: outside the core, the squared distance is a convex
+// quadratic between the (at most six) points where the segment crosses a face's plane, each
+// piece minimised in closed form; inside it, the depth is the least of six linear functions of t,
+// maximised at an end or where two of them meet.
+struct SegmentGap {
+  double gap_m = 0.0;
+  Eigen::Vector3d normal_core = Eigen::Vector3d::UnitZ();
+  double t = 0.0;
+  Eigen::Vector3d x_core = Eigen::Vector3d::Zero();
+};
+SegmentGap segmentCoreGap(const ContactBody& body, const Eigen::Vector3d& a_core,
+                          const Eigen::Vector3d& b_core, double radius_m);
+
+// Where a segment row takes part: its deepest point inside the segment, entering deeper than
+// either end by more than this.  Otherwise its end rows stand for it (to this much: a capsule's
+// middle less than this deeper than its end is left to the end's row), and two rows of one
+// constraint never touch at once (a capsule lying along a face has its ends' rows alone).
+constexpr double kSegmentMargin_m = 1e-4;
+// The gap of a segment row where it takes part (kSegmentMargin_m), else -infinity: its ends'
+// rows stand for it.
+double segmentRowGap(const ContactBody& body, const SegmentGap& middle,
+                     const Eigen::Vector3d& a_core, const Eigen::Vector3d& b_core,
+                     double radius_m);
+
 // Contact point `point` (Contacts::points) touching body `body` (Contacts::bodies), with
 // Coulomb's mu: a self-contact, or, on a body on kStageFrame, the puppet touching an obstacle.
+// With `segment` a capsule's body (Contacts::bodies), the capsule's core segment touching `body`
+// instead (point -1; radius_m the capsule's): a segment row.
 struct SelfContact {
   int point = -1;
   int body = -1;
@@ -171,6 +208,7 @@ struct SelfContact {
   // The point's sphere as the frame that may touch the body has it (ContactPoint::radiusOn): a
   // shared elbow against the chest, which only the forearm may touch, is the forearm's end.
   double radius_m = 0.0;
+  int segment = -1;
 };
 
 struct Contacts {
@@ -182,8 +220,11 @@ struct Contacts {
   // (self-contacts, then the stage's bodies).
   int surfaceRows() const { return static_cast<int>(points.size() * surfaces.size()); }
   int rows() const { return surfaceRows() + static_cast<int>(self.size()); }
+  // Whether row r is a segment row (SelfContact::segment).
+  bool segmentRow(int r) const { return r >= surfaceRows() && self[r - surfaceRows()].segment >= 0; }
   // Row r's name for reports and tables: "SURFACE/POINT" (e.g. "floor/shin_l-z"),
-  // "BODY/POINT" for a self-contact (e.g. "chest/forearm_l-z").
+  // "BODY/POINT" for a self-contact (e.g. "chest/forearm_l-z"), "BODY/CAPSULE" for a segment
+  // row (e.g. "pelvis/forearm_l").
   std::string rowName(int r) const;
 };
 
@@ -196,6 +237,14 @@ std::vector<ContactPoint> contactPoints(const Model& model);
 // The link geometry of `model` as bodies: spheres, capsules and boxes on frames the puppet's
 // joints alone move (cylinders and meshes are not yet).
 std::vector<ContactBody> contactBodies(const Model& model);
+// A capsule's body (its core a segment along z), whose middle a segment row covers.
+inline bool isCapsule(const ContactBody& body) {
+  return body.half_m.x() == 0.0 && body.half_m.y() == 0.0 && body.half_m.z() > 0.0;
+}
+// A segment row for `capsule` against `body` (indices into bodies), or none: not a capsule of
+// the puppet's, a sphere (its own row covers the capsule's middle), the capsule itself, or a
+// capsule before it (one row per pair).
+bool segmentRowFor(const std::vector<ContactBody>& bodies, int capsule, int body);
 
 // The most self-contact rows addSelfContacts makes (the built-in puppets have 114 and 129): each
 // row costs every step, and its gradients n_d doubles.
@@ -205,9 +254,10 @@ constexpr int kMaxSelfContacts = 4096;
 // against every body on a frame that may touch the point's or one it is shared with
 // (model.self_contact: not excluded, not
 // adjacent -- neither frame the nearest geometry-carrying ancestor of the other -- and not in
-// allowed_collisions), with that pair's friction.  Nothing when model.self_contact.enabled is
-// false.  More than kMaxSelfContacts rows: FieldError "contacts" (exclude pairs, or turn
-// self-contact off).
+// allowed_collisions), with that pair's friction; then a segment row for each capsule against
+// each box and capsule it may touch (one per pair of capsules; a sphere's own row covers a
+// capsule's middle).  Nothing when model.self_contact.enabled is false.  More than
+// kMaxSelfContacts rows: FieldError "contacts" (exclude pairs, or turn self-contact off).
 void addSelfContacts(const Model& model, Contacts& contacts);
 
 // Whether links on frames a and b touch each other as contacts (addSelfContacts' rule), for many

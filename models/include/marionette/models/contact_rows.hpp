@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // Every contact row's geometry at a configuration, as the integrator's step has it (contact.hpp:
-// a surface row's gap offset + r - n . p(q), a body row's r + r_body - |x - clamp(x)|): its gap
+// a surface row's gap offset + r - n . p(q), a body row's r + r_body - |x - clamp(x)|, a segment
+// row's at its capsule's point that enters deepest): its gap
 // and gradient, where its point is in the frame friction is written in, and a touching row's
 // point held where it touches -- two tangential rows, its displacement along the surface (along
 // the body, in the body's frame).  The rest pose stands on these rows (rest_pose.hpp: a puppet
@@ -48,7 +49,8 @@ class ContactRows {
   SlipFrame slipFrame(const DynamicsData& d, int row, Eigen::MatrixXd* x_jacobian = nullptr);
 
   // Holds `row` from d's kinematics on: its point's displacement from here along the two
-  // tangents of its normal here (a body row's in the body's frame).  Released: not held.
+  // tangents of its normal here (a body row's in the body's frame; a segment row's point is its
+  // capsule's material point that enters deepest here).  Released: not held.
   void hold(const DynamicsData& d, int row);
   void release(int row) { held_[row] = 0; }
   bool held(int row) const { return held_[row] != 0; }
@@ -58,17 +60,19 @@ class ContactRows {
 
  private:
   struct Posed {
-    Eigen::Vector3d p;  // the point's centre (world)
+    int frame = -1;           // the point's frame
+    Eigen::Vector3d local_m;  // its centre there
+    Eigen::Vector3d p;        // and in the world
     Eigen::Matrix3d R;  // a body row's core frame (world)
     Eigen::Vector3d o;  // its origin (world)
     Eigen::Vector3d n;  // the unit normal out of the surface or the core (world)
     double gap = 0.0;
   };
   Posed pose(const DynamicsData& d, int row) const;
-  const ContactPoint& point(int row) const;
-  int bodyFrame(int row) const;  // a body row's body's frame (kStageFrame), -1 for a surface
-  // J_point - J_body at the point's centre (3 x n_d, into rel_J_).
-  void relativeJacobian(const DynamicsData& d, int row, const Eigen::Vector3d& centre);
+  int pointFrame(int row) const;  // the frame of its point (a segment row's capsule's)
+  int bodyFrame(int row) const;   // a body row's body's frame (kStageFrame), -1 for a surface
+  // J_point - J_body at the point `posed` has (3 x n_d, into rel_J_).
+  void relativeJacobian(const DynamicsData& d, int row, const Posed& posed);
 
   const Model& model_;
   const Contacts& contacts_;
@@ -77,6 +81,7 @@ class ContactRows {
   // Per row, while held: the point's anchor (world for a surface or the stage's body, else in
   // the body's frame coordinates) and the two tangents (the same frames).
   std::vector<Eigen::Vector3d> anchor_;
+  std::vector<Eigen::Vector3d> held_point_m_;  // the point held, in its frame
   std::vector<Eigen::Matrix<double, 3, 2>> tangents_;
   Eigen::MatrixXd point_J_, body_J_, rel_J_;
 };

@@ -1,0 +1,242 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// A capsule's middle touching a body (contact.hpp's segment rows): segmentCoreGap against the
+// best of a dense sampling of its spheres, the row's gradient against central differences, a rod
+// let down across a bar (two capsules crossing at their middles) and across a ridge (a box's edge)
+// rests on it without entering it and with its weight borne, and falls through without the row;
+// the step's linearization with the rod sticking and sliding on the bar against finite
+// differences.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <memory>
+#include <random>
+#include <string>
+
+#include "marionette/models/contact.hpp"
+#include "marionette/models/contact_rows.hpp"
+#include "marionette/models/dynamics.hpp"
+#include "marionette/models/integrator.hpp"
+#include "support/linearization_check.hpp"
+#include "support/test_models.hpp"
+
+namespace marionette {
+namespace {
+
+// The greatest of coreGap over n + 1 evenly spaced points of the segment.
+double sampledSegmentGap(const ContactBody& body, const Eigen::Vector3d& a,
+                         const Eigen::Vector3d& b, double radius_m, int n) {
+  double best = -1e300;
+  for (int i = 0; i <= n; ++i) {
+    const double t = static_cast<double>(i) / n;
+    best = std::max(best, coreGap(body, a + t * (b - a), radius_m).gap_m);
+  }
+  return best;
+}
+
+TEST(SegmentContact, TheSegmentsGapIsTheBestOfItsSpheres) {
+  std::mt19937 rng(3);
+  std::uniform_real_distribution<double> u(-1.0, 1.0), size(0.0, 0.2);
+  int inside = 0, middle = 0;
+  for (int trial = 0; trial < 600; ++trial) {
+    ContactBody body;
+    if (trial % 3 == 0) {  // a box
+      body.half_m = Eigen::Vector3d(size(rng), size(rng), size(rng)) + Eigen::Vector3d::Constant(0.01);
+    } else if (trial % 3 == 1) {  // a capsule
+      body.half_m.z() = size(rng) + 0.01;
+      body.radius_m = 0.5 * size(rng);
+    } else {  // a box with a rounded edge (radius) and a flat side (half 0 on x)
+      body.half_m = Eigen::Vector3d(0.0, size(rng), size(rng) + 0.01);
+      body.radius_m = 0.2 * size(rng);
+    }
+    const Eigen::Vector3d a = 0.3 * Eigen::Vector3d(u(rng), u(rng), u(rng));
+    // Every fifth along a face or an axis (ties along the segment), the rest anywhere.
+    Eigen::Vector3d b = a + 0.4 * Eigen::Vector3d(u(rng), u(rng), u(rng));
+    if (trial % 5 == 0) b[trial % 3] = a[trial % 3];
+    const double radius_m = 0.02;
+    const SegmentGap s = segmentCoreGap(body, a, b, radius_m);
+    const double sampled = sampledSegmentGap(body, a, b, radius_m, 20000);
+    SCOPED_TRACE(trial);
+    // No sample beats it (to round-off), and it is within the sampling's resolution of the best.
+    EXPECT_GE(s.gap_m, sampled - 1e-12);
+    EXPECT_LE(s.gap_m - sampled, 1e-4 * (b - a).norm());
+    // It is coreGap's at its own point.
+    ASSERT_GE(s.t, 0.0);
+    ASSERT_LE(s.t, 1.0);
+    EXPECT_LE((s.x_core - (a + s.t * (b - a))).norm(), 1e-15);
+    const CoreGap at = coreGap(body, s.x_core, radius_m);
+    EXPECT_NEAR(at.gap_m, s.gap_m, 1e-12);
+    EXPECT_LE((at.normal_core - s.normal_core).norm(), 1e-9);
+    inside += s.gap_m > radius_m + body.radius_m;
+    middle += s.t > 0.0 && s.t < 1.0;
+  }
+  // Both branches, and points inside the segment, were exercised.
+  EXPECT_GT(inside, 20);
+  EXPECT_GT(middle, 100);
+}
+
+// A rod (test::probeModel: 1 kg) carrying a capsule 30 cm long, radius 2 cm, along its x axis.
+constexpr double kRodRadius_m = 0.02, kRodLength_m = 0.30;
+ModelPtr rod() {
+  Shape capsule;
+  capsule.type = ShapeType::Capsule;
+  capsule.radius_m = kRodRadius_m;
+  capsule.length_m = kRodLength_m;
+  Eigen::Isometry3d along_x = Eigen::Isometry3d::Identity();
+  along_x.linear() = Eigen::AngleAxisd(M_PI / 2, Eigen::Vector3d::UnitY()).toRotationMatrix();
+  return test::probeModel(capsule, along_x);
+}
+
+// A body on the stage that the rod's ends touch, and its middle with `segment` (as sceneContacts
+// makes them), with Coulomb's `friction`.
+std::shared_ptr<Contacts> onAStageBody(const Model& model, const ContactBody& stage,
+                                       double friction, bool segment) {
+  auto contacts = std::make_shared<Contacts>();
+  contacts->points = contactPoints(model);
+  contacts->bodies = contactBodies(model);
+  const int b = static_cast<int>(contacts->bodies.size());
+  contacts->bodies.push_back(stage);
+  for (std::size_t p = 0; p < contacts->points.size(); ++p)
+    contacts->self.push_back({static_cast<int>(p), b, friction, contacts->points[p].radius_m});
+  if (segment)
+    for (int c = 0; c < b; ++c)
+      if (segmentRowFor(contacts->bodies, c, b)) {
+        SelfContact row{-1, b, friction, contacts->bodies[c].radius_m};
+        row.segment = c;
+        contacts->self.push_back(row);
+      }
+  return contacts;
+}
+
+// A horizontal bar along y (a capsule on the stage, radius 3 cm), its top at z = 0.
+ContactBody bar() {
+  ContactBody b;
+  b.name = "bar";
+  b.pose.linear() = Eigen::AngleAxisd(M_PI / 2, Eigen::Vector3d::UnitX()).toRotationMatrix();
+  b.pose.translation() = Eigen::Vector3d(0, 0, -0.03);
+  b.half_m.z() = 0.5;
+  b.radius_m = 0.03;
+  return b;
+}
+
+// A ridge along y (a box 20 cm square turned 45 degrees about y), its edge at z = 0.
+ContactBody ridge() {
+  ContactBody b;
+  b.name = "ridge";
+  b.pose.linear() = Eigen::AngleAxisd(M_PI / 4, Eigen::Vector3d::UnitY()).toRotationMatrix();
+  b.pose.translation() = Eigen::Vector3d(0, 0, -0.1 * std::sqrt(2.0));
+  b.half_m = Eigen::Vector3d(0.1, 0.5, 0.1);
+  return b;
+}
+
+IntegratorOptions options10ms(std::shared_ptr<const Contacts> contacts) {
+  IntegratorOptions options;
+  options.dt_s = 0.01;
+  options.contacts = std::move(contacts);
+  return options;
+}
+
+TEST(SegmentContact, TheRowsGradientMatchesCentralDifferences) {
+  const ModelPtr m = rod();
+  for (const ContactBody& stage : {bar(), ridge()}) {
+    SCOPED_TRACE(stage.name);
+    const auto contacts = onAStageBody(*m, stage, 0.5, true);
+    ASSERT_EQ(contactsProblem(*m, *contacts), "");
+    const int row = contacts->rows() - 1;
+    ASSERT_TRUE(contacts->segmentRow(row));
+    EXPECT_EQ(contacts->rowName(row), stage.name + "/" + contacts->bodies[0].name);
+    ContactRows rows(*m, *contacts);
+    DynamicsData d(*m);
+    // Crossing it near its middle, tilted and turned: the deepest point inside the segment.
+    Eigen::VectorXd q(6);
+    q << 0.03, 0.01, 0.015, 0.2, 0.1, 0.3;
+    forwardKinematics(*m, d, q);
+    Eigen::RowVectorXd gradient(6);
+    const double gap = rows.gap(d, row, gradient);
+    EXPECT_GT(gap, -0.01);
+    const double h = 1e-6;
+    Eigen::RowVectorXd central(6);
+    for (int i = 0; i < 6; ++i) {
+      Eigen::VectorXd qp = q, qm = q;
+      qp[i] += h;
+      qm[i] -= h;
+      forwardKinematics(*m, d, qp);
+      const double gp = rows.gap(d, row);
+      forwardKinematics(*m, d, qm);
+      central[i] = (gp - rows.gap(d, row)) / (2 * h);
+    }
+    EXPECT_LE((gradient - central).norm(), 1e-7 * gradient.norm()) << gradient << "\n" << central;
+  }
+}
+
+struct Landing {
+  double lowest_m = 1e300;        // the rod's centre, lowest
+  double max_penetration_m = 0.0;  // the step's report, largest
+  double force_N = 0.0;            // the segment row's normal force at the end
+  int active = 0;                  // rows touching at the end
+};
+
+// The rod let down level from 5 cm across `stage` (centred over it, at right angles) for 1 s.
+Landing letDownAcross(const ContactBody& stage, bool segment) {
+  const ModelPtr m = rod();
+  const auto contacts = onAStageBody(*m, stage, 0.5, segment);
+  VariationalIntegrator vi(m, options10ms(contacts));
+  Eigen::VectorXd q = Eigen::VectorXd::Zero(6);
+  q[2] = kRodRadius_m + 0.05;
+  State x = vi.stateFromVelocity(q, Eigen::VectorXd::Zero(6), Eigen::VectorXd());
+  StepReport rep = vi.makeReport();
+  Landing out;
+  for (int k = 0; k < 100; ++k) {
+    if (vi.step(x, x.rho, x, &rep) != StepStatus::Ok) ADD_FAILURE() << "step " << k;
+    out.lowest_m = std::min(out.lowest_m, x.q[2]);
+    out.max_penetration_m = std::max(out.max_penetration_m, rep.max_penetration_m);
+  }
+  out.active = rep.contacts_active;
+  if (segment) out.force_N = rep.contact_force_N[contacts->rows() - 1];
+  return out;
+}
+
+TEST(SegmentContact, ARodLetDownAcrossABarOrARidgeRestsOnItsMiddle) {
+  const double weight_N = 1.0 * rod()->gravity_mps2;
+  for (const ContactBody& stage : {bar(), ridge()}) {
+    SCOPED_TRACE(stage.name);
+    const Landing on = letDownAcross(stage, true);
+    EXPECT_LE(on.max_penetration_m, 1e-9);
+    // Resting on its middle, its centre a radius above the top: the weight borne by that row.
+    EXPECT_GE(on.lowest_m, kRodRadius_m - 1e-9);
+    EXPECT_EQ(on.active, 1);
+    EXPECT_NEAR(on.force_N, weight_N, 1e-6 * weight_N);
+    // Without the row, its ends off the body, it falls into it (past the bar; on the ridge, until
+    // its ends catch on the slopes 12 cm down).
+    const Landing through = letDownAcross(stage, false);
+    EXPECT_LT(through.lowest_m, -0.1);
+  }
+}
+
+TEST(SegmentContact, TheLinearizationWithTheRodOnTheBarMatchesFiniteDifferences) {
+  const ModelPtr m = rod();
+  for (const double friction : {0.5, 0.05}) {
+    SCOPED_TRACE(friction);
+    const auto contacts = onAStageBody(*m, bar(), friction, true);
+    const IntegratorOptions options = options10ms(contacts);
+    VariationalIntegrator vi(m, options);
+    // Landing across the bar turned a little (yaw 0.2): on the rough bar at rest, it sticks; on
+    // the slippery one moving along its own axis, it slides along it.
+    const bool slippery = friction < 0.1;
+    Eigen::VectorXd q(6), qdot = Eigen::VectorXd::Zero(6);
+    q << 0.02, 0.0, kRodRadius_m + 0.002, 0.2, 0.0, 0.0;
+    if (slippery) qdot.head<2>() = 0.3 * Eigen::Vector2d(std::cos(0.2), std::sin(0.2));
+    State x = vi.stateFromVelocity(q, qdot, Eigen::VectorXd());
+    StepReport rep = vi.makeReport();
+    int touching = 0;
+    for (int k = 0; k < 100 && touching < 5; ++k) {
+      ASSERT_EQ(vi.step(x, x.rho, x, &rep), StepStatus::Ok) << "step " << k;
+      touching = rep.contact_force_N[contacts->rows() - 1] > 0.0 ? touching + 1 : 0;
+    }
+    ASSERT_EQ(touching, 5) << "the rod never rested on the bar";
+    EXPECT_EQ(rep.contacts_sliding, slippery ? 1 : 0);
+    test::checkLinearization(m, x, x.rho, slippery ? "sliding" : "sticking", options);
+  }
+}
+
+}  // namespace
+}  // namespace marionette
