@@ -283,7 +283,10 @@ obstacles:
   ASSERT_TRUE(table);
   EXPECT_EQ(contactsProblem(*m, *table), "");
   ASSERT_EQ(table->bodies.size(), own->bodies.size() + 1);
-  ASSERT_EQ(table->self.size(), own->self.size() + table->points.size());
+  // (And a segment row for each of its capsules' middles.)
+  int capsules = 0;
+  for (const ContactBody& b : own->bodies) capsules += isCapsule(b);
+  ASSERT_EQ(table->self.size(), own->self.size() + table->points.size() + capsules);
   const ContactBody& top = table->bodies.back();
   EXPECT_EQ(top.name, "table");
   EXPECT_EQ(top.frame, kStageFrame);
@@ -296,7 +299,8 @@ obstacles:
     const SelfContact& pair = table->self[i];
     EXPECT_EQ(pair.body, static_cast<int>(table->bodies.size()) - 1);
     EXPECT_EQ(pair.friction, 0.3);
-    EXPECT_EQ(pair.radius_m, table->points[pair.point].radius_m);
+    EXPECT_EQ(pair.radius_m, pair.segment >= 0 ? table->bodies[pair.segment].radius_m
+                                               : table->points[pair.point].radius_m);
   }
   EXPECT_EQ(table->rowName(table->rows() - 1).rfind("table/", 0), 0u);
   const ModelPtr untouching = loadModelString(

@@ -246,7 +246,7 @@ inline bool isCapsule(const ContactBody& body) {
 // capsule before it (one row per pair).
 bool segmentRowFor(const std::vector<ContactBody>& bodies, int capsule, int body);
 
-// The most self-contact rows addSelfContacts makes (the built-in puppets have 114 and 129): each
+// The most self-contact rows addSelfContacts makes (the built-in puppets have 142 and 165): each
 // row costs every step, and its gradients n_d doubles.
 constexpr int kMaxSelfContacts = 4096;
 
