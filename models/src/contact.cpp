@@ -292,13 +292,12 @@ SegmentGap segmentCoreGap(const ContactBody& body, const Eigen::Vector3d& a,
 }
 
 double segmentRowGap(const ContactBody& body, const SegmentGap& middle,
-                     const Eigen::Vector3d& a_core, const Eigen::Vector3d& b_core,
-                     double radius_m) {
+                     const Eigen::Vector3d& a_core, const Eigen::Vector3d& b_core, double radius_m,
+                     double margin_m) {
   if (!(middle.t > 0.0 && middle.t < 1.0)) return -std::numeric_limits<double>::infinity();
   const double ends =
       std::max(coreGap(body, a_core, radius_m).gap_m, coreGap(body, b_core, radius_m).gap_m);
-  return middle.gap_m > ends + kSegmentMargin_m ? middle.gap_m
-                                                : -std::numeric_limits<double>::infinity();
+  return middle.gap_m > ends + margin_m ? middle.gap_m : -std::numeric_limits<double>::infinity();
 }
 
 double ContactPoint::radiusOn(int on_frame) const {

@@ -358,7 +358,7 @@ StepStatus VariationalIntegrator::Impl::stepOnce(const State& x, const Eigen::Ve
     // (A segment row only where it takes part: else its ends' rows stand for it.)
     contact_near_[c - contact_row_] =
         gap1_[c] > -(c < self_row_ ? kContactReach_m : kSelfContactReach_m) &&
-        (!isSegmentRow(c) || segmentRowGapPosed(c) > -kSelfContactReach_m);
+        (!isSegmentRow(c) || segmentRowGapPosed(c, kSegmentMargin_m) > -kSelfContactReach_m);
     mobility_known_[c - contact_row_] = 0;
     if (!contact_near_[c - contact_row_]) {
       gap2_[c] = h2_[c] = -1.0;  // (the iteration evaluates only the near rows)
@@ -442,9 +442,9 @@ StepStatus VariationalIntegrator::Impl::stepOnce(const State& x, const Eigen::Ve
   double max_penetration_m = 0.0;
   for (int c = contact_row_; c < nc_; ++c) {
     const bool far_self = c >= self_row_ && !contact_near_[c - contact_row_];
-    const double gap = !far_self           ? gap2_[c]
+    const double gap = !far_self            ? gap2_[c]
                        : !mayHaveReached(c) ? -1.0
-                       : isSegmentRow(c)    ? segmentRowGapPosed(c)
+                       : isSegmentRow(c)    ? segmentRowGapPosed(c, 2.0 * kSegmentMargin_m)
                                             : selfGeometryPosed(c).gap;
     if (!is_active_[c] && gap > options_.constraint_tol_m) return StepStatus::NotConverged;
     max_penetration_m = std::max(max_penetration_m, gap);

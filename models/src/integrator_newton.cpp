@@ -57,15 +57,23 @@ void VariationalIntegrator::Impl::constraintsAt(const Eigen::VectorXd& q, const 
     // body_bound_m_), |x - clamp(x)| >= |p - o| - |half|.  Beyond reach, the bound is the gap
     // kept (at most the exact gap's -kSelfContactReach_m: not near, and the step's end bounds
     // it from there), and p - o the centre (|x| = |p - o|, what the end reads of it).
-    // (A segment row's capsule: its core's centre, its bounding sphere.)
+    // (A segment row: its capsule's core segment's point nearest the body's centre, and the
+    // core's centre as p - o.)
     const SelfContact& pair = selfContact(c);
-    const Eigen::Vector3d apart =
-        (pair.segment >= 0 ? posed_origins_.col(pair.segment) : posed_points_.col(pair.point)) -
-        posed_origins_.col(pair.body);
-    const double radii_m = (pair.segment >= 0 ? body_bound_m_[pair.segment] : pair.radius_m) +
-                           body_bound_m_[pair.body];
+    Eigen::Vector3d apart;
+    Eigen::Vector3d nearest_apart;
+    if (pair.segment >= 0) {
+      apart = posed_origins_.col(pair.segment) - posed_origins_.col(pair.body);
+      const double half_m = contacts_->bodies[pair.segment].half_m.z();
+      const Eigen::Vector3d axis = posed_rotations_[pair.segment].col(2);
+      nearest_apart = apart - std::clamp(apart.dot(axis), -half_m, half_m) * axis;
+    } else {
+      apart = posed_points_.col(pair.point) - posed_origins_.col(pair.body);
+      nearest_apart = apart;
+    }
+    const double radii_m = pair.radius_m + body_bound_m_[pair.body];
     const double beyond_m = radii_m + kSelfContactReach_m;
-    const double apart2 = apart.squaredNorm();
+    const double apart2 = nearest_apart.squaredNorm();
     if (apart2 > beyond_m * beyond_m) {
       gap[c] = radii_m - std::sqrt(apart2);
       if (h) (*h)[c] = gap[c];
@@ -172,7 +180,7 @@ VariationalIntegrator::Impl::SelfGeometry VariationalIntegrator::Impl::segmentGa
   return g;
 }
 
-double VariationalIntegrator::Impl::segmentRowGapPosed(int c) const {
+double VariationalIntegrator::Impl::segmentRowGapPosed(int c, double margin_m) const {
   const SelfContact& pair = selfContact(c);
   const SelfGeometry g = selfGeometryPosed(c);
   const double half_m = contacts_->bodies[pair.segment].half_m.z();
@@ -182,7 +190,7 @@ double VariationalIntegrator::Impl::segmentRowGapPosed(int c) const {
   middle.gap_m = g.gap;
   middle.t = g.segment_inside ? 0.5 : 0.0;
   const double gap = segmentRowGap(contacts_->bodies[pair.body], middle, a - half_m * axis,
-                                   a + half_m * axis, pair.radius_m);
+                                   a + half_m * axis, pair.radius_m, margin_m);
   return std::isfinite(gap) ? gap : -1.0;
 }
 

@@ -113,9 +113,12 @@ struct VariationalIntegrator::Impl {
   // A segment row's (selfGap's for it): g's core and capsule poses set.
   SelfGeometry segmentGap(int c, SelfGeometry g) const;
   // Whether segment row c takes part at the poses of the last poseSelfContacts: its deepest
-  // point inside the segment, deeper than its ends by kSegmentMargin_m (segmentRowGap); its
-  // gap then, else -1 (its ends' rows stand for it).
-  double segmentRowGapPosed(int c) const;
+  // point inside the segment, deeper than its ends by margin_m (segmentRowGap); its gap then,
+  // else -1 (its ends' rows stand for it).  The step takes it from q_k where it is deeper by
+  // kSegmentMargin_m, and fails one that did not take part and ends deeper by twice that (the
+  // substeps then take it): without the band between, a middle creeping deeper than a touching
+  // end never took part in any substep and failed each one at its end.
+  double segmentRowGapPosed(int c, double margin_m) const;
   // A segment row's capsule's point at segment_z (its core's z axis, m) in the body's core frame,
   // at the poses of the last poseSelfContacts: where its friction holds it over the step.
   Eigen::Vector3d segmentPointPosed(int c, double segment_z) const;

@@ -191,11 +191,11 @@ SegmentGap segmentCoreGap(const ContactBody& body, const Eigen::Vector3d& a_core
 // middle less than this deeper than its end is left to the end's row), and two rows of one
 // constraint never touch at once (a capsule lying along a face has its ends' rows alone).
 constexpr double kSegmentMargin_m = 1e-4;
-// The gap of a segment row where it takes part (kSegmentMargin_m), else -infinity: its ends'
-// rows stand for it.
+// The gap of a segment row where its deepest point is inside the segment and enters deeper than
+// either end by more than margin_m, else -infinity: its ends' rows stand for it.
 double segmentRowGap(const ContactBody& body, const SegmentGap& middle,
-                     const Eigen::Vector3d& a_core, const Eigen::Vector3d& b_core,
-                     double radius_m);
+                     const Eigen::Vector3d& a_core, const Eigen::Vector3d& b_core, double radius_m,
+                     double margin_m = kSegmentMargin_m);
 
 // Contact point `point` (Contacts::points) touching body `body` (Contacts::bodies), with
 // Coulomb's mu: a self-contact, or, on a body on kStageFrame, the puppet touching an obstacle.
