@@ -216,8 +216,8 @@ struct Contacts {
   std::vector<ContactSurface> surfaces;
   std::vector<ContactBody> bodies;
   std::vector<SelfContact> self;
-  // Rows surface-major, row = surface * points.size() + point, then one per point-body pair
-  // (self-contacts, then the stage's bodies).
+  // Rows surface-major, row = surface * points.size() + point, then one per entry of `self`
+  // (the links' points on links, their capsules' middles, then the same on the stage's bodies).
   int surfaceRows() const { return static_cast<int>(points.size() * surfaces.size()); }
   int rows() const { return surfaceRows() + static_cast<int>(self.size()); }
   // Whether row r is a segment row (SelfContact::segment).
