@@ -69,6 +69,7 @@ VariationalIntegrator::Impl::Impl(ModelPtr model, IntegratorOptions options)
   }
   slip_basis_ = tangents_;
   segment_z_m_.assign(contact_rows, 0.0);
+  for (int c = self_row_; c < nc_; ++c) has_segment_rows_ = has_segment_rows_ || isSegmentRow(c);
   m_max_ += std::min(contact_rows, nd_) * (friction ? 5 : 1);
   for (int i = 0; i < kFrictionFacets; ++i) {
     const double a = 2.0 * M_PI * i / kFrictionFacets;
@@ -287,6 +288,16 @@ StepStatus VariationalIntegrator::Impl::step(const State& x, const Eigen::Vector
     return StepStatus::Ok;
   }
   h_ = dt;
+  if (st == StepStatus::NotConverged && has_segment_rows_ && !segments_off_) {
+    // The capsules' middles (a middle's deepest point jumping between an end and an edge as the
+    // capsule turns along a face, say) may leave the step without a solution the end rows alone
+    // have: the step without them, reported.
+    segments_off_ = true;
+    st = step(x, rho_next, next, report);
+    segments_off_ = false;
+    if (report) report->segment_rows_dropped = st == StepStatus::Ok ? 1 : 0;
+    return st;
+  }
   if (st == StepStatus::NotConverged) {
     // Tell an impossible input from a hard step: can any configuration near x satisfy every
     // string and stop at the new input?  (The failure path; this may allocate.)
@@ -358,7 +369,8 @@ StepStatus VariationalIntegrator::Impl::stepOnce(const State& x, const Eigen::Ve
     // (A segment row only where it takes part: else its ends' rows stand for it.)
     contact_near_[c - contact_row_] =
         gap1_[c] > -(c < self_row_ ? kContactReach_m : kSelfContactReach_m) &&
-        (!isSegmentRow(c) || segmentRowGapPosed(c, kSegmentMargin_m) > -kSelfContactReach_m);
+        (!isSegmentRow(c) ||
+         (!segments_off_ && segmentRowGapPosed(c, kSegmentMargin_m) > -kSelfContactReach_m));
     mobility_known_[c - contact_row_] = 0;
     if (!contact_near_[c - contact_row_]) {
       gap2_[c] = h2_[c] = -1.0;  // (the iteration evaluates only the near rows)
@@ -444,8 +456,9 @@ StepStatus VariationalIntegrator::Impl::stepOnce(const State& x, const Eigen::Ve
     const bool far_self = c >= self_row_ && !contact_near_[c - contact_row_];
     const double gap = !far_self            ? gap2_[c]
                        : !mayHaveReached(c) ? -1.0
-                       : isSegmentRow(c)    ? segmentRowGapPosed(c, 2.0 * kSegmentMargin_m)
-                                            : selfGeometryPosed(c).gap;
+                       : isSegmentRow(c)
+                           ? (segments_off_ ? -1.0 : segmentRowGapPosed(c, 2.0 * kSegmentMargin_m))
+                           : selfGeometryPosed(c).gap;
     if (!is_active_[c] && gap > options_.constraint_tol_m) return StepStatus::NotConverged;
     max_penetration_m = std::max(max_penetration_m, gap);
   }
@@ -457,6 +470,7 @@ StepStatus VariationalIntegrator::Impl::stepOnce(const State& x, const Eigen::Ve
         report->contact_friction_N.cols() != nc_ - contact_row_)
       *report = makeReport();
     report->substeps = 1;
+    report->segment_rows_dropped = 0;
     report->newton_iterations = iterations;
     report->active_set_changes = active_set_changes_;
     report->modes_at_once = modes_at_once;

@@ -230,6 +230,9 @@ struct VariationalIntegrator::Impl {
   // Per contact row: a segment row's material point its friction holds over the step (its
   // deepest point at q_k, on the capsule's core z axis, m).
   std::vector<double> segment_z_m_;
+  // The step taken without the segment rows (its last fallback: StepReport::segment_rows_dropped).
+  bool segments_off_ = false;
+  bool has_segment_rows_ = false;
   Eigen::MatrixXd point_J2_, rel_J_;  // 3 x n_q, 3 x n_d: a self-contact's body's, relative
   // Per body: the radius of a sphere about its core's centre holding it, |half_m| + radius_m.
   std::vector<double> body_bound_m_;

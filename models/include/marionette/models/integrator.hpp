@@ -48,6 +48,10 @@ struct StepReport {
   int modes_at_once = 0;  // 1 if the rows' modes, chosen one at a time, cycled and the step took
                           // them all at once (the linear complementarity problem; substeps: how
                           // many did)
+  // 1 if the step (and its substeps) failed with the capsules' middles (contact.hpp's segment
+  // rows) and was taken without them: a middle may then enter a body, as the collision checker
+  // sees.
+  int segment_rows_dropped = 0;
   Eigen::VectorXd tension_N;            // n_s: string tensions over the step (0 when slack)
   std::vector<char> taut;               // n_s: 1 if the string was taut (active) over the step
   int stops_active = 0;                 // joint stops in contact over the step
