@@ -5,7 +5,8 @@
 // rests on it without entering it and with its weight borne, and falls through without the row;
 // the step's linearization with the rod sticking and sliding on the bar against finite
 // differences; marionette25's forearm swung into its pelvis's edge stops on it, and its rig
-// oscillating for 20 s with its links touching runs to the end.
+// oscillating for 20 s with its links touching runs to the end; a step without a solution with
+// the middles is taken without them and says so.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -13,6 +14,7 @@
 #include <memory>
 #include <random>
 #include <string>
+#include <vector>
 
 #include "marionette/models/contact.hpp"
 #include "marionette/models/contact_rows.hpp"
@@ -340,6 +342,88 @@ TEST(SegmentContact, Marionette25FollowsItsRigWithItsLinksTouching) {
   }
   EXPECT_GT(middles_loaded, 10);
   EXPECT_LE(deepest_m, 2 * kSegmentMargin_m + 1e-9);
+}
+
+// A step with the capsules' middles that has no solution, substeps included, while the end rows
+// alone have one: marionette25 on the table's stage turning its forearm along its chest with its
+// elbow on it (a kpiece plan's re-simulation, 8.98 s, its state to the bit), where the elbow's row
+// and the forearm's middle are one constraint twice.  The step is taken without the middles and
+// says so, and its end equals the step's without segment rows.
+TEST(SegmentContact, AStepWithoutASolutionWithTheMiddlesIsTakenWithoutThemAndSaysSo) {
+  const std::vector<double> q = {0.17746190759100938,
+                                 0.29983620903141955,
+                                 -0.67572212886225791,
+                                 1.0015031293850463,
+                                 1.1368152464087269,
+                                 -0.69256067564155455,
+                                 -0.5,
+                                 0.7933371253073932,
+                                 0.20952803919105734,
+                                 -0.29999999999999999,
+                                 -0.38439677449557896,
+                                 -1.3930460097776096,
+                                 1.1208726388762145,
+                                 0.09067366597838615,
+                                 0.95702073192684733,
+                                 1.5,
+                                 1.6535312354955405,
+                                 0.80000000000000004,
+                                 -0.5,
+                                 0.61517500927903412,
+                                 1.9476331251599563,
+                                 0.80000000000000004,
+                                 0.26895698743585816,
+                                 -0.80000000000000004,
+                                 1.123418382913365};
+  const std::vector<double> p = {
+      -0.529725172051277,     1.0899018651602101,     0.12751857311741377,  -0.26568399699130024,
+      0.13424448977443348,    0.29208594366416413,    0.11556439741650254,  0.0031503961412710012,
+      0.0039334324771711175,  0.0039318721001535316,  0.010516800636974976, 0.0043275049263085605,
+      0.0019927222270196688,  -0.0032937774760093607, 0.010886737491626795, -0.0051232819227926638,
+      -0.0052668149237945962, -0.0024637742855201637, 0.014625228564673321, 0.009620191246437931,
+      0.015927099854711746,   0.0032099411525187021,  0.05571577884706104,  -0.011053270016830112,
+      -0.00097400541518842477};
+  const std::vector<double> rho = {0.37005760257125181,   0.10879690751895407,  0.63412149804278728,
+                                   0.042635123392318591,  -0.01731911332226738, 0.78711132648318294,
+                                   0.46709374386977609,   0.17724704358169327,  0.77575053089645263,
+                                   -0.075593487073757099, -0.16721583049047151, 0.97389696232567802,
+                                   0.17660711877695637,   0.13665530976796209,  1.021107945949288,
+                                   -0.42241296909110609,  0.12981716522256395,  0.61711682026943548,
+                                   -0.42777783374323336,  0.23189722649086486,  1.3091682968743654};
+  const std::vector<double> next_rho = {
+      0.37107300653272174,  0.10839780397453706,   0.62982480358206427,  0.047849941863638418,
+      -0.01731911332226738, 0.79530678939021993,   0.46701945775641762,  0.17664778606517828,
+      0.78469446483801952,  -0.075593487073757099, -0.16145826949045025, 0.9662436865809404,
+      0.17523612414472356,  0.13717793832308334,   1.0252797111639915,   -0.42241296909110609,
+      0.1376128501335783,   0.61112021161399666,   -0.42514692954028238, 0.23189722649086486,
+      1.3094674869204681};
+  const ModelPtr m = loadModel("marionette25");
+  auto contacts = std::make_shared<Contacts>();
+  contacts->points = contactPoints(*m);
+  contacts->surfaces.push_back(floorSurface(*m));
+  addSelfContacts(*m, *contacts);
+  auto ends_only = std::make_shared<Contacts>(*contacts);
+  ends_only->self.erase(std::remove_if(ends_only->self.begin(), ends_only->self.end(),
+                                       [](const SelfContact& c) { return c.segment >= 0; }),
+                        ends_only->self.end());
+  IntegratorOptions options = options10ms(contacts);
+  options.dt_s = 0.02;  // (the plan's 50 Hz)
+  auto vec = [](const std::vector<double>& v) {
+    return Eigen::Map<const Eigen::VectorXd>(v.data(), static_cast<Eigen::Index>(v.size())).eval();
+  };
+  const State x{vec(q), vec(p), vec(rho)};
+  VariationalIntegrator with(m, options);
+  State next = with.makeState();
+  StepReport rep = with.makeReport();
+  ASSERT_EQ(with.step(x, vec(next_rho), next, &rep), StepStatus::Ok);
+  EXPECT_EQ(rep.segment_rows_dropped, 1);
+  options.contacts = ends_only;
+  VariationalIntegrator without(m, options);
+  State plain = without.makeState();
+  StepReport plain_rep = without.makeReport();
+  ASSERT_EQ(without.step(x, vec(next_rho), plain, &plain_rep), StepStatus::Ok);
+  EXPECT_EQ(plain_rep.segment_rows_dropped, 0);
+  EXPECT_LE((next.q - plain.q).cwiseAbs().maxCoeff(), 1e-12);
 }
 
 }  // namespace
