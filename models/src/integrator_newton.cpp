@@ -186,7 +186,7 @@ double VariationalIntegrator::Impl::segmentRowGapPosed(int c, double margin_m) c
   const double half_m = contacts_->bodies[pair.segment].half_m.z();
   const Eigen::Vector3d a = g.rotation.transpose() * (g.segment_o - g.origin);
   const Eigen::Vector3d axis = g.rotation.transpose() * g.segment_R.col(2);
-  SegmentGap middle;
+  SegmentGap middle;  // (segmentRowGap reads its gap and whether its point is inside)
   middle.gap_m = g.gap;
   middle.t = g.segment_inside ? 0.5 : 0.0;
   const double gap = segmentRowGap(contacts_->bodies[pair.body], middle, a - half_m * axis,
