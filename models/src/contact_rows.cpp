@@ -59,9 +59,8 @@ ContactRows::Posed ContactRows::pose(const DynamicsData& d, int row) const {
     Eigen::Matrix3d R_capsule;
     Eigen::Vector3d o_capsule;
     poseCore(capsule, d.frame_R[capsule.frame], d.frame_p[capsule.frame], R_capsule, o_capsule);
-    const Eigen::Vector3d half = out.R.transpose() * R_capsule.col(2) * capsule.half_m.z();
-    const Eigen::Vector3d centre = out.R.transpose() * (o_capsule - out.o);
-    const SegmentGap s = segmentCoreGap(body, centre - half, centre + half, pair.radius_m);
+    const auto [a, b] = segmentEnds(capsule, R_capsule, o_capsule, out.R, out.o);
+    const SegmentGap s = segmentCoreGap(body, a, b, pair.radius_m);
     out.frame = capsule.frame;
     out.local_m = capsule.pose * Eigen::Vector3d(0.0, 0.0, (2.0 * s.t - 1.0) * capsule.half_m.z());
     out.p = out.o + out.R * s.x_core;

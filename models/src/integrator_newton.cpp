@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <tuple>
 
 #include "marionette/models/cancel.hpp"
 #include "variational_step.hpp"
@@ -165,32 +166,22 @@ VariationalIntegrator::Impl::SelfGeometry VariationalIntegrator::Impl::selfGeome
 VariationalIntegrator::Impl::SelfGeometry VariationalIntegrator::Impl::segmentGap(
     int c, SelfGeometry g) const {
   const SelfContact& pair = selfContact(c);
-  const double half_m = contacts_->bodies[pair.segment].half_m.z();
-  const Eigen::Vector3d a = g.rotation.transpose() * (g.segment_o - g.origin);
-  const Eigen::Vector3d axis = g.rotation.transpose() * g.segment_R.col(2);
-  const SegmentGap s =
-      segmentCoreGap(contacts_->bodies[pair.body], a - half_m * axis, a + half_m * axis,
-                     pair.radius_m);
-  g.gap = s.gap_m;
-  g.normal_core = s.normal_core;
-  g.x_core = s.x_core;
-  g.segment_z = (2.0 * s.t - 1.0) * half_m;
-  g.segment_inside = s.t > 0.0 && s.t < 1.0;
+  const ContactBody& capsule = contacts_->bodies[pair.segment];
+  std::tie(g.segment_a, g.segment_b) =
+      segmentEnds(capsule, g.segment_R, g.segment_o, g.rotation, g.origin);
+  g.segment = segmentCoreGap(contacts_->bodies[pair.body], g.segment_a, g.segment_b, pair.radius_m);
+  g.gap = g.segment.gap_m;
+  g.normal_core = g.segment.normal_core;
+  g.x_core = g.segment.x_core;
+  g.segment_z = (2.0 * g.segment.t - 1.0) * capsule.half_m.z();
   g.centre = g.segment_o + g.segment_R.col(2) * g.segment_z;
   return g;
 }
 
 double VariationalIntegrator::Impl::segmentRowGapPosed(int c, double margin_m) const {
-  const SelfContact& pair = selfContact(c);
   const SelfGeometry g = selfGeometryPosed(c);
-  const double half_m = contacts_->bodies[pair.segment].half_m.z();
-  const Eigen::Vector3d a = g.rotation.transpose() * (g.segment_o - g.origin);
-  const Eigen::Vector3d axis = g.rotation.transpose() * g.segment_R.col(2);
-  SegmentGap middle;  // (segmentRowGap reads its gap and whether its point is inside)
-  middle.gap_m = g.gap;
-  middle.t = g.segment_inside ? 0.5 : 0.0;
-  const double gap = segmentRowGap(contacts_->bodies[pair.body], middle, a - half_m * axis,
-                                   a + half_m * axis, pair.radius_m, margin_m);
+  const double gap = segmentRowGap(contacts_->bodies[selfContact(c).body], g.segment, g.segment_a,
+                                   g.segment_b, selfContact(c).radius_m, margin_m);
   return std::isfinite(gap) ? gap : -1.0;
 }
 

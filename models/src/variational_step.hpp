@@ -100,8 +100,9 @@ struct VariationalIntegrator::Impl {
     // A segment row's capsule's core (world; set by the caller).
     Eigen::Matrix3d segment_R = Eigen::Matrix3d::Identity();
     Eigen::Vector3d segment_o = Eigen::Vector3d::Zero();
-    double segment_z = 0.0;         // its sphere's centre on the capsule's core z axis (m)
-    bool segment_inside = false;    // that point inside the segment (not an end)
+    double segment_z = 0.0;  // its sphere's centre on the capsule's core z axis (m)
+    SegmentGap segment;      // segmentCoreGap's answer, and the ends it was given
+    Eigen::Vector3d segment_a = Eigen::Vector3d::Zero(), segment_b = Eigen::Vector3d::Zero();
   };
   SelfGeometry selfGeometry(const DynamicsData& d, int c) const;
   // The same from the points' and bodies' poses of the last poseSelfContacts (one pose per point

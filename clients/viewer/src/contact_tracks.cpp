@@ -63,10 +63,11 @@ ContactTracks contactTracks(const ModelPtr& model_ptr, const ScenePtr& scene,
         radius_m = pair.radius_m;
         if (pair.segment >= 0) {  // (a capsule's middle: its point that enters deepest)
           const ContactBody& capsule = contacts->bodies[pair.segment];
-          const Eigen::Isometry3d from = core.inverse() * framePose(data, capsule.frame) *
-                                         capsule.pose;
-          const Eigen::Vector3d half(0.0, 0.0, capsule.half_m.z());
-          const SegmentGap g = segmentCoreGap(body, from * -half, from * half, pair.radius_m);
+          const Eigen::Isometry3d capsule_core = framePose(data, capsule.frame) * capsule.pose;
+          const auto [a, b] =
+              segmentEnds(capsule, capsule_core.linear(), capsule_core.translation(), core.linear(),
+                          core.translation());
+          const SegmentGap g = segmentCoreGap(body, a, b, pair.radius_m);
           centre = core * g.x_core;
           normal = core.linear() * g.normal_core;
         } else {

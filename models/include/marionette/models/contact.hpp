@@ -185,6 +185,18 @@ struct SegmentGap {
 };
 SegmentGap segmentCoreGap(const ContactBody& body, const Eigen::Vector3d& a_core,
                           const Eigen::Vector3d& b_core, double radius_m);
+// A capsule's core segment's ends (its core's -z, then +z end) in a body's core coordinates,
+// from the two cores' poses in the world (poseCore): segmentCoreGap's a_core and b_core.
+inline std::pair<Eigen::Vector3d, Eigen::Vector3d> segmentEnds(const ContactBody& capsule,
+                                                               const Eigen::Matrix3d& R_capsule,
+                                                               const Eigen::Vector3d& o_capsule,
+                                                               const Eigen::Matrix3d& R_body,
+                                                               const Eigen::Vector3d& o_body) {
+  const Eigen::Vector3d centre = R_body.transpose() * (o_capsule - o_body);
+  const Eigen::Vector3d axis = R_body.transpose() * R_capsule.col(2);
+  const double half_m = capsule.half_m.z();
+  return {centre - half_m * axis, centre + half_m * axis};
+}
 
 // Where a segment row takes part: its deepest point inside the segment, entering deeper than
 // either end by more than this.  Otherwise its end rows stand for it (to this much: a capsule's
