@@ -28,6 +28,12 @@
 namespace marionette {
 namespace {
 
+using test::bar;
+using test::kRodRadius_m;
+using test::onAStageBody;
+using test::ridge;
+using test::rod;
+
 // The greatest of coreGap over n + 1 evenly spaced points of the segment.
 double sampledSegmentGap(const ContactBody& body, const Eigen::Vector3d& a,
                          const Eigen::Vector3d& b, double radius_m, int n) {
@@ -78,60 +84,6 @@ TEST(SegmentContact, TheSegmentsGapIsTheBestOfItsSpheres) {
   // Both branches, and points inside the segment, were exercised.
   EXPECT_GT(inside, 20);
   EXPECT_GT(middle, 100);
-}
-
-// A rod (test::probeModel: 1 kg) carrying a capsule 30 cm long, radius 2 cm, along its x axis.
-constexpr double kRodRadius_m = 0.02, kRodLength_m = 0.30;
-ModelPtr rod() {
-  Shape capsule;
-  capsule.type = ShapeType::Capsule;
-  capsule.radius_m = kRodRadius_m;
-  capsule.length_m = kRodLength_m;
-  Eigen::Isometry3d along_x = Eigen::Isometry3d::Identity();
-  along_x.linear() = Eigen::AngleAxisd(M_PI / 2, Eigen::Vector3d::UnitY()).toRotationMatrix();
-  return test::probeModel(capsule, along_x);
-}
-
-// A body on the stage that the rod's ends touch, and its middle with `segment` (as sceneContacts
-// makes them), with Coulomb's `friction`.
-std::shared_ptr<Contacts> onAStageBody(const Model& model, const ContactBody& stage,
-                                       double friction, bool segment) {
-  auto contacts = std::make_shared<Contacts>();
-  contacts->points = contactPoints(model);
-  contacts->bodies = contactBodies(model);
-  const int b = static_cast<int>(contacts->bodies.size());
-  contacts->bodies.push_back(stage);
-  for (std::size_t p = 0; p < contacts->points.size(); ++p)
-    contacts->self.push_back({static_cast<int>(p), b, friction, contacts->points[p].radius_m});
-  if (segment)
-    for (int c = 0; c < b; ++c)
-      if (segmentRowFor(contacts->bodies, c, b)) {
-        SelfContact row{-1, b, friction, contacts->bodies[c].radius_m};
-        row.segment = c;
-        contacts->self.push_back(row);
-      }
-  return contacts;
-}
-
-// A horizontal bar along y (a capsule on the stage, radius 3 cm), its top at z = 0.
-ContactBody bar() {
-  ContactBody b;
-  b.name = "bar";
-  b.pose.linear() = Eigen::AngleAxisd(M_PI / 2, Eigen::Vector3d::UnitX()).toRotationMatrix();
-  b.pose.translation() = Eigen::Vector3d(0, 0, -0.03);
-  b.half_m.z() = 0.5;
-  b.radius_m = 0.03;
-  return b;
-}
-
-// A ridge along y (a box 20 cm square turned 45 degrees about y), its edge at z = 0.
-ContactBody ridge() {
-  ContactBody b;
-  b.name = "ridge";
-  b.pose.linear() = Eigen::AngleAxisd(M_PI / 4, Eigen::Vector3d::UnitY()).toRotationMatrix();
-  b.pose.translation() = Eigen::Vector3d(0, 0, -0.1 * std::sqrt(2.0));
-  b.half_m = Eigen::Vector3d(0.1, 0.5, 0.1);
-  return b;
 }
 
 IntegratorOptions options10ms(std::shared_ptr<const Contacts> contacts) {

@@ -36,16 +36,28 @@ std::shared_ptr<Contacts> floorContacts(const ModelPtr& model, const Eigen::Vect
   return contacts;
 }
 
-// (A capsule's middle is not a transcription row.)
 std::vector<int> allRows(const Contacts& contacts) {
-  std::vector<int> rows;
-  for (int r = 0; r < contacts.rows(); ++r)
-    if (!contacts.segmentRow(r)) rows.push_back(r);
+  std::vector<int> rows(contacts.rows());
+  for (int r = 0; r < contacts.rows(); ++r) rows[r] = r;
   return rows;
 }
 
+// The rows of `contacts` that take part in the step within reach_m at q (ContactRows::partGap).
+std::vector<int> rowsNear(const ModelPtr& m, const Contacts& contacts, const Eigen::VectorXd& q,
+                          double reach_m) {
+  ContactRows rows(*m, contacts);
+  DynamicsData d(*m);
+  forwardKinematics(*m, d, q);
+  std::vector<int> out;
+  for (int r = 0; r < contacts.rows(); ++r)
+    if (rows.partGap(d, r) > -reach_m) out.push_back(r);
+  return out;
+}
+
 // Every contact row's derivatives at q, with random multipliers and friction, against central
-// differences of the knot's own first derivatives (a step of 1e-5: not the knot's 1e-6).
+// differences of the knot's own first derivatives (a step of 1e-5: not the knot's 1e-6).  A
+// capsule's middle's point x = a + t (b - a) moves with its material point (x_q) and along the
+// capsule (t_q): dx/dq = x_q + (b - a) t_q.
 void checkContactRows(const ModelPtr& m, std::shared_ptr<const Contacts> contacts,
                       const Eigen::VectorXd& q, const std::string& where) {
   IntegratorOptions options;
@@ -61,7 +73,7 @@ void checkContactRows(const ModelPtr& m, std::shared_ptr<const Contacts> contact
   KnotConstraints k, kp, km;
   dm.knot(q, &lambda, k, &beta);
   const double h = 1e-5;
-  Eigen::MatrixXd G(nt, nq), X(3 * nt, nq), B(6 * nt, nd), force(nd, nd);
+  Eigen::MatrixXd G(nt, nq), X(3 * nt, nq), A(3 * nt, nq), T(nt, nd), B(6 * nt, nd), force(nd, nd);
   for (int i = 0; i < nq; ++i) {
     Eigen::VectorXd qp = q, qm = q;
     qp[i] += h;
@@ -69,8 +81,12 @@ void checkContactRows(const ModelPtr& m, std::shared_ptr<const Contacts> contact
     dm.knot(qp, nullptr, kp);
     dm.knot(qm, nullptr, km);
     G.col(i) = (kp.g - km.g).segment(ns, nt) / (2 * h);
-    for (int t = 0; t < nt; ++t) X.col(i).segment(3 * t, 3) = (kp.x.col(t) - km.x.col(t)) / (2 * h);
+    for (int t = 0; t < nt; ++t) {
+      X.col(i).segment(3 * t, 3) = (kp.x.col(t) - km.x.col(t)) / (2 * h);
+      A.col(i).segment(3 * t, 3) = (kp.axis.col(t) - km.axis.col(t)) / (2 * h);
+    }
     if (i >= nd) continue;
+    T.col(i) = (kp.t - km.t) / (2 * h);
     const Eigen::Matrix3Xd dB = (kp.basis - km.basis) / (2 * h);
     for (int t = 0; t < nt; ++t)
       B.col(i).segment(6 * t, 6) =
@@ -81,7 +97,25 @@ void checkContactRows(const ModelPtr& m, std::shared_ptr<const Contacts> contact
                    (2 * h);
   }
   EXPECT_LE(relativeError(k.G.middleRows(ns, nt), G), 1e-6) << where << " dg/dq";
-  EXPECT_LE(relativeError(k.x_q, X), 1e-6) << where << " dx/dq";
+  Eigen::MatrixXd x_q = k.x_q;
+  int segments = 0;
+  for (int t = 0; t < nt; ++t) {
+    x_q.middleRows(3 * t, 3).leftCols(nd) += k.axis.col(t) * k.t_q.row(t);
+    if (!dm.segmentContact(t)) {
+      EXPECT_EQ(k.axis.col(t).norm() + k.t[t], 0.0) << where << " a point row's axis and t";
+      continue;
+    }
+    ++segments;
+    EXPECT_GT(k.axis.col(t).norm(), 0.0) << where;
+  }
+  EXPECT_LE(relativeError(x_q, X), 1e-6) << where << " dx/dq";
+  EXPECT_LE(relativeError(k.axis_q, A), 1e-6) << where << " d(b - a)/dq";
+  EXPECT_LE((k.t_q - T).cwiseAbs().maxCoeff(), 1e-5 * std::max(1.0, T.cwiseAbs().maxCoeff()))
+      << where << " dt/dq";
+  if (where == "puppetcopter") {
+    EXPECT_GT(segments, 0);
+    EXPECT_GT(T.cwiseAbs().maxCoeff(), 0.1) << "no middle moves along its capsule";
+  }
   Eigen::MatrixXd F(2 * nt, nq), B_q(6 * nt, nd);
   for (int t = 0; t < nt; ++t) {
     F.middleRows(2 * t, 2) = k.basis.middleCols(2 * t, 2).transpose() * k.x_q.middleRows(3 * t, 3);
@@ -176,13 +210,10 @@ TEST(TranscriptionContacts, TheProblemsDerivativesMatchFiniteDifferencesWithCont
     const Eigen::VectorXd q0 = pc->configuration(s.start.q, s.start.rho);
     auto contacts = floorContacts(pc, q0, -0.01, true);
     s.integrator.contacts = contacts;
-    ContactRows rows(*pc, *contacts);
-    DynamicsData d(*pc);
-    forwardKinematics(*pc, d, q0);
-    for (int r = 0; r < contacts->rows(); ++r)
-      if (!contacts->segmentRow(r) && rows.gap(d, r) > -0.04) s.contact_rows.push_back(r);
+    s.contact_rows = rowsNear(pc, *contacts, q0, 0.04);
     // Its feet on the floor, its upper arms against its body (a box) and its forearms against
-    // its thighs (capsules: their bases turn as the point moves round them).
+    // its thighs (capsules: their bases turn as the point moves round them), and the middles
+    // of its forearms on its thighs and its thighs side by side (their points slide along them).
     ASSERT_EQ(s.contact_rows.size(), 6u);
     TranscriptionProblem p(s);
     Eigen::VectorXd end = pc->defaultInputs();
@@ -213,12 +244,7 @@ TEST(TranscriptionContacts, TheHessiansContactTermsMatchFiniteDifferences) {
   TranscriptionSetup s = test::transcriptionFor(pc, "point:hand_l=0.05,0.24,0.40;radius=0.04", N);
   const Eigen::VectorXd q0 = pc->configuration(s.start.q, s.start.rho);
   s.integrator.contacts = floorContacts(pc, q0, -0.01, true);
-  ContactRows rows(*pc, *s.integrator.contacts);
-  DynamicsData d(*pc);
-  forwardKinematics(*pc, d, q0);
-  for (int r = 0; r < s.integrator.contacts->rows(); ++r)
-    if (!s.integrator.contacts->segmentRow(r) && rows.gap(d, r) > -0.04)
-      s.contact_rows.push_back(r);
+  s.contact_rows = rowsNear(pc, *s.integrator.contacts, q0, 0.04);
   TranscriptionProblem p(s);
   Eigen::VectorXd z = p.initialGuess(test::quinticInputs(pc, pc->defaultInputs(), N, 2));
   std::mt19937 rng(4);
@@ -324,6 +350,156 @@ TEST(TranscriptionContacts, AMassDraggedAlongAFloorSlidesAsTheIntegratorHasIt) {
     EXPECT_NEAR(d.dot(z.segment(p.frictionAt(k), 2)), mu_lambda, 1e-9 * mu_lambda) << k;
     EXPECT_GT(mu_lambda, 0.0);
   }
+}
+
+// A capsule's middle's slip over a step, B_k^T (x_{k+1} - (t_{k+1} - t_k) (b - a)_{k+1} - x_k)
+// (its material point's: discrete_mechanics.hpp), and its deepest point's own, B_k^T (x_{k+1} -
+// x_k), for contact 0 of `dm` between knots q_a and q_b.
+struct MiddleSlip {
+  Eigen::Vector2d material, point;
+  Eigen::Matrix<double, 3, 2> world_basis;  // B_k in the world
+};
+MiddleSlip middleSlip(DiscreteMechanics& dm, const Eigen::VectorXd& q_a,
+                      const Eigen::VectorXd& q_b) {
+  KnotConstraints here, next;
+  dm.knot(q_a, nullptr, here);
+  dm.knot(q_b, nullptr, next);
+  const auto B = here.basis.leftCols(2);
+  MiddleSlip out;
+  out.point = B.transpose() * (next.x.col(0) - here.x.col(0));
+  out.material = out.point - (next.t[0] - here.t[0]) * (B.transpose() * next.axis.col(0));
+  out.world_basis = here.rotation.leftCols(3) * B;
+  return out;
+}
+
+// The rod let down level across the bar 4 cm off its centre, on a rough bar (mu 2): it tips and
+// rolls over the bar, its contact moving along it by the bar's radius times its turn while no
+// material point slips, until, tipped too far, it slides off.  Along the integrator's motion, the
+// transcription's slip of its middle's row is zero at every step where it rolls (its deepest
+// point's own displacement is not) and opposes its friction where it slides.
+TEST(TranscriptionContacts, ACapsulesMiddleRollingOverABarDoesNotSlip) {
+  const ModelPtr m = test::rod();
+  const auto contacts = test::onAStageBody(*m, test::bar(), 2.0, true);
+  const int row = contacts->rows() - 1;
+  ASSERT_TRUE(contacts->segmentRow(row));
+  IntegratorOptions options;
+  options.dt_s = 0.01;
+  options.contacts = contacts;
+  VariationalIntegrator vi(m, options);
+  Eigen::VectorXd q = Eigen::VectorXd::Zero(6);
+  q[0] = 0.04;
+  q[2] = test::kRodRadius_m + 0.0005;
+  State x = vi.stateFromVelocity(q, Eigen::VectorXd::Zero(6), Eigen::VectorXd());
+  StepReport rep = vi.makeReport();
+  DiscreteMechanics dm(m, options, {row});
+  int rolling = 0, sliding = 0;
+  double point_m = 0.0, turned_rad = 0.0;
+  for (int k = 0; k < 40; ++k) {
+    const State before = x;
+    ASSERT_EQ(vi.step(x, x.rho, x, &rep), StepStatus::Ok) << "step " << k;
+    if (rep.contact_force_N[row] <= 0.0) continue;
+    ASSERT_EQ(rep.substeps, 1);
+    const MiddleSlip slip = middleSlip(dm, before.q, x.q);
+    const Eigen::Vector3d friction_N = rep.contact_friction_N.col(row);
+    if (friction_N.norm() > 0.99 * 2.0 * rep.contact_force_N[row]) {
+      // Tipped so far that mu N no longer holds it: it slides, against its friction.
+      EXPECT_LT(friction_N.dot(slip.world_basis * slip.material), 0.0) << "step " << k;
+      ++sliding;
+      continue;
+    }
+    EXPECT_EQ(sliding, 0) << "step " << k << " sticks again";
+    EXPECT_LE(slip.material.norm(), 1e-9) << "step " << k;
+    point_m = std::max(point_m, slip.point.norm());
+    turned_rad = std::max(turned_rad, std::abs(x.q[4]));
+    ++rolling;
+  }
+  EXPECT_GE(rolling, 20);
+  EXPECT_GE(sliding, 3);
+  EXPECT_GT(turned_rad, 0.05);
+  EXPECT_GT(point_m, 1e-4);  // the contact moves along the rod a tenth of a millimetre a step
+}
+
+// marionette25 swinging its left arm in across its pelvis's upper edge (as test_segment_contact
+// does): its forearm's middle lands on the edge and slides along it, its deepest point moving
+// along the forearm.  The problem's slip rows along the integrator's motion are its material
+// point's, whose slip opposes the friction the integrator gave it; and the problem's
+// derivatives there match finite differences.
+TEST(TranscriptionContacts, ACapsulesMiddleSlidingOnAnEdgeSlipsAsTheIntegratorHasIt) {
+  const ModelPtr m = loadModel("marionette25");
+  auto contacts = std::make_shared<Contacts>();
+  contacts->points = contactPoints(*m);
+  addSelfContacts(*m, *contacts);
+  int row = -1;
+  for (int r = 0; r < contacts->rows(); ++r)
+    if (contacts->rowName(r) == "pelvis_1/forearm_l_5") row = r;
+  ASSERT_GE(row, 0);
+  ASSERT_TRUE(contacts->segmentRow(row));
+  constexpr int N = 22;
+  TranscriptionSetup s = test::transcriptionFor(m, "point:hand_l=0,0,1;radius=1", N);
+  s.integrator.dt_s = 0.01;
+  s.integrator.contacts = contacts;
+  s.contact_rows = {row};
+  VariationalIntegrator vi(m, s.integrator);
+  const int abduct = m->variableIndex("shoulder_l_abduct");
+  Eigen::VectorXd q = m->initialDynamic(), qdot = Eigen::VectorXd::Zero(m->nd());
+  q[m->variableIndex("shoulder_l_flex")] = 0.4;
+  q[abduct] = 0.1;
+  qdot[abduct] = -3.0;
+  s.start = vi.stateFromVelocity(q, qdot, m->defaultInputs());
+  const Eigen::MatrixXd inputs = m->defaultInputs().transpose().replicate(N + 1, 1);
+  TranscriptionProblem p(s);
+  const Eigen::VectorXd z = p.initialGuess(inputs);
+  p.evaluate(z, false);
+  const int nu = m->nstrings() + 1, slip_row = N * m->nd() + N * nu;
+  DiscreteMechanics dm(m, s.integrator, {row});
+  State x = s.start;
+  StepReport rep = vi.makeReport();
+  int sliding = 0;
+  double moved_m = 0.0;
+  for (int k = 0; k < N; ++k) {
+    const State before = x;
+    ASSERT_EQ(vi.step(x, inputs.row(k + 1).transpose(), x, &rep), StepStatus::Ok) << k;
+    if (rep.contact_force_N[row] <= 0.0) continue;
+    ASSERT_EQ(rep.substeps, 1);
+    const MiddleSlip slip =
+        middleSlip(dm, m->configuration(before.q, before.rho), m->configuration(x.q, x.rho));
+    EXPECT_LE((p.rows().segment(slip_row + 2 * k, 2) - slip.material).norm(), 1e-12) << k;
+    // Sliding on its cone (mu N), against its slip.
+    const Eigen::Vector3d friction_N = rep.contact_friction_N.col(row);
+    EXPECT_NEAR(friction_N.norm(), dm.friction(0) * rep.contact_force_N[row],
+                0.02 * friction_N.norm());
+    EXPECT_LT(friction_N.dot(slip.world_basis * slip.material),
+              -0.9 * friction_N.norm() * slip.material.norm())
+        << "step " << k;
+    moved_m = std::max(moved_m, (slip.point - slip.material).norm());
+    ++sliding;
+  }
+  EXPECT_GE(sliding, 4);
+  EXPECT_GT(moved_m, 1e-3);  // its deepest point moved millimetres along the forearm a step
+  test::checkProblemDerivatives(p, z, "marionette25's forearm on its pelvis");
+  // The slip rows on their own (small beside the DEL rows' terms): their Jacobian in the knots'
+  // configurations against central differences, to 1e-6 of their largest -- the deepest point's
+  // move along the forearm in it (without its dt_k/dq term, off by a tenth of it).
+  p.evaluate(z, true);
+  std::vector<int> rows(p.jacobianNonzeros()), cols(p.jacobianNonzeros());
+  p.jacobianStructure(rows.data(), cols.data());
+  std::vector<double> values(p.jacobianNonzeros());
+  p.jacobianValues(values.data());
+  const int nq = m->nq();
+  Eigen::MatrixXd J = Eigen::MatrixXd::Zero(2 * N, N * nq), J_fd(2 * N, N * nq);
+  for (int n = 0; n < p.jacobianNonzeros(); ++n)
+    if (rows[n] >= slip_row && rows[n] < slip_row + 2 * N && cols[n] < N * nq)
+      J(rows[n] - slip_row, cols[n]) += values[n];
+  for (int i = 0; i < N * nq; ++i) {
+    Eigen::VectorXd zp = z, zm = z;
+    zp[i] += 1e-6;
+    zm[i] -= 1e-6;
+    p.evaluate(zp, false);
+    const Eigen::VectorXd gp = p.rows().segment(slip_row, 2 * N);
+    p.evaluate(zm, false);
+    J_fd.col(i) = (gp - p.rows().segment(slip_row, 2 * N)) / 2e-6;
+  }
+  EXPECT_LE((J - J_fd).cwiseAbs().maxCoeff(), 1e-6 * J_fd.cwiseAbs().maxCoeff());
 }
 
 }  // namespace

@@ -66,6 +66,9 @@ ContactRows::Posed ContactRows::pose(const DynamicsData& d, int row) const {
     out.p = out.o + out.R * s.x_core;
     out.gap = s.gap_m;
     out.n = out.R * s.normal_core;
+    out.t = s.t;
+    out.a_core = a;
+    out.b_core = b;
     return out;
   }
   const ContactPoint& pt = contacts_.points[pair.point];
@@ -89,6 +92,17 @@ void ContactRows::relativeJacobian(const DynamicsData& d, int row, const Posed& 
   rel_J_ -= body_J_.leftCols(nd_);
 }
 
+double ContactRows::partGap(const DynamicsData& d, int row) const {
+  const Posed posed = pose(d, row);
+  if (!contacts_.segmentRow(row)) return posed.gap;
+  const SelfContact& pair = contacts_.self[row - contacts_.surfaceRows()];
+  SegmentGap middle;
+  middle.gap_m = posed.gap;
+  middle.t = posed.t;
+  return segmentRowGap(contacts_.bodies[pair.body], middle, posed.a_core, posed.b_core,
+                       pair.radius_m);
+}
+
 double ContactRows::gap(const DynamicsData& d, int row, GradientRow gradient) {
   const Posed posed = pose(d, row);
   relativeJacobian(d, row, posed);
@@ -97,7 +111,8 @@ double ContactRows::gap(const DynamicsData& d, int row, GradientRow gradient) {
 }
 
 ContactRows::SlipFrame ContactRows::slipFrame(const DynamicsData& d, int row,
-                                              Eigen::MatrixXd* x_jacobian) {
+                                              Eigen::MatrixXd* x_jacobian,
+                                              Eigen::MatrixXd* axis_jacobian) {
   const Posed posed = pose(d, row);
   SlipFrame out;
   if (row < contacts_.surfaceRows()) {
@@ -107,6 +122,26 @@ ContactRows::SlipFrame ContactRows::slipFrame(const DynamicsData& d, int row,
     out.R = posed.R;
     out.x = posed.R.transpose() * (posed.p - posed.o);
     out.basis = coreTangents(posed.R.transpose() * posed.n);
+  }
+  const bool segment = contacts_.segmentRow(row);
+  if (segment) {
+    out.t = posed.t;
+    out.axis = posed.b_core - posed.a_core;
+  }
+  if (axis_jacobian) {
+    axis_jacobian->setZero(3, nd_);
+    if (segment) {
+      // d(b - a)/dq = R^T (J_rel(b) - J_rel(a)), each end the capsule's material point.
+      const ContactBody& capsule =
+          contacts_.bodies[contacts_.self[row - contacts_.surfaceRows()].segment];
+      Posed end = posed;
+      for (const double side : {1.0, -1.0}) {
+        end.local_m = capsule.pose * Eigen::Vector3d(0.0, 0.0, side * capsule.half_m.z());
+        end.p = posed.o + posed.R * (side > 0 ? posed.b_core : posed.a_core);
+        relativeJacobian(d, row, end);
+        axis_jacobian->noalias() += side * (posed.R.transpose() * rel_J_);
+      }
+    }
   }
   if (!x_jacobian) return out;
   relativeJacobian(d, row, posed);

@@ -3,6 +3,8 @@
 
 #include <Eigen/Geometry>
 #include <algorithm>
+#include <cmath>
+#include <memory>
 
 #include "marionette/models/dynamics.hpp"
 #include "marionette/models/model_io.hpp"
@@ -168,6 +170,54 @@ ContactSurface floorEntered(const Model& model, const Eigen::VectorXd& q, double
                                     floor.normal.dot(pointPosition(d, p.frame, p.local_m)));
   floor.offset_m += depth_m - deepest;
   return floor;
+}
+
+ModelPtr rod() {
+  Shape capsule;
+  capsule.type = ShapeType::Capsule;
+  capsule.radius_m = kRodRadius_m;
+  capsule.length_m = kRodLength_m;
+  Eigen::Isometry3d along_x = Eigen::Isometry3d::Identity();
+  along_x.linear() = Eigen::AngleAxisd(M_PI / 2, Eigen::Vector3d::UnitY()).toRotationMatrix();
+  return test::probeModel(capsule, along_x);
+}
+
+std::shared_ptr<Contacts> onAStageBody(const Model& model, const ContactBody& stage,
+                                       double friction, bool segment) {
+  auto contacts = std::make_shared<Contacts>();
+  contacts->points = contactPoints(model);
+  contacts->bodies = contactBodies(model);
+  const int b = static_cast<int>(contacts->bodies.size());
+  contacts->bodies.push_back(stage);
+  for (std::size_t p = 0; p < contacts->points.size(); ++p)
+    contacts->self.push_back({static_cast<int>(p), b, friction, contacts->points[p].radius_m});
+  if (segment)
+    for (int c = 0; c < b; ++c)
+      if (segmentRowFor(contacts->bodies, c, b)) {
+        SelfContact row{-1, b, friction, contacts->bodies[c].radius_m};
+        row.segment = c;
+        contacts->self.push_back(row);
+      }
+  return contacts;
+}
+
+ContactBody bar() {
+  ContactBody b;
+  b.name = "bar";
+  b.pose.linear() = Eigen::AngleAxisd(M_PI / 2, Eigen::Vector3d::UnitX()).toRotationMatrix();
+  b.pose.translation() = Eigen::Vector3d(0, 0, -0.03);
+  b.half_m.z() = 0.5;
+  b.radius_m = 0.03;
+  return b;
+}
+
+ContactBody ridge() {
+  ContactBody b;
+  b.name = "ridge";
+  b.pose.linear() = Eigen::AngleAxisd(M_PI / 4, Eigen::Vector3d::UnitY()).toRotationMatrix();
+  b.pose.translation() = Eigen::Vector3d(0, 0, -0.1 * std::sqrt(2.0));
+  b.half_m = Eigen::Vector3d(0.1, 0.5, 0.1);
+  return b;
 }
 
 }  // namespace marionette::test

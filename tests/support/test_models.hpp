@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // Models built in code for tests: random trees that exercise every joint type, branching and
 // strings on both kinds of variables; a free body carrying one shape; an arm beside its torso; a
-// floor at a chosen height under a puppet.
+// floor at a chosen height under a puppet; a rod across a bar or a ridge on the stage.
 #pragma once
 
 #include <Eigen/Geometry>
+#include <memory>
 #include <random>
 #include <string>
 
@@ -51,5 +52,17 @@ void armSwingingForward(Eigen::VectorXd& q, Eigen::VectorXd& qdot);
 // The stage's floor (floorSurface) moved along its normal so that the puppet at q (n_q) enters
 // it by depth_m at its deepest contact point (depth_m < 0: that far above it).
 ContactSurface floorEntered(const Model& model, const Eigen::VectorXd& q, double depth_m);
+
+// A rod (test::probeModel: 1 kg) carrying a capsule 30 cm long, radius 2 cm, along its x axis.
+constexpr double kRodRadius_m = 0.02, kRodLength_m = 0.30;
+ModelPtr rod();
+// A horizontal bar along y (a capsule on the stage, radius 3 cm), its top at z = 0.
+ContactBody bar();
+// A ridge along y (a box 20 cm square turned 45 degrees about y), its edge at z = 0.
+ContactBody ridge();
+// A body on the stage that `model`'s contact points touch, and its capsules' middles with
+// `segment` (as sceneContacts makes them), with Coulomb's `friction`.
+std::shared_ptr<Contacts> onAStageBody(const Model& model, const ContactBody& stage,
+                                       double friction, bool segment);
 
 }  // namespace marionette::test

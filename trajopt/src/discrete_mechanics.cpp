@@ -23,9 +23,6 @@ DiscreteMechanics::DiscreteMechanics(ModelPtr model, const IntegratorOptions& op
       if (r < 0 || r >= contacts_->rows())
         throw std::invalid_argument("DiscreteMechanics: contact row " + std::to_string(r) +
                                     " is not one of the contacts'");
-      else if (contacts_->segmentRow(r))
-        throw std::invalid_argument("DiscreteMechanics: contact row " + std::to_string(r) +
-                                    " is a capsule's middle (not yet a transcription row)");
     rows_ = std::make_unique<ContactRows>(*model_, *contacts_);
   }
   damping_ = options.damping_override.size() == nd_ ? options.damping_override
@@ -38,6 +35,7 @@ DiscreteMechanics::DiscreteMechanics(ModelPtr model, const IntegratorOptions& op
   dc_.setZero(nd_);
   hessian_.setZero(nq_, nq_);
   x_jacobian_.setZero(3, nd_);
+  axis_jacobian_.setZero(3, nd_);
   for (KnotConstraints* k : {&plus_, &minus_}) {
     k->g.setZero(nc_);
     k->G.setZero(nc_, nq_);
@@ -46,6 +44,9 @@ DiscreteMechanics::DiscreteMechanics(ModelPtr model, const IntegratorOptions& op
     k->x.setZero(3, nt_);
     k->basis.setZero(3, 2 * nt_);
     k->rotation.setZero(3, 3 * nt_);
+    k->t.setZero(nt_);
+    k->axis.setZero(3, nt_);
+    k->axis_q.setZero(3 * nt_, nq_);
   }
 }
 
@@ -89,8 +90,11 @@ void DiscreteMechanics::interval(const Eigen::VectorXd& q_a, const Eigen::Vector
 void DiscreteMechanics::contactFrame(int t, KnotConstraints& out) {
   const int row = contact_rows_[t];
   out.g[ns_ + t] = rows_->gap(data_, row, out.G.row(ns_ + t).head(nd_));
-  const ContactRows::SlipFrame frame = rows_->slipFrame(data_, row, &x_jacobian_);
+  const ContactRows::SlipFrame frame = rows_->slipFrame(data_, row, &x_jacobian_, &axis_jacobian_);
   out.x.col(t) = frame.x;
+  out.t[t] = frame.t;
+  out.axis.col(t) = frame.axis;
+  out.axis_q.middleRows(3 * t, 3).leftCols(nd_) = axis_jacobian_;
   out.basis.middleCols(2 * t, 2) = frame.basis;
   out.rotation.middleCols(3 * t, 3) = frame.R;
   out.x_q.middleRows(3 * t, 3).leftCols(nd_) = x_jacobian_;
@@ -111,6 +115,9 @@ void DiscreteMechanics::knot(const Eigen::VectorXd& q, const Eigen::VectorXd* la
   out.x.resize(3, nt_);
   out.basis.resize(3, 2 * nt_);
   out.rotation.resize(3, 3 * nt_);
+  out.t.setZero(nt_);
+  out.axis.setZero(3, nt_);
+  out.axis_q.setZero(3 * nt_, nq_);
   for (int t = 0; t < nt_; ++t) contactFrame(t, out);
   const int nu = ns_ + nt_;
   for (int r = 0; r < nc_ - nu; ++r) {
@@ -132,6 +139,7 @@ void DiscreteMechanics::knot(const Eigen::VectorXd& q, const Eigen::VectorXd* la
   out.gap_hessian.assign(nt_, Eigen::MatrixXd::Zero(nd_, nd_));
   out.friction_q.assign(2 * nt_, Eigen::MatrixXd::Zero(nd_, nd_));
   out.basis_q.assign(nt_, Eigen::MatrixXd::Zero(6, nd_));
+  out.t_q.setZero(nt_, nd_);
   Eigen::VectorXd qp = q;
   for (int i = 0; i < nd_; ++i) {
     for (KnotConstraints* side : {&plus_, &minus_}) {
@@ -149,6 +157,7 @@ void DiscreteMechanics::knot(const Eigen::VectorXd& q, const Eigen::VectorXd* la
       const Eigen::Matrix<double, 3, 2> dB =
           (plus_.basis.middleCols(2 * t, 2) - minus_.basis.middleCols(2 * t, 2)) / (2 * kStep);
       out.basis_q[t].col(i) = Eigen::Map<const Eigen::Matrix<double, 6, 1>>(dB.data());
+      out.t_q(t, i) = (plus_.t[t] - minus_.t[t]) / (2 * kStep);
     }
   }
   forwardKinematics(*model_, data_, q);

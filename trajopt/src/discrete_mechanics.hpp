@@ -16,7 +16,8 @@
 // g = sign (q - bound).  A contact's friction is the impulse beta_k (2 per contact, in its slip
 // basis B at q_k) on the rows F = B^T dx/dq at q_k, x the point's centre in its body's core frame:
 // the DEL rows gain -F(q_k)^T beta_k, and its slip over the step is B_k^T (x(q_{k+1}) - x(q_k)),
-// as the integrator's step writes them (integrator_friction.cpp).
+// as the integrator's step writes them (integrator_friction.cpp); a capsule's middle slips by its
+// material point's displacement, x_{k+1} - (t_{k+1} - t_k) (b - a)_{k+1} - x_k.
 //
 // Every derivative is exact, from the dynamics' recursions (dynamics.hpp): the Lagrangian's
 // second derivatives at the midpoint and the strings' second derivatives at the knot; the contact
@@ -62,6 +63,15 @@ struct KnotConstraints {
   Eigen::Matrix3Xd x;
   Eigen::Matrix3Xd basis;
   Eigen::Matrix3Xd rotation;
+  // A capsule's middle (a segment row) touches at its point x = a + t (b - a) that enters
+  // deepest (ContactRows::SlipFrame): x_q is its material point's, and t (n_t), the axis b - a
+  // (3 x n_t) and d(b - a)/dq (3 n_t x n_q) say where the material point held at t_k is at knot
+  // k + 1 (zero for a point row).  With derivatives, dt/dq (n_t x n_d, central differences: the
+  // deepest point moves along the capsule).
+  Eigen::VectorXd t;
+  Eigen::Matrix3Xd axis;
+  Eigen::MatrixXd axis_q;
+  Eigen::MatrixXd t_q;
   // With derivatives, per contact t: d2 g_t / dq2 (n_d x n_d), d(F_t row j)/dq (column i: the
   // row's derivative in q_i; 2 of n_d x n_d), and dB_t/dq (6 x n_d, B column-major).
   std::vector<Eigen::MatrixXd> gap_hessian, friction_q, basis_q;
@@ -82,6 +92,7 @@ class DiscreteMechanics {
   int contactRow(int t) const { return contact_rows_[t]; }  // its row in options.contacts
   double friction(int t) const { return rows_ ? rows_->friction(contact_rows_[t]) : 0.0; }
   std::string contactName(int t) const { return rows_->name(contact_rows_[t]); }
+  bool segmentContact(int t) const { return contacts_->segmentRow(contact_rows_[t]); }
 
   // The interval (q_a, q_b) (n_q each; the Lagrangian reads their dynamic parts) of duration
   // dt_s.  With derivatives false, only D1 and D2.
@@ -118,7 +129,7 @@ class DiscreteMechanics {
   DynamicsData data_;
   Eigen::VectorXd qm_, v_, delta_, c_, dc_;
   Eigen::MatrixXd hessian_;  // n_q x n_q: sum_j lambda_j D2h_j
-  Eigen::MatrixXd x_jacobian_;    // 3 x n_d
+  Eigen::MatrixXd x_jacobian_, axis_jacobian_;  // 3 x n_d
   KnotConstraints plus_, minus_;  // the contacts' at q +- a step (central differences)
 };
 

@@ -58,12 +58,15 @@ void TranscriptionProblem::evaluate(const Eigen::VectorXd& z, bool derivatives) 
     g_.segment(gap_row_ + k * nu_, nu_) = knots_[k + 1].g.head(nu_) + z.segment(slackAt(k), nu_);
     if (derivatives) jacobian_.values(gap_blocks_[k]) = knots_[k + 1].G.topRows(nu_);
   }
-  // Each contact's slip over the step, B_k^T (x_{k+1} - x_k), and its cone.
+  // Each contact's slip over the step, B_k^T (x_{k+1} - x_k), and its cone.  A capsule's middle
+  // slips by its material point's displacement: the point held at t_k is at x_{k+1} - (t_{k+1} -
+  // t_k) axis_{k+1} (discrete_mechanics.hpp), zero for a point row.
   for (int k = 0; k < N_; ++k)
     for (int t = 0; t < nt_; ++t) {
       const KnotConstraints &here = knots_[k], &next = knots_[k + 1];
       const auto B = here.basis.middleCols(2 * t, 2);
-      const Eigen::Vector3d dx = next.x.col(t) - here.x.col(t);
+      const double moved = next.t[t] - here.t[t];
+      const Eigen::Vector3d dx = next.x.col(t) - moved * next.axis.col(t) - here.x.col(t);
       g_.segment(slip_row_ + k * 2 * nt_ + 2 * t, 2) = B.transpose() * dx;
       const double lambda_n = z[lambdaAt(k) + ns_ + t];
       g_.segment(cone_row_ + (k * nt_ + t) * kFrictionFacets, kFrictionFacets) =
@@ -72,13 +75,18 @@ void TranscriptionProblem::evaluate(const Eigen::VectorXd& z, bool derivatives) 
       // Sliding on facet f: the slip along d_f, (e_f, d_f)^T sigma.
       g_.segment(slide_row_ + k * 2 * nt_ + 2 * t, 2) = slideFrame(k, t) * (B.transpose() * dx);
       if (!derivatives) continue;
-      // d/dq_{k+1}: B_k^T dx/dq there; d/dq_k: -F_k = -B_k^T dx/dq at x_k, plus the basis' turn
-      // dB/dq_i^T dx.
+      // d/dq_{k+1}: B_k^T dx/dq there (of the material point held at t_k: x_q - moved axis_q);
+      // d/dq_k: -F_k = -B_k^T dx/dq at x_k, plus the held point's place, B_k^T (axis_{k+1} -
+      // axis_k) dt_k/dq, and the basis' turn dB/dq_i^T dx.
       jacobian_.values(slip_next_[k]).middleRows(2 * t, 2).leftCols(nd_) =
-          B.transpose() * next.x_q.middleRows(3 * t, 3).leftCols(nd_);
+          B.transpose() * (next.x_q.middleRows(3 * t, 3).leftCols(nd_) -
+                           moved * next.axis_q.middleRows(3 * t, 3).leftCols(nd_));
       if (k == 0) continue;
       auto here_block = jacobian_.values(slip_here_[k - 1]).middleRows(2 * t, 2).leftCols(nd_);
       here_block = -here.F.middleRows(2 * t, 2).leftCols(nd_);
+      if (mechanics_.segmentContact(t))
+        here_block.noalias() +=
+            (B.transpose() * (next.axis.col(t) - here.axis.col(t))) * here.t_q.row(t);
       for (int i = 0; i < nd_; ++i) {
         const Eigen::Map<const Eigen::Matrix<double, 3, 2>> dB(here.basis_q[t].col(i).data());
         here_block.col(i) += dB.transpose() * dx;

@@ -43,8 +43,8 @@ ModelPtr withStopsNear(const ModelPtr& model, const Eigen::MatrixXd& configurati
 // The rows of `contacts` whose gap comes within reach_m of touching at some knot of a motion
 // (configurations, rows of n_d; its inputs, rows of n_k): the transcription's contact rows.  A
 // row never near would cost it 19 rows and 4 variables per step and nothing else: the re-simulation
-// still touches there if the solver's motion does.  (Not a capsule's middle yet: its deepest point
-// slides along the capsule, and a knot's slip rows hold one point; the re-simulation has it.)
+// still touches there if the solver's motion does.  A capsule's middle is near where it would take
+// part in the integrator's step (ContactRows::partGap: deeper than its ends).
 std::vector<int> contactRowsNear(const ModelPtr& model, const Contacts& contacts,
                                  const Eigen::MatrixXd& configurations,
                                  const Eigen::MatrixXd& inputs, double reach_m) {
@@ -57,7 +57,7 @@ std::vector<int> contactRowsNear(const ModelPtr& model, const Contacts& contacts
         *model, data,
         model->configuration(configurations.row(k).transpose(), inputs.row(input).transpose()));
     for (int r = 0; r < contacts.rows(); ++r)
-      if (!near[r] && !contacts.segmentRow(r) && rows.gap(data, r) > -reach_m) near[r] = 1;
+      if (!near[r] && rows.partGap(data, r) > -reach_m) near[r] = 1;
   }
   std::vector<int> out;
   for (int r = 0; r < contacts.rows(); ++r)

@@ -34,6 +34,9 @@ class ContactRows {
   // `gradient` when given.
   double gap(const DynamicsData& d, int row, GradientRow gradient);
   double gap(const DynamicsData& d, int row) const { return pose(d, row).gap; }
+  // Its gap where it takes part in the integrator's step: a segment row's only where its middle
+  // enters deeper than its ends (segmentRowGap), else -infinity; any other row's gap.
+  double partGap(const DynamicsData& d, int row) const;
   // Where row `row`'s point is for its friction, at d's kinematics: its centre x in the body's
   // core frame (world for a surface) and the slip basis B there (the surface's tangentBasis, a
   // body's coreTangents of the normal out of its core at x), so that its slip over a step is
@@ -41,12 +44,21 @@ class ContactRows {
   // x_jacobian, dx/dq (3 x n_d) into it: R^T (J_point - J_body), exact.  R B is the basis in the
   // world: the step's friction force f on the point is the impulse -dt (R B)^T f on the rows
   // B^T dx/dq (the generalized force -(dx/dq)^T B beta).
+  //
+  // A segment row's point is its capsule's point that enters deepest, x = a + t (b - a) with a,
+  // b its core segment's ends in the core frame: x_jacobian is then its material point's (t
+  // held), and t and the axis b - a say where it is, so that the material point held at t_k is
+  // at x_{k+1} - (t_{k+1} - t_k) axis_{k+1} after the step.  With axis_jacobian, d(b - a)/dq
+  // (3 x n_d) into it (zero for a point row).
   struct SlipFrame {
     Eigen::Matrix3d R = Eigen::Matrix3d::Identity();  // the core frame's rotation (world)
     Eigen::Vector3d x = Eigen::Vector3d::Zero();
     Eigen::Matrix<double, 3, 2> basis = Eigen::Matrix<double, 3, 2>::Zero();
+    double t = 0.0;                                  // a segment row's place along its capsule
+    Eigen::Vector3d axis = Eigen::Vector3d::Zero();  // a segment row's b - a (core frame, m)
   };
-  SlipFrame slipFrame(const DynamicsData& d, int row, Eigen::MatrixXd* x_jacobian = nullptr);
+  SlipFrame slipFrame(const DynamicsData& d, int row, Eigen::MatrixXd* x_jacobian = nullptr,
+                      Eigen::MatrixXd* axis_jacobian = nullptr);
 
   // Holds `row` from d's kinematics on: its point's displacement from here along the two
   // tangents of its normal here (a body row's in the body's frame; a segment row's point is its
@@ -67,6 +79,9 @@ class ContactRows {
     Eigen::Vector3d o;  // its origin (world)
     Eigen::Vector3d n;  // the unit normal out of the surface or the core (world)
     double gap = 0.0;
+    double t = 0.0;                                    // a segment row's: segmentCoreGap's t,
+    Eigen::Vector3d a_core = Eigen::Vector3d::Zero();  // and its segment's ends (core frame)
+    Eigen::Vector3d b_core = Eigen::Vector3d::Zero();
   };
   Posed pose(const DynamicsData& d, int row) const;
   int pointFrame(int row) const;  // the frame of its point (a segment row's capsule's)
