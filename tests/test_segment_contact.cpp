@@ -204,30 +204,20 @@ struct Swing {
   double force_N = 0.0;
 };
 Swing swingTheArmIn(bool segments) {
-  const ModelPtr m = loadModel("marionette25");
-  auto contacts = std::make_shared<Contacts>();
-  contacts->points = contactPoints(*m);
-  addSelfContacts(*m, *contacts);
-  int row = -1;
-  for (int r = 0; r < contacts->rows(); ++r)
-    if (contacts->rowName(r) == "pelvis_1/forearm_l_5") row = r;
+  const test::ForearmOnPelvis arm = test::forearmOnPelvis();
+  const ModelPtr& m = arm.model;
+  const int row = arm.row;
   EXPECT_GE(row, 0);
+  auto contacts = std::make_shared<Contacts>(*arm.contacts);
   if (!segments)
     contacts->self.erase(std::remove_if(contacts->self.begin(), contacts->self.end(),
                                         [](const SelfContact& c) { return c.segment >= 0; }),
                          contacts->self.end());
   VariationalIntegrator vi(m, options10ms(contacts));
   DynamicsData d(*m);
-  // The segment row measured on its own (with or without it in the step).
-  auto full = std::make_shared<Contacts>();
-  full->points = contactPoints(*m);
-  addSelfContacts(*m, *full);
-  ContactRows measure(*m, *full);
-  const int abduct = m->variableIndex("shoulder_l_abduct");
-  Eigen::VectorXd q = m->initialDynamic(), qdot = Eigen::VectorXd::Zero(m->nd());
-  q[m->variableIndex("shoulder_l_flex")] = 0.4;
-  q[abduct] = 0.1;
-  qdot[abduct] = -3.0;
+  ContactRows measure(*m, *arm.contacts);  // the segment row, with or without it in the step
+  Eigen::VectorXd q, qdot;
+  test::armSwingingInAcrossThePelvis(*m, q, qdot);
   State x = vi.stateFromVelocity(q, qdot, m->defaultInputs());
   StepReport rep = vi.makeReport();
   Swing out;

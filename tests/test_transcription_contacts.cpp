@@ -425,26 +425,19 @@ TEST(TranscriptionContacts, ACapsulesMiddleRollingOverABarDoesNotSlip) {
 // point's, whose slip opposes the friction the integrator gave it; and the problem's
 // derivatives there match finite differences.
 TEST(TranscriptionContacts, ACapsulesMiddleSlidingOnAnEdgeSlipsAsTheIntegratorHasIt) {
-  const ModelPtr m = loadModel("marionette25");
-  auto contacts = std::make_shared<Contacts>();
-  contacts->points = contactPoints(*m);
-  addSelfContacts(*m, *contacts);
-  int row = -1;
-  for (int r = 0; r < contacts->rows(); ++r)
-    if (contacts->rowName(r) == "pelvis_1/forearm_l_5") row = r;
+  const test::ForearmOnPelvis arm = test::forearmOnPelvis();
+  const ModelPtr& m = arm.model;
+  const int row = arm.row;
   ASSERT_GE(row, 0);
-  ASSERT_TRUE(contacts->segmentRow(row));
+  ASSERT_TRUE(arm.contacts->segmentRow(row));
   constexpr int N = 22;
   TranscriptionSetup s = test::transcriptionFor(m, "point:hand_l=0,0,1;radius=1", N);
   s.integrator.dt_s = 0.01;
-  s.integrator.contacts = contacts;
+  s.integrator.contacts = arm.contacts;
   s.contact_rows = {row};
   VariationalIntegrator vi(m, s.integrator);
-  const int abduct = m->variableIndex("shoulder_l_abduct");
-  Eigen::VectorXd q = m->initialDynamic(), qdot = Eigen::VectorXd::Zero(m->nd());
-  q[m->variableIndex("shoulder_l_flex")] = 0.4;
-  q[abduct] = 0.1;
-  qdot[abduct] = -3.0;
+  Eigen::VectorXd q, qdot;
+  test::armSwingingInAcrossThePelvis(*m, q, qdot);
   s.start = vi.stateFromVelocity(q, qdot, m->defaultInputs());
   const Eigen::MatrixXd inputs = m->defaultInputs().transpose().replicate(N + 1, 1);
   TranscriptionProblem p(s);

@@ -220,4 +220,25 @@ ContactBody ridge() {
   return b;
 }
 
+ForearmOnPelvis forearmOnPelvis() {
+  ForearmOnPelvis out;
+  out.model = loadModel("marionette25");
+  out.contacts = std::make_shared<Contacts>();
+  out.contacts->points = contactPoints(*out.model);
+  addSelfContacts(*out.model, *out.contacts);
+  for (int r = 0; r < out.contacts->rows(); ++r)
+    if (out.contacts->rowName(r) == "pelvis_1/forearm_l_5") out.row = r;
+  return out;
+}
+
+void armSwingingInAcrossThePelvis(const Model& marionette25, Eigen::VectorXd& q,
+                                  Eigen::VectorXd& qdot) {
+  const int abduct = marionette25.variableIndex("shoulder_l_abduct");
+  q = marionette25.initialDynamic();
+  qdot = Eigen::VectorXd::Zero(marionette25.nd());
+  q[marionette25.variableIndex("shoulder_l_flex")] = 0.4;
+  q[abduct] = 0.1;
+  qdot[abduct] = -3.0;
+}
+
 }  // namespace marionette::test

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // Models built in code for tests: random trees that exercise every joint type, branching and
 // strings on both kinds of variables; a free body carrying one shape; an arm beside its torso; a
-// floor at a chosen height under a puppet; a rod across a bar or a ridge on the stage.
+// floor at a chosen height under a puppet; a rod across a bar or a ridge on the stage;
+// marionette25's forearm swinging onto its pelvis.
 #pragma once
 
 #include <Eigen/Geometry>
@@ -64,5 +65,18 @@ ContactBody ridge();
 // `segment` (as sceneContacts makes them), with Coulomb's `friction`.
 std::shared_ptr<Contacts> onAStageBody(const Model& model, const ContactBody& stage,
                                        double friction, bool segment);
+
+// marionette25 with its contact points and self-contacts (addSelfContacts), and the row of its
+// left forearm's middle on its pelvis ("pelvis_1/forearm_l_5", a segment row).
+struct ForearmOnPelvis {
+  ModelPtr model;
+  std::shared_ptr<Contacts> contacts;
+  int row = -1;
+};
+ForearmOnPelvis forearmOnPelvis();
+// Its start: hanging at its initial pose with the left arm 0.4 rad forward and 0.1 rad out,
+// swinging in at 3 rad/s, across its pelvis's upper edge (n_d each).
+void armSwingingInAcrossThePelvis(const Model& marionette25, Eigen::VectorXd& q,
+                                  Eigen::VectorXd& qdot);
 
 }  // namespace marionette::test
