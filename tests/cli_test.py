@@ -691,6 +691,9 @@ class Perform(unittest.TestCase):
         self.assertLess(plan["tracking"]["dynamic"]["mass"]["rms_m"], 0.02)
         self.assertIn("points", plan["predicted"])
         self.assertEqual(plan["limit_violations"], [])
+        # The clip's file name, not where it was read from.
+        self.assertEqual(plan["targets"]["source"], "sway.csv x2")
+        self.assertNotIn(self.dir.name, open(out).read())
 
     def test_bad_sources_and_flags_exit_2_naming_them(self):
         bad = self.write("bad.csv", "t,mass_x,mass_y,mass_z\n0,0,0,0.5\n1,0,zero,0.5\n")

@@ -2,6 +2,7 @@
 #include "marionette/performance/program.hpp"
 
 #include <cmath>
+#include <filesystem>
 #include <set>
 
 #include "marionette/common/text.hpp"
@@ -73,6 +74,8 @@ PerformanceProgram assemblePerformance(const ModelPtr& model, const std::vector<
   for (std::size_t i = 0; i < clips.size(); ++i) {
     throwIfCancelled("reading clips");
     read.push_back(readClip(model, clips[i], i));
+    // Its errors named the file as given; the plan keeps its name, not where it was read from.
+    read.back().source = std::filesystem::path(clips[i].source).filename().string();
     const TargetMotion& m = read.back();
     total_s += m.duration_s() + (i > 0 ? edits.blend_s : 0.0);
     // Joined, a smooth clip is sampled at 30 Hz, and a blend adds frames at 30 Hz.

@@ -26,7 +26,8 @@ const char* toString(ClipFormat format);
 struct Clip {
   ClipFormat format = ClipFormat::Markers;
   std::string text;
-  std::string source;    // its name in errors ("walk.bvh", "clips[0].text")
+  std::string source;    // its name in errors ("clips/walk.bvh", "clips[0].text"); a plan keeps
+                         // the file's name ("walk.bvh"), not where it was read from
   std::string map_text;  // BVH: the retarget map's YAML; empty = the model's built-in map
   std::string map_source;
 };
