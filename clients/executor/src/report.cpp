@@ -55,67 +55,82 @@ TrackingReport buildTrackingReport(const Playback& perf, const Stream& stream,
     r.ahead = s.ahead;
     r.repeated = s.repeated;
   }
-  // The puppet's motion over the first play: the sim's truth, else the estimate.
+  // The puppet's motion over every pass of the play: the sim's truth, else the estimate.  Pass k
+  // (from 0) plays sample i as frame play_begin + i + k (return rows + play rows).
   const auto* sim = dynamic_cast<const SimRig*>(&rig);
   if (perf.predicted_q.rows() == 0 || stream.rate_hz != perf.rate_hz) return r;
-  std::vector<Eigen::VectorXd> motion;  // per play sample
-  std::vector<Eigen::VectorXd> estimate;
-  const int played = std::min<int>(static_cast<int>(perf.predicted_q.rows()),
-                                   static_cast<int>(run.frames_sent) - stream.play_begin);
-  for (int i = 0; i < played; ++i) {
-    // The rig tick of play sample i: where its frame landed (sim), else the frame's index.
-    const long t = sim ? sim->frameTicks()[static_cast<std::size_t>(stream.play_begin + i)]
-                       : static_cast<long>(stream.play_begin + i);
-    if (sim) motion.push_back(sim->measuredQ()[static_cast<std::size_t>(t)]);
-    if (loop) {
-      const auto& e = loop->estimates();
-      estimate.push_back(t < static_cast<long>(e.size()) ? e[static_cast<std::size_t>(t)]
-                                                         : Eigen::VectorXd());
-    }
-  }
-  if (!sim && loop) {
-    motion = estimate;
-    estimate.clear();
-  }
   r.motion_from = sim ? "truth" : (loop ? "estimate" : "");
-  if (motion.empty()) return r;
+  if (!sim && !loop) return r;
   const Model& truth = sim ? sim->truthModel() : model;
   DynamicsData dm(model), dt(truth);
   const std::size_t np = model.points.size();
-  std::vector<double> sum2(np, 0.0), worst(np, 0.0), last(np, NAN);
-  double joint2 = 0.0, est_joint2 = 0.0, est_point2 = 0.0;
-  long joint_n = 0, est_n = 0, est_pn = 0;
-  int n = 0;
-  for (std::size_t i = 0; i < motion.size(); ++i) {
-    if (motion[i].size() != model.nd() || !motion[i].allFinite()) continue;
-    const Eigen::VectorXd rho = stream.rows.row(stream.play_begin + static_cast<long>(i)).transpose();
-    const Eigen::VectorXd q_plan = perf.predicted_q.row(static_cast<Eigen::Index>(i)).transpose();
-    const Eigen::VectorXd planned = pointsAt(model, dm, q_plan, rho);
-    // The rig's inputs as sent may differ from the plan's (corrections): the points' positions
-    // are the puppet's, at the rig it had; the plan's at the plan's.
-    const Eigen::VectorXd actual = pointsAt(truth, dt, motion[i], rho);
-    for (std::size_t p = 0; p < np; ++p) {
-      const double d = (actual.segment<3>(3 * p) - planned.segment<3>(3 * p)).norm();
-      sum2[p] += d * d;
-      worst[p] = std::max(worst[p], d);
-      last[p] = d;
+  const int per_pass = std::min<int>(static_cast<int>(perf.predicted_q.rows()), stream.play_rows);
+  const long stride = stream.play_rows + stream.return_rows.rows();
+  // Sums of squares, largest and last distance per point, over a span of samples.
+  struct Span {
+    std::vector<double> sum2, worst, last;
+    double joint2 = 0.0;
+    long joint_n = 0;
+    int n = 0;
+    explicit Span(std::size_t points) : sum2(points, 0.0), worst(points, 0.0), last(points, NAN) {}
+    void fill(const Model& m, std::vector<TrackingReport::PointError>& points,
+              double& joints_rms) const {
+      for (std::size_t p = 0; p < sum2.size(); ++p)
+        points.push_back({m.points[p].name, std::sqrt(sum2[p] / n), worst[p], last[p]});
+      joints_rms = std::sqrt(joint2 / static_cast<double>(joint_n));
     }
-    joint2 += (motion[i] - q_plan).squaredNorm();
-    joint_n += model.nd();
-    ++n;
-    if (i < estimate.size() && estimate[i].size() == model.nd() && estimate[i].allFinite()) {
-      est_joint2 += (estimate[i] - motion[i]).squaredNorm();
-      est_n += model.nd();
-      const Eigen::VectorXd est_points = pointsAt(model, dm, estimate[i], rho);
-      est_point2 += (est_points - actual).squaredNorm();
-      est_pn += static_cast<long>(np);
+  };
+  Span all(np);
+  double est_joint2 = 0.0, est_point2 = 0.0;
+  long est_n = 0, est_pn = 0;
+  for (long pass = 0; stream.play_begin + pass * stride < run.frames_sent; ++pass) {
+    Span span(np);
+    const long first = stream.play_begin + pass * stride;
+    const int played = static_cast<int>(std::min<long>(per_pass, run.frames_sent - first));
+    for (int i = 0; i < played; ++i) {
+      // The rig tick of the sample: where its frame landed (sim), else the frame's index.
+      const long frame = first + i;
+      const long t = sim ? sim->frameTicks()[static_cast<std::size_t>(frame)] : frame;
+      Eigen::VectorXd estimate;
+      if (loop && t < static_cast<long>(loop->estimates().size()))
+        estimate = loop->estimates()[static_cast<std::size_t>(t)];
+      const Eigen::VectorXd motion = sim ? sim->measuredQ()[static_cast<std::size_t>(t)] : estimate;
+      if (!sim) estimate.resize(0);
+      if (motion.size() != model.nd() || !motion.allFinite()) continue;
+      const Eigen::VectorXd rho = stream.rows.row(stream.play_begin + i).transpose();
+      const Eigen::VectorXd q_plan = perf.predicted_q.row(i).transpose();
+      const Eigen::VectorXd planned = pointsAt(model, dm, q_plan, rho);
+      // The rig's inputs as sent may differ from the plan's (corrections): the points' positions
+      // are the puppet's, at the rig it had; the plan's at the plan's.
+      const Eigen::VectorXd actual = pointsAt(truth, dt, motion, rho);
+      for (Span* s : {&span, &all}) {
+        for (std::size_t p = 0; p < np; ++p) {
+          const double d = (actual.segment<3>(3 * p) - planned.segment<3>(3 * p)).norm();
+          s->sum2[p] += d * d;
+          s->worst[p] = std::max(s->worst[p], d);
+          s->last[p] = d;
+        }
+        s->joint2 += (motion - q_plan).squaredNorm();
+        s->joint_n += model.nd();
+        ++s->n;
+      }
+      if (estimate.size() == model.nd() && estimate.allFinite()) {
+        est_joint2 += (estimate - motion).squaredNorm();
+        est_n += model.nd();
+        const Eigen::VectorXd est_points = pointsAt(model, dm, estimate, rho);
+        est_point2 += (est_points - actual).squaredNorm();
+        est_pn += static_cast<long>(np);
+      }
     }
+    if (span.n == 0) continue;
+    TrackingReport::Pass out;
+    out.samples = span.n;
+    span.fill(model, out.points, out.joints_rms);
+    r.passes.push_back(std::move(out));
   }
-  r.samples = n;
-  if (n == 0) return r;
-  for (std::size_t p = 0; p < np; ++p)
-    r.points.push_back({model.points[p].name, std::sqrt(sum2[p] / n), worst[p], last[p]});
-  r.joints_rms = std::sqrt(joint2 / static_cast<double>(joint_n));
+  r.samples = all.n;
+  if (all.n == 0) return r;
+  all.fill(model, r.points, r.joints_rms);
   if (est_n > 0) r.estimation_rms_joints = std::sqrt(est_joint2 / static_cast<double>(est_n));
   if (est_pn > 0) r.estimation_rms_points_m = std::sqrt(est_point2 / static_cast<double>(est_pn));
   return r;
@@ -140,16 +155,32 @@ std::string toJson(const TrackingReport& r) {
   m.text("stop", r.stop);
   m.key("exit_status") << r.exit_status;
   m.key("samples") << r.samples;
-  m.key("points") << (r.points.empty() ? "{" : "{\n    ");  // a point a line
-  JsonMembers points(os, ",\n    ");
-  for (const auto& p : r.points) {
-    points.key(p.name) << '{';
-    JsonMembers values(os, ", ");
-    values.numbers({{"rms_m", p.rms_m}, {"max_m", p.max_m}, {"at_goal_m", p.at_goal_m}});
-    os << '}';
-  }
-  os << (r.points.empty() ? "}" : "\n  }");
+  // A point a line, indented by `indent`.
+  auto points = [&os](JsonMembers& into, const std::vector<TrackingReport::PointError>& list,
+                      const std::string& indent) {
+    into.key("points") << (list.empty() ? "{" : "{\n" + indent + "  ");
+    JsonMembers each(os, ",\n" + indent + "  ");
+    for (const auto& p : list) {
+      each.key(p.name) << '{';
+      JsonMembers values(os, ", ");
+      values.numbers({{"rms_m", p.rms_m}, {"max_m", p.max_m}, {"at_goal_m", p.at_goal_m}});
+      os << '}';
+    }
+    os << (list.empty() ? "}" : "\n" + indent + "}");
+  };
+  points(m, r.points, "  ");
   m.number("joints_rms_rad", r.joints_rms);
+  m.key("passes") << (r.passes.empty() ? "[" : "[\n    ");
+  for (std::size_t k = 0; k < r.passes.size(); ++k) {
+    if (k > 0) os << ",\n    ";
+    os << "{\n      ";
+    JsonMembers pass(os, ",\n      ");
+    pass.key("samples") << r.passes[k].samples;
+    pass.number("joints_rms_rad", r.passes[k].joints_rms);
+    points(pass, r.passes[k].points, "      ");
+    os << "\n    }";
+  }
+  os << (r.passes.empty() ? "]" : "\n  ]");
   auto object = [&m, &os](const char* name, auto fill) {
     m.key(name) << '{';
     JsonMembers inner(os, ", ");

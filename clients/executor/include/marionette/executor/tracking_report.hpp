@@ -3,8 +3,9 @@
 // loop and closed loop alike, so the two compare field by field (docs/executor.md, "The report").
 //
 // Contents
-//   TrackingReport        per named point {rms_m, max_m, at_goal_m}, joints' rms, the
-//                         estimate's rms error, corrections, cycle times, misses, measurements.
+//   TrackingReport        per named point {rms_m, max_m, at_goal_m}, joints' rms (over the run,
+//                         and per pass of a loop), the estimate's rms error, corrections, cycle
+//                         times, misses, measurements.
 //   buildTrackingReport   from the run: on sim: its truth; on a measuring rig with feedback: the
 //                         estimate; otherwise the motion is unknown (null fields).
 //   toJson
@@ -30,8 +31,16 @@ struct TrackingReport {
     std::string name;
     double rms_m = NAN, max_m = NAN, at_goal_m = NAN;  // distance from the plan's prediction
   };
+  // Over every pass of the play (--loops N: N passes; at_goal_m at the end of the last).
   std::vector<PointError> points;
   double joints_rms = NAN;  // rad (m for slides), over the play's samples and every joint
+  // Each pass on its own, in order (the last one cut short where the run stopped).
+  struct Pass {
+    int samples = 0;
+    std::vector<PointError> points;
+    double joints_rms = NAN;
+  };
+  std::vector<Pass> passes;
   double estimation_rms_joints = NAN;    // estimate vs truth, over the play (sim: only)
   double estimation_rms_points_m = NAN;  // the same for every named point's position
   double correction_max = 0.0;           // m or rad
@@ -39,7 +48,7 @@ struct TrackingReport {
   double cycle_p50_ms = NAN, cycle_p99_ms = NAN;
   long misses = 0;
   long measurements = 0, fused = 0, late = 0, corrupt = 0, ahead = 0, repeated = 0;
-  int samples = 0;  // play samples compared
+  int samples = 0;  // play samples compared, every pass
 };
 
 // rig: the driver that ran (a SimRig has the truth); loop: the closed loop, or nullptr.
