@@ -156,17 +156,23 @@ class Execute(unittest.TestCase):
             samples = len(json.load(open(plan))["inputs"]["samples"])
             self.assertIn(f"over {samples} samples", p.stdout)
 
-    def test_every_pass_of_a_loop_is_compared_and_reported(self):
-        # The suspended mass swayed, played twice: each pass is compared with the plan's
-        # predicted states (the first exactly; the second starts from whatever the way back
-        # left), and the report has both and the run over both.
+    def sway_plan(self):
+        """The suspended mass swayed 5 cm and back in 2 s (a dynamic performance): its plan."""
         with open(self.path("sway.csv"), "w") as f:
             f.write("t,mass_x,mass_y,mass_z\n0,0,0,0.5\n1,0.05,0,0.5\n2,0,0,0.5\n")
         plan = self.path("sway.json")
         p = run("perform", "--model", "suspended-mass", "--markers", self.path("sway.csv"),
                 "--out", plan, "--quiet")
         self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
-        samples = len(json.load(open(plan))["inputs"]["samples"])
+        return plan
+
+    def test_every_pass_of_a_loop_is_compared_and_reported(self):
+        # The suspended mass swayed, played twice: each pass is compared with the plan's
+        # predicted states (the first exactly; the second starts from whatever the way back
+        # left), and the report has both and the run over both.
+        plan = self.sway_plan()
+        with open(plan) as f:
+            samples = len(json.load(f)["inputs"]["samples"])
         out = self.path("report.json")
         for _ in range(3):  # (a missed tick, on a loaded machine, is said instead of compared)
             p = run("execute", "--plan", plan, "--rig", "sim:", "--loops", "2", "--report", out)
@@ -188,6 +194,24 @@ class Execute(unittest.TestCase):
         self.assertAlmostEqual(report["joints_rms_rad"], ((first ** 2 + second ** 2) / 2) ** 0.5,
                                places=6)
         self.assertEqual(set(report["passes"][1]["points"]), set(report["points"]))
+
+    def test_a_plan_whose_dynamics_differ_at_another_speed_is_refused_there(self):
+        # The sway at half speed swings the mass otherwise (6 cm from the plan's motion): refused
+        # naming the flag, the point and the way to plan it; at 0.9 it stays within 1 cm and plays.
+        plan = self.sway_plan()
+        p = run("execute", "--plan", plan, "--rig", "sim:", "--rate-scale", "0.5")
+        self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
+        for needle in ("--rate-scale 0.5", "mass would be", "perform --speed 0.5",
+                       "nothing was sent"):
+            self.assertIn(needle, p.stderr)
+        self.assertNotIn("frames", p.stdout)
+        deviation = float(re.search(r"would be (\S+) m", p.stderr).group(1))
+        self.assertGreater(deviation, 0.03)
+        p = run("execute", "--plan", plan, "--rig", "sim:", "--rate-scale", "0.9")
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        within = float(re.search(r"every named point within (\S+) m", p.stdout).group(1))
+        self.assertLess(within, 0.01)
+        self.assertIn("completed 1 loop(s)", p.stdout)
 
     def execute_on_udp(self, rig, xs, *more):
         """Plays planar-arm inputs (x from `xs`, L = 0.45, 50 Hz) on `rig` over UDP, with a rig

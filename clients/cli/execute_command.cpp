@@ -8,6 +8,7 @@
 #include <cmath>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <sstream>
 
 #include "cli_util.hpp"
@@ -157,15 +158,20 @@ Feedback parseFeedback(const Args& a, const Playback& perf, const ScenePtr& scen
 
 // The dry run on the plan's stage (rehearsal.hpp): what the puppet would do, printed; false (and
 // why, on stderr) when it collides or a step fails.
-bool rehearsed(const Playback& perf, const ScenePtr& scene, const Stream& stream) {
-  Rehearsal r;
+// The stream re-simulated on the plan's stage (rehearse), or nothing, said, when it cannot be.
+std::optional<Rehearsal> rehearsal(const Playback& perf, const ScenePtr& scene,
+                                   const Stream& stream, double rate_scale) {
   try {
-    r = rehearse(perf, stream, scene);
+    return rehearse(perf, stream, scene, rate_scale);
   } catch (const std::exception& e) {
     std::cerr << "marionette execute: refused, nothing was sent: the stream's re-simulation on "
               << perf.scene << " failed: " << e.what() << "\n";
-    return false;
+    return std::nullopt;
   }
+}
+
+// --dry-run: whether the rehearsal is collision-free, said either way.
+bool collisionFree(const Playback& perf, const Rehearsal& r) {
   const CheckedSimulationReport& c = r.report;
   if (c.first_collision >= 0) {
     std::cerr << formatted(
@@ -185,6 +191,27 @@ bool rehearsed(const Playback& perf, const ScenePtr& scene, const Stream& stream
     if (r.touched.size() > 4) std::cout << ", ...";
   }
   std::cout << "\n";
+  return true;
+}
+
+// --rate-scale on a plan with predicted states: whether the puppet played at that speed still
+// does what the plan predicts (within kRateScaleTolerance_m), said either way.
+constexpr double kRateScaleTolerance_m = 0.01;
+bool sameShowAtRateScale(const Rehearsal& r, double rate_scale) {
+  if (r.deviation_m > kRateScaleTolerance_m) {
+    std::cerr << formatted(
+        "marionette execute: refused, nothing was sent: --rate-scale %g: re-simulated at that "
+        "speed, %s would be %.3f m from the plan's motion (%.2f s into the plan; tolerance "
+        "%.2f m): its dynamics differ at that speed; plan it at that speed instead "
+        "(a performance: perform --speed %g)\n",
+        rate_scale, r.deviation_point.c_str(), r.deviation_m, r.deviation_at_s,
+        kRateScaleTolerance_m, rate_scale);
+    return false;
+  }
+  std::cout << formatted(
+      "  --rate-scale %g: re-simulated at that speed, every named point within %.3g m of the "
+      "plan's motion\n",
+      rate_scale, r.deviation_m);
   return true;
 }
 
@@ -345,8 +372,16 @@ int cmdExecute(int argc, char** argv) {
         toString(fb.options.estimator.process),
         static_cast<int>(sensing.names().size()), sensing.rate_hz, sensing.latency_s);
   }
-  if (a.switches.count("--dry-run")) {
-    if (scene && !rehearsed(perf, scene, stream)) return 2;
+  // The stream re-simulated on the plan's stage: for a dry run, and for a plan played at another
+  // speed than it was planned for (its predicted motion then says what it should do).
+  const bool dry_run = a.switches.count("--dry-run") > 0;
+  const bool rescaled = so.rate_scale != 1.0 && perf.predicted_q.rows() > 0;
+  if (scene && (dry_run || rescaled)) {
+    const std::optional<Rehearsal> r = rehearsal(perf, scene, stream, so.rate_scale);
+    if (!r || (dry_run && !collisionFree(perf, *r))) return 2;
+    if (rescaled && !sameShowAtRateScale(*r, so.rate_scale)) return 2;
+  }
+  if (dry_run) {
     std::cout << "  dry run: nothing was sent\n";
     return 0;
   }

@@ -1,12 +1,30 @@
 // SPDX-License-Identifier: BSD-3-Clause
 #include "rehearsal.hpp"
 
+#include <algorithm>
+
+#include "marionette/models/dynamics.hpp"
 #include "marionette/problem/motion_problem.hpp"
 
 namespace marionette::cli {
 
+namespace {
+
+// Stage positions of m's named points at the configuration (q_d, rho): 3 per point.
+Eigen::VectorXd namedPoints(const Model& m, DynamicsData& d, const Eigen::VectorXd& q,
+                            const Eigen::VectorXd& rho) {
+  forwardKinematics(m, d, m.configuration(q, rho));
+  Eigen::VectorXd out(3 * m.points.size());
+  for (std::size_t i = 0; i < m.points.size(); ++i)
+    out.segment<3>(3 * static_cast<Eigen::Index>(i)) =
+        m.stage_pose * pointPosition(d, m.points[i].frame, m.points[i].position_m);
+  return out;
+}
+
+}  // namespace
+
 Rehearsal rehearse(const executor::Playback& plan, const executor::Stream& stream,
-                   const ScenePtr& scene) {
+                   const ScenePtr& scene, double rate_scale) {
   const ModelPtr& model = plan.model;
   const Model& m = *model;
   const auto collision =
@@ -31,12 +49,34 @@ Rehearsal rehearse(const executor::Playback& plan, const executor::Stream& strea
   const int rows = so.contacts ? so.contacts->rows() : 0;
   std::vector<char> bore(rows, 0);
   CollisionChecker checker(collision);
+  DynamicsData d(m);
+  const Eigen::Index predicted = plan.predicted_q.rows();
   out.report = simulateChecked(model, inputs, so, &checker, {}, [&](const CheckedSample& s) {
     for (int r = 0; r < rows && s.row.contact_force_N; ++r)
       if ((*s.row.contact_force_N)[r] > 0.0 && !bore[r]) {
         bore[r] = 1;
         out.touched.push_back(so.contacts->rowName(r));
       }
+    const int play = s.index - stream.play_begin;
+    if (predicted == 0 || m.points.empty() || play < 0 || play >= stream.play_rows) return true;
+    // The plan's prediction at the same point of the plan, between its samples.
+    const double at_s = std::min(play / stream.rate_hz * rate_scale, plan.duration_s);
+    const double f = std::min(at_s * plan.rate_hz, static_cast<double>(predicted - 1));
+    const Eigen::Index j = std::min<Eigen::Index>(static_cast<Eigen::Index>(f), predicted - 1);
+    const Eigen::Index next = std::min<Eigen::Index>(j + 1, predicted - 1);
+    const double w = f - static_cast<double>(j);
+    const Eigen::VectorXd rho = plan.inputs.at(at_s);
+    const Eigen::VectorXd expected =
+        (1.0 - w) * namedPoints(m, d, plan.predicted_q.row(j).transpose(), rho) +
+        w * namedPoints(m, d, plan.predicted_q.row(next).transpose(), rho);
+    const Eigen::VectorXd actual = namedPoints(m, d, *s.row.q, *s.row.rho);
+    for (std::size_t p = 0; p < m.points.size(); ++p) {
+      const double dist = (actual.segment<3>(3 * p) - expected.segment<3>(3 * p)).norm();
+      if (dist <= out.deviation_m) continue;
+      out.deviation_m = dist;
+      out.deviation_point = m.points[p].name;
+      out.deviation_at_s = at_s;
+    }
     return true;
   });
   return out;
