@@ -366,6 +366,25 @@ TEST(Performance, TheDynamicsStepLowersTheErrorOfAFastMotion) {
   EXPECT_TRUE(checkInputLimits(*req.model, plan.inputs, plan.rate_hz).empty());
 }
 
+TEST(Performance, ADisabledInputHoldsThroughTheDynamicsStep) {
+  // The same fast motion with the string's length r disabled: both steps hold it at its start
+  // at every sample (the dynamics step would otherwise let the string out and in), and the
+  // dynamics step still lowers the error with the robot's x alone.
+  PerformanceRequest req = massRequest(R"(keyframes:
+  - {t: 0, points: {mass: [0, 0, 0.5]}}
+  - {t: 0.6, points: {mass: [0.12, 0, 0.5]}}
+  - {t: 1.2, points: {mass: [0.0, 0, 0.5]}}
+)");
+  req.options.disable = {1};
+  const Plan plan = planPerformance(req);
+  ASSERT_EQ(plan.performance.tracking.dynamic.size(), 1u)
+      << "the dynamics step's plan was not kept";
+  EXPECT_EQ((plan.inputs.col(1).array() - req.model->defaultInputs()[1]).abs().maxCoeff(), 0.0);
+  EXPECT_GT(plan.inputs.col(0).maxCoeff(), 0.05);
+  EXPECT_LT(plan.performance.tracking.dynamic[0].rms_m,
+            0.8 * plan.performance.tracking.kinematic[0].rms_m);
+}
+
 TEST(Performance, AnUnreachableTargetIsReportedWithItsPointAndTime) {
   // 1.5 m below the robot's point is beyond the longest string (0.95 m) from 1 s to 2 s.
   PerformanceRequest req = massRequest(R"(keyframes:

@@ -222,7 +222,14 @@ Plan planPerformance(const PerformanceRequest& req, const ProgressFn& progress,
   request.collision = collision;
   request.start_inputs = rho0;
   request.goal.kind = GoalSpec::Kind::RestOf;
-  const Eigen::MatrixXd u_kinematic = spline.sampleInputs(z_kinematic);
+  // The disabled inputs' columns exactly at their start (a spline's samples of a constant are it
+  // to rounding).
+  auto sampled_inputs = [&](const Eigen::VectorXd& z) {
+    Eigen::MatrixXd u = spline.sampleInputs(z);
+    for (int j : o.disable) u.col(j).setConstant(rho0[j]);
+    return u;
+  };
+  const Eigen::MatrixXd u_kinematic = sampled_inputs(z_kinematic);
   for (int j = 0; j < m.nk(); ++j)
     request.goal.values.emplace_back(m.kinematic[j].name, u_kinematic(u_kinematic.rows() - 1, j));
   request.goal.at_rest = true;
@@ -265,6 +272,7 @@ Plan planPerformance(const PerformanceRequest& req, const ProgressFn& progress,
     setup.margin_m = o.margin_m > 0 ? o.margin_m + std::max(0.005, 0.5 * o.margin_m) : 0.0;
     for (const std::string& name : sampled.points) setup.track_points.push_back(m.pointIndex(name));
     setup.track_targets_m = inWorld(sampled).positions_m;
+    setup.held_inputs = o.disable;
     detail::TrajectoryProblem problem(setup);
     double last_call_s = secondsSince(t0);
     auto keepGoing = [&](const detail::TrajectoryNlp::Progress& p) {
@@ -290,7 +298,7 @@ Plan planPerformance(const PerformanceRequest& req, const ProgressFn& progress,
     stopIfCancelled();
     if (nlp->best().size() > 0) {
       try {
-        Plan dynamic = planOf(spline.sampleInputs(nlp->best()), "performance (dynamics step)");
+        Plan dynamic = planOf(sampled_inputs(nlp->best()), "performance (dynamics step)");
         dynamic.performance.tracking.kinematic = kinematic.performance.tracking.kinematic;
         dynamic.performance.tracking.dynamic = measureTracking(
             sampled, dynamic.predicted.point_names, dynamic.predicted.points_m, o.rate_hz);

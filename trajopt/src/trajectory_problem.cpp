@@ -108,6 +108,9 @@ void TrajectoryProblem::bounds(Eigen::VectorXd& z_lower, Eigen::VectorXd& z_uppe
       z_upper[spline_.variable(j, f)] = kv.upper - inset;
     }
   }
+  for (int j : setup_.held_inputs)
+    for (int f = 0; f < spline_.freePerInput(); ++f)
+      z_lower[spline_.variable(j, f)] = z_upper[spline_.variable(j, f)] = setup_.start.rho[j];
   g_lower.resize(constraints());
   g_upper.resize(constraints());
   g_lower.head(linearConstraints()) = limits_.lower;

@@ -50,6 +50,9 @@ struct ProblemSetup {
   // weighed by weights.tracking.
   std::vector<int> track_points;
   Eigen::MatrixXd track_targets_m;
+  // Inputs (kinematic variable indices) held at the start's value throughout: their variables'
+  // bounds are that value (a performance's disabled limbs).
+  std::vector<int> held_inputs;
 };
 
 // What an evaluation computes: the objective's terms and the constraint rows only (a line
