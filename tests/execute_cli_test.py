@@ -146,7 +146,8 @@ class Execute(unittest.TestCase):
         with open(self.path("sway.csv"), "w") as f:
             f.write("t,mass_x,mass_y,mass_z\n0,0,0,0.5\n1,0.05,0,0.5\n2,0,0,0.5\n")
         for name, args in (("raise", ["--model", "puppetcopter", "--keyframes",
-                                      self.path("raise.yaml"), "--kinematic-only"]),
+                                      self.path("raise.yaml"), "--kinematic-only",
+                                      "--tolerance", "0.03"]),
                            ("sway", ["--model", "suspended-mass", "--markers",
                                      self.path("sway.csv")])):
             plan = self.path(name + ".json")

@@ -385,6 +385,28 @@ TEST(Performance, ADisabledInputHoldsThroughTheDynamicsStep) {
             0.8 * plan.performance.tracking.kinematic[0].rms_m);
 }
 
+TEST(Performance, AKinematicStepCutShortByTheTimeLimitIsApproximateAndSaysWhere) {
+  // PuppetCopter's right hand raised and lowered over 10 s (100 key frames, seconds of work)
+  // within a 0.1 s time limit: the frames after the cap keep their unrefined inputs, which is
+  // said, and the plan is not exact.
+  PerformanceRequest req;
+  req.model = loadModel("puppetcopter");
+  req.targets = readKeyframes(req.model, R"(keyframes:
+  - {t: 0, points: {hand_r: {offset: [0, 0, 0]}}}
+  - {t: 5, points: {hand_r: {offset: [0.03, -0.05, 0.12]}}}
+  - {t: 10, points: {hand_r: {offset: [0, 0, 0]}}}
+)",
+                              "raise.yaml");
+  req.options.dynamics = false;
+  req.options.time_limit_s = 0.1;
+  const Plan plan = planPerformance(req);
+  EXPECT_EQ(plan.outcome, PlanOutcome::Approximate);
+  EXPECT_NE(plan.message.find("the time limit (0.1 s) stopped the kinematic step at key frame"),
+            std::string::npos)
+      << plan.message;
+  EXPECT_NE(plan.message.find("of 101"), std::string::npos) << plan.message;
+}
+
 TEST(Performance, AnUnreachableTargetIsReportedWithItsPointAndTime) {
   // 1.5 m below the robot's point is beyond the longest string (0.95 m) from 1 s to 2 s.
   PerformanceRequest req = massRequest(R"(keyframes:

@@ -52,7 +52,12 @@ class FrameSolver {
     const int nk = model_.nk();
     Eigen::MatrixXd J(r.size(), nk);
     double damping = 1e-3;
-    for (int it = 0; it < kIterations && (!setup_.in_time || setup_.in_time()); ++it) {
+    bool cut_short = false;
+    for (int it = 0; it < kIterations; ++it) {
+      if (setup_.in_time && !setup_.in_time()) {
+        cut_short = true;
+        break;
+      }
       for (int i = 0; i < nk; ++i) {
         J.col(i).setZero();
         if (!free_[i] || setFromTarget(i)) continue;
@@ -94,7 +99,9 @@ class FrameSolver {
       }
       if (!improved) break;
     }
-    return finish(rho, cur);
+    KinematicFrame out = finish(rho, cur);
+    out.cut_short = cut_short;
+    return out;
   }
 
  private:

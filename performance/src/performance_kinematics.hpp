@@ -20,7 +20,8 @@ struct KinematicFrame {
   Eigen::VectorXd q;        // n_d: its rest pose
   Eigen::VectorXd error_m;  // per target point: |point - target| (NaN without a target)
   double stage_clearance_m = 0.0;
-  std::string nearest;  // the stage's nearest pair, described
+  std::string nearest;     // the stage's nearest pair, described
+  bool cut_short = false;  // the wall-clock cap (in_time) stopped its refinement
 };
 
 struct KinematicSetup {
@@ -29,7 +30,9 @@ struct KinematicSetup {
   double margin_m = 0.02;
   std::vector<int> disable;          // kept at the start's values
   Eigen::VectorXd start_inputs;      // n_k: the first frame's search starts here
-  std::function<bool()> in_time;     // false: stop refining (each frame keeps its best)
+  // A wall-clock cap, not a budget (the frames' iterations are counted): false stops refining;
+  // each frame keeps its best so far and says it was cut short.
+  std::function<bool()> in_time;
 };
 
 // `keys` sampled at the key rate, in the model's world frame (points) with their variable

@@ -188,19 +188,28 @@ Plan planPerformance(const PerformanceRequest& req, const ProgressFn& progress,
   const TargetMotion sampled = sampleTargets(targets, o.rate_hz);
   const TargetMotion keys = inWorld(sampleTargets(targets, o.key_rate_hz));
 
-  // 1. The kinematic step at the key frames, within a share of the budget.
-  const double kinematic_budget_s = o.dynamics ? 0.4 * o.time_limit_s : o.time_limit_s;
+  // 1. The kinematic step at the key frames: its iterations counted (solveKeyFrames), the time
+  // limit a cap that stops it and is said in the plan.
   detail::KinematicSetup ks;
   ks.model = model;
   ks.collision = collision;
   ks.margin_m = o.margin_m;
   ks.disable = o.disable;
   ks.start_inputs = m.defaultInputs();
-  ks.in_time = [&] {
-    return secondsSince(t0) < kinematic_budget_s && !(cancelled && cancelled());
-  };
+  ks.in_time = [&] { return secondsSince(t0) < o.time_limit_s && !(cancelled && cancelled()); };
   const std::vector<detail::KinematicFrame> frames = detail::solveKeyFrames(ks, keys);
   stopIfCancelled();
+  std::vector<std::string>
+      notes;  // for the plan's message: what a time limit stopped, a step not kept
+  for (std::size_t f = 0; f < frames.size(); ++f)
+    if (frames[f].cut_short) {
+      notes.push_back("the time limit (" + formatNumber(o.time_limit_s) +
+                      " s) stopped the kinematic step at key frame " + std::to_string(f + 1) +
+                      " of " + std::to_string(frames.size()) + " (" +
+                      formatNumber(keys.times_s[f]) + " s): later frames are not refined");
+      break;
+    }
+  const bool kinematic_cut = !notes.empty();
   report("kinematic", 0, 0.0);
   Eigen::MatrixXd key_inputs(static_cast<Eigen::Index>(frames.size()), m.nk());
   for (std::size_t f = 0; f < frames.size(); ++f)
@@ -233,6 +242,9 @@ Plan planPerformance(const PerformanceRequest& req, const ProgressFn& progress,
   for (int j = 0; j < m.nk(); ++j)
     request.goal.values.emplace_back(m.kinematic[j].name, u_kinematic(u_kinematic.rows() - 1, j));
   request.goal.at_rest = true;
+  // Its rest pose from the last key frame's, standing on what that one stands on.
+  request.goal.rest_guess_q = frames.back().q;
+  request.goal.rest_contacts = collision->contacts();
 
   auto planOf = [&](const Eigen::MatrixXd& inputs, const char* planner) {
     Plan plan = planHeader(request, *collision, o.rate_hz);
@@ -275,12 +287,16 @@ Plan planPerformance(const PerformanceRequest& req, const ProgressFn& progress,
     setup.held_inputs = o.disable;
     detail::TrajectoryProblem problem(setup);
     double last_call_s = secondsSince(t0);
+    int iterations = 0;
+    bool timed_out = false;
     auto keepGoing = [&](const detail::TrajectoryNlp::Progress& p) {
       if (cancelled && cancelled()) return false;
       const double now_s = secondsSince(t0), iteration_s = now_s - last_call_s;
       last_call_s = now_s;
+      iterations = p.iteration;
       report("optimize", p.iteration, p.cost);
-      return now_s + 2.0 * iteration_s < o.time_limit_s;
+      timed_out = now_s + 2.0 * iteration_s >= o.time_limit_s;
+      return !timed_out;
     };
     Ipopt::SmartPtr<detail::TrajectoryNlp> nlp =
         new detail::TrajectoryNlp(problem, z_kinematic, keepGoing);
@@ -294,24 +310,37 @@ Plan planPerformance(const PerformanceRequest& req, const ProgressFn& progress,
       detail::solveInTurn(detail::trajectorySolver(200, start_cost), nlp);
     } catch (const PlanCancelled&) {
       // the caller's cancel is asked below; the time limit leaves the best motion found so far
+      timed_out = true;
     }
     stopIfCancelled();
+    if (timed_out)
+      notes.push_back("the time limit (" + formatNumber(o.time_limit_s) +
+                      " s) stopped the dynamics step after " + std::to_string(iterations) +
+                      " iterations (its best motion by then)");
+    // It replaces the kinematic step's unless it broke what that one kept; else why is said.
+    std::string dropped = "it found no motion";
     if (nlp->best().size() > 0) {
       try {
         Plan dynamic = planOf(sampled_inputs(nlp->best()), "performance (dynamics step)");
         dynamic.performance.tracking.kinematic = kinematic.performance.tracking.kinematic;
         dynamic.performance.tracking.dynamic = measureTracking(
             sampled, dynamic.predicted.point_names, dynamic.predicted.points_m, o.rate_hz);
-        // It replaces the kinematic step's unless it broke what that one kept.
-        const bool worse =
-            (kinematic.outcome == PlanOutcome::Exact && dynamic.outcome != PlanOutcome::Exact) ||
-            rmsTotal(dynamic.performance.tracking.dynamic) >
-                rmsTotal(kinematic.performance.tracking.kinematic);
-        if (!worse) out = std::move(dynamic);
-      } catch (const SimulationError&) {
-        // the optimized motion's re-simulation failed: the kinematic step's stands
+        const double rms_dynamic_m = rmsTotal(dynamic.performance.tracking.dynamic),
+                     rms_kinematic_m = rmsTotal(kinematic.performance.tracking.kinematic);
+        if (kinematic.outcome == PlanOutcome::Exact && dynamic.outcome != PlanOutcome::Exact)
+          dropped = "its motion is " + std::string(toString(dynamic.outcome)) + " (" +
+                    dynamic.message + ")";
+        else if (rms_dynamic_m > rms_kinematic_m)
+          dropped = "its targets' rms " + formatNumber(rms_dynamic_m) +
+                    " m is over the kinematic " + "step's " + formatNumber(rms_kinematic_m) + " m";
+        else
+          dropped.clear();
+        if (dropped.empty()) out = std::move(dynamic);
+      } catch (const SimulationError& e) {
+        dropped = std::string("its motion's re-simulation failed: ") + e.what();
       }
     }
+    if (!dropped.empty()) notes.push_back("the dynamics step's motion was not kept: " + dropped);
   }
 
   // Targets the puppet does not follow, and why.
@@ -338,6 +367,20 @@ Plan planPerformance(const PerformanceRequest& req, const ProgressFn& progress,
     return std::string("the puppet swings off it");
   });
   measurePlanQuality(request, *collision, out, o.settle_s);
+  // Exact only when every target is followed within the tolerance over the whole clip (and the
+  // motion collision-free and within its limits: classifyPlan); what was cut short or dropped is
+  // said.
+  const std::size_t spans = out.performance.tracking.unreachable.size();
+  if (out.outcome == PlanOutcome::Exact && (spans > 0 || kinematic_cut)) {
+    out.outcome = PlanOutcome::Approximate;
+    if (spans > 0) {
+      const UnreachableSpan& u = out.performance.tracking.unreachable.front();
+      out.message = std::to_string(spans) + " span(s) of targets not followed within " +
+                    formatNumber(o.tolerance_m) + " m (first: " + u.point + " " +
+                    formatNumber(u.from_s) + "-" + formatNumber(u.to_s) + " s, " + u.reason + ")";
+    }
+  }
+  for (const std::string& what : notes) out.message += (out.message.empty() ? "" : "; ") + what;
   out.stats.total_time_s = secondsSince(t0);
   requireFiniteNumbers(out);
   return out;

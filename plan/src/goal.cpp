@@ -60,7 +60,10 @@ GoalEvaluator::GoalEvaluator(ModelPtr model, GoalSpec spec)
                                std::to_string(kv.upper) + "]");
         target_rho_[i - nd] = value;
       }
-      const RestPose rest = computeRestPose(model_, target_rho_);
+      const bool guessed = spec_.rest_guess_q.size() == nd;
+      const RestPose rest = computeRestPose(
+          model_, target_rho_, guessed ? &spec_.rest_guess_q : nullptr,
+          spec_.rest_contacts ? standingOn(spec_.rest_contacts) : RestPoseOptions{});
       if (!rest.ok) throw FieldError("goal.values", "rest-of: no rest pose: " + rest.message);
       target_q_ = rest.q;
       for (int i = 0; i < nd; ++i) goal_vars_.push_back(i);

@@ -7,9 +7,12 @@
 
 #include <Eigen/Core>
 #include <limits>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
+
+#include "marionette/models/contact.hpp"
 
 namespace marionette {
 
@@ -32,6 +35,12 @@ struct GoalSpec {
   double tolerance = std::numeric_limits<double>::quiet_NaN();
   bool at_rest = false;
   double rest_energy_J = 2e-3;  // "at rest": puppet kinetic energy below this, rig stopped
+  // RestOf, not part of the text: where its rest pose is solved from (n_d; empty: the model's
+  // initial pose) and what the puppet stands on there (null: hanging free) -- a performance's
+  // last key frame, found by continuation on its stage, which a solve from the initial pose
+  // hanging free may not find.
+  Eigen::VectorXd rest_guess_q;
+  std::shared_ptr<const Contacts> rest_contacts;
 
   // Parses "q:NAME=V,...[;tol=X]", "point:NAME=x,y,z[;radius=R]", "rest-of:VAR=V,...[;tol=X]",
   // each with an optional ";at-rest" (and ";energy=J").  Throws FieldError("goal", ...) naming

@@ -112,7 +112,7 @@ struct Plan {
   std::string start;  // the start as given ("rest", "q:...", "rest-of:...")
   unsigned long seed = 0;
   PlanOutcome outcome = PlanOutcome::NotFound;
-  std::string message;  // why not exact, when it is not
+  std::string message;  // why not exact, when it is not; what a time limit cut short
 
   // The input sequence: sample i at t = i / rate_hz.
   double rate_hz = 50.0;
