@@ -386,7 +386,7 @@ TEST(Performance, ADisabledInputHoldsThroughTheDynamicsStep) {
 }
 
 TEST(Performance, AKinematicStepCutShortByTheTimeLimitIsApproximateAndSaysWhere) {
-  // PuppetCopter's right hand raised and lowered over 10 s (100 key frames, seconds of work)
+  // PuppetCopter's right hand raised and lowered over 10 s (101 key frames, seconds of work)
   // within a 0.1 s time limit: the frames after the cap keep their unrefined inputs, which is
   // said, and the plan is not exact.
   PerformanceRequest req;
@@ -397,7 +397,6 @@ TEST(Performance, AKinematicStepCutShortByTheTimeLimitIsApproximateAndSaysWhere)
   - {t: 10, points: {hand_r: {offset: [0, 0, 0]}}}
 )",
                               "raise.yaml");
-  req.options.dynamics = false;
   req.options.time_limit_s = 0.1;
   const Plan plan = planPerformance(req);
   EXPECT_EQ(plan.outcome, PlanOutcome::Approximate);
@@ -405,6 +404,9 @@ TEST(Performance, AKinematicStepCutShortByTheTimeLimitIsApproximateAndSaysWhere)
             std::string::npos)
       << plan.message;
   EXPECT_NE(plan.message.find("of 101"), std::string::npos) << plan.message;
+  // Nothing left for the dynamics step: it did not run, and says so.
+  EXPECT_NE(plan.message.find("the dynamics step did not run"), std::string::npos) << plan.message;
+  EXPECT_EQ(plan.stats.planner, "performance (kinematic step)");
 }
 
 TEST(Performance, AnUnreachableTargetIsReportedWithItsPointAndTime) {

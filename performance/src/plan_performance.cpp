@@ -206,7 +206,7 @@ Plan planPerformance(const PerformanceRequest& req, const ProgressFn& progress,
       notes.push_back("the time limit (" + formatNumber(o.time_limit_s) +
                       " s) stopped the kinematic step at key frame " + std::to_string(f + 1) +
                       " of " + std::to_string(frames.size()) + " (" +
-                      formatNumber(keys.times_s[f]) + " s): later frames are not refined");
+                      formatNumber(keys.times_s[f], 3) + " s): later frames are not refined");
       break;
     }
   const bool kinematic_cut = !notes.empty();
@@ -263,8 +263,10 @@ Plan planPerformance(const PerformanceRequest& req, const ProgressFn& progress,
   Plan out = kinematic;
   stopIfCancelled();
 
-  // 2. The dynamics step from the kinematic step's motion.
-  if (o.dynamics) {
+  // 2. The dynamics step from the kinematic step's motion (none when the time limit is spent).
+  if (o.dynamics && kinematic_cut)
+    notes.push_back("the dynamics step did not run: the kinematic step used the time limit");
+  if (o.dynamics && !kinematic_cut) {
     IntegratorOptions io;
     io.dt_s = 1.0 / o.rate_hz;
     VariationalIntegrator vi(model, io);
@@ -331,8 +333,8 @@ Plan planPerformance(const PerformanceRequest& req, const ProgressFn& progress,
           dropped = "its motion is " + std::string(toString(dynamic.outcome)) + " (" +
                     dynamic.message + ")";
         else if (rms_dynamic_m > rms_kinematic_m)
-          dropped = "its targets' rms " + formatNumber(rms_dynamic_m) +
-                    " m is over the kinematic " + "step's " + formatNumber(rms_kinematic_m) + " m";
+          dropped = formatted("its targets' rms %.3g m is over the kinematic step's %.3g m",
+                              rms_dynamic_m, rms_kinematic_m);
         else
           dropped.clear();
         if (dropped.empty()) out = std::move(dynamic);
@@ -377,7 +379,8 @@ Plan planPerformance(const PerformanceRequest& req, const ProgressFn& progress,
       const UnreachableSpan& u = out.performance.tracking.unreachable.front();
       out.message = std::to_string(spans) + " span(s) of targets not followed within " +
                     formatNumber(o.tolerance_m) + " m (first: " + u.point + " " +
-                    formatNumber(u.from_s) + "-" + formatNumber(u.to_s) + " s, " + u.reason + ")";
+                    formatNumber(u.from_s, 3) + "-" + formatNumber(u.to_s, 3) + " s, " + u.reason +
+                    ")";
     }
   }
   for (const std::string& what : notes) out.message += (out.message.empty() ? "" : "; ") + what;
