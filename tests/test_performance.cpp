@@ -275,6 +275,37 @@ TEST(Keyframes, OffsetsFromRestAndSmoothInterpolationThroughTheKeys) {
                PerformanceFileError);  // outside the input's range
 }
 
+TEST(Editing, JoinedClipsTargetEachPointOnlyInTheClipsThatHaveIt) {
+  // A bow (the right hand, keyframes, 2 s) then a hop (the left foot, markers with an occluded
+  // frame, 2 s), blended over 1 s: the foot has no target during the bow and the blend, the hand
+  // none during the blend and the hop; the hop's occluded frame is interpolated within it.
+  const ModelPtr pc = loadModel("puppetcopter");
+  const TargetMotion bow = readKeyframes(pc, R"(keyframes:
+  - {t: 0, points: {hand_r: [0.1, -0.2, 0.5]}}
+  - {t: 2, points: {hand_r: [0.1, -0.2, 0.4]}}
+)",
+                                         "bow.yaml");
+  const TargetMotion hop = readMarkerCsv(pc,
+                                         "t,foot_l_x,foot_l_y,foot_l_z\n0,0,0.1,0.05\n"
+                                         "1,,,\n2,0,0.1,0.15\n",
+                                         "hop.csv");
+  const TargetMotion both = concatenateTargets(bow, hop, 1.0);
+  EXPECT_TRUE(both.filled);
+  const TargetMotion s = sampleTargets(both, 10.0);
+  ASSERT_EQ(s.frames(), 51);
+  const int hand = s.pointIndex("hand_r"), foot = s.pointIndex("foot_l");
+  for (int i = 0; i <= 50; ++i) {
+    const double t = i / 10.0;
+    EXPECT_EQ(s.position(i, hand).allFinite(), t <= 2.0) << t;
+    EXPECT_EQ(s.position(i, foot).allFinite(), t >= 3.0) << t;
+  }
+  EXPECT_TRUE(s.position(20, hand).isApprox(Eigen::Vector3d(0.1, -0.2, 0.4)));
+  EXPECT_TRUE(s.position(40, foot).isApprox(Eigen::Vector3d(0, 0.1, 0.1)));  // the occluded frame
+  // Looped, a clip's points keep their targets in every pass.
+  const TargetMotion looped = sampleTargets(loopTargets(hop, 2, 0.5), 10.0);
+  for (int i = 0; i < looped.frames(); ++i) EXPECT_TRUE(looped.position(i, 0).allFinite()) << i;
+}
+
 TEST(Editing, TimeScaleConcatenateLoopAndLimbs) {
   const ModelPtr model = loadModel("suspended-mass");
   const TargetMotion m = readMarkerCsv(

@@ -122,6 +122,7 @@ TargetMotion joinTargets(const std::vector<const TargetMotion*>& parts, double b
   if (parts.empty()) throw FieldError("clips", "nothing to join");
   TargetMotion out;
   out.smooth = false;
+  out.filled = true;
   for (const TargetMotion* m : parts) {
     out.source += (out.source.empty() ? "" : " + ") + m->source;
     out.points = unionOf(out.points, m->points);
@@ -130,14 +131,16 @@ TargetMotion joinTargets(const std::vector<const TargetMotion*>& parts, double b
   const int np = 3 * static_cast<int>(out.points.size());
   const int nv = static_cast<int>(out.variables.size());
   // Each part dense on the union's columns, once however often it is played (a smooth track
-  // sampled so that the blend stays smooth), its times from 0.
+  // sampled so that the blend stays smooth; a dense one at its own frames), its own gaps filled
+  // within it and the columns it lacks NaN -- no target in its span -- its times from 0.
   std::map<const TargetMotion*, TargetMotion> dense;
   Eigen::Index total = 0;
   for (const TargetMotion* m : parts) {
     throwIfCancelled("joining clips");
     auto [it, added] = dense.try_emplace(m);
     if (added) {
-      const TargetMotion sampled = m->smooth ? sampleTargets(*m, kBlendRate_hz) : *m;
+      const TargetMotion sampled =
+          m->smooth || m->filled ? sampleTargets(*m, kBlendRate_hz) : fillGaps(*m);
       TargetMotion& d = it->second;
       d.times_s = sampled.times_s;
       for (double& t : d.times_s) t -= sampled.start_s();

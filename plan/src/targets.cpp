@@ -58,6 +58,27 @@ Eigen::MatrixXd sampleColumns(const std::vector<double>& times, const Eigen::Mat
   return out;
 }
 
+// A filled motion's columns: linear between its frames, NaN where either frame has none.
+Eigen::MatrixXd sampleFilled(const std::vector<double>& times, const Eigen::MatrixXd& m, double t0,
+                             double rate_hz, int n) {
+  Eigen::MatrixXd out(n, m.cols());
+  for (int i = 0; i < n; ++i) {
+    const double t = t0 + i / rate_hz;
+    const auto it = std::upper_bound(times.begin(), times.end(), t);
+    const Eigen::Index b = std::min<Eigen::Index>(it - times.begin(), m.rows() - 1),
+                       a = std::max<Eigen::Index>(b - 1, 0);
+    const double s = b == a ? 0.0 : std::clamp((t - times[a]) / (times[b] - times[a]), 0.0, 1.0);
+    // (0 * NaN is NaN: between a frame with a target and one without, none; at a frame, its own.)
+    if (s == 0.0)
+      out.row(i) = m.row(a);
+    else if (s == 1.0)
+      out.row(i) = m.row(b);
+    else
+      out.row(i) = (1 - s) * m.row(a) + s * m.row(b);
+  }
+  return out;
+}
+
 }  // namespace
 
 int TargetMotion::pointIndex(const std::string& name) const {
@@ -71,6 +92,7 @@ TargetMotion sampleTargets(const TargetMotion& motion, double rate_hz) {
   out.points = motion.points;
   out.variables = motion.variables;
   out.smooth = false;  // dense now
+  out.filled = motion.filled;
   const double samples = motion.duration_s() * rate_hz;
   if (!(rate_hz > 0 && samples <= kMaxTargetSamples))
     throw FieldError("targets", "sampling " + std::to_string(motion.duration_s()) + " s at " +
@@ -79,8 +101,23 @@ TargetMotion sampleTargets(const TargetMotion& motion, double rate_hz) {
   out.times_s.reserve(static_cast<std::size_t>(n));
   for (int i = 0; i < n; ++i) out.times_s.push_back(i / rate_hz);
   const double t0 = motion.start_s();
+  if (motion.filled && motion.frames() > 0) {
+    out.positions_m = sampleFilled(motion.times_s, motion.positions_m, t0, rate_hz, n);
+    out.values = sampleFilled(motion.times_s, motion.values, t0, rate_hz, n);
+    return out;
+  }
   out.positions_m = sampleColumns(motion.times_s, motion.positions_m, motion.smooth, t0, rate_hz, n);
   out.values = sampleColumns(motion.times_s, motion.values, motion.smooth, t0, rate_hz, n);
+  return out;
+}
+
+TargetMotion fillGaps(const TargetMotion& motion) {
+  TargetMotion out = motion;
+  for (Eigen::MatrixXd* columns : {&out.positions_m, &out.values})
+    for (Eigen::Index c = 0; c < columns->cols(); ++c) {
+      const Track track(motion.times_s, columns->col(c), motion.smooth);
+      for (int f = 0; f < motion.frames(); ++f) (*columns)(f, c) = track(motion.times_s[f]);
+    }
   return out;
 }
 

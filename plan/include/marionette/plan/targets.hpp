@@ -35,6 +35,10 @@ struct TargetMotion {
   // Keyframes are few and far apart: interpolated by Catmull-Rom splines (C1, through every
   // key).  Dense tracks (motion capture) are interpolated linearly.
   bool smooth = false;
+  // Joined clips (editing.hpp): every column filled within each clip that has it, so a NaN is
+  // no target there (a clip without that point, or a blend into or out of one) -- not a gap to
+  // interpolate across.
+  bool filled = false;
 
   int frames() const { return static_cast<int>(times_s.size()); }
   double start_s() const { return times_s.empty() ? 0.0 : times_s.front(); }
@@ -49,8 +53,11 @@ struct TargetMotion {
 // result are those samples (times_s re-based to 0); FieldError("targets") beyond
 // kMaxTargetSamples.  A point's or variable's gaps (NaN) are
 // interpolated between the frames that have it and held before its first and after its last;
-// one that no frame has stays NaN.
+// one that no frame has stays NaN.  A filled motion's NaN stays NaN (linear between frames that
+// both have it).
 TargetMotion sampleTargets(const TargetMotion& motion, double rate_hz);
+// The same motion at its own frames with each column's gaps filled by sampleTargets' rule.
+TargetMotion fillGaps(const TargetMotion& motion);
 
 struct PointTracking {
   std::string point;
