@@ -252,8 +252,15 @@ Plan planPerformance(const PerformanceRequest& req, const ProgressFn& progress,
     plan.stats.planner = planner;
     plan.inputs = inputs;
     plan.clearance_margin_m = o.margin_m;
-    verifyPlan(request, collision, plan);
-    classifyPerformance(request.goal, plan);
+    try {
+      verifyPlan(request, collision, plan);
+      classifyPerformance(request.goal, plan);
+    } catch (const FieldError& e) {
+      // The end's rest-of goal is the performance's own, not a request's field (no --goal).
+      if (e.argument() != "goal") throw;
+      throw std::runtime_error("the performance's end: no rest pose at its last inputs: " +
+                               e.problem());
+    }
     plan.performance.targets = sampled;
     return plan;
   };
