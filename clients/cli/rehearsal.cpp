@@ -4,24 +4,10 @@
 #include <algorithm>
 
 #include "marionette/models/dynamics.hpp"
+#include "marionette/plan/goal.hpp"
 #include "marionette/problem/motion_problem.hpp"
 
 namespace marionette::cli {
-
-namespace {
-
-// Stage positions of m's named points at the configuration (q_d, rho): 3 per point.
-Eigen::VectorXd namedPoints(const Model& m, DynamicsData& d, const Eigen::VectorXd& q,
-                            const Eigen::VectorXd& rho) {
-  forwardKinematics(m, d, m.configuration(q, rho));
-  Eigen::VectorXd out(3 * m.points.size());
-  for (std::size_t i = 0; i < m.points.size(); ++i)
-    out.segment<3>(3 * static_cast<Eigen::Index>(i)) =
-        m.stage_pose * pointPosition(d, m.points[i].frame, m.points[i].position_m);
-  return out;
-}
-
-}  // namespace
 
 Rehearsal rehearse(const executor::Playback& plan, const executor::Stream& stream,
                    const ScenePtr& scene, double rate_scale) {
@@ -50,6 +36,7 @@ Rehearsal rehearse(const executor::Playback& plan, const executor::Stream& strea
   std::vector<char> bore(rows, 0);
   CollisionChecker checker(collision);
   DynamicsData d(m);
+  std::vector<Eigen::Vector3d> before, after, actual;  // the named points (stage)
   const Eigen::Index predicted = plan.predicted_q.rows();
   out.report = simulateChecked(model, inputs, so, &checker, {}, [&](const CheckedSample& s) {
     for (int r = 0; r < rows && s.row.contact_force_N; ++r)
@@ -66,12 +53,11 @@ Rehearsal rehearse(const executor::Playback& plan, const executor::Stream& strea
     const Eigen::Index next = std::min<Eigen::Index>(j + 1, predicted - 1);
     const double w = f - static_cast<double>(j);
     const Eigen::VectorXd rho = plan.inputs.at(at_s);
-    const Eigen::VectorXd expected =
-        (1.0 - w) * namedPoints(m, d, plan.predicted_q.row(j).transpose(), rho) +
-        w * namedPoints(m, d, plan.predicted_q.row(next).transpose(), rho);
-    const Eigen::VectorXd actual = namedPoints(m, d, *s.row.q, *s.row.rho);
+    pointsInStage(m, d, m.configuration(plan.predicted_q.row(j).transpose(), rho), before);
+    pointsInStage(m, d, m.configuration(plan.predicted_q.row(next).transpose(), rho), after);
+    pointsInStage(m, d, m.configuration(*s.row.q, *s.row.rho), actual);
     for (std::size_t p = 0; p < m.points.size(); ++p) {
-      const double dist = (actual.segment<3>(3 * p) - expected.segment<3>(3 * p)).norm();
+      const double dist = (actual[p] - ((1.0 - w) * before[p] + w * after[p])).norm();
       if (dist <= out.deviation_m) continue;
       out.deviation_m = dist;
       out.deviation_point = m.points[p].name;
