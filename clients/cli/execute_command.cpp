@@ -442,15 +442,14 @@ int cmdExecute(int argc, char** argv) {
     std::cout << "  the simulated puppet is not compared with the plan's predicted states: "
               << r.missed_ticks << " missed tick(s) held an input longer than planned\n";
   if (comparable && r.missed_ticks == 0) {
-    // Every pass (--loops N): pass k plays sample i as frame play_begin + i + k (way back + play).
+    // Every pass (--loops N).
     const auto& q = sim->measuredQ();
-    const long stride = stream.play_rows + stream.return_rows.rows();
     const int per_pass = std::min<int>(static_cast<int>(perf.predicted_q.rows()), stream.play_rows);
     std::vector<double> dev;
-    for (long first = stream.play_begin; first + per_pass <= r.frames_sent; first += stride) {
+    for (long pass = 0; stream.playFrame(pass, per_pass) <= r.frames_sent; ++pass) {
       dev.push_back(0.0);
       for (int i = 0; i < per_pass; ++i) {
-        const long tick = sim->frameTicks()[static_cast<std::size_t>(first + i)];
+        const long tick = sim->frameTicks()[static_cast<std::size_t>(stream.playFrame(pass, i))];
         dev.back() = std::max(
             dev.back(), (q[static_cast<std::size_t>(tick)] - perf.predicted_q.row(i).transpose())
                             .cwiseAbs()

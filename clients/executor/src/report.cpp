@@ -55,8 +55,8 @@ TrackingReport buildTrackingReport(const Playback& perf, const Stream& stream,
     r.ahead = s.ahead;
     r.repeated = s.repeated;
   }
-  // The puppet's motion over every pass of the play: the sim's truth, else the estimate.  Pass k
-  // (from 0) plays sample i as frame play_begin + i + k (return rows + play rows).
+  // The puppet's motion over every pass of the play (Stream::playFrame): the sim's truth, else
+  // the estimate.
   const auto* sim = dynamic_cast<const SimRig*>(&rig);
   if (perf.predicted_q.rows() == 0 || stream.rate_hz != perf.rate_hz) return r;
   r.motion_from = sim ? "truth" : (loop ? "estimate" : "");
@@ -65,7 +65,6 @@ TrackingReport buildTrackingReport(const Playback& perf, const Stream& stream,
   DynamicsData dm(model), dt(truth);
   const std::size_t np = model.points.size();
   const int per_pass = std::min<int>(static_cast<int>(perf.predicted_q.rows()), stream.play_rows);
-  const long stride = stream.play_rows + stream.return_rows.rows();
   // Sums of squares, largest and last distance per point, over a span of samples.
   struct Span {
     std::vector<double> sum2, worst, last;
@@ -83,13 +82,13 @@ TrackingReport buildTrackingReport(const Playback& perf, const Stream& stream,
   Span all(np);
   double est_joint2 = 0.0, est_point2 = 0.0;
   long est_n = 0, est_pn = 0;
-  for (long pass = 0; stream.play_begin + pass * stride < run.frames_sent; ++pass) {
+  for (long pass = 0; stream.playFrame(pass, 0) < run.frames_sent; ++pass) {
     Span span(np);
-    const long first = stream.play_begin + pass * stride;
-    const int played = static_cast<int>(std::min<long>(per_pass, run.frames_sent - first));
+    const int played =
+        static_cast<int>(std::min<long>(per_pass, run.frames_sent - stream.playFrame(pass, 0)));
     for (int i = 0; i < played; ++i) {
       // The rig tick of the sample: where its frame landed (sim), else the frame's index.
-      const long frame = first + i;
+      const long frame = stream.playFrame(pass, i);
       const long t = sim ? sim->frameTicks()[static_cast<std::size_t>(frame)] : frame;
       Eigen::VectorXd estimate;
       if (loop && t < static_cast<long>(loop->estimates().size()))
