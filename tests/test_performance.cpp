@@ -449,7 +449,9 @@ TEST(Performance, AnUnreachableTargetIsReportedWithItsPointAndTime) {
   - {t: 3, points: {mass: [0, 0, 0.5]}}
 )");
   req.options.dynamics = false;
+  req.options.retarget = false;  // the clip followed as it is (retargeting: the next test)
   const Plan plan = planPerformance(req);
+  EXPECT_TRUE(plan.performance.tracking.retarget.empty());
   ASSERT_FALSE(plan.performance.tracking.unreachable.empty());
   const UnreachableSpan& u = plan.performance.tracking.unreachable.front();
   EXPECT_EQ(u.point, "mass");
@@ -475,6 +477,63 @@ TEST(Performance, AnUnreachableTargetIsReportedWithItsPointAndTime) {
   ASSERT_EQ(back.performance.tracking.kinematic.size(), 1u);
   EXPECT_DOUBLE_EQ(back.performance.tracking.kinematic[0].rms_m,
                    plan.performance.tracking.kinematic[0].rms_m);
+}
+
+TEST(Performance, ATrackOutOfReachIsFittedIntoItWithItsTimingAndReported) {
+  // The same dive 1 m down, where the mass can only go 0.45 m down (the string's 0.95 m): its
+  // track is scaled from where it starts, z(t) = 0.5 + s (clip(t) - 0.5) with s in (0, 1) the
+  // least-squares fit to where the key frames hold it; x and y do not move and stay.
+  PerformanceRequest req = massRequest(R"(keyframes:
+  - {t: 0, points: {mass: [0, 0, 0.5]}}
+  - {t: 1, points: {mass: [0, 0, -0.5]}}
+  - {t: 2, points: {mass: [0, 0, -0.5]}}
+  - {t: 3, points: {mass: [0, 0, 0.5]}}
+)");
+  req.options.dynamics = false;
+  const Plan plan = planPerformance(req);
+  const TargetMotion clip = sampleTargets(req.targets, plan.rate_hz);
+  const Eigen::MatrixXd& fitted = plan.performance.targets.positions_m;
+  ASSERT_EQ(fitted.rows(), clip.positions_m.rows());
+  EXPECT_NEAR(fitted(0, 2), 0.5, 1e-3);
+  const int bottom = static_cast<int>(1.5 * plan.rate_hz);
+  const double scale = (fitted(bottom, 2) - fitted(0, 2)) / (clip.positions_m(bottom, 2) - 0.5);
+  EXPECT_GT(scale, 0.4);
+  EXPECT_LT(scale, 0.65);
+  double rms = 0.0, max = 0.0;
+  for (int s = 0; s < fitted.rows(); ++s) {
+    max = std::max(max, (fitted.row(s) - clip.positions_m.row(s)).norm());
+    EXPECT_NEAR(fitted(s, 0), clip.positions_m(s, 0), 1e-3);
+    EXPECT_NEAR(fitted(s, 1), clip.positions_m(s, 1), 1e-12);
+    EXPECT_NEAR(fitted(s, 2), fitted(0, 2) + scale * (clip.positions_m(s, 2) - 0.5), 1e-9);
+    rms += (fitted.row(s) - clip.positions_m.row(s)).squaredNorm();
+  }
+  rms = std::sqrt(rms / fitted.rows());
+  // The report: the fitted track's distance from the clip, and where the fit gave up reach.
+  const TargetTracking& t = plan.performance.tracking;
+  ASSERT_EQ(t.retarget.size(), 1u);
+  EXPECT_NEAR(t.retarget[0].rms_m, rms, 1e-9);
+  EXPECT_NEAR(t.retarget[0].max_m, max, 1e-9);
+  ASSERT_FALSE(t.retarget_spans.empty());
+  EXPECT_LT(t.retarget_spans[0].from_s, 1.0);
+  EXPECT_NE(t.retarget_spans[0].reason.find("out of reach, fitted: z x0."), std::string::npos)
+      << t.retarget_spans[0].reason;
+  // The puppet is measured against the fitted track, which it follows far better than the clip
+  // (where the single scale passes the reach, a span is left).
+  ASSERT_EQ(t.kinematic.size(), 1u);
+  EXPECT_LT(t.kinematic[0].rms_m, 0.3 * rms) << t.kinematic[0].rms_m << " vs the clip's " << rms;
+  // Over 0.06 m rms from the clip: not exact, and said.
+  EXPECT_EQ(plan.outcome, PlanOutcome::Approximate);
+  EXPECT_NE(plan.message.find("fitted into reach farther than 0.06 m rms"), std::string::npos)
+      << plan.message;
+
+  // The plan file carries the report.
+  std::ostringstream os;
+  writePlanJson(plan, os);
+  const Plan back = readPlanJson(os.str(), "perf.json");
+  ASSERT_EQ(back.performance.tracking.retarget.size(), 1u);
+  EXPECT_DOUBLE_EQ(back.performance.tracking.retarget[0].rms_m, t.retarget[0].rms_m);
+  ASSERT_EQ(back.performance.tracking.retarget_spans.size(), t.retarget_spans.size());
+  EXPECT_EQ(back.performance.tracking.retarget_spans[0].reason, t.retarget_spans[0].reason);
 }
 
 }  // namespace

@@ -124,6 +124,7 @@ std::string flagMessage(const FieldError& e) {
       {"blend_s", "--blend"},
       {"options.margin_m", "--margin"},
       {"options.tolerance_m", "--tolerance"},
+      {"options.reach_tolerance_m", "--reach-tolerance"},
       {"options.key_rate_hz", "--key-rate"},
       {"options.knots_per_s", "--knots"},
       {"options.settle_s", "--settle"},

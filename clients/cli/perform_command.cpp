@@ -38,6 +38,22 @@ void printTracking(const Plan& plan, std::ostream& os) {
   }
   if (shown < t.unreachable.size())
     os << "    ... (" << t.unreachable.size() - shown << " more in the plan file's tracking)\n";
+  // Retargeting into reach: how far each fitted track is from its clip, and where.
+  bool fitted = false;
+  for (const PointTracking& r : t.retarget) fitted = fitted || r.max_m > 0;
+  if (!fitted) return;
+  os << "  retargeted into reach (m from the clip):  rms      max (at s)\n";
+  for (const PointTracking& r : t.retarget)
+    if (r.max_m > 0)
+      os << formatted("    %-20s  %21.4f  %.4f (%.2f)\n", r.point.c_str(), r.rms_m, r.max_m,
+                      r.max_at_s);
+  for (std::size_t i = 0; i < std::min<std::size_t>(t.retarget_spans.size(), 6); ++i) {
+    const UnreachableSpan& u = t.retarget_spans[i];
+    os << formatted("    %s %.2f-%.2f s, up to %.3f m: %s\n", u.point.c_str(), u.from_s, u.to_s,
+                    u.worst_m, u.reason.c_str());
+  }
+  if (t.retarget_spans.size() > 6)
+    os << "    ... (" << t.retarget_spans.size() - 6 << " more in the plan file's tracking)\n";
 }
 
 }  // namespace
@@ -48,8 +64,8 @@ int cmdPerform(int argc, char** argv) {
                             "--keyframes", "--blend", "--from", "--to", "--speed", "--loop",
                             "--disable", "--margin", "--tolerance", "--rate", "--key-rate",
                             "--knots", "--settle", "--time-limit", "--weight", "--out",
-                            "--inputs-csv"},
-                           {"--kinematic-only", "--quiet"});
+                            "--inputs-csv", "--reach-tolerance"},
+                           {"--kinematic-only", "--quiet", "--no-retarget"});
   if (!a.values.count("--model")) throw std::invalid_argument("perform needs --model NAME|FILE");
   if (!a.values.count("--out")) throw std::invalid_argument("perform needs --out perf.json");
   checkWritable(a.values.at("--out"));
@@ -109,6 +125,8 @@ int cmdPerform(int argc, char** argv) {
   PerformanceOptions& o = req.options;
   number("--margin", o.margin_m);
   number("--tolerance", o.tolerance_m);
+  number("--reach-tolerance", o.reach_tolerance_m);
+  o.retarget = !a.switches.count("--no-retarget");
   number("--rate", o.rate_hz);
   number("--key-rate", o.key_rate_hz);
   number("--knots", o.knots_per_s);

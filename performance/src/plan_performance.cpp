@@ -13,6 +13,7 @@
 #include "marionette/models/field_error.hpp"
 #include "marionette/problem/plan_quality.hpp"
 #include "performance_kinematics.hpp"
+#include "reach_fit.hpp"
 #include "marionette/problem/verification.hpp"
 #include "ipopt_solver.hpp"
 #include "spline_fit.hpp"
@@ -31,6 +32,7 @@ void checkPerformanceOptions(const Model& model, const PerformanceOptions& o) {
   within("options.key_rate_hz", o.key_rate_hz, 1, o.rate_hz, "Hz (at most rate_hz)");
   within("options.margin_m", o.margin_m, 0, 1, "m");
   within("options.tolerance_m", o.tolerance_m, 1e-4, 1, "m");
+  within("options.reach_tolerance_m", o.reach_tolerance_m, 0, 1, "m");
   within("options.settle_s", o.settle_s, 0, 10, "s");
   within("options.knots_per_s", o.knots_per_s, 0.5, 50, "per s");
   within("options.time_limit_s", o.time_limit_s, 0.1, 3600, "s");
@@ -97,26 +99,25 @@ void classifyPerformance(const GoalSpec& goal, Plan& plan) {
   plan.goal_sample = goal_sample;
 }
 
-// Each target point's spans of samples where the plan's point is farther than `tolerance_m`
-// from its target, with the reason at the span's worst sample.
-std::vector<UnreachableSpan> unreachableSpans(
-    const Plan& plan, const TargetMotion& targets, double tolerance_m,
+// Each target point's spans of samples where `points_m`'s (rows at rate_hz, named by `names`)
+// is farther than `tolerance_m` from its target, with the reason at the span's worst sample.
+std::vector<UnreachableSpan> spansOff(
+    const std::vector<std::string>& names, const Eigen::MatrixXd& points_m, double rate_hz,
+    const TargetMotion& targets, double tolerance_m,
     const std::function<std::string(int point, int sample)>& reason) {
   std::vector<UnreachableSpan> out;
   for (int p = 0; p < static_cast<int>(targets.points.size()); ++p) {
-    const auto it = std::find(plan.predicted.point_names.begin(), plan.predicted.point_names.end(),
-                              targets.points[p]);
-    if (it == plan.predicted.point_names.end()) continue;
-    const int col = 3 * static_cast<int>(it - plan.predicted.point_names.begin());
+    const auto it = std::find(names.begin(), names.end(), targets.points[p]);
+    if (it == names.end()) continue;
+    const int col = 3 * static_cast<int>(it - names.begin());
     int begin = -1, worst = -1;
     double worst_m = 0.0;
-    const int n = std::min(targets.frames(), plan.samples());
+    const int n = std::min(targets.frames(), static_cast<int>(points_m.rows()));
     for (int s = 0; s <= n; ++s) {
       double e = 0.0;
       if (s < n) {
         const Eigen::Vector3d target = targets.position(s, p);
-        if (target.allFinite())
-          e = (plan.predicted.points_m.block<1, 3>(s, col).transpose() - target).norm();
+        if (target.allFinite()) e = (points_m.block<1, 3>(s, col).transpose() - target).norm();
       }
       if (e > tolerance_m) {
         if (begin < 0) {
@@ -128,7 +129,7 @@ std::vector<UnreachableSpan> unreachableSpans(
           worst = s;
         }
       } else if (begin >= 0) {
-        out.push_back({targets.points[p], begin / plan.rate_hz, (s - 1) / plan.rate_hz, worst_m,
+        out.push_back({targets.points[p], begin / rate_hz, (s - 1) / rate_hz, worst_m,
                        reason(p, worst)});
         begin = -1;
       }
@@ -186,7 +187,8 @@ Plan planPerformance(const PerformanceRequest& req, const ProgressFn& progress,
     return t;
   };
   const TargetMotion sampled = sampleTargets(targets, o.rate_hz);
-  const TargetMotion keys = inWorld(sampleTargets(targets, o.key_rate_hz));
+  const TargetMotion keys_stage = sampleTargets(targets, o.key_rate_hz);
+  const TargetMotion keys = inWorld(keys_stage);
 
   // 1. The kinematic step at the key frames: its iterations counted (solveKeyFrames), the time
   // limit a cap that stops it and is said in the plan.
@@ -206,10 +208,32 @@ Plan planPerformance(const PerformanceRequest& req, const ProgressFn& progress,
       notes.push_back("the time limit (" + formatNumber(o.time_limit_s) +
                       " s) stopped the kinematic step at key frame " + std::to_string(f + 1) +
                       " of " + std::to_string(frames.size()) + " (" +
-                      formatNumber(keys.times_s[f], 3) + " s): later frames are not refined");
+                      formatNumber(keys.times_s[f], 3) + " s): later frames are not refined" +
+                      (o.retarget ? " and the targets not retargeted into reach" : ""));
       break;
     }
   const bool kinematic_cut = !notes.empty();
+
+  // ... the targets fitted into reach: to where the key frames hold their points (stage
+  // coordinates).  What the dynamics step follows and the plan is measured against.
+  const int n_points = static_cast<int>(targets.points.size());
+  Eigen::MatrixXd held_m(static_cast<Eigen::Index>(frames.size()), 3 * n_points);
+  {
+    DynamicsData data(m);
+    for (std::size_t f = 0; f < frames.size(); ++f) {
+      forwardKinematics(m, data, m.configuration(frames[f].q, frames[f].rho));
+      for (int p = 0; p < n_points; ++p) {
+        const Point& point = m.points[m.pointIndex(targets.points[p])];
+        held_m.block<1, 3>(static_cast<Eigen::Index>(f), 3 * p) =
+            (m.stage_pose * pointPosition(data, point.frame, point.position_m)).transpose();
+      }
+    }
+  }
+  const std::vector<detail::ReachFit> fits =
+      o.retarget && !kinematic_cut ? detail::fitIntoReach(keys_stage, held_m, o.tolerance_m)
+                                   : std::vector<detail::ReachFit>(n_points);
+  const TargetMotion fitted = detail::applyReachFit(sampled, fits);
+  const TargetMotion fitted_keys = detail::applyReachFit(keys_stage, fits);
   report("kinematic", 0, 0.0);
   Eigen::MatrixXd key_inputs(static_cast<Eigen::Index>(frames.size()), m.nk());
   for (std::size_t f = 0; f < frames.size(); ++f)
@@ -261,12 +285,12 @@ Plan planPerformance(const PerformanceRequest& req, const ProgressFn& progress,
       throw std::runtime_error("the performance's end: no rest pose at its last inputs: " +
                                e.problem());
     }
-    plan.performance.targets = sampled;
+    plan.performance.targets = fitted;
     return plan;
   };
   Plan kinematic = planOf(u_kinematic, "performance (kinematic step)");
   kinematic.performance.tracking.kinematic = measureTracking(
-      sampled, kinematic.predicted.point_names, kinematic.predicted.points_m, o.rate_hz);
+      fitted, kinematic.predicted.point_names, kinematic.predicted.points_m, o.rate_hz);
   Plan out = kinematic;
   stopIfCancelled();
 
@@ -291,8 +315,8 @@ Plan planPerformance(const PerformanceRequest& req, const ProgressFn& progress,
     setup.end_reference = u_kinematic.row(u_kinematic.rows() - 1).transpose();
     setup.collision = collision;
     setup.margin_m = o.margin_m > 0 ? o.margin_m + std::max(0.005, 0.5 * o.margin_m) : 0.0;
-    for (const std::string& name : sampled.points) setup.track_points.push_back(m.pointIndex(name));
-    setup.track_targets_m = inWorld(sampled).positions_m;
+    for (const std::string& name : fitted.points) setup.track_points.push_back(m.pointIndex(name));
+    setup.track_targets_m = inWorld(fitted).positions_m;
     setup.held_inputs = o.disable;
     detail::TrajectoryProblem problem(setup);
     double last_call_s = secondsSince(t0);
@@ -333,7 +357,7 @@ Plan planPerformance(const PerformanceRequest& req, const ProgressFn& progress,
         Plan dynamic = planOf(sampled_inputs(nlp->best()), "performance (dynamics step)");
         dynamic.performance.tracking.kinematic = kinematic.performance.tracking.kinematic;
         dynamic.performance.tracking.dynamic = measureTracking(
-            sampled, dynamic.predicted.point_names, dynamic.predicted.points_m, o.rate_hz);
+            fitted, dynamic.predicted.point_names, dynamic.predicted.points_m, o.rate_hz);
         const double rms_dynamic_m = rmsTotal(dynamic.performance.tracking.dynamic),
                      rms_kinematic_m = rmsTotal(kinematic.performance.tracking.kinematic);
         if (kinematic.outcome == PlanOutcome::Exact && dynamic.outcome != PlanOutcome::Exact)
@@ -355,15 +379,17 @@ Plan planPerformance(const PerformanceRequest& req, const ProgressFn& progress,
   // Targets the puppet does not follow, and why.
   const double hold_tol = 1e-3;
   std::vector<std::vector<int>> own_inputs;  // per target point: its limb's (Model::pointInputs)
-  for (const std::string& name : sampled.points)
+  for (const std::string& name : fitted.points)
     own_inputs.push_back(m.pointInputs(m.pointIndex(name)));
-  out.performance.tracking
-      .unreachable = unreachableSpans(out, sampled, o.tolerance_m, [&](int p, int s) {
+  TargetTracking& tracking = out.performance.tracking;
+  tracking.unreachable = spansOff(out.predicted.point_names, out.predicted.points_m, o.rate_hz,
+                                  fitted, o.tolerance_m, [&](int p, int s) {
     const double t = s / o.rate_hz;
     const int f = std::min(static_cast<int>(std::lround(t * o.key_rate_hz)),
                            static_cast<int>(frames.size()) - 1);
     const detail::KinematicFrame& key = frames[f];
-    if (key.error_m[p] > o.tolerance_m)
+    const Eigen::Vector3d held = held_m.block<1, 3>(f, 3 * p).transpose();
+    if ((held - fitted_keys.position(f, p)).norm() > o.tolerance_m)
       return key.stage_clearance_m < 1.5 * o.margin_m + 0.005
                  ? "out of reach clear of the stage (nearest: " + key.nearest + ")"
                  : std::string("out of the puppet's reach at rest");
@@ -375,20 +401,49 @@ Plan planPerformance(const PerformanceRequest& req, const ProgressFn& progress,
     }
     return std::string("the puppet swings off it");
   });
+  // ... and how far retargeting moved them from the clip.
+  auto fitOf = [&](int p) {  // in words, about where the clip's mean went
+    Eigen::Vector3d mean = Eigen::Vector3d::Zero();
+    int n = 0;
+    for (int s = 0; s < sampled.frames(); ++s)
+      if (sampled.position(s, p).allFinite()) mean += sampled.position(s, p), ++n;
+    return fits[p].describe(mean / std::max(n, 1));
+  };
+  if (o.retarget && !kinematic_cut) {
+    tracking.retarget = measureTracking(sampled, fitted.points, fitted.positions_m, o.rate_hz);
+    tracking.retarget_spans =
+        spansOff(fitted.points, fitted.positions_m, o.rate_hz, sampled, o.tolerance_m,
+                 [&](int p, int) { return "out of reach, fitted: " + fitOf(p); });
+  }
   measurePlanQuality(request, *collision, out, o.settle_s);
   // Exact only when every target is followed within the tolerance over the whole clip (and the
   // motion collision-free and within its limits: classifyPlan); what was cut short or dropped is
   // said.
-  const std::size_t spans = out.performance.tracking.unreachable.size();
-  if (out.outcome == PlanOutcome::Exact && (spans > 0 || kinematic_cut)) {
-    out.outcome = PlanOutcome::Approximate;
-    if (spans > 0) {
-      const UnreachableSpan& u = out.performance.tracking.unreachable.front();
-      out.message = std::to_string(spans) + " span(s) of targets not followed within " +
-                    formatNumber(o.tolerance_m) + " m (first: " + u.point + " " +
-                    formatNumber(u.from_s, 3) + "-" + formatNumber(u.to_s, 3) + " s, " + u.reason +
-                    ")";
+  const std::size_t spans = tracking.unreachable.size();
+  std::vector<std::string> shortfalls;
+  if (spans > 0) {
+    const UnreachableSpan& u = tracking.unreachable.front();
+    shortfalls.push_back(std::to_string(spans) + " span(s) of targets not followed within " +
+                         formatNumber(o.tolerance_m) + " m (first: " + u.point + " " +
+                         formatNumber(u.from_s, 3) + "-" + formatNumber(u.to_s, 3) + " s, " +
+                         u.reason + ")");
+  }
+  int far = -1, n_far = 0;  // points whose fitted targets are too far from their clip
+  for (int p = 0; p < static_cast<int>(tracking.retarget.size()); ++p)
+    if (tracking.retarget[p].rms_m > o.reach_tolerance_m) {
+      ++n_far;
+      if (far < 0 || tracking.retarget[p].rms_m > tracking.retarget[far].rms_m) far = p;
     }
+  if (n_far > 0)
+    shortfalls.push_back(formatted(
+        "%d point(s) fitted into reach farther than %s m rms from their clip (farthest: %s, "
+        "%.3g m; %s)",
+        n_far, formatNumber(o.reach_tolerance_m).c_str(), tracking.retarget[far].point.c_str(),
+        tracking.retarget[far].rms_m, fitOf(far).c_str()));
+  if (out.outcome == PlanOutcome::Exact && (!shortfalls.empty() || kinematic_cut)) {
+    out.outcome = PlanOutcome::Approximate;
+    for (const std::string& what : shortfalls)
+      out.message += (out.message.empty() ? "" : "; ") + what;
   }
   for (const std::string& what : notes) out.message += (out.message.empty() ? "" : "; ") + what;
   out.stats.total_time_s = secondsSince(t0);

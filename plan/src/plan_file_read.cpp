@@ -235,8 +235,10 @@ Plan readPlanJson(const std::string& text, const std::string& source) {
   }
   if (const YAML::Node t = root["tracking"]; t) {
     if (!t.IsMap()) r.fail("tracking", "not an object");
-    for (const auto& [name, into] : {std::pair{"kinematic", &plan.performance.tracking.kinematic},
-                                     std::pair{"dynamic", &plan.performance.tracking.dynamic}}) {
+    TargetTracking& tracking = plan.performance.tracking;
+    for (const auto& [name, into] : {std::pair{"kinematic", &tracking.kinematic},
+                                     std::pair{"dynamic", &tracking.dynamic},
+                                     std::pair{"retarget", &tracking.retarget}}) {
       const std::string field = std::string("tracking.") + name;
       const YAML::Node section = t[name];
       if (!section) continue;
@@ -252,10 +254,14 @@ Plan readPlanJson(const std::string& text, const std::string& source) {
         into->push_back(p);
       }
     }
-    if (const YAML::Node u = t["unreachable"]; u) {
-      if (!u.IsSequence()) r.fail("tracking.unreachable", "not a list");
+    for (const auto& [name, into] : {std::pair{"unreachable", &tracking.unreachable},
+                                     std::pair{"retarget_spans", &tracking.retarget_spans}}) {
+      const std::string field = std::string("tracking.") + name;
+      const YAML::Node u = t[name];
+      if (!u) continue;
+      if (!u.IsSequence()) r.fail(field, "not a list");
       for (std::size_t i = 0; i < u.size(); ++i) {
-        const std::string at = "tracking.unreachable[" + std::to_string(i) + "]";
+        const std::string at = field + "[" + std::to_string(i) + "]";
         if (!u[i].IsMap()) r.fail(at, "not an object");
         UnreachableSpan span;
         span.point = r.text(u[i]["point"], at + ".point");
@@ -263,7 +269,7 @@ Plan readPlanJson(const std::string& text, const std::string& source) {
         span.to_s = r.number(u[i]["to_s"], at + ".to_s", true);
         span.worst_m = r.number(u[i]["worst_m"], at + ".worst_m", true);
         span.reason = r.text(u[i]["reason"], at + ".reason");
-        plan.performance.tracking.unreachable.push_back(span);
+        into->push_back(span);
       }
     }
   }

@@ -36,15 +36,15 @@ class Members : public JsonMembers {
 };
 
 // "tracking": {"kinematic": {POINT: {rms_m, max_m, max_at_s}}, "dynamic": {...},
-//              "unreachable": [{point, from_s, to_s, worst_m, reason}]}
+//              "unreachable": [{point, from_s, to_s, worst_m, reason}],
+//              "retarget": {POINT: {...}}, "retarget_spans": [{...}]}
 void writeTracking(Members& top, std::ostream& os, const TargetTracking& tracking) {
   top.key("tracking") << "{\n    ";
   Members sections(os, ",\n    ");
-  for (const auto& [name, points] : {std::pair{"kinematic", &tracking.kinematic},
-                                     std::pair{"dynamic", &tracking.dynamic}}) {
+  auto points = [&](const char* name, const std::vector<PointTracking>& list) {
     sections.key(name) << '{';
     Members each(os, ", ");
-    for (const PointTracking& p : *points) {
+    for (const PointTracking& p : list) {
       each.key(p.point) << '{';
       Members fields(os, ", ");
       fields.number("rms_m", p.rms_m);
@@ -53,20 +53,28 @@ void writeTracking(Members& top, std::ostream& os, const TargetTracking& trackin
       os << '}';
     }
     os << '}';
-  }
-  sections.key("unreachable") << '[';
-  for (std::size_t i = 0; i < tracking.unreachable.size(); ++i) {
-    const UnreachableSpan& u = tracking.unreachable[i];
-    os << (i ? ",\n      {" : "\n      {");
-    Members fields(os, ", ");
-    fields.text("point", u.point);
-    fields.number("from_s", u.from_s);
-    fields.number("to_s", u.to_s);
-    fields.number("worst_m", u.worst_m);
-    fields.text("reason", u.reason);
-    os << '}';
-  }
-  os << (tracking.unreachable.empty() ? "]" : "\n    ]") << "\n  }";
+  };
+  auto spans = [&](const char* name, const std::vector<UnreachableSpan>& list) {
+    sections.key(name) << '[';
+    for (std::size_t i = 0; i < list.size(); ++i) {
+      const UnreachableSpan& u = list[i];
+      os << (i ? ",\n      {" : "\n      {");
+      Members fields(os, ", ");
+      fields.text("point", u.point);
+      fields.number("from_s", u.from_s);
+      fields.number("to_s", u.to_s);
+      fields.number("worst_m", u.worst_m);
+      fields.text("reason", u.reason);
+      os << '}';
+    }
+    os << (list.empty() ? "]" : "\n    ]");
+  };
+  points("kinematic", tracking.kinematic);
+  points("dynamic", tracking.dynamic);
+  spans("unreachable", tracking.unreachable);
+  points("retarget", tracking.retarget);
+  spans("retarget_spans", tracking.retarget_spans);
+  os << "\n  }";
 }
 
 }  // namespace

@@ -20,6 +20,7 @@ std::string performField(const std::string& field) {
   static const std::pair<const char*, const char*> kPrefixes[] = {
       {"optimization.weights", "weights"},  // checkOptimizationOptions' words
       {"options.dynamics", "kinematic_only"},
+      {"options.retarget", "no_retarget"},
       {"options.", ""},
       {"targets", "clips"},
   };
@@ -46,6 +47,26 @@ std::vector<PointTracking> trackingFromProto(
     const google::protobuf::RepeatedPtrField<v1::PointTracking>& from) {
   std::vector<PointTracking> out;
   for (const v1::PointTracking& p : from) out.push_back({p.point(), p.rms_m(), p.max_m(), p.max_at_s()});
+  return out;
+}
+
+void spansToProto(const std::vector<UnreachableSpan>& from,
+                  google::protobuf::RepeatedPtrField<v1::UnreachableSpan>* out) {
+  for (const UnreachableSpan& u : from) {
+    v1::UnreachableSpan* s = out->Add();
+    s->set_point(u.point);
+    s->set_from_s(u.from_s);
+    s->set_to_s(u.to_s);
+    s->set_worst_m(u.worst_m);
+    s->set_reason(u.reason);
+  }
+}
+
+std::vector<UnreachableSpan> spansFromProto(
+    const google::protobuf::RepeatedPtrField<v1::UnreachableSpan>& from) {
+  std::vector<UnreachableSpan> out;
+  for (const v1::UnreachableSpan& s : from)
+    out.push_back({s.point(), s.from_s(), s.to_s(), s.worst_m(), s.reason()});
   return out;
 }
 
@@ -112,6 +133,8 @@ PerformanceRequest performRequestFromProto(const v1::PerformRequest& r, ModelPtr
   number("knots_per_s", r.knots_per_s(), o.knots_per_s);
   number("settle_s", r.settle_s(), o.settle_s);
   number("time_limit_s", r.time_limit_s(), o.time_limit_s);
+  number("reach_tolerance_m", r.reach_tolerance_m(), o.reach_tolerance_m);
+  o.retarget = !r.no_retarget();
   if (o.time_limit_s > max_time_limit_s)
     invalid("time_limit_s", "must be at most " + formatNumber(max_time_limit_s) +
                                 " s (the server's maximum), got " + formatNumber(o.time_limit_s));
@@ -141,14 +164,9 @@ void detail::performanceToProto(const Plan& p, v1::PlanResponse* out) {
     v1::PerformanceTracking* t = out->mutable_tracking();
     trackingToProto(p.performance.tracking.kinematic, t->mutable_kinematic());
     trackingToProto(p.performance.tracking.dynamic, t->mutable_dynamic());
-    for (const UnreachableSpan& u : p.performance.tracking.unreachable) {
-      v1::UnreachableSpan* s = t->add_unreachable();
-      s->set_point(u.point);
-      s->set_from_s(u.from_s);
-      s->set_to_s(u.to_s);
-      s->set_worst_m(u.worst_m);
-      s->set_reason(u.reason);
-    }
+    spansToProto(p.performance.tracking.unreachable, t->mutable_unreachable());
+    trackingToProto(p.performance.tracking.retarget, t->mutable_retarget());
+    spansToProto(p.performance.tracking.retarget_spans, t->mutable_retarget_spans());
   }
 }
 
@@ -180,9 +198,9 @@ void detail::performanceFromProto(const v1::PlanResponse& r, Plan& p) {
     const v1::PerformanceTracking& t = r.tracking();
     p.performance.tracking.kinematic = trackingFromProto(t.kinematic());
     p.performance.tracking.dynamic = trackingFromProto(t.dynamic());
-    for (const v1::UnreachableSpan& s : t.unreachable())
-      p.performance.tracking.unreachable.push_back(
-          {s.point(), s.from_s(), s.to_s(), s.worst_m(), s.reason()});
+    p.performance.tracking.unreachable = spansFromProto(t.unreachable());
+    p.performance.tracking.retarget = trackingFromProto(t.retarget());
+    p.performance.tracking.retarget_spans = spansFromProto(t.retarget_spans());
   }
 }
 

@@ -4,7 +4,8 @@
 // 38(4), 2019):
 //   1. the kinematic step: at key frames, the rig inputs whose rest pose puts the points on
 //      their targets (damped Gauss-Newton on rest poses, each frame continued from the last),
-//      clear of the stage by the margin; then a B-spline through them within every speed and
+//      clear of the stage by the margin; the targets a point cannot be held on, fitted into its
+//      reach (retargeting); then a B-spline through the frames' inputs within every speed and
 //      acceleration limit (a least-squares fit with the limits as linear constraints, Ipopt);
 //   2. the dynamics step: the trajectory optimizer on that spline with a tracking cost on the
 //      points, the swing, string catches and clearance terms, and a settle hold after the end.
@@ -36,6 +37,12 @@ struct PerformanceOptions {
   double key_rate_hz = 10.0;   // the kinematic step's key frames per second
   double margin_m = 0.02;      // clearance to the stage kept by both steps
   double tolerance_m = 0.02;   // a point farther than this from its target is reported
+  // Retargeting into reach (reach_fit.hpp): a point the kinematic step cannot hold within
+  // tolerance_m of its clip follows the clip fitted to where it can (per stage axis, a scale in
+  // [0, 1] and an offset), and the plan is measured against the fitted tracks; exact only when
+  // each fitted track is within reach_tolerance_m (rms) of its clip.
+  bool retarget = true;
+  double reach_tolerance_m = 0.06;
   double settle_s = 1.0;       // the hold after the motion (in the plan, and penalized)
   double knots_per_s = 4.0;    // B-spline segments per second of the rig's motion
   double time_limit_s = 60.0;  // both steps together

@@ -9,7 +9,8 @@
 //   sampleTargets     the tracks at a uniform rate (linear or Catmull-Rom interpolation).
 //   PointTracking     one point's error between its target and the puppet (rms, max, when).
 //   UnreachableSpan   a point the puppet cannot follow for a while, and why.
-//   TargetTracking    the errors after the kinematic step and after the dynamics step.
+//   TargetTracking    the errors after the kinematic step and after the dynamics step, and the
+//                     fitted targets' distance from the clip's (retargeting into reach).
 #pragma once
 
 #include <Eigen/Core>
@@ -77,7 +78,15 @@ struct TargetTracking {
   std::vector<PointTracking> kinematic;  // after the kinematic step alone, re-simulated
   std::vector<PointTracking> dynamic;    // after the dynamics step, re-simulated
   std::vector<UnreachableSpan> unreachable;
-  bool empty() const { return kinematic.empty() && dynamic.empty() && unreachable.empty(); }
+  // Retargeting into reach: each target point's fitted track against its clip's (the plan's
+  // targets are the fitted ones), and the spans where the fit gave up more than the tolerance,
+  // with how it was fitted.
+  std::vector<PointTracking> retarget;
+  std::vector<UnreachableSpan> retarget_spans;
+  bool empty() const {
+    return kinematic.empty() && dynamic.empty() && unreachable.empty() && retarget.empty() &&
+           retarget_spans.empty();
+  }
 };
 
 // Each target point's error against `points_m` (the puppet's points, N x 3P' named by

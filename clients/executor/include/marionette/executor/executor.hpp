@@ -83,10 +83,10 @@ struct Stream {
   std::vector<Phase> return_phase;
   int play_begin = 0;  // first Play row
   int play_rows = 0;
-  // The frame (in send order) that plays sample `sample` of pass `pass` (from 0) of a loop: the
+  // The frame (in send order) that plays sample `at` of pass `pass` (from 0) of a loop: the
   // first pass, then for each further one the way back and the play again.
-  long playFrame(long pass, int sample) const {
-    return play_begin + pass * (play_rows + return_rows.rows()) + sample;
+  long playFrame(long pass, int at) const {
+    return play_begin + pass * (play_rows + return_rows.rows()) + at;
   }
 };
 
