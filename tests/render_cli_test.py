@@ -245,6 +245,24 @@ class RenderCli(unittest.TestCase):
         self.assert_refused(["render", self.plan, "--compare", self.path("missing.json")],
                             "missing.json")
 
+    def test_a_bad_camera_or_fit_is_refused_naming_its_flag_and_writes_nothing(self):
+        out = self.path("cam.html")
+        for flags, message in [
+                (["--camera", "diagonal"], "--camera: expected front, side, top or a direction"),
+                (["--camera", "0,0,0"], "--camera: the direction X,Y,Z must not be zero"),
+                (["--camera", "1,2"], "--camera: expected"),
+                (["--camera", "1,2,nan"], "--camera: expected"),
+                (["--fit", "everything"], "--fit: expected puppet, motion or stage")]:
+            self.assert_refused(["render", self.plan, "--out", out] + flags, message)
+            self.assertFalse(os.path.exists(out))
+        # A good one writes the page with that view.
+        r = run("render", self.plan, "--out", out, "--camera", "side", "--fit", "stage")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        with open(out) as f:
+            page = f.read()
+        self.assertIn('"camera_direction":[1,0,0]', page)
+        self.assertIn('"fit":"stage"', page)
+
     def test_png_without_a_browser_is_a_clear_error_and_writes_nothing(self):
         png = self.path("x.png")
         r = run("render", self.plan, "--png", png, "--chromium", "/nonexistent/chromium")

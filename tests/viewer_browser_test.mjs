@@ -315,6 +315,34 @@ try {
     assert.deepEqual(consoleErrors, []);
   });
   // Meshes, a rest pose (one sample: nothing to play), and the same rules.
+  await check('the puppet fills the view by default; --fit motion and --camera change it', async () => {
+    // The puppet's links over the motion, framed: its box spans most of the canvas's height (or
+    // width), where framing everything that moves (strings up to the rig) leaves it smaller.
+    const framed = async (...flags) => {
+      run('render', 'plan.json', ...flags, '--out', 'framed.html');
+      await page.goto('file://' + join(workDir, 'framed.html'));
+      await page.waitForFunction(() => window.marionetteViewer && window.marionetteViewer.ready);
+      const c = await canvas.boundingBox();
+      const b = await page.evaluate(() => window.marionetteViewer.puppetScreenBox());
+      const direction = await page.evaluate(() => window.marionetteViewer.cameraDirection());
+      return { fill: Math.max(b.height / c.height, b.width / c.width), direction };
+    };
+    const puppetFit = await framed();
+    const motionFit = await framed('--fit', 'motion');
+    assert.ok(puppetFit.fill > 0.6, `the puppet fills ${puppetFit.fill.toFixed(2)} of the view`);
+    assert.ok(puppetFit.fill > 1.3 * motionFit.fill,
+      `puppet fit ${puppetFit.fill.toFixed(2)}, motion fit ${motionFit.fill.toFixed(2)}`);
+    // The camera looks from where it is told (unit direction from the target to the camera).
+    for (const [flag, want] of [['front', [0, -1, 0]], ['side', [1, 0, 0]], ['0,-3,4', [0, -0.6, 0.8]]]) {
+      const { direction } = await framed('--camera', flag);
+      for (let i = 0; i < 3; ++i)
+        assert.ok(Math.abs(direction[i] - want[i]) < 1e-6, `--camera ${flag}: ${direction}`);
+    }
+    const top = await framed('--camera', 'top');
+    assert.ok(top.direction[2] > 0.999, `--camera top: ${top.direction}`);
+    assert.deepEqual(consoleErrors, []);
+  });
+
   await check('a rest pose among the living room\'s meshes draws with no error', async () => {
     run('render', '--model', 'puppetcopter', '--scene', 'living-room', '--out', 'room.html');
     consoleErrors.length = 0;

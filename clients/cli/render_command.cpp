@@ -58,7 +58,8 @@ int cmdRender(int argc, char** argv) {
   const std::string plan_path = takePositional(argc, argv, rest);
   const Args a = parseArgs(static_cast<int>(rest.size()), rest.data(), 2,
                            {"--model", "--scene", "--inputs", "--dt", "--duration", "--out",
-                            "--png", "--at", "--size", "--points", "--chromium", "--compare"},
+                            "--png", "--at", "--size", "--points", "--chromium", "--compare",
+                            "--camera", "--fit"},
                            {});
   const bool comparing = a.values.count("--compare") > 0;
   if (comparing && a.values.count("--inputs"))
@@ -133,6 +134,13 @@ int cmdRender(int argc, char** argv) {
     duration = std::max(duration, (compared.q.rows() - 1) / compared.rate_hz);
   }
   if (a.values.count("--points")) options.trace_points = splitCommas(a.values.at("--points"));
+  try {
+    if (a.values.count("--camera"))
+      options.camera_direction = parseCameraDirection(a.values.at("--camera"));
+    if (a.values.count("--fit")) options.fit = parseFit(a.values.at("--fit"));
+  } catch (const FieldError& e) {
+    throw std::invalid_argument("--" + e.field() + ": " + e.problem());
+  }
   const bool at_given = a.values.count("--at") > 0;
   if (at_given) {
     options.at_s = parseNumber("--at", a.values.at("--at"));

@@ -2,6 +2,7 @@
 // The view document (JSON) -- the model's links and strings, the stage, and one motion or two
 // (motion_json.cpp) -- and the page around it.
 #include <cmath>
+#include <cstdio>
 #include <memory>
 #include <sstream>
 
@@ -47,6 +48,28 @@ void jsonShape(std::ostream& os, const Shape& shape, const TriangleMesh* mesh) {
 }
 
 }  // namespace
+
+Eigen::Vector3d parseCameraDirection(const std::string& text) {
+  // "top" leans a little toward -y: straight down, the orbit controls (z up) have no heading.
+  if (text == "front") return {0.0, -1.0, 0.0};
+  if (text == "side") return {1.0, 0.0, 0.0};
+  if (text == "top") return {0.0, -0.02, 1.0};
+  Eigen::Vector3d d;
+  char extra = 0;
+  if (std::sscanf(text.c_str(), "%lf,%lf,%lf%c", &d.x(), &d.y(), &d.z(), &extra) != 3 ||
+      !d.allFinite())
+    throw FieldError("camera", "expected front, side, top or a direction X,Y,Z (got '" + text +
+                                   "')");
+  if (!(d.norm() > 1e-9)) throw FieldError("camera", "the direction X,Y,Z must not be zero");
+  return d;
+}
+
+ViewOptions::Fit parseFit(const std::string& text) {
+  if (text == "puppet") return ViewOptions::Fit::Puppet;
+  if (text == "motion") return ViewOptions::Fit::Motion;
+  if (text == "stage") return ViewOptions::Fit::Stage;
+  throw FieldError("fit", "expected puppet, motion or stage (got '" + text + "')");
+}
 
 void writeViewJson(const ModelPtr& model_ptr, const ScenePtr& scene, const Motion& motion,
                    const ViewOptions& options, std::ostream& os) {
@@ -146,9 +169,10 @@ void writeViewJson(const ModelPtr& model_ptr, const ScenePtr& scene, const Motio
   os << ",\n\"floor_center_m\":";
   jsonVector3(os, floor_center);
   os << ",\"floor_size_m\":" << floor_size;
-  // Looking from the front-right, a little above: the audience's view of a stage whose front
-  // faces -y.
-  os << ",\"camera_direction\":[0.55,-1.0,0.45]}\n";
+  os << ",\"camera_direction\":";
+  jsonVector3(os, options.camera_direction.normalized());
+  static const char* kFits[] = {"puppet", "motion", "stage"};
+  os << ",\"fit\":\"" << kFits[static_cast<int>(options.fit)] << "\"}\n";
 }
 
 void writeViewPage(const ModelPtr& model, const ScenePtr& scene, const Motion& motion,

@@ -230,6 +230,21 @@ export class Puppet {
   }
 
   // Everything that moves over the whole motion: link frames, string ends, named points, goals.
+  // The links' bounding box over the motion: posed at 40 times from 0 to duration_s (then back
+  // where they were).
+  linkBoxOver(duration_s) {
+    const box = new THREE.Box3(), back = this.time;
+    for (let i = 0; i <= 40; ++i) {
+      this.poseAt(duration_s * i / 40);
+      for (const g of this.frameGroups) {
+        g.updateMatrixWorld(true);
+        if (g.children.length) box.expandByObject(g);
+      }
+    }
+    if (back !== undefined) this.poseAt(back);
+    return box;
+  }
+
   movingPoints() {
     const motion = this.track.doc, pts = [];
     for (const row of motion.frame_poses)

@@ -175,9 +175,27 @@ function poseAt(t) {
 
 // ---- Camera ---------------------------------------------------------------------------------
 
-// Everything that moves, over the whole motion (both when comparing).
-const motionPoints = puppets.flatMap((p) => p.movingPoints());
-const homeBox = new THREE.Box3().setFromPoints(motionPoints).expandByScalar(0.05);
+// What the camera frames (view.fit): the puppets' links over the whole motion, everything that
+// moves (strings to the rig, traced points, targets too), or that and the stage's bounds.
+function framedPoints() {
+  if (view.fit === 'puppet') {
+    const corners = puppets.flatMap((p) => boxCorners(p.linkBoxOver(duration)));
+    if (corners.length) return corners;
+  }
+  const points = [...allMovingPoints];
+  if (view.fit === 'stage' && view.bounds)
+    points.push(...boxCorners(new THREE.Box3(vec(view.bounds.min), vec(view.bounds.max))));
+  return points;
+}
+function boxCorners(box) {
+  if (box.isEmpty()) return [];
+  return [0, 1, 2, 3, 4, 5, 6, 7].map((c) => new THREE.Vector3(c & 1 ? box.max.x : box.min.x,
+    c & 2 ? box.max.y : box.min.y, c & 4 ? box.max.z : box.min.z));
+}
+const allMovingPoints = puppets.flatMap((p) => p.movingPoints());
+const motionPoints = framedPoints();
+const homeBox = new THREE.Box3().setFromPoints(motionPoints)
+  .expandByScalar(view.fit === 'puppet' ? 0.01 : 0.05);
 function resetCamera() {
   const center = homeBox.getCenter(new THREE.Vector3());
   const radius = Math.max(homeBox.getSize(new THREE.Vector3()).length() / 2, 0.15);
@@ -195,7 +213,11 @@ function resetCamera() {
     distance = Math.max(distance, Math.abs(o.dot(right)) / tanH + depth,
       Math.abs(o.dot(up)) / tanV + depth);
   }
-  distance = distance * 1.15 + 0.1;  // links reach beyond their frames' origins
+  // Links reach beyond their frames' origins (the puppet's fit is of the links themselves).
+  distance = view.fit === 'puppet' ? distance * 1.05 : distance * 1.15 + 0.1;
+  // Never inside what moves (looking down, the rig is between the camera and the puppet).
+  for (const point of allMovingPoints)
+    distance = Math.max(distance, point.clone().sub(center).dot(direction) + 0.25);
   camera.position.copy(center).addScaledVector(direction, distance);
   camera.near = distance / 100;
   camera.far = distance * 60;
@@ -497,6 +519,8 @@ window.marionetteViewer = {
   setTime: (t) => { setTime(t); render(); },
   time: () => currentTime,
   puppetScreenBox: () => puppet.screenBox(camera, renderer.domElement),
+  // From the point looked at toward the camera, unit length.
+  cameraDirection: () => camera.position.clone().sub(controls.target).normalize().toArray(),
   // Each string as drawn now: slack (dashed, grey) or taut, and its colour ('#rrggbb').
   strings: () => puppet.drawnStrings().map(({ name, slack, color }) => ({ name, slack, color })),
   // The contact arrows shown now: [{name, at (the point of contact), length (m)}].

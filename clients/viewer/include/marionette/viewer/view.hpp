@@ -96,7 +96,22 @@ struct ViewOptions {
   // translucent ghost and in the plots dashed (`marionette render A.json --compare B.json`).
   // The timeline spans the longer of the two; the shorter holds its last sample.
   const Motion* compare = nullptr;
+  // The camera looks at what `fit` frames from this direction (stage coordinates, any length):
+  // by default from the front-right, a little above -- the audience's view of a stage whose
+  // front faces -y.  The page's "reset view" returns to it.
+  Eigen::Vector3d camera_direction = Eigen::Vector3d(0.55, -1.0, 0.45);
+  enum class Fit {
+    Puppet,  // the puppet's links over the whole motion (the strings' rig ends may be cut off)
+    Motion,  // everything that moves: links, strings to the rig, traced points, targets
+    Stage,   // that and the scene's bounds
+  };
+  Fit fit = Fit::Puppet;
 };
+// "front" (from -y), "side" (from +x), "top" (from above, +y up on the image) or "X,Y,Z"; throws
+// FieldError("camera") for anything else or a zero vector.
+Eigen::Vector3d parseCameraDirection(const std::string& text);
+// "puppet", "motion" or "stage"; FieldError("fit") otherwise.
+ViewOptions::Fit parseFit(const std::string& text);
 
 // scene may be null (no obstacles, no clearance).  Throws FieldError("trace_points") for an
 // unknown traced point, MeshError for a link mesh that cannot be read, and ViewError (naming the
