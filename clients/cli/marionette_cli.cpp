@@ -103,6 +103,7 @@ constexpr const char* kUsage =
     "                  [--inputs FILE.csv [--dt S] [--duration S]]\n"
     "                  [--out FILE.html] [--png FILE.png [--at S] [--size WxH] [--chromium PATH]]\n"
     "                  [--points NAME,...]   (a plan may also take --model / --scene files)\n"
+    "                  [--camera front|side|top|X,Y,Z] [--fit puppet|motion|stage]\n"
     "SERVER: --server HOST:PORT[,HOST:PORT...]|dns:///NAME:PORT [--token-file FILE]\n"
     "  [--tls-ca FILE]: ask marionette-servers instead of working in-process (same output;\n"
     "  balanced, retried on UNAVAILABLE; exit 6 when no server can answer).\n";
