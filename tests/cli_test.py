@@ -695,6 +695,31 @@ class Perform(unittest.TestCase):
         self.assertEqual(plan["targets"]["source"], "sway.csv x2")
         self.assertNotIn(self.dir.name, open(out).read())
 
+    def test_a_clip_out_of_reach_is_retargeted_and_says_how_far(self):
+        # The mass asked 1 m down, where its string lets it go 0.45 m: fitted into reach, the
+        # plan's targets are the fitted track, and how far it is from the clip is printed and
+        # kept; over the reach tolerance, the plan is approximate.  --no-retarget: the clip.
+        dive = self.write("dive.csv", "t,mass_x,mass_y,mass_z\n0,0,0,0.5\n1,0,0,-0.5\n"
+                                      "2,0,0,-0.5\n3,0,0,0.5\n")
+        out = os.path.join(self.dir.name, "dive.json")
+        p = run("perform", "--model", "suspended-mass", "--markers", dive, "--kinematic-only",
+                "--out", out, check=False)
+        self.assertEqual(p.returncode, 4, p.stderr)
+        self.assertIn("retargeted into reach", p.stdout)
+        self.assertIn("fitted into reach farther than 0.06 m rms", p.stdout)
+        plan = json.load(open(out))
+        fit = plan["tracking"]["retarget"]["mass"]
+        self.assertGreater(fit["rms_m"], 0.2)
+        self.assertGreater(min(row[2] for row in plan["targets"]["samples"]), -0.2)
+        self.assertIn("out of reach, fitted: z x0.", plan["tracking"]["retarget_spans"][0]["reason"])
+        p = run("perform", "--model", "suspended-mass", "--markers", dive, "--kinematic-only",
+                "--no-retarget", "--out", out, check=False)
+        self.assertEqual(p.returncode, 4, p.stderr)
+        self.assertNotIn("retargeted into reach", p.stdout)
+        plan = json.load(open(out))
+        self.assertEqual(plan["tracking"]["retarget"], {})
+        self.assertAlmostEqual(min(row[2] for row in plan["targets"]["samples"]), -0.5, places=9)
+
     def test_bad_sources_and_flags_exit_2_naming_them(self):
         bad = self.write("bad.csv", "t,mass_x,mass_y,mass_z\n0,0,0,0.5\n1,0,zero,0.5\n")
         out = os.path.join(self.dir.name, "x.json")
@@ -716,6 +741,9 @@ class Perform(unittest.TestCase):
                 (["--markers", self.write("ok.csv", "t,mass_x,mass_y,mass_z\n0,0,0,0.5\n"
                                                     "1,0,0,0.5\n"), "--rate", "5"],
                  ["--rate: must be in [10, 1000] Hz"]),
+                (["--markers", self.write("ok.csv", "t,mass_x,mass_y,mass_z\n0,0,0,0.5\n"
+                                                    "1,0,0,0.5\n"), "--reach-tolerance", "-1"],
+                 ["--reach-tolerance: must be in [0, 1] m"]),
                 ([], ["needs a source"])):
             p = run("perform", "--model", "suspended-mass", *args, "--out", out, check=False)
             self.assertEqual(p.returncode, 2, (args, p.stderr))
