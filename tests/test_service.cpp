@@ -1068,6 +1068,12 @@ TEST(Service, PerformOverRpcEqualsTheInProcessPerformance) {
   EXPECT_NEAR(rpc.performance.tracking.kinematic[0].rms_m,
               local.performance.tracking.kinematic[0].rms_m, 1e-9);
   EXPECT_TRUE(rpc.performance.tracking.dynamic.empty());
+  ASSERT_EQ(rpc.performance.tracking.retarget.size(), 1u);
+  EXPECT_EQ(rpc.performance.tracking.retarget[0].point, "mass");
+  EXPECT_NEAR(rpc.performance.tracking.retarget[0].max_m,
+              local.performance.tracking.retarget[0].max_m, 1e-12);
+  EXPECT_EQ(rpc.performance.tracking.retarget_spans.size(),
+            local.performance.tracking.retarget_spans.size());
   EXPECT_TRUE(e.plan().has_quality());
   EXPECT_EQ(e.plan().targets().source(), "clips[0].text + clips[1].text");
 }
@@ -1110,6 +1116,7 @@ TEST(Service, BadPerformRequestsNameTheirField) {
       {[](v1::PerformRequest& r) { r.add_disable("tail"); }, "disable[0]"},
       {[](v1::PerformRequest& r) { r.set_rate_hz(5); }, "rate_hz"},
       {[](v1::PerformRequest& r) { r.set_margin_m(-1); }, "margin_m"},
+      {[](v1::PerformRequest& r) { r.set_reach_tolerance_m(2); }, "reach_tolerance_m"},
       {[](v1::PerformRequest& r) { r.set_time_limit_s(500); }, "time_limit_s"},
       {[](v1::PerformRequest& r) { (*r.mutable_weights())["nope"] = 1; }, "weights[\"nope\"]"},
       {[](v1::PerformRequest& r) { (*r.mutable_weights())["tracking"] = -1; }, "weights"},
