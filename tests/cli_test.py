@@ -720,6 +720,31 @@ class Perform(unittest.TestCase):
         self.assertEqual(plan["tracking"]["retarget"], {})
         self.assertAlmostEqual(min(row[2] for row in plan["targets"]["samples"]), -0.5, places=9)
 
+    def test_reach_prints_extents_and_writes_the_clouds(self):
+        # The suspended mass is held r below the robot: x in [-1, 1], z in [0.05, 0.95].
+        out = os.path.join(self.dir.name, "reach.json")
+        page = os.path.join(self.dir.name, "reach.html")
+        p = run("reach", "--model", "suspended-mass", "--point", "mass", "--poses", "30",
+                "--swings", "4", "--json", out, "--out", page)
+        self.assertIn("30 of 30 rig poses held", p.stdout)
+        self.assertIn("4 swings (0 failed)", p.stdout)
+        r = json.load(open(out))
+        mass = r["points"]["mass"]
+        self.assertEqual(len(mass["held"]["points_m"]), 30)
+        for x, y, z in mass["held"]["points_m"]:
+            self.assertTrue(-1 - 1e-9 <= x <= 1 + 1e-9 and 0.05 - 1e-9 <= z <= 0.95 + 1e-9)
+        self.assertGreater(len(mass["swung"]["points_m"]), 4 * 50)
+        self.assertIn('"clouds":[{"name":"mass held"', open(page).read())
+        for args, needle in ((["--point", "nose"], "--point: model suspended-mass has no point"),
+                             (["--point", "mass", "--poses", "0"], "--poses"),
+                             (["--point", "mass", "--swings", "-1"], "--swings"),
+                             ([], "reach needs --point")):
+            p = run("reach", "--model", "suspended-mass", *args, "--json", out + "2",
+                    check=False)
+            self.assertEqual(p.returncode, 2, (args, p.stderr))
+            self.assertIn(needle, p.stderr)
+            self.assertFalse(os.path.exists(out + "2"))
+
     def test_bad_sources_and_flags_exit_2_naming_them(self):
         bad = self.write("bad.csv", "t,mass_x,mass_y,mass_z\n0,0,0,0.5\n1,0,zero,0.5\n")
         out = os.path.join(self.dir.name, "x.json")

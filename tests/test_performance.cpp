@@ -17,6 +17,8 @@
 #include "marionette/performance/sources.hpp"
 #include "marionette/plan/plan_file.hpp"
 #include "marionette/performance/plan_performance.hpp"
+#include "marionette/performance/reach.hpp"
+#include "marionette/problem/motion_problem.hpp"
 
 namespace marionette {
 namespace {
@@ -534,6 +536,57 @@ TEST(Performance, ATrackOutOfReachIsFittedIntoItWithItsTimingAndReported) {
   EXPECT_DOUBLE_EQ(back.performance.tracking.retarget[0].rms_m, t.retarget[0].rms_m);
   ASSERT_EQ(back.performance.tracking.retarget_spans.size(), t.retarget_spans.size());
   EXPECT_EQ(back.performance.tracking.retarget_spans[0].reason, t.retarget_spans[0].reason);
+}
+
+TEST(Reach, TheMassIsHeldUnderTheRobotOverItsWholeBoxAndSwungBeyondIt) {
+  // At rest the mass hangs r below the robot's point: (xr, 0, 1 - r), xr in [-1, 1] and r in
+  // [0.05, 0.95].  The held cloud lies in that box and fills it; swinging the robot from one
+  // held pose to another at its limits carries the mass past the robot's range.
+  const ModelPtr model = loadModel("suspended-mass");
+  const auto collision =
+      std::make_shared<CollisionModel>(model, loadScene("empty"), problemCollisionOptions());
+  ReachOptions o;
+  o.poses = 60;
+  o.swings = 10;
+  const Reach r = computeReach(collision, {"mass"}, o);
+  EXPECT_EQ(r.poses_tried, 60);
+  EXPECT_EQ(r.poses_held, 60);
+  EXPECT_EQ(r.swings_tried, 10);
+  EXPECT_EQ(r.swings_failed, 0);
+  ASSERT_EQ(r.points.size(), 1u);
+  const PointReach& mass = r.points[0];
+  EXPECT_TRUE(mass.rest_m.isApprox(Eigen::Vector3d(0, 0, 0.5), 1e-9));
+  ASSERT_EQ(mass.held_m.cols(), 60);
+  for (Eigen::Index i = 0; i < mass.held_m.cols(); ++i) {
+    EXPECT_GE(mass.held_m(0, i), -1.0 - 1e-9);
+    EXPECT_LE(mass.held_m(0, i), 1.0 + 1e-9);
+    EXPECT_NEAR(mass.held_m(1, i), 0.0, 1e-12);
+    EXPECT_GE(mass.held_m(2, i), 0.05 - 1e-9);
+    EXPECT_LE(mass.held_m(2, i), 0.95 + 1e-9);
+  }
+  // A Halton spread of 60 covers each range to within a tenth of its ends.
+  EXPECT_LT(mass.held_min_m.x(), -0.8);
+  EXPECT_GT(mass.held_max_m.x(), 0.8);
+  EXPECT_LT(mass.held_min_m.z(), 0.15);
+  EXPECT_GT(mass.held_max_m.z(), 0.85);
+  // Swung: the pendulum overshoots where the robot stops.
+  EXPECT_GT(mass.swung_m.cols(), 10 * 50);
+  EXPECT_TRUE(mass.swung_min_m.x() < mass.held_min_m.x() - 0.01 ||
+              mass.swung_max_m.x() > mass.held_max_m.x() + 0.01)
+      << mass.swung_min_m.transpose() << " / " << mass.swung_max_m.transpose();
+  // The same request, the same clouds, bit for bit.
+  const Reach again = computeReach(collision, {"mass"}, o);
+  EXPECT_EQ(again.points[0].held_m, mass.held_m);
+  EXPECT_EQ(again.points[0].swung_m, mass.swung_m);
+  // Bad input names its field.
+  EXPECT_THROW(computeReach(collision, {"nose"}, o), FieldError);
+  o.poses = 0;
+  try {
+    computeReach(collision, {"mass"}, o);
+    ADD_FAILURE() << "poses 0 accepted";
+  } catch (const FieldError& e) {
+    EXPECT_EQ(e.field(), "options.poses");
+  }
 }
 
 }  // namespace

@@ -343,6 +343,22 @@ try {
     assert.deepEqual(consoleErrors, []);
   });
 
+  await check('a reach page draws its clouds, as many dots as the reach found', async () => {
+    run('reach', '--model', 'suspended-mass', '--point', 'mass', '--poses', '30', '--swings', '3',
+      '--out', 'reach.html', '--json', 'reach.json');
+    const reach = JSON.parse(readFileSync(join(workDir, 'reach.json'), 'utf8'));
+    consoleErrors.length = 0;
+    await page.goto('file://' + join(workDir, 'reach.html'));
+    await page.waitForFunction(() => window.marionetteViewer && window.marionetteViewer.ready);
+    assert.deepEqual(consoleErrors, []);
+    const clouds = await page.evaluate(() => window.marionetteViewer.clouds());
+    assert.deepEqual(clouds, [
+      { name: 'mass held', count: reach.points.mass.held.points_m.length },
+      { name: 'mass swung', count: reach.points.mass.swung.points_m.length }]);
+    const legend = await page.locator('#legend').textContent();
+    assert.ok(legend.includes('mass held (30)'), legend);
+  });
+
   await check('a rest pose among the living room\'s meshes draws with no error', async () => {
     run('render', '--model', 'puppetcopter', '--scene', 'living-room', '--out', 'room.html');
     consoleErrors.length = 0;

@@ -39,6 +39,7 @@
 #include "marionette/models/version.hpp"
 #include "marionette/service/wire.hpp"
 #include "perform_command.hpp"
+#include "reach_command.hpp"
 #include "plan_commands.hpp"
 #include "remote.hpp"
 #include "render_command.hpp"
@@ -83,6 +84,9 @@ constexpr const char* kUsage =
     "                  [--kinematic-only] [--weight NAME=V]... --out perf.json\n"
     "                  [--inputs-csv FILE] [--quiet]\n"
     "    exit: 0 exact (collision-free with the margin, within every limit), 4 approximate\n"
+    "  marionette reach --model NAME|FILE [--scene NAME|FILE] --point NAME[,NAME...]\n"
+    "                  [--poses N] [--swings N] [--out FILE.html] [--json FILE.json]\n"
+    "    where the points can be held still and swung to (clouds in the viewer)\n"
     "  marionette bench planners [--quick] [--runs N] [--time-limit S] [--seed N]\n"
     "                  [--max-propagations N] [--plugin LIB.so]...\n"
     "                  [--problems NAME,...] [--planners P,...] [--raw | OPTIMIZE]\n"
@@ -519,6 +523,7 @@ int main(int argc, char** argv) {
     if (cmd == "plan") return cmdPlan(argc, argv);
     if (cmd == "optimize") return cmdOptimize(argc, argv);
     if (cmd == "perform") return cmdPerform(argc, argv);
+    if (cmd == "reach") return cmdReach(argc, argv);
     if (cmd == "bench") return cmdBenchPlanners(argc, argv);
     if (cmd == "execute") return cmdExecute(argc, argv);
     if (cmd == "render") return cmdRender(argc, argv);

@@ -172,7 +172,21 @@ void writeViewJson(const ModelPtr& model_ptr, const ScenePtr& scene, const Motio
   os << ",\"camera_direction\":";
   jsonVector3(os, options.camera_direction.normalized());
   static const char* kFits[] = {"puppet", "motion", "stage"};
-  os << ",\"fit\":\"" << kFits[static_cast<int>(options.fit)] << "\"}\n";
+  os << ",\"fit\":\"" << kFits[static_cast<int>(options.fit)] << '"';
+  os << ",\n\"clouds\":";
+  jsonList(os, options.clouds, [&](const ViewOptions::Cloud& c) {
+    if (!c.points_m.allFinite())
+      throw FieldError("clouds", "the cloud '" + c.name + "' has a coordinate that is not finite");
+    os << "{\"name\":";
+    writeJsonString(os, c.name);
+    os << ",\"faint\":" << (c.faint ? "true" : "false") << ",\"points\":[";
+    for (Eigen::Index i = 0; i < c.points_m.cols(); ++i) {
+      os << (i ? "," : "");
+      jsonVector3(os, c.points_m.col(i));
+    }
+    os << "]}";
+  });
+  os << "}\n";
 }
 
 void writeViewPage(const ModelPtr& model, const ScenePtr& scene, const Motion& motion,

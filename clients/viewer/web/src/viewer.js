@@ -180,7 +180,7 @@ function poseAt(t) {
 function framedPoints() {
   if (view.fit === 'puppet') {
     const corners = puppets.flatMap((p) => boxCorners(p.linkBoxOver(duration)));
-    if (corners.length) return corners;
+    if (corners.length) return corners.concat(cloudPoints);
   }
   const points = [...allMovingPoints];
   if (view.fit === 'stage' && view.bounds)
@@ -192,7 +192,22 @@ function boxCorners(box) {
   return [0, 1, 2, 3, 4, 5, 6, 7].map((c) => new THREE.Vector3(c & 1 ? box.max.x : box.min.x,
     c & 2 ? box.max.y : box.min.y, c & 4 ? box.max.z : box.min.z));
 }
-const allMovingPoints = puppets.flatMap((p) => p.movingPoints());
+// Point clouds (`marionette reach`): dots in the puppet's point colours, faint ones smaller and
+// translucent.
+const cloudPoints = [];
+const clouds = (view.clouds || []).map((c, k) => {
+  const positions = new Float32Array(c.points.flat());
+  const geometry = new THREE.BufferGeometry();
+  geometry.setAttribute('position', new THREE.BufferAttribute(positions, 3));
+  const dots = new THREE.Points(geometry, new THREE.PointsMaterial({
+    color: POINT_COLORS[Math.floor(k / 2) % POINT_COLORS.length], size: c.faint ? 3 : 5,
+    sizeAttenuation: false, transparent: c.faint, opacity: c.faint ? 0.35 : 1 }));
+  dots.name = 'cloud:' + c.name;
+  scene.add(dots);
+  for (const p of c.points) cloudPoints.push(vec(p));
+  return { name: c.name, count: c.points.length, dots };
+});
+const allMovingPoints = puppets.flatMap((p) => p.movingPoints()).concat(cloudPoints);
 const motionPoints = framedPoints();
 const homeBox = new THREE.Box3().setFromPoints(motionPoints)
   .expandByScalar(view.fit === 'puppet' ? 0.01 : 0.05);
@@ -310,6 +325,15 @@ document.getElementById('title').textContent = view.title;
       line.append(swatch(k), t.name + (k ? ' (ghost)' : ''));
       legend.append(line);
     });
+  for (const c of clouds) {
+    const line = text('div', '');
+    const dot = document.createElement('i');
+    dot.style.cssText = 'display:inline-block;width:8px;height:8px;border-radius:4px;' +
+      `margin-right:5px;background:#${c.dots.material.color.getHexString()};` +
+      `opacity:${c.dots.material.opacity}`;
+    line.append(dot, `${c.name} (${c.count})`);
+    legend.append(line);
+  }
 }
 const overlay = document.getElementById('overlay');
 
@@ -519,6 +543,8 @@ window.marionetteViewer = {
   setTime: (t) => { setTime(t); render(); },
   time: () => currentTime,
   puppetScreenBox: () => puppet.screenBox(camera, renderer.domElement),
+  // The point clouds drawn: [{name, count}].
+  clouds: () => clouds.map(({ name, count }) => ({ name, count })),
   // From the point looked at toward the camera, unit length.
   cameraDirection: () => camera.position.clone().sub(controls.target).normalize().toArray(),
   // Each string as drawn now: slack (dashed, grey) or taut, and its colour ('#rrggbb').

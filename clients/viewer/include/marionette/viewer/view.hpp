@@ -106,6 +106,14 @@ struct ViewOptions {
     Stage,   // that and the scene's bounds
   };
   Fit fit = Fit::Puppet;
+  // Point clouds drawn as dots (`marionette reach`: where a point can be held, or swung to),
+  // stage coordinates; framed with the puppet.
+  struct Cloud {
+    std::string name;  // for the legend: "hand_r held"
+    Eigen::Matrix3Xd points_m;
+    bool faint = false;  // smaller, translucent dots
+  };
+  std::vector<Cloud> clouds;
 };
 // "front" (from -y), "side" (from +x), "top" (from above, +y up on the image) or "X,Y,Z"; throws
 // FieldError("camera") for anything else or a zero vector.
