@@ -538,6 +538,46 @@ TEST(Performance, ATrackOutOfReachIsFittedIntoItWithItsTimingAndReported) {
   EXPECT_EQ(back.performance.tracking.retarget_spans[0].reason, t.retarget_spans[0].reason);
 }
 
+TEST(Performance, KeyframedJointsAndInputsAreFollowedAndReported) {
+  // The mass's own x (a joint) keyframed 5 cm aside over 3 s, and the string's length (an input)
+  // let out 5 cm: followed by both steps and reported in their units; the joint asked 1.5 m
+  // aside, beyond the robot's track, is not, and the plan says which and by how much.
+  PerformanceRequest req = massRequest(R"(keyframes:
+  - {t: 0, joints: {xm: 0, r: 0.5}}
+  - {t: 3, joints: {xm: 0.05, r: 0.55}}
+)");
+  const Plan plan = planPerformance(req);
+  const std::vector<PointTracking>& v = plan.performance.tracking.variables;
+  ASSERT_EQ(v.size(), 2u);
+  EXPECT_EQ(v[0].point, "xm");
+  EXPECT_EQ(v[1].point, "r");
+  // Measured independently: the plan's xm (its first state) and r (its second input) against
+  // the targets sampled at its rate.
+  const TargetMotion t = sampleTargets(req.targets, plan.rate_hz);
+  double max_xm = 0.0, max_r = 0.0;
+  for (int i = 0; i < t.frames(); ++i) {
+    max_xm = std::max(max_xm, std::abs(plan.predicted.states(i, 0) - t.values(i, 0)));
+    max_r = std::max(max_r, std::abs(plan.inputs(i, 1) - t.values(i, 1)));
+  }
+  EXPECT_DOUBLE_EQ(v[0].max_m, max_xm);
+  EXPECT_DOUBLE_EQ(v[1].max_m, max_r);
+  EXPECT_LT(max_xm, 0.01);
+  EXPECT_LT(max_r, 0.01);
+  EXPECT_EQ(plan.outcome, PlanOutcome::Exact) << plan.message;
+
+  PerformanceRequest far = massRequest(R"(keyframes:
+  - {t: 0, joints: {xm: 0}}
+  - {t: 2, joints: {xm: 1.5}}
+)");
+  far.options.dynamics = false;
+  const Plan off = planPerformance(far);
+  ASSERT_EQ(off.performance.tracking.variables.size(), 1u);
+  EXPECT_GT(off.performance.tracking.variables[0].max_m, 0.4);
+  EXPECT_EQ(off.outcome, PlanOutcome::Approximate);
+  EXPECT_NE(off.message.find("xm's target not followed within 0.02 m"), std::string::npos)
+      << off.message;
+}
+
 TEST(Reach, TheMassIsHeldUnderTheRobotOverItsWholeBoxAndSwungBeyondIt) {
   // At rest the mass hangs r below the robot's point: (xr, 0, 1 - r), xr in [-1, 1] and r in
   // [0.05, 0.95].  The held cloud lies in that box and fills it; swinging the robot from one

@@ -259,6 +259,22 @@ TEST(TrajectoryProblem, ThePerformancesTrackingTermMatchesFiniteDifferences) {
   EXPECT_EQ(problem.goalRows(), 0);
   const OptimizationCost c = checkDerivatives(s, z, 1e-5);
   EXPECT_GT(c.tracking, 0.1 * c.total());
+
+  // Keyframes' variables: the elbow's joint (its state row) and the rig's x (an input row), with
+  // gaps; the points' term off, so that theirs alone is checked.
+  s.track_points.clear();
+  s.track_targets_m.resize(0, 3);
+  s.track_variables = {arm->variableIndex("theta2"), arm->variableIndex("x")};
+  s.track_variable_scale_m = {0.1, 1.0};
+  s.track_values.resize(n, 2);
+  for (int i = 0; i < n; ++i) s.track_values.row(i) << 0.3 * std::sin(0.2 * i), 0.32 + 0.001 * i;
+  s.track_values(n / 3, 0) = NAN;
+  s.track_values(n / 2, 1) = NAN;
+  const OptimizationCost v = checkDerivatives(s, z, 1e-5);
+  EXPECT_GT(v.tracking, 0.1 * v.total());
+  // A column of the wrong length is refused.
+  s.track_values.conservativeResize(n - 1, 2);
+  EXPECT_THROW(TrajectoryProblem{s}, std::invalid_argument);
 }
 
 TEST(TrajectoryProblem, AValueIsTheDerivativeRolloutsToTheBitAndTheHessianIsGaussNewtons) {

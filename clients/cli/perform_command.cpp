@@ -38,6 +38,12 @@ void printTracking(const Plan& plan, std::ostream& os) {
   }
   if (shown < t.unreachable.size())
     os << "    ... (" << t.unreachable.size() - shown << " more in the plan file's tracking)\n";
+  if (!t.variables.empty()) {
+    os << "  joint and input targets (rad or m):  rms      max (at s)\n";
+    for (const PointTracking& v : t.variables)
+      os << formatted("    %-20s  %16.4f  %.4f (%.2f)\n", v.point.c_str(), v.rms_m, v.max_m,
+                      v.max_at_s);
+  }
   // Retargeting into reach: how far each fitted track is from its clip, and where.
   bool fitted = false;
   for (const PointTracking& r : t.retarget) fitted = fitted || r.max_m > 0;

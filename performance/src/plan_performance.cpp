@@ -141,6 +141,28 @@ std::vector<UnreachableSpan> spansOff(
   return out;
 }
 
+// What an error of a variable (rad or m) weighs as, in metres of a point's: a radian as 10 cm (the
+// kinematic step's weight), a metre as a metre.
+constexpr double kRadianWeight_m = 0.1;
+double variableScale_m(const Model& m, int variable) {
+  for (const Frame& f : m.frames)
+    if (f.type == JointType::Rotate && f.variable == variable) return kRadianWeight_m;
+  return 1.0;
+}
+
+// Each keyframed variable's error over the plan: joints against its predicted states, inputs
+// against its inputs.
+std::vector<PointTracking> variableTracking(const Model& m, const Plan& plan,
+                                            const TargetMotion& targets) {
+  if (targets.variables.empty()) return {};
+  std::vector<std::string> names;
+  for (const DynamicVariable& v : m.dynamic) names.push_back(v.name);
+  for (const KinematicVariable& v : m.kinematic) names.push_back(v.name);
+  Eigen::MatrixXd values(plan.samples(), m.nd() + m.nk());
+  values << plan.predicted.states.topRows(plan.samples()), plan.inputs;
+  return measureVariableTracking(targets, names, values, plan.rate_hz);
+}
+
 double rmsTotal(const std::vector<PointTracking>& t) {
   double sum = 0.0;
   for (const PointTracking& p : t) sum += p.rms_m * p.rms_m;
@@ -317,6 +339,11 @@ Plan planPerformance(const PerformanceRequest& req, const ProgressFn& progress,
     setup.margin_m = o.margin_m > 0 ? o.margin_m + std::max(0.005, 0.5 * o.margin_m) : 0.0;
     for (const std::string& name : fitted.points) setup.track_points.push_back(m.pointIndex(name));
     setup.track_targets_m = inWorld(fitted).positions_m;
+    setup.track_values = sampled.values;
+    for (const std::string& name : sampled.variables) {
+      setup.track_variables.push_back(m.variableIndex(name));
+      setup.track_variable_scale_m.push_back(variableScale_m(m, m.variableIndex(name)));
+    }
     setup.held_inputs = o.disable;
     detail::TrajectoryProblem problem(setup);
     double last_call_s = secondsSince(t0);
@@ -401,6 +428,8 @@ Plan planPerformance(const PerformanceRequest& req, const ProgressFn& progress,
     }
     return std::string("the puppet swings off it");
   });
+  // ... the keyframes' joint and input targets ...
+  tracking.variables = variableTracking(m, out, sampled);
   // ... and how far retargeting moved them from the clip.
   auto fitOf = [&](int p) {  // in words, about where the clip's mean went
     Eigen::Vector3d mean = Eigen::Vector3d::Zero();
@@ -440,11 +469,22 @@ Plan planPerformance(const PerformanceRequest& req, const ProgressFn& progress,
         "%.3g m; %s)",
         n_far, formatNumber(o.reach_tolerance_m).c_str(), tracking.retarget[far].point.c_str(),
         tracking.retarget[far].rms_m, fitOf(far).c_str()));
-  if (out.outcome == PlanOutcome::Exact && (!shortfalls.empty() || kinematic_cut)) {
-    out.outcome = PlanOutcome::Approximate;
-    for (const std::string& what : shortfalls)
-      out.message += (out.message.empty() ? "" : "; ") + what;
+  // A variable is followed within the tolerance's worth of its unit (a radian weighs 10 cm).
+  for (int v = 0; v < static_cast<int>(tracking.variables.size()); ++v) {
+    const PointTracking& t = tracking.variables[v];
+    const double scale_m = variableScale_m(m, m.variableIndex(t.point));
+    const double tolerance = o.tolerance_m / scale_m;
+    if (t.max_m > tolerance) {
+      shortfalls.push_back(formatted("%s's target not followed within %.3g %s (%.3g at %.2f s)",
+                                     t.point.c_str(), tolerance, scale_m == 1.0 ? "m" : "rad",
+                                     t.max_m, t.max_at_s));
+      break;  // the first; every one is in the plan's tracking
+    }
   }
+  if (out.outcome == PlanOutcome::Exact && (!shortfalls.empty() || kinematic_cut))
+    out.outcome = PlanOutcome::Approximate;
+  for (const std::string& what : shortfalls)  // beside what else made it approximate
+    out.message += (out.message.empty() ? "" : "; ") + what;
   for (const std::string& what : notes) out.message += (out.message.empty() ? "" : "; ") + what;
   out.stats.total_time_s = secondsSince(t0);
   requireFiniteNumbers(out);

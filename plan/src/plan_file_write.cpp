@@ -37,7 +37,8 @@ class Members : public JsonMembers {
 
 // "tracking": {"kinematic": {POINT: {rms_m, max_m, max_at_s}}, "dynamic": {...},
 //              "unreachable": [{point, from_s, to_s, worst_m, reason}],
-//              "retarget": {POINT: {...}}, "retarget_spans": [{...}]}
+//              "retarget": {POINT: {...}}, "retarget_spans": [{...}],
+//              "variables": {NAME: {rms_m, max_m, max_at_s}} (in the variable's unit)}
 void writeTracking(Members& top, std::ostream& os, const TargetTracking& tracking) {
   top.key("tracking") << "{\n    ";
   Members sections(os, ",\n    ");
@@ -74,6 +75,7 @@ void writeTracking(Members& top, std::ostream& os, const TargetTracking& trackin
   spans("unreachable", tracking.unreachable);
   points("retarget", tracking.retarget);
   spans("retarget_spans", tracking.retarget_spans);
+  points("variables", tracking.variables);
   os << "\n  }";
 }
 

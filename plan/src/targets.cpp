@@ -121,6 +121,37 @@ TargetMotion fillGaps(const TargetMotion& motion) {
   return out;
 }
 
+std::vector<PointTracking> measureVariableTracking(const TargetMotion& targets,
+                                                   const std::vector<std::string>& names,
+                                                   const Eigen::MatrixXd& values, double rate_hz) {
+  std::vector<PointTracking> out;
+  const int n = std::min<int>(targets.frames(), static_cast<int>(values.rows()));
+  for (std::size_t v = 0; v < targets.variables.size(); ++v) {
+    const auto it = std::find(names.begin(), names.end(), targets.variables[v]);
+    if (it == names.end()) continue;
+    const int col = static_cast<int>(it - names.begin());
+    PointTracking t;
+    t.point = targets.variables[v];
+    double sum2 = 0.0;
+    int count = 0;
+    for (int i = 0; i < n; ++i) {
+      const double target = targets.values(i, static_cast<int>(v));
+      if (std::isnan(target)) continue;
+      const double e = std::abs(values(i, col) - target);
+      sum2 += e * e;
+      ++count;
+      if (e > t.max_m) {
+        t.max_m = e;
+        t.max_at_s = i / rate_hz;
+      }
+    }
+    if (count == 0) continue;
+    t.rms_m = std::sqrt(sum2 / count);
+    out.push_back(t);
+  }
+  return out;
+}
+
 std::vector<PointTracking> measureTracking(const TargetMotion& targets,
                                            const std::vector<std::string>& point_names,
                                            const Eigen::MatrixXd& points_m, double rate_hz) {

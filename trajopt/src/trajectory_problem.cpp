@@ -73,6 +73,11 @@ TrajectoryProblem::TrajectoryProblem(const ProblemSetup& s)
       (s.track_targets_m.rows() != spline_.samples() ||
        s.track_targets_m.cols() != 3 * static_cast<Eigen::Index>(s.track_points.size())))
     throw std::invalid_argument("track_targets_m: one row of 3 per point for each sample");
+  if (!s.track_variables.empty() &&
+      (s.track_values.rows() != spline_.samples() ||
+       s.track_values.cols() != static_cast<Eigen::Index>(s.track_variables.size()) ||
+       s.track_variable_scale_m.size() != s.track_variables.size()))
+    throw std::invalid_argument("track_values: one column per variable, a row for each sample");
   if (s.collision) {
     checker_ = std::make_unique<CollisionChecker>(s.collision);
     clearance_gradient_ = std::make_unique<ClearanceGradient>(s.model, s.collision);
@@ -329,7 +334,8 @@ bool TrajectoryProblem::rollOut(const Eigen::MatrixXd& u, bool derivatives) {
 
     if (checker_ && k < motion_steps) clearanceCost(lin.next, X_next);
     // (data_ still holds q_full's kinematics: the clearance query keeps its own.)
-    if (!setup_.track_points.empty() && k < motion_steps) trackingCost(k + 1, X_next);
+    if ((!setup_.track_points.empty() || !setup_.track_variables.empty()) && k < motion_steps)
+      trackingCost(k + 1, lin.next, X_next);
 
     std::swap(X, X_next);
     x = lin.next;
@@ -400,7 +406,7 @@ void TrajectoryProblem::fillGoalRows(const State& end, const Eigen::MatrixXd& X_
   }
 }
 
-void TrajectoryProblem::trackingCost(int sample, const Eigen::MatrixXd& X) {
+void TrajectoryProblem::trackingCost(int sample, const State& x, const Eigen::MatrixXd& X) {
   const Model& m = *setup_.model;
   const int nd = m.nd(), nk = m.nk();
   constexpr double kTrackRef_m = 0.01;
@@ -417,6 +423,22 @@ void TrajectoryProblem::trackingCost(int sample, const Eigen::MatrixXd& X) {
     Eigen::MatrixXd de = point_jacobian_.leftCols(nd) * X.topLeftCorner(nd, active_);
     de.noalias() += point_jacobian_.rightCols(nk) * X.bottomLeftCorner(nk, active_);
     gradient_.head(active_).noalias() += 2.0 * c * (de.transpose() * e);
+    hessian_.topLeftCorner(active_, active_)
+        .selfadjointView<Eigen::Lower>()
+        .rankUpdate(de.transpose(), 2.0 * c);
+  }
+  // Variables: their state rows (joints, the first nd of x; inputs, its last nk).
+  for (std::size_t i = 0; i < setup_.track_variables.size(); ++i) {
+    const double target = setup_.track_values(sample, static_cast<Eigen::Index>(i));
+    if (std::isnan(target)) continue;
+    const int v = setup_.track_variables[i];
+    const double w = setup_.track_variable_scale_m[i];
+    const double e = w * ((v < nd ? x.q[v] : x.rho[v - nd]) - target);
+    cost_.tracking += c * e * e;
+    if (!derivatives_) continue;
+    const int row = v < nd ? v : static_cast<int>(X.rows()) - nk + (v - nd);
+    const Eigen::RowVectorXd de = w * X.row(row).head(active_);
+    gradient_.head(active_).noalias() += 2.0 * c * e * de.transpose();
     hessian_.topLeftCorner(active_, active_)
         .selfadjointView<Eigen::Lower>()
         .rankUpdate(de.transpose(), 2.0 * c);

@@ -50,6 +50,12 @@ struct ProblemSetup {
   // weighed by weights.tracking.
   std::vector<int> track_points;
   Eigen::MatrixXd track_targets_m;
+  // ... and configuration variables (indices into (q_d, rho): joints, then rig inputs) follow
+  // values (a column each, rows as above; NaN: none), an error e weighing as
+  // track_variable_scale_m[i] e metres of a point's.
+  std::vector<int> track_variables;
+  Eigen::MatrixXd track_values;
+  std::vector<double> track_variable_scale_m;
   // Inputs (kinematic variable indices) held at the start's value throughout: their variables'
   // bounds are that value (a performance's disabled limbs).
   std::vector<int> held_inputs;
@@ -112,7 +118,7 @@ class TrajectoryProblem {
   void clearanceCost(const State& x, const Eigen::MatrixXd& X);
   // The tracking term of motion sample `sample` (state x, sensitivities X), from data_'s
   // kinematics at x.
-  void trackingCost(int sample, const Eigen::MatrixXd& X);
+  void trackingCost(int sample, const State& x, const Eigen::MatrixXd& X);
   // d(distance)/dq of a nearest pair (CollisionChecker::clearance's indices); zero when the
   // points coincide.
 

@@ -167,6 +167,7 @@ void detail::performanceToProto(const Plan& p, v1::PlanResponse* out) {
     spansToProto(p.performance.tracking.unreachable, t->mutable_unreachable());
     trackingToProto(p.performance.tracking.retarget, t->mutable_retarget());
     spansToProto(p.performance.tracking.retarget_spans, t->mutable_retarget_spans());
+    trackingToProto(p.performance.tracking.variables, t->mutable_variables());
   }
 }
 
@@ -201,6 +202,7 @@ void detail::performanceFromProto(const v1::PlanResponse& r, Plan& p) {
     p.performance.tracking.unreachable = spansFromProto(t.unreachable());
     p.performance.tracking.retarget = trackingFromProto(t.retarget());
     p.performance.tracking.retarget_spans = spansFromProto(t.retarget_spans());
+    p.performance.tracking.variables = trackingFromProto(t.variables());
   }
 }
 

@@ -83,9 +83,12 @@ struct TargetTracking {
   // with how it was fitted.
   std::vector<PointTracking> retarget;
   std::vector<UnreachableSpan> retarget_spans;
+  // Keyframes' joint and input targets against the plan's motion (its predicted joints, its
+  // inputs): `point` names the variable, the errors are in its unit (rad or m, not _m).
+  std::vector<PointTracking> variables;
   bool empty() const {
     return kinematic.empty() && dynamic.empty() && unreachable.empty() && retarget.empty() &&
-           retarget_spans.empty();
+           retarget_spans.empty() && variables.empty();
   }
 };
 
@@ -95,5 +98,10 @@ struct TargetTracking {
 std::vector<PointTracking> measureTracking(const TargetMotion& targets,
                                            const std::vector<std::string>& point_names,
                                            const Eigen::MatrixXd& points_m, double rate_hz);
+// Each target variable's error against `values` (N x V', columns named by `names`; rows at
+// rate_hz), over the samples where `targets` has one; in the variable's unit.
+std::vector<PointTracking> measureVariableTracking(const TargetMotion& targets,
+                                                   const std::vector<std::string>& names,
+                                                   const Eigen::MatrixXd& values, double rate_hz);
 
 }  // namespace marionette
