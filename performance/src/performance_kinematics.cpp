@@ -34,18 +34,19 @@ class FrameSolver {
     for (int i : setup.disable) free_[i] = 0;
   }
 
-  // The inputs of frame f with its targets: fixed inputs set, the rest solved.
-  KinematicFrame solve(int f, const KinematicFrame& previous) {
+  // The inputs of frame f with its targets, from `start`'s (fixed inputs set, the rest solved),
+  // each move from the last frame's inputs costing a little.
+  KinematicFrame solve(int f, const KinematicFrame& start, const Eigen::VectorXd& previous_rho) {
     frame_ = f;
-    Eigen::VectorXd rho = previous.rho;
+    Eigen::VectorXd rho = start.rho;
     for (std::size_t v = 0; v < variables_.size(); ++v) {
       const int k = variables_[v] - model_.nd();
       if (k >= 0 && !std::isnan(keys_.values(f, static_cast<int>(v))) && free_[k])
         rho[k] = keys_.values(f, static_cast<int>(v));
     }
-    previous_rho_ = previous.rho;
-    RestPose cur = restPose(rho, previous.q, nullptr);
-    if (!cur.ok) return finish(previous.rho, restPose(previous.rho, previous.q, nullptr));
+    previous_rho_ = previous_rho;
+    RestPose cur = restPose(rho, start.q, nullptr);
+    if (!cur.ok) return finish(start.rho, restPose(start.rho, start.q, nullptr));
     double clearance = stageClearance(cur.q, rho);
     Eigen::VectorXd r = residual(cur.q, rho);
     double err = r.squaredNorm();
@@ -199,9 +200,27 @@ std::vector<KinematicFrame> solveKeyFrames(const KinematicSetup& setup, const Ta
   const RestPose rest =
       computeRestPose(setup.model, start.rho, nullptr, standingOn(setup.collision->contacts()));
   start.q = rest.ok ? rest.q : setup.model->initialDynamic();
-  for (int f = 0; f < keys.frames(); ++f)
-    frames.push_back(solver.solve(f, f == 0 ? start : frames.back()));
+  for (int f = 0; f < keys.frames(); ++f) {
+    const KinematicFrame& previous = f == 0 ? start : frames.back();
+    frames.push_back(solver.solve(f, previous, previous.rho));
+  }
   return frames;
+}
+
+std::vector<KinematicFrame> refineKeyFrames(const KinematicSetup& setup, const TargetMotion& keys,
+                                            const std::vector<KinematicFrame>& frames,
+                                            const std::vector<char>& refine) {
+  FrameSolver solver(setup, keys);
+  std::vector<KinematicFrame> out;
+  for (int f = 0; f < keys.frames(); ++f) {
+    if (!refine[f]) {
+      out.push_back(frames[f]);
+      continue;
+    }
+    const Eigen::VectorXd previous_rho = f == 0 ? setup.start_inputs : out.back().rho;
+    out.push_back(solver.solve(f, frames[f], previous_rho));
+  }
+  return out;
 }
 
 }  // namespace marionette::detail

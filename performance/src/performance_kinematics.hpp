@@ -38,5 +38,10 @@ struct KinematicSetup {
 // `keys` sampled at the key rate, in the model's world frame (points) with their variable
 // targets (dynamic variables pulled toward, inputs set).  One frame per key row.
 std::vector<KinematicFrame> solveKeyFrames(const KinematicSetup& setup, const TargetMotion& keys);
+// The frames marked in `refine` solved again for new targets (`keys`, the same frames), each
+// from its own solution; the others kept as they are (their error_m is then the old targets').
+std::vector<KinematicFrame> refineKeyFrames(const KinematicSetup& setup, const TargetMotion& keys,
+                                            const std::vector<KinematicFrame>& frames,
+                                            const std::vector<char>& refine);
 
 }  // namespace marionette::detail

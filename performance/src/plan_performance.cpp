@@ -221,41 +221,62 @@ Plan planPerformance(const PerformanceRequest& req, const ProgressFn& progress,
   ks.disable = o.disable;
   ks.start_inputs = m.defaultInputs();
   ks.in_time = [&] { return secondsSince(t0) < o.time_limit_s && !(cancelled && cancelled()); };
-  const std::vector<detail::KinematicFrame> frames = detail::solveKeyFrames(ks, keys);
+  std::vector<detail::KinematicFrame> frames = detail::solveKeyFrames(ks, keys);
   stopIfCancelled();
   std::vector<std::string>
       notes;  // for the plan's message: what a time limit stopped, a step not kept
-  for (std::size_t f = 0; f < frames.size(); ++f)
-    if (frames[f].cut_short) {
-      notes.push_back("the time limit (" + formatNumber(o.time_limit_s) +
-                      " s) stopped the kinematic step at key frame " + std::to_string(f + 1) +
-                      " of " + std::to_string(frames.size()) + " (" +
-                      formatNumber(keys.times_s[f], 3) + " s): later frames are not refined" +
-                      (o.retarget ? " and the targets not retargeted into reach" : ""));
-      break;
-    }
-  const bool kinematic_cut = !notes.empty();
+  auto cutShort = [&](const char* what) {
+    for (std::size_t f = 0; f < frames.size(); ++f)
+      if (frames[f].cut_short) {
+        notes.push_back("the time limit (" + formatNumber(o.time_limit_s) + " s) stopped " +
+                        what + " at key frame " + std::to_string(f + 1) + " of " +
+                        std::to_string(frames.size()) + " (" + formatNumber(keys.times_s[f], 3) +
+                        " s): later frames are not refined");
+        return true;
+      }
+    return false;
+  };
+  bool kinematic_cut = cutShort("the kinematic step");
+  if (kinematic_cut && o.retarget) notes.back() += " and the targets not retargeted into reach";
 
   // ... the targets fitted into reach: to where the key frames hold their points (stage
   // coordinates).  What the dynamics step follows and the plan is measured against.
   const int n_points = static_cast<int>(targets.points.size());
-  Eigen::MatrixXd held_m(static_cast<Eigen::Index>(frames.size()), 3 * n_points);
-  {
+  auto heldPoints = [&] {
+    Eigen::MatrixXd held(static_cast<Eigen::Index>(frames.size()), 3 * n_points);
     DynamicsData data(m);
     for (std::size_t f = 0; f < frames.size(); ++f) {
       forwardKinematics(m, data, m.configuration(frames[f].q, frames[f].rho));
       for (int p = 0; p < n_points; ++p) {
         const Point& point = m.points[m.pointIndex(targets.points[p])];
-        held_m.block<1, 3>(static_cast<Eigen::Index>(f), 3 * p) =
+        held.block<1, 3>(static_cast<Eigen::Index>(f), 3 * p) =
             (m.stage_pose * pointPosition(data, point.frame, point.position_m)).transpose();
       }
     }
-  }
+    return held;
+  };
+  Eigen::MatrixXd held_m = heldPoints();
   const std::vector<detail::ReachFit> fits =
       o.retarget && !kinematic_cut ? detail::fitIntoReach(keys_stage, held_m, o.tolerance_m)
                                    : std::vector<detail::ReachFit>(n_points);
   const TargetMotion fitted = detail::applyReachFit(sampled, fits);
   const TargetMotion fitted_keys = detail::applyReachFit(keys_stage, fits);
+  // The key frames whose points are held off their fitted targets, solved again for them from
+  // where they are (the fit moved the targets toward what they hold).
+  std::vector<char> refine(frames.size(), 0);
+  for (std::size_t f = 0; f < frames.size(); ++f)
+    for (int p = 0; p < n_points; ++p) {
+      const Eigen::Vector3d target = fitted_keys.position(static_cast<int>(f), p);
+      refine[f] |= fits[p].fitted && target.allFinite() &&
+                   (held_m.block<1, 3>(static_cast<Eigen::Index>(f), 3 * p).transpose() - target)
+                           .norm() > o.tolerance_m;
+    }
+  if (std::find(refine.begin(), refine.end(), 1) != refine.end()) {
+    frames = detail::refineKeyFrames(ks, inWorld(fitted_keys), frames, refine);
+    stopIfCancelled();
+    kinematic_cut = cutShort("the kinematic step's refinement on the fitted targets");
+    held_m = heldPoints();
+  }
   report("kinematic", 0, 0.0);
   Eigen::MatrixXd key_inputs(static_cast<Eigen::Index>(frames.size()), m.nk());
   for (std::size_t f = 0; f < frames.size(); ++f)
