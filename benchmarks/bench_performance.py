@@ -24,7 +24,7 @@ import sys
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-GROUPS = {"hands": ("hand",), "feet": ("foot", "leg_l_front", "leg_r_front"), "head": ("head",)}
+GROUPS = {"hands": ("hand",), "feet": ("foot", "leg_l_front", "leg_r_front"), "head": ("head", "nose")}
 
 
 MOCAP_CASES = ["walk-pc", "walk-m25", "hop-pc", "hop-m25", "wave"]
