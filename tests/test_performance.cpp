@@ -19,6 +19,8 @@
 #include "marionette/performance/plan_performance.hpp"
 #include "marionette/performance/reach.hpp"
 #include "marionette/problem/motion_problem.hpp"
+#include "marionette/problem/plan_quality.hpp"
+#include "marionette/problem/verification.hpp"
 
 namespace marionette {
 namespace {
@@ -399,6 +401,49 @@ TEST(Performance, TheDynamicsStepLowersTheErrorOfAFastMotion) {
   EXPECT_TRUE(checkInputLimits(*req.model, plan.inputs, plan.rate_hz).empty());
 }
 
+TEST(Performance, TheEndSettlesWhereHoldingTheLastInputsWouldLeaveItSwinging) {
+  // 12 cm aside in 0.5 s, ending there at speed: held at its last inputs the mass swings on; the
+  // plan's tail (the transcription, from the last state back to rest at the last inputs) stops
+  // it, and the motion before it is the performance's, unchanged.
+  PerformanceRequest req = massRequest(R"(keyframes:
+  - {t: 0, points: {mass: [0, 0, 0.5]}}
+  - {t: 0.5, points: {mass: [0.12, 0, 0.5]}}
+)");
+  req.options.dynamics = false;
+  const Plan plan = planPerformance(req);
+  ASSERT_NE(plan.message.find("the end settled over"), std::string::npos) << plan.message;
+  const int n = plan.performance.targets.frames();
+  ASSERT_GT(plan.samples(), n + 10);
+  MotionProblem problem;
+  problem.model = req.model;
+  problem.goal.kind = GoalSpec::Kind::RestOf;
+  const Eigen::VectorXd last = plan.inputs.row(n - 1).transpose();
+  for (int j = 0; j < req.model->nk(); ++j)
+    problem.goal.values.emplace_back(req.model->kinematic[j].name, last[j]);
+  Plan held = verifyMotion(problem, plan.inputs.topRows(n), plan.rate_hz);
+  measurePlanQuality(problem, *collisionModelOf(problem), held, 1.0);
+  EXPECT_LT(plan.quality.residual_joint_speed_rms, 0.2 * held.quality.residual_joint_speed_rms)
+      << plan.quality.residual_joint_speed_rms << " vs held " << held.quality.residual_joint_speed_rms;
+  EXPECT_LT(plan.quality.residual_joint_speed_rms, 0.1);
+  EXPECT_EQ((plan.predicted.states.topRows(n) - held.predicted.states.topRows(n))
+                .cwiseAbs()
+                .maxCoeff(),
+            0.0);
+  // It ends within a centimetre of the performance's last inputs, within every limit.
+  EXPECT_LE((plan.inputs.row(plan.samples() - 1).transpose() - last).cwiseAbs().maxCoeff(), 0.01);
+  EXPECT_TRUE(checkInputLimits(*req.model, plan.inputs, plan.rate_hz).empty());
+
+  // With the string's length disabled, the tail settles with the robot's x alone: the length
+  // stays at its start exactly, through the tail too.
+  req.options.disable = {1};
+  const Plan held_length = planPerformance(req);
+  EXPECT_NE(held_length.message.find("the end settled over"), std::string::npos)
+      << held_length.message;
+  EXPECT_GT(held_length.samples(), n + 10);
+  EXPECT_EQ((held_length.inputs.col(1).array() - req.model->defaultInputs()[1]).abs().maxCoeff(),
+            0.0);
+}
+
 TEST(Performance, ADisabledInputHoldsThroughTheDynamicsStep) {
   // The same fast motion with the string's length r disabled: both steps hold it at its start
   // at every sample (the dynamics step would otherwise let the string out and in), and the
@@ -442,14 +487,18 @@ TEST(Performance, AKinematicStepCutShortByTheTimeLimitIsApproximateAndSaysWhere)
   EXPECT_EQ(plan.stats.planner, "performance (kinematic step)");
 }
 
-TEST(Performance, AnUnreachableTargetIsReportedWithItsPointAndTime) {
-  // 1.5 m below the robot's point is beyond the longest string (0.95 m) from 1 s to 2 s.
-  PerformanceRequest req = massRequest(R"(keyframes:
+// The mass 1 m down from 1 s to 2 s: 1.5 m below the robot's point, beyond the longest string
+// (0.95 m).
+const char* kDive = R"(keyframes:
   - {t: 0, points: {mass: [0, 0, 0.5]}}
   - {t: 1, points: {mass: [0, 0, -0.5]}}
   - {t: 2, points: {mass: [0, 0, -0.5]}}
   - {t: 3, points: {mass: [0, 0, 0.5]}}
-)");
+)";
+
+TEST(Performance, AnUnreachableTargetIsReportedWithItsPointAndTime) {
+  // 1.5 m below the robot's point is beyond the longest string (0.95 m) from 1 s to 2 s.
+  PerformanceRequest req = massRequest(kDive);
   req.options.dynamics = false;
   req.options.retarget = false;  // the clip followed as it is (retargeting: the next test)
   const Plan plan = planPerformance(req);
@@ -485,12 +534,7 @@ TEST(Performance, ATrackOutOfReachIsFittedIntoItWithItsTimingAndReported) {
   // The same dive 1 m down, where the mass can only go 0.45 m down (the string's 0.95 m): its
   // track is scaled from where it starts, z(t) = 0.5 + s (clip(t) - 0.5) with s in (0, 1) the
   // least-squares fit to where the key frames hold it; x and y do not move and stay.
-  PerformanceRequest req = massRequest(R"(keyframes:
-  - {t: 0, points: {mass: [0, 0, 0.5]}}
-  - {t: 1, points: {mass: [0, 0, -0.5]}}
-  - {t: 2, points: {mass: [0, 0, -0.5]}}
-  - {t: 3, points: {mass: [0, 0, 0.5]}}
-)");
+  PerformanceRequest req = massRequest(kDive);
   req.options.dynamics = false;
   const Plan plan = planPerformance(req);
   const TargetMotion clip = sampleTargets(req.targets, plan.rate_hz);

@@ -14,6 +14,7 @@
 #include "marionette/problem/plan_quality.hpp"
 #include "performance_kinematics.hpp"
 #include "reach_fit.hpp"
+#include "settle_tail.hpp"
 #include "marionette/problem/verification.hpp"
 #include "ipopt_solver.hpp"
 #include "spline_fit.hpp"
@@ -422,6 +423,52 @@ Plan planPerformance(const PerformanceRequest& req, const ProgressFn& progress,
       }
     }
     if (!dropped.empty()) notes.push_back("the dynamics step's motion was not kept: " + dropped);
+  }
+
+  // 3. The end settles: where holding the last inputs leaves the puppet moving, a tail from the
+  // motion's last state back to rest at (within 1 cm of) its last inputs, by the transcription
+  // (as every plan ends), appended when it leaves less swing after the end.  Disabled inputs
+  // stay where they are.
+  constexpr double kSettled_rad_s = 0.02;  // joint speed rms after the hold: at rest enough
+  measurePlanQuality(request, *collision, out, o.settle_s);
+  const double left_s = o.time_limit_s - secondsSince(t0);
+  const bool swinging = o.settle_s > 0 && out.outcome == PlanOutcome::Exact && !kinematic_cut &&
+                        out.quality.residual_joint_speed_rms > kSettled_rad_s;
+  if (swinging && left_s < 1.0)
+    notes.push_back("the end was not settled: the time limit left less than 1 s");
+  else if (swinging) {
+    const double cap_s = left_s;
+    const detail::SettleTail tail = detail::settleTail(request, out, std::max(o.settle_s, 1.5),
+                                                       o.margin_m, std::min(20.0, cap_s));
+    stopIfCancelled();
+    std::string dropped = tail.message;
+    if (tail.inputs.rows() > 0) {
+      Eigen::MatrixXd inputs(out.inputs.rows() + tail.inputs.rows(), m.nk());
+      inputs << out.inputs, tail.inputs;
+      for (int j : o.disable) inputs.col(j).setConstant(rho0[j]);
+      try {
+        Plan settled = planOf(inputs, out.stats.planner.c_str());
+        measurePlanQuality(request, *collision, settled, o.settle_s);
+        if (settled.outcome != PlanOutcome::Exact)
+          dropped = "its motion is " + std::string(toString(settled.outcome)) + " (" +
+                    settled.message + ")";
+        else if (settled.quality.residual_joint_speed_rms >= out.quality.residual_joint_speed_rms)
+          dropped = formatted("it leaves %.3g rad/s, the end held %.3g",
+                              settled.quality.residual_joint_speed_rms,
+                              out.quality.residual_joint_speed_rms);
+        else
+          dropped.clear();
+        if (dropped.empty()) {
+          settled.performance.tracking = out.performance.tracking;
+          out = std::move(settled);
+          notes.push_back(formatted("the end settled over %.2f s (%d iterations)",
+                                    tail.inputs.rows() / o.rate_hz, tail.iterations));
+        }
+      } catch (const SimulationError& e) {
+        dropped = std::string("its re-simulation failed: ") + e.what();
+      }
+    }
+    if (!dropped.empty()) notes.push_back("the end was not settled: " + dropped);
   }
 
   // Targets the puppet does not follow, and why.

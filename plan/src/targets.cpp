@@ -121,23 +121,26 @@ TargetMotion fillGaps(const TargetMotion& motion) {
   return out;
 }
 
-std::vector<PointTracking> measureVariableTracking(const TargetMotion& targets,
-                                                   const std::vector<std::string>& names,
-                                                   const Eigen::MatrixXd& values, double rate_hz) {
+namespace {
+
+// Each target's error over the first n samples: `error(target, i)` is NaN where it has none.
+// Targets with no sample are left out.
+template <class Error>
+std::vector<PointTracking> measureEach(const std::vector<std::string>& targets,
+                                       const std::vector<std::string>& names, int n,
+                                       double rate_hz, Error error) {
   std::vector<PointTracking> out;
-  const int n = std::min<int>(targets.frames(), static_cast<int>(values.rows()));
-  for (std::size_t v = 0; v < targets.variables.size(); ++v) {
-    const auto it = std::find(names.begin(), names.end(), targets.variables[v]);
+  for (std::size_t k = 0; k < targets.size(); ++k) {
+    const auto it = std::find(names.begin(), names.end(), targets[k]);
     if (it == names.end()) continue;
-    const int col = static_cast<int>(it - names.begin());
+    const int column = static_cast<int>(it - names.begin());
     PointTracking t;
-    t.point = targets.variables[v];
+    t.point = targets[k];
     double sum2 = 0.0;
     int count = 0;
     for (int i = 0; i < n; ++i) {
-      const double target = targets.values(i, static_cast<int>(v));
-      if (std::isnan(target)) continue;
-      const double e = std::abs(values(i, col) - target);
+      const double e = error(static_cast<int>(k), column, i);
+      if (std::isnan(e)) continue;
       sum2 += e * e;
       ++count;
       if (e > t.max_m) {
@@ -152,35 +155,27 @@ std::vector<PointTracking> measureVariableTracking(const TargetMotion& targets,
   return out;
 }
 
+}  // namespace
+
+std::vector<PointTracking> measureVariableTracking(const TargetMotion& targets,
+                                                   const std::vector<std::string>& names,
+                                                   const Eigen::MatrixXd& values, double rate_hz) {
+  const int n = std::min<int>(targets.frames(), static_cast<int>(values.rows()));
+  return measureEach(targets.variables, names, n, rate_hz, [&](int v, int column, int i) {
+    return std::abs(values(i, column) - targets.values(i, v));  // NaN without a target
+  });
+}
+
 std::vector<PointTracking> measureTracking(const TargetMotion& targets,
                                            const std::vector<std::string>& point_names,
                                            const Eigen::MatrixXd& points_m, double rate_hz) {
-  std::vector<PointTracking> out;
   const int n = std::min<int>(targets.frames(), static_cast<int>(points_m.rows()));
-  for (std::size_t p = 0; p < targets.points.size(); ++p) {
-    const auto it = std::find(point_names.begin(), point_names.end(), targets.points[p]);
-    if (it == point_names.end()) continue;
-    const int col = 3 * static_cast<int>(it - point_names.begin());
-    PointTracking t;
-    t.point = targets.points[p];
-    double sum2 = 0.0;
-    int count = 0;
-    for (int i = 0; i < n; ++i) {
-      const Eigen::Vector3d target = targets.position(i, static_cast<int>(p));
-      if (!target.allFinite()) continue;
-      const double e = (points_m.block<1, 3>(i, col).transpose() - target).norm();
-      sum2 += e * e;
-      ++count;
-      if (e > t.max_m) {
-        t.max_m = e;
-        t.max_at_s = i / rate_hz;
-      }
-    }
-    if (count == 0) continue;
-    t.rms_m = std::sqrt(sum2 / count);
-    out.push_back(t);
-  }
-  return out;
+  return measureEach(targets.points, point_names, n, rate_hz, [&](int p, int column, int i) {
+    const Eigen::Vector3d target = targets.position(i, p);
+    return target.allFinite()
+               ? (points_m.block<1, 3>(i, 3 * column).transpose() - target).norm()
+               : std::numeric_limits<double>::quiet_NaN();
+  });
 }
 
 }  // namespace marionette

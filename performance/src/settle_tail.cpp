@@ -1,0 +1,78 @@
+// SPDX-License-Identifier: BSD-3-Clause
+#include "settle_tail.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "marionette/models/rest_pose.hpp"
+#include "marionette/models/simulation.hpp"
+#include "marionette/problem/verification.hpp"
+#include "marionette/trajopt/trajectory_optimization.hpp"
+
+namespace marionette::detail {
+
+SettleTail settleTail(const MotionProblem& request, const Plan& performance, double tail_s,
+                      double margin_m, double time_limit_s) {
+  SettleTail out;
+  const Model& m = *request.model;
+  const int n = performance.samples();
+  if (n < 2 || performance.predicted.states.rows() < n) {
+    out.message = "the performance has no motion to settle";
+    return out;
+  }
+  // The start: the last sample's configuration and the velocity of the last step.
+  Eigen::VectorXd q = performance.predicted.states.row(n - 1).transpose();
+  const Eigen::VectorXd qdot =
+      (q - performance.predicted.states.row(n - 2).transpose()) * performance.rate_hz;
+  const Eigen::VectorXd rho = performance.inputs.row(n - 1).transpose();
+  // A taut string is at its length to the step's tolerance; a start is within it to 1e-12.
+  if (!projectOntoStrings(m, q, rho, {})) {
+    out.message = "its start is not within the strings' lengths";
+    return out;
+  }
+  MotionProblem tail = request;
+  tail.start_inputs = rho;
+  tail.start = StartSpec{};
+  for (int i = 0; i < m.nd(); ++i) {
+    tail.start.positions.emplace_back(m.dynamic[i].name, q[i]);
+    tail.start.velocities.emplace_back(m.dynamic[i].name, qdot[i]);
+  }
+  tail.start_text = "the performance's end";
+  tail.goal = GoalSpec{};
+  tail.goal.kind = GoalSpec::Kind::RestOf;
+  for (int j = 0; j < m.nk(); ++j) tail.goal.values.emplace_back(m.kinematic[j].name, rho[j]);
+  tail.goal.at_rest = true;
+  // Back at the last inputs: within a centimetre (or 10 mrad), where the goal's default allows 5.
+  tail.goal.tolerance = 0.01;
+  tail.goal.rest_guess_q = q;
+  tail.goal.rest_contacts = request.collision ? request.collision->contacts() : nullptr;
+
+  // What the optimizer improves on: the last inputs held.
+  const int rows = std::max(3, static_cast<int>(std::lround(tail_s * performance.rate_hz)) + 1);
+  Plan hold;
+  try {
+    hold = verifyMotion(tail, rho.transpose().replicate(rows, 1), performance.rate_hz);
+  } catch (const FieldError& e) {
+    out.message = std::string("its start or end has no rest pose: ") + e.what();
+    return out;
+  }
+  OptimizationOptions options;
+  options.margin_m = margin_m;
+  options.time_limit_s = time_limit_s;
+  try {
+    const OptimizedPlan settled = optimizePlan(tail, hold, options);
+    out.iterations = settled.report.iterations;
+    if (!settled.report.improved || settled.plan.outcome != PlanOutcome::Exact) {
+      out.message = settled.report.message.empty() ? "no motion to rest found"
+                                                   : settled.report.message;
+      return out;
+    }
+    out.inputs = settled.plan.inputs.bottomRows(settled.plan.inputs.rows() - 1);
+    out.message = settled.report.method;
+  } catch (const FieldError& e) {
+    out.message = e.what();
+  }
+  return out;
+}
+
+}  // namespace marionette::detail
