@@ -42,8 +42,8 @@ SettleTail settleTail(const MotionProblem& request, const Plan& performance, dou
   tail.goal.kind = GoalSpec::Kind::RestOf;
   for (int j = 0; j < m.nk(); ++j) tail.goal.values.emplace_back(m.kinematic[j].name, rho[j]);
   tail.goal.at_rest = true;
-  // Back at the last inputs: within a centimetre (or 10 mrad), where the goal's default allows 5.
-  tail.goal.tolerance = 0.01;
+  // Back near the last inputs: within 3 cm (or 30 mrad), where the goal's default allows 5.
+  tail.goal.tolerance = 0.03;
   tail.goal.rest_guess_q = q;
   tail.goal.rest_contacts = request.collision ? request.collision->contacts() : nullptr;
 
