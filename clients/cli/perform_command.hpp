@@ -3,7 +3,8 @@
 //   marionette perform --model M [--scene S]
 //       (--markers F.csv | --pcr F.pcr | --bvh F.bvh [--map MAP.yaml] | --keyframes F.yaml)...
 //       [--blend S] [--from S] [--to S] [--speed X] [--loop N] [--disable LIMB,...]
-//       [--margin M] [--tolerance M] [--rate HZ] [--key-rate HZ] [--knots N] [--settle S]
+//       [--margin M] [--tolerance M] [--reach-tolerance M] [--no-retarget]
+//       [--rate HZ] [--key-rate HZ] [--knots N] [--settle S]
 //       [--time-limit S] [--kinematic-only] [--weight NAME=V]... --out perf.json
 //       [--inputs-csv FILE] [--quiet]
 // Several sources play one after another (in the order given), blended over --blend seconds.
