@@ -262,15 +262,17 @@ Plan planPerformance(const PerformanceRequest& req, const ProgressFn& progress,
                                    : std::vector<detail::ReachFit>(n_points);
   const TargetMotion fitted = detail::applyReachFit(sampled, fits);
   const TargetMotion fitted_keys = detail::applyReachFit(keys_stage, fits);
-  // The key frames whose points are held off their fitted targets, solved again for them from
-  // where they are (the fit moved the targets toward what they hold).
+  // The key frames where the fit moved a target by more than the tolerance and the point is
+  // held off it by as much, solved again for it from where they are (the fit moved the target
+  // toward what they hold).
   std::vector<char> refine(frames.size(), 0);
   for (std::size_t f = 0; f < frames.size(); ++f)
     for (int p = 0; p < n_points; ++p) {
-      const Eigen::Vector3d target = fitted_keys.position(static_cast<int>(f), p);
+      const int k = static_cast<int>(f);
+      const Eigen::Vector3d target = fitted_keys.position(k, p);
       refine[f] |= fits[p].fitted && target.allFinite() &&
-                   (held_m.block<1, 3>(static_cast<Eigen::Index>(f), 3 * p).transpose() - target)
-                           .norm() > o.tolerance_m;
+                   (target - keys_stage.position(k, p)).norm() > o.tolerance_m &&
+                   (held_m.block<1, 3>(k, 3 * p).transpose() - target).norm() > o.tolerance_m;
     }
   if (std::find(refine.begin(), refine.end(), 1) != refine.end()) {
     frames = detail::refineKeyFrames(ks, inWorld(fitted_keys), frames, refine);
@@ -431,7 +433,7 @@ Plan planPerformance(const PerformanceRequest& req, const ProgressFn& progress,
   // stay where they are.
   // Its iterations decide it (the transcription's 100 a solve); its wall-clock cap is the
   // optimizer's 20 s whatever is left, so it runs only when that much is.
-  constexpr double kSettled_rad_s = 0.05;  // joint speed rms after the hold: at rest enough
+  constexpr double kSettled_rad_s = 0.1;  // joint speed rms after the hold: stage-worthy
   constexpr double kTailCap_s = 20.0;
   measurePlanQuality(request, *collision, out, o.settle_s);
   const bool swinging = o.settle_s > 0 && out.outcome == PlanOutcome::Exact && !kinematic_cut &&
