@@ -2,10 +2,10 @@
 // Performances: the sources (BVH, .pcr, marker CSV, keyframes) against hand-computed values and
 // with their errors; editing; the step from targets to rig commands on the suspended mass, where
 // the rest pose is known in closed form (the mass hangs r below the robot's point).
-#include <assimp/Importer.hpp>
 #include <assimp/scene.h>
 #include <gtest/gtest.h>
 
+#include <assimp/Importer.hpp>
 #include <cmath>
 #include <functional>
 #include <random>
@@ -14,10 +14,10 @@
 #include "marionette/models/input_limits.hpp"
 #include "marionette/models/model_io.hpp"
 #include "marionette/performance/editing.hpp"
-#include "marionette/performance/sources.hpp"
-#include "marionette/plan/plan_file.hpp"
 #include "marionette/performance/plan_performance.hpp"
 #include "marionette/performance/reach.hpp"
+#include "marionette/performance/sources.hpp"
+#include "marionette/plan/plan_file.hpp"
 #include "marionette/problem/motion_problem.hpp"
 #include "marionette/problem/plan_quality.hpp"
 #include "marionette/problem/verification.hpp"
@@ -423,12 +423,12 @@ TEST(Performance, TheEndSettlesWhereHoldingTheLastInputsWouldLeaveItSwinging) {
   Plan held = verifyMotion(problem, plan.inputs.topRows(n), plan.rate_hz);
   measurePlanQuality(problem, *collisionModelOf(problem), held, 1.0);
   EXPECT_LT(plan.quality.residual_joint_speed_rms, 0.2 * held.quality.residual_joint_speed_rms)
-      << plan.quality.residual_joint_speed_rms << " vs held " << held.quality.residual_joint_speed_rms;
+      << plan.quality.residual_joint_speed_rms << " vs held "
+      << held.quality.residual_joint_speed_rms;
   EXPECT_LT(plan.quality.residual_joint_speed_rms, 0.1);
-  EXPECT_EQ((plan.predicted.states.topRows(n) - held.predicted.states.topRows(n))
-                .cwiseAbs()
-                .maxCoeff(),
-            0.0);
+  EXPECT_EQ(
+      (plan.predicted.states.topRows(n) - held.predicted.states.topRows(n)).cwiseAbs().maxCoeff(),
+      0.0);
   // It ends within 3 cm of the performance's last inputs, within every limit.
   EXPECT_LE((plan.inputs.row(plan.samples() - 1).transpose() - last).cwiseAbs().maxCoeff(), 0.03);
   EXPECT_TRUE(checkInputLimits(*req.model, plan.inputs, plan.rate_hz).empty());

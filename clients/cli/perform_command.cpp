@@ -68,9 +68,9 @@ int cmdPerform(int argc, char** argv) {
   const Args a = parseArgs(argc, argv, 2,
                            {"--model", "--scene", "--markers", "--pcr", "--bvh", "--map",
                             "--keyframes", "--blend", "--from", "--to", "--speed", "--loop",
-                            "--disable", "--margin", "--tolerance", "--rate", "--key-rate",
-                            "--knots", "--settle", "--time-limit", "--weight", "--out",
-                            "--inputs-csv", "--reach-tolerance"},
+                            "--disable", "--margin", "--tolerance", "--reach-tolerance", "--rate",
+                            "--key-rate", "--knots", "--settle", "--time-limit", "--weight",
+                            "--out", "--inputs-csv"},
                            {"--kinematic-only", "--quiet", "--no-retarget"});
   if (!a.values.count("--model")) throw std::invalid_argument("perform needs --model NAME|FILE");
   if (!a.values.count("--out")) throw std::invalid_argument("perform needs --out perf.json");

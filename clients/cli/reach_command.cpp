@@ -63,21 +63,22 @@ void writeReachJson(const Reach& r, const std::string& model, const std::string&
   os << "\n  }\n}\n";
 }
 
-std::string extent(const Eigen::Vector3d& lo, const Eigen::Vector3d& hi, const Eigen::Vector3d& rest) {
+std::string extent(const Eigen::Vector3d& lo, const Eigen::Vector3d& hi,
+                   const Eigen::Vector3d& rest) {
   if (!lo.allFinite()) return "none";
   std::string out;
   for (int a = 0; a < 3; ++a)
-    out += formatted("%s%c %+.3f..%+.3f", a ? "  " : "", "xyz"[a], lo[a] - rest[a], hi[a] - rest[a]);
+    out +=
+        formatted("%s%c %+.3f..%+.3f", a ? "  " : "", "xyz"[a], lo[a] - rest[a], hi[a] - rest[a]);
   return out;
 }
 
 }  // namespace
 
 int cmdReach(int argc, char** argv) {
-  const Args a = parseArgs(argc, argv, 2,
-                           {"--model", "--scene", "--point", "--poses", "--swings", "--out",
-                            "--json"},
-                           {});
+  const Args a =
+      parseArgs(argc, argv, 2,
+                {"--model", "--scene", "--point", "--poses", "--swings", "--out", "--json"}, {});
   if (!a.values.count("--model")) throw std::invalid_argument("reach needs --model NAME|FILE");
   if (!a.values.count("--point"))
     throw std::invalid_argument("reach needs --point NAME[,NAME...] (a named point of the model)");
@@ -101,10 +102,10 @@ int cmdReach(int argc, char** argv) {
 
   const auto collision = std::make_shared<CollisionModel>(model, scene, problemCollisionOptions());
   const Reach r = computeReach(collision, points, o);
-  std::cout << "reach of " << model->name << " in " << scene->name << ": " << r.poses_held
-            << " of " << r.poses_tried << " rig poses held (" << r.no_rest_pose
-            << " without a rest pose, " << r.in_collision << " in collision); " << r.swings_tried
-            << " swings (" << r.swings_failed << " failed)\n"
+  std::cout << "reach of " << model->name << " in " << scene->name << ": " << r.poses_held << " of "
+            << r.poses_tried << " rig poses held (" << r.no_rest_pose << " without a rest pose, "
+            << r.in_collision << " in collision); " << r.swings_tried << " swings ("
+            << r.swings_failed << " failed)\n"
             << "  (m from where each point hangs at rest, stage axes)\n";
   for (const PointReach& p : r.points)
     std::cout << formatted("  %-12s held   %s\n", p.point.c_str(),

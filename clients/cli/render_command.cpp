@@ -56,11 +56,11 @@ int cmdRender(int argc, char** argv) {
   // The plan is the one positional argument.
   std::vector<char*> rest;
   const std::string plan_path = takePositional(argc, argv, rest);
-  const Args a = parseArgs(static_cast<int>(rest.size()), rest.data(), 2,
-                           {"--model", "--scene", "--inputs", "--dt", "--duration", "--out",
-                            "--png", "--at", "--size", "--points", "--chromium", "--compare",
-                            "--camera", "--fit"},
-                           {});
+  const Args a =
+      parseArgs(static_cast<int>(rest.size()), rest.data(), 2,
+                {"--model", "--scene", "--inputs", "--dt", "--duration", "--out", "--png", "--at",
+                 "--size", "--points", "--chromium", "--compare", "--camera", "--fit"},
+                {});
   const bool comparing = a.values.count("--compare") > 0;
   if (comparing && a.values.count("--inputs"))
     throw std::invalid_argument("--compare: compares two plan files; not with --inputs");

@@ -8,15 +8,16 @@
 #include <cmath>
 #include <sstream>
 
+#include "ipopt_solver.hpp"
 #include "marionette/common/clock.hpp"
 #include "marionette/common/text.hpp"
 #include "marionette/models/field_error.hpp"
 #include "marionette/problem/plan_quality.hpp"
+#include "marionette/problem/verification.hpp"
 #include "performance_kinematics.hpp"
+#include "performance_tracking.hpp"
 #include "reach_fit.hpp"
 #include "settle_tail.hpp"
-#include "marionette/problem/verification.hpp"
-#include "ipopt_solver.hpp"
 #include "spline_fit.hpp"
 #include "trajectory_nlp.hpp"
 #include "trajectory_problem.hpp"
@@ -100,76 +101,6 @@ void classifyPerformance(const GoalSpec& goal, Plan& plan) {
   plan.goal_sample = goal_sample;
 }
 
-// Each target point's spans of samples where `points_m`'s (rows at rate_hz, named by `names`)
-// is farther than `tolerance_m` from its target, with the reason at the span's worst sample.
-std::vector<UnreachableSpan> spansOff(
-    const std::vector<std::string>& names, const Eigen::MatrixXd& points_m, double rate_hz,
-    const TargetMotion& targets, double tolerance_m,
-    const std::function<std::string(int point, int sample)>& reason) {
-  std::vector<UnreachableSpan> out;
-  for (int p = 0; p < static_cast<int>(targets.points.size()); ++p) {
-    const auto it = std::find(names.begin(), names.end(), targets.points[p]);
-    if (it == names.end()) continue;
-    const int col = 3 * static_cast<int>(it - names.begin());
-    int begin = -1, worst = -1;
-    double worst_m = 0.0;
-    const int n = std::min(targets.frames(), static_cast<int>(points_m.rows()));
-    for (int s = 0; s <= n; ++s) {
-      double e = 0.0;
-      if (s < n) {
-        const Eigen::Vector3d target = targets.position(s, p);
-        if (target.allFinite()) e = (points_m.block<1, 3>(s, col).transpose() - target).norm();
-      }
-      if (e > tolerance_m) {
-        if (begin < 0) {
-          begin = s;
-          worst_m = 0.0;
-        }
-        if (e > worst_m) {
-          worst_m = e;
-          worst = s;
-        }
-      } else if (begin >= 0) {
-        out.push_back({targets.points[p], begin / rate_hz, (s - 1) / rate_hz, worst_m,
-                       reason(p, worst)});
-        begin = -1;
-      }
-    }
-  }
-  std::sort(out.begin(), out.end(), [](const UnreachableSpan& a, const UnreachableSpan& b) {
-    return std::tie(a.from_s, a.point) < std::tie(b.from_s, b.point);
-  });
-  return out;
-}
-
-// What an error of a variable (rad or m) weighs as, in metres of a point's: a radian as 10 cm (the
-// kinematic step's weight), a metre as a metre.
-constexpr double kRadianWeight_m = 0.1;
-double variableScale_m(const Model& m, int variable) {
-  for (const Frame& f : m.frames)
-    if (f.type == JointType::Rotate && f.variable == variable) return kRadianWeight_m;
-  return 1.0;
-}
-
-// Each keyframed variable's error over the plan: joints against its predicted states, inputs
-// against its inputs.
-std::vector<PointTracking> variableTracking(const Model& m, const Plan& plan,
-                                            const TargetMotion& targets) {
-  if (targets.variables.empty()) return {};
-  std::vector<std::string> names;
-  for (const DynamicVariable& v : m.dynamic) names.push_back(v.name);
-  for (const KinematicVariable& v : m.kinematic) names.push_back(v.name);
-  Eigen::MatrixXd values(plan.samples(), m.nd() + m.nk());
-  values << plan.predicted.states.topRows(plan.samples()), plan.inputs;
-  return measureVariableTracking(targets, names, values, plan.rate_hz);
-}
-
-double rmsTotal(const std::vector<PointTracking>& t) {
-  double sum = 0.0;
-  for (const PointTracking& p : t) sum += p.rms_m * p.rms_m;
-  return std::sqrt(sum / std::max<std::size_t>(1, t.size()));
-}
-
 }  // namespace
 
 Plan planPerformance(const PerformanceRequest& req, const ProgressFn& progress,
@@ -229,8 +160,8 @@ Plan planPerformance(const PerformanceRequest& req, const ProgressFn& progress,
   auto cutShort = [&](const char* what) {
     for (std::size_t f = 0; f < frames.size(); ++f)
       if (frames[f].cut_short) {
-        notes.push_back("the time limit (" + formatNumber(o.time_limit_s) + " s) stopped " +
-                        what + " at key frame " + std::to_string(f + 1) + " of " +
+        notes.push_back("the time limit (" + formatNumber(o.time_limit_s) + " s) stopped " + what +
+                        " at key frame " + std::to_string(f + 1) + " of " +
                         std::to_string(frames.size()) + " (" + formatNumber(keys.times_s[f], 3) +
                         " s): later frames are not refined");
         return true;
@@ -366,7 +297,7 @@ Plan planPerformance(const PerformanceRequest& req, const ProgressFn& progress,
     setup.track_values = sampled.values;
     for (const std::string& name : sampled.variables) {
       setup.track_variables.push_back(m.variableIndex(name));
-      setup.track_variable_scale_m.push_back(variableScale_m(m, m.variableIndex(name)));
+      setup.track_variable_scale_m.push_back(detail::variableScale_m(m, m.variableIndex(name)));
     }
     setup.held_inputs = o.disable;
     detail::TrajectoryProblem problem(setup);
@@ -409,8 +340,8 @@ Plan planPerformance(const PerformanceRequest& req, const ProgressFn& progress,
         dynamic.performance.tracking.kinematic = kinematic.performance.tracking.kinematic;
         dynamic.performance.tracking.dynamic = measureTracking(
             fitted, dynamic.predicted.point_names, dynamic.predicted.points_m, o.rate_hz);
-        const double rms_dynamic_m = rmsTotal(dynamic.performance.tracking.dynamic),
-                     rms_kinematic_m = rmsTotal(kinematic.performance.tracking.kinematic);
+        const double rms_dynamic_m = detail::rmsTotal(dynamic.performance.tracking.dynamic),
+                     rms_kinematic_m = detail::rmsTotal(kinematic.performance.tracking.kinematic);
         if (kinematic.outcome == PlanOutcome::Exact && dynamic.outcome != PlanOutcome::Exact)
           dropped = "its motion is " + std::string(toString(dynamic.outcome)) + " (" +
                     dynamic.message + ")";
@@ -439,12 +370,13 @@ Plan planPerformance(const PerformanceRequest& req, const ProgressFn& progress,
   const bool swinging = o.settle_s > 0 && out.outcome == PlanOutcome::Exact && !kinematic_cut &&
                         out.quality.residual_joint_speed_rms > kSettled_rad_s;
   if (swinging && o.time_limit_s - secondsSince(t0) < kTailCap_s)
-    notes.push_back(formatted("the end was not settled: the time limit left less than the %g s "
-                              "its optimizer may take",
-                              kTailCap_s));
+    notes.push_back(
+        formatted("the end was not settled: the time limit left less than the %g s "
+                  "its optimizer may take",
+                  kTailCap_s));
   else if (swinging) {
-    const detail::SettleTail tail = detail::settleTail(request, out, std::max(o.settle_s, 1.5),
-                                                       o.margin_m, kTailCap_s);
+    const detail::SettleTail tail =
+        detail::settleTail(request, out, std::max(o.settle_s, 1.5), o.margin_m, kTailCap_s);
     stopIfCancelled();
     std::string dropped = tail.message;
     if (tail.inputs.rows() > 0) {
@@ -482,27 +414,29 @@ Plan planPerformance(const PerformanceRequest& req, const ProgressFn& progress,
   for (const std::string& name : fitted.points)
     own_inputs.push_back(m.pointInputs(m.pointIndex(name)));
   TargetTracking& tracking = out.performance.tracking;
-  tracking.unreachable = spansOff(out.predicted.point_names, out.predicted.points_m, o.rate_hz,
-                                  fitted, o.tolerance_m, [&](int p, int s) {
-    const double t = s / o.rate_hz;
-    const int f = std::min(static_cast<int>(std::lround(t * o.key_rate_hz)),
-                           static_cast<int>(frames.size()) - 1);
-    const detail::KinematicFrame& key = frames[f];
-    const Eigen::Vector3d held = held_m.block<1, 3>(f, 3 * p).transpose();
-    if ((held - fitted_keys.position(f, p)).norm() > o.tolerance_m)
-      return key.stage_clearance_m < 1.5 * o.margin_m + 0.005
-                 ? "out of reach clear of the stage (nearest: " + key.nearest + ")"
-                 : std::string("out of the puppet's reach at rest");
-    for (int j : own_inputs[p]) {
-      const double range = m.kinematic[j].upper - m.kinematic[j].lower;
-      const int row = std::min(s, static_cast<int>(u_free.rows()) - 1);
-      if (std::abs(u_free(row, j) - u_kinematic(row, j)) > hold_tol * range + 0.01 * range)
-        return "faster than the rig (" + m.kinematic[j].name + " at its speed or acceleration limit)";
-    }
-    return std::string("the puppet swings off it");
-  });
+  tracking.unreachable = detail::spansOff(
+      out.predicted.point_names, out.predicted.points_m, o.rate_hz, fitted, o.tolerance_m,
+      [&](int p, int s) {
+        const double t = s / o.rate_hz;
+        const int f = std::min(static_cast<int>(std::lround(t * o.key_rate_hz)),
+                               static_cast<int>(frames.size()) - 1);
+        const detail::KinematicFrame& key = frames[f];
+        const Eigen::Vector3d held = held_m.block<1, 3>(f, 3 * p).transpose();
+        if ((held - fitted_keys.position(f, p)).norm() > o.tolerance_m)
+          return key.stage_clearance_m < 1.5 * o.margin_m + 0.005
+                     ? "out of reach clear of the stage (nearest: " + key.nearest + ")"
+                     : std::string("out of the puppet's reach at rest");
+        for (int j : own_inputs[p]) {
+          const double range = m.kinematic[j].upper - m.kinematic[j].lower;
+          const int row = std::min(s, static_cast<int>(u_free.rows()) - 1);
+          if (std::abs(u_free(row, j) - u_kinematic(row, j)) > hold_tol * range + 0.01 * range)
+            return "faster than the rig (" + m.kinematic[j].name +
+                   " at its speed or acceleration limit)";
+        }
+        return std::string("the puppet swings off it");
+      });
   // ... the keyframes' joint and input targets ...
-  tracking.variables = variableTracking(m, out, sampled);
+  tracking.variables = detail::variableTracking(m, out, sampled);
   // ... and how far retargeting moved them from the clip.
   auto fitOf = [&](int p) {  // in words, about where the clip's mean went
     Eigen::Vector3d mean = Eigen::Vector3d::Zero();
@@ -514,8 +448,8 @@ Plan planPerformance(const PerformanceRequest& req, const ProgressFn& progress,
   if (o.retarget && !kinematic_cut) {
     tracking.retarget = measureTracking(sampled, fitted.points, fitted.positions_m, o.rate_hz);
     tracking.retarget_spans =
-        spansOff(fitted.points, fitted.positions_m, o.rate_hz, sampled, o.tolerance_m,
-                 [&](int p, int) { return "out of reach, fitted: " + fitOf(p); });
+        detail::spansOff(fitted.points, fitted.positions_m, o.rate_hz, sampled, o.tolerance_m,
+                         [&](int p, int) { return "out of reach, fitted: " + fitOf(p); });
   }
   measurePlanQuality(request, *collision, out, o.settle_s);
   // Exact only when every target is followed within the tolerance over the whole clip (and the
@@ -545,7 +479,7 @@ Plan planPerformance(const PerformanceRequest& req, const ProgressFn& progress,
   // A variable is followed within the tolerance's worth of its unit (a radian weighs 10 cm).
   for (int v = 0; v < static_cast<int>(tracking.variables.size()); ++v) {
     const PointTracking& t = tracking.variables[v];
-    const double scale_m = variableScale_m(m, m.variableIndex(t.point));
+    const double scale_m = detail::variableScale_m(m, m.variableIndex(t.point));
     const double tolerance = o.tolerance_m / scale_m;
     if (t.max_m > tolerance) {
       shortfalls.push_back(formatted("%s's target not followed within %.3g %s (%.3g at %.2f s)",

@@ -54,7 +54,8 @@ double swingDuration(const Model& m, const Eigen::VectorXd& a, const Eigen::Vect
     const double d = std::abs(b[j] - a[j]);
     const KinematicVariable& v = m.kinematic[j];
     if (std::isfinite(v.max_speed) && v.max_speed > 0) T = std::max(T, 1.5 * d / v.max_speed);
-    if (std::isfinite(v.max_accel) && v.max_accel > 0) T = std::max(T, std::sqrt(6 * d / v.max_accel));
+    if (std::isfinite(v.max_accel) && v.max_accel > 0)
+      T = std::max(T, std::sqrt(6 * d / v.max_accel));
   }
   return std::ceil(T / dt_s) * dt_s;
 }
@@ -88,8 +89,8 @@ Reach computeReach(const CollisionModelPtr& collision, const std::vector<std::st
   out.points.resize(points.size());
   const RestPose rest = computeRestPose(model, m.defaultInputs(), nullptr, standing);
   if (!rest.ok)
-    throw FieldError("model", m.name + " has no rest pose at its default inputs (" +
-                                  rest.message + ")");
+    throw FieldError("model",
+                     m.name + " has no rest pose at its default inputs (" + rest.message + ")");
   forwardKinematics(m, data, m.configuration(rest.q, m.defaultInputs()));
   for (std::size_t i = 0; i < points.size(); ++i) {
     out.points[i].point = names[i];

@@ -52,9 +52,8 @@ std::vector<ReachFit> fitIntoReach(const TargetMotion& keys, const Eigen::Matrix
         var += c * c;
       }
       // Along an axis the clip does not move (to 0.1 mm rms), only the anchor is fitted.
-      const double s = var > static_cast<double>(rows.size()) * 1e-8
-                           ? std::clamp(cov / var, 0.0, 1.0)
-                           : 1.0;
+      const double s =
+          var > static_cast<double>(rows.size()) * 1e-8 ? std::clamp(cov / var, 0.0, 1.0) : 1.0;
       fit.scale[a] = s;
       fit.offset_m[a] = h0 - s * c0;
     }

@@ -30,8 +30,8 @@ namespace marionette::detail {
 
 struct ReachFit {
   bool fitted = false;  // false: held within the tolerance throughout, the clip kept
-  Eigen::Array3d scale = Eigen::Array3d::Ones();       // per stage axis, in [0, 1]
-  Eigen::Array3d offset_m = Eigen::Array3d::Zero();   // fitted = offset_m + scale clip
+  Eigen::Array3d scale = Eigen::Array3d::Ones();     // per stage axis, in [0, 1]
+  Eigen::Array3d offset_m = Eigen::Array3d::Zero();  // fitted = offset_m + scale clip
   // "x x0.55, z x0.30, 4.0 cm lower": the map, for messages (empty when not fitted).
   std::string describe(const Eigen::Vector3d& clip_mean_m) const;
 };

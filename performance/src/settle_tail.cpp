@@ -63,8 +63,8 @@ SettleTail settleTail(const MotionProblem& request, const Plan& performance, dou
     const OptimizedPlan settled = optimizePlan(tail, hold, options);
     out.iterations = settled.report.iterations;
     if (!settled.report.improved || settled.plan.outcome != PlanOutcome::Exact) {
-      out.message = settled.report.message.empty() ? "no motion to rest found"
-                                                   : settled.report.message;
+      out.message =
+          settled.report.message.empty() ? "no motion to rest found" : settled.report.message;
       return out;
     }
     out.inputs = settled.plan.inputs.bottomRows(settled.plan.inputs.rows() - 1);

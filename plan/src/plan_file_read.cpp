@@ -236,10 +236,9 @@ Plan readPlanJson(const std::string& text, const std::string& source) {
   if (const YAML::Node t = root["tracking"]; t) {
     if (!t.IsMap()) r.fail("tracking", "not an object");
     TargetTracking& tracking = plan.performance.tracking;
-    for (const auto& [name, into] : {std::pair{"kinematic", &tracking.kinematic},
-                                     std::pair{"dynamic", &tracking.dynamic},
-                                     std::pair{"retarget", &tracking.retarget},
-                                     std::pair{"variables", &tracking.variables}}) {
+    for (const auto& [name, into] :
+         {std::pair{"kinematic", &tracking.kinematic}, std::pair{"dynamic", &tracking.dynamic},
+          std::pair{"retarget", &tracking.retarget}, std::pair{"variables", &tracking.variables}}) {
       const std::string field = std::string("tracking.") + name;
       const YAML::Node section = t[name];
       if (!section) continue;

@@ -127,8 +127,8 @@ namespace {
 // Targets with no sample are left out.
 template <class Error>
 std::vector<PointTracking> measureEach(const std::vector<std::string>& targets,
-                                       const std::vector<std::string>& names, int n,
-                                       double rate_hz, Error error) {
+                                       const std::vector<std::string>& names, int n, double rate_hz,
+                                       Error error) {
   std::vector<PointTracking> out;
   for (std::size_t k = 0; k < targets.size(); ++k) {
     const auto it = std::find(names.begin(), names.end(), targets[k]);
@@ -172,9 +172,8 @@ std::vector<PointTracking> measureTracking(const TargetMotion& targets,
   const int n = std::min<int>(targets.frames(), static_cast<int>(points_m.rows()));
   return measureEach(targets.points, point_names, n, rate_hz, [&](int p, int column, int i) {
     const Eigen::Vector3d target = targets.position(i, p);
-    return target.allFinite()
-               ? (points_m.block<1, 3>(i, 3 * column).transpose() - target).norm()
-               : std::numeric_limits<double>::quiet_NaN();
+    return target.allFinite() ? (points_m.block<1, 3>(i, 3 * column).transpose() - target).norm()
+                              : std::numeric_limits<double>::quiet_NaN();
   });
 }
 

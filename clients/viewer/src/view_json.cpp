@@ -58,8 +58,8 @@ Eigen::Vector3d parseCameraDirection(const std::string& text) {
   char extra = 0;
   if (std::sscanf(text.c_str(), "%lf,%lf,%lf%c", &d.x(), &d.y(), &d.z(), &extra) != 3 ||
       !d.allFinite())
-    throw FieldError("camera", "expected front, side, top or a direction X,Y,Z (got '" + text +
-                                   "')");
+    throw FieldError("camera",
+                     "expected front, side, top or a direction X,Y,Z (got '" + text + "')");
   if (!(d.norm() > 1e-9)) throw FieldError("camera", "the direction X,Y,Z must not be zero");
   return d;
 }

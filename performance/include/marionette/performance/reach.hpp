@@ -30,11 +30,11 @@
 namespace marionette {
 
 struct ReachOptions {
-  int poses = 200;            // rig inputs tried for the held cloud, in [1, 100000]
-  int swings = 40;            // swings between held poses, in [0, 10000]
-  int skip = 20;              // Halton points skipped first (another value: another spread)
-  double hold_s = 1.0;        // the hold after a swing, in [0, 10] s
-  double dt_s = 0.02;         // the swing's step and sampling, in [0.001, 0.1] s
+  int poses = 200;      // rig inputs tried for the held cloud, in [1, 100000]
+  int swings = 40;      // swings between held poses, in [0, 10000]
+  int skip = 20;        // Halton points skipped first (another value: another spread)
+  double hold_s = 1.0;  // the hold after a swing, in [0, 10] s
+  double dt_s = 0.02;   // the swing's step and sampling, in [0.001, 0.1] s
 };
 
 struct PointReach {
@@ -49,8 +49,8 @@ struct PointReach {
 struct Reach {
   std::vector<PointReach> points;
   int poses_tried = 0, poses_held = 0;
-  int no_rest_pose = 0;      // inputs without a rest pose
-  int in_collision = 0;      // rest poses in collision with the stage or itself
+  int no_rest_pose = 0;                     // inputs without a rest pose
+  int in_collision = 0;                     // rest poses in collision with the stage or itself
   int swings_tried = 0, swings_failed = 0;  // a failed step ends that swing (its samples kept)
 };
 
