@@ -359,11 +359,11 @@ Plan planPerformance(const PerformanceRequest& req, const ProgressFn& progress,
   }
 
   // 3. The end settles: where holding the last inputs leaves the puppet moving, a tail from the
-  // motion's last state back to rest at (within 1 cm of) its last inputs, by the transcription
-  // (as every plan ends), appended when it leaves less swing after the end.  Disabled inputs
-  // stay where they are.
-  // Its iterations decide it (the transcription's 100 a solve); its wall-clock cap is the
-  // optimizer's 20 s whatever is left, so it runs only when that much is.
+  // motion's last state back to rest near (within 3 cm of) its last inputs, by the
+  // transcription (as every plan ends), appended when it leaves less swing after the end.
+  // Disabled inputs stay where they are.  Its iterations decide it (the transcription's 100 a
+  // solve); its wall-clock cap is the optimizer's 20 s whatever is left, so it runs only when
+  // that much is.
   constexpr double kSettled_rad_s = 0.1;  // joint speed rms after the hold: stage-worthy
   constexpr double kTailCap_s = 20.0;
   measurePlanQuality(request, *collision, out, o.settle_s);
