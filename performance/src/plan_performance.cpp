@@ -451,7 +451,7 @@ Plan planPerformance(const PerformanceRequest& req, const ProgressFn& progress,
         detail::spansOff(fitted.points, fitted.positions_m, o.rate_hz, sampled, o.tolerance_m,
                          [&](int p, int) { return "out of reach, fitted: " + fitOf(p); });
   }
-  measurePlanQuality(request, *collision, out, o.settle_s);
+  // (out's quality was measured before the end's tail, or is the settled plan's.)
   // Exact only when every target is followed within the tolerance over the whole clip (and the
   // motion collision-free and within its limits: classifyPlan); what was cut short or dropped is
   // said.
