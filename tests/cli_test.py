@@ -769,6 +769,9 @@ class Perform(unittest.TestCase):
                 (["--markers", self.write("ok.csv", "t,mass_x,mass_y,mass_z\n0,0,0,0.5\n"
                                                     "1,0,0,0.5\n"), "--reach-tolerance", "-1"],
                  ["--reach-tolerance: must be in [0, 1] m"]),
+                (["--markers", self.write("ok.csv", "t,mass_x,mass_y,mass_z\n0,0,0,0.5\n"
+                                                    "1,0,0,0.5\n"), "--weight", "settle=5"],
+                 ["--weight", "settle", "no such term", "tension_rate and tracking"]),
                 ([], ["needs a source"])):
             p = run("perform", "--model", "suspended-mass", *args, "--out", out, check=False)
             self.assertEqual(p.returncode, 2, (args, p.stderr))

@@ -143,8 +143,10 @@ TEST(Transcription, DelJacobiansMatchFiniteDifferencesOnRandomTrees) {
 }
 
 // The clearance rows' gradient against central differences of the signed clearance: a capsule
-// on a free body (x, y, z, yaw, pitch, roll) beside a 0.2 m cube, tilted, apart and sunk into it
-// (inside, the gradient points the way out: a wrong sign is off by twice its size).
+// on a free body (x, y, z, yaw, pitch, roll) beside a 0.2 m sphere, tilted, apart and sunk into
+// it (inside, the gradient points the way out: a wrong sign is off by twice its size).  (A box's
+// overlaps are measured by FCL's MPR, whose depth is the exact one only along the box's axes
+// (collision_checker.cpp): CollisionAnalytic tests those.)
 TEST(Transcription, TheClearanceGradientMatchesFiniteDifferencesApartAndInside) {
   Shape capsule;
   capsule.type = ShapeType::Capsule;
@@ -153,8 +155,8 @@ TEST(Transcription, TheClearanceGradientMatchesFiniteDifferencesApartAndInside) 
   const ModelPtr m = test::probeModel(capsule);
   const char* names[6] = {"x", "y", "z", "yaw", "pitch", "roll"};
   const auto collision = std::make_shared<CollisionModel>(
-      m, loadSceneString("obstacles:\n  - {name: cube, box: {size: [0.2, 0.2, 0.2]}}\n",
-                         "cube.yaml", ""));
+      m, loadSceneString("obstacles:\n  - {name: ball, sphere: {radius: 0.1}}\n",
+                         "ball.yaml", ""));
   CollisionChecker checker(collision);
   detail::ClearanceGradient gradient(m, collision);
   DynamicsData data(*m);

@@ -107,10 +107,75 @@ struct DistanceQuery {
 // That query starts from no bound: FCL answers nothing more once its running minimum is <= 0,
 // and a deeper pair after a shallower one must still be measured.  Where FCL's EPA fails (a
 // depth of -1 with no points, or a throw), the pair reads 0 as unsigned.
+// FCL 0.7's EPA, which its signed distance runs where shapes overlap, asserts (aborting the
+// process) or loops on some configurations with a box (flexible-collision-library/fcl issues 322
+// and 578): a pair with a box is measured apart by GJK and, overlapping, by its collision's
+// contact (the box tests' analytic ones, or MPR): minus its depth, each shape's deepest point half
+// a depth either side of the contact point along the normal.
+// The support point (world) of a sphere, capsule or cylinder along direction u; false for any
+// other shape.
+bool roundSupport(const fcl::CollisionObjectd* o, const Eigen::Vector3d& u, Eigen::Vector3d& out) {
+  const Eigen::Matrix3d R = o->getRotation();
+  const Eigen::Vector3d local = R.transpose() * u, axis_u(0, 0, local.z() >= 0 ? 1 : -1);
+  const Eigen::Vector3d radial(local.x(), local.y(), 0.0);
+  switch (o->getNodeType()) {
+    case fcl::GEOM_SPHERE:
+      out = o->getTranslation() +
+            static_cast<const fcl::Sphered&>(*o->collisionGeometry()).radius * u.normalized();
+      return true;
+    case fcl::GEOM_CAPSULE: {
+      const auto& c = static_cast<const fcl::Capsuled&>(*o->collisionGeometry());
+      out = o->getTranslation() + R * (0.5 * c.lz * axis_u + c.radius * local.normalized());
+      return true;
+    }
+    case fcl::GEOM_CYLINDER: {
+      const auto& c = static_cast<const fcl::Cylinderd&>(*o->collisionGeometry());
+      const double r = radial.norm();
+      const Eigen::Vector3d rim = r > 1e-12 ? Eigen::Vector3d((c.radius / r) * radial)
+                                            : Eigen::Vector3d::Zero();
+      out = o->getTranslation() + R * (0.5 * c.lz * axis_u + rim);
+      return true;
+    }
+    default:
+      return false;
+  }
+}
+
+double boxPairDistance(const fcl::CollisionObjectd* a, const fcl::CollisionObjectd* b,
+                       DistanceQuery& q) {
+  q.result.clear();
+  fcl::distance(a, b, q.request, q.result);
+  if (q.result.min_distance > 0.0) return q.result.min_distance;
+  fcl::CollisionResultd contact;
+  fcl::collide(a, b, fcl::CollisionRequestd(1, true), contact);
+  if (!contact.isCollision()) return 0.0;
+  const fcl::Contactd& c = contact.getContact(0);
+  const bool swapped = c.o1 != a->collisionGeometry().get();
+  const Eigen::Vector3d n = swapped ? -c.normal : c.normal;  // from a into b
+  const double depth = c.penetration_depth;
+  // A round shape's deepest point is its support along the normal (unique, where a box's face
+  // is not); the box's, a depth from it.
+  Eigen::Vector3d p;
+  if (roundSupport(a, n, p)) {
+    q.result.nearest_points[0] = p;
+    q.result.nearest_points[1] = p - depth * n;
+  } else if (roundSupport(b, -n, p)) {
+    q.result.nearest_points[0] = p + depth * n;
+    q.result.nearest_points[1] = p;
+  } else {
+    q.result.nearest_points[0] = c.pos + 0.5 * depth * n;
+    q.result.nearest_points[1] = c.pos - 0.5 * depth * n;
+  }
+  q.result.min_distance = -depth;
+  return q.result.min_distance;
+}
+
 double pairDistance(const fcl::CollisionObjectd* a, const fcl::CollisionObjectd* b,
                     DistanceQuery& q, double bound) {
   const bool depth = q.penetration == Penetration::Signed && a->getObjectType() == fcl::OT_GEOM &&
                      b->getObjectType() == fcl::OT_GEOM;
+  if (depth && (a->getNodeType() == fcl::GEOM_BOX || b->getNodeType() == fcl::GEOM_BOX))
+    return boxPairDistance(a, b, q);
   if (depth) {
     q.result.clear();
     try {

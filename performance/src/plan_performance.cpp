@@ -3,12 +3,10 @@
 // (performance.hpp).
 #include "marionette/performance/plan_performance.hpp"
 
-#include <IpIpoptApplication.hpp>
 #include <algorithm>
 #include <cmath>
 #include <sstream>
 
-#include "ipopt_solver.hpp"
 #include "marionette/common/clock.hpp"
 #include "marionette/common/text.hpp"
 #include "marionette/models/field_error.hpp"
@@ -17,10 +15,9 @@
 #include "performance_kinematics.hpp"
 #include "performance_tracking.hpp"
 #include "reach_fit.hpp"
+#include "receding_horizon.hpp"
 #include "settle_tail.hpp"
 #include "spline_fit.hpp"
-#include "trajectory_nlp.hpp"
-#include "trajectory_problem.hpp"
 
 namespace marionette {
 
@@ -44,6 +41,13 @@ void checkPerformanceOptions(const Model& model, const PerformanceOptions& o) {
   OptimizationOptions check;
   check.weights = o.weights;
   checkOptimizationOptions(check);
+  OptimizationWeights given = o.weights, plans;
+  for (const char* name : {"settle", "slack", "duration", "clearance"})
+    if (*given.byName(name) != *plans.byName(name))
+      throw FieldError("optimization.weights" + fieldKey(name),
+                       std::string(name) +
+                           ": the performance's dynamics step has no such term (it weighs "
+                           "effort, jerk, swing, tension_rate and tracking)");
 }
 
 void checkPerformanceTargets(const Model& m, const TargetMotion& targets,
@@ -271,7 +275,9 @@ Plan planPerformance(const PerformanceRequest& req, const ProgressFn& progress,
   Plan out = kinematic;
   stopIfCancelled();
 
-  // 2. The dynamics step from the kinematic step's motion (none when the time limit is spent).
+  // 2. The dynamics step from the kinematic step's motion (none when the time limit is spent):
+  // the targets followed over a receding horizon on the transcription, the kinematic step's
+  // inputs the warm start and what untargeted limbs are held near (receding_horizon.hpp).
   if (o.dynamics && kinematic_cut)
     notes.push_back("the dynamics step did not run: the kinematic step used the time limit");
   if (o.dynamics && !kinematic_cut) {
@@ -279,19 +285,12 @@ Plan planPerformance(const PerformanceRequest& req, const ProgressFn& progress,
     io.dt_s = 1.0 / o.rate_hz;
     VariationalIntegrator vi(model, io);
     const StartState start = resolveStart(model, rho0, StartSpec{}, collision->contacts());
-    detail::ProblemSetup setup;
+    detail::HorizonSetup setup;
     setup.model = model;
-    setup.goal = request.goal;
-    setup.goal_rows = false;
-    setup.start = vi.stateFromVelocity(start.q, start.qdot, rho0);
-    setup.rate_hz = o.rate_hz;
-    setup.duration_s = duration_s;
-    setup.segments = segments;
-    setup.settle_s = o.settle_s;
-    setup.weights = o.weights;
-    setup.end_reference = u_kinematic.row(u_kinematic.rows() - 1).transpose();
     setup.collision = collision;
-    setup.margin_m = o.margin_m > 0 ? o.margin_m + std::max(0.005, 0.5 * o.margin_m) : 0.0;
+    setup.rate_hz = o.rate_hz;
+    setup.start = vi.stateFromVelocity(start.q, start.qdot, rho0);
+    setup.reference_inputs = u_kinematic;
     for (const std::string& name : fitted.points) setup.track_points.push_back(m.pointIndex(name));
     setup.track_targets_m = inWorld(fitted).positions_m;
     setup.track_values = sampled.values;
@@ -299,44 +298,38 @@ Plan planPerformance(const PerformanceRequest& req, const ProgressFn& progress,
       setup.track_variables.push_back(m.variableIndex(name));
       setup.track_variable_scale_m.push_back(detail::variableScale_m(m, m.variableIndex(name)));
     }
+    for (int j = 0; j < m.nk(); ++j)
+      setup.input_scale_m.push_back(detail::variableScale_m(m, m.nd() + j));
     setup.held_inputs = o.disable;
-    detail::TrajectoryProblem problem(setup);
-    double last_call_s = secondsSince(t0);
-    int iterations = 0;
-    bool timed_out = false;
-    auto keepGoing = [&](const detail::TrajectoryNlp::Progress& p) {
-      if (cancelled && cancelled()) return false;
-      const double now_s = secondsSince(t0), iteration_s = now_s - last_call_s;
-      last_call_s = now_s;
-      iterations = p.iteration;
-      report("optimize", p.iteration, p.cost);
-      timed_out = now_s + 2.0 * iteration_s >= o.time_limit_s;
-      return !timed_out;
+    setup.weights.effort = o.weights.effort;
+    setup.weights.jerk = o.weights.jerk;
+    setup.weights.swing = o.weights.swing;
+    setup.weights.tension_rate = o.weights.tension_rate;
+    setup.weights.tracking = o.weights.tracking;
+    setup.margin_m = o.margin_m > 0 ? o.margin_m + std::max(0.005, 0.5 * o.margin_m) : 0.0;
+    setup.in_time = [&] {
+      return secondsSince(t0) < o.time_limit_s && !(cancelled && cancelled());
     };
-    Ipopt::SmartPtr<detail::TrajectoryNlp> nlp =
-        new detail::TrajectoryNlp(problem, z_kinematic, keepGoing);
+    setup.progress = [&](int window, int, double cost) { report("optimize", window, cost); };
+    detail::HorizonResult horizon;
+    std::string dropped;
     try {
-      // The time limit stops a rollout mid-way (one of a long performance takes seconds); the
-      // verification of the best motion found comes after it.
-      const CancelScope budget([&] { return secondsSince(t0) >= o.time_limit_s; });
-      const double start_cost = problem.evaluate(z_kinematic, detail::Evaluation::Value)
-                                    ? problem.cost().total()
-                                    : 0.0;
-      detail::solveInTurn(detail::trajectorySolver(200, start_cost), nlp);
-    } catch (const PlanCancelled&) {
-      // the caller's cancel is asked below; the time limit leaves the best motion found so far
-      timed_out = true;
+      horizon = detail::trackOverHorizon(setup);
+    } catch (const SimulationError& e) {
+      dropped = std::string("its windows could not be re-simulated: ") + e.what();
     }
     stopIfCancelled();
-    if (timed_out)
+    if (horizon.stopped_at >= 0)
       notes.push_back("the time limit (" + formatNumber(o.time_limit_s) +
-                      " s) stopped the dynamics step after " + std::to_string(iterations) +
-                      " iterations (its best motion by then)");
+                      " s) stopped the dynamics step at " +
+                      formatNumber(horizon.stopped_at / o.rate_hz, 3) + " s (window " +
+                      std::to_string(horizon.windows + 1) + " of " +
+                      std::to_string(horizon.windows_planned) +
+                      "): the kinematic step's motion from there");
     // It replaces the kinematic step's unless it broke what that one kept; else why is said.
-    std::string dropped = "it found no motion";
-    if (nlp->best().size() > 0) {
+    if (dropped.empty()) {
       try {
-        Plan dynamic = planOf(sampled_inputs(nlp->best()), "performance (dynamics step)");
+        Plan dynamic = planOf(horizon.inputs, "performance (dynamics step)");
         dynamic.performance.tracking.kinematic = kinematic.performance.tracking.kinematic;
         dynamic.performance.tracking.dynamic = measureTracking(
             fitted, dynamic.predicted.point_names, dynamic.predicted.points_m, o.rate_hz);

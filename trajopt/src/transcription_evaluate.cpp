@@ -104,11 +104,11 @@ void TranscriptionProblem::evaluate(const Eigen::VectorXd& z, bool derivatives) 
             R * jacobian_.values(slip_here_[k - 1]).middleRows(2 * t, 2).leftCols(nd_);
     }
   // The rig's speed and acceleration (the rig at rest before the start), and the rest rows.
-  for (int k = 0; k < N_; ++k) {
-    const auto rho = [&](int i) { return q_[std::max(i, 0)].tail(nk_); };
-    g_.segment(speed_row_ + k * nk_, nk_) = rho(k + 1) - rho(k);
-    g_.segment(accel_row_ + k * nk_, nk_) = rho(k + 1) - 2 * rho(k) + rho(k - 1);
-  }
+  for (int k = 0; k < N_; ++k)
+    for (int i = 0; i < nk_; ++i) {
+      g_[speed_row_ + k * nk_ + i] = rigAt(k + 1, i) - rigAt(k, i);
+      g_[accel_row_ + k * nk_ + i] = rigAt(k + 1, i) - 2 * rigAt(k, i) + rigAt(k - 1, i);
+    }
   for (int i = 1; i <= setup_.rest_knots; ++i)
     g_.segment(rest_row_ + (i - 1) * nq_, nq_) = q_[N_ - i] - q_[N_];
 
@@ -168,10 +168,16 @@ void TranscriptionProblem::evaluate(const Eigen::VectorXd& z, bool derivatives) 
   gradient_.setZero();
   addInputCosts(derivatives);
   addSwingAndTensionCosts(z, derivatives);
+  addTrackingCosts(derivatives);
 }
 
-// Effort and jerk of the rig inputs, the rig at rest before the start (rho_{-1} = rho_{-2} =
-// rho_0, fixed).
+double TranscriptionProblem::rigAt(int k, int i) const {
+  if (k >= 0) return q_[k][nd_ + i];
+  return setup_.rig_before.size() > 0 ? setup_.rig_before(-k - 1, i) : q_[0][nd_ + i];
+}
+
+// Effort and jerk of the rig inputs; before the start, rig_before's (fixed), or the rig at rest
+// there.
 void TranscriptionProblem::addInputCosts(bool derivatives) {
   const double dt = setup_.integrator.dt_s;
   const TranscriptionWeights& w = setup_.weights;
@@ -179,7 +185,7 @@ void TranscriptionProblem::addInputCosts(bool derivatives) {
     if (derivatives && knot >= 1) gradient_[xAt(knot) + nd_ + i] += coefficient;
   };
   for (int i = 0; i < nk_; ++i) {
-    const auto rho = [&](int k) { return q_[std::max(k, 0)][nd_ + i]; };
+    const auto rho = [&](int k) { return rigAt(k, i); };
     const double speed_ref = speed_ref_[i], jerk_ref = jerk_ref_[i];
     for (int k = 0; k < N_; ++k) {
       const double speed = (rho(k + 1) - rho(k)) / (dt * speed_ref);
@@ -236,6 +242,42 @@ void TranscriptionProblem::addSwingAndTensionCosts(const Eigen::VectorXd& z, boo
         gradient_[slackAt(k) + c] += w.complementarity * lambda / gap_unit_[c];
       else
         gradient_.segment(xAt(k + 1), nq_) -= (w.complementarity * lambda / gap_unit_[c]) * next.G.row(c);
+    }
+  }
+}
+
+// The targets at knots 1..N: c |p_i - target_i|^2 with c = w dt / (1 cm)^2, a variable's
+// c weight (s (v - value))^2.
+void TranscriptionProblem::addTrackingCosts(bool derivatives) {
+  const Model& m = *setup_.model;
+  const double c = setup_.weights.tracking * setup_.integrator.dt_s / (kTrack_m * kTrack_m);
+  const int P = static_cast<int>(setup_.track_points.size());
+  for (int k = 1; k <= N_; ++k) {
+    if (P > 0) forwardKinematics(m, data_, q_[k]);
+    for (int i = 0; i < P; ++i) {
+      Eigen::MatrixXd& J = track_jacobians_[k * P + i];
+      const Eigen::Vector3d target = setup_.track_targets_m.block<1, 3>(k, 3 * i).transpose();
+      if (!target.allFinite()) {
+        J.setZero();
+        continue;
+      }
+      const Point& point = m.points[setup_.track_points[i]];
+      const Eigen::Vector3d e = pointPosition(data_, point.frame, point.position_m) - target;
+      cost_ += c * e.squaredNorm();
+      if (!derivatives) continue;
+      pointJacobian(m, data_, point.frame, point.position_m, J);
+      gradient_.segment(xAt(k), nq_).noalias() += (2 * c) * (J.transpose() * e);
+    }
+    for (std::size_t i = 0; i < setup_.track_variables.size(); ++i) {
+      const double value = setup_.track_values(k, static_cast<Eigen::Index>(i));
+      if (!std::isfinite(value)) continue;
+      const double s = setup_.track_variable_scale_m[i];
+      const double weight =
+          setup_.track_variable_weight.empty() ? 1.0 : setup_.track_variable_weight[i];
+      const int v = setup_.track_variables[i];
+      const double e = s * (q_[k][v] - value);
+      cost_ += c * weight * e * e;
+      if (derivatives) gradient_[xAt(k) + v] += 2 * c * weight * s * e;
     }
   }
 }

@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // TranscriptionProblem's initial guesses: the integrator's rollout of rig inputs, or the rest
-// poses along them (transcription_problem.hpp), with their multipliers.
+// poses along them (transcription_problem.hpp), with their multipliers; and what of the model a
+// guess comes near (its stops and contact rows).
 #include <algorithm>
 
+#include "marionette/models/contact_rows.hpp"
 #include "transcription_problem.hpp"
 
 namespace marionette::detail {
@@ -11,6 +13,64 @@ namespace {
 constexpr double kTouching_m = 1e-6;  // a guess's contact this near (or inside) touches
 
 }  // namespace
+
+// `model` with only the joint stops that `configurations` (rows of n_d) come within `reach`
+// (rad or m) of as unilateral rows; the others into held_off.  A stop the motion never nears
+// costs the transcription a multiplier per knot and nothing else: kept off as a bound, it is
+// neither a variable nor a force.
+ModelPtr withStopsNear(const ModelPtr& model, const Eigen::MatrixXd& configurations, double reach,
+                       std::vector<Model::StopRow>& held_off) {
+  held_off.clear();
+  if (model->stops.empty()) return model;
+  auto reduced = std::make_shared<Model>(*model);
+  reduced->stops.clear();
+  for (const Model::StopRow& stop : model->stops) {
+    const double nearest =
+        (stop.sign * (stop.bound - configurations.col(stop.variable).array())).minCoeff();
+    (nearest < reach ? reduced->stops : held_off).push_back(stop);
+  }
+  return reduced;
+}
+
+// The rows of `contacts` whose gap comes within reach_m of touching at some knot of a motion
+// (configurations, rows of n_d; its inputs, rows of n_k): the transcription's contact rows.  A
+// row never near would cost it 19 rows and 4 variables per step and nothing else: the re-simulation
+// still touches there if the solver's motion does.  A capsule's middle is near where it would take
+// part in the integrator's step (ContactRows::partGap: deeper than its ends).
+std::vector<int> contactRowsNear(const ModelPtr& model, const Contacts& contacts,
+                                 const Eigen::MatrixXd& configurations,
+                                 const Eigen::MatrixXd& inputs, double reach_m) {
+  ContactRows rows(*model, contacts);
+  DynamicsData data(*model);
+  std::vector<char> near(contacts.rows(), 0);
+  for (Eigen::Index k = 0; k < configurations.rows(); ++k) {
+    const Eigen::Index input = std::min(k, inputs.rows() - 1);
+    forwardKinematics(
+        *model, data,
+        model->configuration(configurations.row(k).transpose(), inputs.row(input).transpose()));
+    for (int r = 0; r < contacts.rows(); ++r)
+      if (!near[r] && rows.partGap(data, r) > -reach_m) near[r] = 1;
+  }
+  std::vector<int> out;
+  for (int r = 0; r < contacts.rows(); ++r)
+    if (near[r]) out.push_back(r);
+  return out;
+}
+
+// The configurations (rows of n_d) of the integrator's rollout of `inputs` from `start`; a step
+// that fails holds the last.
+Eigen::MatrixXd rolloutConfigurations(const ModelPtr& model, const State& start,
+                                      const Eigen::MatrixXd& inputs, const IntegratorOptions& io) {
+  Eigen::MatrixXd out(inputs.rows(), model->nd());
+  VariationalIntegrator vi(model, io);
+  State x = start, next = vi.makeState();
+  out.row(0) = x.q.transpose();
+  for (Eigen::Index k = 1; k < inputs.rows(); ++k) {
+    if (vi.step(x, inputs.row(k).transpose(), next) == StepStatus::Ok) x = next;
+    out.row(k) = x.q.transpose();
+  }
+  return out;
+}
 
 Eigen::VectorXd TranscriptionProblem::initialGuess(const Eigen::MatrixXd& inputs) {
   const double dt = setup_.integrator.dt_s;

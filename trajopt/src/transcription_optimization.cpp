@@ -10,7 +10,6 @@
 
 #include "ipopt_solver.hpp"
 #include "marionette/common/text.hpp"
-#include "marionette/models/contact_rows.hpp"
 #include "marionette/models/rest_pose.hpp"
 #include "marionette/models/simulation.hpp"
 #include "plan_acceptance.hpp"
@@ -21,64 +20,6 @@
 
 namespace marionette::detail {
 namespace {
-
-// `model` with only the joint stops that `configurations` (rows of n_d) come within `reach`
-// (rad or m) of as unilateral rows; the others into held_off.  A stop the motion never nears
-// costs the transcription a multiplier per knot and nothing else: kept off as a bound, it is
-// neither a variable nor a force.
-ModelPtr withStopsNear(const ModelPtr& model, const Eigen::MatrixXd& configurations, double reach,
-                       std::vector<Model::StopRow>& held_off) {
-  held_off.clear();
-  if (model->stops.empty()) return model;
-  auto reduced = std::make_shared<Model>(*model);
-  reduced->stops.clear();
-  for (const Model::StopRow& stop : model->stops) {
-    const double nearest =
-        (stop.sign * (stop.bound - configurations.col(stop.variable).array())).minCoeff();
-    (nearest < reach ? reduced->stops : held_off).push_back(stop);
-  }
-  return reduced;
-}
-
-// The rows of `contacts` whose gap comes within reach_m of touching at some knot of a motion
-// (configurations, rows of n_d; its inputs, rows of n_k): the transcription's contact rows.  A
-// row never near would cost it 19 rows and 4 variables per step and nothing else: the re-simulation
-// still touches there if the solver's motion does.  A capsule's middle is near where it would take
-// part in the integrator's step (ContactRows::partGap: deeper than its ends).
-std::vector<int> contactRowsNear(const ModelPtr& model, const Contacts& contacts,
-                                 const Eigen::MatrixXd& configurations,
-                                 const Eigen::MatrixXd& inputs, double reach_m) {
-  ContactRows rows(*model, contacts);
-  DynamicsData data(*model);
-  std::vector<char> near(contacts.rows(), 0);
-  for (Eigen::Index k = 0; k < configurations.rows(); ++k) {
-    const Eigen::Index input = std::min(k, inputs.rows() - 1);
-    forwardKinematics(
-        *model, data,
-        model->configuration(configurations.row(k).transpose(), inputs.row(input).transpose()));
-    for (int r = 0; r < contacts.rows(); ++r)
-      if (!near[r] && rows.partGap(data, r) > -reach_m) near[r] = 1;
-  }
-  std::vector<int> out;
-  for (int r = 0; r < contacts.rows(); ++r)
-    if (near[r]) out.push_back(r);
-  return out;
-}
-
-// The configurations (rows of n_d) of the integrator's rollout of `inputs` from `start`; a step
-// that fails holds the last.
-Eigen::MatrixXd rolloutConfigurations(const ModelPtr& model, const State& start,
-                                      const Eigen::MatrixXd& inputs, const IntegratorOptions& io) {
-  Eigen::MatrixXd out(inputs.rows(), model->nd());
-  VariationalIntegrator vi(model, io);
-  State x = start, next = vi.makeState();
-  out.row(0) = x.q.transpose();
-  for (Eigen::Index k = 1; k < inputs.rows(); ++k) {
-    if (vi.step(x, inputs.row(k).transpose(), next) == StepStatus::Ok) x = next;
-    out.row(k) = x.q.transpose();
-  }
-  return out;
-}
 
 // Each string's larger static tension (N) at the rest poses of the start's inputs and of
 // `goal_rest` (when given); empty when neither rests.

@@ -39,6 +39,21 @@ TranscriptionProblem::TranscriptionProblem(const TranscriptionSetup& s)
   if (s.goal_knot > N_ || s.goal_knot == 0 || s.goal_knot < -1)
     throw std::invalid_argument("transcription: the goal knot is not one of the motion's");
   goal_knot_ = s.goal_knot < 0 ? N_ : s.goal_knot;
+  const auto P = static_cast<Eigen::Index>(s.track_points.size()),
+             V = static_cast<Eigen::Index>(s.track_variables.size());
+  if ((P > 0 && (s.track_targets_m.rows() != N_ + 1 || s.track_targets_m.cols() != 3 * P)) ||
+      (V > 0 && (s.track_values.rows() != N_ + 1 || s.track_values.cols() != V ||
+                 static_cast<Eigen::Index>(s.track_variable_scale_m.size()) != V ||
+                 (!s.track_variable_weight.empty() &&
+                  static_cast<Eigen::Index>(s.track_variable_weight.size()) != V))))
+    throw std::invalid_argument("transcription: targets do not fit the knots");
+  for (int v : s.track_variables)
+    if (v < 0 || v >= nq_) throw std::invalid_argument("transcription: no such tracked variable");
+  for (int i : s.held_inputs)
+    if (i < 0 || i >= nk_) throw std::invalid_argument("transcription: no such held input");
+  if (s.rig_before.size() > 0 && (s.rig_before.rows() != 2 || s.rig_before.cols() != nk_))
+    throw std::invalid_argument("transcription: rig_before needs two rows of the rig's inputs");
+  track_jacobians_.assign((N_ + 1) * P, Eigen::MatrixXd::Zero(3, nq_));
   if (s.collision) {
     checker_ = std::make_unique<CollisionChecker>(s.collision);
     clearance_gradient_ = std::make_unique<ClearanceGradient>(s.model, s.collision);
@@ -132,6 +147,9 @@ void TranscriptionProblem::findPatterns() {
   if (goal_.spec().kind == GoalSpec::Kind::Point)
     for (int point : goal_.goalPoints())
       for (int v : chain(m.points[point].frame)) goal_point_vars_.push_back(v);
+  track_point_vars_.clear();
+  for (int point : setup_.track_points)
+    for (int v : chain(m.points[point].frame)) track_point_vars_.push_back(v);
 }
 
 void TranscriptionProblem::declareRows() {
@@ -250,6 +268,9 @@ void TranscriptionProblem::declareRows() {
       upper_[xAt(k) + nd_ + i] = finiteOr(m.kinematic[i].upper, kInf);
     }
   }
+  for (int k = 1; k <= N_; ++k)
+    for (int i : setup_.held_inputs) lower_[xAt(k) + nd_ + i] = upper_[xAt(k) + nd_ + i] =
+        setup_.start.rho[i];
   lower_.segment(lambdaAt(0), N_ * (nc_ + nu_)).setZero();  // multipliers and slackness
   for (int j = 0; j < setup_.max_tension_N.size() && j < ns_; ++j)
     for (int k = 0; k < N_; ++k)

@@ -38,8 +38,8 @@
 //                                        (where a contact touches: to anything the puppet may
 //                                        not touch)
 // Objective (each term normalized like the shooting problem's, trajectory_optimization.hpp):
-//   rig effort and jerk, the puppet's kinetic energy, the multipliers' rate (tension rate), and
-//   the complementarity penalty.
+//   rig effort and jerk, the puppet's kinetic energy, the multipliers' rate (tension rate), the
+//   complementarity penalty, and a performance's targets (points and variables at the knots).
 #pragma once
 
 #include <Eigen/Core>
@@ -65,6 +65,9 @@ struct TranscriptionWeights {
   // (docs/decisions/0011).
   double tension_rate = 1.0;
   double complementarity = 1.0;  // sum lambda / lambda_ref * gap / 1 mm (or 1 mrad)
+  // Targets (TranscriptionSetup::track_*): sum_i (|p_i - target_i| / 1 cm)^2 dt over the knots
+  // 1..N, a tracked variable's error counted in metres (its scale) times its own weight.
+  double tracking = 1.0;
 };
 
 struct TranscriptionSetup {
@@ -93,11 +96,40 @@ struct TranscriptionSetup {
   // Each string's tension bound (N; n_s, or empty for none), as a bound on its multipliers at its
   // length at the start.
   Eigen::VectorXd max_tension_N;
+  // The rig's two inputs before the start (rows rho_{-1}, rho_{-2}): its speed and acceleration
+  // going in (a receding horizon's window starts mid-motion).  Empty: at rest at the start's.
+  Eigen::MatrixXd rig_before;
+  // Targets followed at the knots (a performance's): named points (model point indices) and their
+  // positions (N+1 rows of 3 per point, world frame; a NaN sample has none); variables (indices
+  // into q: the puppet's, then the rig's) and their values (N+1 rows, one column each; NaN: none),
+  // each error times its scale (m per unit: a radian as 0.1 m) and its weight (empty: all 1).
+  std::vector<int> track_points;
+  Eigen::MatrixXd track_targets_m;
+  std::vector<int> track_variables;
+  Eigen::MatrixXd track_values;
+  std::vector<double> track_variable_scale_m, track_variable_weight;
+  // Rig inputs held at the start's value (bounds): a performance's disabled ones.
+  std::vector<int> held_inputs;
   // Joint stops the motion is kept off, as bounds on their variables only (no multiplier, no
   // force: the integrator never engages them either); model->stops are the stops modelled as
   // unilateral rows.
   std::vector<Model::StopRow> stops_held_off;
 };
+
+// What of the model a guess (configurations: rows of n_d) comes near, for a setup.
+// `model` with only the joint stops it comes within `reach` (rad or m) of as unilateral rows; the
+// others into held_off (bounds only: a stop never neared would cost a multiplier per knot).
+ModelPtr withStopsNear(const ModelPtr& model, const Eigen::MatrixXd& configurations, double reach,
+                       std::vector<Model::StopRow>& held_off);
+// The rows of `contacts` whose gap comes within reach_m of touching at some knot (its inputs:
+// rows of n_k): the transcription's contact rows (the others touch only in the re-simulation).
+std::vector<int> contactRowsNear(const ModelPtr& model, const Contacts& contacts,
+                                 const Eigen::MatrixXd& configurations,
+                                 const Eigen::MatrixXd& inputs, double reach_m);
+// The configurations (rows of n_d) of the integrator's rollout of `inputs` (rows of n_k, the
+// first the start's) from `start`; a step that fails holds the last.
+Eigen::MatrixXd rolloutConfigurations(const ModelPtr& model, const State& start,
+                                      const Eigen::MatrixXd& inputs, const IntegratorOptions& io);
 
 class TranscriptionProblem {
  public:
@@ -168,6 +200,7 @@ class TranscriptionProblem {
   // touching contact with friction sliding where its slip over the step is over kSlide_m, on the
   // facet its slip faces: mode kSliding + f.
   static constexpr char kSliding = 2;
+  static constexpr double kTrack_m = 0.01;  // the targets' unit: a 1 cm error costs 1 per second
   std::vector<char> modesOf(const Eigen::VectorXd& z);
 
   // Offsets into z.
@@ -194,6 +227,9 @@ class TranscriptionProblem {
   void setStopMultipliers(Eigen::VectorXd& z);
   void addInputCosts(bool derivatives);
   void addSwingAndTensionCosts(const Eigen::VectorXd& z, bool derivatives);
+  void addTrackingCosts(bool derivatives);
+  // Rig input i at knot k >= -2 (before the start: rig_before's, or the start's).
+  double rigAt(int k, int i) const;
 
   TranscriptionSetup setup_;
   DiscreteMechanics mechanics_;
@@ -236,6 +272,7 @@ class TranscriptionProblem {
   std::vector<std::vector<int>> string_vars_;  // per string: the q indices that move it
   std::vector<std::vector<int>> contact_vars_;  // per contact: the q_d indices that move it
   std::vector<int> goal_point_vars_;           // the q indices that move a goal's points
+  std::vector<int> track_point_vars_;          // ... and the tracked points
   SparseBlocks jacobian_;
   // Hessian blocks: per knot k = 1..N its (x_k, x_k) block, (x_k, x_{k-j}) for j = 1..3 (the
   // swing's q_d block at j = 1, the rig's diagonals), per interval its multipliers' couplings.
@@ -252,6 +289,7 @@ class TranscriptionProblem {
   std::vector<IntervalTerms> intervals_;
   std::vector<KnotConstraints> knots_;
   std::vector<Eigen::MatrixXd> goal_point_jacobians_;  // 3 x n_q each, point goals
+  std::vector<Eigen::MatrixXd> track_jacobians_;  // 3 x n_q, knot k's point i at k P + i
   double cost_ = 0.0;
   Eigen::VectorXd gradient_, g_;
 };

@@ -7,9 +7,11 @@
 //      clear of the stage by the margin; the targets a point cannot be held on, fitted into its
 //      reach (retargeting); then a B-spline through the frames' inputs within every speed and
 //      acceleration limit (a least-squares fit with the limits as linear constraints, Ipopt);
-//   2. the dynamics step: the trajectory optimizer on that spline with a tracking cost on the
-//      points, the swing, string catches and clearance terms, and a settle hold after the end.
-// Both are re-simulated and measured against the targets; targets the puppet cannot follow are
+//   2. the dynamics step: a receding horizon on the contact-implicit transcription (0.8 s
+//      windows, each from the exact state the last one left, strings and contacts as
+//      complementarity) tracking the points, holding the rest near the spline's inputs;
+//   3. the end settled by the transcription where holding the last inputs leaves it swinging.
+// Each is re-simulated and measured against the targets; targets the puppet cannot follow are
 // reported per point and time span, and the nearest feasible motion is played.
 //
 // Contents
@@ -49,14 +51,14 @@ struct PerformanceOptions {
   bool dynamics = true;        // false: the kinematic step's motion is the plan
   // Inputs held at the start's values throughout (a limb disabled: editing.hpp limbInputs).
   std::vector<int> disable;  // kinematic variable indices
-  // The dynamics step's objective: tracking first; the swing of a performance is its motion,
-  // so only its excess is penalized lightly.
+  // The dynamics step's objective (the transcription's terms over each window): effort, jerk,
+  // swing, tension_rate and tracking; the others (the plans' settle hold, slack, duration and
+  // clearance terms) have no part in it and are refused.  The tension rate is light: at the
+  // plans' 1, a catch's spike outweighs centimetres of tracking in every window with one.
   OptimizationWeights weights = [] {
     OptimizationWeights w;
     w.tracking = 1.0;
-    w.swing = 0.01;
-    w.settle = 10.0;
-    w.duration = 0.0;
+    w.tension_rate = 0.01;
     return w;
   }();
 };

@@ -1,0 +1,153 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Targets followed over a receding horizon on the transcription (trajopt/src/receding_horizon.hpp):
+// the targets' terms and the rig's history going into a window against finite differences, and on
+// the suspended mass, a motion the integrator made followed from a reference that stands still:
+// re-simulated, within the rig's limits, a held input exactly held, the same inputs every time.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "marionette/models/input_limits.hpp"
+#include "marionette/models/integrator.hpp"
+#include "marionette/models/model_io.hpp"
+#include "marionette/models/rest_pose.hpp"
+#include "receding_horizon.hpp"
+#include "support/transcription_checks.hpp"
+#include "transcription_problem.hpp"
+
+namespace marionette {
+namespace {
+
+using detail::HorizonResult;
+using detail::HorizonSetup;
+using detail::TranscriptionProblem;
+using detail::TranscriptionSetup;
+
+constexpr double kRate_hz = 50.0;
+
+// xr swung 0.15 m out and back and r shortened 8 cm, smoothly, over `samples` steps at 50 Hz.
+Eigen::MatrixXd swing(const ModelPtr& mass, int samples) {
+  Eigen::MatrixXd u(samples, mass->nk());
+  for (int k = 0; k < samples; ++k) {
+    const double s = static_cast<double>(k) / (samples - 1);
+    const double bump = std::pow(std::sin(M_PI * s), 2);
+    u.row(k) = mass->defaultInputs().transpose();
+    u(k, 0) += 0.15 * bump;
+    u(k, 1) -= 0.08 * (s * s * s * (10 - 15 * s + 6 * s * s));
+  }
+  return u;
+}
+
+// The mass point's positions (rows of 3) and every state of the integrator's motion under `u`.
+Eigen::MatrixXd massPoints(const ModelPtr& mass, const State& start, const Eigen::MatrixXd& u) {
+  IntegratorOptions io;
+  io.dt_s = 1.0 / kRate_hz;
+  VariationalIntegrator vi(mass, io);
+  DynamicsData data(*mass);
+  const Point& point = mass->points[mass->pointIndex("mass")];
+  Eigen::MatrixXd out(u.rows(), 3);
+  State x = start, next = vi.makeState();
+  for (Eigen::Index k = 0; k < u.rows(); ++k) {
+    if (k > 0) {
+      EXPECT_EQ(vi.step(x, u.row(k).transpose(), next), StepStatus::Ok) << "step " << k;
+      x = next;
+    }
+    forwardKinematics(*mass, data, mass->configuration(x.q, x.rho));
+    out.row(k) = pointPosition(data, point.frame, point.position_m).transpose();
+  }
+  return out;
+}
+
+double rms(const Eigen::MatrixXd& a, const Eigen::MatrixXd& b) {
+  return std::sqrt((a - b).rowwise().squaredNorm().mean());
+}
+
+TEST(RecedingHorizon, TheTargetsAndTheRigGoingInHaveExactDerivatives) {
+  const ModelPtr mass = loadModel("suspended-mass");
+  const int N = 12;
+  TranscriptionSetup s = test::transcriptionFor(mass, "q:xm=0.0;tol=0.05", N);
+  s.goal_rows = false;
+  s.rest_knots = 0;
+  // A window mid-motion: the rig moving in, a point's target and two variables' (one of them
+  // a rig input, weighted), a sample of each without one.
+  s.rig_before.resize(2, mass->nk());
+  s.rig_before << -0.01, 0.505, -0.025, 0.512;
+  s.track_points = {mass->pointIndex("mass")};
+  s.track_targets_m.resize(N + 1, 3);
+  s.track_values.resize(N + 1, 2);
+  for (int k = 0; k <= N; ++k) {
+    s.track_targets_m.row(k) << 0.01 * k, 0.0, 0.48 - 0.002 * k;
+    s.track_values.row(k) << 0.004 * k, 0.02 - 0.001 * k;
+  }
+  s.track_targets_m(3, 0) = std::numeric_limits<double>::quiet_NaN();
+  s.track_values(5, 1) = std::numeric_limits<double>::quiet_NaN();
+  s.track_variables = {mass->variableIndex("xm"), mass->variableIndex("xr")};
+  s.track_variable_scale_m = {1.0, 0.5};
+  s.track_variable_weight = {1.0, 0.3};
+  s.weights.tracking = 0.7;
+  TranscriptionProblem p(s);
+  Eigen::VectorXd end = mass->defaultInputs();
+  end[0] += 0.05;
+  const Eigen::VectorXd z = p.initialGuess(test::quinticInputs(mass, end, N, 8));
+  test::checkProblemDerivatives(p, z, "targets and the rig going in");
+  // The objective's Hessian: the mass's point is linear in q, so Gauss-Newton is its own.
+  const Eigen::VectorXd y = Eigen::VectorXd::Zero(p.constraints());
+  const Eigen::MatrixXd H = test::lagrangianHessian(p, z, 0.9, y);
+  const Eigen::MatrixXd H_fd = test::lagrangianHessianByDifferences(p, z, 0.9, y);
+  EXPECT_LE((H - H_fd).cwiseAbs().maxCoeff(), 1e-5 * H_fd.cwiseAbs().maxCoeff());
+  // The first acceleration row reads the rig going in: rho_1 - 2 rho_0 + rho_-1.
+  p.evaluate(z, false);
+  Eigen::VectorXd z_lower, z_upper, g_lower, g_upper;
+  p.bounds(z_lower, z_upper, g_lower, g_upper);
+  const Eigen::MatrixXd rho = p.inputs(z);
+  const int accel_row = N * mass->nd() + N * mass->nstrings() + N * mass->nk();
+  for (int i = 0; i < mass->nk(); ++i)
+    EXPECT_NEAR(p.rows()[accel_row + i], rho(1, i) - 2 * rho(0, i) + s.rig_before(0, i), 1e-15);
+}
+
+TEST(RecedingHorizon, FollowsAMotionTheIntegratorMadeWithinTheRigsLimits) {
+  const ModelPtr mass = loadModel("suspended-mass");
+  const RestPose rest = computeRestPose(mass, mass->defaultInputs());
+  ASSERT_TRUE(rest.ok);
+  IntegratorOptions io;
+  io.dt_s = 1.0 / kRate_hz;
+  VariationalIntegrator vi(mass, io);
+  const State start = vi.stateFromVelocity(rest.q, Eigen::VectorXd::Zero(mass->nd()),
+                                           mass->defaultInputs());
+  const int samples = 101;  // 2 s
+  const Eigen::MatrixXd truth = swing(mass, samples);
+  const Eigen::MatrixXd targets = massPoints(mass, start, truth);
+
+  HorizonSetup h;
+  h.model = mass;
+  h.rate_hz = kRate_hz;
+  h.start = start;
+  // A reference that stands still: what moves the rig is the solver's.
+  h.reference_inputs = mass->defaultInputs().transpose().replicate(samples, 1);
+  h.track_points = {mass->pointIndex("mass")};
+  h.track_targets_m = targets;
+  h.input_scale_m = {1.0, 1.0};
+  const HorizonResult out = detail::trackOverHorizon(h);
+  EXPECT_EQ(out.windows_planned, 5);  // 2 s advanced by 0.4 s
+  EXPECT_EQ(out.windows, 5);
+  EXPECT_EQ(out.stopped_at, -1);
+  EXPECT_TRUE(checkInputLimits(*mass, out.inputs, kRate_hz).empty());
+  const double standing = rms(massPoints(mass, start, h.reference_inputs), targets);
+  const double followed = rms(massPoints(mass, start, out.inputs), targets);
+  EXPECT_GT(standing, 0.05);
+  EXPECT_LT(followed, 0.1 * standing) << followed << " m rms, " << standing << " standing still";
+
+  // Counted in iterations: the same inputs again, bit for bit.
+  const HorizonResult again = detail::trackOverHorizon(h);
+  EXPECT_EQ((again.inputs - out.inputs).cwiseAbs().maxCoeff(), 0.0);
+
+  // A held input keeps its start's value exactly; the other follows as it can.
+  h.held_inputs = {1};
+  const HorizonResult held = detail::trackOverHorizon(h);
+  EXPECT_EQ((held.inputs.col(1).array() - mass->defaultInputs()[1]).abs().maxCoeff(), 0.0);
+  EXPECT_TRUE(checkInputLimits(*mass, held.inputs, kRate_hz).empty());
+  EXPECT_LT(rms(massPoints(mass, start, held.inputs), targets), standing);
+}
+
+}  // namespace
+}  // namespace marionette

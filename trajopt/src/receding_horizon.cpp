@@ -1,0 +1,259 @@
+// SPDX-License-Identifier: BSD-3-Clause
+#include "receding_horizon.hpp"
+
+#include <IpIpoptApplication.hpp>
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <stdexcept>
+
+#include "ipopt_solver.hpp"
+#include "marionette/models/cancel.hpp"
+#include "marionette/models/rest_pose.hpp"
+#include "marionette/models/simulation.hpp"
+#include "transcription_nlp.hpp"
+
+namespace marionette::detail {
+namespace {
+
+constexpr double kContactReach_m = 0.01;  // the windows' contact rows: those the warm start nears
+constexpr double kStopReach = 0.1;        // ... and joint stops (rad or m)
+constexpr double kLimitShare = 0.97;      // the rig's limits asked for (the windows' rows too)
+
+// The re-simulation of `inputs` (rows of n_k, the first the start's) from `x`: false at a step
+// that fails.
+bool resimulates(VariationalIntegrator& vi, const State& x, const Eigen::MatrixXd& inputs,
+                 Eigen::VectorXd* peak_N = nullptr) {
+  State at = x, next = vi.makeState();
+  StepReport report = vi.makeReport();
+  if (peak_N) peak_N->setZero(vi.model().nstrings());
+  for (Eigen::Index k = 1; k < inputs.rows(); ++k) {
+    if (vi.step(at, inputs.row(k).transpose(), next, &report) != StepStatus::Ok) return false;
+    if (peak_N) *peak_N = peak_N->cwiseMax(report.tension_N);
+    at = next;
+  }
+  return true;
+}
+
+// `inputs` (a window's: rows from sample s0, the first the committed one; `before`: rows rho_{-1},
+// rho_{-2}) moved, from the first on, into the rig's limits at `share` of each: within its range,
+// its speed and its acceleration, and slow enough to stop by the motion's last sample (S - 1,
+// after which the rig holds).  Each row is the nearest to what it was that keeps the rows before
+// it where they are: braking toward a bound or the end starts in time, so there is always room.
+void clampToRigLimits(const Model& m, const Eigen::MatrixXd& before, int s0, int S, double dt,
+                      double share, Eigen::MatrixXd& inputs) {
+  for (int i = 0; i < m.nk(); ++i) {
+    const KinematicVariable& v = m.kinematic[i];
+    double previous = before(0, i), current = inputs(0, i);
+    for (Eigen::Index k = 1; k < inputs.rows(); ++k) {
+      const double speed = current - previous;  // per step
+      const int left = std::max(0, S - 1 - s0 - static_cast<int>(k));  // steps after this row
+      double lo = v.lower, hi = v.upper;
+      double step = std::numeric_limits<double>::infinity();
+      if (std::isfinite(v.max_speed)) step = share * v.max_speed * dt;
+      if (std::isfinite(v.max_accel)) {
+        // Slowing by c a step, a step v goes v + v^2 / 2c - v / 2 before it stops (to c / 8):
+        // the largest that stops before a bound D away.
+        const double c = share * v.max_accel * dt * dt;
+        auto stopsWithin = [&](double distance) {
+          return c * (std::sqrt(0.25 + 2 * std::max(0.0, distance - c / 8) / c) - 0.5);
+        };
+        step = std::min(step, c * (left + 1));
+        hi = std::min(hi, current + stopsWithin(v.upper - current));
+        lo = std::max(lo, current - stopsWithin(current - v.lower));
+      }
+      lo = std::max(lo, current - step);
+      hi = std::min(hi, current + step);
+      if (std::isfinite(v.max_accel)) {
+        const double change = share * v.max_accel * dt * dt;
+        lo = std::max(lo, current + speed - change);
+        hi = std::min(hi, current + speed + change);
+      }
+      double& value = inputs(k, i);
+      // (lo > hi where the limits meet at one value, to rounding: that value.)
+      value = lo <= hi ? std::clamp(value, lo, hi) : std::clamp(0.5 * (lo + hi), v.lower, v.upper);
+      previous = current;
+      current = value;
+    }
+  }
+}
+
+}  // namespace
+
+HorizonResult trackOverHorizon(const HorizonSetup& s) {
+  const ModelPtr& model = s.model;
+  const Model& m = *model;
+  const int nk = m.nk();
+  const auto S = static_cast<int>(s.reference_inputs.rows());
+  const auto P = static_cast<int>(s.track_points.size());
+  const auto V = static_cast<int>(s.track_variables.size());
+  if (S < 2 || s.reference_inputs.cols() != nk ||
+      (P > 0 && (s.track_targets_m.rows() != S || s.track_targets_m.cols() != 3 * P)) ||
+      (V > 0 && (s.track_values.rows() != S || s.track_values.cols() != V ||
+                 static_cast<int>(s.track_variable_scale_m.size()) != V)) ||
+      static_cast<int>(s.input_scale_m.size()) != nk)
+    throw std::invalid_argument("receding horizon: the targets do not fit the reference inputs");
+  const double dt = 1.0 / s.rate_hz;
+  const int W = std::max(4, static_cast<int>(std::lround(s.window_s * s.rate_hz)));
+  const int A = std::clamp(static_cast<int>(std::lround(s.advance_s * s.rate_hz)), 1, W);
+  IntegratorOptions io;
+  io.dt_s = dt;
+  if (s.collision) io.contacts = s.collision->contacts();
+  VariationalIntegrator vi(model, io);
+
+  HorizonResult out;
+  out.inputs = s.reference_inputs;
+  for (int j : s.held_inputs) out.inputs.col(j).setConstant(s.start.rho[j]);
+  out.windows_planned = (S - 1 + A - 1) / A;
+  // No string pulls more than 2.5 times its load at the start (at least a tenth of the largest),
+  // as the plans' transcription asks: no snap.
+  Eigen::VectorXd max_tension_N;
+  std::vector<char> loaded(m.nstrings(), 0);
+  if (m.nstrings() > 0) {
+    const RestPose rest = computeRestPose(model, s.start.rho);
+    if (rest.ok && rest.tension_N.maxCoeff() > 0) {
+      max_tension_N = 2.5 * rest.tension_N.cwiseMax(0.1 * rest.tension_N.maxCoeff());
+      for (int j = 0; j < m.nstrings(); ++j)
+        loaded[j] = rest.tension_N[j] >= 0.01 * rest.tension_N.maxCoeff();
+    }
+  }
+  auto sample = [&](int s0, int k) { return std::min(s0 + k, S - 1); };
+
+  State x = s.start;
+  Eigen::MatrixXd warm;  // the last window's chosen inputs, from sample warm_from
+  int warm_from = 0;
+  for (int s0 = 0; s0 < S - 1; s0 += A) {
+    if (s.in_time && !s.in_time()) {
+      out.stopped_at = s0;
+      break;
+    }
+    // The warm start: the last window's inputs where they reach, then the reference's.
+    Eigen::MatrixXd guess(W + 1, nk);
+    for (int k = 0; k <= W; ++k) {
+      const int r = s0 + k - warm_from;
+      if (r < warm.rows())
+        guess.row(k) = warm.row(r);
+      else
+        guess.row(k) = s.reference_inputs.row(sample(s0, k));
+    }
+    guess.row(0) = x.rho.transpose();
+    for (int j : s.held_inputs) guess.col(j).setConstant(s.start.rho[j]);
+    Eigen::MatrixXd before(2, nk);
+    for (int i = 0; i < 2; ++i) before.row(i) = out.inputs.row(std::max(0, s0 - 1 - i));
+    clampToRigLimits(m, before, s0, S, dt, kLimitShare, guess);
+
+    TranscriptionSetup setup;
+    setup.integrator = io;
+    setup.start = x;
+    setup.intervals = W;
+    setup.rest_knots = 0;
+    setup.goal_rows = false;
+    // (No goal rows: a goal the evaluator accepts, the first variable where it starts.)
+    setup.goal.kind = GoalSpec::Kind::Joint;
+    setup.goal.values.emplace_back(m.dynamic[0].name, x.q[0]);
+    setup.collision = s.collision;
+    setup.margin_m = s.margin_m;
+    setup.self_margin_m = 0.002;
+    setup.weights = s.weights;
+    // No string pulls more than 2.5 times its load, or than the warm start has it pull (5 % more):
+    // a window whose warm start catches a string harder has room to soften it, not a bound its
+    // modes cannot meet.
+    Eigen::VectorXd peak_N;
+    if (max_tension_N.size() > 0 && resimulates(vi, x, guess, &peak_N))
+      setup.max_tension_N = max_tension_N.cwiseMax(1.05 * peak_N);
+    setup.held_inputs = s.held_inputs;
+    setup.rig_before = before;
+    if (P > 0) {
+      setup.track_points = s.track_points;
+      setup.track_targets_m.resize(W + 1, 3 * P);
+      for (int k = 0; k <= W; ++k)
+        setup.track_targets_m.row(k) = s.track_targets_m.row(sample(s0, k));
+    }
+    setup.track_values.resize(W + 1, V + nk);
+    for (int i = 0; i < V; ++i) {
+      setup.track_variables.push_back(s.track_variables[i]);
+      setup.track_variable_scale_m.push_back(s.track_variable_scale_m[i]);
+      setup.track_variable_weight.push_back(1.0);
+    }
+    for (int j = 0; j < nk; ++j) {
+      setup.track_variables.push_back(m.nd() + j);
+      setup.track_variable_scale_m.push_back(s.input_scale_m[j]);
+      setup.track_variable_weight.push_back(s.hold_weight);
+    }
+    for (int k = 0; k <= W; ++k) {
+      if (V > 0) setup.track_values.row(k).head(V) = s.track_values.row(sample(s0, k));
+      setup.track_values.row(k).tail(nk) = s.reference_inputs.row(sample(s0, k));
+    }
+    const Eigen::MatrixXd guess_q = rolloutConfigurations(model, x, guess, io);
+    setup.model = withStopsNear(model, guess_q, kStopReach, setup.stops_held_off);
+    if (io.contacts)
+      setup.contact_rows = contactRowsNear(model, *io.contacts, guess_q, guess, kContactReach_m);
+    TranscriptionProblem problem(setup);
+
+    // What a window's inputs cost, re-simulated (infinite when a step fails).
+    auto resimulatedCost = [&](const Eigen::MatrixXd& inputs) {
+      if (!resimulates(vi, x, inputs)) return std::numeric_limits<double>::infinity();
+      problem.evaluate(problem.initialGuess(inputs), false);
+      return problem.cost();
+    };
+    const Eigen::VectorXd z0 = problem.initialGuess(guess);
+    // The warm start's modes, but a loaded string taut from its first taut step on: the solver
+    // keeps it pulling rather than letting it go slack to catch again.
+    std::vector<char> modes = problem.modesOf(z0);
+    const int rows = problem.unilateralRows();
+    for (int j = 0; j < m.nstrings(); ++j) {
+      if (!loaded[j]) continue;
+      int first = 0;
+      while (first < W && !modes[first * rows + j]) ++first;
+      for (int k = first; k < W; ++k) modes[k * rows + j] = 1;
+    }
+    problem.setModes(modes);
+    auto keep_going = [&](const TranscriptionProgress&) { return !s.in_time || s.in_time(); };
+    Ipopt::SmartPtr<TranscriptionNlp> nlp = new TranscriptionNlp(problem, z0, keep_going);
+    solveInTurn(transcriptionSolver(s.iterations_per_window), nlp);
+    throwIfCancelled("receding horizon");
+    out.iterations += nlp->iterations();
+    ++out.windows;
+
+    const double guess_cost = resimulatedCost(guess);
+    Eigen::MatrixXd chosen = guess;
+    double cost = guess_cost;
+    if (nlp->solution().size() == 0) {
+      ++out.solve_failed;
+    } else {
+      Eigen::MatrixXd solved = problem.inputs(nlp->solution());
+      for (int j : s.held_inputs) solved.col(j).setConstant(s.start.rho[j]);
+      // (Out of iterations, its iterate may not yet meet the rig's rows.)
+      clampToRigLimits(m, before, s0, S, dt, kLimitShare, solved);
+      const double solved_cost = resimulatedCost(solved);
+      if (solved_cost < guess_cost) {
+        chosen = std::move(solved);
+        cost = solved_cost;
+      } else {
+        ++out.kept_warm;
+      }
+    }
+    if (!std::isfinite(cost))
+      throw SimulationError(s0, s0 * dt,
+                            "the receding horizon's window from here has no inputs the "
+                            "integrator can follow");
+    if (out.windows == 1) out.first_cost = cost;
+    out.last_cost = cost;
+    if (s.progress) s.progress(out.windows, out.windows_planned, cost);
+
+    // Commit its first A steps and move the state along them.
+    State next = vi.makeState();
+    for (int k = 1; k <= A && s0 + k <= S - 1; ++k) {
+      out.inputs.row(s0 + k) = chosen.row(k);
+      if (vi.step(x, chosen.row(k).transpose(), next) != StepStatus::Ok)
+        throw SimulationError(s0 + k, (s0 + k) * dt,
+                              "the receding horizon's committed step failed");
+      x = next;
+    }
+    warm = std::move(chosen);
+    warm_from = s0;
+  }
+  return out;
+}
+
+}  // namespace marionette::detail
