@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // Targets followed over a receding horizon on the transcription (trajopt/src/receding_horizon.hpp):
-// the targets' terms and the rig's history going into a window against finite differences, and on
-// the suspended mass, a motion the integrator made followed from a reference that stands still:
-// re-simulated, within the rig's limits, a held input exactly held, the same inputs every time.
+// the targets' terms, the settling after the motion's end and the rig's history going into a
+// window against finite differences, and on the suspended mass, a motion the integrator made
+// followed from a reference that stands still: re-simulated, within the rig's limits, a held
+// input exactly held, the same inputs every time.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -85,6 +86,9 @@ TEST(RecedingHorizon, TheTargetsAndTheRigGoingInHaveExactDerivatives) {
   s.track_variable_scale_m = {1.0, 0.5};
   s.track_variable_weight = {1.0, 0.3};
   s.weights.tracking = 0.7;
+  // The motion's end at knot 9: the rig held after it, the swing weighed as settling.
+  s.hold_from_knot = 9;
+  s.weights.settle = 4.0;
   TranscriptionProblem p(s);
   Eigen::VectorXd end = mass->defaultInputs();
   end[0] += 0.05;
@@ -103,6 +107,15 @@ TEST(RecedingHorizon, TheTargetsAndTheRigGoingInHaveExactDerivatives) {
   const int accel_row = N * mass->nd() + N * mass->nstrings() + N * mass->nk();
   for (int i = 0; i < mass->nk(); ++i)
     EXPECT_NEAR(p.rows()[accel_row + i], rho(1, i) - 2 * rho(0, i) + s.rig_before(0, i), 1e-15);
+  // The speed rows from knot 9 on are held at 0; before it, the rig's limit.
+  const int speed_row = accel_row - N * mass->nk();
+  for (int k = 0; k < N; ++k) {
+    const double bound = g_upper[speed_row + k * mass->nk()];
+    if (k >= 9)
+      EXPECT_EQ(bound, 0.0) << k;
+    else
+      EXPECT_GT(bound, 0.0) << k;
+  }
 }
 
 TEST(RecedingHorizon, FollowsAMotionTheIntegratorMadeWithinTheRigsLimits) {
@@ -112,8 +125,8 @@ TEST(RecedingHorizon, FollowsAMotionTheIntegratorMadeWithinTheRigsLimits) {
   IntegratorOptions io;
   io.dt_s = 1.0 / kRate_hz;
   VariationalIntegrator vi(mass, io);
-  const State start = vi.stateFromVelocity(rest.q, Eigen::VectorXd::Zero(mass->nd()),
-                                           mass->defaultInputs());
+  const State start =
+      vi.stateFromVelocity(rest.q, Eigen::VectorXd::Zero(mass->nd()), mass->defaultInputs());
   const int samples = 101;  // 2 s
   const Eigen::MatrixXd truth = swing(mass, samples);
   const Eigen::MatrixXd targets = massPoints(mass, start, truth);

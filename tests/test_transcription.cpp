@@ -155,8 +155,7 @@ TEST(Transcription, TheClearanceGradientMatchesFiniteDifferencesApartAndInside) 
   const ModelPtr m = test::probeModel(capsule);
   const char* names[6] = {"x", "y", "z", "yaw", "pitch", "roll"};
   const auto collision = std::make_shared<CollisionModel>(
-      m, loadSceneString("obstacles:\n  - {name: ball, sphere: {radius: 0.1}}\n",
-                         "ball.yaml", ""));
+      m, loadSceneString("obstacles:\n  - {name: ball, sphere: {radius: 0.1}}\n", "ball.yaml", ""));
   CollisionChecker checker(collision);
   detail::ClearanceGradient gradient(m, collision);
   DynamicsData data(*m);

@@ -131,13 +131,12 @@ bool roundSupport(const fcl::CollisionObjectd* o, const Eigen::Vector3d& u, Eige
     case fcl::GEOM_CYLINDER: {
       const auto& c = static_cast<const fcl::Cylinderd&>(*o->collisionGeometry());
       const double r = radial.norm();
-      const Eigen::Vector3d rim = r > 1e-12 ? Eigen::Vector3d((c.radius / r) * radial)
-                                            : Eigen::Vector3d::Zero();
+      const Eigen::Vector3d rim =
+          r > 1e-12 ? Eigen::Vector3d((c.radius / r) * radial) : Eigen::Vector3d::Zero();
       out = o->getTranslation() + R * (0.5 * c.lz * axis_u + rim);
       return true;
     }
-    default:
-      return false;
+    default: return false;
   }
 }
 

@@ -320,12 +320,11 @@ Plan planPerformance(const PerformanceRequest& req, const ProgressFn& progress,
     }
     stopIfCancelled();
     if (horizon.stopped_at >= 0)
-      notes.push_back("the time limit (" + formatNumber(o.time_limit_s) +
-                      " s) stopped the dynamics step at " +
-                      formatNumber(horizon.stopped_at / o.rate_hz, 3) + " s (window " +
-                      std::to_string(horizon.windows + 1) + " of " +
-                      std::to_string(horizon.windows_planned) +
-                      "): the kinematic step's motion from there");
+      notes.push_back(
+          "the time limit (" + formatNumber(o.time_limit_s) + " s) stopped the dynamics step at " +
+          formatNumber(horizon.stopped_at / o.rate_hz, 3) + " s (window " +
+          std::to_string(horizon.windows + 1) + " of " + std::to_string(horizon.windows_planned) +
+          "): the kinematic step's motion from there");
     // It replaces the kinematic step's unless it broke what that one kept; else why is said.
     if (dropped.empty()) {
       try {
@@ -335,10 +334,29 @@ Plan planPerformance(const PerformanceRequest& req, const ProgressFn& progress,
             fitted, dynamic.predicted.point_names, dynamic.predicted.points_m, o.rate_hz);
         const double rms_dynamic_m = detail::rmsTotal(dynamic.performance.tracking.dynamic),
                      rms_kinematic_m = detail::rmsTotal(kinematic.performance.tracking.kinematic);
+        // Both within the tolerance throughout: the one that leaves less swing after the end.
+        auto within = [&](const std::vector<PointTracking>& tracking) {
+          for (const PointTracking& t : tracking)
+            if (t.max_m > o.tolerance_m) return false;
+          return true;
+        };
+        const bool both_followed = within(dynamic.performance.tracking.dynamic) &&
+                                   within(kinematic.performance.tracking.kinematic);
+        if (both_followed) {
+          measurePlanQuality(request, *collision, kinematic, o.settle_s);
+          measurePlanQuality(request, *collision, dynamic, o.settle_s);
+        }
         if (kinematic.outcome == PlanOutcome::Exact && dynamic.outcome != PlanOutcome::Exact)
           dropped = "its motion is " + std::string(toString(dynamic.outcome)) + " (" +
                     dynamic.message + ")";
-        else if (rms_dynamic_m > rms_kinematic_m)
+        else if (both_followed && dynamic.quality.residual_joint_speed_rms >
+                                      kinematic.quality.residual_joint_speed_rms)
+          dropped = formatted(
+              "both follow every target within the tolerance, and it leaves %.3g rad/s after "
+              "the end, the kinematic step's %.3g",
+              dynamic.quality.residual_joint_speed_rms,
+              kinematic.quality.residual_joint_speed_rms);
+        else if (!both_followed && rms_dynamic_m > rms_kinematic_m)
           dropped = formatted("its targets' rms %.3g m is over the kinematic step's %.3g m",
                               rms_dynamic_m, rms_kinematic_m);
         else

@@ -46,7 +46,7 @@ void clampToRigLimits(const Model& m, const Eigen::MatrixXd& before, int s0, int
     const KinematicVariable& v = m.kinematic[i];
     double previous = before(0, i), current = inputs(0, i);
     for (Eigen::Index k = 1; k < inputs.rows(); ++k) {
-      const double speed = current - previous;  // per step
+      const double speed = current - previous;                         // per step
       const int left = std::max(0, S - 1 - s0 - static_cast<int>(k));  // steps after this row
       double lo = v.lower, hi = v.upper;
       double step = std::numeric_limits<double>::infinity();
@@ -105,8 +105,9 @@ HorizonResult trackOverHorizon(const HorizonSetup& s) {
   out.inputs = s.reference_inputs;
   for (int j : s.held_inputs) out.inputs.col(j).setConstant(s.start.rho[j]);
   out.windows_planned = (S - 1 + A - 1) / A;
-  // No string pulls more than 2.5 times its load at the start (at least a tenth of the largest),
-  // as the plans' transcription asks: no snap.
+  // Each string's load at the start (its static tension, at least a tenth of the largest): 2.5
+  // times it bounds the windows' multipliers, as the plans' transcription's (no snap); a string
+  // with 1 % of the largest is loaded (kept taut in the modes).
   Eigen::VectorXd max_tension_N;
   std::vector<char> loaded(m.nstrings(), 0);
   if (m.nstrings() > 0) {
@@ -124,7 +125,12 @@ HorizonResult trackOverHorizon(const HorizonSetup& s) {
   int warm_from = 0;
   for (int s0 = 0; s0 < S - 1; s0 += A) {
     if (s.in_time && !s.in_time()) {
+      // The reference from here, moved into the rig's limits from where the rig is.
       out.stopped_at = s0;
+      Eigen::MatrixXd before(2, nk), rest = out.inputs.bottomRows(S - s0);
+      for (int i = 0; i < 2; ++i) before.row(i) = out.inputs.row(std::max(0, s0 - 1 - i));
+      clampToRigLimits(m, before, s0, S, dt, kLimitShare, rest);
+      out.inputs.bottomRows(S - s0) = rest;
       break;
     }
     // The warm start: the last window's inputs where they reach, then the reference's.
@@ -141,6 +147,7 @@ HorizonResult trackOverHorizon(const HorizonSetup& s) {
     Eigen::MatrixXd before(2, nk);
     for (int i = 0; i < 2; ++i) before.row(i) = out.inputs.row(std::max(0, s0 - 1 - i));
     clampToRigLimits(m, before, s0, S, dt, kLimitShare, guess);
+    for (int k = S - s0; k <= W; ++k) guess.row(k) = guess.row(S - 1 - s0);  // held after the end
 
     TranscriptionSetup setup;
     setup.integrator = io;
@@ -163,6 +170,9 @@ HorizonResult trackOverHorizon(const HorizonSetup& s) {
       setup.max_tension_N = max_tension_N.cwiseMax(1.05 * peak_N);
     setup.held_inputs = s.held_inputs;
     setup.rig_before = before;
+    // The motion's end inside the window: the rig holds its last inputs after it, as the plan
+    // does, and the swing after it is weighed as settling.
+    if (s0 + W > S - 1) setup.hold_from_knot = S - 1 - s0;
     if (P > 0) {
       setup.track_points = s.track_points;
       setup.track_targets_m.resize(W + 1, 3 * P);

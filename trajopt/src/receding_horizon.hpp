@@ -12,14 +12,17 @@
 // are those of the warm start's re-simulation, but a loaded string (1 % of the largest static
 // tension) taut from its first taut step on; no string pulls more than 2.5 times its static load
 // or than the warm start has it pull; its targets are the points' and variables' over the window
-// (the last sample's past the motion's end), and the reference inputs held with hold_weight
+// (the last sample's past the motion's end, where the rig holds its last inputs, as the plan
+// does, and the swing weighs as settling: weights.settle), and the reference inputs held with
+// hold_weight
 // (untargeted limbs stay near the reference instead of drifting).  Ipopt solves it for at most
 // iterations_per_window; the solution, moved into the rig's limits (an iterate out of iterations
 // may not meet the rows yet, and the rig must be able to stop by the motion's end), has its first
 // advance_s committed if its re-simulation over the window costs less than the warm start's,
 // else the warm start's is.  The inputs are all the solver gives: whatever it ends with, the
 // motion is the integrator's.  Counted in iterations: the same setup gives the same inputs on any
-// machine; `in_time` only stops it (the rest is the reference), and says where.
+// machine; `in_time` only stops it (the rest is the reference, moved into the rig's limits from
+// where the rig is), and says where.
 #pragma once
 
 #include <Eigen/Core>
@@ -42,11 +45,11 @@ struct HorizonSetup {
   std::vector<int> track_points;
   Eigen::MatrixXd track_targets_m;  // S rows of 3 per point, world frame; NaN: none
   std::vector<int> track_variables;
-  Eigen::MatrixXd track_values;     // S rows, one column each; NaN: none
+  Eigen::MatrixXd track_values;  // S rows, one column each; NaN: none
   std::vector<double> track_variable_scale_m;
-  std::vector<int> held_inputs;     // fixed at the start's value throughout
+  std::vector<int> held_inputs;       // fixed at the start's value throughout
   std::vector<double> input_scale_m;  // n_k: each rig input's unit in metres (a radian as 0.1 m)
-  double margin_m = 0.02;           // the windows' clearance rows to the stage
+  double margin_m = 0.02;             // the windows' clearance rows to the stage
   TranscriptionWeights weights;
   // The reference inputs' weight (as a tracked variable's, in input_scale_m): a rig input 1 cm
   // off its reference costs hold_weight per second.
@@ -64,10 +67,10 @@ struct HorizonResult {
   Eigen::MatrixXd inputs;  // S rows of n_k
   int windows = 0;         // solved
   int windows_planned = 0;
-  int iterations = 0;      // the solver's, over all windows
-  int kept_warm = 0;       // windows whose solution's re-simulation cost more than the warm start's
-  int solve_failed = 0;    // windows the solver ended without a motion for (the warm start's kept)
-  int stopped_at = -1;     // the sample where in_time stopped it (the reference's from there), or -1
+  int iterations = 0;    // the solver's, over all windows
+  int kept_warm = 0;     // windows whose solution's re-simulation cost more than the warm start's
+  int solve_failed = 0;  // windows the solver ended without a motion for (the warm start's kept)
+  int stopped_at = -1;   // the sample where in_time stopped it (the reference's from there), or -1
   double first_cost = 0, last_cost = 0;  // windows' re-simulated costs (the first's, the last's)
 };
 

@@ -171,6 +171,11 @@ void TranscriptionProblem::evaluate(const Eigen::VectorXd& z, bool derivatives) 
   addTrackingCosts(derivatives);
 }
 
+double TranscriptionProblem::swingWeight(int interval) const {
+  const int hold = setup_.hold_from_knot;
+  return hold >= 0 && interval >= hold ? setup_.weights.settle : setup_.weights.swing;
+}
+
 double TranscriptionProblem::rigAt(int k, int i) const {
   if (k >= 0) return q_[k][nd_ + i];
   return setup_.rig_before.size() > 0 ? setup_.rig_before(-k - 1, i) : q_[0][nd_ + i];
@@ -213,9 +218,10 @@ void TranscriptionProblem::addSwingAndTensionCosts(const Eigen::VectorXd& z, boo
   for (int k = 0; k < N_; ++k) {
     const Eigen::VectorXd v = (q_[k + 1].head(nd_) - q_[k].head(nd_)) / dt;
     const Eigen::VectorXd Mv = mass_ref_ * v;
-    cost_ += w.swing * dt * 0.5 * v.dot(Mv) / energy_ref_J_;
+    const double weight = swingWeight(k);
+    cost_ += weight * dt * 0.5 * v.dot(Mv) / energy_ref_J_;
     if (!derivatives) continue;
-    const Eigen::VectorXd d = (w.swing / energy_ref_J_) * Mv;
+    const Eigen::VectorXd d = (weight / energy_ref_J_) * Mv;
     gradient_.segment(xAt(k + 1), nd_) += d;
     if (k >= 1) gradient_.segment(xAt(k), nd_) -= d;
   }

@@ -61,8 +61,9 @@ void TranscriptionProblem::hessian(const Eigen::VectorXd& z, double sigma,
   auto xx = [&](int k) { return hessian_.values(hessian_blocks_[k].xx); };
 
   // The objective: the swing's mass matrix, the rig's effort and jerk stencils.
-  const Eigen::MatrixXd S = (sigma * w.swing / (energy_ref_J_ * dt)) * mass_ref_;
+  const Eigen::MatrixXd M = (sigma / (energy_ref_J_ * dt)) * mass_ref_;
   for (int k = 0; k < N_; ++k) {
+    const Eigen::MatrixXd S = swingWeight(k) * M;
     xx(k + 1).topLeftCorner(nd_, nd_) += S;
     if (k >= 1) {
       xx(k).topLeftCorner(nd_, nd_) += S;
@@ -153,7 +154,8 @@ void TranscriptionProblem::hessian(const Eigen::VectorXd& z, double sigma,
     for (std::size_t i = 0; i < setup_.track_variables.size(); ++i) {
       if (!std::isfinite(setup_.track_values(k, static_cast<Eigen::Index>(i)))) continue;
       const double s = setup_.track_variable_scale_m[i];
-      const double weight = setup_.track_variable_weight.empty() ? 1.0 : setup_.track_variable_weight[i];
+      const double weight =
+          setup_.track_variable_weight.empty() ? 1.0 : setup_.track_variable_weight[i];
       const int v = setup_.track_variables[i];
       xx(k)(v, v) += c * weight * s * s;
     }

@@ -269,8 +269,8 @@ void TranscriptionProblem::declareRows() {
     }
   }
   for (int k = 1; k <= N_; ++k)
-    for (int i : setup_.held_inputs) lower_[xAt(k) + nd_ + i] = upper_[xAt(k) + nd_ + i] =
-        setup_.start.rho[i];
+    for (int i : setup_.held_inputs)
+      lower_[xAt(k) + nd_ + i] = upper_[xAt(k) + nd_ + i] = setup_.start.rho[i];
   lower_.segment(lambdaAt(0), N_ * (nc_ + nu_)).setZero();  // multipliers and slackness
   for (int j = 0; j < setup_.max_tension_N.size() && j < ns_; ++j)
     for (int k = 0; k < N_; ++k)
@@ -283,8 +283,9 @@ void TranscriptionProblem::declareRows() {
     for (int i = 0; i < nk_; ++i) {
       const double v = share * m.kinematic[i].max_speed * dt;
       const double a = setup_.accel_share * m.kinematic[i].max_accel * dt * dt;
-      g_lower_[speed_row_ + k * nk_ + i] = -finiteOr(v, kInf);
-      g_upper_[speed_row_ + k * nk_ + i] = finiteOr(v, kInf);
+      const bool held = setup_.hold_from_knot >= 0 && k >= setup_.hold_from_knot;
+      g_lower_[speed_row_ + k * nk_ + i] = held ? 0.0 : -finiteOr(v, kInf);
+      g_upper_[speed_row_ + k * nk_ + i] = held ? 0.0 : finiteOr(v, kInf);
       g_lower_[accel_row_ + k * nk_ + i] = -finiteOr(a, kInf);
       g_upper_[accel_row_ + k * nk_ + i] = finiteOr(a, kInf);
     }

@@ -68,6 +68,9 @@ struct TranscriptionWeights {
   // Targets (TranscriptionSetup::track_*): sum_i (|p_i - target_i| / 1 cm)^2 dt over the knots
   // 1..N, a tracked variable's error counted in metres (its scale) times its own weight.
   double tracking = 1.0;
+  // The kinetic energy's weight over the steps from TranscriptionSetup::hold_from_knot on (the
+  // rig held: a performance's end settling), in place of swing's.
+  double settle = 10.0;
 };
 
 struct TranscriptionSetup {
@@ -110,6 +113,10 @@ struct TranscriptionSetup {
   std::vector<double> track_variable_scale_m, track_variable_weight;
   // Rig inputs held at the start's value (bounds): a performance's disabled ones.
   std::vector<int> held_inputs;
+  // The rig holds still from this knot on (its speed rows 0 there), the puppet's swing weighed by
+  // weights.settle: a motion's end inside the window, its last inputs held as a plan holds them.
+  // -1: none.
+  int hold_from_knot = -1;
   // Joint stops the motion is kept off, as bounds on their variables only (no multiplier, no
   // force: the integrator never engages them either); model->stops are the stops modelled as
   // unilateral rows.
@@ -228,6 +235,7 @@ class TranscriptionProblem {
   void addInputCosts(bool derivatives);
   void addSwingAndTensionCosts(const Eigen::VectorXd& z, bool derivatives);
   void addTrackingCosts(bool derivatives);
+  double swingWeight(int interval) const;  // swing's, or settle's from hold_from_knot on
   // Rig input i at knot k >= -2 (before the start: rig_before's, or the start's).
   double rigAt(int k, int i) const;
 
@@ -289,7 +297,7 @@ class TranscriptionProblem {
   std::vector<IntervalTerms> intervals_;
   std::vector<KnotConstraints> knots_;
   std::vector<Eigen::MatrixXd> goal_point_jacobians_;  // 3 x n_q each, point goals
-  std::vector<Eigen::MatrixXd> track_jacobians_;  // 3 x n_q, knot k's point i at k P + i
+  std::vector<Eigen::MatrixXd> track_jacobians_;       // 3 x n_q, knot k's point i at k P + i
   double cost_ = 0.0;
   Eigen::VectorXd gradient_, g_;
 };
