@@ -1120,6 +1120,8 @@ TEST(Service, BadPerformRequestsNameTheirField) {
       {[](v1::PerformRequest& r) { r.set_time_limit_s(500); }, "time_limit_s"},
       {[](v1::PerformRequest& r) { (*r.mutable_weights())["nope"] = 1; }, "weights[\"nope\"]"},
       {[](v1::PerformRequest& r) { (*r.mutable_weights())["tracking"] = -1; }, "weights"},
+      {[](v1::PerformRequest& r) { (*r.mutable_weights())["settle"] = 5; },
+       "weights[\"settle\"]: settle: the performance's dynamics step has no such term"},
       {[](v1::PerformRequest& r) { r.mutable_model()->set_name("nope"); }, "model"},
   };
   for (std::size_t i = 0; i < cases.size(); ++i) {

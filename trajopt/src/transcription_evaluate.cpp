@@ -103,7 +103,7 @@ void TranscriptionProblem::evaluate(const Eigen::VectorXd& z, bool derivatives) 
         jacobian_.values(b.here).leftCols(nd_) =
             R * jacobian_.values(slip_here_[k - 1]).middleRows(2 * t, 2).leftCols(nd_);
     }
-  // The rig's speed and acceleration (the rig at rest before the start), and the rest rows.
+  // The rig's speed and acceleration (before the start, rig_before's or at rest), the rest rows.
   for (int k = 0; k < N_; ++k)
     for (int i = 0; i < nk_; ++i) {
       g_[speed_row_ + k * nk_ + i] = rigAt(k + 1, i) - rigAt(k, i);
