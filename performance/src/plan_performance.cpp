@@ -319,6 +319,12 @@ Plan planPerformance(const PerformanceRequest& req, const ProgressFn& progress,
       dropped = std::string("its windows could not be re-simulated: ") + e.what();
     }
     stopIfCancelled();
+    if (horizon.kept_warm + horizon.solve_failed > 0)
+      notes.push_back(formatted(
+          "the dynamics step kept its warm start in %d of %d windows (the solver's inputs, "
+          "re-simulated, cost more%s)",
+          horizon.kept_warm + horizon.solve_failed, horizon.windows,
+          horizon.solve_failed > 0 ? ", or it ended without a motion" : ""));
     if (horizon.stopped_at >= 0)
       notes.push_back(
           "the time limit (" + formatNumber(o.time_limit_s) + " s) stopped the dynamics step at " +

@@ -247,8 +247,6 @@ HorizonResult trackOverHorizon(const HorizonSetup& s) {
       throw SimulationError(s0, s0 * dt,
                             "the receding horizon's window from here has no inputs the "
                             "integrator can follow");
-    if (out.windows == 1) out.first_cost = cost;
-    out.last_cost = cost;
     if (s.progress) s.progress(out.windows, out.windows_planned, cost);
 
     // Commit its first A steps and move the state along them.

@@ -71,7 +71,6 @@ struct HorizonResult {
   int kept_warm = 0;     // windows whose solution's re-simulation cost more than the warm start's
   int solve_failed = 0;  // windows the solver ended without a motion for (the warm start's kept)
   int stopped_at = -1;   // the sample where in_time stopped it (the reference's from there), or -1
-  double first_cost = 0, last_cost = 0;  // windows' re-simulated costs (the first's, the last's)
 };
 
 // Throws std::invalid_argument when the setup's sizes do not fit; SimulationError when no
