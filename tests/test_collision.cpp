@@ -324,6 +324,8 @@ TEST(CollisionAnalytic, ASignedClearanceReadsAnOverlapAsMinusItsDepth) {
     EXPECT_EQ(c.pair.second, "cube");
     EXPECT_NEAR(c.point_first_m.x(), x - 0.05, kDistanceTol);  // the capsule's deepest point
     EXPECT_NEAR(c.point_second_m.x(), 0.1, kDistanceTol);      // the cube's, on its face
+    for (const Eigen::Vector3d& p : {c.point_first_m, c.point_second_m})  // within the overlap
+      EXPECT_LE(std::max(std::abs(p.y()), std::abs(p.z())), 0.1 + kDistanceTol) << p.transpose();
     EXPECT_EQ(checker.clearance(placed(x, 0.0, 0.0)).distance_m, 0.0);
   }
   // Apart, the same reading either way.

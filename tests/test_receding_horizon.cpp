@@ -143,6 +143,7 @@ TEST(RecedingHorizon, FollowsAMotionTheIntegratorMadeWithinTheRigsLimits) {
   const HorizonResult out = detail::trackOverHorizon(h);
   EXPECT_EQ(out.windows_planned, 5);  // 2 s advanced by 0.4 s
   EXPECT_EQ(out.windows, 5);
+  EXPECT_EQ(out.solve_failed, 0);
   EXPECT_EQ(out.stopped_at, -1);
   EXPECT_TRUE(checkInputLimits(*mass, out.inputs, kRate_hz).empty());
   const double standing = rms(massPoints(mass, start, h.reference_inputs), targets);

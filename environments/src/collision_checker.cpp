@@ -100,40 +100,39 @@ struct DistanceQuery {
   const std::vector<char>* skip = nullptr;  // per obstacle: not this query's (touchable ones)
 };
 
-// One narrowphase distance, when it is below `bound` (else `bound` or more is returned and the
-// nearest points are not to be read).  The bound goes in as FCL's running minimum, so a mesh's
-// BVH traversal prunes every node farther than it.  Penetration (FCL reports a negative value)
-// counts as 0, unless `q.penetration` is Signed and both are primitives: then minus its depth.
-// That query starts from no bound: FCL answers nothing more once its running minimum is <= 0,
-// and a deeper pair after a shallower one must still be measured.  Where FCL's EPA fails (a
-// depth of -1 with no points, or a throw), the pair reads 0 as unsigned.
 // FCL 0.7's EPA, which its signed distance runs where shapes overlap, asserts (aborting the
 // process) or loops on some configurations with a box (flexible-collision-library/fcl issues 322
 // and 578): a pair with a box is measured apart by GJK and, overlapping, by its collision's
-// contact (the box tests' analytic ones, or MPR): minus its depth, each shape's deepest point half
-// a depth either side of the contact point along the normal.
-// The support point (world) of a sphere, capsule or cylinder along direction u; false for any
-// other shape.
-bool roundSupport(const fcl::CollisionObjectd* o, const Eigen::Vector3d& u, Eigen::Vector3d& out) {
+// contact (the box tests' analytic ones, or MPR): minus its depth, the round shape's deepest
+// point by the contact, the box's a depth from it along the normal (both half a depth either side
+// of the contact point for two boxes).
+
+// The point of a sphere, capsule or cylinder deepest along direction u (unit, world) at the
+// part of it nearest `near` (a contact point: a long capsule crossing a box edge is deepest where
+// it crosses, not at its far end); false for any other shape.
+bool deepestRoundPoint(const fcl::CollisionObjectd* o, const Eigen::Vector3d& u,
+                       const Eigen::Vector3d& near, Eigen::Vector3d& out) {
   const Eigen::Matrix3d R = o->getRotation();
-  const Eigen::Vector3d local = R.transpose() * u, axis_u(0, 0, local.z() >= 0 ? 1 : -1);
-  const Eigen::Vector3d radial(local.x(), local.y(), 0.0);
+  const Eigen::Vector3d centre = o->getTranslation();
+  const Eigen::Vector3d axis = R.col(2);  // FCL's capsules and cylinders lie along their z
+  auto onAxis = [&](double half_length) {
+    return centre + std::clamp(axis.dot(near - centre), -half_length, half_length) * axis;
+  };
   switch (o->getNodeType()) {
     case fcl::GEOM_SPHERE:
-      out = o->getTranslation() +
-            static_cast<const fcl::Sphered&>(*o->collisionGeometry()).radius * u.normalized();
+      out = centre + static_cast<const fcl::Sphered&>(*o->collisionGeometry()).radius * u;
       return true;
     case fcl::GEOM_CAPSULE: {
       const auto& c = static_cast<const fcl::Capsuled&>(*o->collisionGeometry());
-      out = o->getTranslation() + R * (0.5 * c.lz * axis_u + c.radius * local.normalized());
+      out = onAxis(0.5 * c.lz) + c.radius * u;
       return true;
     }
     case fcl::GEOM_CYLINDER: {
       const auto& c = static_cast<const fcl::Cylinderd&>(*o->collisionGeometry());
+      const Eigen::Vector3d radial = u - axis.dot(u) * axis;
       const double r = radial.norm();
-      const Eigen::Vector3d rim =
-          r > 1e-12 ? Eigen::Vector3d((c.radius / r) * radial) : Eigen::Vector3d::Zero();
-      out = o->getTranslation() + R * (0.5 * c.lz * axis_u + rim);
+      out = onAxis(0.5 * c.lz) +
+            (r > 1e-12 ? Eigen::Vector3d((c.radius / r) * radial) : Eigen::Vector3d::Zero());
       return true;
     }
     default: return false;
@@ -150,15 +149,13 @@ double boxPairDistance(const fcl::CollisionObjectd* a, const fcl::CollisionObjec
   if (!contact.isCollision()) return 0.0;
   const fcl::Contactd& c = contact.getContact(0);
   const bool swapped = c.o1 != a->collisionGeometry().get();
-  const Eigen::Vector3d n = swapped ? -c.normal : c.normal;  // from a into b
+  const Eigen::Vector3d n = (swapped ? -c.normal : c.normal).normalized();  // from a into b
   const double depth = c.penetration_depth;
-  // A round shape's deepest point is its support along the normal (unique, where a box's face
-  // is not); the box's, a depth from it.
   Eigen::Vector3d p;
-  if (roundSupport(a, n, p)) {
+  if (deepestRoundPoint(a, n, c.pos, p)) {
     q.result.nearest_points[0] = p;
     q.result.nearest_points[1] = p - depth * n;
-  } else if (roundSupport(b, -n, p)) {
+  } else if (deepestRoundPoint(b, -n, c.pos, p)) {
     q.result.nearest_points[0] = p + depth * n;
     q.result.nearest_points[1] = p;
   } else {
@@ -169,6 +166,13 @@ double boxPairDistance(const fcl::CollisionObjectd* a, const fcl::CollisionObjec
   return q.result.min_distance;
 }
 
+// One narrowphase distance, when it is below `bound` (else `bound` or more is returned and the
+// nearest points are not to be read).  The bound goes in as FCL's running minimum, so a mesh's
+// BVH traversal prunes every node farther than it.  Penetration (FCL reports a negative value)
+// counts as 0, unless `q.penetration` is Signed and both are primitives: then minus its depth.
+// That query starts from no bound: FCL answers nothing more once its running minimum is <= 0,
+// and a deeper pair after a shallower one must still be measured.  Where FCL's EPA fails (a
+// depth of -1 with no points, or a throw), the pair reads 0 as unsigned.
 double pairDistance(const fcl::CollisionObjectd* a, const fcl::CollisionObjectd* b,
                     DistanceQuery& q, double bound) {
   const bool depth = q.penetration == Penetration::Signed && a->getObjectType() == fcl::OT_GEOM &&

@@ -330,7 +330,7 @@ Plan planPerformance(const PerformanceRequest& req, const ProgressFn& progress,
           "the time limit (" + formatNumber(o.time_limit_s) + " s) stopped the dynamics step at " +
           formatNumber(horizon.stopped_at / o.rate_hz, 3) + " s (window " +
           std::to_string(horizon.windows + 1) + " of " + std::to_string(horizon.windows_planned) +
-          "): the kinematic step's motion from there");
+          "): the kinematic step's inputs from there, within the rig's limits");
     // It replaces the kinematic step's unless it broke what that one kept; else why is said.
     if (dropped.empty()) {
       try {

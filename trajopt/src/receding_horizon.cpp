@@ -51,7 +51,7 @@ void clampToRigLimits(const Model& m, const Eigen::MatrixXd& before, int s0, int
       double lo = v.lower, hi = v.upper;
       double step = std::numeric_limits<double>::infinity();
       if (std::isfinite(v.max_speed)) step = share * v.max_speed * dt;
-      if (std::isfinite(v.max_accel)) {
+      if (std::isfinite(v.max_accel) && v.max_accel > 0) {
         // Slowing by c a step, a step v goes v + v^2 / 2c - v / 2 before it stops (to c / 8):
         // the largest that stops before a bound D away.
         const double c = share * v.max_accel * dt * dt;
@@ -93,6 +93,11 @@ HorizonResult trackOverHorizon(const HorizonSetup& s) {
                  static_cast<int>(s.track_variable_scale_m.size()) != V)) ||
       static_cast<int>(s.input_scale_m.size()) != nk)
     throw std::invalid_argument("receding horizon: the targets do not fit the reference inputs");
+  for (int j : s.held_inputs)
+    if (j < 0 || j >= nk) throw std::invalid_argument("receding horizon: no such held input");
+  for (int p : s.track_points)
+    if (p < 0 || p >= static_cast<int>(m.points.size()))
+      throw std::invalid_argument("receding horizon: no such point");
   const double dt = 1.0 / s.rate_hz;
   const int W = std::max(4, static_cast<int>(std::lround(s.window_s * s.rate_hz)));
   const int A = std::clamp(static_cast<int>(std::lround(s.advance_s * s.rate_hz)), 1, W);
@@ -103,6 +108,7 @@ HorizonResult trackOverHorizon(const HorizonSetup& s) {
 
   HorizonResult out;
   out.inputs = s.reference_inputs;
+  out.inputs.row(0) = s.start.rho.transpose();  // (the rig where it starts, before any window)
   for (int j : s.held_inputs) out.inputs.col(j).setConstant(s.start.rho[j]);
   out.windows_planned = (S - 1 + A - 1) / A;
   // Each string's load at the start (its static tension, at least a tenth of the largest): 2.5
@@ -124,13 +130,17 @@ HorizonResult trackOverHorizon(const HorizonSetup& s) {
   Eigen::MatrixXd warm;  // the last window's chosen inputs, from sample warm_from
   int warm_from = 0;
   for (int s0 = 0; s0 < S - 1; s0 += A) {
-    if (s.in_time && !s.in_time()) {
-      // The reference from here, moved into the rig's limits from where the rig is.
+    // Stopped (before this window, or within its solve: a window the clock cut short is not
+    // used): the reference from here, moved into the rig's limits from where the rig is.
+    auto stopHere = [&] {
       out.stopped_at = s0;
       Eigen::MatrixXd before(2, nk), rest = out.inputs.bottomRows(S - s0);
       for (int i = 0; i < 2; ++i) before.row(i) = out.inputs.row(std::max(0, s0 - 1 - i));
       clampToRigLimits(m, before, s0, S, dt, kLimitShare, rest);
       out.inputs.bottomRows(S - s0) = rest;
+    };
+    if (s.in_time && !s.in_time()) {
+      stopHere();
       break;
     }
     // The warm start: the last window's inputs where they reach, then the reference's.
@@ -222,6 +232,10 @@ HorizonResult trackOverHorizon(const HorizonSetup& s) {
     Ipopt::SmartPtr<TranscriptionNlp> nlp = new TranscriptionNlp(problem, z0, keep_going);
     solveInTurn(transcriptionSolver(s.iterations_per_window), nlp);
     throwIfCancelled("receding horizon");
+    if (s.in_time && !s.in_time()) {
+      stopHere();
+      break;
+    }
     out.iterations += nlp->iterations();
     ++out.windows;
 
@@ -235,6 +249,7 @@ HorizonResult trackOverHorizon(const HorizonSetup& s) {
       for (int j : s.held_inputs) solved.col(j).setConstant(s.start.rho[j]);
       // (Out of iterations, its iterate may not yet meet the rig's rows.)
       clampToRigLimits(m, before, s0, S, dt, kLimitShare, solved);
+      for (int k = S - s0; k <= W; ++k) solved.row(k) = solved.row(S - 1 - s0);  // held
       const double solved_cost = resimulatedCost(solved);
       if (solved_cost < guess_cost) {
         chosen = std::move(solved);

@@ -21,8 +21,9 @@
 // advance_s committed if its re-simulation over the window costs less than the warm start's,
 // else the warm start's is.  The inputs are all the solver gives: whatever it ends with, the
 // motion is the integrator's.  Counted in iterations: the same setup gives the same inputs on any
-// machine; `in_time` only stops it (the rest is the reference, moved into the rig's limits from
-// where the rig is), and says where.
+// machine unless `in_time` stops it, before a window or within its solve (that window is not
+// used): the rest is then the reference, moved into the rig's limits from where the rig is, and
+// the result says where.
 #pragma once
 
 #include <Eigen/Core>
