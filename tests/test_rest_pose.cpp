@@ -81,6 +81,48 @@ TEST(RestPose, ContinuationFromANearbyRestPoseFindsTheSameEquilibrium) {
   }
 }
 
+// The Newton phase's budget (continuation's fail-fast): a continuation that changes its taut set
+// (strings and stops, one at a time) fails with one pivot fewer than it needs, naming the set,
+// and with what it needs lands exactly where the unbudgeted solve does; at least as many pivots
+// as constraints that end changed.  One Newton iteration is too few, and says so.
+TEST(RestPose, AContinuationOverItsNewtonBudgetFailsFastAndSaysWhy) {
+  const ModelPtr m = loadModel("puppetcopter");
+  const Eigen::VectorXd rho0 = m->defaultInputs();
+  const RestPose rest0 = computeRestPose(m, rho0);
+  ASSERT_TRUE(rest0.ok) << rest0.message;
+  Eigen::VectorXd rho = rho0;
+  rho[m->variableIndex("act_arm_l_len") - m->nd()] += 0.03;  // the arm comes down onto its stop
+  RestPoseOptions continuation;
+  continuation.max_settle_steps = 0;
+  continuation.continue_from = &rest0;
+  const RestPose free = computeRestPose(m, rho, &rest0.q, continuation);
+  ASSERT_TRUE(free.ok) << free.message;
+  int changes = 0;
+  for (std::size_t j = 0; j < free.taut.size(); ++j) changes += free.taut[j] != rest0.taut[j];
+  for (std::size_t i = 0; i < free.at_stop.size(); ++i)
+    changes += free.at_stop[i] != rest0.at_stop[i];
+  ASSERT_GT(changes, 0) << "the change must move the taut set for this test to mean anything";
+  int needed = 0;
+  RestPose budgeted;
+  for (; needed < 100; ++needed) {
+    continuation.max_pivots = needed;
+    budgeted = computeRestPose(m, rho, &rest0.q, continuation);
+    if (budgeted.ok) break;
+    EXPECT_NE(budgeted.message.find("string set did not settle"), std::string::npos)
+        << budgeted.message;
+  }
+  ASSERT_TRUE(budgeted.ok) << budgeted.message;
+  EXPECT_GE(needed, changes);
+  EXPECT_LT((budgeted.q - free.q).cwiseAbs().maxCoeff(), 1e-12);
+  EXPECT_EQ(budgeted.taut, free.taut);
+  continuation.max_pivots = -1;
+  continuation.max_newton_iterations = 1;
+  const RestPose short_of_iterations = computeRestPose(m, rho, &rest0.q, continuation);
+  EXPECT_FALSE(short_of_iterations.ok);
+  EXPECT_NE(short_of_iterations.message.find("did not converge"), std::string::npos)
+      << short_of_iterations.message;
+}
+
 // For puppets hung as free bodies (marionette25, puppetcopter) the strings alone hold the puppet:
 // the sum of string forces equals the weight, and their moments cancel the weight's moment.
 // This is Newton-Euler statics, independent of the Lagrangian machinery that found the pose.

@@ -135,6 +135,7 @@ RestPose computeRestPose(const ModelPtr& model_ptr, const Eigen::VectorXd& rho,
 
   // Phase 1: settle.  Damping proportional to each joint's own inertia (rate 8/s) overdamps the
   // slow swings and lets the fast ones ring down; the VI is implicit, so big steps are stable.
+  // (None without settling steps: no integrator is made.)
   DynamicsData d(model);
   forwardKinematics(model, d, model.configuration(q, rho));
   computeLagrangian(model, d, model.configuration(q, rho), Eigen::VectorXd::Zero(nd),
@@ -147,7 +148,7 @@ RestPose computeRestPose(const ModelPtr& model_ptr, const Eigen::VectorXd& rho,
   State x{q, Eigen::VectorXd::Zero(nd), rho};
   StepReport rep;
   bool have_report = false;
-  while (io.dt_s >= options.settle_dt_s / 64) {
+  while (options.max_settle_steps > 0 && io.dt_s >= options.settle_dt_s / 64) {
     VariationalIntegrator vi(model_ptr, io);
     State next = vi.makeState();
     rep = vi.makeReport();
@@ -268,7 +269,8 @@ RestPose computeRestPose(const ModelPtr& model_ptr, const Eigen::VectorXd& rho,
     }
   };
   double gscale = 0.0;
-  for (int pass = 0; pass < 4 * nc + 4; ++pass) {
+  const int max_passes = options.max_pivots < 0 ? 4 * nc + 4 : options.max_pivots + 1;
+  for (int pass = 0; pass < max_passes; ++pass) {
     std::vector<int> A, held;
     for (int c = 0; c < nc; ++c)
       if (active[c]) A.push_back(c);
@@ -276,7 +278,7 @@ RestPose computeRestPose(const ModelPtr& model_ptr, const Eigen::VectorXd& rho,
       if (touch->held(r) && !at_edge[r]) held.push_back(r);
     const int na = static_cast<int>(A.size()), m = na + 2 * static_cast<int>(held.size());
     bool converged = false;
-    for (int it = 0; it < 60; ++it) {
+    for (int it = 0; it < options.max_newton_iterations; ++it) {
       throwIfCancelled("rest pose");
       const Eigen::VectorXd qf = constraints(true);
       computeLagrangian(model, d, qf, Eigen::VectorXd::Zero(nd), LagrangianOrder::Second);

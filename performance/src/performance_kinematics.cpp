@@ -15,6 +15,16 @@ namespace {
 constexpr double kJointWeight_m = 0.1;   // a joint target's radian weighs as 10 cm
 constexpr double kStepWeight_m = 0.01;  // a move of an input's whole range weighs as 1 cm
 constexpr int kIterations = 8;
+// A continuation from a close pose needs few Newton iterations and few changes of its taut set;
+// one that needs more fails fast (a failing one costs ~100 ms on marionette25, 180 contact rows).
+constexpr int kContinuationIterations = 15;
+constexpr int kContinuationPivots = 10;
+// A trial step whose continuation fails settles this many damped steps (6 s) before its Newton
+// polish, not to full stillness: a rejected trial costs ~30 ms, not ~0.1-0.6 s.
+constexpr int kTrialSettleSteps = 300;
+
+// Where a rest pose is wanted when continuation from a nearby one fails.
+enum class Fallback { Settle, ShortSettle, None };
 
 class FrameSolver {
  public:
@@ -45,8 +55,9 @@ class FrameSolver {
         rho[k] = keys_.values(f, static_cast<int>(v));
     }
     previous_rho_ = previous_rho;
-    RestPose cur = restPose(rho, start.q, nullptr);
-    if (!cur.ok) return finish(start.rho, restPose(start.rho, start.q, nullptr));
+    RestPose cur = restPose(rho, start.q, start.rest.get(), Fallback::Settle);
+    if (!cur.ok)
+      return finish(start.rho, restPose(start.rho, start.q, start.rest.get(), Fallback::Settle));
     double clearance = stageClearance(cur.q, rho);
     Eigen::VectorXd r = residual(cur.q, rho);
     double err = r.squaredNorm();
@@ -65,7 +76,8 @@ class FrameSolver {
         const double h = rho[i] + 1e-5 * range_[i] > lower_[i] + range_[i] ? -1e-5 : 1e-5;
         Eigen::VectorXd trial = rho;
         trial[i] += h * range_[i];
-        const RestPose rest = restPose(trial, cur.q, &cur);
+        // (A column whose continuation fails is left out of this iteration's step.)
+        const RestPose rest = restPose(trial, cur.q, &cur, Fallback::None);
         if (rest.ok) J.col(i) = (residual(rest.q, trial) - r) / h;
       }
       const Eigen::MatrixXd JJt = J * J.transpose();
@@ -80,7 +92,7 @@ class FrameSolver {
         if (big > 0.1) dx *= 0.1 / big;  // a tenth of any range per iteration
         const Eigen::VectorXd trial =
             (rho + dx.cwiseProduct(range_)).cwiseMax(lower_).cwiseMin(lower_ + range_);
-        RestPose next = restPose(trial, cur.q, &cur);
+        RestPose next = restPose(trial, cur.q, &cur, Fallback::ShortSettle);
         const double e = next.ok ? residual(next.q, trial).squaredNorm() : err;
         double c = 0.0;
         if (e < err && (c = stageClearance(next.q, trial)) >=
@@ -114,16 +126,20 @@ class FrameSolver {
     return false;
   }
 
+  // The rest pose of rho by continuation from `from` (when given), else as `fallback` says.
   RestPose restPose(const Eigen::VectorXd& rho, const Eigen::VectorXd& guess,
-                    const RestPose* from) {
+                    const RestPose* from, Fallback fallback) {
     // (Standing on what the puppet may touch: the scene's floor, its own links.)
-    const RestPoseOptions standing = standingOn(setup_.collision->contacts());
+    RestPoseOptions standing = standingOn(setup_.collision->contacts());
     if (from) {
       RestPoseOptions continuation = standing;
       continuation.max_settle_steps = 0;
       continuation.continue_from = from;
+      continuation.max_newton_iterations = kContinuationIterations;
+      continuation.max_pivots = kContinuationPivots;
       RestPose rest = computeRestPose(setup_.model, rho, &guess, continuation);
-      if (rest.ok) return rest;
+      if (rest.ok || fallback == Fallback::None) return rest;
+      if (fallback == Fallback::ShortSettle) standing.max_settle_steps = kTrialSettleSteps;
     }
     return computeRestPose(setup_.model, rho, &guess, standing);
   }
@@ -163,6 +179,7 @@ class FrameSolver {
   KinematicFrame finish(const Eigen::VectorXd& rho, const RestPose& rest) {
     KinematicFrame out;
     out.rho = rho;
+    if (rest.ok) out.rest = std::make_shared<const RestPose>(rest);
     out.q = rest.ok ? rest.q : model_.initialDynamic();
     out.stage_clearance_m = stageClearance(out.q, rho);
     out.nearest = last_nearest_;

@@ -50,6 +50,11 @@ struct RestPoseOptions {
   // strings, their tensions and the stops it rests on (which stay engaged unless their forces
   // would pull).  Not owned; must outlive the call.
   const RestPose* continue_from = nullptr;
+  // The Newton phase's effort: iterations for one taut set, and how many times the set may change
+  // (one constraint at a time); -1 for 4 per constraint, + 4.  A continuation from a close pose
+  // needs few of both, and one that needs more is better answered by settling (fail fast).
+  int max_newton_iterations = 60;
+  int max_pivots = -1;
   // What the puppet may stand on (IntegratorOptions::contacts: a scene's floor and the bodies it
   // may touch, its own links): the settling touches them as the integrator does, and the
   // equilibrium has their rows, a touching one held where the settling left it (sticking: its
