@@ -55,9 +55,10 @@ class FrameSolver {
         rho[k] = keys_.values(f, static_cast<int>(v));
     }
     previous_rho_ = previous_rho;
-    RestPose cur = restPose(rho, start.q, start.rest.get(), Fallback::Settle);
-    if (!cur.ok)
-      return finish(start.rho, restPose(start.rho, start.q, start.rest.get(), Fallback::Settle));
+    // (A frame's start settles from the last frame's pose: continued from its rest pose instead,
+    // marionette25's two-hand wave ended 1.3 cm off its hands' targets, not 0.3.)
+    RestPose cur = restPose(rho, start.q, nullptr, Fallback::Settle);
+    if (!cur.ok) return finish(start.rho, restPose(start.rho, start.q, nullptr, Fallback::Settle));
     double clearance = stageClearance(cur.q, rho);
     Eigen::VectorXd r = residual(cur.q, rho);
     double err = r.squaredNorm();
@@ -179,7 +180,6 @@ class FrameSolver {
   KinematicFrame finish(const Eigen::VectorXd& rho, const RestPose& rest) {
     KinematicFrame out;
     out.rho = rho;
-    if (rest.ok) out.rest = std::make_shared<const RestPose>(rest);
     out.q = rest.ok ? rest.q : model_.initialDynamic();
     out.stage_clearance_m = stageClearance(out.q, rho);
     out.nearest = last_nearest_;

@@ -7,12 +7,10 @@
 
 #include <Eigen/Core>
 #include <functional>
-#include <memory>
 #include <string>
 #include <vector>
 
 #include "marionette/environments/collision.hpp"
-#include "marionette/models/rest_pose.hpp"
 #include "marionette/plan/targets.hpp"
 
 namespace marionette::detail {
@@ -20,7 +18,6 @@ namespace marionette::detail {
 struct KinematicFrame {
   Eigen::VectorXd rho;      // n_k
   Eigen::VectorXd q;        // n_d: its rest pose
-  std::shared_ptr<const RestPose> rest;  // the same, with its taut set (next frame continues it)
   Eigen::VectorXd error_m;  // per target point: |point - target| (NaN without a target)
   double stage_clearance_m = 0.0;
   std::string nearest;     // the stage's nearest pair, described
