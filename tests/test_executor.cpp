@@ -26,6 +26,7 @@
 #include "marionette/executor/closed_loop.hpp"
 #include "marionette/executor/executor.hpp"
 #include "marionette/executor/resample.hpp"
+#include "marionette/models/dynamics.hpp"
 #include "marionette/models/input_limits.hpp"
 #include "marionette/models/model_io.hpp"
 #include "marionette/plan/plan_file.hpp"
@@ -1286,6 +1287,77 @@ TEST(ClosedLoop, APushOnTheTruthIsRejected) {
   EXPECT_GT(at_end[0], 0.02) << "the push moved the arm too little to test anything";
   EXPECT_LT(at_end[1], 0.2 * at_end[0]) << "open " << at_end[0] << ", closed " << at_end[1];
   EXPECT_LT(rms[1], rms[0]);
+}
+
+
+// sim:?push=POINT:T:VX,VY,VZ: a blow at a point gives it that velocity.  The suspended mass hangs
+// at rest; pushed along x at 0.1 s, its next steps move it at 0.3 m/s along x (a pendulum of
+// 0.5 m: gravity turns it by 0.06 m/s in 0.01 s) and not up (tangential to its taut string).  A
+// velocity the point cannot take (out of its plane) is refused, naming what it can; so are a bad
+// point, time or velocity, and an option given twice.
+TEST(SimRig, APushAtAPointGivesItThatVelocityAndOneItCannotTakeIsRefused) {
+  const ModelPtr mass = loadModel("suspended-mass");
+  const double rate_hz = 100.0;
+  const auto rig = openRig("sim:?push=mass:0.1:0.3,0,0", mass, RigConfig{}, rate_hz);
+  auto* sim = dynamic_cast<SimRig*>(rig.get());
+  ASSERT_NE(sim, nullptr);
+  const Eigen::VectorXd rho = rig->readSetpoints();
+  for (std::uint32_t k = 0; k < 20; ++k) rig->send(k, rho);  // (a slow loop only holds rho)
+  const std::vector<Eigen::VectorXd>& q = sim->measuredQ();
+  ASSERT_GE(q.size(), 13u);
+  const int x = mass->variableIndex("xm"), z = mass->variableIndex("zm");
+  EXPECT_LT(std::abs(q[10][x] - q[0][x]), 1e-9) << "at rest before the push";
+  const double vx = (q[11][x] - q[10][x]) * rate_hz, vz = (q[11][z] - q[10][z]) * rate_hz;
+  EXPECT_NEAR(vx, 0.3, 0.005);
+  EXPECT_NEAR(vz, 0.0, 0.005);
+  // The arm's tip (two hinges in the x-z plane): the push's joint velocities are the only ones
+  // that give the tip that velocity, J^-1 dv; the integrator started there with them takes the
+  // step the rig took after the push (its string answering as it would).
+  const ModelPtr arm = loadModel("planar-arm");
+  const auto arm_rig = openRig("sim:?push=tip:0.05:0.2,0,-0.1", arm, RigConfig{}, rate_hz);
+  auto* arm_sim = dynamic_cast<SimRig*>(arm_rig.get());
+  const Eigen::VectorXd arm_rho = arm_rig->readSetpoints();
+  for (std::uint32_t k = 0; k < 10; ++k) arm_rig->send(k, arm_rho);
+  const std::vector<Eigen::VectorXd>& qa = arm_sim->measuredQ();
+  ASSERT_GE(qa.size(), 8u);
+  EXPECT_LT((qa[5] - qa[4]).norm(), 1e-9) << "at rest before the push";
+  DynamicsData d(*arm);
+  forwardKinematics(*arm, d, arm->configuration(qa[5], arm_rho));
+  Eigen::MatrixXd J(3, arm->nq());
+  const Point& tip = arm->points[arm->pointIndex("tip")];
+  pointJacobian(*arm, d, tip.frame, tip.position_m, J);
+  Eigen::Matrix2d Jxz;
+  Jxz << J.row(0).head(2), J.row(2).head(2);
+  IntegratorOptions io;
+  io.dt_s = 1.0 / rate_hz;
+  VariationalIntegrator vi(arm, io);
+  const State pushed =
+      vi.stateFromVelocity(qa[5], Jxz.inverse() * Eigen::Vector2d(0.2, -0.1), arm_rho);
+  State next = vi.makeState();
+  ASSERT_EQ(vi.step(pushed, arm_rho, next), StepStatus::Ok);
+  // (The same to first order in dt: the start's p = M v + dt/2 dL/dq has a part in v^2 that a
+  // blow's M dv leaves out; 6e-6 rad of a 0.01 rad step measured.)
+  const double moved = (qa[6] - qa[5]).norm();
+  EXPECT_GT(moved, 1e-3) << "the push moved the arm";
+  EXPECT_LT((next.q - qa[6]).norm(), 2e-3 * moved)
+      << next.q.transpose() << " against " << qa[6].transpose();
+
+  auto refused = [&](const std::string& uri, const std::string& says) {
+    try {
+      openRig(uri, mass, RigConfig{}, rate_hz);
+      ADD_FAILURE() << uri << " was accepted";
+    } catch (const std::invalid_argument& e) {
+      EXPECT_NE(std::string(e.what()).find(says), std::string::npos) << e.what();
+    }
+  };
+  refused("sim:?push=mass:0.1:0,0.3,0", "cannot take the velocity (0, 0.3, 0) m/s: its joints give it (0, 0, 0)");
+  refused("sim:?push=nose:0.1:0.3,0,0", "'nose' is not a point of 'suspended-mass'");
+  refused("sim:?push=mass:0.1:0.3,0", "three velocity components");
+  refused("sim:?push=mass:-1:0.3,0,0", "the time must be >= 0 s");
+  refused("sim:?push=mass:0.1:nan,0,0", "push=nan is not a number");
+  refused("sim:?push=mass:0.1:1000,0,0", "within 100 m/s");
+  refused("sim:?push=mass", "is not POINT:T:VX,VY,VZ");
+  refused("sim:?noise=0.1&noise=0.2", "noise is given twice");
 }
 
 }  // namespace

@@ -221,6 +221,22 @@ TEST(Goal, ParsesEveryKindAndRejectsBadText) {
   EXPECT_EQ(evaluate("rest-of:x=5"), "goal.values[\"x\"]");
 }
 
+// A rest-of goal's guess (the performance's last key frame) from which no rest pose is found is
+// not the end: the model's own guess is tried, and the target is the rest pose found from it.
+TEST(Goal, ARestOfGoalWhoseGuessFailsFallsBackToTheModelsOwnGuess) {
+  const ModelPtr m = loadModel("puppetcopter");
+  GoalSpec spec;
+  spec.kind = GoalSpec::Kind::RestOf;
+  for (int j = 0; j < m->nk(); ++j)
+    spec.values.emplace_back(m->kinematic[j].name, m->defaultInputs()[j]);
+  const GoalEvaluator unguessed(m, spec);
+  spec.rest_guess_q = Eigen::VectorXd::Constant(m->nd(), std::nan(""));
+  ASSERT_FALSE(computeRestPose(m, m->defaultInputs(), &spec.rest_guess_q).ok)
+      << "this guess must fail for the test to mean anything";
+  const GoalEvaluator guessed(m, spec);
+  EXPECT_EQ(guessed.targetDynamic(), unguessed.targetDynamic());
+}
+
 // The residual vector that least squares works on and the scalar error agree: per-target
 // distances for point goals (max of the 3-blocks' norms), per-variable differences otherwise.
 TEST(Goal, PoseResidualIsTheErrorAsAVector) {

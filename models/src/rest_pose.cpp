@@ -121,6 +121,10 @@ RestPose computeRestPose(const ModelPtr& model_ptr, const Eigen::VectorXd& rho,
     out.message = "inputs must be " + std::to_string(model.nk()) + " finite numbers";
     return out;
   }
+  if (guess && (guess->size() != nd || !guess->allFinite())) {
+    out.message = "rest pose: the guess must be " + std::to_string(nd) + " finite numbers";
+    return out;
+  }
   std::unique_ptr<ContactRows> touch;
   if (options.contacts) {
     if (const std::string problem = contactsProblem(model, *options.contacts); !problem.empty()) {

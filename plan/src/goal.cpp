@@ -61,9 +61,12 @@ GoalEvaluator::GoalEvaluator(ModelPtr model, GoalSpec spec)
         target_rho_[i - nd] = value;
       }
       const bool guessed = spec_.rest_guess_q.size() == nd;
-      const RestPose rest = computeRestPose(
-          model_, target_rho_, guessed ? &spec_.rest_guess_q : nullptr,
-          spec_.rest_contacts ? standingOn(spec_.rest_contacts) : RestPoseOptions{});
+      const RestPoseOptions options =
+          spec_.rest_contacts ? standingOn(spec_.rest_contacts) : RestPoseOptions{};
+      RestPose rest = computeRestPose(model_, target_rho_,
+                                      guessed ? &spec_.rest_guess_q : nullptr, options);
+      // (A guess whose settling ends where Newton's method does not converge: the model's own.)
+      if (!rest.ok && guessed) rest = computeRestPose(model_, target_rho_, nullptr, options);
       if (!rest.ok) throw FieldError("goal.values", "rest-of: no rest pose: " + rest.message);
       target_q_ = rest.q;
       for (int i = 0; i < nd; ++i) goal_vars_.push_back(i);

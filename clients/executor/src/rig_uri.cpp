@@ -2,6 +2,7 @@
 // openRig: a rig URI (sim:, serial:, udp:) and its options, checked, to its driver.
 #include <cmath>
 #include <map>
+#include <set>
 #include <sstream>
 
 #include "framed_rig.hpp"
@@ -13,9 +14,10 @@
 namespace marionette::executor {
 namespace {
 
-// "a=1&b=2" after '?'.
-std::map<std::string, std::string> query(const std::string& uri, std::string& head) {
-  std::map<std::string, std::string> q;
+// "a=1&b=2" after '?'; only the keys in `repeatable` may come more than once.
+std::multimap<std::string, std::string> query(const std::string& uri, std::string& head,
+                                              const std::set<std::string>& repeatable) {
+  std::multimap<std::string, std::string> q;
   const auto mark = uri.find('?');
   head = uri.substr(0, mark);
   if (mark == std::string::npos) return q;
@@ -24,7 +26,9 @@ std::map<std::string, std::string> query(const std::string& uri, std::string& he
     std::string key, value;
     if (!splitNameValue(kv, key, value))
       throw std::invalid_argument(uri + ": '" + kv + "' is not KEY=VALUE");
-    q[key] = value;
+    if (q.count(key) && !repeatable.count(key))
+      throw std::invalid_argument(uri + ": " + key + " is given twice");
+    q.emplace(key, value);
   }
   return q;
 }
@@ -37,12 +41,35 @@ double number(const std::string& uri, const std::string& key, const std::string&
   return v;
 }
 
+// push=POINT:T:VX,VY,VZ (a point of the model, the rig's time in s, m/s).
+SimTruth::Push parsePush(const std::string& uri, const std::string& text) {
+  const std::string key = "push=" + text;
+  const auto a = text.find(':'), b = text.find(':', a == std::string::npos ? a : a + 1);
+  if (a == std::string::npos || b == std::string::npos)
+    throw std::invalid_argument(uri + ": " + key + " is not POINT:T:VX,VY,VZ");
+  SimTruth::Push push;
+  push.point = text.substr(0, a);  // (the truth's point: checked by SimRig)
+  if (push.point.empty()) throw std::invalid_argument(uri + ": push: give the point's name");
+  push.at_s = number(uri, "push", text.substr(a + 1, b - a - 1));
+  if (push.at_s < 0) throw std::invalid_argument(uri + ": push: the time must be >= 0 s");
+  std::stringstream ss(text.substr(b + 1));
+  int i = 0;
+  for (std::string c; std::getline(ss, c, ',');) {
+    if (i == 3) throw std::invalid_argument(uri + ": push: give three velocity components");
+    push.point_delta_mps[i++] = number(uri, "push", c);
+  }
+  if (i != 3) throw std::invalid_argument(uri + ": push: give three velocity components");
+  if (push.point_delta_mps.cwiseAbs().maxCoeff() > 100.0)
+    throw std::invalid_argument(uri + ": push: each velocity component must be within 100 m/s");
+  return push;
+}
+
 }  // namespace
 
 std::unique_ptr<RigDriver> openRig(const std::string& uri, const ModelPtr& model,
                                    const RigConfig& rig, double rate_hz) {
   std::string head;
-  auto q = query(uri, head);
+  auto q = query(uri, head, {"push"});
   auto take = [&](const std::string& key) {
     const auto it = q.find(key);
     if (it == q.end()) return std::string();
@@ -58,6 +85,8 @@ std::unique_ptr<RigDriver> openRig(const std::string& uri, const ModelPtr& model
     SimTruth t;
     const std::string d = take("damping"), truth = take("truth"), noise = take("noise"),
                       rate = take("rate"), latency = take("latency"), seed = take("seed");
+    for (auto it = q.find("push"); it != q.end() && it->first == "push"; it = q.erase(it))
+      t.pushes.push_back(parsePush(uri, it->second));
     noMore();
     t.damping_scale = d.empty() ? 1.0 : number(uri, "damping", d);
     if (!(t.damping_scale >= 0)) throw std::invalid_argument(uri + ": damping must be >= 0");

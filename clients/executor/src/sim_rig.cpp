@@ -9,6 +9,8 @@
 #include <termios.h>
 #include <unistd.h>
 
+#include <Eigen/Cholesky>
+#include <Eigen/QR>
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
@@ -19,6 +21,7 @@
 
 #include "marionette/common/text.hpp"
 #include "marionette/executor/rig.hpp"
+#include "marionette/models/dynamics.hpp"
 #include "marionette/models/field_error.hpp"
 #include "marionette/models/model_io.hpp"
 #include "marionette/models/simulation.hpp"
@@ -64,6 +67,29 @@ const SimTruth& checkedTruth(const ModelPtr& model, SimTruth& t) {
     throw std::invalid_argument("sim: noise must be >= 0");
   return t;
 }
+
+std::string vector3Text(const Eigen::Vector3d& v) {
+  return formatted("(%.4g, %.4g, %.4g)", v.x(), v.y(), v.z());
+}
+
+// The generalised impulse (n_d) of a blow at `point` that changes its velocity by dv_mps with the
+// least kinetic energy: dp = J^T f with J M^-1 J^T f = dv (J the point's Jacobian over the dynamic
+// variables, M the mass matrix at q).  `given` is the velocity change it makes: dv, or its part
+// the point's joints can give it (a planar model's point cannot leave its plane).
+Eigen::VectorXd pointImpulse(const Model& m, const Eigen::VectorXd& q_d, const Eigen::VectorXd& rho,
+                             int point, const Eigen::Vector3d& dv_mps, Eigen::Vector3d& given) {
+  DynamicsData d(m);
+  const Eigen::VectorXd q = m.configuration(q_d, rho);
+  forwardKinematics(m, d, q);
+  computeLagrangian(m, d, q, Eigen::VectorXd::Zero(m.nd()), LagrangianOrder::MassMatrix);
+  Eigen::MatrixXd J(3, m.nq());
+  pointJacobian(m, d, m.points[point].frame, m.points[point].position_m, J);
+  const Eigen::MatrixXd Jd = J.leftCols(m.nd());
+  const Eigen::MatrixXd mobility = Jd * d.M.ldlt().solve(Jd.transpose());  // J M^-1 J^T
+  const Eigen::Vector3d f = mobility.completeOrthogonalDecomposition().solve(dv_mps);
+  given = mobility * f;
+  return Jd.transpose() * f;
+}
 }  // namespace
 
 SimRig::SimRig(ModelPtr model, double rate_hz, double damping_scale,
@@ -91,11 +117,31 @@ SimRig::SimRig(ModelPtr model, double rate_hz, SimTruth truth,
         std::make_unique<control::MeasurementModel>(truth_.truth, truth_.sensing.spec());
     truth_data_ = std::make_unique<DynamicsData>(*truth_.truth);
   }
-  for (const SimTruth::Push& p : truth_.pushes)
-    if (!truth_.truth->isDynamic(p.joint))
-      throw std::invalid_argument("sim: a push must act on a joint");
-  std::sort(truth_.pushes.begin(), truth_.pushes.end(),
-            [](const SimTruth::Push& a, const SimTruth::Push& b) { return a.at_s < b.at_s; });
+  std::stable_sort(truth_.pushes.begin(), truth_.pushes.end(),
+                   [](const SimTruth::Push& a, const SimTruth::Push& b) { return a.at_s < b.at_s; });
+  const Model& m = *truth_.truth;
+  for (const SimTruth::Push& p : truth_.pushes) {
+    if (!(p.at_s >= 0) || !std::isfinite(p.at_s))
+      throw std::invalid_argument("sim: push: its time must be a finite number >= 0 s");
+    push_points_.push_back(p.point.empty() ? -1 : m.pointIndex(p.point));
+    if (p.point.empty()) {
+      if (!m.isDynamic(p.joint))
+        throw std::invalid_argument("sim: a push must act on a joint or a point");
+      continue;
+    }
+    if (push_points_.back() < 0)
+      throw std::invalid_argument("sim: push: '" + p.point + "' is not a point of '" + m.name +
+                                  "'");
+    if (!p.point_delta_mps.allFinite())
+      throw std::invalid_argument("sim: push: its velocity must be finite");
+    // A velocity the point cannot take (out of a planar model's plane) is refused, not dropped.
+    Eigen::Vector3d given;
+    pointImpulse(m, state_.q, rho0, push_points_.back(), p.point_delta_mps, given);
+    if ((given - p.point_delta_mps).norm() > 1e-6 * (1.0 + p.point_delta_mps.norm()))
+      throw std::invalid_argument("sim: push: '" + p.point + "' cannot take the velocity " +
+                                  vector3Text(p.point_delta_mps) + " m/s: its joints give it " +
+                                  vector3Text(given));
+  }
 }
 
 void SimRig::stepTo(const Eigen::VectorXd& rho_next) {
@@ -108,7 +154,13 @@ void SimRig::stepTo(const Eigen::VectorXd& rho_next) {
   // A push: the velocity jumps by dv, so the momentum by M dv (p = dL/dv + dt/2 dL/dq).
   while (pushes_done_ < truth_.pushes.size() &&
          truth_.pushes[pushes_done_].at_s <= tick_ * period_s_ + 1e-9) {
+    const int point = push_points_[pushes_done_];
     const SimTruth::Push& p = truth_.pushes[pushes_done_++];
+    if (point >= 0) {
+      Eigen::Vector3d given;
+      state_.p += pointImpulse(*truth_.truth, state_.q, state_.rho, point, p.point_delta_mps, given);
+      continue;
+    }
     Eigen::VectorXd dv = Eigen::VectorXd::Zero(model_->nd());
     dv[p.joint] = p.delta_velocity;
     DynamicsData d(*truth_.truth);

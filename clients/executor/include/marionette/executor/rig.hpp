@@ -96,9 +96,14 @@ struct SimTruth {
   double noise = 0.0;         // standard deviation of the added noise
   unsigned seed = 1;
   struct Push {
-    double at_s;               // on the rig's clock
-    int joint;                 // a dynamic variable
-    double delta_velocity;     // m/s or rad/s, added to the truth's velocity at that time
+    double at_s;                   // on the rig's clock
+    int joint = -1;                // a dynamic variable ...
+    double delta_velocity = 0.0;   // m/s or rad/s, added to the truth's velocity at that time
+    // ... or (joint -1) a point of the truth, by name, given this velocity by a blow there: the
+    // impulse that changes the point's velocity by it with the least kinetic energy (a string or
+    // a stop the blow pulls or pushes against answers at the next step).
+    std::string point;
+    Eigen::Vector3d point_delta_mps = Eigen::Vector3d::Zero();
   };
   std::vector<Push> pushes;
 };
@@ -155,6 +160,7 @@ class SimRig : public RigDriver {
   std::uint32_t measurement_seq_ = 0;
   std::vector<std::pair<Clock::time_point, MeasurementFrame>> in_flight_;
   std::size_t pushes_done_ = 0;
+  std::vector<int> push_points_;  // per push (sorted): the truth's point index, or -1
 };
 
 // One line a rig sent (without its line end), as the executor reads it between frames: an
