@@ -1291,8 +1291,8 @@ TEST(ClosedLoop, APushOnTheTruthIsRejected) {
 
 
 // sim:?push=POINT:T:VX,VY,VZ: a blow at a point gives it that velocity.  The suspended mass hangs
-// at rest; pushed along x at 0.1 s, its next steps move it at 0.3 m/s along x (a pendulum of
-// 0.5 m: gravity turns it by 0.06 m/s in 0.01 s) and not up (tangential to its taut string).  A
+// at rest; pushed along x at 0.1 s, its next step moves it at 0.3 m/s along x (a pendulum of
+// 0.5 m: gravity slows it by under 1 mm/s in that 0.01 s) and not up (along its circle).  A
 // velocity the point cannot take (out of its plane) is refused, naming what it can; so are a bad
 // point, time or velocity, and an option given twice.
 TEST(SimRig, APushAtAPointGivesItThatVelocityAndOneItCannotTakeIsRefused) {
