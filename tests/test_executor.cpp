@@ -1264,7 +1264,11 @@ TEST(ClosedLoop, APushOnTheTruthIsRejected) {
     truth.sensing.rate_hz = perf.rate_hz;
     truth.sensing.marker_noise_m = 0.001;
     truth.noise = 0.001;
-    truth.pushes.push_back({0.2, joint, 0.6});
+    SimTruth::Push push;
+    push.at_s = 0.2;
+    push.joint = joint;
+    push.delta_velocity = 0.6;
+    truth.pushes.push_back(push);
     SimRig rig(perf.model, perf.rate_hz, truth);
     const Stream s = buildStream(perf, rig.readSetpoints(), {});
     std::unique_ptr<ClosedLoop> loop;
@@ -1288,7 +1292,6 @@ TEST(ClosedLoop, APushOnTheTruthIsRejected) {
   EXPECT_LT(at_end[1], 0.2 * at_end[0]) << "open " << at_end[0] << ", closed " << at_end[1];
   EXPECT_LT(rms[1], rms[0]);
 }
-
 
 // sim:?push=POINT:T:VX,VY,VZ: a blow at a point gives it that velocity.  The suspended mass hangs
 // at rest; pushed along x at 0.1 s, its next step moves it at 0.3 m/s along x (a pendulum of
@@ -1350,7 +1353,8 @@ TEST(SimRig, APushAtAPointGivesItThatVelocityAndOneItCannotTakeIsRefused) {
       EXPECT_NE(std::string(e.what()).find(says), std::string::npos) << e.what();
     }
   };
-  refused("sim:?push=mass:0.1:0,0.3,0", "cannot take the velocity (0, 0.3, 0) m/s: its joints give it (0, 0, 0)");
+  refused("sim:?push=mass:0.1:0,0.3,0",
+          "cannot take the velocity (0, 0.3, 0) m/s: its joints give it (0, 0, 0)");
   refused("sim:?push=nose:0.1:0.3,0,0", "'nose' is not a point of 'suspended-mass'");
   refused("sim:?push=mass:0.1:0.3,0", "three velocity components");
   refused("sim:?push=mass:-1:0.3,0,0", "the time must be >= 0 s");

@@ -128,8 +128,8 @@ class FrameSolver {
   }
 
   // The rest pose of rho by continuation from `from` (when given), else as `fallback` says.
-  RestPose restPose(const Eigen::VectorXd& rho, const Eigen::VectorXd& guess,
-                    const RestPose* from, Fallback fallback) {
+  RestPose restPose(const Eigen::VectorXd& rho, const Eigen::VectorXd& guess, const RestPose* from,
+                    Fallback fallback) {
     // (Standing on what the puppet may touch: the scene's floor, its own links.)
     RestPoseOptions standing = standingOn(setup_.collision->contacts());
     if (from) {

@@ -63,8 +63,8 @@ GoalEvaluator::GoalEvaluator(ModelPtr model, GoalSpec spec)
       const bool guessed = spec_.rest_guess_q.size() == nd;
       const RestPoseOptions options =
           spec_.rest_contacts ? standingOn(spec_.rest_contacts) : RestPoseOptions{};
-      RestPose rest = computeRestPose(model_, target_rho_,
-                                      guessed ? &spec_.rest_guess_q : nullptr, options);
+      RestPose rest =
+          computeRestPose(model_, target_rho_, guessed ? &spec_.rest_guess_q : nullptr, options);
       // (A guess whose settling ends where Newton's method does not converge: the model's own.)
       if (!rest.ok && guessed) rest = computeRestPose(model_, target_rho_, nullptr, options);
       if (!rest.ok) throw FieldError("goal.values", "rest-of: no rest pose: " + rest.message);

@@ -117,8 +117,9 @@ SimRig::SimRig(ModelPtr model, double rate_hz, SimTruth truth,
         std::make_unique<control::MeasurementModel>(truth_.truth, truth_.sensing.spec());
     truth_data_ = std::make_unique<DynamicsData>(*truth_.truth);
   }
-  std::stable_sort(truth_.pushes.begin(), truth_.pushes.end(),
-                   [](const SimTruth::Push& a, const SimTruth::Push& b) { return a.at_s < b.at_s; });
+  std::stable_sort(
+      truth_.pushes.begin(), truth_.pushes.end(),
+      [](const SimTruth::Push& a, const SimTruth::Push& b) { return a.at_s < b.at_s; });
   const Model& m = *truth_.truth;
   for (const SimTruth::Push& p : truth_.pushes) {
     if (!(p.at_s >= 0) || !std::isfinite(p.at_s))
@@ -158,7 +159,8 @@ void SimRig::stepTo(const Eigen::VectorXd& rho_next) {
     const SimTruth::Push& p = truth_.pushes[pushes_done_++];
     if (point >= 0) {
       Eigen::Vector3d given;
-      state_.p += pointImpulse(*truth_.truth, state_.q, state_.rho, point, p.point_delta_mps, given);
+      state_.p +=
+          pointImpulse(*truth_.truth, state_.q, state_.rho, point, p.point_delta_mps, given);
       continue;
     }
     Eigen::VectorXd dv = Eigen::VectorXd::Zero(model_->nd());
