@@ -1319,6 +1319,7 @@ TEST(SimRig, APushAtAPointGivesItThatVelocityAndOneItCannotTakeIsRefused) {
   const ModelPtr arm = loadModel("planar-arm");
   const auto arm_rig = openRig("sim:?push=tip:0.05:0.2,0,-0.1", arm, RigConfig{}, rate_hz);
   auto* arm_sim = dynamic_cast<SimRig*>(arm_rig.get());
+  ASSERT_NE(arm_sim, nullptr);
   const Eigen::VectorXd arm_rho = arm_rig->readSetpoints();
   for (std::uint32_t k = 0; k < 10; ++k) arm_rig->send(k, arm_rho);
   const std::vector<Eigen::VectorXd>& qa = arm_sim->measuredQ();
@@ -1357,6 +1358,7 @@ TEST(SimRig, APushAtAPointGivesItThatVelocityAndOneItCannotTakeIsRefused) {
           "cannot take the velocity (0, 0.3, 0) m/s: its joints give it (0, 0, 0)");
   refused("sim:?push=nose:0.1:0.3,0,0", "'nose' is not a point of 'suspended-mass'");
   refused("sim:?push=mass:0.1:0.3,0", "three velocity components");
+  refused("sim:?push=mass:0.1:0.3,0,0,", "three velocity components");
   refused("sim:?push=mass:-1:0.3,0,0", "the time must be >= 0 s");
   refused("sim:?push=mass:0.1:nan,0,0", "push=nan is not a number");
   refused("sim:?push=mass:0.1:1000,0,0", "within 100 m/s");

@@ -112,6 +112,8 @@ TEST(RestPose, AContinuationOverItsNewtonBudgetFailsFastAndSaysWhy) {
         << budgeted.message;
   }
   ASSERT_TRUE(budgeted.ok) << budgeted.message;
+  EXPECT_EQ(needed, free.pivots);
+  EXPECT_EQ(budgeted.pivots, free.pivots);
   EXPECT_GE(needed, changes);
   EXPECT_LT((budgeted.q - free.q).cwiseAbs().maxCoeff(), 1e-12);
   EXPECT_EQ(budgeted.taut, free.taut);

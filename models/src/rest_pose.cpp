@@ -367,11 +367,15 @@ RestPose computeRestPose(const ModelPtr& model_ptr, const Eigen::VectorXd& rho,
       edge_direction[r] = friction.normalized();
       to_edge = true;
     }
-    if (to_edge) continue;
+    if (to_edge) {
+      ++out.pivots;
+      continue;
+    }
     if (flip < 0) {
       out.ok = true;
       break;
     }
+    ++out.pivots;
     active[flip] ^= 1;
     if (active[flip]) {
       mu[flip] = 0.0;

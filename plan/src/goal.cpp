@@ -65,7 +65,9 @@ GoalEvaluator::GoalEvaluator(ModelPtr model, GoalSpec spec)
           spec_.rest_contacts ? standingOn(spec_.rest_contacts) : RestPoseOptions{};
       RestPose rest =
           computeRestPose(model_, target_rho_, guessed ? &spec_.rest_guess_q : nullptr, options);
-      // (A guess whose settling ends where Newton's method does not converge: the model's own.)
+      // (A guess whose settling ends where Newton's method does not converge: the model's own.
+      // That may be another equilibrium; the plan's end is verified against it, so a motion that
+      // ends elsewhere is approximate, never exact by mistake.)
       if (!rest.ok && guessed) rest = computeRestPose(model_, target_rho_, nullptr, options);
       if (!rest.ok) throw FieldError("goal.values", "rest-of: no rest pose: " + rest.message);
       target_q_ = rest.q;

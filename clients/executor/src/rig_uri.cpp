@@ -52,7 +52,10 @@ SimTruth::Push parsePush(const std::string& uri, const std::string& text) {
   if (push.point.empty()) throw std::invalid_argument(uri + ": push: give the point's name");
   push.at_s = number(uri, "push", text.substr(a + 1, b - a - 1));
   if (push.at_s < 0) throw std::invalid_argument(uri + ": push: the time must be >= 0 s");
-  std::stringstream ss(text.substr(b + 1));
+  const std::string components = text.substr(b + 1);
+  if (components.empty() || components.back() == ',')
+    throw std::invalid_argument(uri + ": push: give three velocity components");
+  std::stringstream ss(components);
   int i = 0;
   for (std::string c; std::getline(ss, c, ',');) {
     if (i == 3) throw std::invalid_argument(uri + ": push: give three velocity components");
@@ -85,7 +88,7 @@ std::unique_ptr<RigDriver> openRig(const std::string& uri, const ModelPtr& model
     SimTruth t;
     const std::string d = take("damping"), truth = take("truth"), noise = take("noise"),
                       rate = take("rate"), latency = take("latency"), seed = take("seed");
-    for (auto it = q.find("push"); it != q.end() && it->first == "push"; it = q.erase(it))
+    for (auto it = q.lower_bound("push"); it != q.end() && it->first == "push"; it = q.erase(it))
       t.pushes.push_back(parsePush(uri, it->second));
     noMore();
     t.damping_scale = d.empty() ? 1.0 : number(uri, "damping", d);

@@ -158,9 +158,14 @@ void SimRig::stepTo(const Eigen::VectorXd& rho_next) {
     const int point = push_points_[pushes_done_];
     const SimTruth::Push& p = truth_.pushes[pushes_done_++];
     if (point >= 0) {
+      // (Checked at the start; a pose where the point lost a direction fails the run here.)
       Eigen::Vector3d given;
       state_.p +=
           pointImpulse(*truth_.truth, state_.q, state_.rho, point, p.point_delta_mps, given);
+      if ((given - p.point_delta_mps).norm() > 1e-6 * (1.0 + p.point_delta_mps.norm()))
+        throw LinkError("sim: push at " + formatNumber(p.at_s) + " s: '" + p.point +
+                        "' cannot take the velocity " + vector3Text(p.point_delta_mps) +
+                        " m/s there: its joints give it " + vector3Text(given));
       continue;
     }
     Eigen::VectorXd dv = Eigen::VectorXd::Zero(model_->nd());

@@ -31,6 +31,7 @@ struct RestPose {
   double stationarity = 0.0;  // |dV/dq + Dh^T mu|_inf at the answer (N*m or N)
   double max_violation_m = 0.0;  // the largest over-stretch of a string or penetration of a contact
   int settle_steps = 0;  // damped-simulation steps before the Newton polish
+  int pivots = 0;        // changes of the taut set in the Newton phase (RestPoseOptions::max_pivots)
   double potential_J = 0.0;
   // With RestPoseOptions::contacts, per contact row (Contacts::rowName): the normal force and
   // the size of the friction force it bears at rest (N, 0 where it does not touch); empty
@@ -51,7 +52,8 @@ struct RestPoseOptions {
   // would pull).  Not owned; must outlive the call.
   const RestPose* continue_from = nullptr;
   // The Newton phase's effort: iterations for one taut set, and how many times the set may change
-  // (one constraint at a time); -1 for 4 per constraint, + 4.  A continuation from a close pose
+  // (RestPose::pivots: one constraint at a time, or frictions reaching their cone's edge); -1 for
+  // 4 per constraint, + 4.  A continuation from a close pose
   // needs few of both, and one that needs more is better answered by settling (fail fast).
   int max_newton_iterations = 60;
   int max_pivots = -1;

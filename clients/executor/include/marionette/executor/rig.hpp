@@ -96,7 +96,7 @@ struct SimTruth {
   double noise = 0.0;         // standard deviation of the added noise
   unsigned seed = 1;
   struct Push {
-    double at_s;                  // on the rig's clock
+    double at_s = 0.0;            // on the rig's clock
     int joint = -1;               // a dynamic variable ...
     double delta_velocity = 0.0;  // m/s or rad/s, added to the truth's velocity at that time
     // ... or (joint -1) a point of the truth, by name, given this velocity by a blow there: the
