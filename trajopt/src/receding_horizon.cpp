@@ -130,12 +130,18 @@ HorizonResult trackOverHorizon(const HorizonSetup& s) {
   Eigen::MatrixXd warm;  // the last window's chosen inputs, from sample warm_from
   int warm_from = 0;
   for (int s0 = 0; s0 < S - 1; s0 += A) {
+    // The rig's two committed rows before s0 (its speed, acceleration and jerk go on from them).
+    Eigen::MatrixXd before(2, nk);
+    for (int i = 0; i < 2; ++i) before.row(i) = out.inputs.row(std::max(0, s0 - 1 - i));
+    // A window's rows past the motion's end: its last inputs held, as the plan holds them.
+    auto holdAfterEnd = [&](Eigen::MatrixXd& rows) {
+      for (int k = S - s0; k <= W; ++k) rows.row(k) = rows.row(S - 1 - s0);
+    };
     // Stopped (before this window, or within its solve: a window the clock cut short is not
     // used): the reference from here, moved into the rig's limits from where the rig is.
     auto stopHere = [&] {
       out.stopped_at = s0;
-      Eigen::MatrixXd before(2, nk), rest = out.inputs.bottomRows(S - s0);
-      for (int i = 0; i < 2; ++i) before.row(i) = out.inputs.row(std::max(0, s0 - 1 - i));
+      Eigen::MatrixXd rest = out.inputs.bottomRows(S - s0);
       clampToRigLimits(m, before, s0, S, dt, kLimitShare, rest);
       out.inputs.bottomRows(S - s0) = rest;
     };
@@ -154,10 +160,8 @@ HorizonResult trackOverHorizon(const HorizonSetup& s) {
     }
     guess.row(0) = x.rho.transpose();
     for (int j : s.held_inputs) guess.col(j).setConstant(s.start.rho[j]);
-    Eigen::MatrixXd before(2, nk);
-    for (int i = 0; i < 2; ++i) before.row(i) = out.inputs.row(std::max(0, s0 - 1 - i));
     clampToRigLimits(m, before, s0, S, dt, kLimitShare, guess);
-    for (int k = S - s0; k <= W; ++k) guess.row(k) = guess.row(S - 1 - s0);  // held after the end
+    holdAfterEnd(guess);
 
     TranscriptionSetup setup;
     setup.integrator = io;
@@ -249,7 +253,7 @@ HorizonResult trackOverHorizon(const HorizonSetup& s) {
       for (int j : s.held_inputs) solved.col(j).setConstant(s.start.rho[j]);
       // (Out of iterations, its iterate may not yet meet the rig's rows.)
       clampToRigLimits(m, before, s0, S, dt, kLimitShare, solved);
-      for (int k = S - s0; k <= W; ++k) solved.row(k) = solved.row(S - 1 - s0);  // held
+      holdAfterEnd(solved);
       const double solved_cost = resimulatedCost(solved);
       if (solved_cost < guess_cost) {
         chosen = std::move(solved);

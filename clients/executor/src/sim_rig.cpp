@@ -90,6 +90,14 @@ Eigen::VectorXd pointImpulse(const Model& m, const Eigen::VectorXd& q_d, const E
   given = mobility * f;
   return Jd.transpose() * f;
 }
+
+// Why a push's impulse does not give its point the velocity asked for ("" when it does).
+std::string pushShortfall(const SimTruth::Push& push, const Eigen::Vector3d& given) {
+  if ((given - push.point_delta_mps).norm() <= 1e-6 * (1.0 + push.point_delta_mps.norm()))
+    return "";
+  return "'" + push.point + "' cannot take the velocity " + vector3Text(push.point_delta_mps) +
+         " m/s: its joints give it " + vector3Text(given);
+}
 }  // namespace
 
 SimRig::SimRig(ModelPtr model, double rate_hz, double damping_scale,
@@ -138,10 +146,8 @@ SimRig::SimRig(ModelPtr model, double rate_hz, SimTruth truth,
     // A velocity the point cannot take (out of a planar model's plane) is refused, not dropped.
     Eigen::Vector3d given;
     pointImpulse(m, state_.q, rho0, push_points_.back(), p.point_delta_mps, given);
-    if ((given - p.point_delta_mps).norm() > 1e-6 * (1.0 + p.point_delta_mps.norm()))
-      throw std::invalid_argument("sim: push: '" + p.point + "' cannot take the velocity " +
-                                  vector3Text(p.point_delta_mps) + " m/s: its joints give it " +
-                                  vector3Text(given));
+    if (const std::string why = pushShortfall(p, given); !why.empty())
+      throw std::invalid_argument("sim: push: " + why);
   }
 }
 
@@ -162,10 +168,8 @@ void SimRig::stepTo(const Eigen::VectorXd& rho_next) {
       Eigen::Vector3d given;
       state_.p +=
           pointImpulse(*truth_.truth, state_.q, state_.rho, point, p.point_delta_mps, given);
-      if ((given - p.point_delta_mps).norm() > 1e-6 * (1.0 + p.point_delta_mps.norm()))
-        throw LinkError("sim: push at " + formatNumber(p.at_s) + " s: '" + p.point +
-                        "' cannot take the velocity " + vector3Text(p.point_delta_mps) +
-                        " m/s there: its joints give it " + vector3Text(given));
+      if (const std::string why = pushShortfall(p, given); !why.empty())
+        throw LinkError("sim: push at " + formatNumber(p.at_s) + " s: " + why);
       continue;
     }
     Eigen::VectorXd dv = Eigen::VectorXd::Zero(model_->nd());
