@@ -147,3 +147,4 @@ TEST(Calibration, WhatThePosesCannotIdentifyIsRefusedNamingIt) {
         << e.what();
   }
 }
+

@@ -2,6 +2,8 @@
 // Small helpers shared by the CLI's commands.
 #include "cli_util.hpp"
 
+#include <signal.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdarg>
@@ -133,6 +135,23 @@ std::string flagMessage(const FieldError& e) {
   for (auto it = kFlags.rbegin(); it != kFlags.rend(); ++it)  // the longest prefix first
     if (fieldWithin(e.field(), it->first)) return it->second + ": " + e.problem();
   return e.what();
+}
+
+namespace {
+std::atomic<bool> g_stop{false};
+extern "C" void onStopSignal(int) {
+  g_stop.store(true);
+}
+}  // namespace
+
+const std::atomic<bool>* installStopHandlers() {
+  struct sigaction sa {};
+  sa.sa_handler = onStopSignal;
+  sigemptyset(&sa.sa_mask);
+  sa.sa_flags = 0;
+  sigaction(SIGINT, &sa, nullptr);
+  sigaction(SIGTERM, &sa, nullptr);
+  return &g_stop;
 }
 
 }  // namespace marionette::cli

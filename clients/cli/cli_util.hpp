@@ -3,6 +3,8 @@
 // atomic file writes and name lists come from common (marionette/common/*.hpp).
 #pragma once
 
+#include <atomic>
+
 #include <cstddef>
 #include <limits>
 #include <map>
@@ -47,5 +49,9 @@ std::string readFlagToken(const std::string& flag, const std::string& path);
 // A library's FieldError in the CLI's words: the flag that gave the field, and the problem
 // ("--goal: 'x' is not a point of 'arm3d' (...)").
 std::string flagMessage(const FieldError& error);
+
+// SIGINT and SIGTERM set the flag returned (no SA_RESTART: a deadline's sleep wakes at once), so
+// that a command that moves a rig stops it safely.
+const std::atomic<bool>* installStopHandlers();
 
 }  // namespace marionette::cli

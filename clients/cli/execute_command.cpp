@@ -29,20 +29,6 @@ namespace {
 
 using namespace marionette::executor;
 
-std::atomic<bool> g_stop{false};
-extern "C" void onStopSignal(int) {
-  g_stop.store(true);
-}
-
-void installStopHandlers() {
-  struct sigaction sa {};
-  sa.sa_handler = onStopSignal;
-  sigemptyset(&sa.sa_mask);
-  sa.sa_flags = 0;  // no SA_RESTART: the deadline sleep wakes at once
-  sigaction(SIGINT, &sa, nullptr);
-  sigaction(SIGTERM, &sa, nullptr);
-}
-
 std::string vectorText(const Model& m, const Eigen::VectorXd& v) {
   std::ostringstream os;
   for (int j = 0; j < m.nk(); ++j) os << (j ? " " : "") << m.kinematic[j].name << "=" << v[j];
@@ -390,8 +376,7 @@ int cmdExecute(int argc, char** argv) {
   if (a.values.count("--log")) log = std::make_unique<CommandLog>(a.values.at("--log"), m);
   eo.log = log.get();
   eo.closed_loop = loop.get();
-  eo.stop_requested = &g_stop;
-  installStopHandlers();
+  eo.stop_requested = installStopHandlers();
   const ExecuteReport r = execute(*rig, stream, eo);
 
   std::cout << formatted("  sent %ld frames in %.2f s; missed ticks %ld (longest run %d)",

@@ -30,6 +30,7 @@
 
 #include "bench_command.hpp"
 #include "cli_util.hpp"
+#include "calibrate_command.hpp"
 #include "execute_command.hpp"
 #include "listings.hpp"
 #include "marionette/environments/checked_simulation.hpp"
@@ -104,6 +105,11 @@ constexpr const char* kUsage =
     "    rig refused (or reported a position beyond a range), 5 too many missed deadlines,\n"
     "    7 a safe stop (the estimate left its bounds; a frame would have broken a limit)\n"
     "    (each stop holds the last setpoints)\n"
+    "  marionette calibrate --model NAME|FILE --rig sim:?... | serial:... | udp:...\n"
+    "                  [--rig-config RIG.yaml] --out M-calibrated.yaml [--report FILE.json]\n"
+    "                  [--poses N] [--masses NAME,...] [--settle S] [--measure S] [--share X]\n"
+    "                  [--scene NAME|FILE] [--send-rate HZ] [--log FILE.csv]\n"
+    "    holds the rig at N poses, fits the constant string lengths (and masses) at rest\n"
     "  marionette render PLAN.json [--compare B.json] | --model NAME|FILE [--scene NAME|FILE]\n"
     "                  [--inputs FILE.csv [--dt S] [--duration S]]\n"
     "                  [--out FILE.html] [--png FILE.png [--at S] [--size WxH] [--chromium PATH]]\n"
@@ -526,6 +532,7 @@ int main(int argc, char** argv) {
     if (cmd == "reach") return cmdReach(argc, argv);
     if (cmd == "bench") return cmdBenchPlanners(argc, argv);
     if (cmd == "execute") return cmdExecute(argc, argv);
+    if (cmd == "calibrate") return cmdCalibrate(argc, argv);
     if (cmd == "render") return cmdRender(argc, argv);
     std::cerr << "marionette: unknown command '" << cmd << "'\n";
     printUsage(std::cerr);

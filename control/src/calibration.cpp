@@ -24,6 +24,9 @@ constexpr double kScaleStep = 1e-6;
 // standard deviations, summed in quadrature) shows in no marker.
 constexpr double kNoEffect = 1e-3;
 constexpr int kMaxIterationsBound = 1000;
+constexpr int kNearestIterations = 30;  // Gauss-Newton steps towards a measured configuration
+// A string or stop this near to tight in the measured configuration starts Newton engaged.
+constexpr double kMeasuredTautGap_m = 2e-3;
 
 double typical(const CalibratedParameter& p) {
   return p.kind == CalibratedParameter::Kind::StringLength ? kTypicalLength_m : kTypicalScale;
@@ -93,8 +96,9 @@ class Problem {
   int parameters() const { return static_cast<int>(params_.size()); }
   const std::vector<CalibratedParameter>& params() const { return params_; }
 
-  // rho for every pose, with y and samples when `poses` (else only the rest poses: residual is
-  // the prediction, unweighted).  guesses: the previous rest poses (continued), or empty.
+  // rho for every pose, with y and each mean's deviation when `poses` (else only the rest poses:
+  // residual is the prediction, unweighted).  from: the previous rest poses (continued), or none:
+  // each pose settled from the one before it.
   Evaluation evaluate(const Eigen::VectorXd& theta, const std::vector<Eigen::VectorXd>& rhos,
                       const std::vector<CalibrationPose>* poses,
                       const std::vector<RestPose>* from) {
@@ -114,7 +118,11 @@ class Problem {
         r = computeRestPose(m, rhos[i], &(*from)[i].q, c);
         if (!r.ok) r = computeRestPose(m, rhos[i], &(*from)[i].q, rest_);
       } else {
-        r = computeRestPose(m, rhos[i], nullptr, rest_);
+        // Followed from the pose before; with a measurement, from the configuration nearest it:
+        // the equilibrium the puppet shows, where it has more than one.
+        const Eigen::VectorXd previous = i ? e.rest[i - 1].q : m->initialDynamic();
+        r = poses ? measuredRestPose(m, rhos[i], previous, (*poses)[i])
+                  : computeRestPose(m, rhos[i], &previous, rest_);
       }
       if (!r.ok) {
         e.failure = formatted("pose %zu: no rest pose: %s", i, r.message.c_str());
@@ -123,14 +131,67 @@ class Problem {
       measurement_.evaluate(data_, m->configuration(r.q, rhos[i]), y);
       auto block = e.residual.segment(static_cast<Eigen::Index>(i) * ny, ny);
       if (poses) {
-        const double root_n = std::sqrt(static_cast<double>((*poses)[i].samples));
-        block = (y - (*poses)[i].y).cwiseQuotient(sigma_) * root_n;
+        block = (y - (*poses)[i].y).cwiseQuotient(meanStd((*poses)[i]));
       } else {
         block = y;
       }
       e.rest.push_back(std::move(r));
     }
     return e;
+  }
+
+  // The rest pose of m at rho that best explains the pose's measurement, where the puppet may
+  // rest in more than one: from `previous` and from the model's guess, the equilibrium a
+  // settling finds, and from the configuration nearest the measurement next to each, the one
+  // Newton finds and the one a settling finds; whichever measures nearest.
+  RestPose measuredRestPose(const ModelPtr& m, const Eigen::VectorXd& rho,
+                            const Eigen::VectorXd& previous, const CalibrationPose& pose) {
+    RestPose best;
+    double best_cost = INFINITY;
+    RestPoseOptions newton = rest_;
+    newton.max_settle_steps = 0;
+    newton.taut_guess_gap = kMeasuredTautGap_m;
+    const Eigen::VectorXd w = meanStd(pose).cwiseInverse();
+    Eigen::VectorXd y;
+    for (const Eigen::VectorXd& from : {previous, m->initialDynamic()}) {
+      const Eigen::VectorXd near = nearestConfiguration(*m, rho, from, pose);
+      for (const auto& [guess, o] : {std::make_pair(&near, &newton), std::make_pair(&near, &rest_),
+                                     std::make_pair(&from, &rest_)}) {
+        RestPose r = computeRestPose(m, rho, guess, *o);
+        if (!r.ok) continue;
+        measurement_.evaluate(data_, m->configuration(r.q, rho), y);
+        const double cost = (y - pose.y).cwiseProduct(w).squaredNorm();
+        if (cost < best_cost) {
+          best_cost = cost;
+          best = std::move(r);
+        }
+      }
+    }
+    if (!best.ok) best = computeRestPose(m, rho, &previous, rest_);  // says why not
+    return best;
+  }
+
+  // The configuration (n_d) whose measurement is nearest the pose's (weighted least squares,
+  // Gauss-Newton from q, held within the joints' stops).
+  Eigen::VectorXd nearestConfiguration(const Model& m, const Eigen::VectorXd& rho, Eigen::VectorXd q,
+                                       const CalibrationPose& pose) {
+    const Eigen::VectorXd w = meanStd(pose).cwiseInverse();
+    Eigen::VectorXd y;
+    Eigen::MatrixXd H;
+    for (int it = 0; it < kNearestIterations; ++it) {
+      measurement_.evaluate(data_, m.configuration(q, rho), y, &H);
+      const Eigen::MatrixXd J = w.asDiagonal() * H;
+      Eigen::MatrixXd A = J.transpose() * J;
+      A.diagonal().array() += 1e-9 * (1.0 + A.diagonal().maxCoeff());
+      const Eigen::VectorXd dq = -A.ldlt().solve(J.transpose() * (y - pose.y).cwiseProduct(w));
+      q += dq;
+      for (int j = 0; j < m.nd(); ++j) {
+        const JointLimit& l = m.dynamic[static_cast<std::size_t>(j)].limit;
+        if (l.isStop()) q[j] = std::min(std::max(q[j], l.lower), l.upper);
+      }
+      if (!(dq.cwiseAbs().maxCoeff() > 1e-10)) break;
+    }
+    return q.allFinite() ? q : m.initialDynamic();
   }
 
   // d residual / d theta (columns in the parameters' units) by forward differences from `base`.
@@ -163,6 +224,10 @@ class Problem {
     return s;
   }
   const Eigen::VectorXd& sigma() const { return sigma_; }
+  // A pose's means' standard deviations.
+  Eigen::VectorXd meanStd(const CalibrationPose& p) const {
+    return p.std.size() ? p.std : Eigen::VectorXd(sigma_ / std::sqrt(double(p.samples)));
+  }
 
  private:
   ModelPtr model_;
@@ -248,10 +313,12 @@ Calibration calibrateAtRest(const ModelPtr& model, const MeasurementSpec& spec,
   std::vector<Eigen::VectorXd> rhos;
   for (std::size_t i = 0; i < poses.size(); ++i) {
     const CalibrationPose& c = poses[i];
+    const bool stds = c.std.size() == 0 || (c.std.size() == problem.size() &&
+                                            (c.std.array() > 0).all() && c.std.allFinite());
     if (c.rho.size() != model->nk() || c.y.size() != problem.size() || c.samples < 1 ||
-        !c.rho.allFinite() || !c.y.allFinite())
+        !c.rho.allFinite() || !c.y.allFinite() || !stds)
       throw FieldError("poses", formatted("pose %zu: needs %d finite inputs, %d finite measured "
-                                          "values and at least one sample",
+                                          "values (and deviations > 0) and at least one sample",
                                           i, model->nk(), problem.size()));
     rhos.push_back(c.rho);
   }
@@ -270,8 +337,8 @@ Calibration calibrateAtRest(const ModelPtr& model, const MeasurementSpec& spec,
     const int ny = problem.size();
     for (std::size_t i = 0; i < poses.size(); ++i) {
       const Eigen::VectorXd block =
-          e.residual.segment(static_cast<Eigen::Index>(i) * ny, ny).cwiseProduct(problem.sigma()) /
-          std::sqrt(static_cast<double>(poses[i].samples));
+          e.residual.segment(static_cast<Eigen::Index>(i) * ny, ny).cwiseProduct(
+              problem.meanStd(poses[i]));
       r.push_back(rms(block));
     }
     return r;
@@ -333,8 +400,8 @@ Calibration calibrateAtRest(const ModelPtr& model, const MeasurementSpec& spec,
   for (std::size_t i = 0; i < poses.size(); ++i) {
     const int ny = problem.size();
     unweighted.segment(static_cast<Eigen::Index>(i) * ny, ny) =
-        base.residual.segment(static_cast<Eigen::Index>(i) * ny, ny).cwiseProduct(problem.sigma()) /
-        std::sqrt(static_cast<double>(poses[i].samples));
+        base.residual.segment(static_cast<Eigen::Index>(i) * ny, ny).cwiseProduct(
+            problem.meanStd(poses[i]));
   }
   out.rms_residual_m = rms(unweighted);
   out.max_residual_m = unweighted.size() ? unweighted.cwiseAbs().maxCoeff() : 0.0;
@@ -367,9 +434,13 @@ std::vector<Eigen::VectorXd> chooseCalibrationPoses(
   const Eigen::VectorXd sizes = problem.typicalSizes();
   std::vector<Eigen::VectorXd> usable;
   std::vector<Eigen::MatrixXd> rows;
+  // Each candidate's rest pose followed from the start's (the rig goes there from the start).
+  const Evaluation start = problem.evaluate(theta, {rho0}, nullptr, nullptr);
+  if (!start.failure.empty())
+    throw FieldError("poses", "the start's rest pose cannot be found: " + start.failure);
   for (std::size_t c = 0; c < candidates.size(); ++c) {
     const std::vector<Eigen::VectorXd> one{candidates[c]};
-    const Evaluation e = problem.evaluate(theta, one, nullptr, nullptr);
+    const Evaluation e = problem.evaluate(theta, one, nullptr, c ? &start.rest : nullptr);
     if (!e.failure.empty()) continue;
     if (acceptable && !acceptable(m.configuration(e.rest[0].q, candidates[c]))) continue;
     std::string failure;

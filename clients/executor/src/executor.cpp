@@ -371,6 +371,7 @@ ExecuteReport execute(RigDriver& rig, const Stream& stream, const ExecuteOptions
     if (o.log) o.log->sent(seq, c.phase, c.sample, since(deadline), since(sent), values);
     if (acks) pending.push_back({seq, sent});
     if (o.closed_loop) o.closed_loop->afterSend(values);
+    if (o.after_frame) o.after_frame(rig, c.phase, c.sample);
     if (!collect()) break;
     more = advance();
     ++k;

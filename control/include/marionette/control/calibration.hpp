@@ -39,6 +39,9 @@ struct CalibrationPose {
   Eigen::VectorXd rho;  // n_k: the inputs the rig held
   Eigen::VectorXd y;    // the measurement's mean (MeasurementModel's layout)
   int samples = 1;      // how many measurements were averaged: the noise is sigma / sqrt(samples)
+  // Each mean's standard deviation, when it is known better than sigma / sqrt(samples) (a puppet
+  // still swinging a little: the scatter of its window); empty: sigma / sqrt(samples).
+  Eigen::VectorXd std;
 };
 
 struct CalibrationOptions {
@@ -77,6 +80,9 @@ struct Calibration {
   std::vector<double> nominal_pose_rms_m;  // per pose, with the model's own values
 };
 
+// The poses' rest poses are followed from one to the next, as the rig visits them (the first from
+// the model's guess): a puppet has more than one equilibrium for some inputs, and it rests in the
+// one its path leads to.
 // Throws FieldError: "poses" (none, a pose of the wrong size, too few values for the parameters,
 // a rest pose not found), "strings" / "masses" (nothing to fit, a mass that is not the model's,
 // a parameter the poses cannot identify: named), and the options'.

@@ -25,6 +25,7 @@
 #include <Eigen/Core>
 #include <atomic>
 #include <cstdio>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -139,6 +140,8 @@ struct ExecuteOptions {
   bool keep_send_lateness = true;  // fill ExecuteReport::late_ms
   // Feedback: corrects every frame from the rig's measurements (closed_loop.hpp), or nullptr.
   ClosedLoop* closed_loop = nullptr;
+  // Called after every frame sent (e.g. to read the rig's measurements), or empty.
+  std::function<void(RigDriver& rig, Phase phase, int sample)> after_frame;
 };
 
 struct ExecuteReport {

@@ -1,0 +1,40 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// `marionette calibrate`: hold the rig at a few poses, measure the puppet at rest, fit its
+// constant string lengths (and named masses), write the calibrated model; and the same before a
+// run (`execute --calibrate`) through the pieces below.
+//
+// Contents
+//   parseRigCalibration   the options from PREFIX{poses,masses,settle,measure,share}.
+//   calibrationAcceptable a scene's veto of a pose that touches it (none without a scene).
+//   runRigCalibration     calibrateOnRig with its output and its stops worded for a command.
+//   cmdCalibrate
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "cli_util.hpp"
+#include "marionette/environments/scene.hpp"
+#include "marionette/executor/rig_calibration.hpp"
+
+namespace marionette::cli {
+
+// The flags, each PREFIX + name ("--" for calibrate, "--calibration-" for execute): poses,
+// masses (NAME,...), settle (s), measure (s), share.  Throws std::invalid_argument naming the flag.
+executor::RigCalibrationOptions parseRigCalibration(const Args& a, const std::string& prefix,
+                                                    const ModelPtr& model, const ScenePtr& scene,
+                                                    double send_rate_hz);
+// The flag names parseRigCalibration reads, for parseArgs.
+std::vector<std::string> rigCalibrationFlags(const std::string& prefix);
+
+// Calibrates on `rig`, printing the fitted values; nullopt (and the exit status in *status,
+// the reason on stderr) when it stopped or failed.  `command`: for messages.
+std::optional<executor::RigCalibration> runRigCalibration(
+    executor::RigDriver& rig, const ModelPtr& model, const executor::RigCalibrationOptions& options,
+    const std::atomic<bool>* stop, executor::CommandLog* log, const std::string& command,
+    int* status);
+
+int cmdCalibrate(int argc, char** argv);
+
+}  // namespace marionette::cli

@@ -1,0 +1,73 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Calibrating a puppet on its rig before a run (control/calibration.hpp): the rig is taken to a
+// few poses chosen for what they tell (chooseCalibrationPoses), held still there while the puppet
+// comes to rest (a light puppet swings for long: the moves are slow and smooth, and the window
+// long enough to average a swing out), its measurements averaged, and the constant string lengths (and named masses)
+// fitted to them.  Every move is an ordinary stream (ramp within half the limits, then a hold),
+// checked and sent by execute(); a stop (a signal, a lost link, a refused frame) ends it as it
+// ends a run.
+//
+// Contents
+//   RigCalibrationOptions   how many poses, how far, how long to settle and to measure, the fit.
+//   RigCalibration          the fit, the poses, the samples and how still the puppet was at each,
+//                           and how the rig's moves went.
+//   calibrateOnRig          the procedure.
+//   writeCalibrationJson    the result as a JSON object (the calibrate and execute reports).
+#pragma once
+
+#include <Eigen/Core>
+#include <atomic>
+#include <functional>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "marionette/control/calibration.hpp"
+#include "marionette/executor/executor.hpp"
+#include "marionette/executor/rig.hpp"
+
+namespace marionette::executor {
+
+struct RigCalibrationOptions {
+  int poses = 5;           // held in turn, the first the rig's start (at least 1, at most 50)
+  double share = 0.15;     // each input moved at most this share of its range, in (0, 0.5]
+  double settle_s = 4.0;   // held still before measuring, in [0, 60] (after a move of >= 3 s)
+  double measure_s = 6.0;  // measurements averaged, in (0, 60]
+  double send_rate_hz = 50.0;
+  control::CalibrationOptions fit;
+  // Vetoes a pose whose rest pose q (n_q) is not safe to hold (it touches the stage); may be empty.
+  std::function<bool(const Eigen::VectorXd& q)> acceptable;
+};
+// Throws FieldError naming the option ("poses", "share", "settle_s", "measure_s",
+// "send_rate_hz", and the fit's).
+void checkRigCalibrationOptions(const RigCalibrationOptions& options);
+
+struct RigCalibration {
+  bool ok = false;
+  std::string message;          // why not, when !ok
+  ExecuteReport moves;          // the last move's report (a stop says why)
+  std::vector<Eigen::VectorXd> poses;  // the inputs held
+  std::vector<int> samples;     // measurements averaged at each
+  // At each pose, the largest change of a measured value's mean between the first and the second
+  // half of its window (m or rad): a puppet still swinging shows here.  Each mean's deviation is
+  // taken as the larger of the noise's and half that change, so a swinging pose weighs less.
+  std::vector<double> drift;
+  control::Calibration fit;     // when ok
+  double elapsed_s = 0.0;
+};
+
+// rig: a rig that measures (rig.sensing() not null).  The rig ends holding the last pose.
+// Throws FieldError for bad options and when the poses cannot identify what is fitted (before
+// anything moves, where that can be told from the model).
+RigCalibration calibrateOnRig(RigDriver& rig, const ModelPtr& model,
+                              const RigCalibrationOptions& options,
+                              const std::atomic<bool>* stop_requested = nullptr,
+                              CommandLog* log = nullptr);
+
+// {"poses": N, "samples": [...], "drift": [...], "parameters": [{"name", "kind", "unit",
+// "nominal", "fitted", "std"}, ...], "rms_residual_m", "max_residual_m", "chi2_per_dof",
+// "iterations", "converged", "pose_rms_m": [...], "nominal_pose_rms_m": [...], "elapsed_s"},
+// members after `indent` (a successful calibration).
+void writeCalibrationJson(std::ostream& os, const RigCalibration& c, const std::string& indent);
+
+}  // namespace marionette::executor

@@ -1,0 +1,183 @@
+// SPDX-License-Identifier: BSD-3-Clause
+#include "marionette/executor/rig_calibration.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+
+#include "marionette/common/json_text.hpp"
+#include "marionette/common/text.hpp"
+#include "marionette/models/field_error.hpp"
+
+namespace marionette::executor {
+
+namespace {
+constexpr int kMaxPoses = 50;
+
+// The stream that takes the rig from `from` to `pose` and holds it there for hold_s.
+Stream holdStream(const ModelPtr& model, const Eigen::VectorXd& from, const Eigen::VectorXd& pose,
+                  double hold_s, double rate_hz, int index) {
+  Playback p;
+  p.model = model;
+  p.inputs.defaults = pose;
+  p.inputs.times_s = {0.0, hold_s};
+  p.inputs.values = pose.transpose().replicate(2, 1);
+  p.duration_s = hold_s;
+  p.rate_hz = rate_hz;
+  p.source = formatted("calibration pose %d", index);
+  StreamOptions so;
+  so.send_rate_hz = rate_hz;
+  // Slow, smooth moves: a light puppet swings for long after a quick one.
+  so.ramp_limit_fraction = 0.25;
+  so.min_ramp_s = 3.0;
+  return buildStream(p, from, so);
+}
+}  // namespace
+
+void checkRigCalibrationOptions(const RigCalibrationOptions& o) {
+  if (!(o.poses >= 1 && o.poses <= kMaxPoses))
+    throw FieldError("poses", formatted("must be in [1, %d], got %d", kMaxPoses, o.poses));
+  if (!(o.share > 0 && o.share <= 0.5))
+    throw FieldError("share", "must be in (0, 0.5], got " + formatNumber(o.share));
+  if (!(o.settle_s >= 0 && o.settle_s <= 60))
+    throw FieldError("settle_s", "must be in [0, 60] s, got " + formatNumber(o.settle_s));
+  if (!(o.measure_s > 0 && o.measure_s <= 60))
+    throw FieldError("measure_s", "must be in (0, 60] s, got " + formatNumber(o.measure_s));
+  if (!(o.send_rate_hz >= 1 && o.send_rate_hz <= 1000))
+    throw FieldError("send_rate_hz", "must be in [1, 1000] Hz, got " + formatNumber(o.send_rate_hz));
+  control::checkCalibrationOptions(o.fit);
+}
+
+RigCalibration calibrateOnRig(RigDriver& rig, const ModelPtr& model,
+                              const RigCalibrationOptions& o,
+                              const std::atomic<bool>* stop_requested, CommandLog* log) {
+  checkRigCalibrationOptions(o);
+  const Sensing* sensing = rig.sensing();
+  if (!sensing)
+    throw FieldError("rig", rig.uri() + " declares no measurements: nothing to calibrate from");
+  const control::MeasurementSpec spec = sensing->spec();
+  const control::MeasurementModel h(model, spec);
+  const Clock::time_point t0 = Clock::now();
+  RigCalibration out;
+  auto failed = [&](std::string message) {
+    out.message = std::move(message);
+    out.elapsed_s = std::chrono::duration<double>(Clock::now() - t0).count();
+    return out;
+  };
+  Eigen::VectorXd now = rig.readSetpoints();
+  out.poses = control::chooseCalibrationPoses(model, spec, now, o.poses, o.fit, o.share,
+                                              o.acceptable);
+  {
+    // What the poses can identify is known before anything moves: the fit on the model's own
+    // predictions refuses what they cannot tell.
+    std::vector<control::CalibrationPose> predicted;
+    DynamicsData data(*model);
+    for (const Eigen::VectorXd& rho : out.poses) {
+      const RestPose r = computeRestPose(model, rho, nullptr, o.fit.rest);
+      control::CalibrationPose p;
+      p.rho = rho;
+      h.evaluate(data, model->configuration(r.q, rho), p.y);
+      predicted.push_back(p);
+    }
+    control::CalibrationOptions once = o.fit;
+    once.max_iterations = 1;
+    control::calibrateAtRest(model, spec, predicted, once);
+  }
+  const Eigen::VectorXd sigma = h.noiseVariance().cwiseSqrt();
+  std::vector<control::CalibrationPose> measured;
+  for (std::size_t i = 0; i < out.poses.size(); ++i) {
+    const Stream stream = holdStream(model, now, out.poses[i], o.settle_s + o.measure_s,
+                                     o.send_rate_hz, static_cast<int>(i));
+    if (const std::vector<std::string> problems = validateStream(*model, stream);
+        !problems.empty()) {
+      return failed(formatted("calibration pose %zu: the move breaks a limit: ", i) +
+                    problems.front());
+    }
+    // Measurements taken after the settle (and the rig's latency) are averaged.
+    const int first_kept =
+        static_cast<int>(std::ceil((o.settle_s + sensing->latency_s) * o.send_rate_hz));
+    std::vector<Eigen::VectorXd> kept;
+    std::vector<MeasurementFrame> inbox;
+    long corrupt = 0;
+    ExecuteOptions eo;
+    eo.stop_requested = stop_requested;
+    eo.log = log;
+    eo.keep_send_lateness = false;
+    eo.after_frame = [&](RigDriver& r, Phase phase, int sample) {
+      inbox.clear();
+      r.pollMeasurements(inbox, &corrupt);
+      if (phase != Phase::Play || sample < first_kept) return;
+      for (const MeasurementFrame& f : inbox)
+        if (f.values.size() == h.size() && f.values.allFinite()) kept.push_back(f.values);
+    };
+    out.moves = execute(rig, stream, eo);
+    if (out.moves.last_sent.size()) now = out.moves.last_sent;
+    if (out.moves.reason != StopReason::Completed) {
+      return failed(formatted("calibration pose %zu: ", i) + out.moves.message);
+    }
+    const int n = static_cast<int>(kept.size());
+    out.samples.push_back(n);
+    if (n < 2) {
+      return failed(formatted("calibration pose %zu: %d measurement(s) came in while the rig "
+                              "held it still (%.2f s): at least 2 are needed",
+                              i, n, o.measure_s));
+    }
+    const int half = n / 2;
+    Eigen::VectorXd first = Eigen::VectorXd::Zero(h.size()), second = first;
+    for (int k = 0; k < n; ++k) (k < half ? first : second) += kept[static_cast<std::size_t>(k)];
+    control::CalibrationPose p;
+    p.rho = out.poses[i];
+    p.y = (first + second) / n;
+    p.samples = n;
+    first /= half;
+    second /= n - half;
+    // A puppet still swinging a little: each mean is known to about half the difference of its
+    // halves' means, when that is more than the noise says.
+    const Eigen::VectorXd change = (second - first).cwiseAbs();
+    out.drift.push_back(change.maxCoeff());
+    p.std = (sigma / std::sqrt(double(n))).cwiseMax(0.5 * change);
+    measured.push_back(p);
+  }
+  out.fit = control::calibrateAtRest(model, spec, measured, o.fit);
+  out.ok = true;
+  out.elapsed_s = std::chrono::duration<double>(Clock::now() - t0).count();
+  return out;
+}
+
+void writeCalibrationJson(std::ostream& os, const RigCalibration& c, const std::string& indent) {
+  const control::Calibration& f = c.fit;
+  os << "{\n" << indent << "  ";
+  JsonMembers m(os, ",\n" + indent + "  ");
+  m.key("poses") << c.poses.size();
+  std::vector<double> samples(c.samples.begin(), c.samples.end());
+  m.numbers("samples", samples.data(), samples.size());
+  m.numbers("drift", c.drift.data(), c.drift.size());
+  m.key("parameters") << "[";
+  for (std::size_t k = 0; k < f.parameters.size(); ++k) {
+    const control::CalibratedParameter& p = f.parameters[k];
+    os << (k ? ",\n" : "\n") << indent << "    {";
+    JsonMembers each(os, ", ");
+    each.text("name", p.name);
+    each.text("kind", p.kind == control::CalibratedParameter::Kind::StringLength ? "string_length"
+                                                                                : "mass_scale");
+    each.text("unit", p.unit());
+    os.precision(9);
+    each.numbers({{"nominal", p.nominal}, {"fitted", p.fitted}});
+    os.precision(3);
+    each.number("std", p.std);
+    os.precision(6);
+    os << "}";
+  }
+  os << "\n" << indent << "  ]";
+  m.numbers({{"rms_residual_m", f.rms_residual_m},
+             {"max_residual_m", f.max_residual_m},
+             {"chi2_per_dof", f.chi2_per_dof}});
+  m.key("iterations") << f.iterations;
+  m.key("converged") << (f.converged ? "true" : "false");
+  m.numbers("pose_rms_m", f.pose_rms_m.data(), f.pose_rms_m.size());
+  m.numbers("nominal_pose_rms_m", f.nominal_pose_rms_m.data(), f.nominal_pose_rms_m.size());
+  m.number("elapsed_s", c.elapsed_s);
+  os << "\n" << indent << "}";
+}
+
+}  // namespace marionette::executor
