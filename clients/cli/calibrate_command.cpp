@@ -61,10 +61,9 @@ std::string calibratedModelYaml(const std::string& model_arg, const control::Cal
 
 void printCalibration(const RigCalibration& c) {
   const control::Calibration& f = c.fit;
-  std::cout << formatted("  calibrated at %zu poses (%.1f s): residual %.3g m rms (nominal model: "
-                         "%.3g m at the start), chi2/dof %.2f, %d iteration(s)%s\n",
-                         c.poses.size(), c.elapsed_s, f.rms_residual_m,
-                         f.nominal_pose_rms_m.empty() ? NAN : f.nominal_pose_rms_m[0],
+  std::cout << formatted("  calibrated at %zu poses (%.1f s): residual %.3g m rms (the model's own "
+                         "values: %.3g m), chi2/dof %.2f, %d iteration(s)%s\n",
+                         c.poses.size(), c.elapsed_s, f.rms_residual_m, f.nominal_rms_residual_m,
                          f.chi2_per_dof, f.iterations, f.converged ? "" : ", not converged");
   for (const control::CalibratedParameter& p : f.parameters) {
     if (p.kind == control::CalibratedParameter::Kind::StringLength)

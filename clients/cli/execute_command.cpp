@@ -11,6 +11,7 @@
 #include <optional>
 #include <sstream>
 
+#include "calibrate_command.hpp"
 #include "cli_util.hpp"
 #include "marionette/common/files.hpp"
 #include "marionette/environments/collision.hpp"
@@ -204,14 +205,14 @@ bool sameShowAtRateScale(const Rehearsal& r, double rate_scale) {
 }  // namespace
 
 int cmdExecute(int argc, char** argv) {
-  const Args a = parseArgs(argc, argv, 2,
-                           {"--plan", "--inputs", "--model", "--rig", "--rig-config",
-                            "--rate-scale", "--send-rate", "--loops", "--hold", "--log",
-                            "--max-misses", "--settle", "--ack-timeout", "--max-lost-acks",
-                            "--report", "--feedback", "--estimator", "--q", "--r",
-                            "--process-noise", "--max-correction", "--max-deviation",
-                            "--scene"},
-                           {"--loop", "--dry-run"});
+  std::vector<std::string> value_flags{
+      "--plan",          "--inputs",    "--model",        "--rig",         "--rig-config",
+      "--rate-scale",    "--send-rate", "--loops",        "--hold",        "--log",
+      "--max-misses",    "--settle",    "--ack-timeout",  "--max-lost-acks", "--report",
+      "--feedback",      "--estimator", "--q",            "--r",           "--process-noise",
+      "--max-correction", "--max-deviation", "--scene"};
+  for (const std::string& f : rigCalibrationFlags("--calibration-")) value_flags.push_back(f);
+  const Args a = parseArgs(argc, argv, 2, value_flags, {"--loop", "--dry-run", "--calibrate"});
   if (a.values.count("--plan") == a.values.count("--inputs"))
     throw std::invalid_argument("give one of --plan plan.json or --inputs FILE.csv");
   // Outputs are checked before anything moves: a run is not repeated for a report it lost.
@@ -279,7 +280,20 @@ int cmdExecute(int argc, char** argv) {
                                   "' is not a built-in one: give its file");
     scene = loadScene(perf.scene);
   }
-  const Feedback fb = parseFeedback(a, perf, scene, so, rate);
+  Feedback fb = parseFeedback(a, perf, scene, so, rate);
+  // --calibrate: before the run, on the rig (calibrate_command.hpp); the fit is the feedback's.
+  const bool calibrate = a.switches.count("--calibrate") > 0;
+  for (const std::string& f : rigCalibrationFlags("--calibration-"))
+    if (a.values.count(f) && !calibrate)
+      throw std::invalid_argument(f + ": only with --calibrate");
+  if (calibrate && !fb.enabled)
+    throw std::invalid_argument("--calibrate: the calibrated puppet is the feedback's model; give "
+                                "--feedback lqr");
+  if (calibrate && a.switches.count("--dry-run"))
+    throw std::invalid_argument("--calibrate: moves the rig; not with --dry-run");
+  const RigCalibrationOptions calibration_options =
+      calibrate ? parseRigCalibration(a, "--calibration-", perf.model, scene, rate)
+                : RigCalibrationOptions{};
 
   std::cout << "execute: " << perf.source << " (" << m.name << ", " << perf.duration_s
             << " s, sent at " << rate << " Hz";
@@ -317,6 +331,20 @@ int cmdExecute(int argc, char** argv) {
                  "sim:?noise=0.002&rate=30)\n";
     return 2;
   }
+  std::unique_ptr<CommandLog> log;
+  if (a.values.count("--log")) log = std::make_unique<CommandLog>(a.values.at("--log"), m);
+  const std::atomic<bool>* stop = installStopHandlers();
+  std::optional<RigCalibration> calibration;
+  if (calibrate) {
+    int status = 0;
+    calibration = runRigCalibration(*rig, perf.model, calibration_options, stop, log.get(),
+                                    "execute", &status);
+    if (!calibration) return status;
+    fb.options.calibrated = calibration->fit.model;
+    fb.options.rig_clock_start = calibration->first_frame_sent;
+    fb.options.start_q = calibration->fit.rest_q.back();
+    now = calibration->moves.last_sent.size() ? calibration->moves.last_sent : now;
+  }
   const Stream stream = buildStream(perf, now, so);
   const std::vector<std::string> problems = validateStream(m, stream);
   if (!problems.empty()) {
@@ -351,9 +379,9 @@ int cmdExecute(int argc, char** argv) {
     }
     const Sensing& sensing = *rig->sensing();
     std::cout << formatted(
-        "  feedback: LQR along the plan (%zu gains, %s), %s estimator on %d measured values "
+        "  feedback: LQR along the plan%s (%zu gains, %s), %s estimator on %d measured values "
         "at %g Hz (latency %g s)\n",
-        loop->gains().K.size(),
+        calibration ? " re-simulated on the calibrated puppet" : "", loop->gains().K.size(),
         loop->gainsFromPlan() ? "the plan's" : "computed for these weights",
         toString(fb.options.estimator.process),
         static_cast<int>(sensing.names().size()), sensing.rate_hz, sensing.latency_s);
@@ -372,11 +400,10 @@ int cmdExecute(int argc, char** argv) {
     return 0;
   }
 
-  std::unique_ptr<CommandLog> log;
-  if (a.values.count("--log")) log = std::make_unique<CommandLog>(a.values.at("--log"), m);
   eo.log = log.get();
   eo.closed_loop = loop.get();
-  eo.stop_requested = installStopHandlers();
+  eo.stop_requested = stop;
+  rig->markRunStart();
   const ExecuteReport r = execute(*rig, stream, eo);
 
   std::cout << formatted("  sent %ld frames in %.2f s; missed ticks %ld (longest run %d)",
@@ -398,9 +425,10 @@ int cmdExecute(int argc, char** argv) {
         st.clamped, percentile(st.cycle_ms, 0.5), percentile(st.cycle_ms, 0.99));
   }
   if (a.values.count("--report")) {
-    const TrackingReport tr =
+    TrackingReport tr =
         buildTrackingReport(perf, stream, r, *rig, loop.get(), fb.enabled ? "lqr" : "none",
                             fb.enabled ? toString(fb.options.estimator.process) : "");
+    tr.calibration = calibration;
     writeFileAtomically(a.values.at("--report"), [&](std::ostream& os) { os << toJson(tr); });
     if (!tr.points.empty()) {
       double worst_goal = 0.0;

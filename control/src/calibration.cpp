@@ -344,6 +344,11 @@ Calibration calibrateAtRest(const ModelPtr& model, const MeasurementSpec& spec,
     return r;
   };
   out.nominal_pose_rms_m = poseRms(base);
+  {
+    double sum2 = 0.0;
+    for (double r : out.nominal_pose_rms_m) sum2 += r * r;
+    out.nominal_rms_residual_m = std::sqrt(sum2 / static_cast<double>(poses.size()));
+  }
   std::string failure;
   Eigen::MatrixXd J = problem.jacobian(theta, base, rhos, &poses, failure);
   if (!failure.empty()) throw FieldError("poses", failure);
@@ -396,6 +401,7 @@ Calibration calibrateAtRest(const ModelPtr& model, const MeasurementSpec& spec,
   }
   out.model = withParameters(*model, out.parameters, theta);
   out.pose_rms_m = poseRms(base);
+  for (const RestPose& r : base.rest) out.rest_q.push_back(r.q);
   Eigen::VectorXd unweighted(base.residual.size());
   for (std::size_t i = 0; i < poses.size(); ++i) {
     const int ny = problem.size();

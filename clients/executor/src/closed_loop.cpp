@@ -8,6 +8,7 @@
 
 #include "marionette/common/text.hpp"
 #include "marionette/models/field_error.hpp"
+#include "marionette/models/rest_pose.hpp"
 #include "marionette/models/simulation.hpp"
 
 namespace marionette::executor {
@@ -19,6 +20,23 @@ constexpr std::size_t kRecentSeqs = 256;  // MEA SEQs remembered to tell a repea
 
 double millisecondsSince(Clock::time_point t) {
   return std::chrono::duration<double, std::milli>(Clock::now() - t).count();
+}
+}  // namespace
+
+namespace {
+// A calibrated model is the plan's puppet: the same joints, inputs and points, by name.
+void checkSamePuppet(const Model& plan, const Model& calibrated) {
+  auto names = [](const auto& items) {
+    std::vector<std::string> n;
+    for (const auto& i : items) n.push_back(i.name);
+    return n;
+  };
+  if (names(plan.dynamic) != names(calibrated.dynamic) ||
+      names(plan.kinematic) != names(calibrated.kinematic) ||
+      names(plan.points) != names(calibrated.points))
+    throw FieldError("calibrated", "'" + calibrated.name +
+                                       "' does not have the joints, inputs and points of '" +
+                                       plan.name + "'");
 }
 }  // namespace
 
@@ -42,9 +60,10 @@ void checkClosedLoopOptions(const ClosedLoopOptions& o) {
 
 ClosedLoop::ClosedLoop(const Playback& perf, const Stream& stream, const Sensing& sensing,
                        const std::vector<std::string>& held, ClosedLoopOptions options)
-    : model_(perf.model), options_(std::move(options)), sensing_(sensing),
-      rate_hz_(stream.rate_hz) {
+    : model_(options.calibrated ? options.calibrated : perf.model), options_(std::move(options)),
+      sensing_(sensing), rate_hz_(stream.rate_hz) {
   const Model& m = *model_;
+  if (options_.calibrated) checkSamePuppet(*perf.model, m);
   if (perf.predicted_q.rows() == 0)
     throw std::invalid_argument(perf.source + ": feedback needs a plan file (its predicted states)");
   if (stream.rate_hz != perf.rate_hz || stream.play_rows != perf.predicted_q.rows())
@@ -64,14 +83,40 @@ ClosedLoop::ClosedLoop(const Playback& perf, const Stream& stream, const Sensing
   IntegratorOptions io;
   io.dt_s = dt;
   VariationalIntegrator vi(model_, io);
-  const State start = vi.stateFromVelocity(perf.predicted_q.row(0).transpose(),
-                                           Eigen::VectorXd::Zero(m.nd()), rows.row(0).transpose());
+  // At rest at the plan's first sample: its predicted state, or on the calibrated puppet the rest
+  // pose next to it.
+  Eigen::VectorXd q0 = perf.predicted_q.row(0).transpose();
+  if (options_.calibrated) {
+    const RestPose rest = computeRestPose(model_, rows.row(0).transpose(), &q0);
+    if (!rest.ok)
+      throw std::invalid_argument(perf.source + ": the calibrated puppet has no rest pose at the "
+                                  "plan's start (" + rest.message + ")");
+    q0 = rest.q;
+  }
+  const State start = vi.stateFromVelocity(q0, Eigen::VectorXd::Zero(m.nd()),
+                                           rows.row(0).transpose());
   const control::TrajectoryLinearization lin =
       control::linearizeTrajectory(model_, rows, start, io);
-  double worst = 0.0;
-  for (std::size_t i = 0; i < lin.x.size(); ++i)
-    worst = std::max(worst, (lin.x[i].q - perf.predicted_q.row(static_cast<Eigen::Index>(i))
-                                               .transpose())
+  // The plan's predicted states are its inputs re-simulated on its own model.
+  std::vector<Eigen::VectorXd> resimulated;
+  if (options_.calibrated) {
+    VariationalIntegrator own(perf.model, io);
+    State x = own.stateFromVelocity(perf.predicted_q.row(0).transpose(),
+                                    Eigen::VectorXd::Zero(m.nd()), rows.row(0).transpose());
+    resimulated.push_back(x.q);
+    for (Eigen::Index i = 1; i < rows.rows(); ++i) {
+      State next = x;
+      if (own.step(x, rows.row(i).transpose(), next) != StepStatus::Ok) break;
+      x = next;
+      resimulated.push_back(x.q);
+    }
+  } else {
+    for (const State& x : lin.x) resimulated.push_back(x.q);
+  }
+  double worst = resimulated.size() == static_cast<std::size_t>(rows.rows()) ? 0.0 : INFINITY;
+  for (std::size_t i = 0; i < resimulated.size(); ++i)
+    worst = std::max(worst, (resimulated[i] - perf.predicted_q.row(static_cast<Eigen::Index>(i))
+                                                  .transpose())
                                 .cwiseAbs()
                                 .maxCoeff());
   if (worst > 1e-6)
@@ -107,8 +152,15 @@ ClosedLoop::ClosedLoop(const Playback& perf, const Stream& stream, const Sensing
       model_, std::make_shared<control::MeasurementModel>(model_, sensing_.spec()),
       options_.estimator);
   const Eigen::VectorXd rho0 = stream.rows.row(0).transpose();
-  const StartState rest = resolveStart(model_, rho0, StartSpec{});
-  estimator_->reset(rest.q, Eigen::VectorXd::Zero(m.nd()), rho0);
+  Eigen::VectorXd rest_q;
+  if (options_.start_q.size()) {
+    if (options_.start_q.size() != m.nd() || !options_.start_q.allFinite())
+      throw FieldError("start_q", "needs " + std::to_string(m.nd()) + " finite values");
+    rest_q = options_.start_q;
+  } else {
+    rest_q = resolveStart(model_, rho0, StartSpec{}).q;
+  }
+  estimator_->reset(rest_q, Eigen::VectorXd::Zero(m.nd()), rho0);
   predictor_ = std::make_unique<VariationalIntegrator>(model_, io);
   dyn_scratch_ = std::make_unique<DynamicsData>(m);
   held_.assign(m.nk(), 0);
@@ -135,9 +187,9 @@ void ClosedLoop::fuseMeasurements(RigDriver& rig) {
     if (recent_seqs_.size() == kRecentSeqs) recent_seqs_.pop_front();
     recent_seqs_.push_back(f.seq);
     // Compared as a time first: a stamp far ahead (1e300 s) has no tick in a long.
-    const double at_tick = f.stamp_s * rate_hz_;
-    const double age_s =
-        std::chrono::duration<double>(f.received - first_sent_).count() - f.stamp_s;
+    const double stamp_s = f.stamp_s - clock_offset_s_;  // since this run's first frame
+    const double at_tick = stamp_s * rate_hz_;
+    const double age_s = std::chrono::duration<double>(f.received - first_sent_).count() - stamp_s;
     if (at_tick >= static_cast<double>(estimator_->tick()) + 0.5) {
       ++stats_.ahead;
     } else if (age_s > max_age_s ||
@@ -165,6 +217,9 @@ bool ClosedLoop::correctFrame(RigDriver& rig, long tick, Phase phase, int sample
   if (first_tick_ < 0) {
     first_tick_ = tick;
     first_sent_ = Clock::now();
+    if (options_.rig_clock_start)
+      clock_offset_s_ =
+          std::chrono::duration<double>(first_sent_ - *options_.rig_clock_start).count();
   }
   rig_tick_ = tick - first_tick_;
   // Missed ticks: the rig held its input over them.

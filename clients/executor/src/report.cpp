@@ -90,9 +90,12 @@ TrackingReport buildTrackingReport(const Playback& perf, const Stream& stream,
       // The rig tick of the sample: where its frame landed (sim), else the frame's index.
       const long frame = stream.playFrame(pass, i);
       const long t = sim ? sim->frameTicks()[static_cast<std::size_t>(frame)] : frame;
+      // The estimates count ticks from the run's first frame (the rig's clock may have started
+      // before it, for a calibration).
+      const long run_tick = sim ? t - sim->frameTicks().front() : t;
       Eigen::VectorXd estimate;
-      if (loop && t < static_cast<long>(loop->estimates().size()))
-        estimate = loop->estimates()[static_cast<std::size_t>(t)];
+      if (loop && run_tick >= 0 && run_tick < static_cast<long>(loop->estimates().size()))
+        estimate = loop->estimates()[static_cast<std::size_t>(run_tick)];
       const Eigen::VectorXd motion = sim ? sim->measuredQ()[static_cast<std::size_t>(t)] : estimate;
       if (!sim) estimate.resize(0);
       if (motion.size() != model.nd() || !motion.allFinite()) continue;
@@ -201,6 +204,10 @@ std::string toJson(const TrackingReport& r) {
     c.counts({{"received", r.measurements}, {"fused", r.fused}, {"late", r.late},
               {"corrupt", r.corrupt}, {"ahead", r.ahead}, {"repeated", r.repeated}});
   });
+  if (r.calibration) {
+    m.key("calibration");
+    writeCalibrationJson(os, *r.calibration, "  ");
+  }
   os << "\n}\n";
   return os.str();
 }

@@ -67,6 +67,9 @@ RigCalibration calibrateOnRig(RigDriver& rig, const ModelPtr& model,
   Eigen::VectorXd now = rig.readSetpoints();
   out.poses = control::chooseCalibrationPoses(model, spec, now, o.poses, o.fit, o.share,
                                               o.acceptable);
+  // Back to the start at the end, measured again: the run begins there, with the puppet at rest
+  // in the equilibrium that measurement shows.
+  if (out.poses.size() > 1) out.poses.push_back(out.poses.front());
   {
     // What the poses can identify is known before anything moves: the fit on the model's own
     // predictions refuses what they cannot tell.
@@ -104,6 +107,7 @@ RigCalibration calibrateOnRig(RigDriver& rig, const ModelPtr& model,
     eo.log = log;
     eo.keep_send_lateness = false;
     eo.after_frame = [&](RigDriver& r, Phase phase, int sample) {
+      if (!out.first_frame_sent) out.first_frame_sent = Clock::now();
       inbox.clear();
       r.pollMeasurements(inbox, &corrupt);
       if (phase != Phase::Play || sample < first_kept) return;
@@ -170,6 +174,7 @@ void writeCalibrationJson(std::ostream& os, const RigCalibration& c, const std::
   }
   os << "\n" << indent << "  ]";
   m.numbers({{"rms_residual_m", f.rms_residual_m},
+             {"nominal_rms_residual_m", f.nominal_rms_residual_m},
              {"max_residual_m", f.max_residual_m},
              {"chi2_per_dof", f.chi2_per_dof}});
   m.key("iterations") << f.iterations;

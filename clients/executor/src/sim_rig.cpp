@@ -159,8 +159,8 @@ void SimRig::stepTo(const Eigen::VectorXd& rho_next) {
   std::swap(state_, next_);
   ++tick_;
   // A push: the velocity jumps by dv, so the momentum by M dv (p = dL/dv + dt/2 dL/dq).
-  while (pushes_done_ < truth_.pushes.size() &&
-         truth_.pushes[pushes_done_].at_s <= tick_ * period_s_ + 1e-9) {
+  while (pushes_done_ < truth_.pushes.size() && !std::isnan(push_origin_s_) &&
+         push_origin_s_ + truth_.pushes[pushes_done_].at_s <= tick_ * period_s_ + 1e-9) {
     const int point = push_points_[pushes_done_];
     const SimTruth::Push& p = truth_.pushes[pushes_done_++];
     if (point >= 0) {
@@ -218,10 +218,16 @@ void SimRig::send(std::uint32_t seq, const Eigen::VectorXd& values) {
         tick_ + 1, std::lround(std::chrono::duration<double>(now - t0_).count() / period_s_));
     const Eigen::VectorXd held = state_.rho;
     while (tick_ + 1 < target) stepTo(held);  // periods without a frame: the input held
+    if (std::isnan(push_origin_s_)) push_origin_s_ = target * period_s_;  // the run's first frame
     stepTo(values);
   }
   frame_ticks_.push_back(tick_);
   pending_.push_back({AckEvent::Kind::Ack, seq, "", Clock::now()});
+}
+
+void SimRig::markRunStart() {
+  frame_ticks_.clear();
+  if (started_) push_origin_s_ = NAN;  // set by the next frame (before it, the rig's time 0)
 }
 
 void SimRig::poll(std::vector<AckEvent>& out) {

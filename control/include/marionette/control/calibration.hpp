@@ -74,10 +74,12 @@ struct Calibration {
   int iterations = 0;             // Levenberg-Marquardt iterations taken
   bool converged = false;         // the last step was below a hundredth of every std
   double rms_residual_m = 0.0;    // over every measured value, at the fit (m or rad)
+  double nominal_rms_residual_m = 0.0;  // the same with the model's own values
   double max_residual_m = 0.0;
   double chi2_per_dof = 0.0;      // the weighted residual's square / (values - parameters)
   std::vector<double> pose_rms_m;  // per pose, at the fit
   std::vector<double> nominal_pose_rms_m;  // per pose, with the model's own values
+  std::vector<Eigen::VectorXd> rest_q;     // per pose: the calibrated puppet's rest pose (n_d)
 };
 
 // The poses' rest poses are followed from one to the next, as the rig visits them (the first from

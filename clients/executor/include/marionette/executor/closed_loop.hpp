@@ -21,6 +21,7 @@
 #include <deque>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -39,6 +40,16 @@ struct ClosedLoopOptions {
                                  // from the plan
   double max_deviation = 0.3;    // m or rad, in (0, 10]: an estimated joint further than this
                                  // from the plan stops the run (hold)
+  // The puppet as calibrated at rest (rig_calibration.hpp): the estimator's and the gains' model,
+  // and the reference is the plan's inputs re-simulated on it (what the puppet does open loop,
+  // which the loop then keeps it to).  nullptr: the plan's model and its predicted states.
+  ModelPtr calibrated;
+  // Where the puppet rests at the rig's start (n_d; a calibration's last pose, as its
+  // measurements showed it); empty: the rest pose of the stream's first row from the model's guess.
+  Eigen::VectorXd start_q;
+  // When the rig's clock started (its first SET, e.g. a calibration's before this run: its
+  // measurements are stamped from then); empty: this run's first frame.
+  std::optional<Clock::time_point> rig_clock_start;
   // Whether the puppet at configuration q (n_q) touches the stage or itself, and what; empty:
   // no check.  Checked on the state each corrected frame leads to, predicted from the estimate.
   std::function<bool(const Eigen::VectorXd& q, std::string& what)> collides;
@@ -111,6 +122,7 @@ class ClosedLoop {
   long first_tick_ = -1;
   long rig_tick_ = 0;  // the rig's tick of the frame about to go out
   Clock::time_point first_sent_;
+  double clock_offset_s_ = 0.0;  // the rig's clock at this run's first frame
   Eigen::VectorXd last_sent_, before_last_sent_;
   std::vector<Eigen::VectorXd> estimates_;
   std::vector<MeasurementFrame> inbox_;

@@ -75,6 +75,10 @@ class RigDriver {
   // lines that failed their checksum or layout are counted in *corrupt.  Throws LinkError.
   virtual void pollMeasurements(std::vector<MeasurementFrame>& out, long* corrupt);
 
+  // The next frame starts the run (after a calibration's moves, say): a simulated rig counts its
+  // pushes' times and its frames from it.  A hardware rig is told nothing.
+  virtual void markRunStart() {}
+
   // Frames (GET, SET, HOLD) are numbered 1, 2, 3, ... in the order they are sent, whoever sends
   // them (PROTOCOL.md): the number for the next frame, and taking it.
   std::uint32_t nextSeq() const { return next_seq_; }
@@ -96,7 +100,7 @@ struct SimTruth {
   double noise = 0.0;         // standard deviation of the added noise
   unsigned seed = 1;
   struct Push {
-    double at_s = 0.0;            // on the rig's clock
+    double at_s = 0.0;            // after the run's first frame (markRunStart), else the rig's
     int joint = -1;               // a dynamic variable ...
     double delta_velocity = 0.0;  // m/s or rad/s, added to the truth's velocity at that time
     // ... or (joint -1) a point of the truth, by name, given this velocity by a blow there: the
@@ -130,12 +134,13 @@ class SimRig : public RigDriver {
     return truth_.sensing.declared() ? &truth_.sensing : nullptr;
   }
   void pollMeasurements(std::vector<MeasurementFrame>& out, long* corrupt) override;
+  void markRunStart() override;
 
   const Model& truthModel() const { return *truth_.truth; }
   double period_s() const { return period_s_; }
   // The truth's state: one row per rig period since the first frame (row 0 = the start).
   const std::vector<Eigen::VectorXd>& measuredQ() const { return q_history_; }
-  // The period index each frame landed on, in the order received.
+  // The period index each frame of the run (since markRunStart) landed on, in the order received.
   const std::vector<long>& frameTicks() const { return frame_ticks_; }
 
  private:
@@ -160,6 +165,9 @@ class SimRig : public RigDriver {
   std::uint32_t measurement_seq_ = 0;
   std::vector<std::pair<Clock::time_point, MeasurementFrame>> in_flight_;
   std::size_t pushes_done_ = 0;
+  // The rig's time the pushes count from: its first frame's, or the run's (markRunStart; NaN
+  // until that frame arrives).
+  double push_origin_s_ = 0.0;
   std::vector<int> push_points_;  // per push (sorted): the truth's point index, or -1
 };
 

@@ -18,6 +18,7 @@
 #include <Eigen/Core>
 #include <atomic>
 #include <functional>
+#include <optional>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -29,7 +30,9 @@
 namespace marionette::executor {
 
 struct RigCalibrationOptions {
-  int poses = 5;           // held in turn, the first the rig's start (at least 1, at most 50)
+  // Held in turn, the first the rig's start, which is held and measured again at the end (at
+  // least 1, at most 50)
+  int poses = 5;
   double share = 0.15;     // each input moved at most this share of its range, in (0, 0.5]
   double settle_s = 4.0;   // held still before measuring, in [0, 60] (after a move of >= 3 s)
   double measure_s = 6.0;  // measurements averaged, in (0, 60]
@@ -46,7 +49,7 @@ struct RigCalibration {
   bool ok = false;
   std::string message;          // why not, when !ok
   ExecuteReport moves;          // the last move's report (a stop says why)
-  std::vector<Eigen::VectorXd> poses;  // the inputs held
+  std::vector<Eigen::VectorXd> poses;  // the inputs held (the last: the start again)
   std::vector<int> samples;     // measurements averaged at each
   // At each pose, the largest change of a measured value's mean between the first and the second
   // half of its window (m or rad): a puppet still swinging shows here.  Each mean's deviation is
@@ -54,6 +57,9 @@ struct RigCalibration {
   std::vector<double> drift;
   control::Calibration fit;     // when ok
   double elapsed_s = 0.0;
+  // When its first frame went out: a rig's measurements are stamped from its first SET
+  // (ClosedLoopOptions::rig_clock_start for a run after it).
+  std::optional<Clock::time_point> first_frame_sent;
 };
 
 // rig: a rig that measures (rig.sensing() not null).  The rig ends holding the last pose.

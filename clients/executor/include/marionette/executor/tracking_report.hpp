@@ -5,19 +5,21 @@
 // Contents
 //   TrackingReport        per named point {rms_m, max_m, at_goal_m}, joints' rms (over the run,
 //                         and per pass of a loop), the estimate's rms error, corrections, cycle
-//                         times, misses, measurements.
+//                         times, misses, measurements, and the calibration before the run.
 //   buildTrackingReport   from the run: on sim: its truth; on a measuring rig with feedback: the
 //                         estimate; otherwise the motion is unknown (null fields).
 //   toJson
 #pragma once
 
 #include <limits>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "marionette/executor/closed_loop.hpp"
 #include "marionette/executor/executor.hpp"
 #include "marionette/executor/rig.hpp"
+#include "marionette/executor/rig_calibration.hpp"
 
 namespace marionette::executor {
 
@@ -49,6 +51,7 @@ struct TrackingReport {
   long misses = 0;
   long measurements = 0, fused = 0, late = 0, corrupt = 0, ahead = 0, repeated = 0;
   int samples = 0;  // play samples compared, every pass
+  std::optional<RigCalibration> calibration;  // execute --calibrate: the fit before the run
 };
 
 // rig: the driver that ran (a SimRig has the truth); loop: the closed loop, or nullptr.
