@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: BSD-3-Clause
 """`marionette execute` as an operator runs it: plan then execute on the simulated rig, a plan
-refused before anything reaches a (UDP) rig, SIGINT mid-performance, bad options.
+refused before anything reaches a (UDP) rig, SIGINT mid-performance, bad options; calibration at
+rest (`marionette calibrate`, `execute --calibrate`).
 Usage: execute_cli_test.py PATH/TO/marionette"""
 import csv
 import json
@@ -452,6 +453,116 @@ class Execute(unittest.TestCase):
         self.assertGreater(lqr["measurements"]["fused"], 50)
         self.assertLess(lqr["estimation_rms"]["points_m"], 0.002)
         self.assertLess(lqr["cycle_ms"]["p99"], 5)
+
+
+PUPPETCOPTER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "models", "builtin",
+                            "puppetcopter.yaml")
+
+
+class Calibrate(unittest.TestCase):
+    """`marionette calibrate` and `execute --calibrate` on the simulated rig."""
+
+    def setUp(self):
+        self.dir = tempfile.TemporaryDirectory()
+        self.tmp = self.dir.name
+        # The truth: PuppetCopter with both shoulder strings 5 mm longer (the bar's error).
+        with open(PUPPETCOPTER) as f:
+            text = f.read()
+        self.assertEqual(text.count("length: 0.7}"), 2)
+        with open(self.path("truth.yaml"), "w") as f:
+            f.write(text.replace("length: 0.7}", "length: 0.705}"))
+
+    def tearDown(self):
+        self.dir.cleanup()
+
+    def path(self, name):
+        return os.path.join(self.tmp, name)
+
+    def test_calibrate_finds_the_shoulder_strings_and_writes_a_model_that_loads(self):
+        rig = f"sim:?truth={self.path('truth.yaml')}&noise=0.002&rate=30"
+        # One pose, the start (both shoulder strings are taut there), briefly: the puppet starts
+        # at rest.
+        p = run("calibrate", "--model", "puppetcopter", "--rig", rig, "--poses", "1",
+                "--settle", "0.2", "--measure", "1", "--out", self.path("calibrated.yaml"),
+                "--report", self.path("calibration.json"))
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        self.assertIn("string shoulder_l", p.stdout)
+        with open(self.path("calibration.json")) as f:
+            report = json.load(f)
+        self.assertEqual(report["format"], "marionette-calibration")
+        c = report["calibration"]
+        self.assertEqual(c["poses"], 1)
+        self.assertGreater(c["samples"][0], 20)
+        fitted = {p["name"]: p for p in c["parameters"]}
+        self.assertEqual(set(fitted), {"shoulder_l", "shoulder_r"})
+        for name, p in fitted.items():
+            self.assertEqual(p["kind"], "string_length")
+            self.assertAlmostEqual(p["fitted"] - p["nominal"], 0.005, delta=0.001, msg=name)
+            self.assertLess(p["std"], 0.001, name)
+        self.assertLess(c["rms_residual_m"], c["nominal_rms_residual_m"] / 5)
+        # The calibrated model file is a model: it simulates, and says what was fitted.
+        with open(self.path("calibrated.yaml")) as f:
+            self.assertIn("calibrated at rest", f.readline())
+        p = run("simulate", "--model", self.path("calibrated.yaml"), "--duration", "0.1",
+                "--summary")
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+
+    def test_execute_calibrates_before_its_run_and_reports_it(self):
+        p = run("plan", "--model", "puppetcopter", "--scene", "table", "--planner", "rrt",
+                "--seed", "3", "--goal", "point:hand_l=0.05,0.24,0.40;radius=0.04",
+                "--out", self.path("plan.json"), "--quiet")
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        # The model as its own truth: the fit finds the model's lengths, and the loop runs on it.
+        p = run("execute", "--plan", self.path("plan.json"), "--rig", "sim:?noise=0.002&rate=30",
+                "--feedback", "lqr", "--calibrate", "--calibration-poses", "1",
+                "--calibration-settle", "0.2", "--calibration-measure", "1",
+                "--report", self.path("report.json"))
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        self.assertIn("re-simulated on the calibrated puppet", p.stdout)
+        with open(self.path("report.json")) as f:
+            report = json.load(f)
+        for fitted in report["calibration"]["parameters"]:
+            self.assertAlmostEqual(fitted["fitted"], 0.7, delta=0.001)
+        # The estimator starts where the calibration left the puppet: it follows the truth.
+        self.assertLess(report["estimation_rms"]["points_m"], 0.005)
+        self.assertIn("elbow_l", report["points"])
+
+    def test_what_cannot_be_calibrated_is_refused_before_anything_moves(self):
+        measuring = f"sim:?truth={self.path('truth.yaml')}&noise=0.002&rate=30"
+        every_mass = "body,leg_l_1,leg_l_2,leg_r_1,leg_r_2,arm_l_1,arm_l_2,arm_r_1,arm_r_2,head"
+        cases = [
+            (["--model", "puppetcopter", "--rig", "sim:"], "declares no measurements"),
+            (["--model", "puppetcopter", "--rig", measuring, "--poses", "0"], "--poses"),
+            (["--model", "puppetcopter", "--rig", measuring, "--settle", "-1"], "--settle"),
+            (["--model", "puppetcopter", "--rig", measuring, "--measure", "0"], "--measure"),
+            (["--model", "puppetcopter", "--rig", measuring, "--share", "0.9"], "--share"),
+            (["--model", "puppetcopter", "--rig", measuring, "--masses", "tail"],
+             "--masses: 'tail' is not a mass of 'puppetcopter'"),
+            # Every mass scaled alike changes no rest pose: only their ratios can be found.
+            (["--model", "puppetcopter", "--rig", measuring, "--poses", "2", "--masses",
+              every_mass], "cannot be identified from these poses"),
+            (["--model", "planar-arm", "--rig", "sim:?noise=0.002&rate=30"], "nothing to fit"),
+            (["--rig", measuring], "--model"),
+        ]
+        for args, fragment in cases:
+            p = run("calibrate", *args, "--out", self.path("out.yaml"), "--log",
+                    self.path("log.csv"))
+            self.assertEqual(p.returncode, 2, f"{args}: {p.stdout} {p.stderr}")
+            self.assertIn(fragment, p.stderr, args)
+            self.assertFalse(os.path.exists(self.path("out.yaml")), args)
+            if os.path.exists(self.path("log.csv")):
+                with open(self.path("log.csv")) as f:
+                    self.assertNotIn("\nsent,", f.read(), f"{args}: something was sent")
+        p = run("plan", "--model", "planar-arm", "--goal", "q:theta1=0.3;tol=0.05", "--seed", "1",
+                "--out", self.path("plan.json"), "--quiet")
+        for args, fragment in [
+            (["--calibration-poses", "2"], "--calibration-poses: only with --calibrate"),
+            (["--calibrate"], "--calibrate: the calibrated puppet is the feedback's model"),
+        ]:
+            p = run("execute", "--plan", self.path("plan.json"), "--rig",
+                    "sim:?noise=0.002&rate=30", *args)
+            self.assertEqual(p.returncode, 2, f"{args}: {p.stdout} {p.stderr}")
+            self.assertIn(fragment, p.stderr, args)
 
 
 if __name__ == "__main__":

@@ -161,6 +161,12 @@ TEST(Estimator, ALateMeasurementIsFusedAtItsOwnTickAndPredictedAgainToNow) {
   Estimator& ekf = f.ekf;
   KalmanFilter& kf = f.kf;
   const Eigen::VectorXd u = Eigen::VectorXd::Zero(1);
+  // A measurement stamped before the reset (a rig whose clock started earlier): nothing to fuse
+  // it into, and the estimate is untouched (it was fused into an empty history slot before).
+  const Eigen::Vector4d early(0.5, 0.5, 0.5, 0.5);
+  EXPECT_EQ(ekf.update(-1, early), Estimator::Fusion::TooOld);
+  EXPECT_EQ(ekf.counts().too_old, 1);
+  EXPECT_EQ(ekf.counts().updates, 0);
   // Ticks 1..3 predicted; a measurement of tick 1 arrives after tick 3.
   const Eigen::Vector4d y1(0.01, 0.0, 0.29, 0.012);
   kf.predict();
@@ -177,7 +183,7 @@ TEST(Estimator, ALateMeasurementIsFusedAtItsOwnTickAndPredictedAgainToNow) {
   // One older than the last fused, or beyond the history, or from the future: not used.
   EXPECT_EQ(ekf.update(0, y1), Estimator::Fusion::TooOld);
   EXPECT_EQ(ekf.update(4, y1), Estimator::Fusion::TooOld);
-  EXPECT_EQ(ekf.counts().too_old, 2);
+  EXPECT_EQ(ekf.counts().too_old, 3);
 }
 
 TEST(Estimator, OnALinearSystemTheEulerEkfIsTheKalmanFilterOfEulersMap) {

@@ -53,8 +53,8 @@ std::string calibratedModelYaml(const std::string& model_arg, const control::Cal
   std::ostringstream os;
   os << "# " << c.model->name << ", calibrated at rest by `marionette calibrate`:";
   for (const control::CalibratedParameter& p : c.parameters)
-    os << formatted(" %s %.6g (%.6g +- %.2g %s);", p.name.c_str(), p.fitted, p.nominal, p.std,
-                    p.unit());
+    os << formatted(" %s %.9g +- %.2g %s (model: %.9g);", p.name.c_str(), p.fitted, p.std,
+                    p.unit(), p.nominal);
   os << "\n" << out.c_str() << "\n";
   return os.str();
 }

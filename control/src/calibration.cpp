@@ -24,6 +24,10 @@ constexpr double kScaleStep = 1e-6;
 // standard deviations, summed in quadrature) shows in no marker.
 constexpr double kNoEffect = 1e-3;
 constexpr int kMaxIterationsBound = 1000;
+constexpr double kMinMassScale = 0.05;  // a fitted mass at least this share of its model value
+// The largest standard deviation a fit may leave a parameter with (beyond, it says nothing of it).
+constexpr double kMaxStringStd_m = 0.01;
+constexpr double kMaxMassScaleStd = 0.5;
 constexpr int kNearestIterations = 30;  // Gauss-Newton steps towards a measured configuration
 // A string or stop this near to tight in the measured configuration starts Newton engaged.
 constexpr double kMeasuredTautGap_m = 2e-3;
@@ -238,20 +242,24 @@ class Problem {
   Eigen::VectorXd sigma_;
 };
 
-// Throws FieldError naming what the weighted Jacobian J cannot identify.
+// Throws FieldError naming what the weighted Jacobian J cannot identify: a parameter that moves
+// no marker, two the poses cannot tell apart, or one whose standard deviation would be more than
+// its largest credible error (kMaxStd: the fit would say nothing about it).
 void checkIdentifiable(const Eigen::MatrixXd& J, const Problem& p, double min_relative_sv) {
   const Eigen::MatrixXd scaled = J * p.typicalSizes().asDiagonal();
-  const auto field = [&](int k) {
-    return p.params()[static_cast<std::size_t>(k)].kind == CalibratedParameter::Kind::StringLength
-               ? "strings"
-               : "masses";
+  const auto param = [&](Eigen::Index k) -> const CalibratedParameter& {
+    return p.params()[static_cast<std::size_t>(k)];
   };
+  const auto field = [&](Eigen::Index k) {
+    return param(k).kind == CalibratedParameter::Kind::StringLength ? "strings" : "masses";
+  };
+  const std::string cannot = " cannot be identified from these poses: ";
+  const std::string advice = "; hold other or more poses, or fit fewer parameters";
   for (int k = 0; k < p.parameters(); ++k)
     if (!(scaled.col(k).norm() >= kNoEffect))
-      throw FieldError(field(k), describe(p.params()[static_cast<std::size_t>(k)]) +
-                                     " moves no marker at these poses (slack, or carried by "
-                                     "strings whatever it weighs, in every one): it cannot be "
-                                     "identified; hold other poses or do not fit it");
+      throw FieldError(field(k), describe(param(k)) + cannot +
+                                     "it moves no marker (slack, or carried by strings whatever "
+                                     "it weighs, in every one)" + advice);
   Eigen::MatrixXd normalised = scaled;
   for (int k = 0; k < p.parameters(); ++k) normalised.col(k).normalize();
   Eigen::JacobiSVD<Eigen::MatrixXd> svd(normalised, Eigen::ComputeThinV);
@@ -263,11 +271,22 @@ void checkIdentifiable(const Eigen::MatrixXd& J, const Problem& p, double min_re
     Eigen::VectorXd rest = v;
     rest[a] = -1;
     rest.maxCoeff(&b);
-    throw FieldError(field(static_cast<int>(a)),
-                     "these poses cannot tell " + describe(p.params()[static_cast<std::size_t>(a)]) +
-                         " from " + describe(p.params()[static_cast<std::size_t>(b)]) +
-                         " (relative singular value " + formatted("%.2g", s[s.size() - 1] / s[0]) +
-                         "): hold other poses or fit fewer parameters");
+    throw FieldError(field(a), describe(param(a)) + " and " + describe(param(b)) + cannot +
+                                   "they cannot tell them apart (relative singular value " +
+                                   formatted("%.2g", s[s.size() - 1] / s[0]) + ")" + advice);
+  }
+  const Eigen::VectorXd variance =
+      (J.transpose() * J).ldlt().solve(Eigen::MatrixXd::Identity(J.cols(), J.cols())).diagonal();
+  for (int k = 0; k < p.parameters(); ++k) {
+    const double limit = param(k).kind == CalibratedParameter::Kind::StringLength
+                             ? kMaxStringStd_m
+                             : kMaxMassScaleStd;
+    const double sd = std::sqrt(std::max(0.0, variance[k]));
+    if (!(sd <= limit))
+      throw FieldError(field(k), describe(param(k)) + cannot + "its standard deviation would be " +
+                                     formatted("%.3g %s (at most %.3g)", sd, param(k).unit(),
+                                               limit) +
+                                     advice);
   }
 }
 
@@ -366,6 +385,16 @@ Calibration calibrateAtRest(const ModelPtr& model, const MeasurementSpec& spec,
       Eigen::MatrixXd damped = A;
       damped.diagonal() += lambda * A.diagonal();
       step = -damped.ldlt().solve(g);
+      // A mass's scale stays positive (a step past zero is too long).
+      bool positive = true;
+      for (int k = 0; k < P; ++k)
+        positive &= problem.params()[static_cast<std::size_t>(k)].kind !=
+                        CalibratedParameter::Kind::MassScale ||
+                    theta[k] + step[k] >= kMinMassScale;
+      if (!positive) {
+        lambda *= 10;
+        continue;
+      }
       const Evaluation trial = problem.evaluate(theta + step, rhos, &poses, &base.rest);
       if (trial.failure.empty() && trial.residual.squaredNorm() < cost) {
         theta += step;

@@ -192,7 +192,8 @@ void Estimator::fuse(Entry& e, const Eigen::VectorXd& y) {
 Estimator::Fusion Estimator::update(long tick, const Eigen::VectorXd& y) {
   if (y.size() != measurement_->size())
     throw FieldError("y", "needs " + std::to_string(measurement_->size()) + " values");
-  if (tick > tick_ || tick < last_fused_ || tick < tick_ - options_.history_steps) {
+  // Before the reset (tick 0) there is no estimate to fuse into.
+  if (tick > tick_ || tick < 0 || tick < last_fused_ || tick < tick_ - options_.history_steps) {
     ++counts_.too_old;
     return Fusion::TooOld;
   }

@@ -80,6 +80,7 @@ RigCalibration calibrateOnRig(RigDriver& rig, const ModelPtr& model,
       control::CalibrationPose p;
       p.rho = rho;
       h.evaluate(data, model->configuration(r.q, rho), p.y);
+      p.samples = std::max(1, static_cast<int>(o.measure_s * sensing->rate_hz));
       predicted.push_back(p);
     }
     control::CalibrationOptions once = o.fit;

@@ -51,7 +51,9 @@ struct CalibrationOptions {
   // The smallest singular value of the information matrix, relative to its largest, with every
   // parameter scaled to its typical size (1 mm, 1 %): below it, the poses cannot tell the
   // parameters apart.
-  double min_relative_singular_value = 1e-6;
+  // (The rest poses' derivatives are finite differences good to ~1e-5 of the largest: a
+  // direction they cannot see shows as that, not as zero.)
+  double min_relative_singular_value = 1e-4;
   RestPoseOptions rest;              // how each rest pose is found (its contacts, its budget)
 };
 // Throws FieldError naming the option: "max_iterations", "min_relative_singular_value".
