@@ -61,7 +61,7 @@ std::string calibratedModelYaml(const std::string& model_arg, const control::Cal
 
 void printCalibration(const RigCalibration& c) {
   const control::Calibration& f = c.fit;
-  std::cout << formatted("  calibrated at %zu poses (%.1f s): residual %.3g m rms (the model's own "
+  std::cout << formatted("  calibrated at %zu pose(s) (%.1f s): residual %.3g m rms (the model's own "
                          "values: %.3g m), chi2/dof %.2f, %d iteration(s)%s\n",
                          c.poses.size(), c.elapsed_s, f.rms_residual_m, f.nominal_rms_residual_m,
                          f.chi2_per_dof, f.iterations, f.converged ? "" : ", not converged");
@@ -195,7 +195,7 @@ int cmdCalibrate(int argc, char** argv) {
                  "sim:?noise=0.002&rate=30)\n";
     return 2;
   }
-  std::cout << formatted("calibrate: %s on %s, %d poses (each input moved %.0f %% of its range), "
+  std::cout << formatted("calibrate: %s on %s, %d pose(s) (each input moved %.0f %% of its range), "
                          "settle %g s, measure %g s\n",
                          model->name.c_str(), rig->uri().c_str(), options.poses,
                          100 * options.share, options.settle_s, options.measure_s);
