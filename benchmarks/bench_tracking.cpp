@@ -17,16 +17,20 @@
 //       error at the end (from the truth), corrections, clamps and the cycle's p99.
 //       --perturb none|masses,strings,damping picks what the truth changes; --noise M the
 //       markers' noise; --weight NAME=VALUE,... the LQR's weights; --process-noise POS,VEL the
-//       filter's; --max-deviation X the drift bound.
+//       filter's; --max-deviation X the drift bound; --push POINT:T:VX,VY,VZ (repeatable) a
+//       blow as sim:'s push; --calibrate N a third run each, LQR after a calibration at rest at
+//       N poses (executor/rig_calibration.hpp), the fitted strings' error against the truth's
+//       printed as a comment.
 //   build/bin/bench_tracking state-feedback --plan PLAN.json[,...] [--seeds N]
 //       The bound on any estimator: LQR fed the truth's own state, off line (no noise, no
 //       limits), against open loop, on the same truths.  Prints the joints rms of each, their
 //       ratio, and the three joints with the largest error in each; a failed step after the row.
 #include <algorithm>
 #include <cmath>
-#include <cstdlib>
 #include <cstdio>
+#include <cstdlib>
 #include <iostream>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -36,6 +40,7 @@
 #include "marionette/control/tracking_lqr.hpp"
 #include "marionette/executor/closed_loop.hpp"
 #include "marionette/executor/executor.hpp"
+#include "marionette/executor/rig_calibration.hpp"
 #include "marionette/executor/tracking_report.hpp"
 #include "marionette/models/model_io.hpp"
 #include "marionette/models/rest_pose.hpp"
@@ -181,6 +186,8 @@ ModelPtr perturbedTruth(const Model& model, unsigned seed, const Perturbation& w
 struct ClosedLoopOptionsPatch {
   double max_deviation = 0.0;
   double marker_noise_m = 0.002;
+  std::vector<marionette::executor::SimTruth::Push> pushes;  // --push POINT:T:VX,VY,VZ
+  int calibration_poses = 0;  // --calibrate N: a third run each, calibrated at N poses first
   std::vector<std::pair<std::string, double>> weights;  // --weight NAME=VALUE,...
   double process_position_std = 0.0, process_velocity_std = 0.0;
 };
@@ -198,9 +205,11 @@ int tracking(int seeds, const std::vector<std::string>& plans, const Perturbatio
     std::cerr << "bench_tracking tracking: needs --plan PLAN.json[,...]\n";
     return 2;
   }
-  std::printf("| plan | seed | loop | stop | joints rms | goal point at the end (m) | worst point "
-              "at the end (m) | largest correction | clamped | cycle p99 (ms) | misses |\n");
-  std::printf("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n");
+  std::printf(
+      "| plan | seed | loop | stop | joints rms | mean point rms (m) | goal point at the "
+      "end (m) | worst point at the end (m) | largest correction | clamped | cycle p99 "
+      "(ms) | misses |\n");
+  std::printf("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n");
   for (const std::string& path : plans) {
     const Playback perf = loadPlanFile(path, nullptr);
     const Plan plan = readPlanFile(path);
@@ -209,8 +218,10 @@ int tracking(int seeds, const std::vector<std::string>& plans, const Perturbatio
     if (plan.goal.rfind("point:", 0) == 0)
       goal_point = plan.goal.substr(6, plan.goal.find('=') - 6);
     for (int s = 0; s < seeds; ++s) {
-      for (int closed = 0; closed < 2; ++closed) {
+      // 0: open loop; 1: LQR; 2: LQR after a calibration at rest.
+      for (int closed = 0; closed < (patch.calibration_poses > 0 ? 3 : 2); ++closed) {
         SimTruth truth;
+        truth.pushes = patch.pushes;
         truth.truth = perturbedTruth(*perf.model, 100 + s, what);
         for (const Point& p : perf.model->points) truth.sensing.markers.push_back(p.name);
         truth.sensing.rate_hz = 30.0;
@@ -219,10 +230,41 @@ int tracking(int seeds, const std::vector<std::string>& plans, const Perturbatio
         truth.noise = patch.marker_noise_m;
         truth.seed = 100 + s;
         SimRig rig(perf.model, perf.rate_hz, truth);
-        const Stream stream = buildStream(perf, rig.readSetpoints(), {});
+        std::optional<RigCalibration> calibration;
+        Eigen::VectorXd start = rig.readSetpoints();
+        if (closed == 2) {
+          RigCalibrationOptions co;
+          co.poses = patch.calibration_poses;
+          co.send_rate_hz = perf.rate_hz;
+          calibration = calibrateOnRig(rig, perf.model, co);
+          if (!calibration->ok) {
+            std::printf("| %s | %d | lqr + calibration | calibration failed: %s |\n",
+                        plan.model.c_str(), 100 + s, calibration->message.c_str());
+            continue;
+          }
+          start = calibration->moves.last_sent;
+          double worst_string = 0.0;  // the fit against the truth's own lengths
+          for (const control::CalibratedParameter& c : calibration->fit.parameters)
+            if (c.kind == control::CalibratedParameter::Kind::StringLength)
+              worst_string = std::max(
+                  worst_string,
+                  std::abs(c.fitted -
+                           truth.truth->strings[static_cast<std::size_t>(c.index)].length_m));
+          std::printf(
+              "<!-- seed %d: calibrated at %zu poses in %.1f s, the strings to %.2f mm "
+              "-->\n",
+              100 + s, calibration->poses.size(), calibration->elapsed_s, 1e3 * worst_string);
+          rig.markRunStart();
+        }
+        const Stream stream = buildStream(perf, start, {});
         std::unique_ptr<ClosedLoop> loop;
         if (closed) {
           ClosedLoopOptions options;
+          if (calibration) {
+            options.calibrated = calibration->fit.model;
+            options.rig_clock_start = calibration->first_frame_sent;
+            options.start_q = calibration->fit.rest_q.back();
+          }
           if (patch.max_deviation > 0) options.max_deviation = patch.max_deviation;
           applyWeights(patch, options.weights);
           if (patch.process_position_std > 0) {
@@ -237,15 +279,19 @@ int tracking(int seeds, const std::vector<std::string>& plans, const Perturbatio
         const ExecuteReport run = execute(rig, stream, eo);
         const TrackingReport r = buildTrackingReport(perf, stream, run, rig, loop.get(),
                                                      closed ? "lqr" : "none", closed ? "ekf" : "");
-        double worst = 0.0, at_goal = NAN;
+        double worst = 0.0, at_goal = NAN, mean_rms = 0.0;
         for (const auto& p : r.points) {
           worst = std::max(worst, p.at_goal_m);
+          mean_rms += p.rms_m / static_cast<double>(r.points.size());
           if (p.name == goal_point) at_goal = p.at_goal_m;
         }
-        std::printf("| %s | %d | %s | %s | %.4f | %s %.4f | %.4f | %.3g | %ld | %.3f | %ld |\n",
-                    plan.model.c_str(), 100 + s, closed ? "lqr + ekf" : "open", r.stop.c_str(),
-                    r.joints_rms, goal_point.c_str(), at_goal, worst, r.correction_max,
-                    r.clamped, r.cycle_p99_ms, r.misses);
+        static const char* kLoops[] = {"open", "lqr + ekf", "lqr + ekf, calibrated"};
+        std::printf(
+            "| %s | %d | %s | %s | %.4f | %.4f | %s %.4f | %.4f | %.3g | %ld | %.3f | %ld "
+            "|\n",
+            plan.model.c_str(), 100 + s, kLoops[closed], r.stop.c_str(), r.joints_rms, mean_rms,
+            goal_point.c_str(), at_goal, worst, r.correction_max, r.clamped, r.cycle_p99_ms,
+            r.misses);
         std::fflush(stdout);
       }
     }
@@ -352,6 +398,7 @@ int main(int argc, char** argv) {
                  "       bench_tracking tracking --plan P.json[,P2.json] [--seeds N]\n"
                  "           [--perturb none|masses,strings,damping] [--max-deviation X]\n"
                  "           [--noise M] [--weight NAME=VALUE,...] [--process-noise POS,VEL]\n"
+                 "           [--push POINT:T:VX,VY,VZ]... [--calibrate POSES]\n"
                  "       bench_tracking state-feedback --plan P.json[,...] [--seeds N]\n"
                  "           [--perturb ...] [--weight NAME=VALUE,...]\n";
     return 2;
@@ -370,14 +417,34 @@ int main(int argc, char** argv) {
       for (const std::string& r : splitCommas(argv[i + 1])) rates.push_back(std::atof(r.c_str()));
     } else if (a == "--plan") plan = argv[i + 1];
     else if (a == "--max-deviation") patch.max_deviation = std::atof(argv[i + 1]);
-    else if (a == "--noise") {
+    else if (a == "--calibrate") {
+      patch.calibration_poses = std::atoi(argv[i + 1]);
+      if (!(patch.calibration_poses >= 1 && patch.calibration_poses <= 50)) {
+        std::cerr << "bench_tracking: --calibrate: give the poses, 1 to 50\n";
+        return 2;
+      }
+    } else if (a == "--push") {
+      // POINT:T:VX,VY,VZ, as sim:'s push.
+      const std::vector<std::string> parts = splitFields(argv[i + 1], ':');
+      const std::vector<std::string> v =
+          parts.size() == 3 ? splitCommas(parts[2]) : std::vector<std::string>{};
+      if (v.size() != 3) {
+        std::cerr << "bench_tracking: --push: give POINT:T:VX,VY,VZ\n";
+        return 2;
+      }
+      marionette::executor::SimTruth::Push push;
+      push.point = parts[0];
+      push.at_s = std::atof(parts[1].c_str());
+      push.point_delta_mps = Eigen::Vector3d(std::atof(v[0].c_str()), std::atof(v[1].c_str()),
+                                             std::atof(v[2].c_str()));
+      patch.pushes.push_back(push);
+    } else if (a == "--noise") {
       patch.marker_noise_m = std::atof(argv[i + 1]);
       if (!(patch.marker_noise_m > 0)) {
         std::cerr << "bench_tracking: --noise: give a standard deviation > 0, m\n";
         return 2;
       }
-    }
-    else if (a == "--process-noise") {
+    } else if (a == "--process-noise") {
       const std::vector<std::string> n = splitCommas(argv[i + 1]);
       if (n.size() != 2) {
         std::cerr << "bench_tracking: --process-noise: give POS,VEL\n";
@@ -402,8 +469,7 @@ int main(int argc, char** argv) {
         }
         patch.weights.emplace_back(nv.substr(0, eq), std::atof(nv.c_str() + eq + 1));
       }
-    }
-    else if (a == "--perturb") {
+    } else if (a == "--perturb") {
       perturb = Perturbation{false, false, false};
       for (const std::string& p : splitCommas(argv[i + 1])) {
         if (p == "none") continue;

@@ -98,9 +98,9 @@ TEST(Calibration, FindsTheShoulderStringsAndAHandsMassOnPuppetCopterFromItsMarke
   }
   EXPECT_GT(nominal, 10 * fitted);
   // The calibrated model carries the fitted values.
-  EXPECT_DOUBLE_EQ(c.model->strings[static_cast<std::size_t>(parameter(c, "shoulder_l").index)]
-                       .length_m,
-                   parameter(c, "shoulder_l").fitted);
+  EXPECT_DOUBLE_EQ(
+      c.model->strings[static_cast<std::size_t>(parameter(c, "shoulder_l").index)].length_m,
+      parameter(c, "shoulder_l").fitted);
   EXPECT_NEAR(c.model->masses[forearm].mass_kg / model->masses[forearm].mass_kg, mass.fitted,
               1e-12);
 }
@@ -147,4 +147,3 @@ TEST(Calibration, WhatThePosesCannotIdentifyIsRefusedNamingIt) {
         << e.what();
   }
 }
-

@@ -27,8 +27,8 @@ std::string calibratedModelYaml(const std::string& model_arg, const control::Cal
   auto entry = [&](const char* section, const std::string& name) {
     for (YAML::Node item : root[section])
       if (item.IsMap() && item["name"] && item["name"].as<std::string>() == name) return item;
-    throw std::invalid_argument("--out: the model file has no " + std::string(section) + " entry '" +
-                                name + "' to calibrate");
+    throw std::invalid_argument("--out: the model file has no " + std::string(section) +
+                                " entry '" + name + "' to calibrate");
   };
   std::function<void(YAML::Node, double)> scale = [&](YAML::Node n, double f) {
     if (n.IsScalar()) {
@@ -53,18 +53,19 @@ std::string calibratedModelYaml(const std::string& model_arg, const control::Cal
   std::ostringstream os;
   os << "# " << c.model->name << ", calibrated at rest by `marionette calibrate`:";
   for (const control::CalibratedParameter& p : c.parameters)
-    os << formatted(" %s %.9g +- %.2g %s (model: %.9g);", p.name.c_str(), p.fitted, p.std,
-                    p.unit(), p.nominal);
+    os << formatted(" %s %.9g +- %.2g %s (model: %.9g);", p.name.c_str(), p.fitted, p.std, p.unit(),
+                    p.nominal);
   os << "\n" << out.c_str() << "\n";
   return os.str();
 }
 
 void printCalibration(const RigCalibration& c) {
   const control::Calibration& f = c.fit;
-  std::cout << formatted("  calibrated at %zu pose(s) (%.1f s): residual %.3g m rms (the model's own "
-                         "values: %.3g m), chi2/dof %.2f, %d iteration(s)%s\n",
-                         c.poses.size(), c.elapsed_s, f.rms_residual_m, f.nominal_rms_residual_m,
-                         f.chi2_per_dof, f.iterations, f.converged ? "" : ", not converged");
+  std::cout << formatted(
+      "  calibrated at %zu pose(s) (%.1f s): residual %.3g m rms (the model's own "
+      "values: %.3g m), chi2/dof %.2f, %d iteration(s)%s\n",
+      c.poses.size(), c.elapsed_s, f.rms_residual_m, f.nominal_rms_residual_m, f.chi2_per_dof,
+      f.iterations, f.converged ? "" : ", not converged");
   for (const control::CalibratedParameter& p : f.parameters) {
     if (p.kind == control::CalibratedParameter::Kind::StringLength)
       std::cout << formatted("    string %-14s %.4f m  (model %.4f, %+.2f mm +- %.2f mm)\n",
@@ -116,16 +117,18 @@ RigCalibrationOptions parseRigCalibration(const Args& a, const std::string& pref
     }
   } catch (const FieldError& e) {
     const std::string field = e.field();
-    const std::string flag = field == "settle_s"    ? "settle"
-                             : field == "measure_s" ? "measure"
+    const std::string flag = field == "settle_s"             ? "settle"
+                             : field == "measure_s"          ? "measure"
                              : field.rfind("masses", 0) == 0 ? "masses"
-                                                              : field;
+                                                             : field;
     throw std::invalid_argument(prefix + flag + ": " + e.problem());
   }
   if (scene) {
     auto checker = std::make_shared<CollisionChecker>(
         std::make_shared<const CollisionModel>(model, scene, problemCollisionOptions()));
-    o.acceptable = [checker](const Eigen::VectorXd& q) { return !checker->inCollision(q).in_collision; };
+    o.acceptable = [checker](const Eigen::VectorXd& q) {
+      return !checker->inCollision(q).in_collision;
+    };
   }
   return o;
 }
@@ -145,8 +148,10 @@ std::optional<RigCalibration> runRigCalibration(RigDriver& rig, const ModelPtr& 
     return std::nullopt;
   }
   if (!c.ok) {
+    // A move that stopped exits as a run would (3, 4, 5, 7); measurements that could not be
+    // fitted, 1.  The rig holds where it is.
     std::cerr << "marionette " << command << ": calibration: " << c.message << "\n";
-    *status = c.moves.reason == StopReason::Completed ? 7 : exitStatus(c.moves.reason);
+    *status = c.moves.reason == StopReason::Completed ? 1 : exitStatus(c.moves.reason);
     return std::nullopt;
   }
   printCalibration(c);
@@ -154,14 +159,15 @@ std::optional<RigCalibration> runRigCalibration(RigDriver& rig, const ModelPtr& 
 }
 
 int cmdCalibrate(int argc, char** argv) {
-  std::vector<std::string> flags{"--rig", "--model", "--rig-config", "--out", "--report",
-                                 "--scene", "--send-rate", "--log"};
+  std::vector<std::string> flags{"--rig",    "--model", "--rig-config", "--out",
+                                 "--report", "--scene", "--send-rate",  "--log"};
   for (const std::string& f : rigCalibrationFlags("--")) flags.push_back(f);
   const Args a = parseArgs(argc, argv, 2, flags, {});
   for (const char* required : {"--rig", "--model", "--out"})
     if (!a.values.count(required))
-      throw std::invalid_argument(std::string(required) + ": required (calibrate --rig URI "
-                                                          "--model M --out M-calibrated.yaml)");
+      throw std::invalid_argument(std::string(required) +
+                                  ": required (calibrate --rig URI "
+                                  "--model M --out M-calibrated.yaml)");
   for (const char* flag : {"--out", "--report", "--log"})
     if (a.values.count(flag)) {
       try {
@@ -195,10 +201,11 @@ int cmdCalibrate(int argc, char** argv) {
                  "sim:?noise=0.002&rate=30)\n";
     return 2;
   }
-  std::cout << formatted("calibrate: %s on %s, %d pose(s) (each input moved %.0f %% of its range), "
-                         "settle %g s, measure %g s\n",
-                         model->name.c_str(), rig->uri().c_str(), options.poses,
-                         100 * options.share, options.settle_s, options.measure_s);
+  std::cout << formatted(
+      "calibrate: %s on %s, %d pose(s) (each input moved %.0f %% of its range), "
+      "settle %g s, measure %g s\n",
+      model->name.c_str(), rig->uri().c_str(), options.poses, 100 * options.share, options.settle_s,
+      options.measure_s);
   std::unique_ptr<CommandLog> log;
   if (a.values.count("--log")) log = std::make_unique<CommandLog>(a.values.at("--log"), *model);
   int status = 0;

@@ -205,12 +205,29 @@ bool sameShowAtRateScale(const Rehearsal& r, double rate_scale) {
 }  // namespace
 
 int cmdExecute(int argc, char** argv) {
-  std::vector<std::string> value_flags{
-      "--plan",          "--inputs",    "--model",        "--rig",         "--rig-config",
-      "--rate-scale",    "--send-rate", "--loops",        "--hold",        "--log",
-      "--max-misses",    "--settle",    "--ack-timeout",  "--max-lost-acks", "--report",
-      "--feedback",      "--estimator", "--q",            "--r",           "--process-noise",
-      "--max-correction", "--max-deviation", "--scene"};
+  std::vector<std::string> value_flags{"--plan",
+                                       "--inputs",
+                                       "--model",
+                                       "--rig",
+                                       "--rig-config",
+                                       "--rate-scale",
+                                       "--send-rate",
+                                       "--loops",
+                                       "--hold",
+                                       "--log",
+                                       "--max-misses",
+                                       "--settle",
+                                       "--ack-timeout",
+                                       "--max-lost-acks",
+                                       "--report",
+                                       "--feedback",
+                                       "--estimator",
+                                       "--q",
+                                       "--r",
+                                       "--process-noise",
+                                       "--max-correction",
+                                       "--max-deviation",
+                                       "--scene"};
   for (const std::string& f : rigCalibrationFlags("--calibration-")) value_flags.push_back(f);
   const Args a = parseArgs(argc, argv, 2, value_flags, {"--loop", "--dry-run", "--calibrate"});
   if (a.values.count("--plan") == a.values.count("--inputs"))
@@ -284,11 +301,11 @@ int cmdExecute(int argc, char** argv) {
   // --calibrate: before the run, on the rig (calibrate_command.hpp); the fit is the feedback's.
   const bool calibrate = a.switches.count("--calibrate") > 0;
   for (const std::string& f : rigCalibrationFlags("--calibration-"))
-    if (a.values.count(f) && !calibrate)
-      throw std::invalid_argument(f + ": only with --calibrate");
+    if (a.values.count(f) && !calibrate) throw std::invalid_argument(f + ": only with --calibrate");
   if (calibrate && !fb.enabled)
-    throw std::invalid_argument("--calibrate: the calibrated puppet is the feedback's model; give "
-                                "--feedback lqr");
+    throw std::invalid_argument(
+        "--calibrate: the calibrated puppet is the feedback's model; give "
+        "--feedback lqr");
   if (calibrate && a.switches.count("--dry-run"))
     throw std::invalid_argument("--calibrate: moves the rig; not with --dry-run");
   const RigCalibrationOptions calibration_options =
@@ -383,8 +400,8 @@ int cmdExecute(int argc, char** argv) {
         "at %g Hz (latency %g s)\n",
         calibration ? " re-simulated on the calibrated puppet" : "", loop->gains().K.size(),
         loop->gainsFromPlan() ? "the plan's" : "computed for these weights",
-        toString(fb.options.estimator.process),
-        static_cast<int>(sensing.names().size()), sensing.rate_hz, sensing.latency_s);
+        toString(fb.options.estimator.process), static_cast<int>(sensing.names().size()),
+        sensing.rate_hz, sensing.latency_s);
   }
   // The stream re-simulated on the plan's stage: for a dry run, and for a plan played at another
   // speed than it was planned for (its predicted motion then says what it should do).

@@ -29,8 +29,8 @@
 #include <vector>
 
 #include "bench_command.hpp"
-#include "cli_util.hpp"
 #include "calibrate_command.hpp"
+#include "cli_util.hpp"
 #include "execute_command.hpp"
 #include "listings.hpp"
 #include "marionette/environments/checked_simulation.hpp"

@@ -92,7 +92,10 @@ class Problem {
  public:
   Problem(const ModelPtr& model, const MeasurementSpec& spec, std::vector<CalibratedParameter> ps,
           const RestPoseOptions& rest)
-      : model_(model), measurement_(model, spec), data_(*model), params_(std::move(ps)),
+      : model_(model),
+        measurement_(model, spec),
+        data_(*model),
+        params_(std::move(ps)),
         rest_(rest) {
     sigma_ = measurement_.noiseVariance().cwiseSqrt();
   }
@@ -177,8 +180,8 @@ class Problem {
 
   // The configuration (n_d) whose measurement is nearest the pose's (weighted least squares,
   // Gauss-Newton from q, held within the joints' stops).
-  Eigen::VectorXd nearestConfiguration(const Model& m, const Eigen::VectorXd& rho, Eigen::VectorXd q,
-                                       const CalibrationPose& pose) {
+  Eigen::VectorXd nearestConfiguration(const Model& m, const Eigen::VectorXd& rho,
+                                       Eigen::VectorXd q, const CalibrationPose& pose) {
     const Eigen::VectorXd w = meanStd(pose).cwiseInverse();
     Eigen::VectorXd y;
     Eigen::MatrixXd H;
@@ -259,7 +262,8 @@ void checkIdentifiable(const Eigen::MatrixXd& J, const Problem& p, double min_re
     if (!(scaled.col(k).norm() >= kNoEffect))
       throw FieldError(field(k), describe(param(k)) + cannot +
                                      "it moves no marker (slack, or carried by strings whatever "
-                                     "it weighs, in every one)" + advice);
+                                     "it weighs, in every one)" +
+                                     advice);
   Eigen::MatrixXd normalised = scaled;
   for (int k = 0; k < p.parameters(); ++k) normalised.col(k).normalize();
   Eigen::JacobiSVD<Eigen::MatrixXd> svd(normalised, Eigen::ComputeThinV);
@@ -283,10 +287,9 @@ void checkIdentifiable(const Eigen::MatrixXd& J, const Problem& p, double min_re
                              : kMaxMassScaleStd;
     const double sd = std::sqrt(std::max(0.0, variance[k]));
     if (!(sd <= limit))
-      throw FieldError(field(k), describe(param(k)) + cannot + "its standard deviation would be " +
-                                     formatted("%.3g %s (at most %.3g)", sd, param(k).unit(),
-                                               limit) +
-                                     advice);
+      throw FieldError(
+          field(k), describe(param(k)) + cannot + "its standard deviation would be " +
+                        formatted("%.3g %s (at most %.3g)", sd, param(k).unit(), limit) + advice);
   }
 }
 
@@ -355,9 +358,8 @@ Calibration calibrateAtRest(const ModelPtr& model, const MeasurementSpec& spec,
     std::vector<double> r;
     const int ny = problem.size();
     for (std::size_t i = 0; i < poses.size(); ++i) {
-      const Eigen::VectorXd block =
-          e.residual.segment(static_cast<Eigen::Index>(i) * ny, ny).cwiseProduct(
-              problem.meanStd(poses[i]));
+      const Eigen::VectorXd block = e.residual.segment(static_cast<Eigen::Index>(i) * ny, ny)
+                                        .cwiseProduct(problem.meanStd(poses[i]));
       r.push_back(rms(block));
     }
     return r;
@@ -420,9 +422,9 @@ Calibration calibrateAtRest(const ModelPtr& model, const MeasurementSpec& spec,
   }
   const long dof = values - P;
   out.chi2_per_dof = cost / static_cast<double>(dof);
-  const Eigen::MatrixXd covariance = (J.transpose() * J).ldlt().solve(
-                                         Eigen::MatrixXd::Identity(P, P)) *
-                                     std::max(1.0, out.chi2_per_dof);
+  const Eigen::MatrixXd covariance =
+      (J.transpose() * J).ldlt().solve(Eigen::MatrixXd::Identity(P, P)) *
+      std::max(1.0, out.chi2_per_dof);
   out.parameters = problem.params();
   for (int k = 0; k < P; ++k) {
     out.parameters[static_cast<std::size_t>(k)].fitted = theta[k];
@@ -435,8 +437,8 @@ Calibration calibrateAtRest(const ModelPtr& model, const MeasurementSpec& spec,
   for (std::size_t i = 0; i < poses.size(); ++i) {
     const int ny = problem.size();
     unweighted.segment(static_cast<Eigen::Index>(i) * ny, ny) =
-        base.residual.segment(static_cast<Eigen::Index>(i) * ny, ny).cwiseProduct(
-            problem.meanStd(poses[i]));
+        base.residual.segment(static_cast<Eigen::Index>(i) * ny, ny)
+            .cwiseProduct(problem.meanStd(poses[i]));
   }
   out.rms_residual_m = rms(unweighted);
   out.max_residual_m = unweighted.size() ? unweighted.cwiseAbs().maxCoeff() : 0.0;

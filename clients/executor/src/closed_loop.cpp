@@ -60,8 +60,10 @@ void checkClosedLoopOptions(const ClosedLoopOptions& o) {
 
 ClosedLoop::ClosedLoop(const Playback& perf, const Stream& stream, const Sensing& sensing,
                        const std::vector<std::string>& held, ClosedLoopOptions options)
-    : model_(options.calibrated ? options.calibrated : perf.model), options_(std::move(options)),
-      sensing_(sensing), rate_hz_(stream.rate_hz) {
+    : model_(options.calibrated ? options.calibrated : perf.model),
+      options_(std::move(options)),
+      sensing_(sensing),
+      rate_hz_(stream.rate_hz) {
   const Model& m = *model_;
   if (options_.calibrated) checkSamePuppet(*perf.model, m);
   if (perf.predicted_q.rows() == 0)
@@ -89,12 +91,14 @@ ClosedLoop::ClosedLoop(const Playback& perf, const Stream& stream, const Sensing
   if (options_.calibrated) {
     const RestPose rest = computeRestPose(model_, rows.row(0).transpose(), &q0);
     if (!rest.ok)
-      throw std::invalid_argument(perf.source + ": the calibrated puppet has no rest pose at the "
-                                  "plan's start (" + rest.message + ")");
+      throw std::invalid_argument(perf.source +
+                                  ": the calibrated puppet has no rest pose at the "
+                                  "plan's start (" +
+                                  rest.message + ")");
     q0 = rest.q;
   }
-  const State start = vi.stateFromVelocity(q0, Eigen::VectorXd::Zero(m.nd()),
-                                           rows.row(0).transpose());
+  const State start =
+      vi.stateFromVelocity(q0, Eigen::VectorXd::Zero(m.nd()), rows.row(0).transpose());
   const control::TrajectoryLinearization lin =
       control::linearizeTrajectory(model_, rows, start, io);
   // The plan's predicted states are its inputs re-simulated on its own model.
@@ -115,10 +119,10 @@ ClosedLoop::ClosedLoop(const Playback& perf, const Stream& stream, const Sensing
   }
   double worst = resimulated.size() == static_cast<std::size_t>(rows.rows()) ? 0.0 : INFINITY;
   for (std::size_t i = 0; i < resimulated.size(); ++i)
-    worst = std::max(worst, (resimulated[i] - perf.predicted_q.row(static_cast<Eigen::Index>(i))
-                                                  .transpose())
-                                .cwiseAbs()
-                                .maxCoeff());
+    worst = std::max(
+        worst, (resimulated[i] - perf.predicted_q.row(static_cast<Eigen::Index>(i)).transpose())
+                   .cwiseAbs()
+                   .maxCoeff());
   if (worst > 1e-6)
     throw std::invalid_argument(perf.source +
                                 ": the plan's predicted states are not its inputs re-simulated "

@@ -44,12 +44,12 @@ void checkRigCalibrationOptions(const RigCalibrationOptions& o) {
   if (!(o.measure_s > 0 && o.measure_s <= 60))
     throw FieldError("measure_s", "must be in (0, 60] s, got " + formatNumber(o.measure_s));
   if (!(o.send_rate_hz >= 1 && o.send_rate_hz <= 1000))
-    throw FieldError("send_rate_hz", "must be in [1, 1000] Hz, got " + formatNumber(o.send_rate_hz));
+    throw FieldError("send_rate_hz",
+                     "must be in [1, 1000] Hz, got " + formatNumber(o.send_rate_hz));
   control::checkCalibrationOptions(o.fit);
 }
 
-RigCalibration calibrateOnRig(RigDriver& rig, const ModelPtr& model,
-                              const RigCalibrationOptions& o,
+RigCalibration calibrateOnRig(RigDriver& rig, const ModelPtr& model, const RigCalibrationOptions& o,
                               const std::atomic<bool>* stop_requested, CommandLog* log) {
   checkRigCalibrationOptions(o);
   const Sensing* sensing = rig.sensing();
@@ -65,8 +65,8 @@ RigCalibration calibrateOnRig(RigDriver& rig, const ModelPtr& model,
     return out;
   };
   Eigen::VectorXd now = rig.readSetpoints();
-  out.poses = control::chooseCalibrationPoses(model, spec, now, o.poses, o.fit, o.share,
-                                              o.acceptable);
+  out.poses =
+      control::chooseCalibrationPoses(model, spec, now, o.poses, o.fit, o.share, o.acceptable);
   // Back to the start at the end, measured again: the run begins there, with the puppet at rest
   // in the equilibrium that measurement shows.
   if (out.poses.size() > 1) out.poses.push_back(out.poses.front());
@@ -75,8 +75,12 @@ RigCalibration calibrateOnRig(RigDriver& rig, const ModelPtr& model,
     // predictions refuses what they cannot tell.
     std::vector<control::CalibrationPose> predicted;
     DynamicsData data(*model);
+    Eigen::VectorXd previous = model->initialDynamic();
     for (const Eigen::VectorXd& rho : out.poses) {
-      const RestPose r = computeRestPose(model, rho, nullptr, o.fit.rest);
+      const RestPose r = computeRestPose(model, rho, &previous, o.fit.rest);
+      if (!r.ok)
+        throw FieldError("poses", "no rest pose of the model at a chosen pose: " + r.message);
+      previous = r.q;
       control::CalibrationPose p;
       p.rho = rho;
       h.evaluate(data, model->configuration(r.q, rho), p.y);
@@ -123,9 +127,10 @@ RigCalibration calibrateOnRig(RigDriver& rig, const ModelPtr& model,
     const int n = static_cast<int>(kept.size());
     out.samples.push_back(n);
     if (n < 2) {
-      return failed(formatted("calibration pose %zu: %d measurement(s) came in while the rig "
-                              "held it still (%.2f s): at least 2 are needed",
-                              i, n, o.measure_s));
+      return failed(
+          formatted("calibration pose %zu: %d measurement(s) came in while the rig "
+                    "held it still (%.2f s): at least 2 are needed",
+                    i, n, o.measure_s));
     }
     const int half = n / 2;
     Eigen::VectorXd first = Eigen::VectorXd::Zero(h.size()), second = first;
@@ -143,7 +148,11 @@ RigCalibration calibrateOnRig(RigDriver& rig, const ModelPtr& model,
     p.std = (sigma / std::sqrt(double(n))).cwiseMax(0.5 * change);
     measured.push_back(p);
   }
-  out.fit = control::calibrateAtRest(model, spec, measured, o.fit);
+  try {
+    out.fit = control::calibrateAtRest(model, spec, measured, o.fit);
+  } catch (const FieldError& e) {  // what the measurements cannot support, after the moves
+    return failed("the fit: " + e.field() + ": " + e.problem());
+  }
   out.ok = true;
   out.elapsed_s = std::chrono::duration<double>(Clock::now() - t0).count();
   return out;
@@ -151,6 +160,7 @@ RigCalibration calibrateOnRig(RigDriver& rig, const ModelPtr& model,
 
 void writeCalibrationJson(std::ostream& os, const RigCalibration& c, const std::string& indent) {
   const control::Calibration& f = c.fit;
+  const std::streamsize precision = os.precision();
   os << "{\n" << indent << "  ";
   JsonMembers m(os, ",\n" + indent + "  ");
   m.key("poses") << c.poses.size();
@@ -164,13 +174,13 @@ void writeCalibrationJson(std::ostream& os, const RigCalibration& c, const std::
     JsonMembers each(os, ", ");
     each.text("name", p.name);
     each.text("kind", p.kind == control::CalibratedParameter::Kind::StringLength ? "string_length"
-                                                                                : "mass_scale");
+                                                                                 : "mass_scale");
     each.text("unit", p.unit());
     os.precision(9);
     each.numbers({{"nominal", p.nominal}, {"fitted", p.fitted}});
     os.precision(3);
     each.number("std", p.std);
-    os.precision(6);
+    os.precision(precision);
     os << "}";
   }
   os << "\n" << indent << "  ]";

@@ -45,16 +45,16 @@ struct CalibrationPose {
 };
 
 struct CalibrationOptions {
-  bool strings = true;               // fit every constant-length string's length
-  std::vector<std::string> masses;   // fit these masses (by name), the others held
-  int max_iterations = 30;           // Levenberg-Marquardt iterations (each: 1 + P rest poses a pose)
+  bool strings = true;              // fit every constant-length string's length
+  std::vector<std::string> masses;  // fit these masses (by name), the others held
+  int max_iterations = 30;  // Levenberg-Marquardt iterations (each: 1 + P rest poses a pose)
   // The smallest singular value of the information matrix, relative to its largest, with every
   // parameter scaled to its typical size (1 mm, 1 %): below it, the poses cannot tell the
   // parameters apart.
   // (The rest poses' derivatives are finite differences good to ~1e-5 of the largest: a
   // direction they cannot see shows as that, not as zero.)
   double min_relative_singular_value = 1e-4;
-  RestPoseOptions rest;              // how each rest pose is found (its contacts, its budget)
+  RestPoseOptions rest;  // how each rest pose is found (its contacts, its budget)
 };
 // Throws FieldError naming the option: "max_iterations", "min_relative_singular_value".
 void checkCalibrationOptions(const CalibrationOptions& options);
@@ -62,24 +62,24 @@ void checkCalibrationOptions(const CalibrationOptions& options);
 struct CalibratedParameter {
   enum class Kind { StringLength, MassScale };
   Kind kind = Kind::StringLength;
-  int index = -1;       // into model.strings or model.masses
-  std::string name;     // the string's or the mass's
+  int index = -1;        // into model.strings or model.masses
+  std::string name;      // the string's or the mass's
   double nominal = 0.0;  // m (a length) or 1 (a scale)
   double fitted = 0.0;
-  double std = 0.0;      // one standard deviation, in the same unit
+  double std = 0.0;  // one standard deviation, in the same unit
   const char* unit() const { return kind == Kind::StringLength ? "m" : "x"; }
 };
 
 struct Calibration {
   std::vector<CalibratedParameter> parameters;
-  ModelPtr model;                 // the model with the fitted values
-  int iterations = 0;             // Levenberg-Marquardt iterations taken
-  bool converged = false;         // the last step was below a hundredth of every std
-  double rms_residual_m = 0.0;    // over every measured value, at the fit (m or rad)
+  ModelPtr model;                       // the model with the fitted values
+  int iterations = 0;                   // Levenberg-Marquardt iterations taken
+  bool converged = false;               // the last step was below a hundredth of every std
+  double rms_residual_m = 0.0;          // over every measured value, at the fit (m or rad)
   double nominal_rms_residual_m = 0.0;  // the same with the model's own values
   double max_residual_m = 0.0;
-  double chi2_per_dof = 0.0;      // the weighted residual's square / (values - parameters)
-  std::vector<double> pose_rms_m;  // per pose, at the fit
+  double chi2_per_dof = 0.0;               // the weighted residual's square / (values - parameters)
+  std::vector<double> pose_rms_m;          // per pose, at the fit
   std::vector<double> nominal_pose_rms_m;  // per pose, with the model's own values
   std::vector<Eigen::VectorXd> rest_q;     // per pose: the calibrated puppet's rest pose (n_d)
 };

@@ -2,10 +2,10 @@
 // Calibrating a puppet on its rig before a run (control/calibration.hpp): the rig is taken to a
 // few poses chosen for what they tell (chooseCalibrationPoses), held still there while the puppet
 // comes to rest (a light puppet swings for long: the moves are slow and smooth, and the window
-// long enough to average a swing out), its measurements averaged, and the constant string lengths (and named masses)
-// fitted to them.  Every move is an ordinary stream (ramp within half the limits, then a hold),
-// checked and sent by execute(); a stop (a signal, a lost link, a refused frame) ends it as it
-// ends a run.
+// long enough to average a swing out), its measurements averaged, and the constant string lengths
+// (and named masses) fitted to them.  Every move is an ordinary stream (ramp within half the
+// limits, then a hold), checked and sent by execute(); a stop (a signal, a lost link, a refused
+// frame) ends it as it ends a run.
 //
 // Contents
 //   RigCalibrationOptions   how many poses, how far, how long to settle and to measure, the fit.
@@ -47,15 +47,15 @@ void checkRigCalibrationOptions(const RigCalibrationOptions& options);
 
 struct RigCalibration {
   bool ok = false;
-  std::string message;          // why not, when !ok
-  ExecuteReport moves;          // the last move's report (a stop says why)
+  std::string message;                 // why not, when !ok
+  ExecuteReport moves;                 // the last move's report (a stop says why)
   std::vector<Eigen::VectorXd> poses;  // the inputs held (the last: the start again)
-  std::vector<int> samples;     // measurements averaged at each
+  std::vector<int> samples;            // measurements averaged at each
   // At each pose, the largest change of a measured value's mean between the first and the second
   // half of its window (m or rad): a puppet still swinging shows here.  Each mean's deviation is
   // taken as the larger of the noise's and half that change, so a swinging pose weighs less.
   std::vector<double> drift;
-  control::Calibration fit;     // when ok
+  control::Calibration fit;  // when ok
   double elapsed_s = 0.0;
   // When its first frame went out: a rig's measurements are stamped from its first SET
   // (ClosedLoopOptions::rig_clock_start for a run after it).
@@ -63,8 +63,9 @@ struct RigCalibration {
 };
 
 // rig: a rig that measures (rig.sensing() not null).  The rig ends holding the last pose.
-// Throws FieldError for bad options and when the poses cannot identify what is fitted (before
-// anything moves, where that can be told from the model).
+// Throws FieldError, before anything moves, for bad options and when the poses cannot identify
+// what is fitted (told from the model's own predictions).  After the moves, a stop, too few
+// measurements or a fit the measurements cannot support is a result with ok false.
 RigCalibration calibrateOnRig(RigDriver& rig, const ModelPtr& model,
                               const RigCalibrationOptions& options,
                               const std::atomic<bool>* stop_requested = nullptr,
