@@ -1298,6 +1298,33 @@ TEST(ClosedLoop, APushOnTheTruthIsRejected) {
 // 0.5 m: gravity slows it by under 1 mm/s in that 0.01 s) and not up (along its circle).  A
 // velocity the point cannot take (out of its plane) is refused, naming what it can; so are a bad
 // point, time or velocity, and an option given twice.
+TEST(SimRig, APushWaitsForTheRunAfterAPreparation) {
+  // A calibration's moves come before the run (markPreparation ... markRunStart): the push at
+  // 0.1 s is the run's 0.1 s, and the run's frames are counted from its first.
+  const ModelPtr mass = loadModel("suspended-mass");
+  const double rate_hz = 100.0;
+  const auto rig = openRig("sim:?push=mass:0.1:0.3,0,0", mass, RigConfig{}, rate_hz);
+  auto* sim = dynamic_cast<SimRig*>(rig.get());
+  ASSERT_NE(sim, nullptr);
+  const Eigen::VectorXd rho = rig->readSetpoints();
+  rig->markPreparation();
+  for (std::uint32_t k = 0; k < 30; ++k) rig->send(k, rho);  // 0.29 s of preparation
+  const int x = mass->variableIndex("xm");
+  const std::vector<Eigen::VectorXd>& q = sim->measuredQ();
+  const long prepared = static_cast<long>(q.size()) - 1;  // the preparation's last tick
+  EXPECT_LT(std::abs(q.back()[x] - q.front()[x]), 1e-9) << "no push in the preparation";
+  rig->markRunStart();
+  for (std::uint32_t k = 30; k < 60; ++k) rig->send(k, rho);
+  ASSERT_EQ(sim->frameTicks().size(), 30u);  // the run's frames only
+  const long first = sim->frameTicks().front();
+  EXPECT_GT(first, prepared);
+  // At rest until 0.1 s into the run, then moving at 0.3 m/s along x.
+  const std::size_t at = static_cast<std::size_t>(first + 10);
+  ASSERT_GT(q.size(), at + 1);
+  EXPECT_LT(std::abs(q[at - 1][x] - q.front()[x]), 1e-9);
+  EXPECT_NEAR((q[at + 1][x] - q[at][x]) * rate_hz, 0.3, 0.005);
+}
+
 TEST(SimRig, APushAtAPointGivesItThatVelocityAndOneItCannotTakeIsRefused) {
   const ModelPtr mass = loadModel("suspended-mass");
   const double rate_hz = 100.0;

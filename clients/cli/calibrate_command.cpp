@@ -18,11 +18,10 @@ using namespace marionette::executor;
 
 namespace {
 
-// The model file's text with the calibrated values in place (comments are not kept): the constant
-// strings' `length` and the fitted masses' `mass` and `inertia` (every number scaled).
-std::string calibratedModelYaml(const std::string& model_arg, const control::Calibration& c) {
-  std::string text = builtinModelText(model_arg);
-  if (text.empty()) text = readInputFile<std::invalid_argument>(model_arg, 16u << 20, "model");
+// The model file's text (`text`, read before anything moved) with the calibrated values in place
+// (comments are not kept): the constant strings' `length` and the fitted masses' `mass` and
+// `inertia` (every number scaled).
+std::string calibratedModelYaml(const std::string& text, const control::Calibration& c) {
   YAML::Node root = YAML::Load(text);
   auto entry = [&](const char* section, const std::string& name) {
     for (YAML::Node item : root[section])
@@ -114,9 +113,13 @@ RigCalibrationOptions parseRigCalibration(const Args& a, const std::string& pref
       if (!found)
         throw std::invalid_argument(prefix + "masses: '" + o.fit.masses[i] +
                                     "' is not a mass of '" + model->name + "'");
+      for (std::size_t j = 0; j < i; ++j)
+        if (o.fit.masses[j] == o.fit.masses[i])
+          throw std::invalid_argument(prefix + "masses: '" + o.fit.masses[i] + "' is listed twice");
     }
   } catch (const FieldError& e) {
     const std::string field = e.field();
+    if (field == "send_rate_hz") throw std::invalid_argument("--send-rate: " + e.problem());
     const std::string flag = field == "settle_s"             ? "settle"
                              : field == "measure_s"          ? "measure"
                              : field.rfind("masses", 0) == 0 ? "masses"
@@ -178,6 +181,9 @@ int cmdCalibrate(int argc, char** argv) {
     }
   const std::string model_arg = a.values.at("--model");
   const ModelPtr model = loadModel(model_arg);
+  std::string model_text = builtinModelText(model_arg);
+  if (model_text.empty())
+    model_text = readInputFile<std::invalid_argument>(model_arg, 16u << 20, "model");
   const ScenePtr scene = a.values.count("--scene") ? loadScene(a.values.at("--scene")) : nullptr;
   const double rate =
       a.values.count("--send-rate") ? parseNumber("--send-rate", a.values.at("--send-rate")) : 50.0;
@@ -212,16 +218,24 @@ int cmdCalibrate(int argc, char** argv) {
   const std::optional<RigCalibration> c = runRigCalibration(
       *rig, model, options, installStopHandlers(), log.get(), "calibrate", &status);
   if (!c) return status;
-  const std::string yaml = calibratedModelYaml(model_arg, c->fit);
-  // The file written reads back as the calibrated model.
-  const ModelPtr back = loadModelString(yaml, a.values.at("--out"));
-  for (const control::CalibratedParameter& p : c->fit.parameters) {
-    const double v = p.kind == control::CalibratedParameter::Kind::StringLength
-                         ? back->strings[static_cast<std::size_t>(p.index)].length_m
-                         : back->masses[static_cast<std::size_t>(p.index)].mass_kg /
-                               model->masses[static_cast<std::size_t>(p.index)].mass_kg;
-    if (std::abs(v - p.fitted) > 1e-8 * (1 + std::abs(p.fitted)))
-      throw std::logic_error("the calibrated model file does not read back: " + p.name);
+  std::string yaml;
+  try {
+    yaml = calibratedModelYaml(model_text, c->fit);
+    // The file written reads back as the calibrated model.
+    const ModelPtr back = loadModelString(yaml, a.values.at("--out"));
+    for (const control::CalibratedParameter& p : c->fit.parameters) {
+      const double v = p.kind == control::CalibratedParameter::Kind::StringLength
+                           ? back->strings[static_cast<std::size_t>(p.index)].length_m
+                           : back->masses[static_cast<std::size_t>(p.index)].mass_kg /
+                                 model->masses[static_cast<std::size_t>(p.index)].mass_kg;
+      if (std::abs(v - p.fitted) > 1e-8 * (1 + std::abs(p.fitted)))
+        throw std::runtime_error("'" + p.name + "' does not read back");
+    }
+  } catch (const std::exception& e) {
+    std::cerr << "marionette calibrate: after the calibration's moves: --out: the calibrated model "
+                 "file cannot be written: "
+              << e.what() << "\n";
+    return 1;
   }
   writeFileAtomically(a.values.at("--out"), [&](std::ostream& os) { os << yaml; });
   std::cout << "  wrote " << a.values.at("--out") << "\n";

@@ -348,20 +348,6 @@ int cmdExecute(int argc, char** argv) {
                  "sim:?noise=0.002&rate=30)\n";
     return 2;
   }
-  std::unique_ptr<CommandLog> log;
-  if (a.values.count("--log")) log = std::make_unique<CommandLog>(a.values.at("--log"), m);
-  const std::atomic<bool>* stop = installStopHandlers();
-  std::optional<RigCalibration> calibration;
-  if (calibrate) {
-    int status = 0;
-    calibration = runRigCalibration(*rig, perf.model, calibration_options, stop, log.get(),
-                                    "execute", &status);
-    if (!calibration) return status;
-    fb.options.calibrated = calibration->fit.model;
-    fb.options.rig_clock_start = calibration->first_frame_sent;
-    fb.options.start_q = calibration->fit.rest_q.back();
-    now = calibration->moves.last_sent.size() ? calibration->moves.last_sent : now;
-  }
   const Stream stream = buildStream(perf, now, so);
   const std::vector<std::string> problems = validateStream(m, stream);
   if (!problems.empty()) {
@@ -380,28 +366,24 @@ int cmdExecute(int argc, char** argv) {
       "within every range, speed and acceleration limit\n",
       ramp / rate, settle / rate, (stream.play_rows - 1) / rate,
       static_cast<int>(stream.rows.rows()));
-  // Feedback: the gains and the estimator, before anything moves.
+  // Feedback: the gains and the estimator, before anything moves (on the model; with
+  // --calibrate, again on the calibrated puppet after the calibration).
   std::unique_ptr<ClosedLoop> loop;
-  if (fb.enabled && rig) {
+  auto makeLoop = [&]() -> std::string {
     try {
       loop = std::make_unique<ClosedLoop>(perf, stream, *rig->sensing(), so.hold, fb.options);
-    } catch (const std::invalid_argument& e) {
-      std::cerr << "marionette execute: refused, nothing was sent: --feedback: " << e.what()
-                << "\n";
-      return 2;
     } catch (const SimulationError& e) {
-      std::cerr << "marionette execute: refused, nothing was sent: --feedback: " << perf.source
-                << ": " << e.what() << "\n";
+      return perf.source + ": " + e.what();
+    } catch (const std::invalid_argument& e) {
+      return e.what();
+    }
+    return "";
+  };
+  if (fb.enabled && rig) {
+    if (const std::string why = makeLoop(); !why.empty()) {
+      std::cerr << "marionette execute: refused, nothing was sent: --feedback: " << why << "\n";
       return 2;
     }
-    const Sensing& sensing = *rig->sensing();
-    std::cout << formatted(
-        "  feedback: LQR along the plan%s (%zu gains, %s), %s estimator on %d measured values "
-        "at %g Hz (latency %g s)\n",
-        calibration ? " re-simulated on the calibrated puppet" : "", loop->gains().K.size(),
-        loop->gainsFromPlan() ? "the plan's" : "computed for these weights",
-        toString(fb.options.estimator.process), static_cast<int>(sensing.names().size()),
-        sensing.rate_hz, sensing.latency_s);
   }
   // The stream re-simulated on the plan's stage: for a dry run, and for a plan played at another
   // speed than it was planned for (its predicted motion then says what it should do).
@@ -415,6 +397,41 @@ int cmdExecute(int argc, char** argv) {
   if (dry_run) {
     std::cout << "  dry run: nothing was sent\n";
     return 0;
+  }
+
+  std::unique_ptr<CommandLog> log;
+  if (a.values.count("--log")) log = std::make_unique<CommandLog>(a.values.at("--log"), m);
+  const std::atomic<bool>* stop = installStopHandlers();
+  std::optional<RigCalibration> calibration;
+  if (calibrate) {
+    int status = 0;
+    calibration = runRigCalibration(*rig, perf.model, calibration_options, stop, log.get(),
+                                    "execute", &status);
+    if (!calibration) return status;
+    // It ends holding the rig's start, where the stream begins.
+    const Eigen::VectorXd& held = calibration->moves.last_sent;
+    const std::string after = "marionette execute: after the calibration's moves (the rig holds ";
+    if (held.size() != now.size() || (held - now).cwiseAbs().maxCoeff() > 1e-9) {
+      std::cerr << after << "its last pose): it did not end at the rig's start\n";
+      return 1;
+    }
+    fb.options.calibrated = calibration->fit.model;
+    fb.options.rig_clock_start = calibration->first_frame_sent;
+    fb.options.start_q = calibration->fit.rest_q.back();
+    if (const std::string why = makeLoop(); !why.empty()) {
+      std::cerr << after << "its start): --feedback on the calibrated puppet: " << why << "\n";
+      return 1;
+    }
+  }
+  if (loop) {
+    const Sensing& sensing = *rig->sensing();
+    std::cout << formatted(
+        "  feedback: LQR along the plan%s (%zu gains, %s), %s estimator on %d measured values "
+        "at %g Hz (latency %g s)\n",
+        calibration ? " re-simulated on the calibrated puppet" : "", loop->gains().K.size(),
+        loop->gainsFromPlan() ? "the plan's" : "computed for these weights",
+        toString(fb.options.estimator.process), static_cast<int>(sensing.names().size()),
+        sensing.rate_hz, sensing.latency_s);
   }
 
   eo.log = log.get();

@@ -381,7 +381,7 @@ Calibration calibrateAtRest(const ModelPtr& model, const MeasurementSpec& spec,
     out.iterations = it + 1;
     const Eigen::MatrixXd A = J.transpose() * J;
     const Eigen::VectorXd g = J.transpose() * base.residual;
-    bool accepted = false;
+    bool accepted = false, last_trial_found = false;
     Eigen::VectorXd step;
     while (lambda < 1e12) {
       Eigen::MatrixXd damped = A;
@@ -398,7 +398,8 @@ Calibration calibrateAtRest(const ModelPtr& model, const MeasurementSpec& spec,
         continue;
       }
       const Evaluation trial = problem.evaluate(theta + step, rhos, &poses, &base.rest);
-      if (trial.failure.empty() && trial.residual.squaredNorm() < cost) {
+      last_trial_found = trial.failure.empty();
+      if (last_trial_found && trial.residual.squaredNorm() < cost) {
         theta += step;
         base = trial;
         cost = base.residual.squaredNorm();
@@ -408,8 +409,10 @@ Calibration calibrateAtRest(const ModelPtr& model, const MeasurementSpec& spec,
       }
       lambda *= 10;
     }
-    if (!accepted) {  // no step lowers the cost: the minimum, to the rest poses' precision
-      out.converged = true;
+    if (!accepted) {
+      // No step lowers the cost: the minimum, to the rest poses' precision -- unless the last
+      // steps found no rest pose to compare.
+      out.converged = last_trial_found;
       break;
     }
     J = problem.jacobian(theta, base, rhos, &poses, failure);

@@ -89,6 +89,10 @@ ClosedLoop::ClosedLoop(const Playback& perf, const Stream& stream, const Sensing
   // pose next to it.
   Eigen::VectorXd q0 = perf.predicted_q.row(0).transpose();
   if (options_.calibrated) {
+    // Next to where the calibration left the puppet, when the run starts there (no ramp).
+    const bool at_start = options_.start_q.size() == m.nd() &&
+                          (stream.rows.row(0) - rows.row(0)).cwiseAbs().maxCoeff() < 1e-9;
+    if (at_start) q0 = options_.start_q;
     const RestPose rest = computeRestPose(model_, rows.row(0).transpose(), &q0);
     if (!rest.ok)
       throw std::invalid_argument(perf.source +
@@ -131,7 +135,8 @@ ClosedLoop::ClosedLoop(const Playback& perf, const Stream& stream, const Sensing
   reference_ = lin.x;
   taut_ = lin.taut;
   const control::TrackingGains& planned = perf.gains;
-  if (!planned.empty() && planned.weights == options_.weights) {
+  // The plan's gains were taken on its own model: not the calibrated puppet's.
+  if (!planned.empty() && planned.weights == options_.weights && !options_.calibrated) {
     const bool fits = planned.K.size() + 1 == lin.x.size() &&
                       std::abs(planned.dt_s - dt) < 1e-12 * dt &&
                       std::all_of(planned.K.begin(), planned.K.end(), [&](const auto& K) {
@@ -221,9 +226,13 @@ bool ClosedLoop::correctFrame(RigDriver& rig, long tick, Phase phase, int sample
   if (first_tick_ < 0) {
     first_tick_ = tick;
     first_sent_ = Clock::now();
+    // On the frames' period grid: the rig's ticks are whole periods from its first frame.
     if (options_.rig_clock_start)
       clock_offset_s_ =
-          std::chrono::duration<double>(first_sent_ - *options_.rig_clock_start).count();
+          std::round(
+              std::chrono::duration<double>(first_sent_ - *options_.rig_clock_start).count() *
+              rate_hz_) /
+          rate_hz_;
   }
   rig_tick_ = tick - first_tick_;
   // Missed ticks: the rig held its input over them.

@@ -331,8 +331,13 @@ ExecuteReport execute(RigDriver& rig, const Stream& stream, const ExecuteOptions
     if (o.closed_loop) {
       Eigen::VectorXd corrected;
       std::string why;
-      const bool go =
-          o.closed_loop->beforeSend(rig, k, c.phase, c.sample, values, corrected, why);
+      bool go = false;
+      try {  // it reads the rig's measurements
+        go = o.closed_loop->beforeSend(rig, k, c.phase, c.sample, values, corrected, why);
+      } catch (const LinkError& e) {
+        stop(StopReason::LinkLost, e.what());
+        break;
+      }
       if (o.log)
         for (const std::string& clamp : o.closed_loop->frameClamps())
           o.log->event("clamp", rig.nextSeq(), since(Clock::now()), NAN, clamp);
@@ -371,7 +376,14 @@ ExecuteReport execute(RigDriver& rig, const Stream& stream, const ExecuteOptions
     if (o.log) o.log->sent(seq, c.phase, c.sample, since(deadline), since(sent), values);
     if (acks) pending.push_back({seq, sent});
     if (o.closed_loop) o.closed_loop->afterSend(values);
-    if (o.after_frame) o.after_frame(rig, c.phase, c.sample);
+    if (o.after_frame) {
+      try {  // e.g. reading the rig's measurements
+        o.after_frame(rig, c.phase, c.sample);
+      } catch (const LinkError& e) {
+        stop(StopReason::LinkLost, e.what());
+        break;
+      }
+    }
     if (!collect()) break;
     more = advance();
     ++k;

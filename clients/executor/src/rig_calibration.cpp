@@ -65,6 +65,7 @@ RigCalibration calibrateOnRig(RigDriver& rig, const ModelPtr& model, const RigCa
     return out;
   };
   Eigen::VectorXd now = rig.readSetpoints();
+  rig.markPreparation();
   out.poses =
       control::chooseCalibrationPoses(model, spec, now, o.poses, o.fit, o.share, o.acceptable);
   // Back to the start at the end, measured again: the run begins there, with the puppet at rest
@@ -100,8 +101,10 @@ RigCalibration calibrateOnRig(RigDriver& rig, const ModelPtr& model, const RigCa
                                      o.send_rate_hz, static_cast<int>(i));
     if (const std::vector<std::string> problems = validateStream(*model, stream);
         !problems.empty()) {
-      return failed(formatted("calibration pose %zu: the move breaks a limit: ", i) +
-                    problems.front());
+      const std::string why =
+          formatted("calibration pose %zu: the move breaks a limit: ", i) + problems.front();
+      if (i == 0) throw FieldError("poses", why);  // nothing has moved yet
+      return failed(why);
     }
     // Measurements taken after the settle (and the rig's latency) are averaged.
     const int first_kept =
@@ -114,13 +117,15 @@ RigCalibration calibrateOnRig(RigDriver& rig, const ModelPtr& model, const RigCa
     eo.log = log;
     eo.keep_send_lateness = false;
     eo.after_frame = [&](RigDriver& r, Phase phase, int sample) {
-      if (!out.first_frame_sent) out.first_frame_sent = Clock::now();
       inbox.clear();
       r.pollMeasurements(inbox, &corrupt);
       if (phase != Phase::Play || sample < first_kept) return;
       for (const MeasurementFrame& f : inbox)
         if (f.values.size() == h.size() && f.values.allFinite()) kept.push_back(f.values);
     };
+    // About when the first frame goes out (execute sends it at once), as ClosedLoop takes its
+    // own: the rig's clock starts there.
+    if (!out.first_frame_sent) out.first_frame_sent = Clock::now();
     out.moves = execute(rig, stream, eo);
     if (out.moves.last_sent.size()) now = out.moves.last_sent;
     if (out.moves.reason != StopReason::Completed) {

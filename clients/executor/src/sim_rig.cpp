@@ -218,16 +218,23 @@ void SimRig::send(std::uint32_t seq, const Eigen::VectorXd& values) {
         tick_ + 1, std::lround(std::chrono::duration<double>(now - t0_).count() / period_s_));
     const Eigen::VectorXd held = state_.rho;
     while (tick_ + 1 < target) stepTo(held);  // periods without a frame: the input held
-    if (std::isnan(push_origin_s_)) push_origin_s_ = target * period_s_;  // the run's first frame
+    if (in_run_ && std::isnan(push_origin_s_)) push_origin_s_ = target * period_s_;  // its first
     stepTo(values);
   }
   frame_ticks_.push_back(tick_);
   pending_.push_back({AckEvent::Kind::Ack, seq, "", Clock::now()});
 }
 
+void SimRig::markPreparation() {
+  in_run_ = false;
+  push_origin_s_ = NAN;
+}
+
 void SimRig::markRunStart() {
   frame_ticks_.clear();
-  if (started_) push_origin_s_ = NAN;  // set by the next frame (before it, the rig's time 0)
+  in_run_ = true;
+  // Set by the next frame; before any, the rig's time 0 is the run's.
+  push_origin_s_ = started_ ? NAN : 0.0;
 }
 
 void SimRig::poll(std::vector<AckEvent>& out) {

@@ -74,7 +74,10 @@ struct Calibration {
   std::vector<CalibratedParameter> parameters;
   ModelPtr model;                       // the model with the fitted values
   int iterations = 0;                   // Levenberg-Marquardt iterations taken
-  bool converged = false;               // the last step was below a hundredth of every std
+  // The last step was below a hundredth of every std, or no step lowered the cost any more (the
+  // minimum, to the rest poses' precision); false when the budget ran out or the last trial
+  // steps found no rest pose.
+  bool converged = false;
   double rms_residual_m = 0.0;          // over every measured value, at the fit (m or rad)
   double nominal_rms_residual_m = 0.0;  // the same with the model's own values
   double max_residual_m = 0.0;

@@ -47,8 +47,10 @@ struct ClosedLoopOptions {
   // Where the puppet rests at the rig's start (n_d; a calibration's last pose, as its
   // measurements showed it); empty: the rest pose of the stream's first row from the model's guess.
   Eigen::VectorXd start_q;
-  // When the rig's clock started (its first SET, e.g. a calibration's before this run: its
-  // measurements are stamped from then); empty: this run's first frame.
+  // When the rig's clock started, taken just before its first SET went out (a calibration's
+  // before this run: its measurements are stamped from then; the offset is rounded to whole
+  // periods, the rig's ticks); empty: this run's first frame.  Measurements stamped before the
+  // run are counted late.
   std::optional<Clock::time_point> rig_clock_start;
   // Whether the puppet at configuration q (n_q) touches the stage or itself, and what; empty:
   // no check.  Checked on the state each corrected frame leads to, predicted from the estimate.

@@ -75,8 +75,10 @@ class RigDriver {
   // lines that failed their checksum or layout are counted in *corrupt.  Throws LinkError.
   virtual void pollMeasurements(std::vector<MeasurementFrame>& out, long* corrupt);
 
-  // The next frame starts the run (after a calibration's moves, say): a simulated rig counts its
-  // pushes' times and its frames from it.  A hardware rig is told nothing.
+  // The frames from now on prepare the run (a calibration's moves), until markRunStart: the next
+  // frame then starts the run.  A simulated rig holds its pushes for the run and counts their
+  // times and its frames from the run's first frame.  A hardware rig is told nothing.
+  virtual void markPreparation() {}
   virtual void markRunStart() {}
 
   // Frames (GET, SET, HOLD) are numbered 1, 2, 3, ... in the order they are sent, whoever sends
@@ -134,6 +136,7 @@ class SimRig : public RigDriver {
     return truth_.sensing.declared() ? &truth_.sensing : nullptr;
   }
   void pollMeasurements(std::vector<MeasurementFrame>& out, long* corrupt) override;
+  void markPreparation() override;
   void markRunStart() override;
 
   const Model& truthModel() const { return *truth_.truth; }
@@ -165,9 +168,10 @@ class SimRig : public RigDriver {
   std::uint32_t measurement_seq_ = 0;
   std::vector<std::pair<Clock::time_point, MeasurementFrame>> in_flight_;
   std::size_t pushes_done_ = 0;
-  // The rig's time the pushes count from: its first frame's, or the run's (markRunStart; NaN
-  // until that frame arrives).
+  // The rig's time the pushes count from: its first frame's, or the run's after a preparation
+  // (markRunStart; NaN until that frame arrives, and through a preparation).
   double push_origin_s_ = 0.0;
+  bool in_run_ = true;            // false from markPreparation to markRunStart
   std::vector<int> push_points_;  // per push (sorted): the truth's point index, or -1
 };
 

@@ -72,7 +72,8 @@ RigCalibration calibrateOnRig(RigDriver& rig, const ModelPtr& model,
                               CommandLog* log = nullptr);
 
 // {"poses": N, "samples": [...], "drift": [...], "parameters": [{"name", "kind", "unit",
-// "nominal", "fitted", "std"}, ...], "rms_residual_m", "max_residual_m", "chi2_per_dof",
+// "nominal", "fitted", "std"}, ...], "rms_residual_m", "nominal_rms_residual_m",
+// "max_residual_m", "chi2_per_dof",
 // "iterations", "converged", "pose_rms_m": [...], "nominal_pose_rms_m": [...], "elapsed_s"},
 // members after `indent` (a successful calibration).
 void writeCalibrationJson(std::ostream& os, const RigCalibration& c, const std::string& indent);
