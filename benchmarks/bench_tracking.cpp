@@ -419,8 +419,10 @@ int main(int argc, char** argv) {
     else if (a == "--max-deviation") patch.max_deviation = std::atof(argv[i + 1]);
     else if (a == "--calibrate") {
       patch.calibration_poses = std::atoi(argv[i + 1]);
-      if (!(patch.calibration_poses >= 1 && patch.calibration_poses <= 50)) {
-        std::cerr << "bench_tracking: --calibrate: give the poses, 1 to 50\n";
+      if (!(patch.calibration_poses >= 1 &&
+            patch.calibration_poses <= marionette::executor::kMaxCalibrationPoses)) {
+        std::cerr << "bench_tracking: --calibrate: give the poses, 1 to "
+                  << marionette::executor::kMaxCalibrationPoses << "\n";
         return 2;
       }
     } else if (a == "--push") {

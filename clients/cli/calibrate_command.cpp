@@ -96,8 +96,9 @@ RigCalibrationOptions parseRigCalibration(const Args& a, const std::string& pref
   };
   if (const std::string* v = value("poses")) {
     const double n = parseNumber(prefix + "poses", *v);
-    if (!(n >= 1 && n <= 50 && n == std::floor(n)))
-      throw std::invalid_argument(prefix + "poses: a count in [1, 50]");
+    if (!(n >= 1 && n <= kMaxCalibrationPoses && n == std::floor(n)))
+      throw std::invalid_argument(prefix + "poses: a count in [1, " +
+                                  std::to_string(kMaxCalibrationPoses) + "]");
     o.poses = static_cast<int>(n);
   }
   if (const std::string* v = value("masses")) o.fit.masses = splitCommas(*v);

@@ -12,7 +12,6 @@
 namespace marionette::executor {
 
 namespace {
-constexpr int kMaxPoses = 50;
 
 // The stream that takes the rig from `from` to `pose` and holds it there for hold_s.
 Stream holdStream(const ModelPtr& model, const Eigen::VectorXd& from, const Eigen::VectorXd& pose,
@@ -35,8 +34,9 @@ Stream holdStream(const ModelPtr& model, const Eigen::VectorXd& from, const Eige
 }  // namespace
 
 void checkRigCalibrationOptions(const RigCalibrationOptions& o) {
-  if (!(o.poses >= 1 && o.poses <= kMaxPoses))
-    throw FieldError("poses", formatted("must be in [1, %d], got %d", kMaxPoses, o.poses));
+  if (!(o.poses >= 1 && o.poses <= kMaxCalibrationPoses))
+    throw FieldError("poses",
+                     formatted("must be in [1, %d], got %d", kMaxCalibrationPoses, o.poses));
   if (!(o.share > 0 && o.share <= 0.5))
     throw FieldError("share", "must be in (0, 0.5], got " + formatNumber(o.share));
   if (!(o.settle_s >= 0 && o.settle_s <= 60))

@@ -29,9 +29,11 @@
 
 namespace marionette::executor {
 
+constexpr int kMaxCalibrationPoses = 50;
+
 struct RigCalibrationOptions {
   // Held in turn, the first the rig's start, which is held and measured again at the end (at
-  // least 1, at most 50)
+  // least 1, at most kMaxCalibrationPoses)
   int poses = 5;
   double share = 0.15;     // each input moved at most this share of its range, in (0, 0.5]
   double settle_s = 4.0;   // held still before measuring, in [0, 60] (after a move of >= 3 s)
