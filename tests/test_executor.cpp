@@ -1293,45 +1293,54 @@ TEST(ClosedLoop, APushOnTheTruthIsRejected) {
   EXPECT_LT(rms[1], rms[0]);
 }
 
-// sim:?push=POINT:T:VX,VY,VZ: a blow at a point gives it that velocity.  The suspended mass hangs
-// at rest; pushed along x at 0.1 s, its next step moves it at 0.3 m/s along x (a pendulum of
-// 0.5 m: gravity slows it by under 1 mm/s in that 0.01 s) and not up (along its circle).  A
-// velocity the point cannot take (out of its plane) is refused, naming what it can; so are a bad
-// point, time or velocity, and an option given twice.
+namespace {
+// The suspended mass at rest on sim: at 100 Hz, pushed 0.3 m/s along x at 0.1 s.
+struct PushedMass {
+  static constexpr double rate_hz = 100.0;
+  ModelPtr mass = loadModel("suspended-mass");
+  std::unique_ptr<RigDriver> rig =
+      openRig("sim:?push=mass:0.1:0.3,0,0", mass, RigConfig{}, rate_hz);
+  SimRig* sim = dynamic_cast<SimRig*>(rig.get());
+  Eigen::VectorXd rho = rig->readSetpoints();
+};
+}  // namespace
+
 TEST(SimRig, APushWaitsForTheRunAfterAPreparation) {
   // A calibration's moves come before the run (markPreparation ... markRunStart): the push at
   // 0.1 s is the run's 0.1 s, and the run's frames are counted from its first.
-  const ModelPtr mass = loadModel("suspended-mass");
-  const double rate_hz = 100.0;
-  const auto rig = openRig("sim:?push=mass:0.1:0.3,0,0", mass, RigConfig{}, rate_hz);
-  auto* sim = dynamic_cast<SimRig*>(rig.get());
-  ASSERT_NE(sim, nullptr);
-  const Eigen::VectorXd rho = rig->readSetpoints();
-  rig->markPreparation();
-  for (std::uint32_t k = 0; k < 30; ++k) rig->send(k, rho);  // 0.29 s of preparation
-  const int x = mass->variableIndex("xm");
-  const std::vector<Eigen::VectorXd>& q = sim->measuredQ();
+  PushedMass pm;
+  ASSERT_NE(pm.sim, nullptr);
+  pm.rig->markPreparation();
+  for (std::uint32_t k = 0; k < 30; ++k) pm.rig->send(k, pm.rho);  // 0.29 s of preparation
+  const int x = pm.mass->variableIndex("xm");
+  const std::vector<Eigen::VectorXd>& q = pm.sim->measuredQ();
   const long prepared = static_cast<long>(q.size()) - 1;  // the preparation's last tick
   EXPECT_LT(std::abs(q.back()[x] - q.front()[x]), 1e-9) << "no push in the preparation";
-  rig->markRunStart();
-  for (std::uint32_t k = 30; k < 60; ++k) rig->send(k, rho);
-  ASSERT_EQ(sim->frameTicks().size(), 30u);  // the run's frames only
-  const long first = sim->frameTicks().front();
+  pm.rig->markRunStart();
+  for (std::uint32_t k = 30; k < 60; ++k) pm.rig->send(k, pm.rho);
+  ASSERT_EQ(pm.sim->frameTicks().size(), 30u);  // the run's frames only
+  const long first = pm.sim->frameTicks().front();
   EXPECT_GT(first, prepared);
   // At rest until 0.1 s into the run, then moving at 0.3 m/s along x.
   const std::size_t at = static_cast<std::size_t>(first + 10);
   ASSERT_GT(q.size(), at + 1);
   EXPECT_LT(std::abs(q[at - 1][x] - q.front()[x]), 1e-9);
-  EXPECT_NEAR((q[at + 1][x] - q[at][x]) * rate_hz, 0.3, 0.005);
+  EXPECT_NEAR((q[at + 1][x] - q[at][x]) * PushedMass::rate_hz, 0.3, 0.005);
 }
 
+// sim:?push=POINT:T:VX,VY,VZ: a blow at a point gives it that velocity.  The suspended mass hangs
+// at rest; pushed along x at 0.1 s, its next step moves it at 0.3 m/s along x (a pendulum of
+// 0.5 m: gravity slows it by under 1 mm/s in that 0.01 s) and not up (along its circle).  A
+// velocity the point cannot take (out of its plane) is refused, naming what it can; so are a bad
+// point, time or velocity, and an option given twice.
 TEST(SimRig, APushAtAPointGivesItThatVelocityAndOneItCannotTakeIsRefused) {
-  const ModelPtr mass = loadModel("suspended-mass");
-  const double rate_hz = 100.0;
-  const auto rig = openRig("sim:?push=mass:0.1:0.3,0,0", mass, RigConfig{}, rate_hz);
-  auto* sim = dynamic_cast<SimRig*>(rig.get());
+  PushedMass pm;
+  const ModelPtr& mass = pm.mass;
+  const double rate_hz = PushedMass::rate_hz;
+  const auto& rig = pm.rig;
+  SimRig* sim = pm.sim;
   ASSERT_NE(sim, nullptr);
-  const Eigen::VectorXd rho = rig->readSetpoints();
+  const Eigen::VectorXd& rho = pm.rho;
   for (std::uint32_t k = 0; k < 20; ++k) rig->send(k, rho);  // (a slow loop only holds rho)
   const std::vector<Eigen::VectorXd>& q = sim->measuredQ();
   ASSERT_GE(q.size(), 13u);
