@@ -325,14 +325,25 @@ ModelPtr withParameters(const Model& model, const std::vector<CalibratedParamete
   return m;
 }
 
-Calibration calibrateAtRest(const ModelPtr& model, const MeasurementSpec& spec,
-                            const std::vector<CalibrationPose>& poses,
-                            const CalibrationOptions& options) {
+namespace {
+// What a fit starts from: the problem, the poses' inputs, the nominal evaluation and its weighted
+// Jacobian, every pose checked and what the poses cannot identify refused.
+struct Start {
+  std::unique_ptr<Problem> problem;
+  std::vector<Eigen::VectorXd> rhos;
+  Evaluation base;
+  Eigen::MatrixXd J;
+  long values = 0;
+};
+
+Start prepare(const ModelPtr& model, const MeasurementSpec& spec,
+              const std::vector<CalibrationPose>& poses, const CalibrationOptions& options) {
   checkCalibrationOptions(options);
-  Problem problem(model, spec, parametersOf(*model, options), options.rest);
+  Start st;
+  st.problem = std::make_unique<Problem>(model, spec, parametersOf(*model, options), options.rest);
+  Problem& problem = *st.problem;
   const int P = problem.parameters();
   if (poses.empty()) throw FieldError("poses", "no pose to calibrate from");
-  std::vector<Eigen::VectorXd> rhos;
   for (std::size_t i = 0; i < poses.size(); ++i) {
     const CalibrationPose& c = poses[i];
     const bool stds = c.std.size() == 0 || (c.std.size() == problem.size() &&
@@ -342,39 +353,62 @@ Calibration calibrateAtRest(const ModelPtr& model, const MeasurementSpec& spec,
       throw FieldError("poses", formatted("pose %zu: needs %d finite inputs, %d finite measured "
                                           "values (and deviations > 0) and at least one sample",
                                           i, model->nk(), problem.size()));
-    rhos.push_back(c.rho);
+    st.rhos.push_back(c.rho);
   }
-  const long values = static_cast<long>(poses.size()) * problem.size();
-  if (values <= P)
+  st.values = static_cast<long>(poses.size()) * problem.size();
+  if (st.values <= P)
     throw FieldError("poses", formatted("%zu pose(s) give %ld measured values for %d parameters: "
                                         "hold more poses",
-                                        poses.size(), values, P));
+                                        poses.size(), st.values, P));
+  st.base = problem.evaluate(problem.nominal(), st.rhos, &poses, nullptr);
+  if (!st.base.failure.empty()) throw FieldError("poses", st.base.failure);
+  std::string failure;
+  st.J = problem.jacobian(problem.nominal(), st.base, st.rhos, &poses, failure);
+  if (!failure.empty()) throw FieldError("poses", failure);
+  checkIdentifiable(st.J, problem, options.min_relative_singular_value);
+  return st;
+}
+}  // namespace
+
+void checkCalibrationPoses(const ModelPtr& model, const MeasurementSpec& spec,
+                           const std::vector<CalibrationPose>& poses,
+                           const CalibrationOptions& options) {
+  prepare(model, spec, poses, options);
+}
+
+Calibration calibrateAtRest(const ModelPtr& model, const MeasurementSpec& spec,
+                            const std::vector<CalibrationPose>& poses,
+                            const CalibrationOptions& options) {
+  Start st = prepare(model, spec, poses, options);
+  Problem& problem = *st.problem;
+  const std::vector<Eigen::VectorXd>& rhos = st.rhos;
+  const int P = problem.parameters();
+  const long values = st.values;
   Eigen::VectorXd theta = problem.nominal();
-  Evaluation base = problem.evaluate(theta, rhos, &poses, nullptr);
-  if (!base.failure.empty()) throw FieldError("poses", base.failure);
+  Evaluation base = std::move(st.base);
+  Eigen::MatrixXd J = std::move(st.J);
+  std::string failure;
 
   Calibration out;
-  auto poseRms = [&](const Evaluation& e) {
+  // The residuals in the measurements' units (m or rad), all poses stacked, and per pose.
+  const int ny = problem.size();
+  auto unweighted = [&](const Evaluation& e) {
+    Eigen::VectorXd u(e.residual.size());
+    for (std::size_t i = 0; i < poses.size(); ++i)
+      u.segment(static_cast<Eigen::Index>(i) * ny, ny) =
+          e.residual.segment(static_cast<Eigen::Index>(i) * ny, ny)
+              .cwiseProduct(problem.meanStd(poses[i]));
+    return u;
+  };
+  auto poseRms = [&](const Eigen::VectorXd& u) {
     std::vector<double> r;
-    const int ny = problem.size();
-    for (std::size_t i = 0; i < poses.size(); ++i) {
-      const Eigen::VectorXd block = e.residual.segment(static_cast<Eigen::Index>(i) * ny, ny)
-                                        .cwiseProduct(problem.meanStd(poses[i]));
-      r.push_back(rms(block));
-    }
+    for (std::size_t i = 0; i < poses.size(); ++i)
+      r.push_back(rms(u.segment(static_cast<Eigen::Index>(i) * ny, ny)));
     return r;
   };
-  out.nominal_pose_rms_m = poseRms(base);
-  {
-    double sum2 = 0.0;
-    for (double r : out.nominal_pose_rms_m) sum2 += r * r;
-    out.nominal_rms_residual_m = std::sqrt(sum2 / static_cast<double>(poses.size()));
-  }
-  std::string failure;
-  Eigen::MatrixXd J = problem.jacobian(theta, base, rhos, &poses, failure);
-  if (!failure.empty()) throw FieldError("poses", failure);
-  checkIdentifiable(J, problem, options.min_relative_singular_value);
-
+  const Eigen::VectorXd nominal = unweighted(base);
+  out.nominal_pose_rms_m = poseRms(nominal);
+  out.nominal_rms_residual_m = rms(nominal);
   double cost = base.residual.squaredNorm();
   double lambda = 1e-3;
   for (int it = 0; it < options.max_iterations; ++it) {
@@ -434,17 +468,11 @@ Calibration calibrateAtRest(const ModelPtr& model, const MeasurementSpec& spec,
     out.parameters[static_cast<std::size_t>(k)].std = std::sqrt(std::max(0.0, covariance(k, k)));
   }
   out.model = withParameters(*model, out.parameters, theta);
-  out.pose_rms_m = poseRms(base);
+  const Eigen::VectorXd fitted = unweighted(base);
+  out.pose_rms_m = poseRms(fitted);
   for (const RestPose& r : base.rest) out.rest_q.push_back(r.q);
-  Eigen::VectorXd unweighted(base.residual.size());
-  for (std::size_t i = 0; i < poses.size(); ++i) {
-    const int ny = problem.size();
-    unweighted.segment(static_cast<Eigen::Index>(i) * ny, ny) =
-        base.residual.segment(static_cast<Eigen::Index>(i) * ny, ny)
-            .cwiseProduct(problem.meanStd(poses[i]));
-  }
-  out.rms_residual_m = rms(unweighted);
-  out.max_residual_m = unweighted.size() ? unweighted.cwiseAbs().maxCoeff() : 0.0;
+  out.rms_residual_m = rms(fitted);
+  out.max_residual_m = fitted.size() ? fitted.cwiseAbs().maxCoeff() : 0.0;
   return out;
 }
 

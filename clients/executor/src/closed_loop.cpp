@@ -26,14 +26,9 @@ double millisecondsSince(Clock::time_point t) {
 namespace {
 // A calibrated model is the plan's puppet: the same joints, inputs and points, by name.
 void checkSamePuppet(const Model& plan, const Model& calibrated) {
-  auto names = [](const auto& items) {
-    std::vector<std::string> n;
-    for (const auto& i : items) n.push_back(i.name);
-    return n;
-  };
-  if (names(plan.dynamic) != names(calibrated.dynamic) ||
-      names(plan.kinematic) != names(calibrated.kinematic) ||
-      names(plan.points) != names(calibrated.points))
+  if (itemNames(plan.dynamic) != itemNames(calibrated.dynamic) ||
+      itemNames(plan.kinematic) != itemNames(calibrated.kinematic) ||
+      itemNames(plan.points) != itemNames(calibrated.points))
     throw FieldError("calibrated", "'" + calibrated.name +
                                        "' does not have the joints, inputs and points of '" +
                                        plan.name + "'");

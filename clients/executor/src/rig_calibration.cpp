@@ -90,9 +90,7 @@ RigCalibration calibrateOnRig(RigDriver& rig, const ModelPtr& model, const RigCa
       p.samples = 1;
       predicted.push_back(p);
     }
-    control::CalibrationOptions once = o.fit;
-    once.max_iterations = 1;
-    control::calibrateAtRest(model, spec, predicted, once);
+    control::checkCalibrationPoses(model, spec, predicted, o.fit);
   }
   const Eigen::VectorXd sigma = h.noiseVariance().cwiseSqrt();
   std::vector<control::CalibrationPose> measured;

@@ -52,12 +52,8 @@ const SimTruth& checkedTruth(const ModelPtr& model, SimTruth& t) {
   if (!t.truth) t.truth = model;
   const Model& a = *model;
   const Model& b = *t.truth;
-  auto names = [](const auto& items) {
-    std::vector<std::string> n;
-    for (const auto& i : items) n.push_back(i.name);
-    return n;
-  };
-  if (names(a.kinematic) != names(b.kinematic) || names(a.dynamic) != names(b.dynamic))
+  if (itemNames(a.kinematic) != itemNames(b.kinematic) ||
+      itemNames(a.dynamic) != itemNames(b.dynamic))
     throw std::invalid_argument("sim: truth: '" + b.name + "' (" + b.source_file +
                                 ") does not have the joints and rig inputs of '" + a.name + "'");
   for (const std::string& p : t.sensing.markers)

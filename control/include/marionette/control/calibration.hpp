@@ -18,7 +18,7 @@
 //   CalibrationOptions    what to fit, the Levenberg-Marquardt budget, the identifiability bound.
 //   CalibratedParameter   one fitted value with its standard deviation.
 //   Calibration           the parameters, the calibrated model, the residuals.
-//   calibrateAtRest       the fit.
+//   calibrateAtRest       the fit; checkCalibrationPoses its checks alone.
 //   chooseCalibrationPoses  a D-optimal choice of poses: the start, and each input moved a
 //                         share of its range, greedily by log det of the information.
 //   withParameters        a model with some constant string lengths and mass scales changed.
@@ -96,6 +96,11 @@ struct Calibration {
 Calibration calibrateAtRest(const ModelPtr& model, const MeasurementSpec& spec,
                             const std::vector<CalibrationPose>& poses,
                             const CalibrationOptions& options);
+
+// calibrateAtRest's checks alone (the poses, what they can identify; no fit): throws what it would.
+void checkCalibrationPoses(const ModelPtr& model, const MeasurementSpec& spec,
+                           const std::vector<CalibrationPose>& poses,
+                           const CalibrationOptions& options);
 
 // `count` poses to hold (the first is rho0): among rho0 and each input moved by `share` of its
 // range either way (within the range; `acceptable`, when given, vetoes a rest pose q, n_q, e.g. one
