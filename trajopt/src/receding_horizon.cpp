@@ -11,6 +11,7 @@
 #include "marionette/models/cancel.hpp"
 #include "marionette/models/rest_pose.hpp"
 #include "marionette/models/simulation.hpp"
+#include "horizon_window.hpp"
 #include "transcription_nlp.hpp"
 
 namespace marionette::detail {
@@ -19,64 +20,6 @@ namespace {
 constexpr double kContactReach_m = 0.01;  // the windows' contact rows: those the warm start nears
 constexpr double kStopReach = 0.1;        // ... and joint stops (rad or m)
 constexpr double kLimitShare = 0.97;      // the rig's limits asked for (the windows' rows too)
-
-// The re-simulation of `inputs` (rows of n_k, the first the start's) from `x`: false at a step
-// that fails.
-bool resimulates(VariationalIntegrator& vi, const State& x, const Eigen::MatrixXd& inputs,
-                 Eigen::VectorXd* peak_N = nullptr) {
-  State at = x, next = vi.makeState();
-  StepReport report = vi.makeReport();
-  if (peak_N) peak_N->setZero(vi.model().nstrings());
-  for (Eigen::Index k = 1; k < inputs.rows(); ++k) {
-    if (vi.step(at, inputs.row(k).transpose(), next, &report) != StepStatus::Ok) return false;
-    if (peak_N) *peak_N = peak_N->cwiseMax(report.tension_N);
-    at = next;
-  }
-  return true;
-}
-
-// `inputs` (a window's: rows from sample s0, the first the committed one; `before`: rows rho_{-1},
-// rho_{-2}) moved, from the first on, into the rig's limits at `share` of each: within its range,
-// its speed and its acceleration, and slow enough to stop by the motion's last sample (S - 1,
-// after which the rig holds).  Each row is the nearest to what it was that keeps the rows before
-// it where they are: braking toward a bound or the end starts in time, so there is always room.
-void clampToRigLimits(const Model& m, const Eigen::MatrixXd& before, int s0, int S, double dt,
-                      double share, Eigen::MatrixXd& inputs) {
-  for (int i = 0; i < m.nk(); ++i) {
-    const KinematicVariable& v = m.kinematic[i];
-    double previous = before(0, i), current = inputs(0, i);
-    for (Eigen::Index k = 1; k < inputs.rows(); ++k) {
-      const double speed = current - previous;                         // per step
-      const int left = std::max(0, S - 1 - s0 - static_cast<int>(k));  // steps after this row
-      double lo = v.lower, hi = v.upper;
-      double step = std::numeric_limits<double>::infinity();
-      if (std::isfinite(v.max_speed)) step = share * v.max_speed * dt;
-      if (std::isfinite(v.max_accel) && v.max_accel > 0) {
-        // Slowing by c a step, a step v goes v + v^2 / 2c - v / 2 before it stops (to c / 8):
-        // the largest that stops before a bound D away.
-        const double c = share * v.max_accel * dt * dt;
-        auto stopsWithin = [&](double distance) {
-          return c * (std::sqrt(0.25 + 2 * std::max(0.0, distance - c / 8) / c) - 0.5);
-        };
-        step = std::min(step, c * (left + 1));
-        hi = std::min(hi, current + stopsWithin(v.upper - current));
-        lo = std::max(lo, current - stopsWithin(current - v.lower));
-      }
-      lo = std::max(lo, current - step);
-      hi = std::min(hi, current + step);
-      if (std::isfinite(v.max_accel)) {
-        const double change = share * v.max_accel * dt * dt;
-        lo = std::max(lo, current + speed - change);
-        hi = std::min(hi, current + speed + change);
-      }
-      double& value = inputs(k, i);
-      // (lo > hi where the limits meet at one value, to rounding: that value.)
-      value = lo <= hi ? std::clamp(value, lo, hi) : std::clamp(0.5 * (lo + hi), v.lower, v.upper);
-      previous = current;
-      current = value;
-    }
-  }
-}
 
 }  // namespace
 
@@ -111,19 +54,10 @@ HorizonResult trackOverHorizon(const HorizonSetup& s) {
   out.inputs.row(0) = s.start.rho.transpose();  // (the rig where it starts, before any window)
   for (int j : s.held_inputs) out.inputs.col(j).setConstant(s.start.rho[j]);
   out.windows_planned = (S - 1 + A - 1) / A;
-  // Each string's load at the start (its static tension, at least a tenth of the largest): 2.5
-  // times it bounds the windows' multipliers, as the plans' transcription's (no snap); a string
-  // with 1 % of the largest is loaded (kept taut in the modes).
-  Eigen::VectorXd max_tension_N;
-  std::vector<char> loaded(m.nstrings(), 0);
-  if (m.nstrings() > 0) {
-    const RestPose rest = computeRestPose(model, s.start.rho);
-    if (rest.ok && rest.tension_N.maxCoeff() > 0) {
-      max_tension_N = 2.5 * rest.tension_N.cwiseMax(0.1 * rest.tension_N.maxCoeff());
-      for (int j = 0; j < m.nstrings(); ++j)
-        loaded[j] = rest.tension_N[j] >= 0.01 * rest.tension_N.maxCoeff();
-    }
-  }
+  // Each string's load at the start bounds the windows' multipliers, as the plans' transcription's
+  // (no snap); a loaded string is kept taut in the modes.
+  const StringLoads loads = stringLoads(model, s.start.rho);
+  const Eigen::VectorXd& max_tension_N = loads.max_tension_N;
   auto sample = [&](int s0, int k) { return std::min(s0 + k, S - 1); };
 
   State x = s.start;
@@ -221,16 +155,7 @@ HorizonResult trackOverHorizon(const HorizonSetup& s) {
       return problem.cost();
     };
     const Eigen::VectorXd z0 = problem.initialGuess(guess);
-    // The warm start's modes, but a loaded string taut from its first taut step on: the solver
-    // keeps it pulling rather than letting it go slack to catch again.
-    std::vector<char> modes = problem.modesOf(z0);
-    const int rows = problem.unilateralRows();
-    for (int j = 0; j < m.nstrings(); ++j) {
-      if (!loaded[j]) continue;
-      int first = 0;
-      while (first < W && !modes[first * rows + j]) ++first;
-      for (int k = first; k < W; ++k) modes[k * rows + j] = 1;
-    }
+    const std::vector<char> modes = windowModes(problem, z0, loads.loaded, W);
     problem.setModes(modes);
     auto keep_going = [&](const TranscriptionProgress&) { return !s.in_time || s.in_time(); };
     Ipopt::SmartPtr<TranscriptionNlp> nlp = new TranscriptionNlp(problem, z0, keep_going);

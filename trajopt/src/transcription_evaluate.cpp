@@ -169,6 +169,7 @@ void TranscriptionProblem::evaluate(const Eigen::VectorXd& z, bool derivatives) 
   addInputCosts(derivatives);
   addSwingAndTensionCosts(z, derivatives);
   addTrackingCosts(derivatives);
+  addStateTrackingCosts(derivatives);
 }
 
 double TranscriptionProblem::swingWeight(int interval) const {

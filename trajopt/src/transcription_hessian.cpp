@@ -30,13 +30,17 @@ void TranscriptionProblem::declareHessian() {
   for (int a : track_point_vars_)
     for (int b : track_point_vars_) xx(a, b) = true;
   for (int v : setup_.track_variables) xx(v, v) = true;
+  // The closed loop's momenta couple every joint of neighbouring knots (M^-1 is dense).
+  const bool momenta = setup_.state_tracking.active() && setup_.state_tracking.velocity > 0;
+  const Pattern qq_prev = momenta ? Pattern::Constant(nd_, nd_, true) : coupled_;
+  if (momenta) xx.topLeftCorner(nd_, nd_).setConstant(true);
   Pattern stop_next = Pattern::Constant(nstops, nd_, false);
   for (int r = 0; r < nstops; ++r) stop_next(r, m.stops[r].variable) = true;
   hessian_blocks_.assign(N_ + 1, {});
   for (int k = 1; k <= N_; ++k) {
     HessianBlocks& b = hessian_blocks_[k];
     b.xx = hessian_.lower(xAt(k), xx);
-    if (k >= 2) b.qq_prev = hessian_.dense(xAt(k), xAt(k - 1), coupled_);
+    if (k >= 2) b.qq_prev = hessian_.dense(xAt(k), xAt(k - 1), qq_prev);
     for (int j = 1; j <= 3 && nk_ > 0; ++j)
       if (k - j >= 1) b.rho_prev[j - 1] = hessian_.diagonal(xAt(k) + nd_, xAt(k - j) + nd_, nk_);
   }
@@ -160,6 +164,7 @@ void TranscriptionProblem::hessian(const Eigen::VectorXd& z, double sigma,
       xx(k)(v, v) += c * weight * s * s;
     }
   }
+  addStateTrackingHessian(sigma);
   hessian_.copyValues(values);
 }
 

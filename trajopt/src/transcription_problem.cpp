@@ -53,6 +53,15 @@ TranscriptionProblem::TranscriptionProblem(const TranscriptionSetup& s)
     if (i < 0 || i >= nk_) throw std::invalid_argument("transcription: no such held input");
   if (s.rig_before.size() > 0 && (s.rig_before.rows() != 2 || s.rig_before.cols() != nk_))
     throw std::invalid_argument("transcription: rig_before needs two rows of the rig's inputs");
+  const StateTracking& st = s.state_tracking;
+  if (st.active()) {
+    bool fits = st.q.rows() == N_ + 1 && st.q.cols() == nd_ && st.p.rows() == N_ + 1 &&
+                st.p.cols() == nd_ && st.rho.rows() == N_ + 3 && st.rho.cols() == nk_ &&
+                static_cast<int>(st.velocity_metric.size()) == N_ + 1;
+    for (const Eigen::MatrixXd& W : st.velocity_metric)
+      fits = fits && W.rows() == nd_ && W.cols() == nd_;
+    if (!fits) throw std::invalid_argument("transcription: the state tracking does not fit the knots");
+  }
   track_jacobians_.assign((N_ + 1) * P, Eigen::MatrixXd::Zero(3, nq_));
   if (s.collision) {
     checker_ = std::make_unique<CollisionChecker>(s.collision);

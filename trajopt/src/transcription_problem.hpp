@@ -73,6 +73,26 @@ struct TranscriptionWeights {
   double settle = 10.0;
 };
 
+// The closed loop's cost on the transcription's variables (control/tracking_lqr.hpp's, term for
+// term): a receding-horizon controller whose first step is the LQR's where nothing switches.
+// With d the deviation from the reference at a knot and u_k = drho_{k+1} (k = 0..N-1):
+//   sum_{k=1..N} f_k (position |dq_k|^2 + velocity dp_k^T W_k dp_k + rig |drho_k|^2)
+//   + sum_{k=0..N-1} correction |u_k|^2 + correction_rate |u_k - drho_k|^2 / dt^2
+//                    + correction_accel |u_k - 2 drho_k + drho_{k-1}|^2 / dt^4
+//   + terminal (correction_rate |drho_N|^2 / dt^2 + correction_accel |2 drho_N - drho_{N-1}|^2
+//     / dt^4),
+// f_k = 1 but f_N = terminal; p_k = D2L_d(q_{k-1}, q_k) is the integrator's momentum at knot k
+// (the state the LQR's x holds), W_k = M_k^-T M_k^-1 at the reference.  Not multiplied by dt.
+struct StateTracking {
+  Eigen::MatrixXd q;    // N+1 rows of n_d: the reference's joints at the knots
+  Eigen::MatrixXd p;    // N+1 rows of n_d: its momenta
+  Eigen::MatrixXd rho;  // N+3 rows of n_k: its rig inputs at knots -2, -1, 0, ..., N
+  std::vector<Eigen::MatrixXd> velocity_metric;  // N+1 of n_d x n_d: W_k
+  double position = 0, velocity = 0, rig = 0, correction = 0, correction_rate = 0,
+         correction_accel = 0, terminal = 1;
+  bool active() const { return q.rows() > 0; }
+};
+
 struct TranscriptionSetup {
   ModelPtr model;
   IntegratorOptions integrator;  // dt_s: the knots' spacing; its damping; its contacts
@@ -121,6 +141,8 @@ struct TranscriptionSetup {
   // force: the integrator never engages them either); model->stops are the stops modelled as
   // unilateral rows.
   std::vector<Model::StopRow> stops_held_off;
+  // The closed loop's cost (inactive when empty); its terms add to the others'.
+  StateTracking state_tracking;
 };
 
 // What of the model a guess (configurations: rows of n_d) comes near, for a setup.
@@ -235,6 +257,10 @@ class TranscriptionProblem {
   void addInputCosts(bool derivatives);
   void addSwingAndTensionCosts(const Eigen::VectorXd& z, bool derivatives);
   void addTrackingCosts(bool derivatives);
+  // StateTracking's cost (transcription_state_tracking.cpp) and its Gauss-Newton curvature.
+  void addStateTrackingCosts(bool derivatives);
+  void addStateTrackingHessian(double sigma);
+  double rigDeviation(int k, int i) const;  // rho_i - its reference at knot k >= -2
   double swingWeight(int interval) const;  // swing's, or settle's from hold_from_knot on
   // Rig input i at knot k >= -2 (before the start: rig_before's, or the start's).
   double rigAt(int k, int i) const;

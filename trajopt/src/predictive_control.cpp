@@ -1,0 +1,191 @@
+// SPDX-License-Identifier: BSD-3-Clause
+#include "marionette/trajopt/predictive_control.hpp"
+
+#include <IpIpoptApplication.hpp>
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <stdexcept>
+
+#include "horizon_window.hpp"
+#include "ipopt_solver.hpp"
+#include "marionette/common/text.hpp"
+#include "marionette/models/field_error.hpp"
+#include "transcription_nlp.hpp"
+
+namespace marionette {
+namespace {
+constexpr double kMaxHorizon_s = 10.0;
+constexpr int kMaxIterations = 1000;
+constexpr double kStopReach = 0.1;    // the window's joint stops: those its warm start nears
+constexpr double kLimitShare = 0.97;  // of the rig's limits, as the plans' windows ask
+}  // namespace
+
+void checkPredictiveOptions(const PredictiveOptions& o, double plan_s) {
+  if (!(o.horizon_s > 0 && o.horizon_s <= kMaxHorizon_s))
+    throw FieldError("horizon_s", "must be in (0, " + formatNumber(kMaxHorizon_s) + "] s, got " +
+                                      formatNumber(o.horizon_s));
+  if (o.horizon_s > plan_s + 1e-9)
+    throw FieldError("horizon_s", formatNumber(o.horizon_s) + " s is longer than the plan (" +
+                                      formatNumber(plan_s, 4) + " s)");
+  if (o.iterations < 1 || o.iterations > kMaxIterations)
+    throw FieldError("iterations", "must be in [1, " + std::to_string(kMaxIterations) +
+                                       "], got " + std::to_string(o.iterations));
+  try {
+    control::checkLqrWeights(o.weights);
+  } catch (const FieldError& e) {
+    throw FieldError("weights." + e.field(), e.problem());
+  }
+}
+
+struct PredictiveController::Impl {
+  ModelPtr model;
+  std::vector<State> reference;
+  double rate_hz;
+  PredictiveOptions options;
+  int H;
+  IntegratorOptions io;
+  std::vector<Eigen::MatrixXd> velocity_metric;  // per sample: M^-T M^-1 at the reference
+  detail::StringLoads loads;
+  mutable std::unique_ptr<VariationalIntegrator> vi;
+};
+
+PredictiveController::PredictiveController(ModelPtr model, std::vector<State> reference,
+                                           double rate_hz, PredictiveOptions options)
+    : impl_(std::make_unique<Impl>()) {
+  if (reference.size() < 3) throw FieldError("reference", "needs at least 3 samples");
+  if (!(rate_hz > 0) || !std::isfinite(rate_hz)) throw FieldError("rate_hz", "must be > 0");
+  checkPredictiveOptions(options, static_cast<double>(reference.size() - 1) / rate_hz);
+  Impl& d = *impl_;
+  const Model& m = *model;
+  d.model = std::move(model);
+  d.reference = std::move(reference);
+  d.rate_hz = rate_hz;
+  d.options = options;
+  d.H = std::max(2, static_cast<int>(std::lround(options.horizon_s * rate_hz)));
+  d.io.dt_s = 1.0 / rate_hz;
+  DynamicsData data(m);
+  for (const State& x : d.reference) {
+    const Eigen::VectorXd q = m.configuration(x.q, x.rho);
+    forwardKinematics(m, data, q);
+    computeLagrangian(m, data, q, Eigen::VectorXd::Zero(m.nd()), LagrangianOrder::MassMatrix);
+    const Eigen::MatrixXd Minv = data.M.llt().solve(Eigen::MatrixXd::Identity(m.nd(), m.nd()));
+    d.velocity_metric.push_back(Minv.transpose() * Minv);
+  }
+  d.loads = detail::stringLoads(d.model, d.reference.front().rho);
+  d.vi = std::make_unique<VariationalIntegrator>(d.model, d.io);
+}
+
+PredictiveController::~PredictiveController() = default;
+PredictiveController::PredictiveController(PredictiveController&&) noexcept = default;
+
+int PredictiveController::samples() const { return static_cast<int>(impl_->reference.size()); }
+int PredictiveController::horizonSteps() const { return impl_->H; }
+const PredictiveOptions& PredictiveController::options() const { return impl_->options; }
+
+PredictiveSolve PredictiveController::solve(int i, const State& x, const Eigen::MatrixXd& before,
+                                            const Eigen::MatrixXd& warm) const {
+  const Impl& d = *impl_;
+  const Model& m = *d.model;
+  const int nk = m.nk(), nd = m.nd(), S = samples();
+  if (i < 0 || i >= S - 1) throw std::invalid_argument("predictive control: no such sample");
+  if (before.rows() != 2 || before.cols() != nk || (warm.size() > 0 && warm.cols() != nk))
+    throw std::invalid_argument("predictive control: the rig's rows do not fit the model");
+  const int H = std::min(d.H, S - 1 - i);
+  const double dt = d.io.dt_s;
+  VariationalIntegrator& vi = *d.vi;
+  auto ref = [&](int k) -> const State& { return d.reference[std::clamp(k, 0, S - 1)]; };
+
+  // The warm start: the last solution where it reaches, then the reference's inputs, moved into
+  // the rig's limits from where it is.
+  Eigen::MatrixXd guess(H + 1, nk);
+  for (int k = 0; k <= H; ++k) {
+    if (k < warm.rows())
+      guess.row(k) = warm.row(k);
+    else
+      guess.row(k) = ref(i + k).rho.transpose();
+  }
+  guess.row(0) = x.rho.transpose();
+  detail::clampToRigLimits(m, before, i, S, dt, kLimitShare, guess);
+  PredictiveSolve out;
+  out.inputs = guess;
+  // (A window of fewer than 2 steps, the plan's last: its inputs are the reference's.)
+  if (H < 2) {
+    out.failed = !detail::resimulates(vi, x, guess);
+    return out;
+  }
+
+  detail::TranscriptionSetup setup;
+  setup.integrator = d.io;
+  setup.start = x;
+  setup.intervals = H;
+  setup.rest_knots = 0;
+  setup.goal_rows = false;
+  setup.goal.kind = GoalSpec::Kind::Joint;  // (no goal rows: one the evaluator accepts)
+  setup.goal.values.emplace_back(m.dynamic[0].name, x.q[0]);
+  // The LQR's cost alone (StateTracking): no effort, jerk, swing or tension rate of the plans'.
+  setup.weights.effort = setup.weights.jerk = setup.weights.swing = 0;
+  setup.weights.tension_rate = setup.weights.tracking = setup.weights.settle = 0;
+  setup.rig_before = before;
+  Eigen::VectorXd peak_N;
+  if (d.loads.max_tension_N.size() > 0 && detail::resimulates(vi, x, guess, &peak_N))
+    setup.max_tension_N = d.loads.max_tension_N.cwiseMax(1.05 * peak_N);
+  detail::StateTracking& t = setup.state_tracking;
+  t.q.resize(H + 1, nd);
+  t.p.resize(H + 1, nd);
+  t.rho.resize(H + 3, nk);
+  for (int k = -2; k <= H; ++k) {
+    const State& r = ref(i + k);
+    t.rho.row(k + 2) = r.rho.transpose();
+    if (k < 0) continue;
+    t.q.row(k) = r.q.transpose();
+    t.p.row(k) = r.p.transpose();
+    t.velocity_metric.push_back(d.velocity_metric[static_cast<std::size_t>(i + k)]);
+  }
+  const control::LqrWeights& w = d.options.weights;
+  t.position = w.position;
+  t.velocity = w.velocity;
+  t.rig = w.rig;
+  t.correction = w.correction;
+  t.correction_rate = w.correction_rate;
+  t.correction_accel = w.correction_accel;
+  // The LQR's terminal factor where the window ends at the plan's end (its last state's cost);
+  // a window ending before it weighs its last state as a step's times the same factor.
+  t.terminal = w.terminal;
+  const Eigen::MatrixXd guess_q = detail::rolloutConfigurations(d.model, x, guess, d.io);
+  setup.model = detail::withStopsNear(d.model, guess_q, kStopReach, setup.stops_held_off);
+  detail::TranscriptionProblem problem(setup);
+
+  auto resimulatedCost = [&](const Eigen::MatrixXd& inputs) {
+    if (!detail::resimulates(vi, x, inputs)) return std::numeric_limits<double>::infinity();
+    problem.evaluate(problem.initialGuess(inputs), false);
+    return problem.cost();
+  };
+  const Eigen::VectorXd z0 = problem.initialGuess(guess);
+  problem.setModes(detail::windowModes(problem, z0, d.loads.loaded, H));
+  Ipopt::SmartPtr<detail::TranscriptionNlp> nlp =
+      new detail::TranscriptionNlp(problem, z0, [](const detail::TranscriptionProgress&) {
+        return true;
+      });
+  detail::solveInTurn(detail::transcriptionSolver(d.options.iterations), nlp);
+  out.iterations = nlp->iterations();
+  const double guess_cost = resimulatedCost(guess);
+  out.cost = guess_cost;
+  if (nlp->solution().size() == 0) {
+    out.failed = true;
+  } else {
+    Eigen::MatrixXd solved = problem.inputs(nlp->solution());
+    detail::clampToRigLimits(m, before, i, S, dt, kLimitShare, solved);
+    const double solved_cost = resimulatedCost(solved);
+    if (solved_cost < guess_cost) {
+      out.inputs = std::move(solved);
+      out.cost = solved_cost;
+    } else {
+      out.kept_warm = true;
+    }
+  }
+  if (!std::isfinite(out.cost)) out.failed = true;
+  return out;
+}
+
+}  // namespace marionette
