@@ -20,7 +20,8 @@
 //       filter's; --max-deviation X the drift bound; --push POINT:T:VX,VY,VZ (repeatable) a
 //       blow as sim:'s push; --calibrate N a third run each, LQR after a calibration at rest at
 //       N poses (executor/rig_calibration.hpp), the fitted strings' error against the truth's
-//       printed as a comment.
+//       printed as a comment; --feedback mpc [--horizon S] [--iterations N] [--lead S] the
+//       receding-horizon controller in place of the LQR, its solves printed as a comment.
 //   build/bin/bench_tracking state-feedback --plan PLAN.json[,...] [--seeds N]
 //       The bound on any estimator: LQR fed the truth's own state, off line (no noise, no
 //       limits), against open loop, on the same truths.  Prints the joints rms of each, their
@@ -190,6 +191,10 @@ struct ClosedLoopOptionsPatch {
   int calibration_poses = 0;  // --calibrate N: a third run each, calibrated at N poses first
   std::vector<std::pair<std::string, double>> weights;  // --weight NAME=VALUE,...
   double process_position_std = 0.0, process_velocity_std = 0.0;
+  // --feedback mpc [--horizon S] [--iterations N] [--lead S]: the closed loop's runs with the MPC.
+  bool predictive = false;
+  double horizon_s = 0.0, lead_s = 0.0, point_weight = -1.0;
+  int iterations = 0;
 };
 
 void applyWeights(const ClosedLoopOptionsPatch& patch, LqrWeights& weights) {
@@ -271,14 +276,38 @@ int tracking(int seeds, const std::vector<std::string>& plans, const Perturbatio
             options.estimator.position_std = patch.process_position_std;
             options.estimator.velocity_std = patch.process_velocity_std;
           }
+          if (patch.predictive) {
+            options.feedback = Feedback::Predictive;
+            if (patch.horizon_s > 0) options.predictive.horizon_s = patch.horizon_s;
+            if (patch.iterations > 0) options.predictive.iterations = patch.iterations;
+            if (patch.lead_s > 0) options.solve_lead_s = patch.lead_s;
+            if (patch.point_weight >= 0) options.predictive.point_weight = patch.point_weight;
+          }
           loop = std::make_unique<ClosedLoop>(perf, stream, *rig.sensing(),
                                               std::vector<std::string>{}, options);
         }
         ExecuteOptions eo;
         eo.closed_loop = loop.get();
         const ExecuteReport run = execute(rig, stream, eo);
-        const TrackingReport r = buildTrackingReport(perf, stream, run, rig, loop.get(),
-                                                     closed ? "lqr" : "none", closed ? "ekf" : "");
+        const char* kind = closed ? toString(patch.predictive ? Feedback::Predictive : Feedback::Lqr)
+                                  : "none";
+        const TrackingReport r =
+            buildTrackingReport(perf, stream, run, rig, loop.get(), kind, closed ? "ekf" : "");
+        if (!run.message.empty() && r.stop != "completed")
+          std::printf("<!-- seed %d: %s -->\n", 100 + s, run.message.c_str());
+        if (const PredictiveStats* ps = loop ? loop->predictiveStats() : nullptr) {
+          std::vector<double> ms = ps->solve_ms;
+          std::sort(ms.begin(), ms.end());
+          double iterations = 0.0;
+          for (int n : ps->iterations) iterations += n;
+          std::printf(
+              "<!-- seed %d, mpc: %ld solves started, %ld used, %ld late, %ld failed, %ld kept "
+              "the warm start; %.1f iterations a solve; solve p50 %.1f ms, p99 %.1f ms -->\n",
+              100 + s, ps->started, ps->used, ps->late, ps->failed, ps->kept_warm,
+              ps->iterations.empty() ? 0.0 : iterations / ps->iterations.size(),
+              ms.empty() ? 0.0 : ms[ms.size() / 2],
+              ms.empty() ? 0.0 : ms[std::min(ms.size() - 1, (ms.size() * 99) / 100)]);
+        }
         double worst = 0.0, at_goal = NAN, mean_rms = 0.0;
         for (const auto& p : r.points) {
           worst = std::max(worst, p.at_goal_m);
@@ -286,10 +315,12 @@ int tracking(int seeds, const std::vector<std::string>& plans, const Perturbatio
           if (p.name == goal_point) at_goal = p.at_goal_m;
         }
         static const char* kLoops[] = {"open", "lqr + ekf", "lqr + ekf, calibrated"};
+        static const char* kPredictiveLoops[] = {"open", "mpc + ekf", "mpc + ekf, calibrated"};
         std::printf(
             "| %s | %d | %s | %s | %.4f | %.4f | %s %.4f | %.4f | %.3g | %ld | %.3f | %ld "
             "|\n",
-            plan.model.c_str(), 100 + s, kLoops[closed], r.stop.c_str(), r.joints_rms, mean_rms,
+            plan.model.c_str(), 100 + s, (patch.predictive ? kPredictiveLoops : kLoops)[closed],
+            r.stop.c_str(), r.joints_rms, mean_rms,
             goal_point.c_str(), at_goal, worst, r.correction_max, r.clamped, r.cycle_p99_ms,
             r.misses);
         std::fflush(stdout);
@@ -440,6 +471,21 @@ int main(int argc, char** argv) {
       push.point_delta_mps = Eigen::Vector3d(std::atof(v[0].c_str()), std::atof(v[1].c_str()),
                                              std::atof(v[2].c_str()));
       patch.pushes.push_back(push);
+    } else if (a == "--feedback") {
+      const std::string f = argv[i + 1];
+      if (f != "lqr" && f != "mpc") {
+        std::cerr << "bench_tracking: --feedback: lqr or mpc\n";
+        return 2;
+      }
+      patch.predictive = f == "mpc";
+    } else if (a == "--horizon") {
+      patch.horizon_s = std::atof(argv[i + 1]);
+    } else if (a == "--iterations") {
+      patch.iterations = std::atoi(argv[i + 1]);
+    } else if (a == "--point-weight") {
+      patch.point_weight = std::atof(argv[i + 1]);
+    } else if (a == "--lead") {
+      patch.lead_s = std::atof(argv[i + 1]);
     } else if (a == "--noise") {
       patch.marker_noise_m = std::atof(argv[i + 1]);
       if (!(patch.marker_noise_m > 0)) {

@@ -36,26 +36,57 @@ std::string vectorText(const Model& m, const Eigen::VectorXd& v) {
   return os.str();
 }
 
-struct Feedback {
+struct FeedbackSetup {
   bool enabled = false;
   ClosedLoopOptions options;
 };
 
-// --feedback and its options; each only with --feedback lqr.
-Feedback parseFeedback(const Args& a, const Playback& perf, const ScenePtr& scene,
-                       const StreamOptions& so, double rate) {
-  Feedback fb;
-  const char* only[] = {"--estimator", "--q", "--r", "--process-noise", "--max-correction",
-                        "--max-deviation"};
+// The closed loop's option fields as the flags that set them.
+const std::pair<const char*, const char*> kFeedbackFlags[] = {
+    {"weights.position", "--q"},
+    {"weights.velocity", "--q"},
+    {"weights.rig", "--q"},
+    {"weights.correction", "--r"},
+    {"weights.correction_rate", "--r"},
+    {"weights.correction_accel", "--r"},
+    {"estimator.position_std", "--process-noise"},
+    {"estimator.velocity_std", "--process-noise"},
+    {"max_correction", "--max-correction"},
+    {"max_deviation", "--max-deviation"},
+    {"predictive.horizon_s", "--horizon"},
+    {"predictive.iterations", "--mpc-iterations"},
+    {"solve_lead_s", "--solve-lead"}};
+
+// A closed-loop option's FieldError worded as its flag (e.what() when no flag sets it).
+std::string asFlag(const FieldError& e) {
+  for (const auto& [field, flag] : kFeedbackFlags)
+    if (e.field() == field)
+      return std::string(flag) + ": " + e.field().substr(e.field().find('.') + 1) + " " +
+             e.problem();
+  return e.what();
+}
+
+// --feedback and its options; each only with the feedback it tunes.
+FeedbackSetup parseFeedback(const Args& a, const Playback& perf, const ScenePtr& scene,
+                            const StreamOptions& so, double rate) {
+  FeedbackSetup fb;
+  const char* closed_only[] = {"--estimator", "--q", "--r", "--process-noise", "--max-correction",
+                               "--max-deviation"};
+  const char* predictive_only[] = {"--horizon", "--mpc-iterations", "--solve-lead"};
   if (a.values.count("--feedback")) {
     const std::string f = a.values.at("--feedback");
-    if (f != "lqr" && f != "none")
-      throw std::invalid_argument("--feedback: '" + f + "' (lqr, or none for open loop)");
-    fb.enabled = f == "lqr";
+    if (f != "lqr" && f != "mpc" && f != "none")
+      throw std::invalid_argument("--feedback: '" + f +
+                                  "' (lqr, mpc, or none for open loop)");
+    fb.enabled = f != "none";
+    if (f == "mpc") fb.options.feedback = Feedback::Predictive;
   }
-  for (const char* flag : only)
+  for (const char* flag : closed_only)
     if (a.values.count(flag) && !fb.enabled)
-      throw std::invalid_argument(std::string(flag) + ": only with --feedback lqr");
+      throw std::invalid_argument(std::string(flag) + ": only with --feedback lqr or mpc");
+  for (const char* flag : predictive_only)
+    if (a.values.count(flag) && fb.options.feedback != Feedback::Predictive)
+      throw std::invalid_argument(std::string(flag) + ": only with --feedback mpc");
   if (!fb.enabled) return fb;
   if (a.values.count("--inputs"))
     throw std::invalid_argument("--feedback: needs a plan file (--plan): its predicted states "
@@ -110,24 +141,21 @@ Feedback parseFeedback(const Args& a, const Playback& perf, const ScenePtr& scen
   };
   positive("--max-correction", o.max_correction);
   positive("--max-deviation", o.max_deviation);
+  if (a.values.count("--horizon"))
+    o.predictive.horizon_s = parseNumber("--horizon", a.values.at("--horizon"));
+  if (a.values.count("--mpc-iterations")) {
+    const double n = parseNumber("--mpc-iterations", a.values.at("--mpc-iterations"));
+    if (n != std::floor(n) || !(std::abs(n) < 1e9))
+      throw std::invalid_argument("--mpc-iterations: a whole number");
+    o.predictive.iterations = static_cast<int>(n);
+  }
+  if (a.values.count("--solve-lead"))
+    o.solve_lead_s = parseNumber("--solve-lead", a.values.at("--solve-lead"));
   // Every option within its range, so that the filter and the gains stay finite.
   try {
     checkClosedLoopOptions(o);
   } catch (const FieldError& e) {
-    static const std::pair<const char*, const char*> kFlags[] = {
-        {"weights.position", "--q"},         {"weights.velocity", "--q"},
-        {"weights.rig", "--q"},              {"weights.correction", "--r"},
-        {"weights.correction_rate", "--r"},  {"weights.correction_accel", "--r"},
-        {"estimator.position_std", "--process-noise"},
-        {"estimator.velocity_std", "--process-noise"},
-        {"max_correction", "--max-correction"},
-        {"max_deviation", "--max-deviation"}};
-    for (const auto& [field, flag] : kFlags)
-      if (e.field() == field)
-        throw std::invalid_argument(std::string(flag) + ": " +
-                                    e.field().substr(e.field().find('.') + 1) + " " +
-                                    e.problem());
-    throw;
+    throw std::invalid_argument(asFlag(e));
   }
   // The estimate is checked against the plan's scene, as the plan was (touching the floor and
   // its own links is no collision): a collision ahead stops the run.
@@ -227,6 +255,9 @@ int cmdExecute(int argc, char** argv) {
                                        "--process-noise",
                                        "--max-correction",
                                        "--max-deviation",
+                                       "--horizon",
+                                       "--mpc-iterations",
+                                       "--solve-lead",
                                        "--scene"};
   for (const std::string& f : rigCalibrationFlags("--calibration-")) value_flags.push_back(f);
   const Args a = parseArgs(argc, argv, 2, value_flags, {"--loop", "--dry-run", "--calibrate"});
@@ -297,7 +328,7 @@ int cmdExecute(int argc, char** argv) {
                                   "' is not a built-in one: give its file");
     scene = loadScene(perf.scene);
   }
-  Feedback fb = parseFeedback(a, perf, scene, so, rate);
+  FeedbackSetup fb = parseFeedback(a, perf, scene, so, rate);
   // --calibrate: before the run, on the rig (calibrate_command.hpp); the fit is the feedback's.
   const bool calibrate = a.switches.count("--calibrate") > 0;
   for (const std::string& f : rigCalibrationFlags("--calibration-"))
@@ -305,7 +336,7 @@ int cmdExecute(int argc, char** argv) {
   if (calibrate && !fb.enabled)
     throw std::invalid_argument(
         "--calibrate: the calibrated puppet is the feedback's model; give "
-        "--feedback lqr");
+        "--feedback lqr or mpc");
   if (calibrate && a.switches.count("--dry-run"))
     throw std::invalid_argument("--calibrate: moves the rig; not with --dry-run");
   const RigCalibrationOptions calibration_options =
@@ -372,6 +403,8 @@ int cmdExecute(int argc, char** argv) {
   auto makeLoop = [&]() -> std::string {
     try {
       loop = std::make_unique<ClosedLoop>(perf, stream, *rig->sensing(), so.hold, fb.options);
+    } catch (const FieldError& e) {
+      return asFlag(e);
     } catch (const SimulationError& e) {
       return perf.source + ": " + e.what();
     } catch (const std::invalid_argument& e) {
@@ -425,13 +458,22 @@ int cmdExecute(int argc, char** argv) {
   }
   if (loop) {
     const Sensing& sensing = *rig->sensing();
-    std::cout << formatted(
-        "  feedback: LQR along the plan%s (%zu gains, %s), %s estimator on %d measured values "
-        "at %g Hz (latency %g s)\n",
-        calibration ? " re-simulated on the calibrated puppet" : "", loop->gains().K.size(),
-        loop->gainsFromPlan() ? "the plan's" : "computed for these weights",
-        toString(fb.options.estimator.process), static_cast<int>(sensing.names().size()),
-        sensing.rate_hz, sensing.latency_s);
+    const std::string controller =
+        loop->feedback() == Feedback::Predictive
+            ? formatted("MPC on the transcription along the plan%s (horizon %g s, %d "
+                        "iterations a solve, each for the sample %g s ahead)",
+                        calibration ? " re-simulated on the calibrated puppet" : "",
+                        fb.options.predictive.horizon_s, fb.options.predictive.iterations,
+                        loop->solveLeadTicks() / rate)
+            : formatted("LQR along the plan%s (%zu gains, %s)",
+                        calibration ? " re-simulated on the calibrated puppet" : "",
+                        loop->gains().K.size(),
+                        loop->gainsFromPlan() ? "the plan's" : "computed for these weights");
+    std::cout << formatted("  feedback: %s, %s estimator on %d measured values at %g Hz (latency "
+                           "%g s)\n",
+                           controller.c_str(), toString(fb.options.estimator.process),
+                           static_cast<int>(sensing.names().size()), sensing.rate_hz,
+                           sensing.latency_s);
   }
 
   eo.log = log.get();
@@ -460,7 +502,8 @@ int cmdExecute(int argc, char** argv) {
   }
   if (a.values.count("--report")) {
     TrackingReport tr =
-        buildTrackingReport(perf, stream, r, *rig, loop.get(), fb.enabled ? "lqr" : "none",
+        buildTrackingReport(perf, stream, r, *rig, loop.get(),
+                            fb.enabled ? toString(fb.options.feedback) : "none",
                             fb.enabled ? toString(fb.options.estimator.process) : "");
     tr.calibration = calibration;
     writeFileAtomically(a.values.at("--report"), [&](std::ostream& os) { os << toJson(tr); });

@@ -28,6 +28,9 @@ void checkPredictiveOptions(const PredictiveOptions& o, double plan_s) {
   if (o.horizon_s > plan_s + 1e-9)
     throw FieldError("horizon_s", formatNumber(o.horizon_s) + " s is longer than the plan (" +
                                       formatNumber(plan_s, 4) + " s)");
+  if (!(o.point_weight >= 0 && o.point_weight <= control::kMaxLqrWeight))
+    throw FieldError("point_weight", "must be in [0, " + formatNumber(control::kMaxLqrWeight) +
+                                         "], got " + formatNumber(o.point_weight));
   if (o.iterations < 1 || o.iterations > kMaxIterations)
     throw FieldError("iterations", "must be in [1, " + std::to_string(kMaxIterations) +
                                        "], got " + std::to_string(o.iterations));
@@ -46,6 +49,7 @@ struct PredictiveController::Impl {
   int H;
   IntegratorOptions io;
   std::vector<Eigen::MatrixXd> velocity_metric;  // per sample: M^-T M^-1 at the reference
+  Eigen::MatrixXd points_m;  // per sample: every named point of the reference (3 per point)
   detail::StringLoads loads;
   mutable std::unique_ptr<VariationalIntegrator> vi;
 };
@@ -71,6 +75,18 @@ PredictiveController::PredictiveController(ModelPtr model, std::vector<State> re
     computeLagrangian(m, data, q, Eigen::VectorXd::Zero(m.nd()), LagrangianOrder::MassMatrix);
     const Eigen::MatrixXd Minv = data.M.llt().solve(Eigen::MatrixXd::Identity(m.nd(), m.nd()));
     d.velocity_metric.push_back(Minv.transpose() * Minv);
+  }
+  if (options.point_weight > 0) {
+    const auto P = static_cast<Eigen::Index>(m.points.size());
+    d.points_m.resize(static_cast<Eigen::Index>(d.reference.size()), 3 * P);
+    for (std::size_t k = 0; k < d.reference.size(); ++k) {
+      forwardKinematics(m, data, m.configuration(d.reference[k].q, d.reference[k].rho));
+      for (Eigen::Index p = 0; p < P; ++p) {
+        const Point& point = m.points[static_cast<std::size_t>(p)];
+        d.points_m.block<1, 3>(static_cast<Eigen::Index>(k), 3 * p) =
+            pointPosition(data, point.frame, point.position_m).transpose();
+      }
+    }
   }
   d.loads = detail::stringLoads(d.model, d.reference.front().rho);
   d.vi = std::make_unique<VariationalIntegrator>(d.model, d.io);
@@ -126,6 +142,11 @@ PredictiveSolve PredictiveController::solve(int i, const State& x, const Eigen::
   // The LQR's cost alone (StateTracking): no effort, jerk, swing or tension rate of the plans'.
   setup.weights.effort = setup.weights.jerk = setup.weights.swing = 0;
   setup.weights.tension_rate = setup.weights.tracking = setup.weights.settle = 0;
+  if (d.points_m.size() > 0) {
+    setup.weights.tracking = d.options.point_weight;
+    for (int p = 0; p < static_cast<int>(m.points.size()); ++p) setup.track_points.push_back(p);
+    setup.track_targets_m = d.points_m.middleRows(i, H + 1);
+  }
   setup.rig_before = before;
   Eigen::VectorXd peak_N;
   if (d.loads.max_tension_N.size() > 0 && detail::resimulates(vi, x, guess, &peak_N))

@@ -10,6 +10,7 @@
 #include "marionette/models/field_error.hpp"
 #include "marionette/models/rest_pose.hpp"
 #include "marionette/models/simulation.hpp"
+#include "predictive_feedback.hpp"
 
 namespace marionette::executor {
 
@@ -35,6 +36,8 @@ void checkSamePuppet(const Model& plan, const Model& calibrated) {
 }
 }  // namespace
 
+const char* toString(Feedback f) { return f == Feedback::Predictive ? "mpc" : "lqr"; }
+
 void checkClosedLoopOptions(const ClosedLoopOptions& o) {
   for (const auto& [field, value] : {std::make_pair("max_correction", o.max_correction),
                                       std::make_pair("max_deviation", o.max_deviation)})
@@ -51,7 +54,24 @@ void checkClosedLoopOptions(const ClosedLoopOptions& o) {
   } catch (const FieldError& e) {
     throw FieldError("estimator." + e.field(), e.problem());
   }
+  if (o.feedback == Feedback::Predictive) {
+    if (!(o.solve_lead_s > 0 && o.solve_lead_s <= 1))
+      throw FieldError("solve_lead_s", "must be in (0, 1] s, got " + formatNumber(o.solve_lead_s));
+    try {  // (the horizon against the plan: when the plan is known)
+      checkPredictiveOptions(o.predictive, INFINITY);
+    } catch (const FieldError& e) {
+      throw FieldError("predictive." + e.field(), e.problem());
+    }
+  }
 }
+
+ClosedLoop::~ClosedLoop() = default;
+
+const PredictiveStats* ClosedLoop::predictiveStats() const {
+  return predictive_ ? &predictive_->stats() : nullptr;
+}
+
+int ClosedLoop::solveLeadTicks() const { return predictive_ ? predictive_->leadTicks() : 0; }
 
 ClosedLoop::ClosedLoop(const Playback& perf, const Stream& stream, const Sensing& sensing,
                        const std::vector<std::string>& held, ClosedLoopOptions options)
@@ -129,9 +149,22 @@ ClosedLoop::ClosedLoop(const Playback& perf, const Stream& stream, const Sensing
                                 formatted("%.3g", worst) + "); feedback needs that reference");
   reference_ = lin.x;
   taut_ = lin.taut;
+  if (options_.feedback == Feedback::Predictive) {
+    options_.predictive.weights = options_.weights;
+    try {
+      checkPredictiveOptions(options_.predictive, static_cast<double>(rows.rows() - 1) * dt);
+    } catch (const FieldError& e) {
+      throw FieldError("predictive." + e.field(), e.problem());
+    }
+    predictive_ = std::make_unique<PredictiveFeedback>(
+        model_, lin.x, rate_hz_, options_.predictive,
+        static_cast<int>(std::ceil(options_.solve_lead_s * rate_hz_ - 1e-9)));
+  }
   const control::TrackingGains& planned = perf.gains;
   // The plan's gains were taken on its own model: not the calibrated puppet's.
-  if (!planned.empty() && planned.weights == options_.weights && !options_.calibrated) {
+  if (predictive_) {
+    // (No gains: the MPC's cost is the weights'.)
+  } else if (!planned.empty() && planned.weights == options_.weights && !options_.calibrated) {
     const bool fits = planned.K.size() + 1 == lin.x.size() &&
                       std::abs(planned.dt_s - dt) < 1e-12 * dt &&
                       std::all_of(planned.K.begin(), planned.K.end(), [&](const auto& K) {
@@ -267,8 +300,11 @@ bool ClosedLoop::correctFrame(RigDriver& rig, long tick, Phase phase, int sample
   Eigen::VectorXd previous_rig = Eigen::VectorXd::Zero(nk);
   if (i >= 1)
     previous_rig = before_last_sent_ - reference_[i - 1].rho;
-  values += gains_.correction(
-      i, control::feasibleDeviation(*model_, *dyn_scratch_, x, ref, taut_[i]), previous_rig);
+  if (predictive_)
+    values = predictive_->setpoints(static_cast<int>(i));
+  else
+    values += gains_.correction(
+        i, control::feasibleDeviation(*model_, *dyn_scratch_, x, ref, taut_[i]), previous_rig);
   if (!values.allFinite()) {
     why = formatted("the correction at play sample %d (t = %.2f s) is not finite (the gains "
                     "or the estimate overflowed); it was not sent",
@@ -281,6 +317,8 @@ bool ClosedLoop::correctFrame(RigDriver& rig, long tick, Phase phase, int sample
     if (held_[j] || std::abs(values[j] - row[j]) < kNegligible) values[j] = row[j];
   clamp(row, values, rig_tick_);
   stats_.max_correction = std::max(stats_.max_correction, (values - row).cwiseAbs().maxCoeff());
+  if (predictive_)
+    predictive_->sent(static_cast<int>(i), x, before_last_sent_, last_sent_, values);
   if (options_.collides) {
     State next = x;
     if (predictor_->step(x, values, next) == StepStatus::Ok) {

@@ -31,6 +31,9 @@ struct PredictiveOptions {
   control::LqrWeights weights;  // the cost, as the LQR's
   double horizon_s = 0.5;       // (0, 10]; at most the plan's length from where it solves
   int iterations = 3;           // the solver's per solve, [1, 1000]
+  // The named points kept to the reference's, as a performance's targets: (|p - p_ref| / 1 cm)^2
+  // per second of each, times this, [0, 1e9] (0: the LQR's cost alone).
+  double point_weight = 0.0;
 };
 
 // Throws FieldError naming an option outside its range: "horizon_s", "iterations",

@@ -1,13 +1,16 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // Closing the loop on a rig that measures its puppet: at every tick the estimate of the puppet's
-// state (an EKF on the VI one-step map, or the Euler baseline: control/estimator.hpp) gives a
-// correction of the plan's setpoints by time-varying LQR along the plan (control/
-// tracking_lqr.hpp), clamped to every range, speed and acceleration limit and to a maximum
-// deviation from the plan.  The executor's loop calls it around every frame it sends.
+// state (an EKF on the VI one-step map, or the Euler baseline: control/estimator.hpp) gives the
+// setpoints: the plan's corrected by time-varying LQR along the plan (control/tracking_lqr.hpp),
+// or a receding-horizon controller's on the transcription, which knows the strings' switches
+// (trajopt/predictive_control.hpp, solved on a worker: src/predictive_feedback.hpp); clamped to
+// every range, speed and acceleration limit and to a maximum deviation from the plan.  The
+// executor's loop calls it around every frame it sends.
 //
 // Contents
-//   ClosedLoopOptions   estimator, weights, bounds; checkClosedLoopOptions.
+//   ClosedLoopOptions   feedback (LQR or MPC), estimator, weights, bounds; checkClosedLoopOptions.
 //   ClosedLoopStats     measurements used / late / corrupt, corrections and clamps, cycle times.
+//   PredictiveStats     the MPC's solves: used, late, failed; iterations and times.
 //   ClosedLoop          the per-tick work: beforeSend (measurements in, the setpoints out, or a
 //                       reason to stop) and afterSend (the prediction with what was sent).
 //
@@ -29,12 +32,24 @@
 #include "marionette/control/tracking_lqr.hpp"
 #include "marionette/executor/executor.hpp"
 #include "marionette/executor/rig.hpp"
+#include "marionette/trajopt/predictive_control.hpp"
 
 namespace marionette::executor {
 
+class PredictiveFeedback;
+
+enum class Feedback { Lqr, Predictive };
+const char* toString(Feedback f);  // "lqr", "mpc"
+
 struct ClosedLoopOptions {
+  Feedback feedback = Feedback::Lqr;
   control::EstimatorOptions estimator;  // dt_s is the stream's period
-  control::LqrWeights weights;
+  control::LqrWeights weights;          // the LQR's cost, and the MPC's
+  // The MPC's horizon and iterations per solve (its weights are `weights`).
+  PredictiveOptions predictive;
+  // The MPC's solves are for the sample this far ahead of the one they start at (s, in (0, 1];
+  // whole ticks, at least one): a solve not back by then is late and dropped.
+  double solve_lead_s = 0.1;
   bool correct = true;           // false: estimate only (the setpoints are the plan's)
   double max_correction = 0.05;  // m or rad, in (0, 10]: a setpoint is never further than this
                                  // from the plan
@@ -74,6 +89,17 @@ struct ClosedLoopStats {
   std::vector<double> cycle_ms;        // per frame: measurements in, correction, prediction
 };
 
+// The MPC's solves (predictive_feedback.hpp in src/ says when one is used, late or failed).
+struct PredictiveStats {
+  long started = 0;    // solves started
+  long used = 0;       // solutions that became the setpoints
+  long late = 0;       // back after their sample (dropped)
+  long failed = 0;     // no inputs (the solver's or the warm start's) re-simulate; or it threw
+  long kept_warm = 0;  // the solver's inputs cost more than the warm start's (the warm start used)
+  std::vector<int> iterations;  // per solve back in time
+  std::vector<double> solve_ms;  // per solve back (wall clock on the worker)
+};
+
 class ClosedLoop {
  public:
   // perf: a plan (its inputs and predicted states) whose stream plays it at its own rate.  The
@@ -83,6 +109,7 @@ class ClosedLoop {
   // fit it, ...) before anything moves.
   ClosedLoop(const Playback& perf, const Stream& stream, const Sensing& sensing,
              const std::vector<std::string>& held, ClosedLoopOptions options);
+  ~ClosedLoop();
 
   // The frame for host tick `tick` (first frame: the first call), row `row` of its phase and
   // sample, is about to go out: reads the rig's measurements, fuses them, and sets `values`.
@@ -95,7 +122,11 @@ class ClosedLoop {
   const ClosedLoopStats& stats() const { return stats_; }
   // The clamps of the frame beforeSend just made, one line each (for the command log).
   const std::vector<std::string>& frameClamps() const { return frame_clamps_; }
-  const control::TrackingGains& gains() const { return gains_; }
+  const control::TrackingGains& gains() const { return gains_; }  // empty with the MPC
+  // The MPC's solves (nullptr with the LQR).
+  const PredictiveStats* predictiveStats() const;
+  int solveLeadTicks() const;  // the MPC's (0 with the LQR)
+  Feedback feedback() const { return options_.feedback; }
   bool gainsFromPlan() const { return gains_from_plan_; }
   // The filtered joint estimate of every rig tick, as it was when the next frame was computed
   // (row t: tick t; NaN where no frame followed).
@@ -119,6 +150,7 @@ class ClosedLoop {
   std::vector<std::vector<char>> taut_;  // its taut strings per sample
   std::unique_ptr<DynamicsData> dyn_scratch_;
   std::unique_ptr<control::Estimator> estimator_;
+  std::unique_ptr<PredictiveFeedback> predictive_;
   std::unique_ptr<VariationalIntegrator> predictor_;  // for the collision look-ahead
   std::vector<char> held_;                            // n_k: never corrected
   long first_tick_ = -1;

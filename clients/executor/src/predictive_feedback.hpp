@@ -1,0 +1,77 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// The closed loop's receding-horizon feedback (`--feedback mpc`): the transcription solved over a
+// short horizon (trajopt/predictive_control.hpp) on a worker thread, so that the tick only splices
+// in the latest solution.  A solve started at plan sample i is for sample t = i + lead: from the
+// estimate at i predicted through the setpoints that will go out until t (the solution in force,
+// then the plan's), its rig history those setpoints.  At sample t its solution is used if it has
+// arrived (its inputs from t on, until the next one is used); a solve not back by then is late
+// (its result dropped), one that failed is counted: in both cases the setpoints stay the
+// previous solution's where it reaches, else the plan's.  The next solve starts when the worker
+// is free.  Deterministic in the solver's iterations as long as every solve is back in time; the
+// report counts those that were not.
+#pragma once
+
+#include <Eigen/Core>
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "marionette/executor/closed_loop.hpp"
+#include "marionette/models/integrator.hpp"
+#include "marionette/trajopt/predictive_control.hpp"
+
+namespace marionette::executor {
+
+
+class PredictiveFeedback {
+ public:
+  // reference: the plan re-simulated (a state per play sample); plan_rows: its inputs.
+  PredictiveFeedback(const ModelPtr& model, std::vector<State> reference, double rate_hz,
+                     const PredictiveOptions& options, int lead_ticks);
+  ~PredictiveFeedback();  // waits for a solve under way
+
+  // At play sample i (x: the estimate there; the rig's last two setpoints rho_i = last and
+  // rho_{i-1} = before_last): the setpoints the feedback asks for sample i + 1 (the plan's where
+  // no solution reaches).
+  Eigen::VectorXd setpoints(int i);
+  // The setpoints for sample i + 1 went out as `sent`: a solve starts if the worker is free.
+  void sent(int i, const State& x, const Eigen::VectorXd& before_last, const Eigen::VectorXd& last,
+            const Eigen::VectorXd& sent);
+  const PredictiveStats& stats() const { return stats_; }
+  int leadTicks() const { return lead_; }
+  const PredictiveController& controller() const { return controller_; }
+
+ private:
+  // The setpoint the loop expects to send at sample k > i + 1 (the solution's, else the plan's).
+  Eigen::VectorXd expected(int k) const;
+  void work();
+
+  ModelPtr model_;
+  PredictiveController controller_;
+  std::vector<State> reference_;
+  int lead_;
+  VariationalIntegrator predictor_;
+  Eigen::MatrixXd solution_;  // rows for samples solution_from_, ...
+  int solution_from_ = 0;
+  PredictiveStats stats_;
+
+  // The worker's job and result, under mutex_.
+  struct Job {
+    int target = -1;
+    State x;
+    Eigen::MatrixXd before, warm;
+  };
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  bool busy_ = false, have_job_ = false, have_result_ = false, stopping_ = false;
+  Job job_;
+  PredictiveSolve result_;
+  bool result_ok_ = false;
+  double result_ms_ = 0.0;
+  int result_target_ = -1;
+  std::thread worker_;
+};
+
+}  // namespace marionette::executor
