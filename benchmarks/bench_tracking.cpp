@@ -21,7 +21,8 @@
 //       blow as sim:'s push; --calibrate N a third run each, LQR after a calibration at rest at
 //       N poses (executor/rig_calibration.hpp), the fitted strings' error against the truth's
 //       printed as a comment; --feedback mpc [--horizon S] [--iterations N] [--lead S] the
-//       receding-horizon controller in place of the LQR, its solves printed as a comment.
+//       receding-horizon controller in place of the LQR, its solves printed as a comment
+//       (--point-weight W: the named points as its targets, PredictiveOptions::point_weight).
 //   build/bin/bench_tracking state-feedback --plan PLAN.json[,...] [--seeds N]
 //       The bound on any estimator: LQR fed the truth's own state, off line (no noise, no
 //       limits), against open loop, on the same truths.  Prints the joints rms of each, their

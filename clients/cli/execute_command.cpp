@@ -499,6 +499,16 @@ int cmdExecute(int argc, char** argv) {
         "%ld); largest correction %.3g, clamped %ld; cycle p50 %.3f ms, p99 %.3f ms\n",
         st.measurements, st.fused, st.late, st.corrupt, st.ahead, st.repeated, st.max_correction,
         st.clamped, percentile(st.cycle_ms, 0.5), percentile(st.cycle_ms, 0.99));
+    if (const PredictiveStats* ps = loop->predictiveStats()) {
+      double iterations = 0.0;
+      for (int n : ps->iterations) iterations += n;
+      std::cout << formatted(
+          "  mpc: %ld solves started, %ld used, %ld late, %ld failed, %ld kept the warm start; "
+          "%.1f iterations a solve; solve p50 %.1f ms, p99 %.1f ms\n",
+          ps->started, ps->used, ps->late, ps->failed, ps->kept_warm,
+          ps->iterations.empty() ? 0.0 : iterations / static_cast<double>(ps->iterations.size()),
+          percentile(ps->solve_ms, 0.5), percentile(ps->solve_ms, 0.99));
+    }
   }
   if (a.values.count("--report")) {
     TrackingReport tr =

@@ -14,15 +14,24 @@ IntegratorOptions atRate(double rate_hz) {
 }  // namespace
 
 PredictiveFeedback::PredictiveFeedback(const ModelPtr& model, std::vector<State> reference,
-                                       double rate_hz, const PredictiveOptions& options,
-                                       int lead_ticks)
+                                       double rate_hz, int lead_ticks, Solver solve)
     : model_(model),
-      controller_(model, reference, rate_hz, options),
       reference_(std::move(reference)),
+      solve_(std::move(solve)),
       lead_(std::max(1, lead_ticks)),
       predictor_(model, atRate(rate_hz)) {
   worker_ = std::thread([this] { work(); });
 }
+
+PredictiveFeedback::PredictiveFeedback(const ModelPtr& model, std::vector<State> reference,
+                                       double rate_hz, const PredictiveOptions& options,
+                                       int lead_ticks)
+    : PredictiveFeedback(
+          model, reference, rate_hz, lead_ticks,
+          [controller = std::make_shared<const PredictiveController>(model, reference, rate_hz,
+                                                                     options)](
+              int i, const State& x, const Eigen::MatrixXd& before,
+              const Eigen::MatrixXd& warm) { return controller->solve(i, x, before, warm); }) {}
 
 PredictiveFeedback::~PredictiveFeedback() {
   {
@@ -31,6 +40,11 @@ PredictiveFeedback::~PredictiveFeedback() {
   }
   wake_.notify_all();
   worker_.join();
+}
+
+bool PredictiveFeedback::solving() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return busy_;
 }
 
 Eigen::VectorXd PredictiveFeedback::expected(int k) const {
@@ -67,7 +81,7 @@ Eigen::VectorXd PredictiveFeedback::setpoints(int i) {
 void PredictiveFeedback::sent(int i, const State& x, const Eigen::VectorXd& before_last,
                               const Eigen::VectorXd& last, const Eigen::VectorXd& sent) {
   const int t = i + lead_;
-  if (t > controller_.samples() - 2) return;
+  if (t > static_cast<int>(reference_.size()) - 2) return;
   {
     std::lock_guard<std::mutex> lock(mutex_);
     if (busy_ || have_result_) return;
@@ -112,7 +126,7 @@ void PredictiveFeedback::work() {
     PredictiveSolve solved;
     bool ok = true;
     try {
-      solved = controller_.solve(job.target, job.x, job.before, job.warm);
+      solved = solve_(job.target, job.x, job.before, job.warm);
     } catch (const std::exception&) {
       ok = false;  // (counted as failed: the plan's setpoints)
     }

@@ -13,6 +13,7 @@
 
 #include <Eigen/Core>
 #include <condition_variable>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <thread>
@@ -27,7 +28,16 @@ namespace marionette::executor {
 
 class PredictiveFeedback {
  public:
-  // reference: the plan re-simulated (a state per play sample); plan_rows: its inputs.
+  // A window's solve: PredictiveController::solve's arguments and result (it may throw: counted
+  // as failed).  Called on the worker thread only.
+  using Solver = std::function<PredictiveSolve(int i, const State& x,
+                                               const Eigen::MatrixXd& rig_before,
+                                               const Eigen::MatrixXd& warm)>;
+  // reference: the plan re-simulated at rate_hz (a state per play sample, its rho the plan's
+  // setpoints); solves by `solve` for the sample lead_ticks (>= 1) ahead.
+  PredictiveFeedback(const ModelPtr& model, std::vector<State> reference, double rate_hz,
+                     int lead_ticks, Solver solve);
+  // With PredictiveController (its options as checkPredictiveOptions takes them) as the solver.
   PredictiveFeedback(const ModelPtr& model, std::vector<State> reference, double rate_hz,
                      const PredictiveOptions& options, int lead_ticks);
   ~PredictiveFeedback();  // waits for a solve under way
@@ -41,7 +51,7 @@ class PredictiveFeedback {
             const Eigen::VectorXd& sent);
   const PredictiveStats& stats() const { return stats_; }
   int leadTicks() const { return lead_; }
-  const PredictiveController& controller() const { return controller_; }
+  bool solving();  // a solve is under way (its result not back yet)
 
  private:
   // The setpoint the loop expects to send at sample k > i + 1 (the solution's, else the plan's).
@@ -49,8 +59,8 @@ class PredictiveFeedback {
   void work();
 
   ModelPtr model_;
-  PredictiveController controller_;
   std::vector<State> reference_;
+  Solver solve_;
   int lead_;
   VariationalIntegrator predictor_;
   Eigen::MatrixXd solution_;  // rows for samples solution_from_, ...

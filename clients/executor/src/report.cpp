@@ -54,6 +54,21 @@ TrackingReport buildTrackingReport(const Playback& perf, const Stream& stream,
     r.corrupt = s.corrupt;
     r.ahead = s.ahead;
     r.repeated = s.repeated;
+    if (const PredictiveStats* p = loop->predictiveStats()) {
+      TrackingReport::Solves v;
+      v.started = p->started;
+      v.used = p->used;
+      v.late = p->late;
+      v.failed = p->failed;
+      v.kept_warm = p->kept_warm;
+      double iterations = 0.0;
+      for (int n : p->iterations) iterations += n;
+      if (!p->iterations.empty()) v.iterations_per_solve = iterations / p->iterations.size();
+      if (!s.cycle_ms.empty()) v.iterations_per_tick = iterations / s.cycle_ms.size();
+      v.p50_ms = percentile(p->solve_ms, 0.5);
+      v.p99_ms = percentile(p->solve_ms, 0.99);
+      r.solves = v;
+    }
   }
   // The puppet's motion over every pass of the play (Stream::playFrame): the sim's truth, else
   // the estimate.
@@ -204,6 +219,16 @@ std::string toJson(const TrackingReport& r) {
     c.counts({{"received", r.measurements}, {"fused", r.fused}, {"late", r.late},
               {"corrupt", r.corrupt}, {"ahead", r.ahead}, {"repeated", r.repeated}});
   });
+  if (r.solves) {
+    object("solves", [&](JsonMembers& c) {
+      c.counts({{"started", r.solves->started}, {"used", r.solves->used},
+                {"late", r.solves->late}, {"failed", r.solves->failed},
+                {"kept_warm", r.solves->kept_warm}});
+      c.numbers({{"iterations_per_solve", r.solves->iterations_per_solve},
+                 {"iterations_per_tick", r.solves->iterations_per_tick},
+                 {"p50_ms", r.solves->p50_ms}, {"p99_ms", r.solves->p99_ms}});
+    });
+  }
   if (r.calibration) {
     m.key("calibration");
     writeCalibrationJson(os, *r.calibration, "  ");

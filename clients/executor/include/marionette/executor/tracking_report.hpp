@@ -5,7 +5,8 @@
 // Contents
 //   TrackingReport        per named point {rms_m, max_m, at_goal_m}, joints' rms (over the run,
 //                         and per pass of a loop), the estimate's rms error, corrections, cycle
-//                         times, misses, measurements, and the calibration before the run.
+//                         times, misses, measurements, the MPC's solves, and the calibration
+//                         before the run.
 //   buildTrackingReport   from the run: on sim: its truth; on a measuring rig with feedback: the
 //                         estimate; otherwise the motion is unknown (null fields).
 //   toJson
@@ -24,7 +25,7 @@
 namespace marionette::executor {
 
 struct TrackingReport {
-  std::string feedback = "none";  // "lqr" or "none"
+  std::string feedback = "none";  // "lqr", "mpc" or "none"
   std::string estimator;          // "ekf", "ekf-euler", or "" (none)
   std::string motion_from;        // "truth" (sim:), "estimate", or "" (unknown)
   std::string stop;               // StopReason
@@ -52,6 +53,14 @@ struct TrackingReport {
   long measurements = 0, fused = 0, late = 0, corrupt = 0, ahead = 0, repeated = 0;
   int samples = 0;  // play samples compared, every pass
   std::optional<RigCalibration> calibration;  // execute --calibrate: the fit before the run
+  // --feedback mpc: its solves (started, used, late, failed, kept the warm start), the solver's
+  // iterations per solve and per control tick (over the play's ticks), solve times.
+  struct Solves {
+    long started = 0, used = 0, late = 0, failed = 0, kept_warm = 0;
+    double iterations_per_solve = NAN, iterations_per_tick = NAN;
+    double p50_ms = NAN, p99_ms = NAN;
+  };
+  std::optional<Solves> solves;
 };
 
 // rig: the driver that ran (a SimRig has the truth); loop: the closed loop, or nullptr.

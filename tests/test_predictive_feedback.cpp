@@ -1,0 +1,147 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// The MPC's scheduling in the executor (clients/executor/src/predictive_feedback.hpp), with a
+// solver the test controls: a solution becomes the setpoints at the sample it was solved for and
+// warm-starts the next solve, from the estimate predicted through the setpoints that go out
+// until then; a failed solve and one that throws are counted and the setpoints fall back to the
+// plan's; a solve not back by its sample is late, counted and dropped.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <future>
+#include <stdexcept>
+#include <thread>
+
+#include "marionette/models/integrator.hpp"
+#include "marionette/models/model_io.hpp"
+#include "marionette/models/rest_pose.hpp"
+#include "predictive_feedback.hpp"
+
+namespace marionette::executor {
+namespace {
+
+constexpr double kRate_hz = 50.0;
+
+// The suspended mass's robot carried 10 cm along x over 20 samples, re-simulated.
+std::vector<State> reference(const ModelPtr& mass) {
+  IntegratorOptions io;
+  io.dt_s = 1.0 / kRate_hz;
+  VariationalIntegrator vi(mass, io);
+  const RestPose rest = computeRestPose(mass, mass->defaultInputs());
+  EXPECT_TRUE(rest.ok);
+  std::vector<State> out = {
+      vi.stateFromVelocity(rest.q, Eigen::VectorXd::Zero(mass->nd()), mass->defaultInputs())};
+  State next = vi.makeState();
+  for (int k = 1; k < 20; ++k) {
+    const double s = k / 19.0;
+    Eigen::VectorXd u = mass->defaultInputs();
+    u[0] += 0.1 * s * s * s * (10 - 15 * s + 6 * s * s);
+    EXPECT_EQ(vi.step(out.back(), u, next), StepStatus::Ok);
+    out.push_back(next);
+  }
+  return out;
+}
+
+void waitForTheWorker(PredictiveFeedback& f) {
+  for (int n = 0; n < 2000 && f.solving(); ++n)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  ASSERT_FALSE(f.solving());
+}
+
+TEST(PredictiveFeedback, SolutionsFailuresAndLateSolvesAtTheirSamples) {
+  const ModelPtr mass = loadModel("suspended-mass");
+  const std::vector<State> ref = reference(mass);
+  const Eigen::Vector2d offset(0.01, -0.002);
+  enum class Next { Solve, Fail, Throw, Block } next = Next::Solve;
+  std::promise<void> release;
+  std::shared_future<void> released = release.get_future().share();
+  struct Call {
+    int i;
+    State x;
+    Eigen::MatrixXd before, warm;
+  };
+  std::vector<Call> calls;  // (written by the worker; read after waitForTheWorker)
+  PredictiveFeedback feedback(
+      mass, ref, kRate_hz, 2,
+      [&](int i, const State& x, const Eigen::MatrixXd& before, const Eigen::MatrixXd& warm) {
+        calls.push_back({i, x, before, warm});
+        PredictiveSolve out;
+        out.inputs.resize(6, mass->nk());
+        for (int k = 0; k < 6; ++k)
+          out.inputs.row(k) = (ref[std::min(i + k, 19)].rho + offset).transpose();
+        out.inputs.row(0) = x.rho.transpose();
+        out.iterations = 3;
+        if (next == Next::Fail) out.failed = true;
+        if (next == Next::Throw) throw std::runtime_error("the solver threw");
+        if (next == Next::Block) released.wait();
+        return out;
+      });
+  auto plan = [&](int k) { return ref[static_cast<std::size_t>(k)].rho; };
+  // The loop at sample i: the setpoints asked for i + 1 go out as asked.
+  Eigen::VectorXd before_last = plan(0), last = plan(0);
+  auto tick = [&](int i) {
+    const Eigen::VectorXd sent = feedback.setpoints(i);
+    feedback.sent(i, ref[static_cast<std::size_t>(i)], before_last, last, sent);
+    before_last = last;
+    last = sent;
+    return sent;
+  };
+
+  // Sample 0 starts a solve for sample 2; until then, the plan's setpoints.
+  EXPECT_TRUE(tick(0).isApprox(plan(1)));
+  waitForTheWorker(feedback);
+  ASSERT_EQ(calls.size(), 1u);
+  EXPECT_EQ(calls[0].i, 2);
+  // From the estimate predicted through what goes out until sample 2 (the plan's rows here),
+  // with those rows as the rig's history.
+  EXPECT_TRUE(calls[0].x.rho.isApprox(plan(2)));
+  EXPECT_TRUE(calls[0].before.row(0).transpose().isApprox(plan(1)));
+  EXPECT_TRUE(calls[0].before.row(1).transpose().isApprox(plan(0)));
+  EXPECT_LT((calls[0].x.q - ref[2].q).norm(), 1e-9);  // (the estimate on the plan)
+  EXPECT_EQ(calls[0].warm.rows(), 0);
+  EXPECT_TRUE(tick(1).isApprox(plan(2)));  // (its result waits for sample 2)
+  // Sample 2: the solution's; the next solve, for sample 4, starts from it and fails.
+  next = Next::Fail;
+  EXPECT_TRUE(tick(2).isApprox(plan(3) + offset));
+  EXPECT_EQ(feedback.stats().used, 1);
+  waitForTheWorker(feedback);
+  ASSERT_EQ(calls.size(), 2u);
+  EXPECT_EQ(calls[1].i, 4);
+  EXPECT_TRUE(calls[1].x.rho.isApprox(plan(4) + offset));  // the solution's row for sample 4
+  ASSERT_GT(calls[1].warm.rows(), 0);
+  EXPECT_TRUE(calls[1].warm.row(0).transpose().isApprox(plan(4) + offset));
+  EXPECT_TRUE(calls[1].before.row(0).transpose().isApprox(plan(3) + offset));
+  EXPECT_TRUE(tick(3).isApprox(plan(4) + offset));
+  // Sample 4: the failure is counted and the setpoints are the plan's again.
+  next = Next::Throw;
+  EXPECT_TRUE(tick(4).isApprox(plan(5)));
+  EXPECT_EQ(feedback.stats().failed, 1);
+  waitForTheWorker(feedback);
+  EXPECT_TRUE(tick(5).isApprox(plan(6)));
+  next = Next::Block;
+  EXPECT_TRUE(tick(6).isApprox(plan(7)));  // the throw: failed, the plan's
+  EXPECT_EQ(feedback.stats().failed, 2);
+  // The solve for sample 8 is held until after it: late, dropped.
+  EXPECT_TRUE(tick(7).isApprox(plan(8)));
+  EXPECT_TRUE(tick(8).isApprox(plan(9)));
+  EXPECT_TRUE(feedback.solving());
+  release.set_value();
+  waitForTheWorker(feedback);
+  next = Next::Solve;
+  EXPECT_TRUE(tick(9).isApprox(plan(10)));
+  EXPECT_EQ(feedback.stats().late, 1);
+  EXPECT_EQ(feedback.stats().used, 1);
+  EXPECT_EQ(feedback.stats().started, 5);  // samples 2, 4, 6, 8 and 11
+  waitForTheWorker(feedback);
+  EXPECT_TRUE(tick(10).isApprox(plan(11)));
+  EXPECT_TRUE(tick(11).isApprox(plan(12) + offset));
+  EXPECT_EQ(feedback.stats().used, 2);
+  // No solve is started for a sample past the plan's second last.
+  for (int i = 12; i < 18; ++i) {
+    tick(i);
+    waitForTheWorker(feedback);
+  }
+  EXPECT_LE(calls.back().i, 18);
+}
+
+}  // namespace
+}  // namespace marionette::executor
