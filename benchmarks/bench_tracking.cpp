@@ -17,17 +17,23 @@
 //       error at the end (from the truth), corrections, clamps and the cycle's p99.
 //       --perturb none|masses,strings,damping picks what the truth changes; --noise M the
 //       markers' noise; --weight NAME=VALUE,... the LQR's weights; --process-noise POS,VEL the
-//       filter's; --max-deviation X the drift bound; --push POINT:T:VX,VY,VZ (repeatable) a
+//       filter's; --max-deviation X the drift bound; --max-correction X the corrections'
+//       bound; --push POINT:T:VX,VY,VZ (repeatable) a
 //       blow as sim:'s push; --calibrate N a third run each, LQR after a calibration at rest at
 //       N poses (executor/rig_calibration.hpp), the fitted strings' error against the truth's
 //       printed as a comment; --feedback mpc [--horizon S] [--iterations N] [--lead S] the
 //       receding-horizon controller in place of the LQR, its solves printed as a comment
 //       (--point-weight W: the named points as its targets, PredictiveOptions::point_weight).
+//   build/bin/bench_tracking windows --plan PLAN.json [--seeds N] [--horizon S] [--weight ...]
+//       One window of the MPC (trajopt/predictive_control.hpp) from the plan's state kicked at
+//       0.6 s (every joint's velocity off by a draw of 0.3 rad/s std) and 0.1 s later: its cost
+//       re-simulated, warm start against solution, after 1 to 100 iterations, and the time.
 //   build/bin/bench_tracking state-feedback --plan PLAN.json[,...] [--seeds N]
 //       The bound on any estimator: LQR fed the truth's own state, off line (no noise, no
 //       limits), against open loop, on the same truths.  Prints the joints rms of each, their
 //       ratio, and the three joints with the largest error in each; a failed step after the row.
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -187,6 +193,7 @@ ModelPtr perturbedTruth(const Model& model, unsigned seed, const Perturbation& w
 // Closed-loop options the command line changes (0: the default).
 struct ClosedLoopOptionsPatch {
   double max_deviation = 0.0;
+  double max_correction = 0.0;
   double marker_noise_m = 0.002;
   std::vector<marionette::executor::SimTruth::Push> pushes;  // --push POINT:T:VX,VY,VZ
   int calibration_poses = 0;  // --calibrate N: a third run each, calibrated at N poses first
@@ -265,20 +272,20 @@ int tracking(int seeds, const std::vector<std::string>& plans, const Perturbatio
         const Stream stream = buildStream(perf, start, {});
         std::unique_ptr<ClosedLoop> loop;
         if (closed) {
-          ClosedLoopOptions options;
+          ClosedLoopOptions options = patch.predictive ? predictiveDefaults() : ClosedLoopOptions{};
           if (calibration) {
             options.calibrated = calibration->fit.model;
             options.rig_clock_start = calibration->first_frame_sent;
             options.start_q = calibration->fit.rest_q.back();
           }
           if (patch.max_deviation > 0) options.max_deviation = patch.max_deviation;
+          if (patch.max_correction > 0) options.max_correction = patch.max_correction;
           applyWeights(patch, options.weights);
           if (patch.process_position_std > 0) {
             options.estimator.position_std = patch.process_position_std;
             options.estimator.velocity_std = patch.process_velocity_std;
           }
           if (patch.predictive) {
-            options.feedback = Feedback::Predictive;
             if (patch.horizon_s > 0) options.predictive.horizon_s = patch.horizon_s;
             if (patch.iterations > 0) options.predictive.iterations = patch.iterations;
             if (patch.lead_s > 0) options.solve_lead_s = patch.lead_s;
@@ -424,6 +431,73 @@ int stateFeedback(int seeds, const std::vector<std::string>& plans, const Pertur
 
 }  // namespace
 
+// One MPC window on a plan, from its state at a sample after a kick (each joint's velocity off by
+// a draw of 0.3 rad/s or m/s std, the seed's, at 0.6 s, then the plan's inputs for 0.1 s): the
+// warm start's re-simulated cost (the plan's inputs) against the solution's after 1 to 100 of the
+// solver's iterations, and the solve's time.
+int windows(int seeds, const std::vector<std::string>& plans, const ClosedLoopOptionsPatch& patch) {
+  using marionette::executor::loadPlanFile;
+  using marionette::executor::Playback;
+  std::printf("| plan | seed | iterations | warm cost | solved cost | kept warm | ms |\n");
+  std::printf("| --- | --- | --- | --- | --- | --- | --- |\n");
+  for (const std::string& path : plans) {
+    const Playback perf = loadPlanFile(path, nullptr);
+    const Model& m = *perf.model;
+    IntegratorOptions io;
+    io.dt_s = 1.0 / perf.rate_hz;
+    VariationalIntegrator vi(perf.model, io);
+    State x = vi.stateFromVelocity(perf.predicted_q.row(0).transpose(),
+                                   Eigen::VectorXd::Zero(m.nd()), perf.inputs.values.row(0).transpose());
+    std::vector<State> reference = {x};
+    for (Eigen::Index k = 1; k < perf.inputs.values.rows(); ++k) {
+      State next = vi.makeState();
+      if (vi.step(reference.back(), perf.inputs.values.row(k).transpose(), next) != StepStatus::Ok) break;
+      reference.push_back(next);
+    }
+    PredictiveOptions options;
+    applyWeights(patch, options.weights);
+    if (patch.horizon_s > 0) options.horizon_s = patch.horizon_s;
+    if (patch.point_weight >= 0) options.point_weight = patch.point_weight;
+    const int kick = static_cast<int>(std::lround(0.6 * perf.rate_hz));
+    const int at = kick + static_cast<int>(std::lround(0.1 * perf.rate_hz));
+    for (int s = 0; s < seeds; ++s) {
+      std::mt19937 rng(100 + s);
+      std::normal_distribution<double> draw(0.0, 0.3);
+      State pushed = reference[static_cast<std::size_t>(kick)];
+      DynamicsData d(m);
+      const Eigen::VectorXd q = m.configuration(pushed.q, pushed.rho);
+      forwardKinematics(m, d, q);
+      computeLagrangian(m, d, q, Eigen::VectorXd::Zero(m.nd()), LagrangianOrder::MassMatrix);
+      Eigen::VectorXd kick_v(m.nd());
+      for (int j = 0; j < m.nd(); ++j) kick_v[j] = draw(rng);
+      pushed.p += d.M * kick_v;
+      bool ok = true;
+      for (int k = kick + 1; k <= at && ok; ++k) {
+        State next = vi.makeState();
+        ok = vi.step(pushed, perf.inputs.values.row(k).transpose(), next) == StepStatus::Ok;
+        pushed = next;
+      }
+      if (!ok) continue;
+      Eigen::MatrixXd before(2, m.nk());
+      before << perf.inputs.values.row(at - 1), perf.inputs.values.row(at - 2);
+      for (int iterations : {1, 3, 10, 30, 100}) {
+        options.iterations = iterations;
+        const PredictiveController mpc(perf.model, reference, perf.rate_hz, options);
+        const auto t0 = std::chrono::steady_clock::now();
+        const PredictiveSolve solve = mpc.solve(at, pushed, before, Eigen::MatrixXd());
+        const double ms = std::chrono::duration<double, std::milli>(
+                              std::chrono::steady_clock::now() - t0)
+                              .count();
+        std::printf("| %s | %d | %d | %.4g | %.4g | %s | %.1f |\n", m.name.c_str(), 100 + s,
+                    solve.iterations, solve.warm_cost, solve.cost,
+                    solve.failed ? "failed" : (solve.kept_warm ? "yes" : "no"), ms);
+        std::fflush(stdout);
+      }
+    }
+  }
+  return 0;
+}
+
 int main(int argc, char** argv) {
   if (argc < 2) {
     std::cerr << "usage: bench_tracking estimation [--seeds N] [--rates HZ,...] [--plan P.json]\n"
@@ -449,6 +523,7 @@ int main(int argc, char** argv) {
       for (const std::string& r : splitCommas(argv[i + 1])) rates.push_back(std::atof(r.c_str()));
     } else if (a == "--plan") plan = argv[i + 1];
     else if (a == "--max-deviation") patch.max_deviation = std::atof(argv[i + 1]);
+    else if (a == "--max-correction") patch.max_correction = std::atof(argv[i + 1]);
     else if (a == "--calibrate") {
       patch.calibration_poses = std::atoi(argv[i + 1]);
       if (!(patch.calibration_poses >= 1 &&
@@ -542,11 +617,12 @@ int main(int argc, char** argv) {
   try {
     if (what == "tracking") return tracking(seeds, plans, perturb, patch);
     if (what == "state-feedback") return stateFeedback(seeds, plans, perturb, patch);
+    if (what == "windows") return windows(seeds, plans, patch);
   } catch (const std::exception& e) {  // a bad weight, an unreadable plan
     std::cerr << "bench_tracking: " << e.what() << "\n";
     return 1;
   }
   std::cerr << "bench_tracking: unknown part '" << what
-            << "' (estimation, tracking, state-feedback)\n";
+            << "' (estimation, tracking, state-feedback, windows)\n";
   return 2;
 }

@@ -1324,18 +1324,18 @@ PushedRun pushedRun(const Playback& perf, const SimTruth::Push& push,
   return out;
 }
 
-// The MPC's solves on these small puppets take a few milliseconds: each for two ticks ahead.
+// The defaults of each; the MPC's solves on these small puppets take a few milliseconds: each
+// for two ticks ahead.
 ClosedLoopOptions withFeedback(Feedback f) {
-  ClosedLoopOptions o;
-  o.feedback = f;
+  ClosedLoopOptions o = f == Feedback::Predictive ? predictiveDefaults() : ClosedLoopOptions{};
   o.solve_lead_s = 0.04;
   return o;
 }
 
 // A push (the truth's joint velocity jumps 0.6 rad/s at t = 0.2 s, on a 1.2 s plan) through the
 // executor: closed loop, LQR or MPC, brings the arm back to the plan by its end; open loop swings
-// on.  Measured: 0.055 rad off at the end open loop, 0.004 with the LQR and with the MPC (rms
-// over the plan 0.053 open, 0.026 LQR, 0.030 MPC).
+// on.  Measured: 0.055 rad off at the end open loop, 0.004 with the LQR, 0.003 with the MPC's
+// defaults (rms over the plan 0.053 open, 0.026 LQR, 0.029 MPC).
 TEST(ClosedLoop, APushOnTheTruthIsRejected) {
   const Playback perf = armPlan("push-plan.json");
   const int last = static_cast<int>(perf.predicted_q.rows()) - 1;
@@ -1360,9 +1360,10 @@ TEST(ClosedLoop, APushOnTheTruthIsRejected) {
   }
 }
 
-// The suspended mass carried along x (1.26 s) and pushed 0.3 m/s along it at 0.2 s: the MPC damps
-// the swing that open loop keeps.  Measured: 0.051 m off at the end open loop, 0.0037 with the
-// MPC (rms 0.040 and 0.032).
+// The suspended mass carried along x (1.26 s) and pushed 0.3 m/s along it at 0.2 s: the MPC (its
+// defaults: the mass's point its target) damps the swing that open loop keeps.  Measured: 0.051 m
+// off at the end open loop, 0.016 with the MPC (rms 0.040 and 0.028); the MPC with the LQR's
+// weights, 0.004.
 TEST(ClosedLoop, TheMpcRejectsAPushOnTheSuspendedMass) {
   const Playback perf = massPlan("mass-push-plan.json");
   const int last = static_cast<int>(perf.predicted_q.rows()) - 1;
@@ -1376,7 +1377,7 @@ TEST(ClosedLoop, TheMpcRejectsAPushOnTheSuspendedMass) {
   const PushedRun mpc = pushedRun(perf, push, markers, withFeedback(Feedback::Predictive));
   if (open.too_busy || mpc.too_busy) GTEST_SKIP() << "the machine was too busy to keep the rate";
   EXPECT_GT(open.at_end, 0.02) << "the push moved the mass too little to test anything";
-  EXPECT_LT(mpc.at_end, 0.2 * open.at_end) << "open " << open.at_end << ", mpc " << mpc.at_end;
+  EXPECT_LT(mpc.at_end, 0.5 * open.at_end) << "open " << open.at_end << ", mpc " << mpc.at_end;
   EXPECT_LT(mpc.rms, open.rms);
   EXPECT_GT(mpc.predictive.used, 5);
 }

@@ -79,7 +79,7 @@ FeedbackSetup parseFeedback(const Args& a, const Playback& perf, const ScenePtr&
       throw std::invalid_argument("--feedback: '" + f +
                                   "' (lqr, mpc, or none for open loop)");
     fb.enabled = f != "none";
-    if (f == "mpc") fb.options.feedback = Feedback::Predictive;
+    if (f == "mpc") fb.options = predictiveDefaults();
   }
   for (const char* flag : closed_only)
     if (a.values.count(flag) && !fb.enabled)

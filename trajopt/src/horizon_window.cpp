@@ -10,14 +10,19 @@
 namespace marionette::detail {
 
 bool resimulates(VariationalIntegrator& vi, const State& x, const Eigen::MatrixXd& inputs,
-                 Eigen::VectorXd* peak_N) {
+                 Eigen::VectorXd* peak_N, Eigen::MatrixXd* configurations) {
   State at = x, next = vi.makeState();
   StepReport report = vi.makeReport();
   if (peak_N) peak_N->setZero(vi.model().nstrings());
+  if (configurations) {
+    configurations->resize(inputs.rows(), x.q.size());
+    configurations->rowwise() = x.q.transpose();
+  }
   for (Eigen::Index k = 1; k < inputs.rows(); ++k) {
     if (vi.step(at, inputs.row(k).transpose(), next, &report) != StepStatus::Ok) return false;
     if (peak_N) *peak_N = peak_N->cwiseMax(report.tension_N);
     at = next;
+    if (configurations) configurations->bottomRows(inputs.rows() - k).rowwise() = at.q.transpose();
   }
   return true;
 }

@@ -13,9 +13,10 @@
 namespace marionette::detail {
 
 // The re-simulation of `inputs` (rows of n_k, the first the start's) from `x`: false at a step
-// that fails.  With peak_N, each string's largest tension over it.
+// that fails.  With peak_N, each string's largest tension over it; with configurations, its
+// joints at each row (rows of n_d; a step that fails holds the last).
 bool resimulates(VariationalIntegrator& vi, const State& x, const Eigen::MatrixXd& inputs,
-                 Eigen::VectorXd* peak_N = nullptr);
+                 Eigen::VectorXd* peak_N = nullptr, Eigen::MatrixXd* configurations = nullptr);
 
 // `inputs` (a window's: rows from sample s0, the first the committed one; `before`: rows rho_{-1},
 // rho_{-2}) moved, from the first on, into the rig's limits at `share` of each: within its range,

@@ -31,6 +31,9 @@ void checkPredictiveOptions(const PredictiveOptions& o, double plan_s) {
   if (!(o.point_weight >= 0 && o.point_weight <= control::kMaxLqrWeight))
     throw FieldError("point_weight", "must be in [0, " + formatNumber(control::kMaxLqrWeight) +
                                          "], got " + formatNumber(o.point_weight));
+  if (!(o.max_correction > 0))
+    throw FieldError("max_correction", "must be > 0 (m or rad), got " +
+                                           formatNumber(o.max_correction));
   if (o.iterations < 1 || o.iterations > kMaxIterations)
     throw FieldError("iterations", "must be in [1, " + std::to_string(kMaxIterations) +
                                        "], got " + std::to_string(o.iterations));
@@ -62,6 +65,8 @@ PredictiveController::PredictiveController(ModelPtr model, std::vector<State> re
   checkPredictiveOptions(options, static_cast<double>(reference.size() - 1) / rate_hz);
   Impl& d = *impl_;
   const Model& m = *model;
+  for (int j : options.held)
+    if (j < 0 || j >= m.nk()) throw FieldError("held", "no rig input " + std::to_string(j));
   d.model = std::move(model);
   d.reference = std::move(reference);
   d.rate_hz = rate_hz;
@@ -76,8 +81,15 @@ PredictiveController::PredictiveController(ModelPtr model, std::vector<State> re
     const Eigen::MatrixXd Minv = data.M.llt().solve(Eigen::MatrixXd::Identity(m.nd(), m.nd()));
     d.velocity_metric.push_back(Minv.transpose() * Minv);
   }
-  if (options.point_weight > 0) {
-    const auto P = static_cast<Eigen::Index>(m.points.size());
+  const auto P = static_cast<Eigen::Index>(m.points.size());
+  if (options.point_targets_m.size() > 0 &&
+      (options.point_targets_m.rows() != static_cast<Eigen::Index>(d.reference.size()) ||
+       options.point_targets_m.cols() != 3 * P || !options.point_targets_m.allFinite()))
+    throw FieldError("point_targets_m", "needs " + std::to_string(d.reference.size()) +
+                                            " finite rows of 3 per named point");
+  if (options.point_weight > 0 && options.point_targets_m.size() > 0) {
+    d.points_m = options.point_targets_m;
+  } else if (options.point_weight > 0) {
     d.points_m.resize(static_cast<Eigen::Index>(d.reference.size()), 3 * P);
     for (std::size_t k = 0; k < d.reference.size(); ++k) {
       forwardKinematics(m, data, m.configuration(d.reference[k].q, d.reference[k].rho));
@@ -107,6 +119,7 @@ PredictiveSolve PredictiveController::solve(int i, const State& x, const Eigen::
   if (i < 0 || i >= S - 1) throw std::invalid_argument("predictive control: no such sample");
   if (before.rows() != 2 || before.cols() != nk || (warm.size() > 0 && warm.cols() != nk))
     throw std::invalid_argument("predictive control: the rig's rows do not fit the model");
+  // The window: H steps, fewer where the plan ends sooner.
   const int H = std::min(d.H, S - 1 - i);
   const double dt = d.io.dt_s;
   VariationalIntegrator& vi = *d.vi;
@@ -122,10 +135,12 @@ PredictiveSolve PredictiveController::solve(int i, const State& x, const Eigen::
       guess.row(k) = ref(i + k).rho.transpose();
   }
   guess.row(0) = x.rho.transpose();
+  for (int j : d.options.held)
+    for (int k = 1; k <= H; ++k) guess(k, j) = ref(i + k).rho[j];
   detail::clampToRigLimits(m, before, i, S, dt, kLimitShare, guess);
   PredictiveSolve out;
   out.inputs = guess;
-  // (A window of fewer than 2 steps, the plan's last: its inputs are the reference's.)
+  // (A window of fewer than 2 steps, the plan's last: the warm start's inputs.)
   if (H < 2) {
     out.failed = !detail::resimulates(vi, x, guess);
     return out;
@@ -139,6 +154,18 @@ PredictiveSolve PredictiveController::solve(int i, const State& x, const Eigen::
   setup.goal_rows = false;
   setup.goal.kind = GoalSpec::Kind::Joint;  // (no goal rows: one the evaluator accepts)
   setup.goal.values.emplace_back(m.dynamic[0].name, x.q[0]);
+  // Every input within max_correction of the reference (and the warm start: a window always has
+  // a feasible start), a held one on it.
+  if (std::isfinite(d.options.max_correction) || !d.options.held.empty()) {
+    setup.rig_lower.resize(H + 1, nk);
+    setup.rig_upper.resize(H + 1, nk);
+    for (int k = 0; k <= H; ++k) {
+      const Eigen::RowVectorXd r = ref(i + k).rho.transpose();
+      setup.rig_lower.row(k) = (r.array() - d.options.max_correction).min(guess.row(k).array());
+      setup.rig_upper.row(k) = (r.array() + d.options.max_correction).max(guess.row(k).array());
+      for (int j : d.options.held) setup.rig_lower(k, j) = setup.rig_upper(k, j) = r[j];
+    }
+  }
   // The LQR's cost alone (StateTracking): no effort, jerk, swing or tension rate of the plans'.
   setup.weights.effort = setup.weights.jerk = setup.weights.swing = 0;
   setup.weights.tension_rate = setup.weights.tracking = setup.weights.settle = 0;
@@ -148,8 +175,11 @@ PredictiveSolve PredictiveController::solve(int i, const State& x, const Eigen::
     setup.track_targets_m = d.points_m.middleRows(i, H + 1);
   }
   setup.rig_before = before;
+  // The warm start re-simulated once: its strings' peaks, its joints for the stops it nears.
   Eigen::VectorXd peak_N;
-  if (d.loads.max_tension_N.size() > 0 && detail::resimulates(vi, x, guess, &peak_N))
+  Eigen::MatrixXd guess_q;
+  const bool guess_resimulates = detail::resimulates(vi, x, guess, &peak_N, &guess_q);
+  if (d.loads.max_tension_N.size() > 0 && guess_resimulates)
     setup.max_tension_N = d.loads.max_tension_N.cwiseMax(1.05 * peak_N);
   detail::StateTracking& t = setup.state_tracking;
   t.q.resize(H + 1, nd);
@@ -173,16 +203,18 @@ PredictiveSolve PredictiveController::solve(int i, const State& x, const Eigen::
   // The LQR's terminal factor where the window ends at the plan's end (its last state's cost);
   // a window ending before it weighs its last state as a step's times the same factor.
   t.terminal = w.terminal;
-  const Eigen::MatrixXd guess_q = detail::rolloutConfigurations(d.model, x, guess, d.io);
   setup.model = detail::withStopsNear(d.model, guess_q, kStopReach, setup.stops_held_off);
   detail::TranscriptionProblem problem(setup);
 
-  auto resimulatedCost = [&](const Eigen::MatrixXd& inputs) {
-    if (!detail::resimulates(vi, x, inputs)) return std::numeric_limits<double>::infinity();
-    problem.evaluate(problem.initialGuess(inputs), false);
+  // What inputs cost, re-simulated (the guess's rollout is its re-simulation; infinite when a
+  // step fails).
+  auto costOf = [&](const Eigen::VectorXd& z, bool resimulated) {
+    if (!resimulated) return std::numeric_limits<double>::infinity();
+    problem.evaluate(z, false);
     return problem.cost();
   };
-  const Eigen::VectorXd z0 = problem.initialGuess(guess);
+  bool z0_resimulates = false;
+  const Eigen::VectorXd z0 = problem.initialGuess(guess, &z0_resimulates);
   problem.setModes(detail::windowModes(problem, z0, d.loads.loaded, H));
   Ipopt::SmartPtr<detail::TranscriptionNlp> nlp =
       new detail::TranscriptionNlp(problem, z0, [](const detail::TranscriptionProgress&) {
@@ -190,14 +222,16 @@ PredictiveSolve PredictiveController::solve(int i, const State& x, const Eigen::
       });
   detail::solveInTurn(detail::transcriptionSolver(d.options.iterations), nlp);
   out.iterations = nlp->iterations();
-  const double guess_cost = resimulatedCost(guess);
-  out.cost = guess_cost;
+  const double guess_cost = costOf(z0, guess_resimulates && z0_resimulates);
+  out.cost = out.warm_cost = guess_cost;
   if (nlp->solution().size() == 0) {
     out.failed = true;
   } else {
     Eigen::MatrixXd solved = problem.inputs(nlp->solution());
     detail::clampToRigLimits(m, before, i, S, dt, kLimitShare, solved);
-    const double solved_cost = resimulatedCost(solved);
+    bool resimulated = false;
+    const Eigen::VectorXd z1 = problem.initialGuess(solved, &resimulated);
+    const double solved_cost = costOf(z1, resimulated);
     if (solved_cost < guess_cost) {
       out.inputs = std::move(solved);
       out.cost = solved_cost;

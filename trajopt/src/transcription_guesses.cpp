@@ -72,12 +72,14 @@ Eigen::MatrixXd rolloutConfigurations(const ModelPtr& model, const State& start,
   return out;
 }
 
-Eigen::VectorXd TranscriptionProblem::initialGuess(const Eigen::MatrixXd& inputs) {
+Eigen::VectorXd TranscriptionProblem::initialGuess(const Eigen::MatrixXd& inputs,
+                                                   bool* resimulated) {
   const double dt = setup_.integrator.dt_s;
   VariationalIntegrator vi(setup_.model, setup_.integrator);
   State x = setup_.start, next = vi.makeState();
   StepReport report = vi.makeReport();
   Eigen::VectorXd z = Eigen::VectorXd::Zero(n_z_);
+  if (resimulated) *resimulated = true;
   KnotConstraints here;  // at knot k: its spans for step k's multipliers
   Eigen::VectorXd q(nq_);
   knotConfiguration(z, 0, q);
@@ -100,6 +102,7 @@ Eigen::VectorXd TranscriptionProblem::initialGuess(const Eigen::MatrixXd& inputs
       x = next;
     } else {
       x.rho = u;  // held where it was
+      if (resimulated) *resimulated = false;
     }
     z.segment(xAt(k + 1), nq_) << x.q, x.rho;
     knotConfiguration(z, k + 1, q);

@@ -51,6 +51,11 @@ TranscriptionProblem::TranscriptionProblem(const TranscriptionSetup& s)
     if (v < 0 || v >= nq_) throw std::invalid_argument("transcription: no such tracked variable");
   for (int i : s.held_inputs)
     if (i < 0 || i >= nk_) throw std::invalid_argument("transcription: no such held input");
+  if (s.rig_lower.size() + s.rig_upper.size() > 0 &&
+      (s.rig_lower.rows() != N_ + 1 || s.rig_lower.cols() != nk_ ||
+       s.rig_upper.rows() != N_ + 1 || s.rig_upper.cols() != nk_ ||
+       !(s.rig_lower.array() <= s.rig_upper.array()).all()))
+    throw std::invalid_argument("transcription: the rig's bounds do not fit the knots");
   if (s.rig_before.size() > 0 && (s.rig_before.rows() != 2 || s.rig_before.cols() != nk_))
     throw std::invalid_argument("transcription: rig_before needs two rows of the rig's inputs");
   const StateTracking& st = s.state_tracking;
@@ -275,6 +280,9 @@ void TranscriptionProblem::declareRows() {
     for (int i = 0; i < nk_; ++i) {
       lower_[xAt(k) + nd_ + i] = finiteOr(m.kinematic[i].lower, -kInf);
       upper_[xAt(k) + nd_ + i] = finiteOr(m.kinematic[i].upper, kInf);
+      if (setup_.rig_lower.size() == 0) continue;
+      lower_[xAt(k) + nd_ + i] = std::max(lower_[xAt(k) + nd_ + i], setup_.rig_lower(k, i));
+      upper_[xAt(k) + nd_ + i] = std::min(upper_[xAt(k) + nd_ + i], setup_.rig_upper(k, i));
     }
   }
   for (int k = 1; k <= N_; ++k)

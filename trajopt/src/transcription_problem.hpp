@@ -133,6 +133,9 @@ struct TranscriptionSetup {
   std::vector<double> track_variable_scale_m, track_variable_weight;
   // Rig inputs held at the start's value (bounds): a performance's disabled ones.
   std::vector<int> held_inputs;
+  // Each rig input's bounds at the knots (N+1 rows of n_k, within its range; knot 0's unused):
+  // a closed loop's bound on its corrections.  Empty: its range.
+  Eigen::MatrixXd rig_lower, rig_upper;
   // The rig holds still from this knot on (its speed rows 0 there), the puppet's swing weighed by
   // weights.settle: a motion's end inside the window, its last inputs held as a plan holds them.
   // -1: none.
@@ -181,7 +184,8 @@ class TranscriptionProblem {
   // The guess from rig inputs (N+1 rows of n_k, the first the start's): the integrator's
   // rollout of them, its tensions as multipliers, the stops' from the DEL rows.  A step that
   // fails holds the configuration.
-  Eigen::VectorXd initialGuess(const Eigen::MatrixXd& inputs);
+  // With `resimulated`, whether every step of the rollout succeeded.
+  Eigen::VectorXd initialGuess(const Eigen::MatrixXd& inputs, bool* resimulated = nullptr);
   // The guess from rig inputs and, at each of their rows, the puppet's rest pose (n_d) and its
   // static tensions (n_s): a motion slow enough to be quasi-static, whose only DEL residual is
   // its inertia.  A contact the rest pose reaches (or enters) touches, with a token force (the

@@ -65,6 +65,22 @@ void checkClosedLoopOptions(const ClosedLoopOptions& o) {
   }
 }
 
+ClosedLoopOptions predictiveDefaults() {
+  ClosedLoopOptions o;
+  o.feedback = Feedback::Predictive;
+  o.weights.position = 0.0;
+  o.weights.velocity = 0.0;
+  o.weights.rig = 0.1;
+  o.weights.correction = 0.1;
+  o.weights.correction_rate = 0.01;
+  o.weights.correction_accel = 0.001;
+  o.predictive.point_weight = 10.0;
+  o.predictive.iterations = 5;
+  o.solve_lead_s = 0.12;
+  o.max_deviation = 1.0;
+  return o;
+}
+
 ClosedLoop::~ClosedLoop() = default;
 
 const PredictiveStats* ClosedLoop::predictiveStats() const {
@@ -149,8 +165,32 @@ ClosedLoop::ClosedLoop(const Playback& perf, const Stream& stream, const Sensing
                                 formatted("%.3g", worst) + "); feedback needs that reference");
   reference_ = lin.x;
   taut_ = lin.taut;
+  held_.assign(m.nk(), 0);
+  for (const std::string& h : held)
+    for (int j = 0; j < m.nk(); ++j) held_[j] |= m.kinematic[j].name == h;
   if (options_.feedback == Feedback::Predictive) {
+    // The MPC plans what the clamps let through: the weights', the correction's bound, the held
+    // inputs on the plan.
     options_.predictive.weights = options_.weights;
+    options_.predictive.max_correction = options_.max_correction;
+    options_.predictive.held.clear();
+    for (int j = 0; j < m.nk(); ++j)
+      if (held_[j]) options_.predictive.held.push_back(j);
+    // The points' targets: the plan's predicted points (on the calibrated puppet, not its
+    // re-simulation's).
+    if (options_.predictive.point_weight > 0) {
+      const Model& pm = *perf.model;
+      DynamicsData data(pm);
+      Eigen::MatrixXd& targets = options_.predictive.point_targets_m;
+      targets.resize(rows.rows(), 3 * static_cast<Eigen::Index>(pm.points.size()));
+      for (Eigen::Index k = 0; k < rows.rows(); ++k) {
+        forwardKinematics(pm, data, pm.configuration(perf.predicted_q.row(k).transpose(),
+                                                     rows.row(k).transpose()));
+        for (std::size_t p = 0; p < pm.points.size(); ++p)
+          targets.block<1, 3>(k, 3 * static_cast<Eigen::Index>(p)) =
+              pointPosition(data, pm.points[p].frame, pm.points[p].position_m).transpose();
+      }
+    }
     try {
       checkPredictiveOptions(options_.predictive, static_cast<double>(rows.rows() - 1) * dt);
     } catch (const FieldError& e) {
@@ -200,9 +240,6 @@ ClosedLoop::ClosedLoop(const Playback& perf, const Stream& stream, const Sensing
   estimator_->reset(rest_q, Eigen::VectorXd::Zero(m.nd()), rho0);
   predictor_ = std::make_unique<VariationalIntegrator>(model_, io);
   dyn_scratch_ = std::make_unique<DynamicsData>(m);
-  held_.assign(m.nk(), 0);
-  for (const std::string& h : held)
-    for (int j = 0; j < m.nk(); ++j) held_[j] |= m.kinematic[j].name == h;
   last_sent_ = rho0;
   before_last_sent_ = rho0;
   stats_.cycle_ms.reserve(static_cast<std::size_t>(stream.rows.rows()));

@@ -19,6 +19,7 @@
 #pragma once
 
 #include <Eigen/Core>
+#include <cmath>
 #include <memory>
 #include <vector>
 
@@ -31,9 +32,17 @@ struct PredictiveOptions {
   control::LqrWeights weights;  // the cost, as the LQR's
   double horizon_s = 0.5;       // (0, 10]; at most the plan's length from where it solves
   int iterations = 3;           // the solver's per solve, [1, 1000]
-  // The named points kept to the reference's, as a performance's targets: (|p - p_ref| / 1 cm)^2
-  // per second of each, times this, [0, 1e9] (0: the LQR's cost alone).
+  // The named points kept to their targets, as a performance's: (|p - target| / 1 cm)^2 per
+  // second of each, times this, [0, 1e9] (0: the LQR's cost alone).
   double point_weight = 0.0;
+  // The targets: per reference sample, 3 per named point (world, m); empty: the reference's own
+  // points.  A closed loop on a calibrated puppet gives the plan's predicted points here: what
+  // the plan promised, which the calibrated puppet's re-simulation of its inputs misses.
+  Eigen::MatrixXd point_targets_m;
+  // Each input within this of the reference's (m or rad, > 0; infinite: none), as the closed
+  // loop clamps its setpoints: the solver plans what the rig will be sent.
+  double max_correction = INFINITY;
+  std::vector<int> held;  // rig inputs kept at the reference's (indices into the inputs)
 };
 
 // Throws FieldError naming an option outside its range: "horizon_s", "iterations",
@@ -49,6 +58,7 @@ struct PredictiveSolve {
   bool kept_warm = false;  // the solver's inputs re-simulated cost more: the warm start's
   bool failed = false;     // the solver ended without a motion (the warm start's inputs)
   double cost = 0.0;       // the chosen inputs' re-simulated cost
+  double warm_cost = 0.0;  // the warm start's (infinite when it cannot be re-simulated)
 };
 
 class PredictiveController {

@@ -72,6 +72,14 @@ struct ClosedLoopOptions {
   std::function<bool(const Eigen::VectorXd& q, std::string& what)> collides;
 };
 
+// The MPC's defaults (`--feedback mpc`): the plan's named points as its targets (point_weight 10)
+// with no joint terms, light corrections (rig and correction 0.1, rate 0.01, acceleration 0.001:
+// the controller predicts what a jerk does to the light parts, the LQR's weights had to forbid
+// it), 5 iterations a solve for the sample 0.12 s ahead, and the drift bound at 1 rad (the arms'
+// twist swings 0.3 rad after a push while the points stay within centimetres).  Measured on
+// PuppetCopter: benchmarks.md, "The receding-horizon controller".
+ClosedLoopOptions predictiveDefaults();
+
 // Throws FieldError naming an option outside its range: "max_correction", "weights.position",
 // "estimator.velocity_std", ... (the estimator's dt_s is the stream's, set by ClosedLoop).
 void checkClosedLoopOptions(const ClosedLoopOptions& options);
