@@ -23,7 +23,9 @@
 //       N poses (executor/rig_calibration.hpp), the fitted strings' error against the truth's
 //       printed as a comment; --feedback mpc [--horizon S] [--iterations N] [--lead S] the
 //       receding-horizon controller in place of the LQR, its solves printed as a comment
-//       (--point-weight W: the named points as its targets, PredictiveOptions::point_weight).
+//       (--point-weight W: the named points as its targets, PredictiveOptions::point_weight);
+//       --exact-strings yes: the closed loop's model has the truth's string lengths (an exact
+//       calibration in no time); --closed-only yes: no open-loop runs.
 //   build/bin/bench_tracking windows --plan PLAN.json [--seeds N] [--horizon S] [--weight ...]
 //       One window of the MPC (trajopt/predictive_control.hpp) from the plan's state kicked at
 //       0.6 s (every joint's velocity off by a draw of 0.3 rad/s std) and 0.1 s later: its cost
@@ -197,6 +199,11 @@ struct ClosedLoopOptionsPatch {
   double marker_noise_m = 0.002;
   std::vector<marionette::executor::SimTruth::Push> pushes;  // --push POINT:T:VX,VY,VZ
   int calibration_poses = 0;  // --calibrate N: a third run each, calibrated at N poses first
+  // --exact-strings: the closed loop's model has the truth's string lengths (an exact
+  // calibration of the strings, in no time), its masses the model's.
+  bool exact_strings = false;
+  bool closed_only = false;
+  int hold_after_end = -1;  // --hold-after-end yes|no  // --closed-only yes: no open-loop runs (their figures are the seed's)
   std::vector<std::pair<std::string, double>> weights;  // --weight NAME=VALUE,...
   double process_position_std = 0.0, process_velocity_std = 0.0;
   // --feedback mpc [--horizon S] [--iterations N] [--lead S]: the closed loop's runs with the MPC.
@@ -232,7 +239,8 @@ int tracking(int seeds, const std::vector<std::string>& plans, const Perturbatio
       goal_point = plan.goal.substr(6, plan.goal.find('=') - 6);
     for (int s = 0; s < seeds; ++s) {
       // 0: open loop; 1: LQR; 2: LQR after a calibration at rest.
-      for (int closed = 0; closed < (patch.calibration_poses > 0 ? 3 : 2); ++closed) {
+      for (int closed = patch.closed_only ? 1 : 0; closed < (patch.calibration_poses > 0 ? 3 : 2);
+           ++closed) {
         SimTruth truth;
         truth.pushes = patch.pushes;
         truth.truth = perturbedTruth(*perf.model, 100 + s, what);
@@ -278,6 +286,11 @@ int tracking(int seeds, const std::vector<std::string>& plans, const Perturbatio
             options.rig_clock_start = calibration->first_frame_sent;
             options.start_q = calibration->fit.rest_q.back();
           }
+          if (patch.exact_strings && !calibration) {
+            auto exact = std::make_shared<Model>(*perf.model);
+            exact->strings = truth.truth->strings;
+            options.calibrated = exact;
+          }
           if (patch.max_deviation > 0) options.max_deviation = patch.max_deviation;
           if (patch.max_correction > 0) options.max_correction = patch.max_correction;
           applyWeights(patch, options.weights);
@@ -290,6 +303,7 @@ int tracking(int seeds, const std::vector<std::string>& plans, const Perturbatio
             if (patch.iterations > 0) options.predictive.iterations = patch.iterations;
             if (patch.lead_s > 0) options.solve_lead_s = patch.lead_s;
             if (patch.point_weight >= 0) options.predictive.point_weight = patch.point_weight;
+            if (patch.hold_after_end >= 0) options.predictive.hold_after_end = patch.hold_after_end;
           }
           loop = std::make_unique<ClosedLoop>(perf, stream, *rig.sensing(),
                                               std::vector<std::string>{}, options);
@@ -524,6 +538,9 @@ int main(int argc, char** argv) {
     } else if (a == "--plan") plan = argv[i + 1];
     else if (a == "--max-deviation") patch.max_deviation = std::atof(argv[i + 1]);
     else if (a == "--max-correction") patch.max_correction = std::atof(argv[i + 1]);
+    else if (a == "--exact-strings") patch.exact_strings = std::string(argv[i + 1]) == "yes";
+    else if (a == "--closed-only") patch.closed_only = std::string(argv[i + 1]) == "yes";
+    else if (a == "--hold-after-end") patch.hold_after_end = std::string(argv[i + 1]) == "yes";
     else if (a == "--calibrate") {
       patch.calibration_poses = std::atoi(argv[i + 1]);
       if (!(patch.calibration_poses >= 1 &&

@@ -1334,7 +1334,7 @@ ClosedLoopOptions withFeedback(Feedback f) {
 
 // A push (the truth's joint velocity jumps 0.6 rad/s at t = 0.2 s, on a 1.2 s plan) through the
 // executor: closed loop, LQR or MPC, brings the arm back to the plan by its end; open loop swings
-// on.  Measured: 0.055 rad off at the end open loop, 0.004 with the LQR, 0.003 with the MPC's
+// on.  Measured: 0.055 rad off at the end open loop, 0.004 with the LQR, 0.002 with the MPC's
 // defaults (rms over the plan 0.053 open, 0.026 LQR, 0.029 MPC).
 TEST(ClosedLoop, APushOnTheTruthIsRejected) {
   const Playback perf = armPlan("push-plan.json");
@@ -1362,8 +1362,7 @@ TEST(ClosedLoop, APushOnTheTruthIsRejected) {
 
 // The suspended mass carried along x (1.26 s) and pushed 0.3 m/s along it at 0.2 s: the MPC (its
 // defaults: the mass's point its target) damps the swing that open loop keeps.  Measured: 0.051 m
-// off at the end open loop, 0.016 with the MPC (rms 0.040 and 0.028); the MPC with the LQR's
-// weights, 0.004.
+// off at the end open loop, 0.014 with the MPC (rms 0.040 and 0.028).
 TEST(ClosedLoop, TheMpcRejectsAPushOnTheSuspendedMass) {
   const Playback perf = massPlan("mass-push-plan.json");
   const int last = static_cast<int>(perf.predicted_q.rows()) - 1;

@@ -52,7 +52,8 @@ struct PredictiveController::Impl {
   int H;
   IntegratorOptions io;
   std::vector<Eigen::MatrixXd> velocity_metric;  // per sample: M^-T M^-1 at the reference
-  Eigen::MatrixXd points_m;  // per sample: every named point of the reference (3 per point)
+  Eigen::MatrixXd points_m;  // per sample: every named point's target (3 per point)
+  int S = 0;                 // the plan's samples (the reference may go on past them)
   detail::StringLoads loads;
   mutable std::unique_ptr<VariationalIntegrator> vi;
 };
@@ -69,35 +70,49 @@ PredictiveController::PredictiveController(ModelPtr model, std::vector<State> re
     if (j < 0 || j >= m.nk()) throw FieldError("held", "no rig input " + std::to_string(j));
   d.model = std::move(model);
   d.reference = std::move(reference);
+  d.S = static_cast<int>(d.reference.size());
   d.rate_hz = rate_hz;
   d.options = options;
   d.H = std::max(2, static_cast<int>(std::lround(options.horizon_s * rate_hz)));
   d.io.dt_s = 1.0 / rate_hz;
+  const auto P = static_cast<Eigen::Index>(m.points.size());
+  if (options.point_targets_m.size() > 0 &&
+      (options.point_targets_m.rows() != d.S || options.point_targets_m.cols() != 3 * P ||
+       !options.point_targets_m.allFinite()))
+    throw FieldError("point_targets_m", "needs " + std::to_string(d.S) +
+                                            " finite rows of 3 per named point");
+  // Past the plan's end, the reference goes on as the plan does: its last inputs held.
+  if (options.hold_after_end) {
+    VariationalIntegrator vi(d.model, d.io);
+    for (int k = 0; k < d.H; ++k) {
+      State next = vi.makeState();
+      if (vi.step(d.reference.back(), d.reference.back().rho, next) != StepStatus::Ok) break;
+      d.reference.push_back(next);
+    }
+  }
   DynamicsData data(m);
-  for (const State& x : d.reference) {
+  Eigen::MatrixXd own_points(static_cast<Eigen::Index>(d.reference.size()), 3 * P);
+  for (std::size_t k = 0; k < d.reference.size(); ++k) {
+    const State& x = d.reference[k];
     const Eigen::VectorXd q = m.configuration(x.q, x.rho);
     forwardKinematics(m, data, q);
+    for (Eigen::Index p = 0; p < P; ++p) {
+      const Point& point = m.points[static_cast<std::size_t>(p)];
+      own_points.block<1, 3>(static_cast<Eigen::Index>(k), 3 * p) =
+          pointPosition(data, point.frame, point.position_m).transpose();
+    }
     computeLagrangian(m, data, q, Eigen::VectorXd::Zero(m.nd()), LagrangianOrder::MassMatrix);
     const Eigen::MatrixXd Minv = data.M.llt().solve(Eigen::MatrixXd::Identity(m.nd(), m.nd()));
     d.velocity_metric.push_back(Minv.transpose() * Minv);
   }
-  const auto P = static_cast<Eigen::Index>(m.points.size());
-  if (options.point_targets_m.size() > 0 &&
-      (options.point_targets_m.rows() != static_cast<Eigen::Index>(d.reference.size()) ||
-       options.point_targets_m.cols() != 3 * P || !options.point_targets_m.allFinite()))
-    throw FieldError("point_targets_m", "needs " + std::to_string(d.reference.size()) +
-                                            " finite rows of 3 per named point");
-  if (options.point_weight > 0 && options.point_targets_m.size() > 0) {
-    d.points_m = options.point_targets_m;
-  } else if (options.point_weight > 0) {
-    d.points_m.resize(static_cast<Eigen::Index>(d.reference.size()), 3 * P);
-    for (std::size_t k = 0; k < d.reference.size(); ++k) {
-      forwardKinematics(m, data, m.configuration(d.reference[k].q, d.reference[k].rho));
-      for (Eigen::Index p = 0; p < P; ++p) {
-        const Point& point = m.points[static_cast<std::size_t>(p)];
-        d.points_m.block<1, 3>(static_cast<Eigen::Index>(k), 3 * p) =
-            pointPosition(data, point.frame, point.position_m).transpose();
-      }
+  if (options.point_weight > 0) {
+    d.points_m = own_points;
+    // Given targets over the plan; past its end, the plan's last plus how the reference moves on.
+    if (options.point_targets_m.size() > 0) {
+      d.points_m.topRows(d.S) = options.point_targets_m;
+      for (Eigen::Index k = d.S; k < own_points.rows(); ++k)
+        d.points_m.row(k) = options.point_targets_m.row(d.S - 1) + own_points.row(k) -
+                            own_points.row(d.S - 1);
     }
   }
   d.loads = detail::stringLoads(d.model, d.reference.front().rho);
@@ -107,7 +122,7 @@ PredictiveController::PredictiveController(ModelPtr model, std::vector<State> re
 PredictiveController::~PredictiveController() = default;
 PredictiveController::PredictiveController(PredictiveController&&) noexcept = default;
 
-int PredictiveController::samples() const { return static_cast<int>(impl_->reference.size()); }
+int PredictiveController::samples() const { return impl_->S; }
 int PredictiveController::horizonSteps() const { return impl_->H; }
 const PredictiveOptions& PredictiveController::options() const { return impl_->options; }
 
@@ -119,11 +134,17 @@ PredictiveSolve PredictiveController::solve(int i, const State& x, const Eigen::
   if (i < 0 || i >= S - 1) throw std::invalid_argument("predictive control: no such sample");
   if (before.rows() != 2 || before.cols() != nk || (warm.size() > 0 && warm.cols() != nk))
     throw std::invalid_argument("predictive control: the rig's rows do not fit the model");
-  // The window: H steps, fewer where the plan ends sooner.
-  const int H = std::min(d.H, S - 1 - i);
+  // The window: H steps; where the plan ends sooner (knot `end`), fewer, or with hold_after_end
+  // as many, the rig holding its last inputs after the end and the reference its last state.
+  const int end = S - 1 - i;
+  const int H = d.options.hold_after_end ? d.H : std::min(d.H, end);
   const double dt = d.io.dt_s;
   VariationalIntegrator& vi = *d.vi;
-  auto ref = [&](int k) -> const State& { return d.reference[std::clamp(k, 0, S - 1)]; };
+  const int R = static_cast<int>(d.reference.size());  // (past S with hold_after_end)
+  auto ref = [&](int k) -> const State& { return d.reference[std::clamp(k, 0, R - 1)]; };
+  auto holdAfterEnd = [&](Eigen::MatrixXd& rows) {
+    for (int k = end + 1; k <= H; ++k) rows.row(k) = rows.row(end);
+  };
 
   // The warm start: the last solution where it reaches, then the reference's inputs, moved into
   // the rig's limits from where it is.
@@ -138,6 +159,7 @@ PredictiveSolve PredictiveController::solve(int i, const State& x, const Eigen::
   for (int j : d.options.held)
     for (int k = 1; k <= H; ++k) guess(k, j) = ref(i + k).rho[j];
   detail::clampToRigLimits(m, before, i, S, dt, kLimitShare, guess);
+  holdAfterEnd(guess);
   PredictiveSolve out;
   out.inputs = guess;
   // (A window of fewer than 2 steps, the plan's last: the warm start's inputs.)
@@ -172,9 +194,12 @@ PredictiveSolve PredictiveController::solve(int i, const State& x, const Eigen::
   if (d.points_m.size() > 0) {
     setup.weights.tracking = d.options.point_weight;
     for (int p = 0; p < static_cast<int>(m.points.size()); ++p) setup.track_points.push_back(p);
-    setup.track_targets_m = d.points_m.middleRows(i, H + 1);
+    setup.track_targets_m.resize(H + 1, d.points_m.cols());
+    for (int k = 0; k <= H; ++k)
+      setup.track_targets_m.row(k) = d.points_m.row(std::min(i + k, R - 1));
   }
   setup.rig_before = before;
+  if (end < H) setup.hold_from_knot = end;  // (the rig's speed rows 0 from there)
   // The warm start re-simulated once: its strings' peaks, its joints for the stops it nears.
   Eigen::VectorXd peak_N;
   Eigen::MatrixXd guess_q;
@@ -191,7 +216,7 @@ PredictiveSolve PredictiveController::solve(int i, const State& x, const Eigen::
     if (k < 0) continue;
     t.q.row(k) = r.q.transpose();
     t.p.row(k) = r.p.transpose();
-    t.velocity_metric.push_back(d.velocity_metric[static_cast<std::size_t>(i + k)]);
+    t.velocity_metric.push_back(d.velocity_metric[static_cast<std::size_t>(std::min(i + k, R - 1))]);
   }
   const control::LqrWeights& w = d.options.weights;
   t.position = w.position;
@@ -229,6 +254,7 @@ PredictiveSolve PredictiveController::solve(int i, const State& x, const Eigen::
   } else {
     Eigen::MatrixXd solved = problem.inputs(nlp->solution());
     detail::clampToRigLimits(m, before, i, S, dt, kLimitShare, solved);
+    holdAfterEnd(solved);
     bool resimulated = false;
     const Eigen::VectorXd z1 = problem.initialGuess(solved, &resimulated);
     const double solved_cost = costOf(z1, resimulated);

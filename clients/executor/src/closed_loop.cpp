@@ -76,7 +76,9 @@ ClosedLoopOptions predictiveDefaults() {
   o.weights.correction_accel = 0.001;
   o.predictive.point_weight = 10.0;
   o.predictive.iterations = 5;
-  o.solve_lead_s = 0.12;
+  o.predictive.hold_after_end = true;
+  o.solve_lead_s = 0.16;
+  o.max_correction = 0.1;
   o.max_deviation = 1.0;
   return o;
 }

@@ -43,6 +43,10 @@ struct PredictiveOptions {
   // loop clamps its setpoints: the solver plans what the rig will be sent.
   double max_correction = INFINITY;
   std::vector<int> held;  // rig inputs kept at the reference's (indices into the inputs)
+  // Windows reach past the plan's end, the rig holding its last inputs there (as it does after
+  // the run) and the targets the plan's last: the end comes to rest where the plan ends.  False:
+  // windows shrink to the plan's end.
+  bool hold_after_end = false;
 };
 
 // Throws FieldError naming an option outside its range: "horizon_s", "iterations",

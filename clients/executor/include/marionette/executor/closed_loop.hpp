@@ -73,11 +73,12 @@ struct ClosedLoopOptions {
 };
 
 // The MPC's defaults (`--feedback mpc`): the plan's named points as its targets (point_weight 10)
-// with no joint terms, light corrections (rig and correction 0.1, rate 0.01, acceleration 0.001:
-// the controller predicts what a jerk does to the light parts, the LQR's weights had to forbid
-// it), 5 iterations a solve for the sample 0.12 s ahead, and the drift bound at 1 rad (the arms'
-// twist swings 0.3 rad after a push while the points stay within centimetres).  Measured on
-// PuppetCopter: benchmarks.md, "The receding-horizon controller".
+// with no joint terms; light corrections (rig and correction 0.1, rate 0.01, acceleration 0.001:
+// the controller predicts what a jerk does to the light parts, which the LQR's weights had to
+// forbid) within 0.1 m or rad of the plan; windows past the plan's end with the rig held; 5
+// iterations a solve for the sample 0.16 s ahead (PuppetCopter's solves take 70-130 ms here); the
+// drift bound at 1 rad (the arms' twist swings 0.3 rad after a push while the points stay within
+// centimetres).  Measured: benchmarks.md, "The receding-horizon controller".
 ClosedLoopOptions predictiveDefaults();
 
 // Throws FieldError naming an option outside its range: "max_correction", "weights.position",
