@@ -202,8 +202,8 @@ struct ClosedLoopOptionsPatch {
   // --exact-strings: the closed loop's model has the truth's string lengths (an exact
   // calibration of the strings, in no time), its masses the model's.
   bool exact_strings = false;
-  bool closed_only = false;
-  int hold_after_end = -1;  // --hold-after-end yes|no  // --closed-only yes: no open-loop runs (their figures are the seed's)
+  bool closed_only = false;  // --closed-only yes: no open-loop runs (their figures are the seed's)
+  int hold_after_end = -1;   // --hold-after-end yes|no: the MPC's windows past the plan's end
   std::vector<std::pair<std::string, double>> weights;  // --weight NAME=VALUE,...
   double process_position_std = 0.0, process_velocity_std = 0.0;
   // --feedback mpc [--horizon S] [--iterations N] [--lead S]: the closed loop's runs with the MPC.
@@ -311,8 +311,8 @@ int tracking(int seeds, const std::vector<std::string>& plans, const Perturbatio
         ExecuteOptions eo;
         eo.closed_loop = loop.get();
         const ExecuteReport run = execute(rig, stream, eo);
-        const char* kind = closed ? toString(patch.predictive ? Feedback::Predictive : Feedback::Lqr)
-                                  : "none";
+        const char* kind =
+            closed ? toString(patch.predictive ? Feedback::Predictive : Feedback::Lqr) : "none";
         const TrackingReport r =
             buildTrackingReport(perf, stream, run, rig, loop.get(), kind, closed ? "ekf" : "");
         if (!run.message.empty() && r.stop != "completed")
@@ -342,9 +342,8 @@ int tracking(int seeds, const std::vector<std::string>& plans, const Perturbatio
             "| %s | %d | %s | %s | %.4f | %.4f | %s %.4f | %.4f | %.3g | %ld | %.3f | %ld "
             "|\n",
             plan.model.c_str(), 100 + s, (patch.predictive ? kPredictiveLoops : kLoops)[closed],
-            r.stop.c_str(), r.joints_rms, mean_rms,
-            goal_point.c_str(), at_goal, worst, r.correction_max, r.clamped, r.cycle_p99_ms,
-            r.misses);
+            r.stop.c_str(), r.joints_rms, mean_rms, goal_point.c_str(), at_goal, worst,
+            r.correction_max, r.clamped, r.cycle_p99_ms, r.misses);
         std::fflush(stdout);
       }
     }
@@ -460,12 +459,14 @@ int windows(int seeds, const std::vector<std::string>& plans, const ClosedLoopOp
     IntegratorOptions io;
     io.dt_s = 1.0 / perf.rate_hz;
     VariationalIntegrator vi(perf.model, io);
-    State x = vi.stateFromVelocity(perf.predicted_q.row(0).transpose(),
-                                   Eigen::VectorXd::Zero(m.nd()), perf.inputs.values.row(0).transpose());
+    State x =
+        vi.stateFromVelocity(perf.predicted_q.row(0).transpose(), Eigen::VectorXd::Zero(m.nd()),
+                             perf.inputs.values.row(0).transpose());
     std::vector<State> reference = {x};
     for (Eigen::Index k = 1; k < perf.inputs.values.rows(); ++k) {
       State next = vi.makeState();
-      if (vi.step(reference.back(), perf.inputs.values.row(k).transpose(), next) != StepStatus::Ok) break;
+      if (vi.step(reference.back(), perf.inputs.values.row(k).transpose(), next) != StepStatus::Ok)
+        break;
       reference.push_back(next);
     }
     PredictiveOptions options;
@@ -499,9 +500,9 @@ int windows(int seeds, const std::vector<std::string>& plans, const ClosedLoopOp
         const PredictiveController mpc(perf.model, reference, perf.rate_hz, options);
         const auto t0 = std::chrono::steady_clock::now();
         const PredictiveSolve solve = mpc.solve(at, pushed, before, Eigen::MatrixXd());
-        const double ms = std::chrono::duration<double, std::milli>(
-                              std::chrono::steady_clock::now() - t0)
-                              .count();
+        const double ms =
+            std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0)
+                .count();
         std::printf("| %s | %d | %d | %.4g | %.4g | %s | %.1f |\n", m.name.c_str(), 100 + s,
                     solve.iterations, solve.warm_cost, solve.cost,
                     solve.failed ? "failed" : (solve.kept_warm ? "yes" : "no"), ms);
@@ -537,10 +538,14 @@ int main(int argc, char** argv) {
       for (const std::string& r : splitCommas(argv[i + 1])) rates.push_back(std::atof(r.c_str()));
     } else if (a == "--plan") plan = argv[i + 1];
     else if (a == "--max-deviation") patch.max_deviation = std::atof(argv[i + 1]);
-    else if (a == "--max-correction") patch.max_correction = std::atof(argv[i + 1]);
-    else if (a == "--exact-strings") patch.exact_strings = std::string(argv[i + 1]) == "yes";
-    else if (a == "--closed-only") patch.closed_only = std::string(argv[i + 1]) == "yes";
-    else if (a == "--hold-after-end") patch.hold_after_end = std::string(argv[i + 1]) == "yes";
+    else if (a == "--max-correction")
+      patch.max_correction = std::atof(argv[i + 1]);
+    else if (a == "--exact-strings")
+      patch.exact_strings = std::string(argv[i + 1]) == "yes";
+    else if (a == "--closed-only")
+      patch.closed_only = std::string(argv[i + 1]) == "yes";
+    else if (a == "--hold-after-end")
+      patch.hold_after_end = std::string(argv[i + 1]) == "yes";
     else if (a == "--calibrate") {
       patch.calibration_poses = std::atoi(argv[i + 1]);
       if (!(patch.calibration_poses >= 1 &&

@@ -546,30 +546,38 @@ TEST(Deadlines, LoopsReplayWithARampBackBetween) {
 // ---- The simulated rig
 // -----------------------------------------------------------------------------
 
-// A plan for the planar arm: theta1 swung by 0.3 rad, written to a plan file (with its feedback
-// gains when `gains`) and read back.
-Playback armPlan(const std::string& name, bool gains = false) {
-  const ModelPtr arm = loadModel("planar-arm");
+// An EST plan (seed 1) for `model` to `goal`, written to a plan file (with its feedback gains
+// when `gains`) and read back.
+Playback planFile(const ModelPtr& model, const GoalSpec& goal, const std::string& name,
+                  bool gains = false) {
   PlanRequest req;
-  req.model = arm;
+  req.model = model;
   req.options.planner = "est";
   req.options.seed = 1;
   req.options.time_limit_s = 10;
-  const StartState rest = resolveStart(arm, arm->defaultInputs(), StartSpec{});
-  req.goal =
-      GoalSpec::parse("q:theta1=" + std::to_string(rest.q[arm->variableIndex("theta1")] + 0.3));
+  req.goal = goal;
   Plan plan = planMotion(req);
   EXPECT_EQ(plan.outcome, PlanOutcome::Exact) << plan.message;
   if (gains)
     plan.gains =
-        control::planTrackingGains(arm, plan.inputs, plan.predicted.states.row(0).transpose(),
+        control::planTrackingGains(model, plan.inputs, plan.predicted.states.row(0).transpose(),
                                    plan.rate_hz, control::LqrWeights{});
   const std::string path = tempPath(name);
   {
     std::ofstream out(path);
     writePlanJson(plan, out);
   }
-  return loadPlanFile(path, arm);
+  return loadPlanFile(path, model);
+}
+
+// A plan for the planar arm: theta1 swung by 0.3 rad.
+Playback armPlan(const std::string& name, bool gains = false) {
+  const ModelPtr arm = loadModel("planar-arm");
+  const StartState rest = resolveStart(arm, arm->defaultInputs(), StartSpec{});
+  return planFile(
+      arm,
+      GoalSpec::parse("q:theta1=" + std::to_string(rest.q[arm->variableIndex("theta1")] + 0.3)),
+      name, gains);
 }
 
 TEST(SimRig, ExecutingAPlanReproducesItsPredictedStates) {
@@ -1250,27 +1258,13 @@ TEST(ClosedLoop, RepeatedAndFarAheadMeasurementFramesAreCountedAndNotFused) {
   EXPECT_LT(worst, 1e-6);
 }
 
-// A plan for the suspended mass: carried 0.3 m along x to the rest pose there, written to a
-// plan file and read back.
+// A plan for the suspended mass: carried 0.3 m along x to the rest pose there.
 Playback massPlan(const std::string& name) {
-  const ModelPtr mass = loadModel("suspended-mass");
-  PlanRequest req;
-  req.model = mass;
-  req.options.planner = "est";
-  req.options.seed = 1;
-  req.options.time_limit_s = 10;
-  req.goal = GoalSpec::parse("rest-of:xr=0.3,r=0.5");
-  Plan plan = planMotion(req);
-  EXPECT_EQ(plan.outcome, PlanOutcome::Exact) << plan.message;
-  const std::string path = tempPath(name);
-  {
-    std::ofstream out(path);
-    writePlanJson(plan, out);
-  }
-  return loadPlanFile(path, mass);
+  return planFile(loadModel("suspended-mass"), GoalSpec::parse("rest-of:xr=0.3,r=0.5"), name);
 }
 
 struct PushedRun {
+  ExecuteReport report;
   double rms = 0.0, at_end = 0.0;  // the joints' distance to the plan's (norm), over the play
   bool too_busy = false;           // missed ticks: the machine could not keep the rate
   ClosedLoopStats stats;
@@ -1279,7 +1273,8 @@ struct PushedRun {
 
 // The plan played on sim: with `push`, 1 mm markers on `markers` at the plan's rate, open loop
 // (no options) or closed.  Every frame the rig received is checked against the model's range,
-// speed and acceleration limits (frameProblem, from the two before it).
+// speed and acceleration limits (frameProblem, from the two before it); the errors are those of
+// a run that completed.
 PushedRun pushedRun(const Playback& perf, const SimTruth::Push& push,
                     const std::vector<std::string>& markers,
                     const std::optional<ClosedLoopOptions>& options) {
@@ -1293,8 +1288,8 @@ PushedRun pushedRun(const Playback& perf, const SimTruth::Push& push,
   const Stream s = buildStream(perf, rig.readSetpoints(), {});
   std::unique_ptr<ClosedLoop> loop;
   if (options)
-    loop = std::make_unique<ClosedLoop>(perf, s, *rig.sensing(), std::vector<std::string>{},
-                                        *options);
+    loop =
+        std::make_unique<ClosedLoop>(perf, s, *rig.sensing(), std::vector<std::string>{}, *options);
   ExecuteOptions o;
   o.closed_loop = loop.get();
   std::vector<Eigen::VectorXd> frames = {rig.readSetpoints(), rig.readSetpoints()};
@@ -1306,10 +1301,11 @@ PushedRun pushedRun(const Playback& perf, const SimTruth::Push& push,
         frameProblem(*perf.model, perf.rate_hz, frames[n - 1], frames[n - 2], frames[n - 3]);
     if (broken.empty() && !why.empty()) broken = "frame " + std::to_string(n - 2) + ": " + why;
   };
-  const ExecuteReport r = execute(rig, s, o);
-  EXPECT_EQ(r.reason, StopReason::Completed) << r.message;
-  EXPECT_EQ(broken, "") << "a frame outside the limits";
   PushedRun out;
+  out.report = execute(rig, s, o);
+  const ExecuteReport& r = out.report;
+  EXPECT_EQ(broken, "") << "a frame outside the limits";
+  if (r.reason != StopReason::Completed) return out;
   out.too_busy = r.missed_ticks > 0;
   const int last = static_cast<int>(perf.predicted_q.rows()) - 1;
   const long first = rig.frameTicks()[s.play_begin];
@@ -1322,6 +1318,15 @@ PushedRun pushedRun(const Playback& perf, const SimTruth::Push& push,
   if (loop) out.stats = loop->stats();
   if (loop && loop->predictiveStats()) out.predictive = *loop->predictiveStats();
   return out;
+}
+
+// The planar arm's shoulder pushed: theta1's velocity 0.6 rad/s more at 0.2 s.
+SimTruth::Push armPush(const Playback& perf) {
+  SimTruth::Push push;
+  push.at_s = 0.2;
+  push.joint = perf.model->variableIndex("theta1");
+  push.delta_velocity = 0.6;
+  return push;
 }
 
 // The defaults of each; the MPC's solves on these small puppets take a few milliseconds: each
@@ -1340,15 +1345,14 @@ TEST(ClosedLoop, APushOnTheTruthIsRejected) {
   const Playback perf = armPlan("push-plan.json");
   const int last = static_cast<int>(perf.predicted_q.rows()) - 1;
   ASSERT_GT(last / perf.rate_hz, 0.8);
-  SimTruth::Push push;
-  push.at_s = 0.2;
-  push.joint = perf.model->variableIndex("theta1");
-  push.delta_velocity = 0.6;
+  const SimTruth::Push push = armPush(perf);
   const std::vector<std::string> markers = {"tip", "elbow"};
   const PushedRun open = pushedRun(perf, push, markers, std::nullopt);
+  ASSERT_EQ(open.report.reason, StopReason::Completed) << open.report.message;
   EXPECT_GT(open.at_end, 0.02) << "the push moved the arm too little to test anything";
   for (const Feedback f : {Feedback::Lqr, Feedback::Predictive}) {
     const PushedRun closed = pushedRun(perf, push, markers, withFeedback(f));
+    ASSERT_EQ(closed.report.reason, StopReason::Completed) << closed.report.message;
     if (open.too_busy || closed.too_busy) GTEST_SKIP() << "the machine was too busy to keep 50 Hz";
     EXPECT_LT(closed.at_end, 0.2 * open.at_end)
         << toString(f) << ": open " << open.at_end << ", closed " << closed.at_end;
@@ -1357,6 +1361,25 @@ TEST(ClosedLoop, APushOnTheTruthIsRejected) {
       EXPECT_GT(closed.predictive.used, 5);
       EXPECT_EQ(closed.predictive.failed, 0);
     }
+  }
+}
+
+// The drift bound on the points: the arm pushed 0.6 rad/s at 0.2 s takes its tip further than
+// 5 mm from the plan, which stops the LQR's run naming the point; without that bound (the joints'
+// alone) the same run completes.
+TEST(ClosedLoop, APointBeyondItsBoundStopsTheRunNamingIt) {
+  const Playback perf = armPlan("point-bound-plan.json");
+  for (const double bound_m : {0.005, 0.0}) {
+    ClosedLoopOptions options;
+    options.max_point_deviation_m = bound_m;
+    const ExecuteReport r = pushedRun(perf, armPush(perf), {"tip", "elbow"}, options).report;
+    if (bound_m == 0.0) {
+      EXPECT_EQ(r.reason, StopReason::Completed) << r.message;
+      continue;
+    }
+    EXPECT_EQ(r.reason, StopReason::Unsafe) << r.message;
+    EXPECT_NE(r.message.find("the estimated point '"), std::string::npos) << r.message;
+    EXPECT_NE(r.message.find("beyond the bound 0.005 m"), std::string::npos) << r.message;
   }
 }
 
@@ -1374,6 +1397,8 @@ TEST(ClosedLoop, TheMpcRejectsAPushOnTheSuspendedMass) {
   const std::vector<std::string> markers = {"mass"};
   const PushedRun open = pushedRun(perf, push, markers, std::nullopt);
   const PushedRun mpc = pushedRun(perf, push, markers, withFeedback(Feedback::Predictive));
+  ASSERT_EQ(open.report.reason, StopReason::Completed) << open.report.message;
+  ASSERT_EQ(mpc.report.reason, StopReason::Completed) << mpc.report.message;
   if (open.too_busy || mpc.too_busy) GTEST_SKIP() << "the machine was too busy to keep the rate";
   EXPECT_GT(open.at_end, 0.02) << "the push moved the mass too little to test anything";
   EXPECT_LT(mpc.at_end, 0.5 * open.at_end) << "open " << open.at_end << ", mpc " << mpc.at_end;

@@ -57,7 +57,7 @@ State atRest(const ModelPtr& m, const Eigen::VectorXd& rho) {
   IntegratorOptions io;
   io.dt_s = 1.0 / kRate_hz;
   return VariationalIntegrator(m, io).stateFromVelocity(rest.q, Eigen::VectorXd::Zero(m->nd()),
-                                                         rho);
+                                                        rho);
 }
 
 control::LqrWeights someWeights() {
@@ -104,13 +104,7 @@ TranscriptionSetup windowSetup(const ModelPtr& m, const State& x, const Eigen::M
     const Eigen::MatrixXd Minv = d.M.inverse();
     t.velocity_metric.push_back(Minv.transpose() * Minv);
   }
-  t.position = w.position;
-  t.velocity = w.velocity;
-  t.rig = w.rig;
-  t.correction = w.correction;
-  t.correction_rate = w.correction_rate;
-  t.correction_accel = w.correction_accel;
-  t.terminal = w.terminal;
+  t.weights = w;
   return s;
 }
 
@@ -119,7 +113,8 @@ TEST(PredictiveControl, TheCostIsTheLqrsTermByTermWithExactDerivatives) {
   const int N = 12;
   const double dt = 1.0 / kRate_hz;
   const Eigen::MatrixXd u_ref = swing(mass, N + 1);
-  const std::vector<State> reference = simulate(mass, atRest(mass, u_ref.row(0).transpose()), u_ref);
+  const std::vector<State> reference =
+      simulate(mass, atRest(mass, u_ref.row(0).transpose()), u_ref);
   Eigen::MatrixXd ref_before(2, mass->nk());
   ref_before << u_ref.row(0), u_ref.row(0);
   // Another motion: its own start (off the reference's), inputs and rig history.
@@ -141,9 +136,9 @@ TEST(PredictiveControl, TheCostIsTheLqrsTermByTermWithExactDerivatives) {
     Eigen::VectorXd d(2 * mass->nd() + 2 * mass->nk());
     const State& a = motion[k];
     const State& r = reference[k];
-    const Eigen::VectorXd prev = k >= 1 ? Eigen::VectorXd(motion[k - 1].rho - reference[k - 1].rho)
-                                        : Eigen::VectorXd(before.row(0).transpose() -
-                                                          ref_before.row(0).transpose());
+    const Eigen::VectorXd prev =
+        k >= 1 ? Eigen::VectorXd(motion[k - 1].rho - reference[k - 1].rho)
+               : Eigen::VectorXd(before.row(0).transpose() - ref_before.row(0).transpose());
     d << a.q - r.q, a.p - r.p, a.rho - r.rho, prev;
     return d;
   };
@@ -171,14 +166,14 @@ TEST(PredictiveControl, TheCostIsTheLqrsTermByTermWithExactDerivatives) {
   // The Hessian: exact for the joints' and the rig's terms; for the momenta's, Gauss-Newton, exact
   // where they meet the reference.
   const Eigen::VectorXd y = Eigen::VectorXd::Zero(p.constraints());
-  TranscriptionSetup on_reference = windowSetup(mass, reference[0], ref_before, reference,
-                                                ref_before, w);
+  TranscriptionSetup on_reference =
+      windowSetup(mass, reference[0], ref_before, reference, ref_before, w);
   TranscriptionProblem q(on_reference);
   const Eigen::VectorXd z_ref = q.initialGuess(u_ref);
   const Eigen::MatrixXd H = test::lagrangianHessian(q, z_ref, 0.8, y);
   const Eigen::MatrixXd H_fd = test::lagrangianHessianByDifferences(q, z_ref, 0.8, y);
   EXPECT_LE((H - H_fd).cwiseAbs().maxCoeff(), 1e-5 * H_fd.cwiseAbs().maxCoeff());
-  s.state_tracking.velocity = 0;
+  s.state_tracking.weights.velocity = 0;
   TranscriptionProblem positions(s);
   const Eigen::MatrixXd Hp = test::lagrangianHessian(positions, z, 0.8, y);
   const Eigen::MatrixXd Hp_fd = test::lagrangianHessianByDifferences(positions, z, 0.8, y);
@@ -198,8 +193,7 @@ TEST(PredictiveControl, TheFirstCorrectionIsTheLqrsWhereNoStringSwitches) {
   const std::vector<State> reference = simulate(mass, start, u_ref);
   IntegratorOptions io;
   io.dt_s = dt;
-  const control::TrajectoryLinearization lin =
-      control::linearizeTrajectory(mass, u_ref, start, io);
+  const control::TrajectoryLinearization lin = control::linearizeTrajectory(mass, u_ref, start, io);
   const control::LqrWeights w = someWeights();
   const control::TrackingGains gains = control::computeTrackingGains(mass, lin, w);
   PredictiveOptions options;

@@ -53,8 +53,10 @@ const std::pair<const char*, const char*> kFeedbackFlags[] = {
     {"estimator.velocity_std", "--process-noise"},
     {"max_correction", "--max-correction"},
     {"max_deviation", "--max-deviation"},
+    {"max_point_deviation_m", "--max-point-deviation"},
     {"predictive.horizon_s", "--horizon"},
     {"predictive.iterations", "--mpc-iterations"},
+    {"predictive.point_weight", "--point-weight"},
     {"solve_lead_s", "--solve-lead"}};
 
 // A closed-loop option's FieldError worded as its flag (e.what() when no flag sets it).
@@ -70,14 +72,19 @@ std::string asFlag(const FieldError& e) {
 FeedbackSetup parseFeedback(const Args& a, const Playback& perf, const ScenePtr& scene,
                             const StreamOptions& so, double rate) {
   FeedbackSetup fb;
-  const char* closed_only[] = {"--estimator", "--q", "--r", "--process-noise", "--max-correction",
-                               "--max-deviation"};
-  const char* predictive_only[] = {"--horizon", "--mpc-iterations", "--solve-lead"};
+  const char* closed_only[] = {"--estimator",
+                               "--q",
+                               "--r",
+                               "--process-noise",
+                               "--max-correction",
+                               "--max-deviation",
+                               "--max-point-deviation"};
+  const char* predictive_only[] = {"--horizon", "--mpc-iterations", "--solve-lead",
+                                   "--point-weight"};
   if (a.values.count("--feedback")) {
     const std::string f = a.values.at("--feedback");
     if (f != "lqr" && f != "mpc" && f != "none")
-      throw std::invalid_argument("--feedback: '" + f +
-                                  "' (lqr, mpc, or none for open loop)");
+      throw std::invalid_argument("--feedback: '" + f + "' (lqr, mpc, or none for open loop)");
     fb.enabled = f != "none";
     if (f == "mpc") fb.options = predictiveDefaults();
   }
@@ -141,6 +148,9 @@ FeedbackSetup parseFeedback(const Args& a, const Playback& perf, const ScenePtr&
   };
   positive("--max-correction", o.max_correction);
   positive("--max-deviation", o.max_deviation);
+  if (a.values.count("--max-point-deviation"))
+    o.max_point_deviation_m =
+        parseNumber("--max-point-deviation", a.values.at("--max-point-deviation"));
   if (a.values.count("--horizon"))
     o.predictive.horizon_s = parseNumber("--horizon", a.values.at("--horizon"));
   if (a.values.count("--mpc-iterations")) {
@@ -151,6 +161,8 @@ FeedbackSetup parseFeedback(const Args& a, const Playback& perf, const ScenePtr&
   }
   if (a.values.count("--solve-lead"))
     o.solve_lead_s = parseNumber("--solve-lead", a.values.at("--solve-lead"));
+  if (a.values.count("--point-weight"))
+    o.predictive.point_weight = parseNumber("--point-weight", a.values.at("--point-weight"));
   // Every option within its range, so that the filter and the gains stay finite.
   try {
     checkClosedLoopOptions(o);
@@ -255,9 +267,11 @@ int cmdExecute(int argc, char** argv) {
                                        "--process-noise",
                                        "--max-correction",
                                        "--max-deviation",
+                                       "--max-point-deviation",
                                        "--horizon",
                                        "--mpc-iterations",
                                        "--solve-lead",
+                                       "--point-weight",
                                        "--scene"};
   for (const std::string& f : rigCalibrationFlags("--calibration-")) value_flags.push_back(f);
   const Args a = parseArgs(argc, argv, 2, value_flags, {"--loop", "--dry-run", "--calibrate"});
@@ -460,20 +474,21 @@ int cmdExecute(int argc, char** argv) {
     const Sensing& sensing = *rig->sensing();
     const std::string controller =
         loop->feedback() == Feedback::Predictive
-            ? formatted("MPC on the transcription along the plan%s (horizon %g s, %d "
-                        "iterations a solve, each for the sample %g s ahead)",
-                        calibration ? " re-simulated on the calibrated puppet" : "",
-                        fb.options.predictive.horizon_s, fb.options.predictive.iterations,
-                        loop->solveLeadTicks() / rate)
+            ? formatted(
+                  "MPC on the transcription along the plan%s (horizon %g s, %d "
+                  "iterations a solve, each for the sample %g s ahead)",
+                  calibration ? " re-simulated on the calibrated puppet" : "",
+                  fb.options.predictive.horizon_s, fb.options.predictive.iterations,
+                  loop->solveLeadTicks() / rate)
             : formatted("LQR along the plan%s (%zu gains, %s)",
                         calibration ? " re-simulated on the calibrated puppet" : "",
                         loop->gains().K.size(),
                         loop->gainsFromPlan() ? "the plan's" : "computed for these weights");
-    std::cout << formatted("  feedback: %s, %s estimator on %d measured values at %g Hz (latency "
-                           "%g s)\n",
-                           controller.c_str(), toString(fb.options.estimator.process),
-                           static_cast<int>(sensing.names().size()), sensing.rate_hz,
-                           sensing.latency_s);
+    std::cout << formatted(
+        "  feedback: %s, %s estimator on %d measured values at %g Hz (latency "
+        "%g s)\n",
+        controller.c_str(), toString(fb.options.estimator.process),
+        static_cast<int>(sensing.names().size()), sensing.rate_hz, sensing.latency_s);
   }
 
   eo.log = log.get();
@@ -511,10 +526,9 @@ int cmdExecute(int argc, char** argv) {
     }
   }
   if (a.values.count("--report")) {
-    TrackingReport tr =
-        buildTrackingReport(perf, stream, r, *rig, loop.get(),
-                            fb.enabled ? toString(fb.options.feedback) : "none",
-                            fb.enabled ? toString(fb.options.estimator.process) : "");
+    TrackingReport tr = buildTrackingReport(
+        perf, stream, r, *rig, loop.get(), fb.enabled ? toString(fb.options.feedback) : "none",
+        fb.enabled ? toString(fb.options.estimator.process) : "");
     tr.calibration = calibration;
     writeFileAtomically(a.values.at("--report"), [&](std::ostream& os) { os << toJson(tr); });
     if (!tr.points.empty()) {

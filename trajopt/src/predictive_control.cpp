@@ -32,11 +32,11 @@ void checkPredictiveOptions(const PredictiveOptions& o, double plan_s) {
     throw FieldError("point_weight", "must be in [0, " + formatNumber(control::kMaxLqrWeight) +
                                          "], got " + formatNumber(o.point_weight));
   if (!(o.max_correction > 0))
-    throw FieldError("max_correction", "must be > 0 (m or rad), got " +
-                                           formatNumber(o.max_correction));
+    throw FieldError("max_correction",
+                     "must be > 0 (m or rad), got " + formatNumber(o.max_correction));
   if (o.iterations < 1 || o.iterations > kMaxIterations)
-    throw FieldError("iterations", "must be in [1, " + std::to_string(kMaxIterations) +
-                                       "], got " + std::to_string(o.iterations));
+    throw FieldError("iterations", "must be in [1, " + std::to_string(kMaxIterations) + "], got " +
+                                       std::to_string(o.iterations));
   try {
     control::checkLqrWeights(o.weights);
   } catch (const FieldError& e) {
@@ -79,8 +79,8 @@ PredictiveController::PredictiveController(ModelPtr model, std::vector<State> re
   if (options.point_targets_m.size() > 0 &&
       (options.point_targets_m.rows() != d.S || options.point_targets_m.cols() != 3 * P ||
        !options.point_targets_m.allFinite()))
-    throw FieldError("point_targets_m", "needs " + std::to_string(d.S) +
-                                            " finite rows of 3 per named point");
+    throw FieldError("point_targets_m",
+                     "needs " + std::to_string(d.S) + " finite rows of 3 per named point");
   // Past the plan's end, the reference goes on as the plan does: its last inputs held.
   if (options.hold_after_end) {
     VariationalIntegrator vi(d.model, d.io);
@@ -111,8 +111,8 @@ PredictiveController::PredictiveController(ModelPtr model, std::vector<State> re
     if (options.point_targets_m.size() > 0) {
       d.points_m.topRows(d.S) = options.point_targets_m;
       for (Eigen::Index k = d.S; k < own_points.rows(); ++k)
-        d.points_m.row(k) = options.point_targets_m.row(d.S - 1) + own_points.row(k) -
-                            own_points.row(d.S - 1);
+        d.points_m.row(k) =
+            options.point_targets_m.row(d.S - 1) + own_points.row(k) - own_points.row(d.S - 1);
     }
   }
   d.loads = detail::stringLoads(d.model, d.reference.front().rho);
@@ -122,9 +122,15 @@ PredictiveController::PredictiveController(ModelPtr model, std::vector<State> re
 PredictiveController::~PredictiveController() = default;
 PredictiveController::PredictiveController(PredictiveController&&) noexcept = default;
 
-int PredictiveController::samples() const { return impl_->S; }
-int PredictiveController::horizonSteps() const { return impl_->H; }
-const PredictiveOptions& PredictiveController::options() const { return impl_->options; }
+int PredictiveController::samples() const {
+  return impl_->S;
+}
+int PredictiveController::horizonSteps() const {
+  return impl_->H;
+}
+const PredictiveOptions& PredictiveController::options() const {
+  return impl_->options;
+}
 
 PredictiveSolve PredictiveController::solve(int i, const State& x, const Eigen::MatrixXd& before,
                                             const Eigen::MatrixXd& warm) const {
@@ -135,7 +141,7 @@ PredictiveSolve PredictiveController::solve(int i, const State& x, const Eigen::
   if (before.rows() != 2 || before.cols() != nk || (warm.size() > 0 && warm.cols() != nk))
     throw std::invalid_argument("predictive control: the rig's rows do not fit the model");
   // The window: H steps; where the plan ends sooner (knot `end`), fewer, or with hold_after_end
-  // as many, the rig holding its last inputs after the end and the reference its last state.
+  // as many, the rig holding its last inputs after the end and the reference going on under them.
   const int end = S - 1 - i;
   const int H = d.options.hold_after_end ? d.H : std::min(d.H, end);
   const double dt = d.io.dt_s;
@@ -188,7 +194,8 @@ PredictiveSolve PredictiveController::solve(int i, const State& x, const Eigen::
       for (int j : d.options.held) setup.rig_lower(k, j) = setup.rig_upper(k, j) = r[j];
     }
   }
-  // The LQR's cost alone (StateTracking): no effort, jerk, swing or tension rate of the plans'.
+  // The LQR's terms (StateTracking) and the points': none of the plans' effort, jerk, swing or
+  // tension rate.
   setup.weights.effort = setup.weights.jerk = setup.weights.swing = 0;
   setup.weights.tension_rate = setup.weights.tracking = setup.weights.settle = 0;
   if (d.points_m.size() > 0) {
@@ -216,18 +223,12 @@ PredictiveSolve PredictiveController::solve(int i, const State& x, const Eigen::
     if (k < 0) continue;
     t.q.row(k) = r.q.transpose();
     t.p.row(k) = r.p.transpose();
-    t.velocity_metric.push_back(d.velocity_metric[static_cast<std::size_t>(std::min(i + k, R - 1))]);
+    t.velocity_metric.push_back(
+        d.velocity_metric[static_cast<std::size_t>(std::min(i + k, R - 1))]);
   }
-  const control::LqrWeights& w = d.options.weights;
-  t.position = w.position;
-  t.velocity = w.velocity;
-  t.rig = w.rig;
-  t.correction = w.correction;
-  t.correction_rate = w.correction_rate;
-  t.correction_accel = w.correction_accel;
-  // The LQR's terminal factor where the window ends at the plan's end (its last state's cost);
-  // a window ending before it weighs its last state as a step's times the same factor.
-  t.terminal = w.terminal;
+  // (The LQR's terminal factor where the window ends at the plan's end, its last state's cost; a
+  // window ending before it weighs its last state as a step's times the same factor.)
+  t.weights = d.options.weights;
   setup.model = detail::withStopsNear(d.model, guess_q, kStopReach, setup.stops_held_off);
   detail::TranscriptionProblem problem(setup);
 
@@ -241,10 +242,8 @@ PredictiveSolve PredictiveController::solve(int i, const State& x, const Eigen::
   bool z0_resimulates = false;
   const Eigen::VectorXd z0 = problem.initialGuess(guess, &z0_resimulates);
   problem.setModes(detail::windowModes(problem, z0, d.loads.loaded, H));
-  Ipopt::SmartPtr<detail::TranscriptionNlp> nlp =
-      new detail::TranscriptionNlp(problem, z0, [](const detail::TranscriptionProgress&) {
-        return true;
-      });
+  Ipopt::SmartPtr<detail::TranscriptionNlp> nlp = new detail::TranscriptionNlp(
+      problem, z0, [](const detail::TranscriptionProgress&) { return true; });
   detail::solveInTurn(detail::transcriptionSolver(d.options.iterations), nlp);
   out.iterations = nlp->iterations();
   const double guess_cost = costOf(z0, guess_resimulates && z0_resimulates);

@@ -7,11 +7,11 @@
 #include <limits>
 #include <stdexcept>
 
+#include "horizon_window.hpp"
 #include "ipopt_solver.hpp"
 #include "marionette/models/cancel.hpp"
 #include "marionette/models/rest_pose.hpp"
 #include "marionette/models/simulation.hpp"
-#include "horizon_window.hpp"
 #include "transcription_nlp.hpp"
 
 namespace marionette::detail {

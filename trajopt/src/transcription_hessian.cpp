@@ -31,7 +31,7 @@ void TranscriptionProblem::declareHessian() {
     for (int b : track_point_vars_) xx(a, b) = true;
   for (int v : setup_.track_variables) xx(v, v) = true;
   // The closed loop's momenta couple every joint of neighbouring knots (M^-1 is dense).
-  const bool momenta = setup_.state_tracking.active() && setup_.state_tracking.velocity > 0;
+  const bool momenta = setup_.state_tracking.active() && setup_.state_tracking.weights.velocity > 0;
   const Pattern qq_prev = momenta ? Pattern::Constant(nd_, nd_, true) : coupled_;
   if (momenta) xx.topLeftCorner(nd_, nd_).setConstant(true);
   Pattern stop_next = Pattern::Constant(nstops, nd_, false);
@@ -55,6 +55,14 @@ void TranscriptionProblem::declareHessian() {
   }
 }
 
+void TranscriptionProblem::addRigHessian(int a, int b, int i, double c) {
+  if (b < 1) return;
+  if (a == b)
+    hessian_.values(hessian_blocks_[a].xx)(nd_ + i, nd_ + i) += c;
+  else
+    hessian_.values(hessian_blocks_[a].rho_prev[a - b - 1])(i, 0) += c;
+}
+
 void TranscriptionProblem::hessian(const Eigen::VectorXd& z, double sigma,
                                    const Eigen::VectorXd& y, double* values) {
   (void)z;
@@ -74,25 +82,17 @@ void TranscriptionProblem::hessian(const Eigen::VectorXd& z, double sigma,
       hessian_.values(hessian_blocks_[k + 1].qq_prev) -= S;
     }
   }
-  // Adds c to the Hessian's (rho_i at knot a, rho_i at knot b) entry, a >= b (knot 0 is fixed).
-  auto rho_entry = [&](int a, int b, int i, double c) {
-    if (b < 1) return;
-    if (a == b)
-      xx(a)(nd_ + i, nd_ + i) += c;
-    else
-      hessian_.values(hessian_blocks_[a].rho_prev[a - b - 1])(i, 0) += c;
-  };
   for (int i = 0; i < nk_; ++i) {
     const double speed_ref = speed_ref_[i], jerk_ref = jerk_ref_[i];
     const double effort = sigma * 2 * w.effort / (dt * speed_ref * speed_ref);
     const double jerk = sigma * 2 * w.jerk / (std::pow(dt, 5) * jerk_ref * jerk_ref);
     const double a[4] = {1, -3, 3, -1};  // knots k+1, k, k-1, k-2
     for (int k = 0; k < N_; ++k) {
-      rho_entry(k + 1, k + 1, i, effort);
-      rho_entry(k, k, i, effort);
-      rho_entry(k + 1, k, i, -effort);
+      addRigHessian(k + 1, k + 1, i, effort);
+      addRigHessian(k, k, i, effort);
+      addRigHessian(k + 1, k, i, -effort);
       for (int p = 0; p < 4; ++p)
-        for (int q = p; q < 4; ++q) rho_entry(k + 1 - p, k + 1 - q, i, jerk * a[p] * a[q]);
+        for (int q = p; q < 4; ++q) addRigHessian(k + 1 - p, k + 1 - q, i, jerk * a[p] * a[q]);
     }
   }
   // The multipliers' rate and the complementarity's bilinear terms.

@@ -52,9 +52,8 @@ TranscriptionProblem::TranscriptionProblem(const TranscriptionSetup& s)
   for (int i : s.held_inputs)
     if (i < 0 || i >= nk_) throw std::invalid_argument("transcription: no such held input");
   if (s.rig_lower.size() + s.rig_upper.size() > 0 &&
-      (s.rig_lower.rows() != N_ + 1 || s.rig_lower.cols() != nk_ ||
-       s.rig_upper.rows() != N_ + 1 || s.rig_upper.cols() != nk_ ||
-       !(s.rig_lower.array() <= s.rig_upper.array()).all()))
+      (s.rig_lower.rows() != N_ + 1 || s.rig_lower.cols() != nk_ || s.rig_upper.rows() != N_ + 1 ||
+       s.rig_upper.cols() != nk_ || !(s.rig_lower.array() <= s.rig_upper.array()).all()))
     throw std::invalid_argument("transcription: the rig's bounds do not fit the knots");
   if (s.rig_before.size() > 0 && (s.rig_before.rows() != 2 || s.rig_before.cols() != nk_))
     throw std::invalid_argument("transcription: rig_before needs two rows of the rig's inputs");
@@ -65,7 +64,8 @@ TranscriptionProblem::TranscriptionProblem(const TranscriptionSetup& s)
                 static_cast<int>(st.velocity_metric.size()) == N_ + 1;
     for (const Eigen::MatrixXd& W : st.velocity_metric)
       fits = fits && W.rows() == nd_ && W.cols() == nd_;
-    if (!fits) throw std::invalid_argument("transcription: the state tracking does not fit the knots");
+    if (!fits)
+      throw std::invalid_argument("transcription: the state tracking does not fit the knots");
   }
   track_jacobians_.assign((N_ + 1) * P, Eigen::MatrixXd::Zero(3, nq_));
   if (s.collision) {

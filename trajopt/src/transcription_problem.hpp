@@ -48,6 +48,7 @@
 
 #include "clearance_gradient.hpp"
 #include "discrete_mechanics.hpp"
+#include "marionette/control/tracking_gains.hpp"
 #include "marionette/environments/collision.hpp"
 #include "marionette/models/integrator.hpp"
 #include "marionette/plan/goal.hpp"
@@ -88,8 +89,7 @@ struct StateTracking {
   Eigen::MatrixXd p;    // N+1 rows of n_d: its momenta
   Eigen::MatrixXd rho;  // N+3 rows of n_k: its rig inputs at knots -2, -1, 0, ..., N
   std::vector<Eigen::MatrixXd> velocity_metric;  // N+1 of n_d x n_d: W_k
-  double position = 0, velocity = 0, rig = 0, correction = 0, correction_rate = 0,
-         correction_accel = 0, terminal = 1;
+  control::LqrWeights weights;                   // the LQR's (tracking_gains.hpp)
   bool active() const { return q.rows() > 0; }
 };
 
@@ -265,6 +265,9 @@ class TranscriptionProblem {
   void addStateTrackingCosts(bool derivatives);
   void addStateTrackingHessian(double sigma);
   double rigDeviation(int k, int i) const;  // rho_i - its reference at knot k >= -2
+  // Adds c to the Hessian's (rho_i at knot a, rho_i at knot b) entry, a >= b (knot 0 and before
+  // are fixed: nothing).
+  void addRigHessian(int a, int b, int i, double c);
   double swingWeight(int interval) const;  // swing's, or settle's from hold_from_knot on
   // Rig input i at knot k >= -2 (before the start: rig_before's, or the start's).
   double rigAt(int k, int i) const;

@@ -13,24 +13,25 @@ double TranscriptionProblem::rigDeviation(int k, int i) const {
 void TranscriptionProblem::addStateTrackingCosts(bool derivatives) {
   const StateTracking& t = setup_.state_tracking;
   if (!t.active()) return;
+  const control::LqrWeights& w = t.weights;
   const double dt2 = setup_.integrator.dt_s * setup_.integrator.dt_s;
-  const double rate = t.correction_rate / dt2, accel = t.correction_accel / (dt2 * dt2);
+  const double rate = w.correction_rate / dt2, accel = w.correction_accel / (dt2 * dt2);
   // The joints and their momenta at knots 1..N (knot 0's are the start's: constant).
   for (int k = 1; k <= N_; ++k) {
-    const double f = k == N_ ? t.terminal : 1.0;
+    const double f = k == N_ ? w.terminal : 1.0;
     const Eigen::VectorXd dq = q_[k].head(nd_) - t.q.row(k).transpose();
-    cost_ += f * t.position * dq.squaredNorm();
-    if (derivatives) gradient_.segment(xAt(k), nd_) += (2 * f * t.position) * dq;
-    if (t.velocity == 0) continue;
+    cost_ += f * w.position * dq.squaredNorm();
+    if (derivatives) gradient_.segment(xAt(k), nd_) += (2 * f * w.position) * dq;
+    if (w.velocity == 0) continue;
     const IntervalTerms& in = intervals_[k - 1];
     const Eigen::VectorXd dp = in.D2 - t.p.row(k).transpose();
     const Eigen::VectorXd W_dp = t.velocity_metric[k] * dp;
-    cost_ += f * t.velocity * dp.dot(W_dp);
+    cost_ += f * w.velocity * dp.dot(W_dp);
     if (!derivatives) continue;
-    gradient_.segment(xAt(k), nd_).noalias() += (2 * f * t.velocity) * (in.D2_b.transpose() * W_dp);
+    gradient_.segment(xAt(k), nd_).noalias() += (2 * f * w.velocity) * (in.D2_b.transpose() * W_dp);
     if (k >= 2)
       gradient_.segment(xAt(k - 1), nd_).noalias() +=
-          (2 * f * t.velocity) * (in.D2_a.transpose() * W_dp);
+          (2 * f * w.velocity) * (in.D2_a.transpose() * W_dp);
   }
   // The rig's deviation and the corrections' size, rate and acceleration.
   auto add = [&](int knot, int i, double c) {
@@ -39,67 +40,60 @@ void TranscriptionProblem::addStateTrackingCosts(bool derivatives) {
   for (int i = 0; i < nk_; ++i) {
     auto d = [&](int k) { return rigDeviation(k, i); };
     for (int k = 1; k <= N_; ++k) {
-      const double f = k == N_ ? t.terminal : 1.0;
-      cost_ += f * t.rig * d(k) * d(k);
-      add(k, i, 2 * f * t.rig * d(k));
+      const double f = k == N_ ? w.terminal : 1.0;
+      cost_ += f * w.rig * d(k) * d(k);
+      add(k, i, 2 * f * w.rig * d(k));
     }
     for (int k = 0; k < N_; ++k) {
       const double u = d(k + 1), r = d(k + 1) - d(k), a = d(k + 1) - 2 * d(k) + d(k - 1);
-      cost_ += t.correction * u * u + rate * r * r + accel * a * a;
-      add(k + 1, i, 2 * (t.correction * u + rate * r + accel * a));
+      cost_ += w.correction * u * u + rate * r * r + accel * a * a;
+      add(k + 1, i, 2 * (w.correction * u + rate * r + accel * a));
       add(k, i, -2 * rate * r - 4 * accel * a);
       add(k - 1, i, 2 * accel * a);
     }
     const double r = d(N_), a = d(N_ - 1) - 2 * d(N_);
-    cost_ += t.terminal * (rate * r * r + accel * a * a);
-    add(N_, i, t.terminal * (2 * rate * r - 4 * accel * a));
-    add(N_ - 1, i, t.terminal * 2 * accel * a);
+    cost_ += w.terminal * (rate * r * r + accel * a * a);
+    add(N_, i, w.terminal * (2 * rate * r - 4 * accel * a));
+    add(N_ - 1, i, w.terminal * 2 * accel * a);
   }
 }
 
 void TranscriptionProblem::addStateTrackingHessian(double sigma) {
   const StateTracking& t = setup_.state_tracking;
   if (!t.active()) return;
+  const control::LqrWeights& w = t.weights;
   const double dt2 = setup_.integrator.dt_s * setup_.integrator.dt_s;
-  const double rate = t.correction_rate / dt2, accel = t.correction_accel / (dt2 * dt2);
+  const double rate = w.correction_rate / dt2, accel = w.correction_accel / (dt2 * dt2);
   auto xx = [&](int k) { return hessian_.values(hessian_blocks_[k].xx); };
   for (int k = 1; k <= N_; ++k) {
-    const double f = sigma * 2 * (k == N_ ? t.terminal : 1.0);
-    xx(k).topLeftCorner(nd_, nd_).diagonal().array() += f * t.position;
-    if (t.velocity == 0) continue;
+    const double f = sigma * 2 * (k == N_ ? w.terminal : 1.0);
+    xx(k).topLeftCorner(nd_, nd_).diagonal().array() += f * w.position;
+    if (w.velocity == 0) continue;
     const IntervalTerms& in = intervals_[k - 1];
     const Eigen::MatrixXd W_b = t.velocity_metric[k] * in.D2_b;
-    xx(k).topLeftCorner(nd_, nd_).noalias() += (f * t.velocity) * (in.D2_b.transpose() * W_b);
+    xx(k).topLeftCorner(nd_, nd_).noalias() += (f * w.velocity) * (in.D2_b.transpose() * W_b);
     if (k < 2) continue;
     xx(k - 1).topLeftCorner(nd_, nd_).noalias() +=
-        (f * t.velocity) * (in.D2_a.transpose() * t.velocity_metric[k] * in.D2_a);
+        (f * w.velocity) * (in.D2_a.transpose() * t.velocity_metric[k] * in.D2_a);
     hessian_.values(hessian_blocks_[k].qq_prev).noalias() +=
-        (f * t.velocity) * (W_b.transpose() * in.D2_a);
+        (f * w.velocity) * (W_b.transpose() * in.D2_a);
   }
-  // The rig's stencils: (rho_i at knot a, at knot b), a >= b >= 1 (knot 0 and before are fixed).
-  auto entry = [&](int a, int b, int i, double c) {
-    if (b < 1) return;
-    if (a == b)
-      xx(a)(nd_ + i, nd_ + i) += c;
-    else
-      hessian_.values(hessian_blocks_[a].rho_prev[a - b - 1])(i, 0) += c;
-  };
-  // A stencil sum_j s_j rho(k - j) squared with weight w: 2 w s_j s_l on each pair.
-  auto stencil = [&](int k, const double* s, int n, double w) {
+  // A stencil sum_j s_j rho(k - j) squared with weight c: 2 c s_j s_l on each pair.
+  auto stencil = [&](int k, const double* s, int n, double c) {
     for (int i = 0; i < nk_; ++i)
       for (int p = 0; p < n; ++p)
-        for (int q = p; q < n; ++q) entry(k - p, k - q, i, sigma * 2 * w * s[p] * s[q]);
+        for (int q = p; q < n; ++q) addRigHessian(k - p, k - q, i, sigma * 2 * c * s[p] * s[q]);
   };
   const double one[1] = {1}, difference[2] = {1, -1}, second[3] = {1, -2, 1};
-  for (int k = 1; k <= N_; ++k) stencil(k, one, 1, (k == N_ ? t.terminal : 1.0) * t.rig);
+  for (int k = 1; k <= N_; ++k) stencil(k, one, 1, (k == N_ ? w.terminal : 1.0) * w.rig);
   for (int k = 0; k < N_; ++k) {
-    stencil(k + 1, one, 1, t.correction);
+    stencil(k + 1, one, 1, w.correction);
     stencil(k + 1, difference, 2, rate);
     stencil(k + 1, second, 3, accel);
   }
   const double terminal_accel[2] = {-2, 1};
-  stencil(N_, one, 1, t.terminal * rate);
-  stencil(N_, terminal_accel, 2, t.terminal * accel);
+  stencil(N_, one, 1, w.terminal * rate);
+  stencil(N_, terminal_accel, 2, w.terminal * accel);
 }
 
 }  // namespace marionette::detail

@@ -18,6 +18,11 @@ namespace {
 constexpr double kNegligible = 1e-9;  // m or rad
 constexpr double kMaxBound = 10.0;    // m or rad: max_correction and max_deviation at most
 constexpr std::size_t kRecentSeqs = 256;  // MEA SEQs remembered to tell a repeat
+// A plan's predicted states within this of the loop's re-simulation of its inputs (m or rad) are
+// its motion, and the loop's re-simulation is the reference.  (The CMU walk's performance plan
+// differs by 1.4e-4 from 6 s on; the plans' verification re-simulates with the stage's contacts,
+// the loop without.)
+constexpr double kSameMotion = 1e-3;
 
 double millisecondsSince(Clock::time_point t) {
   return std::chrono::duration<double, std::milli>(Clock::now() - t).count();
@@ -34,9 +39,25 @@ void checkSamePuppet(const Model& plan, const Model& calibrated) {
                                        "' does not have the joints, inputs and points of '" +
                                        plan.name + "'");
 }
+// Every named point where the plan predicts it, per row of `rows` (its inputs): 3 per point.
+Eigen::MatrixXd planPoints(const Playback& perf, const Eigen::MatrixXd& rows) {
+  const Model& pm = *perf.model;
+  DynamicsData data(pm);
+  Eigen::MatrixXd out(rows.rows(), 3 * static_cast<Eigen::Index>(pm.points.size()));
+  for (Eigen::Index k = 0; k < rows.rows(); ++k) {
+    forwardKinematics(
+        pm, data, pm.configuration(perf.predicted_q.row(k).transpose(), rows.row(k).transpose()));
+    for (std::size_t p = 0; p < pm.points.size(); ++p)
+      out.block<1, 3>(k, 3 * static_cast<Eigen::Index>(p)) =
+          pointPosition(data, pm.points[p].frame, pm.points[p].position_m).transpose();
+  }
+  return out;
+}
 }  // namespace
 
-const char* toString(Feedback f) { return f == Feedback::Predictive ? "mpc" : "lqr"; }
+const char* toString(Feedback f) {
+  return f == Feedback::Predictive ? "mpc" : "lqr";
+}
 
 void checkClosedLoopOptions(const ClosedLoopOptions& o) {
   for (const auto& [field, value] : {std::make_pair("max_correction", o.max_correction),
@@ -44,6 +65,10 @@ void checkClosedLoopOptions(const ClosedLoopOptions& o) {
     if (!(value > 0 && value <= kMaxBound))
       throw FieldError(field, "must be in (0, " + formatNumber(kMaxBound) + "] (m or rad), got " +
                                   formatNumber(value));
+  if (!(o.max_point_deviation_m >= 0 && o.max_point_deviation_m <= kMaxBound))
+    throw FieldError("max_point_deviation_m", "must be in [0, " + formatNumber(kMaxBound) +
+                                                  "] m, got " +
+                                                  formatNumber(o.max_point_deviation_m));
   try {
     control::checkLqrWeights(o.weights);
   } catch (const FieldError& e) {
@@ -79,7 +104,8 @@ ClosedLoopOptions predictiveDefaults() {
   o.predictive.hold_after_end = true;
   o.solve_lead_s = 0.16;
   o.max_correction = 0.1;
-  o.max_deviation = 1.0;
+  o.max_deviation = 3.2;
+  o.max_point_deviation_m = 0.2;
   return o;
 }
 
@@ -89,7 +115,9 @@ const PredictiveStats* ClosedLoop::predictiveStats() const {
   return predictive_ ? &predictive_->stats() : nullptr;
 }
 
-int ClosedLoop::solveLeadTicks() const { return predictive_ ? predictive_->leadTicks() : 0; }
+int ClosedLoop::solveLeadTicks() const {
+  return predictive_ ? predictive_->leadTicks() : 0;
+}
 
 ClosedLoop::ClosedLoop(const Playback& perf, const Stream& stream, const Sensing& sensing,
                        const std::vector<std::string>& held, ClosedLoopOptions options)
@@ -136,8 +164,22 @@ ClosedLoop::ClosedLoop(const Playback& perf, const Stream& stream, const Sensing
   }
   const State start =
       vi.stateFromVelocity(q0, Eigen::VectorXd::Zero(m.nd()), rows.row(0).transpose());
-  const control::TrajectoryLinearization lin =
-      control::linearizeTrajectory(model_, rows, start, io);
+  // The LQR's gains need every step's linearization; the MPC only the motion (a step that needs
+  // substeps has none, and the integrator takes it all the same).
+  control::TrajectoryLinearization lin;
+  if (options_.feedback == Feedback::Predictive) {
+    lin.dt_s = dt;
+    lin.x = {start};
+    State next = vi.makeState();
+    for (Eigen::Index k = 1; k < rows.rows(); ++k) {
+      if (vi.step(lin.x.back(), rows.row(k).transpose(), next) != StepStatus::Ok)
+        throw SimulationError(static_cast<int>(k), static_cast<double>(k) * dt,
+                              "the plan's step cannot be re-simulated");
+      lin.x.push_back(next);
+    }
+  } else {
+    lin = control::linearizeTrajectory(model_, rows, start, io);
+  }
   // The plan's predicted states are its inputs re-simulated on its own model.
   std::vector<Eigen::VectorXd> resimulated;
   if (options_.calibrated) {
@@ -155,18 +197,27 @@ ClosedLoop::ClosedLoop(const Playback& perf, const Stream& stream, const Sensing
     for (const State& x : lin.x) resimulated.push_back(x.q);
   }
   double worst = resimulated.size() == static_cast<std::size_t>(rows.rows()) ? 0.0 : INFINITY;
-  for (std::size_t i = 0; i < resimulated.size(); ++i)
-    worst = std::max(
-        worst, (resimulated[i] - perf.predicted_q.row(static_cast<Eigen::Index>(i)).transpose())
-                   .cwiseAbs()
-                   .maxCoeff());
-  if (worst > 1e-6)
-    throw std::invalid_argument(perf.source +
-                                ": the plan's predicted states are not its inputs re-simulated "
-                                "from rest at its first sample (off by " +
-                                formatted("%.3g", worst) + "); feedback needs that reference");
+  long first_off = resimulated.size() == static_cast<std::size_t>(rows.rows())
+                       ? -1
+                       : static_cast<long>(resimulated.size());
+  for (std::size_t i = 0; i < resimulated.size(); ++i) {
+    const double off =
+        (resimulated[i] - perf.predicted_q.row(static_cast<Eigen::Index>(i)).transpose())
+            .cwiseAbs()
+            .maxCoeff();
+    worst = std::max(worst, off);
+    if (off > kSameMotion && first_off < 0) first_off = static_cast<long>(i);
+  }
+  if (worst > kSameMotion)
+    throw std::invalid_argument(
+        perf.source +
+        ": the plan's predicted states are not its inputs re-simulated from rest at its first "
+        "sample (off by " +
+        formatted("%.3g, from sample %ld, t = %.2f s", worst, first_off, first_off / rate_hz_) +
+        "); feedback needs that reference");
   reference_ = lin.x;
   taut_ = lin.taut;
+  if (options_.max_point_deviation_m > 0) plan_points_m_ = planPoints(perf, rows);
   held_.assign(m.nk(), 0);
   for (const std::string& h : held)
     for (int j = 0; j < m.nk(); ++j) held_[j] |= m.kinematic[j].name == h;
@@ -180,24 +231,8 @@ ClosedLoop::ClosedLoop(const Playback& perf, const Stream& stream, const Sensing
       if (held_[j]) options_.predictive.held.push_back(j);
     // The points' targets: the plan's predicted points (on the calibrated puppet, not its
     // re-simulation's).
-    if (options_.predictive.point_weight > 0) {
-      const Model& pm = *perf.model;
-      DynamicsData data(pm);
-      Eigen::MatrixXd& targets = options_.predictive.point_targets_m;
-      targets.resize(rows.rows(), 3 * static_cast<Eigen::Index>(pm.points.size()));
-      for (Eigen::Index k = 0; k < rows.rows(); ++k) {
-        forwardKinematics(pm, data, pm.configuration(perf.predicted_q.row(k).transpose(),
-                                                     rows.row(k).transpose()));
-        for (std::size_t p = 0; p < pm.points.size(); ++p)
-          targets.block<1, 3>(k, 3 * static_cast<Eigen::Index>(p)) =
-              pointPosition(data, pm.points[p].frame, pm.points[p].position_m).transpose();
-      }
-    }
-    try {
-      checkPredictiveOptions(options_.predictive, static_cast<double>(rows.rows() - 1) * dt);
-    } catch (const FieldError& e) {
-      throw FieldError("predictive." + e.field(), e.problem());
-    }
+    if (options_.predictive.point_weight > 0)
+      options_.predictive.point_targets_m = planPoints(perf, rows);
     predictive_ = std::make_unique<PredictiveFeedback>(
         model_, lin.x, rate_hz_, options_.predictive,
         static_cast<int>(std::ceil(options_.solve_lead_s * rate_hz_ - 1e-9)));
@@ -334,6 +369,25 @@ bool ClosedLoop::correctFrame(RigDriver& rig, long tick, Phase phase, int sample
                     sample - 1, (sample - 1) / rate_hz_, options_.max_deviation);
     return false;
   }
+  if (plan_points_m_.size() > 0) {
+    forwardKinematics(*model_, *dyn_scratch_, model_->configuration(x.q, x.rho));
+    for (std::size_t p = 0; p < model_->points.size(); ++p) {
+      const Point& point = model_->points[p];
+      const Eigen::Vector3d planned =
+          plan_points_m_.block<1, 3>(static_cast<Eigen::Index>(i), 3 * static_cast<Eigen::Index>(p))
+              .transpose();
+      const double off =
+          (pointPosition(*dyn_scratch_, point.frame, point.position_m) - planned).norm();
+      if (off > options_.max_point_deviation_m) {
+        why = formatted(
+            "the estimated point '%s' is %.3g m from the plan at play sample %d (t = "
+            "%.2f s), beyond the bound %.3g m",
+            point.name.c_str(), off, sample - 1, (sample - 1) / rate_hz_,
+            options_.max_point_deviation_m);
+        return false;
+      }
+    }
+  }
   const int nk = model_->nk();
   // The rig's deviation a step earlier (before the plan's first step it stood on the plan).
   Eigen::VectorXd previous_rig = Eigen::VectorXd::Zero(nk);
@@ -356,8 +410,7 @@ bool ClosedLoop::correctFrame(RigDriver& rig, long tick, Phase phase, int sample
     if (held_[j] || std::abs(values[j] - row[j]) < kNegligible) values[j] = row[j];
   clamp(row, values, rig_tick_);
   stats_.max_correction = std::max(stats_.max_correction, (values - row).cwiseAbs().maxCoeff());
-  if (predictive_)
-    predictive_->sent(static_cast<int>(i), x, before_last_sent_, last_sent_, values);
+  if (predictive_) predictive_->sent(static_cast<int>(i), x, before_last_sent_, last_sent_, values);
   if (options_.collides) {
     State next = x;
     if (predictor_->step(x, values, next) == StepStatus::Ok) {

@@ -28,10 +28,11 @@ PredictiveFeedback::PredictiveFeedback(const ModelPtr& model, std::vector<State>
                                        int lead_ticks)
     : PredictiveFeedback(
           model, reference, rate_hz, lead_ticks,
-          [controller = std::make_shared<const PredictiveController>(model, reference, rate_hz,
-                                                                     options)](
-              int i, const State& x, const Eigen::MatrixXd& before,
-              const Eigen::MatrixXd& warm) { return controller->solve(i, x, before, warm); }) {}
+          [controller =
+               std::make_shared<const PredictiveController>(model, reference, rate_hz, options)](
+              int i, const State& x, const Eigen::MatrixXd& before, const Eigen::MatrixXd& warm) {
+            return controller->solve(i, x, before, warm);
+          }) {}
 
 PredictiveFeedback::~PredictiveFeedback() {
   {

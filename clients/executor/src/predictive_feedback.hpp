@@ -25,14 +25,12 @@
 
 namespace marionette::executor {
 
-
 class PredictiveFeedback {
  public:
   // A window's solve: PredictiveController::solve's arguments and result (it may throw: counted
   // as failed).  Called on the worker thread only.
-  using Solver = std::function<PredictiveSolve(int i, const State& x,
-                                               const Eigen::MatrixXd& rig_before,
-                                               const Eigen::MatrixXd& warm)>;
+  using Solver = std::function<PredictiveSolve(
+      int i, const State& x, const Eigen::MatrixXd& rig_before, const Eigen::MatrixXd& warm)>;
   // reference: the plan re-simulated at rate_hz (a state per play sample, its rho the plan's
   // setpoints); solves by `solve` for the sample lead_ticks (>= 1) ahead.
   PredictiveFeedback(const ModelPtr& model, std::vector<State> reference, double rate_hz,

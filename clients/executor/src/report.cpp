@@ -221,12 +221,15 @@ std::string toJson(const TrackingReport& r) {
   });
   if (r.solves) {
     object("solves", [&](JsonMembers& c) {
-      c.counts({{"started", r.solves->started}, {"used", r.solves->used},
-                {"late", r.solves->late}, {"failed", r.solves->failed},
+      c.counts({{"started", r.solves->started},
+                {"used", r.solves->used},
+                {"late", r.solves->late},
+                {"failed", r.solves->failed},
                 {"kept_warm", r.solves->kept_warm}});
       c.numbers({{"iterations_per_solve", r.solves->iterations_per_solve},
                  {"iterations_per_tick", r.solves->iterations_per_tick},
-                 {"p50_ms", r.solves->p50_ms}, {"p99_ms", r.solves->p99_ms}});
+                 {"p50_ms", r.solves->p50_ms},
+                 {"p99_ms", r.solves->p99_ms}});
     });
   }
   if (r.calibration) {

@@ -3,16 +3,19 @@
 // state, the contact-implicit transcription of the variational integrator over a short horizon
 // (strings as complementarity, at the modes the window's warm start re-simulates to), with the
 // closed loop's LQR cost (control/tracking_lqr.hpp, term for term: transcription_problem.hpp's
-// StateTracking), warm-started from the last solution and stopped after a fixed number of the
+// StateTracking) and the named points' distance to their targets, warm-started from the last
+// solution and stopped after a fixed number of the
 // solver's iterations: real-time iteration in the manner of Diehl, Bock & Schlöder, "A Real-Time
 // Iteration Scheme for Nonlinear Optimization in Optimal Feedback Control", SIAM J. Control Optim.
 // 43(5), 2005; a marionette played by such a predictive model on a real robot: Zimmermann,
 // Poranne, Bern & Coros, "PuppetMaster: Robotic Animation of Marionettes", ACM TOG 38(4), 2019.
-// Where no string switches and the deviation is small, the first step is the LQR's (its terminal
-// cost at the plan's end, or the same weights' at the horizon's).
+// With the LQR's weights and no points, where no string switches and the deviation is small, the
+// first step is the LQR's (its terminal cost at the plan's end, or the same weights' at the
+// horizon's).
 //
 // Contents
-//   PredictiveOptions     the cost (the LQR's weights), the horizon, the iterations per solve.
+//   PredictiveOptions     the cost (the LQR's weights, the points'), the horizon, the iterations
+//                         per solve, the inputs' bounds, the windows past the plan's end.
 //   checkPredictiveOptions
 //   PredictiveSolve       a window's inputs, iterations, whether the solver's were kept.
 //   PredictiveController  the plan's reference and the window's solve.
@@ -44,8 +47,8 @@ struct PredictiveOptions {
   double max_correction = INFINITY;
   std::vector<int> held;  // rig inputs kept at the reference's (indices into the inputs)
   // Windows reach past the plan's end, the rig holding its last inputs there (as it does after
-  // the run) and the targets the plan's last: the end comes to rest where the plan ends.  False:
-  // windows shrink to the plan's end.
+  // the run) and the reference going on under them (simulated once), the targets with it: the
+  // end comes to rest where the plan's does.  False: windows shrink to the plan's end.
   bool hold_after_end = false;
 };
 
@@ -55,8 +58,8 @@ void checkPredictiveOptions(const PredictiveOptions& options, double plan_s);
 
 struct PredictiveSolve {
   // The rig's inputs for the window's samples i, i + 1, ..., i + H (row 0: the state's), within
-  // its range, speed and acceleration (and able to stop by the plan's end); H may be shorter than
-  // the horizon near the plan's end.
+  // its range, speed and acceleration (and able to stop by the plan's end); H shorter than the
+  // horizon near the plan's end, or (hold_after_end) the rows past it the last's.
   Eigen::MatrixXd inputs;
   int iterations = 0;
   bool kept_warm = false;  // the solver's inputs re-simulated cost more: the warm start's
@@ -69,7 +72,7 @@ class PredictiveController {
  public:
   // reference: the plan's motion at its rate (its inputs re-simulated: one state per sample,
   // rho_k the rig's input at sample k), at least 3 samples.  Throws FieldError as
-  // checkPredictiveOptions.
+  // checkPredictiveOptions, or naming "held" or "point_targets_m" when they do not fit.
   PredictiveController(ModelPtr model, std::vector<State> reference, double rate_hz,
                        PredictiveOptions options);
   ~PredictiveController();

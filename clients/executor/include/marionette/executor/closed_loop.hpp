@@ -55,6 +55,9 @@ struct ClosedLoopOptions {
                                  // from the plan
   double max_deviation = 0.3;    // m or rad, in (0, 10]: an estimated joint further than this
                                  // from the plan stops the run (hold)
+  // m, in [0, 10]: an estimated named point further than this from where the plan predicts it
+  // stops the run (hold); 0: no such bound.
+  double max_point_deviation_m = 0.0;
   // The puppet as calibrated at rest (rig_calibration.hpp): the estimator's and the gains' model,
   // and the reference is the plan's inputs re-simulated on it (what the puppet does open loop,
   // which the loop then keeps it to).  nullptr: the plan's model and its predicted states.
@@ -77,7 +80,8 @@ struct ClosedLoopOptions {
 // the controller predicts what a jerk does to the light parts, which the LQR's weights had to
 // forbid) within 0.1 m or rad of the plan; windows past the plan's end with the rig held; 5
 // iterations a solve for the sample 0.16 s ahead (PuppetCopter's solves take 70-130 ms here); the
-// drift bound at 1 rad (the arms' twist swings 0.3 rad after a push while the points stay within
+// drift bound on the points, 0.2 m, and on the joints only at 3.2 rad (after a push
+// PuppetCopter's arms twist and its lower legs swing by a radian while its points stay within
 // centimetres).  Measured: benchmarks.md, "The receding-horizon controller".
 ClosedLoopOptions predictiveDefaults();
 
@@ -105,7 +109,7 @@ struct PredictiveStats {
   long late = 0;       // back after their sample (dropped)
   long failed = 0;     // no inputs (the solver's or the warm start's) re-simulate; or it threw
   long kept_warm = 0;  // the solver's inputs cost more than the warm start's (the warm start used)
-  std::vector<int> iterations;  // per solve back in time
+  std::vector<int> iterations;   // per solve back in time
   std::vector<double> solve_ms;  // per solve back (wall clock on the worker)
 };
 
@@ -160,6 +164,7 @@ class ClosedLoop {
   std::unique_ptr<DynamicsData> dyn_scratch_;
   std::unique_ptr<control::Estimator> estimator_;
   std::unique_ptr<PredictiveFeedback> predictive_;
+  Eigen::MatrixXd plan_points_m_;  // per play sample, 3 per named point: the plan's prediction
   std::unique_ptr<VariationalIntegrator> predictor_;  // for the collision look-ahead
   std::vector<char> held_;                            // n_k: never corrected
   long first_tick_ = -1;
