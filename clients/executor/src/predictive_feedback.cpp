@@ -128,7 +128,7 @@ void PredictiveFeedback::work() {
     bool ok = true;
     try {
       solved = solve_(job.target, job.x, job.before, job.warm);
-    } catch (const std::exception&) {
+    } catch (...) {
       ok = false;  // (counted as failed: the plan's setpoints)
     }
     const double ms =

@@ -5,10 +5,10 @@
 // estimate at i predicted through the setpoints that will go out until t (the solution in force,
 // then the plan's), its rig history those setpoints.  At sample t its solution is used if it has
 // arrived (its inputs from t on, until the next one is used); a solve not back by then is late
-// (its result dropped), one that failed is counted: in both cases the setpoints stay the
-// previous solution's where it reaches, else the plan's.  The next solve starts when the worker
-// is free.  Deterministic in the solver's iterations as long as every solve is back in time; the
-// report counts those that were not.
+// (its result dropped: the setpoints stay the previous solution's where it reaches, else the
+// plan's); one that failed (or threw) is counted and the setpoints are the plan's until a solve
+// succeeds.  The next solve starts when the worker is free.  Deterministic in the solver's
+// iterations as long as every solve is back in time; the report counts those that were not.
 #pragma once
 
 #include <Eigen/Core>
@@ -40,11 +40,11 @@ class PredictiveFeedback {
                      const PredictiveOptions& options, int lead_ticks);
   ~PredictiveFeedback();  // waits for a solve under way
 
-  // At play sample i (x: the estimate there; the rig's last two setpoints rho_i = last and
-  // rho_{i-1} = before_last): the setpoints the feedback asks for sample i + 1 (the plan's where
-  // no solution reaches).
+  // At play sample i: the setpoints the feedback asks for sample i + 1 (the plan's where no
+  // solution reaches); the solution for sample i, back in time, becomes the one in force.
   Eigen::VectorXd setpoints(int i);
-  // The setpoints for sample i + 1 went out as `sent`: a solve starts if the worker is free.
+  // The setpoints for sample i + 1 went out as `sent` (x: the estimate at i; the rig's two before,
+  // rho_i = last and rho_{i-1} = before_last): a solve starts if the worker is free.
   void sent(int i, const State& x, const Eigen::VectorXd& before_last, const Eigen::VectorXd& last,
             const Eigen::VectorXd& sent);
   const PredictiveStats& stats() const { return stats_; }
