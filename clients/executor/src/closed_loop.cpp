@@ -100,9 +100,9 @@ ClosedLoopOptions predictiveDefaults() {
   o.weights.correction_rate = 0.01;
   o.weights.correction_accel = 0.001;
   o.predictive.point_weight = 10.0;
-  o.predictive.iterations = 5;
+  o.predictive.iterations = 10;
   o.predictive.hold_after_end = true;
-  o.solve_lead_s = 0.16;
+  o.solve_lead_s = 0.24;
   o.max_correction = 0.1;
   o.max_deviation = 3.2;
   o.max_point_deviation_m = 0.2;

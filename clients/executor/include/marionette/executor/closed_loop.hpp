@@ -78,8 +78,8 @@ struct ClosedLoopOptions {
 // The MPC's defaults (`--feedback mpc`): the plan's named points as its targets (point_weight 10)
 // with no joint terms; light corrections (rig and correction 0.1, rate 0.01, acceleration 0.001:
 // the controller predicts what a jerk does to the light parts, which the LQR's weights had to
-// forbid) within 0.1 m or rad of the plan; windows past the plan's end with the rig held; 5
-// iterations a solve for the sample 0.16 s ahead (PuppetCopter's solves take 70-130 ms here); the
+// forbid) within 0.1 m or rad of the plan; windows past the plan's end with the rig held; 10
+// iterations a solve for the sample 0.24 s ahead (PuppetCopter's take 110-180 ms here); the
 // drift bound on the points, 0.2 m, and on the joints only at 3.2 rad (after a push
 // PuppetCopter's arms twist and its lower legs swing by a radian while its points stay within
 // centimetres).  Measured: benchmarks.md, "The receding-horizon controller".
