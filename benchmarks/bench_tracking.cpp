@@ -27,9 +27,10 @@
 //       --exact-strings yes: the closed loop's model has the truth's string lengths (an exact
 //       calibration in no time); --closed-only yes: no open-loop runs.
 //   build/bin/bench_tracking windows --plan PLAN.json [--seeds N] [--horizon S] [--weight ...]
-//       One window of the MPC (trajopt/predictive_control.hpp) from the plan's state kicked at
-//       0.6 s (every joint's velocity off by a draw of 0.3 rad/s std) and 0.1 s later: its cost
-//       re-simulated, warm start against solution, after 1 to 100 iterations, and the time.
+//       One window of the MPC (trajopt/predictive_control.hpp, the closed loop's options) from
+//       the plan's state kicked at 0.6 s (every joint's velocity off by a draw of 0.3 rad/s std)
+//       and 0.1 s later: its cost re-simulated, warm start against solution, the share of the
+//       step towards the solver's inputs taken, after 1 to 100 iterations, and the time.
 //   build/bin/bench_tracking state-feedback --plan PLAN.json[,...] [--seeds N]
 //       The bound on any estimator: LQR fed the truth's own state, off line (no noise, no
 //       limits), against open loop, on the same truths.  Prints the joints rms of each, their
@@ -199,6 +200,7 @@ struct ClosedLoopOptionsPatch {
   double marker_noise_m = 0.002;
   std::vector<marionette::executor::SimTruth::Push> pushes;  // --push POINT:T:VX,VY,VZ
   int calibration_poses = 0;  // --calibrate N: a third run each, calibrated at N poses first
+  std::vector<std::string> calibration_masses;  // --calibrate-masses NAME,...: fitted too
   // --exact-strings: the closed loop's model has the truth's string lengths (an exact
   // calibration of the strings, in no time), its masses the model's.
   bool exact_strings = false;
@@ -208,7 +210,7 @@ struct ClosedLoopOptionsPatch {
   double process_position_std = 0.0, process_velocity_std = 0.0;
   // --feedback mpc [--horizon S] [--iterations N] [--lead S]: the closed loop's runs with the MPC.
   bool predictive = false;
-  double horizon_s = 0.0, lead_s = 0.0, point_weight = -1.0;
+  double horizon_s = 0.0, lead_s = -1.0, every_s = 0.0, point_weight = -1.0;
   int iterations = 0;
 };
 
@@ -256,6 +258,7 @@ int tracking(int seeds, const std::vector<std::string>& plans, const Perturbatio
         if (closed == 2) {
           RigCalibrationOptions co;
           co.poses = patch.calibration_poses;
+          co.fit.masses = patch.calibration_masses;
           co.send_rate_hz = perf.rate_hz;
           calibration = calibrateOnRig(rig, perf.model, co);
           if (!calibration->ok) {
@@ -271,10 +274,27 @@ int tracking(int seeds, const std::vector<std::string>& plans, const Perturbatio
                   worst_string,
                   std::abs(c.fitted -
                            truth.truth->strings[static_cast<std::size_t>(c.index)].length_m));
-          std::printf(
-              "<!-- seed %d: calibrated at %zu poses in %.1f s, the strings to %.2f mm "
-              "-->\n",
-              100 + s, calibration->poses.size(), calibration->elapsed_s, 1e3 * worst_string);
+          // The masses' scales against the truth's, relative to the first mass held.
+          double worst_mass = 0.0, held_factor = 1.0;
+          for (std::size_t k = 0; k < perf.model->masses.size(); ++k)
+            if (std::find(co.fit.masses.begin(), co.fit.masses.end(),
+                          perf.model->masses[k].name) == co.fit.masses.end()) {
+              held_factor = truth.truth->masses[k].mass_kg / perf.model->masses[k].mass_kg;
+              break;
+            }
+          for (const control::CalibratedParameter& c : calibration->fit.parameters)
+            if (c.kind == control::CalibratedParameter::Kind::MassScale) {
+              const auto k = static_cast<std::size_t>(c.index);
+              const double factor =
+                  truth.truth->masses[k].mass_kg / perf.model->masses[k].mass_kg / held_factor;
+              worst_mass = std::max(worst_mass, std::abs(c.fitted / factor - 1.0));
+            }
+          std::printf("<!-- seed %d: calibrated at %zu poses in %.1f s, the strings to %.2f mm%s -->\n",
+                      100 + s, calibration->poses.size(), calibration->elapsed_s,
+                      1e3 * worst_string,
+                      co.fit.masses.empty()
+                          ? ""
+                          : formatted(", the masses fitted to %.1f %%", 100.0 * worst_mass).c_str());
           rig.markRunStart();
         }
         const Stream stream = buildStream(perf, start, {});
@@ -301,7 +321,8 @@ int tracking(int seeds, const std::vector<std::string>& plans, const Perturbatio
           if (patch.predictive) {
             if (patch.horizon_s > 0) options.predictive.horizon_s = patch.horizon_s;
             if (patch.iterations > 0) options.predictive.iterations = patch.iterations;
-            if (patch.lead_s > 0) options.solve_lead_s = patch.lead_s;
+            if (patch.lead_s >= 0) options.solve_lead_s = patch.lead_s;
+            if (patch.every_s > 0) options.solve_period_s = patch.every_s;
             if (patch.point_weight >= 0) options.predictive.point_weight = patch.point_weight;
             if (patch.hold_after_end >= 0) options.predictive.hold_after_end = patch.hold_after_end;
           }
@@ -317,15 +338,29 @@ int tracking(int seeds, const std::vector<std::string>& plans, const Perturbatio
             buildTrackingReport(perf, stream, run, rig, loop.get(), kind, closed ? "ekf" : "");
         if (!run.message.empty() && r.stop != "completed")
           std::printf("<!-- seed %d: %s -->\n", 100 + s, run.message.c_str());
+        {  // The points furthest off, rms.
+          std::vector<TrackingReport::PointError> by_rms = r.points;
+          std::sort(by_rms.begin(), by_rms.end(),
+                    [](const auto& a, const auto& b) { return a.rms_m > b.rms_m; });
+          std::string worst_points;
+          for (std::size_t k = 0; k < std::min<std::size_t>(4, by_rms.size()); ++k)
+            worst_points += formatted("%s%s %.1f cm", k ? ", " : "", by_rms[k].name.c_str(),
+                                      100.0 * by_rms[k].rms_m);
+          std::printf("<!-- seed %d: furthest off (rms): %s; the estimate's points %.2f cm rms "
+                      "from the truth's -->\n",
+                      100 + s, worst_points.c_str(), 100.0 * r.estimation_rms_points_m);
+        }
         if (const PredictiveStats* ps = loop ? loop->predictiveStats() : nullptr) {
           std::vector<double> ms = ps->solve_ms;
           std::sort(ms.begin(), ms.end());
           double iterations = 0.0;
           for (int n : ps->iterations) iterations += n;
           std::printf(
-              "<!-- seed %d, mpc: %ld solves started, %ld used, %ld late, %ld failed, %ld kept "
-              "the warm start; %.1f iterations a solve; solve p50 %.1f ms, p99 %.1f ms -->\n",
-              100 + s, ps->started, ps->used, ps->late, ps->failed, ps->kept_warm,
+              "<!-- seed %d, mpc: %ld solves started (%ld skipped), %ld used, %ld late, %ld "
+              "failed, %ld kept the warm start, %ld a shorter step; %.1f iterations a solve; solve "
+              "p50 %.1f ms, p99 %.1f ms -->\n",
+              100 + s, ps->started, ps->skipped, ps->used, ps->late, ps->failed, ps->kept_warm,
+              ps->shortened,
               ps->iterations.empty() ? 0.0 : iterations / ps->iterations.size(),
               ms.empty() ? 0.0 : ms[ms.size() / 2],
               ms.empty() ? 0.0 : ms[std::min(ms.size() - 1, (ms.size() * 99) / 100)]);
@@ -442,6 +477,138 @@ int stateFeedback(int seeds, const std::vector<std::string>& plans, const Pertur
   return 0;
 }
 
+
+// The bound on the MPC in real time: the controller fed the truth's own state (as
+// state-feedback's), off line, each solve for the sample it starts at (no lead, no time taken),
+// every `every` samples; the truth with the push(es) and the closed loop's model with the
+// truth's strings (an exact calibration).  Against open loop on the same truth: the mean over the
+// named points of each one's rms distance from the plan's prediction.
+int predictiveBound(int seeds, const std::vector<std::string>& plans, const Perturbation& what,
+                    const ClosedLoopOptionsPatch& patch) {
+  using namespace marionette::executor;
+  std::printf("| plan | seed | open: mean point rms (m) | mpc on the true state | mpc / open | "
+              "solves | kept warm | shorter step |\n");
+  std::printf("| --- | --- | --- | --- | --- | --- | --- | --- |\n");
+  for (const std::string& path : plans) {
+    const Playback perf = loadPlanFile(path, nullptr);
+    const Model& pm = *perf.model;
+    const int S = static_cast<int>(perf.inputs.values.rows()), nd = pm.nd(), nk = pm.nk();
+    const int P = static_cast<int>(pm.points.size());
+    // Whole ticks, as the closed loop counts them (--lead 0: none).
+    const ClosedLoopOptions defaults = predictiveDefaults();
+    auto ticks = [&](double s) { return static_cast<int>(std::ceil(s * perf.rate_hz - 1e-9)); };
+    const int lead = ticks(patch.lead_s >= 0 ? patch.lead_s : defaults.solve_lead_s);
+    const int every = std::max(1, ticks(patch.every_s > 0 ? patch.every_s : defaults.solve_period_s));
+    IntegratorOptions io;
+    io.dt_s = 1.0 / perf.rate_hz;
+    // The plan's points, where it predicts them.
+    DynamicsData pd(pm);
+    Eigen::MatrixXd planned(S, 3 * P);
+    for (int k = 0; k < S; ++k) {
+      forwardKinematics(pm, pd,
+                        pm.configuration(perf.predicted_q.row(k).transpose(),
+                                         perf.inputs.values.row(k).transpose()));
+      for (int p = 0; p < P; ++p)
+        planned.block(k, 3 * p, 1, 3) =
+            pointPosition(pd, pm.points[p].frame, pm.points[p].position_m).transpose();
+    }
+    for (int s = 0; s < seeds; ++s) {
+      const ModelPtr truth = perturbedTruth(pm, 100 + static_cast<unsigned>(s), what);
+      auto model = std::make_shared<Model>(pm);
+      model->strings = truth->strings;
+      VariationalIntegrator vm(model, io), vt(truth, io);
+      // The reference: the plan's inputs on the closed loop's model, from its rest.
+      std::vector<State> reference = {vm.stateFromVelocity(
+          computeRestPose(model, perf.inputs.values.row(0).transpose()).q,
+          Eigen::VectorXd::Zero(nd), perf.inputs.values.row(0).transpose())};
+      for (int k = 1; k < S; ++k) {
+        State next = vm.makeState();
+        if (vm.step(reference.back(), perf.inputs.values.row(k).transpose(), next) !=
+            StepStatus::Ok)
+          break;
+        reference.push_back(next);
+      }
+      ClosedLoopOptions loop = defaults;
+      if (patch.max_correction > 0) loop.max_correction = patch.max_correction;
+      PredictiveOptions options = loop.predictive;
+      options.weights = loop.weights;
+      options.max_correction = loop.max_correction;
+      applyWeights(patch, options.weights);
+      if (patch.horizon_s > 0) options.horizon_s = patch.horizon_s;
+      if (patch.iterations > 0) options.iterations = patch.iterations;
+      if (patch.point_weight >= 0) options.point_weight = patch.point_weight;
+      options.point_targets_m = planned.topRows(static_cast<Eigen::Index>(reference.size()));
+      const PredictiveController mpc(model, reference, perf.rate_hz, options);
+      const int R = static_cast<int>(reference.size());
+      double mean_rms[2] = {0, 0};
+      long solves = 0, kept = 0, shorter = 0;
+      DynamicsData td(*truth);
+      for (int closed = 0; closed < 2; ++closed) {
+        State x = vt.stateFromVelocity(
+            computeRestPose(truth, perf.inputs.values.row(0).transpose()).q,
+            Eigen::VectorXd::Zero(nd), perf.inputs.values.row(0).transpose());
+        State next = x;
+        Eigen::VectorXd q_prev = x.q, rho_prev = x.rho;
+        // The rows sent (the plan's, corrected); past the current sample, those the solves
+        // made so far will send.
+        Eigen::MatrixXd sent = perf.inputs.values;
+        std::size_t pushes_done = 0;
+        Eigen::VectorXd square = Eigen::VectorXd::Zero(P);
+        int i = 1;
+        for (; i < R; ++i) {
+          const int at = i - 1;  // the state is at sample i - 1; the inputs sent at sample i
+          const int t = at + lead;
+          if (closed && at >= 2 && at % every == 0 && t < R - 2) {
+            State seen = vm.stateFromVelocity(0.5 * (x.q + q_prev), (x.q - q_prev) * perf.rate_hz,
+                                              0.5 * (x.rho + rho_prev));
+            seen.q = x.q;
+            seen.rho = x.rho;
+            bool predicted = true;  // through the rows that will be sent until t
+            for (int k = at + 1; k <= t && predicted; ++k) {
+              State ahead = vm.makeState();
+              predicted = vm.step(seen, sent.row(k).transpose(), ahead) == StepStatus::Ok;
+              seen = ahead;
+            }
+            if (predicted) {
+              Eigen::MatrixXd before(2, nk);
+              before << sent.row(t - 1), sent.row(t - 2);
+              const int H = std::min<int>(mpc.horizonSteps(), R - 1 - t);
+              const PredictiveSolve solve = mpc.solve(t, seen, before, sent.middleRows(t, H + 1));
+              ++solves;
+              kept += solve.kept_warm;
+              shorter += solve.step_share > 0 && solve.step_share < 1;
+              if (!solve.failed) {
+                const Eigen::Index n = std::min<Eigen::Index>(solve.inputs.rows(), R - t) - 1;
+                sent.middleRows(t + 1, n) = solve.inputs.middleRows(1, n);
+              }
+            }
+          }
+          q_prev = x.q;
+          rho_prev = x.rho;
+          if (vt.step(x, sent.row(i).transpose(), next) != StepStatus::Ok) break;
+          std::swap(x, next);
+          while (pushes_done < patch.pushes.size() &&
+                 patch.pushes[pushes_done].at_s <= i / perf.rate_hz + 1e-9) {
+            const auto& push = patch.pushes[pushes_done++];
+            Eigen::Vector3d given;
+            x.p += pointImpulse(*truth, x.q, x.rho, truth->pointIndex(push.point),
+                                push.point_delta_mps, given);
+          }
+          forwardKinematics(*truth, td, truth->configuration(x.q, x.rho));
+          for (int p = 0; p < P; ++p)
+            square[p] += (pointPosition(td, truth->points[p].frame, truth->points[p].position_m) -
+                          planned.block(i, 3 * p, 1, 3).transpose())
+                             .squaredNorm();
+        }
+        mean_rms[closed] = (square / static_cast<double>(i - 1)).cwiseSqrt().mean();
+      }
+      std::printf("| %s | %d | %.4f | %.4f | %.2f | %ld | %ld | %ld |\n", pm.name.c_str(), 100 + s,
+                  mean_rms[0], mean_rms[1], mean_rms[1] / mean_rms[0], solves, kept, shorter);
+      std::fflush(stdout);
+    }
+  }
+  return 0;
+}
 }  // namespace
 
 // One MPC window on a plan, from its state at a sample after a kick (each joint's velocity off by
@@ -451,7 +618,7 @@ int stateFeedback(int seeds, const std::vector<std::string>& plans, const Pertur
 int windows(int seeds, const std::vector<std::string>& plans, const ClosedLoopOptionsPatch& patch) {
   using marionette::executor::loadPlanFile;
   using marionette::executor::Playback;
-  std::printf("| plan | seed | iterations | warm cost | solved cost | kept warm | ms |\n");
+  std::printf("| plan | seed | iterations | warm cost | solved cost | step taken | ms |\n");
   std::printf("| --- | --- | --- | --- | --- | --- | --- |\n");
   for (const std::string& path : plans) {
     const Playback perf = loadPlanFile(path, nullptr);
@@ -469,7 +636,11 @@ int windows(int seeds, const std::vector<std::string>& plans, const ClosedLoopOp
         break;
       reference.push_back(next);
     }
-    PredictiveOptions options;
+    // The closed loop's MPC options (its weights, points and the corrections' bound).
+    const marionette::executor::ClosedLoopOptions loop = marionette::executor::predictiveDefaults();
+    PredictiveOptions options = loop.predictive;
+    options.weights = loop.weights;
+    options.max_correction = loop.max_correction;
     applyWeights(patch, options.weights);
     if (patch.horizon_s > 0) options.horizon_s = patch.horizon_s;
     if (patch.point_weight >= 0) options.point_weight = patch.point_weight;
@@ -505,7 +676,7 @@ int windows(int seeds, const std::vector<std::string>& plans, const ClosedLoopOp
                 .count();
         std::printf("| %s | %d | %d | %.4g | %.4g | %s | %.1f |\n", m.name.c_str(), 100 + s,
                     solve.iterations, solve.warm_cost, solve.cost,
-                    solve.failed ? "failed" : (solve.kept_warm ? "yes" : "no"), ms);
+                    solve.failed ? "failed" : formatted("%g", solve.step_share).c_str(), ms);
         std::fflush(stdout);
       }
     }
@@ -520,6 +691,7 @@ int main(int argc, char** argv) {
                  "           [--perturb none|masses,strings,damping] [--max-deviation X]\n"
                  "           [--noise M] [--weight NAME=VALUE,...] [--process-noise POS,VEL]\n"
                  "           [--push POINT:T:VX,VY,VZ]... [--calibrate POSES]\n"
+                 "           [--calibrate-masses NAME,...]\n"
                  "       bench_tracking state-feedback --plan P.json[,...] [--seeds N]\n"
                  "           [--perturb ...] [--weight NAME=VALUE,...]\n";
     return 2;
@@ -554,6 +726,10 @@ int main(int argc, char** argv) {
                   << marionette::executor::kMaxCalibrationPoses << "\n";
         return 2;
       }
+    } else if (a == "--every") {
+      patch.every_s = std::atof(argv[i + 1]);
+    } else if (a == "--calibrate-masses") {
+      patch.calibration_masses = splitCommas(argv[i + 1]);
     } else if (a == "--push") {
       // POINT:T:VX,VY,VZ, as sim:'s push.
       const std::vector<std::string> parts = splitFields(argv[i + 1], ':');
@@ -640,6 +816,7 @@ int main(int argc, char** argv) {
     if (what == "tracking") return tracking(seeds, plans, perturb, patch);
     if (what == "state-feedback") return stateFeedback(seeds, plans, perturb, patch);
     if (what == "windows") return windows(seeds, plans, patch);
+    if (what == "mpc-bound") return predictiveBound(seeds, plans, perturb, patch);
   } catch (const std::exception& e) {  // a bad weight, an unreadable plan
     std::cerr << "bench_tracking: " << e.what() << "\n";
     return 1;

@@ -7,6 +7,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <random>
+#include <initializer_list>
 
 #include "marionette/control/tracking_lqr.hpp"
 #include "marionette/models/field_error.hpp"
@@ -228,6 +230,70 @@ TEST(PredictiveControl, TheFirstCorrectionIsTheLqrsWhereNoStringSwitches) {
   }
   // (The correction halves with the deviation; the difference goes as its square.)
   EXPECT_LE(difference[1], 0.3 * difference[0]) << "the difference is not second order";
+}
+
+// Solves with a few iterations from states off the reference (every joint's velocity kicked):
+// each one's inputs are the warm start's, the solver's, or a step of a half or a quarter towards
+// them, whichever first costs less than the warm start re-simulated; the cost it reports is its
+// inputs' re-simulated (a solve warm-started from them finds the same), never more than the warm
+// start's.  Returns how many took a shorter step.
+int checkSolves(const ModelPtr& m, const Eigen::MatrixXd& u_ref, int i,
+                std::initializer_list<double> kicks) {
+  const std::vector<State> reference = simulate(m, atRest(m, u_ref.row(0).transpose()), u_ref);
+  int shorter = 0;
+  for (int iterations : {1, 2, 3, 5, 10}) {
+    PredictiveOptions options;
+    options.weights = someWeights();
+    options.weights.position = 10;
+    options.point_weight = 10;
+    options.horizon_s = 0.3;
+    options.iterations = iterations;
+    const PredictiveController mpc(m, reference, kRate_hz, options);
+    for (double kick : kicks) {
+      SCOPED_TRACE(testing::Message() << m->name << ", " << iterations << " iterations, kick "
+                                      << kick);
+      // Every joint's velocity off by a draw of `kick` rad/s (or m/s) std.
+      State x = reference[static_cast<std::size_t>(i)];
+      std::mt19937 rng(static_cast<unsigned>(1000 * kick + iterations));
+      std::normal_distribution<double> draw(0.0, kick);
+      DynamicsData d(*m);
+      const Eigen::VectorXd q = m->configuration(x.q, x.rho);
+      forwardKinematics(*m, d, q);
+      computeLagrangian(*m, d, q, Eigen::VectorXd::Zero(m->nd()), LagrangianOrder::MassMatrix);
+      Eigen::VectorXd v(m->nd());
+      for (int j = 0; j < m->nd(); ++j) v[j] = draw(rng);
+      x.p += d.M * v;
+      Eigen::MatrixXd before(2, m->nk());
+      before << u_ref.row(i - 1), u_ref.row(i - 2);
+      const PredictiveSolve solve = mpc.solve(i, x, before, Eigen::MatrixXd());
+      EXPECT_FALSE(solve.failed);
+      if (solve.failed) continue;
+      EXPECT_LE(solve.cost, solve.warm_cost);
+      EXPECT_EQ(solve.kept_warm, solve.step_share == 0.0);
+      EXPECT_TRUE(solve.step_share == 0.0 || solve.step_share == 0.25 ||
+                  solve.step_share == 0.5 || solve.step_share == 1.0)
+          << solve.step_share;
+      shorter += solve.step_share > 0 && solve.step_share < 1;
+      const PredictiveSolve again = mpc.solve(i, x, before, solve.inputs);
+      EXPECT_NEAR(again.warm_cost, solve.cost, 1e-9 * solve.warm_cost);
+    }
+  }
+  return shorter;
+}
+
+TEST(PredictiveControl, ASolveNeverCostsMoreThanItsWarmStartReSimulated) {
+  const ModelPtr mass = loadModel("suspended-mass");
+  checkSolves(mass, swing(mass, 41, 0.3), 8, {0.1, 0.2, 0.4, 0.8});
+  // PuppetCopter, every input swung by 2 cm (or rad) and back: some solves take a shorter step.
+  const ModelPtr copter = loadModel("puppetcopter");
+  Eigen::MatrixXd u(41, copter->nk());
+  for (int k = 0; k < u.rows(); ++k)
+    u.row(k) = (copter->defaultInputs().array() +
+                0.02 * std::pow(std::sin(M_PI * k / (u.rows() - 1.0)), 2))
+                   .matrix()
+                   .transpose();
+  EXPECT_GT(checkSolves(copter, u, 10, {0.15, 0.3, 0.6, 0.9, 1.5}), 0)
+      << "no solve took a shorter step";
 }
 
 TEST(PredictiveControl, BadOptionsAreRefusedNamingTheField) {

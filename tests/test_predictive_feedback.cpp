@@ -2,8 +2,9 @@
 // The MPC's scheduling in the executor (clients/executor/src/predictive_feedback.hpp), with a
 // solver the test controls: a solution becomes the setpoints at the sample it was solved for and
 // warm-starts the next solve, from the estimate predicted through the setpoints that go out
-// until then; a failed solve and one that throws are counted and the setpoints fall back to the
-// plan's; a solve not back by its sample is late, counted and dropped.
+// until then (a solution back but waiting for its sample among them); a failed solve and one
+// that throws are counted and the setpoints fall back to the plan's; a solve not back by its
+// sample is late, counted and dropped; a start due while the worker is busy is skipped, counted.
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -47,44 +48,65 @@ void waitForTheWorker(PredictiveFeedback& f) {
   ASSERT_FALSE(f.solving());
 }
 
-TEST(PredictiveFeedback, SolutionsFailuresAndLateSolvesAtTheirSamples) {
-  const ModelPtr mass = loadModel("suspended-mass");
-  const std::vector<State> ref = reference(mass);
-  const Eigen::Vector2d offset(0.01, -0.002);
+// A solver the test controls: its solution is the plan's rows moved by `offset` (row 0 the
+// state's), or it fails, throws, or waits for `release`; it records its calls.
+struct TestSolver {
   enum class Next { Solve, Fail, Throw, Block } next = Next::Solve;
-  std::promise<void> release;
-  std::shared_future<void> released = release.get_future().share();
   struct Call {
     int i;
     State x;
     Eigen::MatrixXd before, warm;
   };
   std::vector<Call> calls;  // (written by the worker; read after waitForTheWorker)
-  PredictiveFeedback feedback(
-      mass, ref, kRate_hz, 2,
-      [&](int i, const State& x, const Eigen::MatrixXd& before, const Eigen::MatrixXd& warm) {
-        calls.push_back({i, x, before, warm});
-        PredictiveSolve out;
-        out.inputs.resize(6, mass->nk());
-        for (int k = 0; k < 6; ++k)
-          out.inputs.row(k) = (ref[std::min(i + k, 19)].rho + offset).transpose();
-        out.inputs.row(0) = x.rho.transpose();
-        out.iterations = 3;
-        if (next == Next::Fail) out.failed = true;
-        if (next == Next::Throw) throw std::runtime_error("the solver threw");
-        if (next == Next::Block) released.wait();
-        return out;
-      });
-  auto plan = [&](int k) { return ref[static_cast<std::size_t>(k)].rho; };
-  // The loop at sample i: the setpoints asked for i + 1 go out as asked.
-  Eigen::VectorXd before_last = plan(0), last = plan(0);
-  auto tick = [&](int i) {
+  std::promise<void> release;
+  std::shared_future<void> released = release.get_future().share();
+  Eigen::Vector2d offset{0.01, -0.002};
+
+  PredictiveFeedback::Solver solver(const std::vector<State>& ref) {
+    return [this, &ref](int i, const State& x, const Eigen::MatrixXd& before,
+                        const Eigen::MatrixXd& warm) {
+      calls.push_back({i, x, before, warm});
+      PredictiveSolve out;
+      out.inputs.resize(6, x.rho.size());
+      for (int k = 0; k < 6; ++k)
+        out.inputs.row(k) = (ref[std::min(i + k, 19)].rho + offset).transpose();
+      out.inputs.row(0) = x.rho.transpose();
+      out.iterations = 3;
+      if (next == Next::Fail) out.failed = true;
+      if (next == Next::Throw) throw std::runtime_error("the solver threw");
+      if (next == Next::Block) released.wait();
+      return out;
+    };
+  }
+};
+
+// The loop at sample i, the estimate on the plan: the setpoints asked for i + 1 go out as asked.
+struct TestLoop {
+  PredictiveFeedback& feedback;
+  const std::vector<State>& ref;
+  Eigen::VectorXd before_last = ref[0].rho, last = ref[0].rho;
+  Eigen::VectorXd tick(int i) {
     const Eigen::VectorXd sent = feedback.setpoints(i);
     feedback.sent(i, ref[static_cast<std::size_t>(i)], before_last, last, sent);
     before_last = last;
     last = sent;
     return sent;
-  };
+  }
+};
+
+TEST(PredictiveFeedback, SolutionsFailuresAndLateSolvesAtTheirSamples) {
+  const ModelPtr mass = loadModel("suspended-mass");
+  const std::vector<State> ref = reference(mass);
+  TestSolver solver;
+  using Next = TestSolver::Next;
+  Next& next = solver.next;
+  const auto& calls = solver.calls;
+  const Eigen::Vector2d offset = solver.offset;
+  // A solve every 2 samples for the sample 2 ahead.
+  PredictiveFeedback feedback(mass, ref, kRate_hz, 2, 2, solver.solver(ref));
+  auto plan = [&](int k) { return ref[static_cast<std::size_t>(k)].rho; };
+  TestLoop loop{feedback, ref};
+  auto tick = [&](int i) { return loop.tick(i); };
 
   // Sample 0 starts a solve for sample 2; until then, the plan's setpoints.
   EXPECT_TRUE(tick(0).isApprox(plan(1)));
@@ -120,27 +142,67 @@ TEST(PredictiveFeedback, SolutionsFailuresAndLateSolvesAtTheirSamples) {
   next = Next::Block;
   EXPECT_TRUE(tick(6).isApprox(plan(7)));  // the throw: failed, the plan's
   EXPECT_EQ(feedback.stats().failed, 2);
-  // The solve for sample 8 is held until after it: late, dropped.
+  // The solve for sample 8 is held until after it: late, dropped; the start due at sample 8 finds
+  // the worker busy and is skipped.
   EXPECT_TRUE(tick(7).isApprox(plan(8)));
   EXPECT_TRUE(tick(8).isApprox(plan(9)));
   EXPECT_TRUE(feedback.solving());
-  release.set_value();
+  EXPECT_EQ(feedback.stats().skipped, 1);
+  solver.release.set_value();
   waitForTheWorker(feedback);
   next = Next::Solve;
   EXPECT_TRUE(tick(9).isApprox(plan(10)));
   EXPECT_EQ(feedback.stats().late, 1);
   EXPECT_EQ(feedback.stats().used, 1);
-  EXPECT_EQ(feedback.stats().started, 5);  // samples 2, 4, 6, 8 and 11
+  EXPECT_EQ(feedback.stats().started, 4);  // for samples 2, 4, 6 and 8
+  EXPECT_TRUE(tick(10).isApprox(plan(11)));  // (a solve for sample 12 starts)
   waitForTheWorker(feedback);
-  EXPECT_TRUE(tick(10).isApprox(plan(11)));
-  EXPECT_TRUE(tick(11).isApprox(plan(12) + offset));
+  EXPECT_TRUE(tick(11).isApprox(plan(12)));
+  EXPECT_TRUE(tick(12).isApprox(plan(13) + offset));
   EXPECT_EQ(feedback.stats().used, 2);
   // No solve is started for a sample past the plan's second last.
-  for (int i = 12; i < 18; ++i) {
+  for (int i = 13; i < 18; ++i) {
     tick(i);
     waitForTheWorker(feedback);
   }
   EXPECT_LE(calls.back().i, 18);
+}
+
+// Solves overlap when they start more often than their lead: one started while another's solution
+// waits for its sample predicts through that solution's setpoints and starts warm from its rows.
+TEST(PredictiveFeedback, ASolveStartsFromTheSolutionsWaitingForTheirSamples) {
+  const ModelPtr mass = loadModel("suspended-mass");
+  const std::vector<State> ref = reference(mass);
+  TestSolver solver;
+  const auto& calls = solver.calls;
+  const Eigen::Vector2d offset = solver.offset;
+  // A solve every 2 samples for the sample 4 ahead.
+  PredictiveFeedback feedback(mass, ref, kRate_hz, 4, 2, solver.solver(ref));
+  auto plan = [&](int k) { return ref[static_cast<std::size_t>(k)].rho; };
+  TestLoop loop{feedback, ref};
+  EXPECT_TRUE(loop.tick(0).isApprox(plan(1)));  // (a solve for sample 4)
+  waitForTheWorker(feedback);
+  EXPECT_TRUE(loop.tick(1).isApprox(plan(2)));
+  EXPECT_TRUE(loop.tick(2).isApprox(plan(3)));  // (a solve for sample 6)
+  waitForTheWorker(feedback);
+  ASSERT_EQ(calls.size(), 2u);
+  EXPECT_EQ(calls[1].i, 6);
+  // Through the setpoints the first solution will send from sample 4 on (its row 0 the plan's).
+  EXPECT_TRUE(calls[1].before.row(1).transpose().isApprox(plan(4)));
+  EXPECT_TRUE(calls[1].before.row(0).transpose().isApprox(plan(5) + offset));
+  EXPECT_TRUE(calls[1].x.rho.isApprox(plan(6) + offset));
+  ASSERT_EQ(calls[1].warm.rows(), 4);  // the first solution's rows for samples 6 to 9
+  EXPECT_TRUE(calls[1].warm.row(0).transpose().isApprox(plan(6) + offset));
+  EXPECT_TRUE(calls[1].warm.row(3).transpose().isApprox(plan(9) + offset));
+  EXPECT_TRUE(loop.tick(3).isApprox(plan(4)));
+  EXPECT_TRUE(loop.tick(4).isApprox(plan(5) + offset));  // the first solution in force
+  EXPECT_EQ(feedback.stats().used, 1);
+  waitForTheWorker(feedback);
+  EXPECT_TRUE(loop.tick(5).isApprox(plan(6) + offset));
+  EXPECT_TRUE(loop.tick(6).isApprox(plan(7) + offset));  // the second
+  EXPECT_EQ(feedback.stats().used, 2);
+  EXPECT_EQ(feedback.stats().late, 0);
+  EXPECT_EQ(feedback.stats().skipped, 0);
 }
 
 }  // namespace

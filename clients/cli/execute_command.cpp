@@ -57,7 +57,8 @@ const std::pair<const char*, const char*> kFeedbackFlags[] = {
     {"predictive.horizon_s", "--horizon"},
     {"predictive.iterations", "--mpc-iterations"},
     {"predictive.point_weight", "--point-weight"},
-    {"solve_lead_s", "--solve-lead"}};
+    {"solve_lead_s", "--solve-lead"},
+    {"solve_period_s", "--solve-every"}};
 
 // A closed-loop option's FieldError worded as its flag (e.what() when no flag sets it).
 std::string asFlag(const FieldError& e) {
@@ -80,7 +81,7 @@ FeedbackSetup parseFeedback(const Args& a, const Playback& perf, const ScenePtr&
                                "--max-deviation",
                                "--max-point-deviation"};
   const char* predictive_only[] = {"--horizon", "--mpc-iterations", "--solve-lead",
-                                   "--point-weight"};
+                                   "--solve-every", "--point-weight"};
   if (a.values.count("--feedback")) {
     const std::string f = a.values.at("--feedback");
     if (f != "lqr" && f != "mpc" && f != "none")
@@ -161,6 +162,8 @@ FeedbackSetup parseFeedback(const Args& a, const Playback& perf, const ScenePtr&
   }
   if (a.values.count("--solve-lead"))
     o.solve_lead_s = parseNumber("--solve-lead", a.values.at("--solve-lead"));
+  if (a.values.count("--solve-every"))
+    o.solve_period_s = parseNumber("--solve-every", a.values.at("--solve-every"));
   if (a.values.count("--point-weight"))
     o.predictive.point_weight = parseNumber("--point-weight", a.values.at("--point-weight"));
   // Every option within its range, so that the filter and the gains stay finite.
@@ -271,6 +274,7 @@ int cmdExecute(int argc, char** argv) {
                                        "--horizon",
                                        "--mpc-iterations",
                                        "--solve-lead",
+                                       "--solve-every",
                                        "--point-weight",
                                        "--scene"};
   for (const std::string& f : rigCalibrationFlags("--calibration-")) value_flags.push_back(f);
@@ -476,10 +480,10 @@ int cmdExecute(int argc, char** argv) {
         loop->feedback() == Feedback::Predictive
             ? formatted(
                   "MPC on the transcription along the plan%s (horizon %g s, %d "
-                  "iterations a solve, each for the sample %g s ahead)",
+                  "iterations a solve, one every %g s, each for the sample %g s ahead)",
                   calibration ? " re-simulated on the calibrated puppet" : "",
                   fb.options.predictive.horizon_s, fb.options.predictive.iterations,
-                  loop->solveLeadTicks() / rate)
+                  loop->solvePeriodTicks() / rate, loop->solveLeadTicks() / rate)
             : formatted("LQR along the plan%s (%zu gains, %s)",
                         calibration ? " re-simulated on the calibrated puppet" : "",
                         loop->gains().K.size(),
@@ -518,9 +522,10 @@ int cmdExecute(int argc, char** argv) {
       double iterations = 0.0;
       for (int n : ps->iterations) iterations += n;
       std::cout << formatted(
-          "  mpc: %ld solves started, %ld used, %ld late, %ld failed, %ld kept the warm start; "
-          "%.1f iterations a solve; solve p50 %.1f ms, p99 %.1f ms\n",
-          ps->started, ps->used, ps->late, ps->failed, ps->kept_warm,
+          "  mpc: %ld solves started (%ld skipped), %ld used, %ld late, %ld failed, %ld kept the "
+          "warm start, %ld a shorter step; %.1f iterations a solve; solve p50 %.1f ms, p99 %.1f "
+          "ms\n",
+          ps->started, ps->skipped, ps->used, ps->late, ps->failed, ps->kept_warm, ps->shortened,
           ps->iterations.empty() ? 0.0 : iterations / static_cast<double>(ps->iterations.size()),
           percentile(ps->solve_ms, 0.5), percentile(ps->solve_ms, 0.99));
     }

@@ -19,6 +19,8 @@ constexpr double kMaxHorizon_s = 10.0;
 constexpr int kMaxIterations = 1000;
 constexpr double kStopReach = 0.1;    // the window's joint stops: those its warm start nears
 constexpr double kLimitShare = 0.97;  // of the rig's limits, as the plans' windows ask
+// The steps from the warm start towards the solver's inputs tried, in turn.
+constexpr double kStepShares[] = {1.0, 0.5, 0.25};
 }  // namespace
 
 void checkPredictiveOptions(const PredictiveOptions& o, double plan_s) {
@@ -251,17 +253,25 @@ PredictiveSolve PredictiveController::solve(int i, const State& x, const Eigen::
   if (nlp->solution().size() == 0) {
     out.failed = true;
   } else {
-    Eigen::MatrixXd solved = problem.inputs(nlp->solution());
-    detail::clampToRigLimits(m, before, i, S, dt, kLimitShare, solved);
-    holdAfterEnd(solved);
-    bool resimulated = false;
-    const Eigen::VectorXd z1 = problem.initialGuess(solved, &resimulated);
-    const double solved_cost = costOf(z1, resimulated);
-    if (solved_cost < guess_cost) {
-      out.inputs = std::move(solved);
-      out.cost = solved_cost;
-    } else {
-      out.kept_warm = true;
+    // The solver's iterate is not a motion until re-simulated: its inputs are kept if that
+    // costs less than the warm start, else the step towards them is halved (twice), as a line
+    // search on the re-simulated cost.
+    const Eigen::MatrixXd solved = problem.inputs(nlp->solution());
+    out.kept_warm = true;
+    for (double share : kStepShares) {
+      Eigen::MatrixXd inputs = guess + share * (solved - guess);
+      detail::clampToRigLimits(m, before, i, S, dt, kLimitShare, inputs);
+      holdAfterEnd(inputs);
+      bool resimulated = false;
+      const Eigen::VectorXd z1 = problem.initialGuess(inputs, &resimulated);
+      const double cost = costOf(z1, resimulated);
+      if (cost < guess_cost) {
+        out.inputs = std::move(inputs);
+        out.cost = cost;
+        out.kept_warm = false;
+        out.step_share = share;
+        break;
+      }
     }
   }
   if (!std::isfinite(out.cost)) out.failed = true;

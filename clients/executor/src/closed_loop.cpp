@@ -82,6 +82,9 @@ void checkClosedLoopOptions(const ClosedLoopOptions& o) {
   if (o.feedback == Feedback::Predictive) {
     if (!(o.solve_lead_s > 0 && o.solve_lead_s <= 1))
       throw FieldError("solve_lead_s", "must be in (0, 1] s, got " + formatNumber(o.solve_lead_s));
+    if (!(o.solve_period_s > 0 && o.solve_period_s <= 1))
+      throw FieldError("solve_period_s",
+                       "must be in (0, 1] s, got " + formatNumber(o.solve_period_s));
     try {  // (the horizon against the plan: when the plan is known)
       checkPredictiveOptions(o.predictive, INFINITY);
     } catch (const FieldError& e) {
@@ -103,6 +106,7 @@ ClosedLoopOptions predictiveDefaults() {
   o.predictive.iterations = 10;
   o.predictive.hold_after_end = true;
   o.solve_lead_s = 0.24;
+  o.solve_period_s = 0.14;
   o.max_correction = 0.1;
   o.max_deviation = 3.2;
   o.max_point_deviation_m = 0.2;
@@ -117,6 +121,10 @@ const PredictiveStats* ClosedLoop::predictiveStats() const {
 
 int ClosedLoop::solveLeadTicks() const {
   return predictive_ ? predictive_->leadTicks() : 0;
+}
+
+int ClosedLoop::solvePeriodTicks() const {
+  return predictive_ ? predictive_->periodTicks() : 0;
 }
 
 ClosedLoop::ClosedLoop(const Playback& perf, const Stream& stream, const Sensing& sensing,
@@ -235,7 +243,8 @@ ClosedLoop::ClosedLoop(const Playback& perf, const Stream& stream, const Sensing
       options_.predictive.point_targets_m = planPoints(perf, rows);
     predictive_ = std::make_unique<PredictiveFeedback>(
         model_, lin.x, rate_hz_, options_.predictive,
-        static_cast<int>(std::ceil(options_.solve_lead_s * rate_hz_ - 1e-9)));
+        static_cast<int>(std::ceil(options_.solve_lead_s * rate_hz_ - 1e-9)),
+        static_cast<int>(std::ceil(options_.solve_period_s * rate_hz_ - 1e-9)));
   }
   const control::TrackingGains& planned = perf.gains;
   // The plan's gains were taken on its own model: not the calibrated puppet's.

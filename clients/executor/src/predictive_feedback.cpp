@@ -14,20 +14,22 @@ IntegratorOptions atRate(double rate_hz) {
 }  // namespace
 
 PredictiveFeedback::PredictiveFeedback(const ModelPtr& model, std::vector<State> reference,
-                                       double rate_hz, int lead_ticks, Solver solve)
+                                       double rate_hz, int lead_ticks, int period_ticks,
+                                       Solver solve)
     : model_(model),
       reference_(std::move(reference)),
       solve_(std::move(solve)),
       lead_(std::max(1, lead_ticks)),
+      period_(std::max(1, period_ticks)),
       predictor_(model, atRate(rate_hz)) {
   worker_ = std::thread([this] { work(); });
 }
 
 PredictiveFeedback::PredictiveFeedback(const ModelPtr& model, std::vector<State> reference,
                                        double rate_hz, const PredictiveOptions& options,
-                                       int lead_ticks)
+                                       int lead_ticks, int period_ticks)
     : PredictiveFeedback(
-          model, reference, rate_hz, lead_ticks,
+          model, reference, rate_hz, lead_ticks, period_ticks,
           [controller =
                std::make_shared<const PredictiveController>(model, reference, rate_hz, options)](
               int i, const State& x, const Eigen::MatrixXd& before, const Eigen::MatrixXd& warm) {
@@ -48,45 +50,84 @@ bool PredictiveFeedback::solving() {
   return busy_;
 }
 
+void PredictiveFeedback::collect() {
+  if (!have_result_) return;
+  back_.push_back(std::move(result_));
+  have_result_ = false;
+}
+
+const Eigen::MatrixXd* PredictiveFeedback::inForce(int t, int* row) const {
+  const Eigen::MatrixXd* rows = &solution_;
+  int from = solution_from_;
+  // (A solution's row at its own sample is the one expected there when it was solved for; a
+  // failed solve's sample keeps it, the plan's from the next.)
+  for (auto r = back_.rbegin(); r != back_.rend(); ++r)
+    if (r->target > now_ && (r->target < t || (r->target == t && r->ok))) {
+      if (!r->ok) return nullptr;
+      rows = &r->solve.inputs;
+      from = r->target;
+      break;
+    }
+  *row = t - from;
+  return rows->rows() > 0 && *row >= 0 && *row < rows->rows() ? rows : nullptr;
+}
+
+Eigen::MatrixXd PredictiveFeedback::warmFrom(int t) const {
+  int row = 0;
+  const Eigen::MatrixXd* rows = inForce(t, &row);
+  return rows ? Eigen::MatrixXd(rows->bottomRows(rows->rows() - row)) : Eigen::MatrixXd();
+}
+
 Eigen::VectorXd PredictiveFeedback::expected(int k) const {
-  const int r = k - solution_from_;
-  if (solution_.rows() > 0 && r >= 0 && r < solution_.rows()) return solution_.row(r).transpose();
+  int row = 0;
+  if (const Eigen::MatrixXd* rows = inForce(k, &row)) return rows->row(row).transpose();
   return reference_[static_cast<std::size_t>(
                         std::clamp(k, 0, static_cast<int>(reference_.size()) - 1))]
       .rho;
 }
 
 Eigen::VectorXd PredictiveFeedback::setpoints(int i) {
-  std::lock_guard<std::mutex> lock(mutex_);
-  if (have_result_ && result_target_ <= i) {
-    have_result_ = false;
-    stats_.solve_ms.push_back(result_ms_);
-    if (result_target_ < i) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    collect();
+  }
+  while (!back_.empty() && back_.front().target <= i) {
+    Result r = std::move(back_.front());
+    back_.erase(back_.begin());
+    stats_.solve_ms.push_back(r.ms);
+    if (r.target < i) {
       ++stats_.late;
+      continue;
+    }
+    stats_.iterations.push_back(r.solve.iterations);
+    if (!r.ok) {
+      ++stats_.failed;
+      solution_.resize(0, 0);  // the plan's setpoints until a solve succeeds
     } else {
-      stats_.iterations.push_back(result_.iterations);
-      if (!result_ok_ || result_.failed) {
-        ++stats_.failed;
-        solution_.resize(0, 0);  // the plan's setpoints until a solve succeeds
-      } else {
-        ++stats_.used;
-        stats_.kept_warm += result_.kept_warm;
-        solution_ = std::move(result_.inputs);
-        solution_from_ = i;
-      }
+      ++stats_.used;
+      stats_.kept_warm += r.solve.kept_warm;
+      stats_.shortened += r.solve.step_share > 0.0 && r.solve.step_share < 1.0;
+      solution_ = std::move(r.solve.inputs);
+      solution_from_ = i;
     }
   }
+  now_ = i;
   return expected(i + 1);
 }
 
 void PredictiveFeedback::sent(int i, const State& x, const Eigen::VectorXd& before_last,
                               const Eigen::VectorXd& last, const Eigen::VectorXd& sent) {
   const int t = i + lead_;
-  if (t > static_cast<int>(reference_.size()) - 2) return;
+  if (t > static_cast<int>(reference_.size()) - 2 || i % period_ != 0) return;
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    if (busy_ || have_result_) return;
+    collect();  // (one back now, for a sample after i, is the setpoints' from then)
+    if (busy_) {
+      ++stats_.skipped;
+      return;
+    }
   }
+  now_ = i;
   // The setpoints from rho_{i-1} to rho_t as they are expected to go out, and the estimate
   // predicted through them.
   std::vector<Eigen::VectorXd> rows = {before_last, last, sent};
@@ -103,9 +144,7 @@ void PredictiveFeedback::sent(int i, const State& x, const Eigen::VectorXd& befo
   job.before.resize(2, model_->nk());
   job.before.row(0) = rows[static_cast<std::size_t>(t - 1 - i + 1)].transpose();
   job.before.row(1) = rows[static_cast<std::size_t>(t - 2 - i + 1)].transpose();
-  const int from = t - solution_from_;
-  if (solution_.rows() > 0 && from >= 0 && from < solution_.rows())
-    job.warm = solution_.bottomRows(solution_.rows() - from);
+  job.warm = warmFrom(t);
   {
     std::lock_guard<std::mutex> lock(mutex_);
     job_ = std::move(job);
@@ -124,20 +163,17 @@ void PredictiveFeedback::work() {
     have_job_ = false;
     lock.unlock();
     const auto t0 = std::chrono::steady_clock::now();
-    PredictiveSolve solved;
-    bool ok = true;
+    Result r;
+    r.target = job.target;
     try {
-      solved = solve_(job.target, job.x, job.before, job.warm);
+      r.solve = solve_(job.target, job.x, job.before, job.warm);
+      r.ok = !r.solve.failed;
     } catch (...) {
-      ok = false;  // (counted as failed: the plan's setpoints)
+      r.ok = false;  // (counted as failed: the plan's setpoints)
     }
-    const double ms =
-        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    r.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     lock.lock();
-    result_ = std::move(solved);
-    result_ok_ = ok;
-    result_ms_ = ms;
-    result_target_ = job.target;
+    result_ = std::move(r);
     have_result_ = true;
     busy_ = false;
   }

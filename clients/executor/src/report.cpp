@@ -59,8 +59,10 @@ TrackingReport buildTrackingReport(const Playback& perf, const Stream& stream,
       v.started = p->started;
       v.used = p->used;
       v.late = p->late;
+      v.skipped = p->skipped;
       v.failed = p->failed;
       v.kept_warm = p->kept_warm;
+      v.shortened = p->shortened;
       double iterations = 0.0;
       for (int n : p->iterations) iterations += n;
       if (!p->iterations.empty()) v.iterations_per_solve = iterations / p->iterations.size();
@@ -224,8 +226,10 @@ std::string toJson(const TrackingReport& r) {
       c.counts({{"started", r.solves->started},
                 {"used", r.solves->used},
                 {"late", r.solves->late},
+                {"skipped", r.solves->skipped},
                 {"failed", r.solves->failed},
-                {"kept_warm", r.solves->kept_warm}});
+                {"kept_warm", r.solves->kept_warm},
+                {"shortened", r.solves->shortened}});
       c.numbers({{"iterations_per_solve", r.solves->iterations_per_solve},
                  {"iterations_per_tick", r.solves->iterations_per_tick},
                  {"p50_ms", r.solves->p50_ms},

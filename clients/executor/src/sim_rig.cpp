@@ -68,10 +68,15 @@ std::string vector3Text(const Eigen::Vector3d& v) {
   return formatted("(%.4g, %.4g, %.4g)", v.x(), v.y(), v.z());
 }
 
-// The generalised impulse (n_d) of a blow at `point` that changes its velocity by dv_mps with the
-// least kinetic energy: dp = J^T f with J M^-1 J^T f = dv (J the point's Jacobian over the dynamic
-// variables, M the mass matrix at q).  `given` is the velocity change it makes: dv, or its part
-// the point's joints can give it (a planar model's point cannot leave its plane).
+// Why a push's impulse does not give its point the velocity asked for ("" when it does).
+std::string pushShortfall(const SimTruth::Push& push, const Eigen::Vector3d& given) {
+  if ((given - push.point_delta_mps).norm() <= 1e-6 * (1.0 + push.point_delta_mps.norm()))
+    return "";
+  return "'" + push.point + "' cannot take the velocity " + vector3Text(push.point_delta_mps) +
+         " m/s: its joints give it " + vector3Text(given);
+}
+}  // namespace
+
 Eigen::VectorXd pointImpulse(const Model& m, const Eigen::VectorXd& q_d, const Eigen::VectorXd& rho,
                              int point, const Eigen::Vector3d& dv_mps, Eigen::Vector3d& given) {
   DynamicsData d(m);
@@ -86,15 +91,6 @@ Eigen::VectorXd pointImpulse(const Model& m, const Eigen::VectorXd& q_d, const E
   given = mobility * f;
   return Jd.transpose() * f;
 }
-
-// Why a push's impulse does not give its point the velocity asked for ("" when it does).
-std::string pushShortfall(const SimTruth::Push& push, const Eigen::Vector3d& given) {
-  if ((given - push.point_delta_mps).norm() <= 1e-6 * (1.0 + push.point_delta_mps.norm()))
-    return "";
-  return "'" + push.point + "' cannot take the velocity " + vector3Text(push.point_delta_mps) +
-         " m/s: its joints give it " + vector3Text(given);
-}
-}  // namespace
 
 SimRig::SimRig(ModelPtr model, double rate_hz, double damping_scale,
                const Eigen::VectorXd& start_inputs)

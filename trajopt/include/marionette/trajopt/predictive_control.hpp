@@ -62,7 +62,10 @@ struct PredictiveSolve {
   // horizon near the plan's end, or (hold_after_end) the rows past it the last's.
   Eigen::MatrixXd inputs;
   int iterations = 0;
-  bool kept_warm = false;  // the solver's inputs re-simulated cost more: the warm start's
+  // The step from the warm start taken: 1 (the solver's inputs), or 0.5 or 0.25 of it when the
+  // solver's re-simulated cost more; 0 and kept_warm when every one of them did.
+  double step_share = 0.0;
+  bool kept_warm = false;
   bool failed = false;     // the solver ended without a motion (the warm start's inputs)
   double cost = 0.0;       // the chosen inputs' re-simulated cost
   double warm_cost = 0.0;  // the warm start's (infinite when it cannot be re-simulated)

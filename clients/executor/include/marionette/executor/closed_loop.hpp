@@ -50,6 +50,10 @@ struct ClosedLoopOptions {
   // The MPC's solves are for the sample this far ahead of the one they start at (s, in (0, 1];
   // whole ticks, at least one): a solve not back by then is late and dropped.
   double solve_lead_s = 0.1;
+  // A solve starts every this many seconds (s, in (0, 1]; whole ticks, at least one), from the
+  // setpoints the solves before it will send: shorter than the lead, solves overlap.  A start
+  // that finds the last solve still running is skipped.
+  double solve_period_s = 0.1;
   bool correct = true;           // false: estimate only (the setpoints are the plan's)
   double max_correction = 0.05;  // m or rad, in (0, 10]: a setpoint is never further than this
                                  // from the plan
@@ -107,8 +111,10 @@ struct PredictiveStats {
   long started = 0;    // solves started
   long used = 0;       // solutions that became the setpoints
   long late = 0;       // back after their sample (dropped)
+  long skipped = 0;    // starts due while the worker was still busy
   long failed = 0;     // no inputs (the solver's or the warm start's) re-simulate; or it threw
   long kept_warm = 0;  // the solver's inputs cost more than the warm start's (the warm start used)
+  long shortened = 0;  // a half or a quarter of the step towards the solver's inputs used
   std::vector<int> iterations;   // per solve back in time
   std::vector<double> solve_ms;  // per solve back (wall clock on the worker)
 };
@@ -138,7 +144,8 @@ class ClosedLoop {
   const control::TrackingGains& gains() const { return gains_; }  // empty with the MPC
   // The MPC's solves (nullptr with the LQR).
   const PredictiveStats* predictiveStats() const;
-  int solveLeadTicks() const;  // the MPC's (0 with the LQR)
+  int solveLeadTicks() const;    // the MPC's (0 with the LQR)
+  int solvePeriodTicks() const;  // the MPC's (0 with the LQR)
   Feedback feedback() const { return options_.feedback; }
   bool gainsFromPlan() const { return gains_from_plan_; }
   // The filtered joint estimate of every rig tick, as it was when the next frame was computed

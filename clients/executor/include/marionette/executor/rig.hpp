@@ -114,6 +114,14 @@ struct SimTruth {
   std::vector<Push> pushes;
 };
 
+// The generalised impulse (n_d) of a blow at `point` (m.points' index) that changes its velocity
+// by dv_mps with the least kinetic energy: dp = J^T f with J M^-1 J^T f = dv (J the point's
+// Jacobian over the dynamic variables, M the mass matrix at q).  `given` is the velocity change it
+// makes: dv, or its part the point's joints can give it (a planar model's point cannot leave its
+// plane).  SimTruth's push.
+Eigen::VectorXd pointImpulse(const Model& m, const Eigen::VectorXd& q_d, const Eigen::VectorXd& rho,
+                             int point, const Eigen::Vector3d& dv_mps, Eigen::Vector3d& given);
+
 // The simulated rig.  Its clock starts at the first frame; a frame received at time t (rounded
 // to the rig's period) steps the integrator up to t, holding the previous setpoints over
 // any period no frame arrived for (a late frame shows as the puppet seeing a held input), and

@@ -56,7 +56,7 @@ struct TrackingReport {
   // --feedback mpc: its solves (started, used, late, failed, kept the warm start), the solver's
   // iterations per solve and per control tick (over the play's ticks), solve times.
   struct Solves {
-    long started = 0, used = 0, late = 0, failed = 0, kept_warm = 0;
+    long started = 0, used = 0, late = 0, skipped = 0, failed = 0, kept_warm = 0, shortened = 0;
     double iterations_per_solve = NAN, iterations_per_tick = NAN;
     double p50_ms = NAN, p99_ms = NAN;
   };
