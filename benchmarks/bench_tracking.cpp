@@ -23,14 +23,21 @@
 //       N poses (executor/rig_calibration.hpp), the fitted strings' error against the truth's
 //       printed as a comment; --feedback mpc [--horizon S] [--iterations N] [--lead S] the
 //       receding-horizon controller in place of the LQR, its solves printed as a comment
-//       (--point-weight W: the named points as its targets, PredictiveOptions::point_weight);
-//       --exact-strings yes: the closed loop's model has the truth's string lengths (an exact
-//       calibration in no time); --closed-only yes: no open-loop runs.
+//       (--point-weight W: the named points as its targets, PredictiveOptions::point_weight;
+//       --every S: a solve every S seconds); --exact-strings yes: the closed loop's model has
+//       the truth's string lengths (an exact calibration in no time); --closed-only yes: no
+//       open-loop runs; --calibrate-masses NAME,...: the calibration fits those masses too.
+//       The points furthest off and the estimate's error are printed as a comment.
 //   build/bin/bench_tracking windows --plan PLAN.json [--seeds N] [--horizon S] [--weight ...]
 //       One window of the MPC (trajopt/predictive_control.hpp, the closed loop's options) from
 //       the plan's state kicked at 0.6 s (every joint's velocity off by a draw of 0.3 rad/s std)
 //       and 0.1 s later: its cost re-simulated, warm start against solution, the share of the
 //       step towards the solver's inputs taken, after 1 to 100 iterations, and the time.
+//   build/bin/bench_tracking mpc-bound --plan PLAN.json[,...] [--seeds N] [--every S] [--lead S]
+//       The MPC fed the truth's own state, off line (no filter, no noise, no clock), a solve every
+//       S seconds for the sample --lead ahead (0: the sample it starts at), its model given the
+//       truth's strings; the truth as tracking's, with its --push.  Prints the mean point rms of
+//       open loop and of the MPC, their ratio, and the solves.
 //   build/bin/bench_tracking state-feedback --plan PLAN.json[,...] [--seeds N]
 //       The bound on any estimator: LQR fed the truth's own state, off line (no noise, no
 //       limits), against open loop, on the same truths.  Prints the joints rms of each, their
@@ -277,8 +284,8 @@ int tracking(int seeds, const std::vector<std::string>& plans, const Perturbatio
           // The masses' scales against the truth's, relative to the first mass held.
           double worst_mass = 0.0, held_factor = 1.0;
           for (std::size_t k = 0; k < perf.model->masses.size(); ++k)
-            if (std::find(co.fit.masses.begin(), co.fit.masses.end(),
-                          perf.model->masses[k].name) == co.fit.masses.end()) {
+            if (std::find(co.fit.masses.begin(), co.fit.masses.end(), perf.model->masses[k].name) ==
+                co.fit.masses.end()) {
               held_factor = truth.truth->masses[k].mass_kg / perf.model->masses[k].mass_kg;
               break;
             }
@@ -289,12 +296,12 @@ int tracking(int seeds, const std::vector<std::string>& plans, const Perturbatio
                   truth.truth->masses[k].mass_kg / perf.model->masses[k].mass_kg / held_factor;
               worst_mass = std::max(worst_mass, std::abs(c.fitted / factor - 1.0));
             }
-          std::printf("<!-- seed %d: calibrated at %zu poses in %.1f s, the strings to %.2f mm%s -->\n",
-                      100 + s, calibration->poses.size(), calibration->elapsed_s,
-                      1e3 * worst_string,
-                      co.fit.masses.empty()
-                          ? ""
-                          : formatted(", the masses fitted to %.1f %%", 100.0 * worst_mass).c_str());
+          std::printf(
+              "<!-- seed %d: calibrated at %zu poses in %.1f s, the strings to %.2f mm%s -->\n",
+              100 + s, calibration->poses.size(), calibration->elapsed_s, 1e3 * worst_string,
+              co.fit.masses.empty()
+                  ? ""
+                  : formatted(", the masses fitted to %.1f %%", 100.0 * worst_mass).c_str());
           rig.markRunStart();
         }
         const Stream stream = buildStream(perf, start, {});
@@ -346,9 +353,10 @@ int tracking(int seeds, const std::vector<std::string>& plans, const Perturbatio
           for (std::size_t k = 0; k < std::min<std::size_t>(4, by_rms.size()); ++k)
             worst_points += formatted("%s%s %.1f cm", k ? ", " : "", by_rms[k].name.c_str(),
                                       100.0 * by_rms[k].rms_m);
-          std::printf("<!-- seed %d: furthest off (rms): %s; the estimate's points %.2f cm rms "
-                      "from the truth's -->\n",
-                      100 + s, worst_points.c_str(), 100.0 * r.estimation_rms_points_m);
+          std::printf(
+              "<!-- seed %d: furthest off (rms): %s; the estimate's points %.2f cm rms "
+              "from the truth's -->\n",
+              100 + s, worst_points.c_str(), 100.0 * r.estimation_rms_points_m);
         }
         if (const PredictiveStats* ps = loop ? loop->predictiveStats() : nullptr) {
           std::vector<double> ms = ps->solve_ms;
@@ -360,8 +368,7 @@ int tracking(int seeds, const std::vector<std::string>& plans, const Perturbatio
               "failed, %ld kept the warm start, %ld a shorter step; %.1f iterations a solve; solve "
               "p50 %.1f ms, p99 %.1f ms -->\n",
               100 + s, ps->started, ps->skipped, ps->used, ps->late, ps->failed, ps->kept_warm,
-              ps->shortened,
-              ps->iterations.empty() ? 0.0 : iterations / ps->iterations.size(),
+              ps->shortened, ps->iterations.empty() ? 0.0 : iterations / ps->iterations.size(),
               ms.empty() ? 0.0 : ms[ms.size() / 2],
               ms.empty() ? 0.0 : ms[std::min(ms.size() - 1, (ms.size() * 99) / 100)]);
         }
@@ -477,17 +484,17 @@ int stateFeedback(int seeds, const std::vector<std::string>& plans, const Pertur
   return 0;
 }
 
-
 // The bound on the MPC in real time: the controller fed the truth's own state (as
-// state-feedback's), off line, each solve for the sample it starts at (no lead, no time taken),
-// every `every` samples; the truth with the push(es) and the closed loop's model with the
-// truth's strings (an exact calibration).  Against open loop on the same truth: the mean over the
+// state-feedback's), off line (a solve takes no time), a solve every --every seconds for the
+// sample --lead ahead from that state predicted through what will be sent until then; the truth
+// with the push(es), the closed loop's model with the truth's strings (an exact calibration).  Against open loop on the same truth: the mean over the
 // named points of each one's rms distance from the plan's prediction.
 int predictiveBound(int seeds, const std::vector<std::string>& plans, const Perturbation& what,
                     const ClosedLoopOptionsPatch& patch) {
   using namespace marionette::executor;
-  std::printf("| plan | seed | open: mean point rms (m) | mpc on the true state | mpc / open | "
-              "solves | kept warm | shorter step |\n");
+  std::printf(
+      "| plan | seed | open: mean point rms (m) | mpc on the true state | mpc / open | "
+      "solves | kept warm | shorter step |\n");
   std::printf("| --- | --- | --- | --- | --- | --- | --- | --- |\n");
   for (const std::string& path : plans) {
     const Playback perf = loadPlanFile(path, nullptr);
@@ -498,7 +505,8 @@ int predictiveBound(int seeds, const std::vector<std::string>& plans, const Pert
     const ClosedLoopOptions defaults = predictiveDefaults();
     auto ticks = [&](double s) { return static_cast<int>(std::ceil(s * perf.rate_hz - 1e-9)); };
     const int lead = ticks(patch.lead_s >= 0 ? patch.lead_s : defaults.solve_lead_s);
-    const int every = std::max(1, ticks(patch.every_s > 0 ? patch.every_s : defaults.solve_period_s));
+    const int every =
+        std::max(1, ticks(patch.every_s > 0 ? patch.every_s : defaults.solve_period_s));
     IntegratorOptions io;
     io.dt_s = 1.0 / perf.rate_hz;
     // The plan's points, where it predicts them.
@@ -518,9 +526,9 @@ int predictiveBound(int seeds, const std::vector<std::string>& plans, const Pert
       model->strings = truth->strings;
       VariationalIntegrator vm(model, io), vt(truth, io);
       // The reference: the plan's inputs on the closed loop's model, from its rest.
-      std::vector<State> reference = {vm.stateFromVelocity(
-          computeRestPose(model, perf.inputs.values.row(0).transpose()).q,
-          Eigen::VectorXd::Zero(nd), perf.inputs.values.row(0).transpose())};
+      std::vector<State> reference = {
+          vm.stateFromVelocity(computeRestPose(model, perf.inputs.values.row(0).transpose()).q,
+                               Eigen::VectorXd::Zero(nd), perf.inputs.values.row(0).transpose())};
       for (int k = 1; k < S; ++k) {
         State next = vm.makeState();
         if (vm.step(reference.back(), perf.inputs.values.row(k).transpose(), next) !=
@@ -544,9 +552,9 @@ int predictiveBound(int seeds, const std::vector<std::string>& plans, const Pert
       long solves = 0, kept = 0, shorter = 0;
       DynamicsData td(*truth);
       for (int closed = 0; closed < 2; ++closed) {
-        State x = vt.stateFromVelocity(
-            computeRestPose(truth, perf.inputs.values.row(0).transpose()).q,
-            Eigen::VectorXd::Zero(nd), perf.inputs.values.row(0).transpose());
+        State x =
+            vt.stateFromVelocity(computeRestPose(truth, perf.inputs.values.row(0).transpose()).q,
+                                 Eigen::VectorXd::Zero(nd), perf.inputs.values.row(0).transpose());
         State next = x;
         Eigen::VectorXd q_prev = x.q, rho_prev = x.rho;
         // The rows sent (the plan's, corrected); past the current sample, those the solves
@@ -691,7 +699,9 @@ int main(int argc, char** argv) {
                  "           [--perturb none|masses,strings,damping] [--max-deviation X]\n"
                  "           [--noise M] [--weight NAME=VALUE,...] [--process-noise POS,VEL]\n"
                  "           [--push POINT:T:VX,VY,VZ]... [--calibrate POSES]\n"
-                 "           [--calibrate-masses NAME,...]\n"
+                 "           [--calibrate-masses NAME,...] [--feedback mpc [--every S] ...]\n"
+                 "       bench_tracking mpc-bound --plan P.json[,...] [--seeds N] [--every S]\n"
+                 "           [--lead S] [--perturb ...] [--push ...]\n"
                  "       bench_tracking state-feedback --plan P.json[,...] [--seeds N]\n"
                  "           [--perturb ...] [--weight NAME=VALUE,...]\n";
     return 2;

@@ -7,8 +7,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <random>
 #include <initializer_list>
+#include <random>
 
 #include "marionette/control/tracking_lqr.hpp"
 #include "marionette/models/field_error.hpp"
@@ -250,8 +250,8 @@ int checkSolves(const ModelPtr& m, const Eigen::MatrixXd& u_ref, int i,
     options.iterations = iterations;
     const PredictiveController mpc(m, reference, kRate_hz, options);
     for (double kick : kicks) {
-      SCOPED_TRACE(testing::Message() << m->name << ", " << iterations << " iterations, kick "
-                                      << kick);
+      SCOPED_TRACE(testing::Message()
+                   << m->name << ", " << iterations << " iterations, kick " << kick);
       // Every joint's velocity off by a draw of `kick` rad/s (or m/s) std.
       State x = reference[static_cast<std::size_t>(i)];
       std::mt19937 rng(static_cast<unsigned>(1000 * kick + iterations));
@@ -270,8 +270,8 @@ int checkSolves(const ModelPtr& m, const Eigen::MatrixXd& u_ref, int i,
       if (solve.failed) continue;
       EXPECT_LE(solve.cost, solve.warm_cost);
       EXPECT_EQ(solve.kept_warm, solve.step_share == 0.0);
-      EXPECT_TRUE(solve.step_share == 0.0 || solve.step_share == 0.25 ||
-                  solve.step_share == 0.5 || solve.step_share == 1.0)
+      EXPECT_TRUE(solve.step_share == 0.0 || solve.step_share == 0.25 || solve.step_share == 0.5 ||
+                  solve.step_share == 1.0)
           << solve.step_share;
       shorter += solve.step_share > 0 && solve.step_share < 1;
       const PredictiveSolve again = mpc.solve(i, x, before, solve.inputs);

@@ -154,7 +154,7 @@ TEST(PredictiveFeedback, SolutionsFailuresAndLateSolvesAtTheirSamples) {
   EXPECT_TRUE(tick(9).isApprox(plan(10)));
   EXPECT_EQ(feedback.stats().late, 1);
   EXPECT_EQ(feedback.stats().used, 1);
-  EXPECT_EQ(feedback.stats().started, 4);  // for samples 2, 4, 6 and 8
+  EXPECT_EQ(feedback.stats().started, 4);    // for samples 2, 4, 6 and 8
   EXPECT_TRUE(tick(10).isApprox(plan(11)));  // (a solve for sample 12 starts)
   waitForTheWorker(feedback);
   EXPECT_TRUE(tick(11).isApprox(plan(12)));

@@ -80,8 +80,8 @@ FeedbackSetup parseFeedback(const Args& a, const Playback& perf, const ScenePtr&
                                "--max-correction",
                                "--max-deviation",
                                "--max-point-deviation"};
-  const char* predictive_only[] = {"--horizon", "--mpc-iterations", "--solve-lead",
-                                   "--solve-every", "--point-weight"};
+  const char* predictive_only[] = {"--horizon", "--mpc-iterations", "--solve-lead", "--solve-every",
+                                   "--point-weight"};
   if (a.values.count("--feedback")) {
     const std::string f = a.values.at("--feedback");
     if (f != "lqr" && f != "mpc" && f != "none")
