@@ -17,7 +17,7 @@
 //   PredictiveOptions     the cost (the LQR's weights, the points'), the horizon, the iterations
 //                         per solve, the inputs' bounds, the windows past the plan's end.
 //   checkPredictiveOptions
-//   PredictiveSolve       a window's inputs, iterations, whether the solver's were kept.
+//   PredictiveSolve       a window's inputs, iterations, the step towards the solver's taken.
 //   PredictiveController  the plan's reference and the window's solve.
 #pragma once
 

@@ -53,8 +53,9 @@ struct TrackingReport {
   long measurements = 0, fused = 0, late = 0, corrupt = 0, ahead = 0, repeated = 0;
   int samples = 0;  // play samples compared, every pass
   std::optional<RigCalibration> calibration;  // execute --calibrate: the fit before the run
-  // --feedback mpc: its solves (started, used, late, failed, kept the warm start), the solver's
-  // iterations per solve and per control tick (over the play's ticks), solve times.
+  // --feedback mpc: its solves (started, used, late, starts skipped, failed, kept the warm start,
+  // a shorter step), the solver's iterations per solve and per control tick (over the play's
+  // ticks), solve times.
   struct Solves {
     long started = 0, used = 0, late = 0, skipped = 0, failed = 0, kept_warm = 0, shortened = 0;
     double iterations_per_solve = NAN, iterations_per_tick = NAN;
