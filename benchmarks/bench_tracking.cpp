@@ -393,6 +393,43 @@ int tracking(int seeds, const std::vector<std::string>& plans, const Perturbatio
   return 0;
 }
 
+// The truth's state as the model's filter would see it: q and rho as they are, p from the midpoint
+// velocity of the last step (from q_prev, rho_prev) through the model's masses.
+State seenByModel(VariationalIntegrator& vm, const State& x, const Eigen::VectorXd& q_prev,
+                  const Eigen::VectorXd& rho_prev, double rate_hz) {
+  State seen = vm.stateFromVelocity(0.5 * (x.q + q_prev), (x.q - q_prev) * rate_hz,
+                                    0.5 * (x.rho + rho_prev));
+  seen.q = x.q;
+  seen.rho = x.rho;
+  return seen;
+}
+
+// `inputs` (a row per sample, the first the start's) simulated from `start`, until a step fails.
+std::vector<State> simulated(VariationalIntegrator& vi, const State& start,
+                             const Eigen::MatrixXd& inputs) {
+  std::vector<State> out = {start};
+  for (Eigen::Index k = 1; k < inputs.rows(); ++k) {
+    State next = vi.makeState();
+    if (vi.step(out.back(), inputs.row(k).transpose(), next) != StepStatus::Ok) break;
+    out.push_back(next);
+  }
+  return out;
+}
+
+// The closed loop's MPC options (predictiveDefaults: its weights, points and the corrections'
+// bound, as ClosedLoop passes them), with the command line's changes.
+PredictiveOptions predictiveOptions(const ClosedLoopOptionsPatch& patch) {
+  const marionette::executor::ClosedLoopOptions loop = marionette::executor::predictiveDefaults();
+  PredictiveOptions options = loop.predictive;
+  options.weights = loop.weights;
+  options.max_correction = patch.max_correction > 0 ? patch.max_correction : loop.max_correction;
+  applyWeights(patch, options.weights);
+  if (patch.horizon_s > 0) options.horizon_s = patch.horizon_s;
+  if (patch.iterations > 0) options.iterations = patch.iterations;
+  if (patch.point_weight >= 0) options.point_weight = patch.point_weight;
+  return options;
+}
+
 // The bound on what any estimator could give: LQR fed the truth's own state (no filter, no
 // noise, no limits), off line, against open loop, on the same perturbed truths.  The truth's
 // state is put in the model's coordinates as a filter would see it: q and rho as they are, p
@@ -438,10 +475,7 @@ int stateFeedback(int seeds, const std::vector<std::string>& plans, const Pertur
         for (; i < plan.inputs.rows(); ++i) {
           Eigen::VectorXd u = plan.inputs.row(i).transpose();
           if (closed) {
-            State seen = vm.stateFromVelocity(0.5 * (x.q + q_prev), (x.q - q_prev) * plan.rate_hz,
-                                              0.5 * (x.rho + rho_prev));
-            seen.q = x.q;
-            seen.rho = x.rho;
+            const State seen = seenByModel(vm, x, q_prev, rho_prev, plan.rate_hz);
             const std::size_t k = static_cast<std::size_t>(i - 1);
             const Eigen::VectorXd dx =
                 feasibleDeviation(*model, scratch, seen, lin.x[k], lin.taut[k]);
@@ -526,25 +560,12 @@ int predictiveBound(int seeds, const std::vector<std::string>& plans, const Pert
       model->strings = truth->strings;
       VariationalIntegrator vm(model, io), vt(truth, io);
       // The reference: the plan's inputs on the closed loop's model, from its rest.
-      std::vector<State> reference = {
+      const std::vector<State> reference = simulated(
+          vm,
           vm.stateFromVelocity(computeRestPose(model, perf.inputs.values.row(0).transpose()).q,
-                               Eigen::VectorXd::Zero(nd), perf.inputs.values.row(0).transpose())};
-      for (int k = 1; k < S; ++k) {
-        State next = vm.makeState();
-        if (vm.step(reference.back(), perf.inputs.values.row(k).transpose(), next) !=
-            StepStatus::Ok)
-          break;
-        reference.push_back(next);
-      }
-      ClosedLoopOptions loop = defaults;
-      if (patch.max_correction > 0) loop.max_correction = patch.max_correction;
-      PredictiveOptions options = loop.predictive;
-      options.weights = loop.weights;
-      options.max_correction = loop.max_correction;
-      applyWeights(patch, options.weights);
-      if (patch.horizon_s > 0) options.horizon_s = patch.horizon_s;
-      if (patch.iterations > 0) options.iterations = patch.iterations;
-      if (patch.point_weight >= 0) options.point_weight = patch.point_weight;
+                               Eigen::VectorXd::Zero(nd), perf.inputs.values.row(0).transpose()),
+          perf.inputs.values);
+      PredictiveOptions options = predictiveOptions(patch);
       options.point_targets_m = planned.topRows(static_cast<Eigen::Index>(reference.size()));
       const PredictiveController mpc(model, reference, perf.rate_hz, options);
       const int R = static_cast<int>(reference.size());
@@ -567,10 +588,7 @@ int predictiveBound(int seeds, const std::vector<std::string>& plans, const Pert
           const int at = i - 1;  // the state is at sample i - 1; the inputs sent at sample i
           const int t = at + lead;
           if (closed && at >= 2 && at % every == 0 && t < R - 2) {
-            State seen = vm.stateFromVelocity(0.5 * (x.q + q_prev), (x.q - q_prev) * perf.rate_hz,
-                                              0.5 * (x.rho + rho_prev));
-            seen.q = x.q;
-            seen.rho = x.rho;
+            State seen = seenByModel(vm, x, q_prev, rho_prev, perf.rate_hz);
             bool predicted = true;  // through the rows that will be sent until t
             for (int k = at + 1; k <= t && predicted; ++k) {
               State ahead = vm.makeState();
@@ -634,24 +652,12 @@ int windows(int seeds, const std::vector<std::string>& plans, const ClosedLoopOp
     IntegratorOptions io;
     io.dt_s = 1.0 / perf.rate_hz;
     VariationalIntegrator vi(perf.model, io);
-    State x =
+    const std::vector<State> reference = simulated(
+        vi,
         vi.stateFromVelocity(perf.predicted_q.row(0).transpose(), Eigen::VectorXd::Zero(m.nd()),
-                             perf.inputs.values.row(0).transpose());
-    std::vector<State> reference = {x};
-    for (Eigen::Index k = 1; k < perf.inputs.values.rows(); ++k) {
-      State next = vi.makeState();
-      if (vi.step(reference.back(), perf.inputs.values.row(k).transpose(), next) != StepStatus::Ok)
-        break;
-      reference.push_back(next);
-    }
-    // The closed loop's MPC options (its weights, points and the corrections' bound).
-    const marionette::executor::ClosedLoopOptions loop = marionette::executor::predictiveDefaults();
-    PredictiveOptions options = loop.predictive;
-    options.weights = loop.weights;
-    options.max_correction = loop.max_correction;
-    applyWeights(patch, options.weights);
-    if (patch.horizon_s > 0) options.horizon_s = patch.horizon_s;
-    if (patch.point_weight >= 0) options.point_weight = patch.point_weight;
+                             perf.inputs.values.row(0).transpose()),
+        perf.inputs.values);
+    PredictiveOptions options = predictiveOptions(patch);
     const int kick = static_cast<int>(std::lround(0.6 * perf.rate_hz));
     const int at = kick + static_cast<int>(std::lround(0.1 * perf.rate_hz));
     for (int s = 0; s < seeds; ++s) {
