@@ -267,7 +267,7 @@ int tracking(int seeds, const std::vector<std::string>& plans, const Perturbatio
           co.poses = patch.calibration_poses;
           co.fit.masses = patch.calibration_masses;
           co.send_rate_hz = perf.rate_hz;
-          calibration = calibrateOnRig(rig, perf.model, co);
+          calibration = calibrateOnRig(rig, perf.model, co, LinkOptions{});
           if (!calibration->ok) {
             std::printf("| %s | %d | lqr + calibration | calibration failed: %s |\n",
                         plan.model.c_str(), 100 + s, calibration->message.c_str());

@@ -9,10 +9,13 @@ its range is refused at GET before anything moves (exit 4); options out of range
 before anything is sent (exit 2); the command log stays printable ASCII.
 Usage: hostile_rig_test.py PATH/TO/marionette SOURCE_DIR"""
 import csv
+import json
 import math
 import os
 import re
+import signal
 import socket
+import stat
 import subprocess
 import sys
 import tempfile
@@ -235,6 +238,52 @@ class HostileRigTest(unittest.TestCase):
                 with open(log, "rb") as f:
                     f.read().decode("ascii")  # printable ASCII, whatever the rig sent
 
+    def test_an_output_lost_after_the_run_is_never_reported_as_nothing_sent(self):
+        # A name the file system refuses: refused before anything is sent (exit 2).
+        rig = HostileRig()
+        code, out, err = self.execute(rig, "--feedback", "lqr", "--report",
+                                      os.path.join(self.dir.name, "r" * 300))
+        self.assertEqual(code, 2, out + err)
+        self.assertIn("--report:", err)
+        self.assertEqual([k for k, _, _ in rig.received if k == "SET"], [])
+        # A device that refuses the write after the run: the run happened, the report is on
+        # stderr as JSON, its own exit status; the device is a device still.
+        rig = HostileRig()
+        code, out, err = self.execute(rig, "--report", "/dev/full")
+        self.assertEqual(code, 8, out + err)
+        self.assertGreater(len([k for k, _, _ in rig.received if k == "SET"]), 10)
+        self.assertIn("after the rig moved: --report", err)
+        report = json.loads(err[err.index("\n{") + 1:])
+        self.assertEqual(report["stop"], "completed")
+        self.assertTrue(stat.S_ISCHR(os.stat("/dev/full").st_mode))
+
+    def test_a_stop_abandons_the_mpcs_solve_under_way(self):
+        # 1000 iterations a solve over the whole plan: a solve lasts seconds; SIGINT sends HOLD at
+        # once and the process ends without waiting for the solve.
+        rig = HostileRig()
+        args = [BIN, "execute", "--plan", self.plan, "--rig", f"udp:127.0.0.1:{rig.port}",
+                "--rig-config", self.rig, "--feedback", "mpc", "--mpc-iterations", "1000",
+                "--horizon", "1", "--solve-every", "0.02", "--settle", "1"]
+        p = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        time.sleep(2.5)
+        p.send_signal(signal.SIGINT)
+        sent = time.monotonic()
+        out, err = p.communicate(timeout=60)
+        ended = time.monotonic() - sent
+        rig.close()
+        self.assertEqual(p.returncode, 3, out + err)
+        self.assertLess(ended, 2.0, "the process waited for the solve")
+        self.assertIn("HOLD", [k for k, _, _ in rig.received])
+
+    def test_a_run_whose_mpc_never_acted_says_so(self):
+        # One solve started, never back in time for its sample: the setpoints were the plan's.
+        rig = HostileRig()
+        code, out, err = self.execute(rig, "--feedback", "mpc", "--mpc-iterations", "1000",
+                                      "--horizon", "1", "--solve-every", "1", "--solve-lead",
+                                      "0.02")
+        self.assertEqual(code, 9, out + err)
+        self.assertIn("the MPC never acted", err)
+
     def test_a_refusal_in_raw_bytes_stops_the_run_and_the_log_stays_printable(self):
         rig = HostileRig(nak=10, nak_reason=b"r\xe4nge\x01\x1b[31m",
                          extra_replies=lambda seq: [frame(b"ACK,%d" % (seq + 1000)),
@@ -251,6 +300,130 @@ class HostileRigTest(unittest.TestCase):
         self.assertNotIn("\x1b", text)
         rows = list(csv.reader(text.splitlines()))
         self.assertTrue(all(len(r) == len(rows[0]) for r in rows), rows)
+
+
+# PuppetCopter's rig, each input on its own channel in the model's units, its hands and elbows
+# measured: for the calibration's moves (the measurements are the rig's, not a puppet's: the moves
+# happen before the fit, which then refuses them).
+COPTER_INPUTS = [("act_arm_l_yaw", 1.4), ("act_arm_l_pitch", 1.42), ("act_arm_l_len", 0.68),
+                 ("act_arm_r_yaw", 1.4), ("act_arm_r_pitch", 1.42), ("act_arm_r_len", 0.68),
+                 ("act_head_yaw", 0.0), ("act_head_pitch", 1.318), ("act_head_len", 0.315),
+                 ("act_leg_l_len", 0.945), ("act_leg_r_len", 0.945), ("act_leg_back_len", 0.97)]
+COPTER_MARKERS = ["hand_l", "hand_r", "elbow_l", "elbow_r"]
+COPTER_RIG_YAML = ("rig: hostile-copter\nchannels:\n" + "".join(
+    f"  {name}: {{channel: {i}, scale: 1, offset: 0, unit: u}}\n"
+    for i, (name, _) in enumerate(COPTER_INPUTS)) +
+    f"sensing:\n  markers: [{', '.join(COPTER_MARKERS)}]\n  marker_unit: mm\n"
+    "  rate_hz: 30\n  latency_s: 0.01\n  marker_noise_m: 0.002\n")
+COPTER_POS = ",".join(f"{i}:{v}:u" for i, (_, v) in enumerate(COPTER_INPUTS))
+
+
+def copter_measurements(n, t):
+    fields = ",".join(f"{m}.{a}:{v}:mm" for m in COPTER_MARKERS
+                      for a, v in zip("xyz", (10.0, 60.0, -700.0)))
+    return [frame(f"MEA,{n},{t:.4f},{fields}")]
+
+
+class WithheldAcks(HostileRig):
+    """ACKs every frame but the SETs with SEQ in `withheld`."""
+
+    def __init__(self, withheld, **kw):
+        self.withheld = withheld
+        super().__init__(**kw)
+
+    def serve(self):
+        peer, started, count, last = None, None, 0, 0.0
+        while not self.done:
+            try:
+                data, peer = self.sock.recvfrom(4096)
+                body, _, _ = data.decode().strip()[1:].partition("*")
+                kind, seq, *fields = body.split(",")
+                self.received.append((kind, int(seq), fields))
+                if kind == "GET":
+                    self.sock.sendto(frame(f"POS,{seq},{self.pos}"), peer)
+                elif int(seq) not in self.withheld:
+                    if kind == "SET" and started is None:
+                        started = time.monotonic()
+                    self.sock.sendto(frame(f"ACK,{seq}"), peer)
+            except socket.timeout:
+                pass
+            if self.measurements and started is not None and time.monotonic() - last > 0.03:
+                last = time.monotonic()
+                count += 1
+                for line in self.measurements(count, last - started):
+                    self.sock.sendto(line, peer)
+
+
+class CalibrationOnARig(unittest.TestCase):
+    """Every frame a calibration sends goes out under the operator's options: held inputs never
+    move, the link's limits stop it as they stop a run, and no output is lost after a move."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.dir = tempfile.TemporaryDirectory()
+        cls.rig = os.path.join(cls.dir.name, "copter-rig.yaml")
+        with open(cls.rig, "w") as f:
+            f.write(COPTER_RIG_YAML)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.dir.cleanup()
+
+    def calibrate(self, rig, *options):
+        args = [BIN, "calibrate", "--model", "puppetcopter", "--rig",
+                f"udp:127.0.0.1:{rig.port}", "--rig-config", self.rig, "--settle", "0",
+                "--measure", "0.5", "--out", os.path.join(self.dir.name, "fit.yaml"), *options]
+        p = subprocess.run(args, capture_output=True, timeout=300)
+        time.sleep(0.1)
+        rig.close()
+        return p.returncode, p.stdout.decode("ascii"), p.stderr.decode("ascii")
+
+    def sets(self, rig):
+        return [[float(f.split(":")[1]) for f in fields]
+                for kind, _, fields in rig.received if kind == "SET"]
+
+    def test_held_inputs_never_move_through_the_calibration(self):
+        held = ["act_arm_l_yaw", "act_arm_l_pitch", "act_arm_l_len"]
+        rig = HostileRig(pos=COPTER_POS, measurements=copter_measurements)
+        code, out, err = self.calibrate(rig, "--poses", "4", "--hold", ",".join(held))
+        sets = self.sets(rig)
+        self.assertGreater(len(sets), 300, out + err)  # every pose was visited
+        start = dict(COPTER_INPUTS)
+        names = [n for n, _ in COPTER_INPUTS]
+        for values in sets:
+            for name in held:
+                self.assertEqual(values[names.index(name)], start[name], name)
+        moved = max(abs(v - start[n]) for values in sets for n, v in zip(names, values))
+        self.assertGreater(moved, 0.05, "the calibration moved nothing")
+        # These markers are no puppet's: the fit is refused after the moves (exit 1), nothing
+        # written.
+        self.assertEqual(code, 1, out + err)
+        self.assertIn("chi2/dof", err)
+        self.assertFalse(os.path.exists(os.path.join(self.dir.name, "fit.yaml")))
+
+    def test_the_operators_link_limits_stop_the_calibrations_moves(self):
+        rig = WithheldAcks(withheld=set(range(20, 28)), pos=COPTER_POS,
+                           measurements=copter_measurements)
+        code, out, err = self.calibrate(rig, "--poses", "2", "--max-lost-acks", "0")
+        self.assertEqual(code, 4, out + err)
+        self.assertIn("no acknowledgement for 1 frames in a row", err)
+        sets = [s for k, s, _ in rig.received if k == "SET"]
+        self.assertLess(max(sets), 40, "frames went on after the lost acknowledgement")
+        self.assertEqual(rig.received[-1][0], "HOLD")
+
+    def test_an_output_the_file_system_refuses_is_refused_before_anything_moves(self):
+        long_name = os.path.join(self.dir.name, "r" * 300)
+        for flag in ["--out", "--report"]:
+            with self.subTest(flag=flag):
+                rig = HostileRig(pos=COPTER_POS, measurements=copter_measurements)
+                args = [BIN, "calibrate", "--model", "puppetcopter", "--rig",
+                        f"udp:127.0.0.1:{rig.port}", "--rig-config", self.rig,
+                        "--out", os.path.join(self.dir.name, "fit.yaml"), flag, long_name]
+                p = subprocess.run(args, capture_output=True, text=True, timeout=120)
+                rig.close()
+                self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
+                self.assertIn(flag + ":", p.stderr)
+                self.assertEqual([k for k, _, _ in rig.received if k == "SET"], [])
 
 
 if __name__ == "__main__":

@@ -147,3 +147,81 @@ TEST(Calibration, WhatThePosesCannotIdentifyIsRefusedNamingIt) {
         << e.what();
   }
 }
+
+// The inputs an operator holds never move in any pose, and the poses are the best among those
+// that keep them: with the left arm's three inputs held, 20 poses leave them at the start.
+TEST(Calibration, HeldInputsStayAtTheStartInEveryPose) {
+  const ModelPtr model = loadModel("puppetcopter");
+  const MeasurementSpec spec = MeasurementSpec::allPoints(*model, 0.002);
+  const Eigen::VectorXd start = model->defaultInputs();
+  std::vector<char> fixed(static_cast<std::size_t>(model->nk()), 0);
+  std::vector<int> held;
+  for (const char* name : {"act_arm_l_yaw", "act_arm_l_pitch", "act_arm_l_len"}) {
+    held.push_back(model->variableIndex(name) - model->nd());
+    fixed[static_cast<std::size_t>(held.back())] = 1;
+  }
+  const std::vector<Eigen::VectorXd> free =
+      chooseCalibrationPoses(model, spec, start, 20, CalibrationOptions{});
+  bool moved = false;  // (without the mask, the arm is among the inputs the poses move)
+  for (const Eigen::VectorXd& rho : free)
+    for (int j : held) moved |= rho[j] != start[j];
+  EXPECT_TRUE(moved);
+  const std::vector<Eigen::VectorXd> poses =
+      chooseCalibrationPoses(model, spec, start, 12, CalibrationOptions{}, 0.15, nullptr, fixed);
+  ASSERT_EQ(poses.size(), 12u);
+  for (const Eigen::VectorXd& rho : poses)
+    for (int j : held) EXPECT_EQ(rho[j], start[j]) << model->kinematic[j].name;
+  // 9 inputs free, each either way, and the start: 19 candidates at most; 20 is refused.
+  EXPECT_THROW(
+      chooseCalibrationPoses(model, spec, start, 20, CalibrationOptions{}, 0.15, nullptr, fixed),
+      FieldError);
+  std::vector<char> wrong_size(2, 0);
+  EXPECT_THROW(chooseCalibrationPoses(model, spec, start, 2, CalibrationOptions{}, 0.15, nullptr,
+                                      wrong_size),
+               FieldError);
+}
+
+// A fit the markers' noise cannot explain is refused, naming the markers that disagree most:
+// the truth's left and right elbows and knees swapped (a rig file's markers mixed up).
+TEST(Calibration, AFitTheNoiseCannotExplainIsRefusedNamingTheWorstMarkers) {
+  const ModelPtr model = loadModel("puppetcopter");
+  auto swapped = std::make_shared<Model>(*model);
+  for (const char* pair : {"elbow", "knee"}) {
+    const int l = model->pointIndex(std::string(pair) + "_l");
+    const int r = model->pointIndex(std::string(pair) + "_r");
+    ASSERT_GE(l, 0);
+    ASSERT_GE(r, 0);
+    std::swap(swapped->points[static_cast<std::size_t>(l)].frame,
+              swapped->points[static_cast<std::size_t>(r)].frame);
+    std::swap(swapped->points[static_cast<std::size_t>(l)].position_m,
+              swapped->points[static_cast<std::size_t>(r)].position_m);
+  }
+  const MeasurementSpec spec = MeasurementSpec::allPoints(*model, 0.002);
+  const std::vector<Eigen::VectorXd> rhos =
+      chooseCalibrationPoses(model, spec, model->defaultInputs(), 3, CalibrationOptions{});
+  // The same measurements from the right truth pass, with chi2 / dof about 1.
+  const Calibration good =
+      calibrateAtRest(model, spec, measureAtRest(model, spec, rhos, 30, 0.002, 3),
+                      CalibrationOptions{});
+  EXPECT_LT(good.chi2_per_dof, 2.0);
+  ASSERT_FALSE(good.marker_misfit.empty());
+  EXPECT_LT(good.marker_misfit.front().second, 3.0);
+  try {
+    calibrateAtRest(model, spec, measureAtRest(swapped, spec, rhos, 30, 0.002, 3),
+                    CalibrationOptions{});
+    ADD_FAILURE() << "a fit of swapped markers was accepted";
+  } catch (const FieldError& e) {
+    EXPECT_EQ(e.field(), "fit");
+    const std::string what = e.problem();
+    EXPECT_NE(what.find("chi2/dof"), std::string::npos) << what;
+    // The worst three are swapped ones.
+    const std::string worst = what.substr(what.find("deviations rms: "));
+    int named = 0;
+    for (const char* p : {"elbow_l", "elbow_r", "knee_l", "knee_r"})
+      named += worst.find(p) != std::string::npos;
+    EXPECT_GE(named, 3) << what;
+  }
+  CalibrationOptions bad;
+  bad.max_chi2_per_dof = 0.5;
+  EXPECT_THROW(checkCalibrationOptions(bad), FieldError);
+}

@@ -27,6 +27,7 @@
 #include "marionette/executor/closed_loop.hpp"
 #include "marionette/executor/executor.hpp"
 #include "marionette/executor/resample.hpp"
+#include "marionette/executor/rig_calibration.hpp"
 #include "marionette/models/dynamics.hpp"
 #include "marionette/models/input_limits.hpp"
 #include "marionette/models/model_io.hpp"
@@ -1424,13 +1425,13 @@ TEST(SimRig, APushWaitsForTheRunAfterAPreparation) {
   PushedMass pm;
   ASSERT_NE(pm.sim, nullptr);
   pm.rig->markPreparation();
-  for (std::uint32_t k = 0; k < 30; ++k) pm.rig->send(k, pm.rho);  // 0.29 s of preparation
+  for (std::uint32_t k = 0; k < 30; ++k) pm.sim->send(k, pm.rho);  // 0.29 s of preparation
   const int x = pm.mass->variableIndex("xm");
   const std::vector<Eigen::VectorXd>& q = pm.sim->measuredQ();
   const long prepared = static_cast<long>(q.size()) - 1;  // the preparation's last tick
   EXPECT_LT(std::abs(q.back()[x] - q.front()[x]), 1e-9) << "no push in the preparation";
   pm.rig->markRunStart();
-  for (std::uint32_t k = 30; k < 60; ++k) pm.rig->send(k, pm.rho);
+  for (std::uint32_t k = 30; k < 60; ++k) pm.sim->send(k, pm.rho);
   ASSERT_EQ(pm.sim->frameTicks().size(), 30u);  // the run's frames only
   const long first = pm.sim->frameTicks().front();
   EXPECT_GT(first, prepared);
@@ -1454,7 +1455,7 @@ TEST(SimRig, APushAtAPointGivesItThatVelocityAndOneItCannotTakeIsRefused) {
   SimRig* sim = pm.sim;
   ASSERT_NE(sim, nullptr);
   const Eigen::VectorXd& rho = pm.rho;
-  for (std::uint32_t k = 0; k < 20; ++k) rig->send(k, rho);  // (a slow loop only holds rho)
+  for (std::uint32_t k = 0; k < 20; ++k) sim->send(k, rho);  // (a slow loop only holds rho)
   const std::vector<Eigen::VectorXd>& q = sim->measuredQ();
   ASSERT_GE(q.size(), 13u);
   const int x = mass->variableIndex("xm"), z = mass->variableIndex("zm");
@@ -1470,7 +1471,7 @@ TEST(SimRig, APushAtAPointGivesItThatVelocityAndOneItCannotTakeIsRefused) {
   auto* arm_sim = dynamic_cast<SimRig*>(arm_rig.get());
   ASSERT_NE(arm_sim, nullptr);
   const Eigen::VectorXd arm_rho = arm_rig->readSetpoints();
-  for (std::uint32_t k = 0; k < 10; ++k) arm_rig->send(k, arm_rho);
+  for (std::uint32_t k = 0; k < 10; ++k) arm_sim->send(k, arm_rho);
   const std::vector<Eigen::VectorXd>& qa = arm_sim->measuredQ();
   ASSERT_GE(qa.size(), 8u);
   EXPECT_LT((qa[5] - qa[4]).norm(), 1e-9) << "at rest before the push";
@@ -1516,3 +1517,102 @@ TEST(SimRig, APushAtAPointGivesItThatVelocityAndOneItCannotTakeIsRefused) {
 }
 
 }  // namespace
+
+// ---- One sender: every motion under the operator's link options --------------------------------
+
+namespace {
+// A measuring simulated rig whose acknowledgements for SETs with SEQ in [from, to] never come.
+class WithholdingRig : public RigDriver {
+ public:
+  WithholdingRig(const ModelPtr& model, double rate_hz, std::uint32_t from, std::uint32_t to)
+      : inner_(openRig("sim:?noise=0.002&rate=30", model, RigConfig{}, rate_hz)),
+        sim_(dynamic_cast<SimRig*>(inner_.get())),
+        from_(from),
+        to_(to) {}
+  std::string uri() const override { return "withholding:"; }
+  Eigen::VectorXd readSetpoints() override { return inner_->readSetpoints(); }
+  void send(std::uint32_t seq, const Eigen::VectorXd& values) override {
+    ++sets;
+    sim_->send(seq, values);
+  }
+  void poll(std::vector<AckEvent>& out) override {
+    std::vector<AckEvent> all;
+    sim_->poll(all);
+    for (const AckEvent& e : all)
+      if (e.seq < from_ || e.seq > to_) out.push_back(e);
+  }
+  void hold(std::uint32_t) noexcept override { ++holds; }
+  const Sensing* sensing() const override { return inner_->sensing(); }
+  void pollMeasurements(std::vector<MeasurementFrame>& out, long* corrupt) override {
+    inner_->pollMeasurements(out, corrupt);
+  }
+  void markPreparation() override { inner_->markPreparation(); }
+  void markRunStart() override { inner_->markRunStart(); }
+  int sets = 0, holds = 0;
+
+ private:
+  std::unique_ptr<RigDriver> inner_;
+  SimRig* sim_;
+  std::uint32_t from_, to_;
+};
+}  // namespace
+
+// A calibration's moves go out under the operator's link options: with no lost acknowledgement
+// allowed, the first one missing (frame 20's) stops the calibration, HOLD sent, as it stops a run;
+// allowed five, the same three lost ones pass.  (It built default options of its own before.)
+TEST(RigCalibration, ItsMovesStopAtTheOperatorsLinkLimits) {
+  const ModelPtr model = loadModel("puppetcopter");
+  RigCalibrationOptions o;
+  o.poses = 2;
+  o.settle_s = 0.0;
+  o.measure_s = 0.5;
+  LinkOptions strict;
+  strict.max_consecutive_lost_acks = 0;
+  WithholdingRig strict_rig(model, o.send_rate_hz, 20, 22);
+  const RigCalibration stopped = calibrateOnRig(strict_rig, model, o, strict);
+  EXPECT_FALSE(stopped.ok);
+  EXPECT_EQ(stopped.moves.reason, StopReason::LinkLost) << stopped.message;
+  EXPECT_EQ(strict_rig.holds, 1);
+  // The lost ACK is seen after the acknowledgement timeout (0.1 s: 5 frames) and a frame or two
+  // of scheduling; never the calibration's ~440 frames.
+  EXPECT_LT(strict_rig.sets, 40);
+  LinkOptions lenient;  // five allowed: the three lost pass
+  WithholdingRig lenient_rig(model, o.send_rate_hz, 20, 22);
+  const RigCalibration went_on = calibrateOnRig(lenient_rig, model, o, lenient);
+  EXPECT_NE(went_on.moves.reason, StopReason::LinkLost) << went_on.message;
+  EXPECT_GT(lenient_rig.sets, 300);
+  EXPECT_EQ(went_on.moves.acks_lost, 0);  // (the last move's report; the lost were in the first)
+}
+
+// Held inputs stay where the rig has them through every calibration move.
+TEST(RigCalibration, HeldInputsNeverMove) {
+  const ModelPtr model = loadModel("puppetcopter");
+  RigCalibrationOptions o;
+  o.poses = 3;
+  o.settle_s = 0.0;
+  o.measure_s = 0.3;
+  o.held = {"act_arm_l_yaw", "act_arm_l_pitch", "act_arm_l_len", "act_head_len"};
+  struct Recorder : WithholdingRig {
+    using WithholdingRig::WithholdingRig;
+    void send(std::uint32_t seq, const Eigen::VectorXd& values) override {
+      frames.push_back(values);
+      WithholdingRig::send(seq, values);
+    }
+    std::vector<Eigen::VectorXd> frames;
+  } rig(model, o.send_rate_hz, 0, 0);
+  const Eigen::VectorXd start = rig.readSetpoints();
+  const RigCalibration c = calibrateOnRig(rig, model, o, LinkOptions{});
+  EXPECT_EQ(c.poses.size(), 4u) << c.message;
+  ASSERT_GT(rig.frames.size(), 100u);
+  bool moved = false;
+  for (const Eigen::VectorXd& f : rig.frames) {
+    for (const std::string& name : o.held) {
+      const int j = model->variableIndex(name) - model->nd();
+      ASSERT_EQ(f[j], start[j]) << name;
+    }
+    moved |= (f - start).cwiseAbs().maxCoeff() > 0.01;
+  }
+  EXPECT_TRUE(moved) << "the calibration moved nothing";
+  o.held = {"theta1"};
+  EXPECT_THROW(calibrateOnRig(rig, model, o, LinkOptions{}), FieldError);
+}

@@ -137,13 +137,47 @@ RigCalibrationOptions parseRigCalibration(const Args& a, const std::string& pref
   return o;
 }
 
+std::vector<std::string> linkFlags() {
+  return {"--max-misses", "--ack-timeout", "--max-lost-acks"};
+}
+
+LinkOptions parseLinkOptions(const Args& a) {
+  LinkOptions o;
+  auto count = [&](const char* flag, int& out) {
+    if (a.values.count(flag))
+      out = static_cast<int>(wholeNumber(flag, a.values.at(flag), 0, 1e6));
+  };
+  count("--max-misses", o.max_consecutive_misses);
+  count("--max-lost-acks", o.max_consecutive_lost_acks);
+  if (a.values.count("--ack-timeout")) {
+    o.ack_timeout_s = parseNumber("--ack-timeout", a.values.at("--ack-timeout"));
+    if (!(o.ack_timeout_s > 0 && o.ack_timeout_s <= 60))
+      throw std::invalid_argument("--ack-timeout: must be in (0, 60] s");
+  }
+  return o;
+}
+
+bool commitAfterMotion(OutputFile& file, const std::string& bytes, const std::string& flag,
+                       const std::string& command) {
+  try {
+    file.commit(bytes);
+    return true;
+  } catch (const FileError& e) {
+    std::cerr << "marionette " << command << ": after the rig moved: " << flag << ": "
+              << e.what() << "; what it holds follows on stderr\n"
+              << bytes;
+    if (!bytes.empty() && bytes.back() != '\n') std::cerr << "\n";
+    return false;
+  }
+}
+
 std::optional<RigCalibration> runRigCalibration(RigDriver& rig, const ModelPtr& model,
                                                 const RigCalibrationOptions& options,
-                                                const std::atomic<bool>* stop, CommandLog* log,
+                                                const LinkOptions& link,
                                                 const std::string& command, int* status) {
   RigCalibration c;
   try {
-    c = calibrateOnRig(rig, model, options, stop, log);
+    c = calibrateOnRig(rig, model, options, link);
   } catch (const FieldError& e) {
     // Refused from the model, before anything moved; or a fit the measurements cannot support.
     std::cerr << "marionette " << command << ": calibration: " << e.field() << ": " << e.problem()
@@ -163,23 +197,21 @@ std::optional<RigCalibration> runRigCalibration(RigDriver& rig, const ModelPtr& 
 }
 
 int cmdCalibrate(int argc, char** argv) {
-  std::vector<std::string> flags{"--rig",    "--model", "--rig-config", "--out",
-                                 "--report", "--scene", "--send-rate",  "--log"};
+  std::vector<std::string> flags{"--rig",    "--model", "--rig-config", "--out", "--report",
+                                 "--scene",  "--send-rate", "--log",     "--hold"};
   for (const std::string& f : rigCalibrationFlags("--")) flags.push_back(f);
+  for (const std::string& f : linkFlags()) flags.push_back(f);
   const Args a = parseArgs(argc, argv, 2, flags, {});
   for (const char* required : {"--rig", "--model", "--out"})
     if (!a.values.count(required))
       throw std::invalid_argument(std::string(required) +
                                   ": required (calibrate --rig URI "
                                   "--model M --out M-calibrated.yaml)");
-  for (const char* flag : {"--out", "--report", "--log"})
-    if (a.values.count(flag)) {
-      try {
-        checkWritable(a.values.at(flag));
-      } catch (const FileError& e) {
-        throw std::invalid_argument(std::string(flag) + ": " + e.what());
-      }
-    }
+  // Every output is opened before anything moves: a calibration is not repeated for a file it
+  // lost.
+  const std::unique_ptr<OutputFile> out_file = openOutput(a, "--out");
+  const std::unique_ptr<OutputFile> report_file = openOutput(a, "--report");
+  checkOutput(a, "--log");
   const std::string model_arg = a.values.at("--model");
   const ModelPtr model = loadModel(model_arg);
   std::string model_text = builtinModelText(model_arg);
@@ -188,7 +220,14 @@ int cmdCalibrate(int argc, char** argv) {
   const ScenePtr scene = a.values.count("--scene") ? loadScene(a.values.at("--scene")) : nullptr;
   const double rate =
       a.values.count("--send-rate") ? parseNumber("--send-rate", a.values.at("--send-rate")) : 50.0;
-  const RigCalibrationOptions options = parseRigCalibration(a, "--", model, scene, rate);
+  RigCalibrationOptions options = parseRigCalibration(a, "--", model, scene, rate);
+  if (a.values.count("--hold")) options.held = splitCommas(a.values.at("--hold"));
+  for (const std::string& name : options.held)
+    if (model->variableIndex(name) < model->nd())
+      throw std::invalid_argument("--hold: '" + name + "' is not a kinematic variable of '" +
+                                  model->name + "' (" + joinNames(itemNames(model->kinematic)) +
+                                  ")");
+  LinkOptions link = parseLinkOptions(a);
   const std::string uri = a.values.at("--rig");
   RigConfig config = RigConfig::identity(*model);
   if (a.values.count("--rig-config"))
@@ -215,10 +254,18 @@ int cmdCalibrate(int argc, char** argv) {
       options.measure_s);
   std::unique_ptr<CommandLog> log;
   if (a.values.count("--log")) log = std::make_unique<CommandLog>(a.values.at("--log"), *model);
+  link.log = log.get();
+  link.stop_requested = installStopHandlers();
   int status = 0;
-  const std::optional<RigCalibration> c = runRigCalibration(
-      *rig, model, options, installStopHandlers(), log.get(), "calibrate", &status);
+  const std::optional<RigCalibration> c =
+      runRigCalibration(*rig, model, options, link, "calibrate", &status);
   if (!c) return status;
+  std::ostringstream report;
+  report << "{\n  \"format\": \"marionette-calibration\",\n  \"version\": 1,\n  \"model\": ";
+  writeJsonString(report, model->name);
+  report << ",\n  \"calibration\": ";
+  writeCalibrationJson(report, *c, "  ");
+  report << "\n}\n";
   std::string yaml;
   try {
     yaml = calibratedModelYaml(model_text, c->fit);
@@ -235,20 +282,14 @@ int cmdCalibrate(int argc, char** argv) {
   } catch (const std::exception& e) {
     std::cerr << "marionette calibrate: after the calibration's moves: --out: the calibrated model "
                  "file cannot be written: "
-              << e.what() << "\n";
+              << e.what() << "; the fit follows on stderr\n"
+              << report.str();
     return 1;
   }
-  writeFileAtomically(a.values.at("--out"), [&](std::ostream& os) { os << yaml; });
-  std::cout << "  wrote " << a.values.at("--out") << "\n";
-  if (a.values.count("--report"))
-    writeFileAtomically(a.values.at("--report"), [&](std::ostream& os) {
-      os << "{\n  \"format\": \"marionette-calibration\",\n  \"version\": 1,\n  \"model\": ";
-      writeJsonString(os, model->name);
-      os << ",\n  \"calibration\": ";
-      writeCalibrationJson(os, *c, "  ");
-      os << "\n}\n";
-    });
-  return 0;
+  bool kept = commitAfterMotion(*out_file, yaml, "--out", "calibrate");
+  if (kept) std::cout << "  wrote " << a.values.at("--out") << "\n";
+  if (report_file) kept = commitAfterMotion(*report_file, report.str(), "--report", "calibrate") && kept;
+  return kept ? 0 : kOutputLostAfterMotion;
 }
 
 }  // namespace marionette::cli

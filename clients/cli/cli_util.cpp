@@ -144,6 +144,24 @@ extern "C" void onStopSignal(int) {
 }
 }  // namespace
 
+std::unique_ptr<OutputFile> openOutput(const Args& a, const std::string& flag) {
+  if (!a.values.count(flag)) return nullptr;
+  try {
+    return std::make_unique<OutputFile>(a.values.at(flag));
+  } catch (const FileError& e) {
+    throw std::invalid_argument(flag + ": " + e.what());
+  }
+}
+
+void checkOutput(const Args& a, const std::string& flag) {
+  if (!a.values.count(flag)) return;
+  try {
+    checkWritable(a.values.at(flag));
+  } catch (const FileError& e) {
+    throw std::invalid_argument(flag + ": " + e.what());
+  }
+}
+
 const std::atomic<bool>* installStopHandlers() {
   struct sigaction sa {};
   sa.sa_handler = onStopSignal;

@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <limits>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -44,6 +45,12 @@ void loadPlugins(const Args& args);
 std::string readFlagFile(const std::string& flag, const std::string& path,
                          std::size_t max_bytes = std::numeric_limits<std::size_t>::max());
 std::string readFlagToken(const std::string& flag, const std::string& path);
+
+// The output a flag names, opened now (OutputFile: before the work that fills it), or nullptr
+// when the flag is not given; std::invalid_argument naming the flag when it cannot be.
+std::unique_ptr<OutputFile> openOutput(const Args& a, const std::string& flag);
+// checkWritable for the file a flag names, if given; std::invalid_argument naming the flag.
+void checkOutput(const Args& a, const std::string& flag);
 
 // A library's FieldError in the CLI's words: the flag that gave the field, and the problem
 // ("--goal: 'x' is not a point of 'arm3d' (...)").

@@ -30,6 +30,9 @@ namespace {
 
 using namespace marionette::executor;
 
+// The run completed, but the feedback asked for never changed a setpoint (docs/executor.md).
+constexpr int kFeedbackNeverActed = 9;
+
 std::string vectorText(const Model& m, const Eigen::VectorXd& v) {
   std::ostringstream os;
   for (int j = 0; j < m.nk(); ++j) os << (j ? " " : "") << m.kinematic[j].name << "=" << v[j];
@@ -258,10 +261,7 @@ int cmdExecute(int argc, char** argv) {
                                        "--loops",
                                        "--hold",
                                        "--log",
-                                       "--max-misses",
                                        "--settle",
-                                       "--ack-timeout",
-                                       "--max-lost-acks",
                                        "--report",
                                        "--feedback",
                                        "--estimator",
@@ -278,18 +278,13 @@ int cmdExecute(int argc, char** argv) {
                                        "--point-weight",
                                        "--scene"};
   for (const std::string& f : rigCalibrationFlags("--calibration-")) value_flags.push_back(f);
+  for (const std::string& f : linkFlags()) value_flags.push_back(f);
   const Args a = parseArgs(argc, argv, 2, value_flags, {"--loop", "--dry-run", "--calibrate"});
   if (a.values.count("--plan") == a.values.count("--inputs"))
     throw std::invalid_argument("give one of --plan plan.json or --inputs FILE.csv");
-  // Outputs are checked before anything moves: a run is not repeated for a report it lost.
-  for (const char* flag : {"--report", "--log"})
-    if (a.values.count(flag)) {
-      try {
-        checkWritable(a.values.at(flag));
-      } catch (const FileError& e) {
-        throw std::invalid_argument(std::string(flag) + ": " + e.what());
-      }
-    }
+  // Outputs are opened before anything moves: a run is not repeated for a report it lost.
+  const std::unique_ptr<OutputFile> report_file = openOutput(a, "--report");
+  checkOutput(a, "--log");
   if (!a.values.count("--rig") && !a.switches.count("--dry-run"))
     throw std::invalid_argument(
         "--rig: give the rig (sim:, serial:/dev/ttyX?baud=N, "
@@ -311,6 +306,8 @@ int cmdExecute(int argc, char** argv) {
   const Model& m = *perf.model;
   const double rate = so.send_rate_hz > 0 ? so.send_rate_hz : perf.rate_hz;
 
+  // The operator's link options: the run's and the calibration's frames all go out under them.
+  LinkOptions link = parseLinkOptions(a);
   ExecuteOptions eo;
   eo.loops = a.switches.count("--loop") ? 0 : 1;
   if (a.values.count("--loops")) {
@@ -318,19 +315,6 @@ int cmdExecute(int argc, char** argv) {
     if (!(n >= 1 && n == std::floor(n))) throw std::invalid_argument("--loops: a count >= 1");
     eo.loops = static_cast<int>(n);
   }
-  if (a.values.count("--max-misses")) {
-    const double n = parseNumber("--max-misses", a.values.at("--max-misses"));
-    if (!(n >= 0 && n == std::floor(n))) throw std::invalid_argument("--max-misses: a count >= 0");
-    eo.max_consecutive_misses = static_cast<int>(n);
-  }
-  if (a.values.count("--max-lost-acks")) {
-    const double n = parseNumber("--max-lost-acks", a.values.at("--max-lost-acks"));
-    if (!(n >= 0 && n == std::floor(n)))
-      throw std::invalid_argument("--max-lost-acks: a count >= 0");
-    eo.max_consecutive_lost_acks = static_cast<int>(n);
-  }
-  if (a.values.count("--ack-timeout"))
-    eo.ack_timeout_s = parseNumber("--ack-timeout", a.values.at("--ack-timeout"));
   // The plan's stage: its built-in scene by name, or the file --scene gives (of that name; any
   // scene for inputs from a CSV, which name none).
   ScenePtr scene;
@@ -357,9 +341,10 @@ int cmdExecute(int argc, char** argv) {
         "--feedback lqr or mpc");
   if (calibrate && a.switches.count("--dry-run"))
     throw std::invalid_argument("--calibrate: moves the rig; not with --dry-run");
-  const RigCalibrationOptions calibration_options =
+  RigCalibrationOptions calibration_options =
       calibrate ? parseRigCalibration(a, "--calibration-", perf.model, scene, rate)
                 : RigCalibrationOptions{};
+  calibration_options.held = so.hold;  // held through the calibration too
 
   std::cout << "execute: " << perf.source << " (" << m.name << ", " << perf.duration_s
             << " s, sent at " << rate << " Hz";
@@ -405,6 +390,18 @@ int cmdExecute(int argc, char** argv) {
     std::cerr << " breaks the rig's limits:\n";
     for (const auto& p : problems) std::cerr << "  " << p << "\n";
     return 2;
+  }
+  // A simulated push after the run's last frame would never be applied.
+  if (auto* sim = dynamic_cast<SimRig*>(rig.get()); sim && eo.loops == 1) {
+    const double run_s = static_cast<double>(stream.rows.rows() - 1) / rate;
+    for (const SimTruth::Push& p : sim->pushes())
+      if (p.at_s > run_s + 1e-9) {
+        std::cerr << formatted("marionette execute: refused, nothing was sent: --rig: a push at "
+                               "%g s comes after the run's last frame (%.2f s): it would never "
+                               "be applied\n",
+                               p.at_s, run_s);
+        return 2;
+      }
   }
   const int ramp =
       static_cast<int>(std::count(stream.phase.begin(), stream.phase.end(), Phase::Ramp));
@@ -452,12 +449,13 @@ int cmdExecute(int argc, char** argv) {
 
   std::unique_ptr<CommandLog> log;
   if (a.values.count("--log")) log = std::make_unique<CommandLog>(a.values.at("--log"), m);
-  const std::atomic<bool>* stop = installStopHandlers();
+  link.log = log.get();
+  link.stop_requested = installStopHandlers();
   std::optional<RigCalibration> calibration;
   if (calibrate) {
     int status = 0;
-    calibration = runRigCalibration(*rig, perf.model, calibration_options, stop, log.get(),
-                                    "execute", &status);
+    calibration =
+        runRigCalibration(*rig, perf.model, calibration_options, link, "execute", &status);
     if (!calibration) return status;
     // It ends holding the rig's start, where the stream begins.
     const Eigen::VectorXd& held = calibration->moves.last_sent;
@@ -495,9 +493,8 @@ int cmdExecute(int argc, char** argv) {
         static_cast<int>(sensing.names().size()), sensing.rate_hz, sensing.latency_s);
   }
 
-  eo.log = log.get();
+  static_cast<LinkOptions&>(eo) = link;
   eo.closed_loop = loop.get();
-  eo.stop_requested = stop;
   rig->markRunStart();
   const ExecuteReport r = execute(*rig, stream, eo);
 
@@ -530,13 +527,14 @@ int cmdExecute(int argc, char** argv) {
           percentile(ps->solve_ms, 0.5), percentile(ps->solve_ms, 0.99));
     }
   }
-  if (a.values.count("--report")) {
+  bool outputs_kept = true;
+  if (report_file) {
     TrackingReport tr = buildTrackingReport(
         perf, stream, r, *rig, loop.get(), fb.enabled ? toString(fb.options.feedback) : "none",
         fb.enabled ? toString(fb.options.estimator.process) : "");
     tr.calibration = calibration;
-    writeFileAtomically(a.values.at("--report"), [&](std::ostream& os) { os << toJson(tr); });
-    if (!tr.points.empty()) {
+    outputs_kept = commitAfterMotion(*report_file, toJson(tr), "--report", "execute");
+    if (outputs_kept && !tr.points.empty()) {
       double worst_goal = 0.0;
       std::string at;
       for (const auto& p : tr.points)
@@ -545,15 +543,18 @@ int cmdExecute(int argc, char** argv) {
           "  report %s: joints rms %.3g (from the %s), worst point at the end %s %.3g m\n",
           a.values.at("--report").c_str(), tr.joints_rms, tr.motion_from.c_str(), at.c_str(),
           worst_goal);
-    } else {
+    } else if (outputs_kept) {
       std::cout << "  report " << a.values.at("--report") << " (the puppet's motion is unknown: "
                 << "no truth, no estimate)\n";
     }
   }
+  auto* sim = dynamic_cast<SimRig*>(rig.get());
+  if (sim && sim->pushesApplied() < sim->pushes().size())
+    std::cout << formatted("  %zu of %zu push(es) not applied: the run ended before their time\n",
+                           sim->pushes().size() - sim->pushesApplied(), sim->pushes().size());
   // The simulated rig measured the puppet: how closely it followed the plan's prediction (a
   // missed tick held an input one period longer than planned: then the motion differs, and
   // that is said instead).
-  auto* sim = dynamic_cast<SimRig*>(rig.get());
   const bool comparable = sim && !loop && r.reason == StopReason::Completed &&
                           perf.predicted_q.rows() > 0 && so.rate_scale == 1.0 &&
                           rate == perf.rate_hz && so.hold.empty();
@@ -590,6 +591,18 @@ int cmdExecute(int argc, char** argv) {
   } else {
     std::cerr << "marionette execute: " << toString(r.reason) << ": " << r.message << "\n";
     if (r.last_sent.size()) std::cerr << "  holding " << vectorText(m, r.last_sent) << "\n";
+  }
+  // A run that completed but lost an output says so in its status; a stop's status says more.
+  if (r.reason == StopReason::Completed && !outputs_kept) return kOutputLostAfterMotion;
+  // The MPC asked for, and none of its solutions sent: the run was open loop, and says so.
+  const PredictiveStats* ps = loop ? loop->predictiveStats() : nullptr;
+  if (r.reason == StopReason::Completed && ps && ps->used == 0) {
+    std::cerr << formatted(
+        "marionette execute: the MPC never acted: %ld solve(s) started, %ld skipped (the worker "
+        "busy), %ld late, %ld failed, none used; every setpoint sent was the plan's (open "
+        "loop)\n",
+        ps->started, ps->skipped, ps->late, ps->failed);
+    return kFeedbackNeverActed;
   }
   return exitStatus(r.reason);
 }

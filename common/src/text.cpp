@@ -52,7 +52,28 @@ bool splitNameValue(const std::string& item, std::string& name, std::string& val
 }
 
 bool parseFiniteNumber(const std::string& text, double& value) {
-  if (text.empty()) return false;
+  // The grammar: [+-] digits [. digits] [(e|E) [+-] digits], or [+-] . digits [exponent] -- no
+  // blanks, no hexadecimal, no inf or nan (strtod alone takes all three).
+  std::size_t i = 0;
+  const std::size_t n = text.size();
+  auto digits = [&] {
+    const std::size_t from = i;
+    while (i < n && text[i] >= '0' && text[i] <= '9') ++i;
+    return i - from;
+  };
+  if (i < n && (text[i] == '+' || text[i] == '-')) ++i;
+  std::size_t mantissa = digits();
+  if (i < n && text[i] == '.') {
+    ++i;
+    mantissa += digits();
+  }
+  if (mantissa == 0) return false;
+  if (i < n && (text[i] == 'e' || text[i] == 'E')) {
+    ++i;
+    if (i < n && (text[i] == '+' || text[i] == '-')) ++i;
+    if (digits() == 0) return false;
+  }
+  if (i != n) return false;
   char* end = nullptr;
   const double x = std::strtod(text.c_str(), &end);
   if (end != text.c_str() + text.size() || !std::isfinite(x)) return false;

@@ -101,6 +101,29 @@ class Problem {
   }
   int size() const { return measurement_.size(); }
   int parameters() const { return static_cast<int>(params_.size()); }
+  // Per marker ("hand_l" of "hand_l.x", ...) or encoder, worst first: the rms of its entries of
+  // the weighted residual (all poses stacked).
+  std::vector<std::pair<std::string, double>> markerMisfit(const Eigen::VectorXd& residual) const {
+    std::vector<std::pair<std::string, double>> out;
+    std::vector<int> count;
+    const int ny = size();
+    for (Eigen::Index e = 0; e < residual.size(); ++e) {
+      const std::string& entry = measurement_.names()[static_cast<std::size_t>(e % ny)];
+      const std::string name = entry.substr(0, entry.rfind('.'));
+      std::size_t k = 0;
+      while (k < out.size() && out[k].first != name) ++k;
+      if (k == out.size()) {
+        out.emplace_back(name, 0.0);
+        count.push_back(0);
+      }
+      out[k].second += residual[e] * residual[e];
+      ++count[k];
+    }
+    for (std::size_t k = 0; k < out.size(); ++k) out[k].second = std::sqrt(out[k].second / count[k]);
+    std::stable_sort(out.begin(), out.end(),
+                     [](const auto& a, const auto& b) { return a.second > b.second; });
+    return out;
+  }
   const std::vector<CalibratedParameter>& params() const { return params_; }
 
   // rho for every pose, with y and each mean's deviation when `poses` (else only the rest poses:
@@ -305,6 +328,9 @@ void checkCalibrationOptions(const CalibrationOptions& o) {
   if (!(o.min_relative_singular_value > 0 && o.min_relative_singular_value < 1))
     throw FieldError("min_relative_singular_value",
                      "must be in (0, 1), got " + formatNumber(o.min_relative_singular_value));
+  if (!(o.max_chi2_per_dof >= 1 && o.max_chi2_per_dof <= 1e6))
+    throw FieldError("max_chi2_per_dof",
+                     "must be in [1, 1e6], got " + formatNumber(o.max_chi2_per_dof));
 }
 
 ModelPtr withParameters(const Model& model, const std::vector<CalibratedParameter>& parameters,
@@ -473,15 +499,32 @@ Calibration calibrateAtRest(const ModelPtr& model, const MeasurementSpec& spec,
   for (const RestPose& r : base.rest) out.rest_q.push_back(r.q);
   out.rms_residual_m = rms(fitted);
   out.max_residual_m = fitted.size() ? fitted.cwiseAbs().maxCoeff() : 0.0;
+  out.marker_misfit = problem.markerMisfit(base.residual);
+  if (out.chi2_per_dof > options.max_chi2_per_dof) {
+    std::string worst;
+    for (std::size_t k = 0; k < std::min<std::size_t>(3, out.marker_misfit.size()); ++k)
+      worst += formatted("%s%s %.3g", k ? ", " : "", out.marker_misfit[k].first.c_str(),
+                         out.marker_misfit[k].second);
+    throw FieldError(
+        "fit", formatted("chi2/dof %.4g is more than the markers' noise explains (at most %g; "
+                         "residual %.3g m rms, the model's own %.3g m): the worst markers, in "
+                         "deviations rms: %s; are markers swapped or misnamed, the rig file "
+                         "wrong, or the puppet far from its model?",
+                         out.chi2_per_dof, options.max_chi2_per_dof, out.rms_residual_m,
+                         out.nominal_rms_residual_m, worst.c_str()));
+  }
   return out;
 }
 
 std::vector<Eigen::VectorXd> chooseCalibrationPoses(
     const ModelPtr& model, const MeasurementSpec& spec, const Eigen::VectorXd& rho0, int count,
     const CalibrationOptions& options, double share,
-    const std::function<bool(const Eigen::VectorXd& q)>& acceptable) {
+    const std::function<bool(const Eigen::VectorXd& q)>& acceptable,
+    const std::vector<char>& fixed) {
   checkCalibrationOptions(options);
   if (count < 1) throw FieldError("poses", "hold at least one pose");
+  if (!fixed.empty() && static_cast<int>(fixed.size()) != model->nk())
+    throw FieldError("held", formatted("%zu entries for %d inputs", fixed.size(), model->nk()));
   if (!(share > 0 && share <= 0.5))
     throw FieldError("share", "must be in (0, 0.5], got " + formatNumber(share));
   Problem problem(model, spec, parametersOf(*model, options), options.rest);
@@ -490,6 +533,7 @@ std::vector<Eigen::VectorXd> chooseCalibrationPoses(
   for (int j = 0; j < m.nk(); ++j) {
     const KinematicVariable& kv = m.kinematic[static_cast<std::size_t>(j)];
     if (!std::isfinite(kv.lower) || !std::isfinite(kv.upper)) continue;
+    if (!fixed.empty() && fixed[static_cast<std::size_t>(j)]) continue;
     const double d = share * (kv.upper - kv.lower);
     for (double sign : {-1.0, 1.0}) {
       Eigen::VectorXd r = rho0;

@@ -14,6 +14,16 @@
 
 namespace marionette {
 
+namespace {
+// A map's scales and its units' size: beyond these a clip is no puppet's motion (1e-300 reduced a
+// walk to nothing, and the plan said exact).
+constexpr double kMinScale = 1e-3, kMaxScale = 1e3;
+constexpr double kMinUnits_m = 1e-4, kMaxUnits_m = 1e3;  // a tenth of a millimetre to a kilometre
+// A clip whose points move this far (m) retargeted to targets that move less than this is
+// refused.
+constexpr double kMovingClip_m = 0.01, kStillTargets_m = 1e-3;
+}  // namespace
+
 RetargetMap parseRetargetMap(const std::string& text, const std::string& source) {
   const YAML::Node root = detail::performanceYaml(text, source, kMaxDescriptionBytes);
   detail::PerformanceReader r(source);
@@ -23,7 +33,8 @@ RetargetMap parseRetargetMap(const std::string& text, const std::string& source)
   map.source = source;
   if (root["model"]) map.model = r.text(root["model"], "model");
   map.units_m = r.number(root, "units_m", "", 1.0);
-  if (root["units_m"] && !(map.units_m > 0)) r.fail(root["units_m"], "units_m", "must be > 0");
+  if (root["units_m"] && !(map.units_m >= kMinUnits_m && map.units_m <= kMaxUnits_m))
+    r.fail(root["units_m"], "units_m", formatted("must be in [%g, %g]", kMinUnits_m, kMaxUnits_m));
   if (const YAML::Node axes = root["axes"]) {
     if (!axes.IsSequence() || axes.size() != 3)
       r.fail(axes, "axes", "expected the clip's axes for stage x, y, z, e.g. [Z, X, Y]");
@@ -61,7 +72,8 @@ RetargetMap parseRetargetMap(const std::string& text, const std::string& source)
   if (const YAML::Node s = root["scale"]) {
     if (!(s.IsScalar() && s.Scalar() == "auto")) {
       map.scale = r.number(s, "scale");
-      if (!(map.scale > 0)) r.fail(s, "scale", "must be > 0 (or auto)");
+      if (!(map.scale >= kMinScale && map.scale <= kMaxScale))
+        r.fail(s, "scale", formatted("must be in [%g, %g] (or auto)", kMinScale, kMaxScale));
     }
   }
   const YAML::Node points = root["points"];
@@ -89,7 +101,9 @@ RetargetMap parseRetargetMap(const std::string& text, const std::string& source)
       }
       if (kv.second["scale"]) {
         pm.scale = r.number(kv.second["scale"], field + ".scale");
-        if (!(pm.scale > 0)) r.fail(kv.second["scale"], field + ".scale", "must be > 0");
+        if (!(pm.scale >= kMinScale && pm.scale <= kMaxScale))
+          r.fail(kv.second["scale"], field + ".scale",
+                 formatted("must be in [%g, %g]", kMinScale, kMaxScale));
       }
     }
     map.points.push_back(pm);
@@ -157,6 +171,7 @@ TargetMotion retargetBvh(const BvhClip& clip, const Model& model, const Retarget
   out.positions_m.resize(frames, 3 * static_cast<int>(joints.size()));
   out.values.resize(frames, 0);
   const Eigen::Vector3d root0 = stage(first, root);
+  double clip_motion_m = 0.0, target_motion_m = 0.0;  // the largest of each, over every point
   for (int f = 0; f < frames; ++f) {
     const Eigen::MatrixXd at = f == 0 ? first : jointPositions(clip, f);
     const Eigen::Vector3d root_f = stage(at, root);
@@ -170,11 +185,18 @@ TargetMotion retargetBvh(const BvhClip& clip, const Model& model, const Retarget
       Eigen::Vector3d move = (pm.scale > 0 ? pm.scale : scale) * A * d + offset;
       for (int a = 0; a < 3; ++a)
         if (!pm.follow[a]) move[a] = 0.0;
+      clip_motion_m = std::max(clip_motion_m, d.norm());
+      target_motion_m = std::max(target_motion_m, move.norm());
       out.positions_m.block<1, 3>(f, 3 * static_cast<int>(i)) =
           (rest_points.col(points[i]) + move).transpose();
     }
     out.times_s.push_back(f * clip.frame_time_s);
   }
+  // A clip that moves, reduced by the map to (almost) nothing, is no performance of it.
+  if (clip_motion_m >= kMovingClip_m && target_motion_m < kStillTargets_m)
+    fail("scale", formatted("the map reduces the clip's motion (up to %.3g m) to %.3g m: nothing "
+                            "of it would be performed",
+                            clip_motion_m, target_motion_m));
   return out;
 }
 

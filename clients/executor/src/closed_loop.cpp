@@ -471,6 +471,10 @@ void ClosedLoop::clamp(const Eigen::VectorXd& row, Eigen::VectorXd& u, long tick
   }
 }
 
+void ClosedLoop::runEnded() {
+  if (predictive_) predictive_->stop();
+}
+
 void ClosedLoop::afterSend(const Eigen::VectorXd& values) {
   const Clock::time_point t = Clock::now();
   if (rig_tick_ >= 1) estimator_->predict(values);

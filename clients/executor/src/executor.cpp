@@ -13,6 +13,7 @@
 #include <deque>
 #include <sstream>
 
+#include "marionette/common/files.hpp"
 #include "marionette/common/text.hpp"
 #include "marionette/models/field_error.hpp"
 #include "marionette/models/input_limits.hpp"
@@ -45,8 +46,13 @@ int exitStatus(StopReason r) {
 
 // ---- The log -----------------------------------------------------------------------------------
 
-CommandLog::CommandLog(const std::string& path, const Model& model)
-    : f_(std::fopen(path.c_str(), "w")), nk_(model.nk()) {
+CommandLog::CommandLog(const std::string& path, const Model& model) : f_(nullptr), nk_(model.nk()) {
+  try {
+    checkWritable(path);  // never a directory, a block device or a socket
+  } catch (const FileError& e) {
+    throw FieldError("log", e.what());
+  }
+  f_ = std::fopen(path.c_str(), "w");  // (a FIFO or a device written through)
   if (!f_) throw FieldError("log", path + ": cannot write");
   std::fprintf(f_, "event,seq,phase,sample,deadline_s,time_s,late_ms,rtt_ms");
   for (const auto& kv : model.kinematic) std::fprintf(f_, ",%s", kv.name.c_str());
@@ -397,6 +403,7 @@ ExecuteReport execute(RigDriver& rig, const Stream& stream, const ExecuteOptions
     m << "completed " << rep.loops_done << " loop(s); the rig holds the last play sample";
     rep.message = m.str();
   }
+  if (o.closed_loop) o.closed_loop->runEnded();
   rep.elapsed_s = since(Clock::now());
   return rep;
 }

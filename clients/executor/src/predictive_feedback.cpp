@@ -1,8 +1,14 @@
 // SPDX-License-Identifier: BSD-3-Clause
 #include "predictive_feedback.hpp"
 
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <chrono>
+
+#include "marionette/models/cancel.hpp"
 
 namespace marionette::executor {
 namespace {
@@ -37,12 +43,17 @@ PredictiveFeedback::PredictiveFeedback(const ModelPtr& model, std::vector<State>
           }) {}
 
 PredictiveFeedback::~PredictiveFeedback() {
+  stop();
+  worker_.join();
+}
+
+void PredictiveFeedback::stop() {
+  cancel_ = true;
   {
     std::lock_guard<std::mutex> lock(mutex_);
     stopping_ = true;
   }
   wake_.notify_all();
-  worker_.join();
 }
 
 bool PredictiveFeedback::solving() {
@@ -122,6 +133,7 @@ void PredictiveFeedback::sent(int i, const State& x, const Eigen::VectorXd& befo
   {
     std::lock_guard<std::mutex> lock(mutex_);
     collect();  // (one back now, for a sample after i, is the setpoints' from then)
+    if (stopping_) return;
     if (busy_) {
       ++stats_.skipped;
       return;
@@ -155,6 +167,11 @@ void PredictiveFeedback::sent(int i, const State& x, const Eigen::VectorXd& befo
 }
 
 void PredictiveFeedback::work() {
+  // The send loop first: this thread (and what it starts) at the lowest priority (on Linux,
+  // nice is per thread).
+  ::setpriority(PRIO_PROCESS, static_cast<id_t>(::syscall(SYS_gettid)), 19);
+  // The solve's evaluations poll this: a stop abandons it within an iteration.
+  const CancelScope scope([this] { return cancel_.load(std::memory_order_relaxed); });
   std::unique_lock<std::mutex> lock(mutex_);
   for (;;) {
     wake_.wait(lock, [&] { return have_job_ || stopping_; });
@@ -169,7 +186,7 @@ void PredictiveFeedback::work() {
       r.solve = solve_(job.target, job.x, job.before, job.warm);
       r.ok = !r.solve.failed;
     } catch (...) {
-      r.ok = false;  // (counted as failed: the plan's setpoints)
+      r.ok = false;  // (counted as failed: the plan's setpoints; or abandoned at a stop)
     }
     r.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     lock.lock();

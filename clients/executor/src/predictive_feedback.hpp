@@ -10,10 +10,12 @@
 // next one is used); a solve not back by then is late (its result dropped); one that failed (or
 // threw) is counted and the setpoints are the plan's from its sample until a solve succeeds.  A
 // start that finds the worker still busy is skipped and counted.  Deterministic in the solver's
-// iterations as long as no solve is late and no start is skipped; the report counts both.
+// iterations as long as no solve is late and no start is skipped; the report counts both.  The
+// worker runs at the lowest priority (nice 19): the send loop comes first, by design.
 #pragma once
 
 #include <Eigen/Core>
+#include <atomic>
 #include <condition_variable>
 #include <functional>
 #include <memory>
@@ -41,7 +43,11 @@ class PredictiveFeedback {
   // With PredictiveController (its options as checkPredictiveOptions takes them) as the solver.
   PredictiveFeedback(const ModelPtr& model, std::vector<State> reference, double rate_hz,
                      const PredictiveOptions& options, int lead_ticks, int period_ticks);
-  ~PredictiveFeedback();  // waits for a solve under way
+  ~PredictiveFeedback();  // stops (below)
+
+  // No solve starts any more, and one under way is abandoned within one of the solver's
+  // iterations (a cancel inside its evaluations): a run's stop does not wait for a solve.
+  void stop();
 
   // At play sample i: the setpoints the feedback asks for sample i + 1 (the plan's where no
   // solution reaches); the solution for sample i, back in time, becomes the one in force.
@@ -95,6 +101,7 @@ class PredictiveFeedback {
   std::mutex mutex_;
   std::condition_variable wake_;
   bool busy_ = false, have_job_ = false, have_result_ = false, stopping_ = false;
+  std::atomic<bool> cancel_{false};  // polled by the solve under way (its CancelScope)
   Job job_;
   Result result_;
   std::thread worker_;

@@ -15,7 +15,7 @@ namespace {
 
 // The stream that takes the rig from `from` to `pose` and holds it there for hold_s.
 Stream holdStream(const ModelPtr& model, const Eigen::VectorXd& from, const Eigen::VectorXd& pose,
-                  double hold_s, double rate_hz, int index) {
+                  double hold_s, double rate_hz, int index, const std::vector<std::string>& held) {
   Playback p;
   p.model = model;
   p.inputs.defaults = pose;
@@ -26,6 +26,7 @@ Stream holdStream(const ModelPtr& model, const Eigen::VectorXd& from, const Eige
   p.source = formatted("calibration pose %d", index);
   StreamOptions so;
   so.send_rate_hz = rate_hz;
+  so.hold = held;  // (where the rig has them: every pose has them there)
   // Slow, smooth moves: a light puppet swings for long after a quick one.
   so.ramp_limit_fraction = 0.25;
   so.min_ramp_s = 3.0;
@@ -49,9 +50,29 @@ void checkRigCalibrationOptions(const RigCalibrationOptions& o) {
   control::checkCalibrationOptions(o.fit);
 }
 
+namespace {
+// The held inputs as a mask over the model's inputs; FieldError("held") for a name that is not one.
+std::vector<char> heldMask(const Model& model, const std::vector<std::string>& held) {
+  std::vector<char> mask(static_cast<std::size_t>(model.nk()), 0);
+  for (const std::string& name : held) {
+    bool found = false;
+    for (std::size_t j = 0; j < mask.size(); ++j)
+      if (model.kinematic[j].name == name) {
+        mask[j] = 1;
+        found = true;
+      }
+    if (!found)
+      throw FieldError("held", "'" + name + "' is not a kinematic variable of '" + model.name +
+                                   "' (" + joinNames(itemNames(model.kinematic)) + ")");
+  }
+  return mask;
+}
+}  // namespace
+
 RigCalibration calibrateOnRig(RigDriver& rig, const ModelPtr& model, const RigCalibrationOptions& o,
-                              const std::atomic<bool>* stop_requested, CommandLog* log) {
+                              const LinkOptions& link) {
   checkRigCalibrationOptions(o);
+  const std::vector<char> held = heldMask(*model, o.held);
   const Sensing* sensing = rig.sensing();
   if (!sensing)
     throw FieldError("rig", rig.uri() + " declares no measurements: nothing to calibrate from");
@@ -66,8 +87,13 @@ RigCalibration calibrateOnRig(RigDriver& rig, const ModelPtr& model, const RigCa
   };
   Eigen::VectorXd now = rig.readSetpoints();
   rig.markPreparation();
-  out.poses =
-      control::chooseCalibrationPoses(model, spec, now, o.poses, o.fit, o.share, o.acceptable);
+  out.poses = control::chooseCalibrationPoses(model, spec, now, o.poses, o.fit, o.share,
+                                              o.acceptable, held);
+  for (const Eigen::VectorXd& pose : out.poses)
+    for (int j = 0; j < model->nk(); ++j)
+      if (held[static_cast<std::size_t>(j)] && pose[j] != now[j])
+        throw FieldError("held", "a chosen pose moves the held input '" +
+                                     model->kinematic[static_cast<std::size_t>(j)].name + "'");
   // Back to the start at the end, measured again: the run begins there, with the puppet at rest
   // in the equilibrium that measurement shows.
   if (out.poses.size() > 1) out.poses.push_back(out.poses.front());
@@ -96,7 +122,7 @@ RigCalibration calibrateOnRig(RigDriver& rig, const ModelPtr& model, const RigCa
   std::vector<control::CalibrationPose> measured;
   for (std::size_t i = 0; i < out.poses.size(); ++i) {
     const Stream stream = holdStream(model, now, out.poses[i], o.settle_s + o.measure_s,
-                                     o.send_rate_hz, static_cast<int>(i));
+                                     o.send_rate_hz, static_cast<int>(i), o.held);
     if (const std::vector<std::string> problems = validateStream(*model, stream);
         !problems.empty()) {
       const std::string why =
@@ -110,9 +136,7 @@ RigCalibration calibrateOnRig(RigDriver& rig, const ModelPtr& model, const RigCa
     std::vector<Eigen::VectorXd> kept;
     std::vector<MeasurementFrame> inbox;
     long corrupt = 0;
-    ExecuteOptions eo;
-    eo.stop_requested = stop_requested;
-    eo.log = log;
+    ExecuteOptions eo(link);  // the operator's: every frame under the same watch
     eo.keep_send_lateness = false;
     eo.after_frame = [&](RigDriver& r, Phase phase, int sample) {
       inbox.clear();
@@ -156,7 +180,7 @@ RigCalibration calibrateOnRig(RigDriver& rig, const ModelPtr& model, const RigCa
   try {
     out.fit = control::calibrateAtRest(model, spec, measured, o.fit);
   } catch (const FieldError& e) {  // what the measurements cannot support, after the moves
-    return failed("the fit: " + e.field() + ": " + e.problem());
+    return failed("the fit: " + (e.field() == "fit" ? "" : e.field() + ": ") + e.problem());
   }
   out.ok = true;
   out.elapsed_s = std::chrono::duration<double>(Clock::now() - t0).count();

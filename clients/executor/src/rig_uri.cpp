@@ -104,8 +104,9 @@ std::unique_ptr<RigDriver> openRig(const std::string& uri, const ModelPtr& model
     if (!latency.empty()) t.sensing.latency_s = number(uri, "latency", latency);
     t.noise = noise.empty() ? t.sensing.marker_noise_m : number(uri, "noise", noise);
     if (!noise.empty()) t.sensing.marker_noise_m = t.sensing.encoder_noise = t.noise;
-    if (!(t.sensing.rate_hz > 0 && t.sensing.rate_hz <= 1000) && t.sensing.declared())
-      throw std::invalid_argument(uri + ": rate must be in (0, 1000] Hz");
+    if (!(t.sensing.rate_hz >= Sensing::kMinRate_hz && t.sensing.rate_hz <= Sensing::kMaxRate_hz) &&
+        t.sensing.declared())
+      throw std::invalid_argument(uri + ": rate must be in [1, 1000] Hz");
     if (!(t.sensing.latency_s >= 0 && t.sensing.latency_s <= 1))
       throw std::invalid_argument(uri + ": latency must be in [0, 1] s");
     if (!(t.noise >= 0 && t.noise <= 1)) throw std::invalid_argument(uri + ": noise must be in [0, 1]");

@@ -108,7 +108,8 @@ Sensing Sensing::parse(const YAML::Node& node, const std::string& source, const 
   if (!s.declared())
     throw std::invalid_argument(where(node, "", "declares no markers and no encoders"));
   if (!rate_given) throw std::invalid_argument(where(node, "rate_hz", "give the measurement rate"));
-  if (s.rate_hz > 1000) throw std::invalid_argument(where(node, "rate_hz", "at most 1000 Hz"));
+  if (!(s.rate_hz >= kMinRate_hz && s.rate_hz <= kMaxRate_hz))
+    throw std::invalid_argument(where(node, "rate_hz", "must be in [1, 1000] Hz"));
   if (s.latency_s > 1) throw std::invalid_argument(where(node, "latency_s", "at most 1 s"));
   return s;
 }

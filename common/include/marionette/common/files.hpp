@@ -36,9 +36,39 @@ std::string readInputFile(const std::string& path, std::size_t max_bytes, const 
 // Its first line without trailing white space; FileError if that is empty.
 std::string readFirstLine(const std::string& path);
 
-// Writes a file through a temporary next to it and a rename, so that readers see the old file
-// or the whole new one, and a failure leaves the old file and no temporary behind.  `write`
-// fills the stream; what it throws is passed on after the cleanup.
+// An output the user named, claimed before the work whose result it will hold (a run that moves a
+// rig, a long search), so that a name the file system refuses fails before the work, not after
+// it.  A regular file, or a new name, is written through a temporary created here beside it and
+// renamed over it by commit(): readers see the old file or the whole new one, and a failure
+// leaves the old one.  A FIFO or a character device (a pipe, /dev/stdout, /dev/null) is opened
+// here and written through: never replaced.  A symbolic link is followed (what it names is
+// written; the link stays).  Refused with FileError: a directory, a block device, a socket, a
+// link to nothing, a name longer than its folder allows, a folder that does not exist or cannot
+// be written.  (Opening a FIFO waits for its reader, as a shell's redirection does.)
+class OutputFile {
+ public:
+  explicit OutputFile(const std::string& path);
+  ~OutputFile();  // an uncommitted temporary is removed
+  OutputFile(const OutputFile&) = delete;
+  OutputFile& operator=(const OutputFile&) = delete;
+
+  // Writes `bytes` as the file's whole content, once.  FileError when it cannot; when only the
+  // rename failed, the temporary holding the bytes is kept, and the message names it.
+  void commit(const std::string& bytes);
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;  // as given
+  std::string folder_;
+  int folder_fd_ = -1;
+  std::string name_, temporary_;  // within the folder
+  int fd_ = -1;                   // the temporary's, or the FIFO's / device's
+  bool through_ = false;          // written through (a FIFO or a device)
+  bool committed_ = false;
+};
+
+// OutputFile(path) and commit(what `write` puts in the stream).  `write` runs first: what it
+// throws is passed on and leaves nothing behind.
 void writeFileAtomically(const std::string& path, const std::function<void(std::ostream&)>& write);
 // The same for `name` in the folder open as `folder_fd` (openat, renameat): the temporary is
 // created exclusively (never through a symbolic link), and the rename replaces a link at `name`
@@ -46,8 +76,8 @@ void writeFileAtomically(const std::string& path, const std::function<void(std::
 void writeBytesAtomicallyAt(int folder_fd, const std::string& name, const std::string& bytes,
                             const std::string& shown);
 
-// Whether writeFileAtomically(path) can succeed, checked before work whose result it would lose:
-// FileError if path is a directory, or its folder does not exist or cannot be written.
+// Whether OutputFile(path) can succeed, checked before work whose result it would lose, without
+// creating anything: FileError as OutputFile's.
 void checkWritable(const std::string& path);
 
 }  // namespace marionette

@@ -31,7 +31,9 @@ bool splitNameValue(const std::string& item, std::string& name, std::string& val
 // Every field between separators, each trimmed: "a, b,,c," -> {"a", "b", "", "c", ""}.
 std::vector<std::string> splitFields(const std::string& text, char separator);
 
-// Whether the whole of `text` is one finite number (strtod's syntax); if so, it is in `value`.
+// Whether the whole of `text` is one finite decimal number -- [+-] digits [. digits]
+// [e [+-] digits] (or [+-] . digits ...), no blanks, hexadecimal, inf or nan: the one number
+// grammar of every flag, model, scene and rig file -- and if so, it is in `value`.
 bool parseFiniteNumber(const std::string& text, double& value);
 
 // printf into a string (at most 511 characters).

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "marionette/common/files.hpp"
+#include "marionette/common/text.hpp"
 #include "marionette/common/yaml_document.hpp"
 
 namespace marionette {
@@ -58,7 +59,7 @@ class YamlReader {
   double number(const YAML::Node& n, const std::string& field) const {
     if (!n.IsScalar()) fail(n, field, "expected a number");
     double x;
-    if (!YAML::convert<double>::decode(n, x) || !std::isfinite(x))
+    if (!parseFiniteNumber(n.Scalar(), x))  // (the flags' grammar: text.hpp)
       fail(n, field, "expected a finite number (got '" + n.Scalar() + "')");
     return x;
   }

@@ -54,9 +54,15 @@ struct CalibrationOptions {
   // (The rest poses' derivatives are finite differences good to ~1e-5 of the largest: a
   // direction they cannot see shows as that, not as zero.)
   double min_relative_singular_value = 1e-4;
+  // The acceptance test: a fit whose chi2 / dof (the weighted residual against each mean's
+  // deviation) is above this is not one the markers' noise explains -- markers swapped or
+  // misnamed, a wrong rig file, a puppet far from its model -- and is refused, naming the worst
+  // markers.  In [1, 1e6].
+  double max_chi2_per_dof = 25.0;
   RestPoseOptions rest;  // how each rest pose is found (its contacts, its budget)
 };
-// Throws FieldError naming the option: "max_iterations", "min_relative_singular_value".
+// Throws FieldError naming the option: "max_iterations", "min_relative_singular_value",
+// "max_chi2_per_dof".
 void checkCalibrationOptions(const CalibrationOptions& options);
 
 struct CalibratedParameter {
@@ -85,6 +91,9 @@ struct Calibration {
   std::vector<double> pose_rms_m;          // per pose, at the fit
   std::vector<double> nominal_pose_rms_m;  // per pose, with the model's own values
   std::vector<Eigen::VectorXd> rest_q;     // per pose: the calibrated puppet's rest pose (n_d)
+  // Per marker (or encoder), worst first: its name and its weighted residual's rms over its
+  // values and poses at the fit (1: as the noise says).
+  std::vector<std::pair<std::string, double>> marker_misfit;
 };
 
 // The poses' rest poses are followed from one to the next, as the rig visits them (the first from
@@ -92,7 +101,8 @@ struct Calibration {
 // one its path leads to.
 // Throws FieldError: "poses" (none, a pose of the wrong size, too few values for the parameters,
 // a rest pose not found), "strings" / "masses" (nothing to fit, a mass that is not the model's,
-// a parameter the poses cannot identify: named), and the options'.
+// a parameter the poses cannot identify: named), "fit" (chi2 / dof above
+// options.max_chi2_per_dof: the worst markers named), and the options'.
 Calibration calibrateAtRest(const ModelPtr& model, const MeasurementSpec& spec,
                             const std::vector<CalibrationPose>& poses,
                             const CalibrationOptions& options);
@@ -104,12 +114,14 @@ void checkCalibrationPoses(const ModelPtr& model, const MeasurementSpec& spec,
 
 // `count` poses to hold (the first is rho0): among rho0 and each input moved by `share` of its
 // range either way (within the range; `acceptable`, when given, vetoes a rest pose q, n_q, e.g. one
-// that touches the stage), greedily those that most increase log det(J^T W J) for the parameters
-// `options` fits.  Throws FieldError("poses") when fewer than `count` candidates are usable.
+// that touches the stage; an input whose `fixed` entry (n_k, or empty) is non-zero never moves),
+// greedily those that most increase log det(J^T W J) for the parameters `options` fits.  Throws
+// FieldError("poses") when fewer than `count` candidates are usable.
 std::vector<Eigen::VectorXd> chooseCalibrationPoses(
     const ModelPtr& model, const MeasurementSpec& spec, const Eigen::VectorXd& rho0, int count,
     const CalibrationOptions& options, double share = 0.15,
-    const std::function<bool(const Eigen::VectorXd& q)>& acceptable = nullptr);
+    const std::function<bool(const Eigen::VectorXd& q)>& acceptable = nullptr,
+    const std::vector<char>& fixed = {});
 
 // The model with these parameters at `values` (a length in m, a scale).
 ModelPtr withParameters(const Model& model, const std::vector<CalibratedParameter>& parameters,

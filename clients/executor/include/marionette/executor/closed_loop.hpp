@@ -12,7 +12,8 @@
 //   ClosedLoopStats     measurements used / late / corrupt, corrections and clamps, cycle times.
 //   PredictiveStats     the MPC's solves: used, late, failed; iterations and times.
 //   ClosedLoop          the per-tick work: beforeSend (measurements in, the setpoints out, or a
-//                       reason to stop) and afterSend (the prediction with what was sent).
+//                       reason to stop) and afterSend (the prediction with what was sent);
+//                       runEnded.
 //
 // Time: tick 0 is the run's first frame (the rig's clock starts there, PROTOCOL.md); frame k
 // takes the rig's puppet from tick k - 1 to tick k.  A measurement stamped s seconds is of tick
@@ -137,6 +138,9 @@ class ClosedLoop {
                   Eigen::VectorXd& values, std::string& why);
   // The frame went out: the estimate is predicted through it.
   void afterSend(const Eigen::VectorXd& values);
+  // The run is over (execute() says so as it returns): the MPC's worker stops, a solve under way
+  // abandoned within one of its iterations.
+  void runEnded();
 
   const ClosedLoopStats& stats() const { return stats_; }
   // The clamps of the frame beforeSend just made, one line each (for the command log).

@@ -14,6 +14,8 @@
 //                     messages name the variable, the phase and sample, and the limit.
 //   frameProblem      the last check of a frame before it is sent: finite, within range, speed
 //                     and acceleration from the two frames before it.
+//   LinkOptions       the operator's link options, the stop request and the log: every frame
+//                     any motion sends goes out under them.
 //   ExecuteOptions / ExecuteReport / execute
 //                     the loop on absolute deadlines: misses counted, never made up; replies
 //                     read as they arrive between ticks; every frame checked (frameProblem);
@@ -129,14 +131,23 @@ class CommandLog {
   int nk_;
 };
 
-struct ExecuteOptions {
-  int loops = 1;                                      // 0 = until stopped
+// How every frame to a rig goes out and when the link is given up: the operator's options
+// (--max-misses, --ack-timeout, --max-lost-acks), the stop request and the command log.  Every
+// motion the executor makes -- a calibration's moves, a ramp, a settle, the play, the way back --
+// is sent by execute() under one LinkOptions, the operator's: none builds its own.
+struct LinkOptions {
   double miss_tolerance_periods = 0.5;                // a tick woken later than this is missed
   int max_consecutive_misses = 5;                     // more stop the run (hold)
   double ack_timeout_s = 0.0;                         // 0 = max(0.1 s, 3 periods)
   int max_consecutive_lost_acks = 5;                  // more = the link is lost
   const std::atomic<bool>* stop_requested = nullptr;  // e.g. set by SIGINT / SIGTERM
   CommandLog* log = nullptr;
+};
+
+struct ExecuteOptions : LinkOptions {
+  ExecuteOptions() = default;
+  explicit ExecuteOptions(const LinkOptions& link) : LinkOptions(link) {}
+  int loops = 1;                   // 0 = until stopped
   bool keep_send_lateness = true;  // fill ExecuteReport::late_ms
   // Feedback: corrects every frame from the rig's measurements (closed_loop.hpp), or nullptr.
   ClosedLoop* closed_loop = nullptr;

@@ -11,8 +11,9 @@
 // Contents
 //   LinkError     the rig cannot be reached any more (device gone, port refused, no answer).
 //   AckEvent      what came back for a frame: ACK, NAK, or a line that failed its checksum.
-//   RigDriver     readSetpoints / send / poll / awaitReply / hold; pollMeasurements and
-//                 sensing for a rig that measures its puppet (PROTOCOL.md v2).
+//   RigDriver     readSetpoints / poll / awaitReply; pollMeasurements and sensing for a rig
+//                 that measures its puppet (PROTOCOL.md v2); send and hold, which move the rig,
+//                 only for execute() (executor.hpp).
 //   SimTruth      the simulated rig's puppet, its sensing and its pushes.
 //   SimRig        the simulated rig; keeps what the puppet did (for comparison with a plan).
 //   readReply     one line a rig sent, as the serial and UDP drivers read it.
@@ -37,6 +38,10 @@
 
 namespace marionette::executor {
 
+struct ExecuteOptions;
+struct ExecuteReport;
+struct Stream;
+
 class LinkError : public ErrorOf<std::runtime_error> {
  public:
   using ErrorOf<std::runtime_error>::ErrorOf;
@@ -56,17 +61,12 @@ class RigDriver {
   virtual std::string uri() const = 0;
   // The rig's current setpoints (n_k, model units), asked of the rig.  Throws LinkError.
   virtual Eigen::VectorXd readSetpoints() = 0;
-  // Sends one setpoint frame (values n_k, model units).  Throws LinkError when the link is gone.
-  virtual void send(std::uint32_t seq, const Eigen::VectorXd& values) = 0;
   // What came back since the last call, without waiting; each event stamped when it was read.
   // Throws LinkError.
   virtual void poll(std::vector<AckEvent>& out) = 0;
   // Waits until a reply may have come in (poll then has it) or until `until`, whichever is
   // first; may return early (a signal).  A driver with nothing to wait on sleeps to `until`.
   virtual void awaitReply(Clock::time_point until);
-  // Asks the rig to hold its current setpoints (its own safe command).  Best effort: never
-  // throws.
-  virtual void hold(std::uint32_t seq) noexcept = 0;
   // Whether the rig answers every SET with an ACK (the executor then counts what is missing).
   virtual bool acknowledges() const { return true; }
   // What the rig measures; nullptr for a rig that declares no sensing (it runs open loop).
@@ -86,7 +86,18 @@ class RigDriver {
   std::uint32_t nextSeq() const { return next_seq_; }
   std::uint32_t takeSeq() { return next_seq_++; }
 
+ protected:
+  // What moves the rig, reached through the rig only by execute() (executor.hpp), the one sender:
+  // every frame goes out under the operator's link options and every limit's check.
+  // Sends one setpoint frame (values n_k, model units).  Throws LinkError when the link is gone.
+  virtual void send(std::uint32_t seq, const Eigen::VectorXd& values) = 0;
+  // Asks the rig to hold its current setpoints (its own safe command).  Best effort: never
+  // throws.
+  virtual void hold(std::uint32_t seq) noexcept = 0;
+
  private:
+  friend ExecuteReport execute(RigDriver& rig, const Stream& stream,
+                               const ExecuteOptions& options);
   std::uint32_t next_seq_ = 1;
 };
 
@@ -153,6 +164,9 @@ class SimRig : public RigDriver {
   const std::vector<Eigen::VectorXd>& measuredQ() const { return q_history_; }
   // The period index each frame of the run (since markRunStart) landed on, in the order received.
   const std::vector<long>& frameTicks() const { return frame_ticks_; }
+  // The pushes (in time order) and how many of them have been applied.
+  const std::vector<SimTruth::Push>& pushes() const { return truth_.pushes; }
+  std::size_t pushesApplied() const { return pushes_done_; }
 
  private:
   void stepTo(const Eigen::VectorXd& rho_next);

@@ -42,9 +42,12 @@ struct RigCalibrationOptions {
   control::CalibrationOptions fit;
   // Vetoes a pose whose rest pose q (n_q) is not safe to hold (it touches the stage); may be empty.
   std::function<bool(const Eigen::VectorXd& q)> acceptable;
+  // Inputs (by name) the operator holds: they stay where the rig has them through every move,
+  // and the poses are chosen without them.
+  std::vector<std::string> held;
 };
 // Throws FieldError naming the option ("poses", "share", "settle_s", "measure_s",
-// "send_rate_hz", and the fit's).
+// "send_rate_hz", "held", and the fit's).
 void checkRigCalibrationOptions(const RigCalibrationOptions& options);
 
 struct RigCalibration {
@@ -64,14 +67,14 @@ struct RigCalibration {
   std::optional<Clock::time_point> first_frame_sent;
 };
 
-// rig: a rig that measures (rig.sensing() not null).  The rig ends holding the last pose.
-// Throws FieldError, before anything moves, for bad options and when the poses cannot identify
-// what is fitted (told from the model's own predictions).  After the moves, a stop, too few
-// measurements or a fit the measurements cannot support is a result with ok false.
+// rig: a rig that measures (rig.sensing() not null).  Every move is sent by execute() under
+// `link`, the operator's options (a lost link stops the calibration as it stops a run).  The rig
+// ends holding the last pose.  Throws FieldError, before anything moves, for bad options and
+// when the poses cannot identify what is fitted (told from the model's own predictions).  After
+// the moves, a stop, too few measurements or a fit the measurements cannot support is a result
+// with ok false.
 RigCalibration calibrateOnRig(RigDriver& rig, const ModelPtr& model,
-                              const RigCalibrationOptions& options,
-                              const std::atomic<bool>* stop_requested = nullptr,
-                              CommandLog* log = nullptr);
+                              const RigCalibrationOptions& options, const LinkOptions& link);
 
 // {"poses": N, "samples": [...], "drift": [...], "parameters": [{"name", "kind", "unit",
 // "nominal", "fitted", "std"}, ...], "rms_residual_m", "nominal_rms_residual_m",

@@ -33,10 +33,12 @@ struct Sensing {
   std::vector<std::string> encoders;  // dynamic variables
   std::string marker_unit = "m";      // "m" or "mm" on the wire
   std::string encoder_unit = "rad";   // "rad" or "deg" (an encoder on a slide: "m" or "mm")
-  double rate_hz = 0.0;               // how often the rig measures
+  double rate_hz = 0.0;               // how often the rig measures, in [kMinRate_hz, kMaxRate_hz]
   double latency_s = 0.0;             // from taking the values to the frame reaching the host
   double marker_noise_m = 0.002;      // each coordinate's standard deviation (the filter's R)
   double encoder_noise = 0.002;       // rad or m
+
+  static constexpr double kMinRate_hz = 1.0, kMaxRate_hz = 1000.0;
 
   bool declared() const { return !markers.empty() || !encoders.empty(); }
   // The values' names, in order: "hand_l.x", "hand_l.y", "hand_l.z", ..., then the encoders
