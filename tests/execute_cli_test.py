@@ -550,6 +550,66 @@ class Calibrate(unittest.TestCase):
         self.assertLess(report["estimation_rms"]["points_m"], 0.005)
         self.assertIn("elbow_l", report["points"])
 
+    def test_a_fit_the_markers_noise_cannot_explain_is_refused_naming_the_worst(self):
+        # The truth's left and right elbow and knee markers swapped (a rig file mixed up).
+        with open(self.path("truth.yaml")) as f:
+            text = f.read()
+        for left, right in [("{name: elbow_l, frame: arm_l_1, at: [0, 0.085, -0.01]}",
+                             "{name: elbow_r, frame: arm_r_1, at: [0, -0.085, -0.01]}"),
+                            ("{name: knee_l, frame: leg_l_1, at: [0.012, 0, -0.11]}",
+                             "{name: knee_r, frame: leg_r_1, at: [0.012, 0, -0.11]}")]:
+            self.assertIn(left, text)
+            self.assertIn(right, text)
+            name_l, rest_l = left.split(",", 1)
+            name_r, rest_r = right.split(",", 1)
+            text = text.replace(left, "@L@").replace(right, "@R@")
+            text = text.replace("@L@", name_l + "," + rest_r).replace("@R@", name_r + "," + rest_l)
+        with open(self.path("swapped.yaml"), "w") as f:
+            f.write(text)
+        rig = f"sim:?truth={self.path('swapped.yaml')}&noise=0.002&rate=30"
+        p = run("calibrate", "--model", "puppetcopter", "--rig", rig, "--poses", "1",
+                "--settle", "0.2", "--measure", "1", "--out", self.path("calibrated.yaml"))
+        self.assertEqual(p.returncode, 1, p.stdout + p.stderr)
+        self.assertIn("chi2/dof", p.stderr)
+        worst = p.stderr[p.stderr.index("deviations rms:"):]
+        self.assertGreaterEqual(sum(m in worst for m in ("elbow_l", "elbow_r", "knee_l", "knee_r")),
+                                2, p.stderr)
+        self.assertFalse(os.path.exists(self.path("calibrated.yaml")))
+
+    def test_a_model_that_cannot_be_written_after_the_moves_is_on_stderr(self):
+        rig = f"sim:?truth={self.path('truth.yaml')}&noise=0.002&rate=30"
+        p = run("calibrate", "--model", "puppetcopter", "--rig", rig, "--poses", "1",
+                "--settle", "0.2", "--measure", "1", "--out", "/dev/full",
+                "--report", self.path("calibration.json"))
+        self.assertEqual(p.returncode, 8, p.stdout + p.stderr)
+        self.assertIn("after the rig moved: --out", p.stderr)
+        self.assertIn("calibrated at rest", p.stderr)  # the model file's text, on stderr
+        self.assertIn("length: 0.70", p.stderr)
+        with open(self.path("calibration.json")) as f:  # the other output was written
+            self.assertEqual(json.load(f)["format"], "marionette-calibration")
+
+    def test_held_inputs_stay_put_through_execute_calibrate(self):
+        # The right hand waves, the left arm disabled (its inputs held at their start).
+        p = run("perform", "--model", "puppetcopter", "--keyframes",
+                os.path.join(os.path.dirname(PUPPETCOPTER), "..", "..", "examples", "wave.yaml"),
+                "--disable", "arm_l", "--out", self.path("plan.json"))
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        held = ["act_arm_l_yaw", "act_arm_l_pitch", "act_arm_l_len"]
+        log = self.path("sent.csv")
+        p = run("execute", "--plan", self.path("plan.json"), "--rig",
+                f"sim:?truth={self.path('truth.yaml')}&noise=0.002&rate=30", "--feedback", "lqr",
+                "--hold", ",".join(held), "--calibrate", "--calibration-poses", "3",
+                "--calibration-settle", "0", "--calibration-measure", "0.5", "--log", log)
+        # (Measured while it still swings, the fit may be refused after the moves: exit 1.)
+        self.assertIn(p.returncode, (0, 1, 7), p.stdout + p.stderr)
+        with open(log) as f:
+            rows = [r for r in csv.DictReader(f) if r["event"] == "sent"]
+        self.assertGreater(len(rows), 300)
+        for name in held:
+            self.assertEqual({r[name] for r in rows}, {rows[0][name]}, name)
+        others = [n for n in rows[0] if n.startswith("act_") and n not in held]
+        self.assertTrue(any(len({r[n] for r in rows}) > 10 for n in others), "nothing moved")
+
     def test_what_cannot_be_calibrated_is_refused_before_anything_moves(self):
         measuring = f"sim:?truth={self.path('truth.yaml')}&noise=0.002&rate=30"
         every_mass = "body,leg_l_1,leg_l_2,leg_r_1,leg_r_2,arm_l_1,arm_l_2,arm_r_1,arm_r_2,head"

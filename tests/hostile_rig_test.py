@@ -276,13 +276,22 @@ class HostileRigTest(unittest.TestCase):
         self.assertIn("HOLD", [k for k, _, _ in rig.received])
 
     def test_a_run_whose_mpc_never_acted_says_so(self):
-        # One solve started, never back in time for its sample: the setpoints were the plan's.
+        # A plan of 0.44 s and solves for the sample 0.5 s ahead: none can start, every setpoint
+        # is the plan's, and the run does not claim closed-loop success.
+        short = os.path.join(self.dir.name, "short.json")
+        p = subprocess.run([BIN, "plan", "--model", MODEL, "--goal", "q:xm=0.06;tol=0.05",
+                            "--seed", "1", "--raw", "--out", short, "--quiet"],
+                           capture_output=True, text=True, timeout=120)
+        self.assertEqual(p.returncode, 0, p.stderr)
         rig = HostileRig()
-        code, out, err = self.execute(rig, "--feedback", "mpc", "--mpc-iterations", "1000",
-                                      "--horizon", "1", "--solve-every", "1", "--solve-lead",
-                                      "0.02")
-        self.assertEqual(code, 9, out + err)
-        self.assertIn("the MPC never acted", err)
+        args = [BIN, "execute", "--plan", short, "--rig", f"udp:127.0.0.1:{rig.port}",
+                "--rig-config", self.rig, "--feedback", "mpc", "--horizon", "0.3",
+                "--solve-lead", "0.5"]
+        p = subprocess.run(args, capture_output=True, text=True, timeout=120)
+        rig.close()
+        self.assertEqual(p.returncode, 9, p.stdout + p.stderr)
+        self.assertIn("the MPC never acted: 0 solve(s) started", p.stderr)
+        self.assertGreater(len([k for k, _, _ in rig.received if k == "SET"]), 10)
 
     def test_a_refusal_in_raw_bytes_stops_the_run_and_the_log_stays_printable(self):
         rig = HostileRig(nak=10, nak_reason=b"r\xe4nge\x01\x1b[31m",

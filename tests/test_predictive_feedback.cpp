@@ -7,11 +7,13 @@
 // sample is late, counted and dropped; a start due while the worker is busy is skipped, counted.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <chrono>
 #include <future>
 #include <stdexcept>
 #include <thread>
 
+#include "marionette/models/cancel.hpp"
 #include "marionette/models/integrator.hpp"
 #include "marionette/models/model_io.hpp"
 #include "marionette/models/rest_pose.hpp"
@@ -203,6 +205,50 @@ TEST(PredictiveFeedback, ASolveStartsFromTheSolutionsWaitingForTheirSamples) {
   EXPECT_EQ(feedback.stats().used, 2);
   EXPECT_EQ(feedback.stats().late, 0);
   EXPECT_EQ(feedback.stats().skipped, 0);
+}
+
+// A stop abandons the solve under way: the solver's work polls the cancel (as the transcription's
+// evaluations do, every Ipopt iteration), so a solve that would take 60 s ends at once, and no
+// solve starts after the stop.
+TEST(PredictiveFeedback, AStopAbandonsTheSolveUnderWay) {
+  const ModelPtr mass = loadModel("suspended-mass");
+  const std::vector<State> ref = reference(mass);
+  std::atomic<bool> started{false}, abandoned{false};
+  std::atomic<int> calls{0};
+  PredictiveFeedback::Solver slow = [&](int, const State&, const Eigen::MatrixXd&,
+                                        const Eigen::MatrixXd&) -> PredictiveSolve {
+    ++calls;
+    started = true;
+    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    while (std::chrono::steady_clock::now() < until) {  // "iterations" of 1 ms
+      try {
+        throwIfCancelled("test solve");
+      } catch (const PlanCancelled&) {
+        abandoned = true;
+        throw;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    return PredictiveSolve{};
+  };
+  const auto t0 = std::chrono::steady_clock::now();
+  {
+    PredictiveFeedback feedback(mass, ref, kRate_hz, 2, 1, slow);
+    TestLoop loop{feedback, ref};
+    loop.tick(0);
+    for (int n = 0; n < 2000 && !started; ++n)
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    ASSERT_TRUE(started);
+    feedback.stop();
+    for (int n = 0; n < 2000 && feedback.solving(); ++n)
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    EXPECT_FALSE(feedback.solving());
+    EXPECT_TRUE(abandoned);
+    loop.tick(1);  // after the stop: no solve starts
+    loop.tick(2);
+  }  // (the destructor joins the worker at once)
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 10.0);
+  EXPECT_EQ(calls, 1);
 }
 
 }  // namespace

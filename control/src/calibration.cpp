@@ -509,7 +509,8 @@ Calibration calibrateAtRest(const ModelPtr& model, const MeasurementSpec& spec,
         "fit", formatted("chi2/dof %.4g is more than the markers' noise explains (at most %g; "
                          "residual %.3g m rms, the model's own %.3g m): the worst markers, in "
                          "deviations rms: %s; are markers swapped or misnamed, the rig file "
-                         "wrong, or the puppet far from its model?",
+                         "wrong, the puppet not at rest (settle longer), or far from its "
+                         "model?",
                          out.chi2_per_dof, options.max_chi2_per_dof, out.rms_residual_m,
                          out.nominal_rms_residual_m, worst.c_str()));
   }
