@@ -10,6 +10,8 @@ import math
 import os
 import subprocess
 import sys
+import threading
+import stat
 import tempfile
 import unittest
 
@@ -778,6 +780,121 @@ class Perform(unittest.TestCase):
             for needle in needles:
                 self.assertIn(needle, p.stderr, args)
             self.assertFalse(os.path.exists(out))
+
+
+class Hardening(unittest.TestCase):
+    """Work a file or a flag can ask for is bounded, one number grammar, outputs never replace a
+    special file."""
+
+    def setUp(self):
+        self.dir = tempfile.TemporaryDirectory()
+
+    def tearDown(self):
+        self.dir.cleanup()
+
+    def path(self, name):
+        return os.path.join(self.dir.name, name)
+
+    def test_stacked_contact_planes_are_bounded(self):
+        def planes(n, at):
+            path = self.path(f"planes{n}.yaml")
+            with open(path, "w") as f:
+                f.write("obstacles:\n" + "".join(
+                    f"  - {{name: p{i}, plane: {{normal: [0, 0, 1], offset: {at + 1e-5 * i}}}}}\n"
+                    for i in range(n)))
+            return path
+        # 1,000 stacked planes: refused at the 65th the puppet may touch, naming it.
+        p = run("simulate", "--model", "puppetcopter", "--scene", planes(1000, 0.2),
+                "--duration", "0.1", "--summary", check=False)
+        self.assertEqual(p.returncode, 2, p.stderr)
+        self.assertIn("planes1000.yaml:66: obstacles[64].contact: 65 obstacles the puppet may "
+                      "touch", p.stderr)
+        # 64 of them, through the puppet's legs and below its feet: each simulation ends, done or
+        # refused, its work bounded (the rest pose's active rows, the mode problem's size).
+        for at in (0.19, 0.2, 0.25):
+            p = run("simulate", "--model", "puppetcopter", "--scene", planes(64, at),
+                    "--duration", "0.1", "--summary", check=False)
+            self.assertIn(p.returncode, (0, 1, 2), p.stderr)
+            if p.returncode == 2:
+                self.assertIn("rest pose", p.stderr)
+
+    def test_inputs_too_slow_for_their_range_are_refused(self):
+        with open(os.path.join(SRC, "models", "builtin", "planar-arm.yaml")) as f:
+            text = f.read()
+        self.assertIn("max_speed: 0.5", text)
+        for speed in ("1e-6", "1e-3"):
+            model = self.path(f"slow{speed}.yaml")
+            with open(model, "w") as f:
+                f.write(text.replace("max_speed: 0.5", f"max_speed: {speed}", 1))
+            for args in (["plan", "--model", model, "--goal", "q:theta1=0.3;tol=0.05",
+                          "--planner", "prm"],
+                         ["reach", "--model", model, "--point", "tip", "--swings", "1"]):
+                p = run(*args, check=False)
+                self.assertEqual(p.returncode, 2, (args, p.stderr))
+                self.assertIn(".max_speed", p.stderr)
+                self.assertIn("a move may take at most 600 s", p.stderr)
+
+    def test_one_number_grammar_for_flags_and_files(self):
+        for value in ("0x1", " 1", "1 ", "inf", "nan", "1e", "+-1"):
+            p = run("simulate", "--model", "planar-arm", "--duration", value, check=False)
+            self.assertEqual(p.returncode, 2, (value, p.stderr))
+            self.assertIn("--duration", p.stderr)
+        with open(os.path.join(SRC, "models", "builtin", "planar-arm.yaml")) as f:
+            text = f.read()
+        with open(self.path("hex.yaml"), "w") as f:
+            f.write(text.replace("max_speed: 0.5", "max_speed: 0x1", 1))
+        p = run("simulate", "--model", self.path("hex.yaml"), "--duration", "0.1", check=False)
+        self.assertEqual(p.returncode, 2, p.stderr)
+        self.assertIn("expected a finite number (got '0x1')", p.stderr)
+
+    def test_a_retarget_scale_that_reduces_a_clip_to_nothing_is_refused(self):
+        bvh = self.path("a.bvh")
+        with open(bvh, "w") as f:
+            f.write("HIERARCHY\nROOT Hips\n{\n  OFFSET 0 0 0\n  CHANNELS 3 Xposition Yposition "
+                    "Zposition\n}\nMOTION\nFrames: 2\nFrame Time: 0.5\n0 0 0\n0 0 1\n")
+        for scale in ("1e-300", "0", "1e9"):
+            with open(self.path("map.yaml"), "w") as f:
+                f.write(f"scale: {scale}\nfacing: [Hips, Hips]\npoints:\n  mass: Hips\n")
+            p = run("perform", "--model", "suspended-mass", "--bvh", bvh, "--map",
+                    self.path("map.yaml"), "--out", self.path("x.json"), check=False)
+            self.assertEqual(p.returncode, 2, (scale, p.stderr))
+            self.assertIn("scale: must be in [0.001, 1000]", p.stderr)
+
+    def test_outputs_write_through_special_files_and_follow_links(self):
+        args = ["plan", "--model", "suspended-mass", "--goal", "q:xm=0.06;tol=0.05", "--seed",
+                "1", "--raw", "--quiet"]
+        # A link: the file it names is written, the link stays.
+        with open(self.path("target.json"), "w") as f:
+            f.write("old")
+        os.symlink(self.path("target.json"), self.path("link.json"))
+        run(*args, "--out", self.path("link.json"))
+        self.assertTrue(os.path.islink(self.path("link.json")))
+        with open(self.path("target.json")) as f:
+            self.assertEqual(json.load(f)["model"], "suspended-mass")
+        # A FIFO: its reader gets the plan, and it stays a FIFO.
+        fifo = self.path("plan.fifo")
+        os.mkfifo(fifo)
+        got = {}
+        def read():
+            with open(fifo) as f:
+                got["text"] = f.read()
+        reader = threading.Thread(target=read)
+        reader.start()
+        run(*args, "--out", fifo)
+        reader.join(timeout=60)
+        self.assertEqual(json.loads(got["text"])["model"], "suspended-mass")
+        self.assertTrue(stat.S_ISFIFO(os.lstat(fifo).st_mode))
+        # A device: /dev/null takes it, /dev/full refuses it (exit 2, said), both stay devices.
+        run(*args, "--out", "/dev/null")
+        p = run(*args, "--out", "/dev/full", check=False)
+        self.assertNotEqual(p.returncode, 0)
+        self.assertIn("/dev/full", p.stderr)
+        for device in ("/dev/null", "/dev/full"):
+            self.assertTrue(stat.S_ISCHR(os.lstat(device).st_mode), device)
+        # A directory, a name too long: refused.
+        for bad in (self.dir.name, self.path("n" * 300)):
+            p = run(*args, "--out", bad, check=False)
+            self.assertEqual(p.returncode, 2, p.stderr)
 
 
 if __name__ == "__main__":

@@ -891,6 +891,30 @@ TEST(SceneFiles, BadScenesGetErrorsNamingFileLineAndField) {
 // What one scene may hold (SceneLimits), checked as it is read: 1,000 obstacles, and 500,000 mesh
 // triangles summed over the mesh obstacles (an inline scene of 1,000 sofas took 2.7 GB).
 // Instances of a mesh share its triangles and its collision geometry.
+// Obstacles the puppet may touch are limited (each is a contact row per contact point in every
+// step): 1,000 stacked planes asked for gigabytes of the contact mode problem.  Planes it may not
+// touch are not counted.
+TEST(SceneFiles, ObstaclesThePuppetMayTouchAreLimited) {
+  std::string planes = "obstacles:\n", untouched = "obstacles:\n";
+  for (int i = 0; i <= SceneLimits::kContactObstacles; ++i) {
+    const std::string plane = "  - {name: p" + std::to_string(i) +
+                              ", plane: {normal: [0, 0, 1], offset: " + std::to_string(1e-5 * i) +
+                              "}";
+    planes += plane + "}\n";
+    untouched += plane + ", contact: false}\n";
+  }
+  try {
+    loadSceneStringBuiltinMeshes(planes, "planes.yaml");
+    FAIL() << "65 planes the puppet may touch were accepted";
+  } catch (const SceneError& e) {
+    EXPECT_NE(std::string(e.what()).find("planes.yaml:66: obstacles[64].contact: 65 obstacles "
+                                         "the puppet may touch; a scene holds at most 64"),
+              std::string::npos)
+        << e.what();
+  }
+  EXPECT_EQ(loadSceneStringBuiltinMeshes(untouched, "untouched.yaml")->obstacles.size(), 65u);
+}
+
 TEST(SceneFiles, ObstaclesAndMeshTrianglesAreLimitedAndMeshInstancesShared) {
   std::string spheres = "obstacles:\n";
   for (int i = 0; i <= SceneLimits::kObstacles; ++i)

@@ -108,6 +108,25 @@ TEST(ModelFiles, TheGoodModelLoads) {
   EXPECT_EQ(loadModelString(kGood, "good.yaml")->nd(), 1);
 }
 
+// Inputs whose limits make every motion longer than kMaxMove_s (a 1 mm/s winch: hour-long moves
+// built sample by sample pinned the planners) are refused, naming the limit; a slow input that
+// crosses its range in minutes loads.
+TEST(ModelFiles, InputsTooSlowForTheirRangeAreRefused) {
+  for (const char* speed : {"1e-6", "1e-5", "1e-3"})
+    expectError(loadError(replaced("range: [0.1, 1.0]}",
+                                   std::string("range: [0.1, 1.0], max_speed: ") + speed + "}")),
+                5, "kinematic[0].max_speed", "a move may take at most 600 s");
+  expectError(loadError(replaced("range: [0.1, 1.0]}", "range: [0.1, 1.0], max_accel: 1e-9}")),
+              5, "kinematic[0].max_accel", "at most 600 s");
+  expectError(loadError(replaced("range: [0.1, 1.0]}",
+                                 "range: [0.1, 1.0], max_speed: 1, max_accel: 1e-3}")),
+              5, "kinematic[0].max_accel", "at most 600 s");
+  EXPECT_EQ(loadModelString(replaced("range: [0.1, 1.0]}", "range: [0.1, 1.0], max_speed: 1e-2}"),
+                            "slow.yaml")
+                ->nk(),
+            1);  // 169 s across its range
+}
+
 // One line of the good model broken at a time: each mistake is named with its line, its field
 // and the problem.
 TEST(ModelFiles, EachMistakeNamesItsLineFieldAndProblem) {

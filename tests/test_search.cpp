@@ -3,10 +3,13 @@
 // planner gets (the same as the built-in ones'), the benchmark accepting it, and the propagation
 // budget that keeps a failing search a function of its seed.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <ompl/base/goals/GoalSampleableRegion.h>
 #include <ompl/control/planners/rrt/RRT.h>
 #include <ompl/control/planners/syclop/SyclopRRT.h>
 
+#include <chrono>
 #include <mutex>
 #include <thread>
 #include <sstream>
@@ -248,6 +251,42 @@ TEST(Plugin, RegistersItsPlannersAndRefusesWhatIsNotOne) {
   EXPECT_NE(problem("libm.so.6").find("cannot be loaded"), std::string::npos);  // not searched
   const std::string libm = "/lib/x86_64-linux-gnu/libm.so.6";
   EXPECT_NE(problem(libm).find("defines no marionette_register_planners()"), std::string::npos);
+}
+
+// A hostile plugin neither ends the process nor pins its caller: an entry point that throws an
+// int is refused naming the plugin (what it registered before stays), a planner whose path holds
+// one control for a million seconds is refused before the path is expanded, and a FIFO named as
+// a plugin is refused without waiting for a writer.
+TEST(Plugin, AHostilePluginIsRefusedWithoutEndingOrPinningAnything) {
+  try {
+    loadPlannerPlugin(MARIONETTE_TEST_PLUGIN_HOSTILE);
+    ADD_FAILURE() << "an entry point that throws was accepted";
+  } catch (const FieldError& e) {
+    EXPECT_EQ(e.field(), "plugin");
+    EXPECT_NE(e.problem().find("not a std::exception"), std::string::npos) << e.problem();
+  }
+  const auto t0 = std::chrono::steady_clock::now();
+  try {
+    planMotion(planarArmRequest("plugin-long", 2));
+    ADD_FAILURE() << "a path of a million seconds was accepted";
+  } catch (const FieldError& e) {
+    EXPECT_EQ(e.field(), "options.planner");
+    EXPECT_NE(e.problem().find("a control lasts at most 15 steps"), std::string::npos)
+        << e.problem();
+  }
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 30.0);
+  char folder[] = "/tmp/marionette-fifo-XXXXXX";
+  ASSERT_NE(::mkdtemp(folder), nullptr);
+  const std::string fifo = std::string(folder) + "/plugin.so";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  try {
+    loadPlannerPlugin(fifo);  // (before the fix: blocked for ever in dlopen's open)
+    ADD_FAILURE() << "a FIFO was loaded";
+  } catch (const FieldError& e) {
+    EXPECT_NE(e.problem().find("not a regular file"), std::string::npos) << e.problem();
+  }
+  ::unlink(fifo.c_str());
+  ::rmdir(folder);
 }
 
 // Searches running at once take nothing of each other's seeds: each plan, made beside five

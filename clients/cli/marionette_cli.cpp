@@ -561,5 +561,10 @@ int main(int argc, char** argv) {
     std::fflush(stdout);
     std::cerr << "marionette " << cmd << ": " << e.what() << "\n";
     return 2;
+  } catch (...) {  // (a plugin's code may throw anything)
+    std::fflush(stdout);
+    std::cerr << "marionette " << cmd << ": failed: something that is not a std::exception was "
+                 "thrown\n";
+    return 1;
   }
 }

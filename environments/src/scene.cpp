@@ -74,6 +74,7 @@ ScenePtr parse(const YAML::Node& root, const std::string& source_name,
            std::to_string(list.size()) + " obstacles; a scene holds at most " +
                std::to_string(SceneLimits::kObstacles));
   std::size_t mesh_triangles = 0;
+  int contact_obstacles = 0;
   for (size_t i = 0; list && i < list.size(); ++i) {
     const YAML::Node n = list[i];
     const std::string f = indexedField("obstacles", i);
@@ -101,6 +102,11 @@ ScenePtr parse(const YAML::Node& root, const std::string& source_name,
       r.fail(n["contact"], f + ".contact",
              "only a plane, sphere, capsule or box may be touched (touching a " +
                  std::string(shapeTypeName(o.shape.type)) + " is a collision)");
+    if (o.contact && ++contact_obstacles > SceneLimits::kContactObstacles)
+      r.fail(n["contact"] ? n["contact"] : n, f + ".contact",
+             std::to_string(contact_obstacles) + " obstacles the puppet may touch; a scene " +
+                 "holds at most " + std::to_string(SceneLimits::kContactObstacles) +
+                 " (a plane is touched unless it says contact: false)");
     if (n["friction"]) {
       if (!o.contact)
         r.fail(n["friction"], f + ".friction",

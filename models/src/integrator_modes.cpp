@@ -53,6 +53,9 @@ int VariationalIntegrator::Impl::modesFromLcp() {
   }
   const int nk = static_cast<int>(rows.size()), nf = static_cast<int>(friction.size());
   constexpr int V = kFrictionFacets;  // the polygon's vertices
+  // Bounded before anything is allocated (lcp.hpp): many surfaces near at once (planes stacked)
+  // would ask for gigabytes.
+  if (static_cast<long>(nk) + static_cast<long>(nf) * (V + 1) > kMaxLcpUnknowns) return -1;
   Eigen::MatrixXd G1(nk, nd_), G2(nk, nd_), F1(2 * nf, nd_), F2(2 * nf, nd_);
   Eigen::VectorXd g(nk), s(2 * nf);
   std::vector<double> row_scale(nk, 1.0);

@@ -9,6 +9,8 @@
 
 #include <memory>
 
+#include "marionette/models/cancel.hpp"
+
 namespace marionette {
 
 bool solveLcpByLemke(const Eigen::MatrixXd& M, const Eigen::VectorXd& q, Eigen::VectorXd& z,
@@ -17,6 +19,8 @@ bool solveLcpByLemke(const Eigen::MatrixXd& M, const Eigen::VectorXd& q, Eigen::
   z.setZero(n);
   w.setZero(n);
   if (n == 0) return true;
+  if (n > kMaxLcpUnknowns) return false;
+  throwIfCancelled("contact modes");  // (Lemke's pivots cannot be interrupted)
   // Siconos takes non-const column-major data and does not own it.
   Eigen::MatrixXd matrix = M;
   Eigen::VectorXd vector = q;

@@ -12,7 +12,13 @@
 
 namespace marionette {
 
-// Solves the problem; false if Lemke's method ends on a secondary ray or its pivot budget
+// The largest problem solved: Siconos' tableau is 2 n (n + 1) doubles, allocated unchecked, and
+// its pivots cannot be interrupted (~34 MB and well under a second at this size; marionette25's
+// forearm on a thigh with nine rows near makes 169 unknowns).  A larger one is refused (false)
+// before anything is allocated: the step then takes its substeps, or fails as not converged.
+constexpr int kMaxLcpUnknowns = 1024;
+
+// Solves the problem (at most kMaxLcpUnknowns unknowns, else false); false if Lemke's method ends on a secondary ray or its pivot budget
 // (z and w then unspecified).  M is n x n, q n; z and w are resized to n.
 bool solveLcpByLemke(const Eigen::MatrixXd& M, const Eigen::VectorXd& q, Eigen::VectorXd& z,
                      Eigen::VectorXd& w);

@@ -231,6 +231,25 @@ void ModelBuilder::Impl::buildVariables(Model& m) const {
                          std::to_string(v.lower) + ", " + std::to_string(v.upper) + "]");
     if (!(v.max_speed > 0.0)) fail(v.source, "max_speed must be > 0");
     if (!(v.max_accel > 0.0)) fail(v.source, "max_accel must be > 0");
+    // Crossing the range as a ramp or a roadmap edge does (a quintic at the limits), and
+    // stopping from top speed, within kMaxMove_s.
+    const double span = v.upper - v.lower;
+    if (std::isfinite(span)) {
+      const double by_speed = 15.0 / 8.0 * span / v.max_speed;
+      const double by_accel = std::sqrt(10.0 / std::sqrt(3.0) * span / v.max_accel);
+      const double longest = std::max(by_speed, by_accel);
+      if (!(longest <= kMaxMove_s))
+        fail({v.source.field + (by_speed >= by_accel ? ".max_speed" : ".max_accel"),
+              v.source.line},
+             "'" + v.name + "' takes " + formatNumber(longest, 4) + " s to cross its range [" +
+                 formatNumber(v.lower) + ", " + formatNumber(v.upper) + "] at its limits; a " +
+                 "move may take at most " + formatNumber(kMaxMove_s) +
+                 " s (raise max_speed and max_accel, or narrow the range)");
+    }
+    if (std::isfinite(v.max_speed) && !(v.max_speed / v.max_accel <= kMaxMove_s))
+      fail({v.source.field + ".max_accel", v.source.line},
+           "'" + v.name + "' takes " + formatNumber(v.max_speed / v.max_accel, 4) +
+               " s to stop from max_speed; at most " + formatNumber(kMaxMove_s) + " s");
     m.kinematic.push_back(v);
   }
 }

@@ -18,6 +18,9 @@ namespace {
 
 // Contact rows farther than this from touching have no gradient in the rest pose's Newton solve.
 constexpr double kContactGradientReach_m = 0.01;
+// The most constraint rows (strings, stops, contacts and their held slips) active at once in the
+// rest pose's Newton system: kMaxActiveRowsPerJoint per joint and kMaxActiveRowsBase.
+constexpr int kMaxActiveRowsPerJoint = 4, kMaxActiveRowsBase = 64;
 
 // projectOntoStrings, and, with `touch`, out of every contact the configuration is inside by
 // more than tol_m.
@@ -57,6 +60,7 @@ bool projectOntoConstraints(const Model& model, Eigen::VectorXd& q, const Eigen:
   };
   Eigen::RowVectorXd gradient(nd);
   for (int it = 0; it < 100; ++it) {
+    throwIfCancelled("rest pose");
     const double worst = violation(q);
     if (worst <= tol_m) return true;
     // Least-norm Gauss-Newton step on the over-stretched strings' h = 0 and the penetrating
@@ -81,11 +85,18 @@ bool projectOntoConstraints(const Model& model, Eigen::VectorXd& q, const Eigen:
     }
     for (int k = 0; k < nd; ++k)
       if (!fixed.empty() && fixed[k]) J.col(k).setZero();
-    const Eigen::MatrixXd JJt = J * J.transpose();
-    const double reg = 1e-12 * (1.0 + JJt.diagonal().maxCoeff());
-    const Eigen::VectorXd step =
-        -J.transpose() *
-        (JJt + reg * Eigen::MatrixXd::Identity(JJt.rows(), JJt.cols())).ldlt().solve(h);
+    // The least-norm step J^T (J J^T + reg I)^-1 h; with more rows than joints (surfaces that
+    // coincide) the same step as (J^T J + reg I)^-1 J^T h, an n_d system.
+    const double reg = 1e-12 * (1.0 + (J.rows() ? J.rowwise().squaredNorm().maxCoeff() : 0.0));
+    Eigen::VectorXd step;
+    if (J.rows() <= nd) {
+      const Eigen::MatrixXd JJt = J * J.transpose();
+      step = -J.transpose() *
+             (JJt + reg * Eigen::MatrixXd::Identity(JJt.rows(), JJt.cols())).ldlt().solve(h);
+    } else {
+      const Eigen::MatrixXd JtJ = J.transpose() * J;
+      step = -(JtJ + reg * Eigen::MatrixXd::Identity(nd, nd)).ldlt().solve(J.transpose() * h);
+    }
     if (!step.allFinite() || step.cwiseAbs().maxCoeff() == 0.0) return false;
     // Backtrack until the worst over-stretch or penetration decreases.
     double alpha = 1.0;
@@ -281,6 +292,14 @@ RestPose computeRestPose(const ModelPtr& model_ptr, const Eigen::VectorXd& rho,
     for (int r = 0; r < ncon; ++r)
       if (touch->held(r) && !at_edge[r]) held.push_back(r);
     const int na = static_cast<int>(A.size()), m = na + 2 * static_cast<int>(held.size());
+    // Each Newton iteration factors a dense (n_d + m)^2 system: rows active at once beyond a
+    // few per joint are surfaces that coincide (stacked planes), and refused, not factored.
+    if (m > kMaxActiveRowsPerJoint * nd + kMaxActiveRowsBase) {
+      out.message = formatted("rest pose: %d constraint rows active at once (at most %d for %d "
+                              "joints): surfaces that coincide?",
+                              m, kMaxActiveRowsPerJoint * nd + kMaxActiveRowsBase, nd);
+      return out;
+    }
     bool converged = false;
     for (int it = 0; it < options.max_newton_iterations; ++it) {
       throwIfCancelled("rest pose");

@@ -5,6 +5,10 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "marionette/common/text.hpp"
+#include "marionette/models/cancel.hpp"
+#include "marionette/models/field_error.hpp"
+
 namespace marionette {
 
 RigTrajectory::RigTrajectory(double dt, const Eigen::VectorXd& rho) : dt_s(dt) {
@@ -18,6 +22,13 @@ void RigTrajectory::append(const Eigen::VectorXd& rho, const Eigen::VectorXd& rh
   velocity.conservativeResize(k + 1, Eigen::NoChange);
   position.row(k) = rho.transpose();
   velocity.row(k) = rho_dot.transpose();
+}
+
+int RigTrajectory::extend(int n) {
+  const int k = knots();
+  position.conservativeResize(k + n, Eigen::NoChange);
+  velocity.conservativeResize(k + n, Eigen::NoChange);
+  return k;
 }
 
 Eigen::VectorXd RigTrajectory::at(double t_s) const {
@@ -79,7 +90,13 @@ namespace {
 int moveSteps(const Model& model, const Eigen::VectorXd& delta, double dt, double slowdown) {
   const double T = quinticMoveDuration_s(model, delta);
   if (T == 0.0) return 0;
-  return std::max(2, static_cast<int>(std::ceil(T * std::max(1.0, slowdown) / dt)));
+  const double steps = std::ceil(T * std::max(1.0, slowdown) / dt);
+  if (!(steps <= kMaxMoveKnots))
+    throw FieldError("target", "a move of " + formatNumber(T * std::max(1.0, slowdown), 4) +
+                                   " s at steps of " + formatNumber(dt) + " s is " +
+                                   formatNumber(steps, 4) + " steps; at most " +
+                                   formatNumber(kMaxMoveKnots));
+  return std::max(2, static_cast<int>(steps));
 }
 
 }  // namespace
@@ -122,17 +139,28 @@ void appendMove(const Model& model, RigTrajectory& trajectory, const Eigen::Vect
   }
   for (int k = 1; k <= n; ++k) s[k] = s[k - 1] + 0.5 * (sdot[k - 1] + sdot[k]) * dt;
   const double scale = 1.0 / s[n];
+  const int first = trajectory.extend(n);
   for (int k = 1; k <= n; ++k) {
+    if ((k & 4095) == 0) throwIfCancelled("rig trajectory");
     const Eigen::VectorXd rho = k == n ? target : Eigen::VectorXd(start + delta * (s[k] * scale));
-    trajectory.append(rho, delta * (sdot[k] * scale));
+    trajectory.position.row(first + k - 1) = rho.transpose();
+    trajectory.velocity.row(first + k - 1) = (delta * (sdot[k] * scale)).transpose();
   }
 }
 
 void appendHold(RigTrajectory& trajectory, double seconds) {
   const Eigen::VectorXd rho = trajectory.lastPosition();
   const Eigen::VectorXd zero = Eigen::VectorXd::Zero(rho.size());
-  const int n = static_cast<int>(std::ceil(seconds / trajectory.dt_s - 1e-9));
-  for (int k = 0; k < n; ++k) trajectory.append(rho, zero);
+  const double steps = std::ceil(seconds / trajectory.dt_s - 1e-9);
+  if (!(steps <= kMaxMoveKnots))
+    throw FieldError("hold", "a hold of " + formatNumber(seconds) + " s at steps of " +
+                                 formatNumber(trajectory.dt_s) + " s is too long");
+  const int n = static_cast<int>(std::max(0.0, steps));
+  const int first = trajectory.extend(n);
+  for (int k = 0; k < n; ++k) {
+    trajectory.position.row(first + k) = rho.transpose();
+    trajectory.velocity.row(first + k) = zero.transpose();
+  }
 }
 
 }  // namespace marionette

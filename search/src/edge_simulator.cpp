@@ -3,6 +3,7 @@
 
 #include <cmath>
 
+#include "marionette/models/cancel.hpp"
 #include "marionette/models/rest_pose.hpp"
 
 namespace marionette::roadmap {
@@ -55,6 +56,9 @@ int EdgeSimulator::holdSteps(double factor) const {
 }
 
 bool EdgeSimulator::stepChecked(State& x, const Eigen::VectorXd& rho, EdgeCheck& out) {
+  // (A step that converges at once never polls inside the integrator: an edge of minutes would
+  // hold its caller past a deadline.)
+  if ((out.propagations & 255) == 0) throwIfCancelled("roadmap edge");
   ++out.propagations;
   if (vi_.step(x, rho, x) != StepStatus::Ok) return false;
   q_full_ << x.q, x.rho;

@@ -9,6 +9,8 @@
 #include <cmath>
 
 #include "goal_region.hpp"
+#include "marionette/common/text.hpp"
+#include "marionette/models/cancel.hpp"
 #include "marionette/models/field_error.hpp"
 #include "projection.hpp"
 #include "propagator.hpp"
@@ -20,6 +22,12 @@ namespace ob = ompl::base;
 namespace oc = ompl::control;
 
 namespace marionette {
+
+namespace {
+// The most steps a planner's path may expand to (an hour at 1 ms steps, 30 MB of a 16-input
+// trajectory): a path of a million controls is refused before it is built.
+constexpr long kMaxPathSteps = 3600000;
+}  // namespace
 
 struct TreeSearchSpace::Impl {
   TreeSearchProblem problem;
@@ -124,9 +132,32 @@ RigTrajectory TreeSearchSpace::rigTrajectory(const oc::PathControl& path) const 
   auto& readable = const_cast<oc::PathControl&>(path);
   const auto& controls = readable.getControls();
   const auto& durations = readable.getControlDurations();
+  // A planner's path (a plugin's too) is checked before it is expanded: each control held for at
+  // most the search's longest (every step of it was propagated), finite; at most
+  // kMaxPathSteps steps in all.
+  const int max_steps = impl_->problem.max_control_steps;
+  long total = 0;
+  for (std::size_t c = 0; c < controls.size(); ++c) {
+    const double steps = durations[c] / dt;
+    if (!(steps >= 0 && steps <= max_steps + 0.5))
+      throw FieldError("options.planner",
+                       formatted("the planner's path holds control %zu for %g s; a control "
+                                 "lasts at most %d steps of %g s",
+                                 c, durations[c], max_steps, dt));
+    const double* u = detail::values(controls[c]);
+    for (int j = 0; j < model.nk(); ++j)
+      if (!std::isfinite(u[j]))
+        throw FieldError("options.planner",
+                         formatted("the planner's path holds control %zu, not a number", c));
+    total += std::lround(steps);
+  }
+  if (total > kMaxPathSteps)
+    throw FieldError("options.planner", formatted("the planner's path is %ld steps; at most %ld",
+                                                  total, kMaxPathSteps));
   for (std::size_t c = 0; c < controls.size(); ++c) {
     const double* u = detail::values(controls[c]);
     const int steps = static_cast<int>(std::lround(durations[c] / dt));
+    throwIfCancelled("search path");
     for (int s = 0; s < steps; ++s) {
       rigStep(model, rho.data(), rhodot.data(), u, dt, rho.data(), rhodot.data());
       traj.append(rho, rhodot);

@@ -47,20 +47,28 @@ SearchResult searchTree(const TreeSearchProblem& problem, const TreeSearchOption
   {
     std::lock_guard<std::recursive_mutex> lock(detail::omplSeedMutex());
     ompl::RNG::setSeed(static_cast<std::uint_fast32_t>(space.nextSeed()));
+    // A registered factory's (a plugin's) planner may throw anything: the planner's failure,
+    // not a field of the request, and never the process's end.
     try {
       objects->planner = make(space, info);
+      if (!objects->planner)
+        throw FieldError("options.planner", "'" + options.planner + "' made no planner");
+      detail::applyParameters(*objects->planner, options.planner, options.parameters);
+      // What OMPL's SimpleSetup::setup does, in its order: the space, then the planner.
+      if (!space.spaceInformation()->isSetup()) space.spaceInformation()->setup();
+      objects->planner->setProblemDefinition(space.problemDefinition());
+      objects->planner->setup();
     } catch (const PlanCancelled&) {
       throw;
-    } catch (const std::exception& e) {  // a registered factory's: the planner, not a field
+    } catch (const FieldError&) {
+      throw;
+    } catch (const std::exception& e) {
       throw FieldError("options.planner", "'" + options.planner + "' could not be made: " + e.what());
+    } catch (...) {
+      throw FieldError("options.planner", "'" + options.planner +
+                                              "' could not be made: it threw something that is "
+                                              "not a std::exception");
     }
-    if (!objects->planner)
-      throw FieldError("options.planner", "'" + options.planner + "' made no planner");
-    detail::applyParameters(*objects->planner, options.planner, options.parameters);
-    // What OMPL's SimpleSetup::setup does, in its order: the space, then the planner.
-    if (!space.spaceInformation()->isSetup()) space.spaceInformation()->setup();
-    objects->planner->setProblemDefinition(space.problemDefinition());
-    objects->planner->setup();
   }
   ob::Planner& planner = *objects->planner;
   const SearchCounters& counters = space.counters();
@@ -85,7 +93,18 @@ SearchResult searchTree(const TreeSearchProblem& problem, const TreeSearchOption
     else stopped_by.clear();
     return !stopped_by.empty() || cancelRequested();
   });
-  const ob::PlannerStatus status = planner.solve(ptc);
+  ob::PlannerStatus status;
+  try {
+    status = planner.solve(ptc);
+  } catch (const PlanCancelled&) {
+    throw;
+  } catch (const std::exception& e) {
+    throw FieldError("options.planner", "'" + options.planner + "' failed: " + e.what());
+  } catch (...) {
+    throw FieldError("options.planner", "'" + options.planner +
+                                            "' failed: it threw something that is not a "
+                                            "std::exception");
+  }
   throwIfCancelled("tree search");
   SearchResult result;
   result.stopped_by = stopped_by.empty() ? "planner" : stopped_by;  // it ended on its own
@@ -104,8 +123,11 @@ SearchResult searchTree(const TreeSearchProblem& problem, const TreeSearchOption
   }
   result.found = true;
   if (pdef->hasExactSolution()) result.stats.best_goal_distance = pdef->getSolutionDifference();
-  const oc::PathControl path(*pdef->getSolutionPath()->as<oc::PathControl>());
-  result.inputs = space.rigTrajectory(path);
+  const auto* found = dynamic_cast<const oc::PathControl*>(pdef->getSolutionPath().get());
+  if (!found)
+    throw FieldError("options.planner", "'" + options.planner +
+                                            "' returned a path that is not a control path");
+  result.inputs = space.rigTrajectory(*found);
   return result;
 }
 

@@ -170,5 +170,8 @@ int main(int argc, char** argv) {
   } catch (const std::exception& e) {
     std::cerr << "marionette-server: " << e.what() << "\n" << kUsage;
     return 2;
+  } catch (...) {  // (a plugin's code may throw anything)
+    std::cerr << "marionette-server: failed: something that is not a std::exception was thrown\n";
+    return 1;
   }
 }

@@ -57,6 +57,10 @@ struct StageBounds {
 struct SceneLimits {
   static constexpr int kObstacles = 1000;
   static constexpr std::size_t kMeshTriangles = 500000;  // living-room: 20,848
+  // Obstacles the puppet may touch (contact: true, every plane's default): each is a contact row
+  // per contact point of the puppet in every step and rest pose (1,000 stacked planes asked for
+  // gigabytes of the contact mode problem).  The built-in scenes have at most 3.
+  static constexpr int kContactObstacles = 64;
 };
 
 class Scene {

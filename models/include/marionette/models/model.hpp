@@ -168,6 +168,11 @@ struct ModelLimits {
   static constexpr int kGeometry = 512;
   static constexpr int kAllowedCollisions = 4096;
 };
+// The longest move an input's limits may ask for (s): crossing its range on a quintic at its
+// max_speed and max_accel, or stopping from max_speed.  A model whose limits make a motion longer
+// is refused when it is built, not sampled step by step (a 1 mm/s winch made hour-long moves that
+// pinned the planners).  As long as the longest performance.
+constexpr double kMaxMove_s = 600.0;
 constexpr double kMaxGravity_mps2 = 1000.0;  // ~100 g: a model's gravity is in [0, this]
 constexpr double kMaxFriction = 10.0;  // a friction coefficient (model, scene) is in [0, this]
 

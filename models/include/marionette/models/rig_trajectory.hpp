@@ -26,6 +26,8 @@ struct RigTrajectory {
   int knots() const { return static_cast<int>(position.rows()); }
   double duration_s() const { return (knots() - 1) * dt_s; }
   void append(const Eigen::VectorXd& rho, const Eigen::VectorXd& rho_dot);
+  // n more knots (unset), allocated at once; the first new one's index.
+  int extend(int n);
   Eigen::VectorXd lastPosition() const { return position.row(knots() - 1).transpose(); }
   Eigen::VectorXd lastVelocity() const { return velocity.row(knots() - 1).transpose(); }
   // The setpoints at time t (held constant after the end).
@@ -42,9 +44,13 @@ void rigStep(const Model& model, const double* rho, const double* rho_dot, const
 
 // Knots that bring every rate to zero at max_accel (none if already stopped).
 void appendBrake(const Model& model, RigTrajectory& trajectory);
+// The most knots one move may take (kMaxMove_s at a 0.6 ms step): a longer one (a slowdown and
+// a step that stretch it) is refused, FieldError("target"), before anything is built.
+constexpr double kMaxMoveKnots = 1e6;
 // From a stopped last knot, a smooth move to target (n_k): the quintic time scaling
 // s = 10 tau^3 - 15 tau^4 + 6 tau^5, as fast as the speed and acceleration limits divided by
-// `slowdown` (>= 1) allow, in whole steps, ending stopped exactly at the target.
+// `slowdown` (>= 1) allow, in whole steps, ending stopped exactly at the target.  Allocated at
+// once, and cancellable (cancel.hpp).
 void appendMove(const Model& model, RigTrajectory& trajectory, const Eigen::VectorXd& target,
                 double slowdown = 1.1);
 // The shortest duration (s) of a quintic move by `delta` (n_k) with every variable within

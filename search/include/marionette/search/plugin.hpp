@@ -19,10 +19,12 @@ namespace marionette {
 // The name of the function a plugin defines.
 constexpr const char* kPluginEntryPoint = "marionette_register_planners";
 
-// Loads the plugin at `path` (dlopen; it stays loaded for the process's life), calls its entry
-// point and returns the names of the planners it registered, in order.  Throws FieldError
-// ("plugin") naming the path when it cannot be loaded, has no entry point, registers nothing, or
-// its entry point throws (what it registered before that stays registered).
+// Loads the plugin at `path` (a regular file: a FIFO, a device or a directory is refused without
+// waiting; dlopen, and it stays loaded for the process's life), calls its entry point and
+// returns the names of the planners it registered, in order.  Throws FieldError ("plugin")
+// naming the path when it cannot be loaded, has no entry point, registers nothing, or its entry
+// point throws anything, a std::exception or not (what it registered before that stays
+// registered).
 std::vector<std::string> loadPlannerPlugin(const std::string& path);
 
 }  // namespace marionette
