@@ -1555,6 +1555,15 @@ class WithholdingRig : public RigDriver {
   SimRig* sim_;
   std::uint32_t from_, to_;
 };
+
+// `poses` poses, no settle, measured for measure_s each: the moves, not the fit, under test.
+RigCalibrationOptions quickCalibration(int poses, double measure_s) {
+  RigCalibrationOptions o;
+  o.poses = poses;
+  o.settle_s = 0.0;
+  o.measure_s = measure_s;
+  return o;
+}
 }  // namespace
 
 // A calibration's moves go out under the operator's link options: with no lost acknowledgement
@@ -1562,10 +1571,7 @@ class WithholdingRig : public RigDriver {
 // allowed five, the same three lost ones pass.  (It built default options of its own before.)
 TEST(RigCalibration, ItsMovesStopAtTheOperatorsLinkLimits) {
   const ModelPtr model = loadModel("puppetcopter");
-  RigCalibrationOptions o;
-  o.poses = 2;
-  o.settle_s = 0.0;
-  o.measure_s = 0.5;
+  const RigCalibrationOptions o = quickCalibration(2, 0.5);
   LinkOptions strict;
   strict.max_consecutive_lost_acks = 0;
   WithholdingRig strict_rig(model, o.send_rate_hz, 20, 22);
@@ -1587,10 +1593,7 @@ TEST(RigCalibration, ItsMovesStopAtTheOperatorsLinkLimits) {
 // Held inputs stay where the rig has them through every calibration move.
 TEST(RigCalibration, HeldInputsNeverMove) {
   const ModelPtr model = loadModel("puppetcopter");
-  RigCalibrationOptions o;
-  o.poses = 3;
-  o.settle_s = 0.0;
-  o.measure_s = 0.3;
+  RigCalibrationOptions o = quickCalibration(3, 0.3);
   o.held = {"act_arm_l_yaw", "act_arm_l_pitch", "act_arm_l_len", "act_head_len"};
   struct Recorder : WithholdingRig {
     using WithholdingRig::WithholdingRig;
