@@ -1,10 +1,6 @@
 // SPDX-License-Identifier: BSD-3-Clause
 #include "predictive_feedback.hpp"
 
-#include <sys/resource.h>
-#include <sys/syscall.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <chrono>
 
@@ -167,9 +163,6 @@ void PredictiveFeedback::sent(int i, const State& x, const Eigen::VectorXd& befo
 }
 
 void PredictiveFeedback::work() {
-  // The send loop first: this thread (and what it starts) at the lowest priority (on Linux,
-  // nice is per thread).
-  ::setpriority(PRIO_PROCESS, static_cast<id_t>(::syscall(SYS_gettid)), 19);
   // The solve's evaluations poll this: a stop abandons it within an iteration.
   const CancelScope scope([this] { return cancel_.load(std::memory_order_relaxed); });
   std::unique_lock<std::mutex> lock(mutex_);

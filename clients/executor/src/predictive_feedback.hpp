@@ -10,8 +10,7 @@
 // next one is used); a solve not back by then is late (its result dropped); one that failed (or
 // threw) is counted and the setpoints are the plan's from its sample until a solve succeeds.  A
 // start that finds the worker still busy is skipped and counted.  Deterministic in the solver's
-// iterations as long as no solve is late and no start is skipped; the report counts both.  The
-// worker runs at the lowest priority (nice 19): the send loop comes first, by design.
+// iterations as long as no solve is late and no start is skipped; the report counts both.
 #pragma once
 
 #include <Eigen/Core>
