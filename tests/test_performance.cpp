@@ -673,5 +673,27 @@ TEST(Reach, TheMassIsHeldUnderTheRobotOverItsWholeBoxAndSwungBeyondIt) {
   }
 }
 
+TEST(Reach, SwingsOfSlowInputsAreCountedBeforeAnyIsSimulated) {
+  // A winch of 1 cm/s crosses the mass's 2 m box in 300 s (legal: under kMaxMove_s): 10,000
+  // swings of it would hold 1.5e8 samples; refused, naming the swings, before the first is
+  // simulated (which would take hours).
+  auto slow = std::make_shared<Model>(*loadModel("suspended-mass"));
+  for (KinematicVariable& kv : slow->kinematic) kv.max_speed = 0.01;
+  const auto collision =
+      std::make_shared<CollisionModel>(slow, loadScene("empty"), problemCollisionOptions());
+  ReachOptions o;
+  o.poses = 20;
+  o.swings = 10000;
+  try {
+    computeReach(collision, {"mass"}, o);
+    ADD_FAILURE() << "10,000 swings of a slow rig accepted";
+  } catch (const FieldError& e) {
+    EXPECT_EQ(e.field(), "options.swings");
+    EXPECT_NE(std::string(e.what()).find("at most 2000000"), std::string::npos) << e.what();
+  }
+  o.swings = 0;  // the held cloud alone is still there
+  EXPECT_EQ(computeReach(collision, {"mass"}, o).points[0].held_m.cols(), 20);
+}
+
 }  // namespace
 }  // namespace marionette

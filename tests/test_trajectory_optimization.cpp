@@ -613,6 +613,36 @@ TEST(OptimizePlan, APlanThatCannotBeImprovedComesBackUnchangedWithAMessage) {
 
 Plan planOf(const ModelPtr& model, const Eigen::MatrixXd& inputs, double rate_hz);
 
+TEST(OptimizePlan, APlanTooLongToOptimizeComesBackUnchangedSayingWhy) {
+  // 700 s of the planar arm at 50 Hz: its spline would hold 5,596 variables, its basis 35,001 x
+  // 2,803 entries (785 MB), the shooting problem's Hessian 250 MB.  Both methods return the plan
+  // as it is before anything is built; the limits' edges name what exceeds them.
+  const ModelPtr arm = loadModel("planar-arm");
+  PlanRequest req;
+  req.model = arm;
+  req.goal = GoalSpec::parse("q:theta1=0.3");
+  const Plan long_plan = planOf(arm, arm->defaultInputs().transpose().replicate(35001, 1), 50.0);
+  for (const auto method : {OptimizationMethod::Transcription, OptimizationMethod::Shooting}) {
+    OptimizationOptions o;
+    o.method = method;
+    const OptimizedPlan out = optimizePlan(req, long_plan, o);
+    EXPECT_FALSE(out.report.improved);
+    EXPECT_NE(out.report.message.find("too long to optimize"), std::string::npos)
+        << out.report.message;
+    EXPECT_NE(out.report.message.find("spline variables"), std::string::npos)
+        << out.report.message;
+    EXPECT_EQ(out.plan.inputs, long_plan.inputs);
+  }
+  EXPECT_EQ(optimizationTooLarge(2, 10.0, 50.0, 4.0), "");
+  EXPECT_NE(optimizationTooLarge(2, 700.0, 100.0, 0.1).find("70001 samples"), std::string::npos);
+  EXPECT_NE(optimizationTooLarge(1, 300.0, 50.0, 4.0).find("control points"), std::string::npos);
+  EXPECT_NE(optimizationTooLarge(9, 60.0, 50.0, 4.0).find("2142 spline variables"),
+            std::string::npos);
+  // The spline refuses a basis past the bound itself (a last line behind the check).
+  EXPECT_THROW(InputSpline(*arm, 700.0, 2800, 50.0, arm->defaultInputs()),
+               std::invalid_argument);
+}
+
 TEST(OptimizePlan, AGuessThatMissesItsGoalIsReplacedByAnExactPlanThoughItCostsMore) {
   // The start's inputs held 0.3 s (the CLI's straight-line guess, shorter): it misses the goal
   // and costs only its duration; any motion that reaches the goal costs more, and replaces it.

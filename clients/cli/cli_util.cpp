@@ -103,6 +103,8 @@ std::string flagMessage(const FieldError& e) {
       {"options.step_s", "--step"},
       {"options.parameters", "--param"},
       {"options.roadmap.vertices", "--roadmap-vertices"},
+      {"options.poses", "--poses"},    // reach's
+      {"options.swings", "--swings"},
       {"trace_points", "--points"},
       {"width_px", "--size"},
       {"chromium", "--chromium"},

@@ -127,8 +127,22 @@ Reach computeReach(const CollisionModelPtr& collision, const std::vector<std::st
     for (std::size_t k = 0; k < points.size(); ++k) held[k].push_back(stagePoint(points[k]));
   }
 
-  // Swung: from one held pose to another as fast as the limits let the rig, then held.
+  // Swung: from one held pose to another as fast as the limits let the rig, then held.  Their
+  // samples, counted before any is simulated, within kMaxSwungSamples.
   const int n_held = static_cast<int>(held_inputs.size());
+  double swung_samples = 0;
+  for (int s = 0; n_held >= 2 && s < o.swings; ++s) {
+    const double T = swingDuration(m, held_inputs[s % n_held],
+                                   held_inputs[(s + n_held / 2) % n_held], o.dt_s);
+    swung_samples += std::round((T + o.hold_s) / o.dt_s) + 1;
+  }
+  if (!(swung_samples <= ReachOptions::kMaxSwungSamples))
+    throw FieldError("options.swings",
+                     std::to_string(o.swings) + " swings at a " + formatNumber(o.dt_s) +
+                         " s step would hold " + formatNumber(swung_samples) +
+                         " samples a point, at most " +
+                         formatNumber(ReachOptions::kMaxSwungSamples) +
+                         ": ask for fewer swings or a larger step (slow inputs swing long)");
   for (int s = 0; n_held >= 2 && s < o.swings; ++s) {
     throwIfCancelled("reach");
     const Eigen::VectorXd& a = held_inputs[s % n_held];
@@ -138,6 +152,7 @@ Reach computeReach(const CollisionModelPtr& collision, const std::vector<std::st
     const int rows = static_cast<int>(std::lround(T / o.dt_s));
     schedule.values.resize(rows + 1, m.nk());
     for (int r = 0; r <= rows; ++r) {
+      if (r % 4096 == 0) throwIfCancelled("reach");
       const double x = static_cast<double>(r) / rows, smooth = x * x * (3 - 2 * x);
       schedule.times_s.push_back(r * o.dt_s);
       schedule.values.row(r) = (a + smooth * (b - a)).transpose();

@@ -5,6 +5,11 @@
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
+#include <string>
+
+#include "marionette/common/text.hpp"
+#include "marionette/models/cancel.hpp"
+#include "marionette/trajopt/trajectory_optimization.hpp"
 
 namespace marionette::detail {
 
@@ -28,13 +33,19 @@ InputSpline::InputSpline(const Model& model, double duration_s, int segments, do
       model_(&model) {
   if (segments < 3) throw std::invalid_argument("InputSpline: at least 3 segments");
   if (!(duration_s > 0) || !(rate_hz > 0)) throw std::invalid_argument("InputSpline: duration");
-  const int n = static_cast<int>(std::lround(duration_s * rate_hz));
+  const double rows = std::round(duration_s * rate_hz) + 1;
+  if (!(rows * (segments + 3.0) <= OptimizationLimits::kBasisEntries))
+    throw std::invalid_argument("InputSpline: " + formatNumber(rows) + " samples x " +
+                                std::to_string(segments + 3) + " control points exceed " +
+                                formatNumber(OptimizationLimits::kBasisEntries));
+  const int n = static_cast<int>(rows) - 1;
   const double T = n / rate_hz;  // the duration the samples span exactly
   spacing_s_ = T / segments;
   basis_.setZero(n + 1, segments + 3);
   weights_.assign(n + 1, {});
   active_.assign(n + 1, 0);
   for (int s = 0; s <= n; ++s) {
+    if (s % 1024 == 0) throwIfCancelled("plan optimization");
     const double x = (s / rate_hz) / spacing_s_;
     int i = std::min(static_cast<int>(std::floor(x)), segments - 1);
     const double w = std::min(1.0, x - i);

@@ -65,6 +65,23 @@ bool parseOptimizationMethod(const std::string& name, OptimizationMethod& out) {
 }
 
 
+std::string optimizationTooLarge(int inputs, double duration_s, double rate_hz,
+                                 double knots_per_s) {
+  using L = OptimizationLimits;
+  const double samples = std::round(duration_s * rate_hz) + 1;
+  const double segments = std::max(3.0, std::round(duration_s * knots_per_s));
+  const double variables = inputs * (segments - 2);
+  if (!(samples <= L::kSamples))
+    return formatNumber(samples) + " samples (at most " + formatNumber(L::kSamples) + ")";
+  if (!(variables <= L::kVariables))
+    return formatNumber(variables) + " spline variables (at most " +
+           formatNumber(L::kVariables) + ")";
+  if (!(samples * (segments + 3) <= L::kBasisEntries))
+    return formatNumber(samples) + " samples x " + formatNumber(segments + 3) +
+           " control points (at most " + formatNumber(L::kBasisEntries) + ")";
+  return {};
+}
+
 OptimizedPlan optimizePlan(const MotionProblem& request, const Plan& plan,
                            const OptimizationOptions& options, const ProgressFn& progress,
                            const CancelFn& cancelled) {
@@ -76,6 +93,12 @@ OptimizedPlan optimizePlan(const MotionProblem& request, const Plan& plan,
   OptimizationReport& report = out.report;
   if (plan.samples() < 2) {
     report.message = "nothing to optimize: the plan has no motion";
+    return out;
+  }
+  const std::string too_large = optimizationTooLarge(request.model->nk(), plan.duration_s(),
+                                                     plan.rate_hz, options.knots_per_s);
+  if (!too_large.empty()) {
+    report.message = "the plan is too long to optimize (" + too_large + "); it is unchanged";
     return out;
   }
   const CollisionModelPtr collision = collisionModelOf(request);

@@ -8,6 +8,7 @@
 #include <stdexcept>
 
 #include "marionette/common/text.hpp"
+#include "marionette/models/cancel.hpp"
 #include "marionette/models/rest_pose.hpp"
 
 namespace marionette::detail {
@@ -181,6 +182,7 @@ void TrajectoryProblem::inputCosts(const Eigen::MatrixXd& u, Eigen::MatrixXd* he
     }
   };
   for (int j = 0; j < m.nk(); ++j) {
+    throwIfCancelled("plan optimization");
     const KinematicVariable& kv = m.kinematic[j];
     const double speed_ref = std::isfinite(kv.max_speed) ? kv.max_speed : 1.0;
     const double jerk_ref = (std::isfinite(kv.max_accel) ? kv.max_accel : 10.0) / kTimeRef_s;

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <random>
 
+#include "marionette/models/cancel.hpp"
 #include "marionette/models/rig_trajectory.hpp"
 #include "marionette/problem/goal_rest_pose.hpp"
 #include "marionette/problem/verification.hpp"
@@ -19,6 +20,7 @@ Eigen::MatrixXd stretched(const Eigen::MatrixXd& samples, int rows) {
   if (rows == n || n < 2) return samples;
   Eigen::MatrixXd out(rows, samples.cols());
   for (int r = 0; r < rows; ++r) {
+    if (r % 4096 == 0) throwIfCancelled("plan optimization");
     const double x = rows > 1 ? r * (n - 1.0) / (rows - 1.0) : 0.0;
     const int i = std::min(static_cast<int>(x), n - 2);
     const double w = x - i;
@@ -31,6 +33,7 @@ Eigen::MatrixXd stretched(const Eigen::MatrixXd& samples, int rows) {
 // and multiples of the shortest comfortable transfer's (1.25 x the limits' bound), on the sample
 // grid, none shorter than that transfer or 0.2 s.
 std::vector<double> candidateDurations(const Model& model, double plan_duration_s, double rate_hz,
+                                       double knots_per_s,
                                        const Eigen::VectorXd& rho0, const Eigen::VectorXd& rho_end,
                                        const std::optional<Eigen::VectorXd>& goal_rest) {
   const double dt = 1.0 / rate_hz;
@@ -42,6 +45,7 @@ std::vector<double> candidateDurations(const Model& model, double plan_duration_
   auto add = [&](double T) {
     T = std::lround(T * rate_hz) / rate_hz;
     if (T < shortest - 0.5 / rate_hz) return;
+    if (!optimizationTooLarge(model.nk(), T, rate_hz, knots_per_s).empty()) return;
     for (double d : out)
       if (std::abs(d - T) < 0.5 / rate_hz) return;
     out.push_back(T);
@@ -223,8 +227,9 @@ WarmStarts searchWarmStarts(const MotionProblem& request, const CollisionModelPt
     starts.push_back({violation == 0 && at.minClearance() > 0, std::max(0.1, violation),
                       at.cost().total(), &at, std::move(z), name, std::move(end_rest)});
   };
-  for (double duration_s : candidateDurations(*model, plan_duration_s, plan.rate_hz, rho0,
-                                              rho_end, out.goal_rest)) {
+  for (double duration_s : candidateDurations(*model, plan_duration_s, plan.rate_hz,
+                                              options.knots_per_s, rho0, rho_end,
+                                              out.goal_rest)) {
     if (duration_s == plan_duration_s)
       out.problems.push_back(std::move(problem));
     else

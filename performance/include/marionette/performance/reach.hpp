@@ -35,6 +35,9 @@ struct ReachOptions {
   int skip = 20;        // Halton points skipped first (another value: another spread)
   double hold_s = 1.0;  // the hold after a swing, in [0, 10] s
   double dt_s = 0.02;   // the swing's step and sampling, in [0.001, 0.1] s
+  // The most samples the swings may hold a point (48 MB of it): more swings, longer ones (slow
+  // inputs) or a finer dt_s that would exceed it are refused before the first swing.
+  static constexpr double kMaxSwungSamples = 2e6;
 };
 
 struct PointReach {

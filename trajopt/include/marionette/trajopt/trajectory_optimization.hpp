@@ -88,6 +88,20 @@ struct OptimizationOptions {
   double knots_per_s = 4.0;   // B-spline segments per second of motion (at least 3 in all)
 };
 
+// The largest motion optimized (docs/service.md, limits): a longer plan comes back unchanged,
+// its report saying why, and longer candidate durations are not tried.  The spline's input
+// Hessian is dense in its variables (8 n^2 bytes, 32 MB at the bound), its basis dense in samples x
+// control points (80 MB at the bound).
+struct OptimizationLimits {
+  static constexpr int kVariables = 2048;          // inputs x free control points
+  static constexpr double kSamples = 60000;        // a 600 s performance at 100 Hz
+  static constexpr double kBasisEntries = 1e7;     // samples x control points
+};
+// Empty when a motion of duration_s at rate_hz with knots_per_s spline segments a second fits
+// the limits; otherwise what exceeds them.
+std::string optimizationTooLarge(int inputs, double duration_s, double rate_hz,
+                                 double knots_per_s);
+
 struct OptimizationReport {
   bool improved = false;  // false: the plan came back unchanged (`message` says why)
   std::string method;     // e.g. "ipopt single shooting, cubic B-spline inputs, 14 segments"
