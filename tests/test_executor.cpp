@@ -1451,7 +1451,6 @@ TEST(SimRig, APushAtAPointGivesItThatVelocityAndOneItCannotTakeIsRefused) {
   PushedMass pm;
   const ModelPtr& mass = pm.mass;
   const double rate_hz = PushedMass::rate_hz;
-  const auto& rig = pm.rig;
   SimRig* sim = pm.sim;
   ASSERT_NE(sim, nullptr);
   const Eigen::VectorXd& rho = pm.rho;

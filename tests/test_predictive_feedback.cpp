@@ -7,6 +7,9 @@
 // sample is late, counted and dropped; a start due while the worker is busy is skipped, counted.
 #include <gtest/gtest.h>
 
+#include <pthread.h>
+#include <sched.h>
+
 #include <atomic>
 #include <chrono>
 #include <future>
@@ -18,6 +21,7 @@
 #include "marionette/models/model_io.hpp"
 #include "marionette/models/rest_pose.hpp"
 #include "predictive_feedback.hpp"
+#include "send_priority.hpp"
 
 namespace marionette::executor {
 namespace {
@@ -249,6 +253,34 @@ TEST(PredictiveFeedback, AStopAbandonsTheSolveUnderWay) {
   }  // (the destructor joins the worker at once)
   EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 10.0);
   EXPECT_EQ(calls, 1);
+}
+
+// The send loop runs above every normal thread while it streams, where the system permits it,
+// and says why not where it does not; its thread's policy comes back afterwards.
+TEST(SendPriority, RaisesTheLoopsThreadWherePermittedAndGivesItBack) {
+  int before_policy = -1;
+  sched_param before{};
+  ASSERT_EQ(pthread_getschedparam(pthread_self(), &before_policy, &before), 0);
+  {
+    const SendPriority priority;
+    int policy = -1;
+    sched_param now{};
+    ASSERT_EQ(pthread_getschedparam(pthread_self(), &policy, &now), 0);
+    if (priority.realTime()) {
+      EXPECT_EQ(policy, SCHED_RR);
+      EXPECT_EQ(now.sched_priority, SendPriority::kRealTimePriority);
+      EXPECT_EQ(priority.description(), "real-time (SCHED_RR 40)");
+    } else {
+      EXPECT_EQ(policy, before_policy);
+      EXPECT_NE(priority.description().find("not permitted"), std::string::npos)
+          << priority.description();
+    }
+  }
+  int after_policy = -1;
+  sched_param after{};
+  ASSERT_EQ(pthread_getschedparam(pthread_self(), &after_policy, &after), 0);
+  EXPECT_EQ(after_policy, before_policy);
+  EXPECT_EQ(after.sched_priority, before.sched_priority);
 }
 
 }  // namespace

@@ -17,6 +17,7 @@
 #include "marionette/common/text.hpp"
 #include "marionette/models/field_error.hpp"
 #include "marionette/models/input_limits.hpp"
+#include "send_priority.hpp"
 
 namespace marionette::executor {
 
@@ -142,6 +143,8 @@ ExecuteReport execute(RigDriver& rig, const Stream& stream, const ExecuteOptions
       std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(
           o.ack_timeout_s > 0 ? o.ack_timeout_s : std::max(0.1, 3 * period_s)));
   if (o.keep_send_lateness) rep.late_ms.reserve(stream.rows.rows());
+  const SendPriority priority;  // (until the loop's HOLD is out)
+  rep.send_priority = priority.description();
 
   // The rows in order: the first pass, then for each further loop the way back and the play.
   struct Cursor {

@@ -136,22 +136,15 @@ void PredictiveFeedback::sent(int i, const State& x, const Eigen::VectorXd& befo
     }
   }
   now_ = i;
-  // The setpoints from rho_{i-1} to rho_t as they are expected to go out, and the estimate
-  // predicted through them.
-  std::vector<Eigen::VectorXd> rows = {before_last, last, sent};
-  for (int k = i + 2; k <= t; ++k) rows.push_back(expected(k));
-  State at = x, next = predictor_.makeState();
-  for (int k = i + 1; k <= t; ++k) {
-    if (predictor_.step(at, rows[static_cast<std::size_t>(k - i + 1)], next) != StepStatus::Ok)
-      return;  // (no prediction: no solve this tick)
-    at = next;
-  }
+  // The setpoints from rho_{i-1} to rho_t as they are expected to go out: the estimate is
+  // predicted through them on the worker (lead_ integrator steps: at 1 kHz, a quarter second's
+  // worth, which in the tick would hold up the frames that follow it).
   Job job;
   job.target = t;
-  job.x = at;
-  job.before.resize(2, model_->nk());
-  job.before.row(0) = rows[static_cast<std::size_t>(t - 1 - i + 1)].transpose();
-  job.before.row(1) = rows[static_cast<std::size_t>(t - 2 - i + 1)].transpose();
+  job.from = i;
+  job.x = x;
+  job.rows = {before_last, last, sent};
+  for (int k = i + 2; k <= t; ++k) job.rows.push_back(expected(k));
   job.warm = warmFrom(t);
   {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -160,6 +153,22 @@ void PredictiveFeedback::sent(int i, const State& x, const Eigen::VectorXd& befo
     ++stats_.started;
   }
   wake_.notify_all();
+}
+
+bool PredictiveFeedback::predict(const Job& job, State& at, Eigen::MatrixXd& before) {
+  // rows[r] is the setpoint of sample from - 1 + r.
+  const int i = job.from, t = job.target;
+  at = job.x;
+  State next = predictor_.makeState();
+  for (int k = i + 1; k <= t; ++k) {
+    if (predictor_.step(at, job.rows[static_cast<std::size_t>(k - i + 1)], next) != StepStatus::Ok)
+      return false;
+    at = next;
+  }
+  before.resize(2, model_->nk());
+  before.row(0) = job.rows[static_cast<std::size_t>(t - i)].transpose();
+  before.row(1) = job.rows[static_cast<std::size_t>(t - i - 1)].transpose();
+  return true;
 }
 
 void PredictiveFeedback::work() {
@@ -176,8 +185,12 @@ void PredictiveFeedback::work() {
     Result r;
     r.target = job.target;
     try {
-      r.solve = solve_(job.target, job.x, job.before, job.warm);
-      r.ok = !r.solve.failed;
+      State x;
+      Eigen::MatrixXd before;
+      if (predict(job, x, before)) {  // (else failed: the plan's setpoints from its sample)
+        r.solve = solve_(job.target, x, before, job.warm);
+        r.ok = !r.solve.failed;
+      }
     } catch (...) {
       r.ok = false;  // (counted as failed: the plan's setpoints; or abandoned at a stop)
     }

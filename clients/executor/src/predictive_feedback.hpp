@@ -4,7 +4,8 @@
 // in the latest solution.  Solves start every `period` samples (at i = 0, period, 2 period, ...);
 // one started at plan sample i is for sample t = i + lead: from the estimate at i predicted
 // through the setpoints that will go out until t (the solutions in force or back and waiting
-// for their samples, else the plan's), its rig history those setpoints.  With a period shorter
+// for their samples, else the plan's), its rig history those setpoints; the prediction is the
+// worker's (the tick only copies the setpoints), and one that fails counts as a failed solve.  With a period shorter
 // than the lead, solves overlap in what they cover: each starts from what the ones before it
 // will send.  At sample t its solution is used if it has arrived (its inputs from t on, until the
 // next one is used); a solve not back by then is late (its result dropped); one that failed (or
@@ -84,7 +85,7 @@ class PredictiveFeedback {
   std::vector<State> reference_;
   Solver solve_;
   int lead_, period_;
-  VariationalIntegrator predictor_;
+  VariationalIntegrator predictor_;  // the worker's
   Eigen::MatrixXd solution_;  // rows for samples solution_from_, ...
   int solution_from_ = 0;
   std::vector<Result> back_;  // back, waiting for their samples (in order)
@@ -93,10 +94,14 @@ class PredictiveFeedback {
 
   // The worker's job and result, under mutex_.
   struct Job {
-    int target = -1;
-    State x;
-    Eigen::MatrixXd before, warm;
+    int target = -1, from = -1;         // solved for sample target, started at sample from
+    State x;                            // the estimate at `from`
+    std::vector<Eigen::VectorXd> rows;  // the setpoints of samples from - 1 .. target
+    Eigen::MatrixXd warm;
   };
+  // On the worker: the estimate predicted to the job's target through its setpoints and the
+  // rig's two setpoints before it (false: a step failed).
+  bool predict(const Job& job, State& at, Eigen::MatrixXd& rig_before);
   std::mutex mutex_;
   std::condition_variable wake_;
   bool busy_ = false, have_job_ = false, have_result_ = false, stopping_ = false;

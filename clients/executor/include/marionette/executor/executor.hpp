@@ -170,6 +170,9 @@ struct ExecuteReport {
   Eigen::VectorXd last_sent;
   std::vector<double> late_ms;  // per frame: send time minus its deadline
   double elapsed_s = 0.0;
+  // The send loop's priority: "real-time (SCHED_RR 40)" where the system permits it, else
+  // "normal (...)" saying why (the MPC's worker always runs at the process's own).
+  std::string send_priority;
 };
 
 // "" when `frame` (n_k) may follow `last` and `before_last` at rate_hz: finite, within each
