@@ -63,6 +63,28 @@ int main(int argc, char** argv) {
   write("roadmap_file", "planar-arm.roadmap", fileText(roadmap_path));
   fs::remove(roadmap_path);
 
+  // Contact-rich scenes (a model byte, then the scene): the built-in ones under each puppet, 1,000
+  // stacked planes (the scene that took the server to 7 GB) and 64 coincident ones (the most a
+  // scene may let the puppet touch).
+  for (const char* scene : {"empty", "table", "window", "pillars"})
+    for (const char model : {'0', '1'})
+      write("contact_scene", std::string(scene) + "-" + model,
+            model + fileText(scenes_dir + "/" + scene + ".yaml"));
+  const std::string plane =
+      "  - {name: p{i}, plane: {normal: [0, 0, 1], offset: 0.0{i}}, contact: true}\n";
+  write("contact_scene", "stacked-1000", "1name: stacked\nobstacles:\nrepeat: 1000\n" + plane);
+  write("contact_scene", "coincident-64",
+        "0name: coincident\nobstacles:\nrepeat: 64\n"
+        "  - {name: p{i}, plane: {normal: [0, 0, 1], offset: 0.2}, contact: true}\n");
+  // Model limits: x's range, max_speed and max_accel, then L's; 1 mm/s winches and slower, hour-
+  // long moves refused at load, and the slowest legal ones.
+  write("model_limits", "builtin", "-0.4 0.6 0.5 4 0.05 1 0.5 4");
+  for (const char* speed : {"1e-6", "1e-5", "1e-3", "0.0032", "0.5"})
+    write("model_limits", std::string("speed-") + speed,
+          std::string("-0.4 0.6 ") + speed + " 4 0.05 1 " + speed + " 4");
+  write("model_limits", "accel-1e-9", "-0.4 0.6 0.5 1e-9");
+  write("model_limits", "range-1e300", "-1e300 1e300 0.5 4");
+
   // A rig file for PuppetCopter, and the protocol's frames.
   const ModelPtr copter = loadModel("puppetcopter");
   std::ostringstream rig;

@@ -493,6 +493,61 @@ class HostileClient(unittest.TestCase):
         self.stub.Plan(prm, metadata=AUTH, timeout=60)
         self.assert_healthy()
 
+    # ---- 10, 11: contact-rich scenes and slow inputs --------------------------------------------
+
+    def test_10_a_contact_rich_scene_asks_for_bounded_work(self):
+        def planes(count, offset):
+            return "name: stacked\nobstacles:\n" + "".join(
+                f"  - {{name: p{i}, plane: {{normal: [0, 0, 1], offset: {offset(i)}}}, "
+                f"contact: true}}\n" for i in range(count))
+        # 1,000 stacked planes (an 80 KB scene: 17 s and 3.3 GB a call, then SIGSEGV in the
+        # LCP): refused at once, naming the 65th obstacle the puppet may touch.
+        t0 = time.monotonic()
+        request = self.inline_simulate(scene_yaml=planes(1000, lambda i: 0.001 * i))
+        request.model.name = "puppetcopter"
+        self.refused(self.stub.Simulate, request,
+                     contains=["scene.yaml:", "obstacles[64].contact", "at most 64"])
+        self.assertLess(time.monotonic() - t0, 5)
+        # The most a scene may hold, all where the puppet hangs: an answer or the deadline, the
+        # worker let go with it.
+        request = self.inline_simulate(scene_yaml=planes(64, lambda i: 0.2))
+        request.model.name = "puppetcopter"
+        after = len(self.log)
+        try:
+            self.stub.Simulate(request, metadata=AUTH, timeout=5)
+        except grpc.RpcError as e:
+            self.assertIn(e.code(), (INVALID, grpc.StatusCode.DEADLINE_EXCEEDED), e.details())
+        self.assertLessEqual(self.handler_ms("Simulate", after), 5400)
+        self.assert_healthy()
+
+    def test_11_slow_inputs_ask_for_bounded_work(self):
+        with open(os.path.join(SRC, "models", "builtin", "planar-arm.yaml")) as f:
+            arm = f.read()
+        def slow(speed):
+            return arm.replace("max_speed: 0.5", f"max_speed: {speed}")
+        prm = pb.PlanRequest(planner="prm", seed=1, time_limit_s=60)
+        prm.goal.joints.values["theta1"] = 0.3
+        prm.goal.tolerance = 0.1
+        # A 1 mm/s winch and slower: hour-long moves (both workers pinned for 40 s, 1 GB in the
+        # optimizer, `optimize` out of memory): refused at load, naming the limit.
+        for speed in ("1e-6", "1e-5", "1e-3"):
+            with self.subTest(speed=speed):
+                prm.model.yaml = slow(speed)
+                t0 = time.monotonic()
+                self.refused(self.stub.Plan, prm,
+                             contains=["model.yaml:", "kinematic[0].max_speed", "at most 600 s"])
+                self.assertLess(time.monotonic() - t0, 5)
+        # The slowest legal limits (x crosses its range in 586 s): the roadmap and the optimizer
+        # stop at the deadline and let the worker go.
+        prm.model.yaml = slow("0.0032")
+        after = len(self.log)
+        try:
+            self.stub.Plan(prm, metadata=AUTH, timeout=10)
+        except grpc.RpcError as e:
+            self.assertEqual(e.code(), grpc.StatusCode.DEADLINE_EXCEEDED, e.details())
+        self.assertLessEqual(self.handler_ms("Plan", after), 10400)
+        self.assert_healthy()
+
     def test_99_memory_returns_within_its_bound(self):
         self.assert_healthy()
         # Memory is handed back once a second, after the calls still finishing (a loaded machine

@@ -50,6 +50,10 @@ bool optimizeUnlessRaw(const Args& a) {
 }
 
 void printOptimization(const OptimizationReport& r, std::ostream& os) {
+  if (r.method.empty()) {  // (returned before a method ran: no motion, too long)
+    os << "  not optimized: " << r.message << '\n';
+    return;
+  }
   os << "  optimized (" << r.method << "): " << r.iterations << " iterations, " << r.evaluations
      << " rollouts, " << formatted("%.2f s", r.time_s);
   // An improved plan's report still says what cut the solve short (the wall-clock cap).

@@ -94,7 +94,12 @@ int VariationalIntegrator::Impl::modesFromLcp() {
   }
 
   const Eigen::VectorXd a0 = H.solve(-residual_free_);
-  const Eigen::MatrixXd YG = H.solve(G1.transpose()), YF = H.solve(F1.transpose());
+  // (No columns, no solve: Eigen's permutation of an empty right-hand side offsets a null
+  // pointer, undefined behaviour that UBSan reports -- fuzz/contact_scene found it.)
+  const Eigen::MatrixXd YG = nk > 0 ? Eigen::MatrixXd(H.solve(G1.transpose()))
+                                    : Eigen::MatrixXd(nd_, 0);
+  const Eigen::MatrixXd YF = nf > 0 ? Eigen::MatrixXd(H.solve(F1.transpose()))
+                                    : Eigen::MatrixXd(nd_, 0);
   const int n = nk + nf * (V + 1);
   Eigen::MatrixXd M = Eigen::MatrixXd::Zero(n, n);
   Eigen::VectorXd q = Eigen::VectorXd::Zero(n);

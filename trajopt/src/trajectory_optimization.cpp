@@ -98,7 +98,7 @@ OptimizedPlan optimizePlan(const MotionProblem& request, const Plan& plan,
   const std::string too_large = optimizationTooLarge(request.model->nk(), plan.duration_s(),
                                                      plan.rate_hz, options.knots_per_s);
   if (!too_large.empty()) {
-    report.message = "the plan is too long to optimize (" + too_large + "); it is unchanged";
+    report.message = "the plan is too long to optimize (" + too_large + ")";
     return out;
   }
   const CollisionModelPtr collision = collisionModelOf(request);
