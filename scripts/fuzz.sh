@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # Builds the fuzz targets (clang, libFuzzer, AddressSanitizer + UndefinedBehaviorSanitizer) into
 # build-fuzz/ and runs each one from its seed corpus (built-in files and generated seeds, in
-# build-fuzz/corpus/<target>/; what a run finds is kept there).  docs/testing.md has the figures.
+# build-fuzz/corpus/<target>/; what a run finds is kept there).  docs/testing.md: what each asserts.
 #   scripts/fuzz.sh [--seconds S | --runs N] [--jobs J] [TARGET...]
 #     --seconds S   each target for S seconds (default 60)
 #     --runs N      each target for N executions instead

@@ -3,6 +3,7 @@
 // planner gets (the same as the built-in ones'), the benchmark accepting it, and the propagation
 // budget that keeps a failing search a function of its seed.
 #include <gtest/gtest.h>
+#include <ompl/base/PlannerStatus.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <ompl/base/goals/GoalSampleableRegion.h>
@@ -127,6 +128,14 @@ TEST(Registry, SyclopOnTheProjectionGridPlansAndRepeats) {
   EXPECT_EQ(a.outcome, PlanOutcome::Exact) << a.message;
   ASSERT_EQ(a.samples(), b.samples());
   EXPECT_EQ((a.inputs - b.inputs).cwiseAbs().maxCoeff(), 0.0);
+  EXPECT_EQ(a.stats.search_ended, "goal");
+  // A point goal offers Syclop no goal states: it ends on its own, saying why (the benchmark
+  // logs it as OMPL's INVALID_GOAL, not as a timeout).
+  PlanRequest point = planarArmRequest("outside-syclop", 1);
+  point.goal = GoalSpec::parse("point:tip=0.2,0,0.6;radius=0.05");
+  const Plan none = planMotion(point);
+  EXPECT_EQ(none.outcome, PlanOutcome::NotFound);
+  EXPECT_EQ(none.stats.search_ended, "Invalid goal") << none.message;
 }
 
 // The search's own space, as a planner gets it: bounds of the right size, a valid start whose
@@ -225,6 +234,61 @@ TEST(Benchmark, RegisteredAndUnknownPlannersAreLoggedAndSummarized) {
   ASSERT_EQ(rows.size(), 3u);
   EXPECT_EQ(rows[2].planner, "from-a-plugin-not-here");
   EXPECT_EQ(rows[2].runs, 1);
+}
+
+// Each run's status in the OMPL log is what happened, as Planner Arena reads it (OMPL's
+// PlannerStatus): a time limit or a propagation budget is a timeout, a planner that ended on its
+// own gives its own status, a planner that threw is a crash, the roadmap without a path an abort.
+TEST(Benchmark, EachRunsStatusInTheLogIsWhatHappened) {
+  ProblemRuns runs;
+  runs.problem = findBenchmarkProblem("planar-arm-empty");
+  PlannerRuns tree;
+  tree.planner = "rrt";
+  auto run = [](PlanOutcome outcome, const std::string& ended, bool error = false) {
+    BenchmarkRun r;
+    r.outcome = outcome;
+    r.stats.search_ended = ended;
+    r.error = error;
+    return r;
+  };
+  tree.runs = {run(PlanOutcome::Exact, "goal"), run(PlanOutcome::Approximate, "time limit"),
+               run(PlanOutcome::NotFound, "time limit"), run(PlanOutcome::NotFound, "propagations"),
+               run(PlanOutcome::NotFound, "Invalid goal"), run(PlanOutcome::NotFound, "Invalid start"),
+               run(PlanOutcome::NotFound, "", true)};
+  PlannerRuns roadmap;
+  roadmap.planner = "prm";
+  roadmap.runs = {run(PlanOutcome::NotFound, "")};
+  runs.planners = {tree, roadmap};
+  std::ostringstream log;
+  writeOmplBenchmarkLog(runs, log);
+  // The status column of every run line, in order.
+  std::istringstream in(log.str());
+  std::vector<int> statuses;
+  int status_column = -1, columns = 0, remaining = 0;
+  for (std::string line; std::getline(in, line);) {
+    if (line.find(" properties for each run") != std::string::npos) {
+      columns = std::stoi(line);
+      for (int c = 0; c < columns; ++c) {
+        std::getline(in, line);
+        if (line == "status ENUM") status_column = c;
+      }
+      std::getline(in, line);
+      remaining = std::stoi(line);  // "N runs"
+      continue;
+    }
+    if (remaining > 0) {
+      --remaining;
+      std::vector<std::string> values;
+      std::istringstream fields(line);
+      for (std::string v; std::getline(fields, v, ';');) values.push_back(v);
+      ASSERT_GT(static_cast<int>(values.size()), status_column) << line;
+      statuses.push_back(std::stoi(values[status_column]));
+    }
+  }
+  using S = ompl::base::PlannerStatus;
+  EXPECT_EQ(statuses, (std::vector<int>{S::EXACT_SOLUTION, S::APPROXIMATE_SOLUTION, S::TIMEOUT,
+                                        S::TIMEOUT, S::INVALID_GOAL, S::INVALID_START, S::CRASH,
+                                        S::ABORT}));
 }
 
 // A plugin registers its planners when loaded; what it registered plans as the built-in planner

@@ -39,15 +39,22 @@ bool isRoadmap(const PlannerRuns& pr) {
   return info && info->kind == SearchKind::Roadmap;
 }
 
+// What happened, as Planner Arena reads it: a plan's outcome; without one, a time limit or a
+// propagation budget is a timeout, a planner that ended on its own gives its own status (an
+// invalid goal or start, ...), the roadmap's query with no path is an abort.
 int omplStatus(const BenchmarkRun& run) {
   using S = ompl::base::PlannerStatus;
   if (run.error) return S::CRASH;
   switch (run.outcome) {
     case PlanOutcome::Exact: return S::EXACT_SOLUTION;
     case PlanOutcome::Approximate: return S::APPROXIMATE_SOLUTION;
-    case PlanOutcome::NotFound: return S::TIMEOUT;
+    case PlanOutcome::NotFound: break;
   }
-  return S::UNKNOWN;
+  const std::string& ended = run.stats.search_ended;
+  if (ended == "time limit" || ended == "propagations") return S::TIMEOUT;
+  for (int s = S::UNKNOWN; s < S::TYPE_COUNT; ++s)
+    if (ended == S(static_cast<S::StatusType>(s)).asString()) return s;
+  return S::ABORT;
 }
 
 double median(std::vector<double> v) {

@@ -108,6 +108,7 @@ SearchResult searchTree(const TreeSearchProblem& problem, const TreeSearchOption
   throwIfCancelled("tree search");
   SearchResult result;
   result.stopped_by = stopped_by.empty() ? "planner" : stopped_by;  // it ended on its own
+  result.stats.search_ended = stopped_by.empty() ? status.asString() : stopped_by;
   result.stats.planning_time_s = secondsSince(t_start);
   result.stats.propagations = counters.propagations;
   result.stats.collision_checks = counters.collision_checks;

@@ -128,7 +128,8 @@ ScalarFields<S> statisticsScalars(S& s) {
           {"edges_validated", &s.edges_validated},
           {"edges_rejected", &s.edges_rejected},
           {"roadmap_build_time_s", &s.roadmap_build_time_s},
-          {"best_goal_distance", &s.best_goal_distance}};
+          {"best_goal_distance", &s.best_goal_distance},
+          {"search_ended", &s.search_ended}};
 }
 
 template <class Q>
