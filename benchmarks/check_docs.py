@@ -8,10 +8,10 @@ minutes), optionally `<!-- check_docs: quick, quiet -->` for a figure that only 
 gives (run, and a mismatch is reported but does not fail).  In the block:
 
 - a line that starts a command (`build/bin/...`, `marionette`, `python3`, ...; continued with a
-  trailing backslash) is run from a scratch folder that links the repository's top-level entries,
-  with `build/bin/` made absolute; a trailing `# comment` is not part of it; a command ending in
-  `&` is started in the background (a server: its `--listen` port waited for) and stopped after
-  the block;
+  trailing backslash; `VAR=value` words before it set in its environment) is run from a scratch
+  folder that links the repository's top-level entries; a trailing `# comment` is not part of
+  it; a command ending in `&` is started in the background (a server: its `--listen` port, else
+  127.0.0.1:50051, waited for) and stopped after the block;
 - the `#` comment lines right after a command are what it prints: each must match one line of its
   output, in order, where `...` stands for anything and the rest is compared exactly (numbers as
   printed; runs of spaces as one).
@@ -35,7 +35,9 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MARK = re.compile(r"<!--\s*check_docs:\s*(quick|slow)\s*(,\s*quiet\s*)?-->")
-COMMAND_START = re.compile(r"^(build/bin/|marionette|python3 |ompl_benchmark_statistics )")
+COMMAND_START = re.compile(r"^([A-Z_]+=\S+ )*(build/bin/|marionette|python3 |/usr/bin/python3 |"
+                           r"ompl_benchmark_statistics )")
+DEFAULT_LISTEN = "127.0.0.1:50051"  # marionette-server's, without --listen
 
 
 class Example:
@@ -95,15 +97,14 @@ def parse(path):
 
 
 def matches(expected, line):
-    parts = [re.escape(" ".join(p.split())) for p in expected.split("...")]
-    return re.fullmatch(".*".join(parts), " ".join(line.split())) is not None
+    """`line` is what the docs show as `# expected` (a printed `#` line shows as it is)."""
+    pattern = ".*".join(re.escape(" ".join(p.split())) for p in expected.split("..."))
+    return any(re.fullmatch(pattern, " ".join(text.split())) is not None
+               for text in (line, line[1:] if line.startswith("#") else line))
 
 
 def wait_for_port(command, seconds=60):
-    m = re.search(r"--listen\s+([\w.]+):(\d+)", command)
-    if not m:
-        time.sleep(1)
-        return
+    m = re.search(r"--listen\s+([\w.]+):(\d+)", command + " --listen " + DEFAULT_LISTEN)
     end = time.monotonic() + seconds
     while time.monotonic() < end:
         with socket.socket() as s:
@@ -125,13 +126,17 @@ def run(example, build, timeout_s):
         try:
             for line, command, in_background, expected in example.steps:
                 argv = shlex.split(command)
+                env = dict(os.environ)
+                while argv and re.fullmatch(r"[A-Z_]+=\S*", argv[0]):  # VAR=value before it
+                    name, _, value = argv.pop(0).partition("=")
+                    env[name] = value
                 if in_background:
-                    background.append(subprocess.Popen(argv, cwd=scratch,
+                    background.append(subprocess.Popen(argv, cwd=scratch, env=env,
                                                        stdout=subprocess.DEVNULL,
                                                        stderr=subprocess.DEVNULL))
                     wait_for_port(command)
                     continue
-                p = subprocess.run(argv, cwd=scratch, capture_output=True, text=True,
+                p = subprocess.run(argv, cwd=scratch, env=env, capture_output=True, text=True,
                                    timeout=timeout_s)
                 output = (p.stdout + p.stderr).split("\n")
                 if p.returncode != 0:
