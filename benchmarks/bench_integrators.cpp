@@ -28,6 +28,9 @@ using namespace marionette;
 
 namespace {
 
+// The over-stretch beyond which a run is reported diverged (the built-in puppets are ~1 m tall).
+constexpr double kDivergedStretch_m = 1.0;
+
 struct Result {
   std::string model, integrator, status = "ok";
   double dt = 0, us_per_step = 0, us_min = 0, newton = 0, max_violation = 0, dE_hold = 0,
@@ -70,6 +73,13 @@ Result run(const ModelPtr& m, IntegratorKind kind, double dt, double duration, i
     r.dE_hold = e_last - e_hold_start;
     r.span_hold = e_max - e_min;
     r.energy_scale = std::abs(s.energy_start_J);
+    // A run that never failed a step can still have left the physics: a string a metre longer
+    // than itself (the suspended mass under Euler at 1/30 s: 2.75e13 m) is a divergence.
+    if (!(r.max_violation <= kDivergedStretch_m) || !std::isfinite(r.span_hold)) {
+      std::ostringstream os;
+      os << "diverged: a string over-stretched by " << r.max_violation << " m";
+      r.status = os.str();
+    }
   } catch (const SimulationError& e) {
     std::ostringstream os;
     os << "failed: " << e.what();
