@@ -180,13 +180,16 @@ class InstalledPrefix(unittest.TestCase):
                 "2", "--planners", "est,syclop-rrt", "--time-limit", "20", "--out", out, env=env)
         self.assertIn("planar-arm-empty syclop-rrt: 2/2 exact", p.stdout)
         self.assertIn("planar-arm-empty est: 2/2 exact", p.stdout)
-        # On a point goal Syclop finds no goal region: the run ends at once and its log says so
+        # Point goals: on the table Syclop gets rest states that meet the hand's goal and plans;
+        # behind the pillars no rest pose meets arm3d's, and its run is logged as what it is
         # (OMPL's INVALID_GOAL, 2), not a timeout.
         point = os.path.join(self.tmp, "custom-point")
-        p = run(os.path.join(build, "custom_planner"), "--problems", "puppetcopter-table",
-                "--runs", "1", "--planners", "syclop-rrt", "--raw", "--out", point, env=env)
-        self.assertIn("puppetcopter-table syclop-rrt: 0/1 exact", p.stdout)
-        with open(os.path.join(point, "puppetcopter-table.log")) as f:
+        p = run(os.path.join(build, "custom_planner"), "--problems",
+                "puppetcopter-table,arm3d-pillars", "--runs", "1", "--planners", "syclop-rrt",
+                "--time-limit", "30", "--raw", "--out", point, env=env)
+        self.assertIn("puppetcopter-table syclop-rrt: 1/1 exact", p.stdout)
+        self.assertIn("arm3d-pillars syclop-rrt: 0/1 exact", p.stdout)
+        with open(os.path.join(point, "arm3d-pillars.log")) as f:
             log = f.read().split("\n")
         status = log.index("status ENUM") - log.index("29 properties for each run") - 1
         line = log[log.index("1 runs") + 1]

@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <ompl/base/goals/GoalSampleableRegion.h>
+#include <ompl/base/spaces/RealVectorStateSpace.h>
 #include <ompl/control/planners/rrt/RRT.h>
 #include <ompl/control/planners/syclop/SyclopRRT.h>
 
@@ -45,6 +46,12 @@ void registerOutsidePlanners() {
     PlannerInfo syclop;
     syclop.name = "outside-syclop";
     syclop.log_name = "control_SyclopRRT";
+    registerPlanner(syclop, [](const TreeSearchSpace& space, const PlannerInfo&) {
+      return std::make_shared<ompl::control::SyclopRRT>(space.spaceInformation(),
+                                                        projectionGrid(space, 8));
+    });
+    syclop.name = "outside-syclop-goals";  // the same, asking for a point goal's states
+    syclop.goal_states = 4;
     registerPlanner(syclop, [](const TreeSearchSpace& space, const PlannerInfo&) {
       return std::make_shared<ompl::control::SyclopRRT>(space.spaceInformation(),
                                                         projectionGrid(space, 8));
@@ -136,6 +143,60 @@ TEST(Registry, SyclopOnTheProjectionGridPlansAndRepeats) {
   const Plan none = planMotion(point);
   EXPECT_EQ(none.outcome, PlanOutcome::NotFound);
   EXPECT_EQ(none.stats.search_ended, "Invalid goal") << none.message;
+  // Asking for goal states (PlannerInfo::goal_states), it gets rest states that meet the goal,
+  // reaches it, and the same seed gives the same plan.
+  point.options.planner = "outside-syclop-goals";
+  const Plan reached = planMotion(point), again = planMotion(point);
+  EXPECT_EQ(reached.outcome, PlanOutcome::Exact) << reached.message;
+  EXPECT_EQ(reached.stats.search_ended, "goal");
+  ASSERT_EQ(reached.samples(), again.samples());
+  EXPECT_EQ((reached.inputs - again.inputs).cwiseAbs().maxCoeff(), 0.0);
+}
+
+// The goal states a point goal offers when a planner asks: valid states of the space, each
+// meeting the goal (within the region's aimed tolerance) at rest, the same ones for the same
+// seed; none for a goal no rest pose meets; asking does not count the goal as reached.
+TEST(SearchSpace, APointGoalOffersRestStatesThatMeetItWhenAsked) {
+  const ModelPtr model = loadModel("planar-arm");
+  TreeSearchProblem p;
+  p.collision = std::make_shared<CollisionModel>(model, loadScene("empty"));
+  const StartState rest = resolveStart(model, model->defaultInputs(), StartSpec{});
+  p.q0 = rest.q;
+  p.qdot0 = rest.qdot;
+  p.rho0 = model->defaultInputs();
+  p.goal = GoalSpec::parse("point:tip=0.2,0,0.6;radius=0.05");
+  p.seed = 7;
+  auto offered = [&](const TreeSearchProblem& problem, std::vector<std::vector<double>>* out) {
+    TreeSearchSpace space(problem);
+    auto goal = std::dynamic_pointer_cast<ompl::base::GoalSampleableRegion>(
+        space.problemDefinition()->getGoal());
+    EXPECT_EQ(goal->maxSampleCount(), 0u);  // none until asked
+    const int n = space.offerGoalStates(3);
+    EXPECT_EQ(goal->maxSampleCount(), static_cast<unsigned>(n));
+    EXPECT_FALSE(space.counters().goal_reached);
+    const auto& si = space.spaceInformation();
+    ompl::base::State* s = si->allocState();
+    for (int k = 0; k < 3 * n; ++k) {
+      goal->sampleGoal(s);
+      EXPECT_TRUE(si->isValid(s));
+      double distance = 0;
+      EXPECT_TRUE(goal->isSatisfied(s, &distance)) << distance;
+      const double* x = s->as<ompl::base::RealVectorStateSpace::StateType>()->values;
+      out->emplace_back(x, x + space.layout().dim());
+      for (int i = 0; i < model->nk(); ++i)  // at rest: the rig still
+        EXPECT_EQ(x[space.layout().rhoDot() + i], 0.0);
+    }
+    si->freeState(s);
+    return n;
+  };
+  std::vector<std::vector<double>> first, second;
+  EXPECT_GE(offered(p, &first), 1);
+  offered(p, &second);
+  EXPECT_EQ(first, second);
+  // A point out of the arm's reach: no rest state meets it, none offered.
+  p.goal = GoalSpec::parse("point:tip=0.2,0,3;radius=0.05");
+  std::vector<std::vector<double>> none;
+  EXPECT_EQ(offered(p, &none), 0);
 }
 
 // The search's own space, as a planner gets it: bounds of the right size, a valid start whose

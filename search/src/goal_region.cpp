@@ -67,7 +67,8 @@ bool GoalRegion::isSatisfied(const ob::State* s, double* distance) const {
 }
 
 unsigned int GoalRegion::maxSampleCount() const {
-  return eval_.spec().kind == GoalSpec::Kind::Point ? 0u : std::numeric_limits<unsigned>::max();
+  return eval_.spec().kind == GoalSpec::Kind::Point ? static_cast<unsigned>(goal_states_.size())
+                                                   : std::numeric_limits<unsigned>::max();
 }
 
 // Brakes the rig from s (the zero control: slewing to rest at max acceleration, as appendBrake)
@@ -90,6 +91,13 @@ bool GoalRegion::brakesSafely(const ob::State* s) const {
 
 void GoalRegion::sampleGoal(ob::State* s) const {
   double* x = values(s);
+  if (eval_.spec().kind == GoalSpec::Kind::Point) {
+    if (goal_states_.empty()) throw ompl::Exception("a point goal offers no goal states");
+    const auto& g = goal_states_[static_cast<std::size_t>(
+        rng_.uniformInt(0, static_cast<int>(goal_states_.size()) - 1))];
+    std::copy(g.begin(), g.end(), x);
+    return;
+  }
   const auto& b = si_->getStateSpace()->as<ob::RealVectorStateSpace>()->getBounds();
   const double tol = eval_.tolerance();
   for (int i = 0; i < layout_.nd; ++i) {

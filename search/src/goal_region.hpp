@@ -4,12 +4,15 @@
 // end that way, so the verifying re-simulation covers exactly what is checked here).  Joint and
 // rest goals offer goal states for goal bias (targets within the tolerance, other joints anywhere
 // in their limits, the puppet still); a point goal would need inverse kinematics of a hanging
-// puppet, so it offers none.
+// puppet, so it offers only the rest states TreeSearchSpace::offerGoalStates found (none unless
+// a planner asked for them: PlannerInfo::goal_states).
 #pragma once
 
 #include <ompl/base/goals/GoalSampleableRegion.h>
 #include <ompl/control/SpaceInformation.h>
 #include <ompl/util/RandomNumbers.h>
+
+#include <vector>
 
 #include "marionette/models/dynamics.hpp"
 #include "marionette/plan/goal.hpp"
@@ -32,6 +35,9 @@ class GoalRegion : public ompl::base::GoalSampleableRegion {
   unsigned int maxSampleCount() const override;
   void sampleGoal(ompl::base::State* s) const override;
   bool brakesSafely(const ompl::base::State* s) const;
+  // Point goals: the states sampleGoal offers (each a state of the space, meeting the goal);
+  // none until set, as a point goal has no closed form.
+  void setGoalStates(std::vector<std::vector<double>> states) { goal_states_ = std::move(states); }
 
  private:
   ompl::control::SpaceInformation* csi_;
@@ -46,6 +52,7 @@ class GoalRegion : public ompl::base::GoalSampleableRegion {
   mutable Eigen::VectorXd rhodot_;
   mutable ompl::base::State* brake_[2];
   ompl::control::Control* stop_;
+  std::vector<std::vector<double>> goal_states_;
 };
 
 }  // namespace marionette::detail

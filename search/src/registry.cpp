@@ -140,6 +140,8 @@ void registerPlanner(PlannerInfo info, TreePlannerFactory make) {
     throw FieldError("planner.max_control_steps", "must be within [2, 1000]");
   if (!(info.point_cell_m > 0 && info.point_cell_m <= 1))
     throw FieldError("planner.point_cell_m", "must be within (0, 1] m");
+  if (!(info.goal_states >= 0 && info.goal_states <= 64))
+    throw FieldError("planner.goal_states", "must be within [0, 64]");
   if (info.log_name.empty()) info.log_name = "control_" + info.name;
   info.built_in = false;
   Registry& r = registry();

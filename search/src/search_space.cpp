@@ -7,11 +7,16 @@
 #include <ompl/base/ScopedState.h>
 
 #include <cmath>
+#include <optional>
+#include <random>
+#include <vector>
 
 #include "goal_region.hpp"
 #include "marionette/common/text.hpp"
 #include "marionette/models/cancel.hpp"
 #include "marionette/models/field_error.hpp"
+#include "marionette/models/integrator.hpp"
+#include "marionette/problem/goal_rest_pose.hpp"
 #include "projection.hpp"
 #include "propagator.hpp"
 #include "seeding.hpp"
@@ -122,6 +127,54 @@ const ob::ProjectionEvaluatorPtr& TreeSearchSpace::projection() const {
 }
 const SearchCounters& TreeSearchSpace::counters() const { return impl_->counters; }
 std::uint_fast32_t TreeSearchSpace::nextSeed() const { return impl_->seeds(); }
+
+int TreeSearchSpace::offerGoalStates(int count) {
+  Impl& m = *impl_;
+  auto* region = dynamic_cast<detail::GoalRegion*>(m.pdef->getGoal().get());
+  if (!region || m.problem.goal.kind != GoalSpec::Kind::Point || count <= 0) return 0;
+  const Model& model = *m.model;
+  CollisionChecker checker(m.problem.collision);
+  GoalSpec aimed = m.problem.goal;  // as the region aims: a tenth inside the tolerance
+  aimed.tolerance = 0.9 * m.problem.goal.effectiveTolerance();
+  GoalEvaluator goal(m.model, aimed);
+  IntegratorOptions dynamics;
+  dynamics.dt_s = m.problem.step_s;
+  VariationalIntegrator vi(m.model, dynamics);
+  std::mt19937_64 rng(m.seeds());
+  const Eigen::VectorXd still = Eigen::VectorXd::Zero(model.nk());
+  const auto in_time = [] { return !cancelRequested(); };
+  std::vector<std::vector<double>> states;
+  // From rest poses of inputs drawn over their ranges (the start's where a range is unbounded),
+  // down to the goal; a bounded number of tries, each a few rest-pose solves.
+  for (int attempt = 0; attempt < 4 * count && static_cast<int>(states.size()) < count;
+       ++attempt) {
+    throwIfCancelled("goal states");
+    Eigen::VectorXd rho = m.problem.rho0;
+    for (int j = 0; j < model.nk(); ++j) {
+      const KinematicVariable& v = model.kinematic[j];
+      if (std::isfinite(v.lower) && std::isfinite(v.upper))
+        rho[j] = std::uniform_real_distribution<double>(v.lower, v.upper)(rng);
+    }
+    const std::optional<RestVertex> from = restVertex(m.model, checker, rho, nullptr);
+    if (!from) continue;
+    std::optional<RestVertex> at =
+        descendToGoal(m.model, checker, goal, *from, 0.5 * aimed.tolerance, in_time);
+    if (!at) at = randomDescent(m.model, checker, goal, *from, 0.5 * aimed.tolerance, rng, in_time);
+    if (!at) continue;
+    std::vector<double> x(m.layout.dim());
+    m.layout.write(vi.stateFromVelocity(at->q, Eigen::VectorXd::Zero(model.nd()), at->rho),
+                   still.data(), x.data());
+    ob::ScopedState<> state(m.si->getStateSpace());
+    std::copy(x.begin(), x.end(), detail::values(state.get()));
+    // (Not isSatisfied: that would count the goal as reached by the search, and end it.)
+    if (m.si->isValid(state.get()) && region->measure(state.get()).satisfied &&
+        region->brakesSafely(state.get()))
+      states.push_back(std::move(x));
+  }
+  const int found = static_cast<int>(states.size());
+  region->setGoalStates(std::move(states));
+  return found;
+}
 
 RigTrajectory TreeSearchSpace::rigTrajectory(const oc::PathControl& path) const {
   const Model& model = *impl_->model;

@@ -43,6 +43,7 @@ SearchResult searchTree(const TreeSearchProblem& problem, const TreeSearchOption
     ~DropLater() { detail::dropLater(std::move(objects)); }
   } drop{objects};
   objects->space = std::make_unique<TreeSearchSpace>(problem);
+  if (info.goal_states > 0) objects->space->offerGoalStates(info.goal_states);
   const TreeSearchSpace& space = *objects->space;
   {
     std::lock_guard<std::recursive_mutex> lock(detail::omplSeedMutex());

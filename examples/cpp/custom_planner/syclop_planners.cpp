@@ -17,6 +17,9 @@ void registerSyclop(const std::string& name, const std::string& log_name) {
   info.name = name;
   info.log_name = log_name;  // its name in OMPL's logs and Planner Arena
   info.source = "Syclop (Plaku, Kavraki & Vardi, IEEE T-RO 2010)";
+  // Syclop leads its tree to the decomposition's regions of goal states: a point goal's come
+  // from the search (rest states that meet it), joint goals' from their own samples.
+  info.goal_states = 4;
   mt::registerPlanner(info, [](const mt::TreeSearchSpace& space, const mt::PlannerInfo&) {
     return std::make_shared<Syclop>(space.spaceInformation(), mt::projectionGrid(space, 10));
   });

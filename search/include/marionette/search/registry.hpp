@@ -44,6 +44,11 @@ struct PlannerInfo {
   // Johnson & Murphey, ICRA 2007: the built-in planners' factories set it; a registered
   // planner's factory may use it.
   double goal_bias = 0.1;
+  // Point goals: how many rest states meeting the goal the search finds and offers as goal
+  // samples before the planner is made (TreeSearchSpace::offerGoalStates), for a planner that
+  // needs them (Syclop locates the goal's regions from goal samples).  The built-in planners take
+  // none: their searches do not sample point goals.
+  int goal_states = 0;
   bool built_in = true;  // false for a registered planner
 };
 

@@ -56,7 +56,7 @@ class TreeSearchSpace {
   // information must not outlive the TreeSearchSpace.
   const ompl::control::SpaceInformationPtr& spaceInformation() const;
   // The start state and the goal region (an ompl::base::GoalSampleableRegion: it offers goal
-  // states for joint and rest goals, none for point goals).
+  // states for joint and rest goals, and for point goals those offerGoalStates found).
   const ompl::base::ProblemDefinitionPtr& problemDefinition() const;
   // Goal-variable coordinates (joint goals: 2-3 joints) or the goal point and the puppet's speed
   // (point goals: 4 coordinates); cell sizes set.
@@ -65,6 +65,13 @@ class TreeSearchSpace {
   // The next seed of the request's sequence: a planner's own samplers seeded from it keep the
   // search a function of the request's seed.
   std::uint_fast32_t nextSeed() const;
+
+  // Point goals: finds up to `count` rest states of the puppet that meet the goal (collision-free,
+  // braking safely), from rest poses of inputs drawn from the request's seed (at most 4 x count
+  // tries), and offers them as the goal region's samples; returns how many.  Joint and rest goals
+  // offer samples already (0).  The search calls it for a planner whose PlannerInfo::goal_states
+  // asks (Syclop locates the goal's regions from such states).  Throws PlanCancelled.
+  int offerGoalStates(int count);
 
   // The rig's motion along a path of this space: its controls replayed through the rig model
   // (rigStep) at the integration step, then braked to a stop and held, as every plan ends.
