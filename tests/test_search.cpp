@@ -71,6 +71,18 @@ PlanRequest planarArmRequest(const std::string& planner, unsigned long seed) {
   return req;
 }
 
+// The planar arm at rest at its default inputs, on the empty stage (the goal left to the test).
+TreeSearchProblem planarArmAtRest() {
+  const ModelPtr model = loadModel("planar-arm");
+  TreeSearchProblem p;
+  p.collision = std::make_shared<CollisionModel>(model, loadScene("empty"));
+  const StartState rest = resolveStart(model, model->defaultInputs(), StartSpec{});
+  p.q0 = rest.q;
+  p.qdot0 = rest.qdot;
+  p.rho0 = model->defaultInputs();
+  return p;
+}
+
 std::string fieldOf(const std::function<void()>& f) {
   try {
     f();
@@ -157,13 +169,8 @@ TEST(Registry, SyclopOnTheProjectionGridPlansAndRepeats) {
 // meeting the goal (within the region's aimed tolerance) at rest, the same ones for the same
 // seed; none for a goal no rest pose meets; asking does not count the goal as reached.
 TEST(SearchSpace, APointGoalOffersRestStatesThatMeetItWhenAsked) {
-  const ModelPtr model = loadModel("planar-arm");
-  TreeSearchProblem p;
-  p.collision = std::make_shared<CollisionModel>(model, loadScene("empty"));
-  const StartState rest = resolveStart(model, model->defaultInputs(), StartSpec{});
-  p.q0 = rest.q;
-  p.qdot0 = rest.qdot;
-  p.rho0 = model->defaultInputs();
+  TreeSearchProblem p = planarArmAtRest();
+  const ModelPtr model = p.collision->modelPtr();
   p.goal = GoalSpec::parse("point:tip=0.2,0,0.6;radius=0.05");
   p.seed = 7;
   auto offered = [&](const TreeSearchProblem& problem, std::vector<std::vector<double>>* out) {
@@ -202,13 +209,8 @@ TEST(SearchSpace, APointGoalOffersRestStatesThatMeetItWhenAsked) {
 // The search's own space, as a planner gets it: bounds of the right size, a valid start whose
 // momentum is that of rest, the goal region a sampleable one for a joint goal.
 TEST(SearchSpace, IsTheProblemAsEveryPlannerGetsIt) {
-  const ModelPtr model = loadModel("planar-arm");
-  TreeSearchProblem p;
-  p.collision = std::make_shared<CollisionModel>(model, loadScene("empty"));
-  const StartState rest = resolveStart(model, model->defaultInputs(), StartSpec{});
-  p.q0 = rest.q;
-  p.qdot0 = rest.qdot;
-  p.rho0 = model->defaultInputs();
+  TreeSearchProblem p = planarArmAtRest();
+  const ModelPtr model = p.collision->modelPtr();
   p.goal = GoalSpec::parse(findBenchmarkProblem("planar-arm-empty").goal);
   const TreeSearchSpace space(p);
   const StateLayout& L = space.layout();
