@@ -30,6 +30,25 @@ struct SearchObjects {
   ~SearchObjects() { planner.reset(); }
 };
 
+// Runs `work` (a planner's code, maybe a plugin's): a cancel passes through, as does a
+// FieldError when keep_field_errors; anything else thrown becomes
+// FieldError("options.planner", "'NAME' WHAT: ...").
+template <class Work>
+void asPlannerFailure(const std::string& name, const char* what, bool keep_field_errors,
+                      Work&& work) {
+  try {
+    work();
+  } catch (const PlanCancelled&) {
+    throw;
+  } catch (const std::exception& e) {
+    if (keep_field_errors && dynamic_cast<const FieldError*>(&e)) throw;
+    throw FieldError("options.planner", "'" + name + "' " + what + ": " + e.what());
+  } catch (...) {
+    throw FieldError("options.planner", "'" + name + "' " + what +
+                                            ": it threw something that is not a std::exception");
+  }
+}
+
 }  // namespace
 
 SearchResult searchTree(const TreeSearchProblem& problem, const TreeSearchOptions& options) {
@@ -50,7 +69,7 @@ SearchResult searchTree(const TreeSearchProblem& problem, const TreeSearchOption
     ompl::RNG::setSeed(static_cast<std::uint_fast32_t>(space.nextSeed()));
     // A registered factory's (a plugin's) planner may throw anything: the planner's failure,
     // not a field of the request, and never the process's end.
-    try {
+    asPlannerFailure(options.planner, "could not be made", /*keep_field_errors=*/true, [&] {
       objects->planner = make(space, info);
       if (!objects->planner)
         throw FieldError("options.planner", "'" + options.planner + "' made no planner");
@@ -59,17 +78,7 @@ SearchResult searchTree(const TreeSearchProblem& problem, const TreeSearchOption
       if (!space.spaceInformation()->isSetup()) space.spaceInformation()->setup();
       objects->planner->setProblemDefinition(space.problemDefinition());
       objects->planner->setup();
-    } catch (const PlanCancelled&) {
-      throw;
-    } catch (const FieldError&) {
-      throw;
-    } catch (const std::exception& e) {
-      throw FieldError("options.planner", "'" + options.planner + "' could not be made: " + e.what());
-    } catch (...) {
-      throw FieldError("options.planner", "'" + options.planner +
-                                              "' could not be made: it threw something that is "
-                                              "not a std::exception");
-    }
+    });
   }
   ob::Planner& planner = *objects->planner;
   const SearchCounters& counters = space.counters();
@@ -95,17 +104,8 @@ SearchResult searchTree(const TreeSearchProblem& problem, const TreeSearchOption
     return !stopped_by.empty() || cancelRequested();
   });
   ob::PlannerStatus status;
-  try {
-    status = planner.solve(ptc);
-  } catch (const PlanCancelled&) {
-    throw;
-  } catch (const std::exception& e) {
-    throw FieldError("options.planner", "'" + options.planner + "' failed: " + e.what());
-  } catch (...) {
-    throw FieldError("options.planner", "'" + options.planner +
-                                            "' failed: it threw something that is not a "
-                                            "std::exception");
-  }
+  asPlannerFailure(options.planner, "failed", /*keep_field_errors=*/false,
+                   [&] { status = planner.solve(ptc); });
   throwIfCancelled("tree search");
   SearchResult result;
   result.stopped_by = stopped_by.empty() ? "planner" : stopped_by;  // it ended on its own
