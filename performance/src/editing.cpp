@@ -64,6 +64,13 @@ struct RowWriter {
     out.times_s.push_back(t);
     ++next;
   }
+  // Frame f of `m` at time t (m's columns are the output's).
+  void addFrame(double t, const TargetMotion& m, int f) {
+    if (out.positions_m.cols() > 0) out.positions_m.row(next) = m.positions_m.row(f);
+    if (out.values.cols() > 0) out.values.row(next) = m.values.row(f);
+    out.times_s.push_back(t);
+    ++next;
+  }
   // The rows not written are dropped.
   void finish() {
     out.positions_m.conservativeResize(next, Eigen::NoChange);
@@ -102,7 +109,7 @@ TargetMotion sliceTargets(const TargetMotion& m, double from_s, double to_s) {
   rows.add(0.0, rowAt(m.times_s, m.positions_m, a), rowAt(m.times_s, m.values, a));
   for (int f = 0; f < m.frames(); ++f)
     if (m.times_s[f] > a + 1e-9 && m.times_s[f] < b - 1e-9)
-      rows.add(m.times_s[f] - a, m.positions_m.row(f), m.values.row(f));
+      rows.addFrame(m.times_s[f] - a, m, f);
   rows.add(b - a, rowAt(m.times_s, m.positions_m, b), rowAt(m.times_s, m.values, b));
   rows.finish();
   return out;
@@ -173,7 +180,7 @@ TargetMotion joinTargets(const std::vector<const TargetMotion*>& parts, double b
       offset_s = end + blend_s;
     }
     for (int f = 0; f < d.frames(); ++f)
-      rows.add(offset_s + d.times_s[f], d.positions_m.row(f), d.values.row(f));
+      rows.addFrame(offset_s + d.times_s[f], d, f);
     offset_s += d.times_s.back();
     previous = part;
   }
