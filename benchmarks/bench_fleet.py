@@ -4,10 +4,11 @@
 (`marionette bench planners`, 1 and 2 threads: the machine's ceiling) and as a fleet sweep
 (`--server`) over 1, 2 and 3 marionette-server processes of one worker each, in alternating
 rounds; plans per second, each against the in-process 2-thread ceiling.  Every fleet sweep's log
-is checked against the round's in-process one (every field but the clock's).
+is checked against the round's in-process one (every field but the clock's).  The plans are the
+searches alone (`--raw`): the fleet's cost, not the optimizer's; `--optimize` optimizes each.
 
   benchmarks/bench_fleet.py [--build build] [--rounds 3] [--runs 40]
-      [--problem arm3d-pillars-past] [--planner kpiece]
+      [--problem arm3d-pillars-past] [--planner kpiece] [--optimize]
 """
 import argparse
 import os
@@ -38,6 +39,7 @@ def main():
     parser.add_argument("--runs", type=int, default=40)
     parser.add_argument("--problem", default="arm3d-pillars-past")
     parser.add_argument("--planner", default="kpiece")
+    parser.add_argument("--optimize", action="store_true")
     a = parser.parse_args()
     build = os.path.abspath(a.build)
     servers = [start_server(build, "--workers", "1", "--max-queue", "4") for _ in range(3)]
@@ -56,6 +58,8 @@ def main():
                     else:
                         fleet = ",".join(target for _, target in servers[:n])
                         extra = ["--server", fleet, "--parallel", str(2 * n)]
+                    if not a.optimize:
+                        extra = extra + ["--raw"]
                     rates[name].append(sweep(build, out, a.problem, a.planner, a.runs, extra))
                     log = comparable(os.path.join(out, a.problem + ".log"))
                     if n is None and local_flags[1] == "1":
@@ -70,7 +74,8 @@ def main():
         for proc, _ in servers:
             stop_server(proc)
     ceiling = statistics.median(rates["in-process, 2 threads"])
-    print(f"\n{a.runs} plans per sweep ({a.problem}, {a.planner}, seeds 1..{a.runs}), "
+    what = "each optimized" if a.optimize else "the searches alone"
+    print(f"\n{a.runs} plans per sweep ({a.problem}, {a.planner}, seeds 1..{a.runs}, {what}), "
           f"{a.rounds} alternating rounds; every log equal to the in-process one\n")
     print("| setting | plans/s (median) | rounds | of the in-process ceiling |")
     print("| --- | ---: | --- | ---: |")

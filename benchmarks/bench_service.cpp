@@ -33,6 +33,7 @@
 #include <vector>
 
 #include "marionette/environments/scene.hpp"
+#include "marionette/environments/scene_contacts.hpp"
 #include "marionette/models/model_io.hpp"
 #include "marionette/models/simulation.hpp"
 #include "marionette/planner/planner.hpp"
@@ -84,6 +85,7 @@ v1::PlanRequest planRequest(const ModelPtr& arm) {
       s.q[arm->variableIndex("theta1")] + 0.3;
   r.set_time_limit_s(10.0);
   r.set_seed(1);
+  r.set_raw(true);  // the search alone, as planMotion in process: the same work both ways
   return r;
 }
 
@@ -103,6 +105,7 @@ v1::PlanRequest pointGoalRequest(const char* model, const char* scene, const cha
   r.mutable_goal()->set_tolerance(tolerance_m);
   r.set_time_limit_s(time_limit_s);
   r.set_seed(1);
+  r.set_raw(true);  // the search alone: the service's cost, not the optimizer's
   return r;
 }
 
@@ -277,6 +280,7 @@ int main(int argc, char** argv) {
   SimulationOptions so;
   so.dt_s = 0.02;
   so.duration_s = 1.0;
+  so.contacts = sceneContacts(*pc, Scene{});  // as the server's: the links touch each other
   const std::function<void()> local_sim_once = [&] {
     std::vector<Eigen::VectorXd> qs;
     simulate(pc, schedule, so, [&](const SimulationRow& r) {
