@@ -1,0 +1,123 @@
+// SPDX-License-Identifier: BSD-3-Clause
+#include "block_tridiagonal_ldlt.hpp"
+
+#include <Eigen/Dense>
+#include <stdexcept>
+
+namespace marionette::detail {
+
+void BlockTridiagonalLdlt::setStructure(const std::vector<int>& sizes,
+                                        std::vector<std::vector<int>> coupled_rows,
+                                        std::vector<std::vector<int>> coupled_columns) {
+  const std::size_t M = sizes.size();
+  if (coupled_rows.size() != M || coupled_columns.size() != M)
+    throw std::invalid_argument("block tridiagonal: one coupling per stage");
+  sizes_ = sizes;
+  offsets_.assign(M + 1, 0);
+  for (std::size_t k = 0; k < M; ++k) offsets_[k + 1] = offsets_[k] + sizes[k];
+  total_ = offsets_[M];
+  rows_ = std::move(coupled_rows);
+  columns_ = std::move(coupled_columns);
+  if (M > 0) rows_[0].clear(), columns_[0].clear();
+  A_.resize(M);
+  C_.resize(M);
+  S_.resize(M);
+  factors_.resize(M);
+  for (std::size_t k = 0; k < M; ++k) {
+    A_[k].setZero(sizes[k], sizes[k]);
+    C_[k].setZero(static_cast<Eigen::Index>(rows_[k].size()),
+                  static_cast<Eigen::Index>(columns_[k].size()));
+    for (int r : rows_[k])
+      if (r < 0 || r >= sizes[k]) throw std::invalid_argument("block tridiagonal: coupled row");
+    for (int c : columns_[k])
+      if (c < 0 || c >= sizes[k - 1])
+        throw std::invalid_argument("block tridiagonal: coupled column");
+  }
+}
+
+void BlockTridiagonalLdlt::setZero() {
+  for (auto& A : A_) A.setZero();
+  for (auto& C : C_) C.setZero();
+}
+
+const Inertia& BlockTridiagonalLdlt::factorize(double zero_pivot) {
+  inertia_ = Inertia{};
+  const int M = stages();
+  for (int k = 0; k < M; ++k) {
+    S_[k] = A_[k];
+    const std::vector<int>& R = rows_[k];
+    if (k > 0 && !R.empty() && !columns_[k].empty()) {
+      // S_k(R, R) -= C~ S_{k-1}^-1 C~^T, C~ the coupled block: B = C~^T scattered into the
+      // previous stage's rows.
+      const std::vector<int>& F = columns_[k];
+      gathered_.setZero(sizes_[k - 1], static_cast<Eigen::Index>(R.size()));
+      for (std::size_t j = 0; j < F.size(); ++j)
+        gathered_.row(F[j]) = C_[k].col(static_cast<Eigen::Index>(j)).transpose();
+      Eigen::MatrixXd update =
+          Eigen::MatrixXd::Zero(static_cast<Eigen::Index>(R.size()), static_cast<Eigen::Index>(R.size()));
+      factors_[k - 1].subtractQuadratic(gathered_, update, work_);
+      for (std::size_t j = 0; j < R.size(); ++j)
+        for (std::size_t i = j; i < R.size(); ++i) S_[k](R[i], R[j]) += update(i, j);
+    }
+    factors_[k].factorize(S_[k], zero_pivot);
+    const Inertia& stage = factors_[k].inertia();
+    inertia_.positive += stage.positive;
+    inertia_.negative += stage.negative;
+    inertia_.zero += stage.zero;
+    // Singular: the later stages' complements would divide by the zero pivot.
+    if (stage.zero > 0) return inertia_;
+  }
+  return inertia_;
+}
+
+void BlockTridiagonalLdlt::solveInPlace(Eigen::Ref<Eigen::VectorXd> b) const {
+  const int M = stages();
+  // Forward: w_k = b_k - C_k u_{k-1}, u_k = S_k^-1 w_k (u over b).
+  for (int k = 0; k < M; ++k) {
+    auto bk = b.segment(offsets_[k], sizes_[k]);
+    if (k > 0 && C_[k].size() > 0) {
+      const auto previous = b.segment(offsets_[k - 1], sizes_[k - 1]);
+      coupled_vector_.resize(static_cast<Eigen::Index>(columns_[k].size()));
+      for (std::size_t j = 0; j < columns_[k].size(); ++j) coupled_vector_[j] = previous[columns_[k][j]];
+      const Eigen::VectorXd product = C_[k] * coupled_vector_;
+      for (std::size_t i = 0; i < rows_[k].size(); ++i) bk[rows_[k][i]] -= product[i];
+    }
+    factors_[k].solveInPlace(bk);
+  }
+  // Backward: x_k = u_k - S_k^-1 C_{k+1}^T x_{k+1}.
+  for (int k = M - 2; k >= 0; --k) {
+    if (C_[k + 1].size() == 0) continue;
+    const auto next = b.segment(offsets_[k + 1], sizes_[k + 1]);
+    coupled_vector_.resize(static_cast<Eigen::Index>(rows_[k + 1].size()));
+    for (std::size_t i = 0; i < rows_[k + 1].size(); ++i) coupled_vector_[i] = next[rows_[k + 1][i]];
+    stage_vector_.setZero(sizes_[k]);
+    const Eigen::VectorXd product = C_[k + 1].transpose() * coupled_vector_;
+    for (std::size_t j = 0; j < columns_[k + 1].size(); ++j)
+      stage_vector_[columns_[k + 1][j]] = product[j];
+    factors_[k].solveInPlace(stage_vector_);
+    b.segment(offsets_[k], sizes_[k]) -= stage_vector_;
+  }
+}
+
+void BlockTridiagonalLdlt::multiplyAdd(const Eigen::Ref<const Eigen::VectorXd>& x,
+                                       Eigen::Ref<Eigen::VectorXd> y) const {
+  const int M = stages();
+  for (int k = 0; k < M; ++k) {
+    const auto xk = x.segment(offsets_[k], sizes_[k]);
+    y.segment(offsets_[k], sizes_[k]).noalias() += A_[k].selfadjointView<Eigen::Lower>() * xk;
+    if (k == 0 || C_[k].size() == 0) continue;
+    const auto xp = x.segment(offsets_[k - 1], sizes_[k - 1]);
+    for (std::size_t i = 0; i < rows_[k].size(); ++i) {
+      double sum = 0.0;
+      for (std::size_t j = 0; j < columns_[k].size(); ++j) sum += C_[k](i, j) * xp[columns_[k][j]];
+      y[offsets_[k] + rows_[k][i]] += sum;
+    }
+    for (std::size_t j = 0; j < columns_[k].size(); ++j) {
+      double sum = 0.0;
+      for (std::size_t i = 0; i < rows_[k].size(); ++i) sum += C_[k](i, j) * xk[rows_[k][i]];
+      y[offsets_[k - 1] + columns_[k][j]] += sum;
+    }
+  }
+}
+
+}  // namespace marionette::detail

@@ -1,0 +1,68 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// A symmetric indefinite matrix that is block tridiagonal by stages -- a transcription's KKT
+// matrix ordered knot by knot, each knot's variables and rows one stage -- factored as
+//     K = L diag(S_0, ..., S_{M-1}) L^T,   S_0 = A_0,   S_k = A_k - C_k S_{k-1}^-1 C_k^T,
+// L block unit lower bidiagonal (L_{k,k-1} = C_k S_{k-1}^-1), each Schur complement S_k dense and
+// factored with Bunch-Kaufman pivoting inside its stage (bunch_kaufman.hpp).  This is the
+// structure-exploiting factorization of stagewise optimal-control KKT systems (Rao, Wright &
+// Rawlings, "Application of interior-point methods to model predictive control", JOTA 1998;
+// Frison & Diehl, "HPIPM: a high-performance quadratic programming framework for model predictive
+// control", IFAC 2020): O(M n^3) work for M stages of n, against the fill a general sparse
+// ordering leaves.  By Sylvester's law the inertia of K is the sum of the S_k's, which the
+// interior point's inertia correction needs (Wachter & Biegler, Math. Prog. 2006).
+//
+// C_k = K[stage k, stage k-1] is given with the rows of stage k and the columns of stage k-1 that
+// can be nonzero: the update works on those only.
+//
+// No pivoting across stages: a stage whose Schur complement is singular makes the whole
+// factorization singular (the caller regularizes, as for any zero pivot).  Thread-compatible: one
+// object per solve, no shared state.
+#pragma once
+
+#include <Eigen/Core>
+#include <vector>
+
+#include "bunch_kaufman.hpp"
+
+namespace marionette::detail {
+
+class BlockTridiagonalLdlt {
+ public:
+  // Stages of these sizes; coupled_rows[k] / coupled_columns[k] (k >= 1): the rows of stage k
+  // and the columns of stage k-1 where C_k can be nonzero (each sorted, within its stage).
+  void setStructure(const std::vector<int>& sizes, std::vector<std::vector<int>> coupled_rows,
+                    std::vector<std::vector<int>> coupled_columns);
+  int stages() const { return static_cast<int>(sizes_.size()); }
+  int size() const { return total_; }
+  int offset(int stage) const { return offsets_[stage]; }
+  int stageSize(int stage) const { return sizes_[stage]; }
+
+  // The blocks to fill before factorize(): A_k (its lower triangle is read) and C_k (k >= 1),
+  // the latter only at its coupled rows and columns (a dense |rows| x |columns| block).
+  Eigen::MatrixXd& diagonal(int k) { return A_[k]; }
+  Eigen::MatrixXd& coupling(int k) { return C_[k]; }
+  void setZero();
+
+  // Factorizes; pivots no larger than zero_pivot count as zero eigenvalues.  The inertia of K.
+  const Inertia& factorize(double zero_pivot);
+  bool singular() const { return inertia_.zero > 0; }
+  const Inertia& inertia() const { return inertia_; }
+
+  // b <- K^-1 b (b: size()), after a factorize() that is not singular.
+  void solveInPlace(Eigen::Ref<Eigen::VectorXd> b) const;
+  // y += K x, with the blocks as given (before factorize() overwrote nothing of them).
+  void multiplyAdd(const Eigen::Ref<const Eigen::VectorXd>& x, Eigen::Ref<Eigen::VectorXd> y) const;
+
+ private:
+  std::vector<int> sizes_, offsets_;
+  int total_ = 0;
+  std::vector<std::vector<int>> rows_, columns_;  // C_k's coupled rows (stage k), columns (k-1)
+  std::vector<Eigen::MatrixXd> A_, C_;
+  std::vector<Eigen::MatrixXd> S_;  // the Schur complements
+  std::vector<BunchKaufman> factors_;
+  Inertia inertia_;
+  mutable Eigen::MatrixXd work_, gathered_;
+  mutable Eigen::VectorXd stage_vector_, coupled_vector_;
+};
+
+}  // namespace marionette::detail
