@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
 #include <random>
 
 #include "clearance_gradient.hpp"
@@ -18,7 +19,7 @@
 #include "quasi_static.hpp"
 #include "support/test_models.hpp"
 #include "support/transcription_checks.hpp"
-#include "transcription_nlp.hpp"
+#include "nlp_solve.hpp"
 #include "transcription_problem.hpp"
 
 namespace marionette {
@@ -363,14 +364,13 @@ struct MassToAPoint {
     rho[0] += 0.15;
     return rho;
   }
-  // Solved by Ipopt from z0 within 100 iterations.
-  Ipopt::SmartPtr<detail::TranscriptionNlp> solve() {
-    Ipopt::SmartPtr<detail::TranscriptionNlp> nlp = new detail::TranscriptionNlp(p, z0, {});
-    auto app = detail::transcriptionSolver(100);
-    EXPECT_EQ(app->Initialize(), Ipopt::Solve_Succeeded);
-    EXPECT_EQ(app->OptimizeTNLP(nlp), Ipopt::Solve_Succeeded)
-        << " after " << nlp->iterations() << " iterations";
-    return nlp;
+  // Solved from z0 within 100 iterations.
+  detail::InteriorPointResult solve(detail::NlpSolver solver = detail::NlpSolver::kIpopt) {
+    p.scaleObjectiveAt(z0);
+    detail::InteriorPointResult out = detail::solveNlp(p, z0, 100, solver);
+    EXPECT_EQ(out.status, detail::InteriorPointStatus::kConverged)
+        << describe(out.status) << " after " << out.iterations << " iterations";
+    return out;
   }
 };
 
@@ -379,9 +379,9 @@ struct MassToAPoint {
 // and the puppet ends at rest.
 TEST(Transcription, AnOptimizedMotionIsTheIntegratorsAndEndsAtRest) {
   MassToAPoint m;
-  const auto nlp = m.solve();
-  EXPECT_LE(nlp->iterations(), 60);
-  expectTheIntegratorsMotionAtRest(m.mass, m.s, m.p, nlp->solution());
+  const auto solved = m.solve();
+  EXPECT_LE(solved.iterations, 60);
+  expectTheIntegratorsMotionAtRest(m.mass, m.s, m.p, solved.z);
 }
 
 // At fixed modes (each string taut or slack per step, as the integrator's rollout has them) the
@@ -413,8 +413,8 @@ TEST(Transcription, AtFixedModesComplementarityIsExactAndTheMotionTheIntegrators
   }
   EXPECT_GT(taut, 0);
   EXPECT_EQ(tied, m.s.rest_knots);  // the mass hangs taut at the end
-  const auto nlp = m.solve();
-  const Eigen::VectorXd& z = nlp->solution();
+  const auto solved = m.solve();
+  const Eigen::VectorXd& z = solved.z;
   for (int k = 0; k < N; ++k) {
     if (tiedToTheEnd(k))
       EXPECT_LE(z[p.slackAt(k)], 1e-9) << "step " << k;
@@ -422,6 +422,30 @@ TEST(Transcription, AtFixedModesComplementarityIsExactAndTheMotionTheIntegrators
       EXPECT_EQ(z[p.lambdaAt(k)] * z[p.slackAt(k)], 0.0) << "step " << k;
   }
   expectTheIntegratorsMotionAtRest(m.mass, m.s, p, z);
+}
+
+// The interior point written for the transcription's structure (interior_point.hpp) against Ipopt
+// with MUMPS from the same start: at fixed modes the same optimum; with complementarity as a
+// penalty (nonconvex: several local optima) one no worse.
+TEST(Transcription, TheInteriorPointFindsIpoptsOptimum) {
+  for (const bool modes : {true, false}) {
+    MassToAPoint m;
+    if (modes) m.p.setModes(m.p.modesOf(m.z0));
+    const auto ipopt = m.solve(detail::NlpSolver::kIpopt);
+    const auto ours = m.solve(detail::NlpSolver::kInteriorPoint);
+    EXPECT_LE(ours.primal_infeasibility, 1e-8) << modes;
+    std::printf("modes %d: interior point %d iterations (%d factorizations), Ipopt %d\n", modes,
+                ours.iterations, ours.factorizations, ipopt.iterations);
+    if (!modes) {
+      EXPECT_LE(ours.objective, ipopt.objective * (1 + 1e-6));
+      continue;
+    }
+    EXPECT_NEAR(ours.objective, ipopt.objective, 1e-5 * std::abs(ipopt.objective));
+    ASSERT_TRUE(m.p.evaluate(ipopt.z, false));
+    const Eigen::VectorXd rows = m.p.rows();
+    ASSERT_TRUE(m.p.evaluate(ours.z, false));
+    EXPECT_LT((m.p.rows() - rows).lpNorm<Eigen::Infinity>(), 1e-6);
+  }
 }
 
 // The rest poses along a path (quasiStaticPath) as a guess: at rest every DEL row is met to

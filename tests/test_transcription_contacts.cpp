@@ -14,7 +14,7 @@
 #include "marionette/models/model_io.hpp"
 #include "support/test_models.hpp"
 #include "support/transcription_checks.hpp"
-#include "transcription_nlp.hpp"
+#include "nlp_solve.hpp"
 
 namespace marionette {
 namespace {
@@ -154,12 +154,11 @@ TEST(TranscriptionContacts, TheContactRowsDerivativesMatchFiniteDifferences) {
 Eigen::VectorXd solvedAt(TranscriptionProblem& p, const Eigen::VectorXd& z0,
                          const std::vector<char>& modes) {
   p.setModes(modes);
-  Ipopt::SmartPtr<detail::TranscriptionNlp> nlp = new detail::TranscriptionNlp(p, z0, {});
-  auto app = detail::transcriptionSolver(200);
-  EXPECT_EQ(app->Initialize(), Ipopt::Solve_Succeeded);
-  EXPECT_EQ(app->OptimizeTNLP(nlp), Ipopt::Solve_Succeeded)
-      << " after " << nlp->iterations() << " iterations";
-  return nlp->solution();
+  p.scaleObjectiveAt(z0);
+  const detail::InteriorPointResult solved = detail::solveNlp(p, z0, 200, detail::NlpSolver::kIpopt);
+  EXPECT_EQ(solved.status, detail::InteriorPointStatus::kConverged)
+      << describe(solved.status) << " after " << solved.iterations << " iterations";
+  return solved.z;
 }
 
 // The suspended mass over a floor `drop_m` below where it hangs at rest.

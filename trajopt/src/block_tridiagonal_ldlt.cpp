@@ -2,6 +2,7 @@
 #include "block_tridiagonal_ldlt.hpp"
 
 #include <Eigen/Dense>
+#include <algorithm>
 #include <stdexcept>
 
 namespace marionette::detail {
@@ -40,7 +41,7 @@ void BlockTridiagonalLdlt::setZero() {
   for (auto& C : C_) C.setZero();
 }
 
-const Inertia& BlockTridiagonalLdlt::factorize(double zero_pivot) {
+const Inertia& BlockTridiagonalLdlt::factorize(double relative_zero_pivot) {
   inertia_ = Inertia{};
   const int M = stages();
   for (int k = 0; k < M; ++k) {
@@ -59,7 +60,10 @@ const Inertia& BlockTridiagonalLdlt::factorize(double zero_pivot) {
       for (std::size_t j = 0; j < R.size(); ++j)
         for (std::size_t i = j; i < R.size(); ++i) S_[k](R[i], R[j]) += update(i, j);
     }
-    factors_[k].factorize(S_[k], zero_pivot);
+    double largest = 0.0;
+    for (Eigen::Index j = 0; j < S_[k].cols(); ++j)
+      largest = std::max(largest, S_[k].col(j).tail(S_[k].rows() - j).cwiseAbs().maxCoeff());
+    factors_[k].factorize(S_[k], relative_zero_pivot * largest);
     const Inertia& stage = factors_[k].inertia();
     inertia_.positive += stage.positive;
     inertia_.negative += stage.negative;

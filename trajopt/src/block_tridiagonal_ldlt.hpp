@@ -43,8 +43,9 @@ class BlockTridiagonalLdlt {
   Eigen::MatrixXd& coupling(int k) { return C_[k]; }
   void setZero();
 
-  // Factorizes; pivots no larger than zero_pivot count as zero eigenvalues.  The inertia of K.
-  const Inertia& factorize(double zero_pivot);
+  // Factorizes; a pivot no larger than relative_zero_pivot times the largest entry of its
+  // stage's complement counts as a zero eigenvalue.  The inertia of K.
+  const Inertia& factorize(double relative_zero_pivot);
   bool singular() const { return inertia_.zero > 0; }
   const Inertia& inertia() const { return inertia_; }
 

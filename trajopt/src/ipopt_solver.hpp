@@ -26,7 +26,7 @@ Ipopt::SmartPtr<Ipopt::IpoptApplication> quietIpopt();
 // (`start_cost`, when > 0: O(1) like the constraints' rows).
 Ipopt::SmartPtr<Ipopt::IpoptApplication> trajectorySolver(int max_iterations, double start_cost);
 
-// For the transcription (transcription_nlp.hpp): its own Hessian and scales, the adaptive barrier,
+// For the transcription (ipopt_nlp.hpp): its own Hessian and scales, the adaptive barrier,
 // at most `max_iterations`, converged when the DEL rows hold to 1e-9 (their momentum units) and
 // complementarity to 1e-9 -- so that the exact re-simulation of its inputs is its own motion.
 Ipopt::SmartPtr<Ipopt::IpoptApplication> transcriptionSolver(int max_iterations);

@@ -1,17 +1,15 @@
 // SPDX-License-Identifier: BSD-3-Clause
 #include "marionette/trajopt/predictive_control.hpp"
 
-#include <IpIpoptApplication.hpp>
 #include <algorithm>
 #include <cmath>
 #include <limits>
 #include <stdexcept>
 
 #include "horizon_window.hpp"
-#include "ipopt_solver.hpp"
 #include "marionette/common/text.hpp"
 #include "marionette/models/field_error.hpp"
-#include "transcription_nlp.hpp"
+#include "nlp_solve.hpp"
 
 namespace marionette {
 namespace {
@@ -244,19 +242,19 @@ PredictiveSolve PredictiveController::solve(int i, const State& x, const Eigen::
   bool z0_resimulates = false;
   const Eigen::VectorXd z0 = problem.initialGuess(guess, &z0_resimulates);
   problem.setModes(detail::windowModes(problem, z0, d.loads.loaded, H));
-  Ipopt::SmartPtr<detail::TranscriptionNlp> nlp = new detail::TranscriptionNlp(
-      problem, z0, [](const detail::TranscriptionProgress&) { return true; });
-  detail::solveInTurn(detail::transcriptionSolver(d.options.iterations), nlp);
-  out.iterations = nlp->iterations();
+  problem.scaleObjectiveAt(z0);
+  const detail::InteriorPointResult solve =
+      detail::solveNlp(problem, z0, d.options.iterations, detail::NlpSolver::kIpopt);
+  out.iterations = solve.iterations;
   const double guess_cost = costOf(z0, guess_resimulates && z0_resimulates);
   out.cost = out.warm_cost = guess_cost;
-  if (nlp->solution().size() == 0) {
+  if (solve.z.size() == 0) {
     out.failed = true;
   } else {
     // The solver's iterate is not a motion until re-simulated: its inputs are kept if that
     // costs less than the warm start, else the step towards them is halved (twice), as a line
     // search on the re-simulated cost.
-    const Eigen::MatrixXd solved = problem.inputs(nlp->solution());
+    const Eigen::MatrixXd solved = problem.inputs(solve.z);
     out.kept_warm = true;
     for (double share : kStepShares) {
       Eigen::MatrixXd inputs = guess + share * (solved - guess);

@@ -1,18 +1,16 @@
 // SPDX-License-Identifier: BSD-3-Clause
 #include "receding_horizon.hpp"
 
-#include <IpIpoptApplication.hpp>
 #include <algorithm>
 #include <cmath>
 #include <limits>
 #include <stdexcept>
 
 #include "horizon_window.hpp"
-#include "ipopt_solver.hpp"
 #include "marionette/models/cancel.hpp"
 #include "marionette/models/rest_pose.hpp"
 #include "marionette/models/simulation.hpp"
-#include "transcription_nlp.hpp"
+#include "nlp_solve.hpp"
 
 namespace marionette::detail {
 namespace {
@@ -157,24 +155,25 @@ HorizonResult trackOverHorizon(const HorizonSetup& s) {
     const Eigen::VectorXd z0 = problem.initialGuess(guess);
     const std::vector<char> modes = windowModes(problem, z0, loads.loaded, W);
     problem.setModes(modes);
-    auto keep_going = [&](const TranscriptionProgress&) { return !s.in_time || s.in_time(); };
-    Ipopt::SmartPtr<TranscriptionNlp> nlp = new TranscriptionNlp(problem, z0, keep_going);
-    solveInTurn(transcriptionSolver(s.iterations_per_window), nlp);
+    problem.scaleObjectiveAt(z0);
+    auto keep_going = [&](const SolveProgress&) { return !s.in_time || s.in_time(); };
+    const InteriorPointResult solve =
+        solveNlp(problem, z0, s.iterations_per_window, NlpSolver::kIpopt, keep_going);
     throwIfCancelled("receding horizon");
     if (s.in_time && !s.in_time()) {
       stopHere();
       break;
     }
-    out.iterations += nlp->iterations();
+    out.iterations += solve.iterations;
     ++out.windows;
 
     const double guess_cost = resimulatedCost(guess);
     Eigen::MatrixXd chosen = guess;
     double cost = guess_cost;
-    if (nlp->solution().size() == 0) {
+    if (solve.z.size() == 0) {
       ++out.solve_failed;
     } else {
-      Eigen::MatrixXd solved = problem.inputs(nlp->solution());
+      Eigen::MatrixXd solved = problem.inputs(solve.z);
       for (int j : s.held_inputs) solved.col(j).setConstant(s.start.rho[j]);
       // (Out of iterations, its iterate may not yet meet the rig's rows.)
       clampToRigLimits(m, before, s0, S, dt, kLimitShare, solved);

@@ -13,7 +13,7 @@ constexpr double kClearanceCap_m = 1;  // a clearance row reads at most this (m)
 
 }  // namespace
 
-void TranscriptionProblem::evaluate(const Eigen::VectorXd& z, bool derivatives) {
+bool TranscriptionProblem::evaluate(const Eigen::VectorXd& z, bool derivatives) {
   const Model& m = *setup_.model;
   const double dt = setup_.integrator.dt_s;
   for (int k = 0; k <= N_; ++k) knotConfiguration(z, k, q_[k]);
@@ -170,6 +170,7 @@ void TranscriptionProblem::evaluate(const Eigen::VectorXd& z, bool derivatives) 
   addSwingAndTensionCosts(z, derivatives);
   addTrackingCosts(derivatives);
   addStateTrackingCosts(derivatives);
+  return std::isfinite(cost_) && g_.allFinite();
 }
 
 double TranscriptionProblem::swingWeight(int interval) const {

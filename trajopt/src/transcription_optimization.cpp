@@ -1,20 +1,18 @@
 // SPDX-License-Identifier: BSD-3-Clause
 #include "transcription_optimization.hpp"
 
-#include <IpIpoptApplication.hpp>
 #include <cmath>
 #include <limits>
 #include <optional>
 #include <sstream>
 #include <vector>
 
-#include "ipopt_solver.hpp"
 #include "marionette/common/text.hpp"
 #include "marionette/models/rest_pose.hpp"
 #include "marionette/models/simulation.hpp"
 #include "plan_acceptance.hpp"
 #include "quasi_static.hpp"
-#include "transcription_nlp.hpp"
+#include "nlp_solve.hpp"
 #include "transcription_problem.hpp"
 #include "warm_starts.hpp"
 
@@ -72,7 +70,7 @@ struct TranscriptionSolve {
   std::string method;   // for the report
   std::string message;  // non-empty: no candidate, and why
   int iterations = 0;
-  Ipopt::ApplicationReturnStatus status = Ipopt::Solve_Succeeded;
+  InteriorPointStatus status = InteriorPointStatus::kConverged;
   bool capped = false, converged = false, worthy = false;
 };
 
@@ -206,15 +204,15 @@ TranscriptionSolve solveTranscription(const MotionProblem& request,
   constexpr int kCheckEvery = 10;
   constexpr std::size_t kWindow = 5;
   std::vector<double> objectives;
-  TranscriptionNlp* solving = nullptr;
-  auto iterateIsStageWorthy = [&] {
+  Eigen::VectorXd worthy_iterate;
+  auto iterateIsStageWorthy = [&](const Eigen::VectorXd& iterate) {
     Plan candidate = plan;
-    candidate.inputs = interpolated(problem.inputs(solving->iterate()), factor);
+    candidate.inputs = interpolated(problem.inputs(iterate), factor);
     std::string why;
     return verifyCandidate(request, collision, candidate, options.margin_m, why) &&
            stageWorthy(request, *collision, std::move(candidate), options.margin_m);
   };
-  auto keep_going = [&](const TranscriptionProgress& p) {
+  auto keep_going = [&](const SolveProgress& p) {
     if (cancelled && cancelled()) return false;
     out.capped = secondsSince(t0) >= options.time_limit_s;
     if (out.capped) return false;
@@ -227,7 +225,8 @@ TranscriptionSolve solveTranscription(const MotionProblem& request,
                         kPlateau * std::abs(objectives[n - 1 - kWindow]);
     if (!out.converged && p.iteration > 0 && p.iteration % kCheckEvery == 0 &&
         p.primal_infeasibility <= kNearlyFeasible)
-      out.converged = out.worthy = iterateIsStageWorthy();
+      out.converged = out.worthy = iterateIsStageWorthy(*p.iterate);
+    if (out.worthy) worthy_iterate = *p.iterate;
     return !out.converged;
   };
   const Eigen::VectorXd z0 = path.ok ? problem.quasiStaticGuess(guess, path.q, path.tension_N)
@@ -254,24 +253,20 @@ TranscriptionSolve solveTranscription(const MotionProblem& request,
            << formatNumber(hold_s) << " s to come to rest";
   out.method = method.str();
 
-  Ipopt::SmartPtr<TranscriptionNlp> nlp = new TranscriptionNlp(problem, z0, keep_going);
-  solving = Ipopt::GetRawPtr(nlp);
-  out.status = solveInTurn(transcriptionSolver(options.max_iterations), nlp);
-  if (out.status == Ipopt::Invalid_Option) {
-    out.message = "the solver could not start (its options)";
-    return out;
-  }
+  problem.scaleObjectiveAt(z0);
+  const InteriorPointResult solved =
+      solveNlp(problem, z0, options.max_iterations, NlpSolver::kIpopt, keep_going);
+  out.status = solved.status;
   if (cancelled && cancelled()) throw PlanCancelled("plan optimization");
   throwIfCancelled("plan optimization");
-  out.iterations = nlp->iterations();
-  if (nlp->solution().size() == 0) {
-    out.message = "the solver ended without a motion (status " +
-                  std::to_string(static_cast<int>(out.status)) + ")";
+  out.iterations = solved.iterations;
+  if (solved.z.size() == 0) {
+    out.message = "the solver ended without a motion (" + describe(out.status) + ")";
     return out;
   }
   out.candidate = plan;
   out.candidate.inputs =
-      interpolated(problem.inputs(out.worthy ? nlp->iterate() : nlp->solution()), factor);
+      interpolated(problem.inputs(out.worthy ? worthy_iterate : solved.z), factor);
   return out;
 }
 
@@ -313,7 +308,7 @@ void transcribePlan(const MotionProblem& request, const CollisionModelPtr& colli
     return;
   }
   acceptCandidate(request, collision, plan, std::move(solve.candidate), options, t0, out, false);
-  const bool solved = solve.converged || solve.status == Ipopt::Solve_Succeeded;
+  const bool solved = solve.converged || solve.status == InteriorPointStatus::kConverged;
   if (coarse > 1 && solved && !solve.worthy &&
       !(out.report.improved && stageWorthy(request, *collision, out.plan, options.margin_m))) {
     TranscriptionSolve fine =
@@ -347,11 +342,11 @@ void transcribePlan(const MotionProblem& request, const CollisionModelPtr& colli
   std::string how;
   if (solve.capped)
     how = "the wall-clock cap (" + formatNumber(options.time_limit_s) + " s) stopped the solver";
-  else if (solve.status == Ipopt::Maximum_Iterations_Exceeded)
+  else if (solve.status == InteriorPointStatus::kIterationLimit)
     how = "the solver used its budget (" + std::to_string(options.max_iterations) +
           " iterations a solve)";
-  else if (solve.status != Ipopt::Solve_Succeeded && !solve.converged)
-    how = "the solver stopped (status " + std::to_string(static_cast<int>(solve.status)) + ")";
+  else if (solve.status != InteriorPointStatus::kConverged && !solve.converged)
+    how = "the solver stopped (" + describe(solve.status) + ")";
   if (!how.empty())
     report.message = how + " after " + std::to_string(report.iterations) + " iterations" +
                      (report.message.empty() ? "" : "; " + report.message);

@@ -401,6 +401,17 @@ Eigen::Matrix2d TranscriptionProblem::slideFrame(int k, int t) const {
   return R;
 }
 
+void TranscriptionProblem::stages(std::vector<int>& stage) const {
+  stage.assign(n_z_, 0);
+  for (int k = 1; k <= N_; ++k)
+    std::fill(stage.begin() + xAt(k), stage.begin() + xAt(k) + nq_, k);
+  for (int k = 0; k < N_; ++k) {
+    std::fill(stage.begin() + lambdaAt(k), stage.begin() + lambdaAt(k) + nc_, k);
+    std::fill(stage.begin() + slackAt(k), stage.begin() + slackAt(k) + nu_, k + 1);
+    std::fill(stage.begin() + frictionAt(k), stage.begin() + frictionAt(k) + 2 * nt_, k);
+  }
+}
+
 void TranscriptionProblem::scaling(Eigen::VectorXd& z_scale, Eigen::VectorXd& g_scale) const {
   const Model& m = *setup_.model;
   const double dt = setup_.integrator.dt_s;

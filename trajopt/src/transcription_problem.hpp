@@ -43,6 +43,7 @@
 #pragma once
 
 #include <Eigen/Core>
+#include <algorithm>
 #include <memory>
 #include <vector>
 
@@ -54,6 +55,7 @@
 #include "marionette/plan/goal.hpp"
 #include "marionette/plan/goal_spec.hpp"
 #include "sparse_blocks.hpp"
+#include "sparse_nlp.hpp"
 
 namespace marionette::detail {
 
@@ -163,23 +165,30 @@ std::vector<int> contactRowsNear(const ModelPtr& model, const Contacts& contacts
 Eigen::MatrixXd rolloutConfigurations(const ModelPtr& model, const State& start,
                                       const Eigen::MatrixXd& inputs, const IntegratorOptions& io);
 
-class TranscriptionProblem {
+class TranscriptionProblem : public SparseNlp {
  public:
   explicit TranscriptionProblem(const TranscriptionSetup& setup);
 
-  int variables() const { return n_z_; }
+  int variables() const override { return n_z_; }
   int unilateralRows() const { return nc_; }  // n_c per step: the strings, contacts, stops
   int contactRows() const { return nt_; }
-  int constraints() const { return n_g_; }
-  int jacobianNonzeros() const { return jacobian_.nonzeros(); }
+  int constraints() const override { return n_g_; }
+  int jacobianNonzeros() const override { return jacobian_.nonzeros(); }
   void bounds(Eigen::VectorXd& z_lower, Eigen::VectorXd& z_upper, Eigen::VectorXd& g_lower,
-              Eigen::VectorXd& g_upper) const;
+              Eigen::VectorXd& g_upper) const override;
   // Row and variable scales (each row and variable of order 1 at a meaningful error).
-  void scaling(Eigen::VectorXd& z_scale, Eigen::VectorXd& g_scale) const;
-  template <class Index>
-  void jacobianStructure(Index* rows, Index* cols) const {
-    jacobian_.structure(rows, cols);
+  void scaling(Eigen::VectorXd& z_scale, Eigen::VectorXd& g_scale) const override;
+  // The objective's: 1 / its value at a solve's start (scaleObjectiveAt), so that it is O(1) like
+  // the rows.
+  double objectiveScale() const override { return objective_scale_; }
+  void scaleObjectiveAt(const Eigen::VectorXd& z) {
+    evaluate(z, false);
+    objective_scale_ = 1.0 / std::max(cost_, 1e-3);
   }
+  // Each variable's knot: x_k, lambda_k and beta_k at k, the slackness s_k at k + 1 (its rows
+  // are x_{k+1}'s).
+  void stages(std::vector<int>& stage) const override;
+  void jacobianStructure(int* rows, int* cols) const override { jacobian_.structure(rows, cols); }
 
   // The guess from rig inputs (N+1 rows of n_k, the first the start's): the integrator's
   // rollout of them, its tensions as multipliers, the stops' from the DEL rows.  A step that
@@ -193,24 +202,23 @@ class TranscriptionProblem {
   Eigen::VectorXd quasiStaticGuess(const Eigen::MatrixXd& inputs, const Eigen::MatrixXd& rest_q,
                                    const Eigen::MatrixXd& tension_N);
 
-  // Everything at z; with derivatives, also the gradient and the Jacobian's values.
-  void evaluate(const Eigen::VectorXd& z, bool derivatives);
-  double cost() const { return cost_; }
-  const Eigen::VectorXd& gradient() const { return gradient_; }
-  const Eigen::VectorXd& rows() const { return g_; }
-  void jacobianValues(double* out) const { jacobian_.copyValues(out); }
+  // Everything at z; with derivatives, also the gradient and the Jacobian's values.  False when
+  // the cost or a row is not finite.
+  bool evaluate(const Eigen::VectorXd& z, bool derivatives) override;
+  double cost() const override { return cost_; }
+  const Eigen::VectorXd& gradient() const override { return gradient_; }
+  const Eigen::VectorXd& rows() const override { return g_; }
+  void jacobianValues(double* out) const override { jacobian_.copyValues(out); }
 
   // The Hessian of the Lagrangian sigma f + y^T g at z (lower triangle), without the dynamics'
   // third derivatives (the DEL rows' curvature in the configurations, the clearance's, and the
   // points' own curvature in a point goal's): exact for the objective, the strings' rows and the
   // constraint forces' coupling of multipliers and configurations -- what complementarity turns
   // on -- and a point goal's J^T J.  Needs evaluate(z, true).
-  int hessianNonzeros() const { return hessian_.nonzeros(); }
-  template <class Index>
-  void hessianStructure(Index* rows, Index* cols) const {
-    hessian_.structure(rows, cols);
-  }
-  void hessian(const Eigen::VectorXd& z, double sigma, const Eigen::VectorXd& y, double* values);
+  int hessianNonzeros() const override { return hessian_.nonzeros(); }
+  void hessianStructure(int* rows, int* cols) const override { hessian_.structure(rows, cols); }
+  void hessian(const Eigen::VectorXd& z, double sigma, const Eigen::VectorXd& y,
+               double* values) override;
 
   // The rig inputs of z (N+1 rows of n_k) and the configurations (N+1 rows of n_q).
   Eigen::MatrixXd inputs(const Eigen::VectorXd& z) const;
@@ -331,7 +339,7 @@ class TranscriptionProblem {
   std::vector<KnotConstraints> knots_;
   std::vector<Eigen::MatrixXd> goal_point_jacobians_;  // 3 x n_q each, point goals
   std::vector<Eigen::MatrixXd> track_jacobians_;       // 3 x n_q, knot k's point i at k P + i
-  double cost_ = 0.0;
+  double cost_ = 0.0, objective_scale_ = 1.0;
   Eigen::VectorXd gradient_, g_;
 };
 

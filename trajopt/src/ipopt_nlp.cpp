@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: BSD-3-Clause
-#include "transcription_nlp.hpp"
+#include "ipopt_nlp.hpp"
+
 #include <IpIpoptCalculatedQuantities.hpp>
 
 #include <algorithm>
@@ -9,26 +10,22 @@
 
 namespace marionette::detail {
 
-TranscriptionNlp::TranscriptionNlp(TranscriptionProblem& problem, Eigen::VectorXd start,
+IpoptNlp::IpoptNlp(SparseNlp& problem, Eigen::VectorXd start,
                                    KeepGoing keep_going)
-    : problem_(problem), start_(std::move(start)), keep_going_(std::move(keep_going)) {
-  problem_.evaluate(start_, false);
-  objective_scale_ = 1.0 / std::max(problem_.cost(), 1e-3);
-}
+    : problem_(problem), start_(std::move(start)), keep_going_(std::move(keep_going)) {}
 
-bool TranscriptionNlp::at(const Ipopt::Number* x, Ipopt::Index n, bool derivatives) {
+bool IpoptNlp::at(const Ipopt::Number* x, Ipopt::Index n, bool derivatives) {
   throwIfCancelled("plan optimization");
   const Eigen::Map<const Eigen::VectorXd> z(x, n);
   if (derivatives) iterate_ = z;
   if (evaluated_ && (last_derivatives_ || !derivatives) && z == last_x_) return true;
   last_x_ = z;
-  problem_.evaluate(last_x_, derivatives);
-  evaluated_ = true;
   last_derivatives_ = derivatives;
-  return std::isfinite(problem_.cost()) && problem_.rows().allFinite();
+  evaluated_ = problem_.evaluate(last_x_, derivatives);
+  return evaluated_;
 }
 
-bool TranscriptionNlp::get_nlp_info(Ipopt::Index& n, Ipopt::Index& m, Ipopt::Index& nnz_jac_g,
+bool IpoptNlp::get_nlp_info(Ipopt::Index& n, Ipopt::Index& m, Ipopt::Index& nnz_jac_g,
                                     Ipopt::Index& nnz_h_lag, IndexStyleEnum& index_style) {
   n = problem_.variables();
   m = problem_.constraints();
@@ -38,7 +35,7 @@ bool TranscriptionNlp::get_nlp_info(Ipopt::Index& n, Ipopt::Index& m, Ipopt::Ind
   return true;
 }
 
-bool TranscriptionNlp::get_bounds_info(Ipopt::Index n, Ipopt::Number* x_l, Ipopt::Number* x_u,
+bool IpoptNlp::get_bounds_info(Ipopt::Index n, Ipopt::Number* x_l, Ipopt::Number* x_u,
                                        Ipopt::Index m, Ipopt::Number* g_l, Ipopt::Number* g_u) {
   Eigen::VectorXd zl, zu, gl, gu;
   problem_.bounds(zl, zu, gl, gu);
@@ -49,48 +46,48 @@ bool TranscriptionNlp::get_bounds_info(Ipopt::Index n, Ipopt::Number* x_l, Ipopt
   return true;
 }
 
-bool TranscriptionNlp::get_starting_point(Ipopt::Index n, bool, Ipopt::Number* x, bool,
+bool IpoptNlp::get_starting_point(Ipopt::Index n, bool, Ipopt::Number* x, bool,
                                           Ipopt::Number*, Ipopt::Number*, Ipopt::Index, bool,
                                           Ipopt::Number*) {
   std::copy(start_.data(), start_.data() + n, x);
   return true;
 }
 
-bool TranscriptionNlp::get_scaling_parameters(Ipopt::Number& obj_scaling, bool& use_x_scaling,
+bool IpoptNlp::get_scaling_parameters(Ipopt::Number& obj_scaling, bool& use_x_scaling,
                                               Ipopt::Index n, Ipopt::Number* x_scaling,
                                               bool& use_g_scaling, Ipopt::Index m,
                                               Ipopt::Number* g_scaling) {
   Eigen::VectorXd zs, gs;
   problem_.scaling(zs, gs);
-  obj_scaling = objective_scale_;
+  obj_scaling = problem_.objectiveScale();
   use_x_scaling = use_g_scaling = true;
   std::copy(zs.data(), zs.data() + n, x_scaling);
   std::copy(gs.data(), gs.data() + m, g_scaling);
   return true;
 }
 
-bool TranscriptionNlp::eval_f(Ipopt::Index n, const Ipopt::Number* x, bool,
+bool IpoptNlp::eval_f(Ipopt::Index n, const Ipopt::Number* x, bool,
                               Ipopt::Number& obj_value) {
   if (!at(x, n, false)) return false;
   obj_value = problem_.cost();
   return true;
 }
 
-bool TranscriptionNlp::eval_grad_f(Ipopt::Index n, const Ipopt::Number* x, bool,
+bool IpoptNlp::eval_grad_f(Ipopt::Index n, const Ipopt::Number* x, bool,
                                    Ipopt::Number* grad_f) {
   if (!at(x, n, true)) return false;
   std::copy(problem_.gradient().data(), problem_.gradient().data() + n, grad_f);
   return true;
 }
 
-bool TranscriptionNlp::eval_g(Ipopt::Index n, const Ipopt::Number* x, bool, Ipopt::Index m,
+bool IpoptNlp::eval_g(Ipopt::Index n, const Ipopt::Number* x, bool, Ipopt::Index m,
                               Ipopt::Number* g) {
   if (!at(x, n, false)) return false;
   std::copy(problem_.rows().data(), problem_.rows().data() + m, g);
   return true;
 }
 
-bool TranscriptionNlp::eval_jac_g(Ipopt::Index n, const Ipopt::Number* x, bool, Ipopt::Index,
+bool IpoptNlp::eval_jac_g(Ipopt::Index n, const Ipopt::Number* x, bool, Ipopt::Index,
                                   Ipopt::Index, Ipopt::Index* iRow, Ipopt::Index* jCol,
                                   Ipopt::Number* values) {
   if (!values) {
@@ -102,7 +99,7 @@ bool TranscriptionNlp::eval_jac_g(Ipopt::Index n, const Ipopt::Number* x, bool, 
   return true;
 }
 
-bool TranscriptionNlp::eval_h(Ipopt::Index n, const Ipopt::Number* x, bool,
+bool IpoptNlp::eval_h(Ipopt::Index n, const Ipopt::Number* x, bool,
                               Ipopt::Number obj_factor, Ipopt::Index m,
                               const Ipopt::Number* lambda, bool, Ipopt::Index,
                               Ipopt::Index* iRow, Ipopt::Index* jCol, Ipopt::Number* values) {
@@ -115,7 +112,7 @@ bool TranscriptionNlp::eval_h(Ipopt::Index n, const Ipopt::Number* x, bool,
   return true;
 }
 
-bool TranscriptionNlp::intermediate_callback(Ipopt::AlgorithmMode mode, Ipopt::Index iter,
+bool IpoptNlp::intermediate_callback(Ipopt::AlgorithmMode mode, Ipopt::Index iter,
                                              Ipopt::Number obj_value, Ipopt::Number inf_pr,
                                              Ipopt::Number, Ipopt::Number mu, Ipopt::Number,
                                              Ipopt::Number, Ipopt::Number, Ipopt::Number,
@@ -126,17 +123,18 @@ bool TranscriptionNlp::intermediate_callback(Ipopt::AlgorithmMode mode, Ipopt::I
   const double violation =
       cq ? cq->unscaled_curr_nlp_constraint_violation(Ipopt::NORM_MAX) : inf_pr;
   return !keep_going_ ||
-         keep_going_({iter, obj_value, violation, mu, mode == Ipopt::RestorationPhaseMode});
+         keep_going_({iter, obj_value, violation, mu, mode == Ipopt::RestorationPhaseMode, &iterate_});
 }
 
-void TranscriptionNlp::finalize_solution(Ipopt::SolverReturn status, Ipopt::Index n,
+void IpoptNlp::finalize_solution(Ipopt::SolverReturn status, Ipopt::Index n,
                                          const Ipopt::Number* x, const Ipopt::Number*,
-                                         const Ipopt::Number*, Ipopt::Index,
-                                         const Ipopt::Number*, const Ipopt::Number*,
+                                         const Ipopt::Number*, Ipopt::Index m,
+                                         const Ipopt::Number*, const Ipopt::Number* lambda,
                                          Ipopt::Number, const Ipopt::IpoptData*,
                                          Ipopt::IpoptCalculatedQuantities*) {
   status_ = status;
   solution_ = Eigen::Map<const Eigen::VectorXd>(x, n);
+  multipliers_ = Eigen::Map<const Eigen::VectorXd>(lambda, m);
 }
 
 }  // namespace marionette::detail

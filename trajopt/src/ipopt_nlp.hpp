@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// The transcription (transcription_problem.hpp) as Ipopt's nonlinear program: sparse Jacobian,
-// the Lagrangian's Hessian as the problem gives it (TranscriptionProblem::hessian), the problem's
-// own row and variable scales.  Budgets are counted in iterations; `keep_going`, asked once per
+// A SparseNlp (sparse_nlp.hpp) as Ipopt's nonlinear program: sparse Jacobian, the Lagrangian's
+// Hessian as the problem gives it, the problem's own row, variable and objective scales: the
+// cross-check of the interior point (interior_point.hpp) in the tests and the solver behind an
+// option.  Budgets are counted in iterations; `keep_going`, asked once per
 // iteration with the iterate's objective and infeasibility, may stop the solve (converged for the
 // caller's purposes, a wall-clock cap or a cancel: the caller says which).  A cancel (the thread's
 // CancelScope) also throws PlanCancelled out of the next evaluation: Ipopt catches it and ends
@@ -10,28 +11,17 @@
 #pragma once
 
 #include <IpTNLP.hpp>
-#include <functional>
 
-#include "transcription_problem.hpp"
+#include "sparse_nlp.hpp"
 
 namespace marionette::detail {
 
-struct TranscriptionProgress {
-  int iteration = 0;
-  double objective = 0.0;             // the problem's cost
-  double primal_infeasibility = 0.0;  // the largest row violation, in the row's units
-  double barrier = 0.0;               // the interior point's barrier parameter mu
-  // In the solver's restoration phase (looking for a feasible point; the figures are then the
-  // restoration problem's, not this one's).
-  bool restoring = false;
-};
-
-class TranscriptionNlp : public Ipopt::TNLP {
+class IpoptNlp : public Ipopt::TNLP {
  public:
-  using KeepGoing = std::function<bool(const TranscriptionProgress&)>;
-  TranscriptionNlp(TranscriptionProblem& problem, Eigen::VectorXd start, KeepGoing keep_going);
+  IpoptNlp(SparseNlp& problem, Eigen::VectorXd start, KeepGoing keep_going);
 
   const Eigen::VectorXd& solution() const { return solution_; }
+  const Eigen::VectorXd& multipliers() const { return multipliers_; }  // the rows' (lambda)
   // The last point evaluated with derivatives: within keep_going, the current iterate.
   const Eigen::VectorXd& iterate() const { return iterate_; }
   int iterations() const { return iterations_; }
@@ -77,11 +67,10 @@ class TranscriptionNlp : public Ipopt::TNLP {
   // Evaluates at x unless it is the point last evaluated at this level.
   bool at(const Ipopt::Number* x, Ipopt::Index n, bool derivatives);
 
-  TranscriptionProblem& problem_;
-  Eigen::VectorXd start_, solution_, last_x_, iterate_;
+  SparseNlp& problem_;
+  Eigen::VectorXd start_, solution_, multipliers_, last_x_, iterate_;
   bool last_derivatives_ = false, evaluated_ = false;
   KeepGoing keep_going_;
-  double objective_scale_ = 1.0;
   int iterations_ = 0;
   Ipopt::SolverReturn status_ = Ipopt::UNASSIGNED;
 };
