@@ -408,7 +408,7 @@ class Plan(unittest.TestCase):
             (["--optimize", "--optimize-time", "0"], "--optimize-time: must be"),
             (["--optimize-iterations", "0"], "--optimize-iterations"),
             (["--optimize", "--optimizer", "collocation"],
-             "--optimizer: expected shooting or transcription, got 'collocation'"),
+             "--optimizer: expected transcription, interior-point, ipopt or shooting, got 'collocation'"),
             (["--raw", "--optimizer", "transcription"], "--optimizer: not with --raw"),
             (["--raw", "--optimize"], "--optimize: not with --raw"),
             (["--raw", "--margin", "0.1"], "--margin: not with --raw"),

@@ -591,10 +591,12 @@ class Calibrate(unittest.TestCase):
             self.assertEqual(json.load(f)["format"], "marionette-calibration")
 
     def test_held_inputs_stay_put_through_execute_calibrate(self):
-        # The right hand waves, the left arm disabled (its inputs held at their start).
+        # The right hand waves, the left arm disabled (its inputs held at their start).  (This
+        # test's subject is the held inputs, not the tracking: 3 cm is the plan's precondition,
+        # its hand 2.8 cm off at the fastest of the wave.)
         p = run("perform", "--model", "puppetcopter", "--keyframes",
                 os.path.join(os.path.dirname(PUPPETCOPTER), "..", "..", "examples", "wave.yaml"),
-                "--disable", "arm_l", "--out", self.path("plan.json"))
+                "--disable", "arm_l", "--tolerance", "0.03", "--out", self.path("plan.json"))
         self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
         held = ["act_arm_l_yaw", "act_arm_l_pitch", "act_arm_l_len"]
         log = self.path("sent.csv")

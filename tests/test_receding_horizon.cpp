@@ -99,14 +99,17 @@ TEST(RecedingHorizon, TheTargetsAndTheRigGoingInHaveExactDerivatives) {
   const Eigen::MatrixXd H = test::lagrangianHessian(p, z, 0.9, y);
   const Eigen::MatrixXd H_fd = test::lagrangianHessianByDifferences(p, z, 0.9, y);
   EXPECT_LE((H - H_fd).cwiseAbs().maxCoeff(), 1e-5 * H_fd.cwiseAbs().maxCoeff());
-  // The first acceleration row reads the rig going in: rho_1 - 2 rho_0 + rho_-1.
+  // The first second difference reads the rig going in: a_0 = rho_1 - 2 rho_0 + rho_-1 in the
+  // guess, and its row holds.
   p.evaluate(z, false);
   Eigen::VectorXd z_lower, z_upper, g_lower, g_upper;
   p.bounds(z_lower, z_upper, g_lower, g_upper);
   const Eigen::MatrixXd rho = p.inputs(z);
   const int accel_row = N * mass->nd() + N * mass->nstrings() + N * mass->nk();
-  for (int i = 0; i < mass->nk(); ++i)
-    EXPECT_NEAR(p.rows()[accel_row + i], rho(1, i) - 2 * rho(0, i) + s.rig_before(0, i), 1e-15);
+  for (int i = 0; i < mass->nk(); ++i) {
+    EXPECT_NEAR(z[p.accelAt(0) + i], rho(1, i) - 2 * rho(0, i) + s.rig_before(0, i), 1e-15);
+    EXPECT_NEAR(p.rows()[accel_row + i], 0.0, 1e-15);
+  }
   // The speed rows from knot 9 on are held at 0; before it, the rig's limit.
   const int speed_row = accel_row - N * mass->nk();
   for (int k = 0; k < N; ++k) {

@@ -463,7 +463,7 @@ TEST(Service, APlanIsOptimizedByShootingWhenAskedAndBadOptimizationOptionsNameTh
            {[](v1::Optimization& o) { o.set_max_iterations(-1); },
             "optimization.max_iterations: must be in [1, 10000]"},
            {[](v1::Optimization& o) { o.set_method("collocation"); },
-            "optimization.method: expected \"shooting\" or \"transcription\""}}) {
+            "optimization.method: expected \"transcription\", \"interior-point\", \"ipopt\" or \"shooting\""}}) {
     v1::PlanRequest bad = req;
     set(*bad.mutable_optimization());
     grpc::ClientContext c;

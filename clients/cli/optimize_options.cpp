@@ -23,8 +23,9 @@ OptimizationOptions parseOptimizationOptions(const Args& a) {
   OptimizationOptions o;
   if (a.values.count("--optimizer") &&
       (a.values.at("--optimizer").empty() ||
-       !parseOptimizationMethod(a.values.at("--optimizer"), o.method)))
-    throw std::invalid_argument("--optimizer: expected shooting or transcription, got '" +
+       !parseOptimizer(a.values.at("--optimizer"), o)))
+    throw std::invalid_argument(
+        "--optimizer: expected transcription, interior-point, ipopt or shooting, got '" +
                                 a.values.at("--optimizer") + "'");
   if (a.values.count("--settle")) o.settle_s = parseNumber("--settle", a.values.at("--settle"));
   if (a.values.count("--margin")) o.margin_m = parseNumber("--margin", a.values.at("--margin"));

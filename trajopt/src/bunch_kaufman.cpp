@@ -103,18 +103,15 @@ void BunchKaufman::factorize(const Eigen::Ref<const Eigen::MatrixXd>& A, double 
     }
     k += step;
   }
+  // L alone (unit diagonal, the 2x2 pivots' off-diagonal entries D's): the solves' triangular
+  // factor, blocked.
+  L_ = M.triangularView<Eigen::StrictlyLower>();
+  for (int j = 0; j + 1 < n; ++j)
+    if (two_by_two_[j]) L_(j + 1, j) = 0.0;
 }
 
 void BunchKaufman::forward(Eigen::Ref<Eigen::MatrixXd> W) const {
-  // Unit lower L with the 2x2 pivots' off-diagonal entries (D's) skipped.
-  for (int k = 0; k < n_; ++k) {
-    if (k > 0 && two_by_two_[k - 1]) {  // second column of a 2x2 pivot
-      if (k + 1 < n_) W.bottomRows(n_ - k - 1).noalias() -= LD_.col(k).tail(n_ - k - 1) * W.row(k);
-      continue;
-    }
-    const int from = two_by_two_[k] ? k + 2 : k + 1;
-    if (from < n_) W.bottomRows(n_ - from).noalias() -= LD_.col(k).tail(n_ - from) * W.row(k);
-  }
+  L_.triangularView<Eigen::UnitLower>().solveInPlace(W);
 }
 
 void BunchKaufman::applyDInverse(Eigen::Ref<Eigen::MatrixXd> W) const {
@@ -135,24 +132,16 @@ void BunchKaufman::applyDInverse(Eigen::Ref<Eigen::MatrixXd> W) const {
 }
 
 void BunchKaufman::backward(Eigen::Ref<Eigen::MatrixXd> W) const {
-  for (int k = n_ - 1; k >= 0; --k) {
-    if (k > 0 && two_by_two_[k - 1]) {
-      if (k + 1 < n_) W.row(k).noalias() -= LD_.col(k).tail(n_ - k - 1).transpose() * W.bottomRows(n_ - k - 1);
-      continue;
-    }
-    const int from = two_by_two_[k] ? k + 2 : k + 1;
-    if (from < n_)
-      W.row(k).noalias() -= LD_.col(k).tail(n_ - from).transpose() * W.bottomRows(n_ - from);
-  }
+  L_.transpose().triangularView<Eigen::UnitUpper>().solveInPlace(W);
 }
 
 void BunchKaufman::solveInPlace(Eigen::Ref<Eigen::MatrixXd> B) const {
-  Eigen::MatrixXd W(n_, B.cols());
-  for (int i = 0; i < n_; ++i) W.row(i) = B.row(perm_[i]);
-  forward(W);
-  applyDInverse(W);
-  backward(W);
-  for (int i = 0; i < n_; ++i) B.row(perm_[i]) = W.row(i);
+  solve_work_.resize(n_, B.cols());
+  for (int i = 0; i < n_; ++i) solve_work_.row(i) = B.row(perm_[i]);
+  forward(solve_work_);
+  applyDInverse(solve_work_);
+  backward(solve_work_);
+  for (int i = 0; i < n_; ++i) B.row(perm_[i]) = solve_work_.row(i);
 }
 
 void BunchKaufman::subtractQuadratic(const Eigen::Ref<const Eigen::MatrixXd>& B,

@@ -2,7 +2,8 @@
 // The symmetric indefinite factorization P^T A P = L D L^T of a dense matrix, with the partial
 // pivoting of Bunch & Kaufman, "Some stable methods for calculating inertia and solving symmetric
 // linear systems", Math. Comp. 1977 (as LAPACK's dsytf2): L unit lower triangular, D block
-// diagonal of 1x1 and 2x2 pivots, P a permutation.  By Sylvester's law of inertia A has as many
+// diagonal of 1x1 and 2x2 pivots, P a permutation.  Thread-compatible: one object per thread
+// (its solves reuse a scratch matrix).  By Sylvester's law of inertia A has as many
 // positive, negative and zero eigenvalues as D, so the factorization also says whether an interior
 // point's KKT block has the inertia its step needs (every 2x2 pivot has one of each sign).
 //
@@ -48,6 +49,8 @@ class BunchKaufman {
 
   int n_ = 0;
   Eigen::MatrixXd LD_;           // L below the diagonal, D on it (and its 2x2 blocks' off-entry)
+  Eigen::MatrixXd L_;            // L alone, strictly lower (its unit diagonal implied)
+  mutable Eigen::MatrixXd solve_work_;
   std::vector<int> perm_;        // P: row i of P^T A P is row perm_[i] of A
   std::vector<char> two_by_two_; // at the first index of each 2x2 pivot
   Inertia inertia_;

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "kkt_system.hpp"
+#include "marionette/common/clock.hpp"
 #include "scaled_problem.hpp"
 
 namespace marionette::detail {
@@ -112,7 +113,10 @@ class Solver {
     ++result_.evaluations;
     evaluated_x_ = x;
     evaluated_derivatives_ = derivatives;
-    return problem_.evaluate(x, derivatives);
+    const auto t0 = SteadyClock::now();
+    const bool ok = problem_.evaluate(x, derivatives);
+    result_.evaluation_s += secondsSince(t0);
+    return ok;
   }
   // The current point's values, kept while trials overwrite the problem's.
   void keepCurrent() {
@@ -202,13 +206,14 @@ class Solver {
   KktSystem kkt_;
   InteriorPointOptions options_;
   const KeepGoing& keep_going_;
-  InteriorPointResult result_;
+  mutable InteriorPointResult result_;  // (its counts and timings kept by const steps too)
   Iterate it_;
   double f_ = 0.0, violation_ = 0.0;
   Eigen::VectorXd grad_, c_, d_;
   const double* hessian_ = nullptr;
   // The factorization's regularization and the slacks' condensed weights.
   double delta_w_ = 0.0, delta_c_ = 0.0, last_delta_w_ = 0.0;
+  bool rows_dependent_ = false;  // delta_c was needed
   Eigen::VectorXd sigma_x_, sigma_s_, weight_;
   double theta_max_ = 0.0, theta_min_ = 0.0;
   std::vector<std::pair<double, double>> filter_;    // (theta, phi) of the line search
@@ -274,13 +279,29 @@ bool Solver::factorize(const double* hessian, double mu) {
     sigma_s_ = base_s.array() + dw;
     weight_ = sigma_s_.array() / (1.0 + dc * sigma_s_.array());
     ++result_.factorizations;
+    const auto t0 = SteadyClock::now();
     kkt_.factorize(hessian, problem_.jacobian(), sigma_x_, weight_, dw, dc);
+    result_.factorization_s += secondsSince(t0);
     return kkt_.inertiaIsCorrect();
   };
-  if (attempt(0.0, 0.0)) return true;
+  // Rows found dependent at the last factorization are regularized from the first attempt on
+  // (Ipopt's degenerate Jacobian), saving a factorization an iteration.
+  const double dc_mu = kDeltaCBar * std::pow(std::max(mu, 1e-300), kKappaC);
+  // A Hessian that needed delta_w last time most likely needs it now: a third of it is tried
+  // first (one factorization instead of two), then the full procedure.
+  if (last_delta_w_ > 0.0 &&
+      attempt(std::max(kDeltaWMin, kKappaWMinus * last_delta_w_), rows_dependent_ ? dc_mu : 0.0)) {
+    last_delta_w_ = delta_w_ > kDeltaWMin ? delta_w_ : 0.0;
+    return true;
+  }
+  if (!rows_dependent_ && attempt(0.0, 0.0)) {
+    last_delta_w_ = 0.0;
+    return true;
+  }
   double dc = 0.0;
-  if (kkt_.singular() || kkt_.inertia().negative < kkt_.equalities()) {
-    dc = kDeltaCBar * std::pow(std::max(mu, 1e-300), kKappaC);
+  if (rows_dependent_ || kkt_.singular() || kkt_.inertia().negative < kkt_.equalities()) {
+    rows_dependent_ = true;
+    dc = dc_mu;
     if (attempt(0.0, dc)) return true;
   }
   double dw = last_delta_w_ == 0.0 ? kDeltaW0 : std::max(kDeltaWMin, kKappaWMinus * last_delta_w_);
@@ -302,7 +323,10 @@ void Solver::step(const Eigen::VectorXd& rx, const Eigen::VectorXd& rs, const Ei
     pushed[k] = weight_[k] * rd[k] + rs[k] / (1.0 + delta_c_ * sigma_s_[k]);
   out.x = -rx - problem_.transposedProduct(Eigen::VectorXd::Zero(rc.size()), pushed);
   out.yc = -rc;
+  const auto t0 = SteadyClock::now();
   kkt_.solve(out.x, out.yc);
+  result_.solve_s += secondsSince(t0);
+  ++result_.solves;
   const Eigen::VectorXd jdx = problem_.inequalityProduct(out.x);
   out.yd = weight_.cwiseProduct(jdx) + pushed;
   out.s = jdx + rd - delta_c_ * out.yd;
@@ -543,9 +567,11 @@ InteriorPointResult Solver::run(const Eigen::VectorXd& start) {
     result_.iterations = iteration;
     bool unscaled_converged = false;
     const double error = optimalityError(0.0, &unscaled_converged);
-    if (keep_going_ &&
-        !keep_going_({iteration, f_ / problem_.objectiveScale(), violation_, mu, false}))
-      return finish(InteriorPointStatus::kStopped);
+    if (keep_going_) {
+      const Eigen::VectorXd point = problem_.pointOf(it_.x);
+      if (!keep_going_({iteration, f_ / problem_.objectiveScale(), violation_, mu, false, &point}))
+        return finish(InteriorPointStatus::kStopped);
+    }
     if (error <= options_.tolerance && unscaled_converged)
       return finish(InteriorPointStatus::kConverged);
     if (iteration >= options_.max_iterations) return finish(InteriorPointStatus::kIterationLimit);
@@ -577,7 +603,9 @@ InteriorPointResult Solver::run(const Eigen::VectorXd& start) {
       }
     }
 
+    const auto hessian_t0 = SteadyClock::now();
     hessian_ = problem_.hessian(1.0, it_.yc, it_.yd);
+    result_.evaluation_s += secondsSince(hessian_t0);
     if (!factorize(hessian_, mu)) return finish(InteriorPointStatus::kNumericalTrouble);
     if (free_mode) {
       mu = std::min(std::max(probingMu(), mu_min), mu_max);

@@ -50,7 +50,10 @@ struct InteriorPointResult {
   double primal_infeasibility = 0.0;  // unscaled
   int iterations = 0;
   int factorizations = 0;
-  int evaluations = 0;
+  int evaluations = 0;  // of the problem (each with or without derivatives)
+  int solves = 0;       // with a factorization (each refined)
+  // Where its time went (wall clock, s): for the benchmark only; nothing is decided by it.
+  double factorization_s = 0.0, solve_s = 0.0, evaluation_s = 0.0;
 };
 
 InteriorPointResult solveInteriorPoint(SparseNlp& nlp, const Eigen::VectorXd& start,

@@ -8,7 +8,8 @@
 namespace marionette::detail {
 namespace {
 
-constexpr double kZeroPivot = 1e-30;  // relative to the largest entry of the stage's complement
+constexpr double kZeroPivot = 1e-30;
+constexpr int kRefinements = 2;  // relative to the largest entry of the stage's complement
 
 // Each position's stage when the variables' stages are grouped by `group` (stage / group), or
 // false where a row or coupling would still span more than neighbouring stages.
@@ -169,12 +170,17 @@ void KktSystem::solve(Eigen::VectorXd& x, Eigen::VectorXd& c) const {
   for (int r = 0; r < m_; ++r) rhs[ldlt_.offset(stage_of_[n_ + r]) + local_of_[n_ + r]] = c[r];
   ordered_ = rhs;
   ldlt_.solveInPlace(ordered_);
+  // Iterative refinement while the residual is above 1e-10 of the right-hand side and each
+  // round reduces it tenfold (at most kRefinements rounds).
   const double scale = std::max(1.0, rhs.lpNorm<Eigen::Infinity>());
-  for (int refinement = 0; refinement < 3; ++refinement) {
+  double last = std::numeric_limits<double>::infinity();
+  for (int refinement = 0; refinement < kRefinements; ++refinement) {
     residual_ = rhs;
     correction_ = -ordered_;
     ldlt_.multiplyAdd(correction_, residual_);  // rhs - K x
-    if (!(residual_.lpNorm<Eigen::Infinity>() > 1e-10 * scale)) break;
+    const double size = residual_.lpNorm<Eigen::Infinity>();
+    if (!(size > 1e-10 * scale) || !(size < 0.1 * last)) break;
+    last = size;
     ldlt_.solveInPlace(residual_);
     ordered_ += residual_;
   }

@@ -50,17 +50,24 @@ void checkOptimizationOptions(const OptimizationOptions& o) {
   }
 }
 
-const char* toString(OptimizationMethod m) {
-  return m == OptimizationMethod::Transcription ? "transcription" : "shooting";
+std::string optimizerName(const OptimizationOptions& o) {
+  if (o.method == OptimizationMethod::Shooting) return "shooting";
+  return o.solver == OptimizationSolver::Ipopt ? "ipopt" : "interior-point";
 }
 
-bool parseOptimizationMethod(const std::string& name, OptimizationMethod& out) {
-  if (name == "shooting")
-    out = OptimizationMethod::Shooting;
-  else if (name.empty() || name == "transcription")
-    out = OptimizationMethod::Transcription;
-  else
+bool parseOptimizer(const std::string& name, OptimizationOptions& out) {
+  const OptimizationOptions defaults;
+  if (name == "shooting") {
+    out.method = OptimizationMethod::Shooting;
+  } else if (name.empty() || name == "transcription") {
+    out.method = OptimizationMethod::Transcription;
+    out.solver = defaults.solver;
+  } else if (name == "interior-point" || name == "ipopt") {
+    out.method = OptimizationMethod::Transcription;
+    out.solver = name == "ipopt" ? OptimizationSolver::Ipopt : OptimizationSolver::InteriorPoint;
+  } else {
     return false;
+  }
   return true;
 }
 

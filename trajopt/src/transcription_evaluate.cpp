@@ -107,10 +107,11 @@ bool TranscriptionProblem::evaluate(const Eigen::VectorXd& z, bool derivatives) 
   for (int k = 0; k < N_; ++k)
     for (int i = 0; i < nk_; ++i) {
       g_[speed_row_ + k * nk_ + i] = rigAt(k + 1, i) - rigAt(k, i);
-      g_[accel_row_ + k * nk_ + i] = rigAt(k + 1, i) - 2 * rigAt(k, i) + rigAt(k - 1, i);
+      g_[accel_row_ + k * nk_ + i] =
+          rigAt(k + 1, i) - 2 * rigAt(k, i) + rigAt(k - 1, i) - z[accelAt(k) + i];
     }
   for (int i = 1; i <= setup_.rest_knots; ++i)
-    g_.segment(rest_row_ + (i - 1) * nq_, nq_) = q_[N_ - i] - q_[N_];
+    g_.segment(rest_row_ + (i - 1) * nq_, nq_) = q_[N_ - i] - q_[N_ - i + 1];
 
   // The goal at its knot.
   if (goal_rows_ > 0) {
@@ -166,10 +167,10 @@ bool TranscriptionProblem::evaluate(const Eigen::VectorXd& z, bool derivatives) 
   // The objective.
   cost_ = 0.0;
   gradient_.setZero();
-  addInputCosts(derivatives);
+  addInputCosts(z, derivatives);
   addSwingAndTensionCosts(z, derivatives);
   addTrackingCosts(derivatives);
-  addStateTrackingCosts(derivatives);
+  addStateTrackingCosts(z, derivatives);
   return std::isfinite(cost_) && g_.allFinite();
 }
 
@@ -185,7 +186,7 @@ double TranscriptionProblem::rigAt(int k, int i) const {
 
 // Effort and jerk of the rig inputs; before the start, rig_before's (fixed), or the rig at rest
 // there.
-void TranscriptionProblem::addInputCosts(bool derivatives) {
+void TranscriptionProblem::addInputCosts(const Eigen::VectorXd& z, bool derivatives) {
   const double dt = setup_.integrator.dt_s;
   const TranscriptionWeights& w = setup_.weights;
   auto add = [&](int knot, int i, double coefficient) {
@@ -200,14 +201,14 @@ void TranscriptionProblem::addInputCosts(bool derivatives) {
       const double ds = 2 * w.effort * speed / speed_ref;  // d/d rho_{k+1}: dt cancels
       add(k + 1, i, ds);
       add(k, i, -ds);
-      const double jerk =
-          (rho(k + 1) - 3 * rho(k) + 3 * rho(k - 1) - rho(k - 2)) / (dt * dt * dt * jerk_ref);
+      // (rho_{k+1} - 3 rho_k + 3 rho_{k-1} - rho_{k-2}) = a_k - a_{k-1}.
+      const double before = k >= 1 ? z[accelAt(k - 1) + i] : secondDifferenceBefore(i);
+      const double jerk = (z[accelAt(k) + i] - before) / (dt * dt * dt * jerk_ref);
       cost_ += w.jerk * dt * jerk * jerk;
+      if (!derivatives) continue;
       const double dj = 2 * w.jerk * jerk / (dt * dt * jerk_ref);
-      add(k + 1, i, dj);
-      add(k, i, -3 * dj);
-      add(k - 1, i, 3 * dj);
-      add(k - 2, i, -dj);
+      gradient_[accelAt(k) + i] += dj;
+      if (k >= 1) gradient_[accelAt(k - 1) + i] -= dj;
     }
   }
 }

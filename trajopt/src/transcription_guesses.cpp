@@ -110,6 +110,7 @@ Eigen::VectorXd TranscriptionProblem::initialGuess(const Eigen::MatrixXd& inputs
     z.segment(slackAt(k), nu_) = (-here.g.head(nu_)).cwiseMax(0.0);
   }
   setStopMultipliers(z);
+  setSecondDifferences(z);
   return z;
 }
 
@@ -134,7 +135,19 @@ Eigen::VectorXd TranscriptionProblem::quasiStaticGuess(const Eigen::MatrixXd& in
       if (here.g[ns_ + t] > -kTouching_m) z[lambdaAt(k) + ns_ + t] = 1e-3 * lambda_ref_[ns_ + t];
   }
   setStopMultipliers(z);
+  setSecondDifferences(z);
   return z;
+}
+
+void TranscriptionProblem::setSecondDifferences(Eigen::VectorXd& z) const {
+  auto rho = [&](int k, int i) {
+    if (k >= 1) return z[xAt(k) + nd_ + i];
+    if (k < 0 && setup_.rig_before.size() > 0) return setup_.rig_before(-k - 1, i);
+    return setup_.start.rho[i];
+  };
+  for (int k = 0; k < N_; ++k)
+    for (int i = 0; i < nk_; ++i)
+      z[accelAt(k) + i] = rho(k + 1, i) - 2 * rho(k, i) + rho(k - 1, i);
 }
 
 void TranscriptionProblem::setStopMultipliers(Eigen::VectorXd& z) {

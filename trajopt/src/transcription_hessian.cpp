@@ -41,8 +41,7 @@ void TranscriptionProblem::declareHessian() {
     HessianBlocks& b = hessian_blocks_[k];
     b.xx = hessian_.lower(xAt(k), xx);
     if (k >= 2) b.qq_prev = hessian_.dense(xAt(k), xAt(k - 1), qq_prev);
-    for (int j = 1; j <= 3 && nk_ > 0; ++j)
-      if (k - j >= 1) b.rho_prev[j - 1] = hessian_.diagonal(xAt(k) + nd_, xAt(k - j) + nd_, nk_);
+    if (k >= 2 && nk_ > 0) b.rho_prev = hessian_.diagonal(xAt(k) + nd_, xAt(k - 1) + nd_, nk_);
   }
   for (int k = 0; k < N_; ++k) {
     HessianBlocks& b = hessian_blocks_[k];
@@ -52,6 +51,8 @@ void TranscriptionProblem::declareHessian() {
     if (nc_ > 0) b.lambda_lambda = hessian_.diagonal(lambdaAt(k), lambdaAt(k), nc_);
     if (k >= 1 && nc_ > 0) b.lambda_prev = hessian_.diagonal(lambdaAt(k), lambdaAt(k - 1), nc_);
     if (nu_ > 0) b.slack_lambda = hessian_.diagonal(slackAt(k), lambdaAt(k), nu_);
+    if (nk_ > 0) b.accel = hessian_.diagonal(accelAt(k), accelAt(k), nk_);
+    if (k >= 1 && nk_ > 0) b.accel_prev = hessian_.diagonal(accelAt(k), accelAt(k - 1), nk_);
   }
 }
 
@@ -60,7 +61,7 @@ void TranscriptionProblem::addRigHessian(int a, int b, int i, double c) {
   if (a == b)
     hessian_.values(hessian_blocks_[a].xx)(nd_ + i, nd_ + i) += c;
   else
-    hessian_.values(hessian_blocks_[a].rho_prev[a - b - 1])(i, 0) += c;
+    hessian_.values(hessian_blocks_[a].rho_prev)(i, 0) += c;
 }
 
 void TranscriptionProblem::hessian(const Eigen::VectorXd& z, double sigma,
@@ -86,13 +87,15 @@ void TranscriptionProblem::hessian(const Eigen::VectorXd& z, double sigma,
     const double speed_ref = speed_ref_[i], jerk_ref = jerk_ref_[i];
     const double effort = sigma * 2 * w.effort / (dt * speed_ref * speed_ref);
     const double jerk = sigma * 2 * w.jerk / (std::pow(dt, 5) * jerk_ref * jerk_ref);
-    const double a[4] = {1, -3, 3, -1};  // knots k+1, k, k-1, k-2
     for (int k = 0; k < N_; ++k) {
       addRigHessian(k + 1, k + 1, i, effort);
       addRigHessian(k, k, i, effort);
       addRigHessian(k + 1, k, i, -effort);
-      for (int p = 0; p < 4; ++p)
-        for (int q = p; q < 4; ++q) addRigHessian(k + 1 - p, k + 1 - q, i, jerk * a[p] * a[q]);
+      // The jerk (a_k - a_{k-1})^2.
+      hessian_.values(hessian_blocks_[k].accel)(i, 0) += jerk;
+      if (k == 0) continue;
+      hessian_.values(hessian_blocks_[k - 1].accel)(i, 0) += jerk;
+      hessian_.values(hessian_blocks_[k].accel_prev)(i, 0) -= jerk;
     }
   }
   // The multipliers' rate and the complementarity's bilinear terms.

@@ -74,12 +74,13 @@ struct TranscriptionSolve {
   bool capped = false, converged = false, worthy = false;
 };
 
-TranscriptionSolve solveTranscription(const MotionProblem& request,
-                                      const CollisionModelPtr& collision, const Plan& plan,
-                                      const OptimizationOptions& options, const WarmStarts& warm,
-                                      const StartState& start, int factor,
-                                      SteadyClock::time_point t0, const CancelFn& cancelled) {
-  TranscriptionSolve out;
+}  // namespace
+
+PreparedTranscription prepareTranscription(const MotionProblem& request,
+                                           const CollisionModelPtr& collision, const Plan& plan,
+                                           const OptimizationOptions& options,
+                                           const WarmStarts& warm, const StartState& start,
+                                           int factor) {
   const ModelPtr& model = request.model;
   const Eigen::VectorXd rho0 = plan.inputs.row(0).transpose();
   TranscriptionSetup setup;
@@ -188,7 +189,51 @@ TranscriptionSolve solveTranscription(const MotionProblem& request,
   if (setup.integrator.contacts)
     setup.contact_rows =
         contactRowsNear(model, *setup.integrator.contacts, guess_q, guess, kContactReach_m);
-  TranscriptionProblem problem(setup);
+  PreparedTranscription out;
+  out.problem = std::make_unique<TranscriptionProblem>(setup);
+  TranscriptionProblem& problem = *out.problem;
+
+  out.z0 = path.ok ? problem.quasiStaticGuess(guess, path.q, path.tension_N)
+                   : problem.initialGuess(guess);
+  problem.setModes(solvingModes(problem, out.z0, loaded));
+  problem.scaleObjectiveAt(out.z0);
+  std::ostringstream method;
+  method << "contact-implicit transcription of the variational integrator at fixed modes, "
+         << setup.intervals << " steps of " << formatNumber(setup.integrator.dt_s) << " s";
+  if (!setup.contact_rows.empty()) {
+    int touching = 0;  // of the rows, those the modes have touching somewhere
+    const std::vector<char>& modes = problem.modes();
+    for (std::size_t t = 0; t < setup.contact_rows.size(); ++t)
+      for (int k = 0; k < setup.intervals; ++k)
+        if (modes[k * problem.unilateralRows() + model->nstrings() + t]) {
+          ++touching;
+          break;
+        }
+    method << ", " << setup.contact_rows.size() << " contact rows (" << touching << " touching)";
+  }
+  method << ", from " << from;
+  if (reach_swinging)
+    method << "; no rest pose meets the goal: reached at "
+           << formatNumber(setup.goal_knot * factor / plan.rate_hz) << " s, then "
+           << formatNumber(hold_s) << " s to come to rest";
+  out.method = method.str();
+  return out;
+}
+
+namespace {
+
+TranscriptionSolve solveTranscription(const MotionProblem& request,
+                                      const CollisionModelPtr& collision, const Plan& plan,
+                                      const OptimizationOptions& options, const WarmStarts& warm,
+                                      const StartState& start, int factor,
+                                      SteadyClock::time_point t0, const CancelFn& cancelled) {
+  TranscriptionSolve out;
+  PreparedTranscription prepared =
+      prepareTranscription(request, collision, plan, options, warm, start, factor);
+  TranscriptionProblem& problem = *prepared.problem;
+  const Eigen::VectorXd& z0 = prepared.z0;
+  out.method = std::string(options.solver == OptimizationSolver::Ipopt ? "ipopt " : "interior-point ") +
+               prepared.method;
 
   // Converged for a plan's purposes (it is re-simulated and verified after): the barrier down to
   // kBarrier, the rows met to kFeasible (in their units) and the objective within kPlateau of its
@@ -229,33 +274,11 @@ TranscriptionSolve solveTranscription(const MotionProblem& request,
     if (out.worthy) worthy_iterate = *p.iterate;
     return !out.converged;
   };
-  const Eigen::VectorXd z0 = path.ok ? problem.quasiStaticGuess(guess, path.q, path.tension_N)
-                                     : problem.initialGuess(guess);
-  problem.setModes(solvingModes(problem, z0, loaded));
-  std::ostringstream method;
-  method << "ipopt contact-implicit transcription of the variational integrator at fixed modes, "
-         << setup.intervals << " steps of " << formatNumber(setup.integrator.dt_s) << " s";
-  if (!setup.contact_rows.empty()) {
-    int touching = 0;  // of the rows, those the modes have touching somewhere
-    const std::vector<char>& modes = problem.modes();
-    for (std::size_t t = 0; t < setup.contact_rows.size(); ++t)
-      for (int k = 0; k < setup.intervals; ++k)
-        if (modes[k * problem.unilateralRows() + model->nstrings() + t]) {
-          ++touching;
-          break;
-        }
-    method << ", " << setup.contact_rows.size() << " contact rows (" << touching << " touching)";
-  }
-  method << ", from " << from;
-  if (reach_swinging)
-    method << "; no rest pose meets the goal: reached at "
-           << formatNumber(setup.goal_knot * factor / plan.rate_hz) << " s, then "
-           << formatNumber(hold_s) << " s to come to rest";
-  out.method = method.str();
-
-  problem.scaleObjectiveAt(z0);
   const InteriorPointResult solved =
-      solveNlp(problem, z0, options.max_iterations, NlpSolver::kIpopt, keep_going);
+      solveNlp(problem, z0, options.max_iterations,
+               options.solver == OptimizationSolver::Ipopt ? NlpSolver::kIpopt
+                                                           : NlpSolver::kInteriorPoint,
+               keep_going);
   out.status = solved.status;
   if (cancelled && cancelled()) throw PlanCancelled("plan optimization");
   throwIfCancelled("plan optimization");
@@ -271,6 +294,11 @@ TranscriptionSolve solveTranscription(const MotionProblem& request,
 }
 
 }  // namespace
+
+int coarseKnotFactor(double rate_hz) {
+  constexpr double kKnotRate_hz = 25.0;
+  return std::max(1, static_cast<int>(std::floor(rate_hz / kKnotRate_hz + 1e-9)));
+}
 
 void transcribePlan(const MotionProblem& request, const CollisionModelPtr& collision,
                     const Plan& plan, const OptimizationOptions& options,
@@ -295,9 +323,7 @@ void transcribePlan(const MotionProblem& request, const CollisionModelPtr& colli
   // for catches and swing the solver did not see.  A motion so solved (the solver converged) that
   // is not stage-worthy is solved again on knots at the plan's own step, whose re-simulation is
   // the solver's motion.
-  constexpr double kKnotRate_hz = 25.0;
-  const int coarse =
-      std::max(1, static_cast<int>(std::floor(plan.rate_hz / kKnotRate_hz + 1e-9)));
+  const int coarse = coarseKnotFactor(plan.rate_hz);
   TranscriptionSolve solve =
       solveTranscription(request, collision, plan, options, warm, start, coarse, t0, cancelled);
   report.method = solve.method;

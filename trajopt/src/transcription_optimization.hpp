@@ -10,10 +10,34 @@
 // plan is.
 #pragma once
 
+#include <Eigen/Core>
+#include <memory>
+#include <string>
+
 #include "marionette/common/clock.hpp"
+#include "marionette/models/simulation.hpp"
 #include "marionette/trajopt/trajectory_optimization.hpp"
+#include "transcription_problem.hpp"
+#include "warm_starts.hpp"
 
 namespace marionette::detail {
+
+// The knots of the first solve: every this many plan steps, at no less than 25 Hz.
+int coarseKnotFactor(double rate_hz);
+
+// One solve's transcription before it is solved: the problem (its modes set, its objective
+// scaled at the start), the start, and what the report says of it.
+struct PreparedTranscription {
+  std::unique_ptr<TranscriptionProblem> problem;
+  Eigen::VectorXd z0;
+  std::string method;  // "contact-implicit transcription ..., 88 steps of 0.04 s, from ..."
+};
+// The transcription of `plan` on knots every factor-th plan step, from the best warm start.
+PreparedTranscription prepareTranscription(const MotionProblem& request,
+                                           const CollisionModelPtr& collision, const Plan& plan,
+                                           const OptimizationOptions& options,
+                                           const WarmStarts& warm, const StartState& start,
+                                           int factor);
 
 // Fills out (whose plan is `plan`) as optimizePlan does; out.report.improved when the result
 // replaced the plan.  Throws PlanCancelled when `cancelled` says stop.

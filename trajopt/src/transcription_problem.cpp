@@ -170,7 +170,7 @@ void TranscriptionProblem::declareRows() {
   const Model& m = *setup_.model;
   const double dt = setup_.integrator.dt_s;
   const int R = setup_.rest_knots;
-  n_z_ = N_ * (nq_ + nc_ + nu_ + 2 * nt_);
+  n_z_ = N_ * (nq_ + nc_ + nu_ + 2 * nt_ + nk_);
   del_row_ = 0;
   gap_row_ = del_row_ + N_ * nd_;
   slip_row_ = gap_row_ + N_ * nu_;
@@ -257,11 +257,12 @@ void TranscriptionProblem::declareRows() {
     jacobian_.values(jacobian_.diagonal(row, xAt(k + 1) + nd_, nk_)).setOnes();
     if (k >= 1) jacobian_.values(jacobian_.diagonal(row, xAt(k) + nd_, nk_)).setConstant(-2);
     if (k >= 2) jacobian_.values(jacobian_.diagonal(row, xAt(k - 1) + nd_, nk_)).setOnes();
+    jacobian_.values(jacobian_.diagonal(row, accelAt(k), nk_)).setConstant(-1);
   }
   for (int i = 1; i <= R; ++i) {
     const int row = rest_row_ + (i - 1) * nq_;
     jacobian_.values(jacobian_.diagonal(row, xAt(N_ - i), nq_)).setOnes();
-    jacobian_.values(jacobian_.diagonal(row, xAt(N_), nq_)).setConstant(-1);
+    jacobian_.values(jacobian_.diagonal(row, xAt(N_ - i + 1), nq_)).setConstant(-1);
   }
   if (goal_rows_ > 0)
     goal_blocks_.push_back(jacobian_.dense(goal_row_, xAt(goal_knot_), goal_rows_, nq_));
@@ -303,8 +304,8 @@ void TranscriptionProblem::declareRows() {
       const bool held = setup_.hold_from_knot >= 0 && k >= setup_.hold_from_knot;
       g_lower_[speed_row_ + k * nk_ + i] = held ? 0.0 : -finiteOr(v, kInf);
       g_upper_[speed_row_ + k * nk_ + i] = held ? 0.0 : finiteOr(v, kInf);
-      g_lower_[accel_row_ + k * nk_ + i] = -finiteOr(a, kInf);
-      g_upper_[accel_row_ + k * nk_ + i] = finiteOr(a, kInf);
+      lower_[accelAt(k) + i] = -finiteOr(a, kInf);
+      upper_[accelAt(k) + i] = finiteOr(a, kInf);
     }
   const double tol = setup_.goal_fraction * goal_.tolerance();
   for (int r = 0; r < goal_rows_; ++r) {
@@ -409,6 +410,7 @@ void TranscriptionProblem::stages(std::vector<int>& stage) const {
     std::fill(stage.begin() + lambdaAt(k), stage.begin() + lambdaAt(k) + nc_, k);
     std::fill(stage.begin() + slackAt(k), stage.begin() + slackAt(k) + nu_, k + 1);
     std::fill(stage.begin() + frictionAt(k), stage.begin() + frictionAt(k) + 2 * nt_, k);
+    std::fill(stage.begin() + accelAt(k), stage.begin() + accelAt(k) + nk_, k);
   }
 }
 
@@ -438,6 +440,7 @@ void TranscriptionProblem::scaling(Eigen::VectorXd& z_scale, Eigen::VectorXd& g_
     for (int i = 0; i < nk_; ++i) {
       g_scale[speed_row_ + k * nk_ + i] = 1.0 / finiteOr(m.kinematic[i].max_speed * dt, 1.0);
       g_scale[accel_row_ + k * nk_ + i] = 1.0 / finiteOr(m.kinematic[i].max_accel * dt * dt, 1.0);
+      z_scale[accelAt(k) + i] = g_scale[accel_row_ + k * nk_ + i];
     }
   const bool point = goal_.spec().kind == GoalSpec::Kind::Point;
   g_scale.segment(goal_row_, goal_rows_)

@@ -23,6 +23,12 @@
 //   s_k                     k = 0..N-1   n_u each: the strings' and contacts' slackness at
 //                                        x_{k+1}, >= 0 (n_u = n_s + n_t)
 //   beta_k                  k = 0..N-1   2 n_t: the contacts' friction over the step
+//   a_k                     k = 0..N-1   n_k: the rig's second difference at knot k,
+//                                        rho_{k+1} - 2 rho_k + rho_{k-1} (its acceleration
+//                                        times dt^2), within accel_share of each limit
+// Every variable belongs to a knot (x_k, lambda_k, beta_k, a_k to k; s_k to k + 1) and every
+// row and cost term couples neighbouring knots only, so that the KKT matrix is block tridiagonal
+// by knots (kkt_system.hpp): the jerk is a_k - a_{k-1}, the rest rows chain x_{N-j} = x_{N-j+1}.
 // Rows:
 //   DEL_k                   k = 0..N-1   n_d: = 0
 //   gaps g_j(x_{k+1}) + s_kj  k = 0..N-1 n_u: = 0 (joint stops are bounds on q)
@@ -30,8 +36,10 @@
 //   cone mu lambda - d_i^T beta  k = 0..N-1  16 n_t: >= 0
 //   sliding (e_f, d_f)^T sigma  k = 0..N-1  2 n_t: = 0 and >= 0 where the contact slides on
 //                                        facet f (then its cone's row f = 0), else free
-//   rig speed, acceleration k = 0..N-1   n_k each: within limit_share of each limit
-//   rest                    the last rest_knots knots equal the end's: the puppet hangs still
+//   rig speed               k = 0..N-1   n_k: within limit_share of each limit
+//   second difference       k = 0..N-1   n_k: rho_{k+1} - 2 rho_k + rho_{k-1} - a_k = 0
+//   rest                    the last rest_knots knots equal the end's (each its next's): the
+//                           puppet hangs still
 //   goal                    at x_G (x_N unless the setup says): half a point's squared
 //                           distance, or a joint's (and input's) error
 //   clearance               k = 1..N     to the stage >= margin_m, to anything >= self_margin_m
@@ -251,6 +259,9 @@ class TranscriptionProblem : public SparseNlp {
   int frictionAt(int k) const {                                                  // k = 0..N-1
     return setup_.intervals * (nq_ + nc_ + nu_) + k * 2 * nt_;
   }
+  int accelAt(int k) const {  // k = 0..N-1
+    return setup_.intervals * (nq_ + nc_ + nu_ + 2 * nt_) + k * nk_;
+  }
 
  private:
   // Which variables a row or a coupling can involve: a joint couples only with its ancestors and
@@ -266,15 +277,18 @@ class TranscriptionProblem : public SparseNlp {
   // (facet 0 where it does not slide).
   Eigen::Matrix2d slideFrame(int k, int t) const;
   void setStopMultipliers(Eigen::VectorXd& z);
-  void addInputCosts(bool derivatives);
+  void setSecondDifferences(Eigen::VectorXd& z) const;  // a_k from z's rig inputs
+  // The rig's second difference a_{-1} before the start (rig_before's, or at rest), constant.
+  double secondDifferenceBefore(int i) const { return rigAt(0, i) - 2 * rigAt(-1, i) + rigAt(-2, i); }
+  void addInputCosts(const Eigen::VectorXd& z, bool derivatives);
   void addSwingAndTensionCosts(const Eigen::VectorXd& z, bool derivatives);
   void addTrackingCosts(bool derivatives);
   // StateTracking's cost (transcription_state_tracking.cpp) and its Gauss-Newton curvature.
-  void addStateTrackingCosts(bool derivatives);
+  void addStateTrackingCosts(const Eigen::VectorXd& z, bool derivatives);
   void addStateTrackingHessian(double sigma);
   double rigDeviation(int k, int i) const;  // rho_i - its reference at knot k >= -2
-  // Adds c to the Hessian's (rho_i at knot a, rho_i at knot b) entry, a >= b (knot 0 and before
-  // are fixed: nothing).
+  // Adds c to the Hessian's (rho_i at knot a, rho_i at knot b) entry, a >= b >= a - 1 (knot 0
+  // and before are fixed: nothing).
   void addRigHessian(int a, int b, int i, double c);
   double swingWeight(int interval) const;  // swing's, or settle's from hold_from_knot on
   // Rig input i at knot k >= -2 (before the start: rig_before's, or the start's).
@@ -323,10 +337,11 @@ class TranscriptionProblem : public SparseNlp {
   std::vector<int> goal_point_vars_;           // the q indices that move a goal's points
   std::vector<int> track_point_vars_;          // ... and the tracked points
   SparseBlocks jacobian_;
-  // Hessian blocks: per knot k = 1..N its (x_k, x_k) block, (x_k, x_{k-j}) for j = 1..3 (the
-  // swing's q_d block at j = 1, the rig's diagonals), per interval its multipliers' couplings.
+  // Hessian blocks: per knot k = 1..N its (x_k, x_k) block, (x_k, x_{k-1}) (the swing's q_d
+  // block, the rig's diagonal), per interval its multipliers' couplings and its second
+  // differences' (a_k, a_k) and (a_k, a_{k-1}) diagonals.
   struct HessianBlocks {
-    int xx = -1, qq_prev = -1, rho_prev[3] = {-1, -1, -1};
+    int xx = -1, qq_prev = -1, rho_prev = -1, accel = -1, accel_prev = -1;
     int lambda_x = -1, friction_x = -1, stop_next = -1, lambda_lambda = -1, lambda_prev = -1,
         slack_lambda = -1;
   };

@@ -10,7 +10,7 @@ double TranscriptionProblem::rigDeviation(int k, int i) const {
   return rigAt(k, i) - setup_.state_tracking.rho(k + 2, i);
 }
 
-void TranscriptionProblem::addStateTrackingCosts(bool derivatives) {
+void TranscriptionProblem::addStateTrackingCosts(const Eigen::VectorXd& z, bool derivatives) {
   const StateTracking& t = setup_.state_tracking;
   if (!t.active()) return;
   const control::LqrWeights& w = t.weights;
@@ -45,11 +45,14 @@ void TranscriptionProblem::addStateTrackingCosts(bool derivatives) {
       add(k, i, 2 * f * w.rig * d(k));
     }
     for (int k = 0; k < N_; ++k) {
-      const double u = d(k + 1), r = d(k + 1) - d(k), a = d(k + 1) - 2 * d(k) + d(k - 1);
+      // The correction's second difference d(k+1) - 2 d(k) + d(k-1): a_k less the reference's.
+      const double reference =
+          t.rho(k + 3, i) - 2 * t.rho(k + 2, i) + t.rho(k + 1, i);
+      const double u = d(k + 1), r = d(k + 1) - d(k), a = z[accelAt(k) + i] - reference;
       cost_ += w.correction * u * u + rate * r * r + accel * a * a;
-      add(k + 1, i, 2 * (w.correction * u + rate * r + accel * a));
-      add(k, i, -2 * rate * r - 4 * accel * a);
-      add(k - 1, i, 2 * accel * a);
+      add(k + 1, i, 2 * (w.correction * u + rate * r));
+      add(k, i, -2 * rate * r);
+      if (derivatives) gradient_[accelAt(k) + i] += 2 * accel * a;
     }
     const double r = d(N_), a = d(N_ - 1) - 2 * d(N_);
     cost_ += w.terminal * (rate * r * r + accel * a * a);
@@ -84,12 +87,12 @@ void TranscriptionProblem::addStateTrackingHessian(double sigma) {
       for (int p = 0; p < n; ++p)
         for (int q = p; q < n; ++q) addRigHessian(k - p, k - q, i, sigma * 2 * c * s[p] * s[q]);
   };
-  const double one[1] = {1}, difference[2] = {1, -1}, second[3] = {1, -2, 1};
+  const double one[1] = {1}, difference[2] = {1, -1};
   for (int k = 1; k <= N_; ++k) stencil(k, one, 1, (k == N_ ? w.terminal : 1.0) * w.rig);
   for (int k = 0; k < N_; ++k) {
     stencil(k + 1, one, 1, w.correction);
     stencil(k + 1, difference, 2, rate);
-    stencil(k + 1, second, 3, accel);
+    for (int i = 0; i < nk_; ++i) hessian_.values(hessian_blocks_[k].accel)(i, 0) += sigma * 2 * accel;
   }
   const double terminal_accel[2] = {-2, 1};
   stencil(N_, one, 1, w.terminal * rate);

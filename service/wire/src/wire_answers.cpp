@@ -331,7 +331,7 @@ void optimizationOptionsToProto(const OptimizationOptions& o, v1::Optimization* 
   out->set_settle_s(o.settle_s);
   out->set_time_limit_s(o.time_limit_s);
   out->set_max_iterations(o.max_iterations);
-  out->set_method(toString(o.method));
+  out->set_method(optimizerName(o));
   OptimizationWeights w = o.weights;
   for (const std::string& name : OptimizationWeights::names())
     (*out->mutable_weights())[name] = *w.byName(name);

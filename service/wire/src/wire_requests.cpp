@@ -351,9 +351,10 @@ OptimizationOptions optimizationFromProto(const v1::Optimization& o, double max_
   out.time_limit_s = o.time_limit_s() != 0 ? o.time_limit_s()
                                            : std::min(out.time_limit_s, max_time_limit_s);
   if (o.max_iterations() != 0) out.max_iterations = o.max_iterations();
-  if (!parseOptimizationMethod(o.method(), out.method))
-    invalid("optimization.method", "expected \"shooting\" or \"transcription\", got \"" +
-                                       printableBytes(o.method(), 64) + "\"");
+  if (!parseOptimizer(o.method(), out))
+    invalid("optimization.method",
+            "expected \"transcription\", \"interior-point\", \"ipopt\" or \"shooting\", got \"" +
+                printableBytes(o.method(), 64) + "\"");
   weightsFromProto(o.weights(), "optimization.weights", out.weights);
   try {
     checkOptimizationOptions(out);

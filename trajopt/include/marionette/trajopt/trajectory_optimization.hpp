@@ -66,12 +66,19 @@ struct OptimizationCost {
 // Euler-Lagrange equations as constraints, complementarity as an exact penalty, the puppet at rest
 // at the end (docs/design.md, trajectory optimization); or single shooting over B-spline inputs.
 enum class OptimizationMethod { Shooting, Transcription };
-const char* toString(OptimizationMethod m);  // "shooting", "transcription"
-// From those names ("" is transcription); false for any other.
-bool parseOptimizationMethod(const std::string& name, OptimizationMethod& out);
+// The transcription's solver: the interior point written for its structure (thread-safe, solves
+// in parallel), or Ipopt with MUMPS (one solve at a time in a process; its cross-check).
+enum class OptimizationSolver { InteriorPoint, Ipopt };
+
+// The optimizer's name as --optimizer and the proto's method give it: "shooting", "transcription"
+// (with the default solver), "interior-point" or "ipopt" (the transcription with that solver).
+std::string optimizerName(const struct OptimizationOptions& o);
+// From those names ("" is the default); false for any other.
+bool parseOptimizer(const std::string& name, struct OptimizationOptions& out);
 
 struct OptimizationOptions {
   OptimizationMethod method = OptimizationMethod::Transcription;
+  OptimizationSolver solver = OptimizationSolver::Ipopt;
   OptimizationWeights weights;
   double margin_m = 0.02;     // every sample's clearance to the stage at least this (m)
   double settle_s = 1.0;      // the hold after the motion whose swing is penalized (s)
