@@ -39,14 +39,6 @@ constexpr double kDeltaW0 = 1e-4, kDeltaWMin = 1e-20, kDeltaWMax = 1e40;
 constexpr double kKappaWMinus = 1.0 / 3.0, kKappaWPlus = 8.0, kKappaWPlusFirst = 100.0;
 constexpr double kDeltaCBar = 1e-8, kKappaC = 0.25;
 
-// One side of a bounded vector: the slacks to its bounds, and duals.
-struct Side {
-  const Bounds& bounds;
-  const Eigen::VectorXd& value;
-  double lowerSlack(int i) const { return value[i] - bounds.lower[i]; }
-  double upperSlack(int i) const { return bounds.upper[i] - value[i]; }
-};
-
 // Pushes v inside its bounds (Ipopt's bound_push and bound_frac).
 void pushInside(const Bounds& b, Eigen::VectorXd& v) {
   for (int i = 0; i < b.size(); ++i) {
@@ -85,13 +77,11 @@ double dualFractionToBoundary(const Eigen::VectorXd& z, const Eigen::VectorXd& d
   return alpha;
 }
 
+// An iterate, or a step of one: primal x and slacks s, the rows' multipliers, the bounds'.
 struct Iterate {
   Eigen::VectorXd x, s, yc, yd, zl, zu, vl, vu;
 };
-
-struct Step {
-  Eigen::VectorXd x, s, yc, yd, zl, zu, vl, vu;
-};
+using Step = Iterate;
 
 class Solver {
  public:

@@ -11,6 +11,27 @@ namespace {
 double relaxedLower(double bound) { return bound - ScaledProblem::kBoundRelax * std::max(1.0, std::abs(bound)); }
 double relaxedUpper(double bound) { return bound + ScaledProblem::kBoundRelax * std::max(1.0, std::abs(bound)); }
 
+// Entry i of `out` bounded by (lower, upper) times scale, relaxed; none where infinite.
+void setBounds(Bounds& out, int i, double lower, double upper, double scale) {
+  if (lower > -SparseNlp::kInfinity) {
+    out.has_lower[i] = 1;
+    out.lower[i] = relaxedLower(scale * lower);
+  }
+  if (upper < SparseNlp::kInfinity) {
+    out.has_upper[i] = 1;
+    out.upper[i] = relaxedUpper(scale * upper);
+  }
+}
+
+Bounds unbounded(int n) {
+  Bounds out;
+  out.lower.setZero(n);
+  out.upper.setZero(n);
+  out.has_lower.assign(n, 0);
+  out.has_upper.assign(n, 0);
+  return out;
+}
+
 }  // namespace
 
 int Bounds::count() const {
@@ -48,22 +69,12 @@ ScaledProblem::ScaledProblem(SparseNlp& nlp)
     free_.push_back(j);
   }
   n_ = static_cast<int>(free_.size());
-  x_bounds_.lower.setZero(n_);
-  x_bounds_.upper.setZero(n_);
-  x_bounds_.has_lower.assign(n_, 0);
-  x_bounds_.has_upper.assign(n_, 0);
+  x_bounds_ = unbounded(n_);
   stages_.resize(n_);
   for (int i = 0; i < n_; ++i) {
     const int j = free_[i];
     stages_[i] = all_stages.empty() ? 0 : all_stages[j];
-    if (z_lower[j] > -inf) {
-      x_bounds_.has_lower[i] = 1;
-      x_bounds_.lower[i] = relaxedLower(z_scale_[j] * z_lower[j]);
-    }
-    if (z_upper[j] < inf) {
-      x_bounds_.has_upper[i] = 1;
-      x_bounds_.upper[i] = relaxedUpper(z_scale_[j] * z_upper[j]);
-    }
+    setBounds(x_bounds_, i, z_lower[j], z_upper[j], z_scale_[j]);
   }
   std::vector<int> row_kind(m_all_, -1), row_index(m_all_, -1);  // 0 equality, 1 inequality
   for (int r = 0; r < m_all_; ++r) {
@@ -82,20 +93,10 @@ ScaledProblem::ScaledProblem(SparseNlp& nlp)
   }
   m_e_ = static_cast<int>(equality_rows_.size());
   m_i_ = static_cast<int>(inequality_rows_.size());
-  s_bounds_.lower.setZero(m_i_);
-  s_bounds_.upper.setZero(m_i_);
-  s_bounds_.has_lower.assign(m_i_, 0);
-  s_bounds_.has_upper.assign(m_i_, 0);
+  s_bounds_ = unbounded(m_i_);
   for (int k = 0; k < m_i_; ++k) {
     const int r = inequality_rows_[k];
-    if (g_lower_[r] > -inf) {
-      s_bounds_.has_lower[k] = 1;
-      s_bounds_.lower[k] = relaxedLower(g_scale_[r] * g_lower_[r]);
-    }
-    if (g_upper_[r] < inf) {
-      s_bounds_.has_upper[k] = 1;
-      s_bounds_.upper[k] = relaxedUpper(g_scale_[r] * g_upper_[r]);
-    }
+    setBounds(s_bounds_, k, g_lower_[r], g_upper_[r], g_scale_[r]);
   }
 
   const int nnz_j = nlp.jacobianNonzeros(), nnz_h = nlp.hessianNonzeros();

@@ -62,8 +62,7 @@ class ScaledProblem {
   Eigen::VectorXd equalityProduct(const Eigen::VectorXd& v) const;
   Eigen::VectorXd inequalityProduct(const Eigen::VectorXd& v) const;
 
-  // In the problem's own units: f, and the rows' largest violation of their (relaxed) bounds.
-  double unscaledObjective() const { return f_ / objective_scale_; }
+  // In the problem's own units: the rows' largest violation of their (relaxed) bounds.
   double unscaledViolation() const;
   double objectiveScale() const { return objective_scale_; }
   // Full-length multipliers of the problem's rows (Ipopt's lambda) from the scaled ones.

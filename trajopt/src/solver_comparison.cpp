@@ -21,9 +21,7 @@ SolverComparison compareSolvers(const MotionProblem& request, const Plan& plan,
   SolverComparison out;
   out.variables = problem.variables();
   out.constraints = problem.constraints();
-  out.knots = problem.unilateralRows() > 0 || problem.variables() > 0
-                  ? static_cast<int>(problem.inputs(prepared.z0).rows())
-                  : 0;
+  out.knots = static_cast<int>(problem.inputs(prepared.z0).rows());
   out.method = prepared.method;
   for (int r = 0; r < 2; ++r) {
     const bool ipopt = (r == 0) == ipopt_first;
