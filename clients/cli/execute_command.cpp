@@ -498,17 +498,19 @@ int cmdExecute(int argc, char** argv) {
   rig->markRunStart();
   const ExecuteReport r = execute(*rig, stream, eo);
 
-  std::cout << formatted("  sent %ld frames in %.2f s; missed ticks %ld (longest run %d)",
-                         r.frames_sent, r.elapsed_s, r.missed_ticks, r.longest_miss_run);
+  std::cout << formatted("  sent %ld frames in %.2f s%s; missed ticks %ld (longest run %d)",
+                         r.frames_sent, r.elapsed_s,
+                         rig->simulatedClock() ? " on the simulated clock" : "", r.missed_ticks,
+                         r.longest_miss_run);
   if (rig->acknowledges())
     std::cout << formatted("; acks %ld, lost %ld, corrupt %ld, refused %ld", r.acks, r.acks_lost,
                            r.acks_corrupt, r.naks);
   std::cout << "\n";
-  if (!r.late_ms.empty())
+  if (!r.late_ms.empty() && !rig->simulatedClock())  // (on it every frame is on time)
     std::cout << formatted("  send time after deadline: p50 %.3f ms, p99 %.3f ms, max %.3f ms\n",
                            percentile(r.late_ms, 0.5), percentile(r.late_ms, 0.99),
                            *std::max_element(r.late_ms.begin(), r.late_ms.end()));
-  if (!r.send_priority.empty()) std::cout << "  send loop priority: " << r.send_priority << "\n";
+  if (!r.send_priority.empty() && !rig->simulatedClock()) std::cout << "  send loop priority: " << r.send_priority << "\n";
   if (loop) {
     const ClosedLoopStats& st = loop->stats();
     std::cout << formatted(

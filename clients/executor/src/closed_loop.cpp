@@ -336,7 +336,8 @@ bool ClosedLoop::correctFrame(RigDriver& rig, long tick, Phase phase, int sample
                               std::string& why) {
   if (first_tick_ < 0) {
     first_tick_ = tick;
-    first_sent_ = Clock::now();
+    first_sent_ = rig.now();
+    if (predictive_ && rig.simulatedClock()) predictive_->waitForSolves();
     // On the frames' period grid: the rig's ticks are whole periods from its first frame.
     if (options_.rig_clock_start)
       clock_offset_s_ =

@@ -1,14 +1,11 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// The streaming loop: absolute deadlines on the monotonic clock, misses counted and never made
-// up, acknowledgements tracked, safe stops.
+// The streaming loop: absolute deadlines on the rig's clock (the monotonic clock, or a simulated
+// rig's own), misses counted and never made up, acknowledgements tracked, safe stops.
 #include "marionette/executor/executor.hpp"
 
 #include "marionette/executor/closed_loop.hpp"
 
-#include <time.h>
-
 #include <algorithm>
-#include <cerrno>
 #include <cmath>
 #include <deque>
 #include <sstream>
@@ -116,16 +113,6 @@ std::string frameProblem(const Model& model, double rate_hz, const Eigen::Vector
 
 namespace {
 
-// Sleeps until t on CLOCK_MONOTONIC (std::chrono::steady_clock's clock on Linux); returns early
-// when a signal arrives and the stop flag is set.
-void sleepUntil(Clock::time_point t, const std::atomic<bool>* stop) {
-  const auto ns =
-      std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count();
-  timespec ts{static_cast<time_t>(ns / 1000000000), static_cast<long>(ns % 1000000000)};
-  while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, nullptr) == EINTR)
-    if (stop && stop->load()) return;
-}
-
 double seconds(Clock::duration d) {
   return std::chrono::duration<double>(d).count();
 }
@@ -195,7 +182,7 @@ ExecuteReport execute(RigDriver& rig, const Stream& stream, const ExecuteOptions
   // stream starts.
   Eigen::VectorXd guard_last, guard_before_last;
   if (stream.rows.rows() > 0) guard_last = guard_before_last = stream.rows.row(0).transpose();
-  const Clock::time_point t0 = Clock::now() + std::chrono::milliseconds(1);
+  const Clock::time_point t0 = rig.now() + std::chrono::milliseconds(1);
   auto since = [&](Clock::time_point t) { return seconds(t - t0); };
 
   bool stopped = false;
@@ -225,7 +212,7 @@ ExecuteReport execute(RigDriver& rig, const Stream& stream, const ExecuteOptions
       }
     }
     rep.message = m.str();
-    if (o.log) o.log->event("stop", hold_seq, since(Clock::now()), NAN, rep.message);
+    if (o.log) o.log->event("stop", hold_seq, since(rig.now()), NAN, rep.message);
   };
   // Acks and what is overdue; false when that stopped the run.
   auto collect = [&]() -> bool {
@@ -267,7 +254,7 @@ ExecuteReport execute(RigDriver& rig, const Stream& stream, const ExecuteOptions
       consecutive_lost = 0;
       if (o.log) o.log->event("ack", e.seq, since(e.received), rtt_ms);
     }
-    const auto now = Clock::now();
+    const auto now = rig.now();
     while (!pending.empty() && now - pending.front().sent > ack_timeout) {
       ++rep.acks_lost;
       ++consecutive_lost;
@@ -288,7 +275,7 @@ ExecuteReport execute(RigDriver& rig, const Stream& stream, const ExecuteOptions
   // before the next frame, and rtt_ms is the round trip.  False when that stopped the run.
   auto awaitReplies = [&](Clock::time_point until) -> bool {
     while (acks && !pending.empty() && !requested()) {
-      const Clock::time_point now = Clock::now();
+      const Clock::time_point now = rig.now();
       if (now >= until) break;
       // Woken by a reply, or when the oldest frame's acknowledgement is overdue.
       rig.awaitReply(std::min(until, pending.front().sent + ack_timeout +
@@ -306,12 +293,12 @@ ExecuteReport execute(RigDriver& rig, const Stream& stream, const ExecuteOptions
     }
     const Clock::time_point deadline = t0 + k * period;
     if (!awaitReplies(deadline)) break;
-    sleepUntil(deadline, o.stop_requested);
+    rig.sleepUntil(deadline, o.stop_requested);
     if (o.stop_requested && o.stop_requested->load()) {
       stop(StopReason::Signal, "stopped on request (SIGINT / SIGTERM)");
       break;
     }
-    const Clock::time_point woke = Clock::now();
+    const Clock::time_point woke = rig.now();
     if (woke - deadline > tolerance) {
       // Missed: this tick and every later one whose time has also gone.  The performance waits
       // for the next tick; nothing is sent twice as fast to catch up.
@@ -349,7 +336,7 @@ ExecuteReport execute(RigDriver& rig, const Stream& stream, const ExecuteOptions
       }
       if (o.log)
         for (const std::string& clamp : o.closed_loop->frameClamps())
-          o.log->event("clamp", rig.nextSeq(), since(Clock::now()), NAN, clamp);
+          o.log->event("clamp", rig.nextSeq(), since(rig.now()), NAN, clamp);
       if (!go) {
         stop(StopReason::Unsafe, why);
         break;
@@ -370,7 +357,7 @@ ExecuteReport execute(RigDriver& rig, const Stream& stream, const ExecuteOptions
       stop(StopReason::LinkLost, e.what());
       break;
     }
-    const Clock::time_point sent = Clock::now();
+    const Clock::time_point sent = rig.now();
     ++rep.frames_sent;
     before_last_seq = last_set_seq;
     before_last_sent.swap(rep.last_sent);
@@ -407,7 +394,7 @@ ExecuteReport execute(RigDriver& rig, const Stream& stream, const ExecuteOptions
     rep.message = m.str();
   }
   if (o.closed_loop) o.closed_loop->runEnded();
-  rep.elapsed_s = since(Clock::now());
+  rep.elapsed_s = since(rig.now());
   return rep;
 }
 

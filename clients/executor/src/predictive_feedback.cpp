@@ -50,6 +50,7 @@ void PredictiveFeedback::stop() {
     stopping_ = true;
   }
   wake_.notify_all();
+  done_.notify_all();
 }
 
 bool PredictiveFeedback::solving() {
@@ -95,7 +96,9 @@ Eigen::VectorXd PredictiveFeedback::expected(int k) const {
 
 Eigen::VectorXd PredictiveFeedback::setpoints(int i) {
   {
-    std::lock_guard<std::mutex> lock(mutex_);
+    std::unique_lock<std::mutex> lock(mutex_);
+    if (wait_for_solves_)
+      done_.wait(lock, [&] { return !busy_ || in_flight_target_ > i + 1 || stopping_; });
     collect();
   }
   while (!back_.empty() && back_.front().target <= i) {
@@ -127,7 +130,8 @@ void PredictiveFeedback::sent(int i, const State& x, const Eigen::VectorXd& befo
   const int t = i + lead_;
   if (t > static_cast<int>(reference_.size()) - 2 || i % period_ != 0) return;
   {
-    std::lock_guard<std::mutex> lock(mutex_);
+    std::unique_lock<std::mutex> lock(mutex_);
+    if (wait_for_solves_) done_.wait(lock, [&] { return !busy_ || stopping_; });
     collect();  // (one back now, for a sample after i, is the setpoints' from then)
     if (stopping_) return;
     if (busy_) {
@@ -150,6 +154,7 @@ void PredictiveFeedback::sent(int i, const State& x, const Eigen::VectorXd& befo
     std::lock_guard<std::mutex> lock(mutex_);
     job_ = std::move(job);
     have_job_ = busy_ = true;
+    in_flight_target_ = t;
     ++stats_.started;
   }
   wake_.notify_all();
@@ -199,6 +204,7 @@ void PredictiveFeedback::work() {
     result_ = std::move(r);
     have_result_ = true;
     busy_ = false;
+    done_.notify_all();
   }
 }
 

@@ -11,7 +11,9 @@
 // next one is used); a solve not back by then is late (its result dropped); one that failed (or
 // threw) is counted and the setpoints are the plan's from its sample until a solve succeeds.  A
 // start that finds the worker still busy is skipped and counted.  Deterministic in the solver's
-// iterations as long as no solve is late and no start is skipped; the report counts both.
+// iterations as long as no solve is late and no start is skipped; the report counts both.  On a
+// simulated rig's clock (waitForSolves) the tick waits for the solve it needs instead, and for a
+// busy worker: none is late or skipped, and the run is the same on any load.
 #pragma once
 
 #include <Eigen/Core>
@@ -57,6 +59,9 @@ class PredictiveFeedback {
   // is free: else the start is skipped).
   void sent(int i, const State& x, const Eigen::VectorXd& before_last, const Eigen::VectorXd& last,
             const Eigen::VectorXd& sent);
+  // From now on setpoints(i) waits for a solve under way for a sample up to i + 1, and sent(i)
+  // for a busy worker (a simulated clock stands still while the solve runs).
+  void waitForSolves() { wait_for_solves_ = true; }
   const PredictiveStats& stats() const { return stats_; }
   int leadTicks() const { return lead_; }
   int periodTicks() const { return period_; }
@@ -104,6 +109,9 @@ class PredictiveFeedback {
   bool predict(const Job& job, State& at, Eigen::MatrixXd& rig_before);
   std::mutex mutex_;
   std::condition_variable wake_;
+  std::condition_variable done_;  // a solve is back (busy_ false)
+  bool wait_for_solves_ = false;
+  int in_flight_target_ = -1;  // the target of the solve under way (busy_)
   bool busy_ = false, have_job_ = false, have_result_ = false, stopping_ = false;
   std::atomic<bool> cancel_{false};  // polled by the solve under way (its CancelScope)
   Job job_;

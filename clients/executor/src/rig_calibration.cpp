@@ -78,11 +78,11 @@ RigCalibration calibrateOnRig(RigDriver& rig, const ModelPtr& model, const RigCa
     throw FieldError("rig", rig.uri() + " declares no measurements: nothing to calibrate from");
   const control::MeasurementSpec spec = sensing->spec();
   const control::MeasurementModel h(model, spec);
-  const Clock::time_point t0 = Clock::now();
+  const Clock::time_point t0 = rig.now();
   RigCalibration out;
   auto failed = [&](std::string message) {
     out.message = std::move(message);
-    out.elapsed_s = std::chrono::duration<double>(Clock::now() - t0).count();
+    out.elapsed_s = std::chrono::duration<double>(rig.now() - t0).count();
     return out;
   };
   Eigen::VectorXd now = rig.readSetpoints();
@@ -147,7 +147,7 @@ RigCalibration calibrateOnRig(RigDriver& rig, const ModelPtr& model, const RigCa
     };
     // About when the first frame goes out (execute sends it at once), as ClosedLoop takes its
     // own: the rig's clock starts there.
-    if (!out.first_frame_sent) out.first_frame_sent = Clock::now();
+    if (!out.first_frame_sent) out.first_frame_sent = rig.now();
     out.moves = execute(rig, stream, eo);
     if (out.moves.last_sent.size()) now = out.moves.last_sent;
     if (out.moves.reason != StopReason::Completed) {
@@ -183,7 +183,7 @@ RigCalibration calibrateOnRig(RigDriver& rig, const ModelPtr& model, const RigCa
     return failed("the fit: " + (e.field() == "fit" ? "" : e.field() + ": ") + e.problem());
   }
   out.ok = true;
-  out.elapsed_s = std::chrono::duration<double>(Clock::now() - t0).count();
+  out.elapsed_s = std::chrono::duration<double>(rig.now() - t0).count();
   return out;
 }
 

@@ -87,10 +87,15 @@ std::unique_ptr<RigDriver> openRig(const std::string& uri, const ModelPtr& model
   if (head == "sim:" || head == "sim") {
     SimTruth t;
     const std::string d = take("damping"), truth = take("truth"), noise = take("noise"),
-                      rate = take("rate"), latency = take("latency"), seed = take("seed");
+                      rate = take("rate"), latency = take("latency"), seed = take("seed"),
+                      clock = take("clock");
     for (auto it = q.lower_bound("push"); it != q.end() && it->first == "push"; it = q.erase(it))
       t.pushes.push_back(parsePush(uri, it->second));
     noMore();
+    if (!clock.empty() && clock != "simulated" && clock != "wall")
+      throw std::invalid_argument(uri + ": clock=" + clock +
+                                  " is not 'wall' (real time, the default) or 'simulated'");
+    t.simulated_clock = clock == "simulated";
     t.damping_scale = d.empty() ? 1.0 : number(uri, "damping", d);
     if (!(t.damping_scale >= 0)) throw std::invalid_argument(uri + ": damping must be >= 0");
     // Sensing: the rig file's, or every named point when the URI asks for measurements.

@@ -6,6 +6,7 @@
 #include <netdb.h>
 #include <poll.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <termios.h>
 #include <unistd.h>
 
@@ -30,6 +31,15 @@ namespace marionette::executor {
 
 void RigDriver::awaitReply(Clock::time_point until) {
   std::this_thread::sleep_until(until);
+}
+
+void RigDriver::sleepUntil(Clock::time_point t, const std::atomic<bool>* stop) {
+  // On CLOCK_MONOTONIC (std::chrono::steady_clock's clock on Linux).
+  const auto ns =
+      std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count();
+  timespec ts{static_cast<time_t>(ns / 1000000000), static_cast<long>(ns % 1000000000)};
+  while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, nullptr) == EINTR)
+    if (stop && stop->load()) return;
 }
 
 void RigDriver::pollMeasurements(std::vector<MeasurementFrame>&, long*) {}
@@ -94,7 +104,7 @@ Eigen::VectorXd pointImpulse(const Model& m, const Eigen::VectorXd& q_d, const E
 
 SimRig::SimRig(ModelPtr model, double rate_hz, double damping_scale,
                const Eigen::VectorXd& start_inputs)
-    : SimRig(std::move(model), rate_hz, SimTruth{nullptr, damping_scale, {}, 0.0, 1, {}},
+    : SimRig(std::move(model), rate_hz, SimTruth{nullptr, damping_scale, {}, 0.0, 1, {}, false},
              start_inputs) {}
 
 SimRig::SimRig(ModelPtr model, double rate_hz, SimTruth truth,
@@ -194,9 +204,24 @@ void SimRig::measure() {
       f);
 }
 
+Clock::time_point SimRig::now() const {
+  return truth_.simulated_clock ? simulated_now_ : Clock::now();
+}
+
+void SimRig::sleepUntil(Clock::time_point t, const std::atomic<bool>* stop) {
+  if (!truth_.simulated_clock) return RigDriver::sleepUntil(t, stop);
+  simulated_now_ = std::max(simulated_now_, t);
+}
+
+void SimRig::awaitReply(Clock::time_point until) {
+  // Replies are queued as the frames arrive: nothing comes in while waiting.
+  if (!truth_.simulated_clock) return RigDriver::awaitReply(until);
+  simulated_now_ = std::max(simulated_now_, until);
+}
+
 void SimRig::send(std::uint32_t seq, const Eigen::VectorXd& values) {
   if (values.size() != model_->nk()) throw std::invalid_argument("sim: wrong number of values");
-  const auto now = Clock::now();
+  const auto now = this->now();
   if (!started_) {
     // The first frame sets the inputs at the rig's time 0 (the executor starts from what
     // readSetpoints said, so this moves nothing).
@@ -214,7 +239,7 @@ void SimRig::send(std::uint32_t seq, const Eigen::VectorXd& values) {
     stepTo(values);
   }
   frame_ticks_.push_back(tick_);
-  pending_.push_back({AckEvent::Kind::Ack, seq, "", Clock::now()});
+  pending_.push_back({AckEvent::Kind::Ack, seq, "", now});
 }
 
 void SimRig::markPreparation() {
@@ -231,7 +256,7 @@ void SimRig::markRunStart() {
 
 void SimRig::poll(std::vector<AckEvent>& out) {
   for (AckEvent& e : pending_) {
-    e.received = Clock::now();  // delivered now, as a rig's ack read off the line would be
+    e.received = now();  // delivered now, as a rig's ack read off the line would be
     out.push_back(e);
   }
   pending_.clear();
@@ -239,7 +264,7 @@ void SimRig::poll(std::vector<AckEvent>& out) {
 
 void SimRig::pollMeasurements(std::vector<MeasurementFrame>& out, long*) {
   // Taken in time order, each delivered its latency later: the due times are in order too.
-  const auto now = Clock::now();
+  const auto now = this->now();
   std::size_t delivered = 0;
   while (delivered < in_flight_.size() && in_flight_[delivered].first <= now) {
     MeasurementFrame& f = in_flight_[delivered++].second;

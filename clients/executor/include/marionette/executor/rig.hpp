@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // Rig drivers: one small interface, chosen by URI.
 //
-//   sim:[?damping=X][&truth=MODEL.yaml&noise=S&rate=HZ&latency=S&seed=N]
+//   sim:[?damping=X][&truth=MODEL.yaml&noise=S&rate=HZ&latency=S&seed=N][&clock=simulated]
 //                                    the integrator run in real time on the commanded inputs;
 //                                    with sensing, a truth (the puppet it simulates, not the
-//                                    plan's model) measured with Gaussian noise
+//                                    plan's model) measured with Gaussian noise; on a simulated
+//                                    clock, as fast as the executor computes and the same run
+//                                    every time on any load
 //   serial:/dev/ttyX[?baud=115200]   the line protocol (PROTOCOL.md) on a serial line
 //   udp:HOST:PORT                    the same frames, one per datagram
 //
@@ -12,8 +14,9 @@
 //   LinkError     the rig cannot be reached any more (device gone, port refused, no answer).
 //   AckEvent      what came back for a frame: ACK, NAK, or a line that failed its checksum.
 //   RigDriver     readSetpoints / poll / awaitReply; pollMeasurements and sensing for a rig
-//                 that measures its puppet (PROTOCOL.md v2); send and hold, which move the rig,
-//                 only for execute() (executor.hpp).
+//                 that measures its puppet (PROTOCOL.md v2); the clock a run is timed on (now,
+//                 sleepUntil); send and hold, which move the rig, only for execute()
+//                 (executor.hpp).
 //   SimTruth      the simulated rig's puppet, its sensing and its pushes.
 //   SimRig        the simulated rig; keeps what the puppet did (for comparison with a plan).
 //   readReply     one line a rig sent, as the serial and UDP drivers read it.
@@ -21,6 +24,7 @@
 #pragma once
 
 #include <Eigen/Core>
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <memory>
@@ -67,6 +71,13 @@ class RigDriver {
   // Waits until a reply may have come in (poll then has it) or until `until`, whichever is
   // first; may return early (a signal).  A driver with nothing to wait on sleeps to `until`.
   virtual void awaitReply(Clock::time_point until);
+  // The clock a run on this rig is timed on: the monotonic clock, except for a simulated rig on
+  // its simulated clock, which stands still while the executor computes and moves only when it
+  // waits (sleepUntil, awaitReply): no deadline is missed, and a run is the same on any load.
+  virtual Clock::time_point now() const { return Clock::now(); }
+  // Sleeps until t on that clock; returns early when a signal arrives and *stop is set.
+  virtual void sleepUntil(Clock::time_point t, const std::atomic<bool>* stop);
+  virtual bool simulatedClock() const { return false; }
   // Whether the rig answers every SET with an ACK (the executor then counts what is missing).
   virtual bool acknowledges() const { return true; }
   // What the rig measures; nullptr for a rig that declares no sensing (it runs open loop).
@@ -123,6 +134,9 @@ struct SimTruth {
     Eigen::Vector3d point_delta_mps = Eigen::Vector3d::Zero();
   };
   std::vector<Push> pushes;
+  // The rig's clock (RigDriver::now): false, the monotonic clock, the rig run in real time as
+  // hardware is; true, a simulated clock that moves only when the executor waits.
+  bool simulated_clock = false;
 };
 
 // The generalised impulse (n_d) of a blow at `point` (m.points' index) that changes its velocity
@@ -154,6 +168,10 @@ class SimRig : public RigDriver {
   const Sensing* sensing() const override {
     return truth_.sensing.declared() ? &truth_.sensing : nullptr;
   }
+  void awaitReply(Clock::time_point until) override;
+  Clock::time_point now() const override;
+  void sleepUntil(Clock::time_point t, const std::atomic<bool>* stop) override;
+  bool simulatedClock() const override { return truth_.simulated_clock; }
   void pollMeasurements(std::vector<MeasurementFrame>& out, long* corrupt) override;
   void markPreparation() override;
   void markRunStart() override;
@@ -178,6 +196,9 @@ class SimRig : public RigDriver {
   State state_, next_;
   bool started_ = false;
   Clock::time_point t0_;
+  // The simulated clock's time (truth_.simulated_clock): from an arbitrary origin, moved forward
+  // by sleepUntil and awaitReply only.
+  Clock::time_point simulated_now_ = Clock::time_point(std::chrono::hours(1));
   long tick_ = 0;
   std::vector<Eigen::VectorXd> q_history_;
   std::vector<long> frame_ticks_;
