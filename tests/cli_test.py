@@ -405,7 +405,7 @@ class Plan(unittest.TestCase):
             (["--optimize", "--weight", "swing"], "--weight: expected NAME=VALUE"),
             (["--optimize", "--margin", "-0.1"], "--margin: must be in [0, 1] m"),
             (["--optimize", "--settle", "nan"], "--settle"),
-            (["--optimize", "--optimize-time", "0"], "--optimize-time: must be"),
+            (["--optimize", "--optimize-time", "-1"], "--optimize-time: must be"),
             (["--optimize-iterations", "0"], "--optimize-iterations"),
             (["--optimize", "--optimizer", "collocation"],
              "--optimizer: expected transcription, interior-point, ipopt or shooting, got 'collocation'"),

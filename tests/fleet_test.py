@@ -197,7 +197,7 @@ class ClientsAndSweeps(unittest.TestCase):
         servers = [start_server(BUILD, "--workers", "1") for _ in range(2)]
         fleet = ",".join(target for _, target in servers)
         # The arm's plans optimized (the default: the transcription ends within its iterations);
-        # PuppetCopter's raw (some of its optimizations would end at the wall-clock cap).
+        # PuppetCopter's raw (its optimizations take a worker tens of seconds each).
         sweeps = [("planar-arm-empty", "est,rrt,prm", []), ("puppetcopter-table", "est", ["--raw"])]
         try:
             with tempfile.TemporaryDirectory() as d:

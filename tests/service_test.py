@@ -222,8 +222,7 @@ class Shutdown(unittest.TestCase):
         self.assertGreater(built.statistics.roadmap_build_time_s, 0.0)  # built, not read
         self.assertEqual(loaded.statistics.roadmap_build_time_s, 0.0)  # read, not built
         self.assertEqual(loaded.statistics.roadmap_vertices, built.statistics.roadmap_vertices)
-        # (Exact or not is the optimizer's, whose wall-clock cap this 10 s transfer can meet on a
-        # slow machine: the roadmap's part is that a plan comes back from it.)
+        # (Exact or not is the optimizer's: the roadmap's part is that a plan comes back from it.)
         self.assertIn(OUTCOMES[loaded.outcome], ("exact", "approximate"), loaded.message)
 
     def test_off_loopback_needs_tls_or_a_token(self):

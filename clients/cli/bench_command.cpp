@@ -160,7 +160,13 @@ int cmdBenchPlanners(int argc, char** argv) {
                                     joinNames(plannerNames()) + ")");
   }
   opt.optimize = optimizeUnlessRaw(a);
-  if (opt.optimize) opt.optimization = parseOptimizationOptions(a);
+  if (opt.optimize) {
+    opt.optimization = parseOptimizationOptions(a);
+    // A benchmark's runs are bounded in time: the optimizer's deadline 20 s unless set (a run
+    // it stops says so in its log, and the summary says the deadline).
+    constexpr double kBenchOptimizeDeadline_s = 20.0;
+    if (!a.values.count("--optimize-time")) opt.optimization.time_limit_s = kBenchOptimizeDeadline_s;
+  }
   // A fleet sweep: every run a Plan call to --server, --parallel at once (default: one per
   // server listed).  In-process, --parallel runs share the machine (and their timings do).
   std::optional<FleetRuns> fleet;
@@ -230,10 +236,14 @@ int cmdBenchPlanners(int argc, char** argv) {
   table << "\n\n";
   printSummaryTable(rows, table);
   if (opt.optimize) {
+    const double deadline_s = opt.optimization.time_limit_s;
     table << formatted(
-        "\nOptimized (margin %g m, settle %g s, at most %g s each); medians, the "
-        "plans -> the optimized plans:\n\n",
-        opt.optimization.margin_m, opt.optimization.settle_s, opt.optimization.time_limit_s);
+        "\nOptimized (margin %g m, settle %g s, %s); medians, the plans -> the optimized "
+        "plans:\n\n",
+        opt.optimization.margin_m, opt.optimization.settle_s,
+        deadline_s > 0 ? formatted("at most %g s each", deadline_s).c_str()
+                       : formatted("at most %d iterations a solve", opt.optimization.max_iterations)
+                             .c_str());
     printOptimizationTable(rows, table);
   }
   writeFileAtomically((dir / "summary.md").string(), [&](std::ostream& os) { os << table.str(); });

@@ -57,7 +57,7 @@ void printOptimization(const OptimizationReport& r, std::ostream& os) {
   }
   os << "  optimized (" << r.method << "): " << r.iterations << " iterations, " << r.evaluations
      << " rollouts, " << formatted("%.2f s", r.time_s);
-  // An improved plan's report still says what cut the solve short (the wall-clock cap).
+  // An improved plan's report still says what cut the solve short (a deadline set).
   if (!r.improved)
     os << "; unchanged: " << r.message;
   else if (!r.message.empty())

@@ -4,7 +4,7 @@
 // cross-check of the interior point (interior_point.hpp) in the tests and the solver behind an
 // option.  Budgets are counted in iterations; `keep_going`, asked once per
 // iteration with the iterate's objective and infeasibility, may stop the solve (converged for the
-// caller's purposes, a wall-clock cap or a cancel: the caller says which).  A cancel (the thread's
+// caller's purposes, a deadline the caller set or a cancel: the caller says which).  A cancel (the thread's
 // CancelScope) also throws PlanCancelled out of the next evaluation: Ipopt catches it and ends
 // (NonIpopt_Exception_Thrown) after the factorization under way, not an iteration later, whose
 // inertia corrections can factorize the KKT matrix several times more.

@@ -33,7 +33,10 @@ void checkOptimizationOptions(const OptimizationOptions& o) {
   if (!(o.settle_s >= 0) || !std::isfinite(o.settle_s) || o.settle_s > 10)
     throw FieldError("optimization.settle_s", "must be in [0, 10] s, got " +
                                                    formatNumber(o.settle_s));
-  positive("optimization.time_limit_s", o.time_limit_s);
+  if (!(o.time_limit_s >= 0) || !std::isfinite(o.time_limit_s))
+    throw FieldError("optimization.time_limit_s",
+                     "must be a finite number >= 0 (0: no deadline), got " +
+                         formatNumber(o.time_limit_s));
   if (!(o.margin_m >= 0) || !std::isfinite(o.margin_m) || o.margin_m > 1.0)
     throw FieldError("optimization.margin_m", "must be in [0, 1] m, got " +
                                                    formatNumber(o.margin_m));
@@ -113,11 +116,14 @@ OptimizedPlan optimizePlan(const MotionProblem& request, const Plan& plan,
     detail::transcribePlan(request, collision, plan, options, t0, cancelled, out);
     return out;
   }
-  // The time budget is a CancelScope of its own: it stops the work wherever it is (a rest pose,
+  // Single shooting is paced by its time budget: the caller's deadline, else kShootingBudget_s.
+  // The budget is a CancelScope of its own: it stops the work wherever it is (a rest pose,
   // a rollout's step), not only between the solver's iterations; the verification of what was
   // found comes after it.
+  constexpr double kShootingBudget_s = 20.0;
+  const double time_limit_s = options.time_limit_s > 0 ? options.time_limit_s : kShootingBudget_s;
   const auto budget_end = t0 + std::chrono::duration_cast<SteadyClock::duration>(
-                                   std::chrono::duration<double>(options.time_limit_s));
+                                   std::chrono::duration<double>(time_limit_s));
   std::optional<CancelScope> budget;
   budget.emplace([budget_end] { return SteadyClock::now() >= budget_end; });
   report.method = "ipopt single shooting (Gauss-Newton Hessian), cubic B-spline inputs";
@@ -129,7 +135,7 @@ OptimizedPlan optimizePlan(const MotionProblem& request, const Plan& plan,
     // The candidate starts, the rest pose at the goal searched within a share of the budget.
     const auto goal_search_end =
         t0 + std::chrono::duration_cast<SteadyClock::duration>(
-                 std::chrono::duration<double>(0.25 * options.time_limit_s));
+                 std::chrono::duration<double>(0.25 * time_limit_s));
     detail::WarmStarts warm =
         detail::searchWarmStarts(request, collision, plan, options, goal_search_end);
     problems = std::move(warm.problems);
@@ -155,7 +161,7 @@ OptimizedPlan optimizePlan(const MotionProblem& request, const Plan& plan,
     // verification (less than an iteration: two value rollouts) fit, timed by the last one.
     // A start from which the solver has met nothing by half the time left when it began gives way
     // to the next.
-    double last_call_s = secondsSince(t0), attempt_until_s = options.time_limit_s;
+    double last_call_s = secondsSince(t0), attempt_until_s = time_limit_s;
     const detail::TrajectoryNlp* attempt = nullptr;
     auto keepGoing = [&](const detail::TrajectoryNlp::Progress& p) {
       if (cancelled && cancelled()) return false;
@@ -171,16 +177,16 @@ OptimizedPlan optimizePlan(const MotionProblem& request, const Plan& plan,
         e.constraint_violation = p.constraint_violation;
         progress(e);
       }
-      return now_s + 2.0 * iteration_s < options.time_limit_s;
+      return now_s + 2.0 * iteration_s < time_limit_s;
     };
     // From the best start; from the next ones while the solver finds no motion that meets the
     // limits and the goal and there is time left.
     for (std::size_t i = 0; i < starts.size(); ++i) {
       const detail::WarmStart& start_point = starts[i];
       const double now_s = secondsSince(t0);
-      if (chosen && now_s >= options.time_limit_s) break;
-      attempt_until_s = i + 1 < starts.size() ? now_s + 0.5 * (options.time_limit_s - now_s)
-                                              : options.time_limit_s;
+      if (chosen && now_s >= time_limit_s) break;
+      attempt_until_s = i + 1 < starts.size() ? now_s + 0.5 * (time_limit_s - now_s)
+                                              : time_limit_s;
       chosen = start_point.problem;
       std::ostringstream m;
       m << "ipopt single shooting (Gauss-Newton Hessian), cubic B-spline inputs, "
@@ -209,7 +215,7 @@ OptimizedPlan optimizePlan(const MotionProblem& request, const Plan& plan,
     throwIfCancelled("plan optimization");  // and the caller's, should it have come too
     for (const auto& p : problems) report.evaluations += p->rollouts();
     report.time_s = secondsSince(t0);
-    report.message = "the time limit (" + formatNumber(options.time_limit_s) +
+    report.message = "the time limit (" + formatNumber(time_limit_s) +
                      " s) ran out before a motion that meets the limits and the goal was found";
     return out;
   }
@@ -220,8 +226,8 @@ OptimizedPlan optimizePlan(const MotionProblem& request, const Plan& plan,
     report.time_s = secondsSince(t0);
     report.message = "no motion met the limits and the goal (solver status " +
                      std::to_string(status) + ")";
-    if (report.time_s >= options.time_limit_s)
-      report.message += " before the time limit (" + formatNumber(options.time_limit_s) +
+    if (report.time_s >= time_limit_s)
+      report.message += " before the time limit (" + formatNumber(time_limit_s) +
                         " s) ran out";
     return out;
   }

@@ -242,8 +242,8 @@ TranscriptionSolve solveTranscription(const MotionProblem& request,
   // are met to kNearlyFeasible, the iterate is re-simulated and verified as the returned plan
   // would be, and one that is stage-worthy ends the solve (the solver can spend a hundred
   // iterations tightening rows of the hold to 1e-5 that the re-simulation no longer notices).
-  // Counted in iterations: the same request stops at the same iterate on any machine; the
-  // wall-clock cap only stops it, and says so.
+  // Counted in iterations: the same request stops at the same iterate on any machine; a
+  // deadline the caller set only stops it, and says so.
   constexpr double kFeasible = 1e-5, kPlateau = 0.01, kBarrier = 1e-5;
   constexpr double kNearlyFeasible = 1e-3;
   constexpr int kCheckEvery = 10;
@@ -259,7 +259,7 @@ TranscriptionSolve solveTranscription(const MotionProblem& request,
   };
   auto keep_going = [&](const SolveProgress& p) {
     if (cancelled && cancelled()) return false;
-    out.capped = secondsSince(t0) >= options.time_limit_s;
+    out.capped = options.time_limit_s > 0 && secondsSince(t0) >= options.time_limit_s;
     if (out.capped) return false;
     if (p.restoring) return true;
     objectives.push_back(p.objective);
@@ -309,12 +309,15 @@ void transcribePlan(const MotionProblem& request, const CollisionModelPtr& colli
   const StartState start = resolveStart(model, rho0, request.start, collision->contacts());
 
   // The candidate motions near the plan, each rolled out and ranked; the rest pose at the goal
-  // searched as far as its own iteration bounds go, the cap only stopping it: bounded by a
-  // quarter of the cap, PuppetCopter rrt 4's search ended on either side of it from run to run,
-  // and its plan with it.
-  const auto cap_end = t0 + std::chrono::duration_cast<SteadyClock::duration>(
-                                std::chrono::duration<double>(options.time_limit_s));
-  const WarmStarts warm = searchWarmStarts(request, collision, plan, options, cap_end);
+  // searched as far as its own iteration bounds go, a caller's deadline only stopping it: bounded
+  // by a share of a clock budget, PuppetCopter rrt 4's search ended on either side of it from run
+  // to run, and its plan with it.
+  const auto deadline =
+      options.time_limit_s > 0
+          ? t0 + std::chrono::duration_cast<SteadyClock::duration>(
+                     std::chrono::duration<double>(options.time_limit_s))
+          : SteadyClock::time_point::max();
+  const WarmStarts warm = searchWarmStarts(request, collision, plan, options, deadline);
 
   // Solved first on knots every factor-th plan step at no less than kKnotRate_hz (the puppet's
   // swing, a few hertz, is resolved at that rate; a knot costs the solver's factorization more
@@ -367,7 +370,8 @@ void transcribePlan(const MotionProblem& request, const CollisionModelPtr& colli
   }
   std::string how;
   if (solve.capped)
-    how = "the wall-clock cap (" + formatNumber(options.time_limit_s) + " s) stopped the solver";
+    how = "the optimization's deadline (" + formatNumber(options.time_limit_s) +
+          " s, as set) stopped the solver";
   else if (solve.status == InteriorPointStatus::kIterationLimit)
     how = "the solver used its budget (" + std::to_string(options.max_iterations) +
           " iterations a solve)";

@@ -347,9 +347,8 @@ OptimizationOptions optimizationFromProto(const v1::Optimization& o, double max_
   OptimizationOptions out;
   if (o.margin_m() != 0) out.margin_m = o.margin_m();
   if (o.settle_s() != 0) out.settle_s = o.settle_s();
-  // Unset: the default cap, or the server's maximum if that is less.
-  out.time_limit_s = o.time_limit_s() != 0 ? o.time_limit_s()
-                                           : std::min(out.time_limit_s, max_time_limit_s);
+  // Unset: the server's maximum, the deadline its operator set (the iterations decide first).
+  out.time_limit_s = o.time_limit_s() != 0 ? o.time_limit_s() : max_time_limit_s;
   if (o.max_iterations() != 0) out.max_iterations = o.max_iterations();
   if (!parseOptimizer(o.method(), out))
     invalid("optimization.method",

@@ -82,14 +82,13 @@ struct OptimizationOptions {
   OptimizationWeights weights;
   double margin_m = 0.02;     // every sample's clearance to the stage at least this (m)
   double settle_s = 1.0;      // the hold after the motion whose swing is penalized (s)
-  // Wall-clock budget of the search and the solver, enforced at every integrator step (a
-  // CancelScope); the verification of what they found comes after it.  The transcription's
-  // iterations decide its result; this only caps it (and the report says so when it bites): 20 s,
-  // twice what PuppetCopter's 100 iterations take, so that on a loaded machine too the
-  // iterations decide.
-  double time_limit_s = 20.0;
-  // The solver's budget per solve, at most 10000 (the transcription's: its only budget but the
-  // wall-clock cap time_limit_s, which the report names when it bites).  PuppetCopter's
+  // A deadline the caller sets on the optimization's wall clock (s, from its start; 0: none).
+  // The transcription's result is decided by work alone (max_iterations, the warm starts'
+  // counted searches): the same request gives the same plan on any machine, however loaded.  A
+  // deadline only stops it, the report saying so, and the answer is then what the solver had.
+  // Single shooting is paced by the clock (20 s when none is set).
+  double time_limit_s = 0.0;
+  // The solver's budget per solve, in [1, 10000]: the transcription's budget.  PuppetCopter's
   // stage-worthy plans take 10 to 50 iterations; those 100 do not settle take ~10 s.
   int max_iterations = 100;
   double knots_per_s = 4.0;   // B-spline segments per second of motion (at least 3 in all)
