@@ -134,8 +134,9 @@ def seeded_plan_request():
 
 def long_plan_request(time_limit):
     """arm3d's hand cannot reach this among the pillars: kpiece searches its whole time limit
-    (s), then verifies its best motion."""
+    (s), then verifies its best motion (raw: not optimized)."""
     r = plan_request("arm3d", "pillars", "kpiece", time_limit)
+    r.raw = True
     target = r.goal.points.targets.add()
     target.point = "hand"
     target.position_m.x, target.position_m.y, target.position_m.z = 0.0, 0.0, 0.05

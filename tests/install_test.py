@@ -186,7 +186,7 @@ class InstalledPrefix(unittest.TestCase):
         point = os.path.join(self.tmp, "custom-point")
         p = run(os.path.join(build, "custom_planner"), "--problems",
                 "puppetcopter-table,arm3d-pillars", "--runs", "1", "--planners", "syclop-rrt",
-                "--time-limit", "30", "--raw", "--out", point, env=env)
+                "--time-limit", "120", "--raw", "--out", point, env=env)  # (ends at the goal)
         self.assertIn("puppetcopter-table syclop-rrt: 1/1 exact", p.stdout)
         self.assertIn("arm3d-pillars syclop-rrt: 0/1 exact", p.stdout)
         with open(os.path.join(point, "arm3d-pillars.log")) as f:
