@@ -534,7 +534,8 @@ class Calibrate(unittest.TestCase):
         # PuppetCopter's arm twists 0.3 rad from the plan on some machines, a safe stop there.)
         p = run("execute", "--plan", self.path("plan.json"), "--rig",
                 "sim:?noise=0.002&rate=30&clock=simulated", "--feedback", "lqr", "--calibrate",
-                "--calibration-poses", "1", "--calibration-settle", "0.2", "--calibration-measure", "1",
+                "--calibration-poses", "1", "--calibration-settle", "0.2",
+                "--calibration-measure", "1",
                 "--max-deviation", "1", "--report", self.path("report.json"))
         self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
         self.assertIn("re-simulated on the calibrated puppet", p.stdout)

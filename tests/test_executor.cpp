@@ -1272,9 +1272,9 @@ struct PushedRun {
 };
 
 // The plan played on sim: on its simulated clock, with `push`, 1 mm markers on `markers` at the
-// plan's rate, open loop (no options) or closed.  Every frame the rig received is checked against the model's range,
-// speed and acceleration limits (frameProblem, from the two before it); the errors are those of
-// a run that completed.
+// plan's rate, open loop (no options) or closed.  Every frame the rig received is checked against
+// the model's range, speed and acceleration limits (frameProblem, from the two before it); the
+// errors are those of a run that completed.
 PushedRun pushedRun(const Playback& perf, const SimTruth::Push& push,
                     const std::vector<std::string>& markers,
                     const std::optional<ClosedLoopOptions>& options) {
@@ -1370,8 +1370,9 @@ TEST(ClosedLoop, APushOnTheTruthIsRejected) {
 TEST(ClosedLoop, OnTheSimulatedClockAnMpcRunIsTheSameEveryTime) {
   const Playback perf = armPlan("push-plan.json");
   const SimTruth::Push push = armPush(perf);
-  const PushedRun first = pushedRun(perf, push, {"tip", "elbow"}, withFeedback(Feedback::Predictive));
-  const PushedRun again = pushedRun(perf, push, {"tip", "elbow"}, withFeedback(Feedback::Predictive));
+  const ClosedLoopOptions mpc = withFeedback(Feedback::Predictive);
+  const PushedRun first = pushedRun(perf, push, {"tip", "elbow"}, mpc);
+  const PushedRun again = pushedRun(perf, push, {"tip", "elbow"}, mpc);
   ASSERT_EQ(first.report.reason, StopReason::Completed) << first.report.message;
   ASSERT_EQ(again.report.reason, StopReason::Completed) << again.report.message;
   EXPECT_EQ(first.rms, again.rms);

@@ -165,7 +165,8 @@ int cmdBenchPlanners(int argc, char** argv) {
     // A benchmark's runs are bounded in time: the optimizer's deadline 20 s unless set (a run
     // it stops says so in its log, and the summary says the deadline).
     constexpr double kBenchOptimizeDeadline_s = 20.0;
-    if (!a.values.count("--optimize-time")) opt.optimization.time_limit_s = kBenchOptimizeDeadline_s;
+    if (!a.values.count("--optimize-time"))
+      opt.optimization.time_limit_s = kBenchOptimizeDeadline_s;
   }
   // A fleet sweep: every run a Plan call to --server, --parallel at once (default: one per
   // server listed).  In-process, --parallel runs share the machine (and their timings do).

@@ -510,7 +510,8 @@ int cmdExecute(int argc, char** argv) {
     std::cout << formatted("  send time after deadline: p50 %.3f ms, p99 %.3f ms, max %.3f ms\n",
                            percentile(r.late_ms, 0.5), percentile(r.late_ms, 0.99),
                            *std::max_element(r.late_ms.begin(), r.late_ms.end()));
-  if (!r.send_priority.empty() && !rig->simulatedClock()) std::cout << "  send loop priority: " << r.send_priority << "\n";
+  if (!r.send_priority.empty() && !rig->simulatedClock())
+    std::cout << "  send loop priority: " << r.send_priority << "\n";
   if (loop) {
     const ClosedLoopStats& st = loop->stats();
     std::cout << formatted(

@@ -2,9 +2,9 @@
 // A SparseNlp (sparse_nlp.hpp) as Ipopt's nonlinear program: sparse Jacobian, the Lagrangian's
 // Hessian as the problem gives it, the problem's own row, variable and objective scales: the
 // cross-check of the interior point (interior_point.hpp) in the tests and the solver behind an
-// option.  Budgets are counted in iterations; `keep_going`, asked once per
-// iteration with the iterate's objective and infeasibility, may stop the solve (converged for the
-// caller's purposes, a deadline the caller set or a cancel: the caller says which).  A cancel (the thread's
+// option.  Budgets are counted in iterations; `keep_going`, asked once per iteration with the
+// iterate's objective and infeasibility, may stop the solve (converged for the caller's purposes,
+// a deadline the caller set or a cancel: the caller says which).  A cancel (the thread's
 // CancelScope) also throws PlanCancelled out of the next evaluation: Ipopt catches it and ends
 // (NonIpopt_Exception_Thrown) after the factorization under way, not an iteration later, whose
 // inertia corrections can factorize the KKT matrix several times more.
