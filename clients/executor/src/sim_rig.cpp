@@ -216,7 +216,7 @@ void SimRig::sleepUntil(Clock::time_point t, const std::atomic<bool>* stop) {
 void SimRig::awaitReply(Clock::time_point until) {
   // Replies are queued as the frames arrive: nothing comes in while waiting.
   if (!truth_.simulated_clock) return RigDriver::awaitReply(until);
-  simulated_now_ = std::max(simulated_now_, until);
+  sleepUntil(until, nullptr);
 }
 
 void SimRig::send(std::uint32_t seq, const Eigen::VectorXd& values) {
