@@ -396,7 +396,7 @@ class Plan(unittest.TestCase):
             (["--planner", "kpiece", "--param", "bad_score_factor=0"],
              "bad_score_factor must be a number in (0, 1]"),
             (["--start", "rest-of:x=0"], "--start: no rest pose at the start inputs"),
-            (["--time-limit", "0"], "--time-limit: must be > 0"),
+            (["--time-limit", "-1"], "--time-limit: must be >= 0"),
             (["--start", "q:nope=1"], "nope"),
             (["--goal", "q:theta1"], "NAME=VALUE"),
             (["--goal", "point:nope=0,0,1"], "nope"),

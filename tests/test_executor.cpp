@@ -555,7 +555,6 @@ Playback planFile(const ModelPtr& model, const GoalSpec& goal, const std::string
   req.model = model;
   req.options.planner = "est";
   req.options.seed = 1;
-  req.options.time_limit_s = 10;
   req.goal = goal;
   Plan plan = planMotion(req);
   EXPECT_EQ(plan.outcome, PlanOutcome::Exact) << plan.message;

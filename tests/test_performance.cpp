@@ -355,7 +355,6 @@ PerformanceRequest massRequest(const std::string& keyframes) {
   PerformanceRequest req;
   req.model = loadModel("suspended-mass");
   req.targets = readKeyframes(req.model, keyframes, "test.yaml");
-  req.options.time_limit_s = 30.0;
   return req;
 }
 
@@ -463,10 +462,10 @@ TEST(Performance, ADisabledInputHoldsThroughTheDynamicsStep) {
             0.8 * plan.performance.tracking.kinematic[0].rms_m);
 }
 
-TEST(Performance, AKinematicStepCutShortByTheTimeLimitIsApproximateAndSaysWhere) {
+TEST(Performance, AKinematicStepCutShortByADeadlineIsApproximateAndSaysWhere) {
   // PuppetCopter's right hand raised and lowered over 10 s (101 key frames, seconds of work)
-  // within a 0.1 s time limit: the frames after the cap keep their unrefined inputs, which is
-  // said, and the plan is not exact.
+  // within a 0.1 s deadline: the frames after it keep their unrefined inputs, which is said, and
+  // the plan is not exact.
   PerformanceRequest req;
   req.model = loadModel("puppetcopter");
   req.targets = readKeyframes(req.model, R"(keyframes:
@@ -478,8 +477,9 @@ TEST(Performance, AKinematicStepCutShortByTheTimeLimitIsApproximateAndSaysWhere)
   req.options.time_limit_s = 0.1;
   const Plan plan = planPerformance(req);
   EXPECT_EQ(plan.outcome, PlanOutcome::Approximate);
-  EXPECT_NE(plan.message.find("the time limit (0.1 s) stopped the kinematic step at key frame"),
-            std::string::npos)
+  EXPECT_NE(
+      plan.message.find("the deadline (0.1 s, as set) stopped the kinematic step at key frame"),
+      std::string::npos)
       << plan.message;
   EXPECT_NE(plan.message.find("of 101"), std::string::npos) << plan.message;
   // Nothing left for the dynamics step: it did not run, and says so.

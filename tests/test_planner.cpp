@@ -386,7 +386,7 @@ TEST(Plans, BadRequestsNameWhatIsWrong) {
   r3.options.parameters["goal_bias"] = "0.3";  // a real one is accepted
   EXPECT_EQ(message(r3), "(no error)");
   PlanRequest r4 = req;
-  r4.options.time_limit_s = 0;
+  r4.options.time_limit_s = -1;
   EXPECT_NE(message(r4).find("options.time_limit_s"), std::string::npos);
   PlanRequest r5 = req;
   r5.start_inputs = Eigen::VectorXd::Constant(2, NAN);

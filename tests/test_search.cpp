@@ -314,8 +314,8 @@ TEST(Benchmark, EachRunsStatusInTheLogIsWhatHappened) {
     r.error = error;
     return r;
   };
-  tree.runs = {run(PlanOutcome::Exact, "goal"), run(PlanOutcome::Approximate, "time limit"),
-               run(PlanOutcome::NotFound, "time limit"), run(PlanOutcome::NotFound, "propagations"),
+  tree.runs = {run(PlanOutcome::Exact, "goal"), run(PlanOutcome::Approximate, "deadline"),
+               run(PlanOutcome::NotFound, "deadline"), run(PlanOutcome::NotFound, "propagations"),
                run(PlanOutcome::NotFound, "Invalid goal"), run(PlanOutcome::NotFound, "Invalid start"),
                run(PlanOutcome::NotFound, "", true)};
   PlannerRuns roadmap;

@@ -57,8 +57,8 @@ v1::PlanRequest armRequest(double time_limit_s = 10.0) {
   return r;
 }
 
-// A plan that cannot succeed, so that it runs for its whole time limit: the arm's tip to a
-// point it cannot reach.
+// A plan that cannot succeed, so that it runs until its deadline (a budget of propagations no
+// test reaches): the arm's tip to a point it cannot reach.
 v1::PlanRequest hopelessRequest(double time_limit_s) {
   v1::PlanRequest r;
   r.mutable_model()->set_name("arm3d");
@@ -70,6 +70,7 @@ v1::PlanRequest hopelessRequest(double time_limit_s) {
   t->mutable_position_m()->set_y(0.0);
   t->mutable_position_m()->set_z(0.05);  // 0.65 m below the shoulder: out of reach
   r.set_time_limit_s(time_limit_s);
+  r.set_max_propagations(10'000'000'000ull);
   return r;
 }
 
@@ -679,7 +680,7 @@ TEST(Service, BadRequestsNameTheFieldAndTheServerGoesOn) {
        [](v1::PlanRequest& r) { (*r.mutable_parameters())["goal_bias"] = "2"; },
        grpc::StatusCode::INVALID_ARGUMENT,
        "parameters[\"goal_bias\"]: planner 'est': goal_bias must be a number in [0, 1]"},
-      {"time limit 0", [](v1::PlanRequest& r) { r.set_time_limit_s(0); },
+      {"time limit below 0", [](v1::PlanRequest& r) { r.set_time_limit_s(-1); },
        grpc::StatusCode::INVALID_ARGUMENT, "time_limit_s"},
       {"time limit above the maximum", [](v1::PlanRequest& r) { r.set_time_limit_s(1e6); },
        grpc::StatusCode::INVALID_ARGUMENT, "time_limit_s"},

@@ -51,7 +51,7 @@ int omplStatus(const BenchmarkRun& run) {
     case PlanOutcome::NotFound: break;
   }
   const std::string& ended = run.stats.search_ended;
-  if (ended == "time limit" || ended == "propagations") return S::TIMEOUT;
+  if (ended == "deadline" || ended == "propagations") return S::TIMEOUT;
   for (int s = S::UNKNOWN; s < S::TYPE_COUNT; ++s)
     if (ended == S(static_cast<S::StatusType>(s)).asString()) return s;
   return S::ABORT;

@@ -67,8 +67,7 @@ int main(int argc, char** argv) {
     request.collision = collision;
     request.goal = marionette::GoalSpec::parse(goal_text);
     request.options.planner = planner;
-    request.options.seed = 1;
-    request.options.time_limit_s = 10.0;
+    request.options.seed = 1;  // its propagation budget, not the clock, ends the search
     const marionette::Plan plan = marionette::planMotion(request);
     std::printf("plan %s seed 1: %s, %ld samples at %g Hz, goal reached at sample %d\n",
                 planner.c_str(), marionette::toString(plan.outcome),

@@ -34,7 +34,8 @@ void checkPerformanceOptions(const Model& model, const PerformanceOptions& o) {
   within("options.reach_tolerance_m", o.reach_tolerance_m, 0, 1, "m");
   within("options.settle_s", o.settle_s, 0, 10, "s");
   within("options.knots_per_s", o.knots_per_s, 0.5, 50, "per s");
-  within("options.time_limit_s", o.time_limit_s, 0.1, 3600, "s");
+  if (o.time_limit_s != 0.0)  // 0: no deadline
+    within("options.time_limit_s", o.time_limit_s, 0.1, 3600, "s (or 0: no deadline)");
   for (std::size_t i = 0; i < o.disable.size(); ++i)
     if (o.disable[i] < 0 || o.disable[i] >= model.nk())
       throw FieldError("options.disable[" + std::to_string(i) + "]", "not an input");
@@ -148,23 +149,28 @@ Plan planPerformance(const PerformanceRequest& req, const ProgressFn& progress,
   const TargetMotion keys_stage = sampleTargets(targets, o.key_rate_hz);
   const TargetMotion keys = inWorld(keys_stage);
 
-  // 1. The kinematic step at the key frames: its iterations counted (solveKeyFrames), the time
-  // limit a cap that stops it and is said in the plan.
+  // 1. The kinematic step at the key frames: its iterations counted (solveKeyFrames); a deadline
+  // the caller set stops it, and the plan says so.
   detail::KinematicSetup ks;
   ks.model = model;
   ks.collision = collision;
   ks.margin_m = o.margin_m;
   ks.disable = o.disable;
   ks.start_inputs = m.defaultInputs();
-  ks.in_time = [&] { return secondsSince(t0) < o.time_limit_s && !(cancelled && cancelled()); };
+  const bool has_deadline = o.time_limit_s > 0;
+  const auto in_time = [&] {
+    return (!has_deadline || secondsSince(t0) < o.time_limit_s) && !(cancelled && cancelled());
+  };
+  const std::string deadline = "the deadline (" + formatNumber(o.time_limit_s) + " s, as set)";
+  ks.in_time = in_time;
   std::vector<detail::KinematicFrame> frames = detail::solveKeyFrames(ks, keys);
   stopIfCancelled();
   std::vector<std::string>
-      notes;  // for the plan's message: what a time limit stopped, a step not kept
+      notes;  // for the plan's message: what the deadline stopped, a step not kept
   auto cutShort = [&](const char* what) {
     for (std::size_t f = 0; f < frames.size(); ++f)
       if (frames[f].cut_short) {
-        notes.push_back("the time limit (" + formatNumber(o.time_limit_s) + " s) stopped " + what +
+        notes.push_back(deadline + " stopped " + what +
                         " at key frame " + std::to_string(f + 1) + " of " +
                         std::to_string(frames.size()) + " (" + formatNumber(keys.times_s[f], 3) +
                         " s): later frames are not refined");
@@ -307,9 +313,7 @@ Plan planPerformance(const PerformanceRequest& req, const ProgressFn& progress,
     setup.weights.tension_rate = o.weights.tension_rate;
     setup.weights.tracking = o.weights.tracking;
     setup.margin_m = o.margin_m > 0 ? o.margin_m + std::max(0.005, 0.5 * o.margin_m) : 0.0;
-    setup.in_time = [&] {
-      return secondsSince(t0) < o.time_limit_s && !(cancelled && cancelled());
-    };
+    setup.in_time = in_time;
     setup.progress = [&](int window, int, double cost) { report("optimize", window, cost); };
     detail::HorizonResult horizon;
     std::string dropped;
@@ -327,7 +331,7 @@ Plan planPerformance(const PerformanceRequest& req, const ProgressFn& progress,
           horizon.solve_failed > 0 ? ", or it ended without a motion" : ""));
     if (horizon.stopped_at >= 0)
       notes.push_back(
-          "the time limit (" + formatNumber(o.time_limit_s) + " s) stopped the dynamics step at " +
+          deadline + " stopped the dynamics step at " +
           formatNumber(horizon.stopped_at / o.rate_hz, 3) + " s (window " +
           std::to_string(horizon.windows + 1) + " of " + std::to_string(horizon.windows_planned) +
           "): the kinematic step's inputs from there, within the rig's limits");
@@ -379,21 +383,18 @@ Plan planPerformance(const PerformanceRequest& req, const ProgressFn& progress,
   // motion's last state back to rest near (within 3 cm of) its last inputs, by the
   // transcription (as every plan ends), appended when it leaves less swing after the end.
   // Disabled inputs stay where they are.  Its iterations decide it (the transcription's 100 a
-  // solve); its wall-clock cap is the optimizer's 20 s whatever is left, so it runs only when
-  // that much is.
+  // solve); a deadline the caller set is its deadline too, and it is not tried once that has
+  // passed.
   constexpr double kSettled_rad_s = 0.1;  // joint speed rms after the hold: stage-worthy
-  constexpr double kTailCap_s = 20.0;
   measurePlanQuality(request, *collision, out, o.settle_s);
   const bool swinging = o.settle_s > 0 && out.outcome == PlanOutcome::Exact && !kinematic_cut &&
                         out.quality.residual_joint_speed_rms > kSettled_rad_s;
-  if (swinging && o.time_limit_s - secondsSince(t0) < kTailCap_s)
-    notes.push_back(
-        formatted("the end was not settled: the time limit left less than the %g s "
-                  "its optimizer may take",
-                  kTailCap_s));
+  const double left_s = has_deadline ? o.time_limit_s - secondsSince(t0) : 0.0;
+  if (swinging && has_deadline && left_s <= 0)
+    notes.push_back("the end was not settled: " + deadline + " had passed");
   else if (swinging) {
     const detail::SettleTail tail =
-        detail::settleTail(request, out, std::max(o.settle_s, 1.5), o.margin_m, kTailCap_s);
+        detail::settleTail(request, out, std::max(o.settle_s, 1.5), o.margin_m, left_s);
     stopIfCancelled();
     std::string dropped = tail.message;
     if (tail.inputs.rows() > 0) {

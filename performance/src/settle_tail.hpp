@@ -22,7 +22,8 @@ struct SettleTail {
 
 // `performance`: a verified plan of `request`'s model and collision model (its last two
 // predicted samples give the start's velocity).  `tail_s`: the tail's length; `margin_m` kept
-// from the stage.  Iterations bound it (the optimizer's 100); `time_limit_s` only caps it.
+// from the stage.  Iterations bound it (the optimizer's 100); `time_limit_s` is a deadline that
+// only stops it (0: none).
 SettleTail settleTail(const MotionProblem& request, const Plan& performance, double tail_s,
                       double margin_m, double time_limit_s);
 

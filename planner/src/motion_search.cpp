@@ -31,7 +31,9 @@ class TreeSearch final : public MotionSearch {
     o.planner = req.options.planner;
     o.parameters = req.options.parameters;
     o.time_limit_s = req.options.time_limit_s;
-    o.max_propagations = req.options.max_propagations;
+    o.max_propagations = req.options.max_propagations > 0 ? req.options.max_propagations
+                                                          : defaultPropagationBudget(*req.model);
+    p.rest_of_inputs_only = req.options.hand_off_to_optimizer;
     if (problem.progress)
       o.progress = [&progress = problem.progress](const SearchCounters& c, double elapsed_s) {
         PlanProgress e;

@@ -11,11 +11,37 @@ PipelineResult runPipeline(const PlanRequest& request, const PipelineOptions& op
   if (options.optimization) checkOptimizationOptions(*options.optimization);
   if (options.gains) control::checkLqrWeights(*options.gains);
   PipelineResult out;
-  out.plan = planMotion(request, progress, cancelled);
   // An approximate plan too: the optimizer replaces it by any verified motion that reaches the
   // goal.
-  if (options.optimization && optimizable(out.plan))
-    out.optimized = optimizePlan(request, out.plan, *options.optimization, progress, cancelled);
+  const auto searchAndOptimize = [&](const PlanRequest& searched) {
+    out.plan = planMotion(searched, progress, cancelled);
+    out.optimized.reset();
+    if (options.optimization && optimizable(out.plan))
+      out.optimized = optimizePlan(request, out.plan, *options.optimization, progress, cancelled);
+  };
+  if (!options.optimization || request.goal.kind != GoalSpec::Kind::RestOf) {
+    searchAndOptimize(request);
+  } else {
+    // A rest-of goal's search ends where the optimizer can take over: at the goal's inputs,
+    // the puppet near its rest pose there.  Where the optimizer cannot finish from that, the
+    // search goes on to the whole goal, as it does unoptimized.
+    PlanRequest handed = request;
+    handed.options.hand_off_to_optimizer = true;
+    searchAndOptimize(handed);
+    if (out.result().outcome != PlanOutcome::Exact) {
+      const std::string first =
+          "the search first ended at the goal's inputs (" +
+          std::to_string(out.plan.stats.propagations) +
+          " propagations), and optimizing that did not reach the goal (" +
+          (out.optimized ? out.optimized->report.message : out.plan.message) +
+          "); then it searched for the whole goal";
+      searchAndOptimize(request);
+      if (out.optimized) {
+        std::string& m = out.optimized->report.message;
+        m = m.empty() ? first : first + "; " + m;
+      }
+    }
+  }
   if (!options.gains) return out;
   Plan& plan = out.optimized ? out.optimized->plan : out.plan;
   if (plan.samples() < 2 || plan.predicted.states.rows() != plan.samples()) {

@@ -21,8 +21,8 @@ void checkPlannerOptions(const PlannerOptions& opt) {
   if (!findPlanner(opt.planner))
     throw FieldError("options.planner",
                      "unknown '" + opt.planner + "' (expected " + joinNames(plannerNames()) + ")");
-  if (!(opt.time_limit_s > 0.0) || !std::isfinite(opt.time_limit_s))
-    throw FieldError("options.time_limit_s", "must be > 0 s");
+  if (!(opt.time_limit_s >= 0.0) || !std::isfinite(opt.time_limit_s))
+    throw FieldError("options.time_limit_s", "must be >= 0 s (0: no deadline)");
   if (!(opt.max_propagations >= 0 && opt.max_propagations <= 10'000'000'000L))
     throw FieldError("options.max_propagations",
                      "must be within [0, 1e10], got " + std::to_string(opt.max_propagations));
@@ -33,6 +33,10 @@ void checkPlannerOptions(const PlannerOptions& opt) {
     throw FieldError("options.step_s",
                      "must be within [0.001, 0.1] s, got " + formatNumber(opt.step_s));
   checkPlannerParameters(opt.planner, opt.parameters);
+}
+
+long defaultPropagationBudget(const Model& model) {
+  return kSearchWork / std::max(1, model.nd());
 }
 
 TreeSearchSettings treeSearchSettings(const PlannerOptions& options) {

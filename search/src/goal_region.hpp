@@ -5,7 +5,9 @@
 // rest goals offer goal states for goal bias (targets within the tolerance, other joints anywhere
 // in their limits, the puppet still); a point goal would need inverse kinematics of a hanging
 // puppet, so it offers only the rest states TreeSearchSpace::offerGoalStates found (none unless
-// a planner asked for them: PlannerInfo::goal_states).
+// a planner asked for them: PlannerInfo::goal_states).  Where the search hands off to the
+// optimizer (TreeSearchProblem::rest_of_inputs_only), a rest-of goal is met by its inputs and a
+// pose near its rest pose.
 #pragma once
 
 #include <ompl/base/goals/GoalSampleableRegion.h>
@@ -24,10 +26,15 @@ namespace marionette::detail {
 // stops, and a goal state must be safe through that too.
 constexpr int kStopHoldSteps = 5;
 
+// Where the search hands off to the optimizer: a rest-of goal's puppet may be this many
+// tolerances from its rest pose (the inputs within one).
+constexpr double kHandOffBasin = 4.0;
+
 class GoalRegion : public ompl::base::GoalSampleableRegion {
  public:
   GoalRegion(const ompl::control::SpaceInformationPtr& si, ModelPtr model, const GoalSpec& spec,
-             double dt_s, std::uint_fast32_t seed, SearchCounters& counters);
+             double dt_s, std::uint_fast32_t seed, SearchCounters& counters,
+             bool rest_of_inputs_only = false);
   ~GoalRegion() override;
   GoalEvaluator::Measure measure(const ompl::base::State* s) const;
   double distanceGoal(const ompl::base::State* s) const override { return measure(s).distance; }
@@ -43,6 +50,7 @@ class GoalRegion : public ompl::base::GoalSampleableRegion {
   ompl::control::SpaceInformation* csi_;
   const Model& model_;
   mutable GoalEvaluator eval_;
+  bool inputs_only_;  // a rest-of goal measured by its inputs alone (max |rho - target|)
   StateLayout layout_;
   double dt_s_;
   SearchCounters& counters_;

@@ -55,7 +55,7 @@ RestPoseRoadmap::QueryResult RestPoseRoadmap::query(const Eigen::VectorXd& start
                         zero_k = Eigen::VectorXd::Zero(model.nk());
   auto timeUp = [&] {
     if (cancelled && cancelled()) throw PlanCancelled("roadmap query");
-    return secondsSince(t0) > time_limit_s;
+    return time_limit_s > 0 && secondsSince(t0) > time_limit_s;
   };
 
   // The start: its rest pose, after settling if it is not at rest.
@@ -123,7 +123,7 @@ RestPoseRoadmap::QueryResult RestPoseRoadmap::query(const Eigen::VectorXd& start
   // nearest to the goal: Gauss-Newton on the inputs from each of the five nearest, then local
   // random searches from them.  Another one is looked for when the roadmap has no path to those
   // found so far (their edges failed).  At most 4 attempts per start, so that what is found does
-  // not depend on the machine's speed, and at most a third of the time limit in all.
+  // not depend on the machine's speed (a deadline the caller set can stop them sooner).
   const bool expand = goals.empty() && goal.spec().kind != GoalSpec::Kind::RestOf;
   std::vector<std::pair<double, int>> ranked;
   for (int i = 0; i < static_cast<int>(vs.size()); ++i) ranked.emplace_back(goalError(vs[i]), i);
@@ -131,8 +131,7 @@ RestPoseRoadmap::QueryResult RestPoseRoadmap::query(const Eigen::VectorXd& start
   const int starts = std::min<int>(5, static_cast<int>(ranked.size()));
   int attempts = 0;
   const auto findGoalVertex = [&] {
-    const double budget = time_limit_s / 3.0;
-    const auto searching = [&] { return !timeUp() && secondsSince(t0) < budget; };
+    const auto searching = [&] { return !timeUp(); };
     // Aim inside the tolerance: the swing settles onto the pose only to within numerics.
     const double aim = 0.9 * goal.tolerance();
     while (attempts < 4 * starts && searching()) {
@@ -177,7 +176,8 @@ RestPoseRoadmap::QueryResult RestPoseRoadmap::query(const Eigen::VectorXd& start
   std::vector<int> path;
   while (true) {
     if (timeUp()) {
-      out.message = "time limit reached while checking roadmap edges";
+      out.message = "the deadline (" + formatNumber(time_limit_s) +
+                    " s, as set) stopped the query while it checked the roadmap's edges";
       return out;
     }
     // A virtual goal node G linked at zero cost from every goal vertex, there for this search

@@ -105,7 +105,8 @@ TreeSearchSpace::TreeSearchSpace(const TreeSearchProblem& problem) : impl_(new I
     // of every search's seeded section, so that it cannot take another search's seed.
     std::lock_guard<std::recursive_mutex> lock(detail::omplSeedMutex());
     m.pdef->setGoal(std::make_shared<detail::GoalRegion>(m.si, m.model, search_goal, dt,
-                                                         m.seeds(), m.counters));
+                                                         m.seeds(), m.counters,
+                                                         problem.rest_of_inputs_only));
   }
   // The space information is set up by the search, under the seed lock after the planner is made
   // (setting it up draws from OMPL's process-wide generator).

@@ -8,6 +8,7 @@
 #include <chrono>
 
 #include "marionette/common/clock.hpp"
+#include "marionette/common/text.hpp"
 #include "marionette/models/cancel.hpp"
 #include "marionette/models/field_error.hpp"
 #include "marionette/search/registry.hpp"
@@ -84,10 +85,14 @@ SearchResult searchTree(const TreeSearchProblem& problem, const TreeSearchOption
   const SearchCounters& counters = space.counters();
 
   // Stops at the first state that meets the goal (SST included, so that a plan is a function of
-  // the seed, not of the machine's speed), at the time limit, or when cancelled; reports
-  // progress about once a second.
+  // the seed, not of the machine's speed), at the propagation budget, at the caller's deadline,
+  // or when cancelled; reports progress about once a second.
   auto last_report = t_start;
-  const auto deadline = t_start + std::chrono::duration<double>(options.time_limit_s);
+  const bool has_deadline = options.time_limit_s > 0.0;
+  const auto deadline =
+      has_deadline ? t_start + std::chrono::duration_cast<SteadyClock::duration>(
+                                   std::chrono::duration<double>(options.time_limit_s))
+                   : SteadyClock::time_point::max();
   const ob::ProblemDefinitionPtr& pdef = space.problemDefinition();
   std::string stopped_by;
   ob::PlannerTerminationCondition ptc([&] {
@@ -99,7 +104,7 @@ SearchResult searchTree(const TreeSearchProblem& problem, const TreeSearchOption
     if (counters.goal_reached || pdef->hasExactSolution()) stopped_by = "goal";
     else if (options.max_propagations > 0 && counters.propagations >= options.max_propagations)
       stopped_by = "propagations";
-    else if (now >= deadline) stopped_by = "time limit";
+    else if (has_deadline && now >= deadline) stopped_by = "deadline";
     else stopped_by.clear();
     return !stopped_by.empty() || cancelRequested();
   });
@@ -121,6 +126,9 @@ SearchResult searchTree(const TreeSearchProblem& problem, const TreeSearchOption
     if (result.stopped_by == "propagations")
       result.message += ": its budget of " + std::to_string(options.max_propagations) +
                         " propagations was spent";
+    else if (result.stopped_by == "deadline")
+      result.message += ": the deadline (" + formatNumber(options.time_limit_s) +
+                        " s, as set) stopped it";
     return result;
   }
   result.found = true;

@@ -220,13 +220,16 @@ class Client:
                 req.inputs.values.extend(row)
         return self.stub.Simulate(req, metadata=self.metadata, timeout=timeout)
 
-    def plan_request(self, model, goal, scene=None, planner="est", start=None, time_limit=10.0,
-                     seed=1, rate_hz=0.0, parameters=None, raw=False):
+    def plan_request(self, model, goal, scene=None, planner="est", start=None, time_limit=0.0,
+                     seed=1, rate_hz=0.0, parameters=None, raw=False, max_propagations=0):
         """A pb.PlanRequest; goal: a pb.Goal or the CLI's --goal text; start: None (rest), or a
-        dict of rig inputs by name (their rest pose).  The server optimizes the plan it finds
-        unless raw (the search's plan as found)."""
+        dict of rig inputs by name (their rest pose).  The search's budget is max_propagations
+        (0: the server's default for the puppet); time_limit (s) is a deadline on it (0: the
+        server's maximum).  The server optimizes the plan it finds unless raw (the search's
+        plan as found)."""
         req = pb.PlanRequest(model=_model_ref(model), planner=planner, time_limit_s=time_limit,
-                             seed=seed, output_rate_hz=rate_hz, raw=raw)
+                             seed=seed, output_rate_hz=rate_hz, raw=raw,
+                             max_propagations=max_propagations)
         req.goal.CopyFrom(parse_goal(goal) if isinstance(goal, str) else goal)
         if scene is not None:
             req.scene.CopyFrom(_scene_ref(scene))

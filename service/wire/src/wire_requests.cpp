@@ -310,11 +310,12 @@ PlanRequest planRequestFromProto(const v1::PlanRequest& r, ModelPtr model,
   // Zero or empty fields keep the library's defaults.
   if (!r.planner().empty()) opt.planner = r.planner();
   for (const auto& [k, v] : r.parameters()) opt.parameters[k] = v;
+  // A deadline on the search; unset, the server's maximum (the operator's deadline).
   requireFinite("time_limit_s", r.time_limit_s());
-  if (!(r.time_limit_s() > 0) || r.time_limit_s() > max_time_limit_s)
-    invalid("time_limit_s", "must be in (0, " + formatNumber(max_time_limit_s) + "] s, got " +
+  if (!(r.time_limit_s() >= 0) || r.time_limit_s() > max_time_limit_s)
+    invalid("time_limit_s", "must be in [0, " + formatNumber(max_time_limit_s) + "] s, got " +
                                 formatNumber(r.time_limit_s()));
-  opt.time_limit_s = r.time_limit_s();
+  opt.time_limit_s = r.time_limit_s() != 0 ? r.time_limit_s() : max_time_limit_s;
   opt.seed = r.seed() ? r.seed() : 1;
   opt.roadmap_as_built = r.roadmap_as_built();
   if (r.max_propagations() > 10'000'000'000ull)

@@ -47,7 +47,9 @@ struct PerformanceOptions {
   double reach_tolerance_m = 0.06;
   double settle_s = 1.0;       // the hold after the motion (in the plan, and penalized)
   double knots_per_s = 4.0;    // B-spline segments per second of the rig's motion
-  double time_limit_s = 60.0;  // both steps together
+  // The caller's deadline on both steps together (s; 0: none).  Iterations decide the show; a
+  // deadline only stops a step, and the plan's message says which and where.
+  double time_limit_s = 0.0;
   bool dynamics = true;        // false: the kinematic step's motion is the plan
   // Inputs held at the start's values throughout (a limb disabled: editing.hpp limbInputs).
   std::vector<int> disable;  // kinematic variable indices

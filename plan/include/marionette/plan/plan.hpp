@@ -42,7 +42,7 @@ struct PlanStatistics {
   long edges_rejected = 0;            // prm: edges that failed and were removed
   double roadmap_build_time_s = 0.0;  // prm: 0 when the roadmap was loaded or cached
   double best_goal_distance = std::numeric_limits<double>::infinity();  // as the planner saw it
-  // Tree planners: what ended the search, "goal", "time limit", "propagations", or when the
+  // Tree planners: what ended the search, "goal", "propagations", "deadline", or when the
   // planner returned on its own its OMPL status ("Invalid goal", "Invalid start", ...); empty for
   // the roadmap.  Not in plan files (the benchmark logs it as OMPL's status).
   std::string search_ended;

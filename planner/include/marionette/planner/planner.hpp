@@ -2,7 +2,9 @@
 // Planning a motion: one request in, one verified Plan out.
 //
 // Contents
-//   PlannerOptions   planner id and parameters, time limit, seed, output rate, control holding.
+//   PlannerOptions   planner id and parameters, budget and deadline, seed, output rate, control
+//                    holding.
+//   defaultPropagationBudget()  the tree search's budget when the options set none.
 //   PlanRequest      model, scene, start, goal, options.
 //   (PlanProgress, what long plans report while they run: problem/progress.hpp.)
 //   checkPlannerOptions()  the options alone, as planMotion checks them first.
@@ -39,11 +41,16 @@ namespace marionette {
 
 struct PlannerOptions {
   std::string planner = "est";  // est | kpiece | rrt | sst | pdst | prm | a registered one
-  double time_limit_s = 10.0;   // wall-clock budget of the search (a prm build is extra)
-  // Tree planners: integrator steps the search may take (0: none but the time limit).  A search
-  // ended by it (or by reaching the goal) is a function of (request, planner, seed) alone; one
-  // the clock ends depends on the machine's speed and load.
+  // The caller's deadline on the search (s of wall clock; 0: none; a prm build is extra).  It
+  // only stops the search, and the plan then says so: a search it ends depends on the machine.
+  double time_limit_s = 0.0;
+  // Tree planners: integrator steps the search may take; 0 = defaultPropagationBudget(model).
+  // A search ended by it (or by reaching the goal) is a function of (request, planner, seed).
   long max_propagations = 0;
+  // The search hands its path to the optimizer (runPipeline sets it when it optimizes): a
+  // rest-of goal's search then ends once the inputs are the goal's, and the optimizer brings the
+  // puppet to its rest pose there.  The plan as found is still judged against the whole goal.
+  bool hand_off_to_optimizer = false;
   unsigned long seed = 1;       // the same seed gives the same plan
   double output_rate_hz = 50.0;  // of the input sequence (and of the re-simulation)
   double step_s = 0.02;         // integrator step while planning (s)
@@ -84,6 +91,14 @@ struct TreeSearchSettings {
 };
 // FieldError("options.planner") for an unknown planner.
 TreeSearchSettings treeSearchSettings(const PlannerOptions& options);
+
+// The tree search's propagations when PlannerOptions::max_propagations is 0: kSearchWork over the
+// puppet's dynamic variables.  A propagation costs about the same per dynamic variable on every
+// puppet (a few microseconds each, measured in docs/decisions/0019-budgets-in-work.md), so the
+// budget takes about as long on each: 1,000,000 propagations for the planar arm, 100,000 for
+// PuppetCopter.
+constexpr long kSearchWork = 2'000'000;  // propagations x dynamic variables
+long defaultPropagationBudget(const Model& model);
 
 // FieldError naming the field ("options.planner", "options.parameters[\"range\"]",
 // "options.time_limit_s", "options.output_rate_hz", "options.step_s") when the planner is unknown, a

@@ -105,8 +105,9 @@ class RestPoseRoadmap {
   // verdicts of the roadmap edges it simulated (valid, with its settling time, or invalid).
   // Those verdicts are all that a query changes: later queries skip the edges found invalid
   // and do not simulate again the ones found valid.  The answer depends only on the arguments
-  // and on the verdicts the roadmap holds when the query starts -- unless the time limit cuts
-  // the query short (every search in it is bounded by a count first).  With
+  // and on the verdicts the roadmap holds when the query starts -- unless the caller's deadline
+  // (time_limit_s > 0 s; 0: none) cuts the query short (every search in it is bounded by a
+  // count).  With
   // `earlier_verdicts` false the query sees the roadmap as built (the learning phase's verdicts
   // only) and depends on its arguments alone; what it finds is still written back.  Throws
   // PlanCancelled.

@@ -25,6 +25,10 @@ struct TreeSearchProblem {
   // (point goals) is point_cell_m (m).
   int min_control_steps = 2, max_control_steps = 15;
   double point_cell_m = 0.05;
+  // The search hands its path to the optimizer (PlannerOptions::hand_off_to_optimizer): a
+  // rest-of goal is then met once the inputs are the goal's, however the puppet still swings;
+  // bringing it to its rest pose there is the optimizer's part.  Other goals are unchanged.
+  bool rest_of_inputs_only = false;
 };
 
 struct SearchCounters {

@@ -5,9 +5,9 @@
 //   TreeSearchOptions  the planner and its OMPL parameters, the budgets, progress.
 //   SearchResult       the rig's motion found (braked and held), and the search's statistics.
 //   searchTree()       sets the planner up on the space, solves until the first state that meets
-//                      the goal, its propagation budget, the time limit, or the thread's
+//                      the goal, its propagation budget, the caller's deadline, or the thread's
 //                      CancelScope says stop.  A search that ends at the first two is a function
-//                      of (problem, planner, seed) alone; one that the clock ends is not.
+//                      of (problem, planner, seed) alone; one that a deadline ends is not.
 #pragma once
 
 #include <functional>
@@ -23,10 +23,12 @@ namespace marionette {
 struct TreeSearchOptions {
   std::string planner = "est";  // a tree planner of the registry
   std::map<std::string, std::string> parameters;  // OMPL parameters by their ParamSet names
-  double time_limit_s = 10.0;  // wall clock: it stops the search, and the result says so
-  // Integrator steps the search may take (0: no budget); the one budget that keeps a search
-  // that fails a function of its seed.  It is checked between expansions, so a search stops
-  // within one expansion's propagations (at most max_control_steps) of it.
+  // The caller's deadline (s of wall clock, 0: none): it stops the search, and the result says
+  // so ("deadline").
+  double time_limit_s = 0.0;
+  // Integrator steps the search may take (0: no budget); the budget that keeps a search that
+  // fails a function of its seed.  It is checked between expansions, so a search stops within
+  // one expansion's propagations (at most max_control_steps) of it.
   long max_propagations = 0;
   // Called about once a second from the searching thread: the counters so far and the seconds
   // since the search began.
@@ -35,7 +37,8 @@ struct TreeSearchOptions {
 
 struct SearchResult {
   bool found = false;    // some path (exact or approximate)
-  // What ended the search: "goal", "propagations", "time limit" (or "" for the roadmap).
+  // What ended the search: "goal", "propagations", "deadline", "planner" (it ended on its
+  // own), or "" for the roadmap.
   std::string stopped_by;
   RigTrajectory inputs;  // the rig's motion at the planning step, ending stopped
   std::string message;   // why not exact, when it is not
