@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // The service's requests as bytes off the wire: decoded as gRPC would (a message that does not
 // parse is refused there), then every check its handler makes before the work
-// (service/src/request_checks.hpp), with the server's own resolver.
+// (marionette/service/request_checks.hpp), with the server's own resolver.
 #pragma once
 
 #include <google/protobuf/stubs/logging.h>
 
 #include "fuzz_target.hpp"
-#include "request_checks.hpp"
+#include "marionette/service/request_checks.hpp"
 
 template <class Request, class Check>
 void fuzzRequest(const std::string& input, Check&& check) {

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// Targets followed over a receding horizon on the transcription (trajopt/src/receding_horizon.hpp):
-// the targets' terms, the settling after the motion's end and the rig's history going into a
-// window against finite differences, and on the suspended mass, a motion the integrator made
-// followed from a reference that stands still: re-simulated, within the rig's limits, a held
-// input exactly held, the same inputs every time.
+// Targets followed over a receding horizon on the transcription
+// (marionette/trajopt/horizon_tracking.hpp): the targets' terms, the settling after the motion's
+// end and the rig's history going into a window against finite differences, and on the suspended
+// mass, a motion the integrator made followed from a reference that stands still: re-simulated,
+// within the rig's limits, a held input exactly held, the same inputs every time.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -12,15 +12,13 @@
 #include "marionette/models/integrator.hpp"
 #include "marionette/models/model_io.hpp"
 #include "marionette/models/rest_pose.hpp"
-#include "receding_horizon.hpp"
+#include "marionette/trajopt/horizon_tracking.hpp"
 #include "support/transcription_checks.hpp"
 #include "transcription_problem.hpp"
 
 namespace marionette {
 namespace {
 
-using detail::HorizonResult;
-using detail::HorizonSetup;
 using detail::TranscriptionProblem;
 using detail::TranscriptionSetup;
 
@@ -134,7 +132,7 @@ TEST(RecedingHorizon, FollowsAMotionTheIntegratorMadeWithinTheRigsLimits) {
   const Eigen::MatrixXd truth = swing(mass, samples);
   const Eigen::MatrixXd targets = massPoints(mass, start, truth);
 
-  HorizonSetup h;
+  HorizonTracking h;
   h.model = mass;
   h.rate_hz = kRate_hz;
   h.start = start;
@@ -143,7 +141,7 @@ TEST(RecedingHorizon, FollowsAMotionTheIntegratorMadeWithinTheRigsLimits) {
   h.track_points = {mass->pointIndex("mass")};
   h.track_targets_m = targets;
   h.input_scale_m = {1.0, 1.0};
-  const HorizonResult out = detail::trackOverHorizon(h);
+  const HorizonTrackingResult out = trackOverHorizon(h);
   EXPECT_EQ(out.windows_planned, 5);  // 2 s advanced by 0.4 s
   EXPECT_EQ(out.windows, 5);
   EXPECT_EQ(out.solve_failed, 0);
@@ -155,12 +153,12 @@ TEST(RecedingHorizon, FollowsAMotionTheIntegratorMadeWithinTheRigsLimits) {
   EXPECT_LT(followed, 0.1 * standing) << followed << " m rms, " << standing << " standing still";
 
   // Counted in iterations: the same inputs again, bit for bit.
-  const HorizonResult again = detail::trackOverHorizon(h);
+  const HorizonTrackingResult again = trackOverHorizon(h);
   EXPECT_EQ((again.inputs - out.inputs).cwiseAbs().maxCoeff(), 0.0);
 
   // A held input keeps its start's value exactly; the other follows as it can.
   h.held_inputs = {1};
-  const HorizonResult held = detail::trackOverHorizon(h);
+  const HorizonTrackingResult held = trackOverHorizon(h);
   EXPECT_EQ((held.inputs.col(1).array() - mass->defaultInputs()[1]).abs().maxCoeff(), 0.0);
   EXPECT_TRUE(checkInputLimits(*mass, held.inputs, kRate_hz).empty());
   EXPECT_LT(rms(massPoints(mass, start, held.inputs), targets), standing);

@@ -9,15 +9,17 @@
 
 #include "marionette/common/clock.hpp"
 #include "marionette/common/text.hpp"
+#include "marionette/models/dynamics.hpp"
 #include "marionette/models/field_error.hpp"
+#include "marionette/models/integrator.hpp"
 #include "marionette/problem/plan_quality.hpp"
 #include "marionette/problem/verification.hpp"
+#include "marionette/trajopt/horizon_tracking.hpp"
+#include "marionette/trajopt/rig_motion_fit.hpp"
 #include "performance_kinematics.hpp"
 #include "performance_tracking.hpp"
 #include "reach_fit.hpp"
-#include "receding_horizon.hpp"
 #include "settle_tail.hpp"
-#include "spline_fit.hpp"
 
 namespace marionette {
 
@@ -231,10 +233,9 @@ Plan planPerformance(const PerformanceRequest& req, const ProgressFn& progress,
   const int samples = sampled.frames();
   const double duration_s = (samples - 1) / o.rate_hz;
   const int segments = std::max(3, static_cast<int>(std::lround(duration_s * o.knots_per_s)));
-  const detail::InputSpline spline(m, duration_s, segments, o.rate_hz, rho0);
-  const Eigen::MatrixXd wanted = upsample(keys.times_s, key_inputs, spline.samples(), o.rate_hz);
-  const Eigen::VectorXd z_kinematic = detail::fitWithinLimits(spline, m, wanted, 0.97);
-  const Eigen::MatrixXd u_free = spline.sampleInputs(spline.fit(wanted));
+  const Eigen::MatrixXd wanted = upsample(keys.times_s, key_inputs, samples, o.rate_hz);
+  const RigMotionFit fit = fitRigMotion(m, rho0, wanted, o.rate_hz, segments, 0.97);
+  const Eigen::MatrixXd& u_free = fit.unconstrained;
 
   MotionProblem request;
   request.model = model;
@@ -244,12 +245,8 @@ Plan planPerformance(const PerformanceRequest& req, const ProgressFn& progress,
   request.goal.kind = GoalSpec::Kind::RestOf;
   // The disabled inputs' columns exactly at their start (a spline's samples of a constant are it
   // to rounding).
-  auto sampled_inputs = [&](const Eigen::VectorXd& z) {
-    Eigen::MatrixXd u = spline.sampleInputs(z);
-    for (int j : o.disable) u.col(j).setConstant(rho0[j]);
-    return u;
-  };
-  const Eigen::MatrixXd u_kinematic = sampled_inputs(z_kinematic);
+  Eigen::MatrixXd u_kinematic = fit.inputs;
+  for (int j : o.disable) u_kinematic.col(j).setConstant(rho0[j]);
   for (int j = 0; j < m.nk(); ++j)
     request.goal.values.emplace_back(m.kinematic[j].name, u_kinematic(u_kinematic.rows() - 1, j));
   request.goal.at_rest = true;
@@ -283,7 +280,7 @@ Plan planPerformance(const PerformanceRequest& req, const ProgressFn& progress,
 
   // 2. The dynamics step from the kinematic step's motion (none when the time limit is spent):
   // the targets followed over a receding horizon on the transcription, the kinematic step's
-  // inputs the warm start and what untargeted limbs are held near (receding_horizon.hpp).
+  // inputs the warm start and what untargeted limbs are held near (horizon_tracking.hpp).
   if (o.dynamics && kinematic_cut)
     notes.push_back("the dynamics step did not run: the kinematic step used the time limit");
   if (o.dynamics && !kinematic_cut) {
@@ -291,7 +288,7 @@ Plan planPerformance(const PerformanceRequest& req, const ProgressFn& progress,
     io.dt_s = 1.0 / o.rate_hz;
     VariationalIntegrator vi(model, io);
     const StartState start = resolveStart(model, rho0, StartSpec{}, collision->contacts());
-    detail::HorizonSetup setup;
+    HorizonTracking setup;
     setup.model = model;
     setup.collision = collision;
     setup.rate_hz = o.rate_hz;
@@ -307,18 +304,14 @@ Plan planPerformance(const PerformanceRequest& req, const ProgressFn& progress,
     for (int j = 0; j < m.nk(); ++j)
       setup.input_scale_m.push_back(detail::variableScale_m(m, m.nd() + j));
     setup.held_inputs = o.disable;
-    setup.weights.effort = o.weights.effort;
-    setup.weights.jerk = o.weights.jerk;
-    setup.weights.swing = o.weights.swing;
-    setup.weights.tension_rate = o.weights.tension_rate;
-    setup.weights.tracking = o.weights.tracking;
+    setup.weights = o.weights;
     setup.margin_m = o.margin_m > 0 ? o.margin_m + std::max(0.005, 0.5 * o.margin_m) : 0.0;
     setup.in_time = in_time;
     setup.progress = [&](int window, int, double cost) { report("optimize", window, cost); };
-    detail::HorizonResult horizon;
+    HorizonTrackingResult horizon;
     std::string dropped;
     try {
-      horizon = detail::trackOverHorizon(setup);
+      horizon = trackOverHorizon(setup);
     } catch (const SimulationError& e) {
       dropped = std::string("its windows could not be re-simulated: ") + e.what();
     }

@@ -10,9 +10,8 @@
 #include "marionette/performance/plan_performance.hpp"
 #include "marionette/plan/goal.hpp"
 #include "marionette/planner/pipeline.hpp"
+#include "marionette/service/request_checks.hpp"
 #include "marionette/service/wire.hpp"
-#include "request_checks.hpp"
-#include "wire_support.hpp"
 
 namespace marionette::service {
 
@@ -287,7 +286,12 @@ Status PlannerService::simulate(const v1::SimulateRequest& req, v1::SimulateResp
         wire::sampleToProto(sample, s);
         if (call.with_points) {
           pointsInStage(*model, data, model->configuration(*sample.row.q, *sample.row.rho), points);
-          for (const Eigen::Vector3d& p : points) wire::detail::toProto(p, s->add_points_m());
+          for (const Eigen::Vector3d& p : points) {
+            v1::Vector3* point = s->add_points_m();
+            point->set_x(p.x());
+            point->set_y(p.y());
+            point->set_z(p.z());
+          }
         }
         return true;
       });

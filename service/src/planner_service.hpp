@@ -12,10 +12,10 @@
 #include "admission.hpp"
 #include "marionette/planner/planner.hpp"
 #include "marionette/roadmap_store/roadmap_cache.hpp"
+#include "marionette/service/resolver.hpp"
 #include "marionette/service/server.hpp"
 #include "marionette/v1/planner.grpc.pb.h"
 #include "request_log.hpp"
-#include "resolver.hpp"
 #include "stream_out.hpp"
 
 namespace marionette::service {

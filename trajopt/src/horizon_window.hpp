@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // What a window of a receding horizon needs around its transcription, shared by the performance's
-// horizon (receding_horizon.hpp) and the closed loop's (predictive_control.hpp): the rig's limits
+// horizon (horizon_tracking.hpp) and the closed loop's (predictive_control.hpp): the rig's limits
 // on a window's inputs, its re-simulation, and the strings' loads and modes.
 #pragma once
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-3-Clause
-#include "receding_horizon.hpp"
+#include "marionette/trajopt/horizon_tracking.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -11,17 +11,32 @@
 #include "marionette/models/rest_pose.hpp"
 #include "marionette/models/simulation.hpp"
 #include "nlp_solve.hpp"
+#include "transcription_problem.hpp"
 
-namespace marionette::detail {
+namespace marionette {
+using namespace detail;
 namespace {
 
 constexpr double kContactReach_m = 0.01;  // the windows' contact rows: those the warm start nears
 constexpr double kStopReach = 0.1;        // ... and joint stops (rad or m)
 constexpr double kLimitShare = 0.97;      // the rig's limits asked for (the windows' rows too)
 
+// The windows' terms of the optimizer's weights (the plans' slack, duration and clearance have
+// no part in them; complementarity keeps the transcription's).
+TranscriptionWeights transcriptionWeights(const OptimizationWeights& w) {
+  TranscriptionWeights out;
+  out.effort = w.effort;
+  out.jerk = w.jerk;
+  out.swing = w.swing;
+  out.settle = w.settle;
+  out.tension_rate = w.tension_rate;
+  out.tracking = w.tracking;
+  return out;
+}
+
 }  // namespace
 
-HorizonResult trackOverHorizon(const HorizonSetup& s) {
+HorizonTrackingResult trackOverHorizon(const HorizonTracking& s) {
   const ModelPtr& model = s.model;
   const Model& m = *model;
   const int nk = m.nk();
@@ -47,7 +62,7 @@ HorizonResult trackOverHorizon(const HorizonSetup& s) {
   if (s.collision) io.contacts = s.collision->contacts();
   VariationalIntegrator vi(model, io);
 
-  HorizonResult out;
+  HorizonTrackingResult out;
   out.inputs = s.reference_inputs;
   out.inputs.row(0) = s.start.rho.transpose();  // (the rig where it starts, before any window)
   for (int j : s.held_inputs) out.inputs.col(j).setConstant(s.start.rho[j]);
@@ -107,7 +122,7 @@ HorizonResult trackOverHorizon(const HorizonSetup& s) {
     setup.collision = s.collision;
     setup.margin_m = s.margin_m;
     setup.self_margin_m = 0.002;
-    setup.weights = s.weights;
+    setup.weights = transcriptionWeights(s.weights);
     // No string pulls more than 2.5 times its load, or than the warm start has it pull (5 % more):
     // a window whose warm start catches a string harder has room to soften it, not a bound its
     // modes cannot meet.
@@ -207,4 +222,4 @@ HorizonResult trackOverHorizon(const HorizonSetup& s) {
   return out;
 }
 
-}  // namespace marionette::detail
+}  // namespace marionette

@@ -1,12 +1,15 @@
 // SPDX-License-Identifier: BSD-3-Clause
 #include "spline_fit.hpp"
 
+#include "marionette/trajopt/rig_motion_fit.hpp"
+
 #include "ipopt_solver.hpp"
 
 #include <IpIpoptApplication.hpp>
 #include <IpTNLP.hpp>
 #include <algorithm>
 #include <cmath>
+#include <stdexcept>
 
 #include "marionette/models/cancel.hpp"
 
@@ -167,3 +170,22 @@ Eigen::VectorXd fitWithinLimits(const InputSpline& spline, const Model& model,
 }
 
 }  // namespace marionette::detail
+
+namespace marionette {
+
+RigMotionFit fitRigMotion(const Model& model, const Eigen::VectorXd& start,
+                          const Eigen::MatrixXd& wanted, double rate_hz, int segments,
+                          double share) {
+  if (wanted.rows() < 2 || wanted.cols() != model.nk() || start.size() != model.nk())
+    throw std::invalid_argument("rig motion fit: the wanted inputs do not fit the model's rig");
+  if (!(share > 0 && share <= 1)) throw std::invalid_argument("rig motion fit: share");
+  const double duration_s = static_cast<double>(wanted.rows() - 1) / rate_hz;
+  const detail::InputSpline spline(model, duration_s, segments, rate_hz, start);
+  RigMotionFit out;
+  out.inputs = spline.sampleInputs(
+      detail::fitWithinLimits(spline, model, wanted, share, &out.converged));
+  out.unconstrained = spline.sampleInputs(spline.fit(wanted));
+  return out;
+}
+
+}  // namespace marionette

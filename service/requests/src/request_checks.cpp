@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-3-Clause
-#include "request_checks.hpp"
+#include "marionette/service/request_checks.hpp"
 
 #include "marionette/environments/scene_contacts.hpp"
 #include "marionette/problem/motion_problem.hpp"

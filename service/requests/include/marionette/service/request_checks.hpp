@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// Internal to the server: everything a handler checks of a request before the work, in one
-// function per RPC -- sizes (wire::checkRequestSizes), the model and scene (resolved, inline
+// The server's requests checked before the work: everything a handler checks of a request, in
+// one function per RPC -- sizes (wire::checkRequestSizes), the model and scene (resolved, inline
 // YAML parsed and built), every field converted and checked.  The handlers call these, and so do
 // the fuzz targets (fuzz/), which thereby drive the very code a request meets.
 #pragma once
@@ -10,9 +10,9 @@
 
 #include "marionette/environments/collision.hpp"
 #include "marionette/planner/planner.hpp"
+#include "marionette/service/resolver.hpp"
 #include "marionette/service/wire.hpp"
 #include "marionette/v1/planner.pb.h"
-#include "resolver.hpp"
 
 namespace marionette::service {
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// Internal to the server: a request's ModelRef and SceneRef into library objects.  Built-in
+// The server's resolver: a request's ModelRef and SceneRef into library objects.  Built-in
 // models and scenes, and the collision models of built-in pairs, are loaded once and kept; an
 // inline model or scene is parsed per request and may not name files (a request never makes
 // the server read its own disk).

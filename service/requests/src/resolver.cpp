@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-3-Clause
-#include "resolver.hpp"
+#include "marionette/service/resolver.hpp"
 
 #include <algorithm>
 

@@ -2,7 +2,7 @@
 // Targets followed over a receding horizon on the contact-implicit transcription: the predictive
 // optimization over the marionette's dynamics of Zimmermann, Poranne, Bern and Coros,
 // "PuppetMaster: Robotic Animation of Marionettes", ACM TOG 38(4), 2019, on this project's
-// transcription (transcription_problem.hpp) in place of their shooting.
+// contact-implicit transcription (trajectory_optimization.hpp) in place of their shooting.
 //
 // Windows of window_s, each advanced by advance_s.  A window starts from the exact state where
 // the inputs committed so far leave the puppet (the integrator's re-simulation at the plan's step,
@@ -14,16 +14,20 @@
 // or than the warm start has it pull; its targets are the points' and variables' over the window
 // (the last sample's past the motion's end, where the rig holds its last inputs, as the plan
 // does, and the swing weighs as settling: weights.settle), and the reference inputs held with
-// hold_weight
-// (untargeted limbs stay near the reference instead of drifting).  Ipopt solves it for at most
-// iterations_per_window; the solution, moved into the rig's limits (an iterate out of iterations
-// may not meet the rows yet, and the rig must be able to stop by the motion's end), has its first
-// advance_s committed if its re-simulation over the window costs less than the warm start's,
-// else the warm start's is.  The inputs are all the solver gives: whatever it ends with, the
+// hold_weight (untargeted limbs stay near the reference instead of drifting).  Ipopt solves it
+// for at most iterations_per_window; the solution, moved into the rig's limits (an iterate out
+// of iterations may not meet the rows yet, and the rig must be able to stop by the motion's
+// end), has its first advance_s committed if its re-simulation over the window costs less than
+// the warm start's, else the warm start's is.  The inputs are all the solver gives: whatever it ends with, the
 // motion is the integrator's.  Counted in iterations: the same setup gives the same inputs on any
 // machine unless `in_time` stops it, before a window or within its solve (that window is not
 // used): the rest is then the reference, moved into the rig's limits from where the rig is, and
 // the result says where.
+//
+// Contents
+//   HorizonTracking         the motion's targets, its reference inputs, the windows' sizes.
+//   HorizonTrackingResult   the inputs committed, windows solved and kept, where a deadline stopped.
+//   trackOverHorizon        the windows solved in turn.
 #pragma once
 
 #include <Eigen/Core>
@@ -32,17 +36,17 @@
 
 #include "marionette/environments/collision.hpp"
 #include "marionette/models/integrator.hpp"
-#include "transcription_problem.hpp"
+#include "marionette/trajopt/trajectory_optimization.hpp"
 
-namespace marionette::detail {
+namespace marionette {
 
-struct HorizonSetup {
+struct HorizonTracking {
   ModelPtr model;
   CollisionModelPtr collision;  // contacts in the re-simulation and the windows, clearance rows
   double rate_hz = 50.0;        // the inputs' rate: the integrator's step and the knots'
   State start;                  // at 1 / rate_hz
   Eigen::MatrixXd reference_inputs;  // S rows of n_k (the first the start's): warm start, hold
-  // Targets at the S samples (TranscriptionSetup's track_* over the whole motion).
+  // Targets at the S samples, as the transcription takes them, over the whole motion.
   std::vector<int> track_points;
   Eigen::MatrixXd track_targets_m;  // S rows of 3 per point, world frame; NaN: none
   std::vector<int> track_variables;
@@ -51,7 +55,9 @@ struct HorizonSetup {
   std::vector<int> held_inputs;       // fixed at the start's value throughout
   std::vector<double> input_scale_m;  // n_k: each rig input's unit in metres (a radian as 0.1 m)
   double margin_m = 0.02;             // the windows' clearance rows to the stage
-  TranscriptionWeights weights;
+  // The windows' objective: effort, jerk, swing, settle, tension_rate and tracking (the others
+  // are the plans' and have no part in it).
+  OptimizationWeights weights;
   // The reference inputs' weight (as a tracked variable's, in input_scale_m): a rig input 1 cm
   // off its reference costs hold_weight per second.
   double hold_weight = 0.05;
@@ -64,7 +70,7 @@ struct HorizonSetup {
   std::function<void(int window, int windows, double cost)> progress;
 };
 
-struct HorizonResult {
+struct HorizonTrackingResult {
   Eigen::MatrixXd inputs;  // S rows of n_k
   int windows = 0;         // solved
   int windows_planned = 0;
@@ -77,6 +83,6 @@ struct HorizonResult {
 // Throws std::invalid_argument when the setup's sizes do not fit; SimulationError when no
 // committed inputs can be re-simulated from the start (neither the solution's nor the warm
 // start's); PlanCancelled from the thread's CancelScope.
-HorizonResult trackOverHorizon(const HorizonSetup& setup);
+HorizonTrackingResult trackOverHorizon(const HorizonTracking& setup);
 
-}  // namespace marionette::detail
+}  // namespace marionette
