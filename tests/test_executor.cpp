@@ -363,24 +363,32 @@ TEST(Validation, RampInReachesTheStartWithinTheLimitsAndHoldKeepsAVariable) {
 // ---- A rig that keeps what it is sent, and lets a test slow it down
 // ------------------------------------
 
+// On a simulated clock that moves only when the executor waits or a send takes send_delay: the
+// executor's scheduling is under test, not the machine's.
 class RecordingRig : public RigDriver {
  public:
   explicit RecordingRig(Eigen::VectorXd now) : now_(std::move(now)) {}
   std::string uri() const override { return "test:"; }
   Eigen::VectorXd readSetpoints() override { return now_; }
   void send(std::uint32_t seq, const Eigen::VectorXd& v) override {
-    times.push_back(Clock::now());
+    times.push_back(clock_);
     seqs.push_back(seq);
     values.push_back(v);
-    if (send_delay.count()) std::this_thread::sleep_for(send_delay);
+    clock_ += send_delay;
     if (on_send) on_send(static_cast<int>(seqs.size()));
   }
   void poll(std::vector<AckEvent>& out) override {
     for (std::size_t i = acked_; i < seqs.size(); ++i)
-      out.push_back({AckEvent::Kind::Ack, seqs[i], "", Clock::now()});
+      out.push_back({AckEvent::Kind::Ack, seqs[i], "", clock_});
     acked_ = seqs.size();
   }
   void hold(std::uint32_t) noexcept override { ++holds; }
+  Clock::time_point now() const override { return clock_; }
+  void sleepUntil(Clock::time_point t, const std::atomic<bool>*) override {
+    clock_ = std::max(clock_, t);
+  }
+  void awaitReply(Clock::time_point until) override { sleepUntil(until, nullptr); }
+  bool simulatedClock() const override { return true; }
 
   std::vector<Clock::time_point> times;
   std::vector<std::uint32_t> seqs;
@@ -392,6 +400,7 @@ class RecordingRig : public RigDriver {
  private:
   Eigen::VectorXd now_;
   std::size_t acked_ = 0;
+  Clock::time_point clock_ = Clock::time_point(std::chrono::hours(1));
 };
 
 TEST(Deadlines, ASlowDriverMissesTicksWithoutBurstingAndStopsAfterTheConfiguredNumber) {
@@ -409,13 +418,11 @@ TEST(Deadlines, ASlowDriverMissesTicksWithoutBurstingAndStopsAfterTheConfiguredN
   // Two ticks missed after each of the first 20 sends (none after the last).
   EXPECT_EQ(r.missed_ticks, 2 * (s.rows.rows() - 1));
   EXPECT_EQ(r.longest_miss_run, 2);
-  // No bursting: each frame goes on the next free tick, three periods after the one before.
-  // Measured from the first frame, so that one frame woken a little late does not make the next
-  // gap look short: frame i never leaves before tick 3 i (3 ms allowed for the first frame's own
-  // lateness); sent right after the slow send, as a burst would, it would fall 5 ms further
-  // behind the ticks each frame.
+  // No bursting: each frame goes on the next free tick, three periods after the one before: frame
+  // i at tick 3 i, on the rig's simulated clock exactly.  Sent right after the slow send, as a
+  // burst would, it would leave at 55 i ms.
   for (std::size_t i = 1; i < rig.times.size(); ++i)
-    EXPECT_GE(rig.times[i] - rig.times[0], milliseconds(60 * static_cast<long>(i) - 3))
+    EXPECT_EQ(rig.times[i] - rig.times[0], milliseconds(60 * static_cast<long>(i)))
         << "frame " << i;
   // Each frame is the next row: a miss delays the performance, it never skips rows.
   for (std::size_t i = 0; i < rig.values.size(); ++i)
