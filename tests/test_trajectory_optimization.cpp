@@ -809,8 +809,9 @@ TEST(WarmStarts, TheGoalsRestPoseNearestTheStartKeepsOnlyWhatTheGoalNeeds) {
   for (int r = plan.goal_sample; r < plan.samples(); ++r) plan.inputs(r, leg) += 0.05;
   OptimizationOptions o;
   const auto far = SteadyClock::now() + std::chrono::seconds(60);
-  const detail::WarmStarts warm =
-      detail::searchWarmStarts(req, collisionModelOf(req), plan, o, far);
+  const CollisionModelPtr collision = collisionModelOf(req);
+  const detail::WarmStarts warm = detail::searchWarmStarts(
+      req, collision, plan, o, detail::startOf(req, *collision, plan), far);
   ASSERT_TRUE(warm.goal_rest.has_value());
   ASSERT_TRUE(warm.goal_rest_near_start.has_value());
   const Eigen::VectorXd rho0 = plan.inputs.row(0).transpose();

@@ -11,10 +11,9 @@ SolverComparison compareSolvers(const MotionProblem& request, const Plan& plan,
                                 const OptimizationOptions& options, bool ipopt_first) {
   checkOptimizationOptions(options);
   const CollisionModelPtr collision = collisionModelOf(request);
-  const Eigen::VectorXd rho0 = plan.inputs.row(0).transpose();
-  const StartState start = resolveStart(request.model, rho0, request.start, collision->contacts());
+  const StartState start = detail::startOf(request, *collision, plan);
   const detail::WarmStarts warm = detail::searchWarmStarts(
-      request, collision, plan, options, SteadyClock::time_point::max());
+      request, collision, plan, options, start, SteadyClock::time_point::max());
   detail::PreparedTranscription prepared = detail::prepareTranscription(
       request, collision, plan, options, warm, start, detail::coarseKnotFactor(plan.rate_hz));
   detail::TranscriptionProblem& problem = *prepared.problem;

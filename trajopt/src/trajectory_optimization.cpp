@@ -136,8 +136,9 @@ OptimizedPlan optimizePlan(const MotionProblem& request, const Plan& plan,
     const auto goal_search_end =
         t0 + std::chrono::duration_cast<SteadyClock::duration>(
                  std::chrono::duration<double>(0.25 * time_limit_s));
-    detail::WarmStarts warm =
-        detail::searchWarmStarts(request, collision, plan, options, goal_search_end);
+    detail::WarmStarts warm = detail::searchWarmStarts(
+        request, collision, plan, options, detail::startOf(request, *collision, plan),
+        goal_search_end);
     problems = std::move(warm.problems);
     const std::vector<detail::WarmStart>& starts = warm.ranked;
     if (warm.before_known) report.before = warm.before;

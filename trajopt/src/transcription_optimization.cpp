@@ -304,9 +304,17 @@ void transcribePlan(const MotionProblem& request, const CollisionModelPtr& colli
                     const Plan& plan, const OptimizationOptions& options,
                     SteadyClock::time_point t0, const CancelFn& cancelled, OptimizedPlan& out) {
   OptimizationReport& report = out.report;
-  const ModelPtr& model = request.model;
-  const Eigen::VectorXd rho0 = plan.inputs.row(0).transpose();
-  const StartState start = resolveStart(model, rho0, request.start, collision->contacts());
+  const StartState start = startOf(request, *collision, plan);
+  // Whether a plan is stage-worthy re-simulates it with a hold: each plan's verdict once.
+  std::optional<bool> plan_worthy, out_worthy;
+  auto planWorthy = [&] {
+    if (!plan_worthy) plan_worthy = stageWorthy(request, *collision, plan, options.margin_m);
+    return *plan_worthy;
+  };
+  auto outWorthy = [&] {
+    if (!out_worthy) out_worthy = stageWorthy(request, *collision, out.plan, options.margin_m);
+    return *out_worthy;
+  };
 
   // The candidate motions near the plan, each rolled out and ranked; the rest pose at the goal
   // searched as far as its own iteration bounds go, a caller's deadline only stopping it: bounded
@@ -317,7 +325,7 @@ void transcribePlan(const MotionProblem& request, const CollisionModelPtr& colli
           ? t0 + std::chrono::duration_cast<SteadyClock::duration>(
                      std::chrono::duration<double>(options.time_limit_s))
           : SteadyClock::time_point::max();
-  const WarmStarts warm = searchWarmStarts(request, collision, plan, options, deadline);
+  const WarmStarts warm = searchWarmStarts(request, collision, plan, options, start, deadline);
 
   // Solved first on knots every factor-th plan step at no less than kKnotRate_hz (the puppet's
   // swing, a few hertz, is resolved at that rate; a knot costs the solver's factorization more
@@ -339,7 +347,7 @@ void transcribePlan(const MotionProblem& request, const CollisionModelPtr& colli
   acceptCandidate(request, collision, plan, std::move(solve.candidate), options, t0, out, false);
   const bool solved = solve.converged || solve.status == InteriorPointStatus::kConverged;
   if (coarse > 1 && solved && !solve.worthy &&
-      !(out.report.improved && stageWorthy(request, *collision, out.plan, options.margin_m))) {
+      !(out.report.improved && outWorthy())) {
     TranscriptionSolve fine =
         solveTranscription(request, collision, plan, options, warm, start, 1, t0, cancelled);
     report.iterations += fine.iterations;
@@ -353,6 +361,7 @@ void transcribePlan(const MotionProblem& request, const CollisionModelPtr& colli
     if (trial.report.improved && stageWorthy(request, *collision, trial.plan, options.margin_m)) {
       trial.report.method = solve.method + "; not stage-worthy, then " + fine.method;
       out = std::move(trial);
+      out_worthy = true;
       solve = std::move(fine);
     } else {
       report.method = solve.method + "; not stage-worthy, nor on knots at the plan's step";
@@ -361,8 +370,7 @@ void transcribePlan(const MotionProblem& request, const CollisionModelPtr& colli
   }
   // Never a worse answer than the plan without saying so: a stage-worthy plan stays unless what
   // would replace it is stage-worthy too.
-  if (report.improved && stageWorthy(request, *collision, plan, options.margin_m) &&
-      !stageWorthy(request, *collision, out.plan, options.margin_m)) {
+  if (report.improved && planWorthy() && !outWorthy()) {
     out.plan = plan;
     report.improved = false;
     report.message =

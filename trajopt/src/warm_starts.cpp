@@ -169,14 +169,17 @@ void searchRestAtGoal(const MotionProblem& request, const CollisionModelPtr& col
 
 }  // namespace
 
+StartState startOf(const MotionProblem& request, const CollisionModel& collision, const Plan& plan) {
+  return resolveStart(request.model, plan.inputs.row(0).transpose(), request.start,
+                      collision.contacts());
+}
+
 WarmStarts searchWarmStarts(const MotionProblem& request, const CollisionModelPtr& collision,
                             const Plan& plan, const OptimizationOptions& options,
-                            SteadyClock::time_point goal_search_end) {
+                            const StartState& start, SteadyClock::time_point goal_search_end) {
   WarmStarts out;
   const ModelPtr& model = request.model;
-  // The start, exactly as the verification resolves it.
   const Eigen::VectorXd rho0 = plan.inputs.row(0).transpose();
-  const StartState start = resolveStart(model, rho0, request.start, collision->contacts());
   IntegratorOptions io;
   io.dt_s = 1.0 / plan.rate_hz;
   io.contacts = collision->contacts();

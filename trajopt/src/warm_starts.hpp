@@ -53,10 +53,14 @@ struct WarmStarts {
   std::string plan_failure;
 };
 
-// The candidates for `plan` (answering `request`), the rest pose at the goal searched until
-// goal_search_end.  Polls the thread's CancelScope (PlanCancelled).
+// The candidates for `plan` (answering `request`; `start` its start, resolved as the
+// verification resolves it, startOf), the rest pose at the goal searched until goal_search_end.
+// Polls the thread's CancelScope (PlanCancelled).
 WarmStarts searchWarmStarts(const MotionProblem& request, const CollisionModelPtr& collision,
                             const Plan& plan, const OptimizationOptions& options,
-                            SteadyClock::time_point goal_search_end);
+                            const StartState& start, SteadyClock::time_point goal_search_end);
+// The plan's start exactly as the verification resolves it: from its first inputs, the request's
+// start and the collision model's contacts.
+StartState startOf(const MotionProblem& request, const CollisionModel& collision, const Plan& plan);
 
 }  // namespace marionette::detail
