@@ -42,10 +42,13 @@ endfunction()
 # shared library of the project (the API's and the internal common one; static in a fuzz build,
 # which installs nothing).
 function(marionette_shared_library target export_name)
+  # Hidden visibility: a library exports its public headers' API only (each public header
+  # declares it under `#pragma GCC visibility push(default)`); its src/ stays inside it.
   set_target_properties(${target} PROPERTIES
     VERSION ${PROJECT_VERSION}
     SOVERSION ${PROJECT_VERSION_MAJOR}.${PROJECT_VERSION_MINOR}
-    EXPORT_NAME ${export_name})
+    EXPORT_NAME ${export_name}
+    CXX_VISIBILITY_PRESET hidden)
   # Calls between a library's own functions bind inside it (no PLT): the integration step
   # calls across translation units, and nobody interposes the project's symbols.
   target_compile_options(${target} PRIVATE -fno-semantic-interposition)

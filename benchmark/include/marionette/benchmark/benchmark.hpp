@@ -29,6 +29,8 @@
 #include "marionette/planner/planner.hpp"
 #include "marionette/trajopt/trajectory_optimization.hpp"
 
+#pragma GCC visibility push(default)  // the library's API (docs/design.md, layout)
+
 namespace marionette {
 
 struct BenchmarkProblem {
@@ -174,3 +176,5 @@ struct SummaryRow {
 std::vector<SummaryRow> summarize(const ProblemRuns& runs);
 
 }  // namespace marionette
+
+#pragma GCC visibility pop

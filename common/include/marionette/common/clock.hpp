@@ -4,6 +4,8 @@
 
 #include <chrono>
 
+#pragma GCC visibility push(default)  // the library's API (docs/design.md, layout)
+
 namespace marionette {
 
 using SteadyClock = std::chrono::steady_clock;
@@ -14,3 +16,5 @@ inline double secondsSince(SteadyClock::time_point t0) {
 }
 
 }  // namespace marionette
+
+#pragma GCC visibility pop

@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#pragma GCC visibility push(default)  // the library's API (docs/design.md, layout)
+
 namespace marionette::embedded {
 
 struct File {
@@ -41,3 +43,5 @@ struct FileSet {
 };
 
 }  // namespace marionette::embedded
+
+#pragma GCC visibility pop

@@ -7,6 +7,8 @@
 #include <memory>
 #include <string>
 
+#pragma GCC visibility push(default)  // the library's API (docs/design.md, layout)
+
 namespace marionette {
 
 // An open-file-description lock (Linux's F_OFD_SETLK) on a lock file: exclusive between any two
@@ -35,3 +37,5 @@ class FileLock {
 };
 
 }  // namespace marionette
+
+#pragma GCC visibility pop

@@ -9,6 +9,8 @@
 #include <stdexcept>
 #include <string>
 
+#pragma GCC visibility push(default)  // the library's API (docs/design.md, layout)
+
 namespace marionette {
 
 // A file that cannot be read or written; what() reads "'PATH': problem" (callers prefix it with
@@ -81,3 +83,5 @@ void writeBytesAtomicallyAt(int folder_fd, const std::string& name, const std::s
 void checkWritable(const std::string& path);
 
 }  // namespace marionette
+
+#pragma GCC visibility pop

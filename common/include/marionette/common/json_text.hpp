@@ -10,6 +10,8 @@
 #include <utility>
 #include <vector>
 
+#pragma GCC visibility push(default)  // the library's API (docs/design.md, layout)
+
 namespace marionette {
 
 // A JSON string literal.  Besides quotes, backslashes and control characters, '<', '>' and '&'
@@ -56,3 +58,5 @@ class JsonLine {
 };
 
 }  // namespace marionette
+
+#pragma GCC visibility pop

@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#pragma GCC visibility push(default)  // the library's API (docs/design.md, layout)
+
 namespace marionette {
 
 // "a, b, c" (or with another separator).
@@ -48,3 +50,5 @@ std::string formatNumber(double x, int digits = 10);
 std::string printableBytes(const std::string& bytes, std::size_t max_bytes = 256);
 
 }  // namespace marionette
+
+#pragma GCC visibility pop

@@ -8,6 +8,8 @@
 #include <stdexcept>
 #include <string>
 
+#pragma GCC visibility push(default)  // the library's API (docs/design.md, layout)
+
 namespace marionette {
 
 // The largest description (model, scene, rig file) read: yaml-cpp takes ~250 bytes of memory per
@@ -35,3 +37,5 @@ class YamlDocumentError : public std::runtime_error {
 YAML::Node loadYamlDocument(const std::string& text, std::size_t max_bytes = kMaxDescriptionBytes);
 
 }  // namespace marionette
+
+#pragma GCC visibility pop

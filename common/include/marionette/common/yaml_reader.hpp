@@ -21,6 +21,8 @@
 #include "marionette/common/text.hpp"
 #include "marionette/common/yaml_document.hpp"
 
+#pragma GCC visibility push(default)  // the library's API (docs/design.md, layout)
+
 namespace marionette {
 
 // Walks a YAML document; every failure throws Error(file, line, field, message), Error being a
@@ -195,3 +197,5 @@ inline std::string indexedField(const std::string& key, size_t i) {
 }
 
 }  // namespace marionette
+
+#pragma GCC visibility pop

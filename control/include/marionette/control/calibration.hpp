@@ -33,6 +33,8 @@
 #include "marionette/models/model.hpp"
 #include "marionette/models/rest_pose.hpp"
 
+#pragma GCC visibility push(default)  // the library's API (docs/design.md, layout)
+
 namespace marionette::control {
 
 struct CalibrationPose {
@@ -128,3 +130,5 @@ ModelPtr withParameters(const Model& model, const std::vector<CalibratedParamete
                         const Eigen::VectorXd& values);
 
 }  // namespace marionette::control
+
+#pragma GCC visibility pop

@@ -40,6 +40,8 @@
 #include "marionette/models/baseline.hpp"
 #include "marionette/models/integrator.hpp"
 
+#pragma GCC visibility push(default)  // the library's API (docs/design.md, layout)
+
 namespace marionette::control {
 
 enum class ProcessModel { VariationalIntegrator, Euler };
@@ -144,3 +146,5 @@ class Estimator {
 };
 
 }  // namespace marionette::control
+
+#pragma GCC visibility pop

@@ -16,6 +16,8 @@
 #include "marionette/models/dynamics.hpp"
 #include "marionette/models/model.hpp"
 
+#pragma GCC visibility push(default)  // the library's API (docs/design.md, layout)
+
 namespace marionette::control {
 
 struct MeasurementSpec {
@@ -59,3 +61,5 @@ class MeasurementModel {
 };
 
 }  // namespace marionette::control
+
+#pragma GCC visibility pop

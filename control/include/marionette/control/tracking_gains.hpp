@@ -15,6 +15,8 @@
 #include <utility>
 #include <vector>
 
+#pragma GCC visibility push(default)  // the library's API (docs/design.md, layout)
+
 namespace marionette::control {
 
 struct LqrWeights {
@@ -56,3 +58,5 @@ struct TrackingGains {
 };
 
 }  // namespace marionette::control
+
+#pragma GCC visibility pop

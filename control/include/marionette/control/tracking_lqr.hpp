@@ -36,6 +36,8 @@
 #include "marionette/models/integrator.hpp"
 #include "marionette/control/tracking_gains.hpp"
 
+#pragma GCC visibility push(default)  // the library's API (docs/design.md, layout)
+
 namespace marionette::control {
 
 struct TrajectoryLinearization {
@@ -106,3 +108,5 @@ TrackingGains planTrackingGains(const ModelPtr& model, const Eigen::MatrixXd& in
                                 const LqrWeights& weights);
 
 }  // namespace marionette::control
+
+#pragma GCC visibility pop

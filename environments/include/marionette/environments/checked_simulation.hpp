@@ -19,6 +19,8 @@
 #include "marionette/environments/collision.hpp"
 #include "marionette/models/simulation.hpp"
 
+#pragma GCC visibility push(default)  // the library's API (docs/design.md, layout)
+
 namespace marionette {
 
 struct CheckedSample {
@@ -66,3 +68,5 @@ CheckedSimulationReport simulateChecked(const ModelPtr& model, const InputSchedu
                                         const CheckedSampleFn& on_sample = {});
 
 }  // namespace marionette
+
+#pragma GCC visibility pop

@@ -50,6 +50,8 @@
 #include "marionette/environments/scene.hpp"
 #include "marionette/models/model.hpp"
 
+#pragma GCC visibility push(default)  // the library's API (docs/design.md, layout)
+
 namespace marionette {
 
 struct Contacts;  // models/contact.hpp
@@ -236,3 +238,5 @@ class CollisionChecker {
 };
 
 }  // namespace marionette
+
+#pragma GCC visibility pop

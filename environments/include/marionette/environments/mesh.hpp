@@ -10,6 +10,8 @@
 
 #include "marionette/models/error.hpp"
 
+#pragma GCC visibility push(default)  // the library's API (docs/design.md, layout)
+
 namespace marionette {
 
 // An indexed triangle soup in its own coordinates (metres, after scaling).
@@ -43,3 +45,5 @@ TriangleMeshPtr loadMeshMemory(const void* data, size_t size, const std::string&
 TriangleMeshPtr scaledMesh(const TriangleMeshPtr& mesh, const Eigen::Vector3d& scale);
 
 }  // namespace marionette
+
+#pragma GCC visibility pop

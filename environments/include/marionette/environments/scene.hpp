@@ -21,6 +21,8 @@
 #include "marionette/models/shape.hpp"
 #include "marionette/models/source_error.hpp"
 
+#pragma GCC visibility push(default)  // the library's API (docs/design.md, layout)
+
 namespace marionette {
 
 // A scene description error: what() reads "file:line: field: message"; a mesh that cannot be
@@ -95,3 +97,5 @@ ScenePtr loadScene(const std::string& name_or_path);
 std::vector<std::string> builtinSceneNames();
 
 }  // namespace marionette
+
+#pragma GCC visibility pop

@@ -12,6 +12,8 @@
 #include "marionette/environments/scene.hpp"
 #include "marionette/models/contact.hpp"
 
+#pragma GCC visibility push(default)  // the library's API (docs/design.md, layout)
+
 namespace marionette {
 
 // The contacts of `model` hanging in `scene` at `stage_pose` (default: model.stage_pose): the
@@ -26,3 +28,5 @@ std::shared_ptr<const Contacts> sceneContacts(
     const std::optional<Eigen::Isometry3d>& stage_pose = std::nullopt);
 
 }  // namespace marionette
+
+#pragma GCC visibility pop

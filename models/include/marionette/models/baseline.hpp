@@ -17,6 +17,8 @@
 #include "marionette/models/integrator.hpp"
 #include "marionette/models/model.hpp"
 
+#pragma GCC visibility push(default)  // the library's API (docs/design.md, layout)
+
 namespace marionette {
 
 struct ContinuousState {
@@ -71,3 +73,5 @@ class ExplicitIntegrator {
 };
 
 }  // namespace marionette
+
+#pragma GCC visibility pop

@@ -23,6 +23,8 @@
 
 #include "marionette/models/error.hpp"
 
+#pragma GCC visibility push(default)  // the library's API (docs/design.md, layout)
+
 namespace marionette {
 
 using CancelFn = std::function<bool()>;  // true = stop as soon as possible
@@ -56,3 +58,5 @@ bool cancelRequested();
 void throwIfCancelled(const char* where);
 
 }  // namespace marionette
+
+#pragma GCC visibility pop

@@ -60,6 +60,8 @@
 
 #include "marionette/models/model.hpp"
 
+#pragma GCC visibility push(default)  // the library's API (docs/design.md, layout)
+
 namespace marionette {
 
 struct ContactPoint {
@@ -299,3 +301,5 @@ ContactSurface floorSurface(const Model& model);
 std::string contactsProblem(const Model& model, const Contacts& contacts);
 
 }  // namespace marionette
+
+#pragma GCC visibility pop

@@ -16,6 +16,8 @@
 #include "marionette/models/contact.hpp"
 #include "marionette/models/dynamics.hpp"
 
+#pragma GCC visibility push(default)  // the library's API (docs/design.md, layout)
+
 namespace marionette {
 
 class ContactRows {
@@ -102,3 +104,5 @@ class ContactRows {
 };
 
 }  // namespace marionette
+
+#pragma GCC visibility pop

@@ -26,6 +26,8 @@
 
 #include "marionette/models/model.hpp"
 
+#pragma GCC visibility push(default)  // the library's API (docs/design.md, layout)
+
 namespace marionette {
 
 using Vector6d = Eigen::Matrix<double, 6, 1>;
@@ -136,3 +138,5 @@ double mechanicalEnergy(const Model& model, DynamicsData& data, const Eigen::Vec
 double potentialEnergy(const Model& model, const DynamicsData& data, const Eigen::VectorXd& q);
 
 }  // namespace marionette
+
+#pragma GCC visibility pop

@@ -13,6 +13,8 @@
 #include <string>
 #include <utility>
 
+#pragma GCC visibility push(default)  // the library's API (docs/design.md, layout)
+
 namespace marionette {
 
 class Error {
@@ -43,3 +45,5 @@ class ErrorOf : public StdException, public Error {
 };
 
 }  // namespace marionette
+
+#pragma GCC visibility pop

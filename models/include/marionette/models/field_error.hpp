@@ -14,6 +14,8 @@
 
 #include "marionette/models/error.hpp"
 
+#pragma GCC visibility push(default)  // the library's API (docs/design.md, layout)
+
 namespace marionette {
 
 class FieldError : public ErrorOf<std::invalid_argument> {
@@ -49,3 +51,5 @@ inline std::string fieldKey(const std::string& name) {
 }
 
 }  // namespace marionette
+
+#pragma GCC visibility pop

@@ -12,6 +12,8 @@
 
 #include "marionette/models/model.hpp"
 
+#pragma GCC visibility push(default)  // the library's API (docs/design.md, layout)
+
 namespace marionette {
 
 struct LimitViolation {
@@ -37,3 +39,5 @@ std::vector<LimitViolation> checkInputLimits(const Model& model, const Eigen::Ma
                                              double rate_hz, double rel_tol = 1e-6);
 
 }  // namespace marionette
+
+#pragma GCC visibility pop

@@ -33,6 +33,8 @@
 #include "marionette/models/contact.hpp"
 #include "marionette/models/model.hpp"
 
+#pragma GCC visibility push(default)  // the library's API (docs/design.md, layout)
+
 namespace marionette {
 
 struct State {
@@ -158,3 +160,5 @@ class VariationalIntegrator {
 };
 
 }  // namespace marionette
+
+#pragma GCC visibility pop

@@ -30,6 +30,8 @@
 #include "marionette/models/shape.hpp"
 #include "marionette/models/source_error.hpp"
 
+#pragma GCC visibility push(default)  // the library's API (docs/design.md, layout)
+
 namespace marionette {
 
 // A model description error (what() reads "file:line: field: message").
@@ -305,3 +307,5 @@ class ModelBuilder {
 };
 
 }  // namespace marionette
+
+#pragma GCC visibility pop

@@ -10,6 +10,8 @@
 
 #include "marionette/models/model.hpp"
 
+#pragma GCC visibility push(default)  // the library's API (docs/design.md, layout)
+
 namespace marionette {
 
 // Parses a model from YAML text; source_name is used in error messages.
@@ -28,3 +30,5 @@ std::vector<std::string> builtinModelNames();
 std::string builtinModelText(const std::string& name);
 
 }  // namespace marionette
+
+#pragma GCC visibility pop

@@ -19,6 +19,8 @@
 #include "marionette/models/contact.hpp"
 #include "marionette/models/model.hpp"
 
+#pragma GCC visibility push(default)  // the library's API (docs/design.md, layout)
+
 namespace marionette {
 
 struct RestPose {
@@ -90,3 +92,5 @@ bool projectOntoStrings(const Model& model, Eigen::VectorXd& q, const Eigen::Vec
                         const std::vector<char>& fixed, double tol_m = 1e-12);
 
 }  // namespace marionette
+
+#pragma GCC visibility pop

@@ -13,6 +13,8 @@
 
 #include "marionette/models/model.hpp"
 
+#pragma GCC visibility push(default)  // the library's API (docs/design.md, layout)
+
 namespace marionette {
 
 struct RigTrajectory {
@@ -66,3 +68,5 @@ double moveDuration(const Model& model, const Eigen::VectorXd& a, const Eigen::V
 void appendHold(RigTrajectory& trajectory, double seconds);
 
 }  // namespace marionette
+
+#pragma GCC visibility pop

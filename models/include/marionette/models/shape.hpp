@@ -8,6 +8,8 @@
 #include <Eigen/Core>
 #include <string>
 
+#pragma GCC visibility push(default)  // the library's API (docs/design.md, layout)
+
 namespace marionette {
 
 enum class ShapeType { Sphere, Box, Capsule, Cylinder, Plane, Mesh };
@@ -43,3 +45,5 @@ std::string coordinateProblem(const Eigen::Vector3d& p_m);
 std::string dimensionProblem(const char* what, double x_m);
 
 }  // namespace marionette
+
+#pragma GCC visibility pop

@@ -27,6 +27,8 @@
 #include "marionette/models/field_error.hpp"
 #include "marionette/models/model.hpp"
 
+#pragma GCC visibility push(default)  // the library's API (docs/design.md, layout)
+
 namespace marionette {
 
 // A bad inputs CSV: what() is "SOURCE:LINE: problem" (no library field: field() is "").
@@ -153,3 +155,5 @@ SimulationSummary simulate(const ModelPtr& model, const InputSchedule& inputs,
                            const SimulationOptions& options, const SimulationRowFn& on_row = {});
 
 }  // namespace marionette
+
+#pragma GCC visibility pop

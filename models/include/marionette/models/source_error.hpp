@@ -9,6 +9,8 @@
 
 #include "marionette/models/error.hpp"
 
+#pragma GCC visibility push(default)  // the library's API (docs/design.md, layout)
+
 namespace marionette {
 
 // A description error. what() reads "file:line: field: message" with the parts known.
@@ -31,3 +33,5 @@ struct SourceRef {
 };
 
 }  // namespace marionette
+
+#pragma GCC visibility pop

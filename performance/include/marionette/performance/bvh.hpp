@@ -18,6 +18,8 @@
 #include <string>
 #include <vector>
 
+#pragma GCC visibility push(default)  // the library's API (docs/design.md, layout)
+
 namespace marionette {
 
 struct BvhJoint {
@@ -46,3 +48,5 @@ BvhClip parseBvh(const std::string& text, const std::string& source);
 Eigen::MatrixXd jointPositions(const BvhClip& clip, int frame);
 
 }  // namespace marionette
+
+#pragma GCC visibility pop

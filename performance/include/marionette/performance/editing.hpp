@@ -20,6 +20,8 @@
 #include "marionette/models/model.hpp"
 #include "marionette/plan/targets.hpp"
 
+#pragma GCC visibility push(default)  // the library's API (docs/design.md, layout)
+
 namespace marionette {
 
 TargetMotion sliceTargets(const TargetMotion& motion, double from_s, double to_s);
@@ -38,3 +40,5 @@ TargetMotion loopTargets(const TargetMotion& motion, int times, double return_s 
 std::vector<int> limbInputs(const Model& model, const std::string& name);
 
 }  // namespace marionette
+
+#pragma GCC visibility pop

@@ -7,6 +7,8 @@
 
 #include "marionette/models/source_error.hpp"
 
+#pragma GCC visibility push(default)  // the library's API (docs/design.md, layout)
+
 namespace marionette {
 
 class PerformanceFileError : public SourceError {
@@ -26,3 +28,5 @@ constexpr double kMaxClip_s = 3600.0;
 constexpr double kMaxClipValues = 3e7;
 
 }  // namespace marionette
+
+#pragma GCC visibility pop

@@ -32,6 +32,8 @@
 #include "marionette/problem/progress.hpp"
 #include "marionette/trajopt/trajectory_optimization.hpp"
 
+#pragma GCC visibility push(default)  // the library's API (docs/design.md, layout)
+
 namespace marionette {
 
 struct PerformanceOptions {
@@ -92,3 +94,5 @@ void checkPerformanceTargets(const Model& model, const TargetMotion& targets,
                              const PerformanceOptions& options);
 
 }  // namespace marionette
+
+#pragma GCC visibility pop

@@ -17,6 +17,8 @@
 #include "marionette/models/model.hpp"
 #include "marionette/plan/targets.hpp"
 
+#pragma GCC visibility push(default)  // the library's API (docs/design.md, layout)
+
 namespace marionette {
 
 enum class ClipFormat { Markers, Pcr, Bvh, Keyframes };
@@ -57,3 +59,5 @@ PerformanceProgram assemblePerformance(const ModelPtr& model, const std::vector<
                                        const PerformanceEdits& edits);
 
 }  // namespace marionette
+
+#pragma GCC visibility pop

@@ -27,6 +27,8 @@
 #include "marionette/models/cancel.hpp"
 #include "marionette/models/model.hpp"
 
+#pragma GCC visibility push(default)  // the library's API (docs/design.md, layout)
+
 namespace marionette {
 
 struct ReachOptions {
@@ -64,3 +66,5 @@ Reach computeReach(const CollisionModelPtr& collision, const std::vector<std::st
                    const ReachOptions& options = {}, const CancelFn& cancelled = {});
 
 }  // namespace marionette
+
+#pragma GCC visibility pop

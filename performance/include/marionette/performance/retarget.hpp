@@ -29,6 +29,8 @@
 #include "marionette/performance/bvh.hpp"
 #include "marionette/plan/targets.hpp"
 
+#pragma GCC visibility push(default)  // the library's API (docs/design.md, layout)
+
 namespace marionette {
 
 struct RetargetMap {
@@ -65,3 +67,5 @@ TargetMotion retargetBvh(const BvhClip& clip, const Model& model, const Retarget
                          const Eigen::Matrix3Xd& rest_points);
 
 }  // namespace marionette
+
+#pragma GCC visibility pop

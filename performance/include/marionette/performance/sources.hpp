@@ -21,6 +21,8 @@
 #include "marionette/performance/retarget.hpp"
 #include "marionette/plan/targets.hpp"
 
+#pragma GCC visibility push(default)  // the library's API (docs/design.md, layout)
+
 namespace marionette {
 
 TargetMotion readMarkerCsv(const ModelPtr& model, const std::string& text,
@@ -49,3 +51,5 @@ double copterYaw(const Eigen::Vector3d& left_m, const Eigen::Vector3d& right_m, 
 }  // namespace pcr
 
 }  // namespace marionette
+
+#pragma GCC visibility pop

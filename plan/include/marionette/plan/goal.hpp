@@ -18,6 +18,8 @@
 #include "marionette/models/model.hpp"
 #include "marionette/plan/goal_spec.hpp"
 
+#pragma GCC visibility push(default)  // the library's API (docs/design.md, layout)
+
 namespace marionette {
 
 // Measures states against a goal.  `dt_s` is the integrator step of the momenta it is given.
@@ -104,3 +106,5 @@ void pointsInStage(const Model& model, DynamicsData& data, const Eigen::VectorXd
                    std::vector<Eigen::Vector3d>& out);
 
 }  // namespace marionette
+
+#pragma GCC visibility pop

@@ -14,6 +14,8 @@
 
 #include "marionette/models/contact.hpp"
 
+#pragma GCC visibility push(default)  // the library's API (docs/design.md, layout)
+
 namespace marionette {
 
 struct GoalSpec {
@@ -53,3 +55,5 @@ struct GoalSpec {
 };
 
 }  // namespace marionette
+
+#pragma GCC visibility pop

@@ -26,6 +26,8 @@
 #include "marionette/models/simulation.hpp"
 #include "marionette/plan/targets.hpp"
 
+#pragma GCC visibility push(default)  // the library's API (docs/design.md, layout)
+
 namespace marionette {
 
 struct PlanStatistics {
@@ -164,3 +166,5 @@ InputSchedule planInputs(const Plan& plan);
 SimulationOptions planSimulation(const Plan& plan, double hold_s = 0.0);
 
 }  // namespace marionette
+
+#pragma GCC visibility pop

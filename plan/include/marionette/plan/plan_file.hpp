@@ -16,6 +16,8 @@
 #include "marionette/models/error.hpp"
 #include "marionette/plan/plan.hpp"
 
+#pragma GCC visibility push(default)  // the library's API (docs/design.md, layout)
+
 namespace marionette {
 
 // The JSON plan format (docs/plan-format.md).
@@ -41,3 +43,5 @@ Plan readPlanJson(const std::string& text, const std::string& source);
 Plan readPlanFile(const std::string& path);  // the same from a file
 
 }  // namespace marionette
+
+#pragma GCC visibility pop

@@ -17,6 +17,8 @@
 #include <string>
 #include <vector>
 
+#pragma GCC visibility push(default)  // the library's API (docs/design.md, layout)
+
 namespace marionette {
 
 // The longest performance planned (s): a show's scene, bounded so that a request's samples stay
@@ -105,3 +107,5 @@ std::vector<PointTracking> measureVariableTracking(const TargetMotion& targets,
                                                    const Eigen::MatrixXd& values, double rate_hz);
 
 }  // namespace marionette
+
+#pragma GCC visibility pop

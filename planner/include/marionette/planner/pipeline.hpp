@@ -16,6 +16,8 @@
 #include "marionette/planner/planner.hpp"
 #include "marionette/trajopt/trajectory_optimization.hpp"
 
+#pragma GCC visibility push(default)  // the library's API (docs/design.md, layout)
+
 namespace marionette {
 
 struct PipelineOptions {
@@ -45,3 +47,5 @@ PipelineResult runPipeline(const PlanRequest& request, const PipelineOptions& op
                            const ProgressFn& progress = {}, const CancelFn& cancelled = {});
 
 }  // namespace marionette
+
+#pragma GCC visibility pop

@@ -37,6 +37,8 @@
 #include "marionette/search/roadmap_options.hpp"
 #include "marionette/search/roadmap_store.hpp"
 
+#pragma GCC visibility push(default)  // the library's API (docs/design.md, layout)
+
 namespace marionette {
 
 struct PlannerOptions {
@@ -116,3 +118,5 @@ Plan planMotion(const PlanRequest& request, const ProgressFn& progress = {},
                 const CancelFn& cancelled = {});
 
 }  // namespace marionette
+
+#pragma GCC visibility pop

@@ -17,6 +17,8 @@
 #include "marionette/environments/collision.hpp"
 #include "marionette/plan/goal.hpp"
 
+#pragma GCC visibility push(default)  // the library's API (docs/design.md, layout)
+
 namespace marionette {
 
 struct RestVertex {
@@ -46,3 +48,5 @@ std::optional<RestVertex> randomDescent(const ModelPtr& model,
                                                      const std::function<bool()>& in_time);
 
 }  // namespace marionette
+
+#pragma GCC visibility pop

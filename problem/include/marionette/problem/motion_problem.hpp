@@ -20,6 +20,8 @@
 #include "marionette/models/simulation.hpp"
 #include "marionette/plan/goal_spec.hpp"
 
+#pragma GCC visibility push(default)  // the library's API (docs/design.md, layout)
+
 namespace marionette {
 
 struct MotionProblem {
@@ -58,3 +60,5 @@ CollisionOptions problemCollisionOptions();
 CollisionModelPtr collisionModelOf(const MotionProblem& problem);
 
 }  // namespace marionette
+
+#pragma GCC visibility pop

@@ -15,6 +15,8 @@
 #include "marionette/plan/plan.hpp"
 #include "marionette/problem/motion_problem.hpp"
 
+#pragma GCC visibility push(default)  // the library's API (docs/design.md, layout)
+
 namespace marionette {
 
 // Fills plan.quality from plan.inputs (at plan.rate_hz) and the plan's verified clearances,
@@ -40,3 +42,5 @@ struct StageThresholds {
 std::vector<std::string> stageShortfalls(const Plan& plan, const StageThresholds& limits = {});
 
 }  // namespace marionette
+
+#pragma GCC visibility pop

@@ -6,6 +6,8 @@
 #include <functional>
 #include <string>
 
+#pragma GCC visibility push(default)  // the library's API (docs/design.md, layout)
+
 namespace marionette {
 
 struct PlanProgress {
@@ -22,3 +24,5 @@ struct PlanProgress {
 using ProgressFn = std::function<void(const PlanProgress&)>;
 
 }  // namespace marionette
+
+#pragma GCC visibility pop

@@ -16,6 +16,8 @@
 #include "marionette/plan/plan.hpp"
 #include "marionette/problem/motion_problem.hpp"
 
+#pragma GCC visibility push(default)  // the library's API (docs/design.md, layout)
+
 namespace marionette {
 
 // Model, scene (the collision model's), goal and start texts, the variable names, the rate.
@@ -35,3 +37,5 @@ void classifyPlan(const GoalSpec& goal, Plan& plan);
 Plan verifyMotion(const MotionProblem& problem, const Eigen::MatrixXd& inputs, double rate_hz);
 
 }  // namespace marionette
+
+#pragma GCC visibility pop

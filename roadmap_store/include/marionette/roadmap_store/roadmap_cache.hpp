@@ -23,6 +23,8 @@
 #include "marionette/search/roadmap.hpp"
 #include "marionette/search/roadmap_store.hpp"
 
+#pragma GCC visibility push(default)  // the library's API (docs/design.md, layout)
+
 namespace marionette {
 
 struct RoadmapCacheOptions {
@@ -70,3 +72,5 @@ class RoadmapCache final : public RoadmapStore {
 };
 
 }  // namespace marionette
+
+#pragma GCC visibility pop

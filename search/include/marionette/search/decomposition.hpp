@@ -9,6 +9,8 @@
 
 #include "marionette/search/search_space.hpp"
 
+#pragma GCC visibility push(default)  // the library's API (docs/design.md, layout)
+
 namespace marionette {
 
 // `cells_per_side` x `cells_per_side` regions (>= 1; FieldError("cells_per_side") otherwise).
@@ -18,3 +20,5 @@ ompl::control::DecompositionPtr projectionGrid(const TreeSearchSpace& space,
                                                int cells_per_side = 10);
 
 }  // namespace marionette
+
+#pragma GCC visibility pop

@@ -14,6 +14,8 @@
 #include <string>
 #include <vector>
 
+#pragma GCC visibility push(default)  // the library's API (docs/design.md, layout)
+
 namespace marionette {
 
 // The name of the function a plugin defines.
@@ -28,3 +30,5 @@ constexpr const char* kPluginEntryPoint = "marionette_register_planners";
 std::vector<std::string> loadPlannerPlugin(const std::string& path);
 
 }  // namespace marionette
+
+#pragma GCC visibility pop

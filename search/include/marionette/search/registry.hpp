@@ -19,6 +19,8 @@
 #include <string>
 #include <vector>
 
+#pragma GCC visibility push(default)  // the library's API (docs/design.md, layout)
+
 namespace ompl::base {
 class Planner;
 }
@@ -82,3 +84,5 @@ void checkPlannerParameters(const std::string& planner,
                             const std::map<std::string, std::string>& params);
 
 }  // namespace marionette
+
+#pragma GCC visibility pop

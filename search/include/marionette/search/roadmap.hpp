@@ -32,6 +32,8 @@
 #include "marionette/models/rig_trajectory.hpp"
 #include "marionette/search/roadmap_options.hpp"
 
+#pragma GCC visibility push(default)  // the library's API (docs/design.md, layout)
+
 namespace marionette {
 
 class RestPoseRoadmap {
@@ -147,3 +149,5 @@ class RoadmapFileUnreadable : public RoadmapFileError {
 };
 
 }  // namespace marionette
+
+#pragma GCC visibility pop

@@ -9,6 +9,8 @@
 #include <cstddef>
 #include <string>
 
+#pragma GCC visibility push(default)  // the library's API (docs/design.md, layout)
+
 namespace marionette {
 
 struct RoadmapOptions {
@@ -29,3 +31,5 @@ struct RoadmapOptions {
 constexpr std::size_t kMaxRoadmapVertices = 100000;
 
 }  // namespace marionette
+
+#pragma GCC visibility pop

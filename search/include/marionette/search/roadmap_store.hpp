@@ -16,6 +16,8 @@
 #include "marionette/models/cancel.hpp"
 #include "marionette/search/roadmap_options.hpp"
 
+#pragma GCC visibility push(default)  // the library's API (docs/design.md, layout)
+
 namespace marionette {
 
 class RestPoseRoadmap;
@@ -40,3 +42,5 @@ class RoadmapStore {
 };
 
 }  // namespace marionette
+
+#pragma GCC visibility pop

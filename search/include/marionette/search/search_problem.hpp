@@ -12,6 +12,8 @@
 #include "marionette/environments/collision.hpp"
 #include "marionette/plan/goal_spec.hpp"
 
+#pragma GCC visibility push(default)  // the library's API (docs/design.md, layout)
+
 namespace marionette {
 
 struct TreeSearchProblem {
@@ -40,3 +42,5 @@ struct SearchCounters {
 };
 
 }  // namespace marionette
+
+#pragma GCC visibility pop

@@ -32,6 +32,8 @@
 #include "marionette/search/search_problem.hpp"
 #include "marionette/search/state_layout.hpp"
 
+#pragma GCC visibility push(default)  // the library's API (docs/design.md, layout)
+
 namespace marionette {
 
 class TreeSearchSpace {
@@ -83,3 +85,5 @@ class TreeSearchSpace {
 };
 
 }  // namespace marionette
+
+#pragma GCC visibility pop

@@ -13,6 +13,8 @@
 #include "marionette/models/integrator.hpp"
 #include "marionette/models/model.hpp"
 
+#pragma GCC visibility push(default)  // the library's API (docs/design.md, layout)
+
 namespace marionette {
 
 struct StateLayout {
@@ -58,3 +60,5 @@ struct StateLayout {
 };
 
 }  // namespace marionette
+
+#pragma GCC visibility pop

@@ -18,6 +18,8 @@
 #include "marionette/plan/plan.hpp"
 #include "marionette/search/search_problem.hpp"
 
+#pragma GCC visibility push(default)  // the library's API (docs/design.md, layout)
+
 namespace marionette {
 
 struct TreeSearchOptions {
@@ -51,3 +53,5 @@ struct SearchResult {
 SearchResult searchTree(const TreeSearchProblem& problem, const TreeSearchOptions& options);
 
 }  // namespace marionette
+
+#pragma GCC visibility pop

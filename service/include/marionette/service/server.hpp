@@ -17,6 +17,8 @@
 #include <ostream>
 #include <string>
 
+#pragma GCC visibility push(default)  // the library's API (docs/design.md, layout)
+
 namespace marionette::service {
 
 struct ServerOptions {
@@ -75,3 +77,5 @@ class PlannerServer {
 };
 
 }  // namespace marionette::service
+
+#pragma GCC visibility pop

@@ -38,6 +38,8 @@
 #include "marionette/models/integrator.hpp"
 #include "marionette/trajopt/trajectory_optimization.hpp"
 
+#pragma GCC visibility push(default)  // the library's API (docs/design.md, layout)
+
 namespace marionette {
 
 struct HorizonTracking {
@@ -86,3 +88,5 @@ struct HorizonTrackingResult {
 HorizonTrackingResult trackOverHorizon(const HorizonTracking& setup);
 
 }  // namespace marionette
+
+#pragma GCC visibility pop

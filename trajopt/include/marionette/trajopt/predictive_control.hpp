@@ -29,6 +29,8 @@
 #include "marionette/control/tracking_gains.hpp"
 #include "marionette/models/integrator.hpp"
 
+#pragma GCC visibility push(default)  // the library's API (docs/design.md, layout)
+
 namespace marionette {
 
 struct PredictiveOptions {
@@ -98,3 +100,5 @@ class PredictiveController {
 };
 
 }  // namespace marionette
+
+#pragma GCC visibility pop

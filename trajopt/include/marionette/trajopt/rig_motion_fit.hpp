@@ -15,6 +15,8 @@
 
 #include "marionette/models/model.hpp"
 
+#pragma GCC visibility push(default)  // the library's API (docs/design.md, layout)
+
 namespace marionette {
 
 struct RigMotionFit {
@@ -32,3 +34,5 @@ RigMotionFit fitRigMotion(const Model& model, const Eigen::VectorXd& start,
                           double share);
 
 }  // namespace marionette
+
+#pragma GCC visibility pop

@@ -10,6 +10,8 @@
 
 #include "marionette/trajopt/trajectory_optimization.hpp"
 
+#pragma GCC visibility push(default)  // the library's API (docs/design.md, layout)
+
 namespace marionette {
 
 struct SolverRun {
@@ -37,3 +39,5 @@ SolverComparison compareSolvers(const MotionProblem& request, const Plan& plan,
                                 const OptimizationOptions& options, bool ipopt_first);
 
 }  // namespace marionette
+
+#pragma GCC visibility pop

@@ -30,6 +30,8 @@
 #include "marionette/problem/motion_problem.hpp"
 #include "marionette/problem/progress.hpp"
 
+#pragma GCC visibility push(default)  // the library's API (docs/design.md, layout)
+
 namespace marionette {
 
 struct OptimizationWeights {
@@ -135,3 +137,5 @@ OptimizedPlan optimizePlan(const MotionProblem& problem, const Plan& plan,
 void checkOptimizationOptions(const OptimizationOptions& options);
 
 }  // namespace marionette
+
+#pragma GCC visibility pop
