@@ -245,21 +245,6 @@ TEST_F(Deadlines, APrmWriteBackWaitingOnAnotherServersLockStopsWithinMs100) {
   ::close(fd);
 }
 
-// Single shooting stops within a rollout's step.
-TEST_F(Deadlines, AShootingOptimizationStreamedStopsWithinMs100) {
-  v1::PlanRequest r = readmePlan();
-  r.mutable_optimization()->set_method("shooting");
-  r.mutable_optimization()->set_time_limit_s(4);
-  expectStopsAtFractions("plan stream with shooting", "PlanStream",
-                         [&](v1::Planner::Stub& stub, grpc::ClientContext& ctx) {
-                           auto reader = stub.PlanStream(&ctx, r);
-                           v1::PlanEvent e;
-                           while (reader->Read(&e)) {
-                           }
-                           return reader->Finish();
-                         });
-}
-
 TEST_F(Deadlines, APerformancesStepsStopWithinMs100) {
   v1::PerformRequest r;
   r.mutable_model()->set_name("puppetcopter");

@@ -424,13 +424,12 @@ TEST(Service, APlanGivesItsStartAndGoalAsMessagesThatReSimulateIt) {
   expectSimulateRefused(s, sim, "start.input_values[\"L\"]");
 }
 
-TEST(Service, APlanIsOptimizedByShootingWhenAskedAndBadOptimizationOptionsNameTheirField) {
+TEST(Service, APlanIsOptimizedByTheSolverAskedAndBadOptimizationOptionsNameTheirField) {
   Running s;
   v1::PlanRequest req = armRequest();
   setArmGoal(req);
-  req.mutable_optimization()->set_method("shooting");
-  req.mutable_optimization()->set_time_limit_s(30.0);
-  (*req.mutable_optimization()->mutable_weights())["settle"] = 20.0;
+  req.mutable_optimization()->set_method("interior-point");
+  (*req.mutable_optimization()->mutable_weights())["swing"] = 2.0;
   grpc::ClientContext ctx;
   auto reader = s.stub->PlanStream(&ctx, req);
   v1::PlanEvent e;
@@ -443,9 +442,8 @@ TEST(Service, APlanIsOptimizedByShootingWhenAskedAndBadOptimizationOptionsNameTh
   const v1::OptimizationReport& r = plan.optimization();
   EXPECT_TRUE(r.improved()) << r.message();
   EXPECT_EQ(plan.outcome(), v1::OUTCOME_EXACT);
-  EXPECT_LT(r.cost_after().at("total"), r.cost_before().at("total"));
   EXPECT_GT(r.iterations(), 0);
-  EXPECT_NE(r.method().find("ipopt"), std::string::npos);
+  EXPECT_NE(r.method().find("interior-point"), std::string::npos) << r.method();
   bool optimize_event = false;
   for (const auto& ev : events)
     optimize_event = optimize_event || (ev.has_progress() && ev.progress().phase() == "optimize");
@@ -457,6 +455,8 @@ TEST(Service, APlanIsOptimizedByShootingWhenAskedAndBadOptimizationOptionsNameTh
        std::vector<std::pair<std::function<void(v1::Optimization&)>, std::string>>{
            {[](v1::Optimization& o) { (*o.mutable_weights())["nope"] = 1.0; },
             "optimization.weights[\"nope\"]: unknown weight"},
+           {[](v1::Optimization& o) { (*o.mutable_weights())["duration"] = 1.0; },
+            "optimization.weights[\"duration\"]: unknown weight"},
            {[](v1::Optimization& o) { (*o.mutable_weights())["swing"] = -1.0; },
             "optimization.weights[\"swing\"]"},
            {[](v1::Optimization& o) { o.set_margin_m(-0.1); }, "optimization.margin_m"},
@@ -464,7 +464,10 @@ TEST(Service, APlanIsOptimizedByShootingWhenAskedAndBadOptimizationOptionsNameTh
            {[](v1::Optimization& o) { o.set_max_iterations(-1); },
             "optimization.max_iterations: must be in [1, 10000]"},
            {[](v1::Optimization& o) { o.set_method("collocation"); },
-            "optimization.method: expected \"transcription\", \"interior-point\", \"ipopt\" or \"shooting\""}}) {
+            "optimization.method: expected \"transcription\", \"interior-point\" or \"ipopt\""},
+           {[](v1::Optimization& o) { o.set_method("shooting"); },
+            "optimization.method: expected \"transcription\", \"interior-point\" or \"ipopt\", "
+            "got \"shooting\""}}) {
     v1::PlanRequest bad = req;
     set(*bad.mutable_optimization());
     grpc::ClientContext c;

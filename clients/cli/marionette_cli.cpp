@@ -74,7 +74,7 @@ constexpr const char* kUsage =
     "                  [--scene NAME|FILE] [--goal G] [--start S] [OPTIMIZE] --out BETTER.json\n"
     "                  [--inputs-csv FILE] [--quiet]\n"
     "    OPTIMIZE: [--margin M] [--settle S] [--optimize-iterations N] [--optimize-time S]\n"
-    "              [--optimizer transcription|shooting]\n"
+    "              [--optimizer interior-point|ipopt]\n"
     "              [--weight NAME=V]...\n"
     "  marionette perform --model NAME|FILE [--scene NAME|FILE]\n"
     "                  (--markers F.csv | --pcr F.pcr | --bvh F.bvh [--map MAP.yaml] |\n"

@@ -25,7 +25,7 @@ OptimizationOptions parseOptimizationOptions(const Args& a) {
       (a.values.at("--optimizer").empty() ||
        !parseOptimizer(a.values.at("--optimizer"), o)))
     throw std::invalid_argument(
-        "--optimizer: expected transcription, interior-point, ipopt or shooting, got '" +
+        "--optimizer: expected transcription, interior-point or ipopt, got '" +
                                 a.values.at("--optimizer") + "'");
   if (a.values.count("--settle")) o.settle_s = parseNumber("--settle", a.values.at("--settle"));
   if (a.values.count("--margin")) o.margin_m = parseNumber("--margin", a.values.at("--margin"));
@@ -55,26 +55,14 @@ void printOptimization(const OptimizationReport& r, std::ostream& os) {
     os << "  not optimized: " << r.message << '\n';
     return;
   }
-  os << "  optimized (" << r.method << "): " << r.iterations << " iterations, " << r.evaluations
-     << " rollouts, " << formatted("%.2f s", r.time_s);
+  os << "  optimized (" << r.method << "): " << r.iterations << " iterations, "
+     << formatted("%.2f s", r.time_s);
   // An improved plan's report still says what cut the solve short (a deadline set).
   if (!r.improved)
     os << "; unchanged: " << r.message;
   else if (!r.message.empty())
     os << "; " << r.message;
   os << '\n';
-  const auto line = [&](const char* label, const OptimizationCost& c) {
-    os << formatted("    %-6s cost %.4g =", label, c.total());
-    const char* plus = "";
-    for (const auto& [name, term] : c.terms()) {
-      os << plus << ' ' << name << ' ' << formatted("%.3g", term);
-      plus = " +";
-    }
-    os << '\n';
-  };
-  if (r.evaluations == 0 && r.before.total() == 0) return;  // none measured (the transcription)
-  line("before", r.before);
-  if (r.evaluations > 0) line("after", r.after);
 }
 
 }  // namespace marionette::cli

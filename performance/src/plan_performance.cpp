@@ -45,12 +45,10 @@ void checkPerformanceOptions(const Model& model, const PerformanceOptions& o) {
   check.weights = o.weights;
   checkOptimizationOptions(check);
   OptimizationWeights given = o.weights, plans;
-  for (const char* name : {"settle", "slack", "duration", "clearance"})
-    if (*given.byName(name) != *plans.byName(name))
-      throw FieldError("optimization.weights" + fieldKey(name),
-                       std::string(name) +
-                           ": the performance's dynamics step has no such term (it weighs "
-                           "effort, jerk, swing, tension_rate and tracking)");
+  if (given.settle != plans.settle)
+    throw FieldError("optimization.weights" + fieldKey("settle"),
+                     "settle: the performance's dynamics step has no such term (it weighs "
+                     "effort, jerk, swing, tension_rate, complementarity and tracking)");
 }
 
 void checkPerformanceTargets(const Model& m, const TargetMotion& targets,

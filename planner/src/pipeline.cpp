@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 #include "marionette/planner/pipeline.hpp"
 
+#include "marionette/common/clock.hpp"
 #include "marionette/models/field_error.hpp"
 #include "marionette/models/simulation.hpp"
 
@@ -11,13 +12,22 @@ PipelineResult runPipeline(const PlanRequest& request, const PipelineOptions& op
   if (options.optimization) checkOptimizationOptions(*options.optimization);
   if (options.gains) control::checkLqrWeights(*options.gains);
   PipelineResult out;
+  const auto t0 = SteadyClock::now();
   // An approximate plan too: the optimizer replaces it by any verified motion that reaches the
-  // goal.
+  // goal.  Its progress is timed, as the search's, from the request's start.
   const auto searchAndOptimize = [&](const PlanRequest& searched) {
     out.plan = planMotion(searched, progress, cancelled);
     out.optimized.reset();
-    if (options.optimization && optimizable(out.plan))
-      out.optimized = optimizePlan(request, out.plan, *options.optimization, progress, cancelled);
+    if (!options.optimization || !optimizable(out.plan)) return;
+    const double offset_s = secondsSince(t0);
+    ProgressFn optimizing;
+    if (progress)
+      optimizing = [&progress, offset_s](const PlanProgress& p) {
+        PlanProgress from_start = p;
+        from_start.elapsed_s += offset_s;
+        progress(from_start);
+      };
+    out.optimized = optimizePlan(request, out.plan, *options.optimization, optimizing, cancelled);
   };
   if (!options.optimization || request.goal.kind != GoalSpec::Kind::RestOf) {
     searchAndOptimize(request);

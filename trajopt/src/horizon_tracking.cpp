@@ -10,29 +10,12 @@
 #include "marionette/models/cancel.hpp"
 #include "marionette/models/rest_pose.hpp"
 #include "marionette/models/simulation.hpp"
-#include "nlp_solve.hpp"
-#include "transcription_problem.hpp"
 
 namespace marionette {
 using namespace detail;
 namespace {
 
-constexpr double kContactReach_m = 0.01;  // the windows' contact rows: those the warm start nears
-constexpr double kStopReach = 0.1;        // ... and joint stops (rad or m)
 constexpr double kLimitShare = 0.97;      // the rig's limits asked for (the windows' rows too)
-
-// The windows' terms of the optimizer's weights (the plans' slack, duration and clearance have
-// no part in them; complementarity keeps the transcription's).
-TranscriptionWeights transcriptionWeights(const OptimizationWeights& w) {
-  TranscriptionWeights out;
-  out.effort = w.effort;
-  out.jerk = w.jerk;
-  out.swing = w.swing;
-  out.settle = w.settle;
-  out.tension_rate = w.tension_rate;
-  out.tracking = w.tracking;
-  return out;
-}
 
 }  // namespace
 
@@ -70,7 +53,6 @@ HorizonTrackingResult trackOverHorizon(const HorizonTracking& s) {
   // Each string's load at the start bounds the windows' multipliers, as the plans' transcription's
   // (no snap); a loaded string is kept taut in the modes.
   const StringLoads loads = stringLoads(model, s.start.rho);
-  const Eigen::VectorXd& max_tension_N = loads.max_tension_N;
   auto sample = [&](int s0, int k) { return std::min(s0 + k, S - 1); };
 
   State x = s.start;
@@ -96,6 +78,13 @@ HorizonTrackingResult trackOverHorizon(const HorizonTracking& s) {
       stopHere();
       break;
     }
+    // What the rig may do: held inputs where they started, within its limits, still after the
+    // motion's end.
+    auto admissible = [&](Eigen::MatrixXd& inputs) {
+      for (int j : s.held_inputs) inputs.col(j).setConstant(s.start.rho[j]);
+      clampToRigLimits(m, before, s0, S, dt, kLimitShare, inputs);
+      holdAfterEnd(inputs);
+    };
     // The warm start: the last window's inputs where they reach, then the reference's.
     Eigen::MatrixXd guess(W + 1, nk);
     for (int k = 0; k <= W; ++k) {
@@ -106,29 +95,17 @@ HorizonTrackingResult trackOverHorizon(const HorizonTracking& s) {
         guess.row(k) = s.reference_inputs.row(sample(s0, k));
     }
     guess.row(0) = x.rho.transpose();
-    for (int j : s.held_inputs) guess.col(j).setConstant(s.start.rho[j]);
-    clampToRigLimits(m, before, s0, S, dt, kLimitShare, guess);
-    holdAfterEnd(guess);
+    admissible(guess);
 
     TranscriptionSetup setup;
+    setup.model = model;
     setup.integrator = io;
     setup.start = x;
     setup.intervals = W;
-    setup.rest_knots = 0;
-    setup.goal_rows = false;
-    // (No goal rows: a goal the evaluator accepts, the first variable where it starts.)
-    setup.goal.kind = GoalSpec::Kind::Joint;
-    setup.goal.values.emplace_back(m.dynamic[0].name, x.q[0]);
     setup.collision = s.collision;
     setup.margin_m = s.margin_m;
     setup.self_margin_m = 0.002;
-    setup.weights = transcriptionWeights(s.weights);
-    // No string pulls more than 2.5 times its load, or than the warm start has it pull (5 % more):
-    // a window whose warm start catches a string harder has room to soften it, not a bound its
-    // modes cannot meet.
-    Eigen::VectorXd peak_N;
-    if (max_tension_N.size() > 0 && resimulates(vi, x, guess, &peak_N))
-      setup.max_tension_N = max_tension_N.cwiseMax(1.05 * peak_N);
+    setup.weights = s.weights;
     setup.held_inputs = s.held_inputs;
     setup.rig_before = before;
     // The motion's end inside the window: the rig holds its last inputs after it, as the plan
@@ -155,25 +132,9 @@ HorizonTrackingResult trackOverHorizon(const HorizonTracking& s) {
       if (V > 0) setup.track_values.row(k).head(V) = s.track_values.row(sample(s0, k));
       setup.track_values.row(k).tail(nk) = s.reference_inputs.row(sample(s0, k));
     }
-    const Eigen::MatrixXd guess_q = rolloutConfigurations(model, x, guess, io);
-    setup.model = withStopsNear(model, guess_q, kStopReach, setup.stops_held_off);
-    if (io.contacts)
-      setup.contact_rows = contactRowsNear(model, *io.contacts, guess_q, guess, kContactReach_m);
-    TranscriptionProblem problem(setup);
-
-    // What a window's inputs cost, re-simulated (infinite when a step fails).
-    auto resimulatedCost = [&](const Eigen::MatrixXd& inputs) {
-      if (!resimulates(vi, x, inputs)) return std::numeric_limits<double>::infinity();
-      problem.evaluate(problem.initialGuess(inputs), false);
-      return problem.cost();
-    };
-    const Eigen::VectorXd z0 = problem.initialGuess(guess);
-    const std::vector<char> modes = windowModes(problem, z0, loads.loaded, W);
-    problem.setModes(modes);
-    problem.scaleObjectiveAt(z0);
     auto keep_going = [&](const SolveProgress&) { return !s.in_time || s.in_time(); };
-    const InteriorPointResult solve =
-        solveNlp(problem, z0, s.iterations_per_window, NlpSolver::kIpopt, keep_going);
+    const WindowSolve solve = solveWindow(setup, guess, loads, vi, s.iterations_per_window,
+                                          NlpSolver::kIpopt, admissible, keep_going);
     throwIfCancelled("receding horizon");
     if (s.in_time && !s.in_time()) {
       stopHere();
@@ -181,26 +142,10 @@ HorizonTrackingResult trackOverHorizon(const HorizonTracking& s) {
     }
     out.iterations += solve.iterations;
     ++out.windows;
-
-    const double guess_cost = resimulatedCost(guess);
-    Eigen::MatrixXd chosen = guess;
-    double cost = guess_cost;
-    if (solve.z.size() == 0) {
-      ++out.solve_failed;
-    } else {
-      Eigen::MatrixXd solved = problem.inputs(solve.z);
-      for (int j : s.held_inputs) solved.col(j).setConstant(s.start.rho[j]);
-      // (Out of iterations, its iterate may not yet meet the rig's rows.)
-      clampToRigLimits(m, before, s0, S, dt, kLimitShare, solved);
-      holdAfterEnd(solved);
-      const double solved_cost = resimulatedCost(solved);
-      if (solved_cost < guess_cost) {
-        chosen = std::move(solved);
-        cost = solved_cost;
-      } else {
-        ++out.kept_warm;
-      }
-    }
+    out.solve_failed += !solve.solved;
+    out.kept_warm += solve.solved && solve.kept_warm;
+    const double cost = solve.cost;
+    const Eigen::MatrixXd& chosen = solve.inputs;
     if (!std::isfinite(cost))
       throw SimulationError(s0, s0 * dt,
                             "the receding horizon's window from here has no inputs the "
@@ -216,7 +161,7 @@ HorizonTrackingResult trackOverHorizon(const HorizonTracking& s) {
                               "the receding horizon's committed step failed");
       x = next;
     }
-    warm = std::move(chosen);
+    warm = chosen;
     warm_from = s0;
   }
   return out;

@@ -91,4 +91,72 @@ std::vector<char> windowModes(TranscriptionProblem& problem, const Eigen::Vector
   return modes;
 }
 
+WindowSolve solveWindow(TranscriptionSetup setup, const Eigen::MatrixXd& guess,
+                        const StringLoads& loads, VariationalIntegrator& vi, int iterations,
+                        NlpSolver solver,
+                        const std::function<void(Eigen::MatrixXd&)>& admissible,
+                        const KeepGoing& keep_going) {
+  constexpr double kStopReach = 0.1;        // the window's joint stops: those its warm start nears
+  constexpr double kContactReach_m = 0.01;  // ... and its contacts
+  constexpr double kStepShares[] = {1.0, 0.5, 0.25};
+  const Model& m = *setup.model;
+  const State x = setup.start;
+  setup.rest_knots = 0;
+  setup.goal_rows = false;
+  // (No goal rows: a goal the evaluator accepts, the first joint where it starts.)
+  setup.goal = GoalSpec{};
+  setup.goal.kind = GoalSpec::Kind::Joint;
+  setup.goal.values.emplace_back(m.dynamic[0].name, x.q[0]);
+  Eigen::VectorXd peak_N;
+  Eigen::MatrixXd guess_q;
+  const bool guess_resimulates = resimulates(vi, x, guess, &peak_N, &guess_q);
+  if (loads.max_tension_N.size() > 0 && guess_resimulates)
+    setup.max_tension_N = loads.max_tension_N.cwiseMax(1.05 * peak_N);
+  if (setup.integrator.contacts)
+    setup.contact_rows = contactRowsNear(setup.model, *setup.integrator.contacts, guess_q, guess,
+                                         kContactReach_m);
+  setup.model = withStopsNear(setup.model, guess_q, kStopReach, setup.stops_held_off);
+  TranscriptionProblem problem(setup);
+
+  // What inputs cost, re-simulated by `vi` and by the transcription's rollout (infinite where a
+  // step of either fails).
+  auto resimulatedCost = [&](const Eigen::MatrixXd& inputs, bool by_vi) {
+    bool rolled_out = false;
+    const Eigen::VectorXd z = problem.initialGuess(inputs, &rolled_out);
+    if (!by_vi || !rolled_out) return std::numeric_limits<double>::infinity();
+    problem.evaluate(z, false);
+    return problem.cost();
+  };
+  bool z0_rolled_out = false;
+  const Eigen::VectorXd z0 = problem.initialGuess(guess, &z0_rolled_out);
+  problem.setModes(windowModes(problem, z0, loads.loaded, setup.intervals));
+  problem.scaleObjectiveAt(z0);
+  const InteriorPointResult solve = solveNlp(problem, z0, iterations, solver, keep_going);
+  WindowSolve out;
+  out.iterations = solve.iterations;
+  out.inputs = guess;
+  out.warm_cost = std::numeric_limits<double>::infinity();
+  if (guess_resimulates && z0_rolled_out) {
+    problem.evaluate(z0, false);
+    out.warm_cost = problem.cost();
+  }
+  out.cost = out.warm_cost;
+  out.solved = solve.z.size() > 0;
+  if (!out.solved) return out;
+  const Eigen::MatrixXd solved = problem.inputs(solve.z);
+  for (double share : kStepShares) {
+    Eigen::MatrixXd inputs = share == 1.0 ? solved : Eigen::MatrixXd(guess + share * (solved - guess));
+    admissible(inputs);
+    const double cost = resimulatedCost(inputs, resimulates(vi, x, inputs));
+    if (cost < out.warm_cost) {
+      out.inputs = std::move(inputs);
+      out.cost = cost;
+      out.kept_warm = false;
+      out.step_share = share;
+      break;
+    }
+  }
+  return out;
+}
+
 }  // namespace marionette::detail

@@ -1,13 +1,17 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// What a window of a receding horizon needs around its transcription, shared by the performance's
-// horizon (horizon_tracking.hpp) and the closed loop's (predictive_control.hpp): the rig's limits
-// on a window's inputs, its re-simulation, and the strings' loads and modes.
+// The window of a receding horizon, one solver shared by the performance's horizon
+// (horizon_tracking.hpp) and the closed loop's (predictive_control.hpp): a window's transcription
+// completed and solved, its result kept only where its re-simulation is better; and what it needs
+// around it: the rig's limits on a window's inputs, its re-simulation, the strings' loads and
+// modes.
 #pragma once
 
 #include <Eigen/Core>
+#include <functional>
 #include <vector>
 
 #include "marionette/models/integrator.hpp"
+#include "nlp_solve.hpp"
 #include "transcription_problem.hpp"
 
 namespace marionette::detail {
@@ -40,5 +44,32 @@ StringLoads stringLoads(const ModelPtr& model, const Eigen::VectorXd& rho);
 // catch again.
 std::vector<char> windowModes(TranscriptionProblem& problem, const Eigen::VectorXd& z0,
                               const std::vector<char>& loaded, int intervals);
+
+// One window from `guess` (its rig inputs, rows of n_k, the first the start's): `setup` as the caller
+// fills it (its model without stops held off; integrator, start, intervals, weights, targets, rig
+// rows), completed as every window is -- no goal rows; no string pulling more than its load
+// bound or than the warm start has it pull (5 % more: a window whose warm start catches a string
+// harder has room to soften it, not a bound its modes cannot meet); the joint stops within 0.1
+// (rad or m) and the contacts within 1 cm of the warm start's re-simulation as rows -- solved at
+// windowModes for at most `iterations`.  The solver's iterate is not a motion until re-simulated
+// (with `vi`, every stop and contact, and in the transcription's own rollout): its inputs, made
+// `admissible` (the rig's limits, held inputs, the hold after the end), are kept if their
+// re-simulation costs less than the warm start's; else the step towards them is halved, twice,
+// as a line search on the re-simulated cost; else the warm start is kept.  keep_going (asked at
+// every iteration) false stops the solve.
+struct WindowSolve {
+  Eigen::MatrixXd inputs;  // what is kept: a share of the step to the solver's, or the warm start
+  double cost = 0.0;       // their re-simulated cost (infinite: no step of them can be followed)
+  double warm_cost = 0.0;  // the warm start's
+  int iterations = 0;
+  bool solved = false;     // the solver ended with an iterate
+  bool kept_warm = true;
+  double step_share = 0.0;  // of the step from the warm start to the solver's inputs kept
+};
+WindowSolve solveWindow(TranscriptionSetup setup, const Eigen::MatrixXd& guess,
+                        const StringLoads& loads, VariationalIntegrator& vi, int iterations,
+                        NlpSolver solver,
+                        const std::function<void(Eigen::MatrixXd&)>& admissible,
+                        const KeepGoing& keep_going = {});
 
 }  // namespace marionette::detail

@@ -35,17 +35,6 @@ Ipopt::SmartPtr<Ipopt::IpoptApplication> quietIpopt() {
   return app;
 }
 
-Ipopt::SmartPtr<Ipopt::IpoptApplication> trajectorySolver(int max_iterations, double start_cost) {
-  Ipopt::SmartPtr<Ipopt::IpoptApplication> app = quietIpopt();
-  // The Hessian is the objective's Gauss-Newton one (TrajectoryNlp::eval_h).
-  app->Options()->SetStringValue("mu_strategy", "adaptive");
-  app->Options()->SetIntegerValue("max_iter", max_iterations);
-  app->Options()->SetNumericValue("tol", 1e-6);
-  app->Options()->SetNumericValue("acceptable_tol", 1e-3);
-  if (start_cost > 0) app->Options()->SetNumericValue("obj_scaling_factor", 1.0 / start_cost);
-  return app;
-}
-
 Ipopt::SmartPtr<Ipopt::IpoptApplication> transcriptionSolver(int max_iterations) {
   Ipopt::SmartPtr<Ipopt::IpoptApplication> app = quietIpopt();
   Ipopt::OptionsList& o = *app->Options();

@@ -21,11 +21,6 @@ Ipopt::ApplicationReturnStatus solveInTurn(Ipopt::SmartPtr<Ipopt::IpoptApplicati
 // Quiet (no output, no banner).
 Ipopt::SmartPtr<Ipopt::IpoptApplication> quietIpopt();
 
-// For the trajectory NLP (trajectory_nlp.hpp): the adaptive barrier, at most `max_iterations`,
-// tolerance 1e-6 (acceptable 1e-3), the objective in units of the starting motion's
-// (`start_cost`, when > 0: O(1) like the constraints' rows).
-Ipopt::SmartPtr<Ipopt::IpoptApplication> trajectorySolver(int max_iterations, double start_cost);
-
 // For the transcription (ipopt_nlp.hpp): its own Hessian and scales, the adaptive barrier,
 // at most `max_iterations`, converged when the DEL rows hold to 1e-9 (their momentum units) and
 // complementarity to 1e-9 -- so that the exact re-simulation of its inputs is its own motion.

@@ -41,7 +41,7 @@ bool stageWorthy(const MotionProblem& request, const CollisionModel& collision, 
 
 void acceptCandidate(const MotionProblem& request, const CollisionModelPtr& collision,
                      const Plan& plan, Plan candidate, const OptimizationOptions& options,
-                     SteadyClock::time_point t0, OptimizedPlan& out, bool compare_costs) {
+                     SteadyClock::time_point t0, OptimizedPlan& out) {
   OptimizationReport& report = out.report;
   std::string why;
   const bool verified = verifyCandidate(request, collision, candidate, options.margin_m, why);
@@ -76,15 +76,6 @@ void acceptCandidate(const MotionProblem& request, const CollisionModelPtr& coll
         "the optimized motion is short of the margin and nearer the stage (%.4f m) than the "
         "plan (%.4f m); the plan is unchanged",
         candidate.min_stage_clearance_m, plan.min_stage_clearance_m);
-    return;
-  }
-  // Of the same rank: cheaper by at least 1 % (and by more than rounding), not counting the
-  // price of the time both motions take; else not worth changing the plan.
-  const double common = std::min(report.before.duration, report.after.duration);
-  if (compare_costs && candidate_rank == given_rank &&
-      !(report.after.total() - common < 0.99 * (report.before.total() - common) - 1e-12)) {
-    report.message = "no motion 1 % cheaper found (cost " + formatNumber(report.before.total()) +
-                     " -> " + formatNumber(report.after.total()) + "); the plan is unchanged";
     return;
   }
   measurePlanQuality(request, *collision, candidate, options.settle_s);

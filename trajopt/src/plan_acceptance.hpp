@@ -21,13 +21,11 @@ bool stageWorthy(const MotionProblem& request, const CollisionModel& collision, 
                  double margin_m);
 
 // `candidate` (plan's request with new inputs at plan.rate_hz) verified as every plan is. It
-// replaces out.plan when it ranks higher (exact and keeping options.margin_m, above exact
-// short of the margin only, above anything else) or, of the same rank, when compare_costs is
-// false or out.report.after costs 1 % less than out.report.before -- but never, both short of
-// the margin, when it is nearer the stage than the plan.  Sets out.report's
-// improved, message and time_s (since t0).
+// replaces out.plan when it ranks no lower (exact and keeping options.margin_m, above exact
+// short of the margin only, above anything else) -- but never, both short of the margin, when it
+// is nearer the stage than the plan.  Sets out.report's improved, message and time_s (since t0).
 void acceptCandidate(const MotionProblem& request, const CollisionModelPtr& collision,
                      const Plan& plan, Plan candidate, const OptimizationOptions& options,
-                     SteadyClock::time_point t0, OptimizedPlan& out, bool compare_costs = true);
+                     SteadyClock::time_point t0, OptimizedPlan& out);
 
 }  // namespace marionette::detail

@@ -9,16 +9,12 @@
 #include "horizon_window.hpp"
 #include "marionette/common/text.hpp"
 #include "marionette/models/field_error.hpp"
-#include "nlp_solve.hpp"
 
 namespace marionette {
 namespace {
 constexpr double kMaxHorizon_s = 10.0;
 constexpr int kMaxIterations = 1000;
-constexpr double kStopReach = 0.1;    // the window's joint stops: those its warm start nears
 constexpr double kLimitShare = 0.97;  // of the rig's limits, as the plans' windows ask
-// The steps from the warm start towards the solver's inputs tried, in turn.
-constexpr double kStepShares[] = {1.0, 0.5, 0.25};
 }  // namespace
 
 void checkPredictiveOptions(const PredictiveOptions& o, double plan_s) {
@@ -164,8 +160,12 @@ PredictiveSolve PredictiveController::solve(int i, const State& x, const Eigen::
   guess.row(0) = x.rho.transpose();
   for (int j : d.options.held)
     for (int k = 1; k <= H; ++k) guess(k, j) = ref(i + k).rho[j];
-  detail::clampToRigLimits(m, before, i, S, dt, kLimitShare, guess);
-  holdAfterEnd(guess);
+  // What the rig may do: within its limits, still after the plan's end.
+  auto admissible = [&](Eigen::MatrixXd& inputs) {
+    detail::clampToRigLimits(m, before, i, S, dt, kLimitShare, inputs);
+    holdAfterEnd(inputs);
+  };
+  admissible(guess);
   PredictiveSolve out;
   out.inputs = guess;
   // (A window of fewer than 2 steps, the plan's last: the warm start's inputs.)
@@ -175,13 +175,10 @@ PredictiveSolve PredictiveController::solve(int i, const State& x, const Eigen::
   }
 
   detail::TranscriptionSetup setup;
+  setup.model = d.model;
   setup.integrator = d.io;
   setup.start = x;
   setup.intervals = H;
-  setup.rest_knots = 0;
-  setup.goal_rows = false;
-  setup.goal.kind = GoalSpec::Kind::Joint;  // (no goal rows: one the evaluator accepts)
-  setup.goal.values.emplace_back(m.dynamic[0].name, x.q[0]);
   // Every input within max_correction of the reference (and the warm start: a window always has
   // a feasible start), a held one on it.
   if (std::isfinite(d.options.max_correction) || !d.options.held.empty()) {
@@ -207,12 +204,6 @@ PredictiveSolve PredictiveController::solve(int i, const State& x, const Eigen::
   }
   setup.rig_before = before;
   if (end < H) setup.hold_from_knot = end;  // (the rig's speed rows 0 from there)
-  // The warm start re-simulated once: its strings' peaks, its joints for the stops it nears.
-  Eigen::VectorXd peak_N;
-  Eigen::MatrixXd guess_q;
-  const bool guess_resimulates = detail::resimulates(vi, x, guess, &peak_N, &guess_q);
-  if (d.loads.max_tension_N.size() > 0 && guess_resimulates)
-    setup.max_tension_N = d.loads.max_tension_N.cwiseMax(1.05 * peak_N);
   detail::StateTracking& t = setup.state_tracking;
   t.q.resize(H + 1, nd);
   t.p.resize(H + 1, nd);
@@ -229,49 +220,16 @@ PredictiveSolve PredictiveController::solve(int i, const State& x, const Eigen::
   // (The LQR's terminal factor where the window ends at the plan's end, its last state's cost; a
   // window ending before it weighs its last state as a step's times the same factor.)
   t.weights = d.options.weights;
-  setup.model = detail::withStopsNear(d.model, guess_q, kStopReach, setup.stops_held_off);
-  detail::TranscriptionProblem problem(setup);
-
-  // What inputs cost, re-simulated (the guess's rollout is its re-simulation; infinite when a
-  // step fails).
-  auto costOf = [&](const Eigen::VectorXd& z, bool resimulated) {
-    if (!resimulated) return std::numeric_limits<double>::infinity();
-    problem.evaluate(z, false);
-    return problem.cost();
-  };
-  bool z0_resimulates = false;
-  const Eigen::VectorXd z0 = problem.initialGuess(guess, &z0_resimulates);
-  problem.setModes(detail::windowModes(problem, z0, d.loads.loaded, H));
-  problem.scaleObjectiveAt(z0);
-  const detail::InteriorPointResult solve =
-      detail::solveNlp(problem, z0, d.options.iterations, detail::NlpSolver::kIpopt);
+  const detail::WindowSolve solve =
+      detail::solveWindow(setup, guess, d.loads, vi, d.options.iterations,
+                          detail::NlpSolver::kIpopt, admissible);
   out.iterations = solve.iterations;
-  const double guess_cost = costOf(z0, guess_resimulates && z0_resimulates);
-  out.cost = out.warm_cost = guess_cost;
-  if (solve.z.size() == 0) {
-    out.failed = true;
-  } else {
-    // The solver's iterate is not a motion until re-simulated: its inputs are kept if that
-    // costs less than the warm start, else the step towards them is halved (twice), as a line
-    // search on the re-simulated cost.
-    const Eigen::MatrixXd solved = problem.inputs(solve.z);
-    out.kept_warm = true;
-    for (double share : kStepShares) {
-      Eigen::MatrixXd inputs = guess + share * (solved - guess);
-      detail::clampToRigLimits(m, before, i, S, dt, kLimitShare, inputs);
-      holdAfterEnd(inputs);
-      bool resimulated = false;
-      const Eigen::VectorXd z1 = problem.initialGuess(inputs, &resimulated);
-      const double cost = costOf(z1, resimulated);
-      if (cost < guess_cost) {
-        out.inputs = std::move(inputs);
-        out.cost = cost;
-        out.kept_warm = false;
-        out.step_share = share;
-        break;
-      }
-    }
-  }
+  out.inputs = solve.inputs;
+  out.cost = solve.cost;
+  out.warm_cost = solve.warm_cost;
+  out.failed = !solve.solved;
+  out.kept_warm = solve.solved && solve.kept_warm;
+  out.step_share = solve.step_share;
   if (!std::isfinite(out.cost)) out.failed = true;
   return out;
 }

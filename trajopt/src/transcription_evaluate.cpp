@@ -188,7 +188,7 @@ double TranscriptionProblem::rigAt(int k, int i) const {
 // there.
 void TranscriptionProblem::addInputCosts(const Eigen::VectorXd& z, bool derivatives) {
   const double dt = setup_.integrator.dt_s;
-  const TranscriptionWeights& w = setup_.weights;
+  const OptimizationWeights& w = setup_.weights;
   auto add = [&](int knot, int i, double coefficient) {
     if (derivatives && knot >= 1) gradient_[xAt(knot) + nd_ + i] += coefficient;
   };
@@ -217,7 +217,7 @@ void TranscriptionProblem::addInputCosts(const Eigen::VectorXd& z, bool derivati
 // complementarity penalty lambda_c / lambda_ref_c * (-g_c) / gap unit of every unilateral row.
 void TranscriptionProblem::addSwingAndTensionCosts(const Eigen::VectorXd& z, bool derivatives) {
   const double dt = setup_.integrator.dt_s;
-  const TranscriptionWeights& w = setup_.weights;
+  const OptimizationWeights& w = setup_.weights;
   for (int k = 0; k < N_; ++k) {
     const Eigen::VectorXd v = (q_[k + 1].head(nd_) - q_[k].head(nd_)) / dt;
     const Eigen::VectorXd Mv = mass_ref_ * v;

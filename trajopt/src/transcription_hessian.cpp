@@ -69,7 +69,7 @@ void TranscriptionProblem::hessian(const Eigen::VectorXd& z, double sigma,
   (void)z;
   const Model& m = *setup_.model;
   const double dt = setup_.integrator.dt_s;
-  const TranscriptionWeights& w = setup_.weights;
+  const OptimizationWeights& w = setup_.weights;
   hessian_.setZero();
   auto xx = [&](int k) { return hessian_.values(hessian_blocks_[k].xx); };
 

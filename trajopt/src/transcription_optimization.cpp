@@ -165,13 +165,7 @@ PreparedTranscription prepareTranscription(const MotionProblem& request,
   }
   const Eigen::MatrixXd guess_q =
       path.ok ? path.q : rolloutConfigurations(model, setup.start, guess, setup.integrator);
-  // The caller's weights, relative to the shooting problem's defaults, scale the
-  // transcription's own.
-  const OptimizationWeights defaults;
-  setup.weights.effort *= options.weights.effort / defaults.effort;
-  setup.weights.jerk *= options.weights.jerk / defaults.jerk;
-  setup.weights.swing *= options.weights.swing / defaults.swing;
-  setup.weights.tension_rate *= options.weights.tension_rate / defaults.tension_rate;
+  setup.weights = options.weights;
   // No string pulls more than 2.5 times its load (its static tension, at least a tenth of the
   // largest): a plan's peak tension stays within 3 times.  A string loaded at either end (1 % of
   // the largest) is "loaded" for the modes.
@@ -226,7 +220,8 @@ TranscriptionSolve solveTranscription(const MotionProblem& request,
                                       const CollisionModelPtr& collision, const Plan& plan,
                                       const OptimizationOptions& options, const WarmStarts& warm,
                                       const StartState& start, int factor,
-                                      SteadyClock::time_point t0, const CancelFn& cancelled) {
+                                      SteadyClock::time_point t0, const ProgressFn& progress,
+                                      const CancelFn& cancelled) {
   TranscriptionSolve out;
   PreparedTranscription prepared =
       prepareTranscription(request, collision, plan, options, warm, start, factor);
@@ -259,6 +254,15 @@ TranscriptionSolve solveTranscription(const MotionProblem& request,
   };
   auto keep_going = [&](const SolveProgress& p) {
     if (cancelled && cancelled()) return false;
+    if (progress) {
+      PlanProgress e;
+      e.phase = "optimize";
+      e.elapsed_s = secondsSince(t0);
+      e.iteration = p.iteration;
+      e.cost = p.objective;
+      e.constraint_violation = p.primal_infeasibility;
+      progress(e);
+    }
     out.capped = options.time_limit_s > 0 && secondsSince(t0) >= options.time_limit_s;
     if (out.capped) return false;
     if (p.restoring) return true;
@@ -302,7 +306,8 @@ int coarseKnotFactor(double rate_hz) {
 
 void transcribePlan(const MotionProblem& request, const CollisionModelPtr& collision,
                     const Plan& plan, const OptimizationOptions& options,
-                    SteadyClock::time_point t0, const CancelFn& cancelled, OptimizedPlan& out) {
+                    SteadyClock::time_point t0, const ProgressFn& progress,
+                    const CancelFn& cancelled, OptimizedPlan& out) {
   OptimizationReport& report = out.report;
   const StartState start = startOf(request, *collision, plan);
   // Whether a plan is stage-worthy re-simulates it with a hold: each plan's verdict once.
@@ -336,7 +341,8 @@ void transcribePlan(const MotionProblem& request, const CollisionModelPtr& colli
   // the solver's motion.
   const int coarse = coarseKnotFactor(plan.rate_hz);
   TranscriptionSolve solve =
-      solveTranscription(request, collision, plan, options, warm, start, coarse, t0, cancelled);
+      solveTranscription(request, collision, plan, options, warm, start, coarse, t0, progress,
+                         cancelled);
   report.method = solve.method;
   report.iterations = solve.iterations;
   if (!solve.message.empty()) {
@@ -344,20 +350,20 @@ void transcribePlan(const MotionProblem& request, const CollisionModelPtr& colli
     report.message = solve.message;
     return;
   }
-  acceptCandidate(request, collision, plan, std::move(solve.candidate), options, t0, out, false);
+  acceptCandidate(request, collision, plan, std::move(solve.candidate), options, t0, out);
   const bool solved = solve.converged || solve.status == InteriorPointStatus::kConverged;
   if (coarse > 1 && solved && !solve.worthy &&
       !(out.report.improved && outWorthy())) {
     TranscriptionSolve fine =
-        solveTranscription(request, collision, plan, options, warm, start, 1, t0, cancelled);
+        solveTranscription(request, collision, plan, options, warm, start, 1, t0, progress,
+                           cancelled);
     report.iterations += fine.iterations;
     // Verified and ranked once, into a trial that replaces the result only when stage-worthy.
     OptimizedPlan trial{out.plan, report};
     trial.report.improved = false;
     trial.report.message.clear();
     if (fine.message.empty())
-      acceptCandidate(request, collision, plan, std::move(fine.candidate), options, t0, trial,
-                      false);
+      acceptCandidate(request, collision, plan, std::move(fine.candidate), options, t0, trial);
     if (trial.report.improved && stageWorthy(request, *collision, trial.plan, options.margin_m)) {
       trial.report.method = solve.method + "; not stage-worthy, then " + fine.method;
       out = std::move(trial);

@@ -40,9 +40,11 @@ PreparedTranscription prepareTranscription(const MotionProblem& request,
                                            int factor);
 
 // Fills out (whose plan is `plan`) as optimizePlan does; out.report.improved when the result
-// replaced the plan.  Throws PlanCancelled when `cancelled` says stop.
+// replaced the plan.  `progress` (if set) hears of every solver iteration (phase "optimize").
+// Throws PlanCancelled when `cancelled` says stop.
 void transcribePlan(const MotionProblem& request, const CollisionModelPtr& collision,
                     const Plan& plan, const OptimizationOptions& options,
-                    SteadyClock::time_point t0, const CancelFn& cancelled, OptimizedPlan& out);
+                    SteadyClock::time_point t0, const ProgressFn& progress,
+                    const CancelFn& cancelled, OptimizedPlan& out);
 
 }  // namespace marionette::detail

@@ -62,27 +62,12 @@
 #include "marionette/models/integrator.hpp"
 #include "marionette/plan/goal.hpp"
 #include "marionette/plan/goal_spec.hpp"
+#include "marionette/trajopt/trajectory_optimization.hpp"
 #include "sparse_blocks.hpp"
 #include "sparse_nlp.hpp"
 
 namespace marionette::detail {
 
-struct TranscriptionWeights {
-  double effort = 1e-2;           // sum_j (u_j' / max_speed_j)^2 dt
-  double jerk = 1e-3;             // sum_j (u_j''' / (max_accel_j / 0.1 s))^2 dt
-  double swing = 1.0;             // kinetic energy / E_ref dt
-  // sum_j (0.1 s lambda_j' / lambda_ref_j)^2 dt.  A catch's impulse is a spike of the
-  // multiplier: on a search path's random walk this term is most of the objective
-  // (docs/decisions/0011).
-  double tension_rate = 1.0;
-  double complementarity = 1.0;  // sum lambda / lambda_ref * gap / 1 mm (or 1 mrad)
-  // Targets (TranscriptionSetup::track_*): sum_i (|p_i - target_i| / 1 cm)^2 dt over the knots
-  // 1..N, a tracked variable's error counted in metres (its scale) times its own weight.
-  double tracking = 1.0;
-  // The kinetic energy's weight over the steps from TranscriptionSetup::hold_from_knot on (the
-  // rig held: a performance's end settling), in place of swing's.
-  double settle = 10.0;
-};
 
 // The closed loop's cost on the transcription's variables (control/tracking_lqr.hpp's, term for
 // term): a receding-horizon controller whose first step is the LQR's where nothing switches.
@@ -125,7 +110,8 @@ struct TranscriptionSetup {
   CollisionModelPtr collision;  // clearance rows when set
   double margin_m = 0.02;
   double self_margin_m = 0.001;
-  TranscriptionWeights weights;
+  OptimizationWeights weights;  // (effort, jerk, swing, settle, tension_rate, complementarity,
+                                // tracking)
   // Each string's tension bound (N; n_s, or empty for none), as a bound on its multipliers at its
   // length at the start.
   Eigen::VectorXd max_tension_N;

@@ -45,7 +45,7 @@ std::vector<double> candidateDurations(const Model& model, double plan_duration_
   auto add = [&](double T) {
     T = std::lround(T * rate_hz) / rate_hz;
     if (T < shortest - 0.5 / rate_hz) return;
-    if (!optimizationTooLarge(model.nk(), T, rate_hz, knots_per_s).empty()) return;
+    if (!optimizationTooLarge(T, rate_hz, knots_per_s).empty()) return;
     for (double d : out)
       if (std::abs(d - T) < 0.5 / rate_hz) return;
     out.push_back(T);
@@ -191,7 +191,7 @@ WarmStarts searchWarmStarts(const MotionProblem& request, const CollisionModelPt
   const Eigen::VectorXd rho_end = plan.inputs.row(plan.samples() - 1).transpose();
   searchRestAtGoal(request, collision, plan, start, goal_search_end, out);
 
-  ProblemSetup setup;
+  RolloutScore::Setup setup;
   setup.model = model;
   setup.goal = request.goal;
   setup.start = vi.stateFromVelocity(start.q, start.qdot, rho0);
@@ -204,40 +204,26 @@ WarmStarts searchWarmStarts(const MotionProblem& request, const CollisionModelPt
   // terms settles clear of the margin rather than on it.
   setup.margin_m =
       options.margin_m > 0 ? options.margin_m + std::max(0.005, 0.5 * options.margin_m) : 0.0;
-  auto problemOf = [&](double duration_s, double knots_per_s) {
-    ProblemSetup s = setup;
+  auto scoreOf = [&](double duration_s, double knots_per_s) {
+    RolloutScore::Setup s = setup;
     s.duration_s = duration_s;
     s.segments = std::max(3, static_cast<int>(std::lround(duration_s * knots_per_s)));
-    return std::make_unique<TrajectoryProblem>(s);
+    return std::make_unique<RolloutScore>(s);
   };
 
-  // The plan's own motion is what an optimization must beat; when it cannot be rolled out in
-  // single steps (the linearization's), its fit by the spline.
-  const double plan_duration_s = plan.duration_s();
-  std::unique_ptr<TrajectoryProblem> problem = problemOf(plan_duration_s, options.knots_per_s);
-  out.before_known = problem->evaluateSamples(plan.inputs);
-  out.plan_failure = problem->failure();
-  if (!out.before_known &&
-      problem->evaluate(problem->spline().fit(plan.inputs), Evaluation::Value))
-    out.before_known = out.before_fitted = true;
-  if (out.before_known) out.before = problem->cost();
-
   std::vector<WarmStart>& starts = out.ranked;
-  auto addStart = [&](TrajectoryProblem& at, Eigen::VectorXd z, const std::string& name,
+  auto addStart = [&](RolloutScore& at, Eigen::VectorXd z, const std::string& name,
                       std::optional<Eigen::VectorXd> end_rest) {
-    if (!at.evaluate(z, Evaluation::Value)) return;
+    if (!at.evaluate(z)) return;
     const double violation = at.constraintViolation();
     starts.push_back({violation == 0 && at.minClearance() > 0, std::max(0.1, violation),
                       at.cost().total(), &at, std::move(z), name, std::move(end_rest)});
   };
-  for (double duration_s : candidateDurations(*model, plan_duration_s, plan.rate_hz,
+  for (double duration_s : candidateDurations(*model, plan.duration_s(), plan.rate_hz,
                                               options.knots_per_s, rho0, rho_end,
                                               out.goal_rest)) {
-    if (duration_s == plan_duration_s)
-      out.problems.push_back(std::move(problem));
-    else
-      out.problems.push_back(problemOf(duration_s, options.knots_per_s));
-    TrajectoryProblem& at = *out.problems.back();
+    out.scores.push_back(scoreOf(duration_s, options.knots_per_s));
+    RolloutScore& at = *out.scores.back();
     const InputSpline& spline = at.spline();
     const Eigen::MatrixXd motion = stretched(plan.inputs, spline.samples());
     addStart(at, spline.fit(motion), "the plan's motion", std::nullopt);
@@ -261,8 +247,8 @@ WarmStarts searchWarmStarts(const MotionProblem& request, const CollisionModelPt
     const Eigen::MatrixXd reach = !request.goal.at_rest && plan.goal_sample > 0
                                       ? Eigen::MatrixXd(plan.inputs.topRows(plan.goal_sample + 1))
                                       : plan.inputs;
-    out.problems.push_back(problemOf((reach.rows() - 1) / plan.rate_hz, 0.5 * plan.rate_hz));
-    TrajectoryProblem& fine = *out.problems.back();
+    out.scores.push_back(scoreOf((reach.rows() - 1) / plan.rate_hz, 0.5 * plan.rate_hz));
+    RolloutScore& fine = *out.scores.back();
     addStart(fine, fine.spline().fit(reach), "the plan's motion, finely fitted", std::nullopt);
   }
   std::sort(starts.begin(), starts.end(), [](const WarmStart& a, const WarmStart& b) {

@@ -288,21 +288,11 @@ void progressToProto(const PlanProgress& p, v1::PlanProgress* out) {
   scalarsToProto(progressScalars(p), *out);
 }
 
-namespace {
-void costToProto(const OptimizationCost& c, google::protobuf::Map<std::string, double>* out) {
-  for (const auto& [name, term] : c.terms()) (*out)[name] = term;
-  (*out)["total"] = c.total();
-}
-}  // namespace
-
 void optimizationToProto(const OptimizationReport& r, v1::OptimizationReport* out) {
   out->set_improved(r.improved);
   out->set_method(r.method);
   out->set_iterations(r.iterations);
-  out->set_evaluations(r.evaluations);
   out->set_time_s(r.time_s);
-  costToProto(r.before, out->mutable_cost_before());
-  costToProto(r.after, out->mutable_cost_after());
   out->set_message(r.message);
 }
 
@@ -311,17 +301,8 @@ OptimizationReport optimizationReportFromProto(const v1::OptimizationReport& r) 
   out.improved = r.improved();
   out.method = r.method();
   out.iterations = r.iterations();
-  out.evaluations = r.evaluations();
   out.time_s = r.time_s();
   out.message = r.message();
-  auto cost = [](const google::protobuf::Map<std::string, double>& m) {
-    OptimizationCost c;
-    for (const auto& [name, term] : m)
-      if (double* t = c.byName(name)) *t = term;  // "total" and unknown names are derived
-    return c;
-  };
-  out.before = cost(r.cost_before());
-  out.after = cost(r.cost_after());
   return out;
 }
 

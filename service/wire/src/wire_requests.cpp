@@ -353,7 +353,7 @@ OptimizationOptions optimizationFromProto(const v1::Optimization& o, double max_
   if (o.max_iterations() != 0) out.max_iterations = o.max_iterations();
   if (!parseOptimizer(o.method(), out))
     invalid("optimization.method",
-            "expected \"transcription\", \"interior-point\", \"ipopt\" or \"shooting\", got \"" +
+            "expected \"transcription\", \"interior-point\" or \"ipopt\", got \"" +
                 printableBytes(o.method(), 64) + "\"");
   weightsFromProto(o.weights(), "optimization.weights", out.weights);
   try {
