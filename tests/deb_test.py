@@ -226,7 +226,8 @@ class DebianPackage(unittest.TestCase):
                        " --out there.json").stdout
         # The same plan; only the planner's, the verification's and the optimizer's times may
         # differ.
-        timing = re.compile(r"(?m)^\s*planner [0-9.]+ s, verification [0-9.]+ s;|iterations, [0-9.]+ s")
+        timing = re.compile(
+            r"(?m)^\s*planner [0-9.]+ s, verification [0-9.]+ s;|iterations, [0-9.]+ s")
         self.assertEqual(timing.sub("", there), timing.sub("", here))
         self.assertIn("exact", there.splitlines()[0])
 

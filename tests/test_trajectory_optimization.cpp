@@ -264,7 +264,8 @@ TEST(RolloutScore, TheClearancePriceIsTheCheckersDistanceBelowTheMargin) {
     const double d = checker.clearance(pc->configuration(next.q, next.rho)).stage_distance_m;
     nearest = std::min(nearest, d);
     if (d < s.margin_m)
-      price += RolloutScore::kClearanceWeight / s.rate_hz * std::pow((s.margin_m - d) / s.margin_m, 2);
+      price += RolloutScore::kClearanceWeight / s.rate_hz *
+               std::pow((s.margin_m - d) / s.margin_m, 2);
     x = next;
   }
   ASSERT_LT(nearest, s.margin_m);

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // The optimizer's flags (`plan`, `optimize`, `bench planners`; all but `optimize` take --raw for
-// the plan as found): --margin M,
-// --settle S, --optimize-time S, --optimizer transcription|interior-point|ipopt, --weight NAME=V (repeated),
-// and what the optimization did, in a few lines.
+// the plan as found): --margin M, --settle S, --optimize-time S, --optimize-iterations N,
+// --optimizer transcription|interior-point|ipopt, --weight NAME=V (repeated); and what the
+// optimization did, in a few lines.
 #pragma once
 
 #include <ostream>

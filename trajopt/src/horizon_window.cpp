@@ -145,7 +145,8 @@ WindowSolve solveWindow(TranscriptionSetup setup, const Eigen::MatrixXd& guess,
   if (!out.solved) return out;
   const Eigen::MatrixXd solved = problem.inputs(solve.z);
   for (double share : kStepShares) {
-    Eigen::MatrixXd inputs = share == 1.0 ? solved : Eigen::MatrixXd(guess + share * (solved - guess));
+    Eigen::MatrixXd inputs =
+        share == 1.0 ? solved : Eigen::MatrixXd(guess + share * (solved - guess));
     admissible(inputs);
     const double cost = resimulatedCost(inputs, resimulates(vi, x, inputs));
     if (cost < out.warm_cost) {

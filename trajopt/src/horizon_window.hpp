@@ -45,8 +45,8 @@ StringLoads stringLoads(const ModelPtr& model, const Eigen::VectorXd& rho);
 std::vector<char> windowModes(TranscriptionProblem& problem, const Eigen::VectorXd& z0,
                               const std::vector<char>& loaded, int intervals);
 
-// One window from `guess` (its rig inputs, rows of n_k, the first the start's): `setup` as the caller
-// fills it (its model without stops held off; integrator, start, intervals, weights, targets, rig
+// One window from `guess` (its rig inputs, rows of n_k, the first the start's): `setup` as the
+// caller fills it (its model without stops held off; integrator, start, intervals, weights, targets, rig
 // rows), completed as every window is -- no goal rows; no string pulling more than its load
 // bound or than the warm start has it pull (5 % more: a window whose warm start catches a string
 // harder has room to soften it, not a bound its modes cannot meet); the joint stops within 0.1

@@ -14,19 +14,21 @@
 // or than the warm start has it pull; its targets are the points' and variables' over the window
 // (the last sample's past the motion's end, where the rig holds its last inputs, as the plan
 // does, and the swing weighs as settling: weights.settle), and the reference inputs held with
-// hold_weight (untargeted limbs stay near the reference instead of drifting).  Ipopt solves it
-// for at most iterations_per_window; the solution, moved into the rig's limits (an iterate out
-// of iterations may not meet the rows yet, and the rig must be able to stop by the motion's
-// end), has its first advance_s committed if its re-simulation over the window costs less than
-// the warm start's, else the warm start's is.  The inputs are all the solver gives: whatever it ends with, the
-// motion is the integrator's.  Counted in iterations: the same setup gives the same inputs on any
-// machine unless `in_time` stops it, before a window or within its solve (that window is not
-// used): the rest is then the reference, moved into the rig's limits from where the rig is, and
-// the result says where.
+// hold_weight (untargeted limbs stay near the reference instead of drifting).  Each window is the
+// one window solver the closed loop's controller uses too (predictive_control.hpp): Ipopt solves
+// it for at most iterations_per_window; the solution, moved into the rig's limits (an iterate out
+// of iterations may not meet the rows yet, and the rig must be able to stop by the motion's end),
+// has its first advance_s committed if its re-simulation over the window costs less than the
+// warm start's, else half and then a quarter of the step to it, else the warm start's.  The
+// inputs are all the solver gives: whatever it ends with, the motion is the integrator's.
+// Counted in iterations: the same setup gives the same inputs on any machine unless `in_time`
+// stops it, before a window or within its solve (that window is not used): the rest is then the
+// reference, moved into the rig's limits from where the rig is, and the result says where.
 //
 // Contents
 //   HorizonTracking         the motion's targets, its reference inputs, the windows' sizes.
-//   HorizonTrackingResult   the inputs committed, windows solved and kept, where a deadline stopped.
+//   HorizonTrackingResult   the inputs committed, windows solved and kept, where a deadline
+//                           stopped.
 //   trackOverHorizon        the windows solved in turn.
 #pragma once
 
@@ -57,9 +59,7 @@ struct HorizonTracking {
   std::vector<int> held_inputs;       // fixed at the start's value throughout
   std::vector<double> input_scale_m;  // n_k: each rig input's unit in metres (a radian as 0.1 m)
   double margin_m = 0.02;             // the windows' clearance rows to the stage
-  // The windows' objective: effort, jerk, swing, settle, tension_rate and tracking (the others
-  // are the plans' and have no part in it).
-  OptimizationWeights weights;
+  OptimizationWeights weights;  // the windows' objective
   // The reference inputs' weight (as a tracked variable's, in input_scale_m): a rig input 1 cm
   // off its reference costs hold_weight per second.
   double hold_weight = 0.05;
@@ -77,7 +77,7 @@ struct HorizonTrackingResult {
   int windows = 0;         // solved
   int windows_planned = 0;
   int iterations = 0;    // the solver's, over all windows
-  int kept_warm = 0;     // windows whose solution's re-simulation cost more than the warm start's
+  int kept_warm = 0;     // windows where every step to the solution re-simulated costlier
   int solve_failed = 0;  // windows the solver ended without a motion for (the warm start's kept)
   int stopped_at = -1;   // the sample where in_time stopped it (the reference's from there), or -1
 };
