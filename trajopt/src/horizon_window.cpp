@@ -93,12 +93,13 @@ std::vector<char> windowModes(TranscriptionProblem& problem, const Eigen::Vector
 
 WindowSolve solveWindow(TranscriptionSetup setup, const Eigen::MatrixXd& guess,
                         const StringLoads& loads, VariationalIntegrator& vi, int iterations,
-                        NlpSolver solver,
+                        NlpSolver solver, int halvings,
                         const std::function<void(Eigen::MatrixXd&)>& admissible,
                         const KeepGoing& keep_going) {
   constexpr double kStopReach = 0.1;        // the window's joint stops: those its warm start nears
   constexpr double kContactReach_m = 0.01;  // ... and its contacts
   constexpr double kStepShares[] = {1.0, 0.5, 0.25};
+  const int shares = 1 + std::clamp(halvings, 0, 2);
   const Model& m = *setup.model;
   const State x = setup.start;
   setup.rest_knots = 0;
@@ -121,9 +122,10 @@ WindowSolve solveWindow(TranscriptionSetup setup, const Eigen::MatrixXd& guess,
   // What inputs cost, re-simulated by `vi` and by the transcription's rollout (infinite where a
   // step of either fails).
   auto resimulatedCost = [&](const Eigen::MatrixXd& inputs, bool by_vi) {
+    if (!by_vi) return std::numeric_limits<double>::infinity();
     bool rolled_out = false;
     const Eigen::VectorXd z = problem.initialGuess(inputs, &rolled_out);
-    if (!by_vi || !rolled_out) return std::numeric_limits<double>::infinity();
+    if (!rolled_out) return std::numeric_limits<double>::infinity();
     problem.evaluate(z, false);
     return problem.cost();
   };
@@ -144,7 +146,8 @@ WindowSolve solveWindow(TranscriptionSetup setup, const Eigen::MatrixXd& guess,
   out.solved = solve.z.size() > 0;
   if (!out.solved) return out;
   const Eigen::MatrixXd solved = problem.inputs(solve.z);
-  for (double share : kStepShares) {
+  for (int i = 0; i < shares; ++i) {
+    const double share = kStepShares[i];
     Eigen::MatrixXd inputs =
         share == 1.0 ? solved : Eigen::MatrixXd(guess + share * (solved - guess));
     admissible(inputs);

@@ -54,9 +54,9 @@ std::vector<char> windowModes(TranscriptionProblem& problem, const Eigen::Vector
 // windowModes for at most `iterations`.  The solver's iterate is not a motion until re-simulated
 // (with `vi`, every stop and contact, and in the transcription's own rollout): its inputs, made
 // `admissible` (the rig's limits, held inputs, the hold after the end), are kept if their
-// re-simulation costs less than the warm start's; else the step towards them is halved, twice,
-// as a line search on the re-simulated cost; else the warm start is kept.  keep_going (asked at
-// every iteration) false stops the solve.
+// re-simulation costs less than the warm start's; else the step towards them is halved, up to
+// `halvings` times (at most 2), as a line search on the re-simulated cost; else the warm start is
+// kept.  keep_going (asked at every iteration) false stops the solve.
 struct WindowSolve {
   Eigen::MatrixXd inputs;  // what is kept: a share of the step to the solver's, or the warm start
   double cost = 0.0;       // their re-simulated cost (infinite: no step of them can be followed)
@@ -68,7 +68,7 @@ struct WindowSolve {
 };
 WindowSolve solveWindow(TranscriptionSetup setup, const Eigen::MatrixXd& guess,
                         const StringLoads& loads, VariationalIntegrator& vi, int iterations,
-                        NlpSolver solver,
+                        NlpSolver solver, int halvings,
                         const std::function<void(Eigen::MatrixXd&)>& admissible,
                         const KeepGoing& keep_going = {});
 

@@ -148,16 +148,6 @@ bool RolloutScore::evaluate(const Eigen::VectorXd& z) {
   return true;
 }
 
-bool RolloutScore::evaluateSamples(const Eigen::MatrixXd& u) {
-  z_.resize(0);  // no z: the next evaluate rolls out again
-  if (u.rows() != spline_.samples() || u.cols() != setup_.model->nk()) {
-    valid_ = false;
-    failure_ = "the samples are not the spline's";
-    return false;
-  }
-  return rollOut(u);
-}
-
 bool RolloutScore::rollOut(const Eigen::MatrixXd& u) {
   valid_ = false;
   ++rollouts_;

@@ -70,9 +70,6 @@ class RolloutScore {
   // fails (its single-step solve), or a value is not finite; failure() says which.  Polls the
   // thread's CancelScope at every step (PlanCancelled).
   bool evaluate(const Eigen::VectorXd& z);
-  // The same at sampled inputs that need not be the spline's (spline().samples() rows of n_k):
-  // a plan's own motion.  The limit rows are left at zero.
-  bool evaluateSamples(const Eigen::MatrixXd& u);
   const std::string& failure() const { return failure_; }
   int rollouts() const { return rollouts_; }  // evaluations that rolled out (not remembered)
   const Terms& cost() const { return cost_; }

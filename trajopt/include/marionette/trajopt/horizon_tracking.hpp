@@ -19,8 +19,9 @@
 // it for at most iterations_per_window; the solution, moved into the rig's limits (an iterate out
 // of iterations may not meet the rows yet, and the rig must be able to stop by the motion's end),
 // has its first advance_s committed if its re-simulation over the window costs less than the
-// warm start's, else half and then a quarter of the step to it, else the warm start's.  The
-// inputs are all the solver gives: whatever it ends with, the motion is the integrator's.
+// warm start's, else the warm start's is (the closed loop also tries half and a quarter of the
+// step).  The inputs are all the solver gives: whatever it ends with, the motion is the
+// integrator's.
 // Counted in iterations: the same setup gives the same inputs on any machine unless `in_time`
 // stops it, before a window or within its solve (that window is not used): the rest is then the
 // reference, moved into the rig's limits from where the rig is, and the result says where.
