@@ -31,7 +31,7 @@ namespace marionette::detail {
 class RolloutScore {
  public:
   // The score's own prices of time, of a loaded string going slack and of coming within the
-  // margin (the shooting optimizer's defaults these were, when it was one).
+  // margin (single shooting's default weights, when it was an optimizer: decision 0020).
   static constexpr double kDurationWeight = 1.0;    // per second of motion
   static constexpr double kSlackWeight = 10.0;      // integral of (max(0, floor - tau) / T_ref)^2
   static constexpr double kClearanceWeight = 100.0;  // integral of (max(0, margin - d) / margin)^2

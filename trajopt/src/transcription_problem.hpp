@@ -45,7 +45,7 @@
 //   clearance               k = 1..N     to the stage >= margin_m, to anything >= self_margin_m
 //                                        (where a contact touches: to anything the puppet may
 //                                        not touch)
-// Objective (each term normalized like the shooting problem's, trajectory_optimization.hpp):
+// Objective (OptimizationWeights, each term normalized: trajectory_optimization.hpp):
 //   rig effort and jerk, the puppet's kinetic energy, the multipliers' rate (tension rate), the
 //   complementarity penalty, and a performance's targets (points and variables at the knots).
 #pragma once
