@@ -17,6 +17,7 @@
 #include <Eigen/Core>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "input_spline.hpp"
 #include "marionette/environments/collision.hpp"
