@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// The interior point's linear algebra (trajopt/src/bunch_kaufman.hpp, block_tridiagonal_ldlt.hpp)
-// against Eigen's dense decompositions: the inertia against the eigenvalues' signs, the solution
-// against a pivoted LU, on random symmetric indefinite matrices shaped like a transcription's KKT
-// (per stage a Hessian block and its rows' Jacobian, stages coupled through a few variables).
+// The interior point's linear algebra (trajopt/src/bunch_kaufman.hpp, quasidefinite_ldlt.hpp,
+// block_tridiagonal_ldlt.hpp) against Eigen's dense decompositions: the inertia against the
+// eigenvalues' signs, the solution against a pivoted LU, on random symmetric indefinite matrices
+// shaped like a transcription's KKT (per stage a Hessian block and its rows' Jacobian, stages
+// coupled through a few variables).
 #include <gtest/gtest.h>
 
 #include <Eigen/Dense>
@@ -10,6 +11,7 @@
 
 #include "block_tridiagonal_ldlt.hpp"
 #include "bunch_kaufman.hpp"
+#include "quasidefinite_ldlt.hpp"
 
 namespace marionette {
 namespace {
@@ -17,6 +19,7 @@ namespace {
 using detail::BlockTridiagonalLdlt;
 using detail::BunchKaufman;
 using detail::Inertia;
+using detail::QuasidefiniteLdlt;
 
 Inertia eigenInertia(const Eigen::MatrixXd& K, double zero = 1e-9) {
   Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> eig(K);
@@ -45,6 +48,28 @@ Eigen::MatrixXd kktBlock(std::mt19937& rng, int n, int m, bool convex, double de
   return K;
 }
 
+// A factorization of K solves K x = B for three columns and one vector as a pivoted LU does
+// (1e-8), and gives the Schur complement I - B^T K^-1 B.
+template <class Factorization>
+void expectSolvesOf(const Factorization& f, const Eigen::MatrixXd& K, int trial) {
+  const Eigen::MatrixXd B = Eigen::MatrixXd::Random(K.rows(), 3);
+  const Eigen::MatrixXd expected_x = K.fullPivLu().solve(B);
+  Eigen::MatrixXd x = B;
+  f.solveInPlace(x);
+  EXPECT_LT((x - expected_x).norm(), 1e-8 * (1 + expected_x.norm())) << "trial " << trial;
+  Eigen::VectorXd v = B.col(1);
+  f.solveVectorInPlace(v);
+  EXPECT_LT((v - expected_x.col(1)).norm(), 1e-8 * (1 + expected_x.norm())) << "trial " << trial;
+  Eigen::MatrixXd S = Eigen::MatrixXd::Identity(3, 3), work;
+  f.subtractQuadratic(B, S, work);
+  const Eigen::MatrixXd expected_S = Eigen::MatrixXd::Identity(3, 3) - B.transpose() * expected_x;
+  EXPECT_LT((S.triangularView<Eigen::Lower>().toDenseMatrix() -
+             expected_S.triangularView<Eigen::Lower>().toDenseMatrix())
+                .norm(),
+            1e-8 * (1 + expected_S.norm()))
+      << "trial " << trial;
+}
+
 TEST(BunchKaufman, MatchesTheEigenvaluesAndSolvesIndefiniteSystems) {
   std::mt19937 rng(7);
   for (int trial = 0; trial < 40; ++trial) {
@@ -57,19 +82,7 @@ TEST(BunchKaufman, MatchesTheEigenvaluesAndSolvesIndefiniteSystems) {
     EXPECT_EQ(bk.inertia().positive, expected.positive) << "trial " << trial;
     EXPECT_EQ(bk.inertia().negative, expected.negative) << "trial " << trial;
     ASSERT_FALSE(bk.singular());
-    Eigen::MatrixXd B = Eigen::MatrixXd::Random(n + m, 3);
-    const Eigen::MatrixXd expected_x = K.fullPivLu().solve(B);
-    Eigen::MatrixXd x = B;
-    bk.solveInPlace(x);
-    EXPECT_LT((x - expected_x).norm(), 1e-8 * (1 + expected_x.norm())) << "trial " << trial;
-    // The Schur complement S - B^T K^-1 B.
-    Eigen::MatrixXd S = Eigen::MatrixXd::Identity(3, 3), work;
-    bk.subtractQuadratic(B, S, work);
-    const Eigen::MatrixXd expected_S = Eigen::MatrixXd::Identity(3, 3) - B.transpose() * expected_x;
-    EXPECT_LT((S.triangularView<Eigen::Lower>().toDenseMatrix() -
-               expected_S.triangularView<Eigen::Lower>().toDenseMatrix())
-                  .norm(),
-              1e-8 * (1 + expected_S.norm()));
+    expectSolvesOf(bk, K, trial);
   }
 }
 
@@ -98,22 +111,59 @@ TEST(BunchKaufman, CountsAZeroPivotOfASingularMatrix) {
   EXPECT_EQ(bk.inertia().negative, 1);
 }
 
+TEST(QuasidefiniteLdlt, FactorsAConvexKktBlockWithoutPivoting) {
+  std::mt19937 rng(5);
+  for (int trial = 0; trial < 30; ++trial) {
+    const int n = 1 + trial % 11, m = std::min(n, trial % 6);
+    const Eigen::MatrixXd K = kktBlock(rng, n, m, true, trial % 2 ? 1e-8 : 0.0);
+    const Inertia expected = eigenInertia(K);
+    if (expected.zero > 0) continue;
+    // H positive definite and J of full rank: quasidefinite, n positive and m negative.
+    ASSERT_EQ(expected.positive, n);
+    QuasidefiniteLdlt qd;
+    ASSERT_TRUE(qd.factorize(K, n)) << "trial " << trial;
+    expectSolvesOf(qd, K, trial);
+  }
+}
+
+TEST(QuasidefiniteLdlt, RefusesWhatIsNotQuasidefinite) {
+  std::mt19937 rng(6);
+  // An indefinite Hessian block: its Cholesky factorization fails.
+  Eigen::MatrixXd K = kktBlock(rng, 6, 2, true, 0.0);
+  K(0, 0) = -1.0;
+  QuasidefiniteLdlt qd;
+  EXPECT_FALSE(qd.factorize(K, 6));
+  // Dependent rows: their Schur complement is singular, not negative definite.
+  Eigen::MatrixXd D = kktBlock(rng, 5, 2, true, 0.0);
+  D.row(6).head(5) = D.row(5).head(5);
+  D.col(6).head(5) = D.col(5).head(5);
+  EXPECT_FALSE(qd.factorize(D, 5));
+  // A symmetric positive definite matrix is quasidefinite with any p only at p = n.
+  const Eigen::MatrixXd P = kktBlock(rng, 4, 0, true, 0.0);
+  EXPECT_TRUE(qd.factorize(P, 4));
+  EXPECT_FALSE(qd.factorize(P, 2));
+}
+
 // A random block tridiagonal KKT matrix: per stage a KKT block, coupled to the previous stage on
 // a few rows and columns.
 struct Staged {
   BlockTridiagonalLdlt blocks;
   Eigen::MatrixXd dense;
+  int variables = 0;  // in all stages (the rest are rows)
 };
 
-Staged stagedMatrix(std::mt19937& rng, int stages, bool convex) {
+// `split`: the stages' variables given as their quasidefinite split (factored without pivoting
+// where that holds).
+Staged stagedMatrix(std::mt19937& rng, int stages, bool convex, bool split = false) {
   std::uniform_int_distribution<int> size(1, 9), rows(0, 4);
   std::normal_distribution<double> normal;
-  std::vector<int> sizes;
+  std::vector<int> sizes, variables;
   std::vector<Eigen::MatrixXd> diagonal;
   for (int k = 0; k < stages; ++k) {
     const int n = size(rng), m = std::min(rows(rng), n);
     diagonal.push_back(kktBlock(rng, n, m, convex, 0.0));
     sizes.push_back(n + m);
+    variables.push_back(n);
   }
   std::vector<std::vector<int>> coupled_rows(stages), coupled_columns(stages);
   for (int k = 1; k < stages; ++k) {
@@ -123,7 +173,9 @@ Staged stagedMatrix(std::mt19937& rng, int stages, bool convex) {
       if (rng() % 2) coupled_columns[k].push_back(j);
   }
   Staged out;
-  out.blocks.setStructure(sizes, coupled_rows, coupled_columns);
+  for (int v : variables) out.variables += v;
+  out.blocks.setStructure(sizes, coupled_rows, coupled_columns,
+                          split ? variables : std::vector<int>{});
   out.dense.setZero(out.blocks.size(), out.blocks.size());
   for (int k = 0; k < stages; ++k) {
     const int o = out.blocks.offset(k);
@@ -164,6 +216,67 @@ TEST(BlockTridiagonalLdlt, MatchesTheDenseMatrixsInertiaAndSolution) {
     ++checked;
   }
   EXPECT_GE(checked, 40);  // most draws are nonsingular
+}
+
+TEST(BlockTridiagonalLdlt, FactorsQuasidefiniteStagesWithoutPivotingToTheSameSolution) {
+  std::mt19937 rng(12);
+  int checked = 0, unpivoted = 0, pivoted = 0;
+  for (int trial = 0; trial < 60; ++trial) {
+    Staged s = stagedMatrix(rng, 1 + trial % 12, trial % 2 == 0, true);
+    const Inertia expected = eigenInertia(s.dense);
+    if (expected.zero > 0) continue;
+    const Inertia found = s.blocks.factorize(1e-13);
+    if (found.zero > 0) continue;
+    EXPECT_EQ(found.positive, expected.positive) << "trial " << trial;
+    EXPECT_EQ(found.negative, expected.negative) << "trial " << trial;
+    const int stages_unpivoted = s.blocks.unpivotedStages();
+    unpivoted += stages_unpivoted;
+    pivoted += s.blocks.stages() - stages_unpivoted;
+    const Eigen::VectorXd b = Eigen::VectorXd::Random(s.blocks.size());
+    const Eigen::VectorXd expected_x = s.dense.fullPivLu().solve(b);
+    Eigen::VectorXd x = b;
+    s.blocks.solveInPlace(x);
+    EXPECT_LT((x - expected_x).norm(), 1e-7 * (1 + expected_x.norm())) << "trial " << trial;
+    // Every stage pivoted: the same inertia and solution.
+    const Inertia again = s.blocks.factorize(1e-13, true);
+    EXPECT_EQ(s.blocks.unpivotedStages(), 0);
+    EXPECT_EQ(again.positive, expected.positive);
+    Eigen::VectorXd y = b;
+    s.blocks.solveInPlace(y);
+    EXPECT_LT((y - expected_x).norm(), 1e-7 * (1 + expected_x.norm())) << "trial " << trial;
+    ++checked;
+  }
+  EXPECT_GE(checked, 40);
+  // Both kinds of stage occur: the convex draws' mostly unpivoted, the others' pivoted.
+  EXPECT_GT(unpivoted, 50);
+  EXPECT_GT(pivoted, 50);
+}
+
+TEST(BlockTridiagonalLdlt, StopsOnceTheInertiaExceedsTheBound) {
+  // An interior point needs as many positive eigenvalues as variables and negative as rows: with
+  // an indefinite Hessian there are more negative ones, and the factorization stops at the stage
+  // where the count passes the rows'.
+  std::mt19937 rng(13);
+  int wrong = 0, stopped_early = 0;
+  for (int trial = 0; trial < 40; ++trial) {
+    Staged s = stagedMatrix(rng, 4 + trial % 8, false, trial % 2 == 0);
+    const Inertia expected = eigenInertia(s.dense);
+    const int rows = s.blocks.size() - s.variables;
+    if (expected.zero > 0) continue;
+    // Bounded by the true inertia: the whole factorization, as without a bound.
+    const Inertia whole = s.blocks.factorize(1e-13, false, expected);
+    if (whole.zero > 0) continue;
+    EXPECT_EQ(whole.positive, expected.positive);
+    EXPECT_EQ(whole.negative, expected.negative);
+    if (expected.negative <= rows) continue;
+    ++wrong;
+    const Inertia partial = s.blocks.factorize(1e-13, false, Inertia{s.variables, rows, 0});
+    EXPECT_GT(partial.negative, rows) << "trial " << trial;
+    EXPECT_LT(partial.positive, s.variables) << "trial " << trial;
+    stopped_early += partial.positive + partial.negative < s.blocks.size();
+  }
+  EXPECT_GT(wrong, 10);
+  EXPECT_GT(stopped_early, wrong / 3);
 }
 
 }  // namespace

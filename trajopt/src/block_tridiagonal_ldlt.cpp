@@ -9,10 +9,17 @@ namespace marionette::detail {
 
 void BlockTridiagonalLdlt::setStructure(const std::vector<int>& sizes,
                                         std::vector<std::vector<int>> coupled_rows,
-                                        std::vector<std::vector<int>> coupled_columns) {
+                                        std::vector<std::vector<int>> coupled_columns,
+                                        std::vector<int> definite_sizes) {
   const std::size_t M = sizes.size();
   if (coupled_rows.size() != M || coupled_columns.size() != M)
     throw std::invalid_argument("block tridiagonal: one coupling per stage");
+  if (!definite_sizes.empty() && definite_sizes.size() != M)
+    throw std::invalid_argument("block tridiagonal: one definite size per stage");
+  for (std::size_t k = 0; k < definite_sizes.size(); ++k)
+    if (definite_sizes[k] < 0 || definite_sizes[k] > sizes[k])
+      throw std::invalid_argument("block tridiagonal: definite size");
+  definite_sizes_ = std::move(definite_sizes);
   sizes_ = sizes;
   offsets_.assign(M + 1, 0);
   for (std::size_t k = 0; k < M; ++k) offsets_[k + 1] = offsets_[k] + sizes[k];
@@ -24,6 +31,8 @@ void BlockTridiagonalLdlt::setStructure(const std::vector<int>& sizes,
   C_.resize(M);
   S_.resize(M);
   factors_.resize(M);
+  quasidefinite_.resize(M);
+  unpivoted_.assign(M, 0);
   for (std::size_t k = 0; k < M; ++k) {
     A_[k].setZero(sizes[k], sizes[k]);
     C_[k].setZero(static_cast<Eigen::Index>(rows_[k].size()),
@@ -41,8 +50,16 @@ void BlockTridiagonalLdlt::setZero() {
   for (auto& C : C_) C.setZero();
 }
 
-const Inertia& BlockTridiagonalLdlt::factorize(double relative_zero_pivot) {
+int BlockTridiagonalLdlt::unpivotedStages() const {
+  int count = 0;
+  for (char u : unpivoted_) count += u;
+  return count;
+}
+
+const Inertia& BlockTridiagonalLdlt::factorize(double relative_zero_pivot, bool pivoted,
+                                               const Inertia& most) {
   inertia_ = Inertia{};
+  unpivoted_.assign(unpivoted_.size(), 0);
   const int M = stages();
   for (int k = 0; k < M; ++k) {
     S_[k] = A_[k];
@@ -56,9 +73,20 @@ const Inertia& BlockTridiagonalLdlt::factorize(double relative_zero_pivot) {
         gathered_.row(F[j]) = C_[k].col(static_cast<Eigen::Index>(j)).transpose();
       Eigen::MatrixXd update =
           Eigen::MatrixXd::Zero(static_cast<Eigen::Index>(R.size()), static_cast<Eigen::Index>(R.size()));
-      factors_[k - 1].subtractQuadratic(gathered_, update, work_);
+      if (unpivoted_[k - 1])
+        quasidefinite_[k - 1].subtractQuadratic(gathered_, update, work_);
+      else
+        factors_[k - 1].subtractQuadratic(gathered_, update, work_);
       for (std::size_t j = 0; j < R.size(); ++j)
         for (std::size_t i = j; i < R.size(); ++i) S_[k](R[i], R[j]) += update(i, j);
+    }
+    if (!pivoted && !definite_sizes_.empty() &&
+        quasidefinite_[k].factorize(S_[k], definite_sizes_[k])) {
+      unpivoted_[k] = 1;
+      inertia_.positive += definite_sizes_[k];
+      inertia_.negative += sizes_[k] - definite_sizes_[k];
+      if (inertia_.positive > most.positive || inertia_.negative > most.negative) return inertia_;
+      continue;
     }
     double largest = 0.0;
     for (Eigen::Index j = 0; j < S_[k].cols(); ++j)
@@ -70,6 +98,7 @@ const Inertia& BlockTridiagonalLdlt::factorize(double relative_zero_pivot) {
     inertia_.zero += stage.zero;
     // Singular: the later stages' complements would divide by the zero pivot.
     if (stage.zero > 0) return inertia_;
+    if (inertia_.positive > most.positive || inertia_.negative > most.negative) return inertia_;
   }
   return inertia_;
 }
@@ -83,10 +112,10 @@ void BlockTridiagonalLdlt::solveInPlace(Eigen::Ref<Eigen::VectorXd> b) const {
       const auto previous = b.segment(offsets_[k - 1], sizes_[k - 1]);
       coupled_vector_.resize(static_cast<Eigen::Index>(columns_[k].size()));
       for (std::size_t j = 0; j < columns_[k].size(); ++j) coupled_vector_[j] = previous[columns_[k][j]];
-      const Eigen::VectorXd product = C_[k] * coupled_vector_;
-      for (std::size_t i = 0; i < rows_[k].size(); ++i) bk[rows_[k][i]] -= product[i];
+      product_.noalias() = C_[k] * coupled_vector_;
+      for (std::size_t i = 0; i < rows_[k].size(); ++i) bk[rows_[k][i]] -= product_[i];
     }
-    factors_[k].solveInPlace(bk);
+    solveStage(k, bk);
   }
   // Backward: x_k = u_k - S_k^-1 C_{k+1}^T x_{k+1}.
   for (int k = M - 2; k >= 0; --k) {
@@ -95,12 +124,19 @@ void BlockTridiagonalLdlt::solveInPlace(Eigen::Ref<Eigen::VectorXd> b) const {
     coupled_vector_.resize(static_cast<Eigen::Index>(rows_[k + 1].size()));
     for (std::size_t i = 0; i < rows_[k + 1].size(); ++i) coupled_vector_[i] = next[rows_[k + 1][i]];
     stage_vector_.setZero(sizes_[k]);
-    const Eigen::VectorXd product = C_[k + 1].transpose() * coupled_vector_;
+    product_.noalias() = C_[k + 1].transpose() * coupled_vector_;
     for (std::size_t j = 0; j < columns_[k + 1].size(); ++j)
-      stage_vector_[columns_[k + 1][j]] = product[j];
-    factors_[k].solveInPlace(stage_vector_);
+      stage_vector_[columns_[k + 1][j]] = product_[j];
+    solveStage(k, stage_vector_);
     b.segment(offsets_[k], sizes_[k]) -= stage_vector_;
   }
+}
+
+void BlockTridiagonalLdlt::solveStage(int k, Eigen::Ref<Eigen::VectorXd> b) const {
+  if (unpivoted_[k])
+    quasidefinite_[k].solveVectorInPlace(b);
+  else
+    factors_[k].solveVectorInPlace(b);
 }
 
 void BlockTridiagonalLdlt::multiplyAdd(const Eigen::Ref<const Eigen::VectorXd>& x,
@@ -110,17 +146,18 @@ void BlockTridiagonalLdlt::multiplyAdd(const Eigen::Ref<const Eigen::VectorXd>& 
     const auto xk = x.segment(offsets_[k], sizes_[k]);
     y.segment(offsets_[k], sizes_[k]).noalias() += A_[k].selfadjointView<Eigen::Lower>() * xk;
     if (k == 0 || C_[k].size() == 0) continue;
+    // The coupling and its transpose, on the coupled entries gathered.
     const auto xp = x.segment(offsets_[k - 1], sizes_[k - 1]);
-    for (std::size_t i = 0; i < rows_[k].size(); ++i) {
-      double sum = 0.0;
-      for (std::size_t j = 0; j < columns_[k].size(); ++j) sum += C_[k](i, j) * xp[columns_[k][j]];
-      y[offsets_[k] + rows_[k][i]] += sum;
-    }
-    for (std::size_t j = 0; j < columns_[k].size(); ++j) {
-      double sum = 0.0;
-      for (std::size_t i = 0; i < rows_[k].size(); ++i) sum += C_[k](i, j) * xk[rows_[k][i]];
-      y[offsets_[k - 1] + columns_[k][j]] += sum;
-    }
+    const std::vector<int>& R = rows_[k];
+    const std::vector<int>& F = columns_[k];
+    coupled_vector_.resize(static_cast<Eigen::Index>(F.size()));
+    for (std::size_t j = 0; j < F.size(); ++j) coupled_vector_[j] = xp[F[j]];
+    product_.noalias() = C_[k] * coupled_vector_;
+    for (std::size_t i = 0; i < R.size(); ++i) y[offsets_[k] + R[i]] += product_[i];
+    coupled_vector_.resize(static_cast<Eigen::Index>(R.size()));
+    for (std::size_t i = 0; i < R.size(); ++i) coupled_vector_[i] = xk[R[i]];
+    product_.noalias() = C_[k].transpose() * coupled_vector_;
+    for (std::size_t j = 0; j < F.size(); ++j) y[offsets_[k - 1] + F[j]] += product_[j];
   }
 }
 

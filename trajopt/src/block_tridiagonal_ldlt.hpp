@@ -14,6 +14,11 @@
 // C_k = K[stage k, stage k-1] is given with the rows of stage k and the columns of stage k-1 that
 // can be nonzero: the update works on those only.
 //
+// A stage whose complement is quasidefinite with its expected split -- its leading positions (a
+// KKT block's variables) positive definite, the rest (its rows) negative definite after them -- is
+// factored without pivoting, with Cholesky factorizations (quasidefinite_ldlt.hpp); any other
+// stage with Bunch-Kaufman's pivoting, or every stage when asked.
+//
 // No pivoting across stages: a stage whose Schur complement is singular makes the whole
 // factorization singular (the caller regularizes, as for any zero pivot).  Thread-compatible: one
 // object per solve, no shared state.
@@ -23,15 +28,19 @@
 #include <vector>
 
 #include "bunch_kaufman.hpp"
+#include "quasidefinite_ldlt.hpp"
 
 namespace marionette::detail {
 
 class BlockTridiagonalLdlt {
  public:
   // Stages of these sizes; coupled_rows[k] / coupled_columns[k] (k >= 1): the rows of stage k
-  // and the columns of stage k-1 where C_k can be nonzero (each sorted, within its stage).
+  // and the columns of stage k-1 where C_k can be nonzero (each sorted, within its stage);
+  // definite_sizes[k] (optional): how many of stage k's leading positions its quasidefinite split
+  // expects positive (empty: every stage pivoted).
   void setStructure(const std::vector<int>& sizes, std::vector<std::vector<int>> coupled_rows,
-                    std::vector<std::vector<int>> coupled_columns);
+                    std::vector<std::vector<int>> coupled_columns,
+                    std::vector<int> definite_sizes = {});
   int stages() const { return static_cast<int>(sizes_.size()); }
   int size() const { return total_; }
   int offset(int stage) const { return offsets_[stage]; }
@@ -44,8 +53,14 @@ class BlockTridiagonalLdlt {
   void setZero();
 
   // Factorizes; a pivot no larger than relative_zero_pivot times the largest entry of its
-  // stage's complement counts as a zero eigenvalue.  The inertia of K.
-  const Inertia& factorize(double relative_zero_pivot);
+  // stage's complement counts as a zero eigenvalue.  The inertia of K.  `pivoted`: every stage
+  // with Bunch-Kaufman, none unpivoted.  Stops at the stage where the inertia so far has more
+  // positive or negative eigenvalues than `most` allows (the factorization is then unusable, its
+  // inertia the partial count: an interior point's inertia test fails as it would at the end).
+  const Inertia& factorize(double relative_zero_pivot, bool pivoted = false,
+                           const Inertia& most = kAnyInertia);
+  // How many stages the last factorization did without pivoting.
+  int unpivotedStages() const;
   bool singular() const { return inertia_.zero > 0; }
   const Inertia& inertia() const { return inertia_; }
 
@@ -55,15 +70,20 @@ class BlockTridiagonalLdlt {
   void multiplyAdd(const Eigen::Ref<const Eigen::VectorXd>& x, Eigen::Ref<Eigen::VectorXd> y) const;
 
  private:
+  void solveStage(int k, Eigen::Ref<Eigen::VectorXd> b) const;
+
   std::vector<int> sizes_, offsets_;
   int total_ = 0;
   std::vector<std::vector<int>> rows_, columns_;  // C_k's coupled rows (stage k), columns (k-1)
   std::vector<Eigen::MatrixXd> A_, C_;
   std::vector<Eigen::MatrixXd> S_;  // the Schur complements
+  std::vector<int> definite_sizes_;
   std::vector<BunchKaufman> factors_;
+  std::vector<QuasidefiniteLdlt> quasidefinite_;
+  std::vector<char> unpivoted_;  // per stage: quasidefinite_[k] holds its factors
   Inertia inertia_;
   mutable Eigen::MatrixXd work_, gathered_;
-  mutable Eigen::VectorXd stage_vector_, coupled_vector_;
+  mutable Eigen::VectorXd stage_vector_, coupled_vector_, product_;
 };
 
 }  // namespace marionette::detail

@@ -144,6 +144,15 @@ void BunchKaufman::solveInPlace(Eigen::Ref<Eigen::MatrixXd> B) const {
   for (int i = 0; i < n_; ++i) B.row(perm_[i]) = solve_work_.row(i);
 }
 
+void BunchKaufman::solveVectorInPlace(Eigen::Ref<Eigen::VectorXd> b) const {
+  solve_vector_.resize(n_);
+  for (int i = 0; i < n_; ++i) solve_vector_[i] = b[perm_[i]];
+  L_.triangularView<Eigen::UnitLower>().solveInPlace(solve_vector_);
+  applyDInverse(solve_vector_);
+  L_.transpose().triangularView<Eigen::UnitUpper>().solveInPlace(solve_vector_);
+  for (int i = 0; i < n_; ++i) b[perm_[i]] = solve_vector_[i];
+}
+
 void BunchKaufman::subtractQuadratic(const Eigen::Ref<const Eigen::MatrixXd>& B,
                                      Eigen::Ref<Eigen::MatrixXd> S, Eigen::MatrixXd& work) const {
   work.resize(n_, B.cols());

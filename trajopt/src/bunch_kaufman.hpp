@@ -21,6 +21,7 @@ namespace marionette::detail {
 struct Inertia {
   int positive = 0, negative = 0, zero = 0;
 };
+inline constexpr Inertia kAnyInertia{1 << 30, 1 << 30, 1 << 30};
 
 class BunchKaufman {
  public:
@@ -32,8 +33,10 @@ class BunchKaufman {
   const Inertia& inertia() const { return inertia_; }
   int size() const { return n_; }
 
-  // B <- A^-1 B (columns of B solved independently).
+  // B <- A^-1 B (columns of B solved independently); b <- A^-1 b for a vector, without a
+  // matrix solve's packing.
   void solveInPlace(Eigen::Ref<Eigen::MatrixXd> B) const;
+  void solveVectorInPlace(Eigen::Ref<Eigen::VectorXd> b) const;
   // The symmetric S <- S - B^T A^-1 B, its lower triangle (B: n x m, S: m x m): a Schur
   // complement, with B's rows permuted and L^-1 applied once (work: n x m scratch).
   void subtractQuadratic(const Eigen::Ref<const Eigen::MatrixXd>& B, Eigen::Ref<Eigen::MatrixXd> S,
@@ -51,6 +54,7 @@ class BunchKaufman {
   Eigen::MatrixXd LD_;           // L below the diagonal, D on it (and its 2x2 blocks' off-entry)
   Eigen::MatrixXd L_;            // L alone, strictly lower (its unit diagonal implied)
   mutable Eigen::MatrixXd solve_work_;
+  mutable Eigen::VectorXd solve_vector_;
   std::vector<int> perm_;        // P: row i of P^T A P is row perm_[i] of A
   std::vector<char> two_by_two_; // at the first index of each 2x2 pivot
   Inertia inertia_;

@@ -136,7 +136,7 @@ HorizonTrackingResult trackOverHorizon(const HorizonTracking& s) {
     // The whole step or the warm start (decision 0014; the closed loop's halvings gave other
     // performances, not better ones: decision 0020).
     const WindowSolve solve = solveWindow(setup, guess, loads, vi, s.iterations_per_window,
-                                          NlpSolver::kIpopt, 0, admissible, keep_going);
+                                          NlpSolver::kInteriorPoint, 0, admissible, keep_going);
     throwIfCancelled("receding horizon");
     if (s.in_time && !s.in_time()) {
       stopHere();

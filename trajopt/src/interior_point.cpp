@@ -262,7 +262,13 @@ double Solver::optimalityError(double mu, bool* unscaled_converged) const {
 bool Solver::factorize(const double* hessian, double mu) {
   const Eigen::VectorXd base_x = sigma(xb(), it_.x, it_.zl, it_.zu);
   const Eigen::VectorXd base_s = sigma(sb(), it_.s, it_.vl, it_.vu);
+  // At a fixed delta_c the matrix grows with delta_w in the Loewner order (delta_w I, and the
+  // inequality rows' weights sigma / (1 + delta_c sigma) increase with sigma = sigma_s +
+  // delta_w), so by Weyl's inequality a smaller delta_w has no more positive eigenvalues: below a
+  // delta_w whose factorization had too few, at the same delta_c, none is tried.
+  double hopeless_w = -1.0, hopeless_c = -1.0;
   auto attempt = [&](double dw, double dc) {
+    if (dc == hopeless_c && dw <= hopeless_w) return false;
     delta_w_ = dw;
     delta_c_ = dc;
     sigma_x_ = base_x;
@@ -272,7 +278,11 @@ bool Solver::factorize(const double* hessian, double mu) {
     const auto t0 = SteadyClock::now();
     kkt_.factorize(hessian, problem_.jacobian(), sigma_x_, weight_, dw, dc);
     result_.factorization_s += secondsSince(t0);
-    return kkt_.inertiaIsCorrect();
+    if (kkt_.inertiaIsCorrect()) return true;
+    if (!kkt_.singular() && kkt_.inertia().positive < kkt_.variables() &&
+        (dc != hopeless_c || dw > hopeless_w))
+      hopeless_w = dw, hopeless_c = dc;
+    return false;
   };
   // Rows found dependent at the last factorization are regularized from the first attempt on
   // (Ipopt's degenerate Jacobian), saving a factorization an iteration.
@@ -550,6 +560,7 @@ InteriorPointResult Solver::run(const Eigen::VectorXd& start) {
     result_.lambda = problem_.rowMultipliers(it_.yc, it_.yd);
     result_.objective = f_ / problem_.objectiveScale();
     result_.primal_infeasibility = violation_;
+    result_.factorizations += kkt_.pivotedRefactorizations();
     return result_;
   };
 

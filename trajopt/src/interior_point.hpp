@@ -49,7 +49,7 @@ struct InteriorPointResult {
   double objective = 0.0;
   double primal_infeasibility = 0.0;  // unscaled
   int iterations = 0;
-  int factorizations = 0;
+  int factorizations = 0;  // with those a solve redid with pivoting (kkt_system.hpp)
   int evaluations = 0;  // of the problem (each with or without derivatives)
   int solves = 0;       // with a factorization (each refined)
   // Where its time went (wall clock, s): for the benchmark only; nothing is decided by it.

@@ -9,7 +9,10 @@ namespace marionette::detail {
 namespace {
 
 constexpr double kZeroPivot = 1e-30;
-constexpr int kRefinements = 2;  // relative to the largest entry of the stage's complement
+constexpr int kRefinements = 2;
+// A solve's residual (relative to its right-hand side, at least 1) below which refinement stops,
+// and above which, refined, factors without pivoting are replaced by pivoted ones.
+constexpr double kRefinedResidual = 1e-10, kAcceptedResidual = 1e-8;
 
 // Each position's stage when the variables' stages are grouped by `group` (stage / group), or
 // false where a row or coupling would still span more than neighbouring stages.
@@ -110,7 +113,11 @@ KktSystem::KktSystem(const std::vector<int>& variable_stage, int equalities, int
     for (std::size_t j = 0; j < columns[k].size(); ++j)
       coupled_column_index_[k][columns[k][j]] = static_cast<int>(j);
   }
-  ldlt_.setStructure(sizes, std::move(rows), std::move(columns));
+  // Each stage's variables come first (positions 0..n-1 are numbered first): its quasidefinite
+  // split, where the Hessian part is positive definite and the rows' Jacobian has full rank.
+  std::vector<int> variables_in(M, 0);
+  for (int i = 0; i < n_; ++i) ++variables_in[stage_of_[i]];
+  ldlt_.setStructure(sizes, std::move(rows), std::move(columns), std::move(variables_in));
 
   for (const auto& e : hessian) hessian_.push_back({address(e.row, e.col), e.source});
   for (const auto& e : equality_jacobian)
@@ -160,29 +167,50 @@ const Inertia& KktSystem::factorize(const double* hessian, const double* jacobia
   for (int r = 0; r < m_; ++r) *row_diagonal_[r] -= delta_c;
   // Zero: a pivot column that is zero but for rounding's traces.  A nearly singular matrix shows
   // as a wrong inertia instead (too few negative pivots: the rows' Jacobian is rank deficient).
-  return ldlt_.factorize(kZeroPivot);
+  // Stopped where the inertia can no longer be right.
+  return ldlt_.factorize(kZeroPivot, false, Inertia{n_, m_, 0});
 }
 
-void KktSystem::solve(Eigen::VectorXd& x, Eigen::VectorXd& c) const {
-  const int total = n_ + m_;
-  Eigen::VectorXd rhs(total);
-  for (int i = 0; i < n_; ++i) rhs[ldlt_.offset(stage_of_[i]) + local_of_[i]] = x[i];
-  for (int r = 0; r < m_; ++r) rhs[ldlt_.offset(stage_of_[n_ + r]) + local_of_[n_ + r]] = c[r];
+bool KktSystem::refine(const Eigen::VectorXd& rhs) const {
   ordered_ = rhs;
   ldlt_.solveInPlace(ordered_);
   // Iterative refinement while the residual is above 1e-10 of the right-hand side and each
   // round reduces it tenfold (at most kRefinements rounds).
   const double scale = std::max(1.0, rhs.lpNorm<Eigen::Infinity>());
   double last = std::numeric_limits<double>::infinity();
-  for (int refinement = 0; refinement < kRefinements; ++refinement) {
+  for (int refinement = 0;; ++refinement) {
     residual_ = rhs;
     correction_ = -ordered_;
     ldlt_.multiplyAdd(correction_, residual_);  // rhs - K x
     const double size = residual_.lpNorm<Eigen::Infinity>();
-    if (!(size > 1e-10 * scale) || !(size < 0.1 * last)) break;
+    if (!(size > kRefinedResidual * scale)) return true;
+    if (refinement == kRefinements || !(size < 0.1 * last))
+      return size <= kAcceptedResidual * scale;
     last = size;
     ldlt_.solveInPlace(residual_);
     ordered_ += residual_;
+  }
+}
+
+void KktSystem::solve(Eigen::VectorXd& x, Eigen::VectorXd& c) const {
+  Eigen::VectorXd rhs(n_ + m_);
+  for (int i = 0; i < n_; ++i) rhs[ldlt_.offset(stage_of_[i]) + local_of_[i]] = x[i];
+  for (int r = 0; r < m_; ++r) rhs[ldlt_.offset(stage_of_[n_ + r]) + local_of_[n_ + r]] = c[r];
+  // Factors without pivoting whose solve stays inaccurate after refinement are replaced by
+  // pivoted ones (the same matrix, the same inertia unless it is nearly singular: then the
+  // unpivoted solve is kept, as the pivoted one would be no better).
+  if (!refine(rhs) && ldlt_.unpivotedStages() > 0) {
+    const Inertia before = ldlt_.inertia();
+    const Eigen::VectorXd unpivoted = ordered_;
+    const Inertia& after = ldlt_.factorize(kZeroPivot, true);
+    ++pivoted_refactorizations_;
+    if (after.zero == 0 && after.positive == before.positive && after.negative == before.negative) {
+      refine(rhs);
+    } else {
+      ldlt_.factorize(kZeroPivot);
+      ++pivoted_refactorizations_;
+      ordered_ = unpivoted;
+    }
   }
   for (int i = 0; i < n_; ++i) x[i] = ordered_[ldlt_.offset(stage_of_[i]) + local_of_[i]];
   for (int r = 0; r < m_; ++r) c[r] = ordered_[ldlt_.offset(stage_of_[n_ + r]) + local_of_[n_ + r]];

@@ -50,8 +50,12 @@ class KktSystem {
   const Inertia& inertia() const { return ldlt_.inertia(); }
 
   // (dx, dy) for the right-hand side (r_x, r_c), in place, refined until the residual is below
-  // 1e-10 of the right-hand side (at most 3 refinements).
+  // 1e-10 of the right-hand side (at most 2 refinements).  Stages factored without pivoting
+  // (block_tridiagonal_ldlt.hpp) whose refined residual stays above 1e-8 are factored again
+  // with pivoting, for this solve and the next ones.
   void solve(Eigen::VectorXd& x, Eigen::VectorXd& c) const;
+  // How many factorizations solve() has redone (with pivoting, and back where that failed).
+  int pivotedRefactorizations() const { return pivoted_refactorizations_; }
 
  private:
   struct Pair {  // an inequality row's entries a <= b: weight J_a J_b (times 2 on one variable)
@@ -63,6 +67,9 @@ class KktSystem {
     double* target;
     int source;
   };
+  // ordered_ <- K^-1 rhs (in the factorization's order), refined; false if its residual stays
+  // above the accepted one.
+  bool refine(const Eigen::VectorXd& rhs) const;
   // Where (a, b) of the symmetric matrix lands (positions: variables 0..n-1, rows n..n+m-1).
   double* address(int a, int b);
 
@@ -71,7 +78,8 @@ class KktSystem {
   // Per stage k, a local index's place among C_k's coupled rows, and a stage k-1 index's among
   // its coupled columns (-1: none).
   std::vector<std::vector<int>> coupled_row_index_, coupled_column_index_;
-  BlockTridiagonalLdlt ldlt_;
+  mutable BlockTridiagonalLdlt ldlt_;  // (a solve may factor it again with pivoting)
+  mutable int pivoted_refactorizations_ = 0;
   std::vector<Scatter> hessian_, jacobian_;
   std::vector<Pair> pairs_;
   std::vector<double*> variable_diagonal_, row_diagonal_;

@@ -222,7 +222,7 @@ PredictiveSolve PredictiveController::solve(int i, const State& x, const Eigen::
   t.weights = d.options.weights;
   const detail::WindowSolve solve =
       detail::solveWindow(setup, guess, d.loads, vi, d.options.iterations,
-                          detail::NlpSolver::kIpopt, 2, admissible);
+                          detail::NlpSolver::kInteriorPoint, 2, admissible);
   out.iterations = solve.iterations;
   out.inputs = solve.inputs;
   out.cost = solve.cost;

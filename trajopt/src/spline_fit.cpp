@@ -3,25 +3,24 @@
 
 #include "marionette/trajopt/rig_motion_fit.hpp"
 
-#include "ipopt_solver.hpp"
-
-#include <IpIpoptApplication.hpp>
-#include <IpTNLP.hpp>
+#include <Eigen/SparseCore>
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
 
+#include "nlp_solve.hpp"
 #include "marionette/models/cancel.hpp"
 
 namespace marionette::detail {
 namespace {
 
-using Ipopt::Index;
-using Ipopt::Number;
+constexpr int kFitIterations = 500;
 
 // min sum_{n,j} (u_nj(z) - y_nj)^2 / range_j^2 subject to the limit rows and the input ranges.
-// u_nj(z) = u0_nj + sum_f W_nf z_{j,f}: the same weights W for every input.
-class SplineFitQp : public Ipopt::TNLP {
+// u_nj(z) = u0_nj + sum_f W_nf z_{j,f}: the same weights W for every input.  The variables of
+// free point f are stage f: the limit rows join neighbouring points and W^T W is banded (each
+// sample weighs the few points around it), so the interior point factors it by stages.
+class SplineFitQp : public SparseNlp {
  public:
   SplineFitQp(const InputSpline& spline, const Model& model, const Eigen::MatrixXd& y,
               double share)
@@ -45,128 +44,101 @@ class SplineFitQp : public Ipopt::TNLP {
         z_upper_[spline.variable(j, f)] = kv.upper - inset;
       }
     }
+    limits_.matrix.makeCompressed();  // (its values in the structure's order)
     WtW_ = W_.transpose() * W_;
+    for (int f = 0; f < nf_; ++f)
+      for (int g = 0; g <= f; ++g)
+        if (WtW_(f, g) != 0.0) band_.push_back({f, g});
     start_ = spline.fit(y).cwiseMax(z_lower_).cwiseMin(z_upper_);
   }
+  const Eigen::VectorXd& start() const { return start_; }
 
-  const Eigen::VectorXd& solution() const { return solution_; }
-
-  bool get_nlp_info(Index& n, Index& m, Index& nnz_jac_g, Index& nnz_h_lag,
-                    IndexStyleEnum& index_style) override {
-    n = spline_.variables();
-    m = static_cast<Index>(limits_.lower.size());
-    nnz_jac_g = static_cast<Index>(limits_.matrix.nonZeros());
-    nnz_h_lag = nk_ * nf_ * (nf_ + 1) / 2;
-    index_style = C_STYLE;
-    return true;
+  int variables() const override { return spline_.variables(); }
+  int constraints() const override { return static_cast<int>(limits_.lower.size()); }
+  void bounds(Eigen::VectorXd& z_lower, Eigen::VectorXd& z_upper, Eigen::VectorXd& g_lower,
+              Eigen::VectorXd& g_upper) const override {
+    z_lower = z_lower_;
+    z_upper = z_upper_;
+    g_lower = limits_.lower;
+    g_upper = limits_.upper;
   }
-  bool get_bounds_info(Index n, Number* x_l, Number* x_u, Index m, Number* g_l,
-                       Number* g_u) override {
-    std::copy_n(z_lower_.data(), n, x_l);
-    std::copy_n(z_upper_.data(), n, x_u);
-    std::copy_n(limits_.lower.data(), m, g_l);
-    std::copy_n(limits_.upper.data(), m, g_u);
-    return true;
+  void stages(std::vector<int>& stage) const override {
+    stage.resize(spline_.variables());
+    for (int j = 0; j < nk_; ++j)
+      for (int f = 0; f < nf_; ++f) stage[spline_.variable(j, f)] = f;
   }
-  bool get_starting_point(Index n, bool init_x, Number* x, bool, Number*, Number*, Index, bool,
-                          Number*) override {
-    if (init_x) std::copy_n(start_.data(), n, x);
-    return true;
+  int jacobianNonzeros() const override { return static_cast<int>(limits_.matrix.nonZeros()); }
+  void jacobianStructure(int* rows, int* cols) const override {
+    int k = 0;
+    for (int r = 0; r < limits_.matrix.outerSize(); ++r)
+      for (RowMajor::InnerIterator it(limits_.matrix, r); it; ++it, ++k) {
+        rows[k] = r;
+        cols[k] = static_cast<int>(it.col());
+      }
   }
-  // The residuals R (samples x n_k) at x.
-  Eigen::MatrixXd residuals(const Number* x) const {
+  int hessianNonzeros() const override { return nk_ * static_cast<int>(band_.size()); }
+  void hessianStructure(int* rows, int* cols) const override {
+    int k = 0;
+    for (int j = 0; j < nk_; ++j)
+      for (const auto& [f, g] : band_) {
+        rows[k] = spline_.variable(j, f);
+        cols[k++] = spline_.variable(j, g);
+      }
+  }
+  bool evaluate(const Eigen::VectorXd& z, bool) override {
     Eigen::MatrixXd Z(nf_, nk_);
     for (int j = 0; j < nk_; ++j)
-      for (int f = 0; f < nf_; ++f) Z(f, j) = x[spline_.variable(j, f)];
-    return offset_ + W_ * Z;
+      for (int f = 0; f < nf_; ++f) Z(f, j) = z[spline_.variable(j, f)];
+    const Eigen::MatrixXd R = offset_ + W_ * Z;  // the residuals, samples x n_k
+    const Eigen::MatrixXd G = 2.0 * W_.transpose() * R;
+    cost_ = 0.0;
+    gradient_.resize(z.size());
+    for (int j = 0; j < nk_; ++j) {
+      cost_ += R.col(j).squaredNorm() * inv_range2_[j];
+      for (int f = 0; f < nf_; ++f) gradient_[spline_.variable(j, f)] = G(f, j) * inv_range2_[j];
+    }
+    rows_ = limits_.matrix * z;
+    return std::isfinite(cost_) && gradient_.allFinite() && rows_.allFinite();
   }
-  bool eval_f(Index, const Number* x, bool, Number& f) override {
-    const Eigen::MatrixXd R = residuals(x);
-    f = 0;
-    for (int j = 0; j < nk_; ++j) f += R.col(j).squaredNorm() * inv_range2_[j];
-    return true;
+  double cost() const override { return cost_; }
+  const Eigen::VectorXd& gradient() const override { return gradient_; }
+  const Eigen::VectorXd& rows() const override { return rows_; }
+  void jacobianValues(double* values) const override {
+    std::copy_n(limits_.matrix.valuePtr(), limits_.matrix.nonZeros(), values);
   }
-  bool eval_grad_f(Index, const Number* x, bool, Number* g) override {
-    const Eigen::MatrixXd G = 2.0 * W_.transpose() * residuals(x);
+  void hessian(const Eigen::VectorXd&, double sigma, const Eigen::VectorXd&,
+               double* values) override {
+    int k = 0;
     for (int j = 0; j < nk_; ++j)
-      for (int f = 0; f < nf_; ++f) g[spline_.variable(j, f)] = G(f, j) * inv_range2_[j];
-    return true;
-  }
-  bool eval_g(Index n, const Number* x, bool, Index, Number* g) override {
-    Eigen::Map<Eigen::VectorXd>(g, limits_.lower.size()) =
-        limits_.matrix * Eigen::Map<const Eigen::VectorXd>(x, n);
-    return true;
-  }
-  bool eval_jac_g(Index, const Number*, bool, Index, Index, Index* iRow, Index* jCol,
-                  Number* values) override {
-    Index k = 0;
-    for (int r = 0; r < limits_.matrix.outerSize(); ++r)
-      for (Eigen::SparseMatrix<double, Eigen::RowMajor>::InnerIterator it(limits_.matrix, r); it;
-           ++it, ++k) {
-        if (values)
-          values[k] = it.value();
-        else {
-          iRow[k] = r;
-          jCol[k] = static_cast<Index>(it.col());
-        }
-      }
-    return true;
-  }
-  bool eval_h(Index, const Number*, bool, Number obj_factor, Index, const Number*, bool, Index,
-              Index* iRow, Index* jCol, Number* values) override {
-    Index k = 0;
-    for (int j = 0; j < nk_; ++j)
-      for (int f = 0; f < nf_; ++f)
-        for (int g = 0; g <= f; ++g, ++k) {
-          if (values)
-            values[k] = obj_factor * 2.0 * WtW_(f, g) * inv_range2_[j];
-          else {
-            iRow[k] = spline_.variable(j, f);
-            jCol[k] = spline_.variable(j, g);
-          }
-        }
-    return true;
-  }
-  // A long performance's fit (thousands of variables) stops when the thread's scope says so.
-  bool intermediate_callback(Ipopt::AlgorithmMode, Index, Number, Number, Number, Number, Number,
-                             Number, Number, Number, Index, const Ipopt::IpoptData*,
-                             Ipopt::IpoptCalculatedQuantities*) override {
-    return !cancelRequested();
-  }
-  void finalize_solution(Ipopt::SolverReturn, Index n, const Number* x, const Number*,
-                         const Number*, Index, const Number*, const Number*, Number,
-                         const Ipopt::IpoptData*, Ipopt::IpoptCalculatedQuantities*) override {
-    solution_ = Eigen::Map<const Eigen::VectorXd>(x, n);
+      for (const auto& [f, g] : band_) values[k++] = sigma * 2.0 * WtW_(f, g) * inv_range2_[j];
   }
 
  private:
+  using RowMajor = Eigen::SparseMatrix<double, Eigen::RowMajor>;
   const InputSpline& spline_;
   int nk_, nf_;
   InputSpline::LimitRows limits_;
   Eigen::MatrixXd W_, WtW_, offset_;
-  Eigen::VectorXd inv_range2_, z_lower_, z_upper_, start_, solution_;
+  std::vector<std::pair<int, int>> band_;  // W^T W's nonzeros, f >= g
+  Eigen::VectorXd inv_range2_, z_lower_, z_upper_, start_;
+  double cost_ = 0.0;
+  Eigen::VectorXd gradient_, rows_;
 };
 
 }  // namespace
 
 Eigen::VectorXd fitWithinLimits(const InputSpline& spline, const Model& model,
-                                const Eigen::MatrixXd& samples, double share, bool* converged) {
-  Ipopt::SmartPtr<SplineFitQp> qp = new SplineFitQp(spline, model, samples, share);
-  const auto solver = [] {
-    Ipopt::SmartPtr<Ipopt::IpoptApplication> app = quietIpopt();
-    app->Options()->SetStringValue("hessian_constant", "yes");
-    app->Options()->SetStringValue("jac_c_constant", "yes");
-    app->Options()->SetStringValue("jac_d_constant", "yes");
-    app->Options()->SetNumericValue("tol", 1e-9);
-    app->Options()->SetIntegerValue("max_iter", 500);
-    return app;
-  };
-  const Ipopt::ApplicationReturnStatus status = solveInTurn(solver(), qp);
+                                const Eigen::MatrixXd& samples, double share, bool* converged,
+                                NlpSolver solver) {
+  SplineFitQp qp(spline, model, samples, share);
+  // A long performance's fit (thousands of variables) stops when the thread's scope says so.
+  const InteriorPointResult result = solveNlp(
+      qp, qp.start(), kFitIterations, solver,
+      [](const SolveProgress&) { return !cancelRequested(); });
   throwIfCancelled("spline fit");
-  if (converged)
-    *converged = status == Ipopt::Solve_Succeeded || status == Ipopt::Solved_To_Acceptable_Level;
-  if (qp->solution().size() != spline.variables()) return spline.fit(samples);
-  return qp->solution();
+  if (converged) *converged = result.status == InteriorPointStatus::kConverged;
+  if (result.z.size() != spline.variables()) return spline.fit(samples);
+  return result.z;
 }
 
 }  // namespace marionette::detail

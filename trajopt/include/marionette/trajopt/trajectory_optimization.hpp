@@ -61,7 +61,7 @@ std::string optimizerName(const struct OptimizationOptions& o);
 bool parseOptimizer(const std::string& name, struct OptimizationOptions& out);
 
 struct OptimizationOptions {
-  OptimizationSolver solver = OptimizationSolver::Ipopt;
+  OptimizationSolver solver = OptimizationSolver::InteriorPoint;
   OptimizationWeights weights;
   double margin_m = 0.02;     // every sample's clearance to the stage at least this (m)
   double settle_s = 1.0;      // the hold after the motion whose swing the warm starts' score weighs
