@@ -7,9 +7,11 @@
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
+#include <utility>
+#include <vector>
 
-#include "nlp_solve.hpp"
 #include "marionette/models/cancel.hpp"
+#include "nlp_solve.hpp"
 
 namespace marionette::detail {
 namespace {

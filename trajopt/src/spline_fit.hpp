@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // The input spline (input_spline.hpp) nearest to sampled inputs, in the least-squares sense
 // (each input's error relative to its range), within every speed, acceleration and range
-// limit: a convex QP, solved by the interior point (interior_point.hpp).  The kinematic step of a performance uses it to
-// time-parameterize its key frames within the rig's limits.
+// limit: a convex QP, solved by the interior point (interior_point.hpp).  The kinematic step of
+// a performance uses it to time-parameterize its key frames within the rig's limits.
 #pragma once
 
 #include <Eigen/Core>
