@@ -279,8 +279,8 @@ bool Solver::factorize(const double* hessian, double mu) {
     kkt_.factorize(hessian, problem_.jacobian(), sigma_x_, weight_, dw, dc);
     result_.factorization_s += secondsSince(t0);
     if (kkt_.inertiaIsCorrect()) return true;
-    if (!kkt_.singular() && kkt_.inertia().positive < kkt_.variables() &&
-        (dc != hopeless_c || dw > hopeless_w))
+    // (An attempt that got here is past the last hopeless delta_w or at another delta_c.)
+    if (!kkt_.singular() && kkt_.inertia().positive < kkt_.variables())
       hopeless_w = dw, hopeless_c = dc;
     return false;
   };
