@@ -52,10 +52,19 @@ TEST(PlanFile, ReadsBackWhatWasWritten) {
   EXPECT_EQ(back.quality.residual_joint_speed_rms, plan.quality.residual_joint_speed_rms);
   // Snaps (0 on this plan: written as another count to see it read back), and a file from before
   // they were counted.
+  EXPECT_EQ(back.quality.peak_tension_t_s, plan.quality.peak_tension_t_s);
+  EXPECT_FALSE(plan.quality.swing_joint.empty());
+  EXPECT_EQ(back.quality.swing_joint, plan.quality.swing_joint);
+  EXPECT_EQ(back.quality.swing_joint_speed_rms, plan.quality.swing_joint_speed_rms);
   Plan snapped = plan;
   snapped.quality.snaps = 3;
+  snapped.quality.first_snap_string = "string_x";
+  snapped.quality.first_snap_t_s = 0.84;
   const std::string snapped_text = planText(snapped);
-  EXPECT_EQ(readPlanJson(snapped_text, "plan.json").quality.snaps, 3);
+  const Plan snapped_back = readPlanJson(snapped_text, "plan.json");
+  EXPECT_EQ(snapped_back.quality.snaps, 3);
+  EXPECT_EQ(snapped_back.quality.first_snap_string, "string_x");
+  EXPECT_EQ(snapped_back.quality.first_snap_t_s, 0.84);
   const std::string key = "\"snaps\": 3,";
   ASSERT_NE(snapped_text.find(key), std::string::npos);
   std::string older = snapped_text;

@@ -315,6 +315,11 @@ TEST(Service, PlanOverRpcEqualsTheInProcessPlanAndStreamsTheSame) {
   EXPECT_EQ(back.quality.snaps, local.quality.snaps);
   EXPECT_EQ(back.quality.peak_tension_ratio, local.quality.peak_tension_ratio);
   EXPECT_EQ(back.quality.residual_joint_speed_rms, local.quality.residual_joint_speed_rms);
+  EXPECT_EQ(back.quality.first_snap_string, local.quality.first_snap_string);
+  EXPECT_EQ(back.quality.first_snap_t_s, local.quality.first_snap_t_s);
+  EXPECT_EQ(back.quality.peak_tension_t_s, local.quality.peak_tension_t_s);
+  EXPECT_EQ(back.quality.swing_joint, local.quality.swing_joint);
+  EXPECT_EQ(back.quality.swing_joint_speed_rms, local.quality.swing_joint_speed_rms);
   EXPECT_EQ(back.min_stage_clearance_m, local.min_stage_clearance_m);
   std::ostringstream a, b;
   writeInputsCsv(back, a);

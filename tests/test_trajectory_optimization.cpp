@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "input_spline.hpp"
+#include "marionette/common/text.hpp"
 #include "marionette/environments/scene.hpp"
 #include "marionette/models/input_limits.hpp"
 #include "marionette/models/model_io.hpp"
@@ -88,9 +89,10 @@ int countCatches(const ModelPtr& m, const State& start, const Eigen::MatrixXd& u
 }
 
 // The suspended mass's snaps over `u` and a hold, counted here from the integrator's own steps: a
-// slack -> taut switch whose tension within 0.1 s (5 steps) exceeds 3 times `load_N`.
+// slack -> taut switch whose tension within 0.1 s (5 steps) exceeds 3 times `load_N`; the first
+// one's row (the switch), the row of the peak tension.
 int countSnaps(const ModelPtr& m, const State& start, const Eigen::MatrixXd& u, int hold_steps,
-               double load_N) {
+               double load_N, int* first_snap_row = nullptr, int* peak_row = nullptr) {
   IntegratorOptions o;
   o.dt_s = 0.02;
   VariationalIntegrator vi(m, o);
@@ -108,9 +110,31 @@ int countSnaps(const ModelPtr& m, const State& start, const Eigen::MatrixXd& u, 
     double peak = 0;
     for (std::size_t j = k; j < std::min(tension.size(), k + 5); ++j)
       peak = std::max(peak, tension[j]);
-    snaps += peak > 3 * load_N;
+    if (peak > 3 * load_N && snaps++ == 0 && first_snap_row) *first_snap_row = static_cast<int>(k);
   }
+  if (peak_row)
+    *peak_row = static_cast<int>(std::max_element(tension.begin(), tension.end()) - tension.begin());
   return snaps;
+}
+
+// Each joint's speed rms over the second half of a hold of hold_steps after `u` (rows
+// u.rows() - 1 + hold_steps - hold_steps / 2 - 1 to the end), stepped here.
+Eigen::VectorXd holdSpeedRms(const ModelPtr& m, const State& start, const Eigen::MatrixXd& u,
+                             int hold_steps) {
+  IntegratorOptions o;
+  o.dt_s = 0.02;
+  VariationalIntegrator vi(m, o);
+  State x = start;
+  const int last = static_cast<int>(u.rows()) - 1 + hold_steps;
+  const int from = last - hold_steps / 2 - 1;
+  Eigen::VectorXd sum2 = Eigen::VectorXd::Zero(m->nd()), previous;
+  for (int k = 1; k <= last; ++k) {
+    const int row = std::min<int>(k, static_cast<int>(u.rows()) - 1);
+    if (vi.step(x, u.row(row).transpose(), x, nullptr) != StepStatus::Ok) return {};
+    if (k > from) sum2 += ((x.q - previous) / o.dt_s).cwiseAbs2();
+    if (k >= from) previous = x.q;
+  }
+  return (sum2 / (last - from)).cwiseSqrt();
 }
 
 TEST(InputSpline, StartsAndEndsAtRestAndItsLimitRowsBoundEverySampledDifference) {
@@ -689,13 +713,34 @@ TEST(PlanQuality, ASnapIsACatchThatPullsThreeTimesTheLoadAndKeepsThePlanOffTheSt
   const RestPose rest = computeRestPose(mass, u.row(0).transpose());
   ASSERT_TRUE(rest.ok);
   const State start{rest.q, Eigen::VectorXd::Zero(mass->nd()), u.row(0).transpose()};
-  const int snaps = countSnaps(mass, start, u, 50, rest.tension_N[0]);
+  int first_snap_row = -1, peak_row = -1;
+  const int snaps =
+      countSnaps(mass, start, u, 50, rest.tension_N[0], &first_snap_row, &peak_row);
   EXPECT_GT(snaps, 0);
   EXPECT_EQ(hauled.quality.snaps, snaps);
   EXPECT_GE(hauled.quality.string_catches, snaps);
+  // Where and when: the mass's one string, the switch's time and the peak's, as stepped here.
+  ASSERT_GT(first_snap_row, 0);
+  EXPECT_GT(first_snap_row, 10);  // after the haul's 0.2 s, falling back
+  EXPECT_EQ(hauled.quality.first_snap_string, mass->strings[0].name);
+  EXPECT_NEAR(hauled.quality.first_snap_t_s, first_snap_row * 0.02, 1e-9);
+  EXPECT_EQ(hauled.quality.peak_tension_string, mass->strings[0].name);
+  EXPECT_NEAR(hauled.quality.peak_tension_t_s, peak_row * 0.02, 1e-9);
+  // The joint that swings most, and its speed, from the hold stepped here.
+  const Eigen::VectorXd speed = holdSpeedRms(mass, start, u, 50);
+  ASSERT_EQ(speed.size(), mass->nd());
+  Eigen::Index most = 0;
+  speed.maxCoeff(&most);
+  EXPECT_EQ(hauled.quality.swing_joint, mass->dynamic[most].name);
+  EXPECT_NEAR(hauled.quality.swing_joint_speed_rms, speed[most], 1e-9 * (1 + speed[most]));
+  EXPECT_NEAR(hauled.quality.residual_joint_speed_rms,
+              std::sqrt(speed.squaredNorm() / mass->nd()), 1e-9);
+  // The shortfalls name them.
   const std::vector<std::string> shortfalls = stageShortfalls(hauled);
+  const std::string first = formatted(" (the first: %s at %.2f s)",
+                                      mass->strings[0].name.c_str(), first_snap_row * 0.02);
   EXPECT_NE(std::find(shortfalls.begin(), shortfalls.end(),
-                      std::to_string(snaps) + (snaps == 1 ? " snap" : " snaps")),
+                      std::to_string(snaps) + (snaps == 1 ? " snap" : " snaps") + first),
             shortfalls.end())
       << ::testing::PrintToString(shortfalls);
 }

@@ -10,6 +10,7 @@
 #include <map>
 #include <sstream>
 
+#include "marionette/common/text.hpp"
 #include "marionette/environments/collision.hpp"
 #include "marionette/models/dynamics.hpp"
 #include "marionette/models/model_io.hpp"
@@ -269,8 +270,15 @@ TEST(ViewerMotion, APlansNameIsItsFileNameAndItsQualityFiguresAreItsOwn) {
   EXPECT_EQ(quality["input jerk rms"], jerk.str());
   ratio.precision(3);
   ratio << "×" << plan.quality.peak_tension_ratio << " (" << plan.quality.peak_tension_string
-        << ")";
+        << " at " << formatted("%.2f", plan.quality.peak_tension_t_s) << " s)";
   EXPECT_EQ(quality["peak tension / static"], ratio.str());
+  ASSERT_GT(plan.quality.snaps, 0);  // EST's swing snaps the string: the first one is named
+  EXPECT_EQ(quality["snaps"], std::to_string(plan.quality.snaps) + " (the first: " +
+                                  plan.quality.first_snap_string + " at " +
+                                  formatted("%.2f", plan.quality.first_snap_t_s) + " s)");
+  EXPECT_NE(quality["joint speed rms after a 1 s hold"].find("(most: " +
+                                                             plan.quality.swing_joint + ", "),
+            std::string::npos);
   // A plan file from before quality was measured has no figures to show.
   Plan old = plan;
   old.quality = PlanQuality{};

@@ -182,6 +182,15 @@ Plan readPlanJson(const std::string& text, const std::string& source) {
         r.number(q["residual_kinetic_energy_J"], "quality.residual_kinetic_energy_J");
     out.residual_joint_speed_rms =
         r.number(q["residual_joint_speed_rms"], "quality.residual_joint_speed_rms");
+    // Where it falls short (plan files written before these were measured have none).
+    if (q["first_snap_string"]) {
+      out.first_snap_string = r.text(q["first_snap_string"], "quality.first_snap_string");
+      out.first_snap_t_s = r.number(q["first_snap_t_s"], "quality.first_snap_t_s");
+      out.peak_tension_t_s = r.number(q["peak_tension_t_s"], "quality.peak_tension_t_s");
+      out.swing_joint = r.text(q["swing_joint"], "quality.swing_joint");
+      out.swing_joint_speed_rms =
+          r.number(q["swing_joint_speed_rms"], "quality.swing_joint_speed_rms");
+    }
   }
 
   if (const YAML::Node p = root["predicted"]; p && p.IsMap()) {

@@ -135,11 +135,16 @@ void writePlanJson(const Plan& plan, std::ostream& os) {
     quality.number("input_jerk_rms_overall", q.input_jerk_rms_overall);
     quality.key("string_catches") << q.string_catches;
     quality.key("snaps") << q.snaps;
+    quality.text("first_snap_string", q.first_snap_string);
+    quality.number("first_snap_t_s", q.first_snap_t_s);
     quality.number("peak_tension_ratio", q.peak_tension_ratio);
     quality.text("peak_tension_string", q.peak_tension_string);
+    quality.number("peak_tension_t_s", q.peak_tension_t_s);
     quality.number("settle_s", q.settle_s);
     quality.number("residual_kinetic_energy_J", q.residual_kinetic_energy_J);
     quality.number("residual_joint_speed_rms", q.residual_joint_speed_rms);
+    quality.text("swing_joint", q.swing_joint);
+    quality.number("swing_joint_speed_rms", q.swing_joint_speed_rms);
     os << "\n  }";
   }
 

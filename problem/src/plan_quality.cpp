@@ -60,6 +60,7 @@ void measurePlanQuality(const MotionProblem& request, const CollisionModel& coll
   const RestPose at_end = computeRestPose(request.model, plan.inputs.row(n - 1).transpose(),
                                           nullptr, standingOn(collision.contacts()));
   Eigen::VectorXd static_start, peak = Eigen::VectorXd::Zero(ns);
+  std::vector<int> peak_row(ns, 0);
   // A catch: a loaded string that has been taut, went slack and snaps taut again.  (A string
   // slack at the start that takes up its load once is not a catch.)
   std::vector<char> taut(ns, 1), was_taut(ns, 0);
@@ -92,11 +93,17 @@ void measurePlanQuality(const MotionProblem& request, const CollisionModel& coll
       }
       if (row <= watch_until[j] && !snapped[j] && tension_N > kSnapFactor * load_scale[j]) {
         snapped[j] = 1;
-        ++q.snaps;
+        if (q.snaps++ == 0) {
+          q.first_snap_string = model.strings[j].name;
+          q.first_snap_t_s = (watch_until[j] - snap_window + 1) * dt;  // when it went taut
+        }
       }
       taut[j] = now_taut;
       was_taut[j] = was_taut[j] || now_taut;
-      peak[j] = std::max(peak[j], tension_N);
+      if (tension_N > peak[j]) {
+        peak[j] = tension_N;
+        peak_row[j] = row;
+      }
     }
     if (row >= late_from - 1) late_q.push_back(*r.q);
     ++row;
@@ -108,18 +115,26 @@ void measurePlanQuality(const MotionProblem& request, const CollisionModel& coll
     if (peak[j] / load > q.peak_tension_ratio) {
       q.peak_tension_ratio = peak[j] / load;
       q.peak_tension_string = model.strings[j].name;
+      q.peak_tension_t_s = peak_row[j] * dt;
     }
   }
-  // Joint speeds over the hold's second half; the kinetic energy at its end.
+  // Joint speeds over the hold's second half, the joint that swings most; the kinetic energy at
+  // its end.
   double speed2 = 0.0;
   int speeds = 0;
-  Eigen::VectorXd v = Eigen::VectorXd::Zero(nd);
+  Eigen::VectorXd v = Eigen::VectorXd::Zero(nd), joint_speed2 = Eigen::VectorXd::Zero(nd);
   for (std::size_t i = 1; i < late_q.size(); ++i) {
     v = (late_q[i] - late_q[i - 1]) / dt;
     speed2 += v.squaredNorm();
     speeds += nd;
+    joint_speed2 += v.cwiseAbs2();
   }
   q.residual_joint_speed_rms = speeds ? std::sqrt(speed2 / speeds) : 0.0;
+  if (speeds) {
+    Eigen::Index most = 0;
+    q.swing_joint_speed_rms = std::sqrt(joint_speed2.maxCoeff(&most) * nd / speeds);
+    q.swing_joint = model.dynamic[most].name;
+  }
   if (!late_q.empty()) {
     DynamicsData data(model);
     const Eigen::VectorXd q_full =
@@ -137,7 +152,10 @@ std::vector<std::string> stageShortfalls(const Plan& plan, const StageThresholds
   if (plan.samples() == 0) return out;
   if (!(plan.min_stage_clearance_m >= limits.min_stage_clearance_m))
     out.push_back(formatted("%.4f m from the stage < %g", plan.min_stage_clearance_m,
-                            limits.min_stage_clearance_m));
+                            limits.min_stage_clearance_m) +
+                  (plan.min_stage_clearance_sample >= 0
+                       ? formatted(" (at %.2f s)", plan.min_stage_clearance_sample / plan.rate_hz)
+                       : std::string()));
   if (!(plan.min_clearance_m >= limits.min_clearance_m))
     out.push_back(formatted("%.4f m from anything < %g", plan.min_clearance_m,
                             limits.min_clearance_m));
@@ -146,13 +164,18 @@ std::vector<std::string> stageShortfalls(const Plan& plan, const StageThresholds
     out.push_back("quality not measured with a 1 s hold");
     return out;
   }
-  if (q.snaps > 0) out.push_back(formatted("%d snap%s", q.snaps, q.snaps == 1 ? "" : "s"));
+  if (q.snaps > 0)
+    out.push_back(formatted("%d snap%s (the first: %s at %.2f s)", q.snaps,
+                            q.snaps == 1 ? "" : "s", q.first_snap_string.c_str(),
+                            q.first_snap_t_s));
   if (!(q.peak_tension_ratio <= limits.max_peak_tension_ratio))
-    out.push_back(formatted("peak tension x%.3g > %g (%s)", q.peak_tension_ratio,
-                            limits.max_peak_tension_ratio, q.peak_tension_string.c_str()));
+    out.push_back(formatted("peak tension x%.3g > %g (%s at %.2f s)", q.peak_tension_ratio,
+                            limits.max_peak_tension_ratio, q.peak_tension_string.c_str(),
+                            q.peak_tension_t_s));
   if (!(q.residual_joint_speed_rms <= limits.max_residual_joint_speed_rms))
-    out.push_back(formatted("swing %.3g rad/s > %g", q.residual_joint_speed_rms,
-                            limits.max_residual_joint_speed_rms));
+    out.push_back(formatted("swing %.3g rad/s > %g (most: %s, %.3g)", q.residual_joint_speed_rms,
+                            limits.max_residual_joint_speed_rms, q.swing_joint.c_str(),
+                            q.swing_joint_speed_rms));
   return out;
 }
 

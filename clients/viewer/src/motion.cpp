@@ -65,11 +65,20 @@ std::vector<std::pair<std::string, std::string>> qualityFacts(const Plan& plan) 
   std::vector<std::pair<std::string, std::string>> out = {
       {"input jerk rms", g3(q.input_jerk_rms_overall) + " /s³"},
       {"string catches", std::to_string(q.string_catches)},
-      {"snaps", std::to_string(q.snaps)},
+      {"snaps", std::to_string(q.snaps) +
+                    (q.snaps > 0 ? " (the first: " + q.first_snap_string + " at " +
+                                       fixed(q.first_snap_t_s, 2) + " s)"
+                                 : "")},
       {"peak tension / static",
        "×" + g3(q.peak_tension_ratio) +
-           (q.peak_tension_string.empty() ? "" : " (" + q.peak_tension_string + ")")},
-      {"joint speed rms " + hold, g3(q.residual_joint_speed_rms)},
+           (q.peak_tension_string.empty()
+                ? ""
+                : " (" + q.peak_tension_string + " at " + fixed(q.peak_tension_t_s, 2) + " s)")},
+      {"joint speed rms " + hold,
+       g3(q.residual_joint_speed_rms) +
+           (q.swing_joint.empty()
+                ? ""
+                : " (most: " + q.swing_joint + ", " + g3(q.swing_joint_speed_rms) + ")")},
       {"kinetic energy " + hold, g3(1000 * q.residual_kinetic_energy_J) + " mJ"}};
   if (std::isfinite(plan.min_clearance_m))
     out.push_back({"min clearance", fixed(100 * plan.min_clearance_m, 1) + " cm"});

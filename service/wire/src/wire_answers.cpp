@@ -138,11 +138,16 @@ ScalarFields<Q> qualityScalars(Q& q) {
           {"input_jerk_rms_overall", &q.input_jerk_rms_overall},
           {"string_catches", &q.string_catches},
           {"snaps", &q.snaps},
+          {"first_snap_string", &q.first_snap_string},
+          {"first_snap_t_s", &q.first_snap_t_s},
           {"peak_tension_ratio", &q.peak_tension_ratio},
           {"peak_tension_string", &q.peak_tension_string},
+          {"peak_tension_t_s", &q.peak_tension_t_s},
           {"settle_s", &q.settle_s},
           {"residual_kinetic_energy_j", &q.residual_kinetic_energy_J},
-          {"residual_joint_speed_rms", &q.residual_joint_speed_rms}};
+          {"residual_joint_speed_rms", &q.residual_joint_speed_rms},
+          {"swing_joint", &q.swing_joint},
+          {"swing_joint_speed_rms", &q.swing_joint_speed_rms}};
 }
 
 template <class P>

@@ -64,15 +64,22 @@ struct PlanQuality {
   // 0.1 s exceeds 3 times the string's load scale (the larger of its static tensions, and at
   // least a tenth of the largest string's): a catch a puppeteer would see jerk the puppet.
   int snaps = 0;
+  // The first snap: its string and when it went taut (s from the start; past duration_s, in
+  // the hold).  Empty and 0 without a snap.
+  std::string first_snap_string;
+  double first_snap_t_s = 0.0;
   // Max over loaded strings of peak tension / the larger of its static tensions at the start and
-  // at rest at the last inputs; and which string.
+  // at rest at the last inputs; which string, and when (s from the start).
   double peak_tension_ratio = 0.0;
   std::string peak_tension_string;
+  double peak_tension_t_s = 0.0;
   double settle_s = 1.0;
   // Over the hold's second half: the puppet's kinetic energy at its end (J) and the rms of
-  // every joint's speed (rad/s or m/s).
+  // every joint's speed (rad/s or m/s); the joint that swings most, and its speed's rms.
   double residual_kinetic_energy_J = 0.0;
   double residual_joint_speed_rms = 0.0;
+  std::string swing_joint;
+  double swing_joint_speed_rms = 0.0;
   // (The motion's clearances are the plan's own: Plan::min_clearance_m, min_stage_clearance_m.)
 };
 
