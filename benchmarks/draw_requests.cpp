@@ -69,7 +69,7 @@ std::uint32_t fnv1a(const std::string& text) {
   return h;
 }
 
-std::string millimetres(double v_m) {
+std::string roundedToMillimetre(double v_m) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.3f", v_m);
   return buf;
@@ -105,8 +105,10 @@ void drawStage(const Stage& s, int count, std::mt19937_64& rng) {
         throw std::runtime_error(s.model + " on " + s.scene + ": no clear rest pose in " +
                                  std::to_string(kMaxDraws) + " draws");
       Eigen::VectorXd rho(m.nk());
-      for (int j = 0; j < m.nk(); ++j)
-        rho[j] = m.kinematic[j].lower + (m.kinematic[j].upper - m.kinematic[j].lower) * uniform(rng);
+      for (int j = 0; j < m.nk(); ++j) {
+        const KinematicVariable& v = m.kinematic[j];
+        rho[j] = v.lower + (v.upper - v.lower) * uniform(rng);
+      }
       const RestPose pose = computeRestPose(problem.model, rho, &start.q, standing);
       if (!pose.ok) continue;
       const Eigen::VectorXd q = m.configuration(pose.q, rho);
@@ -121,9 +123,9 @@ void drawStage(const Stage& s, int count, std::mt19937_64& rng) {
           "{\"model\": \"%s\", \"scene\": \"%s\", \"goal\": \"point:%s=%s,%s,%s;radius=%s\", "
           "\"planner\": \"%s\", \"seed\": %d, \"budget_s\": %g, \"moved_m\": %.3f, "
           "\"draws\": %d}\n",
-          s.model.c_str(), s.scene.c_str(), name.c_str(), millimetres(goal.x()).c_str(),
-          millimetres(goal.y()).c_str(), millimetres(goal.z()).c_str(),
-          millimetres(radius_m).c_str(), planner, seed, s.budget_s, moved_m, draws);
+          s.model.c_str(), s.scene.c_str(), name.c_str(), roundedToMillimetre(goal.x()).c_str(),
+          roundedToMillimetre(goal.y()).c_str(), roundedToMillimetre(goal.z()).c_str(),
+          roundedToMillimetre(radius_m).c_str(), planner, seed, s.budget_s, moved_m, draws);
       std::fflush(stdout);
       ++drawn;
       draws = 0;

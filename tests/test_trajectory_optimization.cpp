@@ -113,7 +113,8 @@ int countSnaps(const ModelPtr& m, const State& start, const Eigen::MatrixXd& u, 
     if (peak > 3 * load_N && snaps++ == 0 && first_snap_row) *first_snap_row = static_cast<int>(k);
   }
   if (peak_row)
-    *peak_row = static_cast<int>(std::max_element(tension.begin(), tension.end()) - tension.begin());
+    *peak_row =
+        static_cast<int>(std::max_element(tension.begin(), tension.end()) - tension.begin());
   return snaps;
 }
 
