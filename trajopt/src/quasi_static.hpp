@@ -9,12 +9,14 @@
 // Contents
 //   QuasiStaticPath   the rest poses and tensions along a path
 //   quasiStaticPath
+//   continuedRestPose   one step of it
 #pragma once
 
 #include <Eigen/Core>
 #include <string>
 
 #include "marionette/models/model.hpp"
+#include "marionette/models/rest_pose.hpp"
 
 namespace marionette::detail {
 
@@ -31,5 +33,13 @@ struct QuasiStaticPath {
 // that turns fast for a small move of the rig) is kept, a jump is not.
 QuasiStaticPath quasiStaticPath(const ModelPtr& model, const Eigen::MatrixXd& inputs,
                                 const Eigen::VectorXd& start_q, double max_step);
+
+// The rest pose at `rho` by continuation from `previous` (the rest pose at `rho_before`), not ok
+// when there is none or it jumps (the test above); `why` then says which.  Where the taut set
+// changes too much for a Newton continuation, the rest pose is settled from the previous one by
+// the damped simulation -- tens of times dearer -- when `settle`, else there is none.
+RestPose continuedRestPose(const ModelPtr& model, const RestPose& previous,
+                           const Eigen::VectorXd& rho_before, const Eigen::VectorXd& rho,
+                           double max_step, std::string* why = nullptr, bool settle = true);
 
 }  // namespace marionette::detail

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 #include "transcription_optimization.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <optional>
@@ -10,6 +11,7 @@
 #include "marionette/common/text.hpp"
 #include "marionette/models/rest_pose.hpp"
 #include "marionette/models/simulation.hpp"
+#include "marionette/problem/plan_quality.hpp"
 #include "plan_acceptance.hpp"
 #include "quasi_static.hpp"
 #include "nlp_solve.hpp"
@@ -52,6 +54,18 @@ std::vector<char> solvingModes(TranscriptionProblem& problem, const Eigen::Vecto
   return modes;
 }
 
+// A stage-worthy plan touches nothing (StageThresholds::min_clearance_m): from a start that
+// touches nothing, every contact stays apart, where the warm start or a choice of modes may have
+// it touch (a random walk's forearm brushing the thigh).
+std::vector<char> contactsApart(const TranscriptionProblem& problem, std::vector<char> modes,
+                                const PlanMargins& margins) {
+  if (margins.start_clearance_m < StageThresholds{}.min_clearance_m) return modes;
+  const std::size_t rows = problem.unilateralRows();
+  for (std::size_t k = 0; k < modes.size() / rows; ++k)
+    for (int t = 0; t < problem.contactRows(); ++t) modes[k * rows + problem.stringRows() + t] = 0;
+  return modes;
+}
+
 // The knots' inputs at the plan's step: `factor` plan steps per knot, linearly interpolated.
 Eigen::MatrixXd interpolated(const Eigen::MatrixXd& knots, int factor) {
   Eigen::MatrixXd out((knots.rows() - 1) * factor + 1, knots.cols());
@@ -80,7 +94,7 @@ PreparedTranscription prepareTranscription(const MotionProblem& request,
                                            const CollisionModelPtr& collision, const Plan& plan,
                                            const OptimizationOptions& options,
                                            const WarmStarts& warm, const StartState& start,
-                                           int factor) {
+                                           int factor, bool stage_worthy_distance) {
   const ModelPtr& model = request.model;
   const Eigen::VectorXd rho0 = plan.inputs.row(0).transpose();
   TranscriptionSetup setup;
@@ -94,11 +108,12 @@ PreparedTranscription prepareTranscription(const MotionProblem& request,
   setup.start = vi.stateFromVelocity(start.q, start.qdot, rho0);
   setup.goal = request.goal;
   setup.collision = collision;
-  // Rows half a margin (at least 5 mm) farther out than the margin the plan must keep, so that
-  // the re-simulation's difference from the solver's motion does not take it below.
-  setup.margin_m =
-      options.margin_m > 0 ? options.margin_m + std::max(0.005, 0.5 * options.margin_m) : 0.0;
-  setup.self_margin_m = 0.002;
+  // Rows beyond the margins the plan must keep, so that the re-simulation's difference from the
+  // solver's motion does not take it below.
+  const PlanMargins margins = planMargins(collision, options, start.q, rho0);
+  setup.margin_m = margins.stage_m;
+  setup.self_margin_m =
+      stage_worthy_distance ? margins.stage_worthy_anything_m : margins.anything_m;
   // The motion at the knots, then its last inputs held for the settle time: the puppet must be
   // at rest by the end.  A goal no rest pose meets (arm3d's hand swung up behind the pillars,
   // past where its string can hold it) is reached at the motion's last knot instead, and the
@@ -137,7 +152,17 @@ PreparedTranscription prepareTranscription(const MotionProblem& request,
     return candidate.name + " over " +
            formatNumber((candidate.inputs().rows() - 1) / plan.rate_hz) + " s";
   };
-  for (const WarmStart& candidate : warm.ranked) {
+  // A path of rest poses around the folds goes first unless the best ranked motion meets
+  // everything in its rollout: ranked by the rollout, it loses to motions that swing less there
+  // but whose rest poses pass a fold or the stage.
+  std::vector<const WarmStart*> order;
+  for (const WarmStart& candidate : warm.ranked) order.push_back(&candidate);
+  const auto around = std::find_if(order.begin(), order.end(),
+                                   [](const WarmStart* c) { return c->clear_rest_poses; });
+  if (around != order.end() && !order.front()->feasible)
+    std::rotate(order.begin(), around, around + 1);
+  for (const WarmStart* each : order) {
+    const WarmStart& candidate = *each;
     if (reach_swinging) break;  // (the plan's own motion, below)
     Eigen::MatrixXd knots = knotsOf(candidate.inputs());
     path = quasiStaticPath(model, knots, start.q, max_step);
@@ -189,23 +214,25 @@ PreparedTranscription prepareTranscription(const MotionProblem& request,
 
   out.z0 = path.ok ? problem.quasiStaticGuess(guess, path.q, path.tension_N)
                    : problem.initialGuess(guess);
-  problem.setModes(solvingModes(problem, out.z0, loaded));
+  problem.setModes(contactsApart(problem, solvingModes(problem, out.z0, loaded), margins));
   problem.scaleObjectiveAt(out.z0);
   std::ostringstream method;
   method << "contact-implicit transcription of the variational integrator at fixed modes, "
          << setup.intervals << " steps of " << formatNumber(setup.integrator.dt_s) << " s";
   if (!setup.contact_rows.empty()) {
     int touching = 0;  // of the rows, those the modes have touching somewhere
-    const std::vector<char>& modes = problem.modes();
+    const std::vector<char>& solving = problem.modes();
     for (std::size_t t = 0; t < setup.contact_rows.size(); ++t)
       for (int k = 0; k < setup.intervals; ++k)
-        if (modes[k * problem.unilateralRows() + model->nstrings() + t]) {
+        if (solving[k * problem.unilateralRows() + model->nstrings() + t]) {
           ++touching;
           break;
         }
     method << ", " << setup.contact_rows.size() << " contact rows (" << touching << " touching)";
   }
   method << ", from " << from;
+  if (!warm.rest_pose_path.empty() && !reach_swinging)
+    method << " (a path of rest poses around the folds: " << warm.rest_pose_path << ")";
   if (reach_swinging)
     method << "; no rest pose meets the goal: reached at "
            << formatNumber(setup.goal_knot * factor / plan.rate_hz) << " s, then "
@@ -221,10 +248,11 @@ TranscriptionSolve solveTranscription(const MotionProblem& request,
                                       const OptimizationOptions& options, const WarmStarts& warm,
                                       const StartState& start, int factor,
                                       SteadyClock::time_point t0, const ProgressFn& progress,
-                                      const CancelFn& cancelled) {
+                                      const CancelFn& cancelled,
+                                      bool stage_worthy_distance = false) {
   TranscriptionSolve out;
-  PreparedTranscription prepared =
-      prepareTranscription(request, collision, plan, options, warm, start, factor);
+  PreparedTranscription prepared = prepareTranscription(request, collision, plan, options, warm,
+                                                        start, factor, stage_worthy_distance);
   TranscriptionProblem& problem = *prepared.problem;
   const Eigen::VectorXd& z0 = prepared.z0;
   out.method = std::string(options.solver == OptimizationSolver::Ipopt ? "ipopt " : "interior-point ") +
@@ -352,27 +380,49 @@ void transcribePlan(const MotionProblem& request, const CollisionModelPtr& colli
   }
   acceptCandidate(request, collision, plan, std::move(solve.candidate), options, t0, out);
   const bool solved = solve.converged || solve.status == InteriorPointStatus::kConverged;
+  // Another solve's candidate, verified and ranked once, into a trial that replaces the result
+  // only when stage-worthy; the report's method says which it is (`then`, else `otherwise`).
+  auto takeIfStageWorthy = [&](TranscriptionSolve again, const std::string& then,
+                               const std::string& otherwise) {
+    report.iterations += again.iterations;
+    OptimizedPlan trial{out.plan, report};
+    trial.report.improved = false;
+    trial.report.message.clear();
+    if (again.message.empty())
+      acceptCandidate(request, collision, plan, std::move(again.candidate), options, t0, trial);
+    if (trial.report.improved && stageWorthy(request, *collision, trial.plan, options.margin_m)) {
+      trial.report.method = then;
+      out = std::move(trial);
+      out_worthy = true;
+      solve = std::move(again);
+    } else {
+      report.method = otherwise;
+      solve.capped = solve.capped || again.capped;
+    }
+  };
   if (coarse > 1 && solved && !solve.worthy &&
       !(out.report.improved && outWorthy())) {
     TranscriptionSolve fine =
         solveTranscription(request, collision, plan, options, warm, start, 1, t0, progress,
                            cancelled);
-    report.iterations += fine.iterations;
-    // Verified and ranked once, into a trial that replaces the result only when stage-worthy.
-    OptimizedPlan trial{out.plan, report};
-    trial.report.improved = false;
-    trial.report.message.clear();
-    if (fine.message.empty())
-      acceptCandidate(request, collision, plan, std::move(fine.candidate), options, t0, trial);
-    if (trial.report.improved && stageWorthy(request, *collision, trial.plan, options.margin_m)) {
-      trial.report.method = solve.method + "; not stage-worthy, then " + fine.method;
-      out = std::move(trial);
-      out_worthy = true;
-      solve = std::move(fine);
-    } else {
-      report.method = solve.method + "; not stage-worthy, nor on knots at the plan's step";
-      solve.capped = solve.capped || fine.capped;
-    }
+    const std::string then = solve.method + "; not stage-worthy, then " + fine.method;
+    takeIfStageWorthy(std::move(fine), then,
+                      solve.method + "; not stage-worthy, nor on knots at the plan's step");
+  }
+  // A motion that comes nearer anything than a stage-worthy plan may, from a start that does not:
+  // solved again, its knots kept that far (PlanMargins), and taken when stage-worthy.
+  const PlanMargins margins =
+      planMargins(collision, options, start.q, plan.inputs.row(0).transpose());
+  if (!solve.capped && !(out.report.improved && outWorthy()) &&
+      out.plan.min_clearance_m < StageThresholds{}.min_clearance_m &&
+      margins.stage_worthy_anything_m > margins.anything_m) {
+    TranscriptionSolve wider = solveTranscription(request, collision, plan, options, warm, start,
+                                                  coarse, t0, progress, cancelled, true);
+    const std::string knots =
+        "its knots " + formatNumber(margins.stage_worthy_anything_m) + " m from anything";
+    const std::string then =
+        report.method + "; nearer anything than 5 mm, then " + wider.method + ", " + knots;
+    takeIfStageWorthy(std::move(wider), then, report.method + "; nor with " + knots);
   }
   // Never a worse answer than the plan without saying so: a stage-worthy plan stays unless what
   // would replace it is stage-worthy too.

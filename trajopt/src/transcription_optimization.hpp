@@ -32,12 +32,14 @@ struct PreparedTranscription {
   Eigen::VectorXd z0;
   std::string method;  // "contact-implicit transcription ..., 88 steps of 0.04 s, from ..."
 };
-// The transcription of `plan` on knots every factor-th plan step, from the best warm start.
+// The transcription of `plan` on knots every factor-th plan step, from the best warm start; its
+// knots kept the stage-worthy distance from anything when `stage_worthy_distance`
+// (PlanMargins), else 2 mm.
 PreparedTranscription prepareTranscription(const MotionProblem& request,
                                            const CollisionModelPtr& collision, const Plan& plan,
                                            const OptimizationOptions& options,
                                            const WarmStarts& warm, const StartState& start,
-                                           int factor);
+                                           int factor, bool stage_worthy_distance = false);
 
 // Fills out (whose plan is `plan`) as optimizePlan does; out.report.improved when the result
 // replaced the plan.  `progress` (if set) hears of every solver iteration (phase "optimize").

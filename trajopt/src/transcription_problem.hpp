@@ -165,7 +165,8 @@ class TranscriptionProblem : public SparseNlp {
 
   int variables() const override { return n_z_; }
   int unilateralRows() const { return nc_; }  // n_c per step: the strings, contacts, stops
-  int contactRows() const { return nt_; }
+  int stringRows() const { return ns_; }   // the first rows of each step's n_c
+  int contactRows() const { return nt_; }  // the next
   int constraints() const override { return n_g_; }
   int jacobianNonzeros() const override { return jacobian_.nonzeros(); }
   void bounds(Eigen::VectorXd& z_lower, Eigen::VectorXd& z_upper, Eigen::VectorXd& g_lower,

@@ -8,7 +8,9 @@
 #include "marionette/models/cancel.hpp"
 #include "marionette/models/rig_trajectory.hpp"
 #include "marionette/problem/goal_rest_pose.hpp"
+#include "marionette/problem/plan_quality.hpp"
 #include "marionette/problem/verification.hpp"
+#include "rest_pose_path.hpp"
 
 namespace marionette::detail {
 
@@ -59,7 +61,8 @@ std::vector<double> candidateDurations(const Model& model, double plan_duration_
 // damped Gauss-Newton on the rest pose's inputs (the roadmap's goal search) from the rest poses
 // of the plan's inputs where it first reaches the goal, where it ends, and at its start, then
 // from the four of its rest poses along the way nearest the goal, then by a random
-// search from the two vertices nearest it; nullopt when none is found before in_time says stop.
+// search from the two vertices nearest it, then from the rest poses of inputs drawn in their
+// box; nullopt when none is found (or before in_time says stop).
 std::optional<RestVertex> restAtGoal(const MotionProblem& request, CollisionChecker& checker,
                                      GoalEvaluator& goal, const Plan& plan,
                                      const StartState& start,
@@ -115,6 +118,33 @@ std::optional<RestVertex> restAtGoal(const MotionProblem& request, CollisionChec
         randomDescent(request.model, checker, goal, vertices[j].second, aim, rng, in_time);
     if (found) return found;
   }
+  // The goal may hang on another branch of rest poses than any near the plan (the planar arm's
+  // elbow to the left of the bar, its rest poses near the plan's all to the right): the rest poses
+  // of inputs drawn uniformly in their box (a seeded count), each descended from, the nearest to
+  // the goal first.
+  constexpr int kDraws = 64, kDescents = 4;
+  std::mt19937_64 rng(plan.seed ? plan.seed : 1);
+  std::vector<Vertex> drawn;
+  for (int i = 0; i < kDraws && in_time(); ++i) {
+    Eigen::VectorXd rho(request.model->nk());
+    for (int j = 0; j < rho.size(); ++j) {
+      const KinematicVariable& v = request.model->kinematic[j];
+      const double u = static_cast<double>(rng() >> 11) * 0x1.0p-53;
+      rho[j] = std::isfinite(v.upper - v.lower) ? v.lower + (v.upper - v.lower) * u
+                                                : v.default_value;
+    }
+    if (const auto v = restVertex(request.model, checker, rho, nullptr))
+      drawn.emplace_back(goal.poseError(v->q, v->rho), *v);
+  }
+  std::stable_sort(drawn.begin(), drawn.end(), nearer);
+  for (std::size_t j = 0; j < drawn.size() && j < kDescents; ++j) {
+    if (drawn[j].first <= goal.tolerance()) return drawn[j].second;
+    if (const auto v = descendToGoal(request.model, checker, goal, drawn[j].second,
+                                     goal.tolerance(), in_time))
+      return v;
+  }
+  if (!drawn.empty())
+    return randomDescent(request.model, checker, goal, drawn.front().second, aim, rng, in_time);
   return std::nullopt;
 }
 
@@ -161,13 +191,75 @@ void searchRestAtGoal(const MotionProblem& request, const CollisionModelPtr& col
   const std::optional<RestVertex> found = restAtGoal(request, checker, goal, plan, start, in_time);
   if (!found) return;
   out.goal_rest = found->rho;
+  out.nearest_goal_rest = *found;
   const double aim = std::max(0.5 * goal.tolerance(), goal.poseError(found->q, found->rho));
   const RestVertex near = drawnTowardsStart(request.model, checker, goal, *found,
                                             plan.inputs.row(0).transpose(), aim, in_time);
-  if (near.rho != found->rho) out.goal_rest_near_start = near.rho;
+  if (near.rho != found->rho) {
+    out.goal_rest_near_start = near.rho;
+    out.nearest_goal_rest = near;
+  }
+}
+
+// A path of rest poses around the folds and the stage from the start's inputs to the rest pose
+// at the goal (the one nearest the start's inputs when there is one), when the straight transfer
+// passes neither; empty when the transfer does, or when none is found within the budget
+// (`why` then says so).
+RestPosePath pathAroundFolds(const MotionProblem& request, const CollisionModelPtr& collision,
+                             const Plan& plan, const OptimizationOptions& options,
+                             const PlanMargins& margins, const StartState& start,
+                             const WarmStarts& warm, std::string& why) {
+  // The budget in rest poses solved, over the puppet's dynamic variables as the search's
+  // propagations are (a rest pose and its clearance cost 0.05-0.1 ms x n_d): 8,000 for the
+  // planar arm, 4,000 for arm3d (its path behind the pillars, rrt 27, took 3,239), 800 for
+  // PuppetCopter, 640 for marionette25.
+  constexpr long kRestPoseWork = 16000;
+  RestPosePathSetup setup;
+  setup.collision = collision;
+  // The start's rest pose may be nearer the stage than the optimization's rows ask: the path
+  // keeps what the start keeps, down to the plan's margin.
+  setup.stage_margin_m = std::min(
+      margins.stage_m, std::max(options.margin_m, 0.98 * margins.start_stage_clearance_m));
+  setup.margin_m = margins.stage_worthy_anything_m;
+  setup.max_rest_poses = std::max<long>(1, kRestPoseWork / std::max(1, request.model->nd()));
+  setup.seed = plan.seed ? plan.seed : 1;
+  GoalEvaluator goal(request.model, request.goal);
+  const RestVertex& target = warm.nearest_goal_rest;
+  const double aim = std::max(0.5 * goal.tolerance(), goal.poseError(target.q, target.rho));
+  RestPosePath path = searchRestPosePath(setup, {plan.inputs.row(0).transpose(), start.q},
+                                         target.rho, goal, aim);
+  if (path.inputs.empty()) {
+    why = path.message;
+  } else if (path.inputs.size() <= 2) {
+    why = "the transfer passes";
+    path.inputs.clear();
+  } else {
+    why = std::to_string(path.inputs.size()) + " rest poses, " +
+          std::to_string(path.rest_poses) + " solved";
+  }
+  return path;
 }
 
 }  // namespace
+
+PlanMargins planMargins(const CollisionModelPtr& collision, const OptimizationOptions& options,
+                        const Eigen::VectorXd& start_q, const Eigen::VectorXd& rho0) {
+  constexpr double kBeyondStageWorthy_m = 0.0025;
+  CollisionChecker checker(collision);
+  Eigen::VectorXd q_full(start_q.size() + rho0.size());
+  q_full << start_q, rho0;
+  const StateCheck at_start = checker.checkState(q_full);
+  PlanMargins out;
+  out.start_clearance_m = at_start.clearance_m;
+  out.start_stage_clearance_m = at_start.stage_clearance_m;
+  out.stage_m =
+      options.margin_m > 0 ? options.margin_m + std::max(0.005, 0.5 * options.margin_m) : 0.0;
+  out.anything_m = 0.002;
+  out.stage_worthy_anything_m =
+      std::clamp(0.9 * at_start.clearance_m, out.anything_m,
+                 StageThresholds{}.min_clearance_m + kBeyondStageWorthy_m);
+  return out;
+}
 
 StartState startOf(const MotionProblem& request, const CollisionModel& collision, const Plan& plan) {
   return resolveStart(request.model, plan.inputs.row(0).transpose(), request.start,
@@ -190,6 +282,11 @@ WarmStarts searchWarmStarts(const MotionProblem& request, const CollisionModelPt
   // it reaches the goal, where it ends, and at its start.
   const Eigen::VectorXd rho_end = plan.inputs.row(plan.samples() - 1).transpose();
   searchRestAtGoal(request, collision, plan, start, goal_search_end, out);
+  const PlanMargins margins = planMargins(collision, options, start.q, rho0);
+  RestPosePath around;
+  if (out.goal_rest)
+    around = pathAroundFolds(request, collision, plan, options, margins, start, out,
+                             out.rest_pose_path);
 
   RolloutScore::Setup setup;
   setup.model = model;
@@ -200,10 +297,7 @@ WarmStarts searchWarmStarts(const MotionProblem& request, const CollisionModelPt
   setup.weights = options.weights;
   setup.end_reference = out.goal_rest ? *out.goal_rest : rho_end;
   setup.collision = collision;
-  // The penalty starts half a margin (at least 5 mm) farther out, so that the balance of the
-  // terms settles clear of the margin rather than on it.
-  setup.margin_m =
-      options.margin_m > 0 ? options.margin_m + std::max(0.005, 0.5 * options.margin_m) : 0.0;
+  setup.margin_m = margins.stage_m;
   auto scoreOf = [&](double duration_s, double knots_per_s) {
     RolloutScore::Setup s = setup;
     s.duration_s = duration_s;
@@ -213,11 +307,12 @@ WarmStarts searchWarmStarts(const MotionProblem& request, const CollisionModelPt
 
   std::vector<WarmStart>& starts = out.ranked;
   auto addStart = [&](RolloutScore& at, Eigen::VectorXd z, const std::string& name,
-                      std::optional<Eigen::VectorXd> end_rest) {
+                      std::optional<Eigen::VectorXd> end_rest, bool clear_rest_poses = false) {
     if (!at.evaluate(z)) return;
     const double violation = at.constraintViolation();
     starts.push_back({violation == 0 && at.minClearance() > 0, std::max(0.1, violation),
-                      at.cost().total(), &at, std::move(z), name, std::move(end_rest)});
+                      at.cost().total(), &at, std::move(z), name, std::move(end_rest),
+                      clear_rest_poses});
   };
   for (double duration_s : candidateDurations(*model, plan.duration_s(), plan.rate_hz,
                                               options.knots_per_s, rho0, rho_end,
@@ -250,6 +345,16 @@ WarmStarts searchWarmStarts(const MotionProblem& request, const CollisionModelPt
     out.scores.push_back(scoreOf((reach.rows() - 1) / plan.rate_hz, 0.5 * plan.rate_hz));
     RolloutScore& fine = *out.scores.back();
     addStart(fine, fine.spline().fit(reach), "the plan's motion, finely fitted", std::nullopt);
+  }
+  // The path of rest poses around the folds, slowly (at half the limits: the swing of a stop at
+  // each waypoint is small), through a spline that follows it (a segment per two samples).
+  if (!around.inputs.empty()) {
+    constexpr double kSlowdown = 2.0;
+    const Eigen::MatrixXd motion = restPoseMotion(*model, around, plan.rate_hz, kSlowdown);
+    out.scores.push_back(scoreOf((motion.rows() - 1) / plan.rate_hz, 0.5 * plan.rate_hz));
+    RolloutScore& fine = *out.scores.back();
+    addStart(fine, fine.spline().fit(motion), "a path of rest poses around the folds",
+             around.inputs.back(), true);
   }
   std::sort(starts.begin(), starts.end(), [](const WarmStart& a, const WarmStart& b) {
     return std::make_pair(a.violation, a.cost) < std::make_pair(b.violation, b.cost);

@@ -8,6 +8,7 @@
 // then its cost.  The transcription starts from the best one's samples.
 //
 // Contents
+//   PlanMargins  the clearances the transcription's knots keep
 //   WarmStart    one candidate motion, scored
 //   WarmStarts   the ranked candidates, their scores, the rest poses at the goal
 //   searchWarmStarts
@@ -20,10 +21,28 @@
 #include <vector>
 
 #include "marionette/common/clock.hpp"
+#include "marionette/problem/goal_rest_pose.hpp"
 #include "marionette/trajopt/trajectory_optimization.hpp"
 #include "rollout_score.hpp"
 
 namespace marionette::detail {
+
+// The clearances the optimization keeps (m): to the stage, half a margin (at least 5 mm) beyond
+// the plan's margin, so that the balance of the terms settles clear of it rather than on it; to
+// anything, 2 mm, or, solved again where that motion touches, the stage-worthy distance and a
+// quarter-centimetre more, so that the re-simulation between knots keeps the stage-worthy
+// distance (marionette25's forearm brushed its thigh between knots kept 2 mm apart), no more than
+// 0.9 of what the start keeps (the first knot is near it).  (Asked of every motion, the wider one
+// cost arm3d's and marionette25's shown kpiece 2 their stage-worthy plans.)
+struct PlanMargins {
+  double start_clearance_m;  // the start's clearance to anything (0: something touches)
+  double start_stage_clearance_m;  // and to the stage
+  double stage_m;
+  double anything_m;
+  double stage_worthy_anything_m;
+};
+PlanMargins planMargins(const CollisionModelPtr& collision, const OptimizationOptions& options,
+                        const Eigen::VectorXd& start_q, const Eigen::VectorXd& rho0);
 
 struct WarmStart {
   bool feasible;     // meets the limits and the goal, every sample clear of collision
@@ -33,6 +52,7 @@ struct WarmStart {
   Eigen::VectorXd z;           // its spline's variables
   std::string name;            // "a transfer to a rest pose at the goal", ...
   std::optional<Eigen::VectorXd> end_rest;  // the rest pose's inputs a transfer ends at
+  bool clear_rest_poses = false;  // its rest poses were found continuous and clear with margin
   // The motion at the plan's rate (score->spline().samples() rows of n_k).
   Eigen::MatrixXd inputs() const { return score->spline().sampleInputs(z); }
 };
@@ -46,6 +66,11 @@ struct WarmStarts {
   // The same drawn back towards the start's inputs as far as the goal allows (a search path's
   // random walk moves every input; this rest pose moves only what the goal needs), if different.
   std::optional<Eigen::VectorXd> goal_rest_near_start;
+  // The nearer of the two with its rest pose (rho empty when neither was found).
+  RestVertex nearest_goal_rest;
+  // When the rest poses along the transfer to it pass a fold or come near the stage: what the
+  // search for a path of rest poses around them found, or why it found none ("" when not run).
+  std::string rest_pose_path;
 };
 
 // The candidates for `plan` (answering `request`; `start` its start, resolved as the
