@@ -38,12 +38,14 @@ struct RestPosePathSetup {
   double resolution = 0.02;      // sub-step: this share of each input's range at most
   double extend = 0.2;           // a tree edge: this share of the ranges at most (Euclidean)
   double goal_bias = 0.2;        // share of the samples that are the goal's inputs
-  long max_rest_poses = 3000;    // the budget: rest poses solved
+  long max_rest_poses = 3000;    // the budget: rest poses solved by the tree (the shortcut
+                                 // then at most as many again)
   unsigned long seed = 1;
 };
 
 struct RestPosePath {
-  std::vector<Eigen::VectorXd> inputs;  // waypoints: the start's inputs first, then the goal's
+  std::vector<Eigen::VectorXd> inputs;  // waypoints: the start's inputs first, the last a rest
+                                        // pose that meets the goal
   std::vector<Eigen::VectorXd> poses;   // their rest poses (n_d)
   long rest_poses = 0;                  // work done
   std::string message;                  // why there is none (inputs empty)
