@@ -110,7 +110,7 @@ PreparedTranscription prepareTranscription(const MotionProblem& request,
   setup.collision = collision;
   // Rows beyond the margins the plan must keep, so that the re-simulation's difference from the
   // solver's motion does not take it below.
-  const PlanMargins margins = planMargins(collision, options, start.q, rho0);
+  const PlanMargins& margins = warm.margins;
   setup.margin_m = margins.stage_m;
   setup.self_margin_m =
       stage_worthy_distance ? margins.stage_worthy_anything_m : margins.anything_m;
@@ -411,8 +411,7 @@ void transcribePlan(const MotionProblem& request, const CollisionModelPtr& colli
   }
   // A motion that comes nearer anything than a stage-worthy plan may, from a start that does not:
   // solved again, its knots kept that far (PlanMargins), and taken when stage-worthy.
-  const PlanMargins margins =
-      planMargins(collision, options, start.q, plan.inputs.row(0).transpose());
+  const PlanMargins& margins = warm.margins;
   if (!solve.capped && !(out.report.improved && outWorthy()) &&
       out.plan.min_clearance_m < StageThresholds{}.min_clearance_m &&
       margins.stage_worthy_anything_m > margins.anything_m) {

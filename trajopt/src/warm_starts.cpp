@@ -282,7 +282,8 @@ WarmStarts searchWarmStarts(const MotionProblem& request, const CollisionModelPt
   // it reaches the goal, where it ends, and at its start.
   const Eigen::VectorXd rho_end = plan.inputs.row(plan.samples() - 1).transpose();
   searchRestAtGoal(request, collision, plan, start, goal_search_end, out);
-  const PlanMargins margins = planMargins(collision, options, start.q, rho0);
+  out.margins = planMargins(collision, options, start.q, rho0);
+  const PlanMargins& margins = out.margins;
   RestPosePath around;
   if (out.goal_rest)
     around = pathAroundFolds(request, collision, plan, options, margins, start, out,

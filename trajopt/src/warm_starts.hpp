@@ -35,11 +35,11 @@ namespace marionette::detail {
 // 0.9 of what the start keeps (the first knot is near it).  (Asked of every motion, the wider one
 // cost arm3d's and marionette25's shown kpiece 2 their stage-worthy plans.)
 struct PlanMargins {
-  double start_clearance_m;  // the start's clearance to anything (0: something touches)
-  double start_stage_clearance_m;  // and to the stage
-  double stage_m;
-  double anything_m;
-  double stage_worthy_anything_m;
+  double start_clearance_m = 0.0;  // the start's clearance to anything (0: something touches)
+  double start_stage_clearance_m = 0.0;  // and to the stage
+  double stage_m = 0.0;
+  double anything_m = 0.002;
+  double stage_worthy_anything_m = 0.002;
 };
 PlanMargins planMargins(const CollisionModelPtr& collision, const OptimizationOptions& options,
                         const Eigen::VectorXd& start_q, const Eigen::VectorXd& rho0);
@@ -66,6 +66,7 @@ struct WarmStarts {
   // The same drawn back towards the start's inputs as far as the goal allows (a search path's
   // random walk moves every input; this rest pose moves only what the goal needs), if different.
   std::optional<Eigen::VectorXd> goal_rest_near_start;
+  PlanMargins margins;  // the start's, computed once for the transcription's solves
   // The nearer of the two with its rest pose (rho empty when neither was found).
   RestVertex nearest_goal_rest;
   // When the rest poses along the transfer to it pass a fold or come near the stage: what the
