@@ -700,6 +700,31 @@ class Perform(unittest.TestCase):
         self.assertEqual(plan["targets"]["source"], "sway.csv x2")
         self.assertNotIn(self.dir.name, open(out).read())
 
+    def test_a_performance_exits_0_only_as_a_show_and_prints_its_quality(self):
+        # The mass moved 8 cm in 0.6 s, followed within 10 cm by the kinematic step: with no hold
+        # after it (--settle 0), nothing settles its end, and it swings on: approximate, exit 4,
+        # the headline naming the swing first, the quality and stage lines as `plan` prints them.
+        # With the hold (the default), the end settles: a show, exit 0.
+        fast = self.write("fast.csv", "t,mass_x,mass_y,mass_z\n0,0,0,0.5\n0.6,0.08,0,0.5\n")
+        out = os.path.join(self.dir.name, "fast.json")
+        args = ["perform", "--model", "suspended-mass", "--markers", fast, "--kinematic-only",
+                "--tolerance", "0.1", "--quiet", "--out", out]
+        p = run(*args, "--settle", "0", check=False)
+        self.assertEqual(p.returncode, 4, p.stdout + p.stderr)
+        self.assertIn("(kinematic step): approximate -- not stage-worthy: swing ", p.stdout)
+        self.assertIn("\n  quality: input jerk rms ", p.stdout)
+        self.assertIn("after a 1 s hold", p.stdout)
+        self.assertIn("\n  not stage-worthy: swing ", p.stdout)
+        plan = json.load(open(out))
+        self.assertEqual(plan["outcome"], "approximate")
+        self.assertGreater(plan["quality"]["residual_joint_speed_rms"], 0.1)
+        p = run(*args)
+        self.assertIn(": exact -- the end settled over ", p.stdout)
+        self.assertIn("\n  stage-worthy\n", p.stdout)
+        plan = json.load(open(out))
+        self.assertEqual(plan["outcome"], "exact")
+        self.assertLessEqual(plan["quality"]["residual_joint_speed_rms"], 0.1)
+
     def test_a_clip_out_of_reach_is_retargeted_and_says_how_far(self):
         # The mass asked 1 m down, where its string lets it go 0.45 m: fitted into reach, the
         # plan's targets are the fitted track, and how far it is from the clip is printed and

@@ -24,6 +24,14 @@ def run(*args, timeout=120):
     return subprocess.run([BIN, *args], capture_output=True, text=True, timeout=timeout)
 
 
+def check_performed(test, p):
+    """A `perform` whose plan a test executes: written, a show (exit 0) or not (exit 4, its
+    headline saying why); what makes a show is perform's own test's subject, not these."""
+    test.assertIn(p.returncode, (0, 4), p.stdout + p.stderr)
+    if p.returncode == 4:
+        test.assertIn(": approximate -- ", p.stdout)
+
+
 def crc16(text):
     crc = 0xFFFF
     for ch in text.encode():
@@ -149,7 +157,7 @@ class Execute(unittest.TestCase):
                                      self.path("sway.csv")])):
             plan = self.path(name + ".json")
             p = run("perform", *args, "--out", plan, "--quiet")
-            self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+            check_performed(self, p)
             p = self.execute_as_predicted(plan)
             samples = len(json.load(open(plan))["inputs"]["samples"])
             self.assertIn(f"over {samples} samples", p.stdout)
@@ -161,7 +169,7 @@ class Execute(unittest.TestCase):
         plan = self.path("sway.json")
         p = run("perform", "--model", "suspended-mass", "--markers", self.path("sway.csv"),
                 "--out", plan, "--quiet")
-        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        check_performed(self, p)
         return plan
 
     def test_every_pass_of_a_loop_is_compared_and_reported(self):
@@ -592,7 +600,7 @@ class Calibrate(unittest.TestCase):
         p = run("perform", "--model", "puppetcopter", "--keyframes",
                 os.path.join(os.path.dirname(PUPPETCOPTER), "..", "..", "examples", "wave.yaml"),
                 "--disable", "arm_l", "--tolerance", "0.03", "--out", self.path("plan.json"))
-        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        check_performed(self, p)
         held = ["act_arm_l_yaw", "act_arm_l_pitch", "act_arm_l_len"]
         log = self.path("sent.csv")
         p = run("execute", "--plan", self.path("plan.json"), "--rig",

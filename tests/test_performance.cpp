@@ -11,6 +11,7 @@
 #include <random>
 #include <sstream>
 
+#include "marionette/common/text.hpp"
 #include "marionette/models/input_limits.hpp"
 #include "marionette/models/model_io.hpp"
 #include "marionette/performance/editing.hpp"
@@ -443,6 +444,45 @@ TEST(Performance, TheEndSettlesWhereHoldingTheLastInputsWouldLeaveItSwinging) {
             0.0);
 }
 
+TEST(Performance, APerformanceIsExactOnlyWhenItIsAShow) {
+  // The same fast move, its targets followed within a loose tolerance, without the hold after it
+  // (so no tail settles it): held at its last inputs the mass swings on, and the performance is
+  // approximate, its message naming the swing first.  Re-simulated with a 1 s hold on its own:
+  // the swing it names.  With the hold, the tail settles it: exact, and stage-worthy.
+  PerformanceRequest req = massRequest(R"(keyframes:
+  - {t: 0, points: {mass: [0, 0, 0.5]}}
+  - {t: 0.5, points: {mass: [0.12, 0, 0.5]}}
+)");
+  req.options.dynamics = false;
+  req.options.tolerance_m = 0.2;
+  req.options.settle_s = 0.0;
+  const Plan swinging = planPerformance(req);
+  EXPECT_EQ(swinging.outcome, PlanOutcome::Approximate);
+  EXPECT_EQ(swinging.message.rfind("not stage-worthy: swing ", 0), 0u) << swinging.message;
+  EXPECT_TRUE(swinging.performance.tracking.unreachable.empty());
+  MotionProblem problem;
+  problem.model = req.model;
+  problem.goal.kind = GoalSpec::Kind::RestOf;
+  Plan again = verifyMotion(problem, swinging.inputs, swinging.rate_hz);
+  measurePlanQuality(problem, *collisionModelOf(problem), again, 1.0);
+  EXPECT_GT(again.quality.residual_joint_speed_rms, 0.1);
+  EXPECT_DOUBLE_EQ(swinging.quality.residual_joint_speed_rms,
+                   again.quality.residual_joint_speed_rms);
+  EXPECT_EQ(swinging.quality.settle_s, 1.0);
+
+  req.options.settle_s = 1.0;
+  const Plan settled = planPerformance(req);
+  EXPECT_EQ(settled.outcome, PlanOutcome::Exact) << settled.message;
+  EXPECT_TRUE(stageShortfalls(settled, performanceStageThresholds(req.options)).empty());
+
+  // The stage is kept at the performance's margin where that is below a plan's 2 cm.
+  PerformanceOptions near;
+  near.margin_m = 0.01;
+  EXPECT_EQ(performanceStageThresholds(near).min_stage_clearance_m, 0.01);
+  EXPECT_EQ(performanceStageThresholds(PerformanceOptions{}).min_stage_clearance_m,
+            StageThresholds{}.min_stage_clearance_m);
+}
+
 TEST(Performance, ADisabledInputHoldsThroughTheDynamicsStep) {
   // The same fast motion with the string's length r disabled: both steps hold it at its start
   // at every sample (the dynamics step would otherwise let the string out and in), and the
@@ -580,6 +620,43 @@ TEST(Performance, ATrackOutOfReachIsFittedIntoItWithItsTimingAndReported) {
   EXPECT_DOUBLE_EQ(back.performance.tracking.retarget[0].rms_m, t.retarget[0].rms_m);
   ASSERT_EQ(back.performance.tracking.retarget_spans.size(), t.retarget_spans.size());
   EXPECT_EQ(back.performance.tracking.retarget_spans[0].reason, t.retarget_spans[0].reason);
+}
+
+TEST(Performance, AMotionRetargetingShrinksBelowHalfIsLostAndSaidFirst) {
+  // A dive 3 m down where the mass goes 0.45 m: the fit keeps a fraction of the clip's motion
+  // (z alone moves, so the share is the scale measured on the fitted track), and the plan is
+  // approximate, its message saying so first, naming the point and the share.  A dive 0.5 m
+  // down is fitted too but keeps most of it: not said.
+  auto dive = [](double depth_m) {
+    return formatted(R"(keyframes:
+  - {t: 0, points: {mass: [0, 0, 0.5]}}
+  - {t: 1, points: {mass: [0, 0, %g]}}
+  - {t: 2, points: {mass: [0, 0, %g]}}
+  - {t: 3, points: {mass: [0, 0, 0.5]}}
+)",
+                     0.5 - depth_m, 0.5 - depth_m);
+  };
+  PerformanceRequest req = massRequest(dive(3.0));
+  req.options.dynamics = false;
+  const Plan deep = planPerformance(req);
+  const TargetMotion clip = sampleTargets(req.targets, deep.rate_hz);
+  const int bottom = static_cast<int>(1.5 * deep.rate_hz);
+  const double scale = (deep.performance.targets.positions_m(bottom, 2) -
+                        deep.performance.targets.positions_m(0, 2)) /
+                       (clip.positions_m(bottom, 2) - 0.5);
+  EXPECT_GT(scale, 0.05);
+  EXPECT_LT(scale, 0.3);
+  EXPECT_EQ(deep.outcome, PlanOutcome::Approximate);
+  const std::string said =
+      formatted("mass's motion kept at %.0f %% of its clip's (up to ", 100 * scale);
+  EXPECT_EQ(deep.message.rfind(said, 0), 0u) << deep.message << "\nexpected first: " << said;
+
+  req = massRequest(dive(0.5));
+  req.options.dynamics = false;
+  const Plan shallow = planPerformance(req);
+  ASSERT_EQ(shallow.performance.tracking.retarget.size(), 1u);
+  EXPECT_GT(shallow.performance.tracking.retarget[0].max_m, 0.0);  // fitted
+  EXPECT_EQ(shallow.message.find("motion kept at"), std::string::npos) << shallow.message;
 }
 
 TEST(Performance, KeyframedJointsAndInputsAreFollowedAndReported) {

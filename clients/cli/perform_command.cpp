@@ -12,6 +12,7 @@
 #include "marionette/plan/plan_file.hpp"
 #include "marionette/performance/plan_performance.hpp"
 #include "optimize_options.hpp"
+#include "quality_text.hpp"
 
 namespace marionette::cli {
 namespace {
@@ -164,10 +165,10 @@ int cmdPerform(int argc, char** argv) {
   std::cout << "plan " << plan.model << " / " << plan.scene << " by " << plan.stats.planner << ": "
             << toString(plan.outcome) << (plan.message.empty() ? "" : " -- " + plan.message)
             << formatted(" (%.1f s)\n", plan.stats.total_time_s);
-  std::cout << formatted("  min clearance to the stage %.4f m; ", plan.min_stage_clearance_m)
-            << formatted("%d string catches; joint speed rms %.3g a %g s hold after the end\n",
-                         plan.quality.string_catches, plan.quality.residual_joint_speed_rms,
-                         plan.quality.settle_s);
+  std::cout << formatted("  min clearance to the stage %.4f m (t = %.2f s), to anything %.4f m\n",
+                         plan.min_stage_clearance_m,
+                         plan.min_stage_clearance_sample / plan.rate_hz, plan.min_clearance_m);
+  printQuality(plan, std::cout, performanceStageThresholds(o), false);
   printTracking(plan, std::cout);
   return plan.outcome == PlanOutcome::Exact ? 0 : 4;
 }

@@ -15,7 +15,6 @@
 #include "marionette/common/clock.hpp"
 #include "marionette/models/model_io.hpp"
 #include "marionette/plan/plan_file.hpp"
-#include "marionette/problem/plan_quality.hpp"
 #include "marionette/planner/pipeline.hpp"
 #include "marionette/planner/planner.hpp"
 #include "marionette/roadmap_store/roadmap_cache.hpp"
@@ -23,6 +22,7 @@
 #include "marionette/service/wire.hpp"
 #include "marionette/trajopt/trajectory_optimization.hpp"
 #include "optimize_options.hpp"
+#include "quality_text.hpp"
 #include "remote.hpp"
 #include "start_text.hpp"
 
@@ -58,19 +58,7 @@ void printSummary(const Plan& plan, std::ostream& os) {
             plan.min_stage_clearance_m, plan.min_stage_clearance_sample / plan.rate_hz,
             plan.min_clearance_m, plan.min_tension_N)
      << '\n';
-  if (const PlanQuality& q = plan.quality; q.measured)
-    os << formatted(
-              "  quality: input jerk rms %.3g /s^3; %d string catches, %d snaps; peak tension "
-              "x%.3g (%s); after a %g s hold: joint speed rms %.3g, kinetic energy %.3g J",
-              q.input_jerk_rms_overall, q.string_catches, q.snaps, q.peak_tension_ratio,
-              q.peak_tension_string.empty() ? "-" : q.peak_tension_string.c_str(), q.settle_s,
-              q.residual_joint_speed_rms, q.residual_kinetic_energy_J)
-       << '\n';
-  if (plan.quality.measured) {
-    const std::vector<std::string> shortfalls = stageShortfalls(plan);
-    os << (shortfalls.empty() ? "  stage-worthy" : "  not stage-worthy: " + joinNames(shortfalls, "; "))
-       << '\n';
-  }
+  printQuality(plan, os);
   const PlanStatistics& s = plan.stats;
   os << formatted(
       "  planner %.3f s, verification %.3f s; %ld propagations, %ld collision "

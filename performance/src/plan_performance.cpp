@@ -108,6 +108,12 @@ void classifyPerformance(const GoalSpec& goal, Plan& plan) {
 
 }  // namespace
 
+StageThresholds performanceStageThresholds(const PerformanceOptions& options) {
+  StageThresholds out;
+  out.min_stage_clearance_m = std::min(out.min_stage_clearance_m, options.margin_m);
+  return out;
+}
+
 Plan planPerformance(const PerformanceRequest& req, const ProgressFn& progress,
                      const CancelFn& cancelled) {
   const auto t0 = SteadyClock::now();
@@ -329,7 +335,17 @@ Plan planPerformance(const PerformanceRequest& req, const ProgressFn& progress,
     // It replaces the kinematic step's unless it broke what that one kept; else why is said.
     if (dropped.empty()) {
       try {
-        Plan dynamic = planOf(horizon.inputs, "performance (dynamics step)");
+        // Named by what made its motion (the notes say why): the kinematic step where every
+        // window solved kept it, the dynamics step up to where a deadline stopped its windows.
+        const std::string step =
+            horizon.kept_warm + horizon.solve_failed == horizon.windows
+                ? "performance (kinematic step)"
+            : horizon.stopped_at >= 0
+                ? "performance (dynamics step to " +
+                      formatNumber(horizon.stopped_at / o.rate_hz, 3) +
+                      " s, the kinematic step's after)"
+                : "performance (dynamics step)";
+        Plan dynamic = planOf(horizon.inputs, step.c_str());
         dynamic.performance.tracking.kinematic = kinematic.performance.tracking.kinematic;
         dynamic.performance.tracking.dynamic = measureTracking(
             fitted, dynamic.predicted.point_names, dynamic.predicted.points_m, o.rate_hz);
@@ -462,10 +478,19 @@ Plan planPerformance(const PerformanceRequest& req, const ProgressFn& progress,
   }
   // (out's quality was measured before the end's tail, or is the settled plan's.)
   // Exact only when every target is followed within the tolerance over the whole clip (and the
-  // motion collision-free and within its limits: classifyPlan); what was cut short or dropped is
-  // said.
-  const std::size_t spans = tracking.unreachable.size();
+  // motion collision-free and within its limits: classifyPlan) ...
   std::vector<std::string> shortfalls;
+  // A motion retargeting shrank below half of its clip's (a clip moving more than the tolerance)
+  // is lost, not followed: said first, with the point and the share kept.
+  constexpr double kLostMotion = 0.5;
+  if (o.retarget && !kinematic_cut)
+    for (std::size_t p = 0; p < fits.size(); ++p)
+      if (fits[p].fitted && fits[p].clip_motion_m > o.tolerance_m && fits[p].kept < kLostMotion)
+        shortfalls.push_back(formatted(
+            "%s's motion kept at %.0f %% of its clip's (up to %.3g m; fitted: %s)",
+            fitted.points[p].c_str(), 100 * fits[p].kept, fits[p].clip_motion_m,
+            fitOf(static_cast<int>(p)).c_str()));
+  const std::size_t spans = tracking.unreachable.size();
   if (spans > 0) {
     const UnreachableSpan& u = tracking.unreachable.front();
     shortfalls.push_back(std::to_string(spans) + " span(s) of targets not followed within " +
@@ -497,9 +522,19 @@ Plan planPerformance(const PerformanceRequest& req, const ProgressFn& progress,
       break;  // the first; every one is in the plan's tracking
     }
   }
+  // ... and stage-worthy as a plan is (no snap, peak tension, clearance, the swing over a 1 s
+  // hold after the end), each shortfall named.
+  if (out.quality.settle_s != 1.0) measurePlanQuality(request, *collision, out, 1.0);
+  bool first_stage_shortfall = true;
+  for (const std::string& what : stageShortfalls(out, performanceStageThresholds(o))) {
+    if (what == toString(out.outcome)) continue;  // not exact: its message says why
+    shortfalls.push_back((first_stage_shortfall ? "not stage-worthy: " : "") + what);
+    first_stage_shortfall = false;
+  }
   if (out.outcome == PlanOutcome::Exact && (!shortfalls.empty() || kinematic_cut))
     out.outcome = PlanOutcome::Approximate;
-  for (const std::string& what : shortfalls)  // beside what else made it approximate
+  // What made it approximate, the first first; what was cut short or dropped.
+  for (const std::string& what : shortfalls)
     out.message += (out.message.empty() ? "" : "; ") + what;
   for (const std::string& what : notes) out.message += (out.message.empty() ? "" : "; ") + what;
   out.stats.total_time_s = secondsSince(t0);

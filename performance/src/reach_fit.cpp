@@ -43,6 +43,11 @@ std::vector<ReachFit> fitIntoReach(const TargetMotion& keys, const Eigen::Matrix
     // Anchored at the first frame, where the puppet starts: fitted(t_0) = held(t_0).
     fit.fitted = true;
     const int first = rows.front();
+    double clip_square = 0, kept_square = 0;
+    for (int f : rows)
+      fit.clip_motion_m = std::max(fit.clip_motion_m, (keys.position(f, static_cast<int>(p)) -
+                                                       keys.position(first, static_cast<int>(p)))
+                                                          .norm());
     for (int a = 0; a < 3; ++a) {
       const double c0 = keys.positions_m(first, col + a), h0 = held_m(first, col + a);
       double cov = 0, var = 0;
@@ -56,7 +61,10 @@ std::vector<ReachFit> fitIntoReach(const TargetMotion& keys, const Eigen::Matrix
           var > static_cast<double>(rows.size()) * 1e-8 ? std::clamp(cov / var, 0.0, 1.0) : 1.0;
       fit.scale[a] = s;
       fit.offset_m[a] = h0 - s * c0;
+      clip_square += var;
+      kept_square += s * s * var;
     }
+    fit.kept = clip_square > 0 ? std::sqrt(kept_square / clip_square) : 1.0;
   }
   return fits;
 }

@@ -32,6 +32,11 @@ struct ReachFit {
   bool fitted = false;  // false: held within the tolerance throughout, the clip kept
   Eigen::Array3d scale = Eigen::Array3d::Ones();     // per stage axis, in [0, 1]
   Eigen::Array3d offset_m = Eigen::Array3d::Zero();  // fitted = offset_m + scale clip
+  // How much of the clip's motion the fit keeps: the rms of the fitted track's displacement from
+  // t_0 over the clip's, at the key frames (1 when not fitted); and how far the clip moves from
+  // t_0 at most (m).
+  double kept = 1.0;
+  double clip_motion_m = 0.0;
   // "x x0.55, z x0.30, 4.0 cm lower": the map, for messages (empty when not fitted).
   std::string describe(const Eigen::Vector3d& clip_mean_m) const;
 };

@@ -12,12 +12,14 @@
 //      complementarity) tracking the points, holding the rest near the spline's inputs;
 //   3. the end settled by the transcription where holding the last inputs leaves it swinging.
 // Each is re-simulated and measured against the targets; targets the puppet cannot follow are
-// reported per point and time span, and the nearest feasible motion is played.
+// reported per point and time span, and the nearest feasible motion is played.  It is exact
+// only when it is a show: its targets followed and the plan stage-worthy.
 //
 // Contents
 //   PerformanceOptions   rate, margin, tolerance, key rate, held inputs, the optimizer's weights.
 //   PerformanceRequest   model, scene, targets, options.
 //   planPerformance      a verified Plan with targets, tracking and quality.
+//   performanceStageThresholds   what its stage-worthiness is judged by.
 //   checkPerformanceOptions / checkPerformanceTargets   what planPerformance checks first.
 #pragma once
 
@@ -29,6 +31,7 @@
 #include "marionette/plan/plan.hpp"
 #include "marionette/plan/targets.hpp"
 #include "marionette/models/cancel.hpp"
+#include "marionette/problem/plan_quality.hpp"
 #include "marionette/problem/progress.hpp"
 #include "marionette/trajopt/trajectory_optimization.hpp"
 
@@ -78,11 +81,17 @@ struct PerformanceRequest {
 
 // Throws FieldError for bad options or targets ("options.rate_hz", "targets.points[2]" ...),
 // PlanCancelled when `cancelled` says stop.  The plan: inputs over the motion and the settle
-// hold, verified as every plan (outcome exact when collision-free with the margin and within
-// every limit, whatever the tracking), targets sampled at rate_hz, tracking after each step,
-// quality; progress phases "kinematic" and "optimize".
+// hold, verified as every plan, targets sampled at rate_hz, tracking after each step, quality
+// (with a 1 s hold); progress phases "kinematic" and "optimize".  Its outcome is exact only when
+// it is a show: collision-free with the margin and within every limit, every target followed
+// within the tolerance, every fitted track within the reach tolerance of its clip, and
+// stage-worthy by performanceStageThresholds; else approximate, its message naming each
+// shortfall, the first first.
 Plan planPerformance(const PerformanceRequest& request, const ProgressFn& progress = {},
                      const CancelFn& cancelled = {});
+// What a performance is judged stage-worthy by: a plan's thresholds (plan_quality.hpp), the
+// stage kept at the performance's margin where that is smaller.
+StageThresholds performanceStageThresholds(const PerformanceOptions& options);
 void checkPerformanceOptions(const Model& model, const PerformanceOptions& options);
 // The most samples a performance's motion is planned at (its duration times rate_hz; the hold
 // after it adds at most 10 s): 600 s at 100 Hz, or 60 s at 1 kHz.  Each is an integrator step of
