@@ -688,12 +688,17 @@ class Perform(unittest.TestCase):
         p = run("perform", "--model", "suspended-mass", "--markers", csv_path, "--loop", "2",
                 "--speed", "2", "--out", out)
         self.assertIn("tracking", p.stdout)
+        self.assertIn("untargeted points, farthest from where they hang: robot 0.0", p.stdout)
         plan = json.load(open(out))
         self.assertEqual(plan["targets"]["names"], ["mass"])
         self.assertEqual(len(plan["targets"]["samples"]), len(plan["inputs"]["samples"]))
         # 4 s twice as fast, twice, with a 1 s return: 5 s.
         self.assertAlmostEqual(plan["inputs"]["duration_s"], 5.0, places=6)
         self.assertLess(plan["tracking"]["dynamic"]["mass"]["rms_m"], 0.02)
+        # The robot's point (at xr) strays as far as xr moves from its start.
+        xr = [row[0] for row in plan["inputs"]["samples"]]
+        self.assertAlmostEqual(plan["tracking"]["untargeted"]["robot"]["max_m"],
+                               max(abs(x - xr[0]) for x in xr), places=9)
         self.assertIn("points", plan["predicted"])
         self.assertEqual(plan["limit_violations"], [])
         # The clip's file name, not where it was read from.

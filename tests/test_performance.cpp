@@ -374,6 +374,16 @@ TEST(Performance, SlowTargetsArePutOnTheirRestPosesByTheKinematicStep) {
   EXPECT_NEAR(end[1], 0.55, 1e-3);
   ASSERT_EQ(plan.performance.tracking.kinematic.size(), 1u);
   EXPECT_LT(plan.performance.tracking.kinematic[0].max_m, 5e-3);
+  // The robot's point, without a target, is carried by xr alone (at (xr, 0, 1)): it strays as
+  // far from its start as xr does, at the same sample.
+  ASSERT_EQ(plan.performance.tracking.untargeted.size(), 1u);
+  const PointTracking& robot = plan.performance.tracking.untargeted[0];
+  EXPECT_EQ(robot.point, "robot");
+  Eigen::Index farthest = 0;
+  const double xr_m = (plan.inputs.col(0).array() - plan.inputs(0, 0)).abs().maxCoeff(&farthest);
+  EXPECT_NEAR(robot.max_m, xr_m, 1e-9);
+  EXPECT_GT(robot.max_m, 0.04);
+  EXPECT_NEAR(robot.max_at_s, static_cast<double>(farthest) / plan.rate_hz, 1e-9);
   EXPECT_TRUE(plan.performance.tracking.unreachable.empty());
   EXPECT_TRUE(checkInputLimits(*req.model, plan.inputs, plan.rate_hz).empty());
   // The plan's points are its states' (the mass point is (xm, 0, zm)).
@@ -568,6 +578,10 @@ TEST(Performance, AnUnreachableTargetIsReportedWithItsPointAndTime) {
   ASSERT_EQ(back.performance.tracking.kinematic.size(), 1u);
   EXPECT_DOUBLE_EQ(back.performance.tracking.kinematic[0].rms_m,
                    plan.performance.tracking.kinematic[0].rms_m);
+  ASSERT_EQ(back.performance.tracking.untargeted.size(), 1u);
+  EXPECT_EQ(back.performance.tracking.untargeted[0].point, "robot");
+  EXPECT_DOUBLE_EQ(back.performance.tracking.untargeted[0].max_m,
+                   plan.performance.tracking.untargeted[0].max_m);
 }
 
 TEST(Performance, ATrackOutOfReachIsFittedIntoItWithItsTimingAndReported) {

@@ -1083,6 +1083,10 @@ TEST(Service, PerformOverRpcEqualsTheInProcessPerformance) {
               local.performance.tracking.retarget[0].max_m, 1e-12);
   EXPECT_EQ(rpc.performance.tracking.retarget_spans.size(),
             local.performance.tracking.retarget_spans.size());
+  ASSERT_EQ(rpc.performance.tracking.untargeted.size(), 1u);
+  EXPECT_EQ(rpc.performance.tracking.untargeted[0].point, "robot");
+  EXPECT_NEAR(rpc.performance.tracking.untargeted[0].max_m,
+              local.performance.tracking.untargeted[0].max_m, 1e-12);
   EXPECT_TRUE(e.plan().has_quality());
   EXPECT_EQ(e.plan().targets().source(), "clips[0].text + clips[1].text");
 }

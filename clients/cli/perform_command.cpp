@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 #include "perform_command.hpp"
 
+#include <algorithm>
 #include <iostream>
 #include <sstream>
 
@@ -44,6 +45,17 @@ void printTracking(const Plan& plan, std::ostream& os) {
     for (const PointTracking& v : t.variables)
       os << formatted("    %-20s  %16.4f  %.4f (%.2f)\n", v.point.c_str(), v.rms_m, v.max_m,
                       v.max_at_s);
+  }
+  // The points without a target, the farthest strays first.
+  std::vector<PointTracking> strays = t.untargeted;
+  std::sort(strays.begin(), strays.end(),
+            [](const PointTracking& a, const PointTracking& b) { return a.max_m > b.max_m; });
+  if (!strays.empty()) {
+    os << "  untargeted points, farthest from where they hang:";
+    for (std::size_t i = 0; i < std::min<std::size_t>(strays.size(), 5); ++i)
+      os << formatted("%s %s %.3f m (%.2f s)", i ? "," : "", strays[i].point.c_str(),
+                      strays[i].max_m, strays[i].max_at_s);
+    os << (strays.size() > 5 ? ", ...\n" : "\n");
   }
   // Retargeting into reach: how far each fitted track is from its clip, and where.
   bool fitted = false;

@@ -64,6 +64,32 @@ std::vector<PointTracking> variableTracking(const Model& m, const Plan& plan,
   return measureVariableTracking(targets, names, values, plan.rate_hz);
 }
 
+std::vector<PointTracking> untargetedExcursions(const Plan& plan,
+                                                const std::vector<std::string>& targeted) {
+  std::vector<PointTracking> out;
+  const Eigen::MatrixXd& points_m = plan.predicted.points_m;
+  if (points_m.rows() == 0) return out;
+  for (std::size_t p = 0; p < plan.predicted.point_names.size(); ++p) {
+    const std::string& name = plan.predicted.point_names[p];
+    if (std::find(targeted.begin(), targeted.end(), name) != targeted.end()) continue;
+    const auto track = points_m.middleCols<3>(3 * static_cast<Eigen::Index>(p));
+    PointTracking t;
+    t.point = name;
+    double sum = 0.0;
+    for (Eigen::Index s = 0; s < track.rows(); ++s) {
+      const double d = (track.row(s) - track.row(0)).norm();
+      sum += d * d;
+      if (d > t.max_m) {
+        t.max_m = d;
+        t.max_at_s = static_cast<double>(s) / plan.rate_hz;
+      }
+    }
+    t.rms_m = std::sqrt(sum / static_cast<double>(track.rows()));
+    out.push_back(std::move(t));
+  }
+  return out;
+}
+
 double rmsTotal(const std::vector<PointTracking>& t) {
   double sum = 0.0;
   for (const PointTracking& p : t) sum += p.rms_m * p.rms_m;

@@ -31,6 +31,11 @@ double variableScale_m(const Model& m, int variable);
 std::vector<PointTracking> variableTracking(const Model& m, const Plan& plan,
                                             const TargetMotion& targets);
 
+// Every named point of `plan.predicted` not among `targeted`: how far it strays from its first
+// sample (max_m at max_at_s, rms_m over the samples).
+std::vector<PointTracking> untargetedExcursions(const Plan& plan,
+                                                const std::vector<std::string>& targeted);
+
 // The root mean square of the points' rms errors.
 double rmsTotal(const std::vector<PointTracking>& t);
 

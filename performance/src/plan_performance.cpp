@@ -462,6 +462,8 @@ Plan planPerformance(const PerformanceRequest& req, const ProgressFn& progress,
       });
   // ... the keyframes' joint and input targets ...
   tracking.variables = detail::variableTracking(m, out, sampled);
+  // ... how far the points without a target stray ...
+  tracking.untargeted = detail::untargetedExcursions(out, fitted.points);
   // ... and how far retargeting moved them from the clip.
   auto fitOf = [&](int p) {  // in words, about where the clip's mean went
     Eigen::Vector3d mean = Eigen::Vector3d::Zero();

@@ -247,7 +247,8 @@ Plan readPlanJson(const std::string& text, const std::string& source) {
     TargetTracking& tracking = plan.performance.tracking;
     for (const auto& [name, into] :
          {std::pair{"kinematic", &tracking.kinematic}, std::pair{"dynamic", &tracking.dynamic},
-          std::pair{"retarget", &tracking.retarget}, std::pair{"variables", &tracking.variables}}) {
+          std::pair{"retarget", &tracking.retarget}, std::pair{"variables", &tracking.variables},
+          std::pair{"untargeted", &tracking.untargeted}}) {
       const std::string field = std::string("tracking.") + name;
       const YAML::Node section = t[name];
       if (!section) continue;

@@ -38,7 +38,8 @@ class Members : public JsonMembers {
 // "tracking": {"kinematic": {POINT: {rms_m, max_m, max_at_s}}, "dynamic": {...},
 //              "unreachable": [{point, from_s, to_s, worst_m, reason}],
 //              "retarget": {POINT: {...}}, "retarget_spans": [{...}],
-//              "variables": {NAME: {rms_m, max_m, max_at_s}} (in the variable's unit)}
+//              "variables": {NAME: {rms_m, max_m, max_at_s}} (in the variable's unit),
+//              "untargeted": {POINT: {...}} (from where it hangs at the start)}
 void writeTracking(Members& top, std::ostream& os, const TargetTracking& tracking) {
   top.key("tracking") << "{\n    ";
   Members sections(os, ",\n    ");
@@ -76,6 +77,7 @@ void writeTracking(Members& top, std::ostream& os, const TargetTracking& trackin
   points("retarget", tracking.retarget);
   spans("retarget_spans", tracking.retarget_spans);
   points("variables", tracking.variables);
+  points("untargeted", tracking.untargeted);
   os << "\n  }";
 }
 

@@ -169,6 +169,7 @@ void detail::performanceToProto(const Plan& p, v1::PlanResponse* out) {
     trackingToProto(p.performance.tracking.retarget, t->mutable_retarget());
     spansToProto(p.performance.tracking.retarget_spans, t->mutable_retarget_spans());
     trackingToProto(p.performance.tracking.variables, t->mutable_variables());
+    trackingToProto(p.performance.tracking.untargeted, t->mutable_untargeted());
   }
 }
 
@@ -204,6 +205,7 @@ void detail::performanceFromProto(const v1::PlanResponse& r, Plan& p) {
     p.performance.tracking.retarget = trackingFromProto(t.retarget());
     p.performance.tracking.retarget_spans = spansFromProto(t.retarget_spans());
     p.performance.tracking.variables = trackingFromProto(t.variables());
+    p.performance.tracking.untargeted = trackingFromProto(t.untargeted());
   }
 }
 

@@ -88,9 +88,12 @@ struct TargetTracking {
   // Keyframes' joint and input targets against the plan's motion (its predicted joints, its
   // inputs): `point` names the variable, the errors are in its unit (rad or m, not _m).
   std::vector<PointTracking> variables;
+  // Every named point without a target: how far it strays from where it hangs at the start
+  // (max_m, at max_at_s; rms_m over the motion), the hold after it included.
+  std::vector<PointTracking> untargeted;
   bool empty() const {
     return kinematic.empty() && dynamic.empty() && unreachable.empty() && retarget.empty() &&
-           retarget_spans.empty() && variables.empty();
+           retarget_spans.empty() && variables.empty() && untargeted.empty();
   }
 };
 
