@@ -411,14 +411,17 @@ TEST(Performance, TheDynamicsStepLowersTheErrorOfAFastMotion) {
   EXPECT_TRUE(checkInputLimits(*req.model, plan.inputs, plan.rate_hz).empty());
 }
 
+// 12 cm aside in 0.5 s, ending there at speed.
+const char* kFastAside = R"(keyframes:
+  - {t: 0, points: {mass: [0, 0, 0.5]}}
+  - {t: 0.5, points: {mass: [0.12, 0, 0.5]}}
+)";
+
 TEST(Performance, TheEndSettlesWhereHoldingTheLastInputsWouldLeaveItSwinging) {
   // 12 cm aside in 0.5 s, ending there at speed: held at its last inputs the mass swings on; the
   // plan's tail (the transcription, from the last state back to rest at the last inputs) stops
   // it, and the motion before it is the performance's, unchanged.
-  PerformanceRequest req = massRequest(R"(keyframes:
-  - {t: 0, points: {mass: [0, 0, 0.5]}}
-  - {t: 0.5, points: {mass: [0.12, 0, 0.5]}}
-)");
+  PerformanceRequest req = massRequest(kFastAside);
   req.options.dynamics = false;
   const Plan plan = planPerformance(req);
   ASSERT_NE(plan.message.find("the end settled over"), std::string::npos) << plan.message;
@@ -459,10 +462,7 @@ TEST(Performance, APerformanceIsExactOnlyWhenItIsAShow) {
   // (so no tail settles it): held at its last inputs the mass swings on, and the performance is
   // approximate, its message naming the swing first.  Re-simulated with a 1 s hold on its own:
   // the swing it names.  With the hold, the tail settles it: exact, and stage-worthy.
-  PerformanceRequest req = massRequest(R"(keyframes:
-  - {t: 0, points: {mass: [0, 0, 0.5]}}
-  - {t: 0.5, points: {mass: [0.12, 0, 0.5]}}
-)");
+  PerformanceRequest req = massRequest(kFastAside);
   req.options.dynamics = false;
   req.options.tolerance_m = 0.2;
   req.options.settle_s = 0.0;
