@@ -260,7 +260,8 @@ class RenderCli(unittest.TestCase):
         self.assertEqual(r.returncode, 0, r.stderr)
         with open(out) as f:
             page = f.read()
-        self.assertIn('"camera_direction":[1,0,0]', page)
+        # From the audience's right, a little above: (1, 0, 0.25) normalized.
+        self.assertIn('"camera_direction":[0.9701425,0,0.2425356]', page)
         self.assertIn('"fit":"stage"', page)
 
     def test_png_without_a_browser_is_a_clear_error_and_writes_nothing(self):

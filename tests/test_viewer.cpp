@@ -15,6 +15,7 @@
 #include "marionette/models/dynamics.hpp"
 #include "marionette/models/model_io.hpp"
 #include "marionette/plan/plan_file.hpp"
+#include "marionette/problem/plan_quality.hpp"
 #include "marionette/performance/plan_performance.hpp"
 #include "marionette/planner/planner.hpp"
 #include "marionette/viewer/view.hpp"
@@ -283,6 +284,27 @@ TEST(ViewerMotion, APlansNameIsItsFileNameAndItsQualityFiguresAreItsOwn) {
   Plan old = plan;
   old.quality = PlanQuality{};
   EXPECT_TRUE(viewer::motionOfPlan(old, "old.json", *loadModel("planar-arm")).quality.empty());
+}
+
+TEST(ViewerMotion, AnExactPlanThatWouldNotStageSaysWhyAsPlanPrintsIt) {
+  const ModelPtr arm = loadModel("planar-arm");
+  Plan snapping = armPlan(1, 50);
+  ASSERT_GT(snapping.quality.snaps, 0);
+  snapping.outcome = PlanOutcome::Exact;
+  snapping.message.clear();
+  snapping.limit_violations.clear();
+  const std::vector<std::string> shortfalls = stageShortfalls(snapping);
+  ASSERT_FALSE(shortfalls.empty());
+  EXPECT_EQ(viewer::motionOfPlan(snapping, "a.json", *arm).problems,
+            std::vector<std::string>{"not stage-worthy: " + joinNames(shortfalls, "; ")});
+  // Calm, clear and without a snap: nothing to say.
+  Plan calm = snapping;
+  calm.quality.snaps = 0;
+  calm.quality.peak_tension_ratio = 1.0;
+  calm.quality.residual_joint_speed_rms = 0.0;
+  calm.min_clearance_m = calm.min_stage_clearance_m = 0.1;
+  ASSERT_TRUE(stageShortfalls(calm).empty());
+  EXPECT_TRUE(viewer::motionOfPlan(calm, "a.json", *arm).problems.empty());
 }
 
 TEST(ViewerDocument, AComparedPlanIsWrittenAsItsOwnDocumentWouldBe) {

@@ -105,6 +105,33 @@ function changedShare(a, b, box) {
   return changed / (box.width * box.height);
 }
 
+// The text of each plot that overlaps another of its texts or leaves its plot, as messages.
+async function crowdedPlotLabels(page) {
+  return page.evaluate(() => {
+    const bad = [];
+    for (const svg of document.querySelectorAll('.plot svg')) {
+      const frame = svg.getBoundingClientRect();
+      const texts = [...svg.querySelectorAll('text')].map((t) => ({ text: t.textContent,
+        r: t.getBoundingClientRect() }));
+      const id = svg.parentElement.id;
+      for (const { text, r } of texts)
+        if (r.left < frame.left - 0.5 || r.right > frame.right + 0.5 ||
+            r.top < frame.top - 0.5 || r.bottom > frame.bottom + 0.5)
+          bad.push(`${id}: '${text}' outside its plot`);
+      for (let i = 0; i < texts.length; ++i)
+        for (let j = i + 1; j < texts.length; ++j) {
+          const a = texts[i].r, b = texts[j].r;
+          if (a.left < b.right && b.left < a.right && a.top < b.bottom && b.top < a.bottom)
+            bad.push(`${id}: '${texts[i].text}' on '${texts[j].text}'`);
+        }
+    }
+    return bad;
+  });
+}
+
+const normalized = (v) => { const n = Math.hypot(...v); return v.map((x) => x / n); };
+const FRONT = normalized([0, -1, 0.25]), SIDE = normalized([1, 0, 0.25]);
+
 function union(a, b) {
   const x = Math.min(a.x, b.x), y = Math.min(a.y, b.y);
   return { x, y, width: Math.max(a.x + a.width, b.x + b.width) - x,
@@ -332,32 +359,56 @@ try {
     assert.ok(puppetFit.fill > 0.6, `the puppet fills ${puppetFit.fill.toFixed(2)} of the view`);
     assert.ok(puppetFit.fill > 1.3 * motionFit.fill,
       `puppet fit ${puppetFit.fill.toFixed(2)}, motion fit ${motionFit.fill.toFixed(2)}`);
-    // The camera looks from where it is told (unit direction from the target to the camera).
-    for (const [flag, want] of [['front', [0, -1, 0]], ['side', [1, 0, 0]], ['0,-3,4', [0, -0.6, 0.8]]]) {
-      const { direction } = await framed('--camera', flag);
+    // The camera looks from where it is told (unit direction from the target to the camera): by
+    // default from the audience (front, -y, a little above), `side` from the audience's right.
+    for (const [flags, want] of [[[], FRONT], [['--camera', 'front'], FRONT],
+      [['--camera', 'side'], SIDE], [['--camera', '0,-3,4'], [0, -0.6, 0.8]]]) {
+      const { direction } = await framed(...flags);
       for (let i = 0; i < 3; ++i)
-        assert.ok(Math.abs(direction[i] - want[i]) < 1e-6, `--camera ${flag}: ${direction}`);
+        assert.ok(Math.abs(direction[i] - want[i]) < 1e-6, `${flags}: ${direction}`);
     }
     const top = await framed('--camera', 'top');
     assert.ok(top.direction[2] > 0.999, `--camera top: ${top.direction}`);
     assert.deepEqual(consoleErrors, []);
   });
 
-  await check('a reach page draws its clouds, as many dots as the reach found', async () => {
-    run('reach', '--model', 'suspended-mass', '--point', 'mass', '--poses', '30', '--swings', '3',
-      '--out', 'reach.html', '--json', 'reach.json');
-    const reach = JSON.parse(readFileSync(join(workDir, 'reach.json'), 'utf8'));
-    consoleErrors.length = 0;
-    await page.goto('file://' + join(workDir, 'reach.html'));
-    await page.waitForFunction(() => window.marionetteViewer && window.marionetteViewer.ready);
-    assert.deepEqual(consoleErrors, []);
-    const clouds = await page.evaluate(() => window.marionetteViewer.clouds());
-    assert.deepEqual(clouds, [
-      { name: 'mass held', count: reach.points.mass.held.points_m.length },
-      { name: 'mass swung', count: reach.points.mass.swung.points_m.length }]);
-    const legend = await page.locator('#legend').textContent();
-    assert.ok(legend.includes('mass held (30)'), legend);
-  });
+  await check('a reach page draws its clouds, one colour per point, as many dots as found',
+    async () => {
+      const points = ['hand_r', 'foot_l', 'head_top'];
+      run('reach', '--model', 'puppetcopter', '--point', points.join(','), '--poses', '30',
+        '--swings', '3', '--out', 'reach.html', '--json', 'reach.json');
+      const reach = JSON.parse(readFileSync(join(workDir, 'reach.json'), 'utf8'));
+      consoleErrors.length = 0;
+      await page.goto('file://' + join(workDir, 'reach.html'));
+      await page.waitForFunction(() => window.marionetteViewer && window.marionetteViewer.ready);
+      assert.deepEqual(consoleErrors, []);
+      const clouds = await page.evaluate(() => window.marionetteViewer.clouds());
+      assert.deepEqual(clouds.map(({ name, point, count }) => ({ name, point, count })),
+        points.flatMap((p) => [
+          { name: p + ' held', point: p, count: reach.points[p].held.points_m.length },
+          { name: p + ' swung', point: p, count: reach.points[p].swung.points_m.length }]));
+      // A point's two clouds share its colour, the points' colours differ, and its name in the
+      // legend and in "paths of" wears it.
+      const colours = points.map((p) => clouds.filter((c) => c.point === p).map((c) => c.color));
+      for (const [held, swung] of colours) assert.equal(held, swung);
+      assert.equal(new Set(colours.map(([c]) => c)).size, points.length, `${colours}`);
+      const legend = await page.locator('#legend label.cloud').evaluateAll((labels) =>
+        labels.map((l) => [l.dataset.point, getComputedStyle(l.querySelector('i'))
+          .backgroundColor, l.textContent]));
+      const rgb = (hex) => `rgb(${[1, 3, 5].map((i) => parseInt(hex.slice(i, i + 2), 16))
+        .join(', ')})`;
+      assert.deepEqual(legend.map(([p, c]) => [p, c]),
+        points.map((p, k) => [p, rgb(colours[k][0])]));
+      assert.ok(legend[0][2].includes(`held (${clouds[0].count})`), legend[0][2]);
+      const pathLabels = await page.locator('#points label').evaluateAll((labels) =>
+        Object.fromEntries(labels.map((l) => [l.textContent.trim(), getComputedStyle(l).color])));
+      points.forEach((p, k) => assert.equal(pathLabels[p], rgb(colours[k][0]), p));
+      // Its box hides a point's clouds.
+      await page.locator('#legend label.cloud input').first().uncheck();
+      const shown = (await page.evaluate(() => window.marionetteViewer.clouds()))
+        .map((c) => c.visible);
+      assert.deepEqual(shown, [false, false, true, true, true, true]);
+    });
 
   await check('a rest pose among the living room\'s meshes draws with no error', async () => {
     run('render', '--model', 'puppetcopter', '--scene', 'living-room', '--out', 'room.html');
@@ -450,6 +501,9 @@ try {
     const wave = JSON.parse(readFileSync(join(workDir, 'wave.json'), 'utf8'));
     run('render', 'wave.json', '--out', 'wave.html');
     await onPage('wave.html', async (page) => {
+      // From the audience the sideboard stands before the puppet: it is drawn cut away.
+      const cut = await page.evaluate(() => window.marionetteViewer.cutAway());
+      assert.ok(cut.length >= 1, 'nothing between the camera and the puppet is cut away');
       assert.equal(await page.locator('#plot-tracking path.series').count(), 1);
       // At 2 s the marker is where the plan's target is; during the hold after the end, hidden.
       const i = Math.round(2.0 * wave.inputs.rate_hz);
@@ -487,6 +541,56 @@ try {
         assert.ok(arrow.length > 0.02 && arrow.length <= 0.12 + 1e-9, `length ${arrow.length}`);
       });
     });
+  // ---- What a designer reads: the view, its messages and the plots, at 900 px and in stills ----
+
+  await check('at 900 px and in stills the puppet fills the view, messages stand beside it and ' +
+    'no plot label overlaps another', async () => {
+    // A plan whose outcome has shortfalls to list: the raw search (no optimizer) of the quick
+    // start's goal, into the table.
+    const raw = spawnSync(marionette, ['plan', '--model', 'puppetcopter', '--scene', 'table',
+      '--planner', 'rrt', '--goal', 'point:hand_l=0.05,0.24,0.40;radius=0.04', '--seed', '1',
+      '--raw', '--out', 'search.json', '--quiet'], { cwd: workDir, encoding: 'utf8' });
+    assert.ok(raw.status === 0 || raw.status === 4, `plan exited ${raw.status}: ${raw.stderr}`);
+    const pages = [['plan.html', 900, 900, ''], ['wave.html', 900, 900, ''],
+      ['search.html', 1000, 800, ''], ['plan.html', 1280, 720, '?still=1'],
+      ['wave.html', 1280, 720, '?still=1'], ['search.html', 640, 360, '?still=1']];
+    run('render', 'search.json', '--out', 'search.html');
+    for (const [file, width, height, query] of pages) {
+      const context = await browser.newContext({ viewport: { width, height }, deviceScaleFactor: 1,
+        offline: true });
+      try {
+        const page = await context.newPage();
+        await page.goto('file://' + join(workDir, file) + query);
+        await page.waitForFunction(() => window.marionetteViewer && window.marionetteViewer.ready);
+        await page.evaluate(() => new Promise((r) => requestAnimationFrame(() =>
+          requestAnimationFrame(r))));
+        const where = `${file}${query} at ${width}x${height}`;
+        const c = await page.locator('#stage canvas').boundingBox();
+        const b = await page.evaluate(() => window.marionetteViewer.puppetScreenBox());
+        const fill = Math.max(b.height / c.height, b.width / c.width);
+        assert.ok(fill >= 0.6, `${where}: the puppet fills ${fill.toFixed(2)} of the view`);
+        // Nothing but the one-line readout lies over the view; the header holds no message.
+        for (const id of ['#side', '#messages', '#legend', 'header']) {
+          const r = await page.locator(id).boundingBox();
+          if (!r || !r.width || !r.height) continue;
+          assert.ok(r.x >= c.x + c.width - 0.5 || r.y >= c.y + c.height - 0.5 ||
+            r.y + r.height <= c.y + 0.5, `${where}: ${id} ${JSON.stringify(r)} over the view ` +
+            JSON.stringify(c));
+        }
+        assert.equal(await page.locator('header .bad').count(), 0,
+          `${where}: a message in the header`);
+        assert.deepEqual(await crowdedPlotLabels(page), [], where);
+        if (file === 'search.html' && !query) {
+          const items = await page.locator('#messages li').allTextContents();
+          const search = JSON.parse(readFileSync(join(workDir, 'search.json'), 'utf8'));
+          if (search.outcome !== 'exact')
+            assert.ok(items.length >= 1, `${where}: no message beside the view`);
+        }
+      } finally {
+        await context.close();
+      }
+    }
+  });
 } finally {
   await browser.close();
 }

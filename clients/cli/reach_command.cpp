@@ -123,8 +123,8 @@ int cmdReach(int argc, char** argv) {
     viewer::ViewOptions view;
     view.trace_points = points;
     for (const PointReach& p : r.points) {
-      view.clouds.push_back({p.point + " held", p.held_m, false});
-      view.clouds.push_back({p.point + " swung", p.swung_m, true});
+      view.clouds.push_back({p.point, p.point + " held", p.held_m, false});
+      view.clouds.push_back({p.point, p.point + " swung", p.swung_m, true});
     }
     std::ostringstream page;
     viewer::writeViewPage(model, scene, motion, view, page);

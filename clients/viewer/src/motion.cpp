@@ -7,6 +7,7 @@
 #include "marionette/models/field_error.hpp"
 #include "marionette/models/rest_pose.hpp"
 #include "marionette/plan/goal_spec.hpp"
+#include "marionette/problem/plan_quality.hpp"
 #include "marionette/viewer/view.hpp"
 
 namespace marionette::viewer {
@@ -120,6 +121,14 @@ Motion motionOfPlan(const Plan& plan, const std::string& source, const Model& mo
     m.info.push_back({"min stage clearance", fixed(100 * plan.min_stage_clearance_m, 1) + " cm"});
   if (plan.outcome != PlanOutcome::Exact)
     m.problems.push_back(plan.message.empty() ? toString(plan.outcome) : plan.message);
+  // An exact plan that a puppeteer would not stage says why, as `plan` prints it (an exact
+  // performance is a show: perform's verdict).
+  if (plan.outcome == PlanOutcome::Exact && plan.quality.measured &&
+      plan.performance.targets.points.empty()) {
+    const std::vector<std::string> shortfalls = stageShortfalls(plan);
+    if (!shortfalls.empty())
+      m.problems.push_back("not stage-worthy: " + joinNames(shortfalls, "; "));
+  }
   for (const auto& v : plan.limit_violations) m.problems.push_back(v);
   m.rate_hz = plan.rate_hz;
   m.q.resize(plan.samples(), model.nq());

@@ -51,8 +51,9 @@ void jsonShape(std::ostream& os, const Shape& shape, const TriangleMesh* mesh) {
 
 Eigen::Vector3d parseCameraDirection(const std::string& text) {
   // "top" leans a little toward -y: straight down, the orbit controls (z up) have no heading.
-  if (text == "front") return {0.0, -1.0, 0.0};
-  if (text == "side") return {1.0, 0.0, 0.0};
+  // A little above (1 in 4, 14 degrees): the floor and the shadows on it show where the puppet is.
+  if (text == "front") return {0.0, -1.0, 0.25};
+  if (text == "side") return {1.0, 0.0, 0.25};
   if (text == "top") return {0.0, -0.02, 1.0};
   Eigen::Vector3d d;
   char extra = 0;
@@ -177,7 +178,9 @@ void writeViewJson(const ModelPtr& model_ptr, const ScenePtr& scene, const Motio
   jsonList(os, options.clouds, [&](const ViewOptions::Cloud& c) {
     if (!c.points_m.allFinite())
       throw FieldError("clouds", "the cloud '" + c.name + "' has a coordinate that is not finite");
-    os << "{\"name\":";
+    os << "{\"point\":";
+    writeJsonString(os, c.point);
+    os << ",\"name\":";
     writeJsonString(os, c.name);
     os << ",\"faint\":" << (c.faint ? "true" : "false") << ",\"points\":[";
     for (Eigen::Index i = 0; i < c.points_m.cols(); ++i) {

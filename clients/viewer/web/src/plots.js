@@ -6,16 +6,24 @@
 const SVG_NS = 'http://www.w3.org/2000/svg';
 const GHOST_DASH = '5 3';
 
+// At most `count` ticks 1, 2 or 5 times a power of ten apart, each labelled with the decimals
+// its step needs (0.5 s apart: "1.5", never "1.50").
 function niceTicks(lo, hi, count) {
   const span = hi - lo || 1;
-  const raw = span / count, mag = Math.pow(10, Math.floor(Math.log10(raw)));
-  const step = [1, 2, 5, 10].map((m) => m * mag).find((s) => s >= raw) || 10 * mag;
+  const raw = span / Math.max(count, 1), mag = Math.pow(10, Math.floor(Math.log10(raw)));
+  const step = [1, 2, 5, 10].map((m) => m * mag).find((s) => s >= raw * (1 - 1e-9)) || 10 * mag;
+  const decimals = Math.max(0, -Math.floor(Math.log10(step) + 1e-9));
   const ticks = [];
-  for (let v = Math.ceil(lo / step) * step; v <= hi + 1e-9 * span; v += step) ticks.push(v);
+  for (let k = Math.ceil(lo / step - 1e-9); k * step <= hi + 1e-9 * span; ++k)
+    ticks.push({ value: k * step, label: k ? (k * step).toFixed(decimals) : '0' });
   return ticks;
 }
-const fmt = (v) => Math.abs(v) >= 100 ? v.toFixed(0) : Math.abs(v) >= 1 ? v.toPrecision(3) :
-  v === 0 ? '0' : v.toPrecision(2);
+// Plot labels take this much room (px) at 10 px type: a time tick's, a value tick's height.
+const TIME_TICK_PX = 42, VALUE_TICK_PX = 24;
+
+// Whether two rectangles {x, y, width, height} overlap.
+const overlaps = (a, b) => a.x < b.x + b.width && b.x < a.x + a.width &&
+  a.y < b.y + b.height && b.y < a.y + a.height;
 function svgEl(tag, attrs, parent) {
   const e = document.createElementNS(SVG_NS, tag);
   for (const [k, v] of Object.entries(attrs)) e.setAttribute(k, v);
@@ -69,6 +77,11 @@ export class Plots {
     };
     svg.addEventListener('pointerdown', (ev) => { svg.setPointerCapture(ev.pointerId); seek(ev); });
     svg.addEventListener('pointermove', (ev) => { if (ev.buttons & 1) seek(ev); });
+    // Drawn again at its new size when the layout changes it (a still's column, a narrow window).
+    new ResizeObserver(() => {
+      if (plot.drawn && (svg.clientWidth !== plot.drawn.W || svg.clientHeight !== plot.drawn.H))
+        this.draw(plot);
+    }).observe(svg);
     return plot;
   }
 
@@ -78,9 +91,10 @@ export class Plots {
   draw(plot) {
     const svg = plot.svg;
     while (svg.firstChild) svg.firstChild.remove();
+    plot.drawn = { W: svg.clientWidth, H: svg.clientHeight };
     const W = Math.max(svg.clientWidth, 50), H = Math.max(svg.clientHeight, 40);
     svg.setAttribute('viewBox', `0 0 ${W} ${H}`);
-    const m = { l: 42, r: 16, t: 6, b: 18 };
+    const m = { l: 42, r: 16, t: 6, b: 20 };
     let lo = Infinity, hi = -Infinity;
     for (const s of plot.series)
       for (const v of s.values) if (Number.isFinite(v)) { lo = Math.min(lo, v); hi = Math.max(hi, v); }
@@ -94,13 +108,16 @@ export class Plots {
     X.invert = (px) => (px - m.l) / (W - m.l - m.r) * t1;
     const Y = (v) => H - m.b - (H - m.t - m.b) * (v - lo) / (hi - lo);
     plot.x = X;
-    for (const v of niceTicks(lo, hi, 4)) {
-      svgEl('line', { class: 'grid', x1: m.l, x2: W - m.r, y1: Y(v), y2: Y(v) }, svg);
-      svgEl('text', { x: m.l - 4, y: Y(v) + 3, 'text-anchor': 'end' }, svg).textContent = fmt(v);
+    // As many ticks as fit without their labels touching.
+    for (const { value, label } of niceTicks(lo, hi,
+      Math.min(4, Math.floor((H - m.t - m.b) / VALUE_TICK_PX)))) {
+      svgEl('line', { class: 'grid', x1: m.l, x2: W - m.r, y1: Y(value), y2: Y(value) }, svg);
+      svgEl('text', { x: m.l - 4, y: Y(value) + 3, 'text-anchor': 'end' }, svg).textContent = label;
     }
     if (this.duration > 0) {  // a rest pose has no time axis
-      for (const t of niceTicks(0, t1, 8))
-        svgEl('text', { x: X(t), y: H - 5, 'text-anchor': 'middle' }, svg).textContent = fmt(t);
+      for (const { value, label } of niceTicks(0, t1,
+        Math.min(8, Math.floor((W - m.l - m.r) / TIME_TICK_PX))))
+        svgEl('text', { x: X(value), y: H - 4, 'text-anchor': 'middle' }, svg).textContent = label;
     }
     for (const c of plot.collisions) {
       const x0 = X(c.t);
@@ -119,14 +136,30 @@ export class Plots {
       if (s.plan) attrs['stroke-dasharray'] = GHOST_DASH;
       svgEl('path', attrs, svg);
     }
+    // Each marker's label beside it, inside the plot, above or below it where another label
+    // already is.
+    const placed = [];
     for (const mk of plot.markers) {
       const x = X(mk.t), y = Y(mk.value);
       svgEl('circle', { class: mk.plan ? 'min-marker ghost' : 'min-marker', cx: x, cy: y, r: 3.5 },
         svg);
-      const label = svgEl('text', { class: mk.plan ? 'min-label ghost' : 'min-label',
-        x: x + (x > W / 2 ? -6 : 6), y: y + (mk.plan ? 14 : -6),
-        'text-anchor': x > W / 2 ? 'end' : 'start' }, svg);
+      if (!mk.label) continue;
+      const label = svgEl('text', { class: mk.plan ? 'min-label ghost' : 'min-label' }, svg);
       label.textContent = mk.label;
+      const width = label.getComputedTextLength(), height = 11;
+      const inside = (left) => Math.min(Math.max(left, m.l + 2), W - m.r - width);
+      const before = inside(x - 6 - width), after = inside(x + 6);
+      const lefts = x > W / 2 ? [before, after] : [after, before];
+      const bases = [y - 6, y + 14, y - 18, y + 26].map((base) =>
+        Math.min(Math.max(base, m.t + height), H - m.b - 2));
+      const boxes = lefts.flatMap((left) => bases.map((base) =>
+        ({ x: left, y: base - height + 2, width, height })));
+      // Where every place is taken (a plot too small), the marker stays without its label.
+      const box = boxes.find((b) => !placed.some((p) => overlaps(p, b)));
+      if (!box) { label.remove(); continue; }
+      label.setAttribute('x', box.x);
+      label.setAttribute('y', box.y + height - 2);
+      placed.push(box);
     }
     plot.cursor = svgEl('line', { class: 'cursor', y1: m.t, y2: H - m.b }, svg);
     this.placeCursor(plot);

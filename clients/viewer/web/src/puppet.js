@@ -13,15 +13,15 @@ import { lerp, lerpRow } from './motion.js';
 import { placed, shapeGeometry, vec } from './shapes.js';
 
 export const SLACK_COLOR = new THREE.Color('#868e96');
-const SAG_POINTS = 17;
-const TARGET_COLOR = '#2fb344';
-const CONTACT_COLOR = '#e8590c';  // a contact's normal force  // a performance target whose point has no colour of its own  // vertices of a string's polyline (a slack string sags)
+const SAG_POINTS = 17;  // vertices of a string's polyline (a slack string sags)
+const TARGET_COLOR = '#2fb344';  // a performance target whose point has no colour of its own
+const CONTACT_COLOR = '#e8590c';  // a contact's normal force
 const qa = new THREE.Quaternion(), qb = new THREE.Quaternion();  // scratch
 
 export class Puppet {
   // view: the document (frames, links, strings); track: a MotionTrack of this puppet's motion;
-  // style: { opacity, linkColor, resolution (the canvas size, for fat lines), pointColors,
-  // tensionColor(tension, outColor) }.
+  // style: { opacity, linkColor, resolution (the canvas size, for fat lines), pointColor(name,
+  // index) ('#rrggbb'), tensionColor(tension, outColor) }.
   constructor(scene, view, track, style) {
     this.track = track;
     this.ghost = style.opacity < 1;
@@ -75,7 +75,7 @@ export class Puppet {
     // Named points: a marker each, and their paths over the whole motion (shown on request).
     const motion = track.doc;
     this.points = motion.points.map((p, k) => {
-      const color = new THREE.Color(style.pointColors[k % style.pointColors.length]);
+      const color = new THREE.Color(style.pointColor(p.name, k));
       const marker = new THREE.Mesh(new THREE.SphereGeometry(0.008, 16, 8),
         ghostly(new THREE.MeshBasicMaterial({ color })));
       marker.visible = false;

@@ -30,6 +30,10 @@ import { placed, shapeGeometry, vec } from './shapes.js';
 // Named points' markers and paths: vivid, to stand out against the stage's greys.
 const POINT_COLORS = ['#e64980', '#7048e8', '#1c7ed6', '#0ca678', '#f76707', '#ae3ec9',
   '#1098ad', '#74b816', '#f59f00', '#d6336c', '#4263eb', '#37b24d'];
+// The points of reach clouds, in order: hues far apart, so that each point's cloud reads as its
+// own (its marker and its name in "paths of" take the same colour).
+const CLOUD_COLORS = ['#e8590c', '#1971c2', '#2f9e44', '#9c36b5', '#c92a2a', '#0c8599',
+  '#f08c00', '#5c940d'];
 const SERIES_COLORS = ['#1f77b4', '#ff7f0e', '#2ca02c', '#d62728', '#9467bd', '#8c564b',
   '#e377c2', '#7f7f7f', '#bcbd22', '#17becf'];
 const TENSION_STOPS = [[0, '#3b5bdb'], [0.33, '#2fb344'], [0.66, '#f59f00'], [1, '#e03131']];
@@ -88,6 +92,7 @@ sun.shadow.mapSize.set(2048, 2048);
 scene.add(sun, sun.target);
 
 // The stage: obstacles, floor grid, bounds.
+const solids = [];  // the obstacles other than planes: cut away where they hide the puppet
 for (const ob of view.obstacles) {
   const color = new THREE.Color(ob.color[0], ob.color[1], ob.color[2]);
   if (ob.shape.type === 'plane') {
@@ -108,6 +113,7 @@ for (const ob of view.obstacles) {
   mesh.castShadow = mesh.receiveShadow = true;
   mesh.name = 'obstacle:' + ob.name;
   scene.add(mesh);
+  solids.push(mesh);
 }
 {
   const grid = new THREE.GridHelper(view.floor_size_m, Math.round(view.floor_size_m / 0.1),
@@ -159,11 +165,17 @@ function tensionColor(tension, out) {
   return out.copy(stopColors[stopColors.length - 1][1]);
 }
 
-// The puppets: the plan shown, solid; the compared one, a ghost.
+// The puppets: the plan shown, solid; the compared one, a ghost.  A point with a reach cloud
+// takes its cloud's colour.
+const cloudPointNames = [...new Set((view.clouds || []).map((c) => c.point))];
+const pointColor = (name, k) => {
+  const c = cloudPointNames.indexOf(name);
+  return c >= 0 ? CLOUD_COLORS[c % CLOUD_COLORS.length] : POINT_COLORS[k % POINT_COLORS.length];
+};
 const resolution = new THREE.Vector2(1, 1);
 const puppets = tracks.map((track, k) => new Puppet(scene, view, track, {
   opacity: k ? GHOST_OPACITY : 1, linkColor: k ? GHOST_COLOR : LINK_COLOR, resolution,
-  pointColors: POINT_COLORS, tensionColor }));
+  pointColor, tensionColor }));
 const puppet = puppets[0];
 const ghost = puppets[1] || null;
 
@@ -192,20 +204,21 @@ function boxCorners(box) {
   return [0, 1, 2, 3, 4, 5, 6, 7].map((c) => new THREE.Vector3(c & 1 ? box.max.x : box.min.x,
     c & 2 ? box.max.y : box.min.y, c & 4 ? box.max.z : box.min.z));
 }
-// Point clouds (`marionette reach`): dots in the puppet's point colours, faint ones smaller and
-// translucent.
+// Point clouds (`marionette reach`): one colour per point (its marker's); where it is held, large
+// solid dots; where it swings to, small faint ones.
 const cloudPoints = [];
-const clouds = (view.clouds || []).map((c, k) => {
+const clouds = (view.clouds || []).map((c) => {
   const positions = new Float32Array(c.points.flat());
   const geometry = new THREE.BufferGeometry();
   geometry.setAttribute('position', new THREE.BufferAttribute(positions, 3));
-  const dots = new THREE.Points(geometry, new THREE.PointsMaterial({
-    color: POINT_COLORS[Math.floor(k / 2) % POINT_COLORS.length], size: c.faint ? 3 : 5,
-    sizeAttenuation: false, transparent: c.faint, opacity: c.faint ? 0.35 : 1 }));
+  const color = CLOUD_COLORS[cloudPointNames.indexOf(c.point) % CLOUD_COLORS.length];
+  const dots = new THREE.Points(geometry, new THREE.PointsMaterial({ color,
+    size: c.faint ? 2 : 6, sizeAttenuation: false, transparent: c.faint,
+    opacity: c.faint ? 0.25 : 1, depthWrite: !c.faint }));
   dots.name = 'cloud:' + c.name;
   scene.add(dots);
   for (const p of c.points) cloudPoints.push(vec(p));
-  return { name: c.name, count: c.points.length, dots };
+  return { name: c.name, point: c.point, faint: c.faint, count: c.points.length, color, dots };
 });
 const allMovingPoints = puppets.flatMap((p) => p.movingPoints()).concat(cloudPoints);
 const motionPoints = framedPoints();
@@ -247,6 +260,30 @@ function resetCamera() {
   cam.left = cam.bottom = -reach; cam.right = cam.top = reach;
   cam.near = 0.1; cam.far = 10 * radius + 10;
   cam.updateProjectionMatrix();
+  cutAwayOccluders();
+}
+
+// An obstacle between the camera and the middle of what is framed (the sideboard in front of
+// the living room's puppet, seen from the audience) is drawn translucent, as a cutaway.
+const CUTAWAY_OPACITY = 0.18;
+const raycaster = new THREE.Raycaster();
+function cutAwayOccluders() {
+  const center = homeBox.getCenter(new THREE.Vector3());
+  const quarter = homeBox.getSize(new THREE.Vector3()).z / 4;
+  const hiding = new Set();
+  for (const dz of [-quarter, 0, quarter]) {
+    const target = center.clone().setZ(center.z + dz);
+    const toward = target.clone().sub(camera.position);
+    raycaster.set(camera.position, toward.clone().normalize());
+    raycaster.far = toward.length();
+    for (const hit of raycaster.intersectObjects(solids, false)) hiding.add(hit.object);
+  }
+  for (const mesh of solids) {
+    const cut = hiding.has(mesh);
+    Object.assign(mesh.material, { transparent: cut, opacity: cut ? CUTAWAY_OPACITY : 1,
+      depthWrite: !cut });
+    mesh.userData.cutAway = cut;
+  }
 }
 
 function resize() {
@@ -277,27 +314,41 @@ function swatch(plan) {
 }
 
 // Two plans side by side: one row each (its file name, then its facts and quality figures in
-// the order they first appear, then its problems).
+// the order they first appear); their problems are listed beside the view.
 function comparisonTable() {
   const facts = tracks.map((t) => new Map([...t.doc.info.filter(([, , bad]) => !bad),
     ...t.doc.quality].map(([key, value]) => [key, value])));
-  const problems = tracks.map((t) => t.doc.info.filter(([, , bad]) => bad).map(([, v]) => v));
   const keys = [...new Set(facts.flatMap((f) => [...f.keys()]))];
-  const anyProblem = problems.some((p) => p.length);
   const table = document.createElement('table');
   table.id = 'comparison';
   const head = table.insertRow();
-  for (const key of ['plan', ...keys, ...(anyProblem ? ['problems'] : [])])
-    head.append(text('th', key));
+  for (const key of ['plan', ...keys]) head.append(text('th', key));
   tracks.forEach((t, k) => {
     const row = table.insertRow();
     const name = text('td', '', 'plan');
     name.append(swatch(k), t.name + (k ? ' (ghost)' : ''));
     row.append(name);
     for (const key of keys) row.append(text('td', facts[k].has(key) ? facts[k].get(key) : '–'));
-    if (anyProblem) row.append(text('td', problems[k].join('; '), 'bad'));
   });
   return table;
+}
+
+// A message of several shortfalls ("a; b (c; d); e") as its items, split where no parenthesis
+// is open.
+function shortfalls(message) {
+  const items = [];
+  let depth = 0, start = 0;
+  for (let i = 0; i < message.length; ++i) {
+    const c = message[i];
+    if (c === '(') ++depth;
+    else if (c === ')') depth = Math.max(depth - 1, 0);
+    else if (c === ';' && depth === 0) {
+      items.push(message.slice(start, i).trim());
+      start = i + 1;
+    }
+  }
+  items.push(message.slice(start).trim());
+  return items.filter((x) => x);
 }
 
 document.getElementById('title').textContent = view.title;
@@ -310,10 +361,31 @@ document.getElementById('title').textContent = view.title;
   };
   for (const [key, value] of view.setting) fact(key, value, false);
   if (ghost) document.querySelector('header').append(comparisonTable());
-  else for (const [key, value, bad] of view.info) fact(key, value, bad);
+  else for (const [key, value, bad] of view.info) if (!bad) fact(key, value, false);
+
+  // What falls short, beside the view: each plan's problems (the outcome's message and the
+  // like) as a list of their shortfalls.
+  const messages = document.getElementById('messages');
+  tracks.forEach((t, k) => {
+    const problems = t.doc.info.filter(([, , bad]) => bad);
+    if (!problems.length) return;
+    if (!messages.childElementCount) messages.append(text('h3', 'what falls short'));
+    if (ghost) {
+      const name = text('div', '', 'plan');
+      name.append(swatch(k), t.name);
+      messages.append(name);
+    }
+    const list = document.createElement('ul');
+    const items = problems.flatMap(([, value]) => shortfalls(value));
+    // A still has room for the first two beside its plots.
+    const shown = still && items.length > 2 ? 2 : items.length;
+    for (const item of items.slice(0, shown)) list.append(text('li', item));
+    if (shown < items.length) list.append(text('li', `and ${items.length - shown} more`, 'more'));
+    messages.append(list);
+  });
 
   const legend = document.getElementById('legend');
-  legend.append(text('div', 'string tension'), Object.assign(document.createElement('div'),
+  legend.append(text('h3', 'string tension'), Object.assign(document.createElement('div'),
     { className: 'bar' }));
   const row = document.createElement('div');
   row.className = 'row';
@@ -325,15 +397,28 @@ document.getElementById('title').textContent = view.title;
       line.append(swatch(k), t.name + (k ? ' (ghost)' : ''));
       legend.append(line);
     });
-  for (const c of clouds) {
-    const line = text('div', '');
+  // Reach clouds: one line per point in its colour, a box to show or hide its clouds.
+  if (clouds.length) legend.append(text('h3', 'where each point can be'));
+  for (const point of cloudPointNames) {
+    const own = clouds.filter((c) => c.point === point);
+    const label = document.createElement('label');
+    label.className = 'cloud';
+    const box = document.createElement('input');
+    box.type = 'checkbox';
+    box.checked = true;
+    box.addEventListener('change', () => {
+      own.forEach((c) => { c.dots.visible = box.checked; });
+      requestRender();
+    });
     const dot = document.createElement('i');
-    dot.style.cssText = 'display:inline-block;width:8px;height:8px;border-radius:4px;' +
-      `margin-right:5px;background:#${c.dots.material.color.getHexString()};` +
-      `opacity:${c.dots.material.opacity}`;
-    line.append(dot, `${c.name} (${c.count})`);
-    legend.append(line);
+    dot.style.background = own[0].color;
+    label.append(box, dot, point + ': ' + own.map((c) => (c.faint ? 'swung to' : 'held') +
+      ' (' + c.count + ')').join(', '));
+    label.dataset.point = point;
+    legend.append(label);
   }
+  if (clouds.length)
+    legend.append(text('div', 'large dots: held still; small faint dots: swung to'));
 }
 const overlay = document.getElementById('overlay');
 
@@ -491,7 +576,7 @@ window.addEventListener('keydown', (ev) => {
   }
 });
 document.getElementById('reset-camera').addEventListener('click', () => { resetCamera(); render(); });
-controls.addEventListener('change', requestRender);
+controls.addEventListener('change', () => { cutAwayOccluders(); requestRender(); });
 
 // Paths of named points (of both plans when comparing).
 const pathsBox = document.getElementById('paths');
@@ -530,6 +615,21 @@ if (still) document.body.classList.add('still');
 resize();
 resetCamera();
 plots.drawAll();
+if (still) {
+  // A small still keeps the plots that have room to be read: the contact forces and the inputs
+  // go first, the tracking error (a performance's) last.
+  const MIN_PLOT_PX = 60;
+  const shown = () => [...document.querySelectorAll('.plot')]
+    .filter((p) => p.style.display !== 'none');
+  for (const id of ['contacts', 'inputs', 'tensions', 'clearance']) {
+    if (shown().length <= 1 ||
+        shown().every((p) => p.querySelector('svg').clientHeight >= MIN_PLOT_PX))
+      break;
+    const plot = document.getElementById('plot-' + id);
+    if (plot) plot.style.display = 'none';
+  }
+  plots.drawAll();
+}
 showPaths();
 const startAt = params.has('at') ? Number(params.get('at')) : view.default_time;
 setTime(Number.isFinite(startAt) ? startAt : 0);
@@ -543,10 +643,13 @@ window.marionetteViewer = {
   setTime: (t) => { setTime(t); render(); },
   time: () => currentTime,
   puppetScreenBox: () => puppet.screenBox(camera, renderer.domElement),
-  // The point clouds drawn: [{name, count}].
-  clouds: () => clouds.map(({ name, count }) => ({ name, count })),
+  // The point clouds drawn: [{name, point, count, color ('#rrggbb'), visible}].
+  clouds: () => clouds.map(({ name, point, count, color, dots }) => ({ name, point, count, color,
+    visible: dots.visible })),
   // From the point looked at toward the camera, unit length.
   cameraDirection: () => camera.position.clone().sub(controls.target).normalize().toArray(),
+  // The obstacles drawn translucent because they stand between the camera and the puppet.
+  cutAway: () => solids.filter((m) => m.userData.cutAway).map((m) => m.name),
   // Each string as drawn now: slack (dashed, grey) or taut, and its colour ('#rrggbb').
   strings: () => puppet.drawnStrings().map(({ name, slack, color }) => ({ name, slack, color })),
   // The contact arrows shown now: [{name, at (the point of contact), length (m)}].

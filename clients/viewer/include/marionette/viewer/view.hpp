@@ -53,7 +53,7 @@ struct Motion {
   std::string title;
   std::string name;  // what the legends call it when two are compared: a plan's file name
   std::vector<std::pair<std::string, std::string>> info;  // header facts, in order
-  std::vector<std::string> problems;  // header facts shown as bad (e.g. "collision at 1.2 s")
+  std::vector<std::string> problems;  // listed beside the view ("collision at 1.2 s")
   // A plan's quality figures (PlanQuality), formatted with their units; empty when the plan
   // file has none.  The header shows them side by side when two plans are compared.
   std::vector<std::pair<std::string, std::string>> quality;
@@ -89,6 +89,12 @@ Motion motionAtRest(const ModelPtr& model);
 Motion motionOfInputs(const ModelPtr& model, const InputSchedule& inputs,
                       const std::string& inputs_source, double dt_s, double duration_s);
 
+// Camera directions named as the audience sees the stage -- they sit at -y, and puppets face
+// +x: "front" (from the audience, a little above the stage's floor), "side" (from the
+// audience's right, +x, as high), "top" (from above, +y up on the image), or "X,Y,Z".  Throws
+// FieldError("camera") for anything else or a zero vector.
+Eigen::Vector3d parseCameraDirection(const std::string& text);
+
 struct ViewOptions {
   double at_s = 0.0;                      // where the page opens (a URL's ?at= overrides it)
   std::vector<std::string> trace_points;  // replaces the motion's when not empty
@@ -97,9 +103,9 @@ struct ViewOptions {
   // The timeline spans the longer of the two; the shorter holds its last sample.
   const Motion* compare = nullptr;
   // The camera looks at what `fit` frames from this direction (stage coordinates, any length):
-  // by default from the front-right, a little above -- the audience's view of a stage whose
-  // front faces -y.  The page's "reset view" returns to it.
-  Eigen::Vector3d camera_direction = Eigen::Vector3d(0.55, -1.0, 0.45);
+  // by default from the audience, who sit at -y ("front").  The page's "reset view" returns to
+  // it.
+  Eigen::Vector3d camera_direction = parseCameraDirection("front");
   enum class Fit {
     Puppet,  // the puppet's links over the whole motion (the strings' rig ends may be cut off)
     Motion,  // everything that moves: links, strings to the rig, traced points, targets
@@ -109,15 +115,13 @@ struct ViewOptions {
   // Point clouds drawn as dots (`marionette reach`: where a point can be held, or swung to),
   // stage coordinates; framed with the puppet.
   struct Cloud {
-    std::string name;  // for the legend: "hand_r held"
+    std::string point;  // the named point whose cloud it is: one colour per point
+    std::string name;   // "hand_r held"
     Eigen::Matrix3Xd points_m;
     bool faint = false;  // smaller, translucent dots
   };
   std::vector<Cloud> clouds;
 };
-// "front" (from -y), "side" (from +x), "top" (from above, +y up on the image) or "X,Y,Z"; throws
-// FieldError("camera") for anything else or a zero vector.
-Eigen::Vector3d parseCameraDirection(const std::string& text);
 // "puppet", "motion" or "stage"; FieldError("fit") otherwise.
 ViewOptions::Fit parseFit(const std::string& text);
 
