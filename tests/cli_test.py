@@ -769,7 +769,7 @@ class Perform(unittest.TestCase):
         for x, y, z in mass["held"]["points_m"]:
             self.assertTrue(-1 - 1e-9 <= x <= 1 + 1e-9 and 0.05 - 1e-9 <= z <= 0.95 + 1e-9)
         self.assertGreater(len(mass["swung"]["points_m"]), 4 * 50)
-        self.assertIn('"clouds":[{"name":"mass held"', open(page).read())
+        self.assertIn('"clouds":[{"point":"mass","name":"mass held"', open(page).read())
         for args, needle in ((["--point", "nose"], "--point: model suspended-mass has no point"),
                              (["--point", "mass", "--poses", "0"], "--poses"),
                              (["--point", "mass", "--swings", "-1"], "--swings"),
@@ -807,6 +807,12 @@ class Perform(unittest.TestCase):
                 (["--markers", self.write("ok.csv", "t,mass_x,mass_y,mass_z\n0,0,0,0.5\n"
                                                     "1,0,0,0.5\n"), "--weight", "settle=5"],
                  ["--weight", "settle", "no such term", "complementarity and tracking"]),
+                (["--markers", self.write("ok.csv", "t,mass_x,mass_y,mass_z\n0,0,0,0.5\n"
+                                                    "1,0,0,0.5\n"), "--calm", "-1"],
+                 ["--calm: must be in [0, 100]"]),
+                (["--markers", self.write("ok.csv", "t,mass_x,mass_y,mass_z\n0,0,0,0.5\n"
+                                                    "1,0,0,0.5\n"), "--free", "robot,tail"],
+                 ["--free: model suspended-mass has no point 'tail'"]),
                 ([], ["needs a source"])):
             p = run("perform", "--model", "suspended-mass", *args, "--out", out, check=False)
             self.assertEqual(p.returncode, 2, (args, p.stderr))

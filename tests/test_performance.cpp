@@ -673,6 +673,81 @@ TEST(Performance, AMotionRetargetingShrinksBelowHalfIsLostAndSaidFirst) {
   EXPECT_EQ(shallow.message.find("motion kept at"), std::string::npos) << shallow.message;
 }
 
+// PuppetCopter's keyframed hop (examples/performances/puppetcopter-hop.yaml): head and feet
+// up 6 cm and down; nothing asks the hands to move.
+PerformanceRequest hopRequest() {
+  PerformanceRequest req;
+  req.model = loadModel("puppetcopter");
+  req.targets = readKeyframes(req.model, R"(keyframes:
+  - {t: 0.0, points: {head_top: {offset: [0, 0, 0]}, foot_l: {offset: [0, 0, 0]}, foot_r: {offset: [0, 0, 0]}}}
+  - {t: 0.8, points: {head_top: {offset: [0, 0, 0.06]}, foot_l: {offset: [0, 0, 0.06]}, foot_r: {offset: [0, 0, 0.06]}}}
+  - {t: 1.6, points: {head_top: {offset: [0, 0, 0]}, foot_l: {offset: [0, 0, 0]}, foot_r: {offset: [0, 0, 0]}}}
+)",
+                              "hop.yaml");
+  return req;
+}
+
+double farthestUntargeted_m(const Plan& plan) {
+  double farthest = 0.0;
+  for (const PointTracking& t : plan.performance.tracking.untargeted)
+    farthest = std::max(farthest, t.max_m);
+  return farthest;
+}
+
+TEST(Performance, UntargetedPointsAreHeldCalmUnlessSetFree) {
+  // Without the calm points the hop's kinematic step raises the hands 30 cm (they pull the body
+  // up); held near where they hang, they stay within a few centimetres.
+  PerformanceRequest loose = hopRequest();
+  loose.options.calm_weight = 0.0;
+  const Plan flailing = planPerformance(loose);
+  const Plan calm = planPerformance(hopRequest());
+  EXPECT_GT(farthestUntargeted_m(flailing), 0.15);
+  EXPECT_LT(farthestUntargeted_m(calm), 0.05);
+  // Every untargeted point set free is no calm point at all: the same inputs, bit for bit.
+  PerformanceRequest free = hopRequest();
+  for (const Point& p : free.model->points)
+    if (p.name != "head_top" && p.name != "foot_l" && p.name != "foot_r")
+      free.options.free_points.push_back(p.name);
+  EXPECT_EQ(planPerformance(free).inputs, flailing.inputs);
+  // Named as fields.
+  PerformanceOptions bad;
+  bad.calm_weight = -1;
+  try {
+    checkPerformanceOptions(*free.model, bad);
+    ADD_FAILURE() << "a negative calm weight was taken";
+  } catch (const FieldError& e) {
+    EXPECT_EQ(e.field(), "options.calm_weight");
+  }
+  bad = PerformanceOptions{};
+  bad.free_points = {"hand_l", "tail"};
+  try {
+    checkPerformanceOptions(*free.model, bad);
+    ADD_FAILURE() << "an unknown free point was taken";
+  } catch (const FieldError& e) {
+    EXPECT_EQ(e.field(), "options.free_points[1]");
+  }
+}
+
+TEST(Performance, UntargetedPointsMoveWhereHoldingThemWouldLoseTheMotion) {
+  // marionette25 raises both hands 10 cm only by hoisting its whole body (ears, knees and feet
+  // 9 cm up): held calm, the fit would keep a third of the hands' lift.  The kinematic step lets
+  // them move instead, says so, and keeps the motion.
+  PerformanceRequest req;
+  req.model = loadModel("marionette25");
+  req.targets = readKeyframes(req.model, R"(keyframes:
+  - {t: 0.0, points: {hand_l: {offset: [0, 0, 0]}, hand_r: {offset: [0, 0, 0]}}}
+  - {t: 1.2, points: {hand_l: {offset: [0.03, 0.0, 0.10]}, hand_r: {offset: [0.03, 0.0, 0.10]}}}
+  - {t: 2.4, points: {hand_l: {offset: [0, 0, 0]}, hand_r: {offset: [0, 0, 0]}}}
+)",
+                              "raise.yaml");
+  req.options.dynamics = false;
+  const Plan plan = planPerformance(req);
+  EXPECT_NE(plan.message.find("the untargeted points were let move"), std::string::npos)
+      << plan.message;
+  EXPECT_EQ(plan.message.find("motion kept at"), std::string::npos) << plan.message;
+  EXPECT_GT(farthestUntargeted_m(plan), 0.05);  // the body went up with the hands
+}
+
 TEST(Performance, KeyframedJointsAndInputsAreFollowedAndReported) {
   // The mass's own x (a joint) keyframed 5 cm aside over 3 s, and the string's length (an input)
   // let out 5 cm: followed by both steps and reported in their units; the joint asked 1.5 m

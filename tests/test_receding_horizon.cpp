@@ -71,11 +71,14 @@ TEST(RecedingHorizon, TheTargetsAndTheRigGoingInHaveExactDerivatives) {
   // a rig input, weighted), a sample of each without one.
   s.rig_before.resize(2, mass->nk());
   s.rig_before << -0.01, 0.505, -0.025, 0.512;
-  s.track_points = {mass->pointIndex("mass")};
-  s.track_targets_m.resize(N + 1, 3);
+  // The mass's target and, weighted a quarter, the robot's (a performance's untargeted point
+  // held near its calm reference).
+  s.track_points = {mass->pointIndex("mass"), mass->pointIndex("robot")};
+  s.track_point_weight = {1.0, 0.25};
+  s.track_targets_m.resize(N + 1, 6);
   s.track_values.resize(N + 1, 2);
   for (int k = 0; k <= N; ++k) {
-    s.track_targets_m.row(k) << 0.01 * k, 0.0, 0.48 - 0.002 * k;
+    s.track_targets_m.row(k) << 0.01 * k, 0.0, 0.48 - 0.002 * k, 0.003 * k, 0.0, 1.0;
     s.track_values.row(k) << 0.004 * k, 0.02 - 0.001 * k;
   }
   s.track_targets_m(3, 0) = std::numeric_limits<double>::quiet_NaN();
@@ -117,6 +120,36 @@ TEST(RecedingHorizon, TheTargetsAndTheRigGoingInHaveExactDerivatives) {
     else
       EXPECT_GT(bound, 0.0) << k;
   }
+}
+
+TEST(RecedingHorizon, APointsWeightIsAsMuchAsListingItThatManyTimes) {
+  const ModelPtr mass = loadModel("suspended-mass");
+  const int N = 8;
+  TranscriptionSetup once = test::transcriptionFor(mass, "q:xm=0.0;tol=0.05", N);
+  once.goal_rows = false;
+  once.rest_knots = 0;
+  once.track_points = {mass->pointIndex("mass")};
+  once.track_point_weight = {3.0};
+  once.track_targets_m.resize(N + 1, 3);
+  for (int k = 0; k <= N; ++k) once.track_targets_m.row(k) << 0.02 * k, 0.0, 0.45;
+  TranscriptionSetup thrice = once;
+  thrice.track_points.assign(3, mass->pointIndex("mass"));
+  thrice.track_point_weight.clear();  // (all 1)
+  thrice.track_targets_m = once.track_targets_m.replicate(1, 3);
+  TranscriptionProblem a(once), b(thrice);
+  Eigen::VectorXd end = mass->defaultInputs();
+  end[0] += 0.05;
+  const Eigen::VectorXd z = a.initialGuess(test::quinticInputs(mass, end, N, 6));
+  a.evaluate(z, true);
+  b.evaluate(z, true);
+  EXPECT_GT(a.cost(), 0.0);
+  EXPECT_NEAR(a.cost(), b.cost(), 1e-12 * b.cost());
+  EXPECT_LE((a.gradient() - b.gradient()).cwiseAbs().maxCoeff(),
+            1e-12 * b.gradient().cwiseAbs().maxCoeff());
+  // A weight per point or none: any other count is refused.
+  TranscriptionSetup wrong = once;
+  wrong.track_point_weight = {1.0, 2.0};
+  EXPECT_THROW(TranscriptionProblem{wrong}, std::invalid_argument);
 }
 
 TEST(RecedingHorizon, FollowsAMotionTheIntegratorMadeWithinTheRigsLimits) {

@@ -133,6 +133,8 @@ std::string flagMessage(const FieldError& e) {
       {"options.knots_per_s", "--knots"},
       {"options.settle_s", "--settle"},
       {"options.disable", "--disable"},
+      {"options.calm_weight", "--calm"},
+      {"options.free_points", "--free"},
   };
   for (auto it = kFlags.rbegin(); it != kFlags.rend(); ++it)  // the longest prefix first
     if (fieldWithin(e.field(), it->first)) return it->second + ": " + e.problem();

@@ -80,7 +80,7 @@ constexpr const char* kUsage =
     "                  (--markers F.csv | --pcr F.pcr | --bvh F.bvh [--map MAP.yaml] |\n"
     "                   --keyframes F.yaml)... [--blend S] [--from S] [--to S] [--speed X]\n"
     "                  [--loop N] [--disable STRING|INPUT,...] [--margin M] [--tolerance M]\n"
-    "                  [--reach-tolerance M] [--no-retarget]\n"
+    "                  [--reach-tolerance M] [--no-retarget] [--calm W] [--free POINT,...]\n"
     "                  [--rate HZ] [--key-rate HZ] [--knots N] [--settle S] [--time-limit S]\n"
     "                  [--kinematic-only] [--weight NAME=V]... --out perf.json\n"
     "                  [--inputs-csv FILE] [--quiet]\n"

@@ -83,7 +83,7 @@ int cmdPerform(int argc, char** argv) {
                             "--keyframes", "--blend", "--from", "--to", "--speed", "--loop",
                             "--disable", "--margin", "--tolerance", "--reach-tolerance", "--rate",
                             "--key-rate", "--knots", "--settle", "--time-limit", "--weight",
-                            "--out", "--inputs-csv"},
+                            "--calm", "--free", "--out", "--inputs-csv"},
                            {"--kinematic-only", "--quiet", "--no-retarget"});
   if (!a.values.count("--model")) throw std::invalid_argument("perform needs --model NAME|FILE");
   if (!a.values.count("--out")) throw std::invalid_argument("perform needs --out perf.json");
@@ -154,6 +154,11 @@ int cmdPerform(int argc, char** argv) {
   o.dynamics = !a.switches.count("--kinematic-only");
   parseWeightFlags(a, o.weights);
   o.disable = program.disable;
+  number("--calm", o.calm_weight);
+  if (a.values.count("--free")) {
+    std::stringstream list(a.values.at("--free"));
+    for (std::string point; std::getline(list, point, ',');) o.free_points.push_back(point);
+  }
 
   const bool quiet = a.switches.count("--quiet");
   if (!quiet)

@@ -42,6 +42,21 @@ class FrameSolver {
     for (const std::string& name : keys.variables) variables_.push_back(model_.variableIndex(name));
     free_.assign(nk, 1);
     for (int i : setup.disable) free_[i] = 0;
+    // Where the calm points hang at the start inputs.
+    if (setup.calm_weight > 0 && !setup.calm_points.empty()) {
+      const RestPose rest = computeRestPose(setup.model, setup.start_inputs, nullptr,
+                                            standingOn(setup.collision->contacts()));
+      if (rest.ok) {
+        forwardKinematics(model_, data_, model_.configuration(rest.q, setup.start_inputs));
+        calm_weight_m_ = std::sqrt(setup.calm_weight);
+        calm_reference_m_.resize(3, static_cast<Eigen::Index>(setup.calm_points.size()));
+        for (std::size_t i = 0; i < setup.calm_points.size(); ++i) {
+          const Point& p = model_.points[setup.calm_points[i]];
+          calm_reference_m_.col(static_cast<Eigen::Index>(i)) =
+              pointPosition(data_, p.frame, p.position_m);
+        }
+      }
+    }
   }
 
   // The inputs of frame f with its targets, from `start`'s (fixed inputs set, the rest solved),
@@ -152,11 +167,13 @@ class FrameSolver {
     return c.stage_distance_m;
   }
 
-  // Point errors (m), joint errors (weighted), and the step from the last frame's inputs.
+  // Point errors (m), joint errors (weighted), the step from the last frame's inputs, and the
+  // calm points' distances from where they hang (weighted).
   Eigen::VectorXd residual(const Eigen::VectorXd& q, const Eigen::VectorXd& rho) {
     forwardKinematics(model_, data_, model_.configuration(q, rho));
     const int nk = model_.nk();
-    Eigen::VectorXd r(3 * points_.size() + variables_.size() + nk);
+    const auto calm = calm_reference_m_.cols();
+    Eigen::VectorXd r(3 * points_.size() + variables_.size() + nk + 3 * calm);
     int k = 0;
     for (std::size_t i = 0; i < points_.size(); ++i) {
       const Eigen::Vector3d target = keys_.position(frame_, static_cast<int>(i));
@@ -173,7 +190,13 @@ class FrameSolver {
                  ? (q[variables_[v]] - target) * kJointWeight_m
                  : 0.0;
     }
-    r.tail(nk) = kStepWeight_m * (rho - previous_rho_).cwiseQuotient(range_);
+    r.segment(k, nk) = kStepWeight_m * (rho - previous_rho_).cwiseQuotient(range_);
+    k += nk;
+    for (Eigen::Index i = 0; i < calm; ++i, k += 3) {
+      const Point& p = model_.points[setup_.calm_points[i]];
+      r.segment<3>(k) = calm_weight_m_ * (pointPosition(data_, p.frame, p.position_m) -
+                                          calm_reference_m_.col(i));
+    }
     return r;
   }
 
@@ -201,6 +224,8 @@ class FrameSolver {
   DynamicsData data_;
   CollisionChecker checker_;
   Eigen::VectorXd lower_, range_, previous_rho_;
+  Eigen::Matrix3Xd calm_reference_m_;  // the calm points where they hang (none: no columns)
+  double calm_weight_m_ = 0.0;
   std::vector<int> points_, variables_;
   std::vector<char> free_;
   int frame_ = 0;

@@ -30,6 +30,11 @@ struct KinematicSetup {
   double margin_m = 0.02;
   std::vector<int> disable;          // kept at the start's values
   Eigen::VectorXd start_inputs;      // n_k: the first frame's search starts here
+  // Points without a target held near where they hang at the start inputs, each metre off it
+  // weighing as sqrt(calm_weight) metres of a target's error: the inputs that move what no one
+  // asked to move (a leg's string lifting the leg to tip the body into a bow) are the last used.
+  std::vector<int> calm_points;  // model point indices
+  double calm_weight = 0.0;
   // A wall-clock cap, not a budget (the frames' iterations are counted): false stops refining;
   // each frame keeps its best so far and says it was cut short.
   std::function<bool()> in_time;

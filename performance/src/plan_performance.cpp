@@ -16,6 +16,7 @@
 #include "marionette/problem/verification.hpp"
 #include "marionette/trajopt/horizon_tracking.hpp"
 #include "marionette/trajopt/rig_motion_fit.hpp"
+#include "calm_reference.hpp"
 #include "performance_kinematics.hpp"
 #include "performance_tracking.hpp"
 #include "reach_fit.hpp"
@@ -41,6 +42,11 @@ void checkPerformanceOptions(const Model& model, const PerformanceOptions& o) {
   for (std::size_t i = 0; i < o.disable.size(); ++i)
     if (o.disable[i] < 0 || o.disable[i] >= model.nk())
       throw FieldError("options.disable[" + std::to_string(i) + "]", "not an input");
+  within("options.calm_weight", o.calm_weight, 0, 100, "(of a target's weight)");
+  for (std::size_t i = 0; i < o.free_points.size(); ++i)
+    if (model.pointIndex(o.free_points[i]) < 0)
+      throw FieldError("options.free_points[" + std::to_string(i) + "]",
+                       "model " + model.name + " has no point '" + o.free_points[i] + "'");
   OptimizationOptions check;
   check.weights = o.weights;
   checkOptimizationOptions(check);
@@ -163,6 +169,12 @@ Plan planPerformance(const PerformanceRequest& req, const ProgressFn& progress,
   ks.margin_m = o.margin_m;
   ks.disable = o.disable;
   ks.start_inputs = m.defaultInputs();
+  // The whole puppet in both steps' objectives (calm_reference.hpp).
+  const std::vector<int> calm =
+      o.calm_weight > 0 ? detail::calmPoints(m, targets.points, targets.variables, o.free_points)
+                        : std::vector<int>{};
+  ks.calm_points = calm;
+  ks.calm_weight = o.calm_weight;
   const bool has_deadline = o.time_limit_s > 0;
   const auto in_time = [&] {
     return (!has_deadline || secondsSince(t0) < o.time_limit_s) && !(cancelled && cancelled());
@@ -190,11 +202,11 @@ Plan planPerformance(const PerformanceRequest& req, const ProgressFn& progress,
   // ... the targets fitted into reach: to where the key frames hold their points (stage
   // coordinates).  What the dynamics step follows and the plan is measured against.
   const int n_points = static_cast<int>(targets.points.size());
-  auto heldPoints = [&] {
-    Eigen::MatrixXd held(static_cast<Eigen::Index>(frames.size()), 3 * n_points);
+  auto heldPoints = [&](const std::vector<detail::KinematicFrame>& solved) {
+    Eigen::MatrixXd held(static_cast<Eigen::Index>(solved.size()), 3 * n_points);
     DynamicsData data(m);
-    for (std::size_t f = 0; f < frames.size(); ++f) {
-      forwardKinematics(m, data, m.configuration(frames[f].q, frames[f].rho));
+    for (std::size_t f = 0; f < solved.size(); ++f) {
+      forwardKinematics(m, data, m.configuration(solved[f].q, solved[f].rho));
       for (int p = 0; p < n_points; ++p) {
         const Point& point = m.points[m.pointIndex(targets.points[p])];
         held.block<1, 3>(static_cast<Eigen::Index>(f), 3 * p) =
@@ -203,10 +215,38 @@ Plan planPerformance(const PerformanceRequest& req, const ProgressFn& progress,
     }
     return held;
   };
-  Eigen::MatrixXd held_m = heldPoints();
-  const std::vector<detail::ReachFit> fits =
+  Eigen::MatrixXd held_m = heldPoints(frames);
+  std::vector<detail::ReachFit> fits =
       o.retarget && !kinematic_cut ? detail::fitIntoReach(keys_stage, held_m, o.tolerance_m)
                                    : std::vector<detail::ReachFit>(n_points);
+  // Before a motion is shrunk below half (a lost motion): whether the puppet makes more of it
+  // with its untargeted limbs moved too (marionette25's hands raised 11 cm by hoisting the whole
+  // puppet).  The key frames solved again without the calm points, kept when their fit loses no
+  // motion.
+  auto leastKept = [](const std::vector<detail::ReachFit>& fitted_into_reach) {
+    double least = 1.0;
+    for (const detail::ReachFit& f : fitted_into_reach) least = std::min(least, f.kept);
+    return least;
+  };
+  if (o.retarget && !kinematic_cut && !calm.empty() && leastKept(fits) < 0.5) {
+    detail::KinematicSetup unheld = ks;
+    unheld.calm_points.clear();
+    std::vector<detail::KinematicFrame> moved = detail::solveKeyFrames(unheld, keys);
+    stopIfCancelled();
+    const bool moved_cut = std::any_of(moved.begin(), moved.end(),
+                                       [](const detail::KinematicFrame& f) { return f.cut_short; });
+    const Eigen::MatrixXd moved_m = heldPoints(moved);
+    std::vector<detail::ReachFit> moved_fits =
+        detail::fitIntoReach(keys_stage, moved_m, o.tolerance_m);
+    if (!moved_cut && leastKept(moved_fits) >= 0.5) {
+      frames = std::move(moved);
+      held_m = moved_m;
+      fits = std::move(moved_fits);
+      ks = std::move(unheld);  // (its refinement below, too)
+      notes.push_back("the untargeted points were let move where holding them lost a target's "
+                      "motion");
+    }
+  }
   const TargetMotion fitted = detail::applyReachFit(sampled, fits);
   const TargetMotion fitted_keys = detail::applyReachFit(keys_stage, fits);
   // The key frames whose points are held off their fitted targets, solved again for them from
@@ -225,7 +265,7 @@ Plan planPerformance(const PerformanceRequest& req, const ProgressFn& progress,
     frames = detail::refineKeyFrames(ks, inWorld(fitted_keys), frames, refine);
     stopIfCancelled();
     kinematic_cut = cutShort("the kinematic step's refinement on the fitted targets");
-    held_m = heldPoints();
+    held_m = heldPoints(frames);
   }
   report("kinematic", 0, 0.0);
   Eigen::MatrixXd key_inputs(static_cast<Eigen::Index>(frames.size()), m.nk());
@@ -300,6 +340,11 @@ Plan planPerformance(const PerformanceRequest& req, const ProgressFn& progress,
     setup.reference_inputs = u_kinematic;
     for (const std::string& name : fitted.points) setup.track_points.push_back(m.pointIndex(name));
     setup.track_targets_m = inWorld(fitted).positions_m;
+    // The calm points held near where the kinematic step's rest poses put them.
+    if (!calm.empty())
+      detail::holdCalm(setup, calm, o.calm_weight,
+                       detail::restPointMotion(model, u_kinematic, calm, start.q,
+                                               collision->contacts()));
     setup.track_values = sampled.values;
     for (const std::string& name : sampled.variables) {
       setup.track_variables.push_back(m.variableIndex(name));

@@ -59,6 +59,9 @@ SettleTail settleTail(const MotionProblem& request, const Plan& performance, dou
   OptimizationOptions options;
   options.margin_m = margin_m;
   options.time_limit_s = time_limit_s;
+  // The rig goes on from where the performance leaves it moving (its speed and acceleration at
+  // the join within the limits).
+  options.rig_history = performance.inputs.topRows(n - 1).colwise().reverse();
   try {
     const OptimizedPlan settled = optimizePlan(tail, hold, options);
     out.iterations = settled.report.iterations;

@@ -27,7 +27,9 @@ HorizonTrackingResult trackOverHorizon(const HorizonTracking& s) {
   const auto P = static_cast<int>(s.track_points.size());
   const auto V = static_cast<int>(s.track_variables.size());
   if (S < 2 || s.reference_inputs.cols() != nk ||
-      (P > 0 && (s.track_targets_m.rows() != S || s.track_targets_m.cols() != 3 * P)) ||
+      (P > 0 && (s.track_targets_m.rows() != S || s.track_targets_m.cols() != 3 * P ||
+                 (!s.track_point_weight.empty() &&
+                  static_cast<int>(s.track_point_weight.size()) != P))) ||
       (V > 0 && (s.track_values.rows() != S || s.track_values.cols() != V ||
                  static_cast<int>(s.track_variable_scale_m.size()) != V)) ||
       static_cast<int>(s.input_scale_m.size()) != nk)
@@ -113,6 +115,7 @@ HorizonTrackingResult trackOverHorizon(const HorizonTracking& s) {
     if (s0 + W > S - 1) setup.hold_from_knot = S - 1 - s0;
     if (P > 0) {
       setup.track_points = s.track_points;
+      setup.track_point_weight = s.track_point_weight;
       setup.track_targets_m.resize(W + 1, 3 * P);
       for (int k = 0; k <= W; ++k)
         setup.track_targets_m.row(k) = s.track_targets_m.row(sample(s0, k));

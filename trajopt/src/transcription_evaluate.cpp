@@ -255,8 +255,8 @@ void TranscriptionProblem::addSwingAndTensionCosts(const Eigen::VectorXd& z, boo
   }
 }
 
-// The targets at knots 1..N: c |p_i - target_i|^2 with c = w dt / (1 cm)^2, a variable's
-// c weight (s (v - value))^2.
+// The targets at knots 1..N: c weight_i |p_i - target_i|^2 with c = w dt / (1 cm)^2, a
+// variable's c weight (s (v - value))^2.
 void TranscriptionProblem::addTrackingCosts(bool derivatives) {
   const Model& m = *setup_.model;
   const double c = setup_.weights.tracking * setup_.integrator.dt_s / (kTrack_m * kTrack_m);
@@ -271,11 +271,12 @@ void TranscriptionProblem::addTrackingCosts(bool derivatives) {
         continue;
       }
       const Point& point = m.points[setup_.track_points[i]];
+      const double weight = setup_.track_point_weight.empty() ? 1.0 : setup_.track_point_weight[i];
       const Eigen::Vector3d e = pointPosition(data_, point.frame, point.position_m) - target;
-      cost_ += c * e.squaredNorm();
+      cost_ += c * weight * e.squaredNorm();
       if (!derivatives) continue;
       pointJacobian(m, data_, point.frame, point.position_m, J);
-      gradient_.segment(xAt(k), nq_).noalias() += (2 * c) * (J.transpose() * e);
+      gradient_.segment(xAt(k), nq_).noalias() += (2 * c * weight) * (J.transpose() * e);
     }
     for (std::size_t i = 0; i < setup_.track_variables.size(); ++i) {
       const double value = setup_.track_values(k, static_cast<Eigen::Index>(i));

@@ -149,14 +149,15 @@ void TranscriptionProblem::hessian(const Eigen::VectorXd& z, double sigma,
   for (std::size_t r = 0; r < goal_point_jacobians_.size(); ++r)
     xx(goal_knot_).noalias() += y[goal_row_ + static_cast<int>(r)] *
                                 (goal_point_jacobians_[r].transpose() * goal_point_jacobians_[r]);
-  // The targets' Gauss-Newton curvature: 2 c J^T J of each point (its own curvature left out),
-  // a variable's 2 c s^2.
+  // The targets' Gauss-Newton curvature: 2 c weight J^T J of each point (its own curvature left
+  // out), a variable's 2 c weight s^2.
   const double c = sigma * 2 * w.tracking * dt / (kTrack_m * kTrack_m);
   const int P = static_cast<int>(setup_.track_points.size());
   for (int k = 1; k <= N_; ++k) {
     for (int i = 0; i < P; ++i) {
       const Eigen::MatrixXd& J = track_jacobians_[k * P + i];
-      xx(k).noalias() += c * (J.transpose() * J);
+      const double weight = setup_.track_point_weight.empty() ? 1.0 : setup_.track_point_weight[i];
+      xx(k).noalias() += (c * weight) * (J.transpose() * J);
     }
     for (std::size_t i = 0; i < setup_.track_variables.size(); ++i) {
       if (!std::isfinite(setup_.track_values(k, static_cast<Eigen::Index>(i)))) continue;

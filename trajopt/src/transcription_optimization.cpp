@@ -6,6 +6,7 @@
 #include <limits>
 #include <optional>
 #include <sstream>
+#include <stdexcept>
 #include <vector>
 
 #include "marionette/common/text.hpp"
@@ -106,6 +107,15 @@ PreparedTranscription prepareTranscription(const MotionProblem& request,
   setup.accel_share = setup.limit_share / factor;
   VariationalIntegrator vi(model, setup.integrator);
   setup.start = vi.stateFromVelocity(start.q, start.qdot, rho0);
+  // The rig going in, at the knots' spacing: the rows `factor` and 2 `factor` samples back.
+  const Eigen::MatrixXd& history = options.rig_history;
+  if (history.rows() > 0) {
+    if (history.cols() != model->nk())
+      throw std::invalid_argument("optimization: the rig's history needs one column per input");
+    setup.rig_before.resize(2, model->nk());
+    for (Eigen::Index i = 0; i < 2; ++i)
+      setup.rig_before.row(i) = history.row(std::min((i + 1) * factor - 1, history.rows() - 1));
+  }
   setup.goal = request.goal;
   setup.collision = collision;
   // Rows beyond the margins the plan must keep, so that the re-simulation's difference from the

@@ -41,7 +41,9 @@ TranscriptionProblem::TranscriptionProblem(const TranscriptionSetup& s)
   goal_knot_ = s.goal_knot < 0 ? N_ : s.goal_knot;
   const auto P = static_cast<Eigen::Index>(s.track_points.size()),
              V = static_cast<Eigen::Index>(s.track_variables.size());
-  if ((P > 0 && (s.track_targets_m.rows() != N_ + 1 || s.track_targets_m.cols() != 3 * P)) ||
+  if ((P > 0 && (s.track_targets_m.rows() != N_ + 1 || s.track_targets_m.cols() != 3 * P ||
+                 (!s.track_point_weight.empty() &&
+                  static_cast<Eigen::Index>(s.track_point_weight.size()) != P))) ||
       (V > 0 && (s.track_values.rows() != N_ + 1 || s.track_values.cols() != V ||
                  static_cast<Eigen::Index>(s.track_variable_scale_m.size()) != V ||
                  (!s.track_variable_weight.empty() &&

@@ -119,11 +119,13 @@ struct TranscriptionSetup {
   // going in (a receding horizon's window starts mid-motion).  Empty: at rest at the start's.
   Eigen::MatrixXd rig_before;
   // Targets followed at the knots (a performance's): named points (model point indices) and their
-  // positions (N+1 rows of 3 per point, world frame; a NaN sample has none); variables (indices
-  // into q: the puppet's, then the rig's) and their values (N+1 rows, one column each; NaN: none),
-  // each error times its scale (m per unit: a radian as 0.1 m) and its weight (empty: all 1).
+  // positions (N+1 rows of 3 per point, world frame; a NaN sample has none), each with its weight
+  // (empty: all 1); variables (indices into q: the puppet's, then the rig's) and their values
+  // (N+1 rows, one column each; NaN: none), each error times its scale (m per unit: a radian as
+  // 0.1 m) and its weight (empty: all 1).
   std::vector<int> track_points;
   Eigen::MatrixXd track_targets_m;
+  std::vector<double> track_point_weight;
   std::vector<int> track_variables;
   Eigen::MatrixXd track_values;
   std::vector<double> track_variable_scale_m, track_variable_weight;

@@ -267,7 +267,8 @@ class Client:
         """Plays a performance: yields pb.PlanEvent (progress, then the plan with `targets` and
         `tracking`).  clips: (format, text) or (format, text, map_yaml) in playing order, format
         one of "markers", "pcr", "bvh", "keyframes"; fields: PerformRequest's numbers by name
-        (speed=0.5, loop=2, margin_m=0.03, kinematic_only=True, ...)."""
+        (speed=0.5, loop=2, margin_m=0.03, kinematic_only=True, calm_weight=0.05,
+        free_points=["hand_l"], ...)."""
         req = pb.PerformRequest(model=_model_ref(model), **fields)
         if scene is not None:
             req.scene.CopyFrom(_scene_ref(scene))

@@ -135,6 +135,11 @@ PerformanceRequest performRequestFromProto(const v1::PerformRequest& r, ModelPtr
   number("time_limit_s", r.time_limit_s(), o.time_limit_s);
   number("reach_tolerance_m", r.reach_tolerance_m(), o.reach_tolerance_m);
   o.retarget = !r.no_retarget();
+  if (r.has_calm_weight()) {
+    requireFinite("calm_weight", r.calm_weight());
+    o.calm_weight = r.calm_weight();
+  }
+  o.free_points.assign(r.free_points().begin(), r.free_points().end());
   if (o.time_limit_s == 0) o.time_limit_s = max_time_limit_s;  // unset: the operator's deadline
   if (o.time_limit_s > max_time_limit_s)
     invalid("time_limit_s", "must be at most " + formatNumber(max_time_limit_s) +

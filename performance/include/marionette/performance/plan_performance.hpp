@@ -58,6 +58,12 @@ struct PerformanceOptions {
   bool dynamics = true;        // false: the kinematic step's motion is the plan
   // Inputs held at the start's values throughout (a limb disabled: editing.hpp limbInputs).
   std::vector<int> disable;  // kinematic variable indices
+  // The whole puppet in the dynamics step's objective: every named point without a target is
+  // held near where the rest poses of the kinematic step's inputs put it, with this weight of a
+  // target's (0: none), so that limbs nobody asked to move follow as a slowly moved puppet's
+  // would instead of flailing.  Points named in free_points are left out of it.
+  double calm_weight = 0.1;
+  std::vector<std::string> free_points;
   // The dynamics step's objective (the transcription's terms over each window): effort, jerk,
   // swing, tension_rate and tracking; the others (the plans' settle hold, slack, duration and
   // clearance terms) have no part in it and are refused.  The tension rate is light: at the

@@ -54,6 +54,7 @@ struct HorizonTracking {
   // Targets at the S samples, as the transcription takes them, over the whole motion.
   std::vector<int> track_points;
   Eigen::MatrixXd track_targets_m;  // S rows of 3 per point, world frame; NaN: none
+  std::vector<double> track_point_weight;  // per point (empty: all 1)
   std::vector<int> track_variables;
   Eigen::MatrixXd track_values;  // S rows, one column each; NaN: none
   std::vector<double> track_variable_scale_m;

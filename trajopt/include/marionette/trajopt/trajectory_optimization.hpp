@@ -74,6 +74,10 @@ struct OptimizationOptions {
   // 50 iterations; those 100 do not settle take ~10 s.
   int max_iterations = 100;
   double knots_per_s = 4.0;   // the warm starts' B-spline segments a second (at least 3 in all)
+  // The rig's inputs before the plan's first sample, at the plan's rate, the latest first (rows
+  // of n_k): its speed and acceleration going in, which the motion's rows continue (a
+  // performance's end settled from where its rig is moving).  Empty: at rest at the start's.
+  Eigen::MatrixXd rig_history;
 };
 
 // The largest motion optimized (docs/service.md, limits): a longer plan comes back unchanged,
