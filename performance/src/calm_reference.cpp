@@ -13,7 +13,8 @@ std::vector<int> calmPoints(const Model& m, const std::vector<std::string>& targ
                             const std::vector<std::string>& targeted_variables,
                             const std::vector<std::string>& free_points) {
   std::vector<int> targeted_joints;
-  for (const std::string& name : targeted_variables) targeted_joints.push_back(m.variableIndex(name));
+  for (const std::string& name : targeted_variables)
+    targeted_joints.push_back(m.variableIndex(name));
   auto calm = [&](int p) {
     bool puppet = false;  // a dynamic joint carries it
     for (int f = m.points[p].frame; f >= 0; f = m.frames[f].parent) {

@@ -220,7 +220,7 @@ Plan planPerformance(const PerformanceRequest& req, const ProgressFn& progress,
       o.retarget && !kinematic_cut ? detail::fitIntoReach(keys_stage, held_m, o.tolerance_m)
                                    : std::vector<detail::ReachFit>(n_points);
   // Before a motion is shrunk below half (a lost motion): whether the puppet makes more of it
-  // with its untargeted limbs moved too (marionette25's hands raised 11 cm by hoisting the whole
+  // with its untargeted limbs moved too (marionette25's hands raised 10 cm by hoisting the whole
   // puppet).  The key frames solved again without the calm points, kept when their fit loses no
   // motion.
   auto leastKept = [](const std::vector<detail::ReachFit>& fitted_into_reach) {
