@@ -782,6 +782,7 @@ class Perform(unittest.TestCase):
 
     def test_bad_sources_and_flags_exit_2_naming_them(self):
         bad = self.write("bad.csv", "t,mass_x,mass_y,mass_z\n0,0,0,0.5\n1,0,zero,0.5\n")
+        ok = self.write("ok.csv", "t,mass_x,mass_y,mass_z\n0,0,0,0.5\n1,0,0,0.5\n")
         out = os.path.join(self.dir.name, "x.json")
         for args, needles in (
                 (["--markers", bad], [bad + ":3:", "column 'mass_y'", "zero"]),
@@ -795,23 +796,14 @@ class Perform(unittest.TestCase):
                                                "MOTION\nFrames: 2\nFrame Time: 0.5\n0 0 0\n"
                                                "0 0 1\n")], ["no built-in map", "--map"]),
                 (["--pcr", self.write("p.pcr", "0\t1\n")], ["PuppetCopter"]),
-                (["--markers", self.write("ok.csv", "t,mass_x,mass_y,mass_z\n0,0,0,0.5\n"
-                                                    "1,0,0,0.5\n"), "--speed", "0"],
-                 ["--speed"]),
-                (["--markers", self.write("ok.csv", "t,mass_x,mass_y,mass_z\n0,0,0,0.5\n"
-                                                    "1,0,0,0.5\n"), "--rate", "5"],
-                 ["--rate: must be in [10, 1000] Hz"]),
-                (["--markers", self.write("ok.csv", "t,mass_x,mass_y,mass_z\n0,0,0,0.5\n"
-                                                    "1,0,0,0.5\n"), "--reach-tolerance", "-1"],
+                (["--markers", ok, "--speed", "0"], ["--speed"]),
+                (["--markers", ok, "--rate", "5"], ["--rate: must be in [10, 1000] Hz"]),
+                (["--markers", ok, "--reach-tolerance", "-1"],
                  ["--reach-tolerance: must be in [0, 1] m"]),
-                (["--markers", self.write("ok.csv", "t,mass_x,mass_y,mass_z\n0,0,0,0.5\n"
-                                                    "1,0,0,0.5\n"), "--weight", "settle=5"],
+                (["--markers", ok, "--weight", "settle=5"],
                  ["--weight", "settle", "no such term", "complementarity and tracking"]),
-                (["--markers", self.write("ok.csv", "t,mass_x,mass_y,mass_z\n0,0,0,0.5\n"
-                                                    "1,0,0,0.5\n"), "--calm", "-1"],
-                 ["--calm: must be in [0, 100]"]),
-                (["--markers", self.write("ok.csv", "t,mass_x,mass_y,mass_z\n0,0,0,0.5\n"
-                                                    "1,0,0,0.5\n"), "--free", "robot,tail"],
+                (["--markers", ok, "--calm", "-1"], ["--calm: must be in [0, 100]"]),
+                (["--markers", ok, "--free", "robot,tail"],
                  ["--free: model suspended-mass has no point 'tail'"]),
                 ([], ["needs a source"])):
             p = run("perform", "--model", "suspended-mass", *args, "--out", out, check=False)

@@ -61,12 +61,18 @@ double rms(const Eigen::MatrixXd& a, const Eigen::MatrixXd& b) {
   return std::sqrt((a - b).rowwise().squaredNorm().mean());
 }
 
-TEST(RecedingHorizon, TheTargetsAndTheRigGoingInHaveExactDerivatives) {
-  const ModelPtr mass = loadModel("suspended-mass");
-  const int N = 12;
+// A receding horizon's window of the suspended mass: N knots, no goal rows, no rest knots.
+TranscriptionSetup massWindow(const ModelPtr& mass, int N) {
   TranscriptionSetup s = test::transcriptionFor(mass, "q:xm=0.0;tol=0.05", N);
   s.goal_rows = false;
   s.rest_knots = 0;
+  return s;
+}
+
+TEST(RecedingHorizon, TheTargetsAndTheRigGoingInHaveExactDerivatives) {
+  const ModelPtr mass = loadModel("suspended-mass");
+  const int N = 12;
+  TranscriptionSetup s = massWindow(mass, N);
   // A window mid-motion: the rig moving in, a point's target and two variables' (one of them
   // a rig input, weighted), a sample of each without one.
   s.rig_before.resize(2, mass->nk());
@@ -125,9 +131,7 @@ TEST(RecedingHorizon, TheTargetsAndTheRigGoingInHaveExactDerivatives) {
 TEST(RecedingHorizon, APointsWeightIsAsMuchAsListingItThatManyTimes) {
   const ModelPtr mass = loadModel("suspended-mass");
   const int N = 8;
-  TranscriptionSetup once = test::transcriptionFor(mass, "q:xm=0.0;tol=0.05", N);
-  once.goal_rows = false;
-  once.rest_knots = 0;
+  TranscriptionSetup once = massWindow(mass, N);
   once.track_points = {mass->pointIndex("mass")};
   once.track_point_weight = {3.0};
   once.track_targets_m.resize(N + 1, 3);
