@@ -11,6 +11,7 @@
 
 #include "block_tridiagonal_ldlt.hpp"
 #include "bunch_kaufman.hpp"
+#include "dense_kernels.hpp"
 #include "quasidefinite_ldlt.hpp"
 
 namespace marionette {
@@ -18,6 +19,7 @@ namespace {
 
 using detail::BlockTridiagonalLdlt;
 using detail::BunchKaufman;
+using detail::DenseKernels;
 using detail::Inertia;
 using detail::QuasidefiniteLdlt;
 
@@ -154,8 +156,9 @@ struct Staged {
 
 // `split`: the stages' variables given as their quasidefinite split (factored without pivoting
 // where that holds).
-Staged stagedMatrix(std::mt19937& rng, int stages, bool convex, bool split = false) {
-  std::uniform_int_distribution<int> size(1, 9), rows(0, 4);
+Staged stagedMatrix(std::mt19937& rng, int stages, bool convex, bool split = false,
+                    int largest = 9) {
+  std::uniform_int_distribution<int> size(1, largest), rows(0, (largest + 1) / 2);
   std::normal_distribution<double> normal;
   std::vector<int> sizes, variables;
   std::vector<Eigen::MatrixXd> diagonal;
@@ -277,6 +280,181 @@ TEST(BlockTridiagonalLdlt, StopsOnceTheInertiaExceedsTheBound) {
   }
   EXPECT_GT(wrong, 10);
   EXPECT_GT(stopped_early, wrong / 3);
+}
+
+// Each kernel of each set against Eigen's expression of it, on blocks inside larger arrays (the
+// leading dimensions) and sizes past Eigen's blocking.
+TEST(DenseKernels, EachSetComputesWhatItsNameSays) {
+  std::vector<const DenseKernels*> sets{&detail::portableKernels()};
+  if (detail::avx2FmaKernels()) sets.push_back(detail::avx2FmaKernels());
+  EXPECT_TRUE(&detail::denseKernels() == sets.front() || &detail::denseKernels() == sets.back());
+  std::mt19937 rng(21);
+  std::normal_distribution<double> normal;
+  auto random = [&](int rows, int columns) {
+    Eigen::MatrixXd M(rows, columns);
+    for (Eigen::Index i = 0; i < M.size(); ++i) M.data()[i] = normal(rng);
+    return M;
+  };
+  for (const DenseKernels* k : sets) {
+    SCOPED_TRACE(k->name);
+    for (int n : {1, 7, 70, 131}) {
+      const int ld = n + 3, m = n / 2 + 2;
+      Eigen::MatrixXd G = random(n, n);
+      const Eigen::MatrixXd A = G * G.transpose() + n * Eigen::MatrixXd::Identity(n, n);
+      Eigen::MatrixXd store = Eigen::MatrixXd::Zero(ld, n);
+      store.topRows(n) = A;
+      ASSERT_TRUE(k->cholesky_lower(store.data(), n, ld));
+      const Eigen::MatrixXd L = store.topRows(n).triangularView<Eigen::Lower>();
+      EXPECT_LT((L * L.transpose() - A).norm(), 1e-12 * A.norm());
+      Eigen::MatrixXd not_definite = -A;
+      EXPECT_FALSE(k->cholesky_lower(not_definite.data(), n, n));
+      const double tolerance = 1e-10 * n;
+      // Solves: L^-1 B, L^-T B (with L's diagonal and a unit one), Y L^-T.
+      const Eigen::MatrixXd B = random(n, m);
+      for (bool unit : {false, true}) {
+        const Eigen::MatrixXd T =
+            unit ? Eigen::MatrixXd(L.triangularView<Eigen::StrictlyLower>()) +
+                       Eigen::MatrixXd::Identity(n, n)
+                 : L;
+        for (int columns : {1, m}) {
+          Eigen::MatrixXd X = B.leftCols(columns);
+          k->solve_left_lower(store.data(), n, ld, unit, X.data(), columns, n);
+          EXPECT_LT((T * X - B.leftCols(columns)).norm(), tolerance * B.norm());
+          X = B.leftCols(columns);
+          k->solve_left_lower_transposed(store.data(), n, ld, unit, X.data(), columns, n);
+          EXPECT_LT((T.transpose() * X - B.leftCols(columns)).norm(), tolerance * B.norm());
+        }
+      }
+      Eigen::MatrixXd Y = B.transpose();
+      k->solve_right_lower_transposed(store.data(), n, ld, Y.data(), m, m);
+      EXPECT_LT((Y * L.transpose() - B.transpose()).norm(), tolerance * B.norm());
+      // Rank updates and the product, on the lower triangle only.
+      const Eigen::MatrixXd S0 = random(m, m);
+      Eigen::MatrixXd S = S0;
+      const Eigen::MatrixXd Bt = B.transpose();
+      k->rank_update_lower(S.data(), m, m, Bt.data(), n, m, -0.5);
+      Eigen::MatrixXd expected = S0 - 0.5 * B.transpose() * B;
+      EXPECT_LT((Eigen::MatrixXd(S.triangularView<Eigen::Lower>()) -
+                 Eigen::MatrixXd(expected.triangularView<Eigen::Lower>())).norm(),
+                tolerance * expected.norm());
+      EXPECT_EQ(Eigen::MatrixXd(S.triangularView<Eigen::StrictlyUpper>()),
+                Eigen::MatrixXd(S0.triangularView<Eigen::StrictlyUpper>()));
+      S = S0;
+      k->rank_update_lower_transposed(S.data(), m, m, B.data(), n, n, 2.0);
+      expected = S0 + 2.0 * B.transpose() * B;
+      EXPECT_LT((Eigen::MatrixXd(S.triangularView<Eigen::Lower>()) -
+                 Eigen::MatrixXd(expected.triangularView<Eigen::Lower>())).norm(),
+                tolerance * expected.norm());
+      const Eigen::MatrixXd C = random(n, m);
+      S = S0;
+      k->subtract_product_lower(S.data(), m, m, B.data(), n, C.data(), n, n);
+      expected = S0 - B.transpose() * C;
+      EXPECT_LT((Eigen::MatrixXd(S.triangularView<Eigen::Lower>()) -
+                 Eigen::MatrixXd(expected.triangularView<Eigen::Lower>())).norm(),
+                tolerance * expected.norm());
+      EXPECT_EQ(Eigen::MatrixXd(S.triangularView<Eigen::StrictlyUpper>()),
+                Eigen::MatrixXd(S0.triangularView<Eigen::StrictlyUpper>()));
+      // Products.
+      const Eigen::VectorXd x = random(m, 1), z = random(n, 1), y0 = random(n, 1);
+      Eigen::VectorXd y = y0;
+      k->multiply_add(B.data(), n, m, n, x.data(), y.data(), -1.5);
+      EXPECT_LT((y - (y0 - 1.5 * B * x)).norm(), tolerance * (1 + y.norm()));
+      Eigen::VectorXd w = x;
+      k->multiply_add_transposed(B.data(), n, m, n, z.data(), w.data(), 1.0);
+      EXPECT_LT((w - (x + B.transpose() * z)).norm(), tolerance * (1 + w.norm()));
+      Eigen::MatrixXd lower_only = A.triangularView<Eigen::Lower>();
+      y = y0;
+      k->symmetric_multiply_add(lower_only.data(), n, n, z.data(), y.data());
+      EXPECT_LT((y - (y0 + A * z)).norm(), tolerance * (1 + y.norm()));
+    }
+  }
+}
+
+// Each kernel gives the same bits wherever its operands lie (Eigen peels loops to the vector
+// width's alignment, 32 bytes with AVX, and an allocation is only 16-byte aligned): the operands
+// copied to 0..3 doubles past a 64-byte boundary, every result bit for bit the first's.
+TEST(DenseKernels, EachSetGivesTheSameBitsWhereverTheOperandsLie) {
+  std::vector<const DenseKernels*> sets{&detail::portableKernels()};
+  if (detail::avx2FmaKernels()) sets.push_back(detail::avx2FmaKernels());
+  std::mt19937 rng(23);
+  std::normal_distribution<double> normal;
+  for (const DenseKernels* k : sets) {
+    SCOPED_TRACE(k->name);
+    for (int n : {37, 131}) {
+      const int m = n / 2 + 3;
+      Eigen::MatrixXd G(n, n), B(n, m);
+      for (Eigen::Index i = 0; i < G.size(); ++i) G.data()[i] = normal(rng);
+      for (Eigen::Index i = 0; i < B.size(); ++i) B.data()[i] = normal(rng);
+      const Eigen::MatrixXd A = G * G.transpose() + n * Eigen::MatrixXd::Identity(n, n);
+      // Every kernel once on operands `offset` doubles past an aligned start; all results.
+      auto run = [&](int offset) {
+        std::vector<double> results;
+        alignas(64) static thread_local double arena[4][140 * 140 + 8];
+        auto place = [&](int slot, const Eigen::MatrixXd& M) {
+          double* p = arena[slot] + offset;
+          std::copy(M.data(), M.data() + M.size(), p);
+          return p;
+        };
+        auto keep = [&](const double* p, Eigen::Index size) {
+          results.insert(results.end(), p, p + size);
+        };
+        double* a = place(0, A);
+        EXPECT_TRUE(k->cholesky_lower(a, n, n));
+        keep(a, A.size());
+        for (int columns : {1, m}) {
+          double* b = place(1, B.leftCols(columns));
+          k->solve_left_lower(a, n, n, false, b, columns, n);
+          k->solve_left_lower_transposed(a, n, n, true, b, columns, n);
+          keep(b, n * columns);
+        }
+        double* y = place(1, B.transpose());
+        k->solve_right_lower_transposed(a, n, n, y, m, m);
+        keep(y, n * m);
+        double* s = place(2, Eigen::MatrixXd(B.transpose() * B));
+        double* w = place(1, B);
+        k->rank_update_lower_transposed(s, m, m, w, n, n, -0.5);
+        k->subtract_product_lower(s, m, m, w, n, w, n, n);
+        keep(s, m * m);
+        double* v = place(3, B.col(0));
+        k->symmetric_multiply_add(a, n, n, w, v);
+        k->multiply_add(a, n, n, n, w, v, 0.5);
+        keep(v, n);
+        return results;
+      };
+      const std::vector<double> first = run(0);
+      for (int offset = 1; offset < 4; ++offset)
+        EXPECT_TRUE(run(offset) == first) << "n " << n << ", " << offset << " doubles on";
+    }
+  }
+}
+
+// The baseline's kernels and AVX2 + FMA's give the same inertia and, to rounding, the same
+// solution on staged matrices with stages as large as a transcription's.
+TEST(DenseKernels, BothSetsFactorTheSameStagedMatrices) {
+  if (!detail::avx2FmaKernels()) GTEST_SKIP() << "this CPU has no AVX2 with FMA";
+  std::mt19937 rng(22);
+  int checked = 0;
+  for (int trial = 0; trial < 12; ++trial) {
+    Staged s = stagedMatrix(rng, 2 + trial % 4, trial % 3 != 0, trial % 2 == 0, 90);
+    const Eigen::VectorXd b = Eigen::VectorXd::Random(s.blocks.size());
+    s.blocks.setKernels(detail::portableKernels());
+    const Inertia portable = s.blocks.factorize(1e-13);
+    if (portable.zero > 0) continue;
+    Eigen::VectorXd x_portable = b;
+    s.blocks.solveInPlace(x_portable);
+    const int unpivoted = s.blocks.unpivotedStages();
+    s.blocks.setKernels(*detail::avx2FmaKernels());
+    const Inertia fast = s.blocks.factorize(1e-13);
+    EXPECT_EQ(fast.positive, portable.positive) << "trial " << trial;
+    EXPECT_EQ(fast.negative, portable.negative) << "trial " << trial;
+    EXPECT_EQ(s.blocks.unpivotedStages(), unpivoted) << "trial " << trial;
+    Eigen::VectorXd x_fast = b;
+    s.blocks.solveInPlace(x_fast);
+    EXPECT_LT((s.dense * x_fast - b).norm(), 1e-9 * (1 + b.norm())) << "trial " << trial;
+    EXPECT_LT((x_fast - x_portable).norm(), 1e-8 * (1 + x_portable.norm())) << "trial " << trial;
+    ++checked;
+  }
+  EXPECT_GE(checked, 8);
 }
 
 }  // namespace

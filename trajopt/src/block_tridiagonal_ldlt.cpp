@@ -30,8 +30,8 @@ void BlockTridiagonalLdlt::setStructure(const std::vector<int>& sizes,
   A_.resize(M);
   C_.resize(M);
   S_.resize(M);
-  factors_.resize(M);
-  quasidefinite_.resize(M);
+  factors_.assign(M, BunchKaufman(*kernels_));
+  quasidefinite_.assign(M, QuasidefiniteLdlt(*kernels_));
   unpivoted_.assign(M, 0);
   for (std::size_t k = 0; k < M; ++k) {
     A_[k].setZero(sizes[k], sizes[k]);
@@ -43,6 +43,22 @@ void BlockTridiagonalLdlt::setStructure(const std::vector<int>& sizes,
       if (c < 0 || c >= sizes[k - 1])
         throw std::invalid_argument("block tridiagonal: coupled column");
   }
+}
+
+void BlockTridiagonalLdlt::setKernels(const DenseKernels& kernels) {
+  kernels_ = &kernels;
+  for (auto& f : factors_) f.setKernels(kernels);
+  for (auto& q : quasidefinite_) q.setKernels(kernels);
+}
+
+void BlockTridiagonalLdlt::couplingProduct(int k, const Eigen::VectorXd& v, bool transposed) const {
+  const Eigen::MatrixXd& C = C_[k];
+  product_.setZero(transposed ? C.cols() : C.rows());
+  if (transposed)
+    kernels_->multiply_add_transposed(C.data(), C.rows(), C.cols(), C.rows(), v.data(),
+                                      product_.data(), 1.0);
+  else
+    kernels_->multiply_add(C.data(), C.rows(), C.cols(), C.rows(), v.data(), product_.data(), 1.0);
 }
 
 void BlockTridiagonalLdlt::setZero() {
@@ -112,7 +128,7 @@ void BlockTridiagonalLdlt::solveInPlace(Eigen::Ref<Eigen::VectorXd> b) const {
       const auto previous = b.segment(offsets_[k - 1], sizes_[k - 1]);
       coupled_vector_.resize(static_cast<Eigen::Index>(columns_[k].size()));
       for (std::size_t j = 0; j < columns_[k].size(); ++j) coupled_vector_[j] = previous[columns_[k][j]];
-      product_.noalias() = C_[k] * coupled_vector_;
+      couplingProduct(k, coupled_vector_, false);
       for (std::size_t i = 0; i < rows_[k].size(); ++i) bk[rows_[k][i]] -= product_[i];
     }
     solveStage(k, bk);
@@ -124,7 +140,7 @@ void BlockTridiagonalLdlt::solveInPlace(Eigen::Ref<Eigen::VectorXd> b) const {
     coupled_vector_.resize(static_cast<Eigen::Index>(rows_[k + 1].size()));
     for (std::size_t i = 0; i < rows_[k + 1].size(); ++i) coupled_vector_[i] = next[rows_[k + 1][i]];
     stage_vector_.setZero(sizes_[k]);
-    product_.noalias() = C_[k + 1].transpose() * coupled_vector_;
+    couplingProduct(k + 1, coupled_vector_, true);
     for (std::size_t j = 0; j < columns_[k + 1].size(); ++j)
       stage_vector_[columns_[k + 1][j]] = product_[j];
     solveStage(k, stage_vector_);
@@ -144,7 +160,8 @@ void BlockTridiagonalLdlt::multiplyAdd(const Eigen::Ref<const Eigen::VectorXd>& 
   const int M = stages();
   for (int k = 0; k < M; ++k) {
     const auto xk = x.segment(offsets_[k], sizes_[k]);
-    y.segment(offsets_[k], sizes_[k]).noalias() += A_[k].selfadjointView<Eigen::Lower>() * xk;
+    kernels_->symmetric_multiply_add(A_[k].data(), sizes_[k], sizes_[k], xk.data(),
+                                     y.data() + offsets_[k]);
     if (k == 0 || C_[k].size() == 0) continue;
     // The coupling and its transpose, on the coupled entries gathered.
     const auto xp = x.segment(offsets_[k - 1], sizes_[k - 1]);
@@ -152,11 +169,11 @@ void BlockTridiagonalLdlt::multiplyAdd(const Eigen::Ref<const Eigen::VectorXd>& 
     const std::vector<int>& F = columns_[k];
     coupled_vector_.resize(static_cast<Eigen::Index>(F.size()));
     for (std::size_t j = 0; j < F.size(); ++j) coupled_vector_[j] = xp[F[j]];
-    product_.noalias() = C_[k] * coupled_vector_;
+    couplingProduct(k, coupled_vector_, false);
     for (std::size_t i = 0; i < R.size(); ++i) y[offsets_[k] + R[i]] += product_[i];
     coupled_vector_.resize(static_cast<Eigen::Index>(R.size()));
     for (std::size_t i = 0; i < R.size(); ++i) coupled_vector_[i] = xk[R[i]];
-    product_.noalias() = C_[k].transpose() * coupled_vector_;
+    couplingProduct(k, coupled_vector_, true);
     for (std::size_t j = 0; j < F.size(); ++j) y[offsets_[k - 1] + F[j]] += product_[j];
   }
 }

@@ -41,6 +41,8 @@ class BlockTridiagonalLdlt {
   void setStructure(const std::vector<int>& sizes, std::vector<std::vector<int>> coupled_rows,
                     std::vector<std::vector<int>> coupled_columns,
                     std::vector<int> definite_sizes = {});
+  // The dense kernels its stages use (dense_kernels.hpp; the process's unless set).
+  void setKernels(const DenseKernels& kernels);
   int stages() const { return static_cast<int>(sizes_.size()); }
   int size() const { return total_; }
   int offset(int stage) const { return offsets_[stage]; }
@@ -71,6 +73,10 @@ class BlockTridiagonalLdlt {
 
  private:
   void solveStage(int k, Eigen::Ref<Eigen::VectorXd> b) const;
+  // product_ <- C_k v (transposed: C_k^T v).
+  void couplingProduct(int k, const Eigen::VectorXd& v, bool transposed) const;
+
+  const DenseKernels* kernels_ = &denseKernels();
 
   std::vector<int> sizes_, offsets_;
   int total_ = 0;

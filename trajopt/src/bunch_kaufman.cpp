@@ -111,7 +111,7 @@ void BunchKaufman::factorize(const Eigen::Ref<const Eigen::MatrixXd>& A, double 
 }
 
 void BunchKaufman::forward(Eigen::Ref<Eigen::MatrixXd> W) const {
-  L_.triangularView<Eigen::UnitLower>().solveInPlace(W);
+  kernels_->solve_left_lower(L_.data(), n_, n_, true, W.data(), W.cols(), W.outerStride());
 }
 
 void BunchKaufman::applyDInverse(Eigen::Ref<Eigen::MatrixXd> W) const {
@@ -132,7 +132,8 @@ void BunchKaufman::applyDInverse(Eigen::Ref<Eigen::MatrixXd> W) const {
 }
 
 void BunchKaufman::backward(Eigen::Ref<Eigen::MatrixXd> W) const {
-  L_.transpose().triangularView<Eigen::UnitUpper>().solveInPlace(W);
+  kernels_->solve_left_lower_transposed(L_.data(), n_, n_, true, W.data(), W.cols(),
+                                        W.outerStride());
 }
 
 void BunchKaufman::solveInPlace(Eigen::Ref<Eigen::MatrixXd> B) const {
@@ -147,9 +148,9 @@ void BunchKaufman::solveInPlace(Eigen::Ref<Eigen::MatrixXd> B) const {
 void BunchKaufman::solveVectorInPlace(Eigen::Ref<Eigen::VectorXd> b) const {
   solve_vector_.resize(n_);
   for (int i = 0; i < n_; ++i) solve_vector_[i] = b[perm_[i]];
-  L_.triangularView<Eigen::UnitLower>().solveInPlace(solve_vector_);
+  kernels_->solve_left_lower(L_.data(), n_, n_, true, solve_vector_.data(), 1, n_);
   applyDInverse(solve_vector_);
-  L_.transpose().triangularView<Eigen::UnitUpper>().solveInPlace(solve_vector_);
+  kernels_->solve_left_lower_transposed(L_.data(), n_, n_, true, solve_vector_.data(), 1, n_);
   for (int i = 0; i < n_; ++i) b[perm_[i]] = solve_vector_[i];
 }
 
@@ -160,7 +161,8 @@ void BunchKaufman::subtractQuadratic(const Eigen::Ref<const Eigen::MatrixXd>& B,
   forward(work);
   Eigen::MatrixXd scaled = work;
   applyDInverse(scaled);
-  S.triangularView<Eigen::Lower>() -= work.transpose() * scaled;
+  kernels_->subtract_product_lower(S.data(), B.cols(), S.outerStride(), work.data(), n_,
+                                   scaled.data(), n_, n_);
 }
 
 }  // namespace marionette::detail

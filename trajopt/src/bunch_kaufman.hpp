@@ -16,6 +16,8 @@
 #include <Eigen/Core>
 #include <vector>
 
+#include "dense_kernels.hpp"
+
 namespace marionette::detail {
 
 struct Inertia {
@@ -25,6 +27,9 @@ inline constexpr Inertia kAnyInertia{1 << 30, 1 << 30, 1 << 30};
 
 class BunchKaufman {
  public:
+  explicit BunchKaufman(const DenseKernels& kernels = denseKernels()) : kernels_(&kernels) {}
+  void setKernels(const DenseKernels& kernels) { kernels_ = &kernels; }
+
   // Factorizes the symmetric A (its lower triangle is read).  A pivot block whose largest entry is
   // at most `zero_pivot` (absolute) counts as a zero eigenvalue: the factorization is then
   // singular (solve() must not be used).  No allocation once the size has been seen.
@@ -50,6 +55,7 @@ class BunchKaufman {
   // W <- P L^-T W.
   void backward(Eigen::Ref<Eigen::MatrixXd> W) const;
 
+  const DenseKernels* kernels_;
   int n_ = 0;
   Eigen::MatrixXd LD_;           // L below the diagonal, D on it (and its 2x2 blocks' off-entry)
   Eigen::MatrixXd L_;            // L alone, strictly lower (its unit diagonal implied)

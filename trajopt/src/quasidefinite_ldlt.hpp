@@ -3,8 +3,8 @@
 //     A = [P  Q^T]  = L diag(I, -I) L^T,   L = [L_P       0 ]
 //         [Q  R  ]                             [X^T     L_T ]
 // P (p x p) positive definite, R - Q P^-1 Q^T negative definite: L_P L_P^T = P, X = L_P^-1 Q^T,
-// L_T L_T^T = X^T X - R, two Cholesky factorizations and a triangular solve, all blocked (Eigen's
-// LLT and its triangular and matrix products), without the pivot search of Bunch-Kaufman.  Such
+// L_T L_T^T = X^T X - R, two Cholesky factorizations and a triangular solve, all blocked
+// (dense_kernels.hpp), without the pivot search of Bunch-Kaufman.  Such
 // a matrix has exactly p positive and n - p negative eigenvalues, and every symmetric permutation
 // of it has an LDL^T factorization with diagonal D (Vanderbei, "Symmetric quasidefinite matrices",
 // SIAM J. Optim. 1995): an interior point's KKT block whose Hessian part, with its barrier terms,
@@ -18,10 +18,15 @@
 
 #include <Eigen/Core>
 
+#include "dense_kernels.hpp"
+
 namespace marionette::detail {
 
 class QuasidefiniteLdlt {
  public:
+  explicit QuasidefiniteLdlt(const DenseKernels& kernels = denseKernels()) : kernels_(&kernels) {}
+  void setKernels(const DenseKernels& kernels) { kernels_ = &kernels; }
+
   // Factorizes the symmetric A (its lower triangle is read) with P its leading p x p block.
   // False where A is not quasidefinite with that split (a Cholesky pivot not positive); then
   // nothing else may be used.
@@ -37,6 +42,7 @@ class QuasidefiniteLdlt {
                          Eigen::MatrixXd& work) const;
 
  private:
+  const DenseKernels* kernels_;
   Eigen::MatrixXd L_;  // lower triangular, n x n
   int p_ = 0;
 };
