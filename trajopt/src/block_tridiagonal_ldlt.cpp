@@ -33,6 +33,14 @@ void BlockTridiagonalLdlt::setStructure(const std::vector<int>& sizes,
   factors_.assign(M, BunchKaufman(*kernels_));
   quasidefinite_.assign(M, QuasidefiniteLdlt(*kernels_));
   unpivoted_.assign(M, 0);
+  Eigen::Index widest = 0, most_rows = 0;
+  for (std::size_t k = 0; k < M; ++k) {
+    widest = std::max<Eigen::Index>(widest, sizes[k]);
+    most_rows = std::max<Eigen::Index>(most_rows, static_cast<Eigen::Index>(rows_[k].size()));
+  }
+  gathered_.resize(widest, most_rows);
+  update_.resize(most_rows, most_rows);
+  work_.resize(widest, most_rows);
   for (std::size_t k = 0; k < M; ++k) {
     A_[k].setZero(sizes[k], sizes[k]);
     C_[k].setZero(static_cast<Eigen::Index>(rows_[k].size()),
@@ -84,15 +92,18 @@ const Inertia& BlockTridiagonalLdlt::factorize(double relative_zero_pivot, bool 
       // S_k(R, R) -= C~ S_{k-1}^-1 C~^T, C~ the coupled block: B = C~^T scattered into the
       // previous stage's rows.
       const std::vector<int>& F = columns_[k];
-      gathered_.setZero(sizes_[k - 1], static_cast<Eigen::Index>(R.size()));
+      const Eigen::Index n = sizes_[k - 1], r = static_cast<Eigen::Index>(R.size());
+      // (Blocks of buffers sized once by setStructure: no allocation here.)
+      auto gathered = gathered_.topLeftCorner(n, r);
+      gathered.setZero();
       for (std::size_t j = 0; j < F.size(); ++j)
-        gathered_.row(F[j]) = C_[k].col(static_cast<Eigen::Index>(j)).transpose();
-      Eigen::MatrixXd update =
-          Eigen::MatrixXd::Zero(static_cast<Eigen::Index>(R.size()), static_cast<Eigen::Index>(R.size()));
+        gathered.row(F[j]) = C_[k].col(static_cast<Eigen::Index>(j)).transpose();
+      auto update = update_.topLeftCorner(r, r);
+      update.setZero();
       if (unpivoted_[k - 1])
-        quasidefinite_[k - 1].subtractQuadratic(gathered_, update, work_);
+        quasidefinite_[k - 1].subtractQuadratic(gathered, update, work_);
       else
-        factors_[k - 1].subtractQuadratic(gathered_, update, work_);
+        factors_[k - 1].subtractQuadratic(gathered, update, work_);
       for (std::size_t j = 0; j < R.size(); ++j)
         for (std::size_t i = j; i < R.size(); ++i) S_[k](R[i], R[j]) += update(i, j);
     }

@@ -88,7 +88,7 @@ class BlockTridiagonalLdlt {
   std::vector<QuasidefiniteLdlt> quasidefinite_;
   std::vector<char> unpivoted_;  // per stage: quasidefinite_[k] holds its factors
   Inertia inertia_;
-  mutable Eigen::MatrixXd work_, gathered_;
+  Eigen::MatrixXd work_, gathered_, update_;  // the widest stage's scratch
   mutable Eigen::VectorXd stage_vector_, coupled_vector_, product_;
 };
 

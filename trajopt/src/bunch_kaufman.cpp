@@ -2,6 +2,7 @@
 #include "bunch_kaufman.hpp"
 
 #include <Eigen/Dense>
+#include <algorithm>
 #include <cmath>
 #include <utility>
 
@@ -156,13 +157,19 @@ void BunchKaufman::solveVectorInPlace(Eigen::Ref<Eigen::VectorXd> b) const {
 
 void BunchKaufman::subtractQuadratic(const Eigen::Ref<const Eigen::MatrixXd>& B,
                                      Eigen::Ref<Eigen::MatrixXd> S, Eigen::MatrixXd& work) const {
-  work.resize(n_, B.cols());
-  for (int i = 0; i < n_; ++i) work.row(i) = B.row(perm_[i]);
-  forward(work);
-  Eigen::MatrixXd scaled = work;
+  const Eigen::Index m = B.cols();
+  for (Eigen::MatrixXd* scratch : {&work, &scaled_})
+    if (scratch->rows() < n_ || scratch->cols() < m)
+      scratch->resize(std::max<Eigen::Index>(scratch->rows(), n_),
+                      std::max<Eigen::Index>(scratch->cols(), m));
+  auto W = work.topLeftCorner(n_, m);
+  for (int i = 0; i < n_; ++i) W.row(i) = B.row(perm_[i]);
+  forward(W);
+  auto scaled = scaled_.topLeftCorner(n_, m);
+  scaled = W;
   applyDInverse(scaled);
-  kernels_->subtract_product_lower(S.data(), B.cols(), S.outerStride(), work.data(), n_,
-                                   scaled.data(), n_, n_);
+  kernels_->subtract_product_lower(S.data(), m, S.outerStride(), work.data(), work.rows(),
+                                   scaled_.data(), scaled_.rows(), n_);
 }
 
 }  // namespace marionette::detail

@@ -43,7 +43,8 @@ class BunchKaufman {
   void solveInPlace(Eigen::Ref<Eigen::MatrixXd> B) const;
   void solveVectorInPlace(Eigen::Ref<Eigen::VectorXd> b) const;
   // The symmetric S <- S - B^T A^-1 B, its lower triangle (B: n x m, S: m x m): a Schur
-  // complement, with B's rows permuted and L^-1 applied once (work: n x m scratch).
+  // complement, with B's rows permuted and L^-1 applied once (work: scratch, grown to n x m
+  // where smaller).
   void subtractQuadratic(const Eigen::Ref<const Eigen::MatrixXd>& B, Eigen::Ref<Eigen::MatrixXd> S,
                          Eigen::MatrixXd& work) const;
 
@@ -59,7 +60,7 @@ class BunchKaufman {
   int n_ = 0;
   Eigen::MatrixXd LD_;           // L below the diagonal, D on it (and its 2x2 blocks' off-entry)
   Eigen::MatrixXd L_;            // L alone, strictly lower (its unit diagonal implied)
-  mutable Eigen::MatrixXd solve_work_;
+  mutable Eigen::MatrixXd solve_work_, scaled_;
   mutable Eigen::VectorXd solve_vector_;
   std::vector<int> perm_;        // P: row i of P^T A P is row perm_[i] of A
   std::vector<char> two_by_two_; // at the first index of each 2x2 pivot

@@ -8,7 +8,7 @@
 // are).  Its matrix products load unaligned and are indifferent; an elementwise loop's scalar
 // head is as its vector body only if neither is contracted to FMA (the AVX2 set is compiled with
 // -ffp-contract=off; Eigen's explicit multiply-adds inside its products stay); its symmetric
-// matrix-vector product sums differently from an aligned start, and is not used.
+// matrix-vector product sums from where its result is aligned, and is given an aligned one.
 #include <Eigen/Cholesky>
 #include <Eigen/Core>
 
@@ -114,13 +114,12 @@ void multiplyAddTransposed(const double* a, long rows, long columns, long lda, c
 
 void symmetricMultiplyAdd(const double* a, long n, long lda, const double* x, double* y) {
   if (n == 0) return;
-  // As two triangular products rather than Eigen's symmetric one, whose sums start where y is
-  // aligned to the vector width: with AVX's 32 bytes, wherever the allocator put it.
-  const ConstMatrix A = matrix(a, n, n, lda);
-  const ConstVector X(x, n);
-  Vector Y(y, n);
-  Y.noalias() += A.triangularView<Eigen::Lower>() * X;
-  Y.noalias() += A.triangularView<Eigen::StrictlyLower>().transpose() * X;
+  // Eigen's symmetric product starts its sums where y is aligned to the vector width (with AVX's
+  // 32 bytes, wherever the allocator put it): into a copy of y of this library's alignment.
+  thread_local Eigen::VectorXd result;
+  result = Vector(y, n);
+  result.noalias() += matrix(a, n, n, lda).selfadjointView<Eigen::Lower>() * ConstVector(x, n);
+  Vector(y, n) = result;
 }
 
 DenseKernels table(const char* name) {

@@ -193,7 +193,8 @@ bool KktSystem::refine(const Eigen::VectorXd& rhs) const {
 }
 
 void KktSystem::solve(Eigen::VectorXd& x, Eigen::VectorXd& c) const {
-  Eigen::VectorXd rhs(n_ + m_);
+  Eigen::VectorXd& rhs = rhs_;
+  rhs.resize(n_ + m_);
   for (int i = 0; i < n_; ++i) rhs[ldlt_.offset(stage_of_[i]) + local_of_[i]] = x[i];
   for (int r = 0; r < m_; ++r) rhs[ldlt_.offset(stage_of_[n_ + r]) + local_of_[n_ + r]] = c[r];
   // Factors without pivoting whose solve stays inaccurate after refinement are replaced by

@@ -83,7 +83,7 @@ class KktSystem {
   std::vector<Scatter> hessian_, jacobian_;
   std::vector<Pair> pairs_;
   std::vector<double*> variable_diagonal_, row_diagonal_;
-  mutable Eigen::VectorXd ordered_, residual_, correction_;
+  mutable Eigen::VectorXd rhs_, ordered_, residual_, correction_;
 };
 
 }  // namespace marionette::detail

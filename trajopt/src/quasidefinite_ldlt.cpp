@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: BSD-3-Clause
 #include "quasidefinite_ldlt.hpp"
 
+#include <algorithm>
+
 namespace marionette::detail {
 
 bool QuasidefiniteLdlt::factorize(const Eigen::Ref<const Eigen::MatrixXd>& A, int p) {
@@ -42,10 +44,13 @@ void QuasidefiniteLdlt::subtractQuadratic(const Eigen::Ref<const Eigen::MatrixXd
                                           Eigen::MatrixXd& work) const {
   // B^T A^-1 B = W^T diag(I, -I) W with W = L^-1 B.
   const long n = L_.rows(), m = B.cols(), r = n - p_;
-  work = B;
-  kernels_->solve_left_lower(L_.data(), n, n, false, work.data(), m, n);
-  kernels_->rank_update_lower_transposed(S.data(), m, S.outerStride(), work.data(), p_, n, -1.0);
-  kernels_->rank_update_lower_transposed(S.data(), m, S.outerStride(), work.data() + p_, r, n,
+  if (work.rows() < n || work.cols() < m)
+    work.resize(std::max<long>(work.rows(), n), std::max<long>(work.cols(), m));
+  const long ld = work.rows();
+  work.topLeftCorner(n, m) = B;
+  kernels_->solve_left_lower(L_.data(), n, n, false, work.data(), m, ld);
+  kernels_->rank_update_lower_transposed(S.data(), m, S.outerStride(), work.data(), p_, ld, -1.0);
+  kernels_->rank_update_lower_transposed(S.data(), m, S.outerStride(), work.data() + p_, r, ld,
                                          1.0);
 }
 

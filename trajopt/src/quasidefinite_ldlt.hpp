@@ -37,7 +37,8 @@ class QuasidefiniteLdlt {
   // B <- A^-1 B; b <- A^-1 b for a vector, without a matrix solve's packing.
   void solveInPlace(Eigen::Ref<Eigen::MatrixXd> B) const;
   void solveVectorInPlace(Eigen::Ref<Eigen::VectorXd> b) const;
-  // The symmetric S <- S - B^T A^-1 B, its lower triangle (B: n x m, S: m x m; work: scratch).
+  // The symmetric S <- S - B^T A^-1 B, its lower triangle (B: n x m, S: m x m; work: scratch,
+  // grown to n x m where smaller).
   void subtractQuadratic(const Eigen::Ref<const Eigen::MatrixXd>& B, Eigen::Ref<Eigen::MatrixXd> S,
                          Eigen::MatrixXd& work) const;
 
