@@ -29,7 +29,6 @@ void BlockTridiagonalLdlt::setStructure(const std::vector<int>& sizes,
   if (M > 0) rows_[0].clear(), columns_[0].clear();
   A_.resize(M);
   C_.resize(M);
-  S_.resize(M);
   factors_.assign(M, BunchKaufman(*kernels_));
   quasidefinite_.assign(M, QuasidefiniteLdlt(*kernels_));
   unpivoted_.assign(M, 0);
@@ -86,11 +85,11 @@ const Inertia& BlockTridiagonalLdlt::factorize(double relative_zero_pivot, bool 
   unpivoted_.assign(unpivoted_.size(), 0);
   const int M = stages();
   for (int k = 0; k < M; ++k) {
-    S_[k] = A_[k];
     const std::vector<int>& R = rows_[k];
-    if (k > 0 && !R.empty() && !columns_[k].empty()) {
-      // S_k(R, R) -= C~ S_{k-1}^-1 C~^T, C~ the coupled block: B = C~^T scattered into the
-      // previous stage's rows.
+    const bool coupled = k > 0 && !R.empty() && !columns_[k].empty();
+    if (coupled) {
+      // update_ <- -C~ S_{k-1}^-1 C~^T, S_k's change at (R, R), C~ the coupled block: B = C~^T
+      // scattered into the previous stage's rows.
       const std::vector<int>& F = columns_[k];
       const Eigen::Index n = sizes_[k - 1], r = static_cast<Eigen::Index>(R.size());
       // (Blocks of buffers sized once by setStructure: no allocation here.)
@@ -104,21 +103,30 @@ const Inertia& BlockTridiagonalLdlt::factorize(double relative_zero_pivot, bool 
         quasidefinite_[k - 1].subtractQuadratic(gathered, update, work_);
       else
         factors_[k - 1].subtractQuadratic(gathered, update, work_);
+    }
+    // S_k = A_k + update_ at (R, R), written where it is factored (its lower triangle).
+    auto complement = [&](Eigen::MatrixXd& S) {
+      S = A_[k];
+      if (!coupled) return;
       for (std::size_t j = 0; j < R.size(); ++j)
-        for (std::size_t i = j; i < R.size(); ++i) S_[k](R[i], R[j]) += update(i, j);
+        for (std::size_t i = j; i < R.size(); ++i) S(R[i], R[j]) += update_(i, j);
+    };
+    if (!pivoted && !definite_sizes_.empty()) {
+      complement(quasidefinite_[k].matrix());
+      if (quasidefinite_[k].factorizeInPlace(definite_sizes_[k])) {
+        unpivoted_[k] = 1;
+        inertia_.positive += definite_sizes_[k];
+        inertia_.negative += sizes_[k] - definite_sizes_[k];
+        if (inertia_.positive > most.positive || inertia_.negative > most.negative)
+          return inertia_;
+        continue;
+      }
     }
-    if (!pivoted && !definite_sizes_.empty() &&
-        quasidefinite_[k].factorize(S_[k], definite_sizes_[k])) {
-      unpivoted_[k] = 1;
-      inertia_.positive += definite_sizes_[k];
-      inertia_.negative += sizes_[k] - definite_sizes_[k];
-      if (inertia_.positive > most.positive || inertia_.negative > most.negative) return inertia_;
-      continue;
-    }
+    complement(S_);
     double largest = 0.0;
-    for (Eigen::Index j = 0; j < S_[k].cols(); ++j)
-      largest = std::max(largest, S_[k].col(j).tail(S_[k].rows() - j).cwiseAbs().maxCoeff());
-    factors_[k].factorize(S_[k], relative_zero_pivot * largest);
+    for (Eigen::Index j = 0; j < S_.cols(); ++j)
+      largest = std::max(largest, S_.col(j).tail(S_.rows() - j).cwiseAbs().maxCoeff());
+    factors_[k].factorize(S_, relative_zero_pivot * largest);
     const Inertia& stage = factors_[k].inertia();
     inertia_.positive += stage.positive;
     inertia_.negative += stage.negative;

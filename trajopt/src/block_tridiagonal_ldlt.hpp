@@ -82,7 +82,7 @@ class BlockTridiagonalLdlt {
   int total_ = 0;
   std::vector<std::vector<int>> rows_, columns_;  // C_k's coupled rows (stage k), columns (k-1)
   std::vector<Eigen::MatrixXd> A_, C_;
-  std::vector<Eigen::MatrixXd> S_;  // the Schur complements
+  Eigen::MatrixXd S_;  // a pivoted stage's Schur complement (an unpivoted one's is in its factor)
   std::vector<int> definite_sizes_;
   std::vector<BunchKaufman> factors_;
   std::vector<QuasidefiniteLdlt> quasidefinite_;

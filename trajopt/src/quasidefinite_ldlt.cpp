@@ -6,9 +6,13 @@
 namespace marionette::detail {
 
 bool QuasidefiniteLdlt::factorize(const Eigen::Ref<const Eigen::MatrixXd>& A, int p) {
-  const long n = A.rows(), r = n - p;
-  p_ = p;
   L_ = A;  // (lower triangle used; allocation only when the size grows)
+  return factorizeInPlace(p);
+}
+
+bool QuasidefiniteLdlt::factorizeInPlace(int p) {
+  const long n = L_.rows(), r = n - p;
+  p_ = p;
   double* const P = L_.data();
   double* const Y = L_.data() + p;  // rows p.., columns 0..p-1
   double* const T = L_.data() + p + p * n;

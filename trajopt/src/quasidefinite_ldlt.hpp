@@ -31,6 +31,9 @@ class QuasidefiniteLdlt {
   // False where A is not quasidefinite with that split (a Cholesky pivot not positive); then
   // nothing else may be used.
   bool factorize(const Eigen::Ref<const Eigen::MatrixXd>& A, int p);
+  // The same on the matrix written into matrix() (its lower triangle), without a copy.
+  Eigen::MatrixXd& matrix() { return L_; }
+  bool factorizeInPlace(int p);
   int size() const { return static_cast<int>(L_.rows()); }
   int definiteSize() const { return p_; }
 
