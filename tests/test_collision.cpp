@@ -350,6 +350,54 @@ TEST(CollisionAnalytic, ASignedClearanceReadsAnOverlapAsMinusItsDepth) {
   EXPECT_NEAR(deeper.stage_distance_m, -0.03, kDistanceTol);
 }
 
+// Two round shapes, signed: their axes' segments' distance less the radii, exactly (FCL's EPA,
+// which used to measure them overlapping, aborts the process on some pairs of capsules).  A
+// capsule turned about its own axis (z) and a ball, each against a tilted capsule, at seeded
+// random places in and out of it, against the segments' distance by dense sampling.
+TEST(CollisionAnalytic, RoundShapesOverlappingReadTheirAxesDistanceLessTheRadii) {
+  const Eigen::Quaterniond tilt(Eigen::AngleAxisd(0.7, Eigen::Vector3d(1, 2, 0).normalized()));
+  const std::string scene =
+      "obstacles:\n  - {name: rail, capsule: {radius: 0.03, length: 0.3}, pose: {position: "
+      "[0, 0, 0], quaternion: [" + std::to_string(tilt.w()) + ", " + std::to_string(tilt.x()) +
+      ", " + std::to_string(tilt.y()) + ", " + std::to_string(tilt.z()) + "]}}\n";
+  // (The quaternion as the scene reads it: printed to six decimals.)
+  const auto printed = [](double v) { return std::stod(std::to_string(v)); };
+  const Eigen::Quaterniond rail(printed(tilt.w()), printed(tilt.x()), printed(tilt.y()),
+                                printed(tilt.z()));
+  const Eigen::Vector3d rail_axis = rail.normalized() * Eigen::Vector3d::UnitZ();
+  auto segmentsDistance = [&](const Eigen::Vector3d& a0, const Eigen::Vector3d& a1) {
+    double best = std::numeric_limits<double>::infinity();
+    const int n = 300;
+    for (int i = 0; i <= n; ++i)
+      for (int j = 0; j <= n; ++j) {
+        const Eigen::Vector3d pa = a0 + (a1 - a0) * (double(i) / n);
+        const Eigen::Vector3d pb = rail_axis * 0.3 * (double(j) / n - 0.5);
+        best = std::min(best, (pa - pb).norm());
+      }
+    return best;
+  };
+  std::mt19937 rng(31);
+  std::uniform_real_distribution<double> place(-0.12, 0.12), turn(-3.0, 3.0);
+  for (const bool ball : {false, true}) {
+    auto checker = checkerFor(probeModel(ball ? sphere(0.05) : capsule(0.05, 0.4)),
+                              sceneFrom(scene));
+    int overlapping = 0;
+    for (int trial = 0; trial < 40; ++trial) {
+      const Eigen::Vector3d p(place(rng), place(rng), place(rng));
+      const ClearanceResult c =
+          checker.clearance(placed(p.x(), p.y(), p.z(), turn(rng)), Penetration::Signed);
+      const Eigen::Vector3d half = ball ? Eigen::Vector3d::Zero() : Eigen::Vector3d(0, 0, 0.2);
+      const double expected = segmentsDistance(p - half, p + half) - 0.05 - 0.03;
+      SCOPED_TRACE(::testing::Message() << (ball ? "ball" : "capsule") << " trial " << trial);
+      EXPECT_NEAR(c.distance_m, expected, 1e-3);
+      EXPECT_EQ(c.in_collision, expected < 0.0);
+      EXPECT_NEAR((c.point_first_m - c.point_second_m).norm(), std::abs(c.distance_m), 1e-9);
+      overlapping += expected < 0.0;
+    }
+    EXPECT_GE(overlapping, 10);
+  }
+}
+
 // A 0.2 m cube as a triangle mesh, written in the three formats the loader must read.
 void writeCubeMeshes(const std::string& dir) {
   const double h = 0.1;

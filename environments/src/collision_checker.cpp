@@ -6,6 +6,8 @@
 #include <map>
 #include <stdexcept>
 
+#include <fcl/narrowphase/detail/primitive_shape_algorithm/capsule_capsule.h>
+
 #include "collision_model_impl.hpp"
 #include "marionette/environments/collision.hpp"
 #include "marionette/models/dynamics.hpp"
@@ -89,9 +91,7 @@ bool collideCallback(fcl::CollisionObjectd* o1, fcl::CollisionObjectd* o2, void*
 constexpr double kOverlapBound_m = 1e-12;
 
 struct DistanceQuery {
-  DistanceQuery() { signed_request.enable_signed_distance = true; }
-  fcl::DistanceRequestd request{true};         // with nearest points
-  fcl::DistanceRequestd signed_request{true};  // and the penetration depth (EPA) inside
+  fcl::DistanceRequestd request{true};  // with nearest points
   Penetration penetration = Penetration::AsZero;
   fcl::DistanceResultd result;
   double min_m = std::numeric_limits<double>::infinity();
@@ -101,11 +101,27 @@ struct DistanceQuery {
 };
 
 // FCL 0.7's EPA, which its signed distance runs where shapes overlap, asserts (aborting the
-// process) or loops on some configurations with a box (flexible-collision-library/fcl issues 322
-// and 578): a pair with a box is measured apart by GJK and, overlapping, by its collision's
-// contact (the box tests' analytic ones, or MPR): minus its depth, the round shape's deepest
-// point by the contact, the box's a depth from it along the normal (both half a depth either side
-// of the contact point for two boxes).
+// process) or loops on some configurations (flexible-collision-library/fcl issues 322 and 578:
+// capsule-box pairs first, then two capsules of marionette25's), so it is never run.  Two round
+// shapes (spheres and capsules) are measured exactly by FCL's capsule-capsule distance, a sphere
+// a capsule of no length: the distance of their axes' segments less the radii, signed.  Any other
+// pair of primitives is measured apart by GJK and, overlapping, by its collision's contact (the
+// analytic tests', or MPR): minus its depth, the round shape's deepest point by the contact, the
+// other's a depth from it along the normal (both half a depth either side of the contact point
+// where neither is round).
+
+// A sphere or capsule as a capsule (a sphere: of no length); false for any other shape.
+bool asCapsule(const fcl::CollisionObjectd* o, fcl::Capsuled& out) {
+  switch (o->getNodeType()) {
+    case fcl::GEOM_SPHERE:
+      out = fcl::Capsuled(static_cast<const fcl::Sphered&>(*o->collisionGeometry()).radius, 0.0);
+      return true;
+    case fcl::GEOM_CAPSULE:
+      out = static_cast<const fcl::Capsuled&>(*o->collisionGeometry());
+      return true;
+    default: return false;
+  }
+}
 
 // The point of a sphere, capsule or cylinder deepest along direction u (unit, world) at the
 // part of it nearest `near` (a contact point: a long capsule crossing a box edge is deepest where
@@ -139,8 +155,25 @@ bool deepestRoundPoint(const fcl::CollisionObjectd* o, const Eigen::Vector3d& u,
   }
 }
 
-double boxPairDistance(const fcl::CollisionObjectd* a, const fcl::CollisionObjectd* b,
+// The signed distance of two round shapes (asCapsule), exact; false for any other pair.
+bool roundPairDistance(const fcl::CollisionObjectd* a, const fcl::CollisionObjectd* b,
                        DistanceQuery& q) {
+  fcl::Capsuled ca(1.0, 0.0), cb(1.0, 0.0);
+  if (!asCapsule(a, ca) || !asCapsule(b, cb)) return false;
+  q.result.clear();
+  double d = 0.0;
+  Eigen::Vector3d pa, pb;
+  if (!fcl::detail::capsuleCapsuleDistance(ca, a->getTransform(), cb, b->getTransform(), &d, &pa,
+                                           &pb))
+    return false;
+  q.result.min_distance = d;
+  q.result.nearest_points[0] = pa;
+  q.result.nearest_points[1] = pb;
+  return true;
+}
+
+double contactPairDistance(const fcl::CollisionObjectd* a, const fcl::CollisionObjectd* b,
+                           DistanceQuery& q) {
   q.result.clear();
   fcl::distance(a, b, q.request, q.result);
   if (q.result.min_distance > 0.0) return q.result.min_distance;
@@ -169,26 +202,17 @@ double boxPairDistance(const fcl::CollisionObjectd* a, const fcl::CollisionObjec
 // One narrowphase distance, when it is below `bound` (else `bound` or more is returned and the
 // nearest points are not to be read).  The bound goes in as FCL's running minimum, so a mesh's
 // BVH traversal prunes every node farther than it.  Penetration (FCL reports a negative value)
-// counts as 0, unless `q.penetration` is Signed and both are primitives: then minus its depth.
-// That query starts from no bound: FCL answers nothing more once its running minimum is <= 0,
-// and a deeper pair after a shallower one must still be measured.  Where FCL's EPA fails (a
-// depth of -1 with no points, or a throw), the pair reads 0 as unsigned.
+// counts as 0, unless `q.penetration` is Signed and both are primitives: then minus its depth
+// (roundPairDistance, contactPairDistance; no EPA).  That query starts from no bound: FCL answers
+// nothing more once its running minimum is <= 0, and a deeper pair after a shallower one must
+// still be measured.
 double pairDistance(const fcl::CollisionObjectd* a, const fcl::CollisionObjectd* b,
                     DistanceQuery& q, double bound) {
   const bool depth = q.penetration == Penetration::Signed && a->getObjectType() == fcl::OT_GEOM &&
                      b->getObjectType() == fcl::OT_GEOM;
-  if (depth && (a->getNodeType() == fcl::GEOM_BOX || b->getNodeType() == fcl::GEOM_BOX))
-    return boxPairDistance(a, b, q);
   if (depth) {
-    q.result.clear();
-    try {
-      fcl::distance(a, b, q.signed_request, q.result);
-      const double d = q.result.min_distance;
-      const bool pointless =
-          (q.result.nearest_points[0] - q.result.nearest_points[1]).norm() < 1e-12;
-      if (d >= 0.0 || !pointless) return d;
-    } catch (const std::exception&) {
-    }
+    if (roundPairDistance(a, b, q)) return q.result.min_distance;
+    return contactPairDistance(a, b, q);
   }
   q.result.clear();
   q.result.min_distance = std::max(bound, 0.0);
