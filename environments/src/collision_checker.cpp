@@ -91,7 +91,9 @@ bool collideCallback(fcl::CollisionObjectd* o1, fcl::CollisionObjectd* o2, void*
 constexpr double kOverlapBound_m = 1e-12;
 
 struct DistanceQuery {
-  fcl::DistanceRequestd request{true};  // with nearest points
+  DistanceQuery() { signed_request.enable_signed_distance = true; }
+  fcl::DistanceRequestd request{true};         // with nearest points
+  fcl::DistanceRequestd signed_request{true};  // and the penetration depth (EPA) inside
   Penetration penetration = Penetration::AsZero;
   fcl::DistanceResultd result;
   double min_m = std::numeric_limits<double>::infinity();
@@ -102,13 +104,14 @@ struct DistanceQuery {
 
 // FCL 0.7's EPA, which its signed distance runs where shapes overlap, asserts (aborting the
 // process) or loops on some configurations (flexible-collision-library/fcl issues 322 and 578:
-// capsule-box pairs first, then two capsules of marionette25's), so it is never run.  Two round
-// shapes (spheres and capsules) are measured exactly by FCL's capsule-capsule distance, a sphere
-// a capsule of no length: the distance of their axes' segments less the radii, signed.  Any other
-// pair of primitives is measured apart by GJK and, overlapping, by its collision's contact (the
-// analytic tests', or MPR): minus its depth, the round shape's deepest point by the contact, the
-// other's a depth from it along the normal (both half a depth either side of the contact point
-// where neither is round).
+// capsule-box pairs first, then two capsules of marionette25's).  Two round shapes (spheres and
+// capsules) are measured exactly by FCL's capsule-capsule distance, a sphere a capsule of no
+// length: the distance of their axes' segments less the radii, signed.  A pair with a box is
+// measured apart by GJK and, overlapping, by its collision's contact (the box tests' analytic
+// ones, or MPR): minus its depth, the round shape's deepest point by the contact, the box's a
+// depth from it along the normal (both half a depth either side of the contact point for two
+// boxes).  The rest (a cylinder's pairs) by EPA, exact where MPR's contact is not: measured by
+// the contact, arm3d's capsules against the pillars lost a stage-worthy plan.
 
 // A sphere or capsule as a capsule (a sphere: of no length); false for any other shape.
 bool asCapsule(const fcl::CollisionObjectd* o, fcl::Capsuled& out) {
@@ -203,16 +206,27 @@ double contactPairDistance(const fcl::CollisionObjectd* a, const fcl::CollisionO
 // nearest points are not to be read).  The bound goes in as FCL's running minimum, so a mesh's
 // BVH traversal prunes every node farther than it.  Penetration (FCL reports a negative value)
 // counts as 0, unless `q.penetration` is Signed and both are primitives: then minus its depth
-// (roundPairDistance, contactPairDistance; no EPA).  That query starts from no bound: FCL answers
-// nothing more once its running minimum is <= 0, and a deeper pair after a shallower one must
-// still be measured.
+// (a box's pairs by contactPairDistance, two round shapes' by roundPairDistance, others' by FCL's
+// EPA).  That query starts from no bound: FCL answers nothing more once its running minimum is
+// <= 0, and a deeper pair after a shallower one must still be measured.  Where EPA fails (a depth
+// of -1 with no points, or a throw), the pair reads 0 as unsigned.
 double pairDistance(const fcl::CollisionObjectd* a, const fcl::CollisionObjectd* b,
                     DistanceQuery& q, double bound) {
   const bool depth = q.penetration == Penetration::Signed && a->getObjectType() == fcl::OT_GEOM &&
                      b->getObjectType() == fcl::OT_GEOM;
-  if (depth) {
-    if (roundPairDistance(a, b, q)) return q.result.min_distance;
+  if (depth && (a->getNodeType() == fcl::GEOM_BOX || b->getNodeType() == fcl::GEOM_BOX))
     return contactPairDistance(a, b, q);
+  if (depth && roundPairDistance(a, b, q)) return q.result.min_distance;
+  if (depth) {
+    q.result.clear();
+    try {
+      fcl::distance(a, b, q.signed_request, q.result);
+      const double d = q.result.min_distance;
+      const bool pointless =
+          (q.result.nearest_points[0] - q.result.nearest_points[1]).norm() < 1e-12;
+      if (d >= 0.0 || !pointless) return d;
+    } catch (const std::exception&) {
+    }
   }
   q.result.clear();
   q.result.min_distance = std::max(bound, 0.0);

@@ -107,8 +107,10 @@ struct CollisionResult {
 // How a clearance reads a pair that overlaps: as 0 (touching or inside, no direction), or as
 // minus its penetration depth with its deepest points (an optimizer's constraint that must have a
 // gradient inside too; TrajOpt's signed distance: Schulman et al., "Motion planning with
-// sequential convex optimization and convex collision checking", IJRR 2014).  FCL's EPA gives the
-// depth of two convex primitives; a pair with a mesh reads 0 when it overlaps either way.
+// sequential convex optimization and convex collision checking", IJRR 2014).  Two round shapes'
+// depth is exact (FCL's capsule-capsule distance), a box pair's its collision contact's (FCL's
+// EPA aborts the process on some of both), any other pair of primitives' EPA's; a pair with a
+// mesh reads 0 when it overlaps either way.
 enum class Penetration { AsZero, Signed };
 
 struct ClearanceResult {
