@@ -89,6 +89,9 @@ TEST(RecedingHorizon, TheTargetsAndTheRigGoingInHaveExactDerivatives) {
   }
   s.track_targets_m(3, 0) = std::numeric_limits<double>::quiet_NaN();
   s.track_values(5, 1) = std::numeric_limits<double>::quiet_NaN();
+  // The mass's samples near a miss weighed more (a performance's reweighted pass).
+  s.track_point_knot_weight = Eigen::MatrixXd::Ones(N + 1, 2);
+  s.track_point_knot_weight.block(6, 0, 3, 1) << 2.5, 4.0, 1.5;
   s.track_variables = {mass->variableIndex("xm"), mass->variableIndex("xr")};
   s.track_variable_scale_m = {1.0, 0.5};
   s.track_variable_weight = {1.0, 0.3};
@@ -153,6 +156,41 @@ TEST(RecedingHorizon, APointsWeightIsAsMuchAsListingItThatManyTimes) {
   // A weight per point or none: any other count is refused.
   TranscriptionSetup wrong = once;
   wrong.track_point_weight = {1.0, 2.0};
+  EXPECT_THROW(TranscriptionProblem{wrong}, std::invalid_argument);
+}
+
+// A point's weight at a knot is as much as its weight with a target at that knot alone: knot 5
+// weighed 2.5 (the rest 0) costs what the target at knot 5 alone does, weighed 2.5.
+TEST(RecedingHorizon, APointsKnotWeightIsItsWeightAtThatKnot) {
+  const ModelPtr mass = loadModel("suspended-mass");
+  const int N = 8;
+  TranscriptionSetup weighed = massWindow(mass, N);
+  weighed.track_points = {mass->pointIndex("mass")};
+  weighed.track_targets_m.resize(N + 1, 3);
+  for (int k = 0; k <= N; ++k) weighed.track_targets_m.row(k) << 0.02 * k, 0.0, 0.45;
+  weighed.track_point_knot_weight = Eigen::MatrixXd::Zero(N + 1, 1);
+  weighed.track_point_knot_weight(5, 0) = 2.5;
+  TranscriptionSetup alone = weighed;
+  alone.track_point_knot_weight.resize(0, 0);
+  alone.track_point_weight = {2.5};
+  for (int k = 0; k <= N; ++k)
+    if (k != 5) alone.track_targets_m.row(k).setConstant(std::numeric_limits<double>::quiet_NaN());
+  TranscriptionProblem a(weighed), b(alone);
+  Eigen::VectorXd end = mass->defaultInputs();
+  end[0] += 0.05;
+  const Eigen::VectorXd z = a.initialGuess(test::quinticInputs(mass, end, N, 6));
+  a.evaluate(z, true);
+  b.evaluate(z, true);
+  EXPECT_GT(b.cost(), 0.0);
+  EXPECT_NEAR(a.cost(), b.cost(), 1e-12 * b.cost());
+  EXPECT_LE((a.gradient() - b.gradient()).cwiseAbs().maxCoeff(),
+            1e-12 * b.gradient().cwiseAbs().maxCoeff());
+  // One row a knot and one column a point, none negative: anything else is refused.
+  TranscriptionSetup wrong = weighed;
+  wrong.track_point_knot_weight = Eigen::MatrixXd::Ones(N, 1);
+  EXPECT_THROW(TranscriptionProblem{wrong}, std::invalid_argument);
+  wrong.track_point_knot_weight = Eigen::MatrixXd::Ones(N + 1, 1);
+  wrong.track_point_knot_weight(2, 0) = -1.0;
   EXPECT_THROW(TranscriptionProblem{wrong}, std::invalid_argument);
 }
 

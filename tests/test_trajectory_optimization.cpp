@@ -553,6 +553,48 @@ void expectTheSameTranscriptionOnABusyMachine(const PlanRequest& req) {
   EXPECT_TRUE((idle.plan.inputs.array() == loaded.plan.inputs.array()).all());
 }
 
+// A motion that continues a moving rig (a performance's end, settled from where its rig is
+// moving): the suspended mass's robot going in at 0.6 m/s and braking at 8 m/s^2 (of 10).  The
+// transcription's knots (two plan steps apart) go on from its last step's speed, and the result
+// is checked across the join: the inputs, the rig's history before them, within every limit at
+// the plan's step.  (The knots took the average speed of the last two steps, and the result was
+// checked as if the rig stood still before it: a motion going on at its speed was refused, an
+// acceleration of 20 m/s^2 at sample 0.)
+TEST(OptimizePlan, AMotionContinuingAMovingRigKeepsItsLimitsAcrossTheJoin) {
+  MotionProblem problem;
+  problem.model = loadModel("suspended-mass");
+  const Model& m = *problem.model;
+  const Eigen::VectorXd rho0 = m.defaultInputs();
+  problem.start_inputs = rho0;
+  problem.goal.kind = GoalSpec::Kind::RestOf;
+  for (int j = 0; j < m.nk(); ++j) problem.goal.values.emplace_back(m.kinematic[j].name, rho0[j]);
+  problem.goal.at_rest = true;
+  problem.goal.tolerance = 0.03;
+  const double rate_hz = 50, h = 1 / rate_hz, speed = 0.6, accel = -8.0;
+  // The history, the latest first: each step back, the speed one braking step higher.
+  Eigen::MatrixXd history = rho0.transpose().replicate(3, 1);
+  double x = rho0[0], v = speed;
+  for (int i = 0; i < history.rows(); ++i) {
+    x -= v * h;
+    v -= accel * h;
+    history(i, 0) = x;
+  }
+  const Plan hold = verifyMotion(problem, rho0.transpose().replicate(100, 1), rate_hz);
+  OptimizationOptions o;
+  o.rig_history = history;
+  const OptimizedPlan out = optimizePlan(problem, hold, o);
+  ASSERT_TRUE(out.report.improved) << out.report.message;
+  const Plan& p = out.plan;
+  EXPECT_EQ(p.outcome, PlanOutcome::Exact) << p.message;
+  Eigen::MatrixXd joined(history.rows() + p.samples(), m.nk());
+  joined << history.colwise().reverse(), p.inputs;
+  for (const LimitViolation& v : checkInputLimits(m, joined, rate_hz))  // (from the join on)
+    EXPECT_LT(v.sample, history.rows()) << v.describe();
+  // It goes on at the rig's speed (to one step of its acceleration limit) and brakes to rest.
+  EXPECT_NEAR((p.inputs(1, 0) - p.inputs(0, 0)) / h, speed, m.kinematic[0].max_accel * h);
+  EXPECT_GT(p.inputs(p.samples() - 1, 0), rho0[0]);
+}
+
 TEST(OptimizePlan, TheTranscriptionGivesTheSamePlanOnABusyMachine) {
   expectTheSameTranscriptionOnABusyMachine(armRequest());
 }

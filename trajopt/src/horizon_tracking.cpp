@@ -29,7 +29,9 @@ HorizonTrackingResult trackOverHorizon(const HorizonTracking& s) {
   if (S < 2 || s.reference_inputs.cols() != nk ||
       (P > 0 && (s.track_targets_m.rows() != S || s.track_targets_m.cols() != 3 * P ||
                  (!s.track_point_weight.empty() &&
-                  static_cast<int>(s.track_point_weight.size()) != P))) ||
+                  static_cast<int>(s.track_point_weight.size()) != P) ||
+                 (s.track_sample_weight.size() > 0 &&
+                  (s.track_sample_weight.rows() != S || s.track_sample_weight.cols() != P)))) ||
       (V > 0 && (s.track_values.rows() != S || s.track_values.cols() != V ||
                  static_cast<int>(s.track_variable_scale_m.size()) != V)) ||
       static_cast<int>(s.input_scale_m.size()) != nk)
@@ -119,6 +121,11 @@ HorizonTrackingResult trackOverHorizon(const HorizonTracking& s) {
       setup.track_targets_m.resize(W + 1, 3 * P);
       for (int k = 0; k <= W; ++k)
         setup.track_targets_m.row(k) = s.track_targets_m.row(sample(s0, k));
+      if (s.track_sample_weight.size() > 0) {
+        setup.track_point_knot_weight.resize(W + 1, P);
+        for (int k = 0; k <= W; ++k)
+          setup.track_point_knot_weight.row(k) = s.track_sample_weight.row(sample(s0, k));
+      }
     }
     setup.track_values.resize(W + 1, V + nk);
     for (int i = 0; i < V; ++i) {

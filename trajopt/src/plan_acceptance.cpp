@@ -5,13 +5,14 @@
 #include <limits>
 
 #include "marionette/common/text.hpp"
+#include "marionette/models/input_limits.hpp"
 #include "marionette/problem/plan_quality.hpp"
 #include "marionette/problem/verification.hpp"
 
 namespace marionette::detail {
 
 bool verifyCandidate(const MotionProblem& request, const CollisionModelPtr& collision,
-                     Plan& candidate, double margin_m, std::string& why) {
+                     Plan& candidate, const OptimizationOptions& options, std::string& why) {
   candidate.limit_violations.clear();
   candidate.goal_sample = -1;
   candidate.goal_distance_min = std::numeric_limits<double>::infinity();
@@ -21,7 +22,22 @@ bool verifyCandidate(const MotionProblem& request, const CollisionModelPtr& coll
     why = std::string("the optimized motion's re-simulation failed: ") + e.what();
     return false;
   }
-  candidate.clearance_margin_m = margin_m;
+  // A motion that continues a moving rig: its limits checked across the join, from the rig's
+  // last two inputs before it (verifyPlan holds the rig still before the first sample).
+  const Eigen::MatrixXd& history = options.rig_history;
+  if (history.rows() > 0) {
+    const Eigen::Index before = std::min<Eigen::Index>(2, history.rows());
+    Eigen::MatrixXd joined(before + candidate.inputs.rows(), candidate.inputs.cols());
+    joined.topRows(before) = history.topRows(before).colwise().reverse();
+    joined.bottomRows(candidate.inputs.rows()) = candidate.inputs;
+    candidate.limit_violations.clear();
+    for (LimitViolation v : checkInputLimits(*request.model, joined, candidate.rate_hz)) {
+      if (v.sample < before) continue;  // (the rig's history, not the motion's)
+      v.sample -= static_cast<int>(before);
+      candidate.limit_violations.push_back(v.describe());
+    }
+  }
+  candidate.clearance_margin_m = options.margin_m;
   classifyPlan(request.goal, candidate);
   return true;
 }
@@ -44,7 +60,7 @@ void acceptCandidate(const MotionProblem& request, const CollisionModelPtr& coll
                      SteadyClock::time_point t0, OptimizedPlan& out) {
   OptimizationReport& report = out.report;
   std::string why;
-  const bool verified = verifyCandidate(request, collision, candidate, options.margin_m, why);
+  const bool verified = verifyCandidate(request, collision, candidate, options, why);
   report.time_s = secondsSince(t0);
   if (!verified) {
     report.message = why;

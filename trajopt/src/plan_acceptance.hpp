@@ -11,9 +11,10 @@
 namespace marionette::detail {
 
 // `candidate` (a plan's request with new inputs at its rate_hz) re-simulated, verified and
-// classified as every plan is, keeping margin_m; false with `why` when its re-simulation fails.
+// classified as every plan is, keeping options.margin_m, its input limits checked across the
+// join with options.rig_history; false with `why` when its re-simulation fails.
 bool verifyCandidate(const MotionProblem& request, const CollisionModelPtr& collision,
-                     Plan& candidate, double margin_m, std::string& why);
+                     Plan& candidate, const OptimizationOptions& options, std::string& why);
 
 // Whether `candidate` (verified by verifyCandidate), measured with the judge's 1 s hold, is
 // exact and stage-worthy (stageShortfalls, with the stage margin at least margin_m).

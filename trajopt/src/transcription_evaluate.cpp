@@ -271,7 +271,7 @@ void TranscriptionProblem::addTrackingCosts(bool derivatives) {
         continue;
       }
       const Point& point = m.points[setup_.track_points[i]];
-      const double weight = setup_.track_point_weight.empty() ? 1.0 : setup_.track_point_weight[i];
+      const double weight = trackPointWeight(k, i);
       const Eigen::Vector3d e = pointPosition(data_, point.frame, point.position_m) - target;
       cost_ += c * weight * e.squaredNorm();
       if (!derivatives) continue;

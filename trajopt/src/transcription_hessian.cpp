@@ -156,7 +156,7 @@ void TranscriptionProblem::hessian(const Eigen::VectorXd& z, double sigma,
   for (int k = 1; k <= N_; ++k) {
     for (int i = 0; i < P; ++i) {
       const Eigen::MatrixXd& J = track_jacobians_[k * P + i];
-      const double weight = setup_.track_point_weight.empty() ? 1.0 : setup_.track_point_weight[i];
+      const double weight = trackPointWeight(k, i);
       xx(k).noalias() += (c * weight) * (J.transpose() * J);
     }
     for (std::size_t i = 0; i < setup_.track_variables.size(); ++i) {

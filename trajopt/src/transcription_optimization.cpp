@@ -107,14 +107,23 @@ PreparedTranscription prepareTranscription(const MotionProblem& request,
   setup.accel_share = setup.limit_share / factor;
   VariationalIntegrator vi(model, setup.integrator);
   setup.start = vi.stateFromVelocity(start.q, start.qdot, rho0);
-  // The rig going in, at the knots' spacing: the rows `factor` and 2 `factor` samples back.
+  // The rig going in, at the knots' spacing: a knot back at its last step's speed, so that the
+  // first knot's acceleration row bounds the join at the plan's step (the knots' inputs are
+  // interpolated linearly); two back where the second difference going in is its last step's
+  // acceleration.  (The samples `factor` and 2 `factor` back, as they were, gave the knot the
+  // average speed of the last `factor` steps: a rig braking at its limit into the join then
+  // broke it at the plan's step.)
   const Eigen::MatrixXd& history = options.rig_history;
   if (history.rows() > 0) {
     if (history.cols() != model->nk())
       throw std::invalid_argument("optimization: the rig's history needs one column per input");
+    const Eigen::RowVectorXd r0 = rho0.transpose(), r1 = history.row(0),
+                             r2 = history.row(std::min<Eigen::Index>(1, history.rows() - 1));
+    const Eigen::RowVectorXd step = r0 - r1, change = r0 - 2 * r1 + r2;  // per plan step (^2)
     setup.rig_before.resize(2, model->nk());
-    for (Eigen::Index i = 0; i < 2; ++i)
-      setup.rig_before.row(i) = history.row(std::min((i + 1) * factor - 1, history.rows() - 1));
+    const double f = factor;
+    setup.rig_before.row(0) = r0 - f * step;
+    setup.rig_before.row(1) = r0 - 2 * f * step + f * f * change;
   }
   setup.goal = request.goal;
   setup.collision = collision;
@@ -292,7 +301,7 @@ TranscriptionSolve solveTranscription(const MotionProblem& request,
     Plan candidate = plan;
     candidate.inputs = interpolated(problem.inputs(iterate), factor);
     std::string why;
-    return verifyCandidate(request, collision, candidate, options.margin_m, why) &&
+    return verifyCandidate(request, collision, candidate, options, why) &&
            stageWorthy(request, *collision, std::move(candidate), options.margin_m);
   };
   auto keep_going = [&](const SolveProgress& p) {

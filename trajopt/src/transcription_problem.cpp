@@ -43,7 +43,11 @@ TranscriptionProblem::TranscriptionProblem(const TranscriptionSetup& s)
              V = static_cast<Eigen::Index>(s.track_variables.size());
   if ((P > 0 && (s.track_targets_m.rows() != N_ + 1 || s.track_targets_m.cols() != 3 * P ||
                  (!s.track_point_weight.empty() &&
-                  static_cast<Eigen::Index>(s.track_point_weight.size()) != P))) ||
+                  static_cast<Eigen::Index>(s.track_point_weight.size()) != P) ||
+                 (s.track_point_knot_weight.size() > 0 &&
+                  (s.track_point_knot_weight.rows() != N_ + 1 ||
+                   s.track_point_knot_weight.cols() != P ||
+                   !(s.track_point_knot_weight.array() >= 0).all())))) ||
       (V > 0 && (s.track_values.rows() != N_ + 1 || s.track_values.cols() != V ||
                  static_cast<Eigen::Index>(s.track_variable_scale_m.size()) != V ||
                  (!s.track_variable_weight.empty() &&

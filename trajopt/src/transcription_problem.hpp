@@ -120,12 +120,14 @@ struct TranscriptionSetup {
   Eigen::MatrixXd rig_before;
   // Targets followed at the knots (a performance's): named points (model point indices) and their
   // positions (N+1 rows of 3 per point, world frame; a NaN sample has none), each with its weight
-  // (empty: all 1); variables (indices into q: the puppet's, then the rig's) and their values
+  // (empty: all 1), times its weight at the knot (N+1 rows of one per point; empty: all 1);
+  // variables (indices into q: the puppet's, then the rig's) and their values
   // (N+1 rows, one column each; NaN: none), each error times its scale (m per unit: a radian as
   // 0.1 m) and its weight (empty: all 1).
   std::vector<int> track_points;
   Eigen::MatrixXd track_targets_m;
   std::vector<double> track_point_weight;
+  Eigen::MatrixXd track_point_knot_weight;
   std::vector<int> track_variables;
   Eigen::MatrixXd track_values;
   std::vector<double> track_variable_scale_m, track_variable_weight;
@@ -272,6 +274,12 @@ class TranscriptionProblem : public SparseNlp {
   void addInputCosts(const Eigen::VectorXd& z, bool derivatives);
   void addSwingAndTensionCosts(const Eigen::VectorXd& z, bool derivatives);
   void addTrackingCosts(bool derivatives);
+  // Point i's tracking weight at knot k: its own times its knot's.
+  double trackPointWeight(int k, int i) const {
+    return (setup_.track_point_weight.empty() ? 1.0 : setup_.track_point_weight[i]) *
+           (setup_.track_point_knot_weight.size() == 0 ? 1.0
+                                                       : setup_.track_point_knot_weight(k, i));
+  }
   // StateTracking's cost (transcription_state_tracking.cpp) and its Gauss-Newton curvature.
   void addStateTrackingCosts(const Eigen::VectorXd& z, bool derivatives);
   void addStateTrackingHessian(double sigma);

@@ -55,6 +55,9 @@ struct HorizonTracking {
   std::vector<int> track_points;
   Eigen::MatrixXd track_targets_m;  // S rows of 3 per point, world frame; NaN: none
   std::vector<double> track_point_weight;  // per point (empty: all 1)
+  // Times its weight per sample (S rows of one per point; empty: all 1): where a target matters
+  // more (a performance's spans that missed their tolerance, reweighted).
+  Eigen::MatrixXd track_sample_weight;
   std::vector<int> track_variables;
   Eigen::MatrixXd track_values;  // S rows, one column each; NaN: none
   std::vector<double> track_variable_scale_m;
