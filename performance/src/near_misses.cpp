@@ -6,6 +6,8 @@
 #include <limits>
 #include <stdexcept>
 
+#include "marionette/models/simulation.hpp"
+
 namespace marionette::detail {
 
 Eigen::MatrixXd trackingErrors(const TargetMotion& targets,
@@ -55,6 +57,42 @@ bool reweightNearMisses(const Eigen::MatrixXd& errors_m, double tolerance_m, dou
       if (e > aim_m) weights(s, p) *= (e / aim_m) * (e / aim_m);
     }
   return true;
+}
+
+int solveNearMissesAgain(HorizonTracking setup, int points, double tolerance_m,
+                         const std::function<JudgedPass(const Eigen::MatrixXd&)>& judge,
+                         const std::function<void()>& stop_if_cancelled,
+                         HorizonTrackingResult& horizon) {
+  int kept_pass = 0;
+  try {
+    JudgedPass best = judge(horizon.inputs), latest = best;
+    Eigen::MatrixXd weight = Eigen::MatrixXd::Ones(
+        horizon.inputs.rows(), static_cast<Eigen::Index>(setup.track_points.size()));
+    Eigen::MatrixXd best_weight = weight;
+    for (int pass = 1; pass <= kNearMissPasses && best.off > 0; ++pass) {
+      if (kept_pass != pass - 1)  // (the last pass not kept)
+        weight = (best_weight.array() * weight.array()).sqrt().matrix();
+      else if (!reweightNearMisses(latest.errors_m, tolerance_m, setup.rate_hz,
+                                   weight.leftCols(points)))
+        break;
+      setup.track_sample_weight = weight;
+      HorizonTrackingResult again = trackOverHorizon(setup);
+      stop_if_cancelled();
+      if (again.stopped_at >= 0) break;
+      latest = judge(again.inputs);
+      if (latest.off < best.off && latest.snaps <= best.snaps &&
+          latest.peak_tension_ratio <= std::max(3.0, best.peak_tension_ratio) &&
+          (latest.exact || !best.exact)) {
+        best = latest;
+        best_weight = weight;
+        horizon = std::move(again);
+        kept_pass = pass;
+      }
+    }
+  } catch (const SimulationError&) {
+    // (a pass that cannot be re-simulated is not kept; the best before it stands)
+  }
+  return kept_pass;
 }
 
 }  // namespace marionette::detail

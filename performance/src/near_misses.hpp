@@ -11,13 +11,16 @@
 //   trackingErrors      each target point's distance from its target, per sample.
 //   samplesOff          how many (sample, point) pairs miss the tolerance.
 //   reweightNearMisses  the weights raised around the misses, when every miss is near.
+//   solveNearMissesAgain  the passes: the windows solved again with those weights, the best kept.
 #pragma once
 
 #include <Eigen/Core>
+#include <functional>
 #include <string>
 #include <vector>
 
 #include "marionette/plan/targets.hpp"
+#include "marionette/trajopt/horizon_tracking.hpp"
 
 namespace marionette::detail {
 
@@ -38,5 +41,27 @@ constexpr double kAim = 0.8;
 constexpr double kSpread_s = 0.1;
 bool reweightNearMisses(const Eigen::MatrixXd& errors_m, double tolerance_m, double rate_hz,
                         Eigen::Ref<Eigen::MatrixXd> weights);
+
+// A pass's motion as the passes compare them (its plan re-simulated and measured).
+struct JudgedPass {
+  Eigen::MatrixXd errors_m;  // trackingErrors
+  int off = 0;               // samplesOff
+  int snaps = 0;
+  double peak_tension_ratio = 0.0;
+  bool exact = false;
+};
+
+// Up to kNearMissPasses passes of `setup`'s windows (its first `points` tracked points the
+// targets', the rest calm points, weighed as they are), each from the last kept pass's misses
+// (reweightNearMisses), halfway back (geometrically) to its weights after a pass not kept.  A
+// pass is kept when it misses fewer samples than the best so far, snaps no more, pulls no harder
+// (beyond x3) and is exact if that one is; `horizon` (the first pass's result) then becomes it.
+// The pass kept (0: none); a pass a deadline stopped, or whose motion cannot be re-simulated,
+// ends them.  `judge` re-simulates and measures a motion.
+constexpr int kNearMissPasses = 3;
+int solveNearMissesAgain(HorizonTracking setup, int points, double tolerance_m,
+                         const std::function<JudgedPass(const Eigen::MatrixXd&)>& judge,
+                         const std::function<void()>& stop_if_cancelled,
+                         HorizonTrackingResult& horizon);
 
 }  // namespace marionette::detail

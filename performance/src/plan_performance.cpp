@@ -366,67 +366,28 @@ Plan planPerformance(const PerformanceRequest& req, const ProgressFn& progress,
       dropped = std::string("its windows could not be re-simulated: ") + e.what();
     }
     stopIfCancelled();
-    // Targets missed by a little: the samples around each miss weigh more and the windows are
-    // solved again (near_misses.hpp), the weights raised from each pass's misses in turn; the
-    // best pass kept -- one that misses fewer samples than the best so far, snaps no more, pulls
-    // no harder (beyond x3) and is exact if that one is.  Its iterations decide it.
-    constexpr int kReweightPasses = 3;
-    struct Judged {
-      Eigen::MatrixXd errors_m;
-      int off = 0, snaps = 0;
-      double peak = 0.0;
-      bool exact = false;
-    };
-    auto judge = [&](const Eigen::MatrixXd& inputs) {
-      Plan plan = planOf(inputs, "performance (dynamics step)");
-      measurePlanQuality(request, *collision, plan, o.settle_s);
-      Judged j;
-      j.errors_m =
-          detail::trackingErrors(fitted, plan.predicted.point_names, plan.predicted.points_m);
-      j.off = detail::samplesOff(j.errors_m, o.tolerance_m);
-      j.snaps = plan.quality.snaps;
-      j.peak = plan.quality.peak_tension_ratio;
-      j.exact = plan.outcome == PlanOutcome::Exact;
-      return j;
-    };
+    // Targets missed by a little, weighed more where missed (near_misses.hpp).
     int reweighted = 0;
     if (dropped.empty() && horizon.stopped_at < 0) {
-      try {
-        Judged best = judge(horizon.inputs), latest = best;
-        Eigen::MatrixXd sample_weight =
-            Eigen::MatrixXd::Ones(samples, static_cast<Eigen::Index>(setup.track_points.size()));
-        Eigen::MatrixXd best_weight = sample_weight;
-        bool kept = true;
-        for (int pass = 1; pass <= kReweightPasses && best.off > 0; ++pass) {
-          // From the last pass kept, the weights raised by its misses; after one not kept,
-          // halfway (geometrically) back to the weights of the one kept.
-          if (!kept)
-            sample_weight = (best_weight.array() * sample_weight.array()).sqrt().matrix();
-          else if (!detail::reweightNearMisses(latest.errors_m, o.tolerance_m, o.rate_hz,
-                                               sample_weight.leftCols(n_points)))
-            break;
-          setup.track_sample_weight = sample_weight;
-          const HorizonTrackingResult again = trackOverHorizon(setup);
-          stopIfCancelled();
-          if (again.stopped_at >= 0) break;
-          latest = judge(again.inputs);
-          if (latest.off < best.off && latest.snaps <= best.snaps &&
-              latest.peak <= std::max(3.0, best.peak) && (latest.exact || !best.exact)) {
-            best = latest;
-            best_weight = sample_weight;
-            horizon = again;
-            reweighted = pass;
-          }
-          kept = reweighted == pass;
-        }
-      } catch (const SimulationError&) {
-        // (a pass that cannot be re-simulated is not kept; the best before it is judged below)
-      }
+      const auto judge = [&](const Eigen::MatrixXd& inputs) {
+        Plan plan = planOf(inputs, "performance (dynamics step)");
+        measurePlanQuality(request, *collision, plan, o.settle_s);
+        detail::JudgedPass j;
+        j.errors_m =
+            detail::trackingErrors(fitted, plan.predicted.point_names, plan.predicted.points_m);
+        j.off = detail::samplesOff(j.errors_m, o.tolerance_m);
+        j.snaps = plan.quality.snaps;
+        j.peak_tension_ratio = plan.quality.peak_tension_ratio;
+        j.exact = plan.outcome == PlanOutcome::Exact;
+        return j;
+      };
+      reweighted = detail::solveNearMissesAgain(setup, n_points, o.tolerance_m, judge,
+                                                stopIfCancelled, horizon);
     }
     if (reweighted > 0)
       notes.push_back(formatted("the dynamics step's windows solved again with the samples "
                                 "near its misses weighed more (pass %d of %d kept)",
-                                reweighted, kReweightPasses));
+                                reweighted, detail::kNearMissPasses));
     if (horizon.kept_warm + horizon.solve_failed > 0)
       notes.push_back(formatted(
           "the dynamics step kept its warm start in %d of %d windows (the solver's inputs, "
