@@ -56,7 +56,8 @@ HorizonTrackingResult trackOverHorizon(const HorizonTracking& s) {
   out.windows_planned = (S - 1 + A - 1) / A;
   // Each string's load at the start bounds the windows' multipliers, as the plans' transcription's
   // (no snap); a loaded string is kept taut in the modes.
-  const StringLoads loads = stringLoads(model, s.start.rho);
+  StringLoads loads = stringLoads(model, s.start.rho);
+  loads.strict = s.strict_tension;
   auto sample = [&](int s0, int k) { return std::min(s0 + k, S - 1); };
 
   State x = s.start;

@@ -112,7 +112,8 @@ WindowSolve solveWindow(TranscriptionSetup setup, const Eigen::MatrixXd& guess,
   Eigen::MatrixXd guess_q;
   const bool guess_resimulates = resimulates(vi, x, guess, &peak_N, &guess_q);
   if (loads.max_tension_N.size() > 0 && guess_resimulates)
-    setup.max_tension_N = loads.max_tension_N.cwiseMax(1.05 * peak_N);
+    setup.max_tension_N =
+        loads.strict ? loads.max_tension_N : loads.max_tension_N.cwiseMax(1.05 * peak_N);
   if (setup.integrator.contacts)
     setup.contact_rows = contactRowsNear(setup.model, *setup.integrator.contacts, guess_q, guess,
                                          kContactReach_m);

@@ -32,10 +32,12 @@ void clampToRigLimits(const Model& m, const Eigen::MatrixXd& before, int s0, int
 
 // Each string's load at rest at the inputs `rho`: 2.5 times its static tension (at least a tenth
 // of the largest) bounds a window's multipliers (no snap); a string with 1 % of the largest is
-// loaded.  Empty bounds and none loaded where there is no rest pose.
+// loaded.  Empty bounds and none loaded where there is no rest pose.  A window's strings may pull
+// as hard as its warm start's re-simulation has them pull (1.05 times), unless `strict`.
 struct StringLoads {
   Eigen::VectorXd max_tension_N;
   std::vector<char> loaded;  // n_s
+  bool strict = false;
 };
 StringLoads stringLoads(const ModelPtr& model, const Eigen::VectorXd& rho);
 

@@ -68,6 +68,10 @@ struct HorizonTracking {
   // The reference inputs' weight (as a tracked variable's, in input_scale_m): a rig input 1 cm
   // off its reference costs hold_weight per second.
   double hold_weight = 0.05;
+  // Each window's strings within 2.5 times their static load even where its warm start pulls
+  // harder (false: up to what the warm start pulls, which keeps the window's start within its
+  // bounds; a performance's second try where the motion pulls over 3 times).
+  bool strict_tension = false;
   // 0.8 s windows advanced by 0.4 s, 20 iterations each (docs/decisions/0014: longer windows and
   // more iterations tracked no better and left less of a performance's time for its end).
   double window_s = 0.8;
