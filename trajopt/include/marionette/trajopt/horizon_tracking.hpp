@@ -12,9 +12,10 @@
 // are those of the warm start's re-simulation, but a loaded string (1 % of the largest static
 // tension) taut from its first taut step on; no string pulls more than 2.5 times its static load
 // or than the warm start has it pull (strict_tension: 2.5 times); its targets are the points' and
-// variables' over the window (the last sample's past the motion's end, where the rig holds its last inputs, as the plan
-// does, and the swing weighs as settling: weights.settle), and the reference inputs held with
-// hold_weight (untargeted limbs stay near the reference instead of drifting).  Each window is the
+// variables' over the window (the last sample's past the motion's end, where the rig holds its
+// last inputs, as the plan does, and the swing weighs as settling: weights.settle), and the
+// reference inputs held with hold_weight (untargeted limbs stay near the reference instead of
+// drifting).  Each window is the
 // one window solver the closed loop's controller uses too (predictive_control.hpp): Ipopt solves
 // it for at most iterations_per_window; the solution, moved into the rig's limits (an iterate out
 // of iterations may not meet the rows yet, and the rig must be able to stop by the motion's end),
