@@ -454,7 +454,7 @@ TEST(Performance, TargetsMissedByALittleAreWeighedMoreWhereMissed) {
 // one the puppet holds at rest).  The kinematic step snaps the head's string (x18.6); the windows,
 // letting a string pull as hard as their warm start does, leave it at x8.9.  Solved again with
 // every string within 2.5 times its static load, it pulls less and snaps no more, and the plan
-// says so with both peaks -- the one it has and the one it had.
+// says so with both peaks; re-simulated, what comes back pulls less than the first motion did.
 TEST(Performance, AMotionPullingOverThreeTimesItsLoadIsSolvedAgainWithinTheBound) {
   PerformanceRequest req;
   req.model = loadModel("puppetcopter");
@@ -473,10 +473,9 @@ TEST(Performance, AMotionPullingOverThreeTimesItsLoadIsSolvedAgainWithinTheBound
                         &before),
             2)
       << plan.message;
-  EXPECT_LT(now, before);
   EXPECT_GT(before, 3.0);
-  // (The tail that settles the end is appended after this pass: the plan's peak is at least it.)
-  EXPECT_GE(plan.quality.peak_tension_ratio, 0.999 * now);
+  // What comes back, re-simulated: it pulls less than the first motion did, and does not snap.
+  EXPECT_LT(plan.quality.peak_tension_ratio, before);
   EXPECT_EQ(plan.quality.snaps, 0);
   EXPECT_TRUE(checkInputLimits(*req.model, plan.inputs, plan.rate_hz).empty());
 }

@@ -588,8 +588,16 @@ TEST(OptimizePlan, AMotionContinuingAMovingRigKeepsItsLimitsAcrossTheJoin) {
   EXPECT_EQ(p.outcome, PlanOutcome::Exact) << p.message;
   Eigen::MatrixXd joined(history.rows() + p.samples(), m.nk());
   joined << history.colwise().reverse(), p.inputs;
-  for (const LimitViolation& v : checkInputLimits(m, joined, rate_hz))  // (from the join on)
-    EXPECT_LT(v.sample, history.rows()) << v.describe();
+  const auto broken = checkInputLimits(m, joined, rate_hz, 1e-6, static_cast<int>(history.rows()));
+  EXPECT_TRUE(broken.empty()) << broken.front().describe();
+  // The check from the join on sees what the join does: the same inputs stopped dead there break
+  // the acceleration limit at the join's sample.
+  Eigen::MatrixXd stopped = joined;
+  stopped.bottomRows(p.samples()).rowwise() = p.inputs.row(0);
+  const auto dead = checkInputLimits(m, stopped, rate_hz, 1e-6, static_cast<int>(history.rows()));
+  ASSERT_FALSE(dead.empty());
+  EXPECT_EQ(dead.front().limit, "acceleration");
+  EXPECT_EQ(dead.front().sample, history.rows());
   // It goes on at the rig's speed (to one step of its acceleration limit) and brakes to rest.
   EXPECT_NEAR((p.inputs(1, 0) - p.inputs(0, 0)) / h, speed, m.kinematic[0].max_accel * h);
   EXPECT_GT(p.inputs(p.samples() - 1, 0), rho0[0]);

@@ -22,7 +22,7 @@ double rangeTolerance(double lower, double upper, double rel_tol) {
 }
 
 std::vector<LimitViolation> checkInputLimits(const Model& model, const Eigen::MatrixXd& samples,
-                                             double rate_hz, double rel_tol) {
+                                             double rate_hz, double rel_tol, int first_checked) {
   if (samples.cols() != model.nk())
     throw std::invalid_argument("input samples have " + std::to_string(samples.cols()) +
                                 " columns; '" + model.name + "' has " + std::to_string(model.nk()) +
@@ -30,6 +30,7 @@ std::vector<LimitViolation> checkInputLimits(const Model& model, const Eigen::Ma
   if (!(rate_hz > 0.0)) throw std::invalid_argument("rate must be > 0 Hz");
   const double h = 1.0 / rate_hz;
   const int n = static_cast<int>(samples.rows());
+  const int first = std::clamp(first_checked, 0, n);
   std::vector<LimitViolation> out;
   for (int j = 0; j < model.nk(); ++j) {
     const KinematicVariable& kv = model.kinematic[j];
@@ -47,7 +48,7 @@ std::vector<LimitViolation> checkInputLimits(const Model& model, const Eigen::Ma
       }
     };
     auto at = [&](int i) { return samples(std::clamp(i, 0, n - 1), j); };  // held before/after
-    for (int i = 0; i < n; ++i) {
+    for (int i = first; i < n; ++i) {
       const double x = samples(i, j);
       if (!std::isfinite(x)) {
         note(0, i, "range", x, kv.lower, std::numeric_limits<double>::infinity());
@@ -57,12 +58,12 @@ std::vector<LimitViolation> checkInputLimits(const Model& model, const Eigen::Ma
       if (x < kv.lower - tol_r - eps) note(0, i, "range", x, kv.lower, kv.lower - x);
       if (x > kv.upper + tol_r + eps) note(0, i, "range", x, kv.upper, x - kv.upper);
     }
-    for (int i = 0; i <= n; ++i) {  // speed between samples i-1 and i (held outside)
+    for (int i = first; i <= n; ++i) {  // speed between samples i-1 and i (held outside)
       const double v = std::abs(at(i) - at(i - 1)) / h;
       const double bound = kv.max_speed * (1.0 + rel_tol) + 2 * eps / h;
       if (v > bound) note(1, std::min(i, n - 1), "speed", v, kv.max_speed, v - bound);
     }
-    for (int i = 0; i < n; ++i) {  // acceleration at sample i
+    for (int i = first; i < n; ++i) {  // acceleration at sample i
       const double a = std::abs(at(i + 1) - 2 * at(i) + at(i - 1)) / (h * h);
       const double bound = kv.max_accel * (1.0 + rel_tol) + 4 * eps / (h * h);
       if (a > bound) note(2, i, "acceleration", a, kv.max_accel, a - bound);

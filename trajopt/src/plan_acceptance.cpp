@@ -31,8 +31,8 @@ bool verifyCandidate(const MotionProblem& request, const CollisionModelPtr& coll
     joined.topRows(before) = history.topRows(before).colwise().reverse();
     joined.bottomRows(candidate.inputs.rows()) = candidate.inputs;
     candidate.limit_violations.clear();
-    for (LimitViolation v : checkInputLimits(*request.model, joined, candidate.rate_hz)) {
-      if (v.sample < before) continue;  // (the rig's history, not the motion's)
+    for (LimitViolation v : checkInputLimits(*request.model, joined, candidate.rate_hz, 1e-6,
+                                             static_cast<int>(before))) {
       v.sample -= static_cast<int>(before);
       candidate.limit_violations.push_back(v.describe());
     }

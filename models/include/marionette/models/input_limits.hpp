@@ -35,8 +35,12 @@ inline double rangeTolerance(const KinematicVariable& variable, double rel_tol =
 
 // samples: N x n_k at rate_hz.  A value beyond a bound by more than rel_tol of the bound (plus
 // float rounding) is a violation; at most one per variable and limit is reported (the worst).
+// The rows before `first_checked` are the rig's history, not checked themselves: the speed and
+// acceleration from them into the first checked row are (without any, the rig held still before
+// the first row).
 std::vector<LimitViolation> checkInputLimits(const Model& model, const Eigen::MatrixXd& samples,
-                                             double rate_hz, double rel_tol = 1e-6);
+                                             double rate_hz, double rel_tol = 1e-6,
+                                             int first_checked = 0);
 
 }  // namespace marionette
 

@@ -71,7 +71,9 @@ struct HorizonTracking {
   double hold_weight = 0.05;
   // Each window's strings within 2.5 times their static load even where its warm start pulls
   // harder (false: up to what the warm start pulls, which keeps the window's start within its
-  // bounds; a performance's second try where the motion pulls over 3 times).
+  // bounds; a performance's second try where the motion pulls over 3 times).  A window whose
+  // warm start does not re-simulate has no bound either way, and one that keeps its warm start
+  // keeps its pull.
   bool strict_tension = false;
   // 0.8 s windows advanced by 0.4 s, 20 iterations each (docs/decisions/0014: longer windows and
   // more iterations tracked no better and left less of a performance's time for its end).
