@@ -5,6 +5,7 @@
 #include <cmath>
 #include <limits>
 #include <stdexcept>
+#include <utility>
 
 #include "marionette/models/simulation.hpp"
 
@@ -61,11 +62,11 @@ bool reweightNearMisses(const Eigen::MatrixXd& errors_m, double tolerance_m, dou
 
 int solveNearMissesAgain(HorizonTracking setup, int points, double tolerance_m,
                          const std::function<JudgedPass(const Eigen::MatrixXd&)>& judge,
-                         const std::function<void()>& stop_if_cancelled,
+                         const std::function<void()>& stop_if_cancelled, JudgedPass first,
                          HorizonTrackingResult& horizon) {
   int kept_pass = 0;
   try {
-    JudgedPass best = judge(horizon.inputs), latest = best;
+    JudgedPass best = std::move(first), latest = best;
     Eigen::MatrixXd weight = Eigen::MatrixXd::Ones(
         horizon.inputs.rows(), static_cast<Eigen::Index>(setup.track_points.size()));
     Eigen::MatrixXd best_weight = weight;

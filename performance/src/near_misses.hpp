@@ -55,13 +55,13 @@ struct JudgedPass {
 // targets', the rest calm points, weighed as they are), each from the last kept pass's misses
 // (reweightNearMisses), halfway back (geometrically) to its weights after a pass not kept.  A
 // pass is kept when it misses fewer samples than the best so far, snaps no more, pulls no harder
-// (beyond x3) and is exact if that one is; `horizon` (the first pass's result) then becomes it.
-// The pass kept (0: none); a pass a deadline stopped, or whose motion cannot be re-simulated,
-// ends them.  `judge` re-simulates and measures a motion.
+// (beyond x3) and is exact if that one is; `horizon` (the first pass's result, `first` it judged)
+// then becomes it.  The pass kept (0: none); a pass a deadline stopped, or whose motion cannot be
+// re-simulated, ends them.  `judge` re-simulates and measures a motion.
 constexpr int kNearMissPasses = 3;
 int solveNearMissesAgain(HorizonTracking setup, int points, double tolerance_m,
                          const std::function<JudgedPass(const Eigen::MatrixXd&)>& judge,
-                         const std::function<void()>& stop_if_cancelled,
+                         const std::function<void()>& stop_if_cancelled, JudgedPass first,
                          HorizonTrackingResult& horizon);
 
 }  // namespace marionette::detail

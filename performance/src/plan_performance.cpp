@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <sstream>
 
 #include "marionette/common/clock.hpp"
@@ -378,29 +379,36 @@ Plan planPerformance(const PerformanceRequest& req, const ProgressFn& progress,
       j.exact = plan.outcome == PlanOutcome::Exact;
       return j;
     };
+    // The motion as kept, re-simulated and measured once for the tries below.
+    std::optional<detail::JudgedPass> judged;
+    if (dropped.empty() && horizon.stopped_at < 0) {
+      try {
+        judged = judge(horizon.inputs);
+      } catch (const SimulationError&) {
+        // (a motion that cannot be re-simulated is not tried again; it is judged below)
+      }
+    }
     // A motion whose strings pull over 3 times their static load (the windows let a string pull
     // as hard as their warm start does): the windows solved again with every string within 2.5
     // times, kept when it snaps no more, pulls less, and is exact if the first was.
-    if (dropped.empty() && horizon.stopped_at < 0) {
+    if (judged && judged->peak_tension_ratio > 3.0) {
       try {
-        const detail::JudgedPass first = judge(horizon.inputs);
-        if (first.peak_tension_ratio > 3.0) {
-          HorizonTracking strict = setup;
-          strict.strict_tension = true;
-          HorizonTrackingResult again = trackOverHorizon(strict);
-          stopIfCancelled();
-          if (again.stopped_at < 0) {
-            const detail::JudgedPass second = judge(again.inputs);
-            if (second.snaps <= first.snaps &&
-                second.peak_tension_ratio < first.peak_tension_ratio &&
-                (second.exact || !first.exact)) {
-              horizon = std::move(again);
-              setup.strict_tension = true;
-              notes.push_back(formatted(
-                  "the dynamics step's windows solved again with every string within 2.5 "
-                  "times its static load (peak x%.3g, x%.3g before)",
-                  second.peak_tension_ratio, first.peak_tension_ratio));
-            }
+        HorizonTracking strict = setup;
+        strict.strict_tension = true;
+        HorizonTrackingResult again = trackOverHorizon(strict);
+        stopIfCancelled();
+        if (again.stopped_at < 0) {
+          detail::JudgedPass second = judge(again.inputs);
+          if (second.snaps <= judged->snaps &&
+              second.peak_tension_ratio < judged->peak_tension_ratio &&
+              (second.exact || !judged->exact)) {
+            notes.push_back(formatted(
+                "the dynamics step's windows solved again with every string within 2.5 "
+                "times its static load (peak x%.3g, x%.3g before)",
+                second.peak_tension_ratio, judged->peak_tension_ratio));
+            horizon = std::move(again);
+            setup.strict_tension = true;
+            judged = std::move(second);
           }
         }
       } catch (const SimulationError&) {
@@ -408,10 +416,10 @@ Plan planPerformance(const PerformanceRequest& req, const ProgressFn& progress,
       }
     }
     // Targets missed by a little, weighed more where missed (near_misses.hpp).
-    int reweighted = 0;
-    if (dropped.empty() && horizon.stopped_at < 0)
-      reweighted = detail::solveNearMissesAgain(setup, n_points, o.tolerance_m, judge,
-                                                stopIfCancelled, horizon);
+    const int reweighted =
+        judged ? detail::solveNearMissesAgain(setup, n_points, o.tolerance_m, judge,
+                                              stopIfCancelled, *judged, horizon)
+               : 0;
     if (reweighted > 0)
       notes.push_back(formatted("the dynamics step's windows solved again with the samples "
                                 "near its misses weighed more (pass %d of %d kept)",
