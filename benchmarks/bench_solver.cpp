@@ -7,6 +7,7 @@
 // ratio, and how far apart their optima are (docs/benchmarks.md, the solver).
 //
 //   bench_solver [--quick] [--rounds 3] [--iterations 200] [--only puppetcopter]
+//   bench_solver --only "puppetcopter est 5"     (one case: its model, planner and seed)
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -64,8 +65,8 @@ int main(int argc, char** argv) {
     } else if (a == "--only" && i + 1 < argc) {
       only = argv[++i];
     } else {
-      std::fprintf(stderr,
-                   "usage: bench_solver [--quick] [--rounds N] [--iterations N] [--only MODEL]\n");
+      std::fprintf(stderr, "usage: bench_solver [--quick] [--rounds N] [--iterations N] "
+                           "[--only MODEL | \"MODEL PLANNER SEED\"]\n");
       return 2;
     }
   }
@@ -76,7 +77,8 @@ int main(int argc, char** argv) {
       "interior point: factorizations (s), solves (s), evaluations (s) |\n"
       "|---|---|---|---|---|---|---|---|---|---|\n");
   for (const Case& c : suite(quick)) {
-    if (!only.empty() && c.model != only) continue;
+    const std::string name = c.model + " " + c.planner + " " + std::to_string(c.seed);
+    if (!only.empty() && c.model != only && name != only) continue;
     PlanRequest request;
     request.model = loadModel(c.model);
     request.scene = loadScene(c.scene);

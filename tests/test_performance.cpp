@@ -526,6 +526,47 @@ TEST(Performance, TheEndSettlesWhereHoldingTheLastInputsWouldLeaveItSwinging) {
             0.0);
 }
 
+TEST(Performance, WhereTheTranscriptionFindsNoRestTheWindowsHoldThePuppetAtRest) {
+  // A random keyframed clip (benchmarks/random_performances.py, seed 1, PuppetCopter's 7th): held
+  // at its last inputs the left leg swings on (0.49 rad/s), and the transcription's tail stops
+  // without an acceptable step at its fixed modes.  The dynamics step's windows over 2.5 s, every
+  // point held where it rests at the last inputs, settle it: less than 0.1 rad/s after the end,
+  // the motion before the tail the performance's, unchanged, and every limit kept across the join.
+  PerformanceRequest req;
+  req.model = loadModel("puppetcopter");
+  req.targets = readKeyframes(req.model, R"(keyframes:
+  - {t: 0.0, points: {hand_l: {offset: [0, 0, 0]}, foot_l: {offset: [0, 0, 0]}}}
+  - {t: 1.18, points: {hand_l: {offset: [-0.0417, -0.0166, -0.0178]},
+                       foot_l: {offset: [0.0608, 0.0029, 0.0463]}}}
+  - {t: 2.08, points: {hand_l: {offset: [-0.0296, -0.0576, -0.019]},
+                       foot_l: {offset: [-0.0253, -0.0048, -0.0027]}}}
+  - {t: 3.26, points: {hand_l: {offset: [-0.0415, -0.0451, -0.0192]},
+                       foot_l: {offset: [-0.0306, 0.0035, -0.0029]}}}
+  - {t: 4.16, points: {hand_l: {offset: [0, 0, 0]}, foot_l: {offset: [0, 0, 0]}}}
+)", "test.yaml");
+  const Plan plan = planPerformance(req);
+  ASSERT_NE(plan.message.find("the end settled over 2.50 s by 7 windows holding the puppet where "
+                              "it rests at its last inputs"),
+            std::string::npos)
+      << plan.message;
+  EXPECT_NE(plan.message.find("the transcription's tail: the solver stopped"), std::string::npos)
+      << plan.message;
+  const int n = plan.performance.targets.frames();
+  ASSERT_EQ(plan.samples(), n + 125);
+  MotionProblem problem;
+  problem.model = req.model;
+  problem.goal.kind = GoalSpec::Kind::RestOf;
+  Plan held = verifyMotion(problem, plan.inputs.topRows(n), plan.rate_hz);
+  measurePlanQuality(problem, *collisionModelOf(problem), held, 1.0);
+  EXPECT_GT(held.quality.residual_joint_speed_rms, 0.3);
+  EXPECT_LT(plan.quality.residual_joint_speed_rms, 0.1);
+  EXPECT_EQ(
+      (plan.predicted.states.topRows(n) - held.predicted.states.topRows(n)).cwiseAbs().maxCoeff(),
+      0.0);
+  EXPECT_TRUE(checkInputLimits(*req.model, plan.inputs, plan.rate_hz).empty());
+  EXPECT_EQ(plan.quality.snaps, 0);
+}
+
 TEST(Performance, APerformanceIsExactOnlyWhenItIsAShow) {
   // The same fast move, its targets followed within a loose tolerance, without the hold after it
   // (so no tail settles it): held at its last inputs the mass swings on, and the performance is

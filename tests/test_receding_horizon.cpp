@@ -239,5 +239,53 @@ TEST(RecedingHorizon, FollowsAMotionTheIntegratorMadeWithinTheRigsLimits) {
   EXPECT_LT(rms(massPoints(mass, start, held.inputs), targets), standing);
 }
 
+// The rig going into the first window at 0.6 m/s (its history, braking at 8 m/s^2), the mass's
+// target where it hangs: the windows go on at the rig's speed and brake within its limits, checked
+// across the join.  Without the history the windows take the rig for standing still, and the same
+// check sees the dead stop at the join.
+TEST(RecedingHorizon, TheRigGoesOnFromItsHistory) {
+  const ModelPtr mass = loadModel("suspended-mass");
+  const Model& m = *mass;
+  const Eigen::VectorXd rho0 = m.defaultInputs();
+  const RestPose rest = computeRestPose(mass, rho0);
+  ASSERT_TRUE(rest.ok);
+  IntegratorOptions io;
+  io.dt_s = 1.0 / kRate_hz;
+  VariationalIntegrator vi(mass, io);
+  const double h = 1.0 / kRate_hz, speed = 0.6, accel = -8.0;
+  Eigen::MatrixXd history = rho0.transpose().replicate(2, 1);  // the latest first
+  double x = rho0[0], v = speed;
+  for (int i = 0; i < history.rows(); ++i) {
+    x -= v * h;
+    v -= accel * h;
+    history(i, 0) = x;
+  }
+  const int samples = 51;
+  HorizonTracking t;
+  t.model = mass;
+  t.rate_hz = kRate_hz;
+  t.start = vi.stateFromVelocity(rest.q, Eigen::VectorXd::Zero(m.nd()), rho0);
+  t.reference_inputs = rho0.transpose().replicate(samples, 1);
+  t.track_points = {m.pointIndex("mass")};
+  t.track_targets_m = massPoints(mass, t.start, t.reference_inputs);
+  t.input_scale_m = {1.0, 1.0};
+  auto joined = [&](const Eigen::MatrixXd& inputs) {
+    Eigen::MatrixXd out(history.rows() + inputs.rows(), m.nk());
+    out << history.colwise().reverse(), inputs;
+    return out;
+  };
+  t.rig_history = history;
+  const HorizonTrackingResult going_on = trackOverHorizon(t);
+  const auto broken = checkInputLimits(m, joined(going_on.inputs), kRate_hz, 1e-6, 2);
+  EXPECT_TRUE(broken.empty()) << broken.front().describe();
+  EXPECT_NEAR((going_on.inputs(1, 0) - going_on.inputs(0, 0)) / h, speed, m.kinematic[0].max_accel * h);
+  t.rig_history.resize(0, 0);
+  const HorizonTrackingResult standing = trackOverHorizon(t);
+  const auto dead = checkInputLimits(m, joined(standing.inputs), kRate_hz, 1e-6, 2);
+  ASSERT_FALSE(dead.empty());
+  EXPECT_EQ(dead.front().limit, "acceleration");
+  EXPECT_EQ(dead.front().sample, 2);
+}
+
 }  // namespace
 }  // namespace marionette

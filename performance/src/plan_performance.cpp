@@ -324,6 +324,21 @@ Plan planPerformance(const PerformanceRequest& req, const ProgressFn& progress,
   Plan out = kinematic;
   stopIfCancelled();
 
+  // The receding horizon's setup the dynamics step and the end's settling share.
+  auto windows = [&] {
+    HorizonTracking s;
+    s.model = model;
+    s.collision = collision;
+    s.rate_hz = o.rate_hz;
+    for (int j = 0; j < m.nk(); ++j)
+      s.input_scale_m.push_back(detail::variableScale_m(m, m.nd() + j));
+    s.held_inputs = o.disable;
+    s.weights = o.weights;
+    s.margin_m = o.margin_m > 0 ? o.margin_m + std::max(0.005, 0.5 * o.margin_m) : 0.0;
+    s.in_time = in_time;
+    return s;
+  };
+
   // 2. The dynamics step from the kinematic step's motion (none when the time limit is spent):
   // the targets followed over a receding horizon on the transcription, the kinematic step's
   // inputs the warm start and what untargeted limbs are held near (horizon_tracking.hpp).
@@ -334,10 +349,7 @@ Plan planPerformance(const PerformanceRequest& req, const ProgressFn& progress,
     io.dt_s = 1.0 / o.rate_hz;
     VariationalIntegrator vi(model, io);
     const StartState start = resolveStart(model, rho0, StartSpec{}, collision->contacts());
-    HorizonTracking setup;
-    setup.model = model;
-    setup.collision = collision;
-    setup.rate_hz = o.rate_hz;
+    HorizonTracking setup = windows();
     setup.start = vi.stateFromVelocity(start.q, start.qdot, rho0);
     setup.reference_inputs = u_kinematic;
     for (const std::string& name : fitted.points) setup.track_points.push_back(m.pointIndex(name));
@@ -352,12 +364,6 @@ Plan planPerformance(const PerformanceRequest& req, const ProgressFn& progress,
       setup.track_variables.push_back(m.variableIndex(name));
       setup.track_variable_scale_m.push_back(detail::variableScale_m(m, m.variableIndex(name)));
     }
-    for (int j = 0; j < m.nk(); ++j)
-      setup.input_scale_m.push_back(detail::variableScale_m(m, m.nd() + j));
-    setup.held_inputs = o.disable;
-    setup.weights = o.weights;
-    setup.margin_m = o.margin_m > 0 ? o.margin_m + std::max(0.005, 0.5 * o.margin_m) : 0.0;
-    setup.in_time = in_time;
     setup.progress = [&](int window, int, double cost) { report("optimize", window, cost); };
     HorizonTrackingResult horizon;
     std::string dropped;
@@ -492,11 +498,15 @@ Plan planPerformance(const PerformanceRequest& req, const ProgressFn& progress,
 
   // 3. The end settles: where holding the last inputs leaves the puppet moving, a tail from the
   // motion's last state back to rest near (within 3 cm of) its last inputs, by the
-  // transcription (as every plan ends), appended when it leaves less swing after the end.
-  // Disabled inputs stay where they are.  Its iterations decide it (the transcription's 100 a
-  // solve); a deadline the caller set is its deadline too, and it is not tried once that has
-  // passed.
+  // transcription (as every plan ends); where that finds none, the dynamics step's windows over
+  // kTrackedTail_s holding every point of the puppet (but those set free) where it rests at the
+  // last inputs.  A tail is appended when it leaves less swing after the end.  Disabled inputs
+  // stay where they are.  Iterations decide both (the transcription's 100 a solve, 20 a window);
+  // a deadline the caller set is their deadline too, and neither is tried once it has passed.
   constexpr double kSettled_rad_s = 0.1;  // joint speed rms after the hold: stage-worthy
+  // (Over 1.5 s the windows left 0.06-0.21 rad/s on four random PuppetCopter clips, over 2.5 s
+  // 0.06-0.21 with two below 0.11: docs/decisions/0014.)
+  constexpr double kTrackedTail_s = 2.5;
   measurePlanQuality(request, *collision, out, o.settle_s);
   const bool swinging = o.settle_s > 0 && out.outcome == PlanOutcome::Exact && !kinematic_cut &&
                         out.quality.residual_joint_speed_rms > kSettled_rad_s;
@@ -504,11 +514,9 @@ Plan planPerformance(const PerformanceRequest& req, const ProgressFn& progress,
   if (swinging && has_deadline && left_s <= 0)
     notes.push_back("the end was not settled: " + deadline + " had passed");
   else if (swinging) {
-    const detail::SettleTail tail =
-        detail::settleTail(request, out, std::max(o.settle_s, 1.5), o.margin_m, left_s);
-    stopIfCancelled();
-    std::string dropped = tail.message;
-    if (tail.inputs.rows() > 0) {
+    // `tail` appended and judged: "" when kept (`out` then has it), else why not.
+    auto append = [&](const detail::SettleTail& tail) -> std::string {
+      if (tail.inputs.rows() == 0) return tail.message;
       Eigen::MatrixXd inputs(out.inputs.rows() + tail.inputs.rows(), m.nk());
       inputs << out.inputs, tail.inputs;
       for (int j : o.disable) inputs.col(j).setConstant(rho0[j]);
@@ -516,25 +524,48 @@ Plan planPerformance(const PerformanceRequest& req, const ProgressFn& progress,
         Plan settled = planOf(inputs, out.stats.planner.c_str());
         measurePlanQuality(request, *collision, settled, o.settle_s);
         if (settled.outcome != PlanOutcome::Exact)
-          dropped = "its motion is " + std::string(toString(settled.outcome)) + " (" +
-                    settled.message + ")";
-        else if (settled.quality.residual_joint_speed_rms >= out.quality.residual_joint_speed_rms)
-          dropped = formatted("it leaves %.3g rad/s, the end held %.3g",
-                              settled.quality.residual_joint_speed_rms,
-                              out.quality.residual_joint_speed_rms);
-        else
-          dropped.clear();
-        if (dropped.empty()) {
-          settled.performance.tracking = out.performance.tracking;
-          out = std::move(settled);
-          notes.push_back(formatted("the end settled over %.2f s (%d iterations)",
-                                    tail.inputs.rows() / o.rate_hz, tail.iterations));
-        }
+          return "its motion is " + std::string(toString(settled.outcome)) + " (" +
+                 settled.message + ")";
+        if (settled.quality.residual_joint_speed_rms >= out.quality.residual_joint_speed_rms)
+          return formatted("it leaves %.3g rad/s, the end held %.3g",
+                           settled.quality.residual_joint_speed_rms,
+                           out.quality.residual_joint_speed_rms);
+        settled.performance.tracking = out.performance.tracking;
+        out = std::move(settled);
+        return "";
       } catch (const SimulationError& e) {
-        dropped = std::string("its re-simulation failed: ") + e.what();
+        return std::string("its re-simulation failed: ") + e.what();
       }
+    };
+    const detail::SettleTail tail =
+        detail::settleTail(request, out, std::max(o.settle_s, 1.5), o.margin_m, left_s);
+    stopIfCancelled();
+    const std::string dropped = append(tail);
+    if (dropped.empty()) {
+      notes.push_back(formatted("the end settled over %.2f s (%d iterations)",
+                                tail.inputs.rows() / o.rate_hz, tail.iterations));
+    } else if (has_deadline && !in_time()) {
+      notes.push_back("the end was not settled: " + dropped + "; " + deadline + " had passed");
+    } else {
+      std::string held_dropped;
+      detail::SettleTail held;
+      try {
+        held = detail::settleByTracking(windows(), out, std::max(o.settle_s, kTrackedTail_s),
+                                        detail::calmPoints(m, {}, {}, o.free_points));
+        held_dropped = append(held);
+      } catch (const SimulationError& e) {
+        held_dropped = std::string("its windows could not be re-simulated: ") + e.what();
+      }
+      stopIfCancelled();
+      if (held_dropped.empty())
+        notes.push_back(formatted("the end settled over %.2f s by %s (%d iterations; the "
+                                  "transcription's tail: %s)",
+                                  held.inputs.rows() / o.rate_hz, held.message.c_str(),
+                                  held.iterations, dropped.c_str()));
+      else
+        notes.push_back("the end was not settled: " + dropped + "; by the windows holding it at "
+                        "rest: " + held_dropped);
     }
-    if (!dropped.empty()) notes.push_back("the end was not settled: " + dropped);
   }
 
   // Targets the puppet does not follow, and why.

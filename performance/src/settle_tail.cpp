@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "calm_reference.hpp"
+#include "marionette/common/text.hpp"
 #include "marionette/models/rest_pose.hpp"
 #include "marionette/models/simulation.hpp"
 #include "marionette/problem/verification.hpp"
@@ -75,6 +77,48 @@ SettleTail settleTail(const MotionProblem& request, const Plan& performance, dou
   } catch (const FieldError& e) {
     out.message = e.what();
   }
+  return out;
+}
+
+SettleTail settleByTracking(HorizonTracking like, const Plan& performance, double tail_s,
+                            const std::vector<int>& points) {
+  SettleTail out;
+  const int n = performance.samples();
+  if (n < 3 || performance.predicted.states.rows() < n) {
+    out.message = "the performance has no motion to settle";
+    return out;
+  }
+  const Eigen::VectorXd q = performance.predicted.states.row(n - 1).transpose();
+  const Eigen::VectorXd qdot =
+      (q - performance.predicted.states.row(n - 2).transpose()) * performance.rate_hz;
+  const Eigen::VectorXd rho = performance.inputs.row(n - 1).transpose();
+  IntegratorOptions io;
+  io.dt_s = 1.0 / performance.rate_hz;
+  VariationalIntegrator vi(like.model, io);
+  const int rows = std::max(3, static_cast<int>(std::lround(tail_s * performance.rate_hz)) + 1);
+  like.start = vi.stateFromVelocity(q, qdot, rho);
+  like.rig_history = performance.inputs.middleRows(n - 3, 2).colwise().reverse();
+  like.reference_inputs = rho.transpose().replicate(rows, 1);
+  like.track_points = points;
+  like.track_targets_m =
+      restPointMotion(like.model, like.reference_inputs, points, q,
+                      like.collision ? like.collision->contacts() : nullptr);
+  like.track_point_weight.clear();
+  like.track_sample_weight.resize(0, 0);
+  like.track_variables.clear();
+  like.track_values.resize(0, 0);
+  like.track_variable_scale_m.clear();
+  like.progress = nullptr;
+  const HorizonTrackingResult held = trackOverHorizon(like);
+  if (held.stopped_at >= 0) {
+    out.message = "the deadline stopped its windows";
+    return out;
+  }
+  out.inputs = held.inputs.bottomRows(rows - 1);
+  for (int j : like.held_inputs) out.inputs.col(j).setConstant(rho[j]);
+  out.iterations = held.iterations;
+  out.message = formatted("%d windows holding the puppet where it rests at its last inputs",
+                          held.windows);
   return out;
 }
 
