@@ -500,9 +500,11 @@ Plan planPerformance(const PerformanceRequest& req, const ProgressFn& progress,
   // motion's last state back to rest near (within 3 cm of) its last inputs, by the
   // transcription (as every plan ends); where that finds none, the dynamics step's windows over
   // kTrackedTail_s holding every point of the puppet (but those set free) where it rests at the
-  // last inputs.  A tail is appended when it leaves less swing after the end.  Disabled inputs
-  // stay where they are.  Iterations decide both (the transcription's 100 a solve, 20 a window);
-  // a deadline the caller set is their deadline too, and neither is tried once it has passed.
+  // last inputs.  A tail is appended when it leaves less swing after the end and snaps no more.
+  // (Not "pulls no harder": a plan's tension ratios are to the loads at its start and at rest
+  // after its end, which a tail moves.)  Disabled inputs stay where they are.  Iterations decide
+  // both (the transcription's 100 a solve, 20 a window); a deadline the caller set is their
+  // deadline too, and neither is tried once it has passed.
   constexpr double kSettled_rad_s = 0.1;  // joint speed rms after the hold: stage-worthy
   // (Over 1.5 s the windows left 0.06-0.21 rad/s on four random PuppetCopter clips, over 2.5 s
   // 0.06-0.21 with two below 0.11: docs/decisions/0014.)
@@ -530,6 +532,10 @@ Plan planPerformance(const PerformanceRequest& req, const ProgressFn& progress,
           return formatted("it leaves %.3g rad/s, the end held %.3g",
                            settled.quality.residual_joint_speed_rms,
                            out.quality.residual_joint_speed_rms);
+        // (Less swing for a snap is no show's.)
+        if (settled.quality.snaps > out.quality.snaps)
+          return formatted("it snaps %d times, the end held %d", settled.quality.snaps,
+                           out.quality.snaps);
         settled.performance.tracking = out.performance.tracking;
         out = std::move(settled);
         return "";
