@@ -278,7 +278,8 @@ TEST(RecedingHorizon, TheRigGoesOnFromItsHistory) {
   const HorizonTrackingResult going_on = trackOverHorizon(t);
   const auto broken = checkInputLimits(m, joined(going_on.inputs), kRate_hz, 1e-6, 2);
   EXPECT_TRUE(broken.empty()) << broken.front().describe();
-  EXPECT_NEAR((going_on.inputs(1, 0) - going_on.inputs(0, 0)) / h, speed, m.kinematic[0].max_accel * h);
+  EXPECT_NEAR((going_on.inputs(1, 0) - going_on.inputs(0, 0)) / h, speed,
+              m.kinematic[0].max_accel * h);
   t.rig_history.resize(0, 0);
   const HorizonTrackingResult standing = trackOverHorizon(t);
   const auto dead = checkInputLimits(m, joined(standing.inputs), kRate_hz, 1e-6, 2);

@@ -499,8 +499,9 @@ Plan planPerformance(const PerformanceRequest& req, const ProgressFn& progress,
   // 3. The end settles: where holding the last inputs leaves the puppet moving, a tail from the
   // motion's last state back to rest near (within 3 cm of) its last inputs, by the
   // transcription (as every plan ends); where that finds none, the dynamics step's windows over
-  // kTrackedTail_s holding every point of the puppet (but those set free) where it rests at the
-  // last inputs.  A tail is appended when it leaves less swing after the end and snaps no more.
+  // kTrackedTail_s holding every point of the puppet where it rests at the last inputs (free ones
+  // too: settling is of the whole puppet, not a performance's calm).  A tail is appended when it
+  // leaves less swing after the end and snaps no more.
   // (Not "pulls no harder": a plan's tension ratios are to the loads at its start and at rest
   // after its end, which a tail moves.)  Disabled inputs stay where they are.  Iterations decide
   // both (the transcription's 100 a solve, 20 a window); a deadline the caller set is their
@@ -557,7 +558,7 @@ Plan planPerformance(const PerformanceRequest& req, const ProgressFn& progress,
       detail::SettleTail held;
       try {
         held = detail::settleByTracking(windows(), out, std::max(o.settle_s, kTrackedTail_s),
-                                        detail::calmPoints(m, {}, {}, o.free_points));
+                                        detail::calmPoints(m, {}, {}, {}));
         held_dropped = append(held);
       } catch (const SimulationError& e) {
         held_dropped = std::string("its windows could not be re-simulated: ") + e.what();
