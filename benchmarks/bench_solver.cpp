@@ -70,13 +70,22 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
+  const std::vector<Case> cases = suite(quick);
+  if (!only.empty() &&
+      std::none_of(cases.begin(), cases.end(), [&](const Case& c) {
+        return c.model == only || c.model + " " + c.planner + " " + std::to_string(c.seed) == only;
+      })) {
+    std::fprintf(stderr, "bench_solver: --only '%s' names no case of the suite%s\n", only.c_str(),
+                 quick ? " (--quick: puppetcopter rrt 3, marionette25 kpiece 1)" : "");
+    return 2;
+  }
   std::printf(
       "| case | knots | variables | rows | interior point: iterations, s/solve, ms/iteration | "
       "ipopt: iterations, s/solve, ms/iteration | ipopt / interior point per solve | "
       "objectives apart (relative) | rows' violation (interior point, ipopt) | "
       "interior point: factorizations (s), solves (s), evaluations (s) |\n"
       "|---|---|---|---|---|---|---|---|---|---|\n");
-  for (const Case& c : suite(quick)) {
+  for (const Case& c : cases) {
     const std::string name = c.model + " " + c.planner + " " + std::to_string(c.seed);
     if (!only.empty() && c.model != only && name != only) continue;
     PlanRequest request;

@@ -252,13 +252,13 @@ TEST(RecedingHorizon, TheRigGoesOnFromItsHistory) {
   IntegratorOptions io;
   io.dt_s = 1.0 / kRate_hz;
   VariationalIntegrator vi(mass, io);
-  const double h = 1.0 / kRate_hz, speed = 0.6, accel = -8.0;
+  const double dt_s = 1.0 / kRate_hz, speed_m_s = 0.6, accel_m_s2 = -8.0;
   Eigen::MatrixXd history = rho0.transpose().replicate(2, 1);  // the latest first
-  double x = rho0[0], v = speed;
+  double x_m = rho0[0], v_m_s = speed_m_s;
   for (int i = 0; i < history.rows(); ++i) {
-    x -= v * h;
-    v -= accel * h;
-    history(i, 0) = x;
+    x_m -= v_m_s * dt_s;
+    v_m_s -= accel_m_s2 * dt_s;
+    history(i, 0) = x_m;
   }
   const int samples = 51;
   HorizonTracking t;
@@ -278,8 +278,8 @@ TEST(RecedingHorizon, TheRigGoesOnFromItsHistory) {
   const HorizonTrackingResult going_on = trackOverHorizon(t);
   const auto broken = checkInputLimits(m, joined(going_on.inputs), kRate_hz, 1e-6, 2);
   EXPECT_TRUE(broken.empty()) << broken.front().describe();
-  EXPECT_NEAR((going_on.inputs(1, 0) - going_on.inputs(0, 0)) / h, speed,
-              m.kinematic[0].max_accel * h);
+  EXPECT_NEAR((going_on.inputs(1, 0) - going_on.inputs(0, 0)) / dt_s, speed_m_s,
+              m.kinematic[0].max_accel * dt_s);
   t.rig_history.resize(0, 0);
   const HorizonTrackingResult standing = trackOverHorizon(t);
   const auto dead = checkInputLimits(m, joined(standing.inputs), kRate_hz, 1e-6, 2);

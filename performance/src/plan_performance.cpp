@@ -498,17 +498,18 @@ Plan planPerformance(const PerformanceRequest& req, const ProgressFn& progress,
 
   // 3. The end settles: where holding the last inputs leaves the puppet moving, a tail from the
   // motion's last state back to rest near (within 3 cm of) its last inputs, by the
-  // transcription (as every plan ends); where that finds none, the dynamics step's windows over
-  // kTrackedTail_s holding every point of the puppet where it rests at the last inputs (free ones
-  // too: settling is of the whole puppet, not a performance's calm).  A tail is appended when it
-  // leaves less swing after the end and snaps no more.
+  // transcription (as every plan ends); where that one is not kept (none found, or more swing or
+  // a snap left), the dynamics step's windows over kTrackedTail_s holding every point of the
+  // puppet where it rests at the last inputs (free ones too: settling is of the whole puppet, not
+  // a performance's calm).  A tail is appended when it leaves less swing after the end and snaps
+  // no more.
   // (Not "pulls no harder": a plan's tension ratios are to the loads at its start and at rest
   // after its end, which a tail moves.)  Disabled inputs stay where they are.  Iterations decide
   // both (the transcription's 100 a solve, 20 a window); a deadline the caller set is their
   // deadline too, and neither is tried once it has passed.
   constexpr double kSettled_rad_s = 0.1;  // joint speed rms after the hold: stage-worthy
-  // (Over 1.5 s the windows left 0.06-0.21 rad/s on four random PuppetCopter clips, over 2.5 s
-  // 0.06-0.21 with two below 0.11: docs/decisions/0014.)
+  // (Over 1.5 s the windows left 0.06-0.21 rad/s on four random PuppetCopter clips, one under 0.1;
+  // over 2.5 s 0.05-0.21, two under 0.1: docs/decisions/0014.)
   constexpr double kTrackedTail_s = 2.5;
   measurePlanQuality(request, *collision, out, o.settle_s);
   const bool swinging = o.settle_s > 0 && out.outcome == PlanOutcome::Exact && !kinematic_cut &&
@@ -544,6 +545,7 @@ Plan planPerformance(const PerformanceRequest& req, const ProgressFn& progress,
         return std::string("its re-simulation failed: ") + e.what();
       }
     };
+    const double held_swing = out.quality.residual_joint_speed_rms;
     const detail::SettleTail tail =
         detail::settleTail(request, out, std::max(o.settle_s, 1.5), o.margin_m, left_s);
     stopIfCancelled();
@@ -565,10 +567,11 @@ Plan planPerformance(const PerformanceRequest& req, const ProgressFn& progress,
       }
       stopIfCancelled();
       if (held_dropped.empty())
-        notes.push_back(formatted("the end settled over %.2f s by %s (%d iterations; the "
-                                  "transcription's tail: %s)",
-                                  held.inputs.rows() / o.rate_hz, held.message.c_str(),
-                                  held.iterations, dropped.c_str()));
+        notes.push_back(formatted("the end settled over %.2f s to %.3g rad/s (%.3g held) by %s "
+                                  "(%d iterations; the transcription's tail: %s)",
+                                  held.inputs.rows() / o.rate_hz,
+                                  out.quality.residual_joint_speed_rms, held_swing,
+                                  held.message.c_str(), held.iterations, dropped.c_str()));
       else
         notes.push_back("the end was not settled: " + dropped + "; by the windows holding it at "
                         "rest: " + held_dropped);

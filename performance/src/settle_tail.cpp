@@ -84,7 +84,7 @@ SettleTail settleByTracking(HorizonTracking like, const Plan& performance, doubl
                             const std::vector<int>& points) {
   SettleTail out;
   const int n = performance.samples();
-  if (n < 3 || performance.predicted.states.rows() < n) {
+  if (n < 2 || performance.predicted.states.rows() < n) {
     out.message = "the performance has no motion to settle";
     return out;
   }
@@ -97,7 +97,7 @@ SettleTail settleByTracking(HorizonTracking like, const Plan& performance, doubl
   VariationalIntegrator vi(like.model, io);
   const int rows = std::max(3, static_cast<int>(std::lround(tail_s * performance.rate_hz)) + 1);
   like.start = vi.stateFromVelocity(q, qdot, rho);
-  like.rig_history = performance.inputs.middleRows(n - 3, 2).colwise().reverse();
+  like.rig_history = performance.inputs.topRows(n - 1).colwise().reverse();
   like.reference_inputs = rho.transpose().replicate(rows, 1);
   like.track_points = points;
   like.track_targets_m =
@@ -112,6 +112,10 @@ SettleTail settleByTracking(HorizonTracking like, const Plan& performance, doubl
   const HorizonTrackingResult held = trackOverHorizon(like);
   if (held.stopped_at >= 0) {
     out.message = "the deadline stopped its windows";
+    return out;
+  }
+  if (held.kept_warm + held.solve_failed == held.windows) {
+    out.message = "no window found a motion better than holding the last inputs";
     return out;
   }
   out.inputs = held.inputs.bottomRows(rows - 1);

@@ -3,8 +3,8 @@
 // last state is a start like any plan's, swinging, and the contact-implicit transcription (the
 // optimizer every plan ends at rest with) finds the rig's motion from its last inputs back to
 // them with the puppet at rest, strings and contacts as complementarity; its inputs are appended
-// to the performance's.  Where it finds none, the performance's own receding horizon holds the
-// puppet at rest instead (settleByTracking).
+// to the performance's.  Where its tail is not kept, the performance's own receding horizon holds
+// the puppet at rest instead (settleByTracking).
 #pragma once
 
 #include <Eigen/Core>
@@ -30,13 +30,14 @@ struct SettleTail {
 SettleTail settleTail(const MotionProblem& request, const Plan& performance, double tail_s,
                       double margin_m, double time_limit_s);
 
-// Where the transcription finds no motion to rest (at its fixed modes a swing the strings must
-// catch has none): the receding horizon, as the performance's dynamics step runs it, over
+// Where the transcription's tail is not kept (at its fixed modes a swing the strings must catch
+// has no motion to rest): the receding horizon, as the performance's dynamics step runs it, over
 // `tail_s` after the last sample -- from the last state, the rig going on from its last steps --
 // holding `points` (model point indices) where they rest at the last inputs, the rig near them.
 // `like`: the dynamics step's setup (model, collision, rate, weights, margin, held inputs, input
 // scales, deadline); its start, reference and targets are replaced.  Its windows' iterations bound
-// it; a deadline that stops it leaves no tail (the message says so).
+// it; a deadline that stops it, or windows that all keep holding the last inputs, leave no tail
+// (the message says why).
 SettleTail settleByTracking(HorizonTracking like, const Plan& performance, double tail_s,
                             const std::vector<int>& points);
 

@@ -36,8 +36,8 @@ HorizonTrackingResult trackOverHorizon(const HorizonTracking& s) {
                  static_cast<int>(s.track_variable_scale_m.size()) != V)) ||
       static_cast<int>(s.input_scale_m.size()) != nk)
     throw std::invalid_argument("receding horizon: the targets do not fit the reference inputs");
-  if (s.rig_history.size() > 0 && (s.rig_history.cols() != nk || s.rig_history.rows() > 2))
-    throw std::invalid_argument("receding horizon: the rig's history is up to 2 rows of inputs");
+  if (s.rig_history.size() > 0 && s.rig_history.cols() != nk)
+    throw std::invalid_argument("receding horizon: the rig's history is rows of inputs");
   for (int j : s.held_inputs)
     if (j < 0 || j >= nk) throw std::invalid_argument("receding horizon: no such held input");
   for (int p : s.track_points)
@@ -72,10 +72,12 @@ HorizonTrackingResult trackOverHorizon(const HorizonTracking& s) {
       const int row = s0 - 1 - i;  // (before the start: the rig's history, if any)
       if (row >= 0)
         before.row(i) = out.inputs.row(row);
-      else if (-row - 1 < s.rig_history.rows())
-        before.row(i) = s.rig_history.row(-row - 1);
+      else if (s.rig_history.rows() > 0)  // (a shorter history: its oldest row repeated)
+        before.row(i) = s.rig_history.row(std::min<Eigen::Index>(-row - 1,
+                                                                 s.rig_history.rows() - 1));
       else
         before.row(i) = out.inputs.row(0);
+      for (int j : s.held_inputs) before(i, j) = s.start.rho[j];
     }
     // A window's rows past the motion's end: its last inputs held, as the plan holds them.
     auto holdAfterEnd = [&](Eigen::MatrixXd& rows) {

@@ -10,7 +10,8 @@
 //   2. the dynamics step: a receding horizon on the contact-implicit transcription (0.8 s
 //      windows, each from the exact state the last one left, strings and contacts as
 //      complementarity) tracking the points, holding the rest near the spline's inputs;
-//   3. the end settled by the transcription where holding the last inputs leaves it swinging.
+//   3. the end settled where holding the last inputs leaves it swinging: by the transcription,
+//      or where its tail is not kept by the windows holding the puppet at rest.
 // Each is re-simulated and measured against the targets; targets the puppet cannot follow are
 // reported per point and time span, and the nearest feasible motion is played.  It is exact
 // only when it is a show: its targets followed and the plan stage-worthy.

@@ -52,8 +52,9 @@ struct HorizonTracking {
   double rate_hz = 50.0;        // the inputs' rate: the integrator's step and the knots'
   State start;                  // at 1 / rate_hz
   Eigen::MatrixXd reference_inputs;  // S rows of n_k (the first the start's): warm start, hold
-  // The rig before the start, rows rho_{-1}, rho_{-2} (empty: standing still at the start's):
-  // its speed and acceleration go on from them.
+  // The rig before the start, the latest first: rho_{-1}, rho_{-2}, ... (empty: standing still
+  // at the start's; one row: standing there before it): the windows' speed and acceleration go
+  // on from its first two.  Held inputs are taken as held there too.
   Eigen::MatrixXd rig_history;
   // Targets at the S samples, as the transcription takes them, over the whole motion.
   std::vector<int> track_points;
