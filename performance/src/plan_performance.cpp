@@ -26,62 +26,6 @@
 
 namespace marionette {
 
-void checkPerformanceOptions(const Model& model, const PerformanceOptions& o) {
-  auto within = [](const char* field, double v, double lo, double hi, const char* unit) {
-    if (!(v >= lo && v <= hi))
-      throw FieldError(field, "must be in [" + formatNumber(lo) + ", " + formatNumber(hi) + "] " +
-                                  unit + ", got " + formatNumber(v));
-  };
-  within("options.rate_hz", o.rate_hz, 10, 1000, "Hz");
-  within("options.key_rate_hz", o.key_rate_hz, 1, o.rate_hz, "Hz (at most rate_hz)");
-  within("options.margin_m", o.margin_m, 0, 1, "m");
-  within("options.tolerance_m", o.tolerance_m, 1e-4, 1, "m");
-  within("options.reach_tolerance_m", o.reach_tolerance_m, 0, 1, "m");
-  within("options.settle_s", o.settle_s, 0, 10, "s");
-  within("options.knots_per_s", o.knots_per_s, 0.5, 50, "per s");
-  if (o.time_limit_s != 0.0)  // 0: no deadline
-    within("options.time_limit_s", o.time_limit_s, 0.1, 3600, "s (or 0: no deadline)");
-  for (std::size_t i = 0; i < o.disable.size(); ++i)
-    if (o.disable[i] < 0 || o.disable[i] >= model.nk())
-      throw FieldError("options.disable[" + std::to_string(i) + "]", "not an input");
-  within("options.calm_weight", o.calm_weight, 0, 100, "(of a target's weight)");
-  for (std::size_t i = 0; i < o.free_points.size(); ++i)
-    if (model.pointIndex(o.free_points[i]) < 0)
-      throw FieldError("options.free_points[" + std::to_string(i) + "]",
-                       "model " + model.name + " has no point '" + o.free_points[i] + "'");
-  OptimizationOptions check;
-  check.weights = o.weights;
-  checkOptimizationOptions(check);
-  OptimizationWeights given = o.weights, plans;
-  if (given.settle != plans.settle)
-    throw FieldError("optimization.weights" + fieldKey("settle"),
-                     "settle: the performance's dynamics step has no such term (it weighs "
-                     "effort, jerk, swing, tension_rate, complementarity and tracking)");
-}
-
-void checkPerformanceTargets(const Model& m, const TargetMotion& targets,
-                             const PerformanceOptions& o) {
-  for (std::size_t i = 0; i < targets.points.size(); ++i)
-    if (m.pointIndex(targets.points[i]) < 0)
-      throw FieldError("targets.points[" + std::to_string(i) + "]",
-                       "model " + m.name + " has no point '" + targets.points[i] + "'");
-  for (std::size_t i = 0; i < targets.variables.size(); ++i)
-    if (m.variableIndex(targets.variables[i]) < 0)
-      throw FieldError("targets.variables[" + std::to_string(i) + "]",
-                       "model " + m.name + " has no variable '" + targets.variables[i] + "'");
-  if (targets.frames() < 2 || !(targets.duration_s() >= 2.0 / o.rate_hz))
-    throw FieldError("targets", "needs a motion of at least two samples");
-  if (targets.duration_s() > kMaxPerformance_s)
-    throw FieldError("targets", formatNumber(targets.duration_s()) + " s long; at most " +
-                                    formatNumber(kMaxPerformance_s) + " s");
-  const double samples = targets.duration_s() * o.rate_hz;
-  if (samples > kMaxPerformanceSamples)
-    throw FieldError("targets", formatNumber(targets.duration_s()) + " s at " +
-                                    formatNumber(o.rate_hz) + " Hz are " +
-                                    formatNumber(samples, 6) + " samples; at most " +
-                                    formatNumber(kMaxPerformanceSamples));
-}
-
 namespace {
 
 // Rows of `keys` (at key times) interpolated linearly at `n` samples of rate_hz.
@@ -496,86 +440,32 @@ Plan planPerformance(const PerformanceRequest& req, const ProgressFn& progress,
     if (!dropped.empty()) notes.push_back("the dynamics step's motion was not kept: " + dropped);
   }
 
-  // 3. The end settles: where holding the last inputs leaves the puppet moving, a tail from the
-  // motion's last state back to rest near (within 3 cm of) its last inputs, by the
-  // transcription (as every plan ends); where that one is not kept (none found, or more swing or
-  // a snap left), the dynamics step's windows over kTrackedTail_s holding every point of the
-  // puppet where it rests at the last inputs (free ones too: settling is of the whole puppet, not
-  // a performance's calm).  A tail is appended when it leaves less swing after the end and snaps
-  // no more.
-  // (Not "pulls no harder": a plan's tension ratios are to the loads at its start and at rest
-  // after its end, which a tail moves.)  Disabled inputs stay where they are.  Iterations decide
-  // both (the transcription's 100 a solve, 20 a window); a deadline the caller set is their
-  // deadline too, and neither is tried once it has passed.
+  // 3. The end settles where holding the last inputs leaves the puppet moving (settle_tail.hpp,
+  // settleEnd); a deadline the caller set is its deadline too, and nothing is tried once it has
+  // passed.
   constexpr double kSettled_rad_s = 0.1;  // joint speed rms after the hold: stage-worthy
-  // (Over 1.5 s the windows left 0.06-0.21 rad/s on four random PuppetCopter clips, one under 0.1;
-  // over 2.5 s 0.05-0.21, two under 0.1: docs/decisions/0014.)
-  constexpr double kTrackedTail_s = 2.5;
   measurePlanQuality(request, *collision, out, o.settle_s);
   const bool swinging = o.settle_s > 0 && out.outcome == PlanOutcome::Exact && !kinematic_cut &&
                         out.quality.residual_joint_speed_rms > kSettled_rad_s;
   const double left_s = has_deadline ? o.time_limit_s - secondsSince(t0) : 0.0;
-  if (swinging && has_deadline && left_s <= 0)
+  if (swinging && has_deadline && left_s <= 0) {
     notes.push_back("the end was not settled: " + deadline + " had passed");
-  else if (swinging) {
-    // `tail` appended and judged: "" when kept (`out` then has it), else why not.
-    auto append = [&](const detail::SettleTail& tail) -> std::string {
-      if (tail.inputs.rows() == 0) return tail.message;
-      Eigen::MatrixXd inputs(out.inputs.rows() + tail.inputs.rows(), m.nk());
-      inputs << out.inputs, tail.inputs;
-      for (int j : o.disable) inputs.col(j).setConstant(rho0[j]);
-      try {
-        Plan settled = planOf(inputs, out.stats.planner.c_str());
-        measurePlanQuality(request, *collision, settled, o.settle_s);
-        if (settled.outcome != PlanOutcome::Exact)
-          return "its motion is " + std::string(toString(settled.outcome)) + " (" +
-                 settled.message + ")";
-        if (settled.quality.residual_joint_speed_rms >= out.quality.residual_joint_speed_rms)
-          return formatted("it leaves %.3g rad/s, the end held %.3g",
-                           settled.quality.residual_joint_speed_rms,
-                           out.quality.residual_joint_speed_rms);
-        // (Less swing for a snap is no show's.)
-        if (settled.quality.snaps > out.quality.snaps)
-          return formatted("it snaps %d times, the end held %d", settled.quality.snaps,
-                           out.quality.snaps);
-        settled.performance.tracking = out.performance.tracking;
-        out = std::move(settled);
-        return "";
-      } catch (const SimulationError& e) {
-        return std::string("its re-simulation failed: ") + e.what();
-      }
+  } else if (swinging) {
+    detail::EndSettling end;
+    end.request = &request;
+    end.collision = collision.get();
+    end.settle_s = o.settle_s;
+    end.margin_m = o.margin_m;
+    end.disabled = o.disable;
+    end.start_inputs = rho0;
+    end.plan_of = [&](const Eigen::MatrixXd& inputs) {
+      return planOf(inputs, out.stats.planner.c_str());
     };
-    const double held_swing = out.quality.residual_joint_speed_rms;
-    const detail::SettleTail tail =
-        detail::settleTail(request, out, std::max(o.settle_s, 1.5), o.margin_m, left_s);
-    stopIfCancelled();
-    const std::string dropped = append(tail);
-    if (dropped.empty()) {
-      notes.push_back(formatted("the end settled over %.2f s (%d iterations)",
-                                tail.inputs.rows() / o.rate_hz, tail.iterations));
-    } else if (has_deadline && !in_time()) {
-      notes.push_back("the end was not settled: " + dropped + "; " + deadline + " had passed");
-    } else {
-      std::string held_dropped;
-      detail::SettleTail held;
-      try {
-        held = detail::settleByTracking(windows(), out, std::max(o.settle_s, kTrackedTail_s),
-                                        detail::calmPoints(m, {}, {}, {}));
-        held_dropped = append(held);
-      } catch (const SimulationError& e) {
-        held_dropped = std::string("its windows could not be re-simulated: ") + e.what();
-      }
-      stopIfCancelled();
-      if (held_dropped.empty())
-        notes.push_back(formatted("the end settled over %.2f s to %.3g rad/s (%.3g held) by %s "
-                                  "(%d iterations; the transcription's tail: %s)",
-                                  held.inputs.rows() / o.rate_hz,
-                                  out.quality.residual_joint_speed_rms, held_swing,
-                                  held.message.c_str(), held.iterations, dropped.c_str()));
-      else
-        notes.push_back("the end was not settled: " + dropped + "; by the windows holding it at "
-                        "rest: " + held_dropped);
-    }
+    end.windows = windows();
+    end.time_left_s = left_s;
+    end.in_time = in_time;
+    end.deadline = deadline;
+    notes.push_back(detail::settleEnd(end, out));
   }
 
   // Targets the puppet does not follow, and why.

@@ -5,12 +5,21 @@
 // them with the puppet at rest, strings and contacts as complementarity; its inputs are appended
 // to the performance's.  Where its tail is not kept, the performance's own receding horizon holds
 // the puppet at rest instead (settleByTracking).
+//
+// Contents
+//   SettleTail        a tail's inputs, or why none
+//   settleTail        the transcription's tail
+//   settleByTracking  the windows' tail
+//   EndSettling       what settling a performance's end needs of its planning
+//   settleEnd         the two tried in turn, the first kept appended
 #pragma once
 
 #include <Eigen/Core>
+#include <functional>
 #include <string>
 #include <vector>
 
+#include "marionette/environments/collision.hpp"
 #include "marionette/plan/plan.hpp"
 #include "marionette/problem/motion_problem.hpp"
 #include "marionette/trajopt/horizon_tracking.hpp"
@@ -40,5 +49,30 @@ SettleTail settleTail(const MotionProblem& request, const Plan& performance, dou
 // (the message says why).
 SettleTail settleByTracking(HorizonTracking like, const Plan& performance, double tail_s,
                             const std::vector<int>& points);
+
+struct EndSettling {
+  const MotionProblem* request = nullptr;  // the performance's plan request (its end's goal)
+  const CollisionModel* collision = nullptr;
+  double settle_s = 1.0;  // the hold after the end that is measured
+  double margin_m = 0.0;  // kept from the stage
+  std::vector<int> disabled;     // rig inputs held at start_inputs throughout
+  Eigen::VectorXd start_inputs;
+  std::function<Plan(const Eigen::MatrixXd&)> plan_of;  // the verified plan of these inputs
+  HorizonTracking windows;  // the dynamics step's setup (settleByTracking's `like`)
+  double time_left_s = 0.0;     // of the caller's deadline (0: none)
+  std::function<bool()> in_time;  // false once that deadline has passed or the call is cancelled
+  std::string deadline;           // the deadline as the plan's message names it
+};
+
+// The end of `out` (a performance measured with settle_s, exact, and swinging after its end)
+// brought to rest: the transcription's tail (settleTail); where that one is not kept, the windows
+// holding every point of the puppet where it rests at the last inputs over 2.5 s (settleByTracking;
+// free points too: settling is of the whole puppet, not a performance's calm).  A tail is
+// appended, and `out` replaced by the settled plan, only when the whole plan, re-simulated, stays
+// exact, leaves less swing after the end and snaps no more (not "pulls no harder": a plan's
+// tension ratios are to the loads at its start and at rest after its end, which a tail moves).
+// Disabled inputs stay where they are.  Iterations decide both (the transcription's 100 a solve,
+// 20 a window).  Returns the note for the plan's message: what settled it, or why nothing did.
+std::string settleEnd(const EndSettling& end, Plan& out);
 
 }  // namespace marionette::detail
