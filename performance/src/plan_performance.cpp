@@ -458,8 +458,8 @@ Plan planPerformance(const PerformanceRequest& req, const ProgressFn& progress,
     end.margin_m = o.margin_m;
     end.disabled = o.disable;
     end.start_inputs = rho0;
-    end.plan_of = [&](const Eigen::MatrixXd& inputs) {
-      return planOf(inputs, out.stats.planner.c_str());
+    end.plan_of = [&planOf, planner = out.stats.planner](const Eigen::MatrixXd& inputs) {
+      return planOf(inputs, planner.c_str());
     };
     end.windows = windows();
     end.time_left_s = left_s;

@@ -53,26 +53,31 @@ SettleTail settleByTracking(HorizonTracking like, const Plan& performance, doubl
 struct EndSettling {
   const MotionProblem* request = nullptr;  // the performance's plan request (its end's goal)
   const CollisionModel* collision = nullptr;
-  double settle_s = 1.0;  // the hold after the end that is measured
-  double margin_m = 0.0;  // kept from the stage
+  double settle_s = 1.0;         // the hold after the end that is measured
+  double margin_m = 0.0;         // kept from the stage
   std::vector<int> disabled;     // rig inputs held at start_inputs throughout
-  Eigen::VectorXd start_inputs;
+  Eigen::VectorXd start_inputs;  // n_k
   std::function<Plan(const Eigen::MatrixXd&)> plan_of;  // the verified plan of these inputs
   HorizonTracking windows;  // the dynamics step's setup (settleByTracking's `like`)
-  double time_left_s = 0.0;     // of the caller's deadline (0: none)
-  std::function<bool()> in_time;  // false once that deadline has passed or the call is cancelled
-  std::string deadline;           // the deadline as the plan's message names it
+  // The caller's deadline: the time left, > 0 (0: none; one already passed is the caller's to
+  // say, settleEnd is not called), and in_time (set with it), false once it has passed or the
+  // call is cancelled; how the plan's message names it.
+  double time_left_s = 0.0;
+  std::function<bool()> in_time;
+  std::string deadline;
 };
 
 // The end of `out` (a performance measured with settle_s, exact, and swinging after its end)
-// brought to rest: the transcription's tail (settleTail); where that one is not kept, the windows
-// holding every point of the puppet where it rests at the last inputs over 2.5 s (settleByTracking;
-// free points too: settling is of the whole puppet, not a performance's calm).  A tail is
-// appended, and `out` replaced by the settled plan, only when the whole plan, re-simulated, stays
-// exact, leaves less swing after the end and snaps no more (not "pulls no harder": a plan's
-// tension ratios are to the loads at its start and at rest after its end, which a tail moves).
-// Disabled inputs stay where they are.  Iterations decide both (the transcription's 100 a solve,
-// 20 a window).  Returns the note for the plan's message: what settled it, or why nothing did.
+// brought to rest: the transcription's tail over max(settle_s, 1.5 s) (settleTail); where that
+// one is not kept, the windows over max(settle_s, 2.5 s) holding every point of the puppet where
+// it rests at the last inputs (settleByTracking; free points too: settling is of the whole
+// puppet, not a performance's calm).  A tail is appended, and `out` replaced by the settled plan,
+// only when the whole plan, re-simulated, stays exact, leaves less swing after the end and snaps
+// no more (not "pulls no harder": a plan's tension ratios are to the loads at its start and at
+// rest after its end, which a tail moves).  Disabled inputs stay where they are.  Iterations
+// decide both (the transcription's 100 a solve, 20 a window); the windows are not tried once the
+// deadline has passed.  Returns the note for the plan's message: what settled it, or why nothing
+// did.
 std::string settleEnd(const EndSettling& end, Plan& out);
 
 }  // namespace marionette::detail
