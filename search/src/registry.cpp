@@ -17,6 +17,7 @@
 #include "marionette/models/model_io.hpp"
 #include "marionette/search/search_space.hpp"
 #include "planner_parameters.hpp"
+#include "scaled_nearest.hpp"
 #include "seeding.hpp"
 
 namespace marionette {
@@ -63,7 +64,7 @@ struct Registry {
          make<ompl::control::KPIECE1>},
         {builtIn("rrt", SearchKind::Tree, "control_RRT",
                  "kinodynamic RRT (LaValle & Kuffner, IJRR 2001)"),
-         make<ompl::control::RRT>},
+         make<detail::ScaledNearestRRT>},
         {builtIn("sst", SearchKind::Tree, "control_SST", "SST (Li, Littlefield & Bekris, IJRR 2016)"),
          make<ompl::control::SST>},
         {builtIn("pdst", SearchKind::Tree, "control_PDST", "PDST (Ladd & Kavraki, WAFR 2004)"),

@@ -14,6 +14,7 @@
 
 #include <Eigen/Core>
 #include <functional>
+#include <limits>
 #include <memory>
 
 #include "marionette/models/model.hpp"
@@ -38,6 +39,11 @@ class MarionetteSpace : public ompl::base::RealVectorStateSpace {
  public:
   MarionetteSpace(const StateLayout& layout, Eigen::VectorXd scale);
   double distance(const ompl::base::State* a, const ompl::base::State* b) const override;
+  // The square of distance(x, y), summed component by component in the same order (so the same
+  // bits); once the sum passes `stop_above` the rest is not added, and what is returned is
+  // only known to exceed it.
+  double squaredDistance(const double* x, const double* y,
+                         double stop_above = std::numeric_limits<double>::infinity()) const;
   double getMaximumExtent() const override;
   const Eigen::VectorXd& scale() const { return scale_; }
 
