@@ -66,7 +66,7 @@ struct Registry {
                  "kinodynamic RRT (LaValle & Kuffner, IJRR 2001)"),
          make<detail::ScaledNearestRRT>},
         {builtIn("sst", SearchKind::Tree, "control_SST", "SST (Li, Littlefield & Bekris, IJRR 2016)"),
-         make<ompl::control::SST>},
+         make<detail::ScaledNearestSST>},
         {builtIn("pdst", SearchKind::Tree, "control_PDST", "PDST (Ladd & Kavraki, WAFR 2004)"),
          make<ompl::control::PDST>},
         {builtIn("prm", SearchKind::Roadmap, "marionette_RestPosePRM",

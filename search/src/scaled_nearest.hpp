@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // Internal: the nearest state of a search tree in the search's metric (MarionetteSpace), found
 // exactly by a scan that stops adding up a state's terms once it is farther than the nearest so
-// far; and the kinodynamic RRT using it.
+// far; and OMPL's kinodynamic RRT and SST using it.
 //
 // OMPL's default for a metric space, GNAT (Brin, "Near Neighbor Search in Large Metric Spaces",
 // VLDB 1995), prunes by the triangle inequality.  In the search's 64-92 dimensions
@@ -13,6 +13,7 @@
 #pragma once
 
 #include <ompl/control/planners/rrt/RRT.h>
+#include <ompl/control/planners/sst/SST.h>
 #include <ompl/datastructures/NearestNeighbors.h>
 #include <ompl/util/Exception.h>
 
@@ -49,7 +50,7 @@ class ScaledNearest final : public ompl::NearestNeighbors<T> {
     const double* x = coordinates_(data);
     coords_.insert(coords_.end(), x, x + dim_);
   }
-  bool remove(const T& data) override {
+  bool remove(const T& data) override {  // (OMPL 1.5's SST, which prunes, never calls it)
     const auto it = std::find(items_.begin(), items_.end(), data);
     if (it == items_.end()) return false;
     const std::size_t i = static_cast<std::size_t>(it - items_.begin());
@@ -60,43 +61,52 @@ class ScaledNearest final : public ompl::NearestNeighbors<T> {
   T nearest(const T& data) const override {
     if (items_.empty())
       throw ompl::Exception("No elements found in nearest neighbors data structure");
+    std::vector<T> one;
+    nearestK(data, 1, one);
+    return one.front();
+  }
+  // The k nearest, nearest first (ties by their place here): a scan keeping the k best so far,
+  // a state's sum stopped once it passes the k-th.
+  void nearestK(const T& data, std::size_t k, std::vector<T>& nbh) const override {
+    nbh.clear();
+    if (k == 0) return;
     const double* x = coordinates_(data);
-    std::size_t best = 0;
-    double best2 = std::numeric_limits<double>::infinity();
+    std::vector<std::pair<double, std::size_t>> best;  // a max-heap of (squared distance, index)
+    best.reserve(k + 1);
     for (std::size_t i = 0; i < items_.size(); ++i) {
-      const double d2 = space_->squaredDistance(x, &coords_[i * dim_], best2);
-      if (d2 < best2) {
-        best2 = d2;
-        best = i;
+      const double bound =
+          best.size() < k ? std::numeric_limits<double>::infinity() : best.front().first;
+      const double d2 = space_->squaredDistance(x, &coords_[i * dim_], bound);
+      if (best.size() < k) {
+        best.emplace_back(d2, i);
+        std::push_heap(best.begin(), best.end());
+      } else if (d2 < bound) {
+        std::pop_heap(best.begin(), best.end());
+        best.back() = {d2, i};
+        std::push_heap(best.begin(), best.end());
       }
     }
-    return items_[best];
+    std::sort_heap(best.begin(), best.end());
+    for (const auto& [d2, i] : best) nbh.push_back(items_[i]);
   }
-  void nearestK(const T& data, std::size_t k, std::vector<T>& nbh) const override {
-    std::vector<std::pair<double, std::size_t>> by = sorted(data);
-    by.resize(std::min(k, by.size()));
-    nbh.clear();
-    for (const auto& [d2, i] : by) nbh.push_back(items_[i]);
-  }
+  // Those within `radius` (the distance's own comparison, sqrt of the completed sum), nearest
+  // first; a sum is stopped only well beyond the radius.
   void nearestR(const T& data, double radius, std::vector<T>& nbh) const override {
     nbh.clear();
-    for (const auto& [d2, i] : sorted(data))
-      if (std::sqrt(d2) <= radius) nbh.push_back(items_[i]);
+    const double* x = coordinates_(data);
+    const double stop_above = radius * radius * (1.0 + 1e-9);
+    std::vector<std::pair<double, std::size_t>> within;
+    for (std::size_t i = 0; i < items_.size(); ++i) {
+      const double d2 = space_->squaredDistance(x, &coords_[i * dim_], stop_above);
+      if (d2 <= stop_above && std::sqrt(d2) <= radius) within.emplace_back(d2, i);
+    }
+    std::sort(within.begin(), within.end());
+    for (const auto& [d2, i] : within) nbh.push_back(items_[i]);
   }
   std::size_t size() const override { return items_.size(); }
   void list(std::vector<T>& data) const override { data = items_; }
 
  private:
-  // Every element's squared distance from data and its index, nearest first.
-  std::vector<std::pair<double, std::size_t>> sorted(const T& data) const {
-    const double* x = coordinates_(data);
-    std::vector<std::pair<double, std::size_t>> by(items_.size());
-    for (std::size_t i = 0; i < items_.size(); ++i)
-      by[i] = {space_->squaredDistance(x, &coords_[i * dim_]), i};
-    std::sort(by.begin(), by.end());
-    return by;
-  }
-
   std::shared_ptr<const MarionetteSpace> space_;
   Coordinates coordinates_;
   std::size_t dim_;
@@ -118,6 +128,27 @@ class ScaledNearestRRT : public ompl::control::RRT {
     });
     nn_->setDistanceFunction(
         [this](const Motion* a, const Motion* b) { return distanceFunction(a, b); });
+  }
+};
+
+// OMPL's SST (its tree and its witnesses) the same way.
+class ScaledNearestSST : public ompl::control::SST {
+ public:
+  using ompl::control::SST::SST;
+  void setup() override {
+    ompl::control::SST::setup();
+    auto space = std::dynamic_pointer_cast<const MarionetteSpace>(si_->getStateSpace());
+    if (!space || (nn_ && nn_->size() > 0) || (witnesses_ && witnesses_->size() > 0)) return;
+    const auto coordinates = [](Motion* const& m) {
+      return values(static_cast<const ompl::base::State*>(m->state_));
+    };
+    const auto distance = [this](const Motion* a, const Motion* b) {
+      return distanceFunction(a, b);
+    };
+    nn_ = std::make_shared<ScaledNearest<Motion*>>(space, coordinates);
+    nn_->setDistanceFunction(distance);
+    witnesses_ = std::make_shared<ScaledNearest<Motion*>>(space, coordinates);
+    witnesses_->setDistanceFunction(distance);
   }
 };
 
