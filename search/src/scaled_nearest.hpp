@@ -6,10 +6,11 @@
 // OMPL's default for a metric space, GNAT (Brin, "Near Neighbor Search in Large Metric Spaces",
 // VLDB 1995), prunes by the triangle inequality.  In the search's 64-92 dimensions
 // (PuppetCopter, marionette25) that prunes little: on marionette25 its queries took more than
-// half of RRT's time, most of it in the distance's chain of additions (decision 0004).  The scan visits every state, in a block of memory of their
-// own, but adds up a far one's terms only until it is out of the running.  It finds the same
-// state: the sums it completes are distance()'s to the bit (MarionetteSpace::squaredDistance),
-// and a sum of non-negative terms never falls as terms are added.
+// half of RRT's time, most of it in the distance's chain of additions (decision 0004).  The scan
+// visits every state, in a block of memory of their own, but adds up a far one's terms only
+// until it is out of the running.  It finds the same states: the sums it completes are
+// distance()'s to the bit (MarionetteSpace::squaredDistance), and a sum of non-negative terms
+// never falls as terms are added.
 #pragma once
 
 #include <ompl/control/planners/rrt/RRT.h>
@@ -50,7 +51,7 @@ class ScaledNearest final : public ompl::NearestNeighbors<T> {
     const double* x = coordinates_(data);
     coords_.insert(coords_.end(), x, x + dim_);
   }
-  bool remove(const T& data) override {  // (OMPL 1.5's SST, which prunes, never calls it)
+  bool remove(const T& data) override {  // O(n): RRT never removes, SST only as it prunes
     const auto it = std::find(items_.begin(), items_.end(), data);
     if (it == items_.end()) return false;
     const std::size_t i = static_cast<std::size_t>(it - items_.begin());

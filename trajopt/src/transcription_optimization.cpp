@@ -439,15 +439,17 @@ void transcribePlan(const MotionProblem& request, const CollisionModelPtr& colli
                       solve.method + "; not stage-worthy, nor on knots at the plan's step");
   }
   // A motion that comes nearer anything than a stage-worthy plan may, from a start that does not:
-  // solved again, its knots kept that far (PlanMargins), and taken when stage-worthy.  Solved
-  // from that motion (the same knots and modes, a few millimetres to move): marionette25's random
-  // requests rrt 265 and 875 took 20 iterations so, 63 and 30 from the warm start again.
+  // solved again, its knots kept that far (PlanMargins), and taken when stage-worthy.  Where that
+  // motion is the solver's, solved from it (the same knots and modes, a few millimetres to move:
+  // marionette25's random requests rrt 265 and 875 took 20 iterations so, 63 and 30 from the warm
+  // start again); else from the warm start.
   const PlanMargins& margins = warm.margins;
   if (!solve.capped && !(out.report.improved && outWorthy()) &&
       out.plan.min_clearance_m < StageThresholds{}.min_clearance_m &&
       margins.stage_worthy_anything_m > margins.anything_m) {
-    TranscriptionSolve wider = solveTranscription(request, collision, plan, options, warm, start,
-                                                  coarse, t0, progress, cancelled, true, &solve.z);
+    TranscriptionSolve wider =
+        solveTranscription(request, collision, plan, options, warm, start, coarse, t0, progress,
+                           cancelled, true, out.report.improved ? &solve.z : nullptr);
     const std::string knots =
         "its knots " + formatNumber(margins.stage_worthy_anything_m) + " m from anything";
     const std::string then =
