@@ -11,9 +11,13 @@
 #include <ompl/control/planners/rrt/RRT.h>
 #include <ompl/control/planners/sst/SST.h>
 #include <ompl/control/planners/syclop/SyclopRRT.h>
+#include <ompl/datastructures/NearestNeighborsLinear.h>
 
 #include <chrono>
+#include <cmath>
+#include <limits>
 #include <mutex>
+#include <random>
 #include <thread>
 #include <sstream>
 
@@ -26,13 +30,15 @@
 #include "marionette/search/registry.hpp"
 #include "marionette/search/search_space.hpp"
 #include "marionette/search/tree_search.hpp"
+#include "scaled_nearest.hpp"
 
 using namespace marionette;
 
 namespace {
 
-// "outside-rrt": OMPL's control RRT made by a factory from outside, with the built-in rrt's goal
-// bias; "outside-syclop": SyclopRRT over the projection grid.  Registered once per process.
+// "outside-rrt" and "outside-sst": OMPL's control RRT and SST made by a factory from outside,
+// with the built-in planners' goal bias; "outside-syclop": SyclopRRT over the projection grid.
+// Registered once per process.
 void registerOutsidePlanners() {
   static std::once_flag once;
   std::call_once(once, [] {
@@ -171,12 +177,101 @@ TEST(Registry, TheBuiltInNearestStatesAreOmplsOnThousandsOfStatesTrees) {
     const Plan builtin = planMotion(request(planner));
     const Plan outside = planMotion(request("outside-" + planner));
     ASSERT_GT(builtin.stats.tree_states, 500) << planner;
+    ASSERT_GT(builtin.samples(), 0) << planner;
     EXPECT_EQ(outside.stats.tree_states, builtin.stats.tree_states) << planner;
     EXPECT_EQ(outside.stats.propagations, builtin.stats.propagations) << planner;
     EXPECT_EQ(outside.stats.best_goal_distance, builtin.stats.best_goal_distance) << planner;
     ASSERT_EQ(outside.samples(), builtin.samples()) << planner;
     EXPECT_EQ((outside.inputs - builtin.inputs).cwiseAbs().maxCoeff(), 0.0) << planner;
   }
+}
+
+// The scan itself against OMPL's linear search, on points in 7 dimensions with unequal scales,
+// some of them repeated: the nearest, the k nearest for k from 1 to more than there are, and
+// those within radii that fall exactly on a point, at the same distances in the same order
+// (which of two repeated points comes first may differ); the same after removals; nothing
+// after a clear.
+TEST(NearestStates, TheScanAnswersAsOmplsLinearSearch) {
+  struct Metric {  // MarionetteSpace's sum, on its own scales
+    Eigen::VectorXd scale;
+    unsigned int getDimension() const { return static_cast<unsigned int>(scale.size()); }
+    double squaredDistance(const double* x, const double* y,
+                           double stop_above = std::numeric_limits<double>::infinity()) const {
+      double d2 = 0.0;
+      for (int i = 0; i < scale.size(); ++i) {
+        const double d = (x[i] - y[i]) / scale[i];
+        d2 += d * d;
+        if (d2 > stop_above) return d2;
+      }
+      return d2;
+    }
+  };
+  constexpr int kDim = 7;
+  auto metric = std::make_shared<Metric>();
+  metric->scale.resize(kDim);
+  metric->scale << 0.1, 0.2, 0.2, 1.0, 4.0, 0.5, 0.05;
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<double> uniform(-1.0, 1.0);
+  std::vector<std::vector<double>> points(400, std::vector<double>(kDim));
+  for (std::size_t i = 0; i < points.size(); ++i)  // the last 40 repeat points 60-99
+    for (int j = 0; j < kDim; ++j) points[i][j] = i >= 360 ? points[i - 300][j] : uniform(rng);
+  using Point = const double*;
+  const auto distance = [&](const Point& a, const Point& b) {
+    return std::sqrt(metric->squaredDistance(a, b));
+  };
+  detail::ScaledNearest<Point, Metric> scan(metric, [](const Point& p) { return p; });
+  ompl::NearestNeighborsLinear<Point> linear;
+  scan.setDistanceFunction(distance);
+  linear.setDistanceFunction(distance);
+  for (const auto& p : points) {
+    scan.add(p.data());
+    linear.add(p.data());
+  }
+  auto distances = [&](const std::vector<Point>& found, const Point& from) {
+    std::vector<double> d;
+    for (const Point& p : found) d.push_back(distance(p, from));
+    return d;
+  };
+  auto compare = [&](const Point& query, const std::string& what) {
+    SCOPED_TRACE(what);
+    EXPECT_EQ(distance(scan.nearest(query), query), distance(linear.nearest(query), query));
+    std::vector<Point> a, b;
+    for (std::size_t k : {std::size_t{1}, std::size_t{5}, std::size_t{17}, scan.size() + 3}) {
+      scan.nearestK(query, k, a);
+      linear.nearestK(query, k, b);
+      ASSERT_EQ(a.size(), std::min(k, scan.size()));
+      EXPECT_EQ(distances(a, query), distances(b, query)) << "k " << k;
+    }
+    linear.nearestK(query, 10, b);
+    for (const double radius : {distance(b.back(), query), 0.5 * distance(b.front(), query)}) {
+      scan.nearestR(query, radius, a);
+      linear.nearestR(query, radius, b);
+      std::sort(b.begin(), b.end(), [&](const Point& p, const Point& q) {
+        return distance(p, query) < distance(q, query);
+      });
+      EXPECT_EQ(distances(a, query), distances(b, query)) << "radius " << radius;
+    }
+  };
+  std::vector<std::vector<double>> queries(40, std::vector<double>(kDim));
+  for (auto& q : queries)
+    for (double& v : q) v = uniform(rng);
+  for (std::size_t i = 0; i < queries.size(); ++i)
+    compare(queries[i].data(), "query " + std::to_string(i));
+  compare(points[70].data(), "a point that is repeated");
+  for (std::size_t i = 0; i < points.size(); i += 7) {
+    EXPECT_TRUE(scan.remove(points[i].data()));
+    EXPECT_TRUE(linear.remove(points[i].data()));
+  }
+  EXPECT_FALSE(scan.remove(points[0].data()));
+  ASSERT_EQ(scan.size(), linear.size());
+  std::vector<Point> listed;
+  scan.list(listed);
+  EXPECT_EQ(listed.size(), scan.size());
+  for (std::size_t i = 0; i < 10; ++i)
+    compare(queries[i].data(), "after removals " + std::to_string(i));
+  scan.clear();
+  EXPECT_EQ(scan.size(), 0u);
+  EXPECT_THROW(scan.nearest(queries[0].data()), ompl::Exception);
 }
 
 // Syclop over the projection grid reaches the planar arm's goal, verified like every plan, and

@@ -8,9 +8,10 @@
 // (PuppetCopter, marionette25) that prunes little: on marionette25 its queries took more than
 // half of RRT's time, most of it in the distance's chain of additions (decision 0004).  The scan
 // visits every state, in a block of memory of their own, but adds up a far one's terms only
-// until it is out of the running.  It finds the same states: the sums it completes are
-// distance()'s to the bit (MarionetteSpace::squaredDistance), and a sum of non-negative terms
-// never falls as terms are added.
+// until it is out of the running.  It finds the same states, except where two are equally near
+// (a tie, which GNAT breaks by its own visiting order, the scan by the order of insertion): the
+// sums it completes are distance()'s to the bit (MarionetteSpace::squaredDistance), and a sum of
+// non-negative terms never falls as terms are added.
 #pragma once
 
 #include <ompl/control/planners/rrt/RRT.h>
@@ -30,13 +31,16 @@
 
 namespace marionette::detail {
 
-template <typename T>
+// Metric: squaredDistance(x, y, stop_above) as MarionetteSpace's (the sum, or once it passes
+// stop_above some value above it) and getDimension(), the coordinates' count.  The distance
+// function OMPL sets (setDistanceFunction) is not used.
+template <typename T, typename Metric = MarionetteSpace>
 class ScaledNearest final : public ompl::NearestNeighbors<T> {
  public:
-  // `coordinates`: an element's state values (the space's dimension of them), which must not
+  // `coordinates`: an element's state values (the metric's dimension of them), which must not
   // change while it is held.
   using Coordinates = std::function<const double*(const T&)>;
-  ScaledNearest(std::shared_ptr<const MarionetteSpace> space, Coordinates coordinates)
+  ScaledNearest(std::shared_ptr<const Metric> space, Coordinates coordinates)
       : space_(std::move(space)),
         coordinates_(std::move(coordinates)),
         dim_(space_->getDimension()) {}
@@ -51,7 +55,7 @@ class ScaledNearest final : public ompl::NearestNeighbors<T> {
     const double* x = coordinates_(data);
     coords_.insert(coords_.end(), x, x + dim_);
   }
-  bool remove(const T& data) override {  // O(n): RRT never removes, SST only as it prunes
+  bool remove(const T& data) override {  // O(n): OMPL 1.5's RRT and SST never remove
     const auto it = std::find(items_.begin(), items_.end(), data);
     if (it == items_.end()) return false;
     const std::size_t i = static_cast<std::size_t>(it - items_.begin());
@@ -108,7 +112,7 @@ class ScaledNearest final : public ompl::NearestNeighbors<T> {
   void list(std::vector<T>& data) const override { data = items_; }
 
  private:
-  std::shared_ptr<const MarionetteSpace> space_;
+  std::shared_ptr<const Metric> space_;
   Coordinates coordinates_;
   std::size_t dim_;
   std::vector<T> items_;
@@ -116,7 +120,7 @@ class ScaledNearest final : public ompl::NearestNeighbors<T> {
 };
 
 // OMPL's kinodynamic RRT with the exact scan above for its nearest states, on the search's
-// space (OMPL's default elsewhere).
+// space (OMPL's default elsewhere); it replaces any structure setNearestNeighbors gave.
 class ScaledNearestRRT : public ompl::control::RRT {
  public:
   using ompl::control::RRT::RRT;

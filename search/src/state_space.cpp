@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <stdexcept>
 
 #include "marionette/models/dynamics.hpp"
 #include "seeding.hpp"
@@ -74,6 +75,8 @@ bool isTranslation(const Model& model, int variable) {
 
 MarionetteSpace::MarionetteSpace(const StateLayout& layout, Eigen::VectorXd scale)
     : ob::RealVectorStateSpace(layout.dim()), scale_(std::move(scale)) {
+  if (scale_.size() != layout.dim())
+    throw std::invalid_argument("MarionetteSpace: a scale per state component");
   setName("marionette");
 }
 

@@ -283,7 +283,7 @@ TranscriptionSolve solveTranscription(const MotionProblem& request,
   // From another solve's variables where given (the same knots and modes), else the warm start's.
   const bool continued = from && from->size() == prepared.z0.size();
   const Eigen::VectorXd& z0 = continued ? *from : prepared.z0;
-  if (continued) prepared.method += ", from the first solve's motion";
+  if (continued) prepared.method += "; started from the first solve's variables";
   out.method = std::string(options.solver == OptimizationSolver::Ipopt ? "ipopt " : "interior-point ") +
                prepared.method;
 
