@@ -36,28 +36,30 @@ using namespace marionette;
 
 namespace {
 
+// OMPL's control planner P registered from outside as `name`, with the built-in planners' goal
+// bias.
+template <class P>
+void registerOutside(const std::string& name, const std::string& source) {
+  PlannerInfo info;
+  info.name = name;
+  info.source = source;
+  registerPlanner(info, [](const TreeSearchSpace& space, const PlannerInfo& registered) {
+    auto p = std::make_shared<P>(space.spaceInformation());
+    p->setGoalBias(registered.goal_bias);
+    return p;
+  });
+}
+
 // "outside-rrt" and "outside-sst": OMPL's control RRT and SST made by a factory from outside,
 // with the built-in planners' goal bias; "outside-syclop": SyclopRRT over the projection grid.
 // Registered once per process.
 void registerOutsidePlanners() {
   static std::once_flag once;
   std::call_once(once, [] {
-    PlannerInfo rrt;
-    rrt.name = "outside-rrt";
-    rrt.source = "OMPL's control RRT, registered from a test";
-    registerPlanner(rrt, [](const TreeSearchSpace& space, const PlannerInfo& info) {
-      auto p = std::make_shared<ompl::control::RRT>(space.spaceInformation());
-      p->setGoalBias(info.goal_bias);
-      return p;
-    });
-    PlannerInfo sst;
-    sst.name = "outside-sst";
-    sst.source = "OMPL's control SST, registered from a test";
-    registerPlanner(sst, [](const TreeSearchSpace& space, const PlannerInfo& info) {
-      auto p = std::make_shared<ompl::control::SST>(space.spaceInformation());
-      p->setGoalBias(info.goal_bias);
-      return p;
-    });
+    registerOutside<ompl::control::RRT>("outside-rrt",
+                                        "OMPL's control RRT, registered from a test");
+    registerOutside<ompl::control::SST>("outside-sst",
+                                        "OMPL's control SST, registered from a test");
     PlannerInfo syclop;
     syclop.name = "outside-syclop";
     syclop.log_name = "control_SyclopRRT";
