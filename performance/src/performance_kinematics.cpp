@@ -22,6 +22,15 @@ constexpr int kContinuationPivots = 10;
 // A trial step whose continuation fails settles this many damped steps (6 s) before its Newton
 // polish, not to full stillness: a rejected trial costs ~30 ms, not ~0.1-0.6 s.
 constexpr int kTrialSettleSteps = 300;
+// The probes (KinematicSetup::probe_rest_poses): each input alone moved by these shares of its
+// range, in frames whose points stay farther than kProbeAbove_m from their targets, each round
+// followed by the descent, kProbeRounds a frame at most; a round whose best probe lowers the
+// squared residual by less than kProbeGain (a millimetre's) ends them.  (The hop's head string
+// goes slack-to-load within 5 % of its range; moves of 10 % and 15 % found nothing there.)
+constexpr double kProbeSteps[] = {0.05, -0.05};
+constexpr double kProbeAbove_m = 0.015;
+constexpr int kProbeRounds = 3;
+constexpr double kProbeGain = 1e-6;
 
 // Where a rest pose is wanted when continuation from a nearby one fails.
 enum class Fallback { Settle, ShortSettle, None };
@@ -30,7 +39,7 @@ class FrameSolver {
  public:
   FrameSolver(const KinematicSetup& setup, const TargetMotion& keys)
       : setup_(setup), model_(*setup.model), keys_(keys), data_(model_),
-        checker_(setup.collision) {
+        checker_(setup.collision), probes_left_(setup.probe_rest_poses) {
     const int nk = model_.nk();
     lower_.resize(nk);
     range_.resize(nk);
@@ -74,26 +83,60 @@ class FrameSolver {
     // marionette25's two-hand wave ended 1.3 cm off its hands' targets, not 0.3.)
     RestPose cur = restPose(rho, start.q, nullptr, Fallback::Settle);
     if (!cur.ok) return finish(start.rho, restPose(start.rho, start.q, nullptr, Fallback::Settle));
-    double clearance = stageClearance(cur.q, rho);
-    Eigen::VectorXd r = residual(cur.q, rho);
-    double err = r.squaredNorm();
+    Descent at{std::move(rho), std::move(cur), 0.0, 0.0};
+    at.clearance = stageClearance(at.rest.q, at.rho);
+    at.err = residual(at.rest.q, at.rho).squaredNorm();
+    bool cut_short = !descend(at);
+    const bool ran_out_before = probes_ran_out_;
+    for (int round = 0; round < kProbeRounds && probes_left_ > 0 && !cut_short; ++round) {
+      // (NaN, a point without a target at this frame, is not above.)
+      if (!(pointErrors(at.rest.q, at.rho).array() > kProbeAbove_m).any() || !probe(at)) break;
+      cut_short = !descend(at);
+    }
+    KinematicFrame out = finish(at.rho, at.rest);
+    out.cut_short = cut_short;
+    out.probes_ran_out = probes_ran_out_ && !ran_out_before;
+    return out;
+  }
+
+ private:
+  // Where a frame's solve is: its inputs, their rest pose, the residual's squared norm and the
+  // rest pose's clearance to the stage.
+  struct Descent {
+    Eigen::VectorXd rho;
+    RestPose rest;
+    double err, clearance;
+  };
+
+  // A trial's rest pose taken when it lowers the residual and keeps the stage clearance (the
+  // margin, or what the frame already keeps when less).
+  bool better(Descent& at, const Eigen::VectorXd& trial, RestPose&& next) {
+    if (!next.ok) return false;
+    const double e = residual(next.q, trial).squaredNorm();
+    if (!(e < at.err)) return false;
+    const double c = stageClearance(next.q, trial);
+    if (c < std::min(setup_.margin_m, at.clearance)) return false;
+    at = Descent{trial, std::move(next), e, c};
+    return true;
+  }
+
+  // Damped Gauss-Newton on the inputs, the Jacobian by forward differences through the rest
+  // pose's continuation, kIterations at most.  False when the wall-clock cap stopped it.
+  bool descend(Descent& at) {
     const int nk = model_.nk();
+    Eigen::VectorXd r = residual(at.rest.q, at.rho);
     Eigen::MatrixXd J(r.size(), nk);
     double damping = 1e-3;
-    bool cut_short = false;
     for (int it = 0; it < kIterations; ++it) {
-      if (setup_.in_time && !setup_.in_time()) {
-        cut_short = true;
-        break;
-      }
+      if (setup_.in_time && !setup_.in_time()) return false;
       for (int i = 0; i < nk; ++i) {
         J.col(i).setZero();
         if (!free_[i] || setFromTarget(i)) continue;
-        const double h = rho[i] + 1e-5 * range_[i] > lower_[i] + range_[i] ? -1e-5 : 1e-5;
-        Eigen::VectorXd trial = rho;
+        const double h = at.rho[i] + 1e-5 * range_[i] > lower_[i] + range_[i] ? -1e-5 : 1e-5;
+        Eigen::VectorXd trial = at.rho;
         trial[i] += h * range_[i];
         // (A column whose continuation fails is left out of this iteration's step.)
-        const RestPose rest = restPose(trial, cur.q, &cur, Fallback::None);
+        const RestPose rest = restPose(trial, at.rest.q, &at.rest, Fallback::None);
         if (rest.ok) J.col(i) = (residual(rest.q, trial) - r) / h;
       }
       const Eigen::MatrixXd JJt = J * J.transpose();
@@ -107,33 +150,63 @@ class FrameSolver {
         if (!(big > 1e-9)) break;
         if (big > 0.1) dx *= 0.1 / big;  // a tenth of any range per iteration
         const Eigen::VectorXd trial =
-            (rho + dx.cwiseProduct(range_)).cwiseMax(lower_).cwiseMin(lower_ + range_);
-        RestPose next = restPose(trial, cur.q, &cur, Fallback::ShortSettle);
-        const double e = next.ok ? residual(next.q, trial).squaredNorm() : err;
-        double c = 0.0;
-        if (e < err && (c = stageClearance(next.q, trial)) >=
-                           std::min(setup_.margin_m, clearance)) {
-          cur = std::move(next);
-          rho = trial;
-          const double gain = err - e;
-          err = e;
-          clearance = c;
-          r = residual(cur.q, rho);
+            (at.rho + dx.cwiseProduct(range_)).cwiseMax(lower_).cwiseMin(lower_ + range_);
+        const double before = at.err;
+        if (better(at, trial, restPose(trial, at.rest.q, &at.rest, Fallback::ShortSettle))) {
+          r = residual(at.rest.q, at.rho);
           damping = std::max(1e-6, damping / 4);
           improved = true;
-          if (gain < 1e-8) it = kIterations;  // (1e-4 m of error squared: done)
+          if (before - at.err < 1e-8) it = kIterations;  // (1e-4 m of error squared: done)
         } else {
           damping *= 8;
         }
       }
       if (!improved) break;
     }
-    KinematicFrame out = finish(rho, cur);
-    out.cut_short = cut_short;
-    return out;
+    return true;
   }
 
- private:
+  // Where the descent stalls short of the targets on a flat stretch (PuppetCopter's head string
+  // shortened lifts nothing until the shoulder strings go slack, and the difference quotient sees
+  // no slope): each free input moved by kProbeSteps of its range alone, its rest pose continued
+  // or settled, and the best that lowers the residual taken.  False when none does by
+  // kProbeGain, or the budget ran out first.
+  bool probe(Descent& at) {
+    Descent best = at;
+    bool found = false;
+    for (int i = 0; i < model_.nk(); ++i) {
+      if (!free_[i] || setFromTarget(i)) continue;
+      for (double step : kProbeSteps) {
+        Eigen::VectorXd trial = at.rho;
+        trial[i] = std::clamp(at.rho[i] + step * range_[i], lower_[i], lower_[i] + range_[i]);
+        if (trial[i] == at.rho[i]) continue;
+        if (probes_left_ == 0) {
+          probes_ran_out_ = true;
+          break;
+        }
+        --probes_left_;
+        found |= better(best, trial, restPose(trial, at.rest.q, &at.rest, Fallback::ShortSettle));
+      }
+    }
+    found = found && at.err - best.err >= kProbeGain;
+    if (found) at = std::move(best);
+    return found;
+  }
+
+  // The frame's point errors |point - target| (m; NaN without a target).
+  Eigen::VectorXd pointErrors(const Eigen::VectorXd& q, const Eigen::VectorXd& rho) {
+    forwardKinematics(model_, data_, model_.configuration(q, rho));
+    Eigen::VectorXd error_m(static_cast<Eigen::Index>(points_.size()));
+    for (std::size_t i = 0; i < points_.size(); ++i) {
+      const Eigen::Vector3d target = keys_.position(frame_, static_cast<int>(i));
+      const Point& p = model_.points[points_[i]];
+      error_m[static_cast<Eigen::Index>(i)] =
+          target.allFinite() ? (pointPosition(data_, p.frame, p.position_m) - target).norm()
+                             : std::numeric_limits<double>::quiet_NaN();
+    }
+    return error_m;
+  }
+
   bool setFromTarget(int input) const {
     for (std::size_t v = 0; v < variables_.size(); ++v)
       if (variables_[v] - model_.nd() == input &&
@@ -206,15 +279,7 @@ class FrameSolver {
     out.q = rest.ok ? rest.q : model_.initialDynamic();
     out.stage_clearance_m = stageClearance(out.q, rho);
     out.nearest = last_nearest_;
-    forwardKinematics(model_, data_, model_.configuration(out.q, rho));
-    out.error_m.resize(static_cast<Eigen::Index>(points_.size()));
-    for (std::size_t i = 0; i < points_.size(); ++i) {
-      const Eigen::Vector3d target = keys_.position(frame_, static_cast<int>(i));
-      const Point& p = model_.points[points_[i]];
-      out.error_m[static_cast<Eigen::Index>(i)] =
-          target.allFinite() ? (pointPosition(data_, p.frame, p.position_m) - target).norm()
-                             : std::numeric_limits<double>::quiet_NaN();
-    }
+    out.error_m = pointErrors(out.q, rho);
     return out;
   }
 
@@ -230,6 +295,8 @@ class FrameSolver {
   std::vector<char> free_;
   int frame_ = 0;
   std::string last_nearest_;
+  int probes_left_;  // of setup.probe_rest_poses
+  bool probes_ran_out_ = false;
 };
 
 }  // namespace

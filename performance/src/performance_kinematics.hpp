@@ -22,6 +22,7 @@ struct KinematicFrame {
   double stage_clearance_m = 0.0;
   std::string nearest;     // the stage's nearest pair, described
   bool cut_short = false;  // the wall-clock cap (in_time) stopped its refinement
+  bool probes_ran_out = false;  // the probes' budget ran out in this frame
 };
 
 struct KinematicSetup {
@@ -35,6 +36,10 @@ struct KinematicSetup {
   // asked to move (a leg's string lifting the leg to tip the body into a bow) are the last used.
   std::vector<int> calm_points;  // model point indices
   double calm_weight = 0.0;
+  // Probes where the descent stalls short of a frame's targets (each moves one input by 5 % of
+  // its range either way and solves its rest pose; the best taken, the descent goes on): how
+  // many rest poses they may solve over all the frames (0: none).
+  int probe_rest_poses = 0;
   // A wall-clock cap, not a budget (the frames' iterations are counted): false stops refining;
   // each frame keeps its best so far and says it was cut short.
   std::function<bool()> in_time;

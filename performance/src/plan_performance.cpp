@@ -28,6 +28,10 @@ namespace marionette {
 
 namespace {
 
+// The rest poses the key frames' probes of the inputs may solve where a target's motion was
+// being lost (KinematicSetup::probe_rest_poses): PuppetCopter's keyframed hop takes 200-250.
+constexpr int kProbeRestPoses = 300;
+
 // Rows of `keys` (at key times) interpolated linearly at `n` samples of rate_hz.
 Eigen::MatrixXd upsample(const std::vector<double>& key_times, const Eigen::MatrixXd& keys,
                          int n, double rate_hz) {
@@ -174,24 +178,52 @@ Plan planPerformance(const PerformanceRequest& req, const ProgressFn& progress,
     for (const detail::ReachFit& f : fitted_into_reach) least = std::min(least, f.kept);
     return least;
   };
-  if (o.retarget && !kinematic_cut && !calm.empty() && leastKept(fits) < 0.5) {
-    detail::KinematicSetup unheld = ks;
-    unheld.calm_points.clear();
-    std::vector<detail::KinematicFrame> moved = detail::solveKeyFrames(unheld, keys);
+  // Then whether the frames' descent stalled on a flat stretch short of a motion the puppet can
+  // make (PuppetCopter's keyframed hop: its head kept at 5 % of its 6 cm lift, since shortening
+  // the head's string lifts nothing until the shoulder strings go slack): the key frames solved
+  // again with probes of the inputs, the calm points held.
+  auto tryAgain = [&](const detail::KinematicSetup& again, const char* note) {
+    std::vector<detail::KinematicFrame> moved = detail::solveKeyFrames(again, keys);
     stopIfCancelled();
     const bool moved_cut = std::any_of(moved.begin(), moved.end(),
                                        [](const detail::KinematicFrame& f) { return f.cut_short; });
     const Eigen::MatrixXd moved_m = heldPoints(moved);
     std::vector<detail::ReachFit> moved_fits =
         detail::fitIntoReach(keys_stage, moved_m, o.tolerance_m);
-    if (!moved_cut && leastKept(moved_fits) >= 0.5) {
-      frames = std::move(moved);
-      held_m = moved_m;
-      fits = std::move(moved_fits);
-      ks = std::move(unheld);  // (its refinement below, too)
-      notes.push_back("the untargeted points were let move where holding them lost a target's "
-                      "motion");
+    // (A budget that ran out is said, whether the try is kept or not.)
+    const auto ran_out = std::find_if(moved.begin(), moved.end(),
+                                      [](const detail::KinematicFrame& f) {
+                                        return f.probes_ran_out;
+                                      });
+    const std::string budget =
+        ran_out == moved.end()
+            ? ""
+            : "the probes of the inputs used their budget (" +
+                  std::to_string(again.probe_rest_poses) + " rest poses) at key frame " +
+                  std::to_string(ran_out - moved.begin() + 1) + " of " +
+                  std::to_string(moved.size());
+    if (moved_cut || leastKept(moved_fits) < 0.5) {
+      if (!budget.empty()) notes.push_back(budget + ", and kept less than half of a motion");
+      return false;
     }
+    frames = std::move(moved);
+    held_m = moved_m;
+    fits = std::move(moved_fits);
+    ks = again;  // (its refinement below, too)
+    notes.push_back(budget.empty() ? std::string(note) : note + ("; " + budget));
+    return true;
+  };
+  if (o.retarget && !kinematic_cut && leastKept(fits) < 0.5) {
+    detail::KinematicSetup unheld = ks;
+    unheld.calm_points.clear();
+    detail::KinematicSetup probed = ks;
+    probed.probe_rest_poses = kProbeRestPoses;
+    const bool let_move =
+        !calm.empty() && tryAgain(unheld, "the untargeted points were let move where holding "
+                                          "them lost a target's motion");
+    if (!let_move)
+      tryAgain(probed, "the key frames were solved again with probes of the inputs where a "
+                       "target's motion was being lost");
   }
   const TargetMotion fitted = detail::applyReachFit(sampled, fits);
   const TargetMotion fitted_keys = detail::applyReachFit(keys_stage, fits);
