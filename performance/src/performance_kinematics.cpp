@@ -88,7 +88,7 @@ class FrameSolver {
     at.err = residual(at.rest.q, at.rho).squaredNorm();
     bool cut_short = !descend(at);
     const bool ran_out_before = probes_ran_out_;
-    for (int round = 0; round < kProbeRounds && probes_left_ > 0 && !cut_short; ++round) {
+    for (int round = 0; round < kProbeRounds && !cut_short; ++round) {
       // (NaN, a point without a target at this frame, is not above.)
       if (!(pointErrors(at.rest.q, at.rho).array() > kProbeAbove_m).any() || !probe(at)) break;
       cut_short = !descend(at);
