@@ -88,7 +88,9 @@ class FrameSolver {
     at.err = residual(at.rest.q, at.rho).squaredNorm();
     bool cut_short = !descend(at);
     const bool ran_out_before = probes_ran_out_;
-    for (int round = 0; round < kProbeRounds && !cut_short; ++round) {
+    // (No probes asked, none run: a budget of 0 is not one spent.)
+    for (int round = 0; round < kProbeRounds && !cut_short && setup_.probe_rest_poses > 0;
+         ++round) {
       // (NaN, a point without a target at this frame, is not above.)
       if (!(pointErrors(at.rest.q, at.rho).array() > kProbeAbove_m).any() || !probe(at)) break;
       cut_short = !descend(at);
