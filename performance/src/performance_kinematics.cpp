@@ -176,7 +176,7 @@ class FrameSolver {
   bool probe(Descent& at) {
     Descent best = at;
     bool found = false;
-    for (int i = 0; i < model_.nk(); ++i) {
+    for (int i = 0; i < model_.nk() && !probes_ran_out_; ++i) {
       if (!free_[i] || setFromTarget(i)) continue;
       for (double step : kProbeSteps) {
         Eigen::VectorXd trial = at.rho;
