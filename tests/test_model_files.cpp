@@ -145,6 +145,12 @@ TEST(ModelFiles, EachMistakeNamesItsLineFieldAndProblem) {
        "triangle inequality"},
       {"puppet: {frame: link,", "puppet: {frame: hand,", 11, "strings[0]",
        "string 's' puppet frame 'hand' does not exist"},
+      {"{name: theta}", "{name: theta, spring: {stiffness: -0.1}}", 3, "dynamic[0]",
+       "spring: stiffness must be finite and >= 0"},
+      {"{name: theta}", "{name: theta, spring: {stiff: 0.1}}", 3, "dynamic[0].spring.stiff",
+       "unknown key 'stiff'"},
+      {"{name: theta}", "{name: theta, spring: 0.1}", 3, "dynamic[0].spring",
+       "expected a mapping"},
   };
   for (const Mistake& m : mistakes) {
     SCOPED_TRACE(std::string(m.from) + " -> " + m.to);

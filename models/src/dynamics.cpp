@@ -115,6 +115,20 @@ Inertia compositeOf(const DynamicsData& d, int f) {
   I.J = d.comp_J[f];
   return I;
 }
+
+// The potential of a joint's own springs at q: its limit's spring (jointLimitTerms) and its
+// passive stiffness toward the neutral posture.
+LimitTerms jointPotential(const DynamicVariable& v, double q) {
+  LimitTerms t;
+  if (v.limit.stiffness > 0.0) t = jointLimitTerms(v.limit, q);
+  const double k = v.spring.stiffness, dq = q - v.spring.neutral;
+  if (k > 0.0) {
+    t.V += 0.5 * k * dq * dq;
+    t.dV += k * dq;
+    t.d2V += k;
+  }
+  return t;
+}
 }  // namespace
 
 void computeLagrangian(const Model& model, DynamicsData& d, const Eigen::VectorXd& q,
@@ -195,18 +209,16 @@ void computeLagrangian(const Model& model, DynamicsData& d, const Eigen::VectorX
       d.z_twist[k].tail<3>() = Za;
     }
   }
-  // Joint-limit springs (Egger, BSc thesis, ETH Zurich 2013 eq. 2.12, spring part), smoothed: see
-  // jointLimitTerms.
-  double Vlim = 0.0;
+  // The joints' own springs: the limits' (Egger, BSc thesis, ETH Zurich 2013 eq. 2.12, spring
+  // part, smoothed: see jointLimitTerms) and the passive stiffness toward a neutral posture.
+  double Vjoints = 0.0;
   for (int k = 0; k < nd; ++k) {
-    const JointLimit& L = model.dynamic[k].limit;
-    if (L.stiffness <= 0.0) continue;
-    const LimitTerms t = jointLimitTerms(L, q[k]);
-    Vlim += t.V;
+    const LimitTerms t = jointPotential(model.dynamic[k], q[k]);
+    Vjoints += t.V;
     d.Lq[k] -= t.dV;
   }
   d.kinetic_J = T;
-  d.potential_J = Vg + Vlim;
+  d.potential_J = Vg + Vjoints;
   if (order == LagrangianOrder::First) return;
 
   // Second derivatives over comparable pairs a <= b (a an ancestor of b, or b itself), from
@@ -248,10 +260,7 @@ void computeLagrangian(const Model& model, DynamicsData& d, const Eigen::VectorX
     }
   }
   if (!second) return;
-  for (int k = 0; k < nd; ++k) {
-    const JointLimit& L = model.dynamic[k].limit;
-    if (L.stiffness > 0.0) d.Lqq(k, k) -= jointLimitTerms(L, q[k]).d2V;
-  }
+  for (int k = 0; k < nd; ++k) d.Lqq(k, k) -= jointPotential(model.dynamic[k], q[k]).d2V;
 }
 
 LimitTerms jointLimitTerms(const JointLimit& L, double q) {
@@ -428,9 +437,7 @@ double potentialEnergy(const Model& model, const DynamicsData& d, const Eigen::V
     const Vec3 c = d.frame_p[ms.frame] + d.frame_R[ms.frame] * ms.com_m;
     V += ms.mass_kg * model.gravity_mps2 * c.z();
   }
-  for (int k = 0; k < model.nd(); ++k)
-    if (model.dynamic[k].limit.stiffness > 0.0)
-      V += jointLimitTerms(model.dynamic[k].limit, q[k]).V;
+  for (int k = 0; k < model.nd(); ++k) V += jointPotential(model.dynamic[k], q[k]).V;
   return V;
 }
 

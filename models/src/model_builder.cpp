@@ -214,6 +214,9 @@ void ModelBuilder::Impl::buildVariables(Model& m) const {
     if (!(L.stiffness >= 0.0 && L.damping >= 0.0 && std::isfinite(L.stiffness) &&
           std::isfinite(L.damping)))
       fail(v.source, "joint limit stiffness and damping must be finite and >= 0");
+    if (!(v.spring.stiffness >= 0.0 && std::isfinite(v.spring.stiffness) &&
+          std::isfinite(v.spring.neutral)))
+      fail(v.source, "spring: stiffness must be finite and >= 0, neutral finite");
     if (L.isStop() && !(L.lower < L.upper))
       fail(v.source,
            "joint stops need lower < upper (a joint that cannot move is not a "

@@ -92,12 +92,18 @@ ModelPtr parse(const YAML::Node& root, const std::string& file) {
   for (size_t i = 0; dyn && i < dyn.size(); ++i) {
     const YAML::Node n = dyn[i];
     const std::string f = indexedField("dynamic", i);
-    r.onlyKeys(n, f, {"name", "initial", "damping", "limits"});
+    r.onlyKeys(n, f, {"name", "initial", "damping", "spring", "limits"});
     DynamicVariable v;
     v.name = r.requiredText(n, "name", f);
     v.initial = r.number(n, "initial", f, 0.0);
     v.damping = r.number(n, "damping", f, damping_default);
     v.source = sourceRef(n, f);
+    if (const YAML::Node S = n["spring"]) {
+      const std::string sf = f + ".spring";
+      r.onlyKeys(S, sf, {"stiffness", "neutral"});
+      v.spring.stiffness = r.number(S, "stiffness", sf, 0.0);
+      v.spring.neutral = r.number(S, "neutral", sf, 0.0);
+    }
     if (const YAML::Node L = n["limits"]) {
       v.limit = limit_defaults;
       const std::string lf = f + ".limits";

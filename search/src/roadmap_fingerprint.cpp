@@ -63,7 +63,7 @@ void serialise(Canonical& c, const Model& m, const CollisionModel& collision) {
   c.tag("dynamic") << static_cast<int>(m.dynamic.size());
   for (const auto& v : m.dynamic)
     c << v.name << v.initial << v.damping << v.limit.lower << v.limit.upper << v.limit.stiffness
-      << v.limit.damping << v.limit.softening;
+      << v.limit.damping << v.limit.softening << v.spring.stiffness << v.spring.neutral;
   c.tag("kinematic") << static_cast<int>(m.kinematic.size());
   for (const auto& v : m.kinematic)
     c << v.name << v.default_value << v.lower << v.upper << v.max_speed << v.max_accel;

@@ -56,11 +56,20 @@ struct JointLimit {
   bool isStop() const { return !isSpring() && (std::isfinite(lower) || std::isfinite(upper)); }
 };
 
+// A joint's passive stiffness: a linear spring toward `neutral`, potential k (q - neutral)^2 / 2,
+// for a joint that cloth, leather or a loose pin holds near a posture (MuJoCo's joint `stiffness`
+// and `springref`).  Stiffness 0, the default, is none.
+struct JointSpring {
+  double stiffness = 0.0;  // N*m/rad (or N/m for a translation)
+  double neutral = 0.0;    // rad (or m)
+};
+
 struct DynamicVariable {
   std::string name;
   double initial = 0.0;  // starting guess for rest poses (rad or m)
   double damping = 0.0;  // viscous joint damping, N*m*s/rad (or N*s/m)
   JointLimit limit;
+  JointSpring spring;
   SourceRef source;
 };
 
