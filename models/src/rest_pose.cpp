@@ -23,11 +23,14 @@ constexpr double kContactGradientReach_m = 0.01;
 // The most constraint rows (strings, stops, contacts and their held slips) active at once in the
 // rest pose's Newton system: kMaxActiveRowsPerJoint per joint and kMaxActiveRowsBase.
 constexpr int kMaxActiveRowsPerJoint = 4, kMaxActiveRowsBase = 64;
-// A rest pose whose stiffness on its active rows' tangent space has an eigenvalue below
-// -kSaddleStiffness times its largest diagonal entry is a saddle; it is left along that
+// A rest pose whose stiffness on its active rows' tangent space has a negative eigenvalue (below
+// -kSaddleStiffness times its largest diagonal entry: not rounding) is a saddle; one that a
+// nudge leaves by a factor e within kSaddleHorizon_s, its damping included, is left along that
 // direction by kSaddleStep (rad or m, the largest component) and settled again, kSaddleEscapes
-// times at most.
+// times at most.  (One slower than that is at rest for a show's length: PuppetCopter's arm,
+// along a CMU walk, has saddles it would take minutes to leave.)
 constexpr double kSaddleStiffness = 1e-8;
+constexpr double kSaddleHorizon_s = 10.0;
 constexpr double kSaddleStep = 0.05;
 constexpr int kSaddleEscapes = 3;
 
@@ -131,13 +134,17 @@ bool projectOntoStrings(const Model& model, Eigen::VectorXd& q, const Eigen::Vec
 
 namespace {
 
-// The softest direction of a converged rest pose: the smallest eigenvalue of its stiffness
-// restricted to the tangent space of the active rows, and its eigenvector in q (n_d).
+// The softest mode of a converged rest pose: on the tangent space of its active rows, the
+// smallest eigenvalue of its stiffness K against its mass matrix M (K v = w^2 M v), the mode in
+// q (n_d), and how fast a nudge along it grows, s from M s^2 + c s + k = 0 (per unit modal mass:
+// k = w^2, c the joints' damping along it).
 struct Softest {
-  double stiffness = 0.0, scale = 0.0;  // scale: the stiffness's largest diagonal entry
+  double stiffness = 0.0, scale = 0.0;  // along the unit direction; the largest diagonal of K
+  double growth_per_s = 0.0;            // 0 unless stiffness < 0
   Eigen::VectorXd direction;
 };
-Softest softestDirection(const Eigen::MatrixXd& K, int nd, int rows) {
+Softest softestDirection(const Eigen::MatrixXd& K, const Eigen::MatrixXd& M,
+                         const Eigen::VectorXd& damping, int nd, int rows) {
   Softest out;
   out.scale = K.topLeftCorner(nd, nd).diagonal().cwiseAbs().maxCoeff();
   Eigen::MatrixXd tangent;
@@ -154,9 +161,18 @@ Softest softestDirection(const Eigen::MatrixXd& K, int nd, int rows) {
   }
   Eigen::MatrixXd H = tangent.transpose() * K.topLeftCorner(nd, nd) * tangent;
   H = 0.5 * (H + H.transpose()).eval();
-  Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> eig(H);
-  out.stiffness = eig.eigenvalues()[0];
-  out.direction = tangent * eig.eigenvectors().col(0);
+  Eigen::MatrixXd Mt = tangent.transpose() * M * tangent;
+  Mt = 0.5 * (Mt + Mt.transpose()).eval();
+  const Eigen::GeneralizedSelfAdjointEigenSolver<Eigen::MatrixXd> eig(H, Mt);
+  if (eig.info() != Eigen::Success) return out;
+  const Eigen::VectorXd v = eig.eigenvectors().col(0);  // v' Mt v = 1
+  const double w2 = eig.eigenvalues()[0];
+  out.direction = tangent * v;
+  out.stiffness = v.dot(H * v) / v.squaredNorm();
+  if (w2 < 0.0) {
+    const double c = out.direction.dot(damping.cwiseProduct(out.direction));
+    out.growth_per_s = 0.5 * (-c + std::sqrt(c * c - 4.0 * w2));
+  }
   return out;
 }
 
@@ -325,7 +341,7 @@ RestPose restPoseOnce(const ModelPtr& model_ptr, const Eigen::VectorXd& rho,
     }
   };
   double gscale = 0.0;
-  Eigen::MatrixXd converged_K;  // the last converged Newton system (its stiffness, its rows)
+  Eigen::MatrixXd converged_K, converged_M;  // the converged Newton system; the mass matrix
   int converged_rows = 0;
   const int max_passes = options.max_pivots < 0 ? 4 * nc + 4 : options.max_pivots + 1;
   for (int pass = 0; pass < max_passes; ++pass) {
@@ -397,6 +413,7 @@ RestPose restPoseOnce(const ModelPtr& model_ptr, const Eigen::VectorXd& rho,
       if (out.stationarity <= options.stationarity_tol * gscale && cerr <= 1e-12) {
         converged = true;
         converged_K = std::move(K);
+        converged_M = d.M;
         converged_rows = m;
         break;
       }
@@ -449,7 +466,11 @@ RestPose restPoseOnce(const ModelPtr& model_ptr, const Eigen::VectorXd& rho,
     }
   }
   if (!out.ok && out.message.empty()) out.message = "rest pose: the string set did not settle";
-  if (out.ok && softest) *softest = softestDirection(converged_K, nd, converged_rows);
+  if (out.ok && softest) {
+    Eigen::VectorXd damping(nd), unused(nd);
+    jointDamping(model, model.dampingVector(), q, damping, unused);
+    *softest = softestDirection(converged_K, converged_M, damping, nd, converged_rows);
+  }
 
   out.q = q;
   const Eigen::VectorXd qf = model.configuration(q, rho);
@@ -497,7 +518,9 @@ RestPose computeRestPose(const ModelPtr& model, const Eigen::VectorXd& rho,
   RestPose rest = restPoseOnce(model, rho, guess, options, &softest);
   // (A continuation, which may not settle, is not checked: it follows its branch.)
   for (int escape = 0; rest.ok && options.max_settle_steps > 0; ++escape) {
-    if (!(softest.stiffness < -kSaddleStiffness * softest.scale)) break;
+    if (!(softest.stiffness < -kSaddleStiffness * softest.scale &&
+          softest.growth_per_s * kSaddleHorizon_s > 1.0))
+      break;
     Eigen::Index j = 0;
     softest.direction.cwiseAbs().maxCoeff(&j);
     if (escape == kSaddleEscapes) {

@@ -82,8 +82,9 @@ inline RestPoseOptions standingOn(std::shared_ptr<const Contacts> contacts) {
 //   dV/dq + Dh_A^T mu = 0,  h_A = 0,  mu >= 0,  h_inactive <= 0
 // then polishes it to machine precision.  Static tension T_j = mu_j |a_j - e_j|.  Where that is
 // a saddle (the stiffness on the active rows' tangent space has a negative eigenvalue: a slow
-// divergence meets the settling's speed tolerance), the pose is moved a little along its softest
-// direction and settled again; a continuation (max_settle_steps = 0) is not checked.
+// divergence meets the settling's speed tolerance) that a nudge leaves within 10 s, its damping
+// included, the pose is moved a little along its softest mode and settled again; a continuation
+// (max_settle_steps = 0) is not checked.
 RestPose computeRestPose(const ModelPtr& model, const Eigen::VectorXd& rho,
                          const Eigen::VectorXd* guess = nullptr, RestPoseOptions options = {});
 
