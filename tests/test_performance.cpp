@@ -886,9 +886,9 @@ TEST(Performance, ProbesThatUseTheirBudgetAreSaid) {
 }
 
 TEST(Performance, UntargetedPointsMoveWhereHoldingThemWouldLoseTheMotion) {
-  // marionette25 raises both hands 10 cm only by hoisting its whole body (elbows, knees and feet
-  // 7 cm up): held calm, the fit would keep less than half of the hands' lift.  The kinematic
-  // step lets them move instead, says so, and keeps the motion.
+  // marionette25 raises both hands 10 cm only by hoisting its whole body (ears, knees and feet
+  // 9 cm up): held calm, the fit would keep a third of the hands' lift.  The kinematic step lets
+  // them move instead, says so, and keeps the motion.
   PerformanceRequest req;
   req.model = loadModel("marionette25");
   req.targets = readKeyframes(req.model, R"(keyframes:

@@ -2,8 +2,6 @@
 #include "marionette/models/rest_pose.hpp"
 
 #include <Eigen/LU>
-#include <Eigen/Eigenvalues>
-#include <Eigen/SVD>
 #include <algorithm>
 #include <cmath>
 #include <memory>
@@ -23,16 +21,6 @@ constexpr double kContactGradientReach_m = 0.01;
 // The most constraint rows (strings, stops, contacts and their held slips) active at once in the
 // rest pose's Newton system: kMaxActiveRowsPerJoint per joint and kMaxActiveRowsBase.
 constexpr int kMaxActiveRowsPerJoint = 4, kMaxActiveRowsBase = 64;
-// A rest pose whose stiffness on its active rows' tangent space has a negative eigenvalue (below
-// -kSaddleStiffness times its largest diagonal entry: not rounding) is a saddle; one that a
-// nudge leaves by a factor e within kSaddleHorizon_s, its damping included, is left along that
-// direction by kSaddleStep (rad or m, the largest component) and settled again, kSaddleEscapes
-// times at most.  (One slower than that is at rest for a show's length: PuppetCopter's arm,
-// along a CMU walk, has saddles it would take minutes to leave.)
-constexpr double kSaddleStiffness = 1e-8;
-constexpr double kSaddleHorizon_s = 10.0;
-constexpr double kSaddleStep = 0.05;
-constexpr int kSaddleEscapes = 3;
 
 // projectOntoStrings, and, with `touch`, out of every contact the configuration is inside by
 // more than tol_m.
@@ -132,53 +120,8 @@ bool projectOntoStrings(const Model& model, Eigen::VectorXd& q, const Eigen::Vec
   return projectOntoConstraints(model, q, rho, fixed, tol_m, nullptr);
 }
 
-namespace {
-
-// The softest mode of a converged rest pose: on the tangent space of its active rows, the
-// smallest eigenvalue of its stiffness K against its mass matrix M (K v = w^2 M v), the mode in
-// q (n_d), and how fast a nudge along it grows, s from M s^2 + c s + k = 0 (per unit modal mass:
-// k = w^2, c the joints' damping along it).
-struct Softest {
-  double stiffness = 0.0, scale = 0.0;  // along the unit direction; the largest diagonal of K
-  double growth_per_s = 0.0;            // 0 unless stiffness < 0
-  Eigen::VectorXd direction;
-};
-Softest softestDirection(const Eigen::MatrixXd& K, const Eigen::MatrixXd& M,
-                         const Eigen::VectorXd& damping, int nd, int rows) {
-  Softest out;
-  out.scale = K.topLeftCorner(nd, nd).diagonal().cwiseAbs().maxCoeff();
-  Eigen::MatrixXd tangent;
-  if (rows == 0) {
-    tangent = Eigen::MatrixXd::Identity(nd, nd);
-  } else {
-    // (The rows' null space: the right singular vectors past their rank.)
-    const Eigen::JacobiSVD<Eigen::MatrixXd> svd(K.block(nd, 0, rows, nd), Eigen::ComputeFullV);
-    const Eigen::VectorXd& sigma = svd.singularValues();
-    int rank = 0;
-    while (rank < sigma.size() && sigma[rank] > 1e-10 * sigma[0]) ++rank;
-    if (rank >= nd) return out;
-    tangent = svd.matrixV().rightCols(nd - rank);
-  }
-  Eigen::MatrixXd H = tangent.transpose() * K.topLeftCorner(nd, nd) * tangent;
-  H = 0.5 * (H + H.transpose()).eval();
-  Eigen::MatrixXd Mt = tangent.transpose() * M * tangent;
-  Mt = 0.5 * (Mt + Mt.transpose()).eval();
-  const Eigen::GeneralizedSelfAdjointEigenSolver<Eigen::MatrixXd> eig(H, Mt);
-  if (eig.info() != Eigen::Success) return out;
-  const Eigen::VectorXd v = eig.eigenvectors().col(0);  // v' Mt v = 1
-  const double w2 = eig.eigenvalues()[0];
-  out.direction = tangent * v;
-  out.stiffness = v.dot(H * v) / v.squaredNorm();
-  if (w2 < 0.0) {
-    const double c = out.direction.dot(damping.cwiseProduct(out.direction));
-    out.growth_per_s = 0.5 * (-c + std::sqrt(c * c - 4.0 * w2));
-  }
-  return out;
-}
-
-RestPose restPoseOnce(const ModelPtr& model_ptr, const Eigen::VectorXd& rho,
-                      const Eigen::VectorXd* guess, RestPoseOptions options,
-                      Softest* softest) {
+RestPose computeRestPose(const ModelPtr& model_ptr, const Eigen::VectorXd& rho,
+                         const Eigen::VectorXd* guess, RestPoseOptions options) {
   const Model& model = *model_ptr;
   const int nd = model.nd(), ns = model.nstrings();
   const int nstop = static_cast<int>(model.stops.size());
@@ -341,8 +284,6 @@ RestPose restPoseOnce(const ModelPtr& model_ptr, const Eigen::VectorXd& rho,
     }
   };
   double gscale = 0.0;
-  Eigen::MatrixXd converged_K, converged_M;  // the converged Newton system; the mass matrix
-  int converged_rows = 0;
   const int max_passes = options.max_pivots < 0 ? 4 * nc + 4 : options.max_pivots + 1;
   for (int pass = 0; pass < max_passes; ++pass) {
     std::vector<int> A, held;
@@ -412,9 +353,6 @@ RestPose restPoseOnce(const ModelPtr& model_ptr, const Eigen::VectorXd& rho,
       if (!r.allFinite()) break;
       if (out.stationarity <= options.stationarity_tol * gscale && cerr <= 1e-12) {
         converged = true;
-        converged_K = std::move(K);
-        converged_M = d.M;
-        converged_rows = m;
         break;
       }
       // A tiny Levenberg-Marquardt shift keeps neutral directions (zero stiffness) solvable.
@@ -466,11 +404,6 @@ RestPose restPoseOnce(const ModelPtr& model_ptr, const Eigen::VectorXd& rho,
     }
   }
   if (!out.ok && out.message.empty()) out.message = "rest pose: the string set did not settle";
-  if (out.ok && softest) {
-    Eigen::VectorXd damping(nd), unused(nd);
-    jointDamping(model, model.dampingVector(), q, damping, unused);
-    *softest = softestDirection(converged_K, converged_M, damping, nd, converged_rows);
-  }
 
   out.q = q;
   const Eigen::VectorXd qf = model.configuration(q, rho);
@@ -504,39 +437,6 @@ RestPose restPoseOnce(const ModelPtr& model_ptr, const Eigen::VectorXd& rho,
     }
   }
   return out;
-}
-
-}  // namespace
-
-RestPose computeRestPose(const ModelPtr& model, const Eigen::VectorXd& rho,
-                         const Eigen::VectorXd* guess, RestPoseOptions options) {
-  // A settled pose can be a saddle: the settling stops at settle_velocity_tol, which a slow
-  // divergence from one meets, and Newton's method polishes what it is given (an arm hanging
-  // from its hand's string can be one along its own twist).  Its softest direction is then
-  // followed a little and the pose settled again, from there, to a local minimum.
-  Softest softest;
-  RestPose rest = restPoseOnce(model, rho, guess, options, &softest);
-  // (A continuation, which may not settle, is not checked: it follows its branch.)
-  for (int escape = 0; rest.ok && options.max_settle_steps > 0; ++escape) {
-    if (!(softest.stiffness < -kSaddleStiffness * softest.scale &&
-          softest.growth_per_s * kSaddleHorizon_s > 1.0))
-      break;
-    Eigen::Index j = 0;
-    softest.direction.cwiseAbs().maxCoeff(&j);
-    if (escape == kSaddleEscapes) {
-      rest.ok = false;
-      rest.message = "rest pose: a saddle, unstable along '" + model->dynamic[j].name + "'";
-      break;
-    }
-    const Eigen::VectorXd from =
-        rest.q + softest.direction * (kSaddleStep / softest.direction[j]);
-    RestPoseOptions settle = options;
-    settle.continue_from = nullptr;
-    const int settled = rest.settle_steps;
-    rest = restPoseOnce(model, rho, &from, settle, &softest);
-    rest.settle_steps += settled;
-  }
-  return rest;
 }
 
 }  // namespace marionette

@@ -80,11 +80,7 @@ inline RestPoseOptions standingOn(std::shared_ptr<const Contacts> contacts) {
 // A damped simulation (the midpoint VI with heavy, mass-proportional joint damping) finds the
 // basin of a stable equilibrium with the right taut strings; a Newton solve of the KKT system
 //   dV/dq + Dh_A^T mu = 0,  h_A = 0,  mu >= 0,  h_inactive <= 0
-// then polishes it to machine precision.  Static tension T_j = mu_j |a_j - e_j|.  Where that is
-// a saddle (the stiffness on the active rows' tangent space has a negative eigenvalue: a slow
-// divergence meets the settling's speed tolerance) that a nudge leaves within 10 s, its damping
-// included, the pose is moved a little along its softest mode and settled again; a continuation
-// (max_settle_steps = 0) is not checked.
+// then polishes it to machine precision.  Static tension T_j = mu_j |a_j - e_j|.
 RestPose computeRestPose(const ModelPtr& model, const Eigen::VectorXd& rho,
                          const Eigen::VectorXd* guess = nullptr, RestPoseOptions options = {});
 
