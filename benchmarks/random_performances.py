@@ -8,8 +8,8 @@ each key frame between the first and the last one of the rest poses `marionette 
 seeded draw of the rig's inputs over their box, the puppet at rest there clear of the stage)
 that holds every drawn point within 8 cm of where it hangs and one of them 2 cm away or more: a
 clip the puppet can hold at every key frame, one pose at a time (points that no such pose holds
-together are drawn again).  Each is written as a keyframes
-file and run with `marionette perform` with the default flags in `empty`.  A show, as the
+together are drawn again).  Each is written as a keyframes file and run with `marionette
+perform` with the default flags in `empty`.  A show, as the
 performance target in docs/benchmarks.md has it: exact, every target within 1.5 cm rms, no snap,
 peak tension <= x3, >= 5 mm from anything, <= 0.1 rad/s after the end, no untargeted point
 straying more than 15 cm -- and, from the plan's message, whether a near-miss pass (the dynamics
