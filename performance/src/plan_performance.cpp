@@ -372,29 +372,35 @@ Plan planPerformance(const PerformanceRequest& req, const ProgressFn& progress,
     }
     // A motion whose strings pull over 3 times their static load (the windows let a string pull
     // as hard as their warm start does): the windows solved again with every string within 2.5
-    // times, kept when it snaps no more, pulls less, and is exact if the first was.
-    if (judged && judged->peak_tension_ratio > 3.0) {
+    // times its static load, and if it still pulls over 3 times, within 2.5 times its own load at
+    // either end (as the peak is judged); each kept when it snaps no more, pulls less, and is
+    // exact if the motion before it was.
+    using Bound = HorizonTracking::TensionBound;
+    for (const Bound bound : {Bound::StaticLoad, Bound::OwnLoad}) {
+      if (!judged || judged->peak_tension_ratio <= 3.0) break;
       try {
-        HorizonTracking strict = setup;
-        strict.strict_tension = true;
-        HorizonTrackingResult again = trackOverHorizon(strict);
+        HorizonTracking bounded = setup;
+        bounded.tension_bound = bound;
+        HorizonTrackingResult again = trackOverHorizon(bounded);
         stopIfCancelled();
-        if (again.stopped_at < 0) {
-          detail::JudgedPass second = judge(again.inputs);
-          if (second.snaps <= judged->snaps &&
-              second.peak_tension_ratio < judged->peak_tension_ratio &&
-              (second.exact || !judged->exact)) {
-            notes.push_back(formatted(
-                "the dynamics step's windows solved again with every string within 2.5 "
-                "times its static load (peak x%.3g, x%.3g before)",
-                second.peak_tension_ratio, judged->peak_tension_ratio));
-            horizon = std::move(again);
-            setup.strict_tension = true;
-            judged = std::move(second);
-          }
+        if (again.stopped_at >= 0) break;
+        detail::JudgedPass second = judge(again.inputs);
+        if (second.snaps <= judged->snaps &&
+            second.peak_tension_ratio < judged->peak_tension_ratio &&
+            (second.exact || !judged->exact)) {
+          notes.push_back(formatted(
+              bound == Bound::StaticLoad
+                  ? "the dynamics step's windows solved again with every string within 2.5 "
+                    "times its static load (peak x%.3g, x%.3g before)"
+                  : "the dynamics step's windows solved again with every string within 2.5 "
+                    "times its own load at either end (peak x%.3g, x%.3g before)",
+              second.peak_tension_ratio, judged->peak_tension_ratio));
+          horizon = std::move(again);
+          setup.tension_bound = bound;
+          judged = std::move(second);
         }
       } catch (const SimulationError&) {
-        // (a motion that cannot be re-simulated is not kept; the first stands)
+        // (a motion that cannot be re-simulated is not kept; the one before stands)
       }
     }
     // Targets missed by a little, weighed more where missed (near_misses.hpp).

@@ -58,8 +58,12 @@ HorizonTrackingResult trackOverHorizon(const HorizonTracking& s) {
   out.windows_planned = (S - 1 + A - 1) / A;
   // Each string's load at the start bounds the windows' multipliers, as the plans' transcription's
   // (no snap); a loaded string is kept taut in the modes.
-  StringLoads loads = stringLoads(model, s.start.rho);
-  loads.strict = s.strict_tension;
+  using Bound = HorizonTracking::TensionBound;
+  StringLoads loads =
+      s.tension_bound == Bound::OwnLoad
+          ? ownStringLoads(model, s.start.rho, s.reference_inputs.bottomRows(1).transpose())
+          : stringLoads(model, s.start.rho);
+  loads.strict = s.tension_bound != Bound::WarmStart;
   auto sample = [&](int s0, int k) { return std::min(s0 + k, S - 1); };
 
   State x = s.start;

@@ -78,6 +78,26 @@ StringLoads stringLoads(const ModelPtr& model, const Eigen::VectorXd& rho) {
   return out;
 }
 
+StringLoads ownStringLoads(const ModelPtr& model, const Eigen::VectorXd& rho_start,
+                           const Eigen::VectorXd& rho_end) {
+  constexpr double kJudgedLoad_N = 0.05;  // (plan_quality.cpp's kLoadedString_N)
+  const Model& m = *model;
+  StringLoads out;
+  out.strict = true;
+  out.loaded.assign(m.nstrings(), 0);
+  if (m.nstrings() == 0) return out;
+  const RestPose start = computeRestPose(model, rho_start);
+  if (!start.ok || !(start.tension_N.maxCoeff() > 0)) return out;
+  const RestPose end = computeRestPose(model, rho_end);
+  const Eigen::VectorXd load = end.ok ? start.tension_N.cwiseMax(end.tension_N) : start.tension_N;
+  out.max_tension_N.resize(m.nstrings());
+  for (int j = 0; j < m.nstrings(); ++j) {
+    out.max_tension_N[j] = 2.5 * (load[j] >= kJudgedLoad_N ? load[j] : 0.1 * load.maxCoeff());
+    out.loaded[j] = start.tension_N[j] >= 0.01 * start.tension_N.maxCoeff();
+  }
+  return out;
+}
+
 std::vector<char> windowModes(TranscriptionProblem& problem, const Eigen::VectorXd& z0,
                               const std::vector<char>& loaded, int intervals) {
   std::vector<char> modes = problem.modesOf(z0);

@@ -41,6 +41,14 @@ struct StringLoads {
 };
 StringLoads stringLoads(const ModelPtr& model, const Eigen::VectorXd& rho);
 
+// As above, strict, but each string's load its larger static tension at the rest poses of
+// `rho_start` and `rho_end`, and a string carrying kJudgedLoad_N or more at either bounded by 2.5
+// times its own load, as a plan's peak tension ratio is judged (plan_quality.hpp), not by the
+// floor of a tenth of the largest: only the lighter strings keep that (their catches are judged
+// against it, as snaps).  Loaded for the modes as at `rho_start`.
+StringLoads ownStringLoads(const ModelPtr& model, const Eigen::VectorXd& rho_start,
+                           const Eigen::VectorXd& rho_end);
+
 // The modes of a window's warm start z0 (its re-simulation's taut set), but a loaded string taut
 // from its first taut step on: the solver keeps it pulling rather than letting it go slack to
 // catch again.

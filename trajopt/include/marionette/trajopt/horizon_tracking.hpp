@@ -11,7 +11,7 @@
 // reference's, moved into the rig's limits; its modes (which strings pull, which contacts touch)
 // are those of the warm start's re-simulation, but a loaded string (1 % of the largest static
 // tension) taut from its first taut step on; no string pulls more than 2.5 times its static load
-// or than the warm start has it pull (strict_tension: 2.5 times); its targets are the points' and
+// or than the warm start has it pull (tension_bound says which); its targets are the points' and
 // variables' over the window (the last sample's past the motion's end, where the rig holds its
 // last inputs, as the plan does, and the swing weighs as settling: weights.settle), and the
 // reference inputs held with hold_weight (untargeted limbs stay near the reference instead of
@@ -73,12 +73,19 @@ struct HorizonTracking {
   // The reference inputs' weight (as a tracked variable's, in input_scale_m): a rig input 1 cm
   // off its reference costs hold_weight per second.
   double hold_weight = 0.05;
-  // Each window's strings within 2.5 times their static load even where its warm start pulls
-  // harder (false: up to what the warm start pulls, which keeps the window's start within its
-  // bounds; a performance's second try where the motion pulls over 3 times).  A window whose
-  // warm start does not re-simulate has no bound either way, and one that keeps its warm start
-  // keeps its pull.
-  bool strict_tension = false;
+  // How hard a window's strings may pull, each times 2.5:
+  //   WarmStart   its static load at the start (at least a tenth of the largest), or as hard as
+  //               the warm start pulls, which keeps the window's start within its bounds;
+  //   StaticLoad  that load even where the warm start pulls harder (a performance's second try
+  //               where the motion pulls over 3 times);
+  //   OwnLoad     its own load, the larger static tension at the start's inputs and at the
+  //               reference's last, as a plan's peak tension is judged (plan_quality.hpp): a
+  //               lightly loaded string is not let pull a tenth of the largest (only a string
+  //               lighter than 0.05 N at both keeps that floor).  The third try.
+  // A window whose warm start does not re-simulate has no bound, and one that keeps its warm
+  // start keeps its pull.
+  enum class TensionBound { WarmStart, StaticLoad, OwnLoad };
+  TensionBound tension_bound = TensionBound::WarmStart;
   // 0.8 s windows advanced by 0.4 s, 20 iterations each (docs/decisions/0014: longer windows and
   // more iterations tracked no better and left less of a performance's time for its end).
   double window_s = 0.8;
