@@ -480,6 +480,30 @@ TEST(Performance, AMotionPullingOverThreeTimesItsLoadIsSolvedAgainWithinTheBound
   EXPECT_TRUE(checkInputLimits(*req.model, plan.inputs, plan.rate_hz).empty());
 }
 
+// marionette25's nose moved 7 cm and back in 2.25 s (a clip `random_performances.py` drew).
+// Both steps follow it within the tolerance; the dynamics step's windows, solved again within
+// 2.5 times each string's own load, pull a hand's string x3.06 and leave less swing than the
+// kinematic step, whose motion is stage-worthy.  The stage-worthy one is kept, and the message
+// says why the other was not.
+TEST(Performance, AMotionNotStageWorthyDoesNotReplaceAKinematicStepThatIs) {
+  PerformanceRequest req;
+  req.model = loadModel("marionette25");
+  req.targets = readKeyframes(req.model, R"(keyframes:
+  - {t: 0.0, points: {nose: {offset: [0.0, 0.0, 0.0]}}}
+  - {t: 1.19, points: {nose: {offset: [-0.0442, 0.0518, 0.0117]}}}
+  - {t: 2.25, points: {nose: {offset: [0.0, 0.0, 0.0]}}}
+)", "test.yaml");
+  const Plan plan = planPerformance(req);
+  EXPECT_NE(plan.message.find("it is not stage-worthy (peak tension x"), std::string::npos)
+      << plan.message;
+  EXPECT_NE(plan.message.find("where the kinematic step's is"), std::string::npos)
+      << plan.message;
+  EXPECT_EQ(plan.outcome, PlanOutcome::Exact) << plan.message;
+  EXPECT_EQ(plan.stats.planner, "performance (kinematic step)");
+  EXPECT_LE(plan.quality.peak_tension_ratio, 3.0);
+  EXPECT_EQ(plan.quality.snaps, 0);
+}
+
 // 12 cm aside in 0.5 s, ending there at speed.
 const char* kFastAside = R"(keyframes:
   - {t: 0, points: {mass: [0, 0, 0.5]}}

@@ -455,9 +455,17 @@ Plan planPerformance(const PerformanceRequest& req, const ProgressFn& progress,
           measurePlanQuality(request, *collision, kinematic, o.settle_s);
           measurePlanQuality(request, *collision, dynamic, o.settle_s);
         }
+        // (Stage-worthy: as a plan is; the one verdict below judges the kept motion so.)
+        std::vector<std::string> unstaged;
+        if (both_followed &&
+            stageShortfalls(kinematic, performanceStageThresholds(o)).empty())
+          unstaged = stageShortfalls(dynamic, performanceStageThresholds(o));
         if (kinematic.outcome == PlanOutcome::Exact && dynamic.outcome != PlanOutcome::Exact)
           dropped = "its motion is " + std::string(toString(dynamic.outcome)) + " (" +
                     dynamic.message + ")";
+        else if (!unstaged.empty())
+          dropped = "both follow every target within the tolerance, and it is not stage-worthy (" +
+                    unstaged.front() + ") where the kinematic step's is";
         else if (both_followed && dynamic.quality.residual_joint_speed_rms >
                                       kinematic.quality.residual_joint_speed_rms)
           dropped = formatted(
