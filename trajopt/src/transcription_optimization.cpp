@@ -217,8 +217,10 @@ PreparedTranscription prepareTranscription(const MotionProblem& request,
       path.ok ? path.q : rolloutConfigurations(model, setup.start, guess, setup.integrator);
   setup.weights = options.weights;
   // No string pulls more than 2.5 times its load (its static tension, at least a tenth of the
-  // largest): a plan's peak tension stays within 3 times.  A string loaded at either end (1 % of
-  // the largest) is "loaded" for the modes.
+  // largest), so that its peak stays within 3 times at the knots -- but for a string lighter
+  // than a tenth of the largest, whose peak is judged against its own load (plan_quality.hpp;
+  // the performances' windows bound that too: horizon_window.hpp, ownStringLoads).  A string
+  // loaded at either end (1 % of the largest) is "loaded" for the modes.
   const Eigen::VectorXd static_N = stringLoads(model, rho0, end_rest);
   std::vector<char> loaded(model->nstrings(), 0);
   if (static_N.size() > 0) {
