@@ -78,23 +78,28 @@ StringLoads stringLoads(const ModelPtr& model, const Eigen::VectorXd& rho) {
   return out;
 }
 
+Eigen::VectorXd staticLoads(const ModelPtr& model, const Eigen::VectorXd& rho0,
+                            const std::optional<Eigen::VectorXd>& rho1) {
+  Eigen::VectorXd load;
+  for (const Eigen::VectorXd* rho : {&rho0, rho1 ? &*rho1 : nullptr}) {
+    if (!rho) continue;
+    const RestPose rest = computeRestPose(model, *rho);
+    if (!rest.ok) continue;
+    load = load.size() == 0 ? rest.tension_N : load.cwiseMax(rest.tension_N);
+  }
+  if (load.size() == 0 || !(load.maxCoeff() > 0)) return {};
+  return load;
+}
+
 StringLoads ownStringLoads(const ModelPtr& model, const Eigen::VectorXd& rho_start,
                            const Eigen::VectorXd& rho_end) {
   constexpr double kJudgedLoad_N = 0.05;  // (plan_quality.cpp's kLoadedString_N)
-  const Model& m = *model;
-  StringLoads out;
+  StringLoads out = stringLoads(model, rho_start);  // (loaded as at the start)
   out.strict = true;
-  out.loaded.assign(m.nstrings(), 0);
-  if (m.nstrings() == 0) return out;
-  const RestPose start = computeRestPose(model, rho_start);
-  if (!start.ok || !(start.tension_N.maxCoeff() > 0)) return out;
-  const RestPose end = computeRestPose(model, rho_end);
-  const Eigen::VectorXd load = end.ok ? start.tension_N.cwiseMax(end.tension_N) : start.tension_N;
-  out.max_tension_N.resize(m.nstrings());
-  for (int j = 0; j < m.nstrings(); ++j) {
+  if (out.max_tension_N.size() == 0) return out;
+  const Eigen::VectorXd load = staticLoads(model, rho_start, rho_end);
+  for (Eigen::Index j = 0; j < load.size(); ++j)
     out.max_tension_N[j] = 2.5 * (load[j] >= kJudgedLoad_N ? load[j] : 0.1 * load.maxCoeff());
-    out.loaded[j] = start.tension_N[j] >= 0.01 * start.tension_N.maxCoeff();
-  }
   return out;
 }
 

@@ -8,6 +8,7 @@
 
 #include <Eigen/Core>
 #include <functional>
+#include <optional>
 #include <vector>
 
 #include "marionette/models/integrator.hpp"
@@ -29,6 +30,11 @@ bool resimulates(VariationalIntegrator& vi, const State& x, const Eigen::MatrixX
 // it where they are: braking toward a bound or the end starts in time, so there is always room.
 void clampToRigLimits(const Model& m, const Eigen::MatrixXd& before, int s0, int S, double dt,
                       double share, Eigen::MatrixXd& inputs);
+
+// Each string's larger static tension (N) at the rest poses of the inputs `rho0` and `rho1`
+// (when given); empty when neither rests.
+Eigen::VectorXd staticLoads(const ModelPtr& model, const Eigen::VectorXd& rho0,
+                            const std::optional<Eigen::VectorXd>& rho1);
 
 // Each string's load at rest at the inputs `rho`: 2.5 times its static tension (at least a tenth
 // of the largest) bounds a window's multipliers (no snap); a string with 1 % of the largest is

@@ -13,6 +13,7 @@
 #include "marionette/models/rest_pose.hpp"
 #include "marionette/models/simulation.hpp"
 #include "marionette/problem/plan_quality.hpp"
+#include "horizon_window.hpp"
 #include "plan_acceptance.hpp"
 #include "quasi_static.hpp"
 #include "nlp_solve.hpp"
@@ -21,21 +22,6 @@
 
 namespace marionette::detail {
 namespace {
-
-// Each string's larger static tension (N) at the rest poses of the start's inputs and of
-// `goal_rest` (when given); empty when neither rests.
-Eigen::VectorXd stringLoads(const ModelPtr& model, const Eigen::VectorXd& rho0,
-                            const std::optional<Eigen::VectorXd>& goal_rest) {
-  Eigen::VectorXd load;
-  for (const Eigen::VectorXd* rho : {&rho0, goal_rest ? &*goal_rest : nullptr}) {
-    if (!rho) continue;
-    const RestPose rest = computeRestPose(model, *rho);
-    if (!rest.ok) continue;
-    load = load.size() == 0 ? rest.tension_N : load.cwiseMax(rest.tension_N);
-  }
-  if (load.size() == 0 || !(load.maxCoeff() > 0)) return {};
-  return load;
-}
 
 // The modes to solve at: the warm start's (problem.modesOf(z)), but every string that is `loaded`
 // and taut over the warm start's last step taut from the first step the warm start has it taut:
@@ -221,7 +207,7 @@ PreparedTranscription prepareTranscription(const MotionProblem& request,
   // than a tenth of the largest, whose peak is judged against its own load (plan_quality.hpp;
   // the performances' windows bound that too: horizon_window.hpp, ownStringLoads).  A string
   // loaded at either end (1 % of the largest) is "loaded" for the modes.
-  const Eigen::VectorXd static_N = stringLoads(model, rho0, end_rest);
+  const Eigen::VectorXd static_N = staticLoads(model, rho0, end_rest);
   std::vector<char> loaded(model->nstrings(), 0);
   if (static_N.size() > 0) {
     setup.max_tension_N = 2.5 * static_N.cwiseMax(0.1 * static_N.maxCoeff());
